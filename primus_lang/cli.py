@@ -1,0 +1,74 @@
+"""The ``primusc`` command line. Each sub-command lives in ``primus_lang/commands/<name>.py`` and
+exposes ``register(subparsers)``; this module only dispatches and turns failures into diagnostics.
+
+Exit codes: 0 success, 1 a user error (a diagnostic), 2 an internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+import traceback
+from collections.abc import Sequence
+
+from primus_lang import __version__
+from primus_lang.diagnostics import CompileError, Diagnostic, render
+from primus_lang.diagnostics.codes_internal import INTERNAL
+from primus_lang.sources import SOURCES
+
+EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="primusc",
+        description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
+    )
+    parser.add_argument("--version", action="version", version=f"primusc {__version__}")
+    parser.add_argument(
+        "--error-format", choices=("human", "short", "json"), default="human", help="how diagnostics are printed"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    import primus_lang.commands as commands
+
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"primus_lang.commands.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USER
+    try:
+        code = args.func(args)
+        return int(code or 0)
+    except CompileError as err:
+        print(render(err.diagnostics, args.error_format, SOURCES.get), file=sys.stderr)
+        return EXIT_USER
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # the last line of defence: never a bare traceback for any input
+        diag = Diagnostic(
+            INTERNAL,
+            f"internal error: {type(exc).__name__}: {exc}",
+            help="this is a bug in primusc; rerun with PRIMUSC_TRACEBACK=1 and report the output",
+        )
+        print(render([diag], args.error_format), file=sys.stderr)
+        import os
+
+        if os.environ.get("PRIMUSC_TRACEBACK"):
+            traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``primusc`` sub-command, each with ``register(subparsers)``."""

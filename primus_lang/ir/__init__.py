@@ -1,0 +1,45 @@
+"""The typed intermediate representation: frozen attrs classes, SI units, integer bytes."""
+
+from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.hardware import Cluster, Efficiency, Gpu
+from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.space import (
+    Axis,
+    Budget,
+    Constraint,
+    Domain,
+    Expr,
+    Let,
+    MemoryRule,
+    Objective,
+    Program,
+    Settings,
+    Space,
+    Value,
+)
+from primus_lang.ir.span import Span
+
+__all__ = [
+    "KNOBS",
+    "Axis",
+    "Budget",
+    "Candidate",
+    "Cluster",
+    "Constraint",
+    "Domain",
+    "Efficiency",
+    "Expr",
+    "Gpu",
+    "Let",
+    "MemoryRule",
+    "Mla",
+    "Model",
+    "Moe",
+    "Objective",
+    "Program",
+    "Recompute",
+    "Settings",
+    "Space",
+    "Span",
+    "Value",
+]

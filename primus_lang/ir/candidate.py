@@ -1,0 +1,118 @@
+"""One point of a space: every knob of a training recipe, fully decided.
+
+The knob table (``KNOBS``) is the single list of axis names the language accepts, with each knob's
+type and legal values; the checker, lowering, search and emitters all read it from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+from primus_lang.ir.quantity import Kind, q
+
+RECOMPUTE_KINDS = ("none", "selective", "full")
+RECOMPUTE_METHODS = ("uniform", "block")
+PRECISIONS = ("bf16", "fp8")
+FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8")
+SHARDINGS = ("none", "dist_opt", "fsdp")
+SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
+ATTENTIONS = ("flash", "unfused")
+CP_COMMS = ("p2p", "a2a", "allgather")
+DISPATCHERS = ("alltoall", "allgather", "flex")
+STATE_DTYPES = ("fp32", "bf16")
+
+
+@frozen(order=True)
+class Recompute:
+    """Activation recomputation: ``full`` recomputes ``layers`` layers per stage (uniform or block)."""
+
+    kind: str = field(default="none", metadata=q(Kind.ENUM, "none, selective or full", RECOMPUTE_KINDS))
+    layers: int = field(default=0, metadata=q(Kind.COUNT, "layers recomputed per stage (full only)"))
+    method: str = field(default="block", metadata=q(Kind.ENUM, "uniform or block", RECOMPUTE_METHODS))
+
+    def __str__(self) -> str:
+        if self.kind == "full":
+            return f"full({self.layers},{self.method})"
+        return self.kind
+
+
+NONE = Recompute()
+
+
+@frozen(order=True)
+class Candidate:
+    """A training recipe. ``etp`` 0 means "equal to tp" (Megatron's default)."""
+
+    tp: int = field(default=1, metadata=q(Kind.COUNT, "tensor-parallel size"))
+    pp: int = field(default=1, metadata=q(Kind.COUNT, "pipeline-parallel size"))
+    vpp: int = field(default=1, metadata=q(Kind.COUNT, "virtual stages per pipeline rank"))
+    cp: int = field(default=1, metadata=q(Kind.COUNT, "context-parallel size"))
+    ep: int = field(default=1, metadata=q(Kind.COUNT, "expert-parallel size"))
+    etp: int = field(default=0, metadata=q(Kind.COUNT, "expert tensor-parallel size (0: = tp)"))
+    mbs: int = field(default=1, metadata=q(Kind.COUNT, "micro-batch size"))
+    gbs: int = field(default=1, metadata=q(Kind.COUNT, "global batch size (sequences per step)"))
+    seq_len: int = field(default=4096, metadata=q(Kind.COUNT, "sequence length"))
+    precision: str = field(default="bf16", metadata=q(Kind.ENUM, "GEMM precision", PRECISIONS))
+    fp8_recipe: str = field(default="tensorwise", metadata=q(Kind.ENUM, "FP8 scaling recipe", FP8_RECIPES))
+    recompute: Recompute = field(factory=Recompute, metadata=q(Kind.BLOCK, "activation recomputation"))
+    sharding: str = field(default="dist_opt", metadata=q(Kind.ENUM, "optimizer/parameter sharding", SHARDINGS))
+    schedule: str = field(default="1f1b", metadata=q(Kind.ENUM, "pipeline schedule", SCHEDULES))
+    sequence_parallel: bool = field(default=True, metadata=q(Kind.FLAG, "sequence parallelism (TP > 1)"))
+    attention: str = field(default="flash", metadata=q(Kind.ENUM, "attention kernel", ATTENTIONS))
+    cp_comm: str = field(default="p2p", metadata=q(Kind.ENUM, "context-parallel communication", CP_COMMS))
+    moe_dispatcher: str = field(default="alltoall", metadata=q(Kind.ENUM, "MoE token dispatcher", DISPATCHERS))
+    tp_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap TP communication with GEMMs"))
+    overlap_grad_reduce: bool = field(default=True, metadata=q(Kind.FLAG, "overlap DP gradient reduction"))
+    overlap_param_gather: bool = field(default=True, metadata=q(Kind.FLAG, "overlap parameter all-gather"))
+    ep_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap EP all-to-all with compute"))
+    main_grad_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "gradient buffer dtype", STATE_DTYPES))
+    optimizer_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "Adam moment dtype", STATE_DTYPES))
+
+    @property
+    def expert_tp(self) -> int:
+        return self.etp or self.tp
+
+    @property
+    def model_parallel(self) -> int:
+        return self.tp * self.pp * self.cp
+
+    @property
+    def sp(self) -> bool:
+        """Megatron switches sequence parallelism off at TP 1."""
+        return self.sequence_parallel and self.tp > 1
+
+    def dp(self, world: int) -> int:
+        return world // self.model_parallel
+
+    def expert_dp(self, world: int) -> int:
+        return world // (self.expert_tp * self.ep * self.pp)
+
+    def microbatches(self, world: int) -> int:
+        return self.gbs // (self.mbs * self.dp(world))
+
+    def label(self) -> str:
+        """A short, stable, human-readable identity: the non-default knobs, ``tp=2,pp=4,...``."""
+        parts = []
+        for f in attrs.fields(Candidate):
+            value = getattr(self, f.name)
+            if f.name in ("gbs", "seq_len") or value == f.default or (
+                isinstance(f.default, attrs.Factory) and value == f.default.factory()  # type: ignore[call-arg]
+            ):
+                continue
+            parts.append(f"{f.name}={format_value(value)}")
+        return ",".join(parts) or "defaults"
+
+    def replace(self, **changes: Any) -> Candidate:
+        return attrs.evolve(self, **changes)
+
+
+KNOBS: dict[str, attrs.Attribute[Any]] = {f.name: f for f in attrs.fields(Candidate)}
+
+
+def format_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,101 @@
+"""Accelerators and clusters. Bandwidths are bytes/s per GPU in one direction; FLOP/s are dense."""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from primus_lang.ir.quantity import Kind, q
+from primus_lang.ir.span import Span
+
+VENDORS = ("amd", "nvidia", "other")
+CONFIDENCE = ("high", "medium", "low")
+
+
+@frozen
+class Efficiency:
+    """Physical efficiency parameters of a hardware profile (fit by ``primusc calibrate``).
+
+    GEMM efficiency follows a saturating curve in the GEMM's FLOP count: ``gemm_max * f / (f + knee)``,
+    so small GEMMs run slower per FLOP. Memory-bound kernels reach ``hbm`` of the HBM bandwidth,
+    collectives reach ``scale_up_bus`` / ``scale_out_bus`` of the link bandwidth.
+    """
+
+    gemm_max: float = field(default=0.80, metadata=q(Kind.FRACTION, "GEMM efficiency plateau vs dense peak"))
+    gemm_knee_flops: float = field(
+        default=2.0e9, metadata=q(Kind.NUMBER, "GEMM FLOPs at which efficiency is half the plateau")
+    )
+    fp8_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "FP8 GEMM plateau vs FP8 peak"))
+    attention: float = field(default=0.55, metadata=q(Kind.FRACTION, "flash-attention efficiency vs peak"))
+    hbm: float = field(default=0.75, metadata=q(Kind.FRACTION, "memory-bound kernel share of HBM bandwidth"))
+    scale_up_bus: float = field(default=0.75, metadata=q(Kind.FRACTION, "bus efficiency inside the domain"))
+    scale_out_bus: float = field(default=0.80, metadata=q(Kind.FRACTION, "bus efficiency across NICs"))
+
+
+@frozen
+class Gpu:
+    name: str = field(metadata=q(Kind.TEXT, "the profile's name"))
+    vendor: str = field(metadata=q(Kind.ENUM, "vendor (picks NCCL or RCCL, GPU resource name)", VENDORS))
+    peak_bf16: float = field(metadata=q(Kind.FLOPS, "dense BF16 peak"))
+    hbm_capacity: int = field(metadata=q(Kind.BYTES, "HBM capacity visible to the program"))
+    hbm_bandwidth: float = field(metadata=q(Kind.BANDWIDTH, "HBM bandwidth"))
+    scale_up_bandwidth: float = field(
+        metadata=q(Kind.BANDWIDTH, "per-GPU one-way bandwidth inside the scale-up domain")
+    )
+    peak_fp8: float = field(default=0.0, metadata=q(Kind.FLOPS, "dense FP8 peak (0: no FP8)"))
+    peak_fp4: float = field(default=0.0, metadata=q(Kind.FLOPS, "dense FP4 peak (0: no FP4)"))
+    scale_up_domain: int = field(default=8, metadata=q(Kind.COUNT, "GPUs sharing the scale-up fabric"))
+    scale_up_topology: str = field(
+        default="switch", metadata=q(Kind.ENUM, "switched (NVSwitch) or full mesh (xGMI)", ("switch", "mesh"))
+    )
+    scale_up_latency: float = field(default=3.0e-6, metadata=q(Kind.TIME, "per-hop latency in the domain"))
+    nic_bandwidth: float = field(default=50.0e9, metadata=q(Kind.BANDWIDTH, "scale-out NIC bandwidth per GPU"))
+    nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs"))
+    reserved_memory: int = field(
+        default=3 * 2**30, metadata=q(Kind.BYTES, "runtime context and collective-library buffers")
+    )
+    efficiency: Efficiency = field(factory=Efficiency, metadata=q(Kind.BLOCK, "efficiency parameters"))
+    confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))
+    source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
+    span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak for ``bf16``/``fp8``/``fp4``; FP8 on a part without FP8 runs at BF16 speed."""
+        if dtype == "fp8" and self.peak_fp8 > 0:
+            return self.peak_fp8
+        if dtype == "fp4" and self.peak_fp4 > 0:
+            return self.peak_fp4
+        return self.peak_bf16
+
+
+@frozen
+class Cluster:
+    name: str = field(metadata=q(Kind.TEXT, "the cluster's name"))
+    gpu: Gpu = field(metadata=q(Kind.REF, "the accelerator profile"))
+    nodes: int = field(metadata=q(Kind.COUNT, "nodes (GB200/GB300: 4-GPU trays)"))
+    gpus_per_node: int = field(metadata=q(Kind.COUNT, "GPUs per node"))
+    nics_per_node: int = field(default=0, metadata=q(Kind.COUNT, "scale-out NICs per node (0: one per GPU)"))
+    nic_bandwidth: float = field(
+        default=0.0, metadata=q(Kind.BANDWIDTH, "bandwidth of one NIC (0: the GPU profile's)")
+    )
+    scale_up_domain: int = field(
+        default=0, metadata=q(Kind.COUNT, "GPUs per scale-up domain (0: the GPU profile's)")
+    )
+    span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    @property
+    def world(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def domain(self) -> int:
+        """GPUs that talk over the scale-up fabric (at least a node, at most the world)."""
+        size = self.scale_up_domain or self.gpu.scale_up_domain
+        return max(self.gpus_per_node, min(size, self.world))
+
+    @property
+    def nic_bandwidth_per_gpu(self) -> float:
+        if self.nic_bandwidth <= 0 and self.nics_per_node <= 0:
+            return self.gpu.nic_bandwidth
+        per_nic = self.nic_bandwidth if self.nic_bandwidth > 0 else self.gpu.nic_bandwidth
+        nics = self.nics_per_node if self.nics_per_node > 0 else self.gpus_per_node
+        return per_nic * nics / self.gpus_per_node

@@ -1,0 +1,154 @@
+"""Search spaces: axes with domains, constraints, objective, budget. Expressions are a tiny typed tree."""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from primus_lang.ir.candidate import Recompute
+from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.model import Model
+from primus_lang.ir.span import Span
+
+# A value an axis can take: a knob's int, enum name, flag, or a recompute setting.
+Value = bool | int | float | str | Recompute
+
+
+# --- expressions (require / when / let) -------------------------------------------------------
+@frozen
+class Name:
+    id: str
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Const:
+    value: bool | int | float | str
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Unary:
+    op: str  # "-", "not"
+    operand: Expr
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Binary:
+    op: str  # + - * / // % == != < <= > >= and or in
+    left: Expr
+    right: Expr
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Call:
+    func: str  # min, max, divides, pow2
+    args: tuple[Expr, ...]
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Tuple_:
+    items: tuple[Expr, ...]
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+Expr = Name | Const | Unary | Binary | Call | Tuple_
+
+
+# --- domains ----------------------------------------------------------------------------------
+@frozen
+class Domain:
+    """A finite, ordered set of values. Ranges and powers of two are expanded at lowering."""
+
+    values: tuple[Value, ...]
+
+
+@frozen
+class Axis:
+    name: str  # a knob name from ir.candidate.KNOBS
+    domain: Domain
+    when: Expr | None = None  # the axis takes its values only where this holds, else the knob default
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Let:
+    """A derived value usable in later expressions (``let tokens = gbs * seq_len``)."""
+
+    name: str
+    expr: Expr
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Constraint:
+    expr: Expr
+    message: str = ""
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class MemoryRule:
+    headroom: float = 0.0  # fraction of HBM capacity kept free
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+OBJECTIVE_METRICS = ("tokens_per_gpu", "step_time", "mfu", "tflops_per_gpu", "memory_peak")
+STRATEGIES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes", "llm")
+
+
+@frozen
+class Objective:
+    sense: str = "maximize"  # maximize | minimize
+    metric: str = "tokens_per_gpu"
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Budget:
+    evaluations: int | None = None
+    seconds: float | None = None
+    llm_calls: int | None = None
+    llm_cost_usd: float | None = None
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Settings:
+    """Space-wide assumptions that are not knobs of the recipe."""
+
+    moe_imbalance: float = 1.1  # busiest expert rank's load over the mean (paper: 1.05-1.12 per step)
+    oracle: str = "simulate"  # simulate | benchmark | hybrid
+    target: str = "megatron+slurm"  # framework+launcher for emission
+    seed: int = 0
+    llm_model: str = ""
+
+
+@frozen
+class Space:
+    name: str
+    model: Model
+    cluster: Cluster
+    fixed: tuple[tuple[str, Value], ...] = ()  # knobs set once (``sharding = dist_opt``)
+    axes: tuple[Axis, ...] = ()
+    lets: tuple[Let, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    memory: MemoryRule | None = None
+    objective: Objective = field(factory=Objective)
+    budget: Budget = field(factory=Budget)
+    strategy: str = "auto"
+    settings: Settings = field(factory=Settings)
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Program:
+    """Everything one file defines (its imports already resolved into the definitions it uses)."""
+
+    file: str
+    models: tuple[Model, ...] = ()
+    gpus: tuple[Gpu, ...] = ()
+    clusters: tuple[Cluster, ...] = ()
+    spaces: tuple[Space, ...] = ()
