@@ -66,6 +66,12 @@ class Model:
     moe: Moe | None = field(default=None, metadata=q(Kind.BLOCK, "mixture-of-experts block"))
     mla: Mla | None = field(default=None, metadata=q(Kind.BLOCK, "multi-head latent attention block"))
     mtp_layers: int = field(default=0, metadata=q(Kind.COUNT, "multi-token-prediction layers"))
+    dropout: float = field(
+        default=0.0, metadata=q(Kind.FRACTION, "hidden dropout probability (modern LLM recipes: 0)")
+    )
+    attention_dropout: float = field(
+        default=0.0, metadata=q(Kind.FRACTION, "attention-probability dropout (modern LLM recipes: 0)")
+    )
     sliding_window: int = field(
         default=0, metadata=q(Kind.COUNT, "sliding-window width on alternating layers (0: none)")
     )
