@@ -1,0 +1,5 @@
+"""Syntax: the Lark grammar → AST with spans, and the formatter."""
+
+from primus_lang.syntax.parser import parse
+
+__all__ = ["parse"]

@@ -1,0 +1,523 @@
+"""Text → AST. The Lark LALR parser is built once; errors become P1 diagnostics with a hint.
+
+Common slips are recognised the way Lark's ``match_examples`` suggests: a small corpus of wrong
+snippets, each labelled with the diagnostic it should produce, is parsed once and the parser state
+at the failure is compared with the user's.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import lark
+from lark import Token, Transformer, v_args
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics import codes_syntax as C
+from primus_lang.ir.space import Binary, Call, Const, Name, Tuple_, Unary
+from primus_lang.ir.span import Span
+from primus_lang.resources import data_dir
+from primus_lang.sources import SOURCES
+from primus_lang.syntax import ast
+from primus_lang.syntax.units import UNITS, suggest_unit
+
+MAX_BYTES = 4 * 2**20
+
+
+# Comments are ignored by the grammar but collected for the formatter through a lexer callback;
+# the parser is shared, so the callback appends to whichever list the running ``parse`` installed.
+_comment_sink: list[Token] = []
+
+
+def _collect_comment(tok: Token) -> Token:
+    _comment_sink.append(tok)
+    return tok
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = (data_dir("grammar") / "primus.lark").read_text(encoding="utf-8")
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        propagate_positions=True,
+        strict=True,
+        maybe_placeholders=False,
+        lexer_callbacks={"COMMENT": _collect_comment},
+    )
+
+
+def _span(file: str, meta: Any) -> Span | None:
+    if getattr(meta, "empty", True):
+        return None
+    return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _tok_span(file: str, tok: Token) -> Span:
+    return Span(
+        file,
+        tok.line or 1,
+        tok.column or 1,
+        tok.end_line or tok.line or 1,
+        tok.end_column or (tok.column or 1) + len(tok),
+    )
+
+
+def _number(tok: Token) -> int | float:
+    digits = str(tok).replace("_", "")
+    if tok.type == "INT":
+        return int(digits)
+    return float(digits)
+
+
+def _unquote(tok: Token) -> str:
+    body = str(tok)[1:-1]
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+@v_args(meta=True)
+class _ToAst(Transformer[Token, Any]):
+    def __init__(self, file: str) -> None:
+        super().__init__()
+        self.file = file
+
+    def sp(self, meta: Any) -> Span | None:
+        return _span(self.file, meta)
+
+    # top level
+    def start(self, meta: Any, items: list[Any]) -> list[Any]:
+        return items
+
+    def module_source(self, meta: Any, c: list[Any]) -> tuple[str, bool]:
+        return c[0], False
+
+    def path_source(self, meta: Any, c: list[Token]) -> tuple[str, bool]:
+        return _unquote(c[0]), True
+
+    def dotted_name(self, meta: Any, c: list[Token]) -> str:
+        return ".".join(str(t) for t in c)
+
+    def import_all(self, meta: Any, c: list[Token]) -> None:
+        return None
+
+    def import_list(self, meta: Any, c: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t) for t in c)
+
+    def import_stmt(self, meta: Any, c: list[Any]) -> ast.Import:
+        (source, is_path), names = c
+        return ast.Import(source, is_path, names, self.sp(meta))
+
+    def def_kind(self, meta: Any, c: list[Token]) -> str:
+        return str(c[0])
+
+    def base(self, meta: Any, c: list[Token]) -> tuple[str, str]:
+        return ("base", str(c[0]))
+
+    def on_clause(self, meta: Any, c: list[Token]) -> tuple[str, str]:
+        return ("on", str(c[0]))
+
+    def definition(self, meta: Any, c: list[Any]) -> ast.Definition:
+        kind, name, *rest = c
+        body = rest[-1]
+        opts = dict(rest[:-1])
+        return ast.Definition(
+            kind, str(name), body, opts.get("base"), opts.get("on"), _tok_span(self.file, name), self.sp(meta)
+        )
+
+    def block(self, meta: Any, c: list[Any]) -> ast.Block:
+        return ast.Block(tuple(s for s in c if not isinstance(s, Token)), self.sp(meta))
+
+    # statements
+    def assign(self, meta: Any, c: list[Any]) -> ast.Assign:
+        return ast.Assign(str(c[0]), c[1], self.sp(meta))
+
+    def nested(self, meta: Any, c: list[Any]) -> ast.Nested:
+        return ast.Nested(str(c[0]), c[1], self.sp(meta))
+
+    def when_clause(self, meta: Any, c: list[Any]) -> Any:
+        return c[0]
+
+    def axis(self, meta: Any, c: list[Any]) -> ast.AxisStmt:
+        return ast.AxisStmt(str(c[0]), c[1], c[2] if len(c) > 2 else None, self.sp(meta))
+
+    def let_stmt(self, meta: Any, c: list[Any]) -> ast.LetStmt:
+        return ast.LetStmt(str(c[0]), c[1], self.sp(meta))
+
+    def require_stmt(self, meta: Any, c: list[Any]) -> ast.RequireStmt:
+        return ast.RequireStmt(c[0], _unquote(c[1]) if len(c) > 1 else None, self.sp(meta))
+
+    def headroom(self, meta: Any, c: list[Any]) -> ast.Quantity:
+        q: ast.Quantity = c[0]
+        return q
+
+    def fits_stmt(self, meta: Any, c: list[Any]) -> ast.FitsStmt:
+        return ast.FitsStmt(c[0] if c else None, self.sp(meta))
+
+    def objective_stmt(self, meta: Any, c: list[Token]) -> ast.ObjectiveStmt:
+        return ast.ObjectiveStmt(str(c[0]), str(c[1]), self.sp(meta))
+
+    def budget_evals(self, meta: Any, c: list[Any]) -> ast.BudgetItem:
+        return ast.BudgetItem("evals", c[0], self.sp(meta))
+
+    def budget_time(self, meta: Any, c: list[Any]) -> ast.BudgetItem:
+        return ast.BudgetItem("time", c[0], self.sp(meta))
+
+    def budget_llm(self, meta: Any, c: list[Any]) -> ast.BudgetItem:
+        return ast.BudgetItem("llm", c[0], self.sp(meta))
+
+    def budget_cost(self, meta: Any, c: list[Any]) -> ast.BudgetItem:
+        return ast.BudgetItem("cost", c[0], self.sp(meta))
+
+    def budget_stmt(self, meta: Any, c: list[Any]) -> ast.BudgetStmt:
+        return ast.BudgetStmt(tuple(c), self.sp(meta))
+
+    def strategy_stmt(self, meta: Any, c: list[Token]) -> ast.StrategyStmt:
+        return ast.StrategyStmt(str(c[0]), self.sp(meta))
+
+    def target_stmt(self, meta: Any, c: list[Token]) -> ast.TargetStmt:
+        return ast.TargetStmt(tuple(str(t) for t in c), self.sp(meta))
+
+    def assume_stmt(self, meta: Any, c: list[Any]) -> ast.AssumeStmt:
+        return ast.AssumeStmt(str(c[0]), c[1], self.sp(meta))
+
+    # values
+    def quantity(self, meta: Any, c: list[Token]) -> ast.Quantity:
+        unit = str(c[1]) if len(c) > 1 else None
+        return ast.Quantity(str(c[0]), _number(c[0]), unit, self.sp(meta))
+
+    def string(self, meta: Any, c: list[Token]) -> ast.Str:
+        return ast.Str(_unquote(c[0]), self.sp(meta))
+
+    def ident(self, meta: Any, c: list[Token]) -> ast.Ident:
+        return ast.Ident(str(c[0]), self.sp(meta))
+
+    def override(self, meta: Any, c: list[Any]) -> ast.Override:
+        return ast.Override(str(c[0]), c[1], self.sp(meta))
+
+    def times(self, meta: Any, c: list[Any]) -> ast.Times:
+        return ast.Times(c[0], c[1], self.sp(meta))
+
+    def call(self, meta: Any, c: list[Any]) -> ast.CallValue:
+        return ast.CallValue(str(c[0]), tuple(c[1:]), self.sp(meta))
+
+    def call_arg(self, meta: Any, c: list[Any]) -> ast.Arg:
+        if len(c) == 2:
+            return ast.Arg(str(c[0]), c[1], self.sp(meta))
+        return ast.Arg(None, c[0], self.sp(meta))
+
+    def domain(self, meta: Any, c: list[Any]) -> ast.Domain:
+        return ast.Domain(tuple(self._as_value(a) for a in c), self.sp(meta))
+
+    def range(self, meta: Any, c: list[Any]) -> ast.Range:
+        nums = [self._as_quantity(t) for t in c]
+        return ast.Range(nums[0], nums[1], nums[2] if len(nums) > 2 else None, self.sp(meta))
+
+    def _as_quantity(self, t: Any) -> ast.Quantity:
+        if isinstance(t, ast.Quantity):
+            return t
+        return ast.Quantity(str(t), _number(t), None, _tok_span(self.file, t))
+
+    def _as_value(self, a: Any) -> Any:
+        return self._as_quantity(a) if isinstance(a, Token) else a
+
+    # expressions
+    def or_op(self, meta: Any, c: list[Any]) -> Binary:
+        return Binary("or", c[0], c[1], self.sp(meta))
+
+    def and_op(self, meta: Any, c: list[Any]) -> Binary:
+        return Binary("and", c[0], c[1], self.sp(meta))
+
+    def not_op(self, meta: Any, c: list[Any]) -> Unary:
+        return Unary("not", c[0], self.sp(meta))
+
+    def compare(self, meta: Any, c: list[Any]) -> Binary:
+        return Binary(str(c[1]), c[0], c[2], self.sp(meta))
+
+    def in_op(self, meta: Any, c: list[Any]) -> Binary:
+        return Binary("in", c[0], c[1], self.sp(meta))
+
+    def binop(self, meta: Any, c: list[Any]) -> Binary:
+        return Binary(str(c[1]), c[0], c[2], self.sp(meta))
+
+    def neg(self, meta: Any, c: list[Any]) -> Unary:
+        return Unary("-", c[0], self.sp(meta))
+
+    def const(self, meta: Any, c: list[Token]) -> Const:
+        return Const(_number(c[0]), self.sp(meta))
+
+    def const_string(self, meta: Any, c: list[Token]) -> Const:
+        return Const(_unquote(c[0]), self.sp(meta))
+
+    def var(self, meta: Any, c: list[Token]) -> Name | Const:
+        text = str(c[0])
+        if text in ("true", "false"):
+            return Const(text == "true", self.sp(meta))
+        return Name(text, self.sp(meta))
+
+    def fcall(self, meta: Any, c: list[Any]) -> Call:
+        return Call(str(c[0]), tuple(c[1:]), self.sp(meta))
+
+    def tuple(self, meta: Any, c: list[Any]) -> Tuple_:
+        return Tuple_(tuple(c), self.sp(meta))
+
+
+# ---- error reporting -----------------------------------------------------------------------
+_EXAMPLES: dict[str, list[str]] = {
+    "unclosed": [
+        "model m { a = 1",
+        "model m { a = 1 moe { b = 2 }",
+        "space s on c { tp : 1 | 2",
+        "space s on c { require (tp > 1 }",
+        "space s on c { require min(tp, 2 }",
+        "model m { a = b {",
+        "space s on c { x : full(layers: 1 .. 2 }",
+        "space s on c { x : pow2(1 .. 8 }",
+        "model m {",
+        "import a.b (x",
+    ],
+    "equals_domain": [
+        "space s on c { tp = 1 | 2 }",
+        "space s on c { p = a | b }",
+        "space s on c { tp = 1 .. 8 }",
+        "space s on c { tp = 1 .. 8 step 2 }",
+    ],
+    "missing_value": [
+        "model m { a = }",
+        "model m { a = ; }",
+        "space s on c { tp : }",
+        "space s on c { tp : ; }",
+        "model m { a = \n b = 1 }",
+        "space s on c { tp : 1 | }",
+        "space s on c { tp : 1 | ; }",
+        "space s on c { tp : 1 when }",
+        "space s on c { let x = }",
+        "space s on c { require }",
+    ],
+    "top_level": [
+        "a = 1",
+        "tp : 1",
+        "model m { } a = 1",
+        "x { }",
+    ],
+    "import_list": [
+        "import models.llama3 llama",
+        "import models.llama3 model m { }",
+        'import "./a.prx" a',
+        "import models.llama3",
+    ],
+    "keyword": [
+        "space s on c { require = 1 }",
+        "space s on c { let = 1 }",
+        "space s on c { budget = 1 }",
+        "space s on c { strategy = 1 }",
+        "space s on c { target = 1 }",
+        "space s on c { assume : 1 }",
+        "space s on c { fits = 1 }",
+        "space s on c { maximize = 1 }",
+        "space s on c { minimize = 1 }",
+        "space s on c { let require = 1 }",
+    ],
+    "missing_name": [
+        "model { }",
+        "gpu { }",
+        "cluster { }",
+        "space on c { }",
+        "space { }",
+        "model = m { }",
+    ],
+}
+
+_HINTS: dict[str, tuple[Any, str, str]] = {
+    "unclosed": (C.UNCLOSED_BLOCK, "a block or parenthesis is not closed", "add the missing `}` or `)`"),
+    "equals_domain": (
+        C.EQUALS_FOR_DOMAIN,
+        "several values after `=`",
+        "`=` fixes one value; write `knob : a | b` to make the knob an axis",
+    ),
+    "missing_value": (
+        C.MISSING_VALUE,
+        "a value is missing here",
+        "write a value, e.g. `num_layers = 32` or `tp : 1 | 2`",
+    ),
+    "top_level": (
+        C.TOP_LEVEL_STATEMENT,
+        "fields and axes belong inside a definition",
+        "put it inside a `model`, `gpu`, `cluster` or `space` block",
+    ),
+    "import_list": (
+        C.MISSING_IMPORT_LIST,
+        "an import needs the list of names it takes, in parentheses",
+        "write `import models.llama3 (llama3_1_70b)` or `(*)` for everything",
+    ),
+    "keyword": (
+        C.KEYWORD_AS_NAME,
+        "a keyword cannot be used as a name",
+        "keywords (`let require fits budget strategy target assume maximize minimize`) start statements; "
+        "rename the field or knob",
+    ),
+    "missing_name": (C.MISSING_NAME, "a definition needs a name", "write `model my_model { ... }`"),
+}
+
+
+def _match(err: lark.exceptions.UnexpectedInput) -> str | None:
+    parser = _parser()
+    try:
+        label = err.match_examples(parser.parse, _EXAMPLES, use_accepts=True)
+    except Exception:  # match_examples itself may trip on a state it has not seen; then no hint
+        return None
+    return label if isinstance(label, str) else None
+
+
+_NUMBER_WORD = re.compile(
+    r"(?<![A-Za-z0-9_.])[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[ \t]*([A-Za-z%][A-Za-z/%]*)"
+)
+_NOT_UNITS = {"x", "step", "evals", "calls", "usd", "when", "and", "or", "in", "not"}
+
+
+def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
+    """A number followed by a near-miss unit on the error's line or the one before it."""
+    lines = text.splitlines()
+    for ln in (line, line - 1):
+        if not 0 < ln <= len(lines):
+            continue
+        src = lines[ln - 1].split("#", 1)[0]
+        for m in _NUMBER_WORD.finditer(src):
+            word = m.group(1)
+            if word in UNITS or word in _NOT_UNITS:
+                continue
+            guess = suggest_unit(word)
+            if guess is None:
+                continue
+            col = m.start(1) + 1
+            return Diagnostic(
+                C.UNKNOWN_UNIT,
+                f"unknown unit `{word}`",
+                Span(file, ln, col, ln, col + len(word)),
+                help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30)",
+            )
+    return None
+
+
+def _describe(tok: Token) -> str:
+    if tok.type == "$END":
+        return "the end of the file"
+    return f"`{tok}`"
+
+
+def _expected(names: set[str]) -> str:
+    pretty = {
+        "NAME": "a name",
+        "INT": "a number",
+        "FLOAT": "a number",
+        "STRING": "a string",
+        "RBRACE": "`}`",
+        "LBRACE": "`{`",
+        "EQUAL": "`=`",
+        "COLON": "`:`",
+        "RPAR": "`)`",
+        "LPAR": "`(`",
+        "UNIT": "a unit",
+        "VBAR": "`|`",
+        "COMMA": "`,`",
+    }
+    words = sorted({pretty.get(n, "") for n in names} - {""})
+    return ", ".join(words[:6])
+
+
+def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
+    line = max(1, getattr(err, "line", 1) or 1)
+    col = max(1, getattr(err, "column", 1) or 1)
+    unit = _unit_slip(text, file, line)
+    if unit is not None:
+        return unit
+    label = _match(err)
+    if isinstance(err, lark.exceptions.UnexpectedToken):
+        tok = err.token
+        width = max(1, len(str(tok))) if tok.type != "$END" else 1
+        if tok.type == "$END":
+            lines = text.splitlines() or [""]
+            line, col = len(lines), len(lines[-1]) + 1
+        span = Span(file, line, col, line, col + width)
+        found = _describe(tok)
+        expected = _expected(set(err.expected))
+    else:
+        span = Span(file, line, col, line, col + 1)
+        pos = err.pos_in_stream
+        ch = text[pos] if pos is not None and 0 <= pos < len(text) else "?"
+        if ch == '"':
+            return Diagnostic(
+                C.UNCLOSED_STRING, "string is not closed on this line", span, help='add the closing `"`'
+            )
+        found = f"`{ch}`"
+        expected = ""
+        if label is None:
+            return Diagnostic(
+                C.UNEXPECTED_CHARACTER,
+                f"unexpected character {found}",
+                span,
+                help="remove it, or put the text in double quotes",
+            )
+    if label is not None:
+        code, message, hint = _HINTS[label]
+        return Diagnostic(code, f"{message} (found {found})", span, help=hint)
+    hint = f"expected {expected}" if expected else "see docs/language.md for the syntax"
+    return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected {found}", span, help=hint)
+
+
+def _decode(data: bytes | str, file: str) -> str:
+    if isinstance(data, bytes):
+        if len(data) > MAX_BYTES:
+            raise CompileError(_too_large(file, len(data)))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CompileError(
+                Diagnostic(
+                    C.NOT_TEXT,
+                    f"`{file}` is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})",
+                    help="check the path; primusc reads .prx source files",
+                )
+            ) from None
+    else:
+        text = data
+    if len(text) > MAX_BYTES:
+        raise CompileError(_too_large(file, len(text)))
+    if "\x00" in text:
+        raise CompileError(
+            Diagnostic(C.NOT_TEXT, f"`{file}` contains NUL bytes: not a text file", help="check the path")
+        )
+    return text
+
+
+def _too_large(file: str, size: int) -> Diagnostic:
+    return Diagnostic(
+        C.FILE_TOO_LARGE,
+        f"`{file}` is {size:,} bytes, more than the {MAX_BYTES:,}-byte limit for a source file",
+        help="check the path; recipe files are a few kilobytes",
+    )
+
+
+def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
+    """Parse one ``.prx`` text into a ``Module``; raise ``CompileError`` (P1) on any syntax error."""
+    text = _decode(data, file)
+    SOURCES.add(file, text)
+    parser = _parser()
+    _comment_sink.clear()
+    try:
+        tree = parser.parse(text)
+    except lark.exceptions.UnexpectedInput as err:
+        raise CompileError(_syntax_error(text, file, err)) from None
+    except RecursionError:
+        raise CompileError(
+            Diagnostic(
+                C.UNEXPECTED_TOKEN, "the input nests too deeply to parse", help="simplify the expression"
+            )
+        ) from None
+    finally:
+        found = list(_comment_sink)
+        _comment_sink.clear()
+    comments = tuple(ast.Comment(str(t).rstrip(), t.line or 1, t.column or 1) for t in found)
+    items = _ToAst(file).transform(tree)
+    return ast.Module(file, tuple(items), comments)
