@@ -1,0 +1,31 @@
+"""The self-contained HTML report of a plan, and the terminal views of one or two candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from primus_lang.ir import Space
+from primus_lang.report.page import render_page
+from primus_lang.report.view import ReportData
+
+
+def render_report(result: Any, space: Space | None = None) -> str:
+    """One HTML document for a search result (or ready ``ReportData``); ``space`` adds the exact
+    memory accounts and the winner's timeline."""
+    if isinstance(result, ReportData):
+        return render_page(result)
+    from primus_lang.report.adapt import from_search
+
+    return render_page(from_search(result, space))
+
+
+def write_report(result: Any, path: str | Path, space: Space | None = None) -> Path:
+    """Write the report for ``primusc plan --report PATH``; returns the path written."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_report(result, space), encoding="utf-8")
+    return out
+
+
+__all__ = ["ReportData", "render_report", "write_report"]

@@ -1,0 +1,214 @@
+"""Fills the report's view-models from the other stages' results.
+
+This is the one module that knows the search, memory and projection classes; it reads them by
+attribute so that a field added upstream changes nothing here, and a field missing upstream shows
+as an empty chart rather than a crash.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from primus_lang.ir import Candidate, Space
+from primus_lang.ir.candidate import format_value
+from primus_lang.report.view import (
+    CandidateView,
+    MemoryTerm,
+    RankMemory,
+    ReportData,
+    TimelineEvent,
+    Trajectory,
+    TrajectoryPoint,
+)
+
+NAN = float("nan")
+
+
+def knobs(cand: Candidate) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, format_value(getattr(cand, f.name))) for f in attrs.fields(Candidate))
+
+
+def _float(obj: Any, name: str) -> float:
+    value = getattr(obj, name, None) if obj is not None else None
+    return float(value) if isinstance(value, int | float) else NAN
+
+
+def ranks_of(account: Any) -> tuple[RankMemory, ...]:
+    """The rank classes of a ``memory.MemoryAccount``."""
+    if account is None:
+        return ()
+    out = []
+    for rank in getattr(account, "ranks", ()):
+        terms = tuple(MemoryTerm(str(t.name), int(t.bytes)) for t in rank.terms)
+        out.append(RankMemory(str(rank.name), int(getattr(rank, "stage", 0)), terms, int(rank.total)))
+    return tuple(out)
+
+
+def timeline_of(projection: Any) -> tuple[TimelineEvent, ...]:
+    """The projection's timeline events; accepts attrs events or plain tuples (stage, kind, mb, start, end)."""
+    events = getattr(projection, "timeline", None) or ()
+    out = []
+    for e in events:
+        if isinstance(e, tuple):
+            stage, kind, mb, start, end = e[:5]
+        else:
+            stage, kind, mb, start, end = e.stage, e.kind, e.microbatch, e.start, e.end
+        out.append(TimelineEvent(int(stage), str(kind), int(mb), float(start), float(end)))
+    return tuple(out)
+
+
+def breakdown_of(obj: Any) -> tuple[tuple[str, float], ...]:
+    parts = getattr(obj, "breakdown", None) or ()
+    return tuple((str(k), float(v)) for k, v in parts)
+
+
+def candidate_view(
+    cand: Candidate,
+    figures: Any,
+    *,
+    memory_peak: int,
+    fits: bool,
+    account: Any = None,
+    projection: Any = None,
+    strategy: str = "",
+    evaluation: int = 0,
+) -> CandidateView:
+    """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
+    ``projection``, when given, supplies the timeline and a finer breakdown."""
+    source = projection if projection is not None else figures
+    return CandidateView(
+        label=cand.label(),
+        knobs=knobs(cand),
+        step_time=_float(source, "step_time"),
+        tokens_per_gpu=_float(source, "tokens_per_gpu"),
+        tflops_per_gpu=_float(source, "tflops_per_gpu"),
+        mfu=_float(source, "mfu"),
+        bubble_fraction=_float(source, "bubble_fraction"),
+        memory_peak=int(memory_peak),
+        fits=fits,
+        breakdown=breakdown_of(source),
+        ranks=ranks_of(account),
+        timeline=timeline_of(projection),
+        strategy=strategy,
+        evaluation=evaluation,
+    )
+
+
+def parse_objective(text: str) -> tuple[str, str]:
+    """``"maximize tokens_per_gpu"`` -> ("maximize", "tokens_per_gpu")."""
+    words = text.split()
+    if len(words) == 2 and words[0] in ("maximize", "minimize"):
+        return words[0], words[1]
+    return "maximize", "tokens_per_gpu"
+
+
+def trajectories(trials: Iterable[Any], metric: str, sense: str) -> tuple[Trajectory, ...]:
+    """Per strategy, each charged evaluation's objective and the whole search's incumbent at that point.
+
+    The incumbent is global, not per strategy: under ``auto`` a later phase starts from what the
+    earlier ones found, and the chart should show that hand-over rather than a fresh start.
+    """
+    best = NAN
+    points: dict[str, list[TrajectoryPoint]] = {}
+    for t in trials:
+        ev = getattr(t, "evaluation", None)
+        if not getattr(t, "charged", False) or ev is None:
+            continue
+        value = _float(ev, metric) if metric != "memory_peak" else float(getattr(t, "memory_peak", NAN) or NAN)
+        if math.isfinite(value) and (
+            not math.isfinite(best) or (value > best if sense == "maximize" else value < best)
+        ):
+            best = value
+        number = int(getattr(t, "evaluation_number", 0)) or sum(len(p) for p in points.values()) + 1
+        points.setdefault(str(t.source), []).append(TrajectoryPoint(number, value, best))
+    return tuple(Trajectory(s, tuple(p)) for s, p in points.items())
+
+
+@attrs.frozen
+class Enrichment:
+    """Exact memory accounts and projections (with timelines) recomputed for the few shown candidates."""
+
+    accounts: dict[Candidate, Any]
+    projections: dict[Candidate, Any]
+
+
+def enrich(space: Space, cands: Sequence[Candidate]) -> Enrichment:
+    """Recompute the byte account and a projection with its timeline for the candidates the report shows.
+
+    The search keeps only peaks and figures per trial; the report needs terms and timelines, and
+    recomputing a handful of candidates is cheaper than tracing them all.
+    """
+    from primus_lang.memory import account as memory_account
+    from primus_lang.project import project
+
+    accounts: dict[Candidate, Any] = {}
+    projections: dict[Candidate, Any] = {}
+    for cand in cands:
+        if cand in accounts:
+            continue
+        accounts[cand] = memory_account(space.model, space.cluster, cand, space.settings)
+        projections[cand] = project(space.model, space.cluster, cand, space.settings)
+    return Enrichment(accounts, projections)
+
+
+def from_search(result: Any, space: Space | None = None, runners_up: int = 4) -> ReportData:
+    """A ``search.SearchResult`` (and its space, for capacity, accounts and timelines) as a report."""
+    sense, metric = parse_objective(str(getattr(result, "objective", "")))
+    ranked = list(result.ranked(runners_up + 1))
+    best = getattr(result, "best", None) or (ranked[0] if ranked else None)
+    baseline = getattr(result, "baseline", None)
+    shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
+    enrichment = enrich(space, [t.candidate for t in shown]) if space is not None else Enrichment({}, {})
+
+    limit = next((int(t.memory_limit) for t in result.trials if getattr(t, "memory_limit", None)), 0)
+    headroom = space.memory.headroom if space is not None and space.memory is not None else 0.0
+    capacity = space.cluster.gpu.hbm_capacity if space is not None else int(limit / (1.0 - headroom) or 0)
+
+    views: dict[Candidate, CandidateView] = {}
+
+    def view(trial: Any) -> CandidateView:
+        cand = trial.candidate
+        if cand in views:
+            return views[cand]
+        peak = trial.memory_peak if trial.memory_peak is not None else 0
+        acc = enrichment.accounts.get(cand)
+        if acc is not None:
+            peak = int(acc.peak.total)
+        fits = trial.verdict != "oom" and (not limit or peak <= limit)
+        v = candidate_view(
+            cand, trial.evaluation, memory_peak=peak, fits=fits, account=acc,
+            projection=enrichment.projections.get(cand), strategy=str(trial.source),
+            evaluation=int(getattr(trial, "evaluation_number", 0)),
+        )
+        views[cand] = v
+        return v
+
+    evaluated = [view(t) for t in result.trials
+                 if t.candidate is not None and t.verdict in ("evaluated", "oom") and t.memory_peak is not None]
+    winner = view(best) if best is not None and best.candidate is not None else None
+    others = [view(t) for t in ranked if t is not best and t.candidate is not None]
+    base = view(baseline) if baseline is not None and baseline.candidate is not None else None
+    notes = [("strategy", str(result.strategy)), ("seed", str(result.seed)),
+             ("stopped", str(getattr(result, "stop_reason", ""))),
+             ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
+    return ReportData(
+        space=str(result.space),
+        model=space.model.name if space is not None else "",
+        cluster=space.cluster.name if space is not None else "",
+        gpu=space.cluster.gpu.name if space is not None else "",
+        world=space.cluster.world if space is not None else 0,
+        capacity=int(capacity),
+        headroom=headroom,
+        objective_metric=metric,
+        objective_sense=sense,
+        winner=winner,
+        runners_up=tuple(o for o in others if winner is None or o.label != winner.label)[:runners_up],
+        baseline=base,
+        evaluated=tuple(evaluated),
+        trajectories=trajectories(result.trials, metric, sense),
+        notes=tuple(notes),
+    )

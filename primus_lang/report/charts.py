@@ -1,0 +1,322 @@
+"""The report's charts, each a function from view-models to one inline ``<svg>`` string."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+
+from primus_lang.report import units
+from primus_lang.report.pareto import pareto_front
+from primus_lang.report.svg import Scale, Svg, nice_ticks
+from primus_lang.report.view import CandidateView, ReportData
+
+# Okabe-Ito then Tableau: distinguishable for most colour-blind readers, stable across charts.
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#4E79A7",
+    "#59A14F", "#B07AA1", "#9C755F", "#76B7B2", "#EDC948", "#FF9DA7", "#BAB0AC", "#E15759",
+)
+BLOCK_COLOURS = {"F": "#4E79A7", "B": "#59A14F", "W": "#B07AA1", "comm": "#F28E2B"}
+BLOCK_NAMES = {"F": "forward", "B": "backward (input grad)", "W": "weight grad", "comm": "communication"}
+FONT = 11
+CAPACITY_COLOUR = "#C0392B"
+LIMIT_COLOUR = "#E67E22"
+MUTED = "#888888"
+GRID = "#E5E5E5"
+
+
+def colour_map(names: Sequence[str]) -> dict[str, str]:
+    """A colour per name, in first-seen order, so a term keeps its colour in every chart."""
+    out: dict[str, str] = {}
+    for name in names:
+        if name not in out:
+            out[name] = PALETTE[len(out) % len(PALETTE)]
+    return out
+
+
+def _legend(svg: Svg, items: Sequence[tuple[str, str]], x: float, y: float, width: float) -> float:
+    """Swatches left to right, wrapping at ``width``; returns the y below the last row."""
+    cx, cy = x, y
+    for label, colour in items:
+        w = 14 + 6.2 * len(label) + 14
+        if cx + w > x + width and cx > x:
+            cx, cy = x, cy + 16
+        svg.rect(cx, cy - 9, 10, 10, colour)
+        svg.text(cx + 14, cy, label, font_size=FONT)
+        cx += w
+    return cy + 16
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def timeline_chart(cand: CandidateView, width: float = 960) -> str:
+    """One step of the pipeline: a row per stage, F/B/W and communication blocks; the gaps are bubbles."""
+    events = cand.timeline
+    stages = sorted({e.stage for e in events})
+    row_h, gap, left, top = 22.0, 6.0, 70.0, 10.0
+    plot_w = width - left - 20
+    end = max([e.end for e in events] + [cand.step_time])
+    height = top + len(stages) * (row_h + gap) + 70
+    svg = Svg(width, height, f"pipeline timeline of one step for {cand.label}", "chart timeline")
+    svg.raw_defs(
+        '<pattern id="bubble" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+        '<rect width="6" height="6" fill="#F4F4F4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#D0D0D0" '
+        'stroke-width="2"/></pattern>'
+    )
+    x = Scale(0.0, end, left, left + plot_w)
+    row_of = {s: i for i, s in enumerate(stages)}
+    with_titles = len(events) <= 4000  # hover titles double the bytes; past this the file grows too big
+    for s, i in row_of.items():
+        y = top + i * (row_h + gap)
+        svg.rect(left, y, plot_w, row_h, "url(#bubble)", class_="bubble")
+        svg.text(left - 8, y + row_h / 2 + 4, f"stage {s}", font_size=FONT, text_anchor="end")
+    for e in events:
+        i = row_of[e.stage]
+        y = top + i * (row_h + gap)
+        comm = e.kind == "comm"
+        # Communication is drawn as a thin band in the lower part of the row, over compute if it overlaps.
+        by, bh = (y + row_h * 0.65, row_h * 0.35) if comm else (y, row_h)
+        x0, x1 = x(e.start), x(max(e.end, e.start))
+        title = (f"stage {e.stage} {BLOCK_NAMES.get(e.kind, e.kind)} mb {e.microbatch}: "
+                 f"{units.seconds(e.start)} – {units.seconds(e.end)}") if with_titles else None
+        svg.rect(x0, by, max(x1 - x0, 0.5), bh, BLOCK_COLOURS.get(e.kind, MUTED), title,
+                 class_=f"block block-{e.kind}", stroke="#FFFFFF", stroke_width=0.5)
+        if not comm and x1 - x0 > 16 and e.microbatch >= 0:
+            svg.text((x0 + x1) / 2, y + row_h / 2 + 4, str(e.microbatch), font_size=9, fill="#FFFFFF",
+                     text_anchor="middle")
+    base = top + len(stages) * (row_h + gap)
+    for t in nice_ticks(0.0, end, 8):
+        if t > end * 1.0001:
+            continue
+        svg.line(x(t), base, x(t), base + 4, "#333333")
+        svg.text(x(t), base + 16, units.seconds(t), font_size=FONT, text_anchor="middle")
+    items = [(BLOCK_NAMES[k], BLOCK_COLOURS[k]) for k in ("F", "B", "W", "comm")
+             if any(e.kind == k for e in events)]
+    items.append(("idle (bubble)", "url(#bubble)"))
+    _legend(svg, items, left, base + 40, plot_w)
+    return svg.render()
+
+
+def _gib_ticks(most: float, count: int) -> list[float]:
+    """Ticks at round GiB values, since bytes are read in GiB."""
+    return [t * units.GIB for t in nice_ticks(0.0, most / units.GIB, count)]
+
+
+def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float = 960) -> str:
+    """Stacked bars per (candidate, rank class) against the GPU capacity and the headroom line."""
+    rows = [(c, r) for c in cands for r in c.ranks]
+    terms = colour_map([t.name for _, r in rows for t in r.terms])
+    left, top, bar_h, gap, head_h = 170.0, 30.0, 16.0, 4.0, 20.0
+    plot_w = width - left - 80
+    plot_bottom = top + len(rows) * (bar_h + gap) + head_h * len(cands)
+    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in terms) // plot_w)
+    height = plot_bottom + 60 + 16 * legend_rows
+    svg = Svg(width, height, "memory per rank class against GPU capacity", "chart memory")
+    most = max([r.total for _, r in rows] + [data.capacity, 1]) * 1.02
+    ticks = [t for t in _gib_ticks(most, 8) if t <= most]
+    x = Scale(0.0, most, left, left + plot_w)
+    for t in ticks:
+        svg.line(x(t), top - 4, x(t), plot_bottom, GRID)
+        svg.text(x(t), plot_bottom + 14, units.gib_tick(t), font_size=FONT, text_anchor="middle")
+    y = top
+    previous = None
+    for cand, rank in rows:
+        if cand is not previous:
+            svg.text(8, y + head_h - 6, cand.label, font_size=FONT, font_weight="bold", class_="group")
+            y += head_h
+        previous = cand
+        svg.text(left - 6, y + bar_h - 3, _shorten(rank.name, 26), font_size=FONT, text_anchor="end")
+        cursor = 0
+        for term in rank.terms:
+            if term.bytes <= 0:
+                continue
+            svg.rect(x(cursor), y, x(cursor + term.bytes) - x(cursor), bar_h, terms[term.name],
+                     f"{cand.label} · {rank.name} · {term.name}: {units.gib(term.bytes)}", class_="term")
+            cursor += term.bytes
+        over = rank.total > data.limit
+        svg.text(x(rank.total) + 4, y + bar_h - 3, units.gib(rank.total), font_size=FONT,
+                 fill=CAPACITY_COLOUR if over else "#333333")
+        y += bar_h + gap
+    svg.line(x(data.capacity), top - 8, x(data.capacity), plot_bottom, CAPACITY_COLOUR, stroke_width=2,
+             class_="capacity")
+    svg.text(x(data.capacity), top - 12, f"capacity {units.gib(data.capacity)}", font_size=FONT,
+             text_anchor="middle", fill=CAPACITY_COLOUR)
+    if data.headroom > 0:
+        svg.line(x(data.limit), top - 8, x(data.limit), plot_bottom, LIMIT_COLOUR, stroke_width=1.5,
+                 stroke_dasharray="5,3", class_="headroom")
+        svg.text(x(data.limit) - 4, plot_bottom + 30,
+                 f"limit after {units.percent(data.headroom)} headroom: {units.gib(data.limit)}",
+                 font_size=FONT, text_anchor="end", fill=LIMIT_COLOUR)
+    _legend(svg, list(terms.items()), left, plot_bottom + 52, plot_w)
+    return svg.render()
+
+
+def _axes(svg: Svg, x: Scale, y: Scale, xt: list[float], yt: list[float], xfmt: str, yfmt: str,
+          box: tuple[float, float, float, float]) -> None:
+    left, top, right, bottom = box
+    for t in yt:
+        svg.line(left, y(t), right, y(t), GRID)
+        svg.text(left - 6, y(t) + 4, units.metric(yfmt, t), font_size=FONT, text_anchor="end")
+    for t in xt:
+        svg.line(x(t), bottom, x(t), bottom + 4, "#333333")
+        label = str(int(t)) if xfmt == "count" else units.gib_tick(t) if xfmt == "memory_peak" else units.metric(xfmt, t)
+        svg.text(x(t), bottom + 16, label, font_size=FONT, text_anchor="middle")
+    svg.line(left, bottom, right, bottom, "#333333")
+    svg.line(left, top, left, bottom, "#333333")
+
+
+def scatter_chart(data: ReportData, width: float = 960, height: float = 420) -> str:
+    """Throughput against memory peak for every evaluated candidate; the Pareto front as a staircase."""
+    left, top, right, bottom = 80.0, 20.0, width - 20, height - 70
+    svg = Svg(width, height, "throughput against memory peak", "chart scatter")
+    pts = [c for c in data.evaluated if math.isfinite(c.tokens_per_gpu)]
+    mems = [c.memory_peak for c in pts] + [data.capacity]
+    xt = _gib_ticks(max(mems) * 1.02, 8)
+    yt = nice_ticks(0.0, max([c.tokens_per_gpu for c in pts] + [1.0]) * 1.05, 6)
+    x = Scale(0.0, xt[-1], left, right)
+    y = Scale(0.0, yt[-1], bottom, top)
+    _axes(svg, x, y, xt, yt, "memory_peak", "tokens_per_gpu", (left, top, right, bottom))
+    svg.line(x(data.capacity), top, x(data.capacity), bottom, CAPACITY_COLOUR, stroke_width=2, class_="capacity")
+    if data.headroom > 0:
+        svg.line(x(data.limit), top, x(data.limit), bottom, LIMIT_COLOUR, stroke_dasharray="5,3",
+                 class_="headroom")
+    for c in pts:
+        tip = (f"{c.label}: {units.rate(c.tokens_per_gpu)} tokens/s/GPU, peak {units.gib(c.memory_peak)}"
+               + ("" if c.fits else " (does not fit)"))
+        if c.fits:
+            svg.circle(x(c.memory_peak), y(c.tokens_per_gpu), 3.2, "#4E79A7", tip, fill_opacity=0.55,
+                       class_="point")
+        else:
+            cx, cy = x(c.memory_peak), y(c.tokens_per_gpu)
+            svg.path(f"M{cx - 3:.1f},{cy - 3:.1f}L{cx + 3:.1f},{cy + 3:.1f}M{cx - 3:.1f},{cy + 3:.1f}"
+                     f"L{cx + 3:.1f},{cy - 3:.1f}", stroke=MUTED, stroke_width=1.2, class_="point over")
+    front = pareto_front(pts)
+    stairs: list[tuple[float, float]] = []
+    for c in front:
+        if stairs:
+            stairs.append((x(c.memory_peak), stairs[-1][1]))
+        stairs.append((x(c.memory_peak), y(c.tokens_per_gpu)))
+    svg.polyline(stairs, "#E15759", stroke_width=1.5, class_="pareto")
+    for c in front:
+        svg.circle(x(c.memory_peak), y(c.tokens_per_gpu), 5, "none", f"Pareto: {c.label}",
+                   stroke="#E15759", stroke_width=2, class_="pareto-point")
+    if data.baseline is not None and math.isfinite(data.baseline.tokens_per_gpu):
+        b = data.baseline
+        svg.rect(x(b.memory_peak) - 5, y(b.tokens_per_gpu) - 5, 10, 10, "none", f"baseline: {b.label}",
+                 stroke="#333333", stroke_width=2, class_="baseline")
+    if data.winner is not None and math.isfinite(data.winner.tokens_per_gpu):
+        w = data.winner
+        svg.path(_star(x(w.memory_peak), y(w.tokens_per_gpu), 9), fill="#F0B400", stroke="#333333",
+                 class_="winner")
+    svg.text((left + right) / 2, bottom + 34, "memory peak per GPU (largest rank class)", font_size=FONT,
+             text_anchor="middle")
+    svg.text(14, (top + bottom) / 2, "tokens/s/GPU", font_size=FONT, text_anchor="middle",
+             transform=f"rotate(-90 14 {(top + bottom) / 2:.0f})")
+    _legend(svg, [("fits", "#4E79A7"), ("does not fit", MUTED), ("Pareto front", "#E15759"),
+                  ("winner", "#F0B400"), ("baseline (square)", "#333333"), ("capacity", CAPACITY_COLOUR),
+                  ("headroom limit", LIMIT_COLOUR)], left, bottom + 54, right - left)
+    return svg.render()
+
+
+def _star(cx: float, cy: float, r: float) -> str:
+    pts = []
+    for i in range(10):
+        radius = r if i % 2 == 0 else r * 0.45
+        angle = math.pi / 2 + i * math.pi / 5
+        pts.append(f"{cx + radius * math.cos(angle):.1f},{cy - radius * math.sin(angle):.1f}")
+    return "M" + "L".join(pts) + "Z"
+
+
+def trajectory_chart(data: ReportData, width: float = 960, height: float = 360) -> str:
+    """Each evaluation's objective and the incumbent so far, coloured by the strategy that proposed it."""
+    left, top, right, bottom = 80.0, 20.0, width - 20, height - 70
+    metric = data.objective_metric
+    svg = Svg(width, height, "search trajectory", "chart trajectory")
+    trajs = [t for t in data.trajectories if t.points]
+    values = [p.value for t in trajs for p in t.points if math.isfinite(p.value)]
+    values += [p.incumbent for t in trajs for p in t.points if math.isfinite(p.incumbent)]
+    last = max([p.evaluation for t in trajs for p in t.points] + [1])
+    xt = nice_ticks(0.0, float(last), 8)
+    lo = min([*values, 0.0]) if metric != "step_time" else 0.0
+    yt = nice_ticks(lo, max([*values, 1e-09]) * 1.05, 6)
+    x = Scale(0.0, xt[-1], left, right)
+    y = Scale(yt[0], yt[-1], bottom, top)
+    _axes(svg, x, y, xt, yt, "count", metric, (left, top, right, bottom))
+    colours = colour_map([t.strategy for t in trajs])
+    for t in trajs:
+        colour = colours[t.strategy]
+        steps: list[tuple[float, float]] = []
+        for p in t.points:
+            if not math.isfinite(p.incumbent):
+                continue
+            if steps:
+                steps.append((x(p.evaluation), steps[-1][1]))
+            steps.append((x(p.evaluation), y(p.incumbent)))
+        svg.polyline(steps, colour, stroke_width=2, class_="incumbent")
+        for p in t.points:
+            if math.isfinite(p.value):
+                svg.circle(x(p.evaluation), y(p.value), 2.6, colour,
+                           f"{t.strategy} #{p.evaluation}: {units.metric(metric, p.value)}", fill_opacity=0.5,
+                           class_="evaluation")
+            else:
+                svg.circle(x(p.evaluation), bottom - 3, 2.0, "none", f"{t.strategy} #{p.evaluation}: no value",
+                           stroke=MUTED, class_="evaluation rejected")
+    svg.text((left + right) / 2, bottom + 34, "evaluation", font_size=FONT, text_anchor="middle")
+    title = units.METRIC_TITLES.get(metric, metric)
+    svg.text(14, (top + bottom) / 2, title, font_size=FONT, text_anchor="middle",
+             transform=f"rotate(-90 14 {(top + bottom) / 2:.0f})")
+    items = [(f"{s} (dots: evaluations, line: incumbent)", c) for s, c in colours.items()]
+    _legend(svg, items, left, bottom + 54, right - left)
+    return svg.render()
+
+
+def breakdown_chart(cands: Sequence[CandidateView], width: float = 960) -> str:
+    """Each shown candidate's step time split into the projection's breakdown kinds."""
+    kinds = colour_map([k for c in cands for k, _ in c.breakdown])
+    left, top, bar_h, gap = 300.0, 10.0, 20.0, 8.0
+    plot_w = width - left - 90
+    plot_bottom = top + len(cands) * (bar_h + gap)
+    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in kinds) // plot_w)
+    height = plot_bottom + 40 + 16 * legend_rows
+    svg = Svg(width, height, "projection breakdown of the step time", "chart breakdown")
+    most = max([max(sum(s for _, s in c.breakdown), c.step_time) for c in cands] + [1e-9])
+    x = Scale(0.0, most, left, left + plot_w)
+    for t in nice_ticks(0.0, most, 8):
+        if t > most * 1.0001:
+            continue
+        svg.line(x(t), top - 4, x(t), plot_bottom, GRID)
+        svg.text(x(t), plot_bottom + 14, units.seconds(t), font_size=FONT, text_anchor="middle")
+    y = top
+    for c in cands:
+        svg.text(left - 6, y + bar_h - 5, _shorten(c.label, 44), font_size=FONT, text_anchor="end")
+        cursor = 0.0
+        for kind, secs in c.breakdown:
+            if secs <= 0:
+                continue
+            svg.rect(x(cursor), y, x(cursor + secs) - x(cursor), bar_h, kinds[kind],
+                     f"{c.label} · {kind}: {units.seconds(secs)} ({units.percent(secs / c.step_time)})"
+                     if c.step_time > 0 else f"{kind}: {units.seconds(secs)}", class_="part")
+            cursor += secs
+        svg.line(x(c.step_time), y - 2, x(c.step_time), y + bar_h + 2, "#111111", stroke_width=2,
+                 class_="step")
+        svg.text(x(max(cursor, c.step_time)) + 6, y + bar_h - 5, units.seconds(c.step_time), font_size=FONT)
+        y += bar_h + gap
+    _legend(svg, [*kinds.items(), ("step time (tick)", "#111111")], left, plot_bottom + 34, plot_w)
+    return svg.render()
+
+
+def empty_note(text: str) -> str:
+    return f'<p class="empty">{html.escape(text)}</p>'
+
+
+__all__ = [
+    "breakdown_chart",
+    "colour_map",
+    "empty_note",
+    "memory_chart",
+    "scatter_chart",
+    "timeline_chart",
+    "trajectory_chart",
+]

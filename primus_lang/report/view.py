@@ -1,0 +1,100 @@
+"""The report's own view-models: small frozen classes the charts draw from.
+
+The search, memory and projection stages own richer result classes that keep gaining fields; the
+report reads them once, in ``adapt.py``, into these, so a new field upstream never breaks a chart.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+
+@frozen
+class MemoryTerm:
+    name: str
+    bytes: int
+
+
+@frozen
+class RankMemory:
+    """One rank class (a pipeline stage, dense or expert ranks) and its byte account."""
+
+    name: str
+    stage: int
+    terms: tuple[MemoryTerm, ...]
+    total: int
+
+
+@frozen
+class TimelineEvent:
+    """One block of the winner's step: ``kind`` is F, B, W or comm; times in seconds from step start."""
+
+    stage: int
+    kind: str
+    microbatch: int
+    start: float
+    end: float
+
+
+@frozen
+class CandidateView:
+    label: str
+    knobs: tuple[tuple[str, str], ...]
+    step_time: float
+    tokens_per_gpu: float
+    tflops_per_gpu: float
+    mfu: float
+    bubble_fraction: float
+    memory_peak: int
+    fits: bool
+    breakdown: tuple[tuple[str, float], ...] = ()
+    ranks: tuple[RankMemory, ...] = ()
+    timeline: tuple[TimelineEvent, ...] = ()
+    strategy: str = ""
+    evaluation: int = 0  # the 1-based order in which the search evaluated it (0: not from a search)
+
+    def metric(self, name: str) -> float:
+        """The value of an objective metric by its language name."""
+        if name == "memory_peak":
+            return float(self.memory_peak)
+        value = getattr(self, name, None)
+        if not isinstance(value, int | float):
+            raise KeyError(f"unknown metric {name!r}")
+        return float(value)
+
+
+@frozen
+class TrajectoryPoint:
+    evaluation: int  # 1-based, counted over the whole search
+    value: float  # the evaluated candidate's objective (NaN when it did not fit)
+    incumbent: float  # the best objective so far across the whole search
+
+
+@frozen
+class Trajectory:
+    strategy: str
+    points: tuple[TrajectoryPoint, ...]
+
+
+@frozen
+class ReportData:
+    space: str
+    model: str
+    cluster: str
+    gpu: str
+    world: int
+    capacity: int  # HBM bytes per GPU
+    headroom: float  # fraction of capacity the space keeps free
+    objective_metric: str = "tokens_per_gpu"
+    objective_sense: str = "maximize"
+    winner: CandidateView | None = None
+    runners_up: tuple[CandidateView, ...] = ()
+    baseline: CandidateView | None = None
+    evaluated: tuple[CandidateView, ...] = ()
+    trajectories: tuple[Trajectory, ...] = ()
+    notes: tuple[tuple[str, str], ...] = field(default=())  # extra facts for the header: (name, value)
+
+    @property
+    def limit(self) -> int:
+        """The byte line a candidate must stay under: capacity less the headroom."""
+        return int(self.capacity * (1.0 - self.headroom))
