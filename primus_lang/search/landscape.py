@@ -1,0 +1,129 @@
+"""The ground a search walks on: the legal points of a space, their coordinates and memory verdicts.
+
+Memory is proved for every legal point up front with the vectorized pre-filter, so strategies only
+ever spend evaluations (projections) on points that fit. Coordinates are each point's value index on
+every axis (-1 where a conditional axis left the knob at a value outside its domain), which lets
+strategies measure distance and find neighbours with numpy instead of Python loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from attrs import frozen
+
+from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.space import Objective, Value
+from primus_lang.search.trial import Evaluation
+
+OBJECTIVE_METRICS = ("tokens_per_gpu", "step_time", "mfu", "tflops_per_gpu", "memory_peak")
+
+
+@frozen
+class AxisView:
+    name: str
+    values: tuple[Value, ...]
+
+
+def _value_key(value: object) -> tuple[str, object]:
+    # True == 1 in Python; keying by type keeps a flag axis from matching an integer one.
+    return (type(value).__name__, value)
+
+
+class Landscape:
+    """Legal points, their memory peaks against the limit, and the objective that ranks them."""
+
+    def __init__(
+        self,
+        name: str,
+        axes: Sequence[AxisView],
+        points: Sequence[Candidate],
+        peaks: Sequence[int] | np.ndarray,
+        limit: int,
+        objective: Objective | None = None,
+        capacity: int | None = None,
+        explain_illegal: Callable[[Candidate], list[str]] | None = None,
+        base: Candidate | None = None,
+    ) -> None:
+        if not points:
+            raise ValueError("a landscape needs at least one legal point")
+        self.name = name
+        self.axes = tuple(axes)
+        self.points = list(points)
+        self.peaks = np.asarray(peaks, dtype=np.int64)
+        if self.peaks.shape != (len(self.points),):
+            raise ValueError("one memory peak per point is needed")
+        self.limit = int(limit)
+        self.capacity = int(capacity if capacity is not None else limit)
+        self.objective = objective or Objective()
+        if self.objective.metric not in OBJECTIVE_METRICS:
+            raise ValueError(f"unknown objective metric {self.objective.metric!r}")
+        self.fits = self.peaks <= self.limit
+        self.fitting = np.flatnonzero(self.fits)
+        self.index = {c: i for i, c in enumerate(self.points)}
+        self.axis_names = frozenset(a.name for a in self.axes)
+        self._value_index = [{_value_key(v): j for j, v in enumerate(a.values)} for a in self.axes]
+        self.coords = np.array([self.coords_of(c) for c in self.points], dtype=np.int16).reshape(
+            len(self.points), len(self.axes)
+        )
+        self._explain = explain_illegal
+        self.base = base if base is not None else self.points[0]
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    @property
+    def sign(self) -> float:
+        return 1.0 if self.objective.sense == "maximize" else -1.0
+
+    def coords_of(self, cand: Candidate) -> tuple[int, ...]:
+        return tuple(
+            table.get(_value_key(getattr(cand, axis.name)), -1)
+            for axis, table in zip(self.axes, self._value_index, strict=True)
+        )
+
+    def lookup(self, cand: Candidate) -> int | None:
+        return self.index.get(cand)
+
+    def candidate_at(self, coords: Sequence[int], base: Candidate | None = None) -> Candidate:
+        """The candidate with these axis values on top of ``base`` (it need not be legal)."""
+        changes = {
+            a.name: a.values[j] for a, j in zip(self.axes, coords, strict=True) if 0 <= j < len(a.values)
+        }
+        return (base or self.base).replace(**changes)
+
+    def score(self, evaluation: Evaluation, peak: int) -> float:
+        """The objective, oriented so that larger is better."""
+        metric = self.objective.metric
+        value = float(peak) if metric == "memory_peak" else evaluation.metric(metric)
+        return self.sign * value
+
+    def why_illegal(self, cand: Candidate) -> list[str]:
+        reasons = self._explain(cand) if self._explain is not None else []
+        return reasons or ["not a legal point of the space"]
+
+    def distances(self, coords: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Hamming distance (axes that differ) from ``coords`` to every point."""
+        target = np.asarray(coords, dtype=np.int16)
+        result: np.ndarray = (self.coords != target).sum(axis=1)
+        return result
+
+    def nearest(
+        self, coords: Sequence[int] | np.ndarray, allowed: np.ndarray, rng: np.random.Generator
+    ) -> int | None:
+        """A point closest to ``coords`` among the ``allowed`` mask, ties broken by ``rng``."""
+        if not allowed.any():
+            return None
+        dist = self.distances(coords).astype(np.int64)
+        dist[~allowed] = np.iinfo(np.int64).max
+        best = np.flatnonzero(dist == dist.min())
+        return int(best[rng.integers(len(best))])
+
+    def neighbours(self, i: int, allowed: np.ndarray | None = None, reach: int = 1) -> np.ndarray:
+        """Points that differ from point ``i`` on 1..``reach`` axes, in landscape order."""
+        dist = self.distances(self.coords[i])
+        mask = (dist >= 1) & (dist <= reach)
+        if allowed is not None:
+            mask &= allowed
+        return np.flatnonzero(mask)

@@ -1,0 +1,68 @@
+"""How the LLM investigator is configured, and whether it can run here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from attrs import frozen
+
+MODEL_ENV = "PRIMUSC_LLM_MODEL"
+
+
+@frozen
+class LlmConfig:
+    """``model`` is any litellm model string; the provider's key comes from its usual variable.
+
+    ``cassette`` records every request and reply; with ``replay`` the run is offline and answered
+    only from it. ``mock_response`` is handed to litellm (its built-in offline mock) for tests.
+    """
+
+    model: str = ""
+    cassette: Path | None = None
+    replay: bool = False
+    temperature: float = 0.0
+    retries: int = 2  # a malformed reply is asked again this many times, then dropped
+    tool_rounds: int = 3  # tool calls the model may make before it must answer
+    proposals: int = 5
+    mock_response: str | None = None
+
+    @classmethod
+    def resolve(
+        cls, model: str = "", space_model: str = "", cassette: Path | None = None, replay: bool = False
+    ) -> LlmConfig:
+        """The command line wins over the space's ``assume llm_model``, which wins over the environment."""
+        chosen = model or space_model or os.environ.get(MODEL_ENV, "")
+        return cls(model=chosen, cassette=cassette, replay=replay)
+
+    def usable(self) -> tuple[bool, str]:
+        """Whether the investigator can run, and if not, a sentence saying why."""
+        if self.replay:
+            if self.cassette is None or not self.cassette.is_file():
+                return False, f"--llm-replay needs a recorded cassette; `{self.cassette}` does not exist"
+            return True, ""
+        if not self.model:
+            return False, (
+                "no LLM configured (give --llm-model, `assume llm_model = ...` or "
+                f"{MODEL_ENV}); using the evolutionary search instead"
+            )
+        if self.mock_response is not None:
+            return True, ""
+        if self.cassette is not None and self.cassette.is_file():
+            return True, ""
+        try:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm
+        except ImportError:
+            return False, "the LLM strategy needs litellm (`pip install primusc[agent]`); using the evolutionary search"
+        try:
+            env = litellm.validate_environment(model=self.model)
+        except Exception as exc:  # litellm raises plain exceptions for unknown providers
+            return False, f"litellm does not know the model `{self.model}` ({exc}); using the evolutionary search"
+        if not env.get("keys_in_environment", False):
+            missing = ", ".join(env.get("missing_keys", [])) or "its API key"
+            return False, (
+                f"no key for `{self.model}` in the environment (set {missing}) and no cassette; "
+                "using the evolutionary search instead"
+            )
+        return True, ""

@@ -1,0 +1,131 @@
+"""The seed planner: a baseline recipe, then single-axis sweeps around the incumbent.
+
+The baseline is the recipe a practitioner starts from: no recomputation if it fits, the least model
+parallelism that fits (Megatron's own advice: model-parallel only as far as memory needs, then data
+parallel), micro-batch 1, and every other knob at its default. Each sweep then tries every value of
+one axis with the rest held at the incumbent; a value whose single-axis move is illegal (PP 4 may
+need another VPP) is reached through the nearest legal point that has it. The incumbent moves after
+every sweep; the planner stops when a whole round of sweeps finds nothing better.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from primus_lang.ir.candidate import Candidate
+from primus_lang.search.strategies.base import Strategy
+from primus_lang.search.trial import Proposal
+
+_RECOMPUTE_ORDER = {"none": 0, "selective": 1, "full": 2}
+
+
+_DEFAULTS = attrs.asdict(Candidate(), recurse=False)
+
+
+def _default(name: str) -> object:
+    return _DEFAULTS[name]
+
+
+def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
+    off_default = sum(1 for a in axes if getattr(cand, a) != _default(a))
+    return (
+        _RECOMPUTE_ORDER.get(cand.recompute.kind, 3),
+        cand.recompute.layers,
+        cand.tp * cand.pp * cand.cp * cand.ep,
+        cand.pp,
+        cand.tp,
+        cand.cp,
+        cand.ep,
+        cand.mbs,
+        cand.vpp,
+        off_default,
+    )
+
+
+def baseline_index(search_land_points: list[Candidate], fits: np.ndarray, axes: tuple[str, ...]) -> int | None:
+    best: tuple[tuple[object, ...], int] | None = None
+    for i in np.flatnonzero(fits):
+        key = (baseline_key(search_land_points[int(i)], axes), int(i))
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[1]
+
+
+class Planner(Strategy):
+    name = "planner"
+
+    def __init__(self, max_rounds: int = 4) -> None:
+        super().__init__()
+        self.max_rounds = max_rounds
+        self._axis = 0
+        self._round = 0
+        self._improved_in_round = False
+        self._started = False
+        self._center: int | None = None
+
+    def propose(self) -> list[Proposal]:
+        s = self.search
+        land = s.land
+        if not self._started:
+            self._started = True
+            start = s.best_index
+            if start is None:
+                base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+                if base is None:
+                    self.stop_reason = "nothing fits"
+                    return []
+                self._center = base
+                return [Proposal(f"{self.name}:baseline", candidate=land.points[base],
+                                 hypothesis="the least model parallelism that fits, no recompute, mbs 1")]
+            self._center = start
+        while self._round < self.max_rounds:
+            if self._axis >= len(land.axes):
+                if not self._improved_in_round:
+                    self.stop_reason = "planner converged"
+                    return []
+                self._round += 1
+                self._axis = 0
+                self._improved_in_round = False
+                continue
+            axis = self._axis
+            self._axis += 1
+            batch = self._sweep(axis)
+            if batch:
+                return batch
+        self.stop_reason = "planner converged"
+        return []
+
+    def observe(self, trials: object) -> None:
+        best = self.search.best_index
+        if best is not None and best != self._center:
+            self._center = best
+            self._improved_in_round = True
+
+    def _sweep(self, axis: int) -> list[Proposal]:
+        s = self.search
+        land = s.land
+        center = self._center if self._center is not None else s.best_index
+        if center is None:
+            return []
+        here = land.coords[center]
+        name = land.axes[axis].name
+        open_ = self.open_mask()
+        dist = land.distances(here)
+        rng = s.rng(f"{self.name}:{axis}")
+        picks: list[Proposal] = []
+        for j in range(len(land.axes[axis].values)):
+            if j == here[axis]:
+                continue
+            has_value = land.coords[:, axis] == j
+            allowed = has_value & land.fits
+            if not allowed.any():
+                continue
+            # the nearest legal fitting point with this value; it may already be evaluated
+            d = np.where(allowed, dist, np.iinfo(np.int64).max)
+            best = np.flatnonzero(d == d.min())
+            pick = int(best[0]) if len(best) == 1 else int(best[rng.integers(len(best))])
+            if open_[pick]:
+                value = land.axes[axis].values[j]
+                picks.append(Proposal(self.name, candidate=land.points[pick], hypothesis=f"sweep {name} -> {value}"))
+        return picks[: self.batch_size(len(picks))]

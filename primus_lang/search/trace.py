@@ -1,0 +1,140 @@
+"""The search trace: an append-only JSONL log of every proposal, verdict, evaluation and incumbent.
+
+A run with a given seed and an evaluation budget is deterministic, so its events form a fixed
+stream. Resuming reruns the search from the start with every recorded evaluation and LLM reply
+answered from the trace, and suppresses the events the trace already holds: the finished trace is
+the one an uninterrupted run would have written, plus ``resume``/``interrupted`` markers, which are
+not part of the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from attrs import frozen
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import TRACE_INVALID, TRACE_MISMATCH
+from primus_lang.ir import serialize
+from primus_lang.ir.candidate import Candidate
+from primus_lang.search.trial import Evaluation
+
+FORMAT = 1
+MARKERS = frozenset({"resume", "interrupted"})  # written outside the deterministic stream
+
+
+class TraceWriter:
+    """Writes events as JSON lines, flushed one by one so an interrupt never loses a finished one."""
+
+    def __init__(self, path: Path | None, skip: int = 0) -> None:
+        self.path = path
+        self.skip = skip  # stream events the trace already holds (a resumed run)
+        self.count = 0
+        self._file: IO[str] | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = path.open("a", encoding="utf-8")
+            if skip and path.stat().st_size and not _ends_with_newline(path):
+                self._file.write("\n")  # a torn last line stays alone; the reader skips it
+
+    def write(self, event: str, **fields: Any) -> None:
+        if event not in MARKERS:
+            self.count += 1
+            if self.count <= self.skip:
+                return
+        if self._file is None:
+            return
+        self._file.write(json.dumps({"event": event, **fields}, separators=(",", ":")) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, 2)
+        return f.read(1) == b"\n"
+
+
+@frozen
+class TraceLog:
+    """What a resumed run needs from a trace."""
+
+    header: dict[str, Any]
+    stream_events: int
+    evaluations: tuple[tuple[Candidate, Evaluation], ...]
+    llm_replies: tuple[tuple[str, dict[str, Any]], ...]
+    elapsed: float
+    finished: bool
+
+
+def iter_events(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line torn by a kill; everything before it is intact
+            if isinstance(event, dict) and "event" in event:
+                yield event
+
+
+def read_trace(path: Path) -> TraceLog:
+    if not path.is_file():
+        raise CompileError(Diagnostic(TRACE_INVALID, f"no trace at `{path}`", help="pass the file given to --trace"))
+    header: dict[str, Any] | None = None
+    count = 0
+    evaluations: list[tuple[Candidate, Evaluation]] = []
+    replies: list[tuple[str, dict[str, Any]]] = []
+    elapsed = 0.0
+    finished = False
+    try:
+        for event in iter_events(path):
+            kind = event["event"]
+            if kind in MARKERS:
+                continue
+            count += 1
+            if kind == "start":
+                header = event
+            elif kind == "evaluation":
+                cand = serialize.from_data(event["candidate"], Candidate)
+                evaluations.append((cand, serialize.from_data(event["evaluation"], Evaluation)))
+                elapsed = max(elapsed, float(event.get("elapsed", 0.0)))
+            elif kind == "llm" and event.get("reply") is not None:
+                replies.append((str(event["request"]), event["reply"]))
+            elif kind == "end":
+                finished = True
+    except (KeyError, TypeError, ValueError) as err:
+        raise CompileError(
+            Diagnostic(TRACE_INVALID, f"`{path}` is not a primusc search trace ({err})")
+        ) from None
+    if header is None or header.get("format") != FORMAT:
+        raise CompileError(Diagnostic(TRACE_INVALID, f"`{path}` has no primusc trace header"))
+    return TraceLog(header, count, tuple(evaluations), tuple(replies), elapsed, finished)
+
+
+def check_compatible(log: TraceLog, expected: dict[str, Any]) -> None:
+    """A trace can only be resumed by the same search: same space, strategy, seed and budget."""
+    diffs = [
+        f"{key}: trace has {log.header.get(key)!r}, this run {value!r}"
+        for key, value in expected.items()
+        if log.header.get(key) != value
+    ]
+    if diffs:
+        raise CompileError(
+            Diagnostic(
+                TRACE_MISMATCH,
+                "the trace was written by a different search",
+                notes=tuple(diffs),
+                help="resume with the same space, --strategy, --seed and --budget, or start a new trace",
+            )
+        )

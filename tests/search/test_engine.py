@@ -1,0 +1,127 @@
+import json
+
+import numpy as np
+import pytest
+
+from primus_lang.search.budget import Limits
+from primus_lang.search.engine import Search
+from primus_lang.search.evaluator import Evaluator
+from primus_lang.search.run import search_landscape
+from primus_lang.search.strategies.base import Strategy
+from primus_lang.search.trial import EVALUATED, ILLEGAL, OOM, REFUSED, REPEAT, Proposal
+from tests.search import synthetic
+
+
+class Scripted(Strategy):
+    name = "scripted"
+
+    def __init__(self, batches: list[list[Proposal]]) -> None:
+        super().__init__()
+        self.batches = batches
+
+    def propose(self) -> list[Proposal]:
+        return self.batches.pop(0) if self.batches else []
+
+
+def test_verdicts_and_charging(tmp_path) -> None:
+    land = synthetic.landscape()
+    good = land.points[int(land.fitting[0])]
+    oom = land.points[int(np.flatnonzero(~land.fits)[0])]
+    illegal = land.base.replace(vpp=2)  # pp 1 with vpp 2
+    batch = [
+        Proposal("s", candidate=good),
+        Proposal("s", candidate=good),
+        Proposal("s", candidate=oom),
+        Proposal("s", candidate=illegal),
+        Proposal("s", changes=(("lr", 1.0),)),
+    ]
+    ev = Evaluator(synthetic.evaluate)
+    result = search_landscape(land, ev, Scripted([batch]), Limits(evaluations=10), trace=tmp_path / "t.jsonl")
+    assert [t.verdict for t in result.trials] == [EVALUATED, REPEAT, OOM, ILLEGAL, REFUSED]
+    assert result.evaluations == 1 and ev.computed == 1
+    assert result.trials[1].score == result.trials[0].score
+    assert "over the limit" in result.trials[2].reasons[0]
+    events = [json.loads(line)["event"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert events[0] == "start" and events[-1] == "end"
+    assert events.count("proposal") == 5 and events.count("gate") == 5 and events.count("evaluation") == 1
+    assert events.count("incumbent") == 1
+
+
+@pytest.mark.parametrize("strategy", ["planner", "exhaustive", "random", "evolutionary", "auto"])
+def test_budget_is_respected_and_runs_are_deterministic(strategy: str) -> None:
+    land = synthetic.landscape()
+    a = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=37), seed=5)
+    b = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=37), seed=5)
+    assert a.evaluations <= 37
+    assert [t.candidate for t in a.trials] == [t.candidate for t in b.trials]
+    assert a.best is not None and a.best.score == b.best.score
+    assert all(t.verdict != OOM or not t.charged for t in a.trials)
+
+
+def test_seed_changes_random_runs() -> None:
+    land = synthetic.landscape()
+    a = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=20), seed=1)
+    b = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=20), seed=2)
+    assert [t.candidate for t in a.trials] != [t.candidate for t in b.trials]
+
+
+@pytest.mark.parametrize("strategy", ["exhaustive", "random", "evolutionary", "auto"])
+def test_strategies_reach_the_optimum_given_the_whole_space(strategy: str) -> None:
+    land = synthetic.landscape()
+    result = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=None), seed=3)
+    assert result.best is not None
+    assert result.best.score == pytest.approx(synthetic.optimum(land))
+    assert result.optimum_proven
+
+
+def test_branch_and_bound_proves_the_optimum_early() -> None:
+    land = synthetic.landscape()
+    result = search_landscape(
+        land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=synthetic.upper_bound(land)
+    )
+    assert result.optimum_proven and result.stop_reason == "optimum proven"
+    assert result.best is not None and result.best.score == pytest.approx(synthetic.optimum(land))
+    assert result.evaluations < len(land.fitting) / 2
+
+
+def test_a_failing_bound_turns_pruning_off() -> None:
+    land = synthetic.landscape()
+    upper = synthetic.upper_bound(land, slack=0.5)  # below the real values: not a bound
+    result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper)
+    assert any("bound failed" in n for n in result.notes)
+    assert result.evaluations == len(land.fitting)
+    assert result.best is not None and result.best.score == pytest.approx(synthetic.optimum(land))
+
+
+def test_patience_stops_the_search() -> None:
+    land = synthetic.landscape()
+    result = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=None, patience=15), seed=0)
+    assert result.stop_reason.startswith("no improvement")
+    last_gain = max(t.evaluation_number for t in result.trials if t.verdict == EVALUATED and t is result.best)
+    assert result.evaluations == last_gain + 15
+
+
+def test_minimize_objective_orients_scores() -> None:
+    from primus_lang.ir.space import Objective
+
+    land = synthetic.landscape(objective=Objective("minimize", "step_time"))
+    result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None))
+    assert result.best is not None and result.best.evaluation is not None
+    best_step = min(synthetic.evaluate(land.points[i]).step_time for i in land.fitting)
+    assert result.best.evaluation.step_time == pytest.approx(best_step)
+
+
+def test_rng_streams_are_independent_per_name() -> None:
+    land = synthetic.landscape()
+    s = Search(land, synthetic.evaluator(), Scripted([]), Limits(), seed=9)
+    assert s.rng("a").integers(1 << 30) == s.rng("a").integers(1 << 30)
+    assert s.rng("a").integers(1 << 30) != s.rng("b").integers(1 << 30)
+
+
+def test_ranked_is_best_first_and_distinct() -> None:
+    land = synthetic.landscape()
+    result = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=30), seed=0)
+    ranked = result.ranked(10)
+    scores = [t.score for t in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert len({t.candidate for t in ranked}) == len(ranked) == 10

@@ -1,0 +1,47 @@
+from primus_lang.ir.candidate import Recompute
+from primus_lang.search.gate import coerce_recompute, gate_candidate, gate_changes
+from tests.search import synthetic
+
+
+def test_axis_moves_pass_and_are_coerced() -> None:
+    land = synthetic.landscape()
+    v = gate_changes(land, [("tp", "4"), ("recompute", "full(4)"), ("tp_comm_overlap", "true")], land.base)
+    assert v.allowed, v.reasons
+    assert dict(v.changes) == {"tp": 4, "recompute": Recompute("full", 4), "tp_comm_overlap": True}
+
+
+def test_changing_what_is_trained_is_refused() -> None:
+    land = synthetic.landscape()
+    for name, value in [("gbs", 512), ("seq_len", 8192), ("global_batch_size", 1024), ("lr", 3e-4),
+                        ("moe_router_topk", 4), ("model", "llama")]:
+        v = gate_changes(land, [(name, value)], land.base)
+        assert not v.allowed
+        assert "changes what is trained" in v.reasons[0], (name, v.reasons)
+
+
+def test_unchanged_trained_knob_passes() -> None:
+    land = synthetic.landscape()
+    assert gate_changes(land, [("gbs", 256), ("tp", 2)], land.base).allowed
+
+
+def test_fixed_knob_and_out_of_domain_and_unknown_are_refused() -> None:
+    land = synthetic.landscape()
+    assert "fixed by the space" in gate_changes(land, [("sharding", "fsdp")], land.base).reasons[0]
+    assert "outside the axis domain" in gate_changes(land, [("tp", 16)], land.base).reasons[0]
+    assert "not a knob" in gate_changes(land, [("warp_speed", 9)], land.base).reasons[0]
+    assert "integer" in gate_changes(land, [("tp", "four")], land.base).reasons[0]
+    assert "one of" in gate_changes(land, [("precision", "fp4")], land.base).reasons[0]
+
+
+def test_gate_candidate_compares_every_non_axis_knob() -> None:
+    land = synthetic.landscape()
+    assert gate_candidate(land, land.points[3]).allowed
+    bad = land.points[3].replace(gbs=128, schedule="zbv")
+    reasons = gate_candidate(land, bad).reasons
+    assert any("gbs" in r for r in reasons) and any("schedule" in r for r in reasons)
+
+
+def test_recompute_spellings() -> None:
+    assert coerce_recompute("none") == Recompute()
+    assert coerce_recompute("full(layers: 8, method: uniform)") == Recompute("full", 8, "uniform")
+    assert coerce_recompute({"kind": "full", "layers": 2}) == Recompute("full", 2)
