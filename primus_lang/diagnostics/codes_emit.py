@@ -1,0 +1,60 @@
+"""P7: emission — turning a chosen candidate into launch files for a framework and a launcher."""
+
+from primus_lang.diagnostics.core import register
+
+UNSUPPORTED = register(
+    "P7001",
+    "unsupported-by-target",
+    "the target framework or version cannot express a knob of the candidate",
+    "Emission never silently runs something different from the chosen candidate. If the target cannot\n"
+    "express a knob (the zero-bubble schedule on plain Megatron-LM, DeepEP under a Megatron version\n"
+    "without it, a sliding window on core_v0.12), emission stops.\n\n"
+    "    schedule : zero_bubble          # with  target megatron + slurm\n\n"
+    "Fix: emit for a target that supports it (`--target primus+slurm`), pick another Megatron version\n"
+    "profile (`--var megatron_version=core_v0.16`), or take the knob out of the space.",
+)
+
+UNKNOWN_TARGET = register(
+    "P7002",
+    "unknown-target",
+    "the emission target is not `<framework>+<launcher>`",
+    "Targets are a framework (megatron, primus) and a launcher (slurm, k8s, local) joined by `+`,\n"
+    "for example `--target megatron+slurm` or `target primus + k8s` in the space.",
+)
+
+UNKNOWN_VARIABLE = register(
+    "P7003",
+    "unknown-variable",
+    "an emission variable (`--var name=value`) is not one primusc knows",
+    "Emission variables fill in what the space does not decide: data path, tokenizer, checkpoint\n"
+    "folder, partition, account, time limit, container image, Megatron version profile. `primusc emit\n"
+    "--help` and docs/emit.md list them. A misspelt name is refused rather than ignored.",
+)
+
+BAD_VARIABLE = register(
+    "P7004",
+    "invalid-variable",
+    "an emission variable's value is not acceptable where it is used",
+    "Some values land where quoting cannot protect them (an `#SBATCH` header line, a Kubernetes\n"
+    "object name), or must be one of a few choices (the Megatron version profile, the container\n"
+    "runtime). Control characters such as newlines are refused everywhere.\n\n"
+    "    --var partition='gpu\\n#SBATCH --uid=0'      # refused\n\n"
+    "Fix: pass a plain value of the documented form.",
+)
+
+ILLEGAL_CANDIDATE = register(
+    "P7005",
+    "illegal-candidate",
+    "the candidate breaks a legality rule and is refused before emission",
+    "primusc emits only candidates that pass the same legality rules the checker applies\n"
+    "(divisibility of heads by TP, GBS by MBS x DP, pipeline splits...). The notes list each rule.\n"
+    "Fix: choose another point, for example one that `primusc plan` ranked.",
+)
+
+OUTPUT_NOT_EMPTY = register(
+    "P7006",
+    "output-not-empty",
+    "the output folder already holds files",
+    "`primusc emit --out DIR` refuses to mix new launch files with old ones. Pass `--force` to\n"
+    "replace the files primusc writes, or choose an empty folder.",
+)

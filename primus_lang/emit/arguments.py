@@ -1,0 +1,163 @@
+"""The Megatron-LM arguments of a candidate, as snake_case settings (argparse ``dest`` names).
+
+One table feeds both frameworks: ``profiles`` spells the settings as ``pretrain_gpt.py`` flags for a
+Megatron version, the Primus emitter writes them as experiment-YAML overrides (Primus passes its
+overrides to Megatron's argument parser under the same names). Every value is explicit, because
+Primus's base model config has defaults (SwiGLU on, LayerNorm, allgather dispatcher) that differ
+from Megatron's.
+
+Flag facts: Megatron-LM ``megatron/training/arguments.py`` at core_v0.12.0 and core_v0.16.1, and the
+Megatron-FSDP user guide (docs/discussions/megatron-fsdp-user-guide) for the FSDP flag set.
+"""
+
+from __future__ import annotations
+
+from primus_lang.emit.context import Variables
+from primus_lang.ir import Candidate, Cluster, Model
+
+Setting = bool | int | float | str
+Settings = dict[str, Setting]
+
+_POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
+_NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
+# Transformer Engine's FP8 recipe that keeps E4M3 forward and E5M2 gradients.
+FP8_FORMAT = "hybrid"
+
+
+def moe_layer_pattern(model: Model) -> str | int:
+    """Megatron's ``--moe-layer-freq``: 1 (every layer) or a list expression with dense layers first."""
+    if model.moe is None or model.moe.dense_layers == 0:
+        return 1
+    dense = model.moe.dense_layers
+    return f"([0]*{dense}+[1]*{model.num_layers - dense})"
+
+
+def model_settings(model: Model, seq_len: int) -> Settings:
+    """The architecture: what makes Megatron build exactly this model card."""
+    s: Settings = {
+        "num_layers": model.num_layers,
+        "hidden_size": model.hidden,
+        "ffn_hidden_size": model.ffn_hidden,
+        "num_attention_heads": model.heads,
+        "kv_channels": model.head_dim,
+        "group_query_attention": model.kv_heads != model.heads,
+    }
+    if model.kv_heads != model.heads:
+        s["num_query_groups"] = model.kv_heads
+    s["seq_length"] = seq_len
+    s["max_position_embeddings"] = max(model.max_position_embeddings, seq_len)
+    s["position_embedding_type"] = _POSITIONS[model.position]
+    s["normalization"] = _NORMS[model.norm]
+    s["swiglu"] = model.activation == "swiglu"
+    s["squared_relu"] = model.activation == "squared_relu"
+    s["untie_embeddings_and_output_weights"] = not model.tied_embeddings
+    s["add_bias_linear"] = model.bias
+    s["qk_layernorm"] = model.qk_layernorm
+    # Megatron's default dropout is 0.1; modern pretraining recipes (and the memory account) use none.
+    s["hidden_dropout"] = 0.0
+    s["attention_dropout"] = 0.0
+    if model.sliding_window:
+        s["window_size"] = f"({model.sliding_window},0)"
+        s["window_attn_skip_freq"] = 2
+    if model.mla is not None:
+        s["multi_latent_attention"] = True
+        if model.mla.q_lora_rank:
+            s["q_lora_rank"] = model.mla.q_lora_rank
+        s["kv_lora_rank"] = model.mla.kv_lora_rank
+        s["qk_head_dim"] = model.mla.qk_nope_head_dim
+        s["qk_pos_emb_head_dim"] = model.mla.qk_rope_head_dim
+        s["v_head_dim"] = model.mla.v_head_dim
+    if model.moe is not None:
+        moe = model.moe
+        s["num_experts"] = moe.num_experts
+        s["moe_router_topk"] = moe.top_k
+        s["moe_ffn_hidden_size"] = moe.ffn_hidden
+        if moe.shared_experts:
+            s["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+        s["moe_layer_freq"] = moe_layer_pattern(model)
+        if moe.router_bias:
+            # Aux-loss-free balancing (DeepSeek-V3) keeps a per-expert bias on sigmoid scores.
+            s["moe_router_score_function"] = "sigmoid"
+            s["moe_router_enable_expert_bias"] = True
+        s["moe_grouped_gemm"] = True
+    if model.mtp_layers:
+        s["mtp_num_layers"] = model.mtp_layers
+    return s
+
+
+def parallel_settings(model: Model, cand: Candidate) -> Settings:
+    """Parallel layout, batch, recomputation, sharding, precision and overlap knobs."""
+    s: Settings = {
+        "tensor_model_parallel_size": cand.tp,
+        "pipeline_model_parallel_size": cand.pp,
+    }
+    if cand.vpp > 1:
+        s["num_virtual_stages_per_pipeline_rank"] = cand.vpp
+    s["context_parallel_size"] = cand.cp
+    if cand.cp > 1:
+        s["cp_comm_type"] = cand.cp_comm
+    s["sequence_parallel"] = cand.sp
+    if model.moe is not None:
+        s["expert_model_parallel_size"] = cand.ep
+        s["expert_tensor_parallel_size"] = cand.expert_tp
+        s["moe_token_dispatcher_type"] = cand.moe_dispatcher
+        if cand.moe_dispatcher == "flex":
+            s["moe_flex_dispatcher_backend"] = "deepep"
+        s["overlap_moe_expert_parallel_comm"] = cand.ep_comm_overlap
+    s["micro_batch_size"] = cand.mbs
+    s["global_batch_size"] = cand.gbs
+    if cand.recompute.kind == "selective":
+        s["recompute_granularity"] = "selective"
+    elif cand.recompute.kind == "full":
+        s["recompute_granularity"] = "full"
+        s["recompute_method"] = cand.recompute.method
+        s["recompute_num_layers"] = cand.recompute.layers
+    s["use_distributed_optimizer"] = cand.sharding in ("dist_opt", "fsdp")
+    if cand.sharding == "fsdp":
+        s["use_megatron_fsdp"] = True
+        s["data_parallel_sharding_strategy"] = "optim_grads_params"
+        s["gradient_accumulation_fusion"] = False
+    s["overlap_grad_reduce"] = cand.overlap_grad_reduce
+    s["overlap_param_gather"] = cand.overlap_param_gather and cand.sharding != "none"
+    s["bf16"] = True
+    if cand.precision == "fp8":
+        s["fp8_format"] = FP8_FORMAT
+        s["fp8_recipe"] = cand.fp8_recipe
+    s["attention_backend"] = "flash" if cand.attention == "flash" else "unfused"
+    s["tp_comm_overlap"] = cand.tp_comm_overlap
+    if cand.main_grad_dtype != "fp32" or cand.optimizer_dtype != "fp32":
+        s["use_precision_aware_optimizer"] = True
+        s["main_grads_dtype"] = cand.main_grad_dtype
+        s["exp_avg_dtype"] = cand.optimizer_dtype
+        s["exp_avg_sq_dtype"] = cand.optimizer_dtype
+    return s
+
+
+def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
+    """Training-run plumbing: iterations, learning rate, data, tokenizer, checkpoints."""
+    s: Settings = {"train_iters": int(v.train_iters), "lr": float(v.lr)}
+    if v.data_path:
+        s["data_path"] = v.data_path
+    else:
+        s["mock_data"] = True
+    s["tokenizer_type"] = v.tokenizer_type
+    if v.tokenizer_model:
+        s["tokenizer_model"] = v.tokenizer_model
+    else:
+        s["vocab_size"] = model.vocab
+    if v.checkpoint_dir:
+        s["save"] = v.checkpoint_dir
+        s["load"] = v.checkpoint_dir
+    if cand.sharding == "fsdp":
+        s["ckpt_format"] = "fsdp_dtensor"
+    return s
+
+
+def megatron_settings(model: Model, cluster: Cluster, cand: Candidate, v: Variables) -> Settings:
+    """All settings, in a stable order: architecture, then parallelism, then the run."""
+    _ = cluster  # the layout's world size reaches Megatron through the launcher, not an argument
+    settings: Settings = {}
+    settings.update(model_settings(model, cand.seq_len))
+    settings.update(parallel_settings(model, cand))
+    settings.update(run_settings(model, cand, v))
+    return settings

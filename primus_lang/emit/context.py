@@ -1,0 +1,185 @@
+"""What emission needs beyond the candidate: provenance, projected figures, and user variables.
+
+Variables fill in what a space does not decide (data, tokenizer, checkpoints, scheduler account,
+container). Each has a default, a documentation line and a validator; unknown names and values
+that could escape their quoting are diagnostics, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+from primus_lang import __version__
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, UNKNOWN_VARIABLE
+
+MEGATRON_VERSIONS = ("core_v0.16", "core_v0.12")
+CONTAINERS = ("none", "pyxis", "docker", "podman")
+SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
+
+# A Kubernetes object name (RFC 1123 label); also safe unquoted in an #SBATCH line. 50 leaves room
+# for the "-scripts" suffix of the ConfigMap under the 63-character limit.
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")
+_SLURM_WORD = re.compile(r"[A-Za-z0-9_.,+-]{1,128}")
+_SLURM_TIME = re.compile(r"(\d+-)?\d+(:\d{1,2}){0,2}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@frozen
+class EmitContext:
+    """Provenance and figures recorded in the manifest, plus the user's ``--var`` settings."""
+
+    primusc_version: str = __version__
+    source_name: str = ""
+    source_sha256: str = ""
+    projection: dict[str, Any] = field(factory=dict)  # plain data: step time, tokens/s/GPU, MFU...
+    memory: dict[str, Any] = field(factory=dict)  # plain data: the per-rank byte account
+    variables: dict[str, str] = field(factory=dict)
+
+
+def _choice(choices: tuple[str, ...]) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(choices)}"
+
+    return check
+
+
+def _pattern(regex: re.Pattern[str], form: str) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        return None if value == "" or regex.fullmatch(value) else f"must be {form}"
+
+    return check
+
+
+def _positive_int(upper: int) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        if value.isdigit() and 0 < int(value) <= upper:
+            return None
+        return f"must be a whole number from 1 to {upper}"
+
+    return check
+
+
+def _real(value: str) -> str | None:
+    try:
+        float(value)
+    except ValueError:
+        return "must be a number such as 3.0e-4"
+    return None
+
+
+def _any(_: str) -> str | None:
+    return None
+
+
+@frozen
+class Variable:
+    name: str
+    default: str
+    doc: str
+    check: Callable[[str], str | None] = _any
+
+
+VARIABLES: dict[str, Variable] = {
+    v.name: v
+    for v in (
+        Variable("job_name", "", "job / Kubernetes object name (default: the space's name)",
+                 _pattern(_LABEL, "lowercase letters, digits and '-', at most 50 characters")),
+        Variable("data_path", "", "Megatron --data-path prefix (empty: --mock-data)"),
+        Variable("tokenizer_model", "", "tokenizer name or path (empty: NullTokenizer of the model's vocab)"),
+        Variable("tokenizer_type", "", "Megatron tokenizer type (default: HuggingFaceTokenizer with a model)"),
+        Variable("checkpoint_dir", "", "--save/--load folder (empty: no checkpoints)"),
+        Variable("train_iters", "100", "training iterations", _positive_int(10**9)),
+        Variable("lr", "1.0e-4", "peak learning rate", _real),
+        Variable("partition", "", "Slurm partition (empty: the cluster default)",
+                 _pattern(_SLURM_WORD, "a Slurm partition name")),
+        Variable("account", "", "Slurm account (empty: the user default)",
+                 _pattern(_SLURM_WORD, "a Slurm account name")),
+        Variable("time_limit", "01:00:00", "Slurm time limit ([D-]HH:MM:SS)",
+                 _pattern(_SLURM_TIME, "a Slurm time such as 04:00:00 or 1-00:00:00")),
+        Variable("slurm_gpus", "gpus-per-node", "how sbatch asks for GPUs", _choice(SLURM_GPU_REQUESTS)),
+        Variable("container", "none", "container runtime for Slurm (pyxis, docker, podman)", _choice(CONTAINERS)),
+        Variable("container_image", "", "container image (required for k8s and Slurm containers)"),
+        Variable("megatron_version", "core_v0.16", "Megatron-LM flag profile", _choice(MEGATRON_VERSIONS)),
+        Variable("megatron_dir", "/workspace/Megatron-LM", "Megatron-LM checkout on the nodes"),
+        Variable("primus_dir", "/workspace/Primus", "Primus checkout on the nodes"),
+        Variable("master_port", "29500", "rendezvous TCP port", _positive_int(65535)),
+        Variable("namespace", "default", "Kubernetes namespace",
+                 _pattern(_LABEL, "a Kubernetes namespace name")),
+    )
+}
+
+
+@frozen
+class Variables:
+    """The resolved variables, one attribute per entry of ``VARIABLES``."""
+
+    job_name: str
+    data_path: str
+    tokenizer_model: str
+    tokenizer_type: str
+    checkpoint_dir: str
+    train_iters: str
+    lr: str
+    partition: str
+    account: str
+    time_limit: str
+    slurm_gpus: str
+    container: str
+    container_image: str
+    megatron_version: str
+    megatron_dir: str
+    primus_dir: str
+    master_port: str
+    namespace: str
+
+
+def _bad(name: str, value: str, why: str) -> Diagnostic:
+    return Diagnostic(BAD_VARIABLE, f"variable `{name}` = {value!r} {why}", help=f"docs/emit.md describes `{name}`")
+
+
+def default_job_name(space_name: str) -> str:
+    """A label derived from the space's name: lowercase, '-' for anything else, trimmed."""
+    label = re.sub(r"[^a-z0-9]+", "-", space_name.lower()).strip("-")[:50].strip("-")
+    return label or "primusc"
+
+
+def resolve_variables(given: Mapping[str, str], space_name: str) -> Variables:
+    """Check every ``--var`` against the table and fill in the defaults."""
+    problems: list[Diagnostic] = []
+    values: dict[str, str] = {name: v.default for name, v in VARIABLES.items()}
+    for name, value in sorted(given.items()):
+        var = VARIABLES.get(name)
+        if var is None:
+            problems.append(
+                Diagnostic(
+                    UNKNOWN_VARIABLE,
+                    f"unknown emission variable `{name}`",
+                    help="known variables: " + ", ".join(sorted(VARIABLES)),
+                )
+            )
+            continue
+        if _CONTROL.search(value):
+            problems.append(_bad(name, value, "contains a control character (newline, tab, escape...)"))
+            continue
+        why = var.check(value)
+        if why is not None:
+            problems.append(_bad(name, value, why))
+            continue
+        values[name] = value
+    if problems:
+        raise CompileError(problems)
+    if not values["job_name"]:
+        values["job_name"] = default_job_name(space_name)
+    if not values["tokenizer_type"]:
+        values["tokenizer_type"] = "HuggingFaceTokenizer" if values["tokenizer_model"] else "NullTokenizer"
+    return Variables(**values)
+
+
+def variable_names() -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(Variables))

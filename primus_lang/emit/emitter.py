@@ -1,0 +1,170 @@
+"""``emit(space, cand, target, context) -> {relative path: text}``: a pure function of its inputs.
+
+Steps: parse the target, resolve the variables, refuse an illegal candidate, collect what the
+framework or launcher cannot express (all of it, then stop with P7001), render the templates, and
+add ``manifest.json`` recording what was emitted and from what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from typing import Any
+
+import attrs
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, ILLEGAL_CANDIDATE, UNKNOWN_TARGET, UNSUPPORTED
+from primus_lang.emit.context import EmitContext, Variables, resolve_variables
+from primus_lang.emit.environment import collective_library, environment
+from primus_lang.emit.frameworks import FRAMEWORKS, Framework
+from primus_lang.emit.launchers import LAUNCHERS, Launcher
+from primus_lang.emit.templating import render
+from primus_lang.ir import Candidate, Space
+from primus_lang.ir.serialize import to_data
+
+NODE_SCRIPT = "node.sh"
+MANIFEST = "manifest.json"
+TARGETS = tuple(f"{f}+{launcher}" for f in FRAMEWORKS for launcher in LAUNCHERS)
+
+
+def parse_target(target: str) -> tuple[type[Framework], type[Launcher]]:
+    framework, _, launcher = target.replace(" ", "").partition("+")
+    if framework not in FRAMEWORKS or launcher not in LAUNCHERS:
+        raise CompileError(
+            Diagnostic(
+                UNKNOWN_TARGET,
+                f"unknown emission target `{target}`",
+                help="targets: " + ", ".join(TARGETS),
+            )
+        )
+    return FRAMEWORKS[framework], LAUNCHERS[launcher]
+
+
+def refuse_illegal(space: Space, cand: Candidate) -> None:
+    """Run the checker's legality rules; an illegal candidate never reaches a template."""
+    try:
+        check = importlib.import_module("primus_lang.check")
+    except ModuleNotFoundError as err:  # the checker is another stage; until it lands, nothing to run
+        if err.name != "primus_lang.check":
+            raise
+        return
+    legality = getattr(check, "legality", None)
+    if legality is None:
+        return
+    violations = list(legality(space, cand))
+    if not violations:
+        return
+    diags = [v for v in (getattr(x, "diagnostic", None) for x in violations) if isinstance(v, Diagnostic)]
+    if len(diags) == len(violations):
+        raise CompileError(diags)
+    raise CompileError(
+        Diagnostic(
+            ILLEGAL_CANDIDATE,
+            f"candidate `{cand.label()}` is illegal and was not emitted",
+            notes=tuple(str(getattr(v, "message", v)) for v in violations),
+        )
+    )
+
+
+def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dict[str, Any]:
+    return {
+        "version": ctx.primusc_version,
+        "source": ctx.source_name or "<python>",
+        "sha256": ctx.source_sha256 or "-",
+        "space": space.name,
+        "target": target,
+        "label": cand.label(),
+    }
+
+
+def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
+    ctx = context or EmitContext()
+    framework_cls, launcher_cls = parse_target(target)
+    variables = resolve_variables(ctx.variables, space.name)
+    refuse_illegal(space, cand)
+    framework = framework_cls(space.model, space.cluster, cand, variables)
+    launcher = launcher_cls(space.cluster, variables)
+    problems = framework.unsupported() + launcher.unsupported()
+    if problems:
+        raise CompileError(
+            [
+                Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}", help="see `primusc explain-code P7001`")
+                for p in problems
+            ]
+        )
+    missing = launcher.missing()
+    if missing:
+        raise CompileError(
+            [
+                Diagnostic(BAD_VARIABLE, f"the {launcher.NAME} launcher needs variable `{name}`",
+                           help=f"pass `--var {name}=...`")
+                for name in missing
+            ]
+        )
+    return _render(space, cand, target, ctx, framework, launcher, variables)
+
+
+def _render(
+    space: Space,
+    cand: Candidate,
+    target: str,
+    ctx: EmitContext,
+    framework: Framework,
+    launcher: Launcher,
+    variables: Variables,
+) -> dict[str, str]:
+    cluster = space.cluster
+    values: dict[str, Any] = {
+        "header": _header(space, cand, target, ctx),
+        "v": variables,
+        "nodes": cluster.nodes,
+        "gpus_per_node": cluster.gpus_per_node,
+        "world": cluster.world,
+        "vendor": cluster.gpu.vendor,
+        "collective": collective_library(cluster),
+        "env": environment(cluster, cand),
+        "program_template": framework.PROGRAM_TEMPLATE,
+        "framework": framework.NAME,
+    }
+    values.update(framework.render_values())
+    files: dict[str, str] = {}
+    for path, template in framework.TEMPLATES.items():
+        files[path] = render(template, **values)
+    files[NODE_SCRIPT] = render("common/node.sh.j2", **values)
+    values["files"] = dict(files)
+    for path, template in launcher.TEMPLATES.items():
+        files[path] = render(template, **values)
+    files[MANIFEST] = manifest(space, cand, target, ctx, variables, files, launcher)
+    return dict(sorted(files.items()))
+
+
+def manifest(
+    space: Space,
+    cand: Candidate,
+    target: str,
+    ctx: EmitContext,
+    variables: Variables,
+    files: dict[str, str],
+    launcher: Launcher,
+) -> str:
+    data = {
+        "primusc_version": ctx.primusc_version,
+        "source": {"file": ctx.source_name, "sha256": ctx.source_sha256},
+        "target": target,
+        "space": space.name,
+        "model": space.model.name,
+        "cluster": {"name": space.cluster.name, "nodes": space.cluster.nodes,
+                    "gpus_per_node": space.cluster.gpus_per_node, "gpu": space.cluster.gpu.name},
+        "candidate": to_data(cand),
+        "label": cand.label(),
+        "projection": ctx.projection,
+        "memory": ctx.memory,
+        "variables": attrs.asdict(variables),
+        "files": {
+            path: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "executable": path in launcher.EXECUTABLE}
+            for path, text in sorted(files.items())
+        },
+    }
+    return json.dumps(data, indent=2, ensure_ascii=True) + "\n"

@@ -1,0 +1,114 @@
+"""Frameworks: what each node runs. One class per framework, capability flags first (sqlglot style).
+
+A framework turns the candidate into settings (``arguments``), refuses what it cannot express, and
+names the templates that render its program: the bash fragment defining ``WORKDIR``, ``SCRIPT`` and
+``ARGS`` for the per-node script, plus any files of its own (Primus's experiment YAML).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import yaml
+
+from primus_lang.emit.arguments import Settings, megatron_settings
+from primus_lang.emit.context import Variables
+from primus_lang.emit.profiles import PROFILES, Profile
+from primus_lang.ir import Candidate, Cluster, Model
+
+# Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
+PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
+
+
+class Framework:
+    NAME: ClassVar[str] = ""
+    SUPPORTED_SCHEDULES: ClassVar[frozenset[str]] = frozenset({"1f1b", "interleaved"})
+    SUPPORTED_ACTIVATIONS: ClassVar[frozenset[str]] = frozenset({"swiglu", "gelu", "squared_relu"})
+    # Megatron's --disable-bias-linear covers every linear layer: experts cannot differ.
+    SUPPORTS_SEPARATE_EXPERT_BIAS: ClassVar[bool] = False
+    PROGRAM_TEMPLATE: ClassVar[str] = ""
+    # output path -> template, for files only this framework writes
+    TEMPLATES: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables) -> None:
+        self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
+        self.profile: Profile = PROFILES[variables.megatron_version]
+        self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables))
+
+    def preprocess(self, settings: Settings) -> Settings:
+        return self.profile.extras(settings)
+
+    def unsupported(self) -> list[str]:
+        """Why the candidate cannot be expressed exactly; empty when it can."""
+        out: list[str] = []
+        if self.cand.schedule not in self.SUPPORTED_SCHEDULES:
+            out.append(f"`schedule` = {self.cand.schedule}: {self.NAME} has no such pipeline schedule")
+        if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
+            out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
+        moe = self.model.moe
+        if moe is not None and moe.expert_bias != self.model.bias and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
+            out.append("`moe.expert_bias` differs from `bias`: Megatron switches biases for all linears at once")
+        out += self.profile.problems(self.settings)
+        return list(dict.fromkeys(out))
+
+    def render_values(self) -> dict[str, Any]:
+        return {}
+
+
+class Megatron(Framework):
+    NAME = "megatron"
+    PROGRAM_TEMPLATE = "megatron/program.sh.j2"
+
+    def render_values(self) -> dict[str, Any]:
+        return {"args": self.profile.argv(self.settings)}
+
+
+class Primus(Framework):
+    NAME = "primus"
+    SUPPORTED_SCHEDULES = frozenset({"1f1b", "interleaved", "zero_bubble", "zbv"})
+    PROGRAM_TEMPLATE = "primus/program.sh.j2"
+    TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
+
+    def preprocess(self, settings: Settings) -> Settings:
+        out = super().preprocess(settings)
+        algorithm = PRIMUS_PP_ALGORITHMS.get(self.cand.schedule)
+        if algorithm is not None:
+            out["patch_primus_pipeline"] = True
+            out["pp_algorithm"] = algorithm
+            if self.cand.schedule == "zbv":
+                # ZBV places two model chunks per rank in a V (Primus: VPP must be 2).
+                out["num_virtual_stages_per_pipeline_rank"] = 2
+        return out
+
+    def overrides(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for dest, value in self.settings.items():
+            flag = self.profile.renames.get(dest)
+            key = flag[2:].replace("-", "_") if flag else dest
+            # Primus's trainer config names the training corpus train_data_path.
+            out["train_data_path" if key == "data_path" else key] = value
+        return out
+
+    def experiment(self) -> dict[str, Any]:
+        return {
+            "work_group": "primusc",
+            "user_name": "primusc",
+            "exp_name": self.variables.job_name,
+            "workspace": "./output",
+            "modules": {
+                "pre_trainer": {
+                    "framework": "megatron",
+                    "config": "pre_trainer.yaml",
+                    # Primus's generic decoder card; every architecture field is overridden below.
+                    "model": "language_model.yaml",
+                    "overrides": self.overrides(),
+                }
+            },
+        }
+
+    def render_values(self) -> dict[str, Any]:
+        text = yaml.safe_dump(self.experiment(), sort_keys=False, allow_unicode=False, width=10**6)
+        return {"experiment_yaml": text}
+
+
+FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus)}

@@ -1,0 +1,50 @@
+"""The Jinja2 environment every emitter renders with.
+
+``StrictUndefined`` makes a missing value an error instead of an empty string; ``sh`` quotes a
+value for the shell (every value that reaches a shell goes through it); ``json`` writes a YAML/JSON
+scalar; ``comment`` keeps text on one line so it cannot leave a ``#`` comment.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+from typing import Any
+
+import jinja2
+
+from primus_lang.resources import data_dir
+
+
+def shell_quote(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def json_scalar(value: object) -> str:
+    # JSON scalars are valid YAML flow scalars; ASCII escapes keep the files plain.
+    return json.dumps(value, ensure_ascii=True)
+
+
+def one_line(value: object) -> str:
+    return json.dumps(str(value), ensure_ascii=True)[1:-1]
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data_dir("emitters"))),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["sh"] = shell_quote
+    env.filters["json"] = json_scalar
+    env.filters["comment"] = one_line
+    return env
+
+
+def render(template: str, **values: Any) -> str:
+    return environment().get_template(template).render(**values)
