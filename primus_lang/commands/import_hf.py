@@ -1,0 +1,53 @@
+"""``primusc import-hf config.json``: write a model card in the language from a Hugging Face config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import BAD_VALUE, OUTPUT_EXISTS
+from primus_lang.hfimport import card_name, map_config, read_config, render_card
+from primus_lang.hfimport.render import check_name
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import-hf",
+        help="write a model card (.prx) from a Hugging Face config.json",
+        description="Map a Hugging Face config.json (llama, mistral, mixtral, qwen3, qwen3_moe, "
+        "deepseek_v2/v3, gpt_oss, nemotron) to a model card; refuse what the IR cannot express.",
+    )
+    p.add_argument("config", help="path of the model's config.json")
+    p.add_argument("--name", help="the card's name (default: from the Hub id or the folder)")
+    p.add_argument("--out", help="write the card here instead of standard output")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.add_argument("--seq-len", type=int, help="the card's default training sequence length")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not args.force:
+        raise CompileError(
+            Diagnostic(
+                OUTPUT_EXISTS,
+                f"`{out}` exists; not overwriting it",
+                help="pass `--force` to replace it, or choose another `--out`",
+            )
+        )
+    config = read_config(args.config)
+    name = check_name(args.name) if args.name else card_name(config)
+    if args.seq_len is not None and args.seq_len <= 0:
+        raise CompileError(
+            Diagnostic(BAD_VALUE, f"`--seq-len` is {args.seq_len}, expected a positive integer")
+        )
+    imported = map_config(config, name, seq_len=args.seq_len)
+    text = render_card(imported, args.config)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote model card `{name}` to {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,450 @@
+"""Hugging Face config fields → the IR ``Model``, one small function per architecture family.
+
+Each family reads exactly the fields whose meaning it knows; whatever changes the model's shape but
+has no IR field is refused (P3104/P3105), whatever does not change parameters, FLOPs or memory is
+recorded in ``Imported.notes`` so the card can say what it leaves out.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import (
+    BAD_VALUE,
+    HYBRID_ARCHITECTURE,
+    MISSING_FIELD,
+    UNKNOWN_MODEL_TYPE,
+    UNSUPPORTED_FEATURE,
+)
+from primus_lang.hfimport.config import HfConfig, Reader
+from primus_lang.ir.model import Mla, Model, Moe
+
+# Without a training length in the config, a card defaults to the context the model was pre-trained
+# at (RoPE scaling's original length) or, failing that, this many tokens capped by the longest position.
+DEFAULT_SEQ_LEN = 4096
+
+
+@frozen
+class Imported:
+    """The mapped card and the human-readable list of what it approximates or leaves out."""
+
+    model: Model
+    model_type: str
+    notes: tuple[str, ...] = ()
+
+
+Fields = dict[str, Any]
+
+
+# --- refusals -----------------------------------------------------------------------------------
+HYBRID_MODEL_TYPES = frozenset(
+    {
+        "bamba",
+        "falcon_h1",
+        "falcon_mamba",
+        "granitemoehybrid",
+        "jamba",
+        "lfm2",
+        "mamba",
+        "mamba2",
+        "nemotron_h",
+        "plamo2",
+        "qwen3_next",
+        "recurrent_gemma",
+        "rwkv",
+        "zamba",
+        "zamba2",
+    }
+)
+# Keys that only hybrid or state-space configs carry.
+_HYBRID_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
+_HYBRID_KEYS = frozenset({"hybrid_override_pattern", "layers_block_type", "attn_layer_period", "block_types"})
+_ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "attention"})
+
+
+def _refuse_hybrid(config: HfConfig) -> None:
+    data = config.data
+    mt = config.model_type
+    evidence = ""
+    key = "model_type"
+    if mt in HYBRID_MODEL_TYPES:
+        evidence = f"`model_type` `{mt}` is a hybrid state-space / linear-attention family"
+    else:
+        for k in data:
+            if k in _HYBRID_KEYS or k.startswith(_HYBRID_KEY_PREFIXES):
+                evidence, key = f"the config has `{k}`, a field of hybrid state-space models", k
+                break
+        layer_types = data.get("layer_types")
+        if not evidence and isinstance(layer_types, list):
+            odd = sorted({str(t) for t in layer_types} - _ATTENTION_LAYER_TYPES)
+            if odd:
+                evidence, key = f"`layer_types` lists non-attention layers ({', '.join(odd)})", "layer_types"
+    if evidence:
+        raise CompileError(
+            Diagnostic(
+                HYBRID_ARCHITECTURE,
+                f"cannot import a hybrid model: {evidence}",
+                span=config.span_of(key),
+                help="primusc models transformers whose every layer is attention + MLP/MoE; "
+                "write no card for this model rather than a wrong one",
+            )
+        )
+
+
+def _unsupported(config: HfConfig, key: str, message: str, help: str) -> CompileError:
+    return CompileError(Diagnostic(UNSUPPORTED_FEATURE, message, span=config.span_of(key), help=help))
+
+
+# --- shared pieces ------------------------------------------------------------------------------
+def _attention(r: Reader) -> Fields:
+    heads = r.count("num_attention_heads", "the attention head count")
+    hidden = r.count("hidden_size", "the model width")
+    kv_heads = r.count("num_key_value_heads", "the KV head count", default=heads)
+    head_dim = r.count("head_dim", "the per-head width", default=0)
+    if head_dim == 0 and heads and hidden:
+        if hidden % heads:
+            why = f"the per-head width (hidden_size {hidden} is not a multiple of {heads} heads)"
+            r.problems.append(r.config.missing("head_dim", why))
+        head_dim = hidden // heads
+    if heads and kv_heads and heads % kv_heads:
+        r.problems.append(
+            r.config.bad("num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads})")
+        )
+    return {
+        "num_layers": r.count("num_hidden_layers", "the layer count"),
+        "hidden": hidden,
+        "heads": heads,
+        "kv_heads": kv_heads,
+        "head_dim": head_dim,
+        "vocab": r.count("vocab_size", "the vocabulary size"),
+        "max_position_embeddings": r.count("max_position_embeddings", "the longest position"),
+        # Every family mapped here defaults to untied embeddings in transformers.
+        "tied_embeddings": r.flag("tie_word_embeddings", False),
+    }
+
+
+def _gated_activation(r: Reader) -> str:
+    act = r.text("hidden_act", "silu")
+    if act in ("silu", "swish"):
+        return "swiglu"
+    raise _unsupported(
+        r.config,
+        "hidden_act",
+        f"gated MLP with `hidden_act` `{act}` has no IR activation (only SwiGLU is gated)",
+        "write the card by hand; a GeGLU MLP has SwiGLU's shapes, so `activation = swiglu` with a "
+        "comment is the closest faithful card",
+    )
+
+
+_PLAIN_ACTIVATIONS = {
+    "relu2": "squared_relu",
+    "squared_relu": "squared_relu",
+    "relu": "relu",
+    "gelu": "gelu",
+    "gelu_new": "gelu",
+    "gelu_pytorch_tanh": "gelu",
+    "gelu_fast": "gelu",
+}
+
+
+def _plain_activation(r: Reader) -> str:
+    act = r.text("hidden_act", "relu2")
+    if act in _PLAIN_ACTIVATIONS:
+        return _PLAIN_ACTIVATIONS[act]
+    raise _unsupported(
+        r.config, "hidden_act", f"`hidden_act` `{act}` has no IR activation", "write the card by hand"
+    )
+
+
+def _rope_notes(r: Reader, notes: list[str]) -> int:
+    """Record the RoPE settings the IR leaves out; return the pre-training length they imply (0: none)."""
+    theta = r.config.data.get("rope_theta")
+    scaling = r.mapping("rope_scaling")
+    original = scaling.get("original_max_position_embeddings")
+    kind = scaling.get("rope_type", scaling.get("type"))
+    parts = []
+    if theta is not None:
+        parts.append(f"rope_theta {theta}")
+    if kind:
+        factor = scaling.get("factor")
+        parts.append(f"{kind} RoPE scaling" + (f" (factor {factor})" if factor is not None else ""))
+    if parts:
+        notes.append(" and ".join(parts) + " not represented (no effect on parameters, FLOPs or memory)")
+    initial = r.config.data.get("initial_context_length")
+    for value in (original, initial):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return 0
+
+
+def _seq_len(r: Reader, fields: Fields, pretrain_len: int, override: int | None, notes: list[str]) -> None:
+    max_pos = int(fields["max_position_embeddings"])
+    if override is not None:
+        fields["seq_len"] = override
+    elif pretrain_len:
+        fields["seq_len"] = min(pretrain_len, max_pos) if max_pos else pretrain_len
+        notes.append(f"seq_len {fields['seq_len']}: the pre-training context before RoPE scaling")
+    else:
+        fields["seq_len"] = min(DEFAULT_SEQ_LEN, max_pos) if max_pos else DEFAULT_SEQ_LEN
+        notes.append(
+            f"seq_len {fields['seq_len']}: a default (the config names no training length); spaces may override it"
+        )
+
+
+def _full_sliding_window(r: Reader, fields: Fields, key: str, notes: list[str]) -> None:
+    """A window on every layer: harmless when training never exceeds it, unrepresentable otherwise."""
+    window = r.config.data.get(key)
+    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+        return
+    seq = int(fields["seq_len"])
+    if window < seq:
+        raise _unsupported(
+            r.config,
+            key,
+            f"sliding-window attention of {window} tokens on every layer is shorter than seq_len {seq}",
+            "the IR's `sliding_window` means alternating layers; import with `--seq-len` at most the "
+            "window, or write the card by hand",
+        )
+    notes.append(f"{key} {window} left out: no longer than seq_len {seq}, so the window never binds")
+
+
+def _biases(r: Reader, fields: Fields, notes: list[str]) -> None:
+    attention = r.flag("attention_bias", False)
+    mlp = r.flag("mlp_bias", False)
+    fields["bias"] = attention or mlp
+    if attention != mlp:
+        which = "attention" if attention else "MLP"
+        notes.append(
+            f"only the {which} linears carry biases; `bias = true` also counts the others' (a few vectors)"
+        )
+
+
+# --- families -----------------------------------------------------------------------------------
+def _llama(r: Reader, fields: Fields, notes: list[str]) -> None:
+    fields["ffn_hidden"] = r.count("intermediate_size", "the MLP width")
+    fields["activation"] = _gated_activation(r)
+    fields["norm"] = "rmsnorm"
+    _biases(r, fields, notes)
+
+
+def _mistral(r: Reader, fields: Fields, notes: list[str]) -> None:
+    _llama(r, fields, notes)
+    _full_sliding_window(r, fields, "sliding_window", notes)
+
+
+def _qwen3(r: Reader, fields: Fields, notes: list[str]) -> None:
+    _llama(r, fields, notes)
+    fields["qk_layernorm"] = True
+    if r.flag("use_sliding_window", False):
+        _full_sliding_window(r, fields, "sliding_window", notes)
+
+
+def _mixtral(r: Reader, fields: Fields, notes: list[str]) -> None:
+    _mistral(r, fields, notes)
+    fields["moe"] = Moe(
+        num_experts=r.count("num_local_experts", "the expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=fields["ffn_hidden"],
+    )
+    notes.append("every layer is MoE: ffn_hidden repeats the expert width and is unused")
+
+
+def _dense_prefix(r: Reader, key: str, num_layers: int) -> int:
+    """A list of dense layer indices the IR can express only as a leading block 0..k-1."""
+    layers = r.config.data.get(key) or []
+    if not isinstance(layers, list) or not all(isinstance(i, int) for i in layers):
+        r.problems.append(r.config.bad(key, layers, "a list of layer indices"))
+        return 0
+    if sorted(layers) != list(range(len(layers))):
+        raise _unsupported(
+            r.config,
+            key,
+            f"dense layers {layers} are not a leading block; the IR puts dense layers first",
+            "write the card by hand and say in a comment which layers it moves",
+        )
+    return min(len(layers), num_layers)
+
+
+def _qwen3_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
+    _qwen3(r, fields, notes)
+    if r.count("decoder_sparse_step", "the MoE layer period", default=1) != 1:
+        raise _unsupported(
+            r.config,
+            "decoder_sparse_step",
+            "MoE on every n-th layer (decoder_sparse_step > 1) cannot be expressed",
+            "the IR supports MoE on all layers after a dense prefix",
+        )
+    shared = r.count("shared_expert_intermediate_size", "the shared-expert width", default=0, minimum=0)
+    fields["moe"] = Moe(
+        num_experts=r.count("num_experts", "the expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=r.count("moe_intermediate_size", "the expert width"),
+        shared_experts=1 if shared else 0,
+        shared_ffn_hidden=shared,
+        dense_layers=_dense_prefix(r, "mlp_only_layers", int(fields["num_layers"])),
+    )
+    if r.config.data.get("norm_topk_prob") is not None:
+        notes.append("norm_topk_prob not represented (routing weights only)")
+    notes.append("ffn_hidden is the config's intermediate_size, used only by dense layers")
+
+
+def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
+    fields["ffn_hidden"] = r.count("intermediate_size", "the dense MLP width of the first layers")
+    fields["activation"] = _gated_activation(r)
+    fields["norm"] = "rmsnorm"
+    _biases(r, fields, notes)
+    if r.count("moe_layer_freq", "the MoE layer period", default=1) != 1:
+        raise _unsupported(
+            r.config,
+            "moe_layer_freq",
+            "MoE on every n-th layer (moe_layer_freq > 1) cannot be expressed",
+            "the IR supports MoE on all layers after a dense prefix",
+        )
+    moe_width = r.count("moe_intermediate_size", "the expert width")
+    shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
+    fields["moe"] = Moe(
+        num_experts=r.count("n_routed_experts", "the routed-expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=moe_width,
+        shared_experts=shared,
+        shared_ffn_hidden=moe_width if shared else 0,
+        dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
+    )
+    v_head_dim = r.count("v_head_dim", "the MLA value width")
+    fields["mla"] = Mla(
+        kv_lora_rank=r.count("kv_lora_rank", "the MLA KV latent width"),
+        qk_nope_head_dim=r.count("qk_nope_head_dim", "the MLA query/key width without RoPE"),
+        qk_rope_head_dim=r.count("qk_rope_head_dim", "the MLA query/key width with RoPE"),
+        v_head_dim=v_head_dim,
+        q_lora_rank=r.count("q_lora_rank", "the MLA query latent width", default=0, minimum=0),
+    )
+    # MLA ignores kv_channels; the stdlib's deepseek_v3 card records the value width there too.
+    fields["head_dim"] = v_head_dim
+    fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
+    routing = [
+        f"{k} {r.config.data[k]}"
+        for k in ("scoring_func", "topk_method", "n_group", "topk_group", "routed_scaling_factor")
+        if r.config.data.get(k) is not None
+    ]
+    if routing:
+        notes.append("routing details not represented: " + ", ".join(routing))
+
+
+def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
+    width = r.count("intermediate_size", "the expert width")
+    fields["ffn_hidden"] = width
+    fields["activation"] = _gated_activation(r)
+    fields["norm"] = "rmsnorm"
+    fields["bias"] = r.flag("attention_bias", True)
+    top_k_key = "num_experts_per_tok" if r.config.has("num_experts_per_tok") else "experts_per_token"
+    fields["moe"] = Moe(
+        num_experts=r.count("num_local_experts", "the expert count"),
+        top_k=r.count(top_k_key, "the routing top-k"),
+        ffn_hidden=width,
+        router_bias=True,
+        expert_bias=True,
+    )
+    window = r.count("sliding_window", "the sliding-window width", default=0, minimum=0)
+    layer_types = r.config.data.get("layer_types")
+    if window and isinstance(layer_types, list) and layer_types:
+        sliding = sum(1 for t in layer_types if t == "sliding_attention")
+        if 2 * sliding != len(layer_types):
+            raise _unsupported(
+                r.config,
+                "layer_types",
+                f"{sliding} of {len(layer_types)} layers use the sliding window; the IR means every other layer",
+                "write the card by hand",
+            )
+    fields["sliding_window"] = window
+    notes.append("learned attention sinks left out (one logit per head and layer)")
+    if r.config.data.get("swiglu_limit") is not None:
+        notes.append(f"clamped SwiGLU (swiglu_limit {r.config.data['swiglu_limit']}) recorded as swiglu")
+    notes.append("every layer is MoE: ffn_hidden repeats the expert width and is unused")
+
+
+def _nemotron(r: Reader, fields: Fields, notes: list[str]) -> None:
+    fields["ffn_hidden"] = r.count("intermediate_size", "the MLP width")
+    fields["activation"] = _plain_activation(r)
+    fields["norm"] = "layernorm"
+    _biases(r, fields, notes)
+    partial = r.config.data.get("partial_rotary_factor")
+    if partial is not None and partial != 1:
+        notes.append(f"RoPE on a {partial} share of each head recorded as rope (no parameter change)")
+    notes.append("layernorm1p recorded as layernorm (same shapes)")
+
+
+Family = Callable[[Reader, Fields, list[str]], None]
+
+FAMILIES: dict[str, Family] = {
+    "llama": _llama,
+    "mistral": _mistral,
+    "mixtral": _mixtral,
+    "qwen3": _qwen3,
+    "qwen3_moe": _qwen3_moe,
+    "deepseek_v2": _deepseek,
+    "deepseek_v3": _deepseek,
+    "gpt_oss": _gpt_oss,
+    "nemotron": _nemotron,
+}
+SUPPORTED_MODEL_TYPES = tuple(sorted(FAMILIES))
+
+
+def _family(config: HfConfig) -> Family:
+    mt = config.data.get("model_type")
+    if mt is None:
+        raise CompileError(
+            Diagnostic(
+                MISSING_FIELD,
+                f"`{config.file}` has no `model_type`, so its architecture is unknown",
+                help=f'add `"model_type": ...`; supported: {", ".join(SUPPORTED_MODEL_TYPES)}',
+            )
+        )
+    if not isinstance(mt, str):
+        raise CompileError(
+            Diagnostic(
+                BAD_VALUE, f"`model_type` is {mt!r}, expected a string", span=config.span_of("model_type")
+            )
+        )
+    if mt not in FAMILIES:
+        close = difflib.get_close_matches(mt, SUPPORTED_MODEL_TYPES, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        raise CompileError(
+            Diagnostic(
+                UNKNOWN_MODEL_TYPE,
+                f"cannot import `model_type` `{mt}`: no mapping for this architecture",
+                span=config.span_of("model_type"),
+                help=f"{hint}supported: {', '.join(SUPPORTED_MODEL_TYPES)}; otherwise write the card by hand",
+            )
+        )
+    return FAMILIES[mt]
+
+
+def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Imported:
+    """Map ``config`` to a model card named ``name``; ``seq_len`` overrides the default training length."""
+    _refuse_hybrid(config)
+    family = _family(config)
+    r = Reader(config)
+    notes: list[str] = []
+    fields = _attention(r)
+    fields["attention_dropout"] = _dropout(r)
+    pretrain_len = _rope_notes(r, notes)
+    _seq_len(r, fields, pretrain_len, seq_len, notes)
+    family(r, fields, notes)
+    r.done()
+    origin = config.data.get("_name_or_path")
+    where = f"{origin} config.json" if isinstance(origin, str) and origin else config.file
+    source = f"{where} (primusc import-hf)".replace('"', "'").replace("\\", "/")
+    return Imported(Model(name=name, source=source, **fields), config.model_type, tuple(notes))
+
+
+def _dropout(r: Reader) -> float:
+    value = r.config.data.get("attention_dropout", 0.0)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        r.problems.append(r.config.bad("attention_dropout", value, "a probability in [0, 1)"))
+        return 0.0
+    return float(value)

@@ -1,0 +1,141 @@
+"""An imported ``Model`` as ``.prx`` text, laid out like the stdlib cards."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import BAD_CARD_NAME
+from primus_lang.hfimport.config import HfConfig
+from primus_lang.hfimport.mapping import Imported
+from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.quantity import Kind, kind_of
+
+# Fields every card states even at their default, so a reader never has to know the IR's defaults.
+_ALWAYS = frozenset(
+    {
+        "num_layers",
+        "hidden",
+        "ffn_hidden",
+        "heads",
+        "kv_heads",
+        "head_dim",
+        "vocab",
+        "seq_len",
+        "max_position_embeddings",
+        "activation",
+        "norm",
+        "position",
+        "tied_embeddings",
+    }
+)
+_SKIP = frozenset({"name", "source", "span"})
+# Words the grammar reserves; a card with one of these names could not be referred to.
+_KEYWORDS = frozenset(
+    {
+        "import",
+        "model",
+        "gpu",
+        "cluster",
+        "space",
+        "on",
+        "let",
+        "require",
+        "fits",
+        "memory",
+        "budget",
+        "strategy",
+        "target",
+        "assume",
+        "maximize",
+        "minimize",
+        "when",
+        "step",
+        "and",
+        "or",
+        "not",
+        "in",
+        "true",
+        "false",
+    }
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_name(name: str) -> str:
+    if not _IDENT.fullmatch(name) or name in _KEYWORDS:
+        raise CompileError(
+            Diagnostic(
+                BAD_CARD_NAME,
+                f"`{name}` cannot name a model card",
+                help="use letters, digits and `_`, starting with a letter (e.g. `llama3_1_70b`), and no keyword",
+            )
+        )
+    return name
+
+
+def card_name(config: HfConfig) -> str:
+    """A name from the Hub id (``meta-llama/Llama-3.1-70B`` → ``llama_3_1_70b``) or the folder."""
+    origin = config.data.get("_name_or_path")
+    base = origin if isinstance(origin, str) and origin.strip() else ""
+    if not base:
+        path = Path(config.file)
+        base = path.parent.name if path.stem == "config" and path.parent.name else path.stem
+    base = base.rstrip("/").rsplit("/", 1)[-1]
+    name = re.sub(r"[^a-z0-9]+", "_", base.lower()).strip("_") or "imported"
+    if name[0].isdigit() or name in _KEYWORDS:
+        name = "m_" + name
+    return name
+
+
+def _value(kind: Kind, value: Any) -> str:
+    if kind is Kind.FLAG:
+        return "true" if value else "false"
+    if kind is Kind.TEXT:
+        return '"' + str(value).replace('"', "'").replace("\\", "/") + '"'
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _lines(obj: Model | Moe | Mla, indent: str, always: frozenset[str]) -> list[str]:
+    out: list[str] = []
+    blocks: list[tuple[str, Moe | Mla]] = []
+    for f in attrs.fields(type(obj)):
+        if f.name in _SKIP:
+            continue
+        value = getattr(obj, f.name)
+        kind = kind_of(f)
+        if kind is Kind.BLOCK:
+            if value is not None:
+                blocks.append((f.name, value))
+            continue
+        required = f.default is attrs.NOTHING
+        if required or f.name in always or value != f.default:
+            out.append(f"{indent}{f.name} = {_value(kind, value)}")
+    # The stdlib writes attention (mla) before the MLP (moe); keep that order.
+    for name, block in sorted(blocks, key=lambda b: 0 if b[0] == "mla" else 1):
+        out.append(f"{indent}{name} {{")
+        out.extend(_lines(block, indent + "  ", frozenset()))
+        out.append(f"{indent}}}")
+    return out
+
+
+def render_card(imported: Imported, config_file: str) -> str:
+    model = imported.model
+    head = [
+        f"# Model card written by `primusc import-hf` from {config_file} (model_type `{imported.model_type}`).",
+        "# Check it against the model's paper or code before relying on it.",
+    ]
+    if imported.notes:
+        head.append("# Approximations and settings left out:")
+        head.extend(f"#   - {note}" for note in imported.notes)
+    body = [f"model {check_name(model.name)} {{"]
+    body.extend(_lines(model, "  ", _ALWAYS))
+    body.append(f"  source = {_value(Kind.TEXT, model.source)}")
+    body.append("}")
+    return "\n".join([*head, "", *body]) + "\n"
