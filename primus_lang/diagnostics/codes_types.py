@@ -1,0 +1,104 @@
+"""P3: types, units and domains (a value of the wrong kind, unit or shape)."""
+
+from primus_lang.diagnostics.core import register
+
+WRONG_UNIT = register(
+    "P3001",
+    "wrong-unit",
+    "a unit of the wrong kind for the field (bandwidth where bytes are expected)",
+    "Each field holds one kind of quantity: bytes (GB, GiB), bandwidth (GB/s, Gbps), FLOP/s (TFLOP/s), "
+    "time (us, ms, s, min) or a fraction (0.55 or 55%). `hbm_capacity = 192 GB/s` is refused.",
+)
+MISSING_UNIT = register(
+    "P3002",
+    "missing-unit",
+    "a bare number where the field needs a unit",
+    "Write the unit: `hbm_capacity = 192 GB`, not `192`. GB (10^9) and GiB (2^30) differ by 7%.",
+)
+UNEXPECTED_UNIT = register(
+    "P3003",
+    "unexpected-unit",
+    "a unit on a field that holds a plain count or number",
+    "Counts (layers, heads, GPUs) take a bare integer: `num_layers = 80`.",
+)
+NOT_INTEGER = register(
+    "P3004",
+    "not-an-integer",
+    "a fractional or negative number where a count is expected",
+    "Counts are non-negative integers; `1_000` and `1e3` are accepted, `2.5` is not.",
+)
+BAD_ENUM = register(
+    "P3005",
+    "bad-enum-value",
+    "a name that is not one of the field's values",
+    "Enum fields take one of a fixed set of bare names (`precision : bf16 | fp8`); the message lists them.",
+)
+EMPTY_DOMAIN = register(
+    "P3006",
+    "empty-domain",
+    "an axis whose domain holds no value",
+    "`8 .. 1`, `pow2(3 .. 3)` or `full(layers: 5 .. 4)` are empty; an axis needs at least one value.",
+)
+WRONG_TYPE = register(
+    "P3007",
+    "wrong-value-type",
+    "a value of the wrong shape (a string for a number, a block for a name)",
+    "The message says what the field expects. Strings are only for `source` and other text fields.",
+)
+MISSING_FIELD = register(
+    "P3008",
+    "missing-field",
+    "a definition lacks a field that has no default",
+    "Required fields must be set (a model's num_layers, hidden, ...; a GPU's peak_bf16, hbm_capacity, ...; "
+    "a space's model and gbs).",
+)
+OUT_OF_RANGE = register(
+    "P3009",
+    "value-out-of-range",
+    "a value outside the range its field allows (a fraction above 100%, a zero count)",
+    "Fractions are between 0 and 1 (0% and 100%); sizes and counts that divide things must be positive.",
+)
+BAD_STEP = register(
+    "P3010",
+    "bad-range-step",
+    "a range with a step that is zero or negative",
+    "Write `lo .. hi step s` with s >= 1: `cp : 1 .. 8 step 2` is 1, 3, 5, 7.",
+)
+NOT_A_BLOCK = register(
+    "P3011",
+    "block-mismatch",
+    "a nested block for a field that is not a block, or a plain value for one that is",
+    "Blocks are written `moe { num_experts = 8; ... }`; plain fields `num_layers = 80`.",
+)
+MISPLACED_STATEMENT = register(
+    "P3012",
+    "statement-not-allowed-here",
+    "a statement that the enclosing block kind does not take",
+    "Axes, `let`, `require`, `fits`, objectives, budgets, `strategy`, `target` and `assume` belong in a "
+    "`space`; models, GPUs and clusters hold `field = value` and nested blocks only.",
+)
+BAD_ARGUMENTS = register(
+    "P3013",
+    "bad-arguments",
+    "a call with the wrong number or kind of arguments",
+    "`full(layers: D, method: D)` (or `full(8)`, `full(8, uniform)`), `pow2(lo .. hi)`, "
+    "`divides(a, b)`, `min(a, b, ...)`, `max(a, b, ...)`.",
+)
+DOMAIN_TOO_LARGE = register(
+    "P3014",
+    "domain-too-large",
+    "an axis with more values than any search can use",
+    "One axis may hold at most 100,000 values; use a step or `pow2(...)` to thin a range.",
+)
+CONDITION_CYCLE = register(
+    "P3015",
+    "condition-cycle",
+    "conditional axes whose `when` conditions depend on each other in a circle",
+    "`a : ... when b > 1` and `b : ... when a > 1` cannot be ordered; make one of them unconditional.",
+)
+BAD_EXPRESSION = register(
+    "P3016",
+    "bad-expression",
+    "an expression that cannot be evaluated (a tuple outside `in`, a string in arithmetic)",
+    "Expressions combine numbers, knobs and names with + - * / // %, comparisons, and/or/not, `in (..)`.",
+)

@@ -1,0 +1,418 @@
+"""Files → ``Program``/``Space``: imports, the names each file sees, inheritance with overrides."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics import codes_names as N
+from primus_lang.diagnostics import codes_syntax as S
+from primus_lang.diagnostics import codes_types as T
+from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.model import Model
+from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.space import Program, Space
+from primus_lang.ir.span import Span
+from primus_lang.lower.space import lower_space
+from primus_lang.lower.values import block_class, count, describe, fail, scalar, unit_quantity
+from primus_lang.resources import data_dir
+from primus_lang.syntax import ast, parse
+
+CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster}
+KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
+
+
+def _head_dim(v: dict[str, Any]) -> Any:
+    return v["hidden"] // v["heads"] if v.get("heads") else None
+
+
+# Fields a definition may leave out because they follow from others (Megatron's own defaults).
+DERIVED_DEFAULTS: dict[type, dict[str, Any]] = {
+    Model: {
+        "kv_heads": lambda v: v.get("heads"),
+        "head_dim": lambda v: _head_dim(v) if "hidden" in v else None,
+        "max_position_embeddings": lambda v: v.get("seq_len"),
+    }
+}
+
+
+@attrs.define(eq=False)
+class Entry:
+    kind: str
+    definition: ast.Definition
+    module: LoadedModule
+    value: Any = None
+
+
+@attrs.define(eq=False)
+class LoadedModule:
+    file: str
+    base_dir: Path
+    tree: ast.Module
+    local: dict[str, Entry] = attrs.field(factory=dict)
+    visible: dict[str, Entry] = attrs.field(factory=dict)
+
+
+def display_name(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def stdlib_modules() -> list[str]:
+    try:
+        root = data_dir("stdlib")
+    except FileNotFoundError:
+        return []
+    return sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.prx"))
+
+
+class Loader:
+    """One compilation: every file is read and bound once; definitions are lowered on first use."""
+
+    def __init__(self) -> None:
+        self.modules: dict[Path, LoadedModule] = {}
+        self.stack: list[tuple[Path, str]] = []
+        self.resolving: set[int] = set()
+
+    # ---- files -------------------------------------------------------------------------------
+    def load_path(self, path: Path, span: Span | None = None, shown: str | None = None) -> LoadedModule:
+        key = path.resolve()
+        on_stack = [k for k, _ in self.stack]
+        if key in on_stack:
+            chain = [name for _, name in self.stack[on_stack.index(key) :]] + [shown or display_name(path)]
+            raise fail(
+                N.IMPORT_CYCLE,
+                "import cycle: " + " → ".join(f"`{c}`" for c in chain),
+                span,
+                help="move the shared definitions into a file that both import",
+            )
+        if key in self.modules:
+            return self.modules[key]
+        name = shown or display_name(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise fail(
+                N.UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}", span, help="check the path"
+            ) from None
+        return self._bind(parse(data, name), key, name)
+
+    def load_text(self, text: str, file: str) -> LoadedModule:
+        base = Path(file).parent if not file.startswith("<") else Path.cwd()
+        key = (base / Path(file).name).resolve() if not file.startswith("<") else base / file
+        return self._bind(parse(text, file), key, file)
+
+    def _bind(self, tree: ast.Module, key: Path, name: str) -> LoadedModule:
+        module = LoadedModule(name, key.parent, tree)
+        self.stack.append((key, name))
+        try:
+            self._bind_names(module)
+        finally:
+            self.stack.pop()
+        self.modules[key] = module
+        return module
+
+    def _bind_names(self, module: LoadedModule) -> None:
+        errors: list[Diagnostic] = []
+        for item in module.tree.items:
+            if isinstance(item, ast.Definition):
+                if item.name in module.local:
+                    errors.append(
+                        self._duplicate(item.name, item.name_span, module.local[item.name].definition.span)
+                    )
+                    continue
+                entry = Entry(item.kind, item, module)
+                module.local[item.name] = entry
+                module.visible[item.name] = entry
+        for item in module.tree.items:
+            if not isinstance(item, ast.Import):
+                continue
+            try:
+                self._import(module, item)
+            except CompileError as err:
+                errors.extend(err.diagnostics)
+        if errors:
+            raise CompileError(errors)
+
+    def _duplicate(self, name: str, span: Span | None, first: Span | None) -> Diagnostic:
+        return Diagnostic(
+            N.DUPLICATE_DEFINITION,
+            f"`{name}` is defined twice",
+            span,
+            help=f"the first definition is at {first}; rename one" if first else "rename one",
+        )
+
+    def _import(self, module: LoadedModule, imp: ast.Import) -> None:
+        if imp.path:
+            path = module.base_dir / imp.source
+            if not path.is_file():
+                raise fail(N.UNKNOWN_MODULE, f"no file `{imp.source}` next to `{module.file}`", imp.span)
+            shown = None
+        else:
+            modules = stdlib_modules()
+            if imp.source not in modules:
+                close = difflib.get_close_matches(imp.source, modules, n=1)
+                hint = f"did you mean `{close[0]}`?" if close else "stdlib modules: " + ", ".join(modules)
+                raise fail(N.UNKNOWN_MODULE, f"no stdlib module `{imp.source}`", imp.span, help=hint)
+            path = data_dir("stdlib").joinpath(*imp.source.split(".")).with_suffix(".prx")
+            shown = f"<stdlib>/{imp.source.replace('.', '/')}.prx"
+        other = self.load_path(path, imp.span, shown)
+        names = list(other.local) if imp.names is None else list(imp.names)
+        for name in names:
+            entry = other.visible.get(name)
+            if entry is None:
+                close = difflib.get_close_matches(name, list(other.visible), n=1)
+                hint = f"did you mean `{close[0]}`?" if close else "it defines: " + ", ".join(other.local)
+                raise fail(N.NOT_EXPORTED, f"`{other.file}` defines no `{name}`", imp.span, help=hint)
+            existing = module.visible.get(name)
+            if existing is not None and existing is not entry:
+                raise CompileError(self._duplicate(name, imp.span, existing.definition.span))
+            module.visible[name] = entry
+
+    # ---- names -------------------------------------------------------------------------------
+    def resolve(self, module: LoadedModule, name: str, kind: str, span: Span | None) -> Any:
+        entry = module.visible.get(name)
+        if entry is None:
+            same = [n for n, e in module.visible.items() if e.kind == kind]
+            close = difflib.get_close_matches(name, same or list(module.visible), n=1)
+            hint = (
+                f"did you mean `{close[0]}`?" if close else f"define it or import it (`import ... ({name})`)"
+            )
+            raise fail(N.UNKNOWN_NAME, f"no {kind} named `{name}`", span, help=hint)
+        if entry.kind != kind:
+            raise fail(
+                N.WRONG_KIND,
+                f"`{name}` is a {entry.kind}, but a {kind} is expected here",
+                span,
+                help=f"`{name}` is defined at {entry.definition.name_span}",
+            )
+        return self.value_of(entry)
+
+    def value_of(self, entry: Entry) -> Any:
+        if entry.value is not None:
+            return entry.value
+        d = entry.definition
+        if id(entry) in self.resolving:
+            raise fail(N.INHERITANCE_CYCLE, f"`{d.name}` inherits from itself", d.name_span)
+        self.resolving.add(id(entry))
+        try:
+            if d.kind == "space":
+                entry.value = lower_space(self, entry.module, d)
+            else:
+                if d.on is not None:
+                    raise fail(
+                        T.MISPLACED_STATEMENT, f"only a space takes `on`; `{d.name}` is a {d.kind}", d.span
+                    )
+                cls = CLASSES[d.kind]
+                base: dict[str, Any] = {}
+                if d.base is not None:
+                    base = fields_of(self.resolve(entry.module, d.base, d.kind, d.name_span))
+                entry.value = self.build(cls, d.body, base, entry.module, {"name": d.name, "span": d.span}, d)
+        finally:
+            self.resolving.discard(id(entry))
+        return entry.value
+
+    def reference(self, module: LoadedModule, value: ast.Value, cls: type, what: str) -> Any:
+        """A REF value: a name, or ``name { overrides }``."""
+        kind = KIND_OF_CLASS[cls]
+        if isinstance(value, ast.Ident):
+            return self.resolve(module, value.name, kind, value.span)
+        if isinstance(value, ast.Override):
+            base = self.resolve(module, value.base, kind, value.span)
+            fixed = {"name": base.name, "span": base.span}
+            return self.build(cls, value.body, fields_of(base), module, fixed, None)
+        raise fail(T.WRONG_TYPE, f"`{what}` takes the name of a {kind}, not {describe(value)}", value.span)
+
+    # ---- blocks ------------------------------------------------------------------------------
+    def build(
+        self,
+        cls: type,
+        block: ast.Block,
+        base: dict[str, Any],
+        module: LoadedModule,
+        fixed: dict[str, Any],
+        d: ast.Definition | None,
+    ) -> Any:
+        fields = {f.name: f for f in attrs.fields(cls) if f.name not in ("name", "span")}
+        values = dict(base)
+        seen: dict[str, ast.Stmt] = {}
+        errors: list[Diagnostic] = []
+        what = cls.__name__.lower()
+        for st in block.stmts:
+            try:
+                if not isinstance(st, ast.Assign | ast.Nested):
+                    raise fail(
+                        T.MISPLACED_STATEMENT,
+                        f"a {what} block holds only `field = value` and nested blocks",
+                        st.span,
+                        help="axes (`knob : a | b`), `let`, `require` and goals belong in a `space`"
+                        if isinstance(st, ast.AxisStmt)
+                        else "move this statement into a `space`",
+                    )
+                if st.name in seen:
+                    raise fail(
+                        N.DUPLICATE_FIELD,
+                        f"`{st.name}` is set twice",
+                        st.span,
+                        help=f"first at {seen[st.name].span}",
+                    )
+                seen[st.name] = st
+                special = SPECIAL.get((cls, st.name))
+                if special is not None and isinstance(st, ast.Assign):
+                    values.update(special(st.value))
+                    continue
+                f = fields.get(st.name)
+                if f is None:
+                    candidates = list(fields) + [name for (c, name) in SPECIAL if c is cls]
+                    close = difflib.get_close_matches(st.name, candidates, n=1)
+                    hint = (
+                        f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
+                    )
+                    raise fail(N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", st.span, help=hint)
+                kind = kind_of(f)
+                if isinstance(st, ast.Nested):
+                    if kind is not Kind.BLOCK:
+                        raise fail(
+                            T.NOT_A_BLOCK,
+                            f"`{st.name}` is not a block",
+                            st.span,
+                            help=f"write `{st.name} = value`",
+                        )
+                    sub = block_class(cls, f.name)
+                    prev = values.get(f.name)
+                    values[f.name] = self.build(
+                        sub, st.body, fields_of(prev) if prev is not None else {}, module, {}, None
+                    )
+                elif kind is Kind.REF:
+                    values[f.name] = self.reference(module, st.value, block_class(cls, f.name), f.name)
+                elif kind is Kind.BLOCK:
+                    raise fail(
+                        T.NOT_A_BLOCK, f"`{st.name}` is a block", st.span, help=f"write `{st.name} {{ ... }}`"
+                    )
+                else:
+                    values[f.name] = scalar(f, st.value)
+            except CompileError as err:
+                errors.extend(err.diagnostics)
+        if errors:
+            raise CompileError(errors)
+        for name, rule in DERIVED_DEFAULTS.get(cls, {}).items():
+            if name not in values:
+                v = rule(values)
+                if v is not None:
+                    values[name] = v
+        values.update(fixed)
+        missing = [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING and f.name not in values]
+        if missing:
+            where = d.name_span if d is not None else block.span
+            title = f"`{d.name}`" if d is not None else f"this {what} block"
+            raise fail(
+                T.MISSING_FIELD,
+                f"{title} does not set {', '.join(f'`{m}`' for m in missing)}",
+                where,
+                help=f"a {what} needs "
+                + ", ".join(
+                    f.name
+                    for f in attrs.fields(cls)
+                    if f.default is attrs.NOTHING and f.name not in ("name", "span")
+                ),
+            )
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as exc:
+            raise fail(T.WRONG_TYPE, f"invalid {what}: {exc}", block.span) from None
+
+
+def _nic(value: ast.Value) -> dict[str, Any]:
+    """``nic = 8 x 400 Gbps`` sets the NIC count and each NIC's bandwidth."""
+    if isinstance(value, ast.Times):
+        return {
+            "nics_per_node": count(value.count, "nic"),
+            "nic_bandwidth": unit_quantity(value.each, Kind.BANDWIDTH, "nic"),
+        }
+    if isinstance(value, ast.Quantity) and value.unit is not None:
+        return {"nic_bandwidth": unit_quantity(value, Kind.BANDWIDTH, "nic")}
+    raise fail(T.WRONG_TYPE, "`nic` takes `COUNT x BANDWIDTH`", value.span, help="e.g. `nic = 8 x 400 Gbps`")
+
+
+SPECIAL: dict[tuple[type, str], Any] = {(Cluster, "nic"): _nic}
+
+
+def fields_of(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in attrs.fields(type(obj)) if f.name not in ("name", "span")}
+
+
+# ---- public API ------------------------------------------------------------------------------
+def _program(loader: Loader, module: LoadedModule) -> Program:
+    if not module.tree.items:
+        raise CompileError(
+            Diagnostic(
+                S.EMPTY_FILE,
+                f"`{module.file}` defines nothing",
+                help="check the path; the file has no definitions",
+            )
+        )
+    out: dict[str, list[Any]] = {"model": [], "gpu": [], "cluster": [], "space": []}
+    errors: list[Diagnostic] = []
+    for entry in module.local.values():
+        try:
+            out[entry.kind].append(loader.value_of(entry))
+        except CompileError as err:
+            errors.extend(d for d in err.diagnostics if d not in errors)
+    if errors:
+        raise CompileError(errors)
+    return Program(
+        module.file,
+        tuple(out["model"]),
+        tuple(out["gpu"]),
+        tuple(out["cluster"]),
+        tuple(out["space"]),
+    )
+
+
+def load_program(path: str | os.PathLike[str]) -> Program:
+    """Read, resolve and lower one file and everything it imports."""
+    loader = Loader()
+    return _program(loader, loader.load_path(Path(path), None, str(path)))
+
+
+def loads_program(text: str, file: str = "<input>") -> Program:
+    loader = Loader()
+    return _program(loader, loader.load_text(text, file))
+
+
+def pick_space(program: Program, name: str | None = None) -> Space:
+    names = [s.name for s in program.spaces]
+    if name is not None:
+        for s in program.spaces:
+            if s.name == name:
+                return s
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else ("spaces: " + ", ".join(names) if names else "")
+        raise CompileError(Diagnostic(N.UNKNOWN_SPACE, f"`{program.file}` has no space `{name}`", help=hint))
+    if len(program.spaces) == 1:
+        return program.spaces[0]
+    if not program.spaces:
+        raise CompileError(
+            Diagnostic(
+                N.NO_SPACE, f"`{program.file}` defines no space", help="add `space NAME on CLUSTER { ... }`"
+            )
+        )
+    raise CompileError(
+        Diagnostic(
+            N.NO_SPACE,
+            f"`{program.file}` defines {len(names)} spaces",
+            help="choose one with `--space`: " + ", ".join(names),
+        )
+    )
+
+
+def load_space(path: str | os.PathLike[str], name: str | None = None) -> Space:
+    return pick_space(load_program(path), name)
