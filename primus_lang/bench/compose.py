@@ -1,0 +1,98 @@
+"""Compose a full training step from a reduced model's measured blocks (the upscale half).
+
+Per micro-batch and pipeline chunk: the measured layer forward and backward times the layers the
+chunk holds (recomputed layers at their measured recompute cost), the embedding/head/loss block on
+its stage, the tensor-parallel collectives of each layer. The schedule simulator turns those into
+the pipeline's makespan; the data-parallel gradient all-reduce (measured or restored) and the
+measured optimizer tail are added once per step.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from primus_lang.bench.database import ProfileDB
+from primus_lang.bench.downscale import BlockShape, BlockTimes, block_times, tail_time
+from primus_lang.bench.gpt import layer_params, outer_params
+from primus_lang.bench.oracle import BenchmarkOracle
+from primus_lang.bench.runtime import DeviceInfo
+from primus_lang.ir import Candidate, Cluster, Model
+
+
+@frozen
+class DownscaledStep:
+    step_time: float
+    pipeline: float  # the schedule's makespan (forward/backward of every micro-batch)
+    grad_sync: float  # data-parallel gradient all-reduce, exposed
+    tail: float  # gradient buffer, optimizer, weight copy
+    bubble: float
+    blocks: BlockTimes
+    measured_now: bool  # True when this call ran the reduced model (nothing cached)
+    collective_sources: tuple[tuple[str, str], ...] = ()
+
+
+def _chunk_layers(layers: int, stages: int) -> list[int]:
+    base, extra = divmod(layers, stages)
+    return [base + (1 if i < extra else 0) for i in range(stages)]
+
+
+def project_downscaled(
+    model: Model, cluster: Cluster, cand: Candidate, db: ProfileDB, device: DeviceInfo, oracle: BenchmarkOracle,
+) -> DownscaledStep:
+    from primus_lang.project.collectives import group_layout
+    from primus_lang.project.ops import Collective, Group
+    from primus_lang.project.schedule import simulate
+
+    world = cluster.world
+    dp, m = cand.dp(world), cand.microbatches(world)
+    pp, vpp = cand.pp, cand.vpp if cand.schedule in ("interleaved",) else (2 if cand.schedule == "zbv" else 1)
+    blocks, measured = block_times(BlockShape(model, cand.tp, cand.mbs, cand.seq_len), db, device)
+    sources: list[tuple[str, str]] = []
+
+    def coll(kind: str, size: int, group: Group) -> float:
+        op = Collective(kind, size, group)
+        seconds = oracle.collective(op)
+        sources.append((f"{kind} {size} B over {group.size}", oracle.sources[op.key]))
+        return seconds
+
+    act_bytes = cand.mbs * cand.seq_len * model.hidden * 2
+    tp_fwd = tp_bwd = 0.0
+    if cand.tp > 1:
+        # two all-reduces per layer each way (reduce-scatter + all-gather with SP: the same ring cost)
+        one = coll("all_reduce", act_bytes, group_layout(cand.tp, 1, cluster.domain))
+        tp_fwd = tp_bwd = 2 * one
+    split = _chunk_layers(model.num_layers, pp * vpp)
+    full_left = [cand.recompute.layers if cand.recompute.kind == "full" else 0 for _ in range(pp)]
+    fwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
+    bwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
+    for c in range(vpp):
+        for s in range(pp):
+            n = split[c * pp + s]
+            full = min(n, full_left[s])
+            full_left[s] -= full
+            plain_kind = "selective" if cand.recompute.kind == "selective" else "none"
+            f = n * (blocks.layer_f + tp_fwd)
+            b = (n - full) * (blocks.layer(plain_kind) - blocks.layer_f) + full * (blocks.layer_fb_full - blocks.layer_f)
+            b += n * tp_bwd
+            fwd[s][c], bwd[s][c] = f, b
+    # embedding, output layer and loss: measured together, placed on the last stage (the head dominates)
+    fwd[pp - 1][vpp - 1] += blocks.outer_f
+    bwd[pp - 1][vpp - 1] += blocks.outer_fb - blocks.outer_f
+    p2p = 0.0
+    if pp > 1:
+        stride = cand.tp * cand.cp * dp
+        p2p = coll("p2p", act_bytes // max(1, cand.tp if cand.sp else 1), group_layout(2, stride, cluster.domain))
+    zeros = [[0.0] * vpp for _ in range(pp)]
+    sched = simulate(cand.schedule, pp, m, fwd, bwd, zeros, p2p)
+    stage_layers = max(sum(split[c * pp + s] for c in range(vpp)) for s in range(pp))
+    params = stage_layers * layer_params(model, cand.tp) + outer_params(model, cand.tp)
+    sync = 0.0
+    if dp > 1:
+        sync = coll("all_reduce", 4 * params, group_layout(dp, cand.tp * cand.cp, cluster.domain))
+        if cand.overlap_grad_reduce:
+            sync = max(0.0, sync - max(sched.last_backward))
+    tail = tail_time(model, stage_layers, cand.tp, db, device)
+    return DownscaledStep(
+        sched.makespan + sync + tail, sched.makespan, sync, tail, sched.bubble_fraction, blocks, measured,
+        tuple(sources),
+    )

@@ -1,0 +1,143 @@
+"""The profile database: one SQLite file of measurements, keyed by who measured them and what.
+
+Every row carries the device key (device name, runtime, driver and torch versions), so one file can
+serve several machines and a driver upgrade never silently reuses stale numbers. Rows are shared by
+every space and model whose operators have the same (op, shape, dtype).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from primus_lang.bench.kernels import KernelSpec
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_bench import PROFILE_DB
+
+SCHEMA_VERSION = "1"
+DEFAULT_DB = Path("~/.cache/primusc/profile.sqlite")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kernels (
+    device TEXT NOT NULL, op TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+    seconds REAL NOT NULL, minimum REAL NOT NULL, repeats INTEGER NOT NULL, measured_at REAL NOT NULL,
+    PRIMARY KEY (device, op, shape, dtype));
+CREATE TABLE IF NOT EXISTS collectives (
+    device TEXT NOT NULL, backend TEXT NOT NULL, op TEXT NOT NULL, ranks INTEGER NOT NULL,
+    bytes INTEGER NOT NULL, seconds REAL NOT NULL, measured_at REAL NOT NULL,
+    PRIMARY KEY (device, backend, op, ranks, bytes));
+CREATE TABLE IF NOT EXISTS blocks (
+    device TEXT NOT NULL, key TEXT NOT NULL, timings TEXT NOT NULL, measured_at REAL NOT NULL,
+    PRIMARY KEY (device, key));
+"""
+
+
+@frozen
+class KernelRow:
+    spec: KernelSpec
+    seconds: float
+    minimum: float
+    repeats: int
+
+
+@frozen
+class CollectiveRow:
+    op: str
+    ranks: int
+    bytes: int
+    seconds: float
+
+
+class ProfileDB:
+    """A thin, typed wrapper over the SQLite file (``:memory:`` for tests)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path)
+            self._conn.executescript(_SCHEMA)
+            found = self._conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if found is None:
+                self._conn.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                self._conn.commit()
+            elif found[0] != SCHEMA_VERSION:
+                raise sqlite3.DatabaseError(f"schema version {found[0]}, this primusc reads {SCHEMA_VERSION}")
+        except (sqlite3.Error, OSError) as exc:
+            raise CompileError(
+                Diagnostic(PROFILE_DB, f"cannot use `{self.path}` as a profile database", notes=(str(exc),))
+            ) from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # kernels -------------------------------------------------------------------------------------
+    def kernel(self, device: str, spec: KernelSpec) -> KernelRow | None:
+        row = self._conn.execute(
+            "SELECT seconds, minimum, repeats FROM kernels WHERE device=? AND op=? AND shape=? AND dtype=?",
+            (device, spec.op, spec.shape_text, spec.dtype),
+        ).fetchone()
+        return None if row is None else KernelRow(spec, row[0], row[1], row[2])
+
+    def put_kernel(self, device: str, row: KernelRow) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO kernels VALUES (?,?,?,?,?,?,?,?)",
+            (device, row.spec.op, row.spec.shape_text, row.spec.dtype, row.seconds, row.minimum, row.repeats,
+             time.time()),
+        )
+        self._conn.commit()
+
+    def kernels(self, device: str, op: str, dtype: str) -> Iterator[KernelRow]:
+        """Every measured shape of one operator and dtype: the neighbours interpolation draws on."""
+        for shape, seconds, minimum, repeats in self._conn.execute(
+            "SELECT shape, seconds, minimum, repeats FROM kernels WHERE device=? AND op=? AND dtype=?",
+            (device, op, dtype),
+        ):
+            dims = tuple(int(d) for d in shape.split("x"))
+            yield KernelRow(KernelSpec(op, dims, dtype), seconds, minimum, repeats)
+
+    def count_kernels(self, device: str | None = None) -> int:
+        if device is None:
+            return int(self._conn.execute("SELECT COUNT(*) FROM kernels").fetchone()[0])
+        return int(self._conn.execute("SELECT COUNT(*) FROM kernels WHERE device=?", (device,)).fetchone()[0])
+
+    # collectives ---------------------------------------------------------------------------------
+    def put_collectives(self, device: str, backend: str, rows: Iterable[CollectiveRow]) -> None:
+        now = time.time()
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO collectives VALUES (?,?,?,?,?,?,?)",
+            [(device, backend, r.op, r.ranks, r.bytes, r.seconds, now) for r in rows],
+        )
+        self._conn.commit()
+
+    def collectives(self, device: str, backend: str) -> list[CollectiveRow]:
+        return [
+            CollectiveRow(op, ranks, size, seconds)
+            for op, ranks, size, seconds in self._conn.execute(
+                "SELECT op, ranks, bytes, seconds FROM collectives WHERE device=? AND backend=? "
+                "ORDER BY op, ranks, bytes",
+                (device, backend),
+            )
+        ]
+
+    # measured blocks (a reduced model's layer, its embedding and head) ----------------------------
+    def block(self, device: str, key: str) -> dict[str, float] | None:
+        row = self._conn.execute("SELECT timings FROM blocks WHERE device=? AND key=?", (device, key)).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return {str(k): float(v) for k, v in data.items()}
+
+    def put_block(self, device: str, key: str, timings: dict[str, float]) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO blocks VALUES (?,?,?,?)", (device, key, json.dumps(timings, sort_keys=True),
+                                                             time.time())
+        )
+        self._conn.commit()

@@ -1,0 +1,132 @@
+"""``BenchmarkOracle``: the projection stage's ``Oracle`` backed by measurements.
+
+Compute ops are looked up in the profile database by (op, shape, dtype): measured, else
+interpolated from measured neighbours, else timed by the simulate oracle; every key remembers which
+(``sources``). Collectives inside the measured scope are read off the measured points, beyond it they
+are restored with the hierarchical alpha-beta model over the measured link and the NIC spec.
+
+``kind`` "benchmark" measures a missing kernel on first sight; "hybrid" never measures and uses the
+database as it stands (fast, for search loops), falling back to simulate.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from primus_lang.bench.collectives import LinkFit, backend_of, fit_link, interpolate_measured
+from primus_lang.bench.database import DEFAULT_DB, CollectiveRow, KernelRow, ProfileDB
+from primus_lang.bench.kernels import KernelSpec, prepare
+from primus_lang.bench.profile import estimate
+from primus_lang.bench.runtime import DeviceInfo, describe
+from primus_lang.bench.timing import time_call
+from primus_lang.ir import Cluster
+
+if TYPE_CHECKING:
+    from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op
+
+SOURCES = ("measured", "interpolated", "simulated")
+ORACLE_KINDS = ("simulate", "benchmark", "hybrid")
+
+
+def spec_of(op: Op) -> KernelSpec | None:
+    """The harness kernel that times a projection op (None for collectives)."""
+    from primus_lang.project.ops import Attention, Gemm, GroupedGemm, MemoryOp
+
+    if isinstance(op, Gemm):
+        return KernelSpec("gemm", (op.m, op.n, op.k, op.batch), op.dtype)
+    if isinstance(op, GroupedGemm):
+        return KernelSpec("grouped_gemm", (op.groups, op.m, op.n, op.k), op.dtype)
+    if isinstance(op, Attention):
+        name = "attention_bwd" if op.backward else "attention"
+        shape = (op.batch, op.heads, op.seq_q, op.seq_kv, op.head_dim, op.v_head_dim, int(op.causal), op.window)
+        return KernelSpec(name, shape, op.dtype)
+    if isinstance(op, MemoryOp):
+        # On GPUs these kernels are bandwidth-bound: a stream of the same bytes times them.
+        return KernelSpec("stream", (max(2, op.bytes),), "bf16")
+    return None
+
+
+class BenchmarkOracle:
+    """Implements ``primus_lang.project.Oracle`` from a profile database on one device."""
+
+    def __init__(
+        self, db: ProfileDB, device: DeviceInfo, cluster: Cluster, *, measure: bool = True, budget_s: float = 0.1
+    ) -> None:
+        from primus_lang.project.oracle import SimulateOracle
+
+        self.db, self.device, self.cluster, self.measure = db, device, cluster, measure
+        self.budget_s = budget_s
+        self.fallback = SimulateOracle(cluster)
+        self.sources: dict[tuple[object, ...], str] = {}
+        self._cache: dict[tuple[object, ...], float] = {}
+        self._rows: list[CollectiveRow] = db.collectives(device.key, backend_of(device))
+        self.link: LinkFit | None = fit_link(self._rows)
+
+    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
+        key = op.key
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        seconds, source = self._compute(op)
+        self._cache[key], self.sources[key] = seconds, source
+        return seconds
+
+    def _compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> tuple[float, str]:
+        spec = spec_of(op)
+        if spec is not None:
+            found = estimate(self.db, self.device.key, spec)
+            if found is not None and (found.source == "measured" or not self.measure):
+                return found.seconds, found.source
+            if self.measure:
+                try:
+                    timing = time_call(prepare(spec, self.device.device), self.device.device, budget_s=self.budget_s)
+                except (RuntimeError, NotImplementedError, TypeError):
+                    timing = None
+                if timing is not None:
+                    self.db.put_kernel(self.device.key, KernelRow(spec, timing.best(self.device.device), timing.minimum,
+                                                                       timing.repeats))
+                    return timing.best(self.device.device), "measured"
+            if found is not None:
+                return found.seconds, found.source
+        return self.fallback.compute(op), "simulated"
+
+    def collective(self, op: Collective) -> float:
+        key = op.key
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        seconds, source = self._collective(op)
+        self._cache[key], self.sources[key] = seconds, source
+        return seconds
+
+    def _collective(self, op: Collective) -> tuple[float, str]:
+        from primus_lang.project.collectives import Links, collective_time
+
+        inside = op.group.domains == 1
+        if inside:
+            got = interpolate_measured(self._rows, op.kind, op.group.size, op.bytes)
+            if got is not None:
+                return got, "measured"
+        if self.link is None:
+            return self.fallback.collective(op), "simulated"
+        spec = Links.of(self.cluster)
+        # the measured link replaces the spec sheet inside the domain; the NIC spec stays across it
+        links = Links(self.link.bandwidth, self.link.alpha, spec.out_bandwidth, spec.out_latency, spec.domain,
+                      mesh=False)
+        return collective_time(op, links), "interpolated" if inside else "restored"
+
+    def source_counts(self) -> dict[str, int]:
+        return dict(Counter(self.sources.values()))
+
+
+def make_oracle(kind: str, device: str = "cpu", db: str | None = None, *, cluster: Cluster) -> object:
+    """Build the oracle ``--oracle KIND`` names: ``simulate`` needs no torch, the others do."""
+    from primus_lang.project.oracle import SimulateOracle
+
+    if kind == "simulate":
+        return SimulateOracle(cluster)
+    if kind not in ORACLE_KINDS:
+        raise ValueError(f"unknown oracle kind {kind!r}")
+    info = describe(device)
+    return BenchmarkOracle(ProfileDB(db or DEFAULT_DB), info, cluster, measure=kind == "benchmark")
