@@ -1,0 +1,204 @@
+"""Bytes each layer saves for backward, per micro-batch and per rank, tensor by tensor.
+
+Every item is one saved tensor (``count`` of them), so allocator rounding can be applied per tensor.
+The unfused ("local") path is checked byte for byte against megatron-core on CPU (tests/memory); the
+flash path is TransformerEngine's (q, k, v, output and an FP32 log-sum-exp per head and token). Symbols:
+``s`` the CP-local sequence, ``b`` the micro-batch, ``T = s·b`` tokens, ``Tsp = T / tp`` with sequence
+parallelism (else ``T``), heads ``a`` and query groups ``g`` per TP rank, ``gin`` the bytes of a saved
+GEMM input (1 with FP8, else 2).
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from primus_lang.ir import Model, Settings
+from primus_lang.memory.dual import Num, cdiv, logical_and, logical_not, where
+from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs
+from primus_lang.memory.layout import padded_vocab
+
+
+@frozen
+class Item:
+    name: str
+    formula: str
+    bytes: Num  # of one tensor
+    count: int = 1
+
+
+@frozen
+class Dims:
+    s: Num
+    b: Num
+    T: Num
+    Tsp: Num
+    h: int
+    a: Num
+    g: Num
+    gin: Num
+
+
+def dims(model: Model, k: Knobs) -> Dims:
+    s = k.seq // k.cp
+    tsp = where(k.sp, k.tp, 1)
+    return Dims(
+        s=s,
+        b=k.mbs,
+        T=s * k.mbs,
+        Tsp=(s // tsp) * k.mbs,
+        h=model.hidden,
+        a=model.heads // k.tp,
+        g=model.kv_heads // k.tp,
+        gin=where(k.fp8, 1, 2),
+    )
+
+
+def _if(cond: Num, value: Num) -> Num:
+    return where(cond, value, 0)
+
+
+def _norm_stats(model: Model) -> int:
+    return 2 if model.norm == "layernorm" else 1
+
+
+def norm_items(model: Model, d: Dims, which: str) -> list[Item]:
+    return [
+        Item(f"{which} input", "2·Tsp·h", 2 * d.Tsp * d.h),
+        Item(f"{which} statistics fp32", "4·Tsp", 4 * d.Tsp, _norm_stats(model)),
+    ]
+
+
+def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    selective = k.recompute == RECOMPUTE_CODES["selective"]
+    unfused = logical_not(k.flash)
+    rope = model.position == "rope"
+    out = norm_items(model, d, "norm1")
+    out.append(Item("qkv input", "gin·Tsp·h", d.gin * d.Tsp * d.h))
+    if model.mla is not None:
+        m = model.mla
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        if m.q_lora_rank:
+            out.append(Item("q down-projection output", "2·T·q_lora", 2 * d.T * m.q_lora_rank))
+            out.append(Item("q norm statistics fp32", "4·T", 4 * d.T, _norm_stats(model)))
+            out.append(Item("q norm output", "2·T·q_lora", 2 * d.T * m.q_lora_rank))
+        kv_down = m.kv_lora_rank + m.qk_rope_head_dim
+        out.append(Item("kv down-projection output", "2·T·(kv_lora+rope_dim)", 2 * d.T * kv_down))
+        out.append(Item("kv norm statistics fp32", "4·T", 4 * d.T, _norm_stats(model)))
+        out.append(Item("kv norm output", "2·T·kv_lora", 2 * d.T * m.kv_lora_rank))
+        out.append(Item("q", "2·T·a·(nope+rope)", 2 * d.T * d.a * qk))
+        out.append(Item("k", "2·T·a·(nope+rope)", 2 * d.T * d.a * qk))
+        out.append(Item("v", "2·T·a·v_dim", 2 * d.T * d.a * m.v_head_dim))
+        dv = m.v_head_dim
+    else:
+        dh = model.head_dim
+        gqa = model.heads != model.kv_heads
+        mixed = 2 * d.T * (d.a + 2 * d.g) * dh
+        boundary = logical_and(unfused, logical_not(selective))
+        boundary = logical_not(boundary)  # q, k, v saved as they enter core attention
+        # Inside the local core attention GQA expands k and v to every head (repeat_interleave), so
+        # the expanded copies are saved instead; the fused QKV output stays alive while a view of it is.
+        uses_mixed_inside = (not rope) or (not gqa)
+        out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh",
+                        where(boundary, mixed, mixed if uses_mixed_inside else 0)))
+        if rope:
+            out.append(Item("q after rope", "2·T·a·dh", 2 * d.T * d.a * dh))
+            k_inside = 2 * d.T * d.a * dh if gqa else 2 * d.T * d.g * dh
+            out.append(Item("k after rope", "2·T·g·dh", where(boundary, 2 * d.T * d.g * dh, 0 if gqa else k_inside)))
+            out.append(Item("rope cos/sin (unfused rope)", "2·s·dh", _if(unfused, 2 * d.s * dh), 4))
+        if gqa:
+            out.append(Item("k expanded to all heads (GQA)", "2·T·a·dh", _if(logical_not(boundary), 2 * d.T * d.a * dh)))
+            out.append(Item("v expanded to all heads (GQA)", "2·T·a·dh", _if(logical_not(boundary), 2 * d.T * d.a * dh)))
+        dv = dh
+    scores = logical_and(unfused, logical_not(selective))
+    a_s2b = d.a * d.s * d.s * d.b
+    out.append(Item("attention softmax fp32", "4·a·s²·b", _if(scores, 4 * a_s2b)))
+    if model.attention_dropout > 0:
+        out.append(Item("attention dropout mask", "a·s²·b", _if(scores, a_s2b)))
+    out.append(Item("attention probabilities", "2·a·s²·b", _if(scores, 2 * a_s2b)))
+    out.append(Item("flash softmax statistics fp32", "4·a·s·b",
+                    _if(logical_and(k.flash, logical_not(selective)), 4 * d.a * d.s * d.b)))
+    out.append(Item("recompute mask-type flag", "4", _if(selective, 4)))
+    out.append(Item("attention output (proj input)", "2·T·a·dv", 2 * d.T * d.a * dv))
+    out.append(Item("proj input fp8 copy", "T·a·dv", _if(k.fp8, d.T * d.a * dv)))
+    if model.dropout > 0:
+        out.append(Item("attention residual dropout mask", "Tsp·h", d.Tsp * d.h))
+    out += norm_items(model, d, "norm2")
+    out.append(Item("mlp input", "gin·Tsp·h", d.gin * d.Tsp * d.h))
+    return out
+
+
+def _gated(model: Model) -> int:
+    return 2 if model.activation == "swiglu" else 1
+
+
+def mlp_items(model: Model, k: Knobs, d: Dims, prefix: str, tokens: Num, ffn: int, split: Num) -> list[Item]:
+    f = ffn // split
+    return [
+        Item(f"{prefix}fc1 output", f"2·{_gated(model)}·tokens·ffn/tp", 2 * _gated(model) * tokens * f),
+        Item(f"{prefix}activation output", "gin·tokens·ffn/tp", d.gin * tokens * f),
+    ]
+
+
+def dense_mlp_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    out = mlp_items(model, k, d, "", d.T, model.ffn_hidden, k.tp)
+    if model.dropout > 0:
+        out.append(Item("mlp residual dropout mask", "Tsp·h", d.Tsp * d.h))
+    return out
+
+
+def routed_tokens(model: Model, d: Dims, settings: Settings) -> Num:
+    """Token copies one rank's experts process: T·top_k, times the busiest rank's imbalance."""
+    assert model.moe is not None
+    milli = round(settings.moe_imbalance * 1000)
+    return cdiv(d.T * model.moe.top_k * milli, 1000)
+
+
+def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[Item]:
+    moe = model.moe
+    assert moe is not None
+    tr = routed_tokens(model, d, settings)
+    out = [
+        Item("router logits fp32", "4·Tsp·E", 4 * d.Tsp * moe.num_experts),
+        Item("router probabilities fp32", "4·Tsp·E", 4 * d.Tsp * moe.num_experts),
+        Item("dispatched tokens", "gin·Tr·h", d.gin * tr * d.h),
+    ]
+    out += mlp_items(model, k, d, "expert ", tr, moe.ffn_hidden, k.etp)
+    out.append(Item("expert output before combine", "2·Tr·h", 2 * tr * d.h))
+    out.append(Item("routing weights fp32", "4·Tr", 4 * tr))
+    if moe.shared_experts:
+        width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+        out += mlp_items(model, k, d, "shared expert ", d.T, width, k.tp)
+    if model.dropout > 0:
+        out.append(Item("mlp residual dropout mask", "Tsp·h", d.Tsp * d.h))
+    return out
+
+
+def checkpoint_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    """What a fully recomputed layer (or group of layers) keeps: its input hidden states."""
+    return [Item("recomputed layer input", "2·Tsp·h", 2 * d.Tsp * d.h)]
+
+
+def embedding_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    out: list[Item] = []
+    if model.dropout > 0:
+        out.append(Item("embedding dropout mask", "Tsp·h", d.Tsp * d.h))
+    return out
+
+
+def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    """The last stage's final norm, output layer and vocabulary-parallel cross-entropy (one micro-batch)."""
+    v = padded_vocab(model, k.tp) // k.tp
+    return [
+        *norm_items(model, d, "final norm"),
+        Item("output layer input", "gin·Tsp·h", d.gin * d.Tsp * d.h),
+        Item("logits fp32 (cross-entropy)", "4·T·V/tp", 4 * d.T * v),
+    ]
+
+
+def total(items: list[Item]) -> Num:
+    return sum((i.bytes * i.count for i in items), start=0)
+
+
+def round_slack(items: list[Item]) -> Num:
+    """Bytes the caching allocator adds by rounding each saved tensor up to 512 B."""
+    return sum(((cdiv(i.bytes, 512) * 512 - i.bytes) * i.count for i in items), start=0)

@@ -1,0 +1,105 @@
+"""The knobs memory reads, as Python scalars (one candidate) or numpy columns (many candidates).
+
+Enumerations become small integer codes so the same formulas run on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from attrs import frozen
+
+from primus_lang.ir import Candidate
+from primus_lang.memory.dual import Num
+
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
+SCHEDULE_CODES = {"1f1b": 0, "interleaved": 1, "zero_bubble": 2, "zbv": 3}
+FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3}
+STATE_BYTES = {"fp32": 4, "bf16": 2}
+
+
+@frozen
+class Knobs:
+    """Candidate knobs in the units the formulas use; ``world`` is the cluster's GPU count."""
+
+    world: int
+    tp: Num
+    pp: Num
+    vpp: Num  # model chunks per pipeline rank actually built (ZBV: 2)
+    cp: Num
+    ep: Num
+    etp: Num
+    mbs: Num
+    gbs: Num
+    seq: Num
+    fp8: Num  # bool
+    fp8_recipe: Num
+    recompute: Num
+    recompute_layers: Num
+    recompute_uniform: Num  # bool
+    sharding: Num
+    schedule: Num
+    sp: Num  # bool: sequence parallelism in effect (TP > 1)
+    flash: Num  # bool
+    overlap_grad_reduce: Num  # bool
+    grad_bytes: Num
+    state_bytes: Num
+
+    @property
+    def dp(self) -> Num:
+        return self.world // (self.tp * self.pp * self.cp)
+
+    @property
+    def dp_cp(self) -> Num:
+        """The distributed optimizer's shard group: data- and context-parallel ranks together."""
+        return self.world // (self.tp * self.pp)
+
+    @property
+    def edp(self) -> Num:
+        return self.world // (self.etp * self.ep * self.pp)
+
+    @property
+    def microbatches(self) -> Num:
+        return self.gbs // (self.mbs * self.dp)
+
+
+def _vpp(c: Candidate) -> int:
+    return 2 if c.schedule == "zbv" else c.vpp
+
+
+def from_candidate(c: Candidate, world: int) -> Knobs:
+    return Knobs(
+        world=world,
+        tp=c.tp,
+        pp=c.pp,
+        vpp=_vpp(c),
+        cp=c.cp,
+        ep=c.ep,
+        etp=c.expert_tp,
+        mbs=c.mbs,
+        gbs=c.gbs,
+        seq=c.seq_len,
+        fp8=c.precision == "fp8",
+        fp8_recipe=FP8_RECIPE_CODES[c.fp8_recipe],
+        recompute=RECOMPUTE_CODES[c.recompute.kind],
+        recompute_layers=c.recompute.layers,
+        recompute_uniform=c.recompute.method == "uniform",
+        sharding=SHARDING_CODES[c.sharding],
+        schedule=SCHEDULE_CODES[c.schedule],
+        sp=c.sp,
+        flash=c.attention == "flash",
+        overlap_grad_reduce=c.overlap_grad_reduce,
+        grad_bytes=STATE_BYTES[c.main_grad_dtype],
+        state_bytes=STATE_BYTES[c.optimizer_dtype],
+    )
+
+
+def from_candidates(cands: Sequence[Candidate], world: int) -> Knobs:
+    def col(values: list[int] | list[bool]) -> np.ndarray:
+        return np.asarray(values, dtype=bool if values and isinstance(values[0], bool) else np.int64)
+
+    ks = [from_candidate(c, world) for c in cands]
+    names = [f for f in Knobs.__attrs_attrs__ if f.name != "world"]  # type: ignore[attr-defined]
+    return Knobs(world=world, **{f.name: col([getattr(k, f.name) for k in ks]) for f in names})

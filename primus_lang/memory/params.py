@@ -1,0 +1,142 @@
+"""The parameter tensors one rank holds, in megatron-core's module order and TP/EP split.
+
+Counts follow megatron-core 0.16.1's GPTModel (checked against it in tests/memory): column-parallel
+linears split their output rows by TP, row-parallel linears split their input columns and keep a full
+bias, norms and the router are replicated, routed experts are split over EP (which experts) and ETP
+(each expert's width), word embeddings and the output layer are vocabulary-parallel.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from primus_lang.ir import Model
+from primus_lang.memory.layout import padded_vocab, stage_dense_layers, stage_layers
+
+
+@frozen
+class Tensor:
+    name: str
+    numel: int
+    expert: bool = False  # lives in the expert-parallel grad buffer, sharded over expert DP
+    gemm: bool = False  # a GEMM weight (FP8 recipes keep quantized copies of these)
+
+
+def _norm(model: Model, prefix: str, width: int) -> list[Tensor]:
+    out = [Tensor(f"{prefix}.weight", width)]
+    if model.norm == "layernorm":
+        out.append(Tensor(f"{prefix}.bias", width))
+    return out
+
+
+def _linear(model: Model, prefix: str, rows: int, cols: int, bias_len: int | None, *, expert: bool = False,
+            bias: bool | None = None) -> list[Tensor]:
+    out = [Tensor(f"{prefix}.weight", rows * cols, expert=expert, gemm=True)]
+    if (model.bias if bias is None else bias) and bias_len is not None:
+        out.append(Tensor(f"{prefix}.bias", bias_len, expert=expert))
+    return out
+
+
+def attention_tensors(model: Model, tp: int) -> list[Tensor]:
+    h, a = model.hidden, model.heads
+    out: list[Tensor] = []
+    if model.mla is not None:
+        m = model.mla
+        qk = m.qk_nope_head_dim + m.qk_rope_head_dim
+        a_t = a // tp
+        out += _linear(model, "self_attention.linear_proj", h, a_t * m.v_head_dim, h)
+        if m.q_lora_rank:
+            out += _linear(model, "self_attention.linear_q_down_proj", m.q_lora_rank, h, m.q_lora_rank)
+            out += _linear(model, "self_attention.linear_q_up_proj", a_t * qk, m.q_lora_rank, a_t * qk)
+            out += _norm(model, "self_attention.q_layernorm", m.q_lora_rank)
+        else:
+            out += _linear(model, "self_attention.linear_q_proj", a_t * qk, h, a_t * qk)
+        kv_down = m.kv_lora_rank + m.qk_rope_head_dim
+        out += _linear(model, "self_attention.linear_kv_down_proj", kv_down, h, kv_down)
+        kv_up = a_t * (m.qk_nope_head_dim + m.v_head_dim)
+        out += _linear(model, "self_attention.linear_kv_up_proj", kv_up, m.kv_lora_rank, kv_up)
+        out += _norm(model, "self_attention.kv_layernorm", m.kv_lora_rank)
+        return out
+    dh = model.head_dim
+    qkv = (a + 2 * model.kv_heads) * dh // tp
+    out += _linear(model, "self_attention.linear_proj", h, a * dh // tp, h)
+    out += _linear(model, "self_attention.linear_qkv", qkv, h, qkv)
+    if model.qk_layernorm:
+        out += _norm(model, "self_attention.q_layernorm", dh)
+        out += _norm(model, "self_attention.k_layernorm", dh)
+    return out
+
+
+def _gated(model: Model) -> int:
+    return 2 if model.activation == "swiglu" else 1
+
+
+def mlp_tensors(model: Model, prefix: str, ffn: int, tp: int, *, expert: bool = False,
+                bias: bool | None = None) -> list[Tensor]:
+    h = model.hidden
+    fc1 = _gated(model) * ffn // tp
+    return _linear(model, f"{prefix}.linear_fc1", fc1, h, fc1, expert=expert, bias=bias) + _linear(
+        model, f"{prefix}.linear_fc2", h, ffn // tp, h, expert=expert, bias=bias
+    )
+
+
+def moe_tensors(model: Model, tp: int, ep: int, etp: int) -> list[Tensor]:
+    moe = model.moe
+    assert moe is not None
+    h = model.hidden
+    out = [Tensor("mlp.router.weight", moe.num_experts * h)]
+    if moe.router_bias:
+        out.append(Tensor("mlp.router.bias", moe.num_experts))
+    for e in range(moe.num_experts // ep):
+        out += mlp_tensors(model, f"mlp.experts.local_experts.{e}", moe.ffn_hidden, etp, expert=True,
+                           bias=moe.expert_bias)
+    if moe.shared_experts:
+        width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+        out += mlp_tensors(model, "mlp.shared_experts", width, tp, bias=False)
+    return out
+
+
+def layer_tensors(model: Model, tp: int, ep: int, etp: int, moe_layer: bool) -> list[Tensor]:
+    h = model.hidden
+    out = _norm(model, "input_layernorm", h) + attention_tensors(model, tp) + _norm(model, "pre_mlp_layernorm", h)
+    if moe_layer:
+        return out + moe_tensors(model, tp, ep, etp)
+    return out + mlp_tensors(model, "mlp", model.ffn_hidden, tp)
+
+
+def embedding_tensors(model: Model, tp: int) -> list[Tensor]:
+    out = [Tensor("embedding.word_embeddings.weight", padded_vocab(model, tp) // tp * model.hidden, gemm=False)]
+    if model.position == "learned":
+        out.append(Tensor("embedding.position_embeddings.weight", model.max_position_embeddings * model.hidden))
+    return out
+
+
+def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int) -> list[Tensor]:
+    """The last stage's final norm, MTP layers and output layer (a copy of the embedding when tied)."""
+    h = model.hidden
+    out = _norm(model, "decoder.final_layernorm", h)
+    for i in range(model.mtp_layers):
+        p = f"mtp.layers.{i}"
+        out += _norm(model, f"{p}.enorm", h) + _norm(model, f"{p}.hnorm", h)
+        out += _linear(model, f"{p}.eh_proj", h // tp, 2 * h, None)
+        out += [Tensor(f"{p}.{t.name}", t.numel, t.expert, t.gemm)
+                for t in layer_tensors(model, tp, ep, etp, model.moe is not None)]
+        out += _norm(model, f"{p}.final_layernorm", h)
+    if not model.tied_embeddings or pp > 1:
+        out.append(Tensor("output_layer.weight", padded_vocab(model, tp) // tp * h, gemm=True))
+    return out
+
+
+def stage_tensors(model: Model, tp: int, pp: int, ep: int, etp: int, stage: int) -> list[Tensor]:
+    """Every parameter tensor on pipeline stage ``stage`` in registration order (embedding first)."""
+    out: list[Tensor] = []
+    if stage == 0:
+        out += embedding_tensors(model, tp)
+    n = int(stage_layers(model.num_layers, pp, stage))
+    dense = int(stage_dense_layers(model, pp, stage))
+    for i in range(n):
+        out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
+                for t in layer_tensors(model, tp, ep, etp, i >= dense)]
+    if stage == pp - 1:
+        out += head_tensors(model, tp, pp, ep, etp)
+    return out

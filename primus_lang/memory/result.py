@@ -1,0 +1,59 @@
+"""The memory account's result types: terms, per-rank accounts, the verdict."""
+
+from __future__ import annotations
+
+import math
+
+from attrs import frozen
+
+
+@frozen
+class Term:
+    """One named line of a rank's account: ``bytes`` = ``formula`` evaluated on ``inputs``."""
+
+    name: str
+    formula: str
+    inputs: tuple[tuple[str, int | float], ...]
+    bytes: int
+
+
+@frozen
+class RankAccount:
+    """Every byte one class of ranks holds at its peak (a pipeline stage; its dense and expert share)."""
+
+    name: str
+    stage: int
+    terms: tuple[Term, ...]
+    total: int
+
+    def term(self, name: str) -> Term:
+        for t in self.terms:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def largest(self, n: int = 3) -> tuple[Term, ...]:
+        return tuple(sorted(self.terms, key=lambda t: (-t.bytes, t.name))[:n])
+
+
+def usable_bytes(capacity: int, headroom: float) -> int:
+    """HBM bytes a recipe may use when ``headroom`` (a fraction) of the capacity is kept free."""
+    return capacity - math.ceil(capacity * headroom)
+
+
+@frozen
+class MemoryAccount:
+    ranks: tuple[RankAccount, ...]
+    capacity: int
+
+    @property
+    def peak(self) -> RankAccount:
+        # The first stage wins ties: it is the one a person looks at first.
+        return max(self.ranks, key=lambda r: (r.total, -r.stage))
+
+    def spare(self, headroom: float = 0.0) -> int:
+        """Bytes left on the fullest rank; negative when it is over by that many."""
+        return usable_bytes(self.capacity, headroom) - self.peak.total
+
+    def fits(self, headroom: float = 0.0) -> bool:
+        return self.spare(headroom) >= 0

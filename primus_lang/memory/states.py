@@ -1,0 +1,131 @@
+"""Persistent per-rank bytes: parameters, gradient buffers, master weights, optimizer moments.
+
+The DDP grad buffer (and, with the distributed optimizer, the param buffer the parameters are moved
+into) follows megatron-core 0.16.1's ``_ParamAndGradBuffer``: parameters are laid out in reverse order;
+with the distributed optimizer each parameter starts at a multiple of 64 elements and each bucket ends
+at a multiple of lcm(DP, 128); buckets of max(4e7, 1e6·DP) elements are formed on stage 0 when
+gradient reduction overlaps (other stages and non-overlapped runs use one bucket).
+"""
+
+from __future__ import annotations
+
+import math
+
+from primus_lang.ir import Model
+from primus_lang.memory.dual import cdiv, round_up
+from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
+from primus_lang.memory.params import Tensor, layer_tensors, stage_tensors
+from primus_lang.memory.result import Term
+
+MIB = 2**20
+
+
+def buffer_numel(numels: list[int], dp: int, dist_opt: bool, bucket_size: int | None) -> int:
+    """Elements of one grad (and param) buffer holding ``numels`` (registration order)."""
+    divisor = math.lcm(dp, 128)
+    start = bucket_start = 0
+    open_bucket = False
+    end = 0
+    for n in reversed(numels):
+        if dist_opt:
+            start = round_up(start, 64)
+        end = start + n
+        open_bucket = True
+        if bucket_size is not None and end - bucket_start >= bucket_size:
+            end = round_up(end, divisor) if dist_opt else end
+            bucket_start = start = end
+            open_bucket = False
+        else:
+            start = end
+    if open_bucket and dist_opt:
+        end = round_up(end, divisor)
+    return end
+
+
+def persistent_alloc(n: int) -> int:
+    """A long-lived buffer of ``n`` bytes as the caching allocator hands it out (REFERENCE.md)."""
+    if n <= 0:
+        return 0
+    if n <= MIB:
+        return round_up(n, 512)
+    if n < 10 * MIB:
+        return round_up(n, 512)
+    return round_up(n, 2 * MIB)
+
+
+def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -> Term:
+    return Term(name, formula, tuple(inputs.items()), int(value))
+
+
+def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
+    """Persistent terms of pipeline stage ``stage`` for one candidate (``k`` holds Python scalars)."""
+    tensors = stage_tensors(model, k.tp, k.pp, k.ep, k.etp, stage)
+    sharding = int(k.sharding)
+    dist_opt = sharding == SHARDING_CODES["dist_opt"]
+    fsdp = sharding == SHARDING_CODES["fsdp"]
+    terms: list[Term] = []
+    rounding = 0
+    for expert in (False, True):
+        group = [t for t in tensors if t.expert == expert]
+        if not group:
+            continue
+        tag = " (experts)" if expert else ""
+        shard = int(k.edp if expert else k.dp_cp)
+        shard_name = "edp" if expert else "dp·cp"
+        raw = sum(t.numel for t in group)
+        bucket = None
+        if k.overlap_grad_reduce and stage == 0 and not fsdp:
+            bucket = max(40_000_000, 1_000_000 * shard)
+        numel = buffer_numel([t.numel for t in group], shard, dist_opt, bucket)
+        if fsdp:
+            local = cdiv(raw, shard)
+            p_bytes, g_bytes = 2 * local, int(k.grad_bytes) * local
+            terms.append(_term(f"parameters bf16{tag}", f"2 × ⌈params / {shard_name}⌉ (FSDP shard)",
+                               {"params": raw, shard_name: shard}, p_bytes))
+            terms.append(_term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)",
+                               {"grad_bytes": k.grad_bytes, "params": raw, shard_name: shard}, g_bytes))
+            opt_numel = local
+        else:
+            p_numel = numel if dist_opt else raw
+            p_bytes = 2 * p_numel
+            g_bytes = int(k.grad_bytes) * numel
+            what = "param buffer (padded)" if dist_opt else "params"
+            terms.append(_term(f"parameters bf16{tag}", f"2 × {what}", {what: p_numel}, p_bytes))
+            terms.append(_term(f"gradients{tag}", "grad_bytes × grad buffer (padded)",
+                               {"grad_bytes": k.grad_bytes, "grad buffer": numel}, g_bytes))
+            opt_numel = numel // shard if dist_opt else raw
+        rounding += persistent_alloc(p_bytes) - p_bytes + persistent_alloc(g_bytes) - g_bytes
+        where = f"buffer / {shard_name}" if dist_opt else (f"⌈params / {shard_name}⌉" if fsdp else "params")
+        terms.append(_term(f"master weights fp32{tag}", f"4 × {where}", {"elements": opt_numel}, 4 * opt_numel))
+        terms.append(_term(f"adam moments{tag}", f"2 × state_bytes × {where}",
+                           {"state_bytes": k.state_bytes, "elements": opt_numel},
+                           2 * int(k.state_bytes) * opt_numel))
+    if k.fp8:
+        gemm = sum(t.numel for t in tensors if t.gemm)
+        recipe = int(k.fp8_recipe)
+        # Row-wise and column-wise (transposed) FP8 copies of each weight; MXFP8 adds one E8M0 scale per
+        # 32 elements per copy, blockwise one FP32 scale per 128×128 block per copy.
+        scales = 0
+        if recipe == FP8_RECIPE_CODES["mxfp8"]:
+            scales = 2 * cdiv(gemm, 32)
+        elif recipe == FP8_RECIPE_CODES["blockwise"]:
+            scales = 2 * 4 * cdiv(gemm, 128 * 128)
+        terms.append(_term("fp8 weight copies", "2 × gemm weights + scales",
+                           {"gemm weights": gemm, "scales": scales}, 2 * gemm + scales))
+    if fsdp:
+        units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
+        unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
+        emb = sum(t.numel for t in tensors if t.name.startswith(("embedding.", "output_layer")))
+        unit = max(unit, emb)
+        terms.append(_term("fsdp gather buffers", "2 × 2 × largest unit + grad_bytes × largest unit",
+                           {"largest unit": unit, "grad_bytes": k.grad_bytes},
+                           4 * unit + int(k.grad_bytes) * unit))
+    terms.append(_term("allocator rounding (buffers)", "buffers rounded to 2 MiB segments", {}, rounding))
+    return terms
+
+
+def stage_param_count(model: Model, k: Knobs, stage: int) -> int:
+    return sum(t.numel for t in stage_tensors(model, k.tp, k.pp, k.ep, k.etp, stage))
+
+
+__all__ = ["Tensor", "buffer_numel", "stage_param_count", "state_terms"]
