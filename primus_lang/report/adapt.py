@@ -43,21 +43,26 @@ def ranks_of(account: Any) -> tuple[RankMemory, ...]:
         return ()
     out = []
     for rank in getattr(account, "ranks", ()):
-        terms = tuple(MemoryTerm(str(t.name), int(t.bytes)) for t in rank.terms)
+        terms = tuple(MemoryTerm(str(t.name), int(t.bytes), str(getattr(t, "formula", ""))) for t in rank.terms)
         out.append(RankMemory(str(rank.name), int(getattr(rank, "stage", 0)), terms, int(rank.total)))
     return tuple(out)
 
 
 def timeline_of(projection: Any) -> tuple[TimelineEvent, ...]:
-    """The projection's timeline events; accepts attrs events or plain tuples (stage, kind, mb, start, end)."""
+    """The projection's timeline events: attrs events, or tuples (stage, kind, mb, start, end) or
+    the schedule simulator's (stage, kind, chunk, mb, start, end)."""
     events = getattr(projection, "timeline", None) or ()
     out = []
     for e in events:
-        if isinstance(e, tuple):
+        chunk: Any = 0
+        if isinstance(e, tuple) and len(e) >= 6:
+            stage, kind, chunk, mb, start, end = e[:6]
+        elif isinstance(e, tuple):
             stage, kind, mb, start, end = e[:5]
         else:
             stage, kind, mb, start, end = e.stage, e.kind, e.microbatch, e.start, e.end
-        out.append(TimelineEvent(int(stage), str(kind), int(mb), float(start), float(end)))
+            chunk = getattr(e, "chunk", 0)
+        out.append(TimelineEvent(int(stage), str(kind), int(mb), float(start), float(end), int(chunk)))
     return tuple(out)
 
 
@@ -124,7 +129,9 @@ def trajectories(trials: Iterable[Any], metric: str, sense: str) -> tuple[Trajec
         ):
             best = value
         number = int(getattr(t, "evaluation_number", 0)) or sum(len(p) for p in points.values()) + 1
-        points.setdefault(str(t.source), []).append(TrajectoryPoint(number, value, best))
+        # "planner:baseline" is the planner's first move, not a strategy of its own.
+        strategy = str(t.source).split(":", 1)[0]
+        points.setdefault(strategy, []).append(TrajectoryPoint(number, value, best))
     return tuple(Trajectory(s, tuple(p)) for s, p in points.items())
 
 
@@ -142,16 +149,14 @@ def enrich(space: Space, cands: Sequence[Candidate]) -> Enrichment:
     The search keeps only peaks and figures per trial; the report needs terms and timelines, and
     recomputing a handful of candidates is cheaper than tracing them all.
     """
-    from primus_lang.memory import account as memory_account
-    from primus_lang.project import project
+    from primus_lang.report.evaluate import evaluate
 
     accounts: dict[Candidate, Any] = {}
     projections: dict[Candidate, Any] = {}
     for cand in cands:
-        if cand in accounts:
-            continue
-        accounts[cand] = memory_account(space.model, space.cluster, cand, space.settings)
-        projections[cand] = project(space.model, space.cluster, cand, space.settings)
+        if cand not in accounts:
+            ev = evaluate(space, cand)
+            accounts[cand], projections[cand] = ev.account, ev.projection
     return Enrichment(accounts, projections)
 
 

@@ -67,6 +67,7 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     )
     x = Scale(0.0, end, left, left + plot_w)
     row_of = {s: i for i, s in enumerate(stages)}
+    chunked = any(e.chunk for e in events)
     with_titles = len(events) <= 4000  # hover titles double the bytes; past this the file grows too big
     for s, i in row_of.items():
         y = top + i * (row_h + gap)
@@ -79,10 +80,13 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
         # Communication is drawn as a thin band in the lower part of the row, over compute if it overlaps.
         by, bh = (y + row_h * 0.65, row_h * 0.35) if comm else (y, row_h)
         x0, x1 = x(e.start), x(max(e.end, e.start))
-        title = (f"stage {e.stage} {BLOCK_NAMES.get(e.kind, e.kind)} mb {e.microbatch}: "
+        chunk = f" chunk {e.chunk}" if chunked else ""
+        title = (f"stage {e.stage}{chunk} {BLOCK_NAMES.get(e.kind, e.kind)} mb {e.microbatch}: "
                  f"{units.seconds(e.start)} – {units.seconds(e.end)}") if with_titles else None
+        # A rank's second virtual stage is drawn lighter, so interleaving reads at a glance.
         svg.rect(x0, by, max(x1 - x0, 0.5), bh, BLOCK_COLOURS.get(e.kind, MUTED), title,
-                 class_=f"block block-{e.kind}", stroke="#FFFFFF", stroke_width=0.5)
+                 class_=f"block block-{e.kind}", stroke="#FFFFFF", stroke_width=0.5,
+                 fill_opacity=0.6 if e.chunk % 2 else None)
         if not comm and x1 - x0 > 16 and e.microbatch >= 0:
             svg.text((x0 + x1) / 2, y + row_h / 2 + 4, str(e.microbatch), font_size=9, fill="#FFFFFF",
                      text_anchor="middle")

@@ -133,11 +133,13 @@ def _knobs_table(cand: CandidateView) -> str:
 def render_page(data: ReportData) -> str:
     cands = shown(data)
     facts = [
-        ("model", data.model), ("cluster", f"{data.cluster}: {data.world} × {data.gpu}"),
+        ("model", data.model),
+        ("cluster", f"{data.cluster}: {data.world} × {data.gpu}" if data.world else ""),
         ("HBM", units.gib(data.capacity)), ("headroom", units.percent(data.headroom)),
         ("objective", f"{data.objective_sense} {data.objective_metric}"),
         ("evaluated", str(len(data.evaluated))), *data.notes,
     ]
+    facts = [(k, v) for k, v in facts if v]
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",

@@ -6,6 +6,8 @@ report reads them once, in ``adapt.py``, into these, so a new field upstream nev
 
 from __future__ import annotations
 
+import math
+
 from attrs import field, frozen
 
 
@@ -13,6 +15,7 @@ from attrs import field, frozen
 class MemoryTerm:
     name: str
     bytes: int
+    formula: str = ""
 
 
 @frozen
@@ -34,6 +37,7 @@ class TimelineEvent:
     microbatch: int
     start: float
     end: float
+    chunk: int = 0  # the virtual stage on this rank under interleaved and ZBV schedules
 
 
 @frozen
@@ -96,5 +100,5 @@ class ReportData:
 
     @property
     def limit(self) -> int:
-        """The byte line a candidate must stay under: capacity less the headroom."""
-        return int(self.capacity * (1.0 - self.headroom))
+        """The byte line a candidate must stay under: capacity less the headroom (rounded as memory does)."""
+        return self.capacity - math.ceil(self.capacity * self.headroom)

@@ -1,0 +1,37 @@
+"""One candidate through the memory proof and the projection, kept together for the views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.ir import Candidate, Space
+from primus_lang.report.adapt import candidate_view
+from primus_lang.report.view import CandidateView
+
+
+@frozen
+class Evaluated:
+    candidate: Candidate
+    account: Any  # memory.MemoryAccount
+    projection: Any  # project.Projection, or None when the candidate does not fit
+    view: CandidateView
+    limit: int  # bytes a rank may use under the space's headroom
+
+
+def headroom(space: Space) -> float:
+    return space.memory.headroom if space.memory is not None else 0.0
+
+
+def evaluate(space: Space, cand: Candidate, project_overflow: bool = True) -> Evaluated:
+    """The byte account and the projection of ``cand``; a candidate that does not fit is still projected
+    unless ``project_overflow`` is false, since explaining it is the point of asking."""
+    from primus_lang.memory import account as memory_account
+    from primus_lang.project import project
+
+    acc = memory_account(space.model, space.cluster, cand, space.settings)
+    fits = bool(acc.fits(headroom(space)))
+    proj = project(space.model, space.cluster, cand, space.settings) if fits or project_overflow else None
+    view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=fits, account=acc, projection=proj)
+    return Evaluated(cand, acc, proj, view, int(acc.spare(headroom(space)) + acc.peak.total))

@@ -1,0 +1,84 @@
+"""``primusc explain FILE --point ...`` and ``primusc diff FILE A B``: the bodies behind the commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
+from primus_lang.ir import Candidate, Space
+from primus_lang.ir.serialize import to_data
+from primus_lang.report.compare import diff
+from primus_lang.report.evaluate import Evaluated, evaluate
+from primus_lang.report.terminal import diff_view, explain_view
+
+
+def load(args: argparse.Namespace) -> Space:
+    from primus_lang.lower import load_space
+
+    return load_space(args.file, getattr(args, "space", None))
+
+
+def point(space: Space, text: str | None) -> Candidate:
+    from primus_lang.check import parse_point
+
+    return parse_point(space, text or "")
+
+
+def _console() -> Console:
+    return Console(soft_wrap=False, highlight=False)
+
+
+def explained_json(ev: Evaluated) -> dict[str, Any]:
+    return {
+        "candidate": ev.view.label,
+        "knobs": dict(ev.view.knobs),
+        "fits": ev.view.fits,
+        "memory_peak": ev.view.memory_peak,
+        "limit": ev.limit,
+        "capacity": int(ev.account.capacity),
+        "figures": {k: getattr(ev.view, k) for k in
+                    ("step_time", "tokens_per_gpu", "tflops_per_gpu", "mfu", "bubble_fraction")},
+        "breakdown": [list(p) for p in ev.view.breakdown],
+        "memory": [to_data(r) for r in ev.view.ranks],
+    }
+
+
+def explain_candidate(args: argparse.Namespace) -> int:
+    space = load(args)
+    ev = evaluate(space, point(space, getattr(args, "point", None)))
+    if getattr(args, "json", False):
+        print(json.dumps(explained_json(ev), indent=2))
+        return 0
+    _console().print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
+    return 0
+
+
+def diff_candidates(args: argparse.Namespace) -> int:
+    given = [p for p in (getattr(args, "a", None), getattr(args, "b", None)) if p] + list(
+        getattr(args, "points", None) or ())
+    if len(given) != 2:
+        raise CompileError(Diagnostic(NEEDS_TWO_POINTS, f"`primusc diff` needs two points, got {len(given)}",
+                                      help="`primusc diff FILE tp=2,pp=4 tp=4,pp=2` or `--a ... --b ...`"))
+    space = load(args)
+    first, second = given
+    ea, eb = evaluate(space, point(space, first)), evaluate(space, point(space, second))
+    d = diff(ea.view, eb.view)
+    if getattr(args, "json", False):
+        out = {
+            "a": explained_json(ea), "b": explained_json(eb),
+            "knobs": [list(k) for k in d.knobs],
+            "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
+            "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
+            "summary": list(d.summary),
+        }
+        print(json.dumps(out, indent=2))
+        return 0
+    _console().print(diff_view(d))
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,39 @@
+"""``primusc report TRACE``: the trace, the space it names, and the report written from both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_report import REPORT_WRITE, SPACE_NOT_FOUND
+from primus_lang.ir import Space
+from primus_lang.report.adapt import from_search
+from primus_lang.report.page import render_page
+from primus_lang.report.trace import result_from_trace
+
+
+def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None) -> Path:
+    result, header = result_from_trace(trace)
+    file = space_file or header.get("file")
+    space: Space | None = None
+    if file:
+        from primus_lang.lower import load_space
+
+        if not Path(file).is_file():
+            raise CompileError(Diagnostic(SPACE_NOT_FOUND, f"no space file at `{file}`",
+                                          help="pass `--space FILE`"))
+        space = load_space(Path(file), space_name or header.get("space") or None)
+    data = from_search(result, space)
+    if space is None:
+        data = attrs.evolve(data, notes=(*data.notes, (
+            "note", "no space file: capacity is shown as the traced limit; pass --space for memory terms "
+            "and the timeline")))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_page(data), encoding="utf-8")
+    except OSError as err:
+        raise CompileError(Diagnostic(REPORT_WRITE, f"cannot write `{out}`: {err.strerror}")) from None
+    return out
+

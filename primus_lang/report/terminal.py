@@ -1,0 +1,143 @@
+"""The terminal views: one candidate's memory account and time breakdown, and two candidates' diff."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from primus_lang.report import units
+from primus_lang.report.compare import CandidateDiff
+from primus_lang.report.view import CandidateView
+
+
+def figures_table(view: CandidateView, limit: int) -> Table:
+    t = Table(title=f"candidate {view.label}", title_justify="left", show_header=False, box=None, pad_edge=False)
+    t.add_column("what", style="bold")
+    t.add_column("value", justify="right")
+    spare = limit - view.memory_peak
+    rows = [
+        ("tokens/s/GPU", units.rate(view.tokens_per_gpu)),
+        ("step time", units.seconds(view.step_time)),
+        ("TFLOP/s/GPU", f"{view.tflops_per_gpu:,.1f}"),
+        ("MFU", units.percent(view.mfu)),
+        ("bubble", units.percent(view.bubble_fraction)),
+        ("memory peak", units.gib(view.memory_peak)),
+        ("spare vs limit", units.gib(spare) if spare >= 0 else f"[red]over by {units.gib(-spare)}[/red]"),
+    ]
+    for name, value in rows:
+        t.add_row(name, value)
+    return t
+
+
+def memory_table(view: CandidateView, capacity: int, limit: int) -> Table:
+    """Terms as rows, rank classes as columns; the formula shown is the peak rank's."""
+    ranks = view.ranks
+    peak = max(ranks, key=lambda r: r.total, default=None)
+    t = Table(title="memory per rank class (bytes at the peak)", title_justify="left")
+    t.add_column("term")
+    for r in ranks:
+        t.add_column(r.name, justify="right", style="bold" if r is peak else None)
+    t.add_column("formula (peak rank)", overflow="fold", style="dim")
+    names: list[str] = []
+    for r in ranks:
+        names += [term.name for term in r.terms if term.name not in names]
+    for name in names:
+        cells = []
+        for r in ranks:
+            b = sum(term.bytes for term in r.terms if term.name == name)
+            cells.append(units.gib(b) if b else "·")
+        formula = next((term.formula for term in (peak.terms if peak else ()) if term.name == name), "")
+        t.add_row(name, *cells, formula)
+    totals = []
+    for r in ranks:
+        colour = "red" if r.total > limit else "green"
+        totals.append(f"[{colour}]{units.gib(r.total)}[/{colour}]")
+    t.add_row("[bold]total[/bold]", *totals, f"capacity {units.gib(capacity)}, limit {units.gib(limit)}",
+              end_section=True)
+    return t
+
+
+def breakdown_table(view: CandidateView) -> Table:
+    t = Table(title="where the step time goes", title_justify="left")
+    t.add_column("part")
+    t.add_column("time", justify="right")
+    t.add_column("share of step", justify="right")
+    t.add_column("", no_wrap=True)
+    step = view.step_time if view.step_time > 0 else 1.0
+    for kind, secs in view.breakdown:
+        share = secs / step
+        t.add_row(kind, units.seconds(secs), units.percent(share), "█" * round(max(0.0, min(share, 1.0)) * 30))
+    t.add_row("[bold]step[/bold]", units.seconds(view.step_time), "", "", end_section=True)
+    return t
+
+
+def explain_view(view: CandidateView, capacity: int, limit: int) -> RenderableType:
+    parts: list[RenderableType] = [figures_table(view, limit), Text("")]
+    if view.ranks:
+        parts += [memory_table(view, capacity, limit), Text("")]
+    if view.breakdown:
+        parts.append(breakdown_table(view))
+    else:
+        parts.append(Text("no projection breakdown (the candidate was not projected)", style="dim"))
+    return Group(*parts)
+
+
+def _signed(name: str, delta: float) -> str:
+    if name in ("memory_peak",):
+        return units.signed_gib(delta)
+    if name in ("step_time",):
+        return units.signed_seconds(delta)
+    if name in ("mfu", "bubble_fraction"):
+        return f"{delta * 100:+.1f} pt"
+    return f"{delta:+,.1f}"
+
+
+def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> RenderableType:
+    na, nb = names
+    head = Table(show_header=False, box=None, pad_edge=False)
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row(na, d.a.label)
+    head.add_row(nb, d.b.label)
+
+    knobs = Table(title="knobs that differ", title_justify="left")
+    for col in ("knob", na, nb):
+        knobs.add_column(col)
+    for k, va, vb in d.knobs:
+        knobs.add_row(k, va, vb)
+
+    figs = Table(title="figures", title_justify="left")
+    for col in ("", na, nb, f"{nb} − {na}"):
+        figs.add_column(col, justify="right" if col else "left")
+    for c in d.figures:
+        fa, fb = (units.metric(c.name, c.a), units.metric(c.name, c.b)) if c.name != "bubble_fraction" else (
+            units.percent(c.a), units.percent(c.b))
+        figs.add_row(units.METRIC_TITLES.get(c.name, c.name.replace("_", " ")), fa, fb, _signed(c.name, c.delta))
+
+    time = Table(title="time breakdown, largest change first", title_justify="left")
+    for col in ("part", na, nb, f"{nb} − {na}"):
+        time.add_column(col, justify="right" if col != "part" else "left")
+    for c in d.time:
+        colour = "green" if c.delta < 0 else "red" if c.delta > 0 else "dim"
+        time.add_row(c.name, units.seconds(c.a), units.seconds(c.b),
+                     f"[{colour}]{units.signed_seconds(c.delta)}[/{colour}]")
+
+    mem = Table(title="memory on each side's busiest rank, largest change first", title_justify="left")
+    for col in ("term", na, nb, f"{nb} − {na}"):
+        mem.add_column(col, justify="right" if col != "term" else "left")
+    for c in d.memory:
+        if c.a == 0 and c.b == 0:
+            continue
+        mem.add_row(c.name, units.gib(c.a), units.gib(c.b), units.signed_gib(c.delta))
+
+    why = Text()
+    for i, line in enumerate(d.summary):
+        why.append(("" if i == 0 else "  • ") + line + "\n", style="bold" if i == 0 else "")
+    parts: list[RenderableType] = [head, Text(""), why]
+    parts += [knobs if d.knobs else Text("the two candidates have the same knobs", style="dim"), Text(""), figs]
+    if d.time:
+        parts += [Text(""), time]
+    if d.memory:
+        parts += [Text(""), mem]
+    return Group(*parts)
