@@ -1,0 +1,109 @@
+"""import-hf maps each supported family's config.json to the numbers of the stdlib card."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from primus_lang.hfimport import card_name, map_config, read_config, render_card
+from primus_lang.ir.model import Mla, Moe
+from primus_lang.syntax import parse
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def imported(stem: str, name: str | None = None, seq_len: int | None = None):  # type: ignore[no-untyped-def]
+    config = read_config(FIXTURES / f"{stem}.json")
+    return map_config(config, name or stem, seq_len=seq_len)
+
+
+def test_llama3_1_70b_numbers() -> None:
+    m = imported("llama3_1_70b").model
+    assert (m.num_layers, m.hidden, m.ffn_hidden, m.heads, m.kv_heads, m.head_dim) == (
+        80,
+        8192,
+        28672,
+        64,
+        8,
+        128,
+    )
+    assert (m.vocab, m.max_position_embeddings, m.seq_len) == (128256, 131072, 8192)
+    assert (m.activation, m.norm, m.position, m.tied_embeddings, m.bias) == (
+        "swiglu",
+        "rmsnorm",
+        "rope",
+        False,
+        False,
+    )
+    assert m.moe is None and m.mla is None
+
+
+def test_mixtral_every_layer_moe() -> None:
+    m = imported("mixtral_8x7b").model
+    assert m.moe == Moe(num_experts=8, top_k=2, ffn_hidden=14336)
+    assert m.ffn_hidden == 14336
+    assert m.seq_len == 4096  # no RoPE scaling: the 4096-token default
+
+
+def test_qwen3_moe_head_dim_and_qk_norm() -> None:
+    m = imported("qwen3_235b_a22b").model
+    assert m.heads * m.head_dim == 8192 != m.hidden
+    assert m.qk_layernorm is True
+    assert m.moe == Moe(num_experts=128, top_k=8, ffn_hidden=1536)
+    assert m.ffn_hidden == 12288
+
+
+def test_deepseek_v3_mla_moe_mtp() -> None:
+    m = imported("deepseek_v3").model
+    assert m.mla == Mla(
+        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, q_lora_rank=1536
+    )
+    assert m.moe == Moe(
+        num_experts=256, top_k=8, ffn_hidden=2048, shared_experts=1, shared_ffn_hidden=2048, dense_layers=3
+    )
+    assert (m.mtp_layers, m.ffn_hidden, m.seq_len, m.moe_layers) == (1, 18432, 4096, 58)
+
+
+def test_gpt_oss_biases_and_window() -> None:
+    result = imported("gpt_oss_120b")
+    m = result.model
+    assert m.bias is True and m.sliding_window == 128
+    assert m.moe == Moe(num_experts=128, top_k=4, ffn_hidden=2880, router_bias=True, expert_bias=True)
+    assert m.head_dim == 64 and m.heads * m.head_dim == 4096
+    assert any("sinks" in note for note in result.notes)
+
+
+def test_nemotron_squared_relu_layernorm() -> None:
+    m = imported("nemotron4_15b").model
+    assert (m.activation, m.norm, m.ffn_hidden, m.vocab) == ("squared_relu", "layernorm", 24576, 256000)
+
+
+def test_seq_len_override() -> None:
+    assert imported("mixtral_8x7b", seq_len=8192).model.seq_len == 8192
+
+
+@pytest.mark.parametrize(
+    "stem",
+    ["llama3_1_70b", "mixtral_8x7b", "qwen3_235b_a22b", "deepseek_v3", "gpt_oss_120b", "nemotron4_15b"],
+)
+def test_rendered_card_parses(stem: str) -> None:
+    result = imported(stem)
+    text = render_card(result, f"{stem}.json")
+    module = parse(text, f"{stem}.prx")
+    assert module is not None
+    assert f"model {stem} {{" in text
+    for note in result.notes:
+        assert note in text
+
+
+def test_card_name_from_hub_id_and_file() -> None:
+    assert card_name(read_config(FIXTURES / "llama3_1_70b.json")) == "llama_3_1_70b"
+    assert card_name(read_config(FIXTURES / "deepseek_v3.json")) == "deepseek_v3"
+
+
+def test_card_name_of_a_config_json_is_its_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "Qwen3-30B-A3B"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "qwen3_moe"}')
+    assert card_name(read_config(folder / "config.json")) == "qwen3_30b_a3b"

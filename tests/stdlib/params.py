@@ -1,0 +1,47 @@
+"""Closed-form parameter counts of a card, to check its numbers against published model sizes.
+
+Deliberately independent of primus_lang.memory: it counts what the Hugging Face checkpoints hold
+(no vocabulary padding, no biases), so a wrong width in a card shows up as a wrong total.
+"""
+
+from __future__ import annotations
+
+from primus_lang.ir.model import Model
+
+
+def attention_params(m: Model) -> int:
+    h = m.hidden
+    if m.mla is not None:
+        a = m.mla
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        q = (
+            h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * m.heads * qk
+            if a.q_lora_rank
+            else h * m.heads * qk
+        )
+        kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+        kv += a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim)
+        return q + kv + m.heads * a.v_head_dim * h
+    q = h * m.heads * m.head_dim
+    kv = 2 * h * m.kv_heads * m.head_dim
+    o = m.heads * m.head_dim * h
+    return q + kv + o + (2 * m.head_dim if m.qk_layernorm else 0)
+
+
+def mlp_params(hidden: int, width: int, gated: bool) -> int:
+    return (3 if gated else 2) * hidden * width
+
+
+def total_params(m: Model) -> int:
+    gated = m.activation == "swiglu"
+    per_layer_common = attention_params(m) + 2 * m.hidden  # attention + two norms
+    dense = per_layer_common + mlp_params(m.hidden, m.ffn_hidden, gated)
+    total = m.dense_layers * dense
+    if m.moe is not None:
+        e = m.moe
+        shared = e.shared_experts * mlp_params(m.hidden, e.shared_ffn_hidden or e.ffn_hidden, gated)
+        moe = per_layer_common + e.num_experts * mlp_params(m.hidden, e.ffn_hidden, gated) + shared
+        moe += m.hidden * e.num_experts  # router
+        total += m.moe_layers * moe
+    embeddings = m.vocab * m.hidden * (1 if m.tied_embeddings else 2)
+    return total + embeddings + m.hidden  # + final norm

@@ -1,0 +1,131 @@
+"""The stdlib loads, holds every card validation needs, and its numbers add up to the published sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from primus_lang.ir import Gpu, Model, Program
+from primus_lang.resources import data_dir
+
+from .params import total_params
+
+lower = pytest.importorskip("primus_lang.lower")
+if not hasattr(lower, "load_program"):
+    pytest.skip("the loader (primus_lang.lower.load_program) has not landed yet", allow_module_level=True)
+
+STDLIB = data_dir("stdlib")
+
+# The `model_card` keys of the compiled rows of the validation corpus (published_runs.yaml).
+VALIDATION_CARDS = {
+    "llama2_7b", "llama2_13b", "llama2_70b", "llama3_8b", "llama3_70b", "llama3_1_8b", "llama3_1_70b",
+    "llama3_1_405b", "gpt3_175b", "nemotron4_15b", "nemotron4_340b", "mixtral_8x7b", "mixtral_8x22b",
+    "deepseek_v3", "qwen3_30b_a3b", "qwen3_235b_a22b", "gpt_oss_120b", "gpt_oss_20b",
+}  # fmt: skip
+# The corpus's GPU keys, lowercased, plus the alias and the torchtitan variant.
+HARDWARE = {
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "h100_sxm",
+    "h100",
+    "h100_96gb",
+    "h200",
+    "b200",
+    "gb200",
+    "b300",
+    "gb300",
+}
+
+
+def programs(folder: str) -> list[Program]:
+    return [lower.load_program(p) for p in sorted((STDLIB / folder).glob("*.prx"))]
+
+
+def models() -> dict[str, Model]:
+    return {m.name: m for p in programs("models") for m in p.models}
+
+
+def gpus() -> dict[str, Gpu]:
+    return {g.name: g for p in programs("hardware") for g in p.gpus}
+
+
+def test_every_validation_card_is_defined() -> None:
+    assert set(models()) >= VALIDATION_CARDS
+
+
+def test_every_card_names_its_source() -> None:
+    for name, m in models().items():
+        assert m.source, name
+
+
+@pytest.mark.parametrize(
+    ("card", "params"),
+    [
+        # Hugging Face checkpoint totals (safetensors metadata).
+        ("llama3_1_8b", 8_030_261_248),
+        ("llama3_8b", 8_030_261_248),
+        ("llama3_1_70b", 70_553_706_496),
+        ("mixtral_8x7b", 46_702_792_704),
+        # DeepSeek-V3's 671,026,419,200 main-model weights include a 256-entry routing-correction
+        # buffer in each of the 58 MoE layers, which the card deliberately does not count.
+        ("deepseek_v3", 671_026_419_200 - 58 * 256),
+    ],
+)
+def test_cards_add_up_to_published_sizes(card: str, params: int) -> None:
+    assert total_params(models()[card]) == params
+
+
+def test_inheritance_keeps_the_shapes() -> None:
+    m = models()
+    assert m["llama3_1_70b"].replace(name="x", source="", max_position_embeddings=0) == m[
+        "llama3_70b"
+    ].replace(name="x", source="", max_position_embeddings=0)
+    assert m["gpt_oss_20b"].moe is not None and m["gpt_oss_20b"].moe.num_experts == 32
+    assert m["gpt_oss_20b"].moe.router_bias and m["gpt_oss_20b"].num_layers == 24
+
+
+def test_model_specifics() -> None:
+    m = models()
+    assert (m["gpt3_175b"].activation, m["gpt3_175b"].position, m["gpt3_175b"].vocab) == (
+        "gelu",
+        "learned",
+        50257,
+    )
+    assert m["gpt3_175b"].tied_embeddings and m["gpt3_175b"].bias
+    assert m["nemotron4_340b"].activation == "squared_relu" and m["nemotron4_340b"].norm == "layernorm"
+    assert m["qwen3_235b_a22b"].qk_layernorm and m["qwen3_235b_a22b"].moe_layers == 94
+    assert m["deepseek_v3"].mtp_layers == 1 and m["deepseek_v3"].moe_layers == 58
+    assert m["gpt_oss_120b"].sliding_window == 128 and m["gpt_oss_120b"].bias
+
+
+def test_hardware_profiles() -> None:
+    g = gpus()
+    assert set(g) == HARDWARE
+    assert g["h100_sxm"].hbm_capacity == 81559 * 2**20
+    assert g["mi300x"].hbm_capacity == 206_141_652_992
+    assert g["mi325x"].scale_up_bandwidth == 448e9 and g["mi325x"].scale_up_topology == "mesh"
+    assert g["mi355x"].peak_fp8 == pytest.approx(5033.2e12)
+    assert g["h200"].nic_bandwidth == 50e9
+    assert g["b300"].nic_bandwidth == 100e9
+    assert g["gb200"].scale_up_domain == 72 and g["gb300"].scale_up_domain == 72
+    assert {n for n, x in g.items() if x.confidence == "low"} == {"b300", "gb300", "h100_96gb"}
+    assert attrs.evolve(g["h100"], name="h100_sxm", source="") == attrs.evolve(g["h100_sxm"], source="")
+    assert g["h100_96gb"].hbm_bandwidth == 2.4e12 and g["h100_96gb"].peak_bf16 == g["h100_sxm"].peak_bf16
+
+
+def test_clusters() -> None:
+    clusters = {c.name: c for p in programs("clusters") for c in p.clusters}
+    assert clusters["mi325x_x8"].world == 64
+    assert clusters["mi355x_x128"].world == 1024
+    assert clusters["gb200_nvl72"].world == 72 and clusters["gb200_nvl72"].domain == 72
+    assert clusters["b300_x8"].nic_bandwidth_per_gpu == 100e9
+
+
+def test_examples_load_one_space_each() -> None:
+    for path in sorted(data_dir("examples").glob("*.prx")):
+        program = lower.load_program(Path(path))
+        assert len(program.spaces) == 1, path
+        assert program.spaces[0].name == path.stem
