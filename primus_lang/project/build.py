@@ -1,0 +1,390 @@
+"""Per-stage operator lists for a candidate: what each rank computes and communicates.
+
+Shapes are per rank. A forward GEMM ``Y[m,n] = X[m,k] W[k,n]`` has a backward input-gradient GEMM
+``dX = dY W^T`` (``m x n x k``, phase B) and a weight-gradient GEMM ``dW = X^T dY`` (``k x m x n``,
+phase W), so zero-bubble schedules can move W. Layer placement follows Megatron: virtual stage
+``j = chunk * pp + stage`` (interleaved) or the V shape for ZBV; the embedding sits on virtual stage
+0 and the output layer on the last one. Communicator layouts follow Megatron's rank order (TP
+innermost, then CP, then DP, then PP; experts: ETP, then EP).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from primus_lang.ir import Candidate, Cluster, Model, Recompute
+from primus_lang.project.collectives import group_layout
+from primus_lang.project.ops import (
+    Attention,
+    Block,
+    Collective,
+    Gemm,
+    GroupedGemm,
+    MemoryOp,
+    Stage,
+    Task,
+)
+
+BF16 = 2
+# Bytes moved per element by the quantize kernels of each FP8 recipe (read BF16, write FP8):
+# delayed scaling casts with last step's amax and writes a transposed copy for the backward (2+1+1);
+# tensorwise (current) scaling first reads the tensor for its amax (+2); blockwise and MXFP8 write
+# row- and column-wise copies with their block scales (MXFP8: one E8M0 scale per 32 values, x2).
+FP8_CAST_BYTES = {"delayed": 4.0, "tensorwise": 6.0, "blockwise": 4.0 + 2 / 128, "mxfp8": 4.0 + 2 / 32}
+
+
+def _backward(op: Gemm | GroupedGemm) -> tuple[Gemm | GroupedGemm, Gemm | GroupedGemm]:
+    """The input-gradient GEMM ``dX = dY W^T`` and the weight-gradient GEMM ``dW = X^T dY``."""
+    if isinstance(op, Gemm):
+        return Gemm(op.m, op.k, op.n, op.dtype, op.batch), Gemm(op.k, op.n, op.m, op.dtype, op.batch)
+    return (GroupedGemm(op.groups, op.m, op.k, op.n, op.dtype),
+            GroupedGemm(op.groups, op.k, op.n, op.m, op.dtype))
+
+
+class _Shapes:
+    """Everything about one candidate that the per-layer op lists need."""
+
+    def __init__(self, model: Model, cluster: Cluster, cand: Candidate) -> None:
+        self.model, self.cluster, self.cand = model, cluster, cand
+        world = cluster.world
+        self.world = world
+        self.tp, self.cp, self.pp = cand.tp, cand.cp, cand.pp
+        self.vpp = 2 if cand.schedule == "zbv" else (cand.vpp if cand.schedule == "interleaved" else 1)
+        self.ep, self.etp = cand.ep, cand.expert_tp
+        self.dp = max(1, cand.dp(world))
+        self.edp = max(1, cand.expert_dp(world))
+        self.b, self.s = cand.mbs, cand.seq_len
+        self.tokens = self.b * (self.s // self.cp)  # tokens of one micro-batch on one CP rank
+        self.sp = cand.sp
+        self.tokens_sp = self.tokens // self.tp if self.sp else self.tokens
+        self.dtype = "fp8" if cand.precision == "fp8" else "bf16"
+        self.cast = FP8_CAST_BYTES.get(cand.fp8_recipe, 4.0) if self.dtype == "fp8" else 0.0
+        self.h = model.hidden
+        domain = cluster.domain
+        self.tp_group = group_layout(self.tp, 1, domain)
+        self.cp_group = group_layout(self.cp, self.tp, domain)
+        self.dp_group = group_layout(self.dp * self.cp, self.tp, domain)
+        self.ep_group = group_layout(self.ep, self.etp, domain)
+        self.etp_group = group_layout(self.etp, 1, domain)
+        self.edp_group = group_layout(self.edp, self.etp * self.ep, domain)
+        stride = world // self.pp
+        self.pp_group = group_layout(2, stride, domain) if self.pp > 1 else group_layout(1, 1, domain)
+        self.grad_bytes = 4 if cand.main_grad_dtype == "fp32" else 2
+
+    def gemm(self, n: int, k: int, m: int | None = None, dtype: str | None = None) -> Gemm:
+        return Gemm(self.tokens if m is None else m, max(1, n), max(1, k), dtype or self.dtype)
+
+
+def _linear(sh: _Shapes, tasks: list[Task], params: list[int], op: Gemm | GroupedGemm,
+            routed: bool = False) -> None:
+    """A linear layer's forward, its two backward GEMMs, and the FP8 quantize kernels."""
+    tasks.append(Task(op, "F", routed=routed))
+    b, w = _backward(op)
+    tasks.append(Task(b, "B", routed=routed))
+    tasks.append(Task(w, "W", routed=routed))
+    groups = op.groups if isinstance(op, GroupedGemm) else op.batch
+    params.append(groups * op.k * op.n)
+    if op.dtype == "fp8" and sh.cast > 0:
+        rows = op.m * groups
+        tasks.append(Task(MemoryOp("fp8_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed))
+        tasks.append(Task(MemoryOp("fp8_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed))
+
+
+def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
+    """TP communication around one column-parallel/row-parallel pair (attention or MLP)."""
+    if sh.tp <= 1:
+        return
+    size = sh.tokens * sh.h * BF16
+    if sh.sp:
+        for phase in ("F", "B"):
+            tasks.append(Task(Collective("all_gather", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+            tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+    else:
+        for phase in ("F", "B"):
+            tasks.append(Task(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+
+
+def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
+    m, tp = sh.model, sh.tp
+    heads = max(1, m.heads // tp)
+    kv = max(1, math.ceil(m.kv_heads / tp))
+    if m.mla is not None:
+        mla = m.mla
+        qk_dim, v_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim, mla.v_head_dim
+        if mla.q_lora_rank:
+            _linear(sh, tasks, params, sh.gemm(mla.q_lora_rank, sh.h))
+            _linear(sh, tasks, params, sh.gemm(heads * qk_dim, mla.q_lora_rank))
+        else:
+            _linear(sh, tasks, params, sh.gemm(heads * qk_dim, sh.h))
+        _linear(sh, tasks, params, sh.gemm(mla.kv_lora_rank + mla.qk_rope_head_dim, sh.h))
+        _linear(sh, tasks, params, sh.gemm(heads * (mla.qk_nope_head_dim + v_dim), mla.kv_lora_rank))
+        kv_width = heads * (qk_dim + v_dim)  # MLA expands K and V per head before the core
+    else:
+        qk_dim = v_dim = m.head_dim
+        _linear(sh, tasks, params, sh.gemm((heads + 2 * kv) * m.head_dim, sh.h))
+        kv_width = 2 * kv * m.head_dim
+    _linear(sh, tasks, params, sh.gemm(sh.h, heads * v_dim))
+    s_q = sh.s // sh.cp
+    variants = [(0, 1.0)]
+    if m.sliding_window:
+        variants = [(0, 0.5), (m.sliding_window, 0.5)]  # alternating windowed and full layers
+    for window, share in variants:
+        fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window)
+        tasks.append(Task(fwd, "F", times=share))
+        tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True),
+                          "B", times=share))
+        if sh.cand.recompute.kind == "selective":
+            tasks.append(Task(fwd, "B", times=share, model_flops=False))
+    if sh.cp > 1:
+        kv_bytes = sh.tokens * kv_width * BF16
+        if sh.cand.cp_comm == "a2a":
+            qkvo = sh.tokens * (heads * (qk_dim + v_dim) + kv_width) * BF16
+            for phase in ("F", "B"):
+                tasks.append(Task(Collective("all_to_all", qkvo, sh.cp_group), phase, "cp_comm"))
+        else:
+            hide = "attention" if sh.cand.cp_comm == "p2p" else ""
+            tasks.append(Task(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "F", "cp_comm", hides_under=hide))
+            tasks.append(Task(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
+            tasks.append(Task(Collective("reduce_scatter", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
+    _tp_pair(sh, tasks)
+
+
+def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int) -> None:
+    """Norms, residual adds, RoPE and the MLP activation of one layer, as HBM traffic."""
+    t_sp, t, h = sh.tokens_sp, sh.tokens, sh.h
+    m = sh.model
+    rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" else 0
+    act = 3 if m.activation == "swiglu" else 2
+    fwd = 2 * (2 * t_sp * h * BF16) + 2 * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
+    tasks.append(Task(MemoryOp("layer_elementwise", fwd), "F"))
+    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd), "B"))
+
+
+def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
+    up = 2 if sh.model.activation == "swiglu" else 1
+    ffn_r = max(1, ffn // sh.tp)
+    _linear(sh, tasks, params, sh.gemm(up * ffn_r, sh.h))
+    _linear(sh, tasks, params, sh.gemm(sh.h, ffn_r))
+    _tp_pair(sh, tasks)
+    return ffn_r
+
+
+def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: list[int]) -> int:
+    moe = sh.model.moe
+    assert moe is not None
+    up = 2 if sh.model.activation == "swiglu" else 1
+    tokens_in = sh.tokens // sh.tp  # tokens entering the router on one rank (the SP share)
+    _linear(sh, tasks, params, Gemm(tokens_in, moe.num_experts, sh.h, "bf16"))
+    local = max(1, moe.num_experts // sh.ep)
+    per_expert = max(1, round(tokens_in * moe.top_k * sh.etp * sh.ep / moe.num_experts))
+    ffn_r = max(1, moe.ffn_hidden // sh.etp)
+    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, up * ffn_r, sh.h, sh.dtype), routed=True)
+    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, sh.h, ffn_r, sh.dtype), routed=True)
+    routed_tokens = local * per_expert
+    permute = 2 * 2 * routed_tokens * sh.h * BF16  # permute and unpermute, read + write
+    tasks.append(Task(MemoryOp("moe_permute", permute), "F", routed=True))
+    tasks.append(Task(MemoryOp("moe_permute_bwd", permute), "B", routed=True))
+    tasks.append(Task(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True))
+    tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
+    if sh.ep > 1:
+        send = tokens_in * moe.top_k * sh.h * BF16
+        for phase in ("F", "B"):
+            for _ in ("dispatch", "combine"):
+                tasks.append(Task(Collective("all_to_all", send, sh.ep_group), phase, "ep_comm",
+                                  routed=True, hides_under="block"))
+    if sh.etp > 1:
+        gathered = routed_tokens * sh.h * BF16
+        for phase in ("F", "B"):
+            tasks.append(Task(Collective("all_gather", gathered, sh.etp_group), phase, "ep_comm", routed=True))
+            tasks.append(Task(Collective("reduce_scatter", gathered, sh.etp_group), phase, "ep_comm", routed=True))
+    shared = 0
+    if moe.shared_experts:
+        width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+        shared = max(1, width // sh.tp)
+        _linear(sh, tasks, params, sh.gemm(up * shared, sh.h))
+        _linear(sh, tasks, params, sh.gemm(sh.h, shared))
+    if sh.tp > 1 and not sh.sp:
+        _tp_pair(sh, tasks)
+    return shared
+
+
+def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
+    """FSDP gathers a layer's parameters before its forward and again before its backward."""
+    if sh.cand.sharding != "fsdp" or sh.dp_group.size <= 1:
+        return
+    gathered = nparams * BF16
+    tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "F", "dp_comm", hides_under="block"))
+    tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "B", "dp_comm", hides_under="block"))
+
+
+def _recomputed(tasks: list[Task]) -> list[Task]:
+    """Full recompute: the layer's forward runs again before its backward."""
+    return [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under) for t in tasks if t.phase == "F"]
+
+
+def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Model, Cluster, Candidate]:
+    """The candidate with every knob a single layer's ops do not depend on set to one value, so
+    candidates that differ only in pipeline, schedule, batch or step-level knobs share layers."""
+    keep_dp = cand.sharding == "fsdp"  # the data-parallel size only matters to FSDP's gathers
+    norm = cand.replace(
+        pp=1 if not keep_dp else cand.pp, vpp=1, gbs=1, schedule="1f1b",
+        recompute=Recompute("selective") if cand.recompute.kind == "selective" else Recompute(),
+        tp_comm_overlap=False, overlap_grad_reduce=True, overlap_param_gather=True, ep_comm_overlap=False,
+        optimizer_dtype="fp32", main_grad_dtype="fp32",
+        sharding="fsdp" if keep_dp else "dist_opt",
+    )
+    return model, cluster, norm
+
+
+@functools.lru_cache(maxsize=4096)
+def _layer(sh_key: tuple[Model, Cluster, Candidate], moe: bool, recompute: bool) -> tuple[Block, int, int]:
+    """One transformer layer: its block, its dense and its expert parameter counts on this rank."""
+    sh = _Shapes(*sh_key)
+    tasks: list[Task] = []
+    params: list[int] = []
+    expert_params: list[int] = []
+    _attention(sh, tasks, params)
+    if moe:
+        width = _moe_mlp(sh, tasks, params, expert_params)
+    else:
+        width = _dense_mlp(sh, tasks, params, sh.model.ffn_hidden)
+    _elementwise(sh, tasks, width)
+    norms = 2 * sh.h
+    _fsdp(sh, tasks, sum(params) + sum(expert_params) + norms)
+    if recompute:
+        tasks += _recomputed(tasks)
+    name = ("moe" if moe else "dense") + ("_layer_recomputed" if recompute else "_layer")
+    return Block(name, tuple(tasks)), sum(params) + norms, sum(expert_params)
+
+
+def _embedding(sh: _Shapes) -> tuple[Block, int]:
+    nbytes = sh.tokens_sp * sh.h * BF16 * 2
+    tasks = [Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W")]
+    nparams = sh.model.vocab * sh.h // sh.tp
+    return Block("embedding", tuple(tasks)), nparams
+
+
+def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
+    """Final norm, the vocabulary-parallel output GEMM (BF16) and the cross-entropy."""
+    tasks: list[Task] = []
+    params: list[int] = []
+    vocab_r = max(1, sh.model.vocab // sh.tp)
+    _linear(sh, tasks, params, Gemm(sh.tokens, vocab_r, sh.h, "bf16"))
+    if sh.tp > 1 and sh.sp:
+        size = sh.tokens * sh.h * BF16
+        tasks.append(Task(Collective("all_gather", size, sh.tp_group), "F", "tp_comm", hides_under="gemm"))
+        tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), "B", "tp_comm", hides_under="gemm"))
+    logits = sh.tokens * vocab_r
+    # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
+    tasks.append(Task(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h), "F"))
+    tasks.append(Task(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h), "B"))
+    nparams = sum(params) if not sh.model.tied_embeddings else 0
+    return Block(name, tuple(tasks)), nparams
+
+
+def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
+    """Index of (stage, chunk) along the model's layer order."""
+    pp = cand.pp
+    if cand.schedule == "zbv":
+        return stage if chunk == 0 else 2 * pp - 1 - stage
+    return chunk * pp + stage
+
+
+def layer_split(num_layers: int, virtual_stages: int) -> list[int]:
+    """Layers per virtual stage: even, with any remainder spread over the middle stages."""
+    base, extra = divmod(num_layers, virtual_stages)
+    counts = [base] * virtual_stages
+    start = (virtual_stages - extra) // 2
+    for i in range(extra):
+        counts[start + i] += 1
+    return counts
+
+
+def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
+    """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
+    return _stage_ops(model, cluster, cand)
+
+
+@functools.lru_cache(maxsize=2048)
+def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
+    sh = _Shapes(model, cluster, cand)
+    key = _layer_key(model, cluster, cand)
+    pp, vpp = sh.pp, sh.vpp
+    nvirtual = pp * vpp
+    counts = layer_split(model.num_layers, nvirtual)
+    starts = [sum(counts[:j]) for j in range(nvirtual)]
+    dense_until = model.dense_layers if model.is_moe else model.num_layers
+    rc = cand.recompute
+    stages: list[Stage] = []
+    for s in range(pp):
+        chunks: list[tuple[Block, ...]] = []
+        dense_p = 0
+        expert_p = 0
+        for c in range(vpp):
+            j = virtual_stage(cand, s, c)
+            blocks: list[Block] = []
+            if j == 0:
+                emb, n = _embedding(sh)
+                blocks.append(emb)
+                dense_p += n
+            lo, hi = starts[j], starts[j] + counts[j]
+            n_dense = max(0, min(hi, dense_until) - lo)
+            kinds = [(False, n_dense), (True, hi - lo - n_dense)]
+            if rc.kind == "full":
+                budget = hi - lo if rc.method == "uniform" else min(rc.layers, hi - lo)
+            else:
+                budget = 0
+            for moe, n_layers in kinds:
+                if n_layers <= 0:
+                    continue
+                again = min(budget, n_layers)
+                budget -= again
+                for recompute, count in ((True, again), (False, n_layers - again)):
+                    if count:
+                        block, p_dense, p_expert = _layer(key, moe, recompute)
+                        blocks.append(Block(block.name, block.tasks, count))
+                        dense_p += p_dense * count
+                        expert_p += p_expert * count
+            if j == nvirtual - 1:
+                for i in range(model.mtp_layers):
+                    block, p_dense, p_expert = _layer(key, model.is_moe, False)
+                    blocks.append(Block("mtp_layer", block.tasks, 1))
+                    dense_p += p_dense
+                    expert_p += p_expert
+                    head, n = _head(sh, f"mtp_output_{i}")
+                    blocks.append(head)
+                head, n = _head(sh)
+                blocks.append(head)
+                dense_p += n
+            chunks.append(tuple(blocks))
+        p2p = Collective("p2p", sh.tokens_sp * sh.h * BF16, sh.pp_group) if pp > 1 else None
+        stages.append(Stage(s, tuple(chunks), _step_tasks(sh, dense_p, expert_p), p2p))
+    return tuple(stages)
+
+
+def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
+    """Once per step: gradient reduction, parameter gathers, the optimizer and FP8 weight casts."""
+    cand = sh.cand
+    tasks: list[Task] = []
+    for nparams, group in ((dense_p, sh.dp_group), (expert_p, sh.edp_group)):
+        if nparams <= 0 or group.size <= 1:
+            continue
+        grads = nparams * sh.grad_bytes
+        if cand.sharding == "none":
+            tasks.append(Task(Collective("all_reduce", grads, group), "W", "dp_comm", hides_under="grad"))
+        else:
+            tasks.append(Task(Collective("reduce_scatter", grads, group), "W", "dp_comm", hides_under="grad"))
+            if cand.sharding == "dist_opt":
+                tasks.append(Task(Collective("all_gather", nparams * BF16, group), "F", "dp_comm",
+                                  hides_under="param"))
+    shards = 1 if cand.sharding == "none" else sh.dp_group.size
+    eshards = 1 if cand.sharding == "none" else sh.edp_group.size
+    local = dense_p // shards + expert_p // eshards
+    state = 2 if cand.optimizer_dtype == "bf16" else 4
+    per_param = (BF16 + sh.grad_bytes + 4 + 2 * state) + (BF16 + 4 + 2 * state)
+    tasks.append(Task(MemoryOp("optimizer", local * per_param), "W", model_flops=False))
+    if sh.cast > 0:
+        tasks.append(Task(MemoryOp("fp8_weight_cast", int((dense_p + expert_p) * sh.cast)), "W",
+                          model_flops=False))
+    return tuple(tasks)

@@ -1,0 +1,183 @@
+"""The operators a training step is made of, as small frozen records an oracle can time.
+
+Every op carries a hashable ``key`` (op name, shape, dtype) so an oracle, or the benchmark
+database, can cache its timing: the same GEMM shape appears in many candidates.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+PHASES = ("F", "B", "W")  # forward, backward input-gradient, backward weight-gradient
+KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p")
+
+
+@frozen
+class Gemm:
+    """``m x k`` times ``k x n``, ``batch`` independent copies (FLOPs ``2 m n k batch``)."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str = "bf16"
+    batch: int = 1
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.m * self.n * self.k * self.batch
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("gemm", (self.m, self.n, self.k, self.batch), self.dtype)
+
+
+@frozen
+class GroupedGemm:
+    """``groups`` GEMMs of one shape launched as one kernel (local experts of a MoE layer)."""
+
+    groups: int
+    m: int
+    n: int
+    k: int
+    dtype: str = "bf16"
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.groups * self.m * self.n * self.k
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("grouped_gemm", (self.groups, self.m, self.n, self.k), self.dtype)
+
+
+@frozen
+class Attention:
+    """Flash-style attention core for one micro-batch on one rank.
+
+    ``causal`` halves the score work; ``window`` > 0 limits each query to that many keys.
+    ``backward`` marks the gradient kernel (2.5x the forward's matmul work: it recomputes the scores).
+    """
+
+    batch: int
+    heads: int
+    seq_q: int
+    seq_kv: int
+    head_dim: int
+    v_head_dim: int
+    causal: bool = True
+    window: int = 0
+    backward: bool = False
+    dtype: str = "bf16"
+
+    @property
+    def pairs(self) -> float:
+        """Query-key pairs actually scored."""
+        kv = self.seq_kv
+        if self.window and self.window < kv:
+            return float(self.seq_q) * self.window
+        return self.seq_q * kv * (0.5 if self.causal else 1.0)
+
+    @property
+    def flops(self) -> float:
+        forward = 2.0 * self.batch * self.heads * self.pairs * (self.head_dim + self.v_head_dim)
+        return forward * (2.5 if self.backward else 1.0)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        shape = (self.batch, self.heads, self.seq_q, self.seq_kv, self.head_dim, self.v_head_dim,
+                 self.causal, self.window, self.backward)
+        return ("attention", shape, self.dtype)
+
+
+@frozen
+class MemoryOp:
+    """A memory-bound kernel (norm, activation, residual, cast, optimizer) moving ``bytes``."""
+
+    name: str
+    bytes: int
+
+    @property
+    def flops(self) -> float:
+        return 0.0
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("memory", (self.name, self.bytes), "")
+
+
+@frozen
+class Group:
+    """Where a communicator's ranks sit: ``size`` ranks, ``per_domain`` of them per scale-up domain.
+
+    ``per_domain == size`` means the whole group talks over the scale-up fabric.
+    """
+
+    size: int
+    per_domain: int
+
+    @property
+    def domains(self) -> int:
+        return max(1, self.size // max(1, self.per_domain))
+
+
+@frozen
+class Collective:
+    """``bytes`` is the full buffer: the all-reduced tensor, the gathered output, the reduce-scatter
+    input, a rank's whole all-to-all send buffer, or one point-to-point message."""
+
+    kind: str
+    bytes: int
+    group: Group
+
+    @property
+    def flops(self) -> float:
+        return 0.0
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        return ("collective", (self.kind, self.bytes, self.group.size, self.group.per_domain), "")
+
+
+Op = Gemm | GroupedGemm | Attention | MemoryOp | Collective
+
+
+@frozen
+class Task:
+    """One op in a block: which pass it runs in, what it is accounted as, how often it runs.
+
+    ``times`` may be fractional (half the layers of a sliding-window model use the window).
+    ``model_flops`` says whether the op counts toward model FLOPs (recomputation does not).
+    ``routed`` marks work on routed experts: the busiest expert rank gates it, so the projection
+    scales it by the space's ``moe_imbalance`` when experts are spread over ranks.
+    ``hides_under`` names the kind of compute this communication overlaps with ("" none,
+    "attention", "gemm" or "block"); the projection decides per candidate whether it may.
+    """
+
+    op: Op
+    phase: str
+    kind: str = "compute"
+    times: float = 1.0
+    model_flops: bool = True
+    routed: bool = False
+    hides_under: str = ""
+
+
+@frozen
+class Block:
+    """A repeated piece of a stage: ``count`` identical layers (or the embedding, or the head)."""
+
+    name: str
+    tasks: tuple[Task, ...]
+    count: int = 1
+
+
+@frozen
+class Stage:
+    """One pipeline rank: its virtual chunks (one unless interleaved/V schedules) and the work
+    done once per step (gradient reduction, parameter gathers, optimizer)."""
+
+    index: int
+    chunks: tuple[tuple[Block, ...], ...]
+    step_tasks: tuple[Task, ...] = field(default=())
+    p2p: Collective | None = None  # the activation sent to the next stage, per micro-batch and chunk

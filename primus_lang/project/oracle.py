@@ -1,0 +1,76 @@
+"""How long one op takes: the ``Oracle`` protocol and the spec-sheet ``SimulateOracle``.
+
+``SimulateOracle`` is a roofline with efficiency curves from the hardware profile:
+- a GEMM of ``f`` FLOPs takes ``f / (peak * gemm_max) + knee / (peak_bf16 * gemm_max)``, i.e. the
+  profile's curve ``gemm_max * f / (f + knee)`` for BF16: ``knee`` is a fixed per-kernel cost
+  (launch, tail wave) expressed in BF16 FLOPs, so FP8 GEMMs pay it at the same wall time;
+- FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max`` (their quantize/cast kernels are separate
+  memory ops in the op list, priced per recipe);
+- flash attention runs at ``attention`` of the BF16 peak on the FLOPs actually done (causal: half);
+- memory-bound kernels move their bytes at ``hbm`` of the HBM bandwidth;
+- collectives follow ``collectives.collective_time`` over the cluster's links.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from primus_lang.ir import Cluster
+from primus_lang.project.collectives import Links, collective_time
+from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """Times ops on one cluster. ``compute`` takes GEMMs, grouped GEMMs, attention and memory ops;
+    ``collective`` takes a collective with its group layout."""
+
+    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float: ...
+
+    def collective(self, op: Collective) -> float: ...
+
+
+class SimulateOracle:
+    """Roofline with the profile's efficiency curves; caches every timing by op key."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        gpu = cluster.gpu
+        eff = gpu.efficiency
+        self.cluster = cluster
+        self._bf16 = gpu.peak_bf16 * eff.gemm_max
+        self._fp8 = gpu.peak("fp8") * (eff.fp8_gemm_max if gpu.peak_fp8 > 0 else eff.gemm_max)
+        self._overhead = eff.gemm_knee_flops / self._bf16
+        self._attention = gpu.peak_bf16 * eff.attention
+        self._hbm = gpu.hbm_bandwidth * eff.hbm
+        self._links = Links.of(cluster)
+        self._cache: dict[tuple[object, ...], float] = {}
+
+    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
+        key = op.key
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        if isinstance(op, MemoryOp):
+            t = op.bytes / self._hbm
+        elif isinstance(op, Attention):
+            t = op.flops / self._attention
+        else:
+            rate = self._fp8 if op.dtype == "fp8" else self._bf16
+            t = op.flops / rate + self._overhead
+        self._cache[key] = t
+        return t
+
+    def collective(self, op: Collective) -> float:
+        key = op.key
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        t = collective_time(op, self._links)
+        self._cache[key] = t
+        return t
+
+
+def op_time(oracle: Oracle, op: Op) -> float:
+    if isinstance(op, Collective):
+        return oracle.collective(op)
+    return oracle.compute(op)

@@ -1,0 +1,240 @@
+"""``project``: one candidate's step time, throughput and breakdown.
+
+Each stage's per-micro-batch F, B and W times come from its op list through the oracle, with the
+communication a candidate can hide taken off: TP collectives under the GEMMs when
+``tp_comm_overlap``, the CP ring under attention, EP all-to-alls under the layer's compute when
+``ep_comm_overlap``, FSDP gathers under the layer they prefetch for. The schedule plan then places
+the passes; after a stage's last backward come the exposed part of its gradient reduction (it
+overlaps that last backward when ``overlap_grad_reduce``), the parameter all-gather (it overlaps the
+first forward when ``overlap_param_gather``), the optimizer and FP8 weight casts.
+
+FLOP convention (docs/projection.md): model FLOPs are the forward GEMMs and attention of the model
+times three (forward, input gradient, weight gradient; attention backward 2.5x), causal attention
+counted at half of the full square, recomputation excluded. MFU is model FLOP/s over the dense BF16
+peak whatever the precision, so FP8's speed-up shows as higher MFU.
+"""
+
+from __future__ import annotations
+
+import attrs
+from attrs import frozen
+
+from primus_lang.ir import Candidate, Cluster, Model, Settings
+from primus_lang.project.build import stage_ops
+from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
+from primus_lang.project.oracle import Oracle, SimulateOracle
+from primus_lang.project.schedule import ScheduleResult, fast, plan, replay
+
+BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer")
+
+
+@frozen
+class Projection:
+    step_time: float  # seconds per global batch
+    tokens_per_gpu: float  # tokens/s per GPU
+    tflops_per_gpu: float  # model TFLOP/s per GPU
+    mfu: float  # model FLOP/s over the dense BF16 peak
+    bubble_fraction: float  # pipeline idle share of the busiest stage
+    breakdown: tuple[tuple[str, float], ...]  # seconds per kind on the stage that finishes last
+    inflight: tuple[int, ...]  # per stage, micro-batch chunks alive at the peak (see schedule.py)
+    timeline: tuple[tuple[int, str, int, float, float], ...] = ()  # (stage, F/B/W/comm, mb, start, end)
+
+
+@frozen
+class _Pass:
+    """One pass of a chunk: total seconds, and the parts of it by kind."""
+
+    total: float
+    parts: dict[str, float]
+
+
+# Block task tuples come from a cache in build.py and are shared by every candidate with the same
+# layer shapes; keying by identity (and keeping the tuple alive beside the result) avoids hashing
+# hundreds of tasks per lookup.
+_cache: dict[tuple[object, ...], tuple[tuple[Task, ...], tuple[_Pass, _Pass, _Pass]]] = {}
+_flops: dict[int, tuple[tuple[Task, ...], float]] = {}
+
+
+def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float) -> tuple[_Pass, _Pass, _Pass]:
+    key = (id(oracle), id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance)
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is block.tasks:
+        return hit[1]
+    out = []
+    for phase in ("F", "B", "W"):
+        compute = gemm = attention = 0.0
+        comms: list[tuple[Task, float]] = []
+        for task in block.tasks:
+            if task.phase != phase:
+                continue
+            scale = task.times * (imbalance if task.routed else 1.0)
+            op = task.op
+            if isinstance(op, Collective):
+                comms.append((task, oracle.collective(op) * scale))
+                continue
+            t = oracle.compute(op) * scale
+            compute += t
+            if isinstance(op, Gemm | GroupedGemm):
+                gemm += t
+            elif isinstance(op, Attention):
+                attention += t
+        parts = {"compute": compute}
+        for task, t in comms:
+            hide = 0.0
+            if task.hides_under == "gemm" and cand.tp_comm_overlap:
+                hide = gemm
+            elif task.hides_under == "attention":
+                hide = attention
+            elif task.hides_under == "block" and (task.kind != "ep_comm" or cand.ep_comm_overlap):
+                hide = compute
+            exposed = max(0.0, t - hide)
+            parts[task.kind] = parts.get(task.kind, 0.0) + exposed
+        out.append(_Pass(sum(parts.values()), parts))
+    if len(_cache) > 200_000:
+        _cache.clear()
+    result = (out[0], out[1], out[2])
+    _cache[key] = (block.tasks, result)
+    return result
+
+
+def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float
+                  ) -> tuple[list[list[float]], dict[str, float]]:
+    """Per chunk: [F, B, W] seconds per micro-batch; and the per-micro-batch parts by kind."""
+    times: list[list[float]] = []
+    parts: dict[str, float] = {}
+    for chunk in stage.chunks:
+        f = b = w = 0.0
+        for block in chunk:
+            pf, pb, pw = _block_passes(block, cand, oracle, imbalance)
+            f += pf.total * block.count
+            b += pb.total * block.count
+            w += pw.total * block.count
+            for p in (pf, pb, pw):
+                for kind, t in p.parts.items():
+                    parts[kind] = parts.get(kind, 0.0) + t * block.count
+        times.append([f, b, w])
+    return times, parts
+
+
+def model_flops(stages: tuple[Stage, ...], microbatches: int) -> float:
+    """Model FLOPs one rank of each stage does per step, averaged over stages (see module doc)."""
+    total = 0.0
+    for stage in stages:
+        for chunk in stage.chunks:
+            for block in chunk:
+                hit = _flops.get(id(block.tasks))
+                if hit is None or hit[0] is not block.tasks:
+                    if len(_flops) > 100_000:
+                        _flops.clear()
+                    hit = _flops[id(block.tasks)] = (
+                        block.tasks, sum(t.op.flops * t.times for t in block.tasks if t.model_flops))
+                total += hit[1] * block.count
+    return total * microbatches / len(stages)
+
+
+def project(
+    model: Model,
+    cluster: Cluster,
+    cand: Candidate,
+    settings: Settings | None = None,
+    oracle: Oracle | None = None,
+    timeline: bool = False,
+) -> Projection:
+    """Project ``cand``: step time, tokens/s/GPU, model TFLOP/s/GPU, MFU, bubble and breakdown."""
+    settings = settings or Settings()
+    oracle = oracle or _default_oracle(cluster)
+    world = cluster.world
+    m = max(1, cand.microbatches(world))
+    stages = stage_ops(model, cluster, cand)
+    imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
+    per_stage = [_stage_passes(s, cand, oracle, imbalance) for s in stages]
+    fwd = [[c[0] for c in t] for t, _ in per_stage]
+    bwd = [[c[1] for c in t] for t, _ in per_stage]
+    wgt = [[c[2] for c in t] for t, _ in per_stage]
+    v = len(fwd[0])
+    p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
+    sched = cand.schedule if cand.pp > 1 else "1f1b"
+    if sched == "interleaved" and v == 1:
+        sched = "1f1b"
+    if timeline:
+        result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
+    else:
+        result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)
+    ends, tails = _step_tails(stages, result, cand, oracle, fwd)
+    critical = max(range(len(stages)), key=lambda s: ends[s])
+    step = ends[critical]
+    tokens = cand.gbs * cand.seq_len
+    flops = model_flops(stages, m)
+    tflops = flops / step / 1e12
+    breakdown = _breakdown(per_stage[critical][1], m, result, critical, tails[critical], p2p, cand, v)
+    events: tuple[tuple[int, str, int, float, float], ...] = ()
+    if timeline:
+        events = tuple((s, k, i, a, b) for s, k, _c, i, a, b in result.events)
+        events += tuple((s, "comm", -1, result.finish[s], ends[s]) for s in range(len(stages)) if ends[s] > result.finish[s])
+    return Projection(
+        step_time=step,
+        tokens_per_gpu=tokens / step / world,
+        tflops_per_gpu=tflops,
+        mfu=tflops * 1e12 / cluster.gpu.peak_bf16,
+        bubble_fraction=result.bubble_fraction,
+        breakdown=breakdown,
+        inflight=result.inflight,
+        timeline=events,
+    )
+
+
+def _default_oracle(cluster: Cluster) -> Oracle:
+    cached = _oracles.get(cluster)
+    if cached is None:
+        if len(_oracles) > 64:
+            _oracles.clear()
+        cached = _oracles[cluster] = SimulateOracle(cluster)
+    return cached
+
+
+_oracles: dict[Cluster, SimulateOracle] = {}
+
+
+def _step_tails(stages: tuple[Stage, ...], result: ScheduleResult, cand: Candidate, oracle: Oracle,
+                fwd: list[list[float]]) -> tuple[list[float], list[dict[str, float]]]:
+    """When each stage is done with the step, and what it spent after its last backward."""
+    ends: list[float] = []
+    tails: list[dict[str, float]] = []
+    for s, stage in enumerate(stages):
+        layers = sum(b.count for chunk in stage.chunks for b in chunk) or 1
+        tail = {"dp_comm": 0.0, "optimizer": 0.0}
+        for task in stage.step_tasks:
+            if isinstance(task.op, Collective):
+                t = oracle.collective(task.op)
+                last_bucket = t / layers
+                if task.hides_under == "grad" and cand.overlap_grad_reduce:
+                    t = max(last_bucket, t - result.last_backward[s])
+                elif task.hides_under == "param" and cand.overlap_param_gather:
+                    t = max(last_bucket, t - fwd[s][0])
+                tail["dp_comm"] += t
+            else:
+                tail["optimizer"] += oracle.compute(task.op)
+        tails.append(tail)
+        ends.append(result.finish[s] + sum(tail.values()))
+    return ends, tails
+
+
+def _breakdown(parts: dict[str, float], m: int, result: ScheduleResult, s: int, tail: dict[str, float],
+               p2p: float, cand: Candidate, v: int) -> tuple[tuple[str, float], ...]:
+    idle = max(0.0, result.finish[s] - result.busy[s])
+    # the first micro-batch crosses every stage boundary forward and back before the pipe is full
+    pp_comm = min(idle, 2 * (cand.pp * v - 1) * p2p) if cand.pp > 1 else 0.0
+    out = {k: 0.0 for k in BREAKDOWN_KINDS}
+    for kind, t in parts.items():
+        out[kind] += t * m
+    out["pp_comm"] = pp_comm
+    out["bubble"] = idle - pp_comm
+    out["dp_comm"] += tail["dp_comm"]
+    out["optimizer"] = tail["optimizer"]
+    return tuple((k, out[k]) for k in BREAKDOWN_KINDS)
+
+
+def with_efficiency(cluster: Cluster, **changes: float) -> Cluster:
+    """The cluster with some of its GPU's efficiency parameters replaced (calibration, tests)."""
+    gpu = cluster.gpu
+    return attrs.evolve(cluster, gpu=attrs.evolve(gpu, efficiency=attrs.evolve(gpu.efficiency, **changes)))
