@@ -75,7 +75,17 @@ def profile(
 
 
 def _shape_distance(a: KernelSpec, b: KernelSpec) -> float:
-    return sum(abs(math.log(x / y)) for x, y in zip(a.shape, b.shape, strict=True))
+    """Sum of |log ratio| over the dimensions; flags and zero-valued dimensions must match exactly."""
+    if len(a.shape) != len(b.shape):
+        return math.inf
+    total = 0.0
+    for x, y in zip(a.shape, b.shape, strict=True):
+        if x == y:
+            continue
+        if x <= 0 or y <= 0:
+            return math.inf
+        total += abs(math.log(x / y))
+    return total
 
 
 def estimate(db: ProfileDB, device_key: str, spec: KernelSpec) -> Estimate | None:

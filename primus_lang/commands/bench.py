@@ -1,0 +1,88 @@
+"""``primusc bench FILE``: measure every distinct kernel of a space's candidates on this device.
+
+Kernels already in the profile database (same device, driver, runtime, torch) are not measured
+again; ``--check`` runs the measured-vs-projected acceptance check of the benchmark oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+
+from primus_lang.bench.database import DEFAULT_DB
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("bench", help="measure a space's kernels into the profile database (needs torch)")
+    p.add_argument("file", nargs="?", help="a .prx file with a space (omit with --check)")
+    p.add_argument("--space", help="which space of the file (default: the only one)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    p.add_argument("--db", default=str(DEFAULT_DB), help=f"profile database (default: {DEFAULT_DB})")
+    p.add_argument("--limit", type=int, default=0, help="profile at most N legal candidates (0: all)")
+    p.add_argument("--check", action="store_true", help="run the measured-vs-projected check on a small GPT")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.bench.database import ProfileDB
+    from primus_lang.bench.runtime import describe
+
+    device = describe(args.device)
+    db = ProfileDB(args.db)
+    if args.check:
+        return _check(db, device)
+    if not args.file:
+        print("primusc bench: give a .prx file, or --check", file=sys.stderr)
+        return 1
+    return _profile(args, db, device)
+
+
+def _check(db: object, device: object) -> int:
+    from primus_lang.bench.acceptance import CPU_CONFIGS, TINY_GPT, markdown, run_check
+    from primus_lang.bench.database import ProfileDB
+    from primus_lang.bench.runtime import DeviceInfo
+
+    assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
+    configs = CPU_CONFIGS if device.kind == "cpu" else tuple(c for c in CPU_CONFIGS if c.world == 1)
+    print(markdown(run_check(TINY_GPT, configs, db, device)))
+    return 0
+
+
+def _profile(args: argparse.Namespace, db: object, device: object) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from primus_lang.bench.database import ProfileDB
+    from primus_lang.bench.kernels import KernelSpec
+    from primus_lang.bench.runtime import DeviceInfo
+    from primus_lang.bench.space import collect_specs
+    from primus_lang.check import legal_points
+    from primus_lang.lower import load_space
+
+    assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
+    space = load_space(args.file, args.space)
+    cands = legal_points(space)
+    if args.limit > 0:
+        cands = itertools.islice(cands, args.limit)
+    distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
+    from primus_lang.bench.profile import profile
+
+    counts = {"cached": 0, "measured": 0, "unsupported": 0}
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(), transient=False,
+    ) as bar:
+        task = bar.add_task("kernels", total=len(distinct), note="")
+
+        def tick(spec: KernelSpec, status: str) -> None:
+            counts[status] += 1
+            note = f"{counts['cached']} cached, {counts['measured']} measured  {spec}"
+            bar.update(task, advance=1, note=note)
+
+        stats = profile(distinct, db, device, on_progress=tick)
+    print(
+        f"{space.name}: {count} candidates, {occurrences} kernel ops, {stats.distinct} distinct shapes: "
+        f"{stats.cached} cached, {stats.measured} measured, {len(stats.unsupported)} not measurable here "
+        f"(simulated) on {device.name} -> {db.path}"
+    )
+    return 0

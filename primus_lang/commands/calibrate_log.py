@@ -1,0 +1,64 @@
+"""``primusc calibrate-log LOG... --space FILE``: the offset between projection and real runs.
+
+Each log's recipe is read from its Megatron arguments block, projected on the space's model and
+cluster, and compared with the log's median step time after warm-up. The per-run factors and their
+geometric mean are printed (``--json`` for machines); multiply projections by the factor to land on
+measurements of this software stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from primus_lang.bench.oracle import ORACLE_KINDS
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("calibrate-log", help="fit the projection's offset to Megatron/Primus training logs")
+    p.add_argument("logs", nargs="+", help="training log files (stdout of Megatron-LM or Primus)")
+    p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
+    p.add_argument("--name", help="which space of the file (default: the only one)")
+    p.add_argument("--oracle", choices=ORACLE_KINDS, default="simulate", help="oracle to project with")
+    p.add_argument("--device", default="cpu", help="device for the benchmark/hybrid oracles")
+    p.add_argument("--db", default=None, help="profile database for the benchmark/hybrid oracles")
+    p.add_argument("--skip", type=int, default=1, help="logged iterations to drop as warm-up (default 1)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
+    from primus_lang.bench.oracle import make_oracle
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
+    from primus_lang.ir import Candidate
+    from primus_lang.lower import load_space
+    from primus_lang.project import project
+
+    space = load_space(args.space, args.name)
+    oracle = make_oracle(args.oracle, args.device, args.db, cluster=space.cluster)
+    offsets: list[Offset] = []
+    rows = []
+    for name in args.logs:
+        try:
+            text = Path(name).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise CompileError(Diagnostic(LOG_UNREADABLE, f"cannot read `{name}`", notes=(str(exc),))) from exc
+        log = parse_log(text, name)
+        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len))
+        proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)  # type: ignore[arg-type]
+        off = Offset(name, log.step_time(args.skip), proj.step_time)
+        offsets.append(off)
+        rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,
+                     "projected_s": off.projected, "factor": off.factor})
+    factor = fit_offset(offsets)
+    if args.json:
+        print(json.dumps({"oracle": args.oracle, "runs": rows, "factor": factor}, indent=2))
+        return 0
+    for r in rows:
+        print(f"{r['log']}: {r['candidate']}  measured {r['measured_s']:.3f} s, projected "
+              f"{r['projected_s']:.3f} s, factor {r['factor']:.3f}")
+    print(f"offset factor (geometric mean of {len(rows)} runs): {factor:.3f}")
+    return 0
