@@ -9,7 +9,7 @@ from attrs import frozen
 from primus_lang.bench.database import ProfileDB
 from primus_lang.bench.kernels import KernelSpec
 from primus_lang.bench.oracle import spec_of
-from primus_lang.bench.profile import Progress, ProfileStats, profile
+from primus_lang.bench.profile import ProfileStats, Progress, profile
 from primus_lang.bench.runtime import DeviceInfo
 from primus_lang.ir import Candidate, Cluster, Model
 

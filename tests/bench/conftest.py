@@ -4,8 +4,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from primus_lang.bench.runtime import DeviceInfo, describe  # noqa: E402
-from primus_lang.ir import Model  # noqa: E402
+from primus_lang.bench.runtime import DeviceInfo, describe
+from primus_lang.ir import Model
 
 
 @pytest.fixture(scope="session")
