@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import attrs
@@ -40,8 +41,9 @@ HARDWARE = {
 }
 
 
-def programs(folder: str) -> list[Program]:
-    return [lower.load_program(p) for p in sorted((STDLIB / folder).glob("*.prx"))]
+@functools.cache
+def programs(folder: str) -> tuple[Program, ...]:
+    return tuple(lower.load_program(p) for p in sorted((STDLIB / folder).glob("*.prx")))
 
 
 def models() -> dict[str, Model]:
@@ -129,3 +131,9 @@ def test_examples_load_one_space_each() -> None:
         program = lower.load_program(Path(path))
         assert len(program.spaces) == 1, path
         assert program.spaces[0].name == path.stem
+
+
+def test_docs_table_every_definition() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "stdlib.md").read_text()
+    names = set(models()) | set(gpus()) | {c.name for p in programs("clusters") for c in p.clusters}
+    assert {n for n in names if f"`{n}`" not in docs} == set()
