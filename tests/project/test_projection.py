@@ -1,0 +1,137 @@
+"""project(): conventions, breakdown, monotonicity in the hardware, and the op lists' shapes."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from primus_lang.ir import Candidate, Recompute, Settings
+from primus_lang.project import SimulateOracle, project, stage_ops
+from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm
+from primus_lang.project.projection import model_flops, with_efficiency
+
+from .fixtures import H100, LLAMA3_1_8B, LLAMA3_1_70B, MI325X, MIXTRAL_8X7B, cluster
+
+CANDS = [
+    Candidate(tp=1, pp=1, mbs=2, gbs=128, seq_len=8192),
+    Candidate(tp=8, pp=2, mbs=1, gbs=128, seq_len=8192, recompute=Recompute("selective")),
+    Candidate(tp=4, pp=4, vpp=2, schedule="interleaved", mbs=1, gbs=256, seq_len=8192),
+    Candidate(tp=2, pp=4, cp=2, schedule="zero_bubble", mbs=1, gbs=128, seq_len=8192),
+    Candidate(tp=2, pp=2, schedule="zbv", mbs=1, gbs=128, seq_len=8192, precision="fp8"),
+    Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192, sharding="fsdp", recompute=Recompute("full", 4, "block")),
+]
+
+
+def params(model: object) -> float:
+    m = LLAMA3_1_70B
+    attn = m.hidden * (m.heads + 2 * m.kv_heads) * m.head_dim + m.heads * m.head_dim * m.hidden
+    mlp = 3 * m.hidden * m.ffn_hidden
+    return m.num_layers * (attn + mlp) + m.vocab * m.hidden  # GEMM weights incl. the output layer
+
+
+def test_model_flops_follow_the_stated_convention() -> None:
+    m = LLAMA3_1_70B
+    cand = Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192)
+    world = cluster().world
+    flops = model_flops(stage_ops(m, cluster(), cand), cand.microbatches(world))
+    tokens = cand.gbs * cand.seq_len / world
+    # 6 N per token for the GEMMs; attention 4 s h_q per token forward (QK and PV), causal halves it,
+    # backward 2.5x: (1 + 2.5) * 2 * s * heads * head_dim * 2 / 2 per token per layer
+    attention = m.num_layers * 3.5 * 2 * cand.seq_len * m.heads * m.head_dim
+    assert flops == pytest.approx(tokens * (6 * params(m) + attention), rel=1e-6)
+
+
+@pytest.mark.parametrize("cand", CANDS, ids=lambda c: c.label())
+def test_breakdown_adds_up_to_the_step(cand: Candidate) -> None:
+    p = project(LLAMA3_1_70B, cluster(), cand)
+    assert sum(t for _, t in p.breakdown) == pytest.approx(p.step_time, rel=1e-9)
+    assert all(t >= -1e-12 for _, t in p.breakdown)
+    assert p.tokens_per_gpu == pytest.approx(cand.gbs * cand.seq_len / p.step_time / 64)
+    assert 0 < p.mfu < 1.5
+    assert len(p.inflight) == cand.pp
+
+
+@pytest.mark.parametrize("cand", CANDS, ids=lambda c: c.label())
+def test_more_hardware_never_slows_a_step(cand: Candidate) -> None:
+    base = project(LLAMA3_1_70B, cluster(), cand).step_time
+    gpu = MI325X
+    for faster in (
+        attrs.evolve(gpu, peak_bf16=gpu.peak_bf16 * 1.5, peak_fp8=gpu.peak_fp8 * 1.5),
+        attrs.evolve(gpu, hbm_bandwidth=gpu.hbm_bandwidth * 2),
+        attrs.evolve(gpu, scale_up_bandwidth=gpu.scale_up_bandwidth * 2),
+        attrs.evolve(gpu, nic_bandwidth=gpu.nic_bandwidth * 4),
+    ):
+        assert project(LLAMA3_1_70B, cluster(faster), cand).step_time <= base * (1 + 1e-12)
+
+
+def test_fp8_is_faster_than_bf16_and_recipes_cost_differently() -> None:
+    bf16 = Candidate(tp=1, pp=1, mbs=2, gbs=128, seq_len=8192)
+    times = {r: project(LLAMA3_1_8B, cluster(), bf16.replace(precision="fp8", fp8_recipe=r)).step_time
+             for r in ("delayed", "tensorwise", "blockwise", "mxfp8")}
+    assert max(times.values()) < project(LLAMA3_1_8B, cluster(), bf16).step_time
+    assert times["delayed"] < times["blockwise"] < times["mxfp8"] < times["tensorwise"]
+
+
+def test_recompute_costs_time_but_no_model_flops() -> None:
+    base = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192)
+    plain = project(LLAMA3_1_70B, cluster(), base)
+    full = project(LLAMA3_1_70B, cluster(), base.replace(recompute=Recompute("full", 80, "uniform")))
+    assert full.step_time > plain.step_time * 1.2
+    assert full.tflops_per_gpu * full.step_time == pytest.approx(plain.tflops_per_gpu * plain.step_time)
+
+
+def test_tp_overlap_hides_tp_communication() -> None:
+    cand = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192)
+    off = dict(project(LLAMA3_1_70B, cluster(), cand).breakdown)
+    on = dict(project(LLAMA3_1_70B, cluster(), cand.replace(tp_comm_overlap=True)).breakdown)
+    assert on["tp_comm"] < off["tp_comm"]
+
+
+def test_moe_busiest_rank_gates_the_step() -> None:
+    cand = Candidate(tp=1, ep=8, mbs=1, gbs=128, seq_len=4096)
+    even = project(MIXTRAL_8X7B, cluster(), cand, Settings(moe_imbalance=1.0)).step_time
+    skew = project(MIXTRAL_8X7B, cluster(), cand, Settings(moe_imbalance=1.3)).step_time
+    assert skew > even
+    # with every expert on every rank there is no busiest rank
+    local = cand.replace(ep=1)
+    assert project(MIXTRAL_8X7B, cluster(), local, Settings(moe_imbalance=1.0)).step_time == pytest.approx(
+        project(MIXTRAL_8X7B, cluster(), local, Settings(moe_imbalance=1.3)).step_time)
+
+
+def test_op_lists_carry_per_rank_shapes_and_groups() -> None:
+    cand = Candidate(tp=4, pp=2, cp=2, mbs=1, gbs=64, seq_len=8192)
+    stages = stage_ops(LLAMA3_1_70B, cluster(), cand)
+    assert len(stages) == 2
+    layer = next(b for b in stages[0].chunks[0] if b.name == "dense_layer")
+    assert layer.count == 40
+    gemms = [t.op for t in layer.tasks if isinstance(t.op, Gemm) and t.phase == "F"]
+    tokens = 8192 // 2
+    assert Gemm(tokens, (64 + 16) * 128 // 4, 8192, "bf16") in gemms  # fused QKV, GQA, split over TP
+    assert Gemm(tokens, 2 * 28672 // 4, 8192, "bf16") in gemms  # SwiGLU gate+up
+    attn = next(t.op for t in layer.tasks if isinstance(t.op, Attention) and t.phase == "F")
+    assert (attn.heads, attn.seq_q, attn.seq_kv) == (16, 4096, 8192)
+    groups = {(t.kind, t.op.group.size, t.op.group.per_domain) for t in layer.tasks if isinstance(t.op, Collective)}
+    assert ("tp_comm", 4, 4) in groups and ("cp_comm", 2, 2) in groups
+    head = stages[1].chunks[0][-1]
+    assert head.name == "output"
+    assert any(isinstance(t.op, Gemm) and t.op.n == 128256 // 4 for t in head.tasks)
+    assert stages[0].p2p is not None and stages[0].p2p.group.per_domain == 1
+
+
+def test_experts_become_grouped_gemms_over_local_experts() -> None:
+    cand = Candidate(tp=1, ep=4, mbs=1, gbs=64, seq_len=4096)
+    layer = next(b for b in stage_ops(MIXTRAL_8X7B, cluster(), cand)[0].chunks[0] if b.name == "moe_layer")
+    grouped = [t.op for t in layer.tasks if isinstance(t.op, GroupedGemm) and t.phase == "F"]
+    # 4096 tokens x top-2 x ep 4 / 8 experts = 4096 tokens per local expert, 2 local experts
+    assert GroupedGemm(2, 4096, 2 * 14336, 4096, "bf16") in grouped
+    assert any(t.kind == "ep_comm" for t in layer.tasks)
+
+
+def test_oracle_caches_and_gemm_curve() -> None:
+    oracle = SimulateOracle(cluster(H100))
+    big, small = Gemm(8192, 8192, 8192), Gemm(64, 64, 64)
+    eff_big = big.flops / oracle.compute(big) / H100.peak_bf16
+    eff_small = small.flops / oracle.compute(small) / H100.peak_bf16
+    assert eff_small < eff_big < H100.efficiency.gemm_max
+    tuned = SimulateOracle(with_efficiency(cluster(H100), gemm_max=0.5))
+    assert tuned.compute(big) > oracle.compute(big)
