@@ -143,7 +143,7 @@ class Enrichment:
     projections: dict[Candidate, Any]
 
 
-def enrich(space: Space, cands: Sequence[Candidate]) -> Enrichment:
+def enrich(space: Space, cands: Sequence[Candidate], timeline_for: Candidate | None = None) -> Enrichment:
     """Recompute the byte account and a projection with its timeline for the candidates the report shows.
 
     The search keeps only peaks and figures per trial; the report needs terms and timelines, and
@@ -155,7 +155,7 @@ def enrich(space: Space, cands: Sequence[Candidate]) -> Enrichment:
     projections: dict[Candidate, Any] = {}
     for cand in cands:
         if cand not in accounts:
-            ev = evaluate(space, cand)
+            ev = evaluate(space, cand, timeline=cand == timeline_for)
             accounts[cand], projections[cand] = ev.account, ev.projection
     return Enrichment(accounts, projections)
 
@@ -167,7 +167,9 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     best = getattr(result, "best", None) or (ranked[0] if ranked else None)
     baseline = getattr(result, "baseline", None)
     shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
-    enrichment = enrich(space, [t.candidate for t in shown]) if space is not None else Enrichment({}, {})
+    winner_cand = best.candidate if best is not None else None
+    enrichment = (enrich(space, [t.candidate for t in shown], winner_cand) if space is not None
+                  else Enrichment({}, {}))
 
     limit = next((int(t.memory_limit) for t in result.trials if getattr(t, "memory_limit", None)), 0)
     headroom = space.memory.headroom if space is not None and space.memory is not None else 0.0

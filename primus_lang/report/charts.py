@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 
 from primus_lang.report import units
 from primus_lang.report.pareto import pareto_front
 from primus_lang.report.svg import Scale, Svg, nice_ticks
-from primus_lang.report.view import CandidateView, ReportData
+from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, ReportData
 
 # Okabe-Ito then Tableau: distinguishable for most colour-blind readers, stable across charts.
 PALETTE = (
@@ -96,8 +97,9 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
             continue
         svg.line(x(t), base, x(t), base + 4, "#333333")
         svg.text(x(t), base + 16, units.seconds(t), font_size=FONT, text_anchor="middle")
-    items = [(BLOCK_NAMES[k], BLOCK_COLOURS[k]) for k in ("F", "B", "W", "comm")
-             if any(e.kind == k for e in events)]
+    split_w = any(e.kind == "W" for e in events)
+    names = {**BLOCK_NAMES, "B": BLOCK_NAMES["B"] if split_w else "backward"}
+    items = [(names[k], BLOCK_COLOURS[k]) for k in ("F", "B", "W", "comm") if any(e.kind == k for e in events)]
     items.append(("idle (bubble)", "url(#bubble)"))
     _legend(svg, items, left, base + 40, plot_w)
     return svg.render()
@@ -108,14 +110,32 @@ def _gib_ticks(most: float, count: int) -> list[float]:
     return [t * units.GIB for t in nice_ticks(0.0, most / units.GIB, count)]
 
 
+def term_group(name: str) -> str:
+    """The bar segment a memory term is drawn in: the memory account names its activation terms
+    ``act: <tensor>`` and qualifies others in parentheses (``adam moments (experts)``); one segment per
+    stem keeps the chart to a dozen colours, and the tooltip lists the members."""
+    if ":" in name:
+        stem = name.split(":", 1)[0].strip()
+        return "activations" if stem == "act" else stem
+    return re.sub(r"\s*\([^)]*\)$", "", name).strip() or name
+
+
+def _groups(rank: RankMemory) -> list[tuple[str, int, list[MemoryTerm]]]:
+    out: dict[str, tuple[int, list[MemoryTerm]]] = {}
+    for term in rank.terms:
+        total, members = out.get(term_group(term.name), (0, []))
+        out[term_group(term.name)] = (total + term.bytes, [*members, term])
+    return [(g, total, members) for g, (total, members) in out.items()]
+
+
 def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float = 960) -> str:
     """Stacked bars per (candidate, rank class) against the GPU capacity and the headroom line."""
     rows = [(c, r) for c in cands for r in c.ranks]
-    terms = colour_map([t.name for _, r in rows for t in r.terms])
-    left, top, bar_h, gap, head_h = 170.0, 30.0, 16.0, 4.0, 20.0
+    groups = colour_map([term_group(t.name) for _, r in rows for t in r.terms])
+    left, top, bar_h, gap, head_h = 190.0, 30.0, 16.0, 4.0, 20.0
     plot_w = width - left - 80
     plot_bottom = top + len(rows) * (bar_h + gap) + head_h * len(cands)
-    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in terms) // plot_w)
+    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in groups) // plot_w)
     height = plot_bottom + 60 + 16 * legend_rows
     svg = Svg(width, height, "memory per rank class against GPU capacity", "chart memory")
     most = max([r.total for _, r in rows] + [data.capacity, 1]) * 1.02
@@ -131,14 +151,17 @@ def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float 
             svg.text(8, y + head_h - 6, cand.label, font_size=FONT, font_weight="bold", class_="group")
             y += head_h
         previous = cand
-        svg.text(left - 6, y + bar_h - 3, _shorten(rank.name, 26), font_size=FONT, text_anchor="end")
+        svg.text(left - 6, y + bar_h - 3, _shorten(rank.name, 30), font_size=FONT, text_anchor="end")
         cursor = 0
-        for term in rank.terms:
-            if term.bytes <= 0:
+        for group, total, members in _groups(rank):
+            if total <= 0:
                 continue
-            svg.rect(x(cursor), y, x(cursor + term.bytes) - x(cursor), bar_h, terms[term.name],
-                     f"{cand.label} · {rank.name} · {term.name}: {units.gib(term.bytes)}", class_="term")
-            cursor += term.bytes
+            detail = "; ".join(f"{m.name} {units.gib(m.bytes)}"
+                               for m in sorted(members, key=lambda m: -m.bytes)[:8] if m.bytes > 0)
+            svg.rect(x(cursor), y, x(cursor + total) - x(cursor), bar_h, groups[group],
+                     f"{cand.label} · {rank.name} · {group}: {units.gib(total)}"
+                     + (f" ({detail})" if len(members) > 1 else ""), class_="term")
+            cursor += total
         over = rank.total > data.limit
         svg.text(x(rank.total) + 4, y + bar_h - 3, units.gib(rank.total), font_size=FONT,
                  fill=CAPACITY_COLOUR if over else "#333333")
@@ -153,7 +176,7 @@ def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float 
         svg.text(x(data.limit) - 4, plot_bottom + 30,
                  f"limit after {units.percent(data.headroom)} headroom: {units.gib(data.limit)}",
                  font_size=FONT, text_anchor="end", fill=LIMIT_COLOUR)
-    _legend(svg, list(terms.items()), left, plot_bottom + 52, plot_w)
+    _legend(svg, list(groups.items()), left, plot_bottom + 52, plot_w)
     return svg.render()
 
 
@@ -278,7 +301,9 @@ def trajectory_chart(data: ReportData, width: float = 960, height: float = 360) 
 
 def breakdown_chart(cands: Sequence[CandidateView], width: float = 960) -> str:
     """Each shown candidate's step time split into the projection's breakdown kinds."""
-    kinds = colour_map([k for c in cands for k, _ in c.breakdown])
+    # Colours follow the projection's order of kinds, so a kind keeps its colour whatever is zero here.
+    every = colour_map([k for c in cands for k, _ in c.breakdown])
+    kinds = {k: colour for k, colour in every.items() if any(v > 0 for c in cands for kk, v in c.breakdown if kk == k)}
     left, top, bar_h, gap = 300.0, 10.0, 20.0, 8.0
     plot_w = width - left - 90
     plot_bottom = top + len(cands) * (bar_h + gap)

@@ -24,14 +24,16 @@ def headroom(space: Space) -> float:
     return space.memory.headroom if space.memory is not None else 0.0
 
 
-def evaluate(space: Space, cand: Candidate, project_overflow: bool = True) -> Evaluated:
-    """The byte account and the projection of ``cand``; a candidate that does not fit is still projected
-    unless ``project_overflow`` is false, since explaining it is the point of asking."""
+def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timeline: bool = False) -> Evaluated:
+    """The byte account and the projection of ``cand`` (with its timeline when asked); a candidate that
+    does not fit is still projected unless ``project_overflow`` is false, since explaining it is the
+    point of asking."""
     from primus_lang.memory import account as memory_account
     from primus_lang.project import project
 
     acc = memory_account(space.model, space.cluster, cand, space.settings)
     fits = bool(acc.fits(headroom(space)))
-    proj = project(space.model, space.cluster, cand, space.settings) if fits or project_overflow else None
+    proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
+            if fits or project_overflow else None)
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=fits, account=acc, projection=proj)
     return Evaluated(cand, acc, proj, view, int(acc.spare(headroom(space)) + acc.peak.total))

@@ -22,7 +22,9 @@ min-width:200px;flex:1}.card .big{font-size:24px;font-weight:600}.card .label{co
 .card code{font-size:12px;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:4px 6px;border-bottom:1px solid #eee;
 text-align:right}th{background:#f6f6f6}td.l,th.l{text-align:left}tr.winner td{background:#FFF7DA}
-tr.baseline td{background:#F0F4FA}td code{font-size:12px;word-break:break-all}
+tr.baseline td{background:#F0F4FA}td code{font-size:12px;word-break:break-all}td{white-space:nowrap}
+td.l{white-space:normal}.knobs{display:grid;grid-template-columns:repeat(4,auto 1fr);gap:2px 10px;font-size:13px}
+.knobs span{color:#555}details{margin-top:8px}summary{cursor:pointer;color:#444}
 .chart{display:block;max-width:100%;height:auto;font-family:inherit}
 .empty{color:#888;font-style:italic}.over{color:#C0392B;font-weight:600}.note{color:#666;font-size:12px}
 footer{margin-top:30px;color:#999;font-size:12px}
@@ -78,6 +80,7 @@ def _breakdown_table(cands: Sequence[CandidateView]) -> str:
     kinds: list[str] = []
     for c in cands:
         kinds += [k for k, _ in c.breakdown if k not in kinds]
+    kinds = [k for k in kinds if any(v > 0 for c in cands for kk, v in c.breakdown if kk == k)]
     head = "<tr><th class='l'>layout</th>" + "".join(f"<th>{_e(k)}</th>" for k in kinds) + "<th>step</th></tr>"
     rows = []
     for c in cands:
@@ -124,10 +127,20 @@ def _gain(data: ReportData, w: CandidateView, b: CandidateView) -> str:
     return f"{change * 100:+.1f}% ({word})"
 
 
-def _knobs_table(cand: CandidateView) -> str:
-    rows = "".join(f"<tr><td class='l'>{_e(k)}</td><td class='l'><code>{_e(v)}</code></td></tr>"
-                   for k, v in cand.knobs)
-    return f"<table class='knobs'><tr><th class='l'>knob</th><th class='l'>value</th></tr>{rows}</table>"
+def _knobs_grid(cand: CandidateView) -> str:
+    cells = "".join(f"<span>{_e(k)}</span><code>{_e(v)}</code>" for k, v in cand.knobs)
+    return f"<div class='knobs'>{cells}</div>"
+
+
+def _terms_table(cand: CandidateView) -> str:
+    """Every term of the winner's fullest rank class, with the formula the memory proof evaluated."""
+    peak = max(cand.ranks, key=lambda r: r.total)
+    rows = "".join(
+        f"<tr><td class='l'>{_e(t.name)}</td><td>{_e(units.gib(t.bytes))}</td><td>{t.bytes:,}</td>"
+        f"<td class='l'><code>{_e(t.formula)}</code></td></tr>" for t in peak.terms)
+    return (f"<details><summary>every term of the winner's fullest rank class ({_e(peak.name)}, "
+            f"{_e(units.gib(peak.total))})</summary><table class='terms'><tr><th class='l'>term</th><th>GiB</th>"
+            f"<th>bytes</th><th class='l'>formula</th></tr>{rows}</table></details>")
 
 
 def render_page(data: ReportData) -> str:
@@ -169,6 +182,8 @@ def render_page(data: ReportData) -> str:
     if with_ranks:
         out += ["<p class='note'>Stacked by term of the byte account; the red line is the GPU's capacity, "
                 "the dashed line the limit after the space's headroom.</p>", charts.memory_chart(data, with_ranks)]
+        if w is not None and w.ranks:
+            out.append(_terms_table(w))
     else:
         out.append(charts.empty_note("no memory account available"))
     out.append("</section><section id='pareto'><h2>Throughput against memory, all evaluated candidates</h2>")
@@ -183,7 +198,7 @@ def render_page(data: ReportData) -> str:
         out.append(charts.empty_note("no search trajectory recorded"))
     out.append("</section>")
     if w is not None and w.knobs:
-        out += ["<section id='knobs'><h2>The winner's knobs</h2>", _knobs_table(w), "</section>"]
+        out += ["<section id='knobs'><h2>The winner's knobs</h2>", _knobs_grid(w), "</section>"]
     out.append(f"<footer>primusc {_e(__version__)} · a self-contained file: no script, no network.</footer>")
     out.append("</main></body></html>\n")
     return "".join(out)
