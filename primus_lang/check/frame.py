@@ -1,0 +1,147 @@
+"""Columns of candidate values (numpy arrays) and the names expressions read from them.
+
+A frame holds one array per knob for a batch of points; derived values (``dp``, ``microbatches``,
+...), model facts and ``let`` names are computed on first use. Scalars broadcast, so a fixed knob is
+stored once. ``recompute`` is split into its kind (the column ``recompute``), ``recompute_layers``
+and ``recompute_method``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.space import Space, Value
+from primus_lang.lower.names import DERIVED, MODEL_FACTS
+
+Array = Any  # a numpy array or a numpy/python scalar that broadcasts
+
+
+def knob_defaults() -> dict[str, Value]:
+    # A default-constructed candidate holds every default, factories included.
+    blank = Candidate()
+    return {f.name: getattr(blank, f.name) for f in attrs.fields(Candidate)}
+
+
+DEFAULTS = knob_defaults()
+
+
+def columns_of(name: str, values: list[Value]) -> dict[str, np.ndarray[Any, Any]]:
+    """The column(s) for one knob's list of values (three for ``recompute``)."""
+    if name == "recompute":
+        recs = [v if isinstance(v, Recompute) else Recompute() for v in values]
+        return {
+            "recompute": np.array([r.kind for r in recs]),
+            "recompute_layers": np.array([r.layers for r in recs], dtype=np.int64),
+            "recompute_method": np.array([r.method for r in recs]),
+        }
+    if values and isinstance(values[0], bool):
+        return {name: np.array(values, dtype=bool)}
+    if values and isinstance(values[0], int):
+        return {name: np.array(values, dtype=np.int64)}
+    return {name: np.array(values)}
+
+
+def knob_column_names(name: str) -> tuple[str, ...]:
+    return ("recompute", "recompute_layers", "recompute_method") if name == "recompute" else (name,)
+
+
+class Frame(Mapping[str, Array]):
+    """Knob columns for ``size`` points of ``space`` plus lazily derived names.
+
+    Internal helper columns start with ``$`` so that no ``let`` name can shadow them.
+    """
+
+    def __init__(self, space: Space, columns: dict[str, Array], size: int) -> None:
+        self.space = space
+        self.size = size
+        self._cols: dict[str, Array] = dict(columns)
+
+    def __getitem__(self, name: str) -> Array:
+        if name not in self._cols:
+            self._cols[name] = self._derive(name)
+        return self._cols[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols)
+
+    def __len__(self) -> int:
+        return len(self._cols)
+
+    def _derive(self, name: str) -> Array:
+        sp = self.space
+        cl, m = sp.cluster, sp.model
+        if name == "world":
+            return cl.world
+        if name == "nodes":
+            return cl.nodes
+        if name == "gpus_per_node":
+            return cl.gpus_per_node
+        if name == "$mp":
+            return self["tp"] * self["pp"] * self["cp"]
+        if name == "dp":
+            return np.floor_divide(cl.world, np.maximum(self["$mp"], 1))
+        if name == "$etp":
+            return np.where(self["etp"] == 0, self["tp"], self["etp"])
+        if name == "edp":
+            return np.floor_divide(cl.world, np.maximum(self["$etp"] * self["ep"] * self["pp"], 1))
+        if name == "microbatches":
+            return np.floor_divide(self["gbs"], np.maximum(self["mbs"] * self["dp"], 1))
+        if name == "layers_per_stage":
+            return np.floor_divide(m.num_layers, np.maximum(self["pp"], 1))
+        if name == "num_experts":
+            return m.moe.num_experts if m.moe is not None else 0
+        if name in MODEL_FACTS:
+            return getattr(m, name)
+        for let in sp.lets:
+            if let.name == name:
+                from primus_lang.check.evaluate import evaluate
+
+                return evaluate(let.expr, self)
+        raise KeyError(name)
+
+
+def constant_columns(space: Space, exclude: set[str]) -> dict[str, Array]:
+    """Every knob column not in ``exclude``: the fixed value, else the knob default."""
+    fixed = dict(space.fixed)
+    out: dict[str, Array] = {}
+    for name in KNOBS:
+        if name in exclude:
+            continue
+        value = fixed.get(name, DEFAULTS[name])
+        for col, arr in columns_of(name, [value]).items():
+            out[col] = arr[0]
+    return out
+
+
+def frame_of(space: Space, cands: list[Candidate]) -> Frame:
+    cols: dict[str, Array] = {}
+    for name in KNOBS:
+        cols.update(columns_of(name, [getattr(c, name) for c in cands]))
+    return Frame(space, cols, len(cands))
+
+
+def knob_deps(space: Space, names: set[str]) -> set[str]:
+    """The knobs a set of expression names depends on (through derived values and lets)."""
+    lets = {let.name: let for let in space.lets}
+    out: set[str] = set()
+    todo = list(names)
+    seen: set[str] = set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in KNOBS:
+            out.add(n)
+        elif n in DERIVED:
+            out.update(DERIVED[n])
+        elif n in lets:
+            from primus_lang.lower.names import names_in
+
+            todo.extend(names_in(lets[n].expr))
+    return out

@@ -1,0 +1,83 @@
+"""``--point tp=2,pp=4,recompute=full(8)``: one candidate of a space, written by hand."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from primus_lang.check.frame import DEFAULTS
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics import codes_names as N
+from primus_lang.diagnostics import codes_types as T
+from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.space import Space
+from primus_lang.lower.domains import single
+from primus_lang.syntax import ast
+
+
+def _split(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+_NUMBER = re.compile(r"^[0-9][0-9_]*$")
+_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+_CALL = re.compile(r"^([A-Za-z_]+)\((.*)\)$")
+
+
+def _value(text: str, where: str) -> ast.Value:
+    text = text.strip()
+    if _NUMBER.match(text):
+        return ast.Quantity(text, int(text.replace("_", "")))
+    if _NAME.match(text):
+        return ast.Ident(text)
+    m = _CALL.match(text)
+    if m:
+        args = []
+        for part in _split(m.group(2)):
+            key, sep, rest = part.partition(":")
+            if sep and _NAME.match(key.strip()):
+                args.append(ast.Arg(key.strip(), ast.Domain((_value(rest, where),))))
+            else:
+                args.append(ast.Arg(None, ast.Domain((_value(part, where),))))
+        return ast.CallValue(m.group(1), tuple(args))
+    raise CompileError(
+        Diagnostic(
+            T.WRONG_TYPE, f"cannot read the value `{text}` in {where}", help="e.g. `tp=2,recompute=full(8)`"
+        )
+    )
+
+
+def parse_point(space: Space, text: str) -> Candidate:
+    """A candidate from ``knob=value`` pairs; other knobs take their axis's first value, else the fixed
+    value, else the default."""
+    values: dict[str, Any] = {name: DEFAULTS[name] for name in KNOBS}
+    values.update(dict(space.fixed))
+    for axis in space.axes:
+        values[axis.name] = axis.domain.values[0]
+    given: dict[str, Any] = {}
+    for part in _split(text):
+        key, sep, raw = part.partition("=")
+        key = key.strip()
+        if not sep:
+            raise CompileError(
+                Diagnostic(T.WRONG_TYPE, f"`{part}` is not `knob=value`", help="e.g. `--point tp=2,pp=4`")
+            )
+        if key not in KNOBS:
+            close = difflib.get_close_matches(key, list(KNOBS), n=1)
+            hint = f"did you mean `{close[0]}`?" if close else "knobs: " + ", ".join(KNOBS)
+            raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
+        if key in given:
+            raise CompileError(Diagnostic(N.DUPLICATE_FIELD, f"`{key}` given twice in the point"))
+        given[key] = single(KNOBS[key], _value(raw, f"`{key}`"))
+    values.update(given)
+    return Candidate(**values)

@@ -1,0 +1,275 @@
+"""Megatron's legality rules, each a registered P4 code, written once over frames (numpy arrays).
+
+A rule declares the knobs it reads, so the checker can count its removals over the product of
+those axes only. ``ok`` judges a whole frame; ``explain`` words one failing point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from primus_lang.diagnostics import Code
+from primus_lang.diagnostics import codes_legality as L
+from primus_lang.ir.space import Space
+
+Env = Mapping[str, Any]
+
+
+@frozen
+class Rule:
+    code: Code
+    reads: tuple[str, ...]  # knob names
+    ok: Callable[[Env, Space], Any]
+    explain: Callable[[Env, Space], tuple[str, str]]  # (message, help) for one failing point
+
+
+def _moe(space: Space) -> bool:
+    return space.model.moe is not None
+
+
+def _divisors(n: int, limit: int = 0) -> str:
+    ds = [d for d in range(1, n + 1) if n % d == 0 and (limit == 0 or d <= limit)]
+    return ", ".join(map(str, ds[:12]))
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        L.WORLD_DIVISIBILITY,
+        ("tp", "pp", "cp"),
+        lambda f, s: f["world"] % f["$mp"] == 0,
+        lambda f, s: (
+            f"TP·PP·CP = {f['tp']}·{f['pp']}·{f['cp']} = {f['$mp']} does not divide the "
+            f"{f['world']} GPUs (world-divisibility)",
+            f"choose TP·PP·CP among the divisors of {f['world']}: {_divisors(int(f['world']))}",
+        ),
+    ),
+    Rule(
+        L.BATCH_DIVISIBILITY,
+        ("gbs", "mbs", "tp", "pp", "cp"),
+        lambda f, s: (
+            (f["world"] % f["$mp"] != 0)
+            | (f["gbs"] % np.maximum(f["mbs"] * f["dp"], 1) == 0) & (f["gbs"] >= f["mbs"] * f["dp"])
+        ),
+        lambda f, s: (
+            f"GBS {f['gbs']} is not a multiple of MBS·DP = {f['mbs']}·{f['dp']} = {f['mbs'] * f['dp']} "
+            "(batch-divisibility)",
+            "pick an MBS (or a layout with a DP) so that GBS / (MBS·DP) is a whole number of micro-batches",
+        ),
+    ),
+    Rule(
+        L.HEADS_TP,
+        ("tp",),
+        lambda f, s: f["heads"] % f["tp"] == 0,
+        lambda f, s: (
+            f"{f['heads']} attention heads are not divisible by TP {f['tp']} (heads-divisibility)",
+            f"use a TP among {_divisors(int(f['heads']), 64)}",
+        ),
+    ),
+    Rule(
+        L.QUERY_GROUPS_TP,
+        ("tp",),
+        lambda f, s: f["kv_heads"] % f["tp"] == 0,
+        lambda f, s: (
+            f"{f['kv_heads']} key/value heads (query groups) are not divisible by TP {f['tp']} "
+            "(query-groups-divisibility)",
+            f"use a TP among {_divisors(int(f['kv_heads']))}",
+        ),
+    ),
+    Rule(
+        L.TP_OVERLAP_NEEDS_SP,
+        ("tp_comm_overlap", "sequence_parallel", "tp"),
+        lambda f, s: ~np.asarray(f["tp_comm_overlap"]) | (np.asarray(f["sequence_parallel"]) & (f["tp"] > 1)),
+        lambda f, s: (
+            f"tp_comm_overlap needs sequence parallelism with TP > 1 (TP {f['tp']}, "
+            f"sequence_parallel {str(bool(f['sequence_parallel'])).lower()}) (tp-overlap-needs-sp)",
+            "write `tp_comm_overlap : true | false when tp > 1`, and keep sequence_parallel on",
+        ),
+    ),
+    Rule(
+        L.PIPELINE_SPLIT,
+        ("pp",),
+        lambda f, s: f["num_layers"] % f["pp"] == 0,
+        lambda f, s: (
+            f"{f['num_layers']} layers do not split evenly over PP {f['pp']} stages (pipeline-split)",
+            f"use a PP among {_divisors(int(f['num_layers']), 128)}",
+        ),
+    ),
+    Rule(
+        L.VIRTUAL_SPLIT,
+        ("pp", "vpp"),
+        lambda f, s: (f["num_layers"] % f["pp"] != 0) | (f["layers_per_stage"] % f["vpp"] == 0),
+        lambda f, s: (
+            f"{f['layers_per_stage']} layers per stage do not split into VPP {f['vpp']} virtual stages "
+            "(virtual-pipeline-split)",
+            f"use a VPP among {_divisors(int(f['layers_per_stage']))}",
+        ),
+    ),
+    Rule(
+        L.INTERLEAVE_NEEDS_PP,
+        ("pp", "vpp"),
+        lambda f, s: (f["vpp"] == 1) | (f["pp"] > 1),
+        lambda f, s: (
+            f"VPP {f['vpp']} needs pipeline parallelism, but PP is 1 (interleave-needs-pp)",
+            "write `vpp : ... when pp > 1`",
+        ),
+    ),
+    Rule(
+        L.SCHEDULE_VPP,
+        ("schedule", "vpp"),
+        lambda f, s: np.where(
+            f["schedule"] == "interleaved",
+            f["vpp"] > 1,
+            np.where(f["schedule"] == "zbv", f["vpp"] == 2, f["vpp"] == 1),
+        ),
+        lambda f, s: (
+            f"schedule {f['schedule']} with VPP {f['vpp']}: "
+            + {
+                "interleaved": "interleaving needs VPP > 1",
+                "zbv": "ZBV places exactly 2 virtual stages per rank",
+            }.get(str(f["schedule"]), "this schedule runs with VPP 1")
+            + " (schedule-vpp-mismatch)",
+            "tie them together, e.g. `vpp : 2 | 4 when schedule == interleaved`, or add `interleaved` "
+            "to the schedule axis",
+        ),
+    ),
+    Rule(
+        L.SCHEDULE_NEEDS_PP,
+        ("schedule", "pp"),
+        lambda f, s: (f["schedule"] == "1f1b") | (f["pp"] > 1),
+        lambda f, s: (
+            f"schedule {f['schedule']} needs pipeline parallelism, but PP is 1 (schedule-needs-pp)",
+            "write `schedule : ... when pp > 1`, or use 1f1b",
+        ),
+    ),
+    Rule(
+        L.INTERLEAVE_MICROBATCHES,
+        ("vpp", "gbs", "mbs", "tp", "pp", "cp"),
+        lambda f, s: (f["vpp"] == 1) | (f["microbatches"] >= f["pp"]) & (f["microbatches"] % f["pp"] == 0),
+        lambda f, s: (
+            f"interleaving (VPP {f['vpp']}) with {f['microbatches']} micro-batches, not a multiple of "
+            f"PP {f['pp']} (interleave-microbatches)",
+            "raise GBS or lower MBS so that GBS / (MBS·DP) is a multiple of PP",
+        ),
+    ),
+    Rule(
+        L.CP_SEQUENCE,
+        ("cp", "seq_len"),
+        lambda f, s: (f["cp"] == 1) | (f["seq_len"] % (2 * f["cp"]) == 0),
+        lambda f, s: (
+            f"seq_len {f['seq_len']} does not split into 2·CP = {2 * f['cp']} chunks (cp-sequence-divisibility)",
+            "use a CP for which seq_len / (2·CP) is whole",
+        ),
+    ),
+    Rule(
+        L.FULL_RECOMPUTE_LAYERS,
+        ("recompute", "pp", "vpp"),
+        lambda f, s: (
+            (f["recompute"] != "full")
+            | (f["recompute_layers"] >= 1)
+            & (f["recompute_layers"] <= np.floor_divide(f["layers_per_stage"], np.maximum(f["vpp"], 1)))
+        ),
+        lambda f, s: (
+            f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds "
+            f"{int(f['layers_per_stage']) // max(int(f['vpp']), 1)} (full-recompute-layers)",
+            "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`",
+        ),
+    ),
+    Rule(
+        L.PARAM_GATHER_NEEDS_DIST_OPT,
+        ("overlap_param_gather", "sharding", "overlap_grad_reduce"),
+        lambda f, s: (
+            ~np.asarray(f["overlap_param_gather"])
+            | ((f["sharding"] != "none") & np.asarray(f["overlap_grad_reduce"]))
+        ),
+        lambda f, s: (
+            f"overlap_param_gather with sharding {f['sharding']} and overlap_grad_reduce "
+            f"{str(bool(f['overlap_grad_reduce'])).lower()} (param-gather-needs-dist-opt)",
+            "use `sharding = dist_opt` (or fsdp) with `overlap_grad_reduce = true`, or turn the overlap off",
+        ),
+    ),
+    Rule(
+        L.FSDP_RESTRICTIONS,
+        ("sharding", "pp", "ep"),
+        lambda f, s: (
+            (f["sharding"] != "fsdp") | ((f["pp"] == 1) & (f["ep"] == 1) & (not s.model.tied_embeddings))
+        ),
+        lambda f, s: (
+            f"FSDP with PP {f['pp']}, EP {f['ep']}"
+            + (", tied embeddings" if s.model.tied_embeddings else "")
+            + " (fsdp-restrictions)",
+            "torch FSDP2 needs PP = 1, EP = 1 and untied embeddings; use `dist_opt` otherwise",
+        ),
+    ),
+    Rule(
+        L.EXPERTS_EP,
+        ("ep",),
+        lambda f, s: (not _moe(s)) | (f["num_experts"] % f["ep"] == 0),
+        lambda f, s: (
+            f"{f['num_experts']} experts are not divisible by EP {f['ep']} (experts-divisibility)",
+            f"use an EP among {_divisors(int(f['num_experts']))}",
+        ),
+    ),
+    Rule(
+        L.EP_NEEDS_MOE,
+        ("ep", "etp"),
+        lambda f, s: _moe(s) | ((f["ep"] == 1) & (f["etp"] == 0)),
+        lambda f, s: (
+            f"EP {f['ep']} / ETP {f['etp']} set on the dense model `{s.model.name}` (ep-needs-moe)",
+            "leave ep = 1 and etp unset for a dense model",
+        ),
+    ),
+    Rule(
+        L.EXPERT_WORLD,
+        ("etp", "tp", "ep", "pp"),
+        lambda f, s: (not _moe(s)) | (f["world"] % (f["$etp"] * f["ep"] * f["pp"]) == 0),
+        lambda f, s: (
+            f"ETP·EP·PP = {f['$etp']}·{f['ep']}·{f['pp']} does not divide the {f['world']} GPUs "
+            "(expert-world-divisibility)",
+            f"choose ETP·EP·PP among the divisors of {f['world']}",
+        ),
+    ),
+    Rule(
+        L.MOE_BIAS_ETP,
+        ("etp", "tp"),
+        lambda f, s: (
+            (not (_moe(s) and s.model.moe is not None and s.model.moe.expert_bias)) | (f["$etp"] == 1)
+        ),
+        lambda f, s: (
+            f"`{s.model.name}` has expert biases, which need ETP 1, not {f['$etp']} (moe-bias-etp)",
+            "set `etp = 1`",
+        ),
+    ),
+    Rule(
+        L.RECOMPUTE_SPLIT_WGRAD,
+        ("recompute", "schedule"),
+        lambda f, s: (
+            ((f["schedule"] != "zero_bubble") & (f["schedule"] != "zbv")) | (f["recompute"] == "none")
+        ),
+        lambda f, s: (
+            f"recompute {f['recompute']} with the {f['schedule']} schedule (recompute-split-wgrad)",
+            "use `recompute = none` with zero_bubble/zbv, or another schedule",
+        ),
+    ),
+    Rule(
+        L.EP_TP_NEEDS_SP,
+        ("ep", "tp", "sequence_parallel"),
+        lambda f, s: (not _moe(s)) | (f["ep"] == 1) | (f["tp"] == 1) | np.asarray(f["sequence_parallel"]),
+        lambda f, s: (
+            f"EP {f['ep']} with TP {f['tp']} but sequence parallelism off (ep-tp-needs-sp)",
+            "keep `sequence_parallel = true`",
+        ),
+    ),
+    Rule(
+        L.EP_OVERLAP_NEEDS_EP,
+        ("ep_comm_overlap", "ep"),
+        lambda f, s: ~np.asarray(f["ep_comm_overlap"]) | (_moe(s) & (f["ep"] > 1)),
+        lambda f, s: (
+            f"ep_comm_overlap with EP {f['ep']} (ep-overlap-needs-ep)",
+            "write `ep_comm_overlap : true | false when ep > 1`",
+        ),
+    ),
+)

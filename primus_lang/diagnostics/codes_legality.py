@@ -1,0 +1,152 @@
+"""P4: Megatron legality rules and the user's `require` constraints.
+
+Each rule is one code; ``primus_lang/check/rules.py`` implements it. Sources: Megatron-LM
+(core_v0.15–0.19) argument validation and TransformerConfig checks, AMD Primus (split-wgrad
+schedules), as summarised in REFERENCE.md.
+"""
+
+from primus_lang.diagnostics.core import register
+
+WORLD_DIVISIBILITY = register(
+    "P4001",
+    "world-divisibility",
+    "TP·PP·CP does not divide the number of GPUs",
+    "Megatron computes DP = world / (TP·PP·CP) and requires the division to be exact. Example: 64 GPUs "
+    "with TP 8, PP 3 leave 64 / 24 replicas. Choose sizes whose product divides the world.",
+)
+BATCH_DIVISIBILITY = register(
+    "P4002",
+    "batch-divisibility",
+    "the global batch is not a multiple of micro-batch × DP",
+    "Megatron splits GBS into M = GBS / (MBS·DP) micro-batches per replica; GBS % (MBS·DP) must be 0.",
+)
+HEADS_TP = register(
+    "P4003",
+    "heads-divisibility",
+    "attention heads are not divisible by TP",
+    "Each tensor-parallel rank holds heads/TP heads; heads % TP must be 0.",
+)
+QUERY_GROUPS_TP = register(
+    "P4004",
+    "query-groups-divisibility",
+    "key/value heads (query groups) are not divisible by TP",
+    "With GQA each TP rank holds kv_heads/TP groups; kv_heads % TP must be 0 (Llama 3 70B: 8 groups, TP <= 8).",
+)
+TP_OVERLAP_NEEDS_SP = register(
+    "P4005",
+    "tp-overlap-needs-sp",
+    "TP communication overlap without sequence parallelism",
+    "`--tp-comm-overlap` overlaps the SP all-gather/reduce-scatter with GEMMs; it needs TP > 1 with "
+    "sequence parallelism on.",
+)
+PIPELINE_SPLIT = register(
+    "P4006",
+    "pipeline-split",
+    "the layers do not divide evenly over the pipeline stages",
+    "With an even split, num_layers % PP must be 0 (80 layers: PP 1, 2, 4, 5, 8, 10, 16, 20, 40, 80).",
+)
+VIRTUAL_SPLIT = register(
+    "P4007",
+    "virtual-pipeline-split",
+    "the layers of a stage do not divide over the virtual stages",
+    "With interleaving, (num_layers / PP) % VPP must be 0.",
+)
+INTERLEAVE_NEEDS_PP = register(
+    "P4008",
+    "interleave-needs-pp",
+    "virtual pipeline stages without pipeline parallelism",
+    "VPP > 1 (interleaving) needs PP > 1.",
+)
+SCHEDULE_VPP = register(
+    "P4009",
+    "schedule-vpp-mismatch",
+    "the pipeline schedule and the number of virtual stages disagree",
+    "`interleaved` runs with VPP > 1, `zbv` with exactly VPP = 2 (its V-shaped placement), `1f1b` and "
+    "`zero_bubble` with VPP = 1. Set `schedule` and `vpp` together, e.g. `vpp : 2 | 4 when schedule == interleaved`.",
+)
+SCHEDULE_NEEDS_PP = register(
+    "P4010",
+    "schedule-needs-pp",
+    "a pipeline schedule other than 1f1b without pipeline parallelism",
+    "Interleaved, zero-bubble and ZBV schedules order the stages of a pipeline; with PP = 1 there is none.",
+)
+INTERLEAVE_MICROBATCHES = register(
+    "P4011",
+    "interleave-microbatches",
+    "interleaving with a micro-batch count that is not a multiple of PP",
+    "Megatron's interleaved schedule runs micro-batches in groups of PP: M >= PP and M % PP == 0.",
+)
+CP_SEQUENCE = register(
+    "P4012",
+    "cp-sequence-divisibility",
+    "the sequence does not split into 2·CP chunks",
+    "Context parallelism splits the sequence into 2·CP chunks for load balance: seq_len % (2·CP) must be 0.",
+)
+FULL_RECOMPUTE_LAYERS = register(
+    "P4013",
+    "full-recompute-layers",
+    "full recomputation with no layers, or more layers than a stage holds",
+    "`full(layers: N)` recomputes N layers per (virtual) pipeline stage: 1 <= N <= num_layers / (PP·VPP). "
+    "Use `none` for no recomputation.",
+)
+PARAM_GATHER_NEEDS_DIST_OPT = register(
+    "P4014",
+    "param-gather-needs-dist-opt",
+    "overlapped parameter all-gather without the distributed optimizer",
+    "`--overlap-param-gather` needs the distributed optimizer (or FSDP) and `--overlap-grad-reduce`.",
+)
+FSDP_RESTRICTIONS = register(
+    "P4015",
+    "fsdp-restrictions",
+    "torch FSDP2 combined with pipeline or expert parallelism or tied embeddings",
+    "Megatron's torch-FSDP2 path requires PP = 1, EP = 1 and untied embeddings.",
+)
+EXPERTS_EP = register(
+    "P4016",
+    "experts-divisibility",
+    "routed experts are not divisible by EP",
+    "Each expert-parallel rank holds num_experts/EP experts; num_experts % EP must be 0.",
+)
+EP_NEEDS_MOE = register(
+    "P4017",
+    "ep-needs-moe",
+    "expert parallelism on a dense model",
+    "EP > 1 (and ETP other than TP) only mean something for a mixture-of-experts model.",
+)
+EXPERT_WORLD = register(
+    "P4018",
+    "expert-world-divisibility",
+    "ETP·EP·PP does not divide the number of GPUs",
+    "Megatron computes expert DP = world / (ETP·EP·PP); the division must be exact.",
+)
+MOE_BIAS_ETP = register(
+    "P4019",
+    "moe-bias-etp",
+    "expert linear biases with expert tensor parallelism",
+    "MoE layers with biases need ETP = 1.",
+)
+RECOMPUTE_SPLIT_WGRAD = register(
+    "P4020",
+    "recompute-split-wgrad",
+    "activation recomputation with a zero-bubble or ZBV schedule",
+    "Primus rejects recomputation with the split-weight-gradient schedules (zero-bubble, ZBV).",
+)
+EP_TP_NEEDS_SP = register(
+    "P4021",
+    "ep-tp-needs-sp",
+    "expert and tensor parallelism without sequence parallelism",
+    "Megatron: when using expert parallelism and tensor parallelism, sequence parallelism must be used.",
+)
+EP_OVERLAP_NEEDS_EP = register(
+    "P4022",
+    "ep-overlap-needs-ep",
+    "EP communication overlap without expert parallelism",
+    "`--overlap-moe-expert-parallel-comm` overlaps the EP all-to-all; it needs an MoE model with EP > 1.",
+)
+REQUIRE_FAILED = register(
+    "P4100",
+    "require-failed",
+    "a `require` constraint of the space is false for this point",
+    "The space's own `require EXPR \"message\"` rejects the point; the message names the values of the "
+    "expression's names.",
+)
