@@ -35,7 +35,7 @@ def memory_table(view: CandidateView, capacity: int, limit: int) -> Table:
     ranks = view.ranks
     peak = max(ranks, key=lambda r: r.total, default=None)
     t = Table(title="memory per rank class (bytes at the peak)", title_justify="left")
-    t.add_column("term")
+    t.add_column("term", no_wrap=True)
     for r in ranks:
         t.add_column(r.name, justify="right", style="bold" if r is peak else None)
     t.add_column("formula (peak rank)", overflow="fold", style="dim")
@@ -66,6 +66,8 @@ def breakdown_table(view: CandidateView) -> Table:
     t.add_column("", no_wrap=True)
     step = view.step_time if view.step_time > 0 else 1.0
     for kind, secs in view.breakdown:
+        if secs == 0:
+            continue
         share = secs / step
         t.add_row(kind, units.seconds(secs), units.percent(share), "█" * round(max(0.0, min(share, 1.0)) * 30))
     t.add_row("[bold]step[/bold]", units.seconds(view.step_time), "", "", end_section=True)

@@ -1,0 +1,73 @@
+"""explain and diff on real memory accounts and projections of an example space."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from primus_lang.ir import Candidate, Recompute, Space
+from primus_lang.lower import load_space
+from primus_lang.report.compare import diff
+from primus_lang.report.evaluate import evaluate
+from primus_lang.report.terminal import diff_view, explain_view
+from primus_lang.resources import data_dir
+
+EXAMPLE = data_dir("examples") / "llama3_1_70b_mi325x.prx"
+
+
+@pytest.fixture(scope="module")
+def space() -> Space:
+    return load_space(Path(EXAMPLE))
+
+
+def cand(space: Space, **knobs: object) -> Candidate:
+    fixed = dict(space.fixed)
+    return Candidate(gbs=int(fixed["gbs"]), seq_len=int(fixed["seq_len"])).replace(**knobs)
+
+
+def text(renderable: object) -> str:
+    console = Console(width=160, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_explain_shows_every_term_and_the_breakdown(space: Space) -> None:
+    ev = evaluate(space, cand(space, tp=4, pp=4, precision="fp8"))
+    out = text(explain_view(ev.view, int(ev.account.capacity), ev.limit))
+    for rank in ev.account.ranks:
+        assert rank.name in out
+    for term in ev.account.peak.terms:
+        assert term.name in out
+    for kind, secs in ev.view.breakdown:
+        assert secs >= 0
+        assert (kind in out) == (secs > 0)  # parts that take no time are left out
+    assert ev.view.memory_peak == ev.account.peak.total
+    assert ev.limit == ev.account.spare(0.05) + ev.account.peak.total
+    assert "tokens/s/GPU" in out
+
+
+def test_diff_names_the_parts_that_explain_the_gap(space: Space) -> None:
+    a = evaluate(space, cand(space, tp=8, pp=1)).view
+    b = evaluate(space, cand(space, tp=4, pp=4, recompute=Recompute("full", 10))).view
+    d = diff(a, b)
+    assert {k for k, _, _ in d.knobs} >= {"tp", "pp", "recompute"}
+    gap = b.step_time - a.step_time
+    # The breakdown parts add up to the step on the critical stage, so their changes add up to the gap.
+    assert math.isclose(sum(c.delta for c in d.time), gap, rel_tol=0.05, abs_tol=1e-6)
+    faster = "A" if gap > 0 else "B"
+    assert d.summary[0].startswith(f"{faster} is ")
+    largest = max(d.time, key=lambda c: abs(c.delta))
+    assert largest.name in d.summary[1]
+    out = text(diff_view(d))
+    assert "knobs that differ" in out and largest.name in out
+
+
+def test_diff_of_a_candidate_with_itself_is_quiet(space: Space) -> None:
+    a = evaluate(space, cand(space, tp=4, pp=2)).view
+    d = diff(a, a)
+    assert d.knobs == ()
+    assert all(c.delta == 0 for c in d.time + d.memory)
+    assert "same step time" in d.summary[0]
