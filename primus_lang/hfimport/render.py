@@ -92,11 +92,16 @@ def card_name(config: HfConfig) -> str:
     return name
 
 
+def _one_line(text: str) -> str:
+    """Config text reaches comments and strings: no line breaks or control characters may escape."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
 def _value(kind: Kind, value: Any) -> str:
     if kind is Kind.FLAG:
         return "true" if value else "false"
     if kind is Kind.TEXT:
-        return '"' + str(value).replace('"', "'").replace("\\", "/") + '"'
+        return '"' + _one_line(str(value)).replace('"', "'").replace("\\", "/") + '"'
     if isinstance(value, float):
         return repr(value)
     return str(value)
@@ -128,12 +133,13 @@ def _lines(obj: Model | Moe | Mla, indent: str, always: frozenset[str]) -> list[
 def render_card(imported: Imported, config_file: str) -> str:
     model = imported.model
     head = [
-        f"# Model card written by `primusc import-hf` from {config_file} (model_type `{imported.model_type}`).",
+        f"# Model card written by `primusc import-hf` from {_one_line(config_file)}"
+        f" (model_type `{_one_line(imported.model_type)}`).",
         "# Check it against the model's paper or code before relying on it.",
     ]
     if imported.notes:
         head.append("# Approximations and settings left out:")
-        head.extend(f"#   - {note}" for note in imported.notes)
+        head.extend(f"#   - {_one_line(note)}" for note in imported.notes)
     body = [f"model {check_name(model.name)} {{"]
     body.extend(_lines(model, "  ", _ALWAYS))
     body.append(f"  source = {_value(Kind.TEXT, model.source)}")
