@@ -25,7 +25,9 @@ def space() -> Space:
 
 def cand(space: Space, **knobs: object) -> Candidate:
     fixed = dict(space.fixed)
-    return Candidate(gbs=int(fixed["gbs"]), seq_len=int(fixed["seq_len"])).replace(**knobs)
+    gbs, seq = fixed["gbs"], fixed["seq_len"]
+    assert isinstance(gbs, int) and isinstance(seq, int)
+    return Candidate(gbs=gbs, seq_len=seq).replace(**knobs)
 
 
 def text(renderable: object) -> str:
