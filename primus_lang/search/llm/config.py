@@ -15,7 +15,7 @@ class LlmConfig:
     """``model`` is any litellm model string; the provider's key comes from its usual variable.
 
     ``cassette`` records every request and reply; with ``replay`` the run is offline and answered
-    only from it. ``mock_response`` is handed to litellm (its built-in offline mock) for tests.
+    only from it. ``mock_responses`` go to litellm's built-in offline mock (tests).
     """
 
     model: str = ""
@@ -25,7 +25,9 @@ class LlmConfig:
     retries: int = 2  # a malformed reply is asked again this many times, then dropped
     tool_rounds: int = 3  # tool calls the model may make before it must answer
     proposals: int = 5
-    mock_response: str | None = None
+    # handed to litellm one per call (the last one repeats): a reply text, an Exception to raise, or
+    # {"content": ..., "tool_calls": [...]} for a reply that calls tools; tests run offline on these
+    mock_responses: tuple[object, ...] | None = None
 
     @classmethod
     def resolve(
@@ -46,7 +48,7 @@ class LlmConfig:
                 "no LLM configured (give --llm-model, `assume llm_model = ...` or "
                 f"{MODEL_ENV}); using the evolutionary search instead"
             )
-        if self.mock_response is not None:
+        if self.mock_responses is not None:
             return True, ""
         if self.cassette is not None and self.cassette.is_file():
             return True, ""

@@ -1,0 +1,90 @@
+"""An upper bound on a candidate's throughput, for branch-and-bound: the compute-only step time.
+
+Every projection spends at least the time its GEMMs take at the hardware's efficiency plateau (the
+simulate oracle's curve never exceeds ``gemm_max``, FP8 never exceeds ``fp8_gemm_max`` of the FP8
+peak) plus its attention at the profile's attention efficiency, spread over every GPU. We count
+only FLOPs that every projection must contain, and fewer when unsure (no router, no MTP, no
+attention for sliding-window or MLA models, recomputation at its smallest reading), so the floor
+stays below the projected step time. With 1F1B or interleaved schedules the ideal bubble
+``(p-1)/(v*m)`` is added (Narayanan et al. 2021); zero-bubble schedules get none. The engine checks
+the bound against every projection it makes and stops pruning the moment it fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.hardware import Cluster
+from primus_lang.ir.model import Model
+
+SCORED_BY_STEP = ("tokens_per_gpu", "step_time")
+
+
+def layer_gemm_flops_per_token(model: Model) -> tuple[float, float]:
+    """Forward GEMM FLOPs per token of (one dense layer, one MoE layer), attention core excluded."""
+    h = model.hidden
+    if model.mla is not None:
+        mla = model.mla
+        qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+        q = (2 * h * mla.q_lora_rank + 2 * mla.q_lora_rank * model.heads * qk) if mla.q_lora_rank else 2 * h * model.heads * qk
+        kv = 2 * h * (mla.kv_lora_rank + mla.qk_rope_head_dim) + 2 * mla.kv_lora_rank * model.heads * (
+            mla.qk_nope_head_dim + mla.v_head_dim
+        )
+        attn = q + kv + 2 * model.heads * mla.v_head_dim * h
+    else:
+        hd = model.head_dim
+        attn = 2 * h * (model.heads * hd + 2 * model.kv_heads * hd) + 2 * model.heads * hd * h
+    mats = 3 if model.activation == "swiglu" else 2
+    dense = attn + 2 * mats * h * model.ffn_hidden
+    moe = dense
+    if model.moe is not None:
+        m = model.moe
+        shared = m.shared_experts * 2 * mats * h * (m.shared_ffn_hidden or m.ffn_hidden)
+        moe = attn + m.top_k * 2 * mats * h * m.ffn_hidden + shared
+    return float(dense), float(moe)
+
+
+def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
+    """Seconds a step cannot undercut: its compute at peak efficiency, plus the ideal bubble."""
+    gpu, eff = cluster.gpu, cluster.gpu.efficiency
+    dense, moe = layer_gemm_flops_per_token(model)
+    layers_fwd = dense * model.dense_layers + moe * model.moe_layers
+    full = cand.recompute.kind == "full"
+    recomputed = min(cand.recompute.layers * cand.pp, model.num_layers) / model.num_layers if full else 0.0
+    tokens = cand.gbs * cand.seq_len
+    gemm = (3.0 + recomputed) * layers_fwd * tokens + 3.0 * 2 * model.hidden * model.vocab * tokens
+    attention = 0.0
+    if model.mla is None and model.sliding_window == 0:
+        # causal QK^T and AV: 2 * 2 * s * heads * head_dim per token, halved; forward and 2x backward
+        attention = 3.0 * 2 * cand.seq_len * model.heads * model.head_dim * model.num_layers * tokens
+    rate = gpu.peak_bf16 * eff.gemm_max
+    if cand.precision == "fp8" and gpu.peak_fp8 > 0:
+        rate = max(rate, gpu.peak_fp8 * eff.fp8_gemm_max)
+    world = cluster.world
+    compute = gemm / (rate * world) + attention / (gpu.peak_bf16 * eff.attention * world)
+    if cand.pp > 1 and cand.schedule in ("1f1b", "interleaved"):
+        m = max(1, cand.microbatches(world))
+        v = cand.vpp if cand.schedule == "interleaved" else 1
+        compute *= 1.0 + (cand.pp - 1) / (v * m)
+    return compute
+
+
+def score_bounds(model: Model, cluster: Cluster, points: Sequence[Candidate], metric: str, sense: str,
+                 peaks: np.ndarray) -> np.ndarray | None:
+    """An upper bound on every point's score (larger is better), or None for metrics it cannot bound."""
+    sign = 1.0 if sense == "maximize" else -1.0
+    if metric == "memory_peak":
+        return sign * peaks.astype(np.float64)  # the pre-filter's peak is the metric itself
+    if metric not in SCORED_BY_STEP or (metric == "step_time") == (sense == "maximize"):
+        return None  # other metrics (or the opposite senses) have no floor-derived bound
+    floors = np.array([step_time_floor(model, cluster, c) for c in points])
+    if metric == "step_time":
+        values = floors
+    else:
+        tokens = np.array([c.gbs * c.seq_len for c in points], dtype=np.float64)
+        values = tokens / (cluster.world * floors)
+    result: np.ndarray = sign * values
+    return result

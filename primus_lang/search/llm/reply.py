@@ -1,0 +1,55 @@
+"""Parsing the investigator's reply: JSON proposals, each a set of changes and a hypothesis."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from attrs import frozen
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+@frozen
+class LlmProposal:
+    changes: tuple[tuple[str, object], ...]
+    hypothesis: str
+
+
+class MalformedReply(ValueError):
+    """The reply cannot be used; the message is sent back to the model when it is asked again."""
+
+
+def _json_text(text: str) -> str:
+    fenced = _FENCE.search(text)
+    if fenced:
+        return fenced.group(1).strip()
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
+        raise MalformedReply("the reply holds no JSON object")
+    return text[start : end + 1]
+
+
+def parse_reply(text: str, most: int = 5) -> list[LlmProposal]:
+    if not text.strip():
+        raise MalformedReply("the reply is empty")
+    try:
+        data: Any = json.loads(_json_text(text))
+    except json.JSONDecodeError as err:
+        raise MalformedReply(f"the reply is not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    items = data.get("proposals") if isinstance(data, dict) else data
+    if not isinstance(items, list) or not items:
+        raise MalformedReply('the reply must be {"proposals": [...]} with at least one proposal')
+    out: list[LlmProposal] = []
+    for k, item in enumerate(items[:most], start=1):
+        if not isinstance(item, dict):
+            raise MalformedReply(f"proposal {k} is not an object")
+        changes = item.get("changes")
+        if not isinstance(changes, dict) or not changes:
+            raise MalformedReply(f'proposal {k} needs a non-empty "changes" object')
+        hypothesis = item.get("hypothesis", "")
+        if not isinstance(hypothesis, str):
+            raise MalformedReply(f'proposal {k}: "hypothesis" must be a string')
+        out.append(LlmProposal(tuple((str(key), value) for key, value in changes.items()), hypothesis.strip()))
+    return out

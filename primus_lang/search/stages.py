@@ -1,0 +1,123 @@
+"""The search's only door to the earlier stages: legal points (check), memory (memory), projection
+(project). Everything else in the search works on a ``Landscape`` and an ``Evaluator``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import NO_FITTING_POINT, NO_LEGAL_POINT
+from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.space import Space
+from primus_lang.search.bound import score_bounds
+from primus_lang.search.evaluator import Evaluator
+from primus_lang.search.landscape import AxisView, Landscape
+from primus_lang.search.trial import Evaluation
+
+if TYPE_CHECKING:
+    from primus_lang.project import Projection
+
+COMM_KINDS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
+
+
+def usable_bytes(capacity: int, headroom: float) -> int:
+    from primus_lang.memory.result import usable_bytes as usable
+
+    return usable(capacity, headroom)
+
+
+def memory_peaks(space: Space, points: list[Candidate]) -> np.ndarray:
+    """The busiest rank's bytes for every point: the vectorized pre-filter, else the exact account."""
+    import primus_lang.memory as memory
+
+    prefilter = getattr(memory, "prefilter", None)
+    if prefilter is not None:
+        return np.asarray(prefilter(space.model, space.cluster, points, space.settings), dtype=np.int64)
+    return np.array(
+        [memory.account(space.model, space.cluster, c, space.settings).peak.total for c in points], dtype=np.int64
+    )
+
+
+def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
+    """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom."""
+    from primus_lang.check import legal_points, legality
+
+    points = list(legal_points(space))
+    if not points:
+        raise CompileError(
+            Diagnostic(NO_LEGAL_POINT, f"space `{space.name}` has no legal point", span=space.span,
+                       help="`primusc check` shows which rule removes which points")
+        )
+    peaks = memory_peaks(space, points)
+    capacity = space.cluster.gpu.hbm_capacity
+    headroom = space.memory.headroom if space.memory is not None else 0.0
+    limit = usable_bytes(capacity, headroom)
+
+    def explain(cand: Candidate) -> list[str]:
+        try:
+            return [str(getattr(v, "message", v)) for v in legality(space, cand)]
+        except Exception:  # a half-built candidate may trip an earlier stage; the verdict stays "illegal"
+            return []
+
+    land = Landscape(
+        space.name,
+        [AxisView(a.name, tuple(a.domain.values)) for a in space.axes],
+        points,
+        peaks,
+        limit,
+        objective=space.objective,
+        capacity=capacity,
+        explain_illegal=explain,
+    )
+    if require_fit and not land.fits.any():
+        smallest = int(peaks.min())
+        raise CompileError(
+            Diagnostic(
+                NO_FITTING_POINT,
+                f"none of the {len(points):,} legal points of `{space.name}` fits in memory",
+                span=space.span,
+                notes=(
+                    f"the smallest peak is {smallest:,} B per GPU ({smallest / 1e9:.1f} GB) against a limit "
+                    f"of {limit:,} B ({limit / 1e9:.1f} GB)",
+                ),
+                help="add recompute, more pipeline or tensor parallelism, or a smaller micro-batch to the space",
+            )
+        )
+    return land
+
+
+def evaluation_of(projection: Projection) -> Evaluation:
+    """The search's view of a ``project.Projection``."""
+    breakdown = tuple((str(k), float(v)) for k, v in projection.breakdown)
+    exposed = sum(v for k, v in breakdown if k in COMM_KINDS)
+    return Evaluation(
+        step_time=float(projection.step_time),
+        tokens_per_gpu=float(projection.tokens_per_gpu),
+        tflops_per_gpu=float(projection.tflops_per_gpu),
+        mfu=float(projection.mfu),
+        bubble_fraction=float(projection.bubble_fraction),
+        exposed_comm=exposed,
+        breakdown=breakdown,
+    )
+
+
+def projector(space: Space) -> Callable[[Candidate], Evaluation]:
+    """The oracle the space asks for (``assume oracle``); simulate unless a benchmark DB is wired in."""
+    from primus_lang.project import project
+
+    def evaluate(cand: Candidate) -> Evaluation:
+        return evaluation_of(project(space.model, space.cluster, cand, space.settings))
+
+    return evaluate
+
+
+def evaluator_of(space: Space) -> Evaluator:
+    return Evaluator(projector(space))
+
+
+def upper_bounds(space: Space, land: Landscape) -> np.ndarray | None:
+    return score_bounds(space.model, space.cluster, land.points, land.objective.metric, land.objective.sense,
+                        land.peaks)

@@ -1,0 +1,126 @@
+"""An interrupted search resumes from its trace and ends exactly where an uninterrupted one does."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir.candidate import Candidate
+from primus_lang.search.budget import Limits
+from primus_lang.search.evaluator import Evaluator
+from primus_lang.search.run import search_landscape
+from primus_lang.search.trace import read_trace
+from primus_lang.search.trial import Evaluation
+from tests.search import synthetic
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stream(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event["event"] in ("resume", "interrupted"):
+            continue
+        event.pop("elapsed", None)
+        out.append(event)
+    return out
+
+
+class Interrupting:
+    def __init__(self, after: int) -> None:
+        self.calls = 0
+        self.after = after
+
+    def __call__(self, cand: Candidate) -> Evaluation:
+        self.calls += 1
+        if self.calls > self.after:
+            raise KeyboardInterrupt
+        return synthetic.evaluate(cand)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "evolutionary", "random"])
+def test_resume_matches_an_uninterrupted_run(tmp_path: Path, strategy: str) -> None:
+    land = synthetic.landscape()
+    limits = Limits(evaluations=40)
+    whole = search_landscape(land, synthetic.evaluator(), strategy, limits, seed=4, trace=tmp_path / "whole.jsonl")
+
+    cut = tmp_path / "cut.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        search_landscape(land, Evaluator(Interrupting(17)), strategy, limits, seed=4, trace=cut)
+    assert read_trace(cut).finished is False
+    counting = Interrupting(10**9)
+    resumed = search_landscape(land, Evaluator(counting), strategy, limits, seed=4, resume=cut)
+
+    assert counting.calls == 40 - 17  # the recorded evaluations are replayed, not recomputed
+    assert [t.candidate for t in resumed.trials] == [t.candidate for t in whole.trials]
+    assert resumed.best is not None and whole.best is not None and resumed.best.score == whole.best.score
+    assert _stream(cut) == _stream(tmp_path / "whole.jsonl")
+
+
+def test_resume_refuses_a_different_search(tmp_path: Path) -> None:
+    land = synthetic.landscape()
+    trace = tmp_path / "t.jsonl"
+    search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=5), seed=1, trace=trace)
+    with pytest.raises(CompileError) as err:
+        search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=5), seed=2, resume=trace)
+    assert err.value.diagnostics[0].code.id == "P8002"
+    with pytest.raises(CompileError) as err:
+        search_landscape(land, synthetic.evaluator(), "random", resume=tmp_path / "missing.jsonl")
+    assert err.value.diagnostics[0].code.id == "P8001"
+
+
+SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+from tests.search import synthetic
+from primus_lang.search.budget import Limits
+from primus_lang.search.evaluator import Evaluator
+from primus_lang.search.run import search_landscape
+from pathlib import Path
+
+def slow(c):
+    time.sleep(0.05)
+    return synthetic.evaluate(c)
+
+try:
+    search_landscape(synthetic.landscape(), Evaluator(slow), "auto", Limits(evaluations=60), seed=2,
+                     trace=Path(sys.argv[1]))
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_sigint_leaves_a_resumable_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT.format(root=str(ROOT)))
+    proc = subprocess.Popen([sys.executable, str(script), str(trace)], cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if trace.exists() and trace.read_text().count('"event":"evaluation"') >= 8:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    log = read_trace(trace)
+    assert not log.finished and 8 <= len(log.evaluations) < 60
+    assert trace.read_text().splitlines()[-1].startswith('{"event":"interrupted"')
+
+    land = synthetic.landscape()
+    resumed = search_landscape(land, synthetic.evaluator(), "auto", Limits(evaluations=60), seed=2, resume=trace)
+    whole = search_landscape(land, synthetic.evaluator(), "auto", Limits(evaluations=60), seed=2,
+                             trace=tmp_path / "whole.jsonl")
+    assert resumed.evaluations == 60
+    assert [t.candidate for t in resumed.trials] == [t.candidate for t in whole.trials]
+    assert _stream(trace) == _stream(tmp_path / "whole.jsonl")
+    assert os.path.getsize(trace) > 0
