@@ -93,6 +93,12 @@ def explain(a: CandidateView, b: CandidateView, time: tuple[Change, ...], memory
             explained += change.delta
             if abs(gap) > 0 and abs(explained) >= 0.8 * abs(gap) and len(out) >= 2:
                 break
+        named = {line.split(" ", 1)[0] for line in out[1:]}
+        offset = [c for c in time if c.name not in named and c.delta * gap < 0 and abs(c.delta) >= 0.05 * abs(gap)]
+        if offset:
+            c = offset[0]
+            out.append(f"partly offset by {c.name}, which {'shrinks' if c.delta < 0 else 'grows'} by "
+                       f"{units.seconds(abs(c.delta))}")
     if a.memory_peak != b.memory_peak:
         more, less = (nb, na) if b.memory_peak > a.memory_peak else (na, nb)
         line = (f"{more} needs {units.gib(abs(b.memory_peak - a.memory_peak))} more on its busiest rank "

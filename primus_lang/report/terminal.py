@@ -10,6 +10,8 @@ from primus_lang.report import units
 from primus_lang.report.compare import CandidateDiff
 from primus_lang.report.view import CandidateView
 
+MIB = 1 << 20
+
 
 def figures_table(view: CandidateView, limit: int) -> Table:
     t = Table(title=f"candidate {view.label}", title_justify="left", show_header=False, box=None, pad_edge=False)
@@ -121,6 +123,8 @@ def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> Renderab
     for col in ("part", na, nb, f"{nb} − {na}"):
         time.add_column(col, justify="right" if col != "part" else "left")
     for c in d.time:
+        if c.a == 0 and c.b == 0:
+            continue
         colour = "green" if c.delta < 0 else "red" if c.delta > 0 else "dim"
         time.add_row(c.name, units.seconds(c.a), units.seconds(c.b),
                      f"[{colour}]{units.signed_seconds(c.delta)}[/{colour}]")
@@ -128,10 +132,15 @@ def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> Renderab
     mem = Table(title="memory on each side's busiest rank, largest change first", title_justify="left")
     for col in ("term", na, nb, f"{nb} − {na}"):
         mem.add_column(col, justify="right" if col != "term" else "left")
+    small = 0
     for c in d.memory:
-        if c.a == 0 and c.b == 0:
+        # Terms that move by less than a MiB are noise at this scale; count them instead.
+        if abs(c.delta) < MIB:
+            small += c.a != 0 or c.b != 0
             continue
         mem.add_row(c.name, units.gib(c.a), units.gib(c.b), units.signed_gib(c.delta))
+    if small:
+        mem.caption = f"{small} more terms change by less than 1 MiB"
 
     why = Text()
     for i, line in enumerate(d.summary):
