@@ -82,13 +82,8 @@ def _parts(s: ast.Stmt) -> tuple[str, ast.Block | None]:
     if isinstance(s, ast.ObjectiveStmt):
         return f"{s.sense} {s.metric}", None
     if isinstance(s, ast.BudgetStmt):
-        words = {
-            "evals": lambda q: f"{_quantity(q)} evals",
-            "time": _quantity,
-            "llm": lambda q: f"llm {_quantity(q)} calls",
-            "cost": lambda q: f"cost {_quantity(q)} usd",
-        }
-        return "budget " + ", ".join(words[i.kind](i.amount) for i in s.items), None
+        words = {"evals": "{} evals", "time": "{}", "llm": "llm {} calls", "cost": "cost {} usd"}
+        return "budget " + ", ".join(words[i.kind].format(_quantity(i.amount)) for i in s.items), None
     if isinstance(s, ast.StrategyStmt):
         return f"strategy {s.name}", None
     if isinstance(s, ast.TargetStmt):

@@ -1,0 +1,74 @@
+"""``primusc check FILE``: parse, lower and count the legal points of each space.
+
+The report is built from sections: ``SECTIONS`` holds functions ``(space, summary, args) -> lines``;
+the legality summary is the first, and later stages (the memory account) append their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from primus_lang.check import LegalitySummary, summarize
+from primus_lang.ir import Space
+from primus_lang.ir.serialize import to_data
+from primus_lang.lower import load_program, pick_space
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("check", help="check a .prx file: names, units, domains and Megatron's legality rules")
+    p.add_argument("file", help="the .prx file")
+    p.add_argument("--space", help="check only this space")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
+    """The legality summary: raw size, removals per rule, what remains."""
+    width = max([len(f"{r.removed:,}") for r in summary.rules] + [len(f"{summary.raw:,}")])
+    lines = [
+        f"space {space.name}: {space.model.name} on {space.cluster.name} ({space.cluster.world} GPUs)",
+        f"  raw points      {summary.raw:>{width},}",
+    ]
+    for r in summary.rules:
+        if r.removed:
+            what = r.detail if r.code == "P4100" else r.rule
+            lines.append(f"  - {r.removed:>{width},}  {r.code} {what}")
+    lines.append(
+        f"  legal points    {summary.legal:>{width},}   (checked in {summary.seconds * 1000:.0f} ms)"
+    )
+    return lines
+
+
+Section = Callable[[Space, LegalitySummary, argparse.Namespace], list[str]]
+SECTIONS: list[Section] = [legality_lines]
+
+
+def run(args: argparse.Namespace) -> int:
+    program = load_program(args.file)
+    spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
+    summaries = [(space, summarize(space)) for space in spaces]
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "file": program.file,
+                    "models": len(program.models),
+                    "gpus": len(program.gpus),
+                    "clusters": len(program.clusters),
+                    "spaces": [to_data(s) for _, s in summaries],
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(
+        f"{program.file}: ok ({len(program.models)} models, {len(program.gpus)} GPUs, "
+        f"{len(program.clusters)} clusters, {len(program.spaces)} spaces)"
+    )
+    for space, summary in summaries:
+        for section in SECTIONS:
+            for line in section(space, summary, args):
+                print(line)
+    return 0

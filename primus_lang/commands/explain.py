@@ -1,0 +1,53 @@
+"""``primusc explain CODE``: what a diagnostic code means and how to fix it.
+
+``primusc explain FILE --point ...`` explains one candidate instead; that needs the memory and
+projection stages, which plug in through ``explain_candidate`` below.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup
+from primus_lang.diagnostics.codes_internal import INTERNAL
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "explain", help="explain a diagnostic code (P1001 or its name), or a candidate of a space"
+    )
+    p.add_argument("code", nargs="?", help="a code or its name (omit to list them all), or a .prx file")
+    p.add_argument("--space", help="the space of FILE to use")
+    p.add_argument("--point", help="the candidate, e.g. `tp=2,pp=4,recompute=full(8)`")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def explain_candidate(args: argparse.Namespace) -> int:
+    """Extension point: the memory account and projection of one candidate of ``args.code``'s space."""
+    raise CompileError(
+        Diagnostic(
+            INTERNAL,
+            "explaining a candidate needs the memory and projection stages, which are not wired yet",
+            help="`primusc check FILE` prints the legality summary meanwhile",
+        )
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.code and Path(args.code).is_file():
+        return explain_candidate(args)
+    if not args.code:
+        for code in all_codes():
+            print(f"{code.id}  {code.name:32} {code.summary}")
+        return 0
+    found = lookup(args.code)
+    if found is None:
+        raise CompileError(
+            Diagnostic(INTERNAL, f"no diagnostic code `{args.code}`", help="`primusc explain` lists them")
+        )
+    print(f"{found.id} ({found.name}): {found.summary}\n")
+    if found.explanation:
+        print(found.explanation)
+    return 0

@@ -1,0 +1,62 @@
+"""``primusc fmt FILE...``: print the canonical layout; ``--check`` for CI, ``--write`` in place."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_names import UNKNOWN_MODULE
+from primus_lang.syntax.format import format_source
+from primus_lang.syntax.parser import _decode
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("fmt", help="format .prx files (prints to stdout unless --check or --write)")
+    p.add_argument("files", nargs="+", help=".prx files")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--check", action="store_true", help="exit 1 if a file is not formatted; change nothing"
+    )
+    mode.add_argument("--write", "-w", action="store_true", help="rewrite the files in place")
+    p.add_argument("--diff", action="store_true", help="with --check, show what would change")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    changed = 0
+    errors: list[Diagnostic] = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            errors.append(Diagnostic(UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}"))
+            continue
+        try:
+            text = _decode(data, name)
+            out = format_source(text, name)
+        except CompileError as err:
+            errors.extend(err.diagnostics)
+            continue
+        if args.check:
+            if out != text:
+                changed += 1
+                print(f"would reformat {name}", file=sys.stderr)
+                if args.diff:
+                    sys.stdout.writelines(
+                        difflib.unified_diff(
+                            text.splitlines(True), out.splitlines(True), name, name + " (formatted)"
+                        )
+                    )
+        elif args.write:
+            if out != text:
+                path.write_text(out, encoding="utf-8")
+                print(f"reformatted {name}", file=sys.stderr)
+        else:
+            sys.stdout.write(out)
+    if errors:
+        raise CompileError(errors)
+    return 1 if changed else 0
