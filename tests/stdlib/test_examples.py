@@ -1,0 +1,27 @@
+"""Every example is a realistic space: 10^3-10^6 raw points, legal points left, some that fit memory."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from primus_lang.check import legal_points, summarize
+from primus_lang.lower import load_program
+from primus_lang.memory import account
+from primus_lang.resources import data_dir
+
+EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_example_space_is_searchable(path: Path) -> None:
+    (space,) = load_program(path).spaces
+    summary = summarize(space)
+    assert 10**3 <= summary.raw <= 10**6
+    assert summary.legal >= 1000
+    assert space.memory is not None and space.objective.metric == "tokens_per_gpu"
+    headroom = space.memory.headroom
+    sample = itertools.islice(legal_points(space), 0, None, max(1, summary.legal // 25))
+    assert any(account(space.model, space.cluster, c, space.settings).fits(headroom) for c in sample)
