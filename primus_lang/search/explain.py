@@ -1,0 +1,71 @@
+"""Why the winner wins: the knobs that differ and where the step's time went, from the breakdowns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.search.trial import Trial
+
+NAMES = {
+    "compute": "compute",
+    "tp_comm": "exposed TP comm",
+    "cp_comm": "exposed CP comm",
+    "ep_comm": "exposed EP all-to-all",
+    "pp_comm": "exposed PP send/recv",
+    "dp_comm": "exposed DP/FSDP comm",
+    "bubble": "pipeline bubble",
+    "optimizer": "optimizer step",
+}
+
+
+def knob_changes(a: Candidate, b: Candidate, axes: Sequence[str]) -> list[str]:
+    """``knob x -> y`` for every axis on which ``a`` (the loser) and ``b`` (the winner) differ."""
+    return [
+        f"{name} {format_value(getattr(a, name))} -> {format_value(getattr(b, name))}"
+        for name in axes
+        if getattr(a, name) != getattr(b, name)
+    ]
+
+
+def _seconds(x: float) -> str:
+    return f"{x * 1e3:.0f} ms" if abs(x) < 1 else f"{x:.2f} s"
+
+
+def compare(winner: Trial, other: Trial, axes: Sequence[str], metric: str, title: str) -> str:
+    """One sentence: what changes from ``other`` to ``winner`` and which parts of the step explain it."""
+    if winner.evaluation is None or other.evaluation is None or winner.candidate is None or other.candidate is None:
+        return ""
+    w, o = winner.evaluation, other.evaluation
+    changes = knob_changes(other.candidate, winner.candidate, axes) or ["the same knobs"]
+    if metric == "memory_peak" and winner.memory_peak is not None and other.memory_peak is not None:
+        gain = f"peak memory {other.memory_peak / 1e9:.1f} GB -> {winner.memory_peak / 1e9:.1f} GB"
+    else:
+        speedup = w.tokens_per_gpu / o.tokens_per_gpu - 1 if o.tokens_per_gpu else 0.0
+        gain = (
+            f"{speedup * 100:+.1f}% tokens/s/GPU ({o.tokens_per_gpu:,.0f} -> {w.tokens_per_gpu:,.0f}), "
+            f"step {_seconds(o.step_time)} -> {_seconds(w.step_time)}"
+        )
+    before, after = dict(o.breakdown), dict(w.breakdown)
+    deltas = sorted(
+        ((after.get(k, 0.0) - before.get(k, 0.0), k) for k in set(before) | set(after)),
+        key=lambda d: -abs(d[0]),
+    )
+    significant = [(d, k) for d, k in deltas if abs(d) >= 0.01 * max(o.step_time, 1e-12)][:3]
+    parts = [f"{NAMES.get(k, k)} {'-' if d < 0 else '+'}{_seconds(abs(d))}" for d, k in significant]
+    why = f"; where the time went: {', '.join(parts)}" if parts else ""
+    mem = ""
+    if winner.memory_peak is not None and other.memory_peak is not None and metric != "memory_peak":
+        mem = f"; memory peak {other.memory_peak / 1e9:.1f} -> {winner.memory_peak / 1e9:.1f} GB"
+    return f"{title}: {', '.join(changes)}: {gain}{why}{mem}."
+
+
+def explain(winner: Trial, runner_up: Trial | None, baseline: Trial | None, axes: Sequence[str], metric: str) -> list[str]:
+    lines = []
+    if runner_up is not None:
+        lines.append(compare(winner, runner_up, axes, metric, "Over the runner-up"))
+    if baseline is not None and baseline.candidate != winner.candidate:
+        lines.append(compare(winner, baseline, axes, metric, "Over the baseline"))
+    elif baseline is not None:
+        lines.append("The baseline recipe (least model parallelism that fits, no recompute) is already the best found.")
+    return [line for line in lines if line]

@@ -1,0 +1,94 @@
+"""``run_search``: search a lowered space end to end (legal points, memory, projection, strategy)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from attrs import frozen
+
+from primus_lang.ir.space import Space
+from primus_lang.search.budget import Limits
+from primus_lang.search.engine import Search
+from primus_lang.search.evaluator import Evaluator
+from primus_lang.search.landscape import Landscape
+from primus_lang.search.llm.config import LlmConfig
+from primus_lang.search.run import search_landscape
+from primus_lang.search.stages import evaluator_of, landscape_of, upper_bounds
+from primus_lang.search.strategies.planner import baseline_index
+from primus_lang.search.trial import EVALUATED, SearchResult, Trial
+
+DEFAULT_EVALUATIONS = 100
+
+
+def limits_of(space: Space, evaluations: int | None = None, seconds: float | None = None,
+              patience: int | None = None) -> Limits:
+    """The command line's budget over the space's ``budget`` line; 100 evaluations when neither says."""
+    b = space.budget
+    evals = evaluations if evaluations is not None else b.evaluations
+    secs = seconds if seconds is not None else b.seconds
+    if evals is None and secs is None:
+        evals = DEFAULT_EVALUATIONS
+    return Limits(evaluations=evals, seconds=secs, llm_calls=b.llm_calls, llm_cost_usd=b.llm_cost_usd,
+                  patience=patience)
+
+
+@frozen
+class Prepared:
+    """A space made searchable: its landscape, a memoized oracle and the branch-and-bound bound."""
+
+    space: Space
+    land: Landscape
+    evaluator: Evaluator
+    upper: np.ndarray | None
+
+
+def prepare(space: Space) -> Prepared:
+    land = landscape_of(space)
+    return Prepared(space, land, evaluator_of(space), upper_bounds(space, land))
+
+
+def run_search(
+    space: Space,
+    strategy: str | None = None,
+    budget: Limits | None = None,
+    seed: int | None = None,
+    trace: Path | None = None,
+    resume: Path | None = None,
+    progress: Callable[[Search], None] | None = None,
+    llm: LlmConfig | None = None,
+    prepared: Prepared | None = None,
+) -> SearchResult:
+    """Search ``space`` with ``strategy`` (default: the space's), under ``budget`` (default: the space's)."""
+    prep = prepared or prepare(space)
+    return search_landscape(
+        prep.land,
+        prep.evaluator,
+        strategy or space.strategy,
+        budget or limits_of(space),
+        seed=space.settings.seed if seed is None else seed,
+        trace=trace,
+        resume=resume,
+        progress=progress,
+        upper=prep.upper,
+        llm=llm or LlmConfig.resolve(space_model=space.settings.llm_model),
+    )
+
+
+def baseline_trial(prep: Prepared, result: SearchResult) -> Trial | None:
+    """The planner's baseline as a trial: from the search when it ran, else projected now (uncharged)."""
+    if result.baseline is not None:
+        return result.baseline
+    land = prep.land
+    i = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+    if i is None:
+        return None
+    cand = land.points[i]
+    evaluation = prep.evaluator(cand)
+    peak = int(land.peaks[i])
+    return Trial(
+        number=0, source="baseline (projected for comparison, not charged)", verdict=EVALUATED,
+        candidate=cand, label=cand.label(), memory_peak=peak, memory_limit=land.limit,
+        evaluation=evaluation, score=land.score(evaluation, peak),
+    )
