@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import math
 
-from primus_lang.ir import Candidate, Cluster, Model, Recompute
+import attrs
+
+from primus_lang.ir import Candidate, Cluster, Efficiency, Model, Recompute
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -157,8 +159,9 @@ def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int) -> None:
     rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" else 0
     act = 3 if m.activation == "swiglu" else 2
     fwd = 2 * (2 * t_sp * h * BF16) + 2 * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
-    tasks.append(Task(MemoryOp("layer_elementwise", fwd), "F"))
-    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd), "B"))
+    # two norms, two residual adds, RoPE and the activation; their backwards
+    tasks.append(Task(MemoryOp("layer_elementwise", fwd, 6), "F"))
+    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd, 6), "B"))
 
 
 def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
@@ -183,8 +186,11 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, sh.h, ffn_r, sh.dtype), routed=True)
     routed_tokens = local * per_expert
     permute = 2 * 2 * routed_tokens * sh.h * BF16  # permute and unpermute, read + write
-    tasks.append(Task(MemoryOp("moe_permute", permute), "F", routed=True))
-    tasks.append(Task(MemoryOp("moe_permute_bwd", permute), "B", routed=True))
+    tasks.append(Task(MemoryOp("moe_permute", permute, 4), "F", routed=True))
+    tasks.append(Task(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True))
+    # router softmax/top-k and the token sort around the permutation are small kernels of their own
+    tasks.append(Task(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F"))
+    tasks.append(Task(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B"))
     tasks.append(Task(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True))
     tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
     if sh.ep > 1:
@@ -277,8 +283,8 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
         tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), "B", "tp_comm", hides_under="gemm"))
     logits = sh.tokens * vocab_r
     # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
-    tasks.append(Task(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h), "F"))
-    tasks.append(Task(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h), "B"))
+    tasks.append(Task(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F"))
+    tasks.append(Task(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B"))
     nparams = sum(params) if not sh.model.tied_embeddings else 0
     return Block(name, tuple(tasks)), nparams
 
@@ -301,8 +307,14 @@ def layer_split(num_layers: int, virtual_stages: int) -> list[int]:
     return counts
 
 
+_PLAIN = Efficiency()
+
+
 def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
+    if cluster.gpu.efficiency != _PLAIN:
+        # op shapes do not depend on efficiency: share them across calibrated variants of a profile
+        cluster = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
     return _stage_ops(model, cluster, cand)
 
 

@@ -92,10 +92,12 @@ class Attention:
 
 @frozen
 class MemoryOp:
-    """A memory-bound kernel (norm, activation, residual, cast, optimizer) moving ``bytes``."""
+    """Memory-bound kernels (norms, activations, residuals, casts, optimizer) moving ``bytes`` in
+    ``kernels`` launches (each launch pays the profile's fixed per-kernel cost)."""
 
     name: str
     bytes: int
+    kernels: int = 1
 
     @property
     def flops(self) -> float:
@@ -103,7 +105,7 @@ class MemoryOp:
 
     @property
     def key(self) -> tuple[object, ...]:
-        return ("memory", (self.name, self.bytes), "")
+        return ("memory", (self.name, self.bytes, self.kernels), "")
 
 
 @frozen

@@ -3,7 +3,8 @@
 ``SimulateOracle`` is a roofline with efficiency curves from the hardware profile:
 - a GEMM of ``f`` FLOPs takes ``f / (peak * gemm_max) + knee / (peak_bf16 * gemm_max)``, i.e. the
   profile's curve ``gemm_max * f / (f + knee)`` for BF16: ``knee`` is a fixed per-kernel cost
-  (launch, tail wave) expressed in BF16 FLOPs, so FP8 GEMMs pay it at the same wall time;
+  (launch, tail wave) expressed in BF16 FLOPs, so FP8 GEMMs pay it at the same wall time, and so
+  does every other kernel launch (attention, each memory-bound kernel);
 - FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max`` (their quantize/cast kernels are separate
   memory ops in the op list, priced per recipe);
 - flash attention runs at ``attention`` of the BF16 peak on the FLOPs actually done (causal: half);
@@ -51,9 +52,9 @@ class SimulateOracle:
         if hit is not None:
             return hit
         if isinstance(op, MemoryOp):
-            t = op.bytes / self._hbm
+            t = op.bytes / self._hbm + op.kernels * self._overhead
         elif isinstance(op, Attention):
-            t = op.flops / self._attention
+            t = op.flops / self._attention + self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._bf16
             t = op.flops / rate + self._overhead

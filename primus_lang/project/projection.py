@@ -16,6 +16,8 @@ peak whatever the precision, so FP8's speed-up shows as higher MFU.
 
 from __future__ import annotations
 
+import weakref
+
 import attrs
 from attrs import frozen
 
@@ -51,13 +53,18 @@ class _Pass:
 # Block task tuples come from a cache in build.py and are shared by every candidate with the same
 # layer shapes; keying by identity (and keeping the tuple alive beside the result) avoids hashing
 # hundreds of tasks per lookup.
-_cache: dict[tuple[object, ...], tuple[tuple[Task, ...], tuple[_Pass, _Pass, _Pass]]] = {}
+_Passes = tuple[_Pass, _Pass, _Pass]
+_cache: weakref.WeakKeyDictionary[Oracle, dict[tuple[object, ...], tuple[tuple[Task, ...], _Passes]]] = (
+    weakref.WeakKeyDictionary())
 _flops: dict[int, tuple[tuple[Task, ...], float]] = {}
 
 
 def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float) -> tuple[_Pass, _Pass, _Pass]:
-    key = (id(oracle), id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance)
-    hit = _cache.get(key)
+    cache = _cache.get(oracle)
+    if cache is None:
+        cache = _cache[oracle] = {}
+    key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance)
+    hit = cache.get(key)
     if hit is not None and hit[0] is block.tasks:
         return hit[1]
     out = []
@@ -90,10 +97,10 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
             exposed = max(0.0, t - hide)
             parts[task.kind] = parts.get(task.kind, 0.0) + exposed
         out.append(_Pass(sum(parts.values()), parts))
-    if len(_cache) > 200_000:
-        _cache.clear()
+    if len(cache) > 200_000:
+        cache.clear()
     result = (out[0], out[1], out[2])
-    _cache[key] = (block.tasks, result)
+    cache[key] = (block.tasks, result)
     return result
 
 

@@ -1,0 +1,79 @@
+"""``primusc calibrate --runs FILE.yaml [--out FILE.prx] [--folds K]``: fit efficiency parameters per
+hardware profile to measured runs, report the k-fold cross-validated error, write profiles."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("calibrate", help="fit hardware efficiency parameters to measured runs (k-fold CV)")
+    p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
+    p.add_argument("--out", help="write the calibrated profiles to this .prx file")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--gpu", action="append", help="calibrate only this profile (repeatable)")
+    p.add_argument("--min-rows", type=int, default=3, help="skip profiles with fewer rows (default 3)")
+    p.add_argument("--json", action="store_true", help="print the fits as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.commands.validate import load
+    from primus_lang.project.calibrate import calibrate_gpu, to_prx
+    from primus_lang.project.runs import gpu_key
+
+    if args.folds < 2:
+        raise CompileError(Diagnostic(BAD_FOLDS, f"`--folds {args.folds}` is below 2"))
+    runs = [r for r in load(args.runs, False) if not r.skip]
+    if not runs:
+        raise CompileError(Diagnostic(NO_RUNS, f"no row of `{args.runs}` can be projected"))
+    by_gpu: dict[str, list] = {}  # type: ignore[type-arg]
+    for r in runs:
+        by_gpu.setdefault(gpu_key(r), []).append(r)
+    fits = []
+    for gpu, rows in sorted(by_gpu.items()):
+        if (args.gpu and gpu not in args.gpu) or len(rows) < args.min_rows:
+            continue
+        base = rows[0].cluster.gpu.efficiency
+        fits.append(calibrate_gpu(rows, base, args.folds,
+                                  progress=lambda m: print(m, file=sys.stderr) if not args.json else None))
+    if args.out:
+        imports = {f.gpu: _module_of(f.gpu) for f in fits}
+        Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports))
+    cv = [abs(e) for f in fits for e in f.cross_validated]
+    total = sum(cv) / len(cv) if cv else float("nan")
+    if args.json:
+        print(json.dumps({
+            "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
+                      "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in
+                                                            ("gemm_max", "fp8_gemm_max", "gemm_knee_flops",
+                                                             "attention", "scale_up_bus", "scale_out_bus")},
+                      "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
+            "cv_mape": total,
+        }, indent=2))
+        return 0
+    for f in fits:
+        e = f.efficiency
+        print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
+              f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} knee {e.gemm_knee_flops:.2e} "
+              f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f}")
+    print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
+    return 0
+
+
+def _module_of(gpu: str) -> str:
+    from primus_lang.lower import load_program
+    from primus_lang.resources import data_dir
+
+    for path in sorted((data_dir("stdlib") / "hardware").glob("*.prx")):
+        if path.name == "calibrated.prx":
+            continue
+        if any(g.name == gpu for g in load_program(str(path)).gpus):
+            return f"hardware.{path.stem}"
+    return "hardware.nvidia"

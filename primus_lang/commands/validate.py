@@ -1,0 +1,67 @@
+"""``primusc validate --runs FILE.yaml [--json]``: projected vs measured tokens/s/GPU on published runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import yaml
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_projection import RUNS_FILE
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("validate", help="compare projections with published measured runs")
+    p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
+    p.add_argument("--json", action="store_true", help="print rows and summary as JSON")
+    p.add_argument("--calibrated", action="store_true",
+                   help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory verdict per row")
+    p.set_defaults(func=run)
+
+
+def load(path: str, calibrated: bool) -> list:  # type: ignore[type-arg]
+    from primus_lang.project.runs import load_runs
+
+    if not Path(path).is_file():
+        raise CompileError(Diagnostic(RUNS_FILE, f"no runs file `{path}`"))
+    try:
+        return load_runs(path, calibrated)
+    except (yaml.YAMLError, AttributeError, TypeError) as exc:
+        raise CompileError(Diagnostic(RUNS_FILE, f"`{path}` is not a runs file: {exc}")) from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.project.validate import summarize, to_json_rows, validate_rows
+
+    runs = load(args.runs, args.calibrated)
+    rows = validate_rows(runs, memory=not args.no_memory)
+    summary = summarize(rows)
+    if args.json:
+        print(json.dumps({"rows": to_json_rows(rows), "summary": summary}, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"projected vs measured tokens/s/GPU ({args.runs})")
+    for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "memory"):
+        table.add_column(col, justify="right" if col in ("projected", "measured", "error") else "left")
+    for r in rows:
+        if r.skipped:
+            continue
+        mem = r.memory.verdict if r.memory else ""
+        table.add_row(r.id, r.group[0], r.group[1], r.group[2], f"{r.projected:,.0f}", f"{r.measured:,.0f}",
+                      f"{r.error:+.1%}", mem)
+    console = Console()
+    console.print(table)
+    mape, median = summary["mape"], summary["median_ape"]
+    console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}")
+    if isinstance(mape, float) and isinstance(median, float):
+        console.print(f"MAPE {mape:.1%}, median APE {median:.1%}")
+    rho = summary["spearman_by_group"]
+    if isinstance(rho, dict):
+        for g, value in rho.items():
+            console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}")
+    return 0

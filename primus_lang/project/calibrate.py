@@ -1,0 +1,192 @@
+"""Fit a few physical efficiency parameters per hardware profile to measured runs.
+
+For one GPU profile the parameters are the GEMM plateau (BF16 and FP8), the GEMM knee (the fixed
+per-kernel cost), flash-attention efficiency, and the bus efficiency of each link class. They are
+fitted by Levenberg-Marquardt on the log ratio of projected to measured tokens/s/GPU, with a weak
+prior that pulls each parameter toward the profile's default (so a GPU with three rows moves only
+what its rows can identify). Never one constant per row: every row of a GPU shares the same few
+parameters. The error that matters is the k-fold cross-validated one: each row is projected with
+parameters fitted on the other folds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+
+import attrs
+import numpy as np
+from attrs import frozen
+
+from primus_lang.ir import Efficiency, Settings
+from primus_lang.project.oracle import SimulateOracle
+from primus_lang.project.projection import project
+from primus_lang.project.runs import Run
+
+# parameter -> (lower, upper) bound; all fitted in a logit space inside the bounds
+PARAMS: dict[str, tuple[float, float]] = {
+    "gemm_max": (0.15, 0.95),
+    "fp8_gemm_max": (0.10, 0.95),
+    "gemm_knee_flops": (1.0e7, 2.0e11),
+    "attention": (0.10, 0.95),
+    "scale_up_bus": (0.10, 1.0),
+    "scale_out_bus": (0.05, 1.0),
+}
+PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
+
+
+@frozen
+class Fit:
+    gpu: str
+    efficiency: Efficiency
+    rows: int
+    in_sample: tuple[float, ...]  # signed relative error per row, fitted on all rows
+    cross_validated: tuple[float, ...]  # signed relative error per row, fitted without its fold
+    row_ids: tuple[str, ...]
+    folds: int
+
+    @property
+    def cv_mape(self) -> float:
+        return float(np.mean(np.abs(self.cross_validated))) if self.cross_validated else math.nan
+
+    @property
+    def in_sample_mape(self) -> float:
+        return float(np.mean(np.abs(self.in_sample))) if self.in_sample else math.nan
+
+
+def _to_unit(name: str, value: float) -> float:
+    lo, hi = PARAMS[name]
+    if name == "gemm_knee_flops":
+        lo, hi, value = math.log(lo), math.log(hi), math.log(value)
+    x = min(max((value - lo) / (hi - lo), 1e-6), 1 - 1e-6)
+    return math.log(x / (1 - x))
+
+
+def _from_unit(name: str, z: float) -> float:
+    lo, hi = PARAMS[name]
+    x = 1 / (1 + math.exp(-z))
+    if name == "gemm_knee_flops":
+        return math.exp(math.log(lo) + x * (math.log(hi) - math.log(lo)))
+    return lo + x * (hi - lo)
+
+
+def projected(run: Run, eff: Efficiency, settings: Settings) -> float:
+    assert run.cluster is not None and run.model is not None and run.cand is not None
+    cluster = attrs.evolve(run.cluster, gpu=attrs.evolve(run.cluster.gpu, efficiency=eff))
+    return project(run.model, cluster, run.cand, settings, oracle=SimulateOracle(cluster)).tokens_per_gpu
+
+
+def _residuals(runs: Sequence[Run], eff: Efficiency, settings: Settings) -> np.ndarray:
+    return np.array([math.log(projected(r, eff, settings) / (r.measured or 1.0)) for r in runs])
+
+
+def identifiable(runs: Sequence[Run]) -> list[str]:
+    """The parameters these rows can move: FP8 plateau only with FP8 rows, BF16 only with BF16
+    rows, buses only where a layout communicates over that link class."""
+    names = ["gemm_knee_flops", "attention"]
+    if any(r.cand and r.cand.precision == "bf16" for r in runs):
+        names.insert(0, "gemm_max")
+    if any(r.cand and r.cand.precision == "fp8" for r in runs):
+        names.insert(0, "fp8_gemm_max")
+    if any(r.cluster and r.cluster.world > 1 for r in runs):
+        names.append("scale_up_bus")
+    if any(r.cluster and r.cluster.world > r.cluster.domain for r in runs):
+        names.append("scale_out_bus")
+    return names
+
+
+def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | None = None,
+                   iterations: int = 25) -> Efficiency:
+    """Levenberg-Marquardt on log(projected / measured) with a prior toward ``base``."""
+    settings = settings or Settings()
+    names = identifiable(runs)
+    z0 = np.array([_to_unit(n, getattr(base, n)) for n in names])
+    z = z0.copy()
+
+    def eff_of(vec: np.ndarray) -> Efficiency:
+        return attrs.evolve(base, **{n: _from_unit(n, float(v)) for n, v in zip(names, vec, strict=True)})
+
+    def full(vec: np.ndarray) -> np.ndarray:
+        return np.concatenate([_residuals(runs, eff_of(vec), settings), (vec - z0) / PRIOR_SIGMA])
+
+    r = full(z)
+    lam = 1e-2
+    for _ in range(iterations):
+        jac = np.empty((len(r), len(z)))
+        for j in range(len(z)):
+            step = np.zeros_like(z)
+            step[j] = 1e-3
+            jac[:, j] = (full(z + step) - r) / 1e-3
+        grad = jac.T @ r
+        hess = jac.T @ jac
+        improved = False
+        for _ in range(8):
+            delta = np.linalg.solve(hess + lam * np.diag(np.diag(hess) + 1e-9), -grad)
+            trial = z + delta
+            rt = full(trial)
+            if rt @ rt < r @ r:
+                z, r, lam, improved = trial, rt, max(lam / 3, 1e-6), True
+                break
+            lam *= 4
+        if not improved or float(np.max(np.abs(delta))) < 1e-4:
+            break
+    return eff_of(z)
+
+
+def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: int = 0,
+                  settings: Settings | None = None,
+                  progress: Callable[[str], None] | None = None) -> Fit:
+    """Fit on all rows, and k-fold cross-validate: each row projected by a fit without its fold."""
+    settings = settings or Settings()
+    runs = list(runs)
+    gpu = runs[0].cluster.gpu.name if runs and runs[0].cluster else ""
+    full_fit = fit_efficiency(runs, base, settings)
+    in_sample = tuple(projected(r, full_fit, settings) / (r.measured or 1.0) - 1 for r in runs)
+    order = list(range(len(runs)))
+    random.Random(seed).shuffle(order)
+    k = max(2, min(folds, len(runs)))
+    cv = [math.nan] * len(runs)
+    for f in range(k):
+        held = [i for n, i in enumerate(order) if n % k == f]
+        train = [runs[i] for i in order if i not in held]
+        if progress:
+            progress(f"{gpu}: fold {f + 1}/{k}")
+        eff = fit_efficiency(train, base, settings) if train else base
+        for i in held:
+            cv[i] = projected(runs[i], eff, settings) / (runs[i].measured or 1.0) - 1
+    return Fit(gpu, full_fit, len(runs), in_sample, tuple(cv), tuple(r.id for r in runs), k)
+
+
+def _fmt(name: str, value: float) -> str:
+    if name == "gemm_knee_flops":
+        return f"{value:.3e}".replace("e+0", "e").replace("e+", "e")
+    return f"{value:.3f}"
+
+
+def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
+    """Calibrated profiles in the language: ``gpu X_calibrated = X { efficiency { ... } }``.
+
+    ``imports`` maps a GPU name to its stdlib module (``hardware.nvidia``)."""
+    lines = [
+        "# Calibrated hardware profiles written by `primusc calibrate`.",
+        f"# Fit on: {source}",
+        "# Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's",
+        "# rows, a weak prior toward the base profile; error is k-fold cross-validated (CV), each row",
+        "# projected with parameters fitted without its fold.",
+        "",
+    ]
+    modules: dict[str, list[str]] = {}
+    for fit in fits:
+        modules.setdefault(imports[fit.gpu], []).append(fit.gpu)
+    for module, names in sorted(modules.items()):
+        lines.append(f"import {module} ({', '.join(sorted(names))})")
+    lines.append("")
+    for fit in fits:
+        eff = fit.efficiency
+        body = "; ".join(f"{n} = {_fmt(n, getattr(eff, n))}" for n in PARAMS)
+        lines.append(f"# {fit.gpu}: {fit.rows} rows, in-sample MAPE {fit.in_sample_mape:.1%}, "
+                     f"{fit.folds}-fold CV MAPE {fit.cv_mape:.1%}")
+        lines.append(f"gpu {fit.gpu}_calibrated = {fit.gpu} {{ efficiency {{ {body} }} }}")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,280 @@
+"""Published measured runs (the schema of ``validation/published_runs.yaml``) as projection inputs.
+
+Each row becomes ``(model, cluster, candidate, measured tokens/s/GPU)`` or a skip reason that says
+exactly what is missing or unsupported. Models come from the stdlib, else from a ``model_cards.yaml``
+beside the runs file; GPUs from the stdlib hardware profiles.
+
+Assumptions where the rows are silent (documented in docs/projection.md):
+- plain "FP8" in Megatron/NeMo tables is delayed scaling (Transformer Engine's default recipe);
+  "FP8-CS", "per-tensor current scaling", "tensorwise" are tensorwise; "FP8-MX"/"MXFP8" are MXFP8;
+  "FP8-alt-granularity", "rowwise" and "blockwise" are blockwise;
+- FSDP is on when the row's ``fsdp`` is a positive degree or "yes"; otherwise the distributed
+  optimizer (the default of every Megatron performance recipe in the corpus);
+- ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
+  checkpointing map to selective or full;
+- NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1, and MoE rows that
+  publish ``moe_a2a_overlap`` overlap the expert all-to-all.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+from attrs import frozen
+
+from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute
+from primus_lang.lower import load_program
+from primus_lang.resources import data_dir
+
+# names the corpus uses for a GPU -> the stdlib profile
+GPU_NAMES = {
+    "h100 sxm": "h100_sxm",
+    "h100": "h100_sxm",
+    "h100 96gb hbm2e (500w)": "h100_96gb",
+    "h200": "h200",
+    "b200": "b200",
+    "gb200": "gb200",
+    "b300": "b300",
+    "gb300": "gb300",
+    "mi300x": "mi300x",
+    "mi325x": "mi325x",
+    "mi355x": "mi355x",
+}
+
+
+@frozen
+class Run:
+    """One corpus row, resolved. ``skip`` is empty when the row can be projected."""
+
+    id: str
+    group: tuple[str, str, str]  # (model card, GPU, precision) as published
+    measured: float | None
+    model: Model | None = None
+    cluster: Cluster | None = None
+    cand: Candidate | None = None
+    skip: str = ""
+    source: str = ""
+
+
+@functools.lru_cache(maxsize=4)
+def stdlib_definitions(calibrated: bool = False) -> tuple[dict[str, Model], dict[str, Gpu]]:
+    models: dict[str, Model] = {}
+    gpus: dict[str, Gpu] = {}
+    root = data_dir("stdlib")
+    for path in sorted((root / "models").glob("*.prx")):
+        for m in load_program(str(path)).models:
+            models[m.name] = m
+    for path in sorted((root / "hardware").glob("*.prx")):
+        if path.name == "calibrated.prx" and not calibrated:
+            continue
+        for g in load_program(str(path)).gpus:
+            gpus[g.name] = g
+    if calibrated:
+        # a calibrated profile replaces its base under the base's name
+        for name in [n for n in gpus if n.endswith("_calibrated")]:
+            gpus[name.removesuffix("_calibrated")] = attrs.evolve(gpus[name], name=name)
+    return models, gpus
+
+
+def _activation(text: str | None) -> str:
+    text = (text or "swiglu").lower()
+    for name in ("squared_relu", "swiglu", "gelu", "relu"):
+        if text.startswith(name):
+            return name
+    return "swiglu"
+
+
+def card_model(name: str, card: dict[str, Any], seq_len: int) -> Model | str:
+    """A ``model_cards.yaml`` entry as a Model, or why it cannot be one."""
+    if card.get("details", "") is None or "hidden_size" not in card:
+        return f"model card `{name}` is not compiled in model_cards.yaml ({card.get('note', 'no details')})"
+    if card.get("vocab_size") is None:
+        return f"model card `{name}` has no verified vocabulary size"
+    heads = int(card["num_attention_heads"])
+    moe = None
+    if card.get("moe"):
+        mo = card["moe"]
+        moe = Moe(
+            num_experts=int(mo["num_experts"]), top_k=int(mo["topk"]), ffn_hidden=int(mo["moe_ffn_hidden_size"]),
+            shared_experts=int(mo.get("shared_experts") or 0),
+            shared_ffn_hidden=int(mo.get("shared_expert_ffn_hidden_size") or 0),
+            dense_layers=int(mo.get("first_k_dense_layers") or 0),
+        )
+    mla = None
+    if card.get("mla"):
+        ml = card["mla"]
+        mla = Mla(kv_lora_rank=int(ml["kv_lora_rank"]), qk_nope_head_dim=int(ml["qk_nope_head_dim"]),
+                  qk_rope_head_dim=int(ml["qk_rope_head_dim"]), v_head_dim=int(ml["v_head_dim"]),
+                  q_lora_rank=int(ml.get("q_lora_rank") or 0))
+    ffn = card.get("ffn_hidden_size") or (moe.ffn_hidden if moe else 4 * int(card["hidden_size"]))
+    return Model(
+        name=name, num_layers=int(card["num_layers"]), hidden=int(card["hidden_size"]), ffn_hidden=int(ffn),
+        heads=heads, kv_heads=int(card.get("num_kv_heads") or heads),
+        head_dim=int(card.get("head_dim") or int(card["hidden_size"]) // heads),
+        vocab=int(card["vocab_size"]), seq_len=seq_len,
+        max_position_embeddings=int(card.get("max_position_embeddings") or seq_len),
+        activation=_activation(card.get("activation")), tied_embeddings=bool(card.get("tied_embeddings", False)),
+        qk_layernorm=bool(card.get("qk_layernorm", False)), moe=moe, mla=mla,
+        mtp_layers=int(card.get("mtp_layers") or 0),
+    )
+
+
+def precision_of(text: str | None) -> tuple[str, str] | str:
+    """(precision, fp8 recipe) for a published precision label, or why it is not modelled."""
+    if not text:
+        return "precision not published"
+    t = text.lower()
+    if "nvfp4" in t or "fp4" in t:
+        return "unsupported feature: NVFP4 precision is not modelled"
+    if t.startswith("bf16"):
+        return ("bf16", "tensorwise")
+    if "fp8" not in t:
+        return f"unsupported feature: precision `{text}`"
+    if "mx" in t:
+        return ("fp8", "mxfp8")
+    if "alt-granularity" in t or "rowwise" in t or "blockwise" in t:
+        return ("fp8", "blockwise")
+    if "cs" in t.split("-") or "current" in t or "tensorwise" in t or "torchao" in t:
+        return ("fp8", "tensorwise")
+    if "identical" in t or "variant" in t:
+        return f"precision label `{text}` is ambiguous"
+    return ("fp8", "delayed")
+
+
+def recompute_of(rec: Any, layers: int) -> Recompute | str:
+    if rec is None:
+        return Recompute()
+    if not isinstance(rec, dict):
+        return f"recompute `{rec}` not understood"
+    if "activation_checkpointing" in rec:
+        text = str(rec["activation_checkpointing"]).lower()
+        if text.startswith("full"):
+            return Recompute("full", layers, "uniform")
+        if "selective" in text:
+            return Recompute("selective")
+        return Recompute()
+    gran = rec.get("recompute_granularity")
+    if gran == "full":
+        method = rec.get("recompute_method") or "uniform"
+        n = int(rec.get("recompute_num_layers") or 1)
+        if method == "uniform":
+            return Recompute("full", n, "uniform")
+        return Recompute("full", n, "block")
+    if gran == "selective":
+        return Recompute("selective")
+    return Recompute()
+
+
+def _int(value: Any, default: int) -> int:
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
+    """Map one corpus row to a projectable run or a reason to skip it."""
+    rid = str(row.get("id"))
+    gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
+    group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
+    measured = (row.get("measured") or {}).get("tokens_per_sec_per_gpu")
+    run = Run(rid, group, float(measured) if measured is not None else None, source=str(row.get("source", "")))
+
+    def skip(reason: str) -> Run:
+        return attrs.evolve(run, skip=reason)
+
+    if row.get("quality_flag"):
+        return skip(f"quality flag: {row['quality_flag']}")
+    if not row.get("config_complete"):
+        return skip("config incomplete (config_complete: false)")
+    if measured is None:
+        return skip("no measured tokens/s/GPU")
+    if row.get("task") not in ("pretrain", "sft"):
+        return skip(f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)")
+    models, gpus = stdlib_definitions(calibrated)
+    seq = _int(row.get("seq_len"), 0)
+    card = row.get("model_card")
+    if not card:
+        return skip("unknown model: the row names no model card")
+    model: Model | str
+    if card in models:
+        model = models[card].replace(seq_len=seq or models[card].seq_len)
+    elif card in cards:
+        model = card_model(card, cards[card], seq)
+    else:
+        model = f"unknown model `{card}` (neither stdlib nor model_cards.yaml)"
+    if isinstance(model, str):
+        return skip(model)
+    gpu_name = GPU_NAMES.get(gpu_label.lower())
+    if gpu_name is None or gpu_name not in gpus:
+        return skip(f"unknown GPU `{gpu_label}`")
+    prec = precision_of(row.get("precision"))
+    if isinstance(prec, str):
+        return skip(prec)
+    par = row.get("parallel") or {}
+    tp, pp = _int(par.get("tp"), 1), _int(par.get("pp"), 1)
+    cp, ep = _int(par.get("cp"), 1), _int(par.get("ep"), 1)
+    vp = _int(par.get("vp"), 1)
+    etp = _int(par.get("etp"), 0)
+    world = _int(row.get("num_gpus"), 0)
+    per_node = _int(row.get("gpus_per_node"), 8)
+    mbs, gbs = _int(row.get("mbs"), 0), _int(row.get("gbs"), 0)
+    if not (world and mbs and gbs and seq):
+        return skip("layout incomplete: num_gpus, mbs, gbs and seq_len are all needed")
+    if world % (tp * pp * cp) or world % per_node:
+        return skip(f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}")
+    if par.get("etp") is None and ep > 1 and world % (tp * ep * pp):
+        etp = 1  # Megatron would refuse ETP = TP here; the perf recipes set expert TP to 1
+    if ep > 1 and world % ((etp or tp) * ep * pp):
+        return skip(f"layout inconsistent: {world} GPUs not divisible by etp*ep*pp")
+    dp = world // (tp * pp * cp)
+    if gbs % (mbs * dp):
+        return skip(f"layout inconsistent: gbs {gbs} not divisible by mbs*dp = {mbs * dp}")
+    if ep > 1 and (model.moe is None or model.moe.num_experts % ep):
+        return skip(f"layout inconsistent: ep {ep} does not divide the experts")
+    if model.heads % tp or (model.kv_heads % tp and tp % model.kv_heads):
+        return skip(f"layout inconsistent: tp {tp} does not divide the heads")
+    rec = recompute_of(row.get("recompute"), model.num_layers // pp)
+    if isinstance(rec, str):
+        return skip(rec)
+    fsdp_field = par.get("fsdp")
+    fsdp = fsdp_field == "yes" or (isinstance(fsdp_field, int) and not isinstance(fsdp_field, bool) and fsdp_field > 0
+                                   and not (fsdp_field == 1 and par.get("distributed_optimizer")))
+    framework = str(row.get("framework") or "")
+    raw_rec = row.get("recompute")
+    recipe_info: dict[str, Any] = raw_rec if isinstance(raw_rec, dict) else {}
+    nemo = "NeMo" in framework or "Megatron-Bridge" in framework
+    cand = Candidate(
+        tp=tp, pp=pp, vpp=vp if vp > 1 else 1, cp=cp, ep=ep, etp=etp, mbs=mbs, gbs=gbs, seq_len=seq,
+        precision=prec[0], fp8_recipe=prec[1], recompute=rec,
+        sharding="fsdp" if fsdp else "dist_opt",
+        schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
+        tp_comm_overlap=nemo and tp > 1,
+        ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
+        moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
+    )
+    nodes = world // per_node
+    cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)
+    return attrs.evolve(run, model=model, cluster=cluster, cand=cand)
+
+
+def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
+    """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
+    path = Path(path)
+    rows = yaml.safe_load(path.read_text()) or []
+    cards_path = path.parent / "model_cards.yaml"
+    cards = yaml.safe_load(cards_path.read_text()) if cards_path.exists() else {}
+    return [resolve(row, cards or {}, calibrated) for row in rows]
+
+
+def gpu_key(run: Run) -> str:
+    """The hardware profile a run calibrates (its GPU's stdlib name)."""
+    return run.cluster.gpu.name.removesuffix("_calibrated") if run.cluster else ""
+
+

@@ -1,0 +1,131 @@
+"""Projected vs measured throughput over published runs: per-row errors and summary statistics.
+
+Groups are (model card, GPU, precision label) with at least ``MIN_GROUP`` projected rows; inside a
+group Spearman's rank correlation says whether the projection orders layouts as the measurements do.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from primus_lang.ir import Settings
+from primus_lang.project.projection import project
+from primus_lang.project.runs import Run
+
+MIN_GROUP = 4
+
+
+@frozen
+class MemoryVerdict:
+    verdict: str  # fits | exceeds | unknown
+    peak_bytes: int | None = None
+    capacity_bytes: int | None = None
+
+
+@frozen
+class RowResult:
+    id: str
+    group: tuple[str, str, str]
+    projected: float | None
+    measured: float | None
+    error: float | None  # (projected - measured) / measured
+    memory: MemoryVerdict | None
+    skipped: str = ""
+
+
+def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
+    """The memory account's verdict for the run's layout (``unknown`` if the account fails)."""
+    try:
+        from primus_lang.memory import account
+    except ImportError:  # pragma: no cover - the memory stage ships with primusc
+        return MemoryVerdict("unknown")
+    assert run.model is not None and run.cluster is not None and run.cand is not None
+    try:
+        acc = account(run.model, run.cluster, run.cand, settings)
+    except Exception:
+        return MemoryVerdict("unknown")
+    return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity)
+
+
+def validate_rows(runs: Sequence[Run], settings: Settings | None = None, memory: bool = True) -> list[RowResult]:
+    settings = settings or Settings()
+    out: list[RowResult] = []
+    for run in runs:
+        if run.skip:
+            out.append(RowResult(run.id, run.group, None, run.measured, None, None, run.skip))
+            continue
+        assert run.model is not None and run.cluster is not None and run.cand is not None
+        p = project(run.model, run.cluster, run.cand, settings).tokens_per_gpu
+        err = (p - run.measured) / run.measured if run.measured else None
+        mem = memory_verdict(run, settings) if memory else None
+        out.append(RowResult(run.id, run.group, p, run.measured, err, mem))
+    return out
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rho with average ranks for ties (nan when either side is constant)."""
+
+    def ranks(v: Sequence[float]) -> list[float]:
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return r
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    if sxx == 0 or syy == 0:
+        return math.nan
+    return sxy / math.sqrt(sxx * syy)
+
+
+def group_name(group: tuple[str, str, str]) -> str:
+    return " / ".join(group)
+
+
+def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
+    done = [r for r in rows if r.error is not None]
+    ape = [abs(r.error) for r in done if r.error is not None]
+    groups: dict[tuple[str, str, str], list[RowResult]] = {}
+    for r in done:
+        groups.setdefault(r.group, []).append(r)
+    rho: dict[str, float | None] = {}
+    signed: dict[str, float] = {}
+    for g, members in sorted(groups.items()):
+        signed[group_name(g)] = statistics.fmean(r.error for r in members if r.error is not None)
+        if len(members) >= MIN_GROUP:
+            value = spearman([r.projected or 0.0 for r in members], [r.measured or 0.0 for r in members])
+            rho[group_name(g)] = None if math.isnan(value) else value
+    return {
+        "n": len(done),
+        "skipped": len(rows) - len(done),
+        "mape": statistics.fmean(ape) if ape else None,
+        "median_ape": statistics.median(ape) if ape else None,
+        "spearman_by_group": rho,
+        "signed_error_by_group": signed,
+    }
+
+
+def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for r in rows:
+        mem = None
+        if r.memory is not None:
+            mem = {"verdict": r.memory.verdict, "peak_bytes": r.memory.peak_bytes,
+                   "capacity_bytes": r.memory.capacity_bytes}
+        out.append({"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
+                    "memory": mem, "skipped": r.skipped or None})
+    return out
