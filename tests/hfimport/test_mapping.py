@@ -9,6 +9,7 @@ import pytest
 from primus_lang.hfimport import card_name, map_config, read_config, render_card
 from primus_lang.ir.model import Mla, Moe
 from primus_lang.syntax import parse
+from primus_lang.syntax.format import format_source
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -90,8 +91,8 @@ def test_seq_len_override() -> None:
 def test_rendered_card_parses(stem: str) -> None:
     result = imported(stem)
     text = render_card(result, f"{stem}.json")
-    module = parse(text, f"{stem}.prx")
-    assert module is not None
+    assert parse(text, f"{stem}.prx") is not None
+    assert format_source(text, f"{stem}.prx") == text  # already in `primusc fmt` layout
     assert f"model {stem} {{" in text
     for note in result.notes:
         assert note in text

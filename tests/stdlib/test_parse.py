@@ -8,6 +8,7 @@ import pytest
 
 from primus_lang.resources import data_dir
 from primus_lang.syntax import parse
+from primus_lang.syntax.format import format_source
 
 FILES = sorted(data_dir("stdlib").rglob("*.prx")) + sorted(data_dir("examples").glob("*.prx"))
 
@@ -23,3 +24,9 @@ def test_the_bundle_is_complete() -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_parses(path: Path) -> None:
     assert parse(path.read_text(), str(path)) is not None
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_formatted(path: Path) -> None:
+    text = path.read_text()
+    assert format_source(text, str(path)) == text, "run `primusc fmt --write` on it"
