@@ -53,11 +53,13 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     s["untie_embeddings_and_output_weights"] = not model.tied_embeddings
     s["add_bias_linear"] = model.bias
     s["qk_layernorm"] = model.qk_layernorm
-    # Megatron's default dropout is 0.1; modern pretraining recipes (and the memory account) use none.
-    s["hidden_dropout"] = 0.0
-    s["attention_dropout"] = 0.0
+    # Always written: Megatron's default dropout is 0.1, the model card's default is 0.
+    s["hidden_dropout"] = model.dropout
+    s["attention_dropout"] = model.attention_dropout
     if model.sliding_window:
-        s["window_size"] = f"({model.sliding_window},0)"
+        # Megatron's window counts the tokens before the current one: a 128-token window is (127, 0)
+        # (Megatron-Bridge gpt_oss_bridge.py).
+        s["window_size"] = f"({model.sliding_window - 1},0)"
         s["window_attn_skip_freq"] = 2
     if model.mla is not None:
         s["multi_latent_attention"] = True
@@ -75,10 +77,6 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         if moe.shared_experts:
             s["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         s["moe_layer_freq"] = moe_layer_pattern(model)
-        if moe.router_bias:
-            # Aux-loss-free balancing (DeepSeek-V3) keeps a per-expert bias on sigmoid scores.
-            s["moe_router_score_function"] = "sigmoid"
-            s["moe_router_enable_expert_bias"] = True
         s["moe_grouped_gemm"] = True
     if model.mtp_layers:
         s["mtp_num_layers"] = model.mtp_layers

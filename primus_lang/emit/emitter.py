@@ -56,14 +56,13 @@ def refuse_illegal(space: Space, cand: Candidate) -> None:
     violations = list(legality(space, cand))
     if not violations:
         return
-    diags = [v for v in (getattr(x, "diagnostic", None) for x in violations) if isinstance(v, Diagnostic)]
-    if len(diags) == len(violations):
-        raise CompileError(diags)
+    notes = tuple(f"{getattr(v, 'code', '')} {getattr(v, 'message', v)}".strip() for v in violations)
     raise CompileError(
         Diagnostic(
             ILLEGAL_CANDIDATE,
             f"candidate `{cand.label()}` is illegal and was not emitted",
-            notes=tuple(str(getattr(v, "message", v)) for v in violations),
+            help=str(getattr(violations[0], "help", "") or "choose a point that `primusc check` keeps"),
+            notes=notes,
         )
     )
 

@@ -24,7 +24,7 @@ class Framework:
     NAME: ClassVar[str] = ""
     SUPPORTED_SCHEDULES: ClassVar[frozenset[str]] = frozenset({"1f1b", "interleaved"})
     SUPPORTED_ACTIVATIONS: ClassVar[frozenset[str]] = frozenset({"swiglu", "gelu", "squared_relu"})
-    # Megatron's --disable-bias-linear covers every linear layer: experts cannot differ.
+    # Megatron's --disable-bias-linear covers every linear layer, router and experts included.
     SUPPORTS_SEPARATE_EXPERT_BIAS: ClassVar[bool] = False
     PROGRAM_TEMPLATE: ClassVar[str] = ""
     # output path -> template, for files only this framework writes
@@ -46,8 +46,13 @@ class Framework:
         if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
         moe = self.model.moe
-        if moe is not None and moe.expert_bias != self.model.bias and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
-            out.append("`moe.expert_bias` differs from `bias`: Megatron switches biases for all linears at once")
+        if moe is not None and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
+            for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):
+                if value != self.model.bias:
+                    out.append(
+                        f"`moe.{name}` = {str(value).lower()} with `bias` = {str(self.model.bias).lower()}: "
+                        "Megatron gives experts and the router biases exactly when every linear has them"
+                    )
         out += self.profile.problems(self.settings)
         return list(dict.fromkeys(out))
 

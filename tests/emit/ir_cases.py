@@ -34,7 +34,7 @@ DEEPSEEK_V3 = Model(
     name="deepseek_v3", num_layers=61, hidden=7168, ffn_hidden=18432, heads=128, kv_heads=128, head_dim=192,
     vocab=129280, seq_len=4096, max_position_embeddings=163840, qk_layernorm=False, mtp_layers=1,
     moe=Moe(num_experts=256, top_k=8, ffn_hidden=2048, shared_experts=1, shared_ffn_hidden=2048,
-            dense_layers=3, router_bias=True),
+            dense_layers=3),
     mla=Mla(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
 )
 TINY = Model(
@@ -64,12 +64,12 @@ CASES: dict[str, tuple[Space, Candidate]] = {
     ),
     "mixtral_h100": (
         space("mixtral", MIXTRAL, cluster(H100, 4)),
-        Candidate(tp=2, pp=2, ep=8, etp=1, cp=2, mbs=1, gbs=512, seq_len=4096, moe_dispatcher="flex",
-                  cp_comm="a2a"),
+        Candidate(tp=2, pp=2, vpp=2, ep=8, etp=1, cp=2, mbs=1, gbs=512, seq_len=4096, moe_dispatcher="flex",
+                  cp_comm="a2a", schedule="interleaved", ep_comm_overlap=True),
     ),
     "deepseek_v3_b200": (
         space("deepseek_v3", DEEPSEEK_V3, cluster(B200, 32)),
-        Candidate(tp=1, pp=8, ep=32, mbs=1, gbs=1024, seq_len=4096, ep_comm_overlap=True,
+        Candidate(tp=1, pp=1, ep=32, mbs=1, gbs=1024, seq_len=4096,
                   main_grad_dtype="bf16", optimizer_dtype="bf16", fp8_recipe="blockwise", precision="fp8"),
     ),
     "llama8b_zbv": (

@@ -1,0 +1,110 @@
+"""``primusc emit FILE --point ... --target F+L --out DIR``: write the launch files of one point."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
+from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit
+from primus_lang.ir import Candidate, Space
+from primus_lang.ir.serialize import to_data
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "emit",
+        help="write runnable launch files for one point of a space",
+        description="Write the launch files (Megatron-LM or Primus; Slurm, Kubernetes or a node) "
+        "for one point of a space, with a manifest.json recording what and from what.",
+        epilog="variables: " + "; ".join(f"{v.name} ({v.doc})" for v in VARIABLES.values()),
+    )
+    p.add_argument("file", help="the .prx file")
+    p.add_argument("--space", default=None, help="the space's name when the file defines several")
+    p.add_argument("--point", required=True, help="knob values, e.g. tp=2,pp=4,mbs=1")
+    p.add_argument("--target", default=None, help=f"framework+launcher, one of {', '.join(TARGETS)} "
+                   "(default: the space's `target`)")
+    p.add_argument("--out", required=True, help="output folder (must be empty unless --force)")
+    p.add_argument("--force", action="store_true", help="write into a non-empty folder, replacing same-named files")
+    p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="an emission variable")
+    p.set_defaults(func=run)
+
+
+def parse_vars(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CompileError(
+                Diagnostic(BAD_VARIABLE, f"`--var {item}` is not NAME=VALUE", help="e.g. `--var partition=gpu`")
+            )
+        out[name.strip()] = value
+    return out
+
+
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
+    """A later stage's public function, or None while that stage has not landed."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name != module:
+            raise
+        return None
+    fn = getattr(mod, name, None)
+    return fn if callable(fn) else None
+
+
+def figures(space: Space, cand: Candidate) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The projection and memory account recorded in the manifest (empty where a stage is absent)."""
+    projection: dict[str, Any] = {}
+    memory: dict[str, Any] = {}
+    account = _optional("primus_lang.memory", "account")
+    if account is not None:
+        memory = to_data(account(space.model, space.cluster, cand, space.settings))
+    project = _optional("primus_lang.project", "project")
+    if project is not None:
+        projection = to_data(project(space.model, space.cluster, cand, space.settings))
+    return projection, memory
+
+
+def write_files(out: Path, files: dict[str, str], force: bool) -> None:
+    if out.exists() and any(out.iterdir()) and not force:
+        raise CompileError(
+            Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is not empty", help="pass --force to write into it")
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if rel.endswith((".sh", ".sbatch")):
+            path.chmod(0o755)
+
+
+def run(args: argparse.Namespace) -> int:
+    load_space = _optional("primus_lang.lower", "load_space")
+    parse_point = _optional("primus_lang.check", "parse_point")
+    if load_space is None or parse_point is None:
+        raise RuntimeError("this build of primusc lacks the front end (lower.load_space / check.parse_point)")
+    source = Path(args.file)
+    space: Space = load_space(source, args.space)
+    cand: Candidate = parse_point(space, args.point)
+    target = args.target or space.settings.target
+    projection, memory = figures(space, cand)
+    ctx = EmitContext(
+        source_name=source.name,
+        source_sha256=hashlib.sha256(source.read_bytes()).hexdigest(),
+        projection=projection,
+        memory=memory,
+        variables=parse_vars(args.var),
+    )
+    files = emit(space, cand, target, ctx)
+    out = Path(args.out)
+    write_files(out, files, args.force)
+    print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
+    return 0

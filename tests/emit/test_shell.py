@@ -1,0 +1,81 @@
+"""Every emitted shell script passes `bash -n` and shellcheck, and its --dry-run prints each rank."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.emit.harness import SHELLCHECK, all_cases, emissions, write
+
+SCRIPTS = [
+    pytest.param(files, path, id=f"{case}-{target.replace('+', '_')}-{path}")
+    for case, target, files in emissions()
+    for path in files
+    if path.endswith((".sh", ".sbatch"))
+]
+
+
+@pytest.mark.parametrize(("files", "path"), SCRIPTS)
+def test_bash_parses(files: dict[str, str], path: str, tmp_path: Path) -> None:
+    write(files, tmp_path)
+    result = subprocess.run(["bash", "-n", str(tmp_path / path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck is not installed (apt-get install shellcheck)")
+@pytest.mark.parametrize(("files", "path"), SCRIPTS)
+def test_shellcheck_clean(files: dict[str, str], path: str, tmp_path: Path) -> None:
+    write(files, tmp_path)
+    result = subprocess.run(
+        [str(SHELLCHECK), "--shell=bash", "--severity=style", str(tmp_path / path)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def dry_run(folder: Path, script: str, env: dict[str, str] | None = None) -> list[str]:
+    result = subprocess.run(
+        ["bash", str(folder / script), "--dry-run"], capture_output=True, text=True, env=env or {"PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+LAUNCH = {"slurm": "launch.sbatch", "local": "launch.sh", "k8s": "node.sh"}
+
+
+@pytest.mark.parametrize(
+    ("case", "target", "files"),
+    [pytest.param(c, t, f, id=f"{c}-{t.replace('+', '_')}") for c, t, f in emissions()],
+)
+def test_dry_run_prints_every_rank(case: str, target: str, files: dict[str, str], tmp_path: Path) -> None:
+    space, cand = all_cases()[case]
+    cluster = space.cluster
+    lines = dry_run(write(files, tmp_path), LAUNCH[target.split("+")[1]])
+    ranks = [line for line in lines if line.startswith("rank ")]
+    # k8s prints one pod's share (node rank 0); the others print every node's.
+    expected = cluster.gpus_per_node if target.endswith("k8s") else cluster.world
+    assert len(ranks) == expected
+    assert ranks[0].startswith("rank 0: env RANK=0 LOCAL_RANK=0 ")
+    argv = shlex.split(ranks[-1].split(":", 1)[1])
+    assert f"WORLD_SIZE={cluster.world}" in argv
+    if target.startswith("megatron"):
+        assert argv[argv.index("--tensor-model-parallel-size") + 1] == str(cand.tp)
+        assert argv[argv.index("--global-batch-size") + 1] == str(cand.gbs)
+    else:
+        assert argv[-3:-1] == ["pretrain", "--config"] and argv[-1].endswith("/experiment.yaml")
+
+
+def test_node_rank_comes_from_the_launcher(tmp_path: Path) -> None:
+    files = dict(next(f for c, t, f in emissions() if c == "llama70b_mi325x" and t == "megatron+slurm"))
+    folder = write(files, tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "SLURM_NODEID": "3", "MASTER_ADDR": "10.0.0.7"}
+    lines = dry_run(folder, "node.sh", env)
+    assert lines[0].startswith("node 3: ")
+    assert "--node_rank 3" in lines[0] and "--master_addr 10.0.0.7" in lines[0]
+    assert lines[1].startswith("rank 24: ")
+    env = {"PATH": "/usr/bin:/bin", "RANK": "2"}  # a PyTorchJob pod
+    assert dry_run(folder, "node.sh", env)[1].startswith("rank 16: ")

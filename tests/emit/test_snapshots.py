@@ -1,0 +1,44 @@
+"""Snapshots of every emitted file, one snapshot file each (syrupy's single-file extension)."""
+
+from __future__ import annotations
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from tests.emit.harness import EXAMPLE_ERRORS, emissions, example_cases
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+PARAMS = [
+    pytest.param(files[path], id=f"{case}-{target.replace('+', '_')}-{path}")
+    for case, target, files in emissions()
+    for path in files
+]
+
+
+@pytest.fixture
+def text_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshot)
+
+
+@pytest.mark.parametrize("text", PARAMS)
+def test_emitted_file(text: str, text_snapshot: SnapshotAssertion) -> None:
+    assert text == text_snapshot
+
+
+def test_examples_load() -> None:
+    example_cases()
+    assert EXAMPLE_ERRORS == {}
+
+
+def test_emission_is_deterministic() -> None:
+    from primus_lang.emit import emit
+    from tests.emit.harness import CONTEXT, all_cases
+
+    for space, cand in all_cases().values():
+        assert emit(space, cand, "primus+k8s", CONTEXT) == emit(space, cand, "primus+k8s", CONTEXT)
