@@ -15,7 +15,7 @@ UNKNOWN_MODEL_TYPE = register(
     "hf-unknown-model-type",
     "the config's `model_type` is not one primusc can map to a model card",
     "The importer maps the architectures it knows field by field: llama, mistral, mixtral, qwen3, "
-    "qwen3_moe, deepseek_v3 (and deepseek_v2), gpt_oss and nemotron. Another family may differ in ways "
+    "qwen3_moe, deepseek_v3 (and deepseek_v2, kimi_k2), gpt_oss and nemotron. Another family may differ in ways "
     "that change parameter counts or memory (biases, norms, gating), so it is refused rather than "
     "guessed. Write the card by hand (see `stdlib/models/` for examples) or map it in "
     "`primus_lang/hfimport/mapping.py`.",

@@ -388,6 +388,7 @@ FAMILIES: dict[str, Family] = {
     "qwen3_moe": _qwen3_moe,
     "deepseek_v2": _deepseek,
     "deepseek_v3": _deepseek,
+    "kimi_k2": _deepseek,  # Kimi K2 ships DeepSeek-V3's architecture under its own model_type
     "gpt_oss": _gpt_oss,
     "nemotron": _nemotron,
 }

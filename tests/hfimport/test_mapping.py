@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,38 @@ def test_card_name_of_a_config_json_is_its_folder(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_text('{"model_type": "qwen3_moe"}')
     assert card_name(read_config(folder / "config.json")) == "qwen3_30b_a3b"
+
+
+def write(tmp_path: Path, data: dict[str, object]) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_mistral_window_that_never_binds_is_noted(tmp_path: Path) -> None:
+    llama = json.loads((FIXTURES / "llama3_1_70b.json").read_text())
+    data = llama | {"model_type": "mistral", "sliding_window": 8192, "rope_scaling": None}
+    result = map_config(read_config(write(tmp_path, data)), "m")
+    assert result.model.sliding_window == 0 and result.model.seq_len == 4096
+    assert any("sliding_window 8192" in note for note in result.notes)
+
+
+def test_qwen3_dense_has_qk_norm_and_no_moe(tmp_path: Path) -> None:
+    qwen = json.loads((FIXTURES / "qwen3_235b_a22b.json").read_text())
+    data = {k: v for k, v in qwen.items() if "expert" not in k and k != "moe_intermediate_size"}
+    model = map_config(read_config(write(tmp_path, data | {"model_type": "qwen3"})), "q").model
+    assert model.qk_layernorm and model.moe is None and model.ffn_hidden == 12288
+
+
+def test_deepseek_without_query_compression(tmp_path: Path) -> None:
+    ds = json.loads((FIXTURES / "deepseek_v3.json").read_text())
+    data = ds | {"model_type": "deepseek_v2", "q_lora_rank": None, "num_nextn_predict_layers": None}
+    model = map_config(read_config(write(tmp_path, data)), "d").model
+    assert model.mla is not None and model.mla.q_lora_rank == 0 and model.mtp_layers == 0
+
+
+def test_kimi_k2_maps_like_deepseek_v3(tmp_path: Path) -> None:
+    ds = json.loads((FIXTURES / "deepseek_v3.json").read_text())
+    model = map_config(read_config(write(tmp_path, ds | {"model_type": "kimi_k2"})), "k").model
+    reference = map_config(read_config(FIXTURES / "deepseek_v3.json"), "k").model
+    assert model.replace(source="") == reference.replace(source="")
