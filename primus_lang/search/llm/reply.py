@@ -25,9 +25,13 @@ def _json_text(text: str) -> str:
     fenced = _FENCE.search(text)
     if fenced:
         return fenced.group(1).strip()
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end < start:
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
         raise MalformedReply("the reply holds no JSON object")
+    start = min(starts)
+    end = text.rfind("}" if text[start] == "{" else "]")
+    if end < start:
+        raise MalformedReply("the reply's JSON is cut off")
     return text[start : end + 1]
 
 
