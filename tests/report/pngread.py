@@ -62,12 +62,16 @@ def decode(data: bytes) -> tuple[int, int, int, list[bytearray]]:
     return width, height, bpp, rows
 
 
+Image = tuple[int, int, int, list[bytearray]]
+
+
 def coloured_pixels(
-    data: bytes, region: tuple[int, int, int, int] | None = None, step: int = 1
+    png: bytes | Image, region: tuple[int, int, int, int] | None = None, step: int = 1
 ) -> tuple[int, int]:
     """(pixels that are clearly coloured — not white, grey or black —, pixels that are not white)
-    inside ``region`` = (x0, y0, x1, y1), looking at every ``step``-th pixel in both directions."""
-    width, height, bpp, rows = decode(data)
+    inside ``region`` = (x0, y0, x1, y1), looking at every ``step``-th pixel in both directions.
+    Takes the PNG's bytes or an image already decoded, to count several regions of one screenshot."""
+    width, height, bpp, rows = decode(png) if isinstance(png, bytes) else png
     x0, y0, x1, y1 = region or (0, 0, width, height)
     colourful = non_white = 0
     for y in range(y0, min(y1, height), step):
