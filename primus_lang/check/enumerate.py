@@ -313,3 +313,38 @@ def _legal_count(space: Space, checks: list[_Check], groups: list[set[str]]) -> 
             constant_ok = constant_ok and bool(_mask(check, frame, space)[0])
     free = math.prod(len(a.domain.values) for a in space.axes if a.name in all_axes - covered)
     return total * free if constant_ok else 0
+
+
+def require_legal(space: Space, summary: LegalitySummary) -> None:
+    """Raise a P4 diagnostic when the space has points but none of them is legal."""
+    if summary.legal or not summary.raw:
+        return
+    from primus_lang.diagnostics import CompileError, Diagnostic, lookup
+
+    first = next(raw_points(space))
+    violations = {v.code: v for v in legality(space, first)}
+    out: list[Diagnostic] = []
+    for count in summary.rules:
+        if count.removed != summary.raw:
+            continue
+        code = lookup(count.code)
+        v = violations.get(count.code)
+        if code is None or v is None:
+            continue
+        out.append(
+            Diagnostic(
+                code, f"no point of space `{space.name}` is legal: {v.message}", space.span, help=v.help
+            )
+        )
+    if not out:
+        worst = sorted(summary.rules, key=lambda r: -r.removed)[:3]
+        listed = ", ".join(f"{r.code} {r.rule} removes {r.removed:,}" for r in worst if r.removed)
+        out.append(
+            Diagnostic(
+                L.NO_LEGAL_POINT,
+                f"no point of space `{space.name}` is legal ({summary.raw:,} raw points)",
+                space.span,
+                help=f"widen the axes these rules involve: {listed}",
+            )
+        )
+    raise CompileError(out)

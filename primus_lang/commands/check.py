@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 
 from primus_lang.check import LegalitySummary, summarize
+from primus_lang.check.enumerate import require_legal
 from primus_lang.ir import Space
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
@@ -49,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
     summaries = [(space, summarize(space)) for space in spaces]
+    for space, summary in summaries:
+        require_legal(space, summary)
     if args.json:
         print(
             json.dumps(

@@ -150,3 +150,9 @@ REQUIRE_FAILED = register(
     "The space's own `require EXPR \"message\"` rejects the point; the message names the values of the "
     "expression's names.",
 )
+NO_LEGAL_POINT = register(
+    "P4099",
+    "no-legal-point",
+    "every point of the space breaks some rule, though no single rule removes them all",
+    "`primusc check` lists how many points each rule removes; widen the axes those rules involve.",
+)

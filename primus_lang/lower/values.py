@@ -25,7 +25,9 @@ _EXAMPLE_UNIT = {Kind.BYTES: "GiB", Kind.BANDWIDTH: "GB/s", Kind.FLOPS: "TFLOP/s
 
 
 def fail(code: Any, message: str, span: Span | None, help: str = "") -> CompileError:
-    return CompileError(Diagnostic(code, message, span, help=help))
+    return CompileError(
+        Diagnostic(code, message, span, help=help or f"`primusc explain {code.id}` shows an example")
+    )
 
 
 def describe(value: ast.Value | ast.Range) -> str:

@@ -106,9 +106,10 @@ class _Printer:
         self.src = text.splitlines()
         self.out: list[str] = []
         self.pending = sorted(module.comments, key=lambda c: (c.line, c.column))
+        self.last = 0  # the last source line already printed
 
     def _blank_before(self, line: int) -> bool:
-        return 1 < line <= len(self.src) + 1 and not self.src[line - 2].strip()
+        return self.last < line - 1 and 1 < line <= len(self.src) + 1 and not self.src[line - 2].strip()
 
     def _gap(self, line: int, force: bool) -> None:
         if not self.out or self.out[-1] == "" or self.out[-1].endswith("{"):
@@ -125,16 +126,19 @@ class _Printer:
             self._gap(c.line, force_gap)
             force_gap = False
             self.out.append(indent + c.text)
+            self.last = max(self.last, c.line)
         if force_gap:
             self._gap(line, True)
 
     def emit(self, text: str, indent: str, first: int, last: int, force_gap: bool = False) -> None:
         self.comments_before(first, indent, force_gap)
-        self._gap(first, False)
+        if text != "}":
+            self._gap(first, False)
         line = indent + text
         while self.pending and self.pending[0].line == last and self._is_trailing(self.pending[0]):
             line += "  " + self.pending.pop(0).text
         self.out.append(line)
+        self.last = max(self.last, last)
 
     def block_unit(
         self,

@@ -361,13 +361,65 @@ _HINTS: dict[str, tuple[Any, str, str]] = {
 }
 
 
-def _match(err: lark.exceptions.UnexpectedInput) -> str | None:
-    parser = _parser()
-    try:
-        label = err.match_examples(parser.parse, _EXAMPLES, use_accepts=True)
-    except Exception:  # match_examples itself may trip on a state it has not seen; then no hint
+def _with_preceding(examples: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each example also after an earlier definition and statement.
+
+    Lark compares parser states including the stack depth, which grows by one once a file has a
+    definition before the failing one, and once a block has a statement before the failing one.
+    """
+    out: dict[str, list[str]] = {}
+    for label, texts in examples.items():
+        more: list[str] = []
+        for t in texts:
+            inner = [t, t.replace("{ ", "{ a = 1; ", 1)] if "{ " in t else [t]
+            for v in inner:
+                more += [v, "model z { }\n" + v]
+        out[label] = more
+    return out
+
+
+_ALL_EXAMPLES = _with_preceding(_EXAMPLES)
+
+
+def _error_key(err: lark.exceptions.UnexpectedInput) -> tuple[Any, ...] | None:
+    state = getattr(err, "state", None)
+    if state is None:
         return None
-    return label if isinstance(label, str) else None
+    stack = getattr(state, "state_stack", None)
+    return (type(err).__name__, getattr(state, "position", state), len(stack) if stack is not None else -1)
+
+
+@functools.cache
+def _example_errors() -> list[tuple[tuple[Any, ...], str, str, str]]:
+    """Each labelled example's failure, computed once: (state key, token type, token text, label)."""
+    parser = _parser()
+    out = []
+    for label, texts in _ALL_EXAMPLES.items():
+        for text in texts:
+            try:
+                parser.parse(text)
+            except lark.exceptions.UnexpectedInput as err:
+                key = _error_key(err)
+                tok = getattr(err, "token", None)
+                if key is not None:
+                    out.append((key, getattr(tok, "type", ""), str(tok) if tok is not None else "", label))
+    return out
+
+
+def _match(err: lark.exceptions.UnexpectedInput) -> str | None:
+    """The label of the example that failed in the same parser state (same token first)."""
+    key = _error_key(err)
+    if key is None:
+        return None
+    tok = getattr(err, "token", None)
+    same_state = [e for e in _example_errors() if e[0] == key]
+    for _, ttype, text, label in same_state:
+        if tok is not None and text == str(tok) and ttype == tok.type:
+            return label
+    for _, ttype, _, label in same_state:
+        if tok is not None and ttype == tok.type:
+            return label
+    return same_state[0][3] if same_state else None
 
 
 _NUMBER_WORD = re.compile(
@@ -402,7 +454,7 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
 
 def _describe(tok: Token) -> str:
     if tok.type == "$END":
-        return "the end of the file"
+        return "end of file"
     return f"`{tok}`"
 
 

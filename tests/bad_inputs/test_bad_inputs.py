@@ -1,0 +1,130 @@
+"""Every bad input gives its diagnostic code, span and hint (snapshot), and never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from primus_lang.check import summarize
+from primus_lang.check.enumerate import require_legal
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError, Diagnostic, render
+from primus_lang.lower import load_program
+from primus_lang.syntax import parse
+
+CASES = Path(__file__).parent / "cases"
+
+EXPECTED = {
+    "axis_in_model": "P3012",
+    "bad_enum": "P3005",
+    "comments_only": "P1008",
+    "condition_cycle": "P3015",
+    "duplicate_definition": "P2006",
+    "empty": "P1008",
+    "empty_pow2": "P3006",
+    "empty_range": "P3006",
+    "equals_for_domain": "P1004",
+    "fraction_over_one": "P3009",
+    "fractional_count": "P3004",
+    "full_without_layers": "P3013",
+    "import_cycle_a": "P2004",
+    "import_cycle_b": "P2004",
+    "import_without_list": "P1011",
+    "inheritance_cycle": "P2011",
+    "keyword_as_name": "P1012",
+    "knob_twice": "P2007",
+    "missing_brace": "P1003",
+    "missing_gbs": "P3008",
+    "missing_import_name": "P2005",
+    "missing_model_field": "P3008",
+    "missing_name": "P1013",
+    "missing_unit": "P3002",
+    "missing_value": "P1006",
+    "rule_combination": "P4099",
+    "rule_heads_tp": "P4001",
+    "rule_require": "P4100",
+    "statement_outside": "P1007",
+    "stray_character": "P1002",
+    "unclosed_paren": "P1003",
+    "unclosed_string": "P1014",
+    "unit_on_count": "P3003",
+    "unit_typo": "P1005",
+    "unknown_field": "P2002",
+    "unknown_function": "P2014",
+    "unknown_knob": "P2009",
+    "unknown_model": "P2001",
+    "unknown_space_file": "P2003",
+    "unknown_stdlib_module": "P2003",
+    "unknown_variable": "P2010",
+    "wrong_kind": "P2008",
+    "wrong_unit": "P3001",
+    "zero_step": "P3010",
+}
+
+
+def diagnostics_of(name: str) -> list[Diagnostic]:
+    try:
+        program = load_program(name)
+        for space in program.spaces:
+            require_legal(space, summarize(space))
+    except CompileError as err:
+        return err.diagnostics
+    return []
+
+
+def test_every_case_is_listed() -> None:
+    assert sorted(p.stem for p in CASES.glob("*.prx")) == sorted(EXPECTED)
+    assert len(EXPECTED) >= 30
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_bad_input(case: str, snapshot: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CASES)
+    diags = diagnostics_of(f"{case}.prx")
+    assert diags, f"{case} was accepted"
+    assert diags[0].code.id == EXPECTED[case]
+    assert all(d.help for d in diags), "every diagnostic carries a hint"
+    text = render(diags, "short") + "\n" + "\n".join(f"help: {d.help}" for d in diags)
+    spans = [
+        (d.span.line, d.span.column, d.span.end_line, d.span.end_column) if d.span else None for d in diags
+    ]
+    assert {"text": text, "spans": spans} == snapshot
+
+
+@pytest.mark.parametrize("case", ["missing_brace", "wrong_unit", "rule_require"])
+def test_cli_exit_code_is_1(
+    case: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(CASES)
+    assert main(["check", f"{case}.prx"]) == 1
+    err = capsys.readouterr().err
+    assert f"[{EXPECTED[case]}]" in err and "Traceback" not in err
+
+
+def test_binary_junk(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.prx"
+    junk.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(CompileError) as err:
+        load_program(junk)
+    assert err.value.diagnostics[0].code.id == "P1009"
+
+
+def test_nul_bytes_in_text() -> None:
+    with pytest.raises(CompileError) as err:
+        parse("model m {\x00}", "nul.prx")
+    assert err.value.diagnostics[0].code.id == "P1009"
+
+
+def test_ten_megabyte_file(tmp_path: Path) -> None:
+    big = tmp_path / "big.prx"
+    line = "# " + "x" * 98 + "\n"
+    big.write_text(line * (10 * 2**20 // len(line) + 1))
+    assert big.stat().st_size >= 10 * 2**20
+    with pytest.raises(CompileError) as err:
+        load_program(big)
+    assert err.value.diagnostics[0].code.id == "P1010"
+
+
+def test_missing_file_is_a_diagnostic(tmp_path: Path) -> None:
+    assert main(["check", str(tmp_path / "nope.prx")]) == 1

@@ -1,0 +1,60 @@
+"""fmt: canonical, idempotent, comment-preserving, and the shipped files are formatted."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.resources import data_dir
+from primus_lang.syntax import parse
+from primus_lang.syntax.format import format_source
+
+FILES = sorted([*data_dir("examples").glob("*.prx"), *data_dir("stdlib").rglob("*.prx")])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_idempotent_and_same_tree(path: object) -> None:
+    text = path.read_text()  # type: ignore[attr-defined]
+    once = format_source(text)
+    assert format_source(once) == once
+    assert parse(once, "a").items == parse(text, "b").items
+    assert [c.text for c in parse(once, "a").comments] == [c.text for c in parse(text, "b").comments]
+
+
+def test_layout() -> None:
+    text = "model   m=base{\nnum_layers=2 # two\n\n\n  moe{top_k=2;num_experts=8}}\ncluster c {gpu=g;nic=8 x 400 Gbps}"
+    assert format_source(text) == (
+        "model m = base {\n"
+        "  num_layers = 2  # two\n"
+        "\n"
+        "  moe { top_k = 2; num_experts = 8 }\n"
+        "}\n"
+        "\n"
+        "cluster c { gpu = g; nic = 8 x 400 Gbps }\n"
+    )
+
+
+def test_expressions_keep_their_meaning() -> None:
+    text = "space s on c { require (a - (b - c)) * 2 > 1 and not (x or y) or z in (1, 2) }"
+    out = format_source(text)
+    assert "(a - (b - c)) * 2 > 1 and not (x or y) or z in (1, 2)" in out
+    assert parse(out, "a").items == parse(text, "b").items
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([p.read_text() for p in FILES]),
+    st.integers(0, 10_000),
+    st.sampled_from(["\n", "\n\n", "  ", "# c\n"]),
+)
+def test_idempotent_under_whitespace_edits(text: str, at: int, insert: str) -> None:
+    lines = text.splitlines(keepends=True)
+    i = at % (len(lines) + 1)
+    edited = "".join(lines[:i]) + insert + "".join(lines[i:])
+    try:
+        once = format_source(edited)
+    except CompileError:
+        return
+    assert format_source(once) == once
