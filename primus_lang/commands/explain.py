@@ -26,13 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def explain_candidate(args: argparse.Namespace) -> int:
     """Extension point: the memory account and projection of one candidate of ``args.code``'s space."""
-    raise CompileError(
-        Diagnostic(
-            INTERNAL,
-            "explaining a candidate needs the memory and projection stages, which are not wired yet",
-            help="`primusc check FILE` prints the legality summary meanwhile",
-        )
-    )
+    from primus_lang.report.explain import explain_candidate as explain
+
+    return explain(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -21,7 +22,9 @@ from primus_lang.report.terminal import diff_view, explain_view
 def load(args: argparse.Namespace) -> Space:
     from primus_lang.lower import load_space
 
-    return load_space(args.file, getattr(args, "space", None))
+    # `primusc explain` takes the file in the position of a diagnostic code; `diff` names it `file`.
+    file = getattr(args, "file", None) or args.code
+    return load_space(Path(file), getattr(args, "space", None))
 
 
 def point(space: Space, text: str | None) -> Candidate:

@@ -14,7 +14,7 @@ MIB = 1 << 20
 
 
 def figures_table(view: CandidateView, limit: int) -> Table:
-    t = Table(title=f"candidate {view.label}", title_justify="left", show_header=False, box=None, pad_edge=False)
+    t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column("what", style="bold")
     t.add_column("value", justify="right")
     spare = limit - view.memory_peak
@@ -32,31 +32,35 @@ def figures_table(view: CandidateView, limit: int) -> Table:
     return t
 
 
+def ranks_table(view: CandidateView, capacity: int, limit: int) -> Table:
+    """Each rank class's total against the limit."""
+    t = Table(title=f"memory per rank class (capacity {units.gib(capacity)}, limit {units.gib(limit)})",
+              title_justify="left")
+    t.add_column("rank class")
+    t.add_column("total", justify="right")
+    t.add_column("spare vs limit", justify="right")
+    peak = max(view.ranks, key=lambda r: r.total, default=None)
+    for r in view.ranks:
+        spare = limit - r.total
+        text = units.gib(spare) if spare >= 0 else f"[red]over by {units.gib(-spare)}[/red]"
+        t.add_row(f"[bold]{r.name}[/bold]" if r is peak else r.name, units.gib(r.total), text)
+    return t
+
+
 def memory_table(view: CandidateView, capacity: int, limit: int) -> Table:
-    """Terms as rows, rank classes as columns; the formula shown is the peak rank's."""
-    ranks = view.ranks
-    peak = max(ranks, key=lambda r: r.total, default=None)
-    t = Table(title="memory per rank class (bytes at the peak)", title_justify="left")
-    t.add_column("term", no_wrap=True)
-    for r in ranks:
-        t.add_column(r.name, justify="right", style="bold" if r is peak else None)
-    t.add_column("formula (peak rank)", overflow="fold", style="dim")
-    names: list[str] = []
-    for r in ranks:
-        names += [term.name for term in r.terms if term.name not in names]
-    for name in names:
-        cells = []
-        for r in ranks:
-            b = sum(term.bytes for term in r.terms if term.name == name)
-            cells.append(units.gib(b) if b else "·")
-        formula = next((term.formula for term in (peak.terms if peak else ()) if term.name == name), "")
-        t.add_row(name, *cells, formula)
-    totals = []
-    for r in ranks:
-        colour = "red" if r.total > limit else "green"
-        totals.append(f"[{colour}]{units.gib(r.total)}[/{colour}]")
-    t.add_row("[bold]total[/bold]", *totals, f"capacity {units.gib(capacity)}, limit {units.gib(limit)}",
-              end_section=True)
+    """Every term of the fullest rank class with the formula the memory proof evaluated."""
+    peak = max(view.ranks, key=lambda r: r.total)
+    t = Table(title=f"the fullest rank class, {peak.name}, term by term", title_justify="left")
+    # On a narrow terminal the term names fold before the formulas do, which read badly when broken.
+    t.add_column("term", overflow="fold", max_width=30)
+    t.add_column("GiB", justify="right", no_wrap=True)
+    t.add_column("bytes", justify="right", no_wrap=True)
+    t.add_column("formula", overflow="fold", style="dim", min_width=24)
+    for term in peak.terms:
+        t.add_row(term.name, units.gib(term.bytes).removesuffix(" GiB"), f"{term.bytes:,}", term.formula)
+    colour = "red" if peak.total > limit else "green"
+    t.add_row("[bold]total[/bold]", f"[{colour}]{units.gib(peak.total).removesuffix(' GiB')}[/{colour}]",
+              f"{peak.total:,}", f"limit {limit:,} B of {capacity:,} B", end_section=True)
     return t
 
 
@@ -77,9 +81,10 @@ def breakdown_table(view: CandidateView) -> Table:
 
 
 def explain_view(view: CandidateView, capacity: int, limit: int) -> RenderableType:
-    parts: list[RenderableType] = [figures_table(view, limit), Text("")]
+    parts: list[RenderableType] = [Text(f"candidate {view.label}", style="bold"), figures_table(view, limit),
+                                   Text("")]
     if view.ranks:
-        parts += [memory_table(view, capacity, limit), Text("")]
+        parts += [ranks_table(view, capacity, limit), Text(""), memory_table(view, capacity, limit), Text("")]
     if view.breakdown:
         parts.append(breakdown_table(view))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def test_explain_shows_every_term_and_the_breakdown(space: Space) -> None:
     for rank in ev.account.ranks:
         assert rank.name in out
     for term in ev.account.peak.terms:
-        assert term.name in out
+        if len(term.name) <= 30:  # longer names fold inside their column
+            assert term.name in out
+        assert f"{term.bytes:,}" in out
     for kind, secs in ev.view.breakdown:
         assert secs >= 0
         assert (kind in out) == (secs > 0)  # parts that take no time are left out
@@ -73,3 +76,22 @@ def test_diff_of_a_candidate_with_itself_is_quiet(space: Space) -> None:
     assert d.knobs == ()
     assert all(c.delta == 0 for c in d.time + d.memory)
     assert "same step time" in d.summary[0]
+
+
+def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.cli import main
+
+    assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2", "--json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert one["knobs"]["tp"] == "4" and one["knobs"]["pp"] == "2"
+    peak = max(one["memory"], key=lambda r: r["total"])
+    assert one["memory_peak"] == peak["total"] == sum(t["bytes"] for t in peak["terms"])
+    assert one["fits"] == (one["memory_peak"] <= one["limit"])
+    assert main(["diff", str(EXAMPLE), "--a", "tp=8", "--b", "tp=4,pp=2", "--json"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert ["tp", "8", "4"] in two["knobs"]
+    assert two["a"]["figures"]["step_time"] > 0 and two["summary"]
+    assert main(["diff", str(EXAMPLE), "tp=8"]) == 1
+    assert "P8902" in capsys.readouterr().err
+    assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2"]) == 0
+    assert "the fullest rank class" in capsys.readouterr().out
