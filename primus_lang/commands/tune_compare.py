@@ -1,0 +1,59 @@
+"""``primusc tune-compare FILE...``: every strategy's regret against the exhaustive optimum."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import BAD_BUDGET
+from primus_lang.ir import serialize
+from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, compare, markdown
+from primus_lang.search.strategies import NAMES
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "tune-compare",
+        help="compare search strategies by regret against the exhaustive optimum",
+        description="For each space, find the optimum exhaustively, then run every strategy at each budget "
+        "over several seeds and report its regret (the share of the optimum it misses).",
+    )
+    p.add_argument("files", nargs="+", help=".prx files (each file's only space, or FILE:SPACE)")
+    p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)), help="evaluation budgets, comma-separated")
+    p.add_argument("--seeds", type=int, default=5, help="seeds per strategy and budget")
+    p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="strategies, comma-separated")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--out", default=None, help="also write the markdown tables to this file")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.lower import load_space
+
+    try:
+        budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
+    except ValueError:
+        raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budgets `{args.budgets}`",
+                                      help="e.g. --budgets 25,50,100,200")) from None
+    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    unknown = [s for s in strategies if s not in NAMES]
+    if unknown or not budgets or min(budgets) <= 0 or args.seeds <= 0:
+        raise CompileError(Diagnostic(BAD_BUDGET, "tune-compare needs known strategies, positive budgets and seeds",
+                                      notes=tuple(f"unknown strategy `{s}`" for s in unknown)))
+    spaces = []
+    for item in args.files:
+        path, _, name = item.partition(":")
+        spaces.append(load_space(Path(path), name or None))
+
+    def progress(line: str) -> None:
+        if not args.json:
+            print(line, file=sys.stderr)
+
+    result = compare(spaces, strategies, budgets, args.seeds, progress)
+    text = markdown(result)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    print(serialize.to_json(result) if args.json else text)
+    return 0

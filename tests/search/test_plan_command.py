@@ -1,0 +1,90 @@
+"""``primusc plan`` and ``primusc tune-compare`` on a small real space (front end, memory, projection, emit)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.lower import load_space
+from primus_lang.search.plan import prepare
+from primus_lang.search.stages import evaluator_of
+
+TINY = str(Path(__file__).parent / "data" / "tiny.prx")
+
+
+def plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["plan", TINY, "--json", *args])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else {}
+
+
+def test_plan_ranks_explains_and_emits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "plan"
+    code, data = plan_json(capsys, "--out", str(out), "--budget", "30")
+    assert code == 0
+    result = data["result"]
+    assert result["evaluations"] == 30 and result["strategy"] == "auto"
+    ranked = data["ranked"]
+    scores = [t["score"] for t in ranked]
+    assert 1 <= len(ranked) <= 10 and scores == sorted(scores, reverse=True)
+    assert ranked[0]["candidate"] == result["best"]["candidate"]
+    assert all(t["memory_peak"] <= t["memory_limit"] for t in ranked)
+    assert any(line.startswith("Over the baseline") or "baseline" in line for line in data["explanation"])
+    assert data["target"] == "megatron+local"
+    files = {Path(f).name for f in data["files"]}
+    assert "manifest.json" in files and "report.html" in files
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["space"] == "tiny"
+    assert (out / "trace.jsonl").is_file()
+
+
+def test_plan_refuses_a_non_empty_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "old.txt").write_text("x")
+    assert main(["--error-format", "short", "plan", TINY, "--out", str(tmp_path)]) == 1
+    assert "P8003" in capsys.readouterr().err
+    assert main(["plan", TINY, "--out", str(tmp_path), "--force", "--budget", "5", "--json"]) == 0
+
+
+def test_plan_table_and_bad_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", TINY, "--out", str(tmp_path / "a"), "--budget", "20", "--strategy", "random",
+                 "--no-emit"]) == 0
+    text = capsys.readouterr().out
+    assert "tokens/s/GPU" in text and "Over the" in text
+    assert main(["--error-format", "short", "plan", TINY, "--budget", "lots"]) == 1
+    assert "P8009" in capsys.readouterr().err
+
+
+def test_plan_resumes_a_cut_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, whole = plan_json(capsys, "--out", str(tmp_path / "w"), "--budget", "30", "--seed", "3", "--no-emit")
+    lines = (tmp_path / "w" / "trace.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"evaluation_number":12,' in line)
+    trace = tmp_path / "cut.jsonl"
+    trace.write_text("\n".join(lines[: cut + 1]) + "\n")
+    code, resumed = plan_json(capsys, "--out", str(tmp_path / "r"), "--budget", "30", "--seed", "3",
+                              "--no-emit", "--resume", str(trace))
+    assert code == 0
+    assert resumed["result"]["best"]["candidate"] == whole["result"]["best"]["candidate"]
+    assert resumed["result"]["evaluations"] == 30
+    assert [t["candidate"] for t in resumed["result"]["trials"]] == [t["candidate"] for t in whole["result"]["trials"]]
+
+
+def test_tune_compare_reports_regret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    md = tmp_path / "cmp.md"
+    assert main(["tune-compare", TINY, "--budgets", "10,20", "--seeds", "2", "--strategies", "auto,random,exhaustive",
+                 "--out", str(md)]) == 0
+    text = md.read_text()
+    assert "| auto |" in text and "| 10 evals | 20 evals |" in text
+    assert "exhaustive branch and bound proved it" in text
+
+
+def test_bound_never_exceeds_a_projection() -> None:
+    space = load_space(TINY)
+    prep = prepare(space)
+    assert prep.upper is not None
+    ev = evaluator_of(space)
+    for i in prep.land.fitting:
+        score = prep.land.score(ev(prep.land.points[i]), int(prep.land.peaks[i]))
+        assert score <= prep.upper[i] * (1 + 1e-9)
+    assert np.isfinite(prep.upper).all()
