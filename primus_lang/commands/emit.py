@@ -68,15 +68,21 @@ def figures(space: Space, cand: Candidate) -> tuple[dict[str, Any], dict[str, An
         memory = to_data(account(space.model, space.cluster, cand, space.settings))
     project = _optional("primus_lang.project", "project")
     if project is not None:
-        projection = to_data(project(space.model, space.cluster, cand, space.settings))
+        full = to_data(project(space.model, space.cluster, cand, space.settings))
+        # The per-op timeline is for the report; the manifest keeps the figures and their breakdown.
+        projection = {k: v for k, v in full.items() if k != "timeline"}
     return projection, memory
 
 
-def write_files(out: Path, files: dict[str, str], force: bool) -> None:
-    if out.exists() and any(out.iterdir()) and not force:
+def refuse_non_empty(out: Path, force: bool) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
         raise CompileError(
             Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is not empty", help="pass --force to write into it")
         )
+
+
+def write_files(out: Path, files: dict[str, str], force: bool) -> None:
+    refuse_non_empty(out, force)
     out.mkdir(parents=True, exist_ok=True)
     for rel, text in files.items():
         path = out / rel
@@ -91,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     parse_point = _optional("primus_lang.check", "parse_point")
     if load_space is None or parse_point is None:
         raise RuntimeError("this build of primusc lacks the front end (lower.load_space / check.parse_point)")
+    out = Path(args.out)
+    refuse_non_empty(out, args.force)
     source = Path(args.file)
     space: Space = load_space(source, args.space)
     cand: Candidate = parse_point(space, args.point)
@@ -104,7 +112,6 @@ def run(args: argparse.Namespace) -> int:
         variables=parse_vars(args.var),
     )
     files = emit(space, cand, target, ctx)
-    out = Path(args.out)
     write_files(out, files, args.force)
     print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
     return 0

@@ -81,6 +81,7 @@ def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dic
 def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
     ctx = context or EmitContext()
     framework_cls, launcher_cls = parse_target(target)
+    target = f"{framework_cls.NAME}+{launcher_cls.NAME}"
     variables = resolve_variables(ctx.variables, space.name)
     refuse_illegal(space, cand)
     framework = framework_cls(space.model, space.cluster, cand, variables)

@@ -105,9 +105,8 @@ CORE_V0_12 = Profile(
                     "EP communication overlap arrived after core_v0.12"),
         Unsupported("fp8_recipe", lambda v: v == "blockwise",
                     "core_v0.12 offers only the tensorwise, delayed and mxfp8 FP8 recipes"),
+        # exp_avg_sq_dtype always equals exp_avg_dtype (one knob), so one rule reports both.
         Unsupported("exp_avg_dtype", lambda v: v == "bf16",
-                    "core_v0.12 keeps Adam moments in fp32, fp16 or fp8 only"),
-        Unsupported("exp_avg_sq_dtype", lambda v: v == "bf16",
                     "core_v0.12 keeps Adam moments in fp32, fp16 or fp8 only"),
         Unsupported("window_size", lambda v: True,
                     "core_v0.12 has no sliding-window attention flag"),

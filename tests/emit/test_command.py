@@ -1,0 +1,71 @@
+"""`primusc emit`: loads a space, parses the point, writes the files and a manifest, refuses to clobber."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.resources import data_dir
+
+pytest.importorskip("primus_lang.lower")
+EXAMPLE = data_dir("examples") / "llama3_70b_h100.prx"
+POINT = "tp=4,pp=8,schedule=interleaved,vpp=5,mbs=1,recompute=selective,precision=fp8"
+
+
+def run(*argv: str) -> int:
+    return main(["--error-format", "short", *argv])
+
+
+def test_writes_files_and_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out), "--var", "partition=gpu") == 0
+    assert sorted(p.name for p in out.iterdir()) == ["launch.sbatch", "manifest.json", "node.sh"]
+    assert os.access(out / "node.sh", os.X_OK) and os.access(out / "launch.sbatch", os.X_OK)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"]["sha256"] == hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
+    assert manifest["source"]["file"] == EXAMPLE.name
+    assert manifest["target"] == "megatron+slurm"  # the space's own target
+    assert manifest["candidate"]["tp"] == 4 and manifest["candidate"]["vpp"] == 5
+    assert manifest["variables"]["partition"] == "gpu"
+    assert "#SBATCH --partition=gpu" in (out / "launch.sbatch").read_text()
+    for name, entry in manifest["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == entry["sha256"]
+    if manifest["projection"]:
+        assert manifest["projection"]["tokens_per_gpu"] > 0
+    if manifest["memory"]:
+        assert "ranks" in manifest["memory"]
+
+
+def test_refuses_a_non_empty_folder_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out)) == 1
+    assert "P7006" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out), "--force", "--target", "primus+local") == 0
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "experiment.yaml").exists() and (out / "launch.sh").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (("--target", "megatron+mars"), "P7002"),
+        (("--var", "nonsense=1"), "P7003"),
+        (("--var", "novalue"), "P7004"),
+        (("--target", "megatron+k8s"), "P7004"),
+        (("--point", "tp=3"), "P7005"),
+    ],
+)
+def test_user_errors_are_diagnostics(argv: tuple[str, ...], code: str, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["emit", str(EXAMPLE), "--point", POINT, "--out", str(tmp_path / "out"), *argv]
+    assert run(*args) == 1
+    assert code in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,124 @@
+"""What a target cannot express stops emission with a code; illegal candidates never reach a template."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import TARGETS, EmitContext, emit
+from primus_lang.ir import Moe
+from tests.emit.harness import all_cases, context
+
+
+def codes(err: pytest.ExceptionInfo[CompileError]) -> list[str]:
+    return [d.code.id for d in err.value.diagnostics]
+
+
+@pytest.mark.parametrize("schedule", ["zero_bubble", "zbv"])
+@pytest.mark.parametrize("launcher", ["slurm", "k8s", "local"])
+def test_zero_bubble_on_plain_megatron(schedule: str, launcher: str) -> None:
+    space, cand = all_cases()["llama8b_zbv"]
+    with pytest.raises(CompileError) as err:
+        # zero-bubble keeps one chunk per rank, ZBV two (legality requires it)
+        emit(space, cand.replace(schedule=schedule, vpp=2 if schedule == "zbv" else 1), f"megatron+{launcher}", context())
+    assert codes(err) == ["P7001"]
+    assert schedule in err.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"ep_comm_overlap": True}, "overlap_moe_expert_parallel_comm"),
+        ({"fp8_recipe": "blockwise", "precision": "fp8"}, "fp8_recipe"),
+        ({"optimizer_dtype": "bf16"}, "exp_avg_dtype"),
+    ],
+)
+def test_core_v0_12_refuses_what_it_lacks(change: dict[str, object], needle: str) -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    cand = cand.replace(ep_comm_overlap=False).replace(**change)
+    emit(space, cand, "megatron+slurm", context())  # core_v0.16 expresses it
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm", context(megatron_version="core_v0.12"))
+    assert codes(err) == ["P7001"] and needle in err.value.diagnostics[0].message
+
+
+def test_sliding_window_needs_core_v0_16() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    space = attrs.evolve(space, model=space.model.replace(sliding_window=128))
+    text = emit(space, cand, "megatron+local", context())["node.sh"]
+    assert "--window-size '(127,0)'" in text and "--window-attn-skip-freq 2" in text
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
+    assert codes(err) == ["P7001", "P7001"]
+
+
+def test_expert_bias_must_follow_linear_bias() -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    moe = Moe(num_experts=8, top_k=2, ffn_hidden=14336, expert_bias=True)
+    space = attrs.evolve(space, model=space.model.replace(moe=moe))
+    for target in ("megatron+slurm", "primus+slurm"):
+        with pytest.raises(CompileError) as err:
+            emit(space, cand, target, context())
+        assert codes(err) == ["P7001"]
+
+
+def test_relu_has_no_megatron_flag() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    space = attrs.evolve(space, model=space.model.replace(activation="relu"))
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "primus+local", context())
+    assert codes(err) == ["P7001"]
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    space, cand = all_cases()["llama8b_zbv"]
+    space = attrs.evolve(space, model=space.model.replace(activation="relu"))
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
+    assert codes(err) == ["P7001", "P7001"]
+
+
+@pytest.mark.parametrize("target", ["megatron", "megatron+", "torchtitan+slurm", "megatron+ray", "slurm+megatron"])
+def test_unknown_target(target: str) -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, target, context())
+    assert codes(err) == ["P7002"]
+
+
+def test_target_spelling_with_spaces() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    assert emit(space, cand, "megatron + slurm", context()) == emit(space, cand, "megatron+slurm", context())
+
+
+def test_unknown_variable() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm", context(data_pth="/data"))
+    assert codes(err) == ["P7003"]
+
+
+@pytest.mark.parametrize("target", ["megatron+k8s", "primus+k8s"])
+def test_kubernetes_needs_an_image(target: str) -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, target, EmitContext())
+    assert codes(err) == ["P7004"]
+
+
+def test_slurm_container_needs_an_image() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm", EmitContext(variables={"container": "pyxis"}))
+    assert codes(err) == ["P7004"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_illegal_candidate_is_refused(target: str) -> None:
+    pytest.importorskip("primus_lang.check")
+    space, cand = all_cases()["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand.replace(tp=3), target, context())  # 64 heads do not split over TP 3
+    assert codes(err) == ["P7005"]
+    assert any(note.startswith("P4") for note in err.value.diagnostics[0].notes)
