@@ -83,8 +83,9 @@ def candidate_view(
     evaluation: int = 0,
 ) -> CandidateView:
     """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
-    ``projection``, when given, supplies the timeline and a finer breakdown."""
-    source = projection if projection is not None else figures
+    ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
+    when ``figures`` is None. The search's figures win when both exist: they are what it ranked by."""
+    source = figures if figures is not None else projection
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),

@@ -169,6 +169,12 @@ def render_page(data: ReportData) -> str:
     if w is not None and w.timeline:
         out += ["<p class='note'>Each row is a pipeline stage; hatched gaps are bubbles. Numbers are "
                 "micro-batches.</p>", charts.timeline_chart(w)]
+        drawn = max(e.end for e in w.timeline)
+        if math.isfinite(w.step_time) and abs(drawn - w.step_time) > 1e-3 * w.step_time:
+            # The timeline comes from a second run of the schedule simulator; say so if it disagrees.
+            out.append(f"<p class='note over'>The timeline's schedule simulation ends at "
+                       f"{_e(units.seconds(drawn))}; the projection the search ranked by gives a step of "
+                       f"{_e(units.seconds(w.step_time))}.</p>")
     else:
         out.append(charts.empty_note("the projection returned no timeline for the winner"))
     out.append("</section><section id='breakdown'><h2>Where the step time goes</h2>")

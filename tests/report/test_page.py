@@ -71,3 +71,13 @@ def test_an_over_limit_rank_is_flagged() -> None:
     big = candidate("tp=1,pp=4", 900.0, 2 * data.capacity, False, 3)
     page = render_report(attrs.evolve(data, runners_up=(big,)))
     assert "over by" in page
+
+
+def test_a_timeline_that_disagrees_with_the_step_is_pointed_out() -> None:
+    data = report()
+    assert data.winner is not None
+    end = max(e.end for e in data.winner.timeline)
+    agreeing = attrs.evolve(data, winner=attrs.evolve(data.winner, step_time=end))
+    assert "schedule simulation ends at" not in render_report(agreeing)
+    off = attrs.evolve(data, winner=attrs.evolve(data.winner, step_time=end * 1.02))
+    assert "schedule simulation ends at" in render_report(off)
