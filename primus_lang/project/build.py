@@ -15,7 +15,7 @@ import math
 
 import attrs
 
-from primus_lang.ir import Candidate, Cluster, Efficiency, Model, Recompute
+from primus_lang.ir import Candidate, Cluster, Efficiency, Model
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -229,24 +229,43 @@ def _recomputed(tasks: list[Task]) -> list[Task]:
     return [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under) for t in tasks if t.phase == "F"]
 
 
-def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Model, Cluster, Candidate]:
-    """The candidate with every knob a single layer's ops do not depend on set to one value, so
-    candidates that differ only in pipeline, schedule, batch or step-level knobs share layers."""
-    keep_dp = cand.sharding == "fsdp"  # the data-parallel size only matters to FSDP's gathers
-    norm = cand.replace(
-        pp=1 if not keep_dp else cand.pp, vpp=1, gbs=1, schedule="1f1b",
-        recompute=Recompute("selective") if cand.recompute.kind == "selective" else Recompute(),
-        tp_comm_overlap=False, overlap_grad_reduce=True, overlap_param_gather=True, ep_comm_overlap=False,
-        optimizer_dtype="fp32", main_grad_dtype="fp32",
-        sharding="fsdp" if keep_dp else "dist_opt",
-    )
-    return model, cluster, norm
+LayerKey = tuple[object, ...]
 
 
-@functools.lru_cache(maxsize=4096)
-def _layer(sh_key: tuple[Model, Cluster, Candidate], moe: bool, recompute: bool) -> tuple[Block, int, int]:
+def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
+    """What a single layer's ops depend on: candidates that differ only in pipeline, schedule,
+    batch or step-level knobs share layers (and their cached timings)."""
+    fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
+    return (model, cluster, cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
+            cand.fp8_recipe, cand.recompute.kind == "selective", cand.sp, cand.cp_comm, fsdp_pp)
+
+
+_layers: dict[tuple[LayerKey, bool, bool], tuple[Block, int, int]] = {}
+_ends: dict[tuple[LayerKey, str], tuple[Block, int]] = {}
+
+
+def _layer_of(key: LayerKey, cand: Candidate, moe: bool, recompute: bool) -> tuple[Block, int, int]:
+    hit = _layers.get((key, moe, recompute))
+    if hit is None:
+        if len(_layers) > 20_000:
+            _layers.clear()
+        hit = _layers[(key, moe, recompute)] = _layer(_Shapes(key[0], key[1], cand), moe, recompute)  # type: ignore[arg-type]
+    return hit
+
+
+def _end_of(key: LayerKey, cand: Candidate, name: str) -> tuple[Block, int]:
+    """The embedding (``name == "embedding"``) or an output head, cached like the layers."""
+    hit = _ends.get((key, name))
+    if hit is None:
+        if len(_ends) > 20_000:
+            _ends.clear()
+        sh = _Shapes(key[0], key[1], cand)  # type: ignore[arg-type]
+        hit = _ends[(key, name)] = _embedding(sh) if name == "embedding" else _head(sh, name)
+    return hit
+
+
+def _layer(sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
     """One transformer layer: its block, its dense and its expert parameter counts on this rank."""
-    sh = _Shapes(*sh_key)
     tasks: list[Task] = []
     params: list[int] = []
     expert_params: list[int] = []
@@ -318,7 +337,7 @@ def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, .
     return _stage_ops(model, cluster, cand)
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=16384)
 def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
     sh = _Shapes(model, cluster, cand)
     key = _layer_key(model, cluster, cand)
@@ -337,7 +356,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
             j = virtual_stage(cand, s, c)
             blocks: list[Block] = []
             if j == 0:
-                emb, n = _embedding(sh)
+                emb, n = _end_of(key, cand, "embedding")
                 blocks.append(emb)
                 dense_p += n
             lo, hi = starts[j], starts[j] + counts[j]
@@ -354,19 +373,19 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 budget -= again
                 for recompute, count in ((True, again), (False, n_layers - again)):
                     if count:
-                        block, p_dense, p_expert = _layer(key, moe, recompute)
+                        block, p_dense, p_expert = _layer_of(key, cand, moe, recompute)
                         blocks.append(Block(block.name, block.tasks, count))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
             if j == nvirtual - 1:
                 for i in range(model.mtp_layers):
-                    block, p_dense, p_expert = _layer(key, model.is_moe, False)
+                    block, p_dense, p_expert = _layer_of(key, cand, model.is_moe, False)
                     blocks.append(Block("mtp_layer", block.tasks, 1))
                     dense_p += p_dense
                     expert_p += p_expert
-                    head, n = _head(sh, f"mtp_output_{i}")
+                    head, n = _end_of(key, cand, f"mtp_output_{i}")
                     blocks.append(head)
-                head, n = _head(sh)
+                head, n = _end_of(key, cand, "output")
                 blocks.append(head)
                 dense_p += n
             chunks.append(tuple(blocks))
@@ -375,8 +394,23 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     return tuple(stages)
 
 
+_steps: dict[tuple[object, ...], tuple[Task, ...]] = {}
+
+
 def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     """Once per step: gradient reduction, parameter gathers, the optimizer and FP8 weight casts."""
+    cand = sh.cand
+    key = (dense_p, expert_p, sh.dp_group, sh.edp_group, cand.sharding, sh.grad_bytes, cand.optimizer_dtype,
+           sh.cast)
+    hit = _steps.get(key)
+    if hit is None:
+        if len(_steps) > 50_000:
+            _steps.clear()
+        hit = _steps[key] = _build_step_tasks(sh, dense_p, expert_p)
+    return hit
+
+
+def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     cand = sh.cand
     tasks: list[Task] = []
     for nparams, group in ((dense_p, sh.dp_group), (expert_p, sh.edp_group)):

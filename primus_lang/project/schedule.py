@@ -401,6 +401,9 @@ def _same(a: Sequence[float], b: Sequence[float]) -> bool:
     return all(abs(x - y) <= 1e-12 * max(1.0, abs(x)) for x, y in zip(a, b, strict=True))
 
 
+_results: dict[tuple[object, ...], ScheduleResult] = {}
+
+
 def fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0) -> ScheduleResult:
     """The step's makespan without replaying every micro-batch, where that is known to be exact.
 
@@ -409,13 +412,26 @@ def fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p
     identical (the usual case: only the first and last stages carry the embedding and the head),
     three short replays ``m0, m0+pp, m0+2pp`` with equal increments give the makespan at ``m`` by
     that increment; otherwise, or when the increments differ, the whole plan is replayed.
-    The tests check this against ``replay`` and the event simulation.
+    The tests check this against ``replay`` and the event simulation. Results are memoized on the
+    exact inputs: candidates that differ only in step-level knobs share their pipeline.
     """
+    key = (schedule, pp, m, tuple(map(tuple, fwd)), tuple(map(tuple, bwd)), tuple(map(tuple, wgt)), p2p)
+    hit = _results.get(key)
+    if hit is not None:
+        return hit
+    result = _fast(schedule, pp, m, fwd, bwd, wgt, p2p)
+    if len(_results) > 100_000:
+        _results.clear()
+    _results[key] = result
+    return result
+
+
+def _fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> ScheduleResult:
     v = len(fwd[0])
-    m0 = 2 * pp
+    m0 = pp
     middle = range(1, pp - 1)
     uniform = all(_same(fwd[s], fwd[1]) and _same(bwd[s], bwd[1]) and _same(wgt[s], wgt[1]) for s in middle)
-    if m < m0 + 4 * pp or not uniform:
+    if m < m0 + 2 * pp or not uniform:
         return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
     groups, rest = divmod(m - m0, pp)
     runs = [replay(plan(schedule, pp, v, m0 + rest + i * pp), fwd, bwd, wgt, p2p) for i in range(3)]
@@ -426,5 +442,5 @@ def fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p
     grow = groups * step
     busy = tuple(m * (sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s])) for s in range(pp))
     finish = tuple(f + grow for f in base.finish)
-    inflight = plan(schedule, pp, v, m).inflight if m <= 64 * pp else base.inflight
+    inflight = plan(schedule, pp, v, m).inflight if m <= 64 * pp else runs[2].inflight
     return ScheduleResult(base.makespan + grow, finish, busy, inflight, base.last_backward)

@@ -1,0 +1,77 @@
+"""``primusc project FILE [--point ...] [--json] [--top N]``: project every legal point of a space (or
+one point) and print them ranked by the space's objective."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_projection import BAD_POINT, NO_LEGAL
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("project", help="project step time and throughput of a space's legal points")
+    p.add_argument("file", help="the .prx file")
+    p.add_argument("--space", help="the space to project (when the file has several)")
+    p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
+    p.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0 for all)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"candidates", "legal", "seconds", "results"} as JSON')
+    p.set_defaults(func=run)
+
+
+def _metric(result: Any, metric: str) -> float:
+    return float(getattr(result, metric))
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.check import legal_points, legality, parse_point, raw_size
+    from primus_lang.ir.serialize import to_data
+    from primus_lang.lower import load_program, pick_space
+    from primus_lang.project import project
+
+    space = pick_space(load_program(args.file), args.space)
+    start = time.perf_counter()
+    if args.point:
+        cand = parse_point(space, args.point)
+        cand = cand.replace(gbs=cand.gbs if dict(space.fixed).get("gbs") is None else dict(space.fixed)["gbs"])
+        broken = legality(space, cand)
+        if broken:
+            raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
+                                          notes=tuple(str(v) for v in broken)))
+        cands = [cand]
+        total = 1
+    else:
+        cands = list(legal_points(space))
+        total = raw_size(space)
+        if not cands:
+            raise CompileError(Diagnostic(NO_LEGAL, f"space `{space.name}` has no legal point"))
+    results = [(c, project(space.model, space.cluster, c, space.settings)) for c in cands]
+    seconds = time.perf_counter() - start
+    metric = space.objective.metric if space.objective.metric != "memory_peak" else "tokens_per_gpu"
+    reverse = space.objective.sense == "maximize"
+    results.sort(key=lambda cr: _metric(cr[1], metric), reverse=reverse)
+    shown = results if args.top <= 0 else results[: args.top]
+    if args.json:
+        out = [{"candidate": to_data(c), "label": c.label(), "projection": to_data(p)} for c, p in shown]
+        for row in out:
+            row["projection"].pop("timeline", None)  # type: ignore[attr-defined]
+        print(json.dumps({"candidates": total, "legal": len(cands), "seconds": seconds, "results": out}, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{space.name}: {len(cands):,} legal of {total:,} points, projected in {seconds:.2f} s "
+                        f"(ranked by {metric})")
+    for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "largest exposed"):
+        table.add_column(col, justify="left" if col == "candidate" else "right")
+    for i, (c, p) in enumerate(shown, 1):
+        parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
+        worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
+        table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
+                      f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", f"{worst[0]} {worst[1]:.2f} s")
+    Console().print(table)
+    return 0
