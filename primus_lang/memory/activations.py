@@ -178,8 +178,20 @@ def checkpoint_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     return [Item("recomputed layer input", "2·Tsp·h", 2 * d.Tsp * d.h)]
 
 
+def checkpoint_shared_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    """Kept once per micro-batch by full recompute: the RoPE frequencies are a checkpoint argument."""
+    if model.position != "rope" or model.mla is not None:
+        return []
+    return [Item("rope frequencies fp32 (recompute argument)", "4·s·dh", 4 * d.s * model.head_dim)]
+
+
 def embedding_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
-    out: list[Item] = []
+    # A vocabulary-parallel embedding (TP > 1) keeps which tokens fall outside its shard and the
+    # shifted token ids for its backward.
+    out = [
+        Item("embedding out-of-shard mask", "T (TP > 1)", _if(k.tp > 1, d.T)),
+        Item("embedding shard-local token ids", "8·T (TP > 1)", _if(k.tp > 1, 8 * d.T)),
+    ]
     if model.dropout > 0:
         out.append(Item("embedding dropout mask", "Tsp·h", d.Tsp * d.h))
     return out
@@ -192,6 +204,8 @@ def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
         *norm_items(model, d, "final norm"),
         Item("output layer input", "gin·Tsp·h", d.gin * d.Tsp * d.h),
         Item("logits fp32 (cross-entropy)", "4·T·V/tp", 4 * d.T * v),
+        Item("cross-entropy target mask", "T", d.T),
+        Item("cross-entropy target index", "8·T", 8 * d.T),
     ]
 
 

@@ -87,6 +87,9 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     lines += _lines("act: ", moe, hd.moe, "moe layer-microbatches")
     lines += _lines("act: ", ckpt, hd.checkpoints, "checkpoints")
     lines += _lines("act: ", emb, emb_mb, "embedding microbatches")
+    shared = act.checkpoint_shared_items(model, k, d)
+    with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
+    lines += _lines("act: ", shared, with_ckpt, "microbatches with checkpoints")
     lines += _lines("act: ", head, last, "last stage")
 
     slack = (
@@ -95,6 +98,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
         + act.round_slack(moe) * hd.moe
         + act.round_slack(ckpt) * hd.checkpoints
         + act.round_slack(emb) * emb_mb
+        + act.round_slack(shared) * with_ckpt
         + act.round_slack(head) * last
     )
     lines.append(Line("allocator rounding (activations)", "Σ (⌈tensor / 512⌉·512 − tensor)", (), slack))

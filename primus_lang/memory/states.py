@@ -65,8 +65,11 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     fsdp = sharding == SHARDING_CODES["fsdp"]
     terms: list[Term] = []
     rounding = 0
+    # megatron-core moves expert weights to their own buffer (sharded over expert DP) only when EP > 1;
+    # at EP = 1 they are ordinary data-parallel parameters.
+    split_experts = int(k.ep) > 1
     for expert in (False, True):
-        group = [t for t in tensors if t.expert == expert]
+        group = [t for t in tensors if (t.expert and split_experts) == expert]
         if not group:
             continue
         tag = " (experts)" if expert else ""

@@ -116,16 +116,60 @@ def _rms_norm(x: torch.Tensor, shape: Any, weight: Any = None, eps: float | None
     return _GpuRmsNorm.apply(x, list(shape), weight, 1e-6 if eps is None else eps)
 
 
+class _NoStream:
+    """Stands in for ``torch.cuda.Stream``: on CPU everything runs on one stream anyway."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def wait_stream(self, other: Any) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> None:
+        pass
+
+    def __enter__(self) -> _NoStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _patch_torch_norm_for_sp() -> None:
+    # megatron-core's torch norm refuses SP only because it cannot mark its weights for the SP
+    # gradient all-reduce; the forward (and what it saves) is the same, so build it with SP off.
+    import megatron.core.transformer.torch_norm as tn
+
+    original = tn.WrappedTorchNorm.__new__
+
+    def new(cls: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
+        sp = config.sequence_parallel
+        config.sequence_parallel = False
+        try:
+            return original(cls, config, *args, **kwargs)
+        finally:
+            config.sequence_parallel = sp
+
+    tn.WrappedTorchNorm.__new__ = new  # type: ignore[method-assign]
+
+
 def patch_for_cpu() -> None:
     import megatron.core.tensor_parallel as tp_pkg
     import megatron.core.tensor_parallel.random as rnd
 
     torch.cuda.current_device = lambda: "cpu"  # type: ignore[assignment,return-value]
+    torch.cuda.Stream = _NoStream  # type: ignore[assignment,misc]
+    torch.cuda.current_stream = lambda *a, **k: _NoStream()  # type: ignore[assignment]
+    torch.cuda.stream = lambda s: contextlib.nullcontext()  # type: ignore[assignment]
     rnd.get_cuda_rng_tracker = lambda *a, **k: _TRACKER  # type: ignore[assignment]
     tp_pkg.get_cuda_rng_tracker = rnd.get_cuda_rng_tracker  # type: ignore[attr-defined]
     rnd._get_all_rng_states = lambda: (torch.get_rng_state(), None, {})  # type: ignore[assignment]
     rnd._set_all_rng_states = lambda cpu, cuda, tracker: torch.set_rng_state(cpu)  # type: ignore[assignment]
     torch.nn.functional.dropout = _native_dropout  # type: ignore[assignment]
+    _patch_torch_norm_for_sp()
     torch.nn.functional.layer_norm = _layer_norm  # type: ignore[assignment]
     torch.nn.functional.rms_norm = _rms_norm  # type: ignore[assignment]
 
@@ -136,6 +180,7 @@ def init_distributed(rank: int, world: int, port: int, tp: int = 1, pp: int = 1,
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     patch_for_cpu()
+    patch_gloo_collectives()
     from megatron.core import parallel_state as ps
 
     ps.initialize_model_parallel(
@@ -185,3 +230,129 @@ def run_spawned(fn: Callable[..., None], world: int, *args: Any) -> None:
 
     port = free_port()
     mp.spawn(fn, args=(world, port, *args), nprocs=world, join=True)
+
+
+def transformer_config(model: Any, cand: Any) -> Any:
+    """A megatron-core TransformerConfig for a primusc ``Model`` and ``Candidate``."""
+    import torch.nn.functional as F
+    from megatron.core.transformer.transformer_config import TransformerConfig
+
+    kw: dict[str, Any] = dict(
+        num_layers=model.num_layers,
+        hidden_size=model.hidden,
+        ffn_hidden_size=model.ffn_hidden,
+        num_attention_heads=model.heads,
+        num_query_groups=model.kv_heads,
+        kv_channels=model.head_dim,
+        normalization="RMSNorm" if model.norm == "rmsnorm" else "LayerNorm",
+        add_bias_linear=model.bias,
+        gated_linear_unit=model.activation == "swiglu",
+        activation_func=F.silu if model.activation == "swiglu" else F.gelu,
+        bias_activation_fusion=model.activation == "swiglu",
+        qk_layernorm=model.qk_layernorm,
+        hidden_dropout=model.dropout,
+        attention_dropout=model.attention_dropout,
+        use_cpu_initialization=True,
+        bf16=True,
+        params_dtype=torch.bfloat16,
+        pipeline_dtype=torch.bfloat16,
+        tensor_model_parallel_size=cand.tp,
+        pipeline_model_parallel_size=cand.pp,
+        expert_model_parallel_size=cand.ep,
+        expert_tensor_parallel_size=cand.expert_tp,
+        sequence_parallel=cand.sp,
+    )
+    if model.moe is not None:
+        moe = model.moe
+        kw.update(
+            num_moe_experts=moe.num_experts,
+            moe_router_topk=moe.top_k,
+            moe_ffn_hidden_size=moe.ffn_hidden,
+            moe_token_dispatcher_type="alltoall",
+            moe_router_load_balancing_type="none",
+        )
+        if moe.shared_experts:
+            kw["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+    kind = cand.recompute.kind
+    if kind == "selective":
+        kw["recompute_granularity"] = "selective"
+    elif kind == "full":
+        kw.update(recompute_granularity="full", recompute_method=cand.recompute.method,
+                  recompute_num_layers=cand.recompute.layers)
+    return TransformerConfig(**kw)
+
+
+def build_gpt(model: Any, cand: Any) -> tuple[Any, Any]:
+    """A bf16 GPTModel (wrapped in Float16Module as in training) built with the local layer spec."""
+    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
+    from megatron.core.models.gpt.gpt_model import GPTModel
+    from megatron.core.transformer.module import Float16Module
+
+    from primus_lang.memory.layout import padded_vocab
+
+    cfg = transformer_config(model, cand)
+    spec = get_gpt_layer_local_spec(
+        num_experts=model.moe.num_experts if model.moe else None,
+        qk_layernorm=model.qk_layernorm,
+        normalization=cfg.normalization,
+    )
+    gpt = GPTModel(
+        cfg,
+        spec,
+        vocab_size=padded_vocab(model, cand.tp),
+        max_sequence_length=model.max_position_embeddings,
+        position_embedding_type="rope" if model.position == "rope" else "learned_absolute",
+        share_embeddings_and_output_weights=model.tied_embeddings,
+    )
+    return cfg, Float16Module(cfg, gpt)
+
+
+def param_bytes(module: Any) -> int:
+    return sum(p.numel() * p.element_size() for p in module.parameters())
+
+
+def saved_bytes_of_step(wrapped: Any, model: Any, cand: Any, seed: int = 0) -> SavedMeter:
+    """Saved-for-backward bytes of one micro-batch through the whole model and its loss."""
+    from megatron.core import parallel_state as ps
+
+    g = torch.Generator().manual_seed(seed)
+    s, b = cand.seq_len, cand.mbs
+    from primus_lang.memory.layout import padded_vocab
+
+    vocab = padded_vocab(model, cand.tp)
+    ids = torch.randint(0, vocab, (b, s), generator=g)
+    labels = torch.randint(0, vocab, (b, s), generator=g)
+    pos = torch.arange(s).unsqueeze(0).expand(b, s).contiguous()
+    mask = torch.triu(torch.ones(1, 1, s, s, dtype=torch.bool), 1)
+    del ps
+    meter = SavedMeter([*wrapped.parameters(), ids, labels, pos, mask])
+    with meter.measure():
+        loss = wrapped(ids, pos, mask, labels=labels)
+    loss.float().sum().backward()
+    return meter
+
+
+def _all_gather_into_tensor(output: torch.Tensor, input: torch.Tensor, group: Any = None,
+                            async_op: bool = False) -> Any:
+    chunks = list(output.chunk(dist.get_world_size(group)))
+    parts = [torch.empty_like(input) for _ in chunks]
+    dist.all_gather(parts, input.contiguous(), group=group)
+    for dst, src in zip(chunks, parts, strict=True):
+        dst.copy_(src.view_as(dst))
+    return None
+
+
+def _reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op: Any = dist.ReduceOp.SUM,
+                           group: Any = None, async_op: bool = False) -> Any:
+    full = input.clone()
+    dist.all_reduce(full, op=op, group=group)
+    output.copy_(full.chunk(dist.get_world_size(group))[dist.get_rank(group)].view_as(output))
+    return None
+
+
+def patch_gloo_collectives() -> None:
+    """gloo has neither all-gather-into-tensor nor reduce-scatter-tensor; build them from what it has."""
+    dist.all_gather_into_tensor = _all_gather_into_tensor  # type: ignore[assignment]
+    dist._all_gather_base = _all_gather_into_tensor  # type: ignore[attr-defined]
+    dist.reduce_scatter_tensor = _reduce_scatter_tensor  # type: ignore[assignment]
+    dist._reduce_scatter_base = _reduce_scatter_tensor  # type: ignore[attr-defined]
