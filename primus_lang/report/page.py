@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from primus_lang import __version__
 from primus_lang.report import charts, units
+from primus_lang.report.compare import diff
 from primus_lang.report.view import CandidateView, ReportData
 
 CSS = """
@@ -27,7 +28,7 @@ td.l{white-space:normal}.knobs{display:grid;grid-template-columns:repeat(4,auto 
 .knobs span{color:#555}details{margin-top:8px}summary{cursor:pointer;color:#444}
 .chart{display:block;max-width:100%;height:auto;font-family:inherit}
 .empty{color:#888;font-style:italic}.over{color:#C0392B;font-weight:600}.note{color:#666;font-size:12px}
-footer{margin-top:30px;color:#999;font-size:12px}
+ul.why li{margin:3px 0}footer{margin-top:30px;color:#999;font-size:12px}
 """
 
 
@@ -127,6 +128,23 @@ def _gain(data: ReportData, w: CandidateView, b: CandidateView) -> str:
     return f"{change * 100:+.1f}% ({word})"
 
 
+def _why(data: ReportData) -> str:
+    """The diff verdicts against the best runner-up and the baseline, in words."""
+    w = data.winner
+    if w is None:
+        return ""
+    rivals = [(c, "the runner-up") for c in data.runners_up[:1]]
+    if data.baseline is not None and data.baseline.label != w.label:
+        rivals.append((data.baseline, "the baseline"))
+    items = []
+    for rival, name in rivals:
+        lines = diff(rival, w, (name, "the winner")).summary
+        body = "".join(f"<li>{_e(line[0].upper() + line[1:])}</li>" for line in lines[1:])
+        first = lines[0][0].upper() + lines[0][1:]
+        items.append(f"<li><b>{_e(first)}</b> (<code>{_e(rival.label)}</code>)<ul>{body}</ul></li>")
+    return f"<ul class='why'>{''.join(items)}</ul>" if items else ""
+
+
 def _knobs_grid(cand: CandidateView) -> str:
     cells = "".join(f"<span>{_e(k)}</span><code>{_e(v)}</code>" for k, v in cand.knobs)
     return f"<div class='knobs'>{cells}</div>"
@@ -165,6 +183,9 @@ def render_page(data: ReportData) -> str:
         "</section>",
     ]
     w = data.winner
+    why = _why(data)
+    if why:
+        out += ["<section id='why'><h2>Why the winner wins</h2>", why, "</section>"]
     out.append("<section id='timeline'><h2>One step of the winner's pipeline</h2>")
     if w is not None and w.timeline:
         out += ["<p class='note'>Each row is a pipeline stage; hatched gaps are bubbles. Numbers are "

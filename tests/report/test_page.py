@@ -8,7 +8,7 @@ from primus_lang.report import render_report
 from primus_lang.report.page import shown
 from tests.report.synthetic import candidate, one_f_one_b, report
 
-SECTIONS = ("summary", "figures", "timeline", "breakdown", "memory", "pareto", "trajectory", "knobs")
+SECTIONS = ("summary", "figures", "why", "timeline", "breakdown", "memory", "pareto", "trajectory", "knobs")
 
 
 def test_every_section_is_present_with_its_chart() -> None:
