@@ -11,7 +11,7 @@ import numpy as np
 from attrs import frozen
 
 from primus_lang.ir import Candidate
-from primus_lang.memory.dual import Num
+from primus_lang.memory.dual import Num, maximum
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
 SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
@@ -49,20 +49,21 @@ class Knobs:
 
     @property
     def dp(self) -> Num:
-        return self.world // (self.tp * self.pp * self.cp)
+        return maximum(self.world // (self.tp * self.pp * self.cp), 1)
 
     @property
     def dp_cp(self) -> Num:
         """The distributed optimizer's shard group: data- and context-parallel ranks together."""
-        return self.world // (self.tp * self.pp)
+        return maximum(self.world // (self.tp * self.pp), 1)
 
     @property
     def edp(self) -> Num:
-        return self.world // (self.etp * self.ep * self.pp)
+        return maximum(self.world // (self.etp * self.ep * self.pp), 1)
 
     @property
     def microbatches(self) -> Num:
-        return self.gbs // (self.mbs * self.dp)
+        # At least one: memory stays defined on points the legality checker rejects.
+        return maximum(self.gbs // (self.mbs * self.dp), 1)
 
 
 def _vpp(c: Candidate) -> int:
@@ -101,5 +102,5 @@ def from_candidates(cands: Sequence[Candidate], world: int) -> Knobs:
         return np.asarray(values, dtype=bool if values and isinstance(values[0], bool) else np.int64)
 
     ks = [from_candidate(c, world) for c in cands]
-    names = [f for f in Knobs.__attrs_attrs__ if f.name != "world"]  # type: ignore[attr-defined]
+    names = [f for f in Knobs.__attrs_attrs__ if f.name != "world"]
     return Knobs(world=world, **{f.name: col([getattr(k, f.name) for k in ks]) for f in names})

@@ -133,4 +133,82 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
 
 
 def _fields(k: Knobs) -> dict[str, Num]:
-    return {f.name: getattr(k, f.name) for f in Knobs.__attrs_attrs__}  # type: ignore[attr-defined]
+    return {f.name: getattr(k, f.name) for f in Knobs.__attrs_attrs__}
+
+
+@frozen
+class LayerTotals:
+    """Per-layer and per-micro-batch sums of the items (stage-independent), rounding included."""
+
+    attn: Num
+    dense: Num
+    moe: Num
+    ckpt: Num
+    emb: Num
+    shared: Num
+    head: Num
+    attn_plain: Num
+    attn_raw: Num
+    layer_dense_plain: Num
+    layer_moe_plain: Num
+    ckpt_raw: Num
+    biggest: Num
+    sp_buffer: Num
+
+
+def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
+    d = act.dims(model, k)
+
+    def rounded(items: list[act.Item]) -> Num:
+        return act.total(items) + act.round_slack(items)
+
+    attn = act.attention_items(model, k, d)
+    dense = act.dense_mlp_items(model, k, d)
+    moe = act.moe_mlp_items(model, k, d, settings) if model.moe is not None else []
+    plain_k = Knobs(**{**_fields(k), "recompute": where(k.recompute == RECOMPUTE_CODES["selective"], 0, k.recompute)})
+    biggest = 0
+    for it in attn + dense + moe:
+        biggest = maximum(biggest, it.bytes)
+    attn_plain = act.total(act.attention_items(model, plain_k, d))
+    return LayerTotals(
+        attn=rounded(attn),
+        dense=rounded(dense),
+        moe=rounded(moe),
+        ckpt=rounded(act.checkpoint_items(model, k, d)),
+        emb=rounded(act.embedding_items(model, k, d)),
+        shared=rounded(act.checkpoint_shared_items(model, k, d)),
+        head=rounded(act.head_items(model, k, d)),
+        attn_plain=attn_plain,
+        attn_raw=act.total(attn),
+        layer_dense_plain=attn_plain + act.total(dense),
+        layer_moe_plain=attn_plain + act.total(moe) if moe else 0,
+        ckpt_raw=act.total(act.checkpoint_items(model, k, d)),
+        biggest=biggest,
+        sp_buffer=where(k.sp, 2 * d.T * d.h, 0),
+    )
+
+
+def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, reserved: int) -> Num:
+    """The sum of ``activation_lines`` for one stage, from precomputed per-layer totals."""
+    hd = held(model, k, stage)
+    first = where(stage == 0, 1, 0)
+    last = where(stage == k.pp - 1, 1, 0)
+    emb_mb = first * cdiv(hd.chunks, k.vpp)
+    with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
+    n = stage_layers(model.num_layers, k.pp, stage)
+    n_moe = n - stage_dense_layers(model, k.pp, stage)
+    largest_layer = maximum(where(n - n_moe > 0, lt.layer_dense_plain, 0), where(n_moe > 0, lt.layer_moe_plain, 0))
+    recompute = where(hd.recomputed > 0, largest_layer - lt.ckpt_raw, lt.attn_plain - lt.attn_raw)
+    return (
+        lt.attn * (hd.dense + hd.moe)
+        + lt.dense * hd.dense
+        + lt.moe * hd.moe
+        + lt.ckpt * hd.checkpoints
+        + lt.emb * emb_mb
+        + lt.shared * with_ckpt
+        + lt.head * last
+        + recompute
+        + 2 * lt.biggest
+        + lt.sp_buffer
+        + reserved
+    )

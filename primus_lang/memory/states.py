@@ -46,11 +46,9 @@ def persistent_alloc(n: int) -> int:
     """A long-lived buffer of ``n`` bytes as the caching allocator hands it out (REFERENCE.md)."""
     if n <= 0:
         return 0
-    if n <= MIB:
-        return round_up(n, 512)
     if n < 10 * MIB:
-        return round_up(n, 512)
-    return round_up(n, 2 * MIB)
+        return int(round_up(n, 512))
+    return int(round_up(n, 2 * MIB))
 
 
 def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -> Term:

@@ -15,7 +15,7 @@ import megatron_harness as mh
 def measure(case: tuple[str, Any, Any, str]) -> dict[str, int]:
     import torch
 
-    name, model, cand, what = case
+    _name, model, cand, what = case
     torch.manual_seed(0)
     cfg, wrapped = mh.build_gpt(model, cand)
     if what == "params":

@@ -1,0 +1,41 @@
+"""The diagnostic for a candidate that does not fit: where, by how much, why, and what would help."""
+
+from __future__ import annotations
+
+from primus_lang.diagnostics import Diagnostic
+from primus_lang.diagnostics.codes_memory import OUT_OF_MEMORY
+from primus_lang.memory.result import MemoryAccount, RankAccount, usable_bytes
+
+GIB = 2**30
+
+
+def gib(n: int) -> str:
+    return f"{n / GIB:.2f} GiB"
+
+
+def _helps(rank: RankAccount) -> list[str]:
+    names = {t.name: t.bytes for t in rank.terms}
+    act = sum(b for n, b in names.items() if n.startswith("act: "))
+    states = sum(b for n, b in names.items() if n.startswith(("parameters", "gradients", "master", "adam")))
+    out = []
+    if act >= states:
+        out += ["more recomputation (`recompute : selective | full(layers: ..)`)", "a smaller micro-batch (`mbs`)",
+                "more TP or CP (splits activations)", "more PP (fewer layers per stage)"]
+    else:
+        out += ["more TP, PP or EP (fewer parameters per rank)", "FSDP or the distributed optimizer (`sharding`)",
+                "more recomputation", "a smaller micro-batch (`mbs`)"]
+    return out
+
+
+def explain_overflow(account: MemoryAccount, headroom: float) -> Diagnostic:
+    """P5001 naming the fullest rank, the bytes over, its three largest terms and the knobs that help."""
+    rank = account.peak
+    over = -account.spare(headroom)
+    top = ", ".join(f"`{t.name}` {gib(t.bytes)}" for t in rank.largest(3))
+    limit = usable_bytes(account.capacity, headroom)
+    return Diagnostic(
+        OUT_OF_MEMORY,
+        f"{rank.name} needs {gib(rank.total)} and exceeds the usable {gib(limit)} by {over:,} bytes ({gib(over)})",
+        notes=(f"largest terms: {top}", f"headroom kept free: {headroom:.0%} of {gib(account.capacity)}"),
+        help="try " + "; ".join(_helps(rank)),
+    )

@@ -1,0 +1,64 @@
+"""The vectorized pre-filter: every candidate's peak bytes at once, equal to ``account(...).peak.total``.
+
+Activation bytes are the same dual formulas as the account, evaluated on numpy columns. Persistent
+bytes (parameters, buffers, optimizer) depend on a handful of knobs only, so they are computed by the
+account's own code once per distinct (TP, PP, EP, ETP, CP, sharding, dtypes, FP8, overlap, stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from primus_lang.ir import Candidate, Cluster, Model, Settings
+from primus_lang.memory.knobs import Knobs, from_candidate
+from primus_lang.memory.stage import layer_totals, stage_activation_total
+from primus_lang.memory.states import state_terms
+
+_STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp8_recipe",
+           "overlap_grad_reduce")
+_FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name != "world")
+
+
+def knob_columns(cands: Sequence[Candidate], world: int) -> Knobs:
+    """The candidates as numpy columns (one pass over the objects)."""
+    rows = [from_candidate(c, world) for c in cands]
+    cols = {}
+    for name in _FIELDS:
+        values = [getattr(r, name) for r in rows]
+        cols[name] = np.asarray(values, dtype=bool if isinstance(values[0], bool) else np.int64)
+    return Knobs(world=world, **cols)
+
+
+def _static_key(k: Knobs) -> np.ndarray:
+    key = np.zeros(len(k.tp), dtype=np.int64)
+    for name in _STATIC:
+        col = np.asarray(getattr(k, name), dtype=np.int64)
+        key = key * (int(col.max()) + 1) + col
+    return key
+
+
+def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settings) -> np.ndarray:
+    n = len(k.tp)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    key = _static_key(k)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    reps = [Knobs(world=k.world, **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
+    lt = layer_totals(model, k, settings)
+    reserved = cluster.gpu.reserved_memory
+    peak = np.zeros(n, dtype=np.int64)
+    for stage in range(int(k.pp.max())):
+        static = np.asarray(
+            [sum(t.bytes for t in state_terms(model, r, stage)) if stage < r.pp else 0 for r in reps],
+            dtype=np.int64,
+        )[inverse]
+        total = static + stage_activation_total(model, k, lt, stage, reserved)
+        peak = np.maximum(peak, np.where(stage < k.pp, total, 0))
+    return peak
+
+
+def prefilter(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings) -> np.ndarray:
+    """Peak bytes (int64) of every candidate: the fullest stage's total, as ``account`` computes it."""
+    return prefilter_columns(model, cluster, knob_columns(cands, cluster.world), settings)
