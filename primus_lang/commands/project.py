@@ -23,6 +23,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _conditional_defaults(space: Any, cand: Any, text: str) -> Any:
+    """Knobs the point does not name whose axis is conditional (``vpp : 2 | 4 when pp > 1``) keep
+    their default where the condition does not hold, as in the space's own enumeration."""
+    from primus_lang.check import environment
+    from primus_lang.check.evaluate import evaluate
+    from primus_lang.ir import KNOBS
+
+    named = {part.split("=", 1)[0].strip() for part in text.replace(";", ",").split(",")}
+    for axis in space.axes:
+        if axis.when is None or axis.name in named:
+            continue
+        if not evaluate(axis.when, environment(space, cand)):
+            default = KNOBS[axis.name].default
+            if hasattr(default, "factory"):
+                default = default.factory()
+            cand = cand.replace(**{axis.name: default})
+    return cand
+
+
 def _metric(result: Any, metric: str) -> float:
     return float(getattr(result, metric))
 
@@ -36,12 +55,11 @@ def run(args: argparse.Namespace) -> int:
     space = pick_space(load_program(args.file), args.space)
     start = time.perf_counter()
     if args.point:
-        cand = parse_point(space, args.point)
-        cand = cand.replace(gbs=cand.gbs if dict(space.fixed).get("gbs") is None else dict(space.fixed)["gbs"])
+        cand = _conditional_defaults(space, parse_point(space, args.point), args.point)
         broken = legality(space, cand)
         if broken:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
-                                          notes=tuple(str(v) for v in broken)))
+                                          notes=tuple(v.message for v in broken)))
         cands = [cand]
         total = 1
     else:
@@ -58,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = [{"candidate": to_data(c), "label": c.label(), "projection": to_data(p)} for c, p in shown]
         for row in out:
-            row["projection"].pop("timeline", None)  # type: ignore[attr-defined]
+            row["projection"].pop("timeline", None)
         print(json.dumps({"candidates": total, "legal": len(cands), "seconds": seconds, "results": out}, indent=2))
         return 0
     from rich.console import Console
@@ -67,11 +85,11 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title=f"{space.name}: {len(cands):,} legal of {total:,} points, projected in {seconds:.2f} s "
                         f"(ranked by {metric})")
     for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "largest exposed"):
-        table.add_column(col, justify="left" if col == "candidate" else "right")
+        table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
     for i, (c, p) in enumerate(shown, 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", f"{worst[0]} {worst[1]:.2f} s")
-    Console().print(table)
+    Console(width=max(Console().width, 160)).print(table)
     return 0

@@ -1,0 +1,154 @@
+"""Runs loader, validate and calibrate on a small runs file, and the three commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.ir import Efficiency, Recompute
+from primus_lang.project.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
+from primus_lang.project.runs import load_runs, precision_of
+from primus_lang.project.validate import spearman, summarize, validate_rows
+
+DATA = Path(__file__).parent / "data"
+RUNS = DATA / "runs.yaml"
+
+
+def by_id() -> dict[str, object]:
+    return {r.id: r for r in load_runs(RUNS)}
+
+
+def test_rows_map_to_candidates() -> None:
+    runs = by_id()
+    pp2 = runs["t_dense_pp2"]
+    assert not pp2.skip and pp2.cand is not None and pp2.cluster is not None  # type: ignore[attr-defined]
+    cand = pp2.cand  # type: ignore[attr-defined]
+    assert (cand.pp, cand.vpp, cand.schedule, cand.sharding) == (2, 4, "interleaved", "dist_opt")
+    assert cand.recompute == Recompute("full", 1, "uniform")
+    assert pp2.cluster.world == 16  # type: ignore[attr-defined]
+    fsdp = runs["t_dense_fsdp"].cand  # type: ignore[attr-defined]
+    assert fsdp.sharding == "fsdp" and fsdp.recompute.kind == "selective"
+    moe = runs["t_card_from_yaml"]
+    assert not moe.skip  # type: ignore[attr-defined]
+    assert moe.model.moe.num_experts == 16 and moe.model.moe.dense_layers == 1  # type: ignore[attr-defined]
+    assert (moe.cand.precision, moe.cand.fp8_recipe, moe.cand.ep) == ("fp8", "mxfp8", 8)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ("t_nvfp4", "unsupported feature: NVFP4"),
+        ("t_unknown_gpu", "unknown GPU `TPU v5p`"),
+        ("t_unknown_model", "not compiled"),
+        ("t_flagged", "quality flag: suspect"),
+        ("t_lora", "unsupported feature: task `lora`"),
+    ],
+)
+def test_skips_say_why(row: str, reason: str) -> None:
+    assert reason in by_id()[row].skip  # type: ignore[attr-defined]
+
+
+def test_precision_labels() -> None:
+    assert precision_of("FP8-CS") == ("fp8", "tensorwise")
+    assert precision_of("MXFP8") == ("fp8", "mxfp8")
+    assert precision_of("FP8-alt-granularity") == ("fp8", "blockwise")
+    assert precision_of("FP8 rowwise") == ("fp8", "blockwise")
+    assert precision_of("FP8") == ("fp8", "delayed")
+    assert precision_of("BF16") == ("bf16", "tensorwise")
+
+
+def test_validate_summary() -> None:
+    rows = validate_rows(load_runs(RUNS))
+    s = summarize(rows)
+    assert s["n"] == 5 and s["skipped"] == 5
+    projected = [r for r in rows if r.projected is not None]
+    assert all(r.memory is not None and r.memory.verdict in ("fits", "exceeds") for r in projected)
+    group = "llama3_1_8b / H100 SXM / BF16"
+    assert group in s["spearman_by_group"]  # type: ignore[operator]
+    assert group in s["signed_error_by_group"]  # type: ignore[operator]
+
+
+def test_spearman() -> None:
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(0.9486832980505138)
+
+
+def test_parameter_transform_round_trips() -> None:
+    for name, (lo, hi) in PARAMS.items():
+        value = lo + 0.37 * (hi - lo)
+        assert _from_unit(name, _to_unit(name, value)) == pytest.approx(value, rel=1e-9)
+
+
+def test_calibration_moves_toward_the_measurements_and_cross_validates() -> None:
+    runs = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"
+            and r.cand and r.cand.precision == "bf16"]
+    base = Efficiency()
+    fit = calibrate_gpu(runs, base, folds=2)
+    assert fit.rows == len(runs) == 4
+    assert len(fit.cross_validated) == 4
+    before = sum(abs(e) for e in validate_errors(runs))
+    assert sum(abs(e) for e in fit.in_sample) < before
+    text = to_prx([fit], "tests/project/data/runs.yaml", {"h100_sxm": "hardware.nvidia"})
+    assert "gpu h100_sxm_calibrated = h100_sxm { efficiency {" in text
+    assert "import hardware.nvidia (h100_sxm)" in text
+
+
+def validate_errors(runs: list[object]) -> list[float]:
+    return [r.error for r in validate_rows(runs, memory=False) if r.error is not None]  # type: ignore[arg-type]
+
+
+def test_validate_command_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--runs", str(RUNS), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"rows", "summary"}
+    row = next(r for r in out["rows"] if r["id"] == "t_dense_bf16")
+    assert set(row) == {"id", "projected", "measured", "error", "memory", "skipped"}
+    assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes"}
+    assert {"n", "skipped", "mape", "median_ape", "spearman_by_group"} <= set(out["summary"])
+
+
+def test_validate_command_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--runs", "/nonexistent.yaml"]) == 1
+    assert "P6001" in capsys.readouterr().err
+
+
+def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "calibrated.prx"
+    assert main(["calibrate", "--runs", str(RUNS), "--out", str(out), "--folds", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["fits"] and all("cv_mape" in f for f in report["fits"])
+    from primus_lang.lower import load_program
+
+    gpus = {g.name: g for g in load_program(str(out)).gpus}
+    assert "h100_sxm_calibrated" in gpus
+    fitted = report["fits"][0]["efficiency"]["gemm_max"]
+    assert gpus["h100_sxm_calibrated"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
+
+
+def test_calibrate_rejects_one_fold(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "1"]) == 1
+    assert "P6005" in capsys.readouterr().err
+
+
+SPACE = DATA / "space.prx"
+
+
+def test_project_command_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["project", str(SPACE), "--json", "--top", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"candidates", "legal", "seconds", "results"}
+    assert out["candidates"] == 16 and out["legal"] == len(out["results"]) > 0
+    tokens = [r["projection"]["tokens_per_gpu"] for r in out["results"]]
+    assert tokens == sorted(tokens, reverse=True)
+    assert {"step_time", "mfu", "breakdown", "inflight"} <= set(out["results"][0]["projection"])
+
+
+def test_project_command_point_and_bad_point(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["project", str(SPACE), "--point", "tp=2,pp=2,mbs=1"]) == 0
+    assert "tp=2" in capsys.readouterr().out
+    assert main(["project", str(SPACE), "--point", "tp=3"]) == 1
+    assert "P6003" in capsys.readouterr().err
