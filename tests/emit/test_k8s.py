@@ -16,7 +16,7 @@ from tests.emit.harness import IMAGE, all_cases, emissions
 SCHEMAS = Path(__file__).parent / "schemas"
 
 
-def _registry() -> Registry:  # type: ignore[type-arg]
+def _registry() -> Registry:
     resources = []
     for path in SCHEMAS.glob("*.json"):
         resources.append((path.name, Resource.from_contents(json.loads(path.read_text()))))

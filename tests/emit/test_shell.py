@@ -79,3 +79,34 @@ def test_node_rank_comes_from_the_launcher(tmp_path: Path) -> None:
     assert lines[1].startswith("rank 24: ")
     env = {"PATH": "/usr/bin:/bin", "RANK": "2"}  # a PyTorchJob pod
     assert dry_run(folder, "node.sh", env)[1].startswith("rank 16: ")
+
+
+@pytest.mark.parametrize("container", ["pyxis", "docker", "podman"])
+@pytest.mark.parametrize("case", ["llama70b_mi325x", "mixtral_h100"])
+def test_slurm_containers(case: str, container: str, tmp_path: Path) -> None:
+    from primus_lang.emit import emit
+    from tests.emit.harness import IMAGE, context
+
+    space, _ = all_cases()[case]
+    cand = all_cases()[case][1]
+    files = emit(space, cand, "primus+slurm", context(container=container, slurm_gpus="gres", partition="gpu",
+                                                      account="proj-1", time_limit="2-00:00:00"))
+    folder = write(files, tmp_path)
+    text = files["launch.sbatch"]
+    assert f"#SBATCH --gres=gpu:{space.cluster.gpus_per_node}" in text
+    assert "#SBATCH --partition=gpu" in text and "#SBATCH --account=proj-1" in text
+    assert "#SBATCH --time=2-00:00:00" in text
+    if SHELLCHECK:
+        check = subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout
+    lines = dry_run(folder, "launch.sbatch")
+    srun = shlex.split(lines[0].split(":", 1)[1])
+    assert srun[:4] == ["srun", f"--nodes={space.cluster.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1"]
+    if container == "pyxis":
+        assert f"--container-image={IMAGE}" in srun
+    else:
+        assert srun[4:6] == [container, "run"] and IMAGE in srun
+        gpu_flags = ["--device=/dev/kfd", "--device=/dev/dri"] if space.cluster.gpu.vendor == "amd" else ["--gpus"]
+        assert all(flag in srun for flag in gpu_flags)
+    assert srun[-2:] == ["bash", f"{folder}/node.sh"]
+    assert sum(line.startswith("node ") for line in lines) == space.cluster.nodes
