@@ -128,38 +128,70 @@ def _chunks(space: Space, axes: list[Axis], chunk: int = CHUNK) -> Iterator[tupl
         yield frame, valid
 
 
-def _closure(space: Space, knobs: set[str]) -> set[str]:
-    """The axes to enumerate together with ``knobs`` so that every condition can be decided."""
-    names = {a.name for a in space.axes}
-    group = set(knobs) & names
-    conds = {a.name: knob_deps(space, names_in(a.when)) & names for a in space.axes if a.when is not None}
-    changed = True
-    while changed:
-        changed = False
-        for axis, deps in conds.items():
-            if axis in group and not deps <= group:
-                group |= deps
-                changed = True
-            elif axis not in group and deps & group:
-                group |= deps | {axis}
-                changed = True
-    return group
+def _grid(space: Space, axes: list[Axis]) -> tuple[Frame, list[Any]]:
+    """The full product of ``axes`` (default slots included), with each row's slot per axis."""
+    sizes = [_slots(a) for a in axes]
+    total = math.prod(sizes)
+    digits = list(np.unravel_index(np.arange(total, dtype=np.int64), sizes)) if axes else []
+    cols: dict[str, Any] = constant_columns(space, {a.name for a in axes})
+    for a, d in zip(axes, digits, strict=True):
+        vals = list(a.domain.values) + ([DEFAULTS[a.name]] if a.when is not None else [])
+        for col, arr in columns_of(a.name, vals).items():
+            cols[col] = arr[d]
+    return Frame(space, cols, total), digits
 
 
-def _count(space: Space, names: set[str]) -> int:
-    """Raw points over the axes ``names`` (closed under conditions)."""
-    conditional = {a.name for a in space.axes if a.name in names and a.when is not None}
-    linked = _closure(space, conditional) & names if conditional else set()
-    free = math.prod(len(a.domain.values) for a in space.axes if a.name in names and a.name not in linked)
-    if not linked:
+Factor = tuple[tuple[str, ...], Any]  # axis names, an int64 tensor over their slots
+
+
+def _reads(space: Space, knobs: set[str] | frozenset[str]) -> list[Axis]:
+    return [a for a in space.axes if a.name in knobs]
+
+
+def _validity(space: Space) -> list[Factor]:
+    """One factor per conditional axis: 1 where its slot agrees with its condition."""
+    out: list[Factor] = []
+    for a in space.axes:
+        if a.when is None:
+            continue
+        deps = knob_deps(space, names_in(a.when)) - {a.name}
+        axes = [a, *_reads(space, deps)]
+        frame, digits = _grid(space, axes)
+        cond = np.broadcast_to(np.asarray(evaluate(a.when, frame), dtype=bool), (frame.size,))
+        is_default = digits[0] == len(a.domain.values)
+        ok = np.where(cond, ~is_default, is_default)
+        out.append((tuple(x.name for x in axes), ok.reshape([_slots(x) for x in axes]).astype(np.int64)))
+    return out
+
+
+def _check_factor(space: Space, check: _Check) -> Factor:
+    axes = _reads(space, check.knobs)
+    frame, _ = _grid(space, axes)
+    ok = _mask(check, frame, space)
+    return tuple(x.name for x in axes), ok.reshape([_slots(x) for x in axes]).astype(np.int64)
+
+
+def _contract(space: Space, factors: list[Factor]) -> int:
+    """The number of points on which every factor is 1: one einsum over all axes' slots."""
+    letters = {
+        a.name: chr(ord("a") + i) if i < 26 else chr(ord("A") + i - 26) for i, a in enumerate(space.axes)
+    }
+    used = {n for names, _ in factors for n in names}
+    free = math.prod(len(a.domain.values) for a in space.axes if a.name not in used)
+    scalars = [int(t) for names, t in factors if not names]
+    if any(v == 0 for v in scalars):
+        return 0
+    tensors = [(names, t) for names, t in factors if names]
+    if not tensors:
         return free
-    counted = sum(int(valid.sum()) for _, valid in _chunks(space, _axes(space, linked)))
-    return free * counted
+    subscripts = ",".join("".join(letters[n] for n in names) for names, _ in tensors) + "->"
+    total = np.einsum(subscripts, *(t for _, t in tensors), optimize="greedy")
+    return int(total) * free
 
 
 def raw_size(space: Space) -> int:
-    """How many points the space holds, computed without enumerating the unconditional axes."""
-    return _count(space, {a.name for a in space.axes})
+    """How many points the space holds, computed without enumerating it."""
+    return _contract(space, _validity(space))
 
 
 def _mask(check: _Check, frame: Frame, space: Space) -> Any:
@@ -264,55 +296,22 @@ def environment(space: Space, cand: Candidate) -> dict[str, Any]:
 
 # ---- counting -----------------------------------------------------------------------------------
 def summarize(space: Space) -> LegalitySummary:
-    """Raw size, how many points each check removes, and how many remain, without enumerating all."""
+    """Raw size, how many points each check removes, and how many remain, without enumerating.
+
+    Every check and every condition is a 0/1 table over the few axes it reads; a count is the sum,
+    over all points, of the product of tables — one ``einsum``, which numpy contracts axis by axis.
+    """
     start = time.perf_counter()
-    all_axes = {a.name for a in space.axes}
-    raw = raw_size(space)
+    validity = _validity(space)
+    raw = _contract(space, validity)
     checks = _checks(space)
-    groups = [_closure(space, set(c.knobs)) for c in checks]
-    counts = []
-    for check, group in zip(checks, groups, strict=True):
-        rest = _count(space, all_axes - group)
-        failed = 0
-        for frame, valid in _chunks(space, _axes(space, group)):
-            failed += int((valid & ~_mask(check, frame, space)).sum())
-        counts.append(RuleCount(check.code, check.name, failed * rest, check.detail))
-    legal = _legal_count(space, checks, groups)
+    factors = [_check_factor(space, c) for c in checks]
+    counts = [
+        RuleCount(c.code, c.name, raw - _contract(space, [*validity, f]), c.detail)
+        for c, f in zip(checks, factors, strict=True)
+    ]
+    legal = _contract(space, [*validity, *factors])
     return LegalitySummary(space.name, raw, tuple(counts), legal, time.perf_counter() - start)
-
-
-def _legal_count(space: Space, checks: list[_Check], groups: list[set[str]]) -> int:
-    all_axes = {a.name for a in space.axes}
-    # merge the checks' axis groups (and the conditions' own groups) into connected components
-    components: list[set[str]] = []
-    for g in [*groups, *(_closure(space, {a.name}) for a in space.axes if a.when is not None)]:
-        merged = set(g)
-        for comp in [c for c in components if c & merged]:
-            merged |= comp
-            components.remove(comp)
-        components.append(merged)
-    total = 1
-    covered: set[str] = set()
-    constant_ok = True
-    for comp in components:
-        covered |= comp
-        mine = [c for c, g in zip(checks, groups, strict=True) if g and g <= comp]
-        if not comp:
-            continue
-        n = 0
-        for frame, valid in _chunks(space, _axes(space, comp)):
-            keep = valid.copy()
-            for check in mine:
-                keep &= _mask(check, frame, space)
-            n += int(keep.sum())
-        total *= n
-    # checks that read no axis at all hold everywhere or nowhere
-    for check, group in zip(checks, groups, strict=True):
-        if not group:
-            frame = next(_chunks(space, []))[0]
-            constant_ok = constant_ok and bool(_mask(check, frame, space)[0])
-    free = math.prod(len(a.domain.values) for a in space.axes if a.name in all_axes - covered)
-    return total * free if constant_ok else 0
 
 
 def require_legal(space: Space, summary: LegalitySummary) -> None:

@@ -1,0 +1,156 @@
+"""Enumeration and counting agree with brute force; the fast path matches the slow one."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from primus_lang.check import (
+    environment,
+    legal_points,
+    legality,
+    parse_point,
+    raw_points,
+    raw_size,
+    summarize,
+)
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir import Space
+from primus_lang.lower import load_space, loads_program
+from primus_lang.resources import data_dir
+
+EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
+HEADER = """
+model m { num_layers = 24; hidden = 2048; ffn_hidden = 8192; heads = 16; kv_heads = 4; vocab = 32000; seq_len = 4096
+  moe { num_experts = 8; top_k = 2; ffn_hidden = 1024 } }
+gpu g { vendor = amd; peak_bf16 = 1000 TFLOP/s; hbm_capacity = 192 GiB; hbm_bandwidth = 5 TB/s
+  scale_up_bandwidth = 400 GB/s }
+cluster c { gpu = g; nodes = 4; gpus_per_node = 8 }
+"""
+
+
+def space_of(body: str) -> Space:
+    return loads_program(HEADER + "space s on c { model = m\n" + body + "\n}", "t.prx").spaces[0]
+
+
+def brute(space: Space) -> tuple[int, Counter[str], int]:
+    points = list(raw_points(space))
+    removed: Counter[str] = Counter()
+    legal = 0
+    for c in points:
+        codes = {v.code + (v.message if v.code == "P4100" else "") for v in legality(space, c)}
+        removed.update(codes)
+        legal += not codes
+    return len(points), removed, legal
+
+
+def test_conditional_axes_contribute_their_default_once() -> None:
+    space = space_of(
+        "gbs = 64\npp : 1 | 2 | 4\nvpp : 1 | 2 | 3 when pp > 1\nschedule : 1f1b | interleaved when vpp > 1"
+    )
+    points = list(raw_points(space))
+    assert len(points) == len(set(points)) == raw_size(space)
+    # pp=1: vpp default only (1 point); pp=2,4: vpp 1 -> schedule default; vpp 2,3 -> 2 schedules
+    assert raw_size(space) == 1 + 2 * (1 + 2 * 2)
+    assert all(p.vpp == 1 for p in points if p.pp == 1)
+
+
+def test_counts_match_brute_force() -> None:
+    space = space_of(
+        "gbs = 64\ntp : 1 | 2 | 8\npp : 1 | 2 | 3\nvpp : 1 | 2 when pp > 1\n"
+        "schedule : 1f1b | interleaved | zbv when pp > 1\ncp : 1 | 3\nmbs : 1 | 4\nep : 1 | 3 | 4\n"
+        "recompute : none | full(layers: 0 .. 8 step 4) when schedule == 1f1b\nsharding : dist_opt | fsdp\n"
+        'tp_comm_overlap : true | false when tp > 1\nlet mp = tp * pp\nrequire mp <= 8 "small"'
+    )
+    n, removed, legal = brute(space)
+    s = summarize(space)
+    assert s.raw == n
+    assert s.legal == legal
+    per_code: Counter[str] = Counter()
+    for r in s.rules:
+        per_code[r.code] += r.removed
+    brute_codes: Counter[str] = Counter()
+    for k, v in removed.items():
+        brute_codes[k[:5]] += v
+    assert +per_code == +brute_codes
+    assert [c for c in raw_points(space) if not legality(space, c)] == list(legal_points(space))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.sampled_from([1, 2, 3, 4, 8]), min_size=1, max_size=3, unique=True),
+    st.lists(st.sampled_from([1, 2, 3, 4, 6]), min_size=1, max_size=3, unique=True),
+    st.lists(st.sampled_from([1, 2, 4]), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["", " when pp > 1", " when tp < 4 and pp != 3", " when dp > 2"]),
+    st.sampled_from([8, 24, 96]),
+)
+def test_random_spaces(tps: list[int], pps: list[int], vpps: list[int], when: str, gbs: int) -> None:
+    space = space_of(
+        f"gbs = {gbs}\ntp : {' | '.join(map(str, tps))}\npp : {' | '.join(map(str, pps))}\n"
+        f"vpp : {' | '.join(map(str, vpps))}{when}\nschedule : 1f1b | interleaved\nmbs : 1 | 2"
+    )
+    n, _, legal = brute(space)
+    assert raw_size(space) == n
+    assert summarize(space).legal == legal
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_examples_enumerate_consistently(path: object) -> None:
+    space = load_space(path)  # type: ignore[arg-type]
+    s = summarize(space)
+    if s.raw <= 50_000:
+        assert sum(1 for _ in raw_points(space)) == s.raw
+        assert sum(1 for _ in legal_points(space)) == s.legal
+
+
+def test_hundred_million_points_are_counted_without_enumerating() -> None:
+    space = space_of(
+        "gbs : 256 | 512 | 1024 | 2048\ntp : 1 | 2 | 4 | 8\npp : 1 .. 8\nvpp : 1 | 2 | 3 | 4 when pp > 1\n"
+        "cp : 1 | 2 | 4\nep : 1 | 2 | 4 | 8\nmbs : pow2(1 .. 16)\nprecision : bf16 | fp8\n"
+        "recompute : none | selective | full(layers: 1 .. 12)\nsharding : dist_opt | fsdp | none\n"
+        "schedule : 1f1b | interleaved | zero_bubble | zbv\ntp_comm_overlap : true | false\n"
+        "attention : flash | unfused\ncp_comm : p2p | a2a | allgather\nmoe_dispatcher : alltoall | allgather | flex\n"
+        "overlap_param_gather : true | false\nrequire tp * cp <= gpus_per_node"
+    )
+    start = time.perf_counter()
+    s = summarize(space)
+    elapsed = time.perf_counter() - start
+    assert s.raw >= 10**8
+    assert 0 < s.legal < s.raw
+    assert elapsed < 2, f"summarize took {elapsed:.1f} s"
+
+
+def test_parse_point_fills_the_rest() -> None:
+    space = space_of(
+        "gbs = 64\nsharding = fsdp\ntp : 2 | 4\npp : 1 | 2\nrecompute : none | full(layers: 1 .. 4)"
+    )
+    c = parse_point(space, "pp=2,recompute=full(layers: 3, method: uniform)")
+    assert (c.tp, c.pp, c.gbs, c.sharding, c.seq_len) == (2, 2, 64, "fsdp", 4096)
+    assert (c.recompute.kind, c.recompute.layers, c.recompute.method) == ("full", 3, "uniform")
+    assert parse_point(space, "recompute=full(2)").recompute.layers == 2
+    assert parse_point(space, "").cp == 1
+    for bad in ["tpp=2", "tp", "precision=fp9", "tp=2,tp=4", "recompute=full"]:
+        with pytest.raises(CompileError):
+            parse_point(space, bad)
+
+
+def test_environment_and_messages() -> None:
+    space = space_of('gbs = 64\ntp : 1 | 3\nlet mp = tp * pp\nrequire mp <= 2 "keep it small"')
+    c = parse_point(space, "tp=3")
+    env = environment(space, c)
+    assert (env["world"], env["dp"], env["mp"], env["num_experts"], env["layers_per_stage"]) == (
+        32,
+        10,
+        3,
+        8,
+        24,
+    )
+    found = {v.code: v for v in legality(space, c)}
+    assert "3·1·1 = 3 does not divide the 32 GPUs" in found["P4001"].message
+    assert found["P4003"].help.startswith("use a TP among 1, 2, 4, 8, 16")
+    assert found["P4100"].message == "keep it small (`mp <= 2`)"
+    assert "mp = 3" in found["P4100"].help
