@@ -39,6 +39,14 @@ def _static_key(k: Knobs) -> np.ndarray:
     return key
 
 
+def _subset(k: Knobs, idx: np.ndarray, pp: int) -> Knobs:
+    cols = {f: getattr(k, f)[idx] for f in _FIELDS}
+    # A scalar pp makes every layer count and stage flag a Python integer: only the schedule's
+    # in-flight count stays a column inside the stage loop.
+    cols["pp"] = pp
+    return Knobs(world=k.world, **cols)
+
+
 def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settings) -> np.ndarray:
     n = len(k.tp)
     if n == 0:
@@ -46,16 +54,21 @@ def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settin
     key = _static_key(k)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     reps = [Knobs(world=k.world, **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
-    lt = layer_totals(model, k, settings)
     reserved = cluster.gpu.reserved_memory
     peak = np.zeros(n, dtype=np.int64)
-    for stage in range(int(k.pp.max())):
-        static = np.asarray(
-            [sum(t.bytes for t in state_terms(model, r, stage)) if stage < r.pp else 0 for r in reps],
-            dtype=np.int64,
-        )[inverse]
-        total = static + stage_activation_total(model, k, lt, stage, reserved)
-        peak = np.maximum(peak, np.where(stage < k.pp, total, 0))
+    for pp in np.unique(k.pp).tolist():
+        idx = np.nonzero(k.pp == pp)[0]
+        sub = _subset(k, idx, pp)
+        lt = layer_totals(model, sub, settings)
+        inv = inverse[idx]
+        best = np.zeros(len(idx), dtype=np.int64)
+        for stage in range(pp):
+            static = np.asarray(
+                [sum(t.bytes for t in state_terms(model, r, stage)) if r.pp == pp else 0 for r in reps],
+                dtype=np.int64,
+            )[inv]
+            best = np.maximum(best, static + stage_activation_total(model, sub, lt, stage, reserved))
+        peak[idx] = best
     return peak
 
 

@@ -1,0 +1,136 @@
+"""The account's invariants, the schedule rule, the pre-filter's exact agreement, diagnostics, rendering."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from models import DSV3_SMALL, LLAMA70B, MIXTRAL, X64
+from rich.console import Console
+
+from primus_lang.diagnostics import render
+from primus_lang.ir import Candidate, Recompute, Settings
+from primus_lang.memory import account, account_to_json, explain_overflow, inflight_microbatches, prefilter, render_account
+from primus_lang.memory.layout import stage_layers
+
+S = Settings()
+
+
+def test_terms_sum_to_total_and_peak_is_max() -> None:
+    acc = account(LLAMA70B, X64, Candidate(tp=8, pp=4, gbs=256, seq_len=8192), S)
+    assert len(acc.ranks) == 4
+    for r in acc.ranks:
+        assert r.total == sum(t.bytes for t in r.terms)
+        assert all(isinstance(t.bytes, int) for t in r.terms)
+    assert acc.peak.total == max(r.total for r in acc.ranks)
+    assert acc.peak.stage == 0  # the first stage holds pp micro-batches in flight
+
+
+def test_one_f_one_b_and_interleaved_rule() -> None:
+    c = Candidate(pp=4, gbs=64, mbs=1)  # world 64 / pp 4 -> dp 16, m = 4
+    assert [inflight_microbatches(c, i, 64) for i in range(4)] == [4, 3, 2, 1]
+    v = c.replace(vpp=2, schedule="interleaved", gbs=128)
+    # stage 0: 2(p-1) + (v-1)p + 1 = 11 chunk-micro-batches = p·v·(1 + (p-1)/(p·v))
+    assert inflight_microbatches(v, 0, 64) == 11 == 4 * 2 + 3
+    few = c.replace(gbs=32)  # m = 2 < pp
+    assert [inflight_microbatches(few, i, 64) for i in range(4)] == [2, 2, 2, 1]
+    assert inflight_microbatches(c.replace(schedule="zbv", vpp=2), 3, 64) == 8
+    assert inflight_microbatches(c.replace(pp=1, gbs=16), 0, 64) == 1
+
+
+def test_layer_split_covers_every_layer() -> None:
+    for layers, pp in [(61, 16), (80, 8), (32, 3), (7, 4)]:
+        assert sum(stage_layers(layers, pp, i) for i in range(pp)) == layers
+
+
+def test_recompute_and_tp_reduce_the_peak() -> None:
+    base = Candidate(tp=2, pp=4, gbs=256, seq_len=8192, mbs=2)
+    none = account(LLAMA70B, X64, base, S).peak.total
+    sel = account(LLAMA70B, X64, base.replace(attention="unfused", recompute=Recompute("selective")), S).peak.total
+    unf = account(LLAMA70B, X64, base.replace(attention="unfused"), S).peak.total
+    full = account(LLAMA70B, X64, base.replace(recompute=Recompute("full", 20, "block")), S).peak.total
+    assert full < none and sel < unf
+    assert account(LLAMA70B, X64, base.replace(tp=8), S).peak.total < none
+
+
+def test_distributed_optimizer_and_fsdp_shard_states() -> None:
+    c = Candidate(tp=8, pp=1, gbs=64, seq_len=8192)
+    plain = account(LLAMA70B, X64, c.replace(sharding="none"), S).peak
+    dist = account(LLAMA70B, X64, c, S).peak
+    fsdp = account(LLAMA70B, X64, c.replace(sharding="fsdp"), S).peak
+    assert dist.term("adam moments").bytes * 8 == pytest.approx(plain.term("adam moments").bytes, rel=1e-3)
+    assert fsdp.term("parameters bf16").bytes < dist.term("parameters bf16").bytes
+
+
+def test_overflow_diagnostic_names_rank_bytes_terms_and_knobs() -> None:
+    acc = account(LLAMA70B, X64, Candidate(tp=1, pp=1, gbs=64, seq_len=8192, sharding="none"), S)
+    assert not acc.fits(0.05)
+    d = explain_overflow(acc, 0.05)
+    text = render([d])
+    assert d.code.id == "P5001"
+    assert f"{-acc.spare(0.05):,}" in d.message and acc.peak.name in d.message
+    assert all(t.name in text for t in acc.peak.largest(3))
+    assert "recomput" in text and "FSDP" in text
+
+
+def test_render_and_json() -> None:
+    acc = account(MIXTRAL, X64, Candidate(tp=2, pp=2, ep=4, gbs=128, seq_len=4096), S)
+    console = Console(record=True, width=200)
+    console.print(render_account(acc, 0.05))
+    out = console.export_text()
+    assert "fits" in out and "adam moments" in out and "parameters bf16 (experts)" in out
+    data = account_to_json(acc, 0.05)
+    json.dumps(data)
+    assert data["peak"]["total"] == acc.peak.total
+    assert sum(t["bytes"] for t in data["ranks"][0]["terms"]) == data["ranks"][0]["total"]
+
+
+def _candidates() -> st.SearchStrategy[Candidate]:
+    return st.builds(
+        Candidate,
+        tp=st.sampled_from([1, 2, 4, 8]),
+        pp=st.sampled_from([1, 2, 4, 8]),
+        vpp=st.sampled_from([1, 2]),
+        cp=st.sampled_from([1, 2]),
+        ep=st.sampled_from([1, 2, 4, 8]),
+        etp=st.sampled_from([0, 1]),
+        mbs=st.sampled_from([1, 2, 4]),
+        gbs=st.sampled_from([64, 256]),
+        seq_len=st.sampled_from([2048, 4096]),
+        precision=st.sampled_from(["bf16", "fp8"]),
+        fp8_recipe=st.sampled_from(["tensorwise", "mxfp8", "blockwise"]),
+        recompute=st.one_of(
+            st.just(Recompute()),
+            st.just(Recompute("selective")),
+            st.builds(Recompute, st.just("full"), st.integers(0, 9), st.sampled_from(["uniform", "block"])),
+        ),
+        sharding=st.sampled_from(["none", "dist_opt", "fsdp"]),
+        schedule=st.sampled_from(["1f1b", "interleaved", "zero_bubble", "zbv"]),
+        sequence_parallel=st.booleans(),
+        attention=st.sampled_from(["flash", "unfused"]),
+        overlap_grad_reduce=st.booleans(),
+        main_grad_dtype=st.sampled_from(["fp32", "bf16"]),
+        optimizer_dtype=st.sampled_from(["fp32", "bf16"]),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_candidates(), min_size=1, max_size=8), st.sampled_from([LLAMA70B, MIXTRAL, DSV3_SMALL]))
+def test_prefilter_equals_account(cands: list[Candidate], model: object) -> None:
+    peaks = prefilter(model, X64, cands, S)  # type: ignore[arg-type]
+    assert peaks.dtype.kind == "i"
+    assert [int(p) for p in peaks] == [account(model, X64, c, S).peak.total for c in cands]  # type: ignore[arg-type]
+
+
+def test_prefilter_equals_account_on_a_whole_small_space() -> None:
+    cands = [
+        Candidate(tp=tp, pp=pp, vpp=v, mbs=mbs, gbs=128, seq_len=4096, recompute=rc,
+                  schedule="interleaved" if v > 1 else "1f1b")
+        for tp in (1, 2, 4, 8) for pp in (1, 2, 4) for v in (1, 2) if not (v > 1 and pp == 1)
+        for mbs in (1, 2)
+        for rc in (Recompute(), Recompute("selective"), Recompute("full", 2, "uniform"), Recompute("full", 3))
+    ]
+    peaks = prefilter(MIXTRAL.replace(moe=None), X64, cands, S)
+    assert [int(p) for p in peaks] == [account(MIXTRAL.replace(moe=None), X64, c, S).peak.total for c in cands]
