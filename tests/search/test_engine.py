@@ -47,7 +47,7 @@ def test_verdicts_and_charging(tmp_path) -> None:
     assert events.count("incumbent") == 1
 
 
-@pytest.mark.parametrize("strategy", ["planner", "exhaustive", "random", "evolutionary", "auto"])
+@pytest.mark.parametrize("strategy", ["planner", "exhaustive", "random", "evolutionary", "bayes", "auto"])
 def test_budget_is_respected_and_runs_are_deterministic(strategy: str) -> None:
     land = synthetic.landscape()
     a = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=37), seed=5)
@@ -125,3 +125,31 @@ def test_ranked_is_best_first_and_distinct() -> None:
     scores = [t.score for t in ranked]
     assert scores == sorted(scores, reverse=True)
     assert len({t.candidate for t in ranked}) == len(ranked) == 10
+
+
+def test_auto_runs_its_phases_in_order(tmp_path) -> None:
+    land = synthetic.landscape()
+    trace = tmp_path / "t.jsonl"
+    result = search_landscape(land, synthetic.evaluator(), "auto", Limits(evaluations=60), seed=1, trace=trace)
+    phases = [json.loads(line)["name"] for line in trace.read_text().splitlines() if '"event":"phase"' in line]
+    assert phases[:3] == ["planner", "evolutionary", "refine"]
+    assert result.baseline is not None and result.trials[0].source == "planner:baseline"
+    sources = {t.source for t in result.trials}
+    assert {"planner", "evolutionary"} <= sources
+
+
+def test_planner_baseline_is_least_parallel_without_recompute() -> None:
+    land = synthetic.landscape()
+    result = search_landscape(land, synthetic.evaluator(), "planner", Limits(evaluations=1))
+    base = result.trials[0].candidate
+    assert base is not None and base.recompute.kind == "none"
+    fitting_no_recompute = [land.points[i] for i in land.fitting if land.points[i].recompute.kind == "none"]
+    assert base.tp * base.pp == min(c.tp * c.pp for c in fitting_no_recompute)
+
+
+def test_bayes_treats_memory_as_a_constraint() -> None:
+    land = synthetic.landscape(limit=60 * synthetic.GIB)  # a tighter limit: many samples do not fit
+    result = search_landscape(land, synthetic.evaluator(), "bayes", Limits(evaluations=60), seed=2)
+    assert result.evaluations == 60
+    assert all(land.fits[land.lookup(t.candidate)] for t in result.trials if t.charged)
+    assert any("infeasible" in t.hypothesis for t in result.trials)
