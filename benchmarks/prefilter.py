@@ -15,11 +15,11 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from primus_lang.ir import Candidate, Cluster, Gpu, Model, Recompute, Settings  # noqa: E402
-from primus_lang.memory.knobs import Knobs  # noqa: E402
-from primus_lang.memory.prefilter import knob_columns, prefilter_columns  # noqa: E402
+from primus_lang.ir import Candidate, Cluster, Gpu, Model, Recompute, Settings
+from primus_lang.memory.knobs import Knobs
+from primus_lang.memory.prefilter import knob_columns, prefilter_columns
 
 MODEL = Model(name="llama3_1_70b", num_layers=80, hidden=8192, ffn_hidden=28672, heads=64, kv_heads=8,
               head_dim=128, vocab=128256, seq_len=8192, max_position_embeddings=131072)

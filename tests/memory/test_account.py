@@ -7,12 +7,19 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from models import DSV3_SMALL, LLAMA70B, MIXTRAL, X64
+from memory_models import DSV3_SMALL, LLAMA70B, MIXTRAL, X64
 from rich.console import Console
 
 from primus_lang.diagnostics import render
 from primus_lang.ir import Candidate, Recompute, Settings
-from primus_lang.memory import account, account_to_json, explain_overflow, inflight_microbatches, prefilter, render_account
+from primus_lang.memory import (
+    account,
+    account_to_json,
+    explain_overflow,
+    inflight_microbatches,
+    prefilter,
+    render_account,
+)
 from primus_lang.memory.layout import stage_layers
 
 S = Settings()
