@@ -1,0 +1,154 @@
+"""Lowering: units by field kind, inheritance with nested merges, imports, domains, the IR round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir import Program, Recompute
+from primus_lang.ir.serialize import from_json, from_yaml, to_json, to_yaml
+from primus_lang.lower import load_program, load_space, loads_program
+from primus_lang.resources import data_dir
+
+EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
+STDLIB = sorted(data_dir("stdlib").rglob("*.prx"))
+
+GPU = """gpu g {
+  vendor = amd; peak_bf16 = 1307.4 TFLOP/s; peak_fp8 = 2.6149 PFLOP/s
+  hbm_capacity = 192 GiB; hbm_bandwidth = 5.3 TB/s; scale_up_bandwidth = 448 GB/s
+  nic_bandwidth = 400 Gbps; scale_up_latency = 3 us; nic_latency = 0.008 ms; reserved_memory = 4 GB
+  efficiency { gemm_max = 0.78; attention = 55% }
+}
+"""
+
+
+def codes(text: str) -> list[str]:
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "t.prx")
+    return [d.code.id for d in err.value.diagnostics]
+
+
+def test_units_become_si() -> None:
+    g = loads_program(GPU, "t.prx").gpus[0]
+    assert g.hbm_capacity == 192 * 2**30 and isinstance(g.hbm_capacity, int)
+    assert g.reserved_memory == 4 * 10**9
+    assert g.peak_bf16 == pytest.approx(1.3074e15) and g.peak_fp8 == pytest.approx(2.6149e15)
+    assert g.hbm_bandwidth == pytest.approx(5.3e12)
+    assert g.nic_bandwidth == pytest.approx(50e9)  # bits
+    assert g.scale_up_latency == pytest.approx(3e-6) and g.nic_latency == pytest.approx(8e-6)
+    assert g.efficiency.attention == pytest.approx(0.55)
+
+
+def test_inheritance_merges_nested_blocks() -> None:
+    p = loads_program(GPU + "gpu h = g { efficiency { gemm_max = 0.71 }; hbm_capacity = 256 GB }", "t.prx")
+    g, h = p.gpus
+    assert h.efficiency.gemm_max == 0.71 and h.efficiency.attention == g.efficiency.attention
+    assert h.hbm_capacity == 256 * 10**9 and h.peak_bf16 == g.peak_bf16 and h.name == "h"
+
+
+def test_model_defaults_and_moe_override() -> None:
+    p = loads_program(
+        "model a { num_layers = 2; hidden = 1_024; ffn_hidden = 4096; heads = 8; vocab = 1e3; seq_len = 128 }\n"
+        "model b = a { moe { num_experts = 8; top_k = 2; ffn_hidden = 512 } }\n"
+        "model c = b { moe { top_k = 1 } }",
+        "t.prx",
+    )
+    a, b, c = p.models
+    assert (a.kv_heads, a.head_dim, a.max_position_embeddings, a.hidden, a.vocab) == (8, 128, 128, 1024, 1000)
+    assert b.moe is not None and c.moe is not None
+    assert (c.moe.num_experts, c.moe.top_k, c.moe.ffn_hidden) == (8, 1, 512)
+
+
+def test_cluster_nic_and_gpu_override() -> None:
+    p = loads_program(
+        GPU
+        + "cluster c { gpu = g { hbm_capacity = 1 TiB }; nodes = 2; gpus_per_node = 8; nic = 4 x 400 Gbps }",
+        "t.prx",
+    )
+    c = p.clusters[0]
+    assert (c.nics_per_node, c.nic_bandwidth, c.gpu.hbm_capacity, c.world) == (4, 50e9, 2**40, 16)
+    assert c.nic_bandwidth_per_gpu == pytest.approx(25e9)
+
+
+def test_domains_expand() -> None:
+    text = (
+        GPU
+        + "model m { num_layers = 8; hidden = 64; ffn_hidden = 64; heads = 8; vocab = 10; seq_len = 64 }\n"
+        + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n"
+        + "space s on c { model = m { seq_len = 256 }; gbs = 8\n"
+        + "tp : 1 .. 8 step 3; pp : pow2(1 .. 8) | 8 | 3; precision : bf16 | fp8\n"
+        + "recompute : none | full(layers: 1 .. 2, method: uniform | block) | full(4)\n"
+        + "vpp : 1 | 2 when pp > 1 }"
+    )
+    s = loads_program(text, "t.prx").spaces[0]
+    axes = {a.name: a.domain.values for a in s.axes}
+    assert axes["tp"] == (1, 4, 7) and axes["pp"] == (1, 2, 4, 8, 3)
+    assert axes["recompute"] == (
+        Recompute(),
+        Recompute("full", 1, "uniform"),
+        Recompute("full", 1, "block"),
+        Recompute("full", 2, "uniform"),
+        Recompute("full", 2, "block"),
+        Recompute("full", 4, "block"),
+    )
+    assert dict(s.fixed) == {"gbs": 8, "seq_len": 256} and s.model.seq_len == 256
+
+
+def test_relative_imports_and_star(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "hw.prx").write_text(GPU + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n")
+    main_file = tmp_path / "main.prx"
+    main_file.write_text(
+        'import "./lib/hw.prx" (*)\nimport models.llama3 (llama3_1_8b)\n'
+        "space s on c { model = llama3_1_8b; gbs = 16 }\n"
+    )
+    s = load_space(main_file)
+    assert s.cluster.gpu.name == "g" and s.model.name == "llama3_1_8b"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (GPU.replace("192 GiB", "192 GiB/s"), "P3001"),
+        (GPU.replace("55%", "155%"), "P3009"),
+        (GPU.replace("vendor = amd", "vendor = amdd"), "P3005"),
+        (GPU + "gpu g2 = nope { }", "P2001"),
+        (GPU + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8; nic = 8 }", "P3007"),
+    ],
+)
+def test_errors(text: str, code: str) -> None:
+    assert code in codes(text)
+
+
+@pytest.mark.parametrize("path", EXAMPLES + STDLIB, ids=lambda p: p.name)
+def test_shipped_files_check_and_are_formatted(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(path)]) == 0
+    assert main(["fmt", "--check", str(path)]) == 0
+
+
+@pytest.mark.parametrize("path", EXAMPLES + STDLIB, ids=lambda p: p.name)
+def test_ir_round_trip(path: Path) -> None:
+    program = load_program(path)
+    assert from_json(to_json(program), Program) == program
+    assert from_yaml(to_yaml(program), Program) == program
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(EXAMPLES), st.integers(1, 64), st.sampled_from(["bf16", "fp8"]), st.integers(1, 4))
+def test_ir_round_trip_of_edited_spaces(path: Path, gbs: int, precision: str, step: int) -> None:
+    text = path.read_text().replace("gbs = ", f"gbs = {gbs} # ", 1)
+    text = (
+        text.replace("{", f"{{ precision = {precision}; tp : 1 .. 8 step {step}\n", 1)
+        if "precision" not in text
+        else text
+    )
+    try:
+        program = loads_program(text, str(path))
+    except CompileError:
+        return
+    assert from_json(to_json(program), Program) == program
