@@ -116,12 +116,15 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         s["data_parallel_sharding_strategy"] = "optim_grads_params"
         s["gradient_accumulation_fusion"] = False
     s["overlap_grad_reduce"] = cand.overlap_grad_reduce
+    # The knob defaults to on; without a sharded optimizer there is no parameter all-gather to overlap.
     s["overlap_param_gather"] = cand.overlap_param_gather and cand.sharding != "none"
     s["bf16"] = True
     if cand.precision == "fp8":
         s["fp8_format"] = FP8_FORMAT
         s["fp8_recipe"] = cand.fp8_recipe
-    s["attention_backend"] = "flash" if cand.attention == "flash" else "unfused"
+    # "flash" is any memory-efficient kernel (flash-attn, cuDNN or ROCm CK fused attention, none of
+    # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.
+    s["attention_backend"] = "auto" if cand.attention == "flash" else "unfused"
     s["tp_comm_overlap"] = cand.tp_comm_overlap
     if cand.main_grad_dtype != "fp32" or cand.optimizer_dtype != "fp32":
         s["use_precision_aware_optimizer"] = True
