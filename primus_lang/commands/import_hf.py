@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Map a Hugging Face config.json (llama, mistral, mixtral, qwen3, qwen3_moe, "
         "deepseek_v2/v3, kimi_k2, gpt_oss, nemotron) to a model card; refuse what the IR cannot express.",
     )
-    p.add_argument("config", help="path of the model's config.json")
+    p.add_argument("config", help="path of the model's config.json, or of the folder holding it")
     p.add_argument("--name", help="the card's name (default: from the Hub id or the folder)")
     p.add_argument("--out", help="write the card here instead of standard output")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")

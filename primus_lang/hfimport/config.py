@@ -111,7 +111,10 @@ class Reader:
 
 
 def read_config(path: str | Path) -> HfConfig:
-    """Load ``path`` as one JSON object; refuse anything else with P3101."""
+    """Load ``path`` (or ``path/config.json`` for a model folder) as one JSON object; refuse
+    anything else with P3101."""
+    if Path(path).is_dir():
+        path = Path(path) / "config.json"
     name = str(path)
     try:
         raw = Path(path).read_bytes()

@@ -46,3 +46,11 @@ def test_hybrid_refusal_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["--error-format", "short", "import-hf", str(FIXTURES / "nemotron_h_hybrid.json")]) == 1
     err = capsys.readouterr().err
     assert "[P3104]" in err and "nemotron_h_hybrid.json:" in err
+
+
+def test_accepts_the_model_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "Mixtral-8x7B-v0.1"
+    folder.mkdir()
+    (folder / "config.json").write_text((FIXTURES / "mixtral_8x7b.json").read_text())
+    assert main(["import-hf", str(folder)]) == 0
+    assert "model mixtral_8x7b_v0_1 {" in capsys.readouterr().out
