@@ -7,10 +7,13 @@ import math
 import re
 from collections.abc import Sequence
 
+import numpy as np
+from attrs import frozen
+
 from primus_lang.report import units
 from primus_lang.report.pareto import pareto_front
 from primus_lang.report.svg import Scale, Svg, nice_ticks
-from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, ReportData
+from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, ReportData, TimelineEvent
 
 # Okabe-Ito then Tableau: distinguishable for most colour-blind readers, stable across charts.
 PALETTE = (
@@ -52,6 +55,58 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+MIN_BLOCK_PX = 4.0  # narrower blocks cannot be told apart one by one
+
+
+@frozen
+class Run:
+    """Pixels ``[first, last)`` of a stage's row where narrow blocks are drawn as shares of the row's
+    height: ``shares`` is (kind, eighths of the time there) in F, B, W order."""
+
+    stage: int
+    first: int
+    last: int
+    shares: tuple[tuple[str, int], ...]
+
+
+RUN_KINDS = ("F", "B", "W")
+
+
+def narrow_runs(events: Sequence[TimelineEvent], px_per_second: float, pixels: int) -> list[Run]:
+    """Blocks narrower than ``MIN_BLOCK_PX`` drawn at a few pixels' resolution. A long interleaved step
+    has thousands of them: one rectangle each would blur into the hatching and weigh most of the file,
+    and colouring by the larger kind would hide the forwards behind the twice-longer backwards. So each
+    bin of ``MIN_BLOCK_PX`` pixels shows the share of its time each kind takes, in eighths of the row's
+    height, and neighbouring bins with the same shares merge."""
+    bin_px = int(MIN_BLOCK_PX)
+    bins = pixels // bin_px + 1
+    per_bin = px_per_second / bin_px  # bins per second
+    by_stage: dict[int, list[TimelineEvent]] = {}
+    for e in events:
+        if e.kind in RUN_KINDS and (e.end - e.start) * px_per_second < MIN_BLOCK_PX:
+            by_stage.setdefault(e.stage, []).append(e)
+    runs: list[Run] = []
+    for stage, evs in sorted(by_stage.items()):
+        cover = np.zeros((len(RUN_KINDS), bins))
+        for e in evs:
+            k = RUN_KINDS.index(e.kind)
+            p0, p1 = e.start * per_bin, e.end * per_bin
+            for i in range(max(int(p0), 0), min(math.ceil(p1), bins)):
+                cover[k, i] += min(p1, i + 1) - max(p0, i)
+        eighths = np.rint(np.clip(cover, 0.0, 1.0) * 8).astype(int)
+        keys = [tuple((RUN_KINDS[k], int(eighths[k, i])) for k in range(len(RUN_KINDS)) if eighths[k, i])
+                for i in range(bins)]
+        i = 0
+        while i < bins:
+            j = i
+            while j + 1 < bins and keys[j + 1] == keys[i]:
+                j += 1
+            if keys[i]:
+                runs.append(Run(stage, i * bin_px, min((j + 1) * bin_px, pixels), keys[i]))
+            i = j + 1
+    return runs
+
+
 def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     """One step of the pipeline: a row per stage, F/B/W and communication blocks; the gaps are bubbles."""
     events = cand.timeline
@@ -67,22 +122,37 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
         'stroke-width="2"/></pattern>'
     )
     x = Scale(0.0, end, left, left + plot_w)
+    pps = plot_w / end if end > 0 else 1.0
+    wide = [e for e in events if e.kind == "comm" or (e.end - e.start) * pps >= MIN_BLOCK_PX]
     row_of = {s: i for i, s in enumerate(stages)}
     chunked = any(e.chunk for e in events)
-    with_titles = len(events) <= 4000  # hover titles double the bytes; past this the file grows too big
+    with_titles = len(wide) <= 4000  # hover titles double the bytes; past this the file grows too big
     for s, i in row_of.items():
         y = top + i * (row_h + gap)
         svg.rect(left, y, plot_w, row_h, "url(#bubble)", class_="bubble")
         svg.text(left - 8, y + row_h / 2 + 4, f"stage {s}", font_size=FONT, text_anchor="end")
-    for e in events:
-        i = row_of[e.stage]
-        y = top + i * (row_h + gap)
+    runs = narrow_runs(events, pps, int(plot_w))
+    run_titles = len(runs) <= 1500
+    for r in runs:
+        y = top + row_of[r.stage] * (row_h + gap)
+        t0, t1 = r.first / pps, r.last / pps
+        what = ", ".join(f"{BLOCK_NAMES[k]} {n * 100 // 8}%" for k, n in r.shares)
+        for kind, n in r.shares:
+            h = row_h * min(n, 8) / 8
+            svg.rect(left + r.first, y, r.last - r.first, h, BLOCK_COLOURS[kind],
+                     f"stage {r.stage}, {units.seconds(t0)} – {units.seconds(t1)}: {what} of the time "
+                     "(blocks narrower than a few pixels)" if run_titles else None,
+                     class_=f"block block-{kind} narrow")
+            y += h
+    for e in sorted(wide, key=lambda e: (e.kind == "comm", e.start)):
+        y = top + row_of[e.stage] * (row_h + gap)
         comm = e.kind == "comm"
         # Communication is drawn as a thin band in the lower part of the row, over compute if it overlaps.
         by, bh = (y + row_h * 0.65, row_h * 0.35) if comm else (y, row_h)
         x0, x1 = x(e.start), x(max(e.end, e.start))
         chunk = f" chunk {e.chunk}" if chunked else ""
-        title = (f"stage {e.stage}{chunk} {BLOCK_NAMES.get(e.kind, e.kind)} mb {e.microbatch}: "
+        mb = f" mb {e.microbatch}" if e.microbatch >= 0 else ""
+        title = (f"stage {e.stage}{chunk} {BLOCK_NAMES.get(e.kind, e.kind)}{mb}: "
                  f"{units.seconds(e.start)} – {units.seconds(e.end)}") if with_titles else None
         # A rank's second virtual stage is drawn lighter, so interleaving reads at a glance.
         svg.rect(x0, by, max(x1 - x0, 0.5), bh, BLOCK_COLOURS.get(e.kind, MUTED), title,

@@ -188,8 +188,9 @@ def render_page(data: ReportData) -> str:
         out += ["<section id='why'><h2>Why the winner wins</h2>", why, "</section>"]
     out.append("<section id='timeline'><h2>One step of the winner's pipeline</h2>")
     if w is not None and w.timeline:
-        out += ["<p class='note'>Each row is a pipeline stage; hatched gaps are bubbles. Numbers are "
-                "micro-batches.</p>", charts.timeline_chart(w)]
+        out += ["<p class='note'>Each row is a pipeline stage; hatched gaps are bubbles. Wide blocks carry "
+                "their micro-batch; where blocks are narrower than a few pixels, each kind fills its share of "
+                "the time as a share of the row's height.</p>", charts.timeline_chart(w)]
         drawn = max(e.end for e in w.timeline)
         if math.isfinite(w.step_time) and abs(drawn - w.step_time) > 1e-3 * w.step_time:
             # The timeline comes from a second run of the schedule simulator; say so if it disagrees.
