@@ -16,8 +16,8 @@ from primus_lang.search.strategies.planner import Planner
 from primus_lang.search.strategies.refine import Refine
 from primus_lang.search.trial import Proposal, Trial
 
-PLANNER_SHARE = 0.35
-EXPLORE_SHARE = 0.80
+PLANNER_SHARE = 0.6
+EXPLORE_SHARE = 0.85
 NOMINAL_BUDGET = 100  # phase shares for a search limited only by time
 
 
