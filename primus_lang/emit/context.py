@@ -27,7 +27,8 @@ SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")
 _SLURM_WORD = re.compile(r"[A-Za-z0-9_.,+-]{1,128}")
 _SLURM_TIME = re.compile(r"(\d+-)?\d+(:\d{1,2}){0,2}")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 control characters: a newline ends a header line, an escape can rewrite a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @frozen

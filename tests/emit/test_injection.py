@@ -10,6 +10,8 @@ from pathlib import Path
 import attrs
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import TARGETS, EmitContext, emit
@@ -119,3 +121,52 @@ def test_unsafe_variables_are_refused(name: str, value: str) -> None:
     with pytest.raises(CompileError) as err:
         emit(space, cand, "megatron+slurm", EmitContext(variables={name: value}))
     assert [d.code.id for d in err.value.diagnostics] == ["P7004"]
+
+
+def test_prx_strings_and_file_names_cannot_escape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the real front end: a hostile string in the .prx and a hostile file name."""
+    pytest.importorskip("primus_lang.lower")
+    from primus_lang.cli import main
+
+    canary = tmp_path / "canary"
+    source = tmp_path / f"evil $(touch {canary.name}) `x` 'q' ünï.prx"
+    source.write_text(
+        "import models.llama3 (llama3_1_8b)\n"
+        "import clusters.nvidia (h100_x8)\n"
+        f'model m = llama3_1_8b {{ source = "$(touch {canary}) `touch {canary}` \' ; ünï" }}\n'
+        "space s on h100_x8 { model = m; gbs = 512; tp : 1 | 2 }\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    argv = ["emit", str(source), "--point", "tp=2", "--target", "megatron+slurm", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    for script in ("launch.sbatch", "node.sh"):
+        result = subprocess.run(["bash", str(out / script), "--dry-run"], capture_output=True, text=True,
+                                env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path, timeout=60)
+        assert result.returncode == 0, result.stderr
+    assert not canary.exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"]["file"] == source.name
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40))
+def test_any_value_arrives_intact_or_is_refused(value: str, tmp_path: Path) -> None:
+    space, cand = CASES["llama8b_zbv"]
+    ctx = EmitContext(variables={"data_path": value, "megatron_dir": str(tmp_path)})
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value):
+        with pytest.raises(CompileError) as err:
+            emit(space, cand.replace(schedule="1f1b", vpp=1), "megatron+local", ctx)
+        assert [d.code.id for d in err.value.diagnostics] == ["P7004"]
+        return
+    files = emit(space, cand.replace(schedule="1f1b", vpp=1), "megatron+local", ctx)
+    folder = write(files, tmp_path / "h")
+    probe = tmp_path / "probe"
+    probe.write_text(PROBE.format(python=sys.executable))
+    probe.chmod(0o755)
+    record = tmp_path / "argv.json"
+    env = {"PATH": "/usr/bin:/bin", "PRIMUSC_TORCHRUN": str(probe), "PROBE_OUT": str(record)}
+    result = subprocess.run(["bash", str(folder / "launch.sh")], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    argv = json.loads(record.read_text())["argv"]
+    assert argv[argv.index("--data-path") + 1] == value
