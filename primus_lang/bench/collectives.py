@@ -20,6 +20,7 @@ from attrs import frozen
 from primus_lang.bench.database import CollectiveRow, ProfileDB
 from primus_lang.bench.procs import run_ranks
 from primus_lang.bench.runtime import DeviceInfo, torch
+from primus_lang.bench.timing import cpu_clock
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 DEFAULT_SIZES = tuple(1 << p for p in range(12, 25, 2))  # 4 KiB .. 16 MiB
@@ -61,13 +62,14 @@ def _collective_worker(rank: int, world: int, payload: Any) -> list[tuple[str, i
             except (RuntimeError, NotImplementedError, ValueError):
                 break  # the backend lacks this collective (gloo: reduce_scatter)
             samples = []
+            clock = cpu_clock() if device == "cpu" else time.perf_counter
             for _ in range(repeats):
                 dist.barrier()
-                begin = time.perf_counter()
+                begin = clock()
                 run()
                 if device.startswith("cuda"):
                     t.cuda.synchronize()
-                samples.append(time.perf_counter() - begin)
+                samples.append(clock() - begin)
             # CPU: the fastest run is the uncontended one (timing.Timing.best)
             pick = min(samples) if device == "cpu" else statistics.median(samples)
             worst = t.tensor([pick], dtype=t.float64)
@@ -129,6 +131,9 @@ def interpolate_measured(rows: list[CollectiveRow], op: str, ranks: int, size: i
     pts = sorted((r.bytes, r.seconds) for r in rows if r.op == op and r.ranks == ranks)
     if not pts or size < pts[0][0] or size > pts[-1][0]:
         return None
+    for s0, t0 in pts:
+        if s0 == size:
+            return t0
     for (s0, t0), (s1, t1) in itertools.pairwise(pts):
         if s0 <= size <= s1:
             if s1 == s0:

@@ -135,6 +135,9 @@ class ProfileDB:
         data = json.loads(row[0])
         return {str(k): float(v) for k, v in data.items()}
 
+    def count_blocks(self, device: str) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM blocks WHERE device=?", (device,)).fetchone()[0])
+
     def put_block(self, device: str, key: str, timings: dict[str, float]) -> None:
         self._conn.execute(
             "INSERT OR REPLACE INTO blocks VALUES (?,?,?,?)", (device, key, json.dumps(timings, sort_keys=True),

@@ -17,6 +17,7 @@ from attrs import frozen
 from primus_lang.bench.gpt import build_gpt
 from primus_lang.bench.procs import run_ranks
 from primus_lang.bench.runtime import cpu_threads, torch
+from primus_lang.bench.timing import cpu_clock
 from primus_lang.ir import Model
 
 
@@ -77,13 +78,14 @@ class Trainer:
 def _time_steps(trainer: Trainer, world: int, warmup: int, steps: int) -> float:
     t = trainer.t
     samples = []
+    clock = cpu_clock() if trainer.device == "cpu" else time.perf_counter
     for i in range(warmup + steps):
         if world > 1:
             t.distributed.barrier()
-        begin = time.perf_counter()
+        begin = clock()
         trainer.step(world)
         if i >= warmup:
-            samples.append(time.perf_counter() - begin)
+            samples.append(clock() - begin)
     if world > 1:
         # a step ends when the slowest rank ends: take the max over ranks, sample by sample
         worst = t.tensor(samples, dtype=t.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -36,15 +37,17 @@ def time_call(
     repeats: int = 0,
     budget_s: float = 0.25,
     max_repeats: int = 50,
+    before: Callable[[], object] | None = None,
 ) -> Timing:
-    """Time ``fn``. With ``repeats`` 0 the count adapts so the repeats take about ``budget_s``."""
+    """Time ``fn``. With ``repeats`` 0 the count adapts so the repeats take about ``budget_s``.
+    ``before`` runs ahead of every sample, untimed (a cache flush)."""
     for _ in range(warmup):
         fn()
     _sync(device)
     if repeats <= 0:
-        probe = _time_once(fn, device)
+        probe = _time_once(fn, device, before)
         repeats = int(min(max_repeats, max(3, budget_s / max(probe, 1e-7))))
-    samples = sorted(_time_once(fn, device) for _ in range(repeats))
+    samples = sorted(_time_once(fn, device, before) for _ in range(repeats))
     return Timing(statistics.median(samples), samples[0], repeats)
 
 
@@ -53,7 +56,10 @@ def _sync(device: str) -> None:
         torch().cuda.synchronize(device)
 
 
-def _time_once(fn: Callable[[], object], device: str) -> float:
+def _time_once(fn: Callable[[], object], device: str, before: Callable[[], object] | None = None) -> float:
+    if before is not None:
+        before()
+        _sync(device)
     if device.startswith("cuda"):
         t = torch()
         start, end = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
@@ -62,6 +68,26 @@ def _time_once(fn: Callable[[], object], device: str) -> float:
         end.record()
         end.synchronize()
         return float(start.elapsed_time(end)) / 1e3
-    begin = time.perf_counter()
+    clock = cpu_clock()
+    begin = clock()
     fn()
-    return time.perf_counter() - begin
+    return clock() - begin
+
+
+def cpu_clock() -> Callable[[], float]:
+    """The clock for CPU timings: the process's CPU time (all its threads), which is what the wall time
+    would be on cores of its own; a machine shared with other work then cannot inflate a number.
+    ``PRIMUSC_BENCH_CLOCK=wall`` switches to wall-clock time."""
+    if os.environ.get("PRIMUSC_BENCH_CLOCK", "cpu") == "wall":
+        return time.perf_counter
+    return time.process_time
+
+
+def cache_flusher(device: str, nbytes: int = 0) -> Callable[[], object]:
+    """Overwrite a buffer larger than the last-level cache a layer's data would otherwise sit in, so a
+    block is timed with cold caches, as it runs inside a full model (the other layers' weights and
+    activations have evicted it). 256 MiB covers GPU L2s; on a CPU 32 MiB covers a core's L2 several
+    times over (a shared L3 of hundreds of MiB cannot be flushed at a useful cost)."""
+    nbytes = nbytes or (32 << 20 if device == "cpu" else 256 << 20)
+    buf = torch().empty(nbytes, dtype=torch().uint8, device=device)
+    return lambda: buf.fill_(1)

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir import Recompute
+
+LOGS = Path(__file__).parent / "logs"
+MEGATRON = LOGS / "megatron_llama8b_tp2.log"
+PRIMUS = LOGS / "primus_llama70b_pp4.log"
+
+
+def test_megatron_log_iterations_and_arguments() -> None:
+    log = parse_log(MEGATRON.read_text())
+    assert [i.index for i in log.iterations] == [1, 2, 3, 4]
+    assert log.iterations[0].seconds == pytest.approx(21.8443)
+    assert log.iterations[1].tflops_per_gpu == pytest.approx(244.2)
+    assert log.iterations[1].gbs == 128
+    # the first iteration is warm-up: median of 18.9126, 18.8741, 18.9050
+    assert log.step_time() == pytest.approx(18.9050)
+    cand = candidate_from_log(log)
+    assert (cand.tp, cand.pp, cand.mbs, cand.gbs, cand.seq_len) == (2, 1, 2, 128, 8192)
+    assert cand.recompute == Recompute("selective") and cand.sharding == "dist_opt" and cand.precision == "bf16"
+
+
+def test_primus_log_with_rank_prefixes() -> None:
+    log = parse_log(PRIMUS.read_text())
+    assert log.iterations[-1].tokens_per_gpu == pytest.approx(576.9)
+    cand = candidate_from_log(log)
+    assert (cand.tp, cand.pp, cand.vpp, cand.gbs) == (8, 4, 2, 256)
+    assert cand.recompute == Recompute("full", 4, "block")
+
+
+def test_a_log_without_iterations_is_a_user_error() -> None:
+    with pytest.raises(CompileError) as err:
+        parse_log("nothing to see\n", "empty.log")
+    assert err.value.diagnostics[0].code.id == "P6804"
+
+
+def test_offset_is_the_geometric_mean_of_factors() -> None:
+    runs = [Offset("a", 2.0, 1.0), Offset("b", 1.0, 2.0), Offset("c", 1.5, 1.5)]
+    assert fit_offset(runs) == pytest.approx(1.0)
+    assert runs[0].factor == 2.0
+
+
+SPACE = """
+import models.llama3 (llama3_1_8b)
+import hardware.amd (mi325x)
+cluster c { gpu = mi325x; nodes = 1; gpus_per_node = 8 }
+space s on c { model = llama3_1_8b; seq_len = 8192; gbs = 128 }
+"""
+
+
+def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    assert main(["calibrate-log", str(MEGATRON), "--space", str(space), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    run = out["runs"][0]
+    assert run["measured_s"] == pytest.approx(18.905)
+    assert run["factor"] == pytest.approx(run["measured_s"] / run["projected_s"])
+    assert out["factor"] == pytest.approx(run["factor"])
+    assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1

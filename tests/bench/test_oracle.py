@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+from primus_lang.bench import runtime
+from primus_lang.bench.database import ProfileDB
+from primus_lang.bench.oracle import BenchmarkOracle, make_oracle, spec_of
+from primus_lang.bench.runtime import DeviceInfo
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings
+
+GPU = Gpu(name="g", vendor="other", peak_bf16=1e12, hbm_capacity=2**33, hbm_bandwidth=2e10, scale_up_bandwidth=2e9)
+CLUSTER = Cluster(name="c", gpu=GPU, nodes=1, gpus_per_node=1)
+CAND = Candidate(mbs=1, gbs=2, seq_len=64, sharding="none", overlap_grad_reduce=False, overlap_param_gather=False)
+
+
+def test_benchmark_oracle_drives_project_with_measured_kernels(micro_model: Model, cpu: DeviceInfo) -> None:
+    from primus_lang.project import Oracle, project
+
+    db = ProfileDB(":memory:")
+    oracle = BenchmarkOracle(db, cpu, CLUSTER, budget_s=0.002)
+    assert isinstance(oracle, Oracle)
+    proj = project(micro_model, CLUSTER, CAND, Settings(), oracle=oracle)
+    assert proj.step_time > 0
+    assert set(oracle.source_counts()) == {"measured"}
+    rows = db.count_kernels(cpu.key)
+    assert rows == oracle.source_counts()["measured"]
+    # hybrid reads the same database and measures nothing new
+    again = BenchmarkOracle(db, cpu, CLUSTER, measure=False)
+    project(micro_model, CLUSTER, CAND, Settings(), oracle=again)
+    assert db.count_kernels(cpu.key) == rows
+    assert set(again.source_counts()) == {"measured"}
+
+
+def test_hybrid_on_an_empty_database_falls_back_to_simulate(micro_model: Model, cpu: DeviceInfo) -> None:
+    from primus_lang.project import SimulateOracle, project
+
+    db = ProfileDB(":memory:")
+    hybrid = BenchmarkOracle(db, cpu, CLUSTER, measure=False)
+    got = project(micro_model, CLUSTER, CAND, Settings(), oracle=hybrid)
+    simulated = project(micro_model, CLUSTER, CAND, Settings(), oracle=SimulateOracle(CLUSTER))
+    assert set(hybrid.source_counts()) == {"simulated"}
+    assert got.step_time == pytest.approx(simulated.step_time)
+    assert db.count_kernels() == 0
+
+
+def test_every_compute_op_of_a_candidate_maps_to_a_kernel(micro_model: Model) -> None:
+    from primus_lang.project import stage_ops
+    from primus_lang.project.ops import Collective
+
+    for stage in stage_ops(micro_model, CLUSTER, CAND.replace(precision="fp8")):
+        tasks = [t for chunk in stage.chunks for block in chunk for t in block.tasks] + list(stage.step_tasks)
+        for task in tasks:
+            assert (spec_of(task.op) is None) == isinstance(task.op, Collective)
+
+
+def test_make_oracle(tmp_path: Any) -> None:
+    from primus_lang.project import SimulateOracle
+
+    assert isinstance(make_oracle("simulate", cluster=CLUSTER), SimulateOracle)
+    bench = make_oracle("benchmark", "cpu", str(tmp_path / "p.sqlite"), cluster=CLUSTER)
+    assert isinstance(bench, BenchmarkOracle) and bench.measure
+    hybrid = make_oracle("hybrid", "cpu", str(tmp_path / "p.sqlite"), cluster=CLUSTER)
+    assert isinstance(hybrid, BenchmarkOracle) and not hybrid.measure
+    with pytest.raises(ValueError):
+        make_oracle("psychic", cluster=CLUSTER)
+
+
+def test_missing_torch_is_a_diagnostic(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.import_module
+
+    def no_torch(name: str, *args: Any) -> Any:
+        if name == "torch":
+            raise ImportError("No module named 'torch'")
+        return real(name, *args)
+
+    monkeypatch.setattr(runtime.importlib, "import_module", no_torch)
+    with pytest.raises(CompileError) as err:
+        runtime.describe("cpu")
+    diag = err.value.diagnostics[0]
+    assert diag.code.id == "P6801" and "primusc[bench]" in diag.help
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:99"])
+def test_bad_devices_are_diagnostics(device: str) -> None:
+    with pytest.raises(CompileError) as err:
+        runtime.describe(device)
+    assert err.value.diagnostics[0].code.id == "P6802"
