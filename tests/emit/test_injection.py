@@ -150,7 +150,7 @@ def test_prx_strings_and_file_names_cannot_escape(tmp_path: Path, capsys: pytest
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40))
+@given(value=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40))
 def test_any_value_arrives_intact_or_is_refused(value: str, tmp_path: Path) -> None:
     space, cand = CASES["llama8b_zbv"]
     ctx = EmitContext(variables={"data_path": value, "megatron_dir": str(tmp_path)})
