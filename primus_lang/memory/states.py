@@ -103,6 +103,11 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
                            2 * int(k.state_bytes) * opt_numel))
     if k.fp8:
         gemm = sum(t.numel for t in tensors if t.gemm)
+        if fsdp:
+            # FSDP gathers one unit at a time, so TE's FP8 weight copies exist for the units in flight
+            # (the one computing and the one prefetched), not for the whole stage.
+            units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
+            gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
         recipe = int(k.fp8_recipe)
         # Row-wise and column-wise (transposed) FP8 copies of each weight; MXFP8 adds one E8M0 scale per
         # 32 elements per copy, blockwise one FP32 scale per 128×128 block per copy.
