@@ -25,7 +25,9 @@ from primus_lang.syntax.units import UNITS
 def _default(f: attrs.Attribute[Any]) -> str:
     if f.default is attrs.NOTHING:
         return "required"
-    value = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # type: ignore[arg-type]
+    value: Any = f.default
+    if isinstance(value, attrs.Factory):  # type: ignore[arg-type]
+        value = value.factory()
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -52,7 +54,7 @@ def _values(f: attrs.Attribute[Any]) -> str:
         return "true \\| false"
     if f.name == "recompute":
         return "none \\| selective \\| full(layers: N, method: uniform \\| block)"
-    return kind.value
+    return str(kind.value)
 
 
 def knobs() -> str:
@@ -125,7 +127,8 @@ def render(text: str) -> str:
     """``text`` with every generated section brought up to date."""
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end: {name} -->)", re.S)
-        text = pattern.sub(lambda m, make=make: m.group(1) + make() + "\n" + m.group(2), text)
+        body = make()
+        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 
