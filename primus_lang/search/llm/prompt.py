@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from primus_lang.ir.candidate import format_value
+from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.search.trial import EVALUATED, Trial
 
 if TYPE_CHECKING:
@@ -77,8 +77,9 @@ def describe_trial(search: Search, t: Trial) -> str:
             f" | {ev.tokens_per_gpu:.1f} tokens/s/GPU, step {ev.step_time:.4g} s, MFU {ev.mfu:.3f},"
             f" bubble {ev.bubble_fraction:.3f}, exposed comm {ev.exposed_comm:.4g} s"
         )
-        if ev.breakdown:
-            parts = ", ".join(f"{name} {sec:.4g}s" for name, sec in ev.breakdown)
+        shown = [(name, sec) for name, sec in ev.breakdown if sec > 1e-3 * ev.step_time]
+        if shown:
+            parts = ", ".join(f"{name} {sec:.4g}s" for name, sec in shown)
             line += f" | breakdown: {parts}"
     return line
 
@@ -97,8 +98,14 @@ def user_message(search: Search, feedback: Sequence[Trial], proposals: int) -> s
     lines.append("Axes:")
     for a in land.axes:
         lines.append(f"  {a.name}: {' | '.join(format_value(v) for v in a.values)}")
-    fixed = [f"{k}={format_value(getattr(base, k))}" for k in ("gbs", "seq_len")]
+    defaults = Candidate()
+    fixed = [
+        f"{k}={format_value(getattr(base, k))}"
+        for k in KNOBS
+        if k not in land.axis_names and (k in ("gbs", "seq_len") or getattr(base, k) != getattr(defaults, k))
+    ]
     lines.append(f"Fixed (must not change): {', '.join(fixed)} and every knob not listed as an axis.")
+    lines.append("Write values as listed (recompute as none, selective or full(LAYERS,METHOD)).")
     evaluated = sorted(
         (t for t in search.trial_of.values() if t.verdict == EVALUATED),
         key=lambda t: (-(t.score or 0.0), t.number),
