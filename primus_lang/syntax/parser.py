@@ -36,8 +36,10 @@ def _collect_comment(tok: Token) -> Token:
     return tok
 
 
-@functools.cache
-def _parser() -> lark.Lark:
+def build_parser(cache: bool = True) -> lark.Lark:
+    """The LALR parser. ``strict`` makes Lark refuse grammar conflicts and terminal collisions; the
+    check costs most of a second, so the built tables are cached on disk (keyed by the grammar's
+    hash), and the test suite builds once without the cache to keep the check honest."""
     grammar = (data_dir("grammar") / "primus.lark").read_text(encoding="utf-8")
     return lark.Lark(
         grammar,
@@ -46,7 +48,16 @@ def _parser() -> lark.Lark:
         strict=True,
         maybe_placeholders=False,
         lexer_callbacks={"COMMENT": _collect_comment},
+        cache=cache,
     )
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    try:
+        return build_parser(cache=True)
+    except OSError:  # an unwritable temp folder: build without the cache
+        return build_parser(cache=False)
 
 
 def _span(file: str, meta: Any) -> Span | None:

@@ -1,0 +1,23 @@
+"""The grammar builds under Lark's strict mode (no conflicts, no terminal collisions), uncached."""
+
+from __future__ import annotations
+
+from primus_lang.syntax import parse
+from primus_lang.syntax.parser import build_parser
+
+
+def test_strict_grammar_builds_without_cache() -> None:
+    parser = build_parser(cache=False)
+    assert parser.options.strict and parser.options.parser == "lalr"
+
+
+def test_contextual_keywords_are_names_elsewhere() -> None:
+    m = parse(
+        "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n"
+        "space s on c { model = m; gbs = 8; schedule : 1f1b | zbv; x : 1e3 | 1_000 | 2.5 }",
+        "k.prx",
+    )
+    cluster, space = m.items
+    assert cluster.body.stmts[0].name == "gpu"  # type: ignore[union-attr]
+    axis = space.body.stmts[3]  # type: ignore[union-attr]
+    assert [a.value for a in axis.domain.alts] == [1000.0, 1000, 2.5]  # type: ignore[union-attr]
