@@ -127,8 +127,8 @@ def render(text: str) -> str:
     """``text`` with every generated section brought up to date."""
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end: {name} -->)", re.S)
-        body = make()
-        text = pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+        body = make().replace("\\", "\\\\")
+        text = pattern.sub(rf"\g<1>{body}\n\g<2>", text)
     return text
 
 
