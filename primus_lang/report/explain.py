@@ -52,13 +52,33 @@ def explained_json(ev: Evaluated) -> dict[str, Any]:
     }
 
 
+def violations(space: Space, cand: Candidate) -> list[tuple[str, str]]:
+    """The legality rules and ``require``s the point breaks: it is still explained, since seeing what an
+    illegal point would cost is often why one asks, but the reader must know it cannot run."""
+    from primus_lang.check import legality
+
+    return [(v.code, v.message) for v in legality(space, cand)]
+
+
+def _warn(console: Console, broken: list[tuple[str, str]], name: str = "this point") -> None:
+    if broken:
+        console.print(f"[yellow bold]{name} is not a legal point of the space:[/yellow bold]")
+        for code, message in broken:
+            console.print(f"  [yellow]{code}[/yellow] {message}", markup=True, highlight=False)
+        console.print()
+
+
 def explain_candidate(args: argparse.Namespace) -> int:
     space = load(args)
-    ev = evaluate(space, point(space, getattr(args, "point", None)))
+    cand = point(space, getattr(args, "point", None))
+    ev = evaluate(space, cand)
+    broken = violations(space, cand)
     if getattr(args, "json", False):
-        print(json.dumps(explained_json(ev), indent=2))
+        print(json.dumps({**explained_json(ev), "violations": [list(v) for v in broken]}, indent=2))
         return 0
-    _console().print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
+    console = _console()
+    _warn(console, broken)
+    console.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
     return 0
 
 
@@ -71,10 +91,12 @@ def diff_candidates(args: argparse.Namespace) -> int:
     space = load(args)
     first, second = given
     ea, eb = evaluate(space, point(space, first)), evaluate(space, point(space, second))
+    broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
     d = diff(ea.view, eb.view)
     if getattr(args, "json", False):
         out = {
-            "a": explained_json(ea), "b": explained_json(eb),
+            "a": {**explained_json(ea), "violations": [list(v) for v in broken_a]},
+            "b": {**explained_json(eb), "violations": [list(v) for v in broken_b]},
             "knobs": [list(k) for k in d.knobs],
             "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
@@ -82,6 +104,9 @@ def diff_candidates(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, indent=2))
         return 0
-    _console().print(diff_view(d))
+    console = _console()
+    _warn(console, broken_a, "A")
+    _warn(console, broken_b, "B")
+    console.print(diff_view(d))
     sys.stdout.flush()
     return 0

@@ -95,3 +95,13 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert "P8902" in capsys.readouterr().err
     assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2"]) == 0
     assert "the fullest rank class" in capsys.readouterr().out
+
+
+def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.cli import main
+
+    assert main(["explain", str(EXAMPLE), "--point", "tp=3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any(code == "P4003" for code, _ in out["violations"])  # 64 heads are not divisible by TP 3
+    assert main(["explain", str(EXAMPLE), "--point", "tp=3"]) == 0
+    assert "not a legal point" in capsys.readouterr().out
