@@ -88,3 +88,35 @@ def test_bound_never_exceeds_a_projection() -> None:
         score = prep.land.score(ev(prep.land.points[i]), int(prep.land.peaks[i]))
         assert score <= prep.upper[i] * (1 + 1e-9)
     assert np.isfinite(prep.upper).all()
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_plan_leaves_a_trace_that_resume_finishes(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    space = str(root / "examples" / "mixtral_8x22b_mi355x.prx")
+    trace = tmp_path / "trace.jsonl"
+    args = [sys.executable, "-m", "primus_lang.cli", "plan", space, "--strategy", "random", "--budget", "600",
+            "--seed", "1", "--no-emit", "--json", "--trace", str(trace)]
+    proc = subprocess.Popen([*args, "--out", str(tmp_path / "a")], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if trace.exists() and trace.read_text().count('"event":"evaluation"') >= 20:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert b"--resume" in err
+    done = trace.read_text().count('"event":"evaluation"')
+    assert 20 <= done < 600
+    finished = subprocess.run([*args, "--out", str(tmp_path / "b"), "--resume", str(trace)], cwd=root,
+                              capture_output=True, check=True)
+    plan = json.loads(finished.stdout)
+    assert plan["result"]["evaluations"] == 600
+    assert trace.read_text().count('"event":"evaluation"') == 600

@@ -9,12 +9,16 @@ from the evolutionary population and refinement follows again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.strategies.evolutionary import Evolutionary
 from primus_lang.search.strategies.planner import Planner
 from primus_lang.search.strategies.refine import Refine
 from primus_lang.search.trial import Proposal, Trial
+
+if TYPE_CHECKING:
+    from primus_lang.search.engine import Search
 
 PLANNER_SHARE = 0.6
 EXPLORE_SHARE = 0.85
@@ -30,9 +34,10 @@ class Auto(Strategy):
         self._phases: list[tuple[Strategy, float | None]] = []
         self._current = 0
         self._evolution = Evolutionary()
+        self._one_batch = False
 
-    def start(self, search: object) -> None:
-        super().start(search)  # type: ignore[arg-type]
+    def start(self, search: Search) -> None:
+        super().start(search)
         explorer = self._make_explorer() if self._make_explorer is not None else self._evolution
         self._phases = [(Planner(), PLANNER_SHARE), (explorer, EXPLORE_SHARE), (Refine(), None)]
         self._enter(0)
@@ -90,7 +95,7 @@ class Auto(Strategy):
     def observe(self, trials: Sequence[Trial]) -> None:
         strategy, _ = self._phases[self._current]
         strategy.observe(trials)
-        if getattr(self, "_one_batch", False) and self._current == 1:
+        if self._one_batch and self._current == 1:
             self._one_batch = False
             self._enter(2)
         if strategy.proven:
