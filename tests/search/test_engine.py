@@ -153,3 +153,20 @@ def test_bayes_treats_memory_as_a_constraint() -> None:
     assert result.evaluations == 60
     assert all(land.fits[land.lookup(t.candidate)] for t in result.trials if t.charged)
     assert any("infeasible" in t.hypothesis for t in result.trials)
+
+
+def test_missing_optional_dependencies_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.search.llm.config import LlmConfig
+
+    land = synthetic.landscape()
+    monkeypatch.setitem(sys.modules, "optuna", None)  # makes `import optuna` raise ImportError
+    with pytest.raises(CompileError) as err:
+        search_landscape(land, synthetic.evaluator(), "bayes", Limits(evaluations=5))
+    assert err.value.diagnostics[0].code.id == "P8007"
+    monkeypatch.setitem(sys.modules, "litellm", None)
+    result = search_landscape(land, synthetic.evaluator(), "llm", Limits(evaluations=5),
+                              llm=LlmConfig(model="openai/gpt-4o"))
+    assert any("needs litellm" in n for n in result.notes) and result.evaluations == 5
