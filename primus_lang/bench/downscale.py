@@ -20,7 +20,7 @@ from primus_lang.bench.timing import cache_flusher, time_call
 from primus_lang.ir import Model
 
 # The optimizer tail is measured on at most this many parameters and scaled linearly beyond.
-TAIL_CAP = {"cpu": 1 << 25, "cuda": 1 << 29, "rocm": 1 << 29}
+TAIL_CAP = {"cpu": 1 << 25, "cuda": 1 << 31, "rocm": 1 << 31}
 
 
 @frozen

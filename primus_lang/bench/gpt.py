@@ -110,7 +110,8 @@ def _modules() -> Any:
 
 def build_layer(model: Model, tp: int, selective: bool, dtype: Any, device: str) -> Any:
     layer_cls, _ = _modules()
-    return layer_cls(model, tp, selective).to(device=device, dtype=dtype)
+    with torch().device(device):  # initialise on the device: a 1B model's init on the host takes long
+        return layer_cls(model, tp, selective).to(dtype=dtype)
 
 
 def build_gpt(
@@ -119,8 +120,9 @@ def build_gpt(
     _, gpt_cls = _modules()
     t = torch()
     t.manual_seed(0)
-    net = gpt_cls(model, layers, tp, recompute, full_layers)
-    return net.to(device=device, dtype=dtype)
+    with t.device(device):
+        net = gpt_cls(model, layers, tp, recompute, full_layers)
+    return net.to(dtype=dtype)
 
 
 def layer_params(model: Model, tp: int = 1) -> int:
