@@ -36,6 +36,18 @@ def _divisors(n: int, limit: int = 0) -> str:
     return ", ".join(map(str, ds[:12]))
 
 
+def _ep_overlap_problem(f: Env, s: Space) -> str:
+    if not _moe(s) or int(f["ep"]) <= 1:
+        return f"EP {f['ep']}" + ("" if _moe(s) else f" on the dense model `{s.model.name}`")
+    if f["moe_dispatcher"] == "allgather":
+        return "the allgather dispatcher"
+    if f["recompute"] == "full":
+        return "full recomputation"
+    if int(f["pp"]) > 1 and int(f["vpp"]) == 1:
+        return f"PP {f['pp']} without virtual stages"
+    return f"{s.model.mtp_layers} MTP layer(s) at PP {f['pp']}"
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         L.WORLD_DIVISIBILITY,
@@ -265,11 +277,23 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.EP_OVERLAP_NEEDS_EP,
-        ("ep_comm_overlap", "ep"),
-        lambda f, s: ~np.asarray(f["ep_comm_overlap"]) | (_moe(s) & (f["ep"] > 1)),
+        ("ep_comm_overlap", "ep", "moe_dispatcher", "recompute", "pp", "vpp"),
         lambda f, s: (
-            f"ep_comm_overlap with EP {f['ep']} (ep-overlap-needs-ep)",
-            "write `ep_comm_overlap : true | false when ep > 1`",
+            ~np.asarray(f["ep_comm_overlap"])
+            | (
+                _moe(s)
+                & (f["ep"] > 1)
+                & (f["moe_dispatcher"] != "allgather")
+                & (f["recompute"] != "full")
+                & ((f["pp"] == 1) | (f["vpp"] > 1))
+                & ((s.model.mtp_layers == 0) | ((s.model.mtp_layers == 1) & (f["pp"] > 1)))
+            )
+        ),
+        lambda f, s: (
+            "ep_comm_overlap with " + _ep_overlap_problem(f, s) + " (ep-overlap-needs-ep)",
+            "write `ep_comm_overlap : true | false when ep > 1` and keep its requirements: EP > 1, the "
+            "alltoall or flex dispatcher, no full recomputation, VPP > 1 when PP > 1, at most one MTP "
+            "layer and then PP > 1",
         ),
     ),
 )

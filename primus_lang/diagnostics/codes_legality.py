@@ -140,8 +140,10 @@ EP_TP_NEEDS_SP = register(
 EP_OVERLAP_NEEDS_EP = register(
     "P4022",
     "ep-overlap-needs-ep",
-    "EP communication overlap without expert parallelism",
-    "`--overlap-moe-expert-parallel-comm` overlaps the EP all-to-all; it needs an MoE model with EP > 1.",
+    "EP communication overlap outside the settings Megatron supports",
+    "`--overlap-moe-expert-parallel-comm` (megatron-core 0.16.1 TransformerConfig) needs an MoE model "
+    "with EP > 1, the alltoall or flex dispatcher, no full recomputation, virtual pipeline stages when "
+    "PP > 1, and at most one MTP layer, in which case PP > 1.",
 )
 REQUIRE_FAILED = register(
     "P4100",
