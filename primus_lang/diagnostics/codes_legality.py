@@ -74,7 +74,9 @@ INTERLEAVE_MICROBATCHES = register(
     "P4011",
     "interleave-microbatches",
     "interleaving with a micro-batch count that is not a multiple of PP",
-    "Megatron's interleaved schedule runs micro-batches in groups of PP: M >= PP and M % PP == 0.",
+    "Megatron's interleaved schedule runs micro-batches in groups of PP (microbatch_group_size_per_vp_stage, "
+    "megatron-core 0.16.1 schedules.py): M >= PP, and a final partial group smaller than PP is refused, "
+    "so M % PP == 0.",
 )
 CP_SEQUENCE = register(
     "P4012",
@@ -86,8 +88,10 @@ FULL_RECOMPUTE_LAYERS = register(
     "P4013",
     "full-recompute-layers",
     "full recomputation with no layers, or more layers than a stage holds",
-    "`full(layers: N)` recomputes N layers per (virtual) pipeline stage: 1 <= N <= num_layers / (PP·VPP). "
-    "Use `none` for no recomputation.",
+    "`full(layers: N)` recomputes N layers per (virtual) pipeline stage. Megatron requires N >= 1 and "
+    "documents N <= num_layers / PP; a larger N than one model chunk (num_layers / (PP·VPP)) behaves "
+    "exactly like the chunk size, so such points duplicate others and are removed: "
+    "1 <= N <= num_layers / (PP·VPP). Use `none` for no recomputation.",
 )
 PARAM_GATHER_NEEDS_DIST_OPT = register(
     "P4014",
