@@ -25,3 +25,15 @@ def test_example_space_is_searchable(path: Path) -> None:
     headroom = space.memory.headroom
     sample = itertools.islice(legal_points(space), 0, None, max(1, summary.legal // 25))
     assert any(account(space.model, space.cluster, c, space.settings).fits(headroom) for c in sample)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_axis_value_is_reachable(path: Path) -> None:
+    """A value no legal point takes is dead weight in the space (or a rule the author overlooked)."""
+    (space,) = load_program(path).spaces
+    seen: dict[str, set[object]] = {a.name: set() for a in space.axes}
+    for cand in legal_points(space):
+        for axis in space.axes:
+            seen[axis.name].add(getattr(cand, axis.name))
+    dead = {a.name: [v for v in a.domain.values if v not in seen[a.name]] for a in space.axes}
+    assert {k: v for k, v in dead.items() if v} == {}
