@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -232,6 +232,15 @@ def legal_points(space: Space) -> Iterator[Candidate]:
             if not keep.any():
                 break
         yield from _candidates(space, frame, keep)
+
+
+def legal_mask(space: Space, cands: Sequence[Candidate]) -> Any:
+    """A numpy bool array: which of ``cands`` pass every rule and ``require`` (one vectorised pass)."""
+    frame = frame_of(space, list(cands))
+    keep = np.ones(len(cands), dtype=bool)
+    for check in _checks(space):
+        keep &= _mask(check, frame, space)
+    return keep
 
 
 def legality(space: Space, cand: Candidate) -> list[Violation]:

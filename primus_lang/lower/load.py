@@ -19,7 +19,7 @@ from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.space import lower_space
-from primus_lang.lower.values import block_class, count, describe, fail, scalar, unit_quantity
+from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
 from primus_lang.syntax import ast, parse
 
@@ -276,7 +276,9 @@ class Loader:
                     hint = (
                         f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
                     )
-                    raise fail(N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", st.span, help=hint)
+                    raise fail(
+                        N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", name_span(st.span, st.name), help=hint
+                    )
                 kind = kind_of(f)
                 if isinstance(st, ast.Nested):
                     if kind is not Kind.BLOCK:

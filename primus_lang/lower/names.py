@@ -100,6 +100,71 @@ def resolve_expr(expr: Expr, known: set[str]) -> Expr:
     return walk(expr)
 
 
+def _knob_type(name: str) -> str:
+    f = KNOBS[name]
+    kind = kind_of(f)
+    if kind is Kind.FLAG:
+        return "bool"
+    if kind in (Kind.ENUM, Kind.BLOCK):  # `recompute` reads as its kind
+        return "name"
+    return "number"
+
+
+def type_of(expr: Expr, lets: dict[str, str]) -> str:
+    """``number``, ``bool`` or ``name``; refuses operators applied to the wrong kind of value (P3016)."""
+
+    def bad(e: Expr, message: str) -> CompileError:
+        return CompileError(
+            Diagnostic(
+                T.BAD_EXPRESSION, message, getattr(e, "span", None), help="see `primusc explain P3016`"
+            )
+        )
+
+    def walk(e: Expr) -> str:
+        if isinstance(e, Name):
+            if e.id in KNOBS:
+                return _knob_type(e.id)
+            return lets.get(e.id, "number")
+        if isinstance(e, Const):
+            if isinstance(e.value, bool):
+                return "bool"
+            return "name" if isinstance(e.value, str) else "number"
+        if isinstance(e, Unary):
+            inner = walk(e.operand)
+            want = "bool" if e.op == "not" else "number"
+            if inner != want:
+                raise bad(e, f"`{e.op}` needs a {want}, not a {inner}")
+            return want
+        if isinstance(e, Binary):
+            left = walk(e.left)
+            if e.op == "in":
+                items = e.right.items if isinstance(e.right, Tuple_) else (e.right,)
+                for item in items:
+                    if walk(item) != left:
+                        raise bad(item, f"`in` compares a {left} with a {walk(item)}")
+                return "bool"
+            right = walk(e.right)
+            if e.op in ("and", "or"):
+                if left != "bool" or right != "bool":
+                    raise bad(e, f"`{e.op}` joins conditions, not a {left if left != 'bool' else right}")
+                return "bool"
+            if e.op in ("==", "!="):
+                if left != right:
+                    raise bad(e, f"`{e.op}` compares a {left} with a {right}")
+                return "bool"
+            if left != "number" or right != "number":
+                raise bad(e, f"`{e.op}` needs numbers, not a {left if left != 'number' else right}")
+            return "bool" if e.op in ("<", "<=", ">", ">=") else "number"
+        if isinstance(e, Call):
+            for a in e.args:
+                if walk(a) != "number":
+                    raise bad(a, f"`{e.func}` takes numbers")
+            return "bool" if e.func == "divides" else "number"
+        raise bad(e, "a tuple is only allowed after `in`")
+
+    return walk(expr)
+
+
 def names_in(expr: Expr) -> set[str]:
     if isinstance(expr, Name):
         return {expr.id}

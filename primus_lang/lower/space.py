@@ -31,8 +31,8 @@ from primus_lang.ir.space import (
     Value,
 )
 from primus_lang.lower.domains import expand, single
-from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr
-from primus_lang.lower.values import count, fail, fraction, number, unit_quantity
+from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
+from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
 from primus_lang.syntax import ast
 
 if TYPE_CHECKING:
@@ -124,8 +124,19 @@ def lower_space(loader: Loader, module: LoadedModule, d: ast.Definition) -> Spac
             )
         set_by[key] = st
 
-    def expr(e: Expr) -> Expr:
-        return resolve_expr(e, known | {let.name for let in lets})
+    let_types: dict[str, str] = {}
+
+    def expr(e: Expr, want: str | None = "bool") -> Expr:
+        out = resolve_expr(e, known | {let.name for let in lets})
+        got = type_of(out, let_types)
+        if want is not None and got != want:
+            raise fail(
+                T.BAD_EXPRESSION,
+                f"a condition must be true or false, but this is a {got}",
+                e.span,
+                help="compare it: e.g. `tp > 1`",
+            )
+        return out
 
     for st in d.body.stmts:
         try:
@@ -140,10 +151,10 @@ def lower_space(loader: Loader, module: LoadedModule, d: ast.Definition) -> Spac
                     claim(st.name, st, f"knob `{st.name}`")
                     fixed[st.name] = single(KNOBS[st.name], st.value)
                 else:
-                    _unknown_knob(st.name, st.span)
+                    _unknown_knob(st.name, name_span(st.span, st.name))
             elif isinstance(st, ast.AxisStmt):
                 if st.name not in KNOBS:
-                    _unknown_knob(st.name, st.span)
+                    _unknown_knob(st.name, name_span(st.span, st.name))
                 claim(st.name, st, f"knob `{st.name}`")
                 values = expand(KNOBS[st.name], st.domain)
                 when = expr(st.when) if st.when is not None else None
@@ -156,7 +167,8 @@ def lower_space(loader: Loader, module: LoadedModule, d: ast.Definition) -> Spac
                         st.span,
                         help="choose another name",
                     )
-                e = expr(st.expr)
+                e = expr(st.expr, None)
+                let_types[st.name] = type_of(e, let_types)
                 let_deps[st.name] = _knob_deps(names_in(e), let_deps)
                 lets.append(Let(st.name, e, st.span))
             elif isinstance(st, ast.RequireStmt):

@@ -30,6 +30,13 @@ def fail(code: Any, message: str, span: Span | None, help: str = "") -> CompileE
     )
 
 
+def name_span(span: Span | None, name: str) -> Span | None:
+    """The span of the name a statement starts with (``field = ...``, ``knob : ...``)."""
+    if span is None:
+        return None
+    return Span(span.file, span.line, span.column, span.line, span.column + len(name))
+
+
 def describe(value: ast.Value | ast.Range) -> str:
     if isinstance(value, ast.Quantity):
         return "a number" if value.unit is None else f"a quantity in {value.unit}"

@@ -60,6 +60,9 @@ EXPECTED = {
     "wrong_kind": "P2008",
     "wrong_unit": "P3001",
     "zero_step": "P3010",
+    "type_error_arithmetic": "P3016",
+    "type_error_condition": "P3016",
+    "bad_setting": "P3005",
 }
 
 

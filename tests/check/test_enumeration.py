@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from primus_lang.check import (
     environment,
+    legal_mask,
     legal_points,
     legality,
     parse_point,
@@ -77,7 +78,10 @@ def test_counts_match_brute_force() -> None:
     for k, v in removed.items():
         brute_codes[k[:5]] += v
     assert +per_code == +brute_codes
-    assert [c for c in raw_points(space) if not legality(space, c)] == list(legal_points(space))
+    points = list(raw_points(space))
+    assert [c for c in points if not legality(space, c)] == list(legal_points(space))
+    mask = legal_mask(space, points)
+    assert [c for c, ok in zip(points, mask, strict=True) if ok] == list(legal_points(space))
 
 
 @settings(max_examples=25, deadline=None)
