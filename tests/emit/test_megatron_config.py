@@ -166,14 +166,7 @@ def megatron_argv(files: dict[str, str], tmp_path: Path) -> list[str]:
     return argv[argv.index("pretrain_gpt.py") + 1:]
 
 
-# Megatron-core refuses EP overlap with an MTP layer at PP 1; primus_lang.check does not know that
-# rule yet, so the example's first legal point (DeepSeek-V3, MTP, PP 1, EP overlap) trips it.
-KNOWN_GAPS = {"example_deepseek_v3_mi355x": "check.legality lacks Megatron's EP-overlap rules"}
-CASES = [
-    pytest.param(c, f, id=c, marks=[pytest.mark.xfail(reason=KNOWN_GAPS[c], strict=False)] if c in KNOWN_GAPS else [])
-    for c, t, f in emissions()
-    if t == "megatron+local"
-]
+CASES = [pytest.param(c, f, id=c) for c, t, f in emissions() if t == "megatron+local"]
 
 
 @pytest.mark.parametrize(("case", "files"), CASES)
