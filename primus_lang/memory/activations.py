@@ -154,17 +154,26 @@ def routed_tokens(model: Model, d: Dims, settings: Settings) -> Num:
 
 
 def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[Item]:
+    """A routed-expert MLP with the all-to-all dispatcher (megatron-core's MoELayer).
+
+    The router keeps its top-k indices and probabilities; the permutation keeps the routing map, the
+    probabilities spread over experts and the sort index; each expert keeps its input tokens, its FC1
+    output with the per-token probability (the weighted SwiGLU's inputs) and its FC2 input.
+    """
     moe = model.moe
     assert moe is not None
+    e, topk = moe.num_experts, moe.top_k
     tr = routed_tokens(model, d, settings)
     out = [
-        Item("router logits fp32", "4·Tsp·E", 4 * d.Tsp * moe.num_experts),
-        Item("router probabilities fp32", "4·Tsp·E", 4 * d.Tsp * moe.num_experts),
+        Item("router top-k indices", "8·Tsp·k", 8 * d.Tsp * topk),
+        Item("router top-k probabilities fp32", "4·Tsp·k", 4 * d.Tsp * topk),
+        Item("routing map", "E·Tsp", e * d.Tsp),
+        Item("routing probabilities over experts", "2·E·Tsp", 2 * e * d.Tsp),
+        Item("permutation index", "8·Tsp·k", 8 * d.Tsp * topk),
         Item("dispatched tokens", "gin·Tr·h", d.gin * tr * d.h),
+        Item("dispatched token probabilities", "2·Tr", 2 * tr),
     ]
     out += mlp_items(model, k, d, "expert ", tr, moe.ffn_hidden, k.etp)
-    out.append(Item("expert output before combine", "2·Tr·h", 2 * tr * d.h))
-    out.append(Item("routing weights fp32", "4·Tr", 4 * tr))
     if moe.shared_experts:
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         out += mlp_items(model, k, d, "shared expert ", d.T, width, k.tp)

@@ -57,6 +57,9 @@ SINGLE: list[Case] = [
     ("act-gpt2-selective", GPT2, cand(recompute=Recompute("selective")), "activations"),
     ("act-llama-full-block-1of4", LLAMA_4L, cand(recompute=Recompute("full", 1, "block")), "activations"),
     ("act-llama-full-uniform-2", LLAMA_4L, cand(recompute=Recompute("full", 2, "uniform")), "activations"),
+    # At EP 1 every expert is local, so the routed token copies total T·k whatever the router picks.
+    ("act-moe-ep1", MOE, cand(), "activations"),
+    ("act-moe-ep1-selective", MOE, cand(recompute=Recompute("selective")), "activations"),
     ("ddp-llama-distopt", LLAMA, cand(sharding="dist_opt"), "ddp"),
     ("ddp-moe-distopt", MOE, cand(sharding="dist_opt"), "ddp"),
 ]

@@ -128,8 +128,14 @@ class _NoStream:
     def synchronize(self) -> None:
         pass
 
-    def record_event(self, event: Any = None) -> None:
+    def record_event(self, event: Any = None) -> _NoStream:
+        return self
+
+    def wait_event(self, event: Any) -> None:
         pass
+
+    def query(self) -> bool:
+        return True
 
     def __enter__(self) -> _NoStream:
         return self
@@ -164,12 +170,17 @@ def patch_for_cpu() -> None:
     torch.cuda.Stream = _NoStream  # type: ignore[assignment,misc]
     torch.cuda.current_stream = lambda *a, **k: _NoStream()  # type: ignore[assignment]
     torch.cuda.stream = lambda s: contextlib.nullcontext()  # type: ignore[assignment]
+    torch.cuda.Event = _NoStream  # type: ignore[assignment,misc]
     rnd.get_cuda_rng_tracker = lambda *a, **k: _TRACKER  # type: ignore[assignment]
     tp_pkg.get_cuda_rng_tracker = rnd.get_cuda_rng_tracker  # type: ignore[attr-defined]
     rnd._get_all_rng_states = lambda: (torch.get_rng_state(), None, {})  # type: ignore[assignment]
     rnd._set_all_rng_states = lambda cpu, cuda, tracker: torch.set_rng_state(cpu)  # type: ignore[assignment]
     torch.nn.functional.dropout = _native_dropout  # type: ignore[assignment]
     _patch_torch_norm_for_sp()
+    import megatron.core.transformer.moe.moe_utils as moe_utils
+
+    # Without TransformerEngine the router's GEMM falls back to torch, as the module intends.
+    moe_utils.te_general_gemm = None  # type: ignore[attr-defined]
     torch.nn.functional.layer_norm = _layer_norm  # type: ignore[assignment]
     torch.nn.functional.rms_norm = _rms_norm  # type: ignore[assignment]
 
