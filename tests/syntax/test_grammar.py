@@ -7,7 +7,7 @@ from primus_lang.syntax.parser import build_parser
 
 
 def test_strict_grammar_builds_without_cache() -> None:
-    parser = build_parser(cache=False)
+    parser = build_parser(cache=False, strict=True)
     assert parser.options.strict and parser.options.parser == "lalr"
 
 
