@@ -1,0 +1,42 @@
+"""Vendor presets and REFERENCE.md's CUDA_DEVICE_MAX_CONNECTIONS rule, as the scripts export them."""
+
+from __future__ import annotations
+
+import pytest
+
+from primus_lang.emit.environment import device_max_connections, environment
+from primus_lang.ir import Candidate
+from tests.emit.ir_cases import B200, H100, MI325X, cluster
+
+
+@pytest.mark.parametrize(
+    ("gpu", "cand", "expected"),
+    [
+        (H100, Candidate(tp=2), "1"),
+        (H100, Candidate(cp=2), "1"),
+        (MI325X, Candidate(tp=8), "1"),  # ROCm reports compute capability 9.x: the rule applies
+        (H100, Candidate(), None),
+        (B200, Candidate(tp=2), None),  # Blackwell lifted the requirement
+        (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue
+    ],
+)
+def test_device_max_connections(gpu: object, cand: Candidate, expected: str | None) -> None:
+    assert device_max_connections(cluster(gpu, 1), cand) == expected  # type: ignore[arg-type]
+
+
+def test_amd_gets_rccl_presets_nvidia_does_not() -> None:
+    amd = dict(environment(cluster(MI325X, 1), Candidate(tp=2)))
+    nvidia = dict(environment(cluster(H100, 1), Candidate(tp=2)))
+    assert amd["GPU_MAX_HW_QUEUES"] == "2" and "GPU_MAX_HW_QUEUES" not in nvidia
+    assert amd["CUDA_DEVICE_MAX_CONNECTIONS"] == nvidia["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+
+
+def test_scripts_unset_it_under_fsdp() -> None:
+    from primus_lang.emit import emit
+    from tests.emit.harness import all_cases, context
+
+    space, cand = all_cases()["llama8b_h100_fsdp"]
+    text = emit(space, cand.replace(tp=2), "megatron+local", context())["node.sh"]
+    assert "unset CUDA_DEVICE_MAX_CONNECTIONS" in text
+    assert "--use-megatron-fsdp" in text and "--ckpt-format fsdp_dtensor" in text
+    assert "--no-gradient-accumulation-fusion" in text
