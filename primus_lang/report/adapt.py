@@ -195,8 +195,10 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
         views[cand] = v
         return v
 
-    evaluated = [view(t) for t in result.trials
-                 if t.candidate is not None and t.verdict in ("evaluated", "oom") and t.memory_peak is not None]
+    # Each candidate once: a point proposed again (a repeat, or an OOM point proposed twice) is one dot.
+    evaluated = list({t.candidate: view(t) for t in result.trials
+                      if t.candidate is not None and t.verdict in ("evaluated", "oom")
+                      and t.memory_peak is not None}.values())
     winner = view(best) if best is not None and best.candidate is not None else None
     others = [view(t) for t in ranked if t is not best and t.candidate is not None]
     base = view(baseline) if baseline is not None and baseline.candidate is not None else None

@@ -311,9 +311,11 @@ def scatter_chart(data: ReportData, width: float = 960, height: float = 420) -> 
              text_anchor="middle")
     svg.text(14, (top + bottom) / 2, "tokens/s/GPU", font_size=FONT, text_anchor="middle",
              transform=f"rotate(-90 14 {(top + bottom) / 2:.0f})")
-    _legend(svg, [("fits", "#4E79A7"), ("does not fit", MUTED), ("Pareto front", "#E15759"),
-                  ("winner", "#F0B400"), ("baseline (square)", "#333333"), ("capacity", CAPACITY_COLOUR),
-                  ("headroom limit", LIMIT_COLOUR)], left, bottom + 54, right - left)
+    items = [("fits", "#4E79A7"), ("does not fit", MUTED), ("Pareto front", "#E15759"), ("winner", "#F0B400"),
+             ("baseline (square)", "#333333"), ("capacity", CAPACITY_COLOUR), ("headroom limit", LIMIT_COLOUR)]
+    absent = {"does not fit": all(c.fits for c in pts), "baseline (square)": data.baseline is None,
+              "winner": data.winner is None, "headroom limit": data.headroom <= 0}
+    _legend(svg, [i for i in items if not absent.get(i[0], False)], left, bottom + 54, right - left)
     return svg.render()
 
 

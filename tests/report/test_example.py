@@ -55,7 +55,9 @@ def test_report_shows_the_real_stages(searched: tuple[Space, SearchResult, Path]
     assert data.winner.ranks and data.winner.timeline
     assert data.winner.memory_peak <= data.limit
     assert {e.kind for e in data.winner.timeline} >= {"F", "B"}
-    assert len(data.evaluated) == result.evaluations
+    projected = [c for c in data.evaluated if c.tokens_per_gpu == c.tokens_per_gpu]  # NaN: not projected
+    assert len(projected) == result.evaluations
+    assert len({c.label for c in data.evaluated}) == len(data.evaluated)
 
 
 def test_report_command_with_the_space_matches_plan_report(searched: tuple[Space, SearchResult, Path],
