@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
             "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
                       "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in
                                                             ("gemm_max", "fp8_gemm_max", "gemm_knee_flops",
-                                                             "attention", "scale_up_bus", "scale_out_bus")},
+                                                             "attention", "scale_up_bus", "scale_out_bus",
+                                                             "grouped_gemm")},
                       "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
             "cv_mape": total,
         }, indent=2))
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         e = f.efficiency
         print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
               f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} knee {e.gemm_knee_flops:.2e} "
-              f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f}")
+              f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
+              f"grouped {e.grouped_gemm:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
     return 0
 

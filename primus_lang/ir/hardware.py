@@ -29,6 +29,9 @@ class Efficiency:
     hbm: float = field(default=0.75, metadata=q(Kind.FRACTION, "memory-bound kernel share of HBM bandwidth"))
     scale_up_bus: float = field(default=0.75, metadata=q(Kind.FRACTION, "bus efficiency inside the domain"))
     scale_out_bus: float = field(default=0.80, metadata=q(Kind.FRACTION, "bus efficiency across NICs"))
+    grouped_gemm: float = field(
+        default=1.0, metadata=q(Kind.FRACTION, "grouped (MoE expert) GEMM plateau relative to dense GEMMs")
+    )
 
 
 @frozen

@@ -32,6 +32,7 @@ PARAMS: dict[str, tuple[float, float]] = {
     "attention": (0.10, 0.95),
     "scale_up_bus": (0.10, 1.0),
     "scale_out_bus": (0.05, 1.0),
+    "grouped_gemm": (0.2, 1.0),
 }
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
 
@@ -93,6 +94,8 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
         names.append("scale_up_bus")
     if any(r.cluster and r.cluster.world > r.cluster.domain for r in runs):
         names.append("scale_out_bus")
+    if any(r.model and r.model.moe for r in runs):
+        names.append("grouped_gemm")
     return names
 
 

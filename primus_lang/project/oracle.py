@@ -5,6 +5,8 @@
   profile's curve ``gemm_max * f / (f + knee)`` for BF16: ``knee`` is a fixed per-kernel cost
   (launch, tail wave) expressed in BF16 FLOPs, so FP8 GEMMs pay it at the same wall time, and so
   does every other kernel launch (attention, each memory-bound kernel);
+- grouped GEMMs (the local experts of a MoE layer) reach ``grouped_gemm`` of the dense plateau:
+  ragged groups tile less well than one large GEMM;
 - FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max`` (their quantize/cast kernels are separate
   memory ops in the op list, priced per recipe);
 - flash attention runs at ``attention`` of the BF16 peak on the FLOPs actually done (causal: half);
@@ -41,6 +43,7 @@ class SimulateOracle:
         self._bf16 = gpu.peak_bf16 * eff.gemm_max
         self._fp8 = gpu.peak("fp8") * (eff.fp8_gemm_max if gpu.peak_fp8 > 0 else eff.gemm_max)
         self._overhead = eff.gemm_knee_flops / self._bf16
+        self._grouped = eff.grouped_gemm
         self._attention = gpu.peak_bf16 * eff.attention
         self._hbm = gpu.hbm_bandwidth * eff.hbm
         self._links = Links.of(cluster)
@@ -57,6 +60,8 @@ class SimulateOracle:
             t = op.flops / self._attention + self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._bf16
+            if isinstance(op, GroupedGemm):
+                rate *= self._grouped
             t = op.flops / rate + self._overhead
         self._cache[key] = t
         return t
