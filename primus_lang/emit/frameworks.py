@@ -42,7 +42,9 @@ class Framework:
         """Why the candidate cannot be expressed exactly; empty when it can."""
         out: list[str] = []
         if self.cand.schedule not in self.SUPPORTED_SCHEDULES:
-            out.append(f"`schedule` = {self.cand.schedule}: {self.NAME} has no such pipeline schedule")
+            others = [f.NAME for f in FRAMEWORKS.values() if self.cand.schedule in f.SUPPORTED_SCHEDULES]
+            hint = f" ({', '.join(others)} does)" if others else ""
+            out.append(f"`schedule` = {self.cand.schedule}: {self.NAME} has no such pipeline schedule{hint}")
         if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
         moe = self.model.moe
