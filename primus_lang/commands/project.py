@@ -28,17 +28,15 @@ def _conditional_defaults(space: Any, cand: Any, text: str) -> Any:
     their default where the condition does not hold, as in the space's own enumeration."""
     from primus_lang.check import environment
     from primus_lang.check.evaluate import evaluate
-    from primus_lang.ir import KNOBS
+    from primus_lang.ir import Candidate
 
+    defaults = Candidate()
     named = {part.split("=", 1)[0].strip() for part in text.replace(";", ",").split(",")}
     for axis in space.axes:
         if axis.when is None or axis.name in named:
             continue
         if not evaluate(axis.when, environment(space, cand)):
-            default = KNOBS[axis.name].default
-            if hasattr(default, "factory"):
-                default = default.factory()
-            cand = cand.replace(**{axis.name: default})
+            cand = cand.replace(**{axis.name: getattr(defaults, axis.name)})
     return cand
 
 
