@@ -97,3 +97,10 @@ UNCLOSED_STRING = register(
     'a string without its closing `"` on the same line',
     'Strings are written in double quotes on one line: `source = "HF config.json"`.',
 )
+EXPRESSION_TOO_DEEP = register(
+    "P1015",
+    "expression-too-deep",
+    "an expression nested more deeply than the compiler accepts",
+    "Expressions may nest at most 200 levels (operators and parentheses together); split a long one "
+    "with `let`.",
+)

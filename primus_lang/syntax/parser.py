@@ -591,5 +591,46 @@ def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
         found = list(_comment_sink)
         _comment_sink.clear()
     comments = tuple(ast.Comment(str(t).rstrip(), t.line or 1, t.column or 1) for t in found)
-    items = _ToAst(file).transform(tree)
-    return ast.Module(file, tuple(items), comments)
+    try:
+        items = _ToAst(file).transform(tree)
+    except RecursionError:
+        raise CompileError(Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply", help=_DEEP_HELP)) from None
+    module = ast.Module(file, tuple(items), comments)
+    _check_depth(module)
+    return module
+
+
+MAX_DEPTH = 200
+_DEEP_HELP = f"expressions nest at most {MAX_DEPTH} levels; split a long one with `let`"
+
+
+def _depth(expr: Any) -> int:
+    """Nesting depth of an expression, computed without recursion (later stages recurse)."""
+    deepest, stack = 0, [(expr, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, Unary):
+            stack.append((node.operand, d + 1))
+        elif isinstance(node, Binary):
+            stack += [(node.left, d + 1), (node.right, d + 1)]
+        elif isinstance(node, Call | Tuple_):
+            stack += [(a, d + 1) for a in (node.args if isinstance(node, Call) else node.items)]
+    return deepest
+
+
+def _check_depth(module: ast.Module) -> None:
+    for item in module.items:
+        if not isinstance(item, ast.Definition):
+            continue
+        for st in item.body.stmts:
+            expr = getattr(st, "expr", None) or getattr(st, "when", None)
+            if expr is not None and _depth(expr) > MAX_DEPTH:
+                raise CompileError(
+                    Diagnostic(
+                        C.EXPRESSION_TOO_DEEP,
+                        f"this expression nests more than {MAX_DEPTH} levels",
+                        st.span,
+                        help=_DEEP_HELP,
+                    )
+                )

@@ -131,3 +131,11 @@ def test_ten_megabyte_file(tmp_path: Path) -> None:
 
 def test_missing_file_is_a_diagnostic(tmp_path: Path) -> None:
     assert main(["check", str(tmp_path / "nope.prx")]) == 1
+
+
+@pytest.mark.parametrize("terms", [300, 20_000])
+def test_expression_too_deep(terms: int) -> None:
+    text = "space s on c { require " + " + ".join(["tp"] * terms) + " > 1 }"
+    with pytest.raises(CompileError) as err:
+        parse(text, "deep.prx")
+    assert err.value.diagnostics[0].code.id == "P1015"
