@@ -166,15 +166,16 @@ class Loader:
             shown = f"<stdlib>/{imp.source.replace('.', '/')}.prx"
         other = self.load_path(path, imp.span, shown)
         names = list(other.local) if imp.names is None else list(imp.names)
-        for name in names:
+        for i, name in enumerate(names):
+            where = imp.name_spans[i] if i < len(imp.name_spans) else imp.span
             entry = other.visible.get(name)
             if entry is None:
                 close = difflib.get_close_matches(name, list(other.visible), n=1)
                 hint = f"did you mean `{close[0]}`?" if close else "it defines: " + ", ".join(other.local)
-                raise fail(N.NOT_EXPORTED, f"`{other.file}` defines no `{name}`", imp.span, help=hint)
+                raise fail(N.NOT_EXPORTED, f"`{other.file}` defines no `{name}`", where, help=hint)
             existing = module.visible.get(name)
             if existing is not None and existing is not entry:
-                raise CompileError(self._duplicate(name, imp.span, existing.definition.span))
+                raise CompileError(self._duplicate(name, where, existing.definition.span))
             module.visible[name] = entry
 
     # ---- names -------------------------------------------------------------------------------

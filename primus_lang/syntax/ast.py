@@ -203,6 +203,7 @@ class Import:
     path: bool
     names: tuple[str, ...] | None
     span: Span | None = field(default=None, eq=False)
+    name_spans: tuple[Span, ...] = field(default=(), eq=False)
 
 
 DEF_KINDS = ("model", "gpu", "cluster", "space")

@@ -122,12 +122,13 @@ class _ToAst(Transformer[Token, Any]):
     def import_all(self, meta: Any, c: list[Token]) -> None:
         return None
 
-    def import_list(self, meta: Any, c: list[Token]) -> tuple[str, ...]:
-        return tuple(str(t) for t in c)
+    def import_list(self, meta: Any, c: list[Token]) -> tuple[tuple[str, ...], tuple[Span, ...]]:
+        return tuple(str(t) for t in c), tuple(_tok_span(self.file, t) for t in c)
 
     def import_stmt(self, meta: Any, c: list[Any]) -> ast.Import:
-        (source, is_path), names = c
-        return ast.Import(source, is_path, names, self.sp(meta))
+        (source, is_path), listed = c
+        names, spans = listed if listed is not None else (None, ())
+        return ast.Import(source, is_path, names, self.sp(meta), spans)
 
     def def_kind(self, meta: Any, c: list[Token]) -> str:
         return str(c[0])
