@@ -12,7 +12,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings
-from primus_lang.memory.knobs import Knobs, from_candidate
+from primus_lang.memory.knobs import (
+    FP8_RECIPE_CODES,
+    RECOMPUTE_CODES,
+    SCHEDULE_CODES,
+    SHARDING_CODES,
+    STATE_BYTES,
+    Knobs,
+)
 from primus_lang.memory.stage import layer_totals, stage_activation_total
 from primus_lang.memory.states import state_terms
 
@@ -21,13 +28,25 @@ _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes
 _FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name != "world")
 
 
+def _row(c: Candidate) -> tuple[int, ...]:
+    # The same values as knobs.from_candidate, in _FIELDS order, without building a Knobs per point.
+    rc = c.recompute
+    return (
+        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
+        c.precision == "fp8", FP8_RECIPE_CODES[c.fp8_recipe], RECOMPUTE_CODES[rc.kind], rc.layers,
+        rc.method == "uniform", SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
+        c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
+        STATE_BYTES[c.main_grad_dtype], STATE_BYTES[c.optimizer_dtype],
+    )
+
+
+_BOOL = frozenset({"fp8", "recompute_uniform", "sp", "flash", "overlap_grad_reduce"})
+
+
 def knob_columns(cands: Sequence[Candidate], world: int) -> Knobs:
     """The candidates as numpy columns (one pass over the objects)."""
-    rows = [from_candidate(c, world) for c in cands]
-    cols = {}
-    for name in _FIELDS:
-        values = [getattr(r, name) for r in rows]
-        cols[name] = np.asarray(values, dtype=bool if isinstance(values[0], bool) else np.int64)
+    table = np.asarray([_row(c) for c in cands], dtype=np.int64).reshape(len(cands), len(_FIELDS))
+    cols = {name: table[:, i].astype(bool) if name in _BOOL else table[:, i] for i, name in enumerate(_FIELDS)}
     return Knobs(world=world, **cols)
 
 
