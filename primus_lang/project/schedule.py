@@ -261,9 +261,30 @@ def _fixed(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, p2p: 
                 pos[s] += 1
                 remaining -= 1
                 progressed = True
-        if not progressed:
+        if not progressed and not _unblock(schedule, pp, nvirt, orders, pos, f_end, b_end):
             raise DeadlockError(f"{schedule} with pp={pp}, v={v}, m={m} deadlocks")
     return ScheduleResult(max(free), tuple(free), tuple(busy), tuple(peak), tuple(last_b), tuple(events))
+
+
+def _unblock(schedule: str, pp: int, nvirt: int, orders: list[list[tuple[str, int, int]]], pos: list[int],
+             f_end: dict[tuple[int, int], float], b_end: dict[tuple[int, int], float]) -> bool:
+    """When the interleaved order's last, shorter micro-batch group leaves every stage waiting, the
+    first stage that has a runnable op later in its order runs it now (Megatron's p2p pairs do the
+    same in effect: the blocked receive is posted and the other direction proceeds)."""
+    for s in range(pp):
+        order = orders[s]
+        for k in range(pos[s] + 1, len(order)):
+            kind, c, i = order[k]
+            j = virtual_index(schedule, pp, s, c)
+            if kind == "F":
+                ready = j == 0 or (j - 1, i) in f_end
+            else:
+                ready = (j, i) in f_end if j == nvirt - 1 else (j + 1, i) in b_end
+                ready = ready and (j, i) in f_end
+            if ready:
+                order.insert(pos[s], order.pop(k))
+                return True
+    return False
 
 
 def _greedy(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float,

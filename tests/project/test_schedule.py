@@ -110,3 +110,13 @@ def test_slower_passes_never_shorten_a_step() -> None:
         slower = [[x * 1.2 for x in row] for row in b]
         assert replay(plan(schedule, pp, v, m), f, slower, w, 0.1).makespan >= base
         assert replay(plan(schedule, pp, v, m), f, b, w, 0.3).makespan >= base
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("interleaved", 3),
+                                             ("zero_bubble", 1), ("zbv", 2)])
+def test_every_micro_batch_count_has_a_plan(schedule: str, v: int) -> None:
+    # including interleaving with a last micro-batch group shorter than pp
+    for pp in (2, 3, 4, 8):
+        for m in range(1, 3 * pp + 2):
+            p = plan(schedule, pp, v, m)
+            assert sum(1 for op in p.ops if op[1] == 0) == pp * v * m
