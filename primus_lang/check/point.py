@@ -6,7 +6,10 @@ import difflib
 import re
 from typing import Any
 
-from primus_lang.check.frame import DEFAULTS
+import numpy as np
+
+from primus_lang.check.evaluate import evaluate
+from primus_lang.check.frame import DEFAULTS, frame_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
@@ -80,4 +83,19 @@ def parse_point(space: Space, text: str) -> Candidate:
             raise CompileError(Diagnostic(N.DUPLICATE_FIELD, f"`{key}` given twice in the point"))
         given[key] = single(KNOBS[key], _value(raw, f"`{key}`"))
     values.update(given)
+    # A conditional axis the user did not set keeps the knob's default where its condition fails,
+    # as in enumeration; conditions may read other conditional axes, so settle them in passes.
+    conditional = [a for a in space.axes if a.when is not None and a.name not in given]
+    for _ in range(len(conditional)):
+        changed = False
+        cand = Candidate(**values)
+        for axis in conditional:
+            assert axis.when is not None
+            holds = bool(np.asarray(evaluate(axis.when, frame_of(space, [cand]))).reshape(-1)[0])
+            want = axis.domain.values[0] if holds else DEFAULTS[axis.name]
+            if values[axis.name] != want:
+                values[axis.name] = want
+                changed = True
+        if not changed:
+            break
     return Candidate(**values)

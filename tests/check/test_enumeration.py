@@ -137,6 +137,12 @@ def test_parse_point_fills_the_rest() -> None:
     assert (c.recompute.kind, c.recompute.layers, c.recompute.method) == ("full", 3, "uniform")
     assert parse_point(space, "recompute=full(2)").recompute.layers == 2
     assert parse_point(space, "").cp == 1
+    cond = space_of(
+        "gbs = 64\npp : 1 | 2\nschedule : interleaved | 1f1b when pp > 1\nvpp : 2 | 4 when schedule == interleaved"
+    )
+    assert (parse_point(cond, "").vpp, parse_point(cond, "").schedule) == (1, "1f1b")
+    assert (parse_point(cond, "pp=2").vpp, parse_point(cond, "pp=2").schedule) == (2, "interleaved")
+    assert parse_point(cond, "pp=2,schedule=1f1b").vpp == 1
     for bad in ["tpp=2", "tp", "precision=fp9", "tp=2,tp=4", "recompute=full"]:
         with pytest.raises(CompileError):
             parse_point(space, bad)
