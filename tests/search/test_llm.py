@@ -173,3 +173,11 @@ def test_reply_parser() -> None:
 def test_request_hash_is_canonical() -> None:
     assert request_hash({"a": 1, "b": [1, 2]}) == request_hash({"b": [1, 2], "a": 1})
     assert request_hash({"a": 1}) != request_hash({"a": 2})
+
+
+def test_llm_call_budget_hands_over_to_evolution() -> None:
+    result = search_landscape(synthetic.landscape(), synthetic.evaluator(), "llm",
+                              Limits(evaluations=12, llm_calls=1), llm=LlmConfig(model="gpt-4o-mini", mock_responses=(GOOD,)))
+    assert result.llm_calls == 1
+    assert any("call or cost budget is spent" in n for n in result.notes)
+    assert result.evaluations == 12 and any(t.source == "evolutionary" for t in result.trials)

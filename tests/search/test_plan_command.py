@@ -38,6 +38,10 @@ def test_plan_ranks_explains_and_emits(tmp_path: Path, capsys: pytest.CaptureFix
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["space"] == "tiny"
     assert (out / "trace.jsonl").is_file()
+    import subprocess
+
+    for script in [p for p in out.iterdir() if p.suffix in (".sh", ".sbatch")]:
+        subprocess.run(["bash", "-n", str(script)], check=True)
 
 
 def test_plan_refuses_a_non_empty_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
