@@ -1,0 +1,69 @@
+"""Judge the published runs' memory: every run that really ran without CPU offload should fit.
+
+    python tests/memory/corpus_check.py [--runs PATH] [--assume-recompute] [--show N]
+
+Rows come through ``primus_lang.project.runs.load_runs`` (the same mapping ``primusc validate`` uses).
+A row whose recipe enables CPU activation offloading is left out. ``--assume-recompute`` judges rows
+that publish no recompute setting under full recompute (the least activation memory Megatron offers):
+such a run may have used it, so judging it without is no evidence of a false OOM.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from primus_lang.ir import Recompute, Settings
+from primus_lang.memory import account
+from primus_lang.project.runs import load_runs
+
+DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "validation" / "published_runs.yaml"
+
+
+def offloads(row: dict[str, Any]) -> bool:
+    rec = row.get("recompute")
+    if not isinstance(rec, dict):
+        return False
+    return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
+
+
+def recompute_published(row: dict[str, Any]) -> bool:
+    rec = row.get("recompute")
+    return isinstance(rec, dict) and bool(rec.get("recompute_granularity") or rec.get("activation_checkpointing"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", default=str(DEFAULT))
+    ap.add_argument("--assume-recompute", action="store_true")
+    ap.add_argument("--show", type=int, default=15)
+    args = ap.parse_args()
+    rows = {r["id"]: r for r in yaml.safe_load(Path(args.runs).read_text())}
+    runs = [r for r in load_runs(args.runs) if not r.skip]
+    judged = []
+    left_out = 0
+    for run in runs:
+        row = rows[run.id]
+        if offloads(row):
+            left_out += 1
+            continue
+        assert run.model is not None and run.cluster is not None and run.cand is not None
+        cand = run.cand
+        if args.assume_recompute and not recompute_published(row) and cand.recompute.kind == "none":
+            cand = cand.replace(recompute=Recompute("full", 1, "uniform"))
+        acc = account(run.model, run.cluster, cand, Settings())
+        judged.append((acc.spare(0) / acc.capacity, run, acc, cand))
+    judged.sort(key=lambda x: x[0])
+    over = [j for j in judged if j[0] < 0]
+    print(f"resolved rows {len(runs)}, left out for CPU offload {left_out}, judged {len(judged)}, "
+          f"judged not to fit (false OOMs) {len(over)}")
+    for frac, run, acc, cand in judged[: args.show]:
+        print(f"{run.id:28s} {run.group[0]:16s} {run.group[1]:10s} margin {frac:+7.1%}  "
+              f"peak {acc.peak.total / 2**30:7.1f} GiB of {acc.capacity / 2**30:6.1f}  {cand.label()}")
+
+
+if __name__ == "__main__":
+    main()
