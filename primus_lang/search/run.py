@@ -35,8 +35,8 @@ def make_strategy(name: str, llm: LlmConfig | None = None, notes: list[str] | No
     if name == "auto":
         config = llm or LlmConfig()
         usable, why = config.usable()
-        if notes is not None and config.model and not usable:
-            notes.append(why)
+        if notes is not None and not usable:
+            notes.append(f"auto: {why}")
         if usable:
             from primus_lang.search.strategies.investigator import Investigator
 
