@@ -124,3 +124,16 @@ def test_sigint_leaves_a_resumable_trace(tmp_path: Path) -> None:
     assert [t.candidate for t in resumed.trials] == [t.candidate for t in whole.trials]
     assert _stream(trace) == _stream(tmp_path / "whole.jsonl")
     assert os.path.getsize(trace) > 0
+
+
+def test_a_torn_last_line_is_skipped_on_resume(tmp_path: Path) -> None:
+    land = synthetic.landscape()
+    limits = Limits(evaluations=25)
+    whole = search_landscape(land, synthetic.evaluator(), "evolutionary", limits, seed=7, trace=tmp_path / "w.jsonl")
+    lines = (tmp_path / "w.jsonl").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if '"evaluation_number":9,' in line)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join(lines[:cut]) + "\n" + lines[cut][: len(lines[cut]) // 2])  # killed mid-write
+    resumed = search_landscape(land, synthetic.evaluator(), "evolutionary", limits, seed=7, resume=torn)
+    assert [t.candidate for t in resumed.trials] == [t.candidate for t in whole.trials]
+    assert _stream(torn) == _stream(tmp_path / "w.jsonl")
