@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("file", help="the .prx file")
     p.add_argument("--space", help="check only this space")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--explain", action="store_true", help="print the memory account of --point term by term")
+    p.add_argument("--point", help="the candidate for --explain, e.g. `tp=2,pp=4,recompute=full(8)`")
     p.set_defaults(func=run)
 
 
@@ -49,6 +51,10 @@ SECTIONS: list[Section] = [legality_lines]
 def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
+    if getattr(args, "explain", False) and getattr(args, "point", None):
+        from primus_lang.memory.explain_point import explain_point
+
+        return explain_point(spaces[0], args.point, as_json=args.json)
     summaries = [(space, summarize(space)) for space in spaces]
     for space, summary in summaries:
         require_legal(space, summary)

@@ -1,0 +1,32 @@
+"""``primusc check FILE --explain --point ...``: one candidate's account, term by term (or as JSON)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from primus_lang.diagnostics import render
+from primus_lang.ir import Space
+from primus_lang.memory.account import account
+from primus_lang.memory.explain import explain_overflow
+from primus_lang.memory.table import account_to_json, render_account
+
+
+def explain_point(space: Space, point: str, as_json: bool = False, console: Console | None = None) -> int:
+    """Print the account of ``point`` in ``space``; the exit status is 1 when it does not fit."""
+    from primus_lang.check import parse_point
+
+    cand = parse_point(space, point)
+    headroom = space.memory.headroom if space.memory is not None else 0.0
+    acc = account(space.model, space.cluster, cand, space.settings)
+    if as_json:
+        data = {"space": space.name, "point": cand.label(), **account_to_json(acc, headroom)}
+        print(json.dumps(data, indent=2))
+    else:
+        out = console or Console()
+        out.print(f"space {space.name}: {cand.label()} on {space.cluster.name} ({space.cluster.world} GPUs)")
+        out.print(render_account(acc, headroom))
+        if not acc.fits(headroom):
+            out.print(render([explain_overflow(acc, headroom)]), markup=False, highlight=False)
+    return 0 if acc.fits(headroom) else 1
