@@ -331,6 +331,8 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
 
     first = next(raw_points(space))
     violations = {v.code: v for v in legality(space, first)}
+    spans = dict(space.knob_spans)
+    reads = {r.code.id: r.reads for r in RULES}
     out: list[Diagnostic] = []
     for count in summary.rules:
         if count.removed != summary.raw:
@@ -339,11 +341,12 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
         v = violations.get(count.code)
         if code is None or v is None:
             continue
-        out.append(
-            Diagnostic(
-                code, f"no point of space `{space.name}` is legal: {v.message}", space.span, help=v.help
-            )
-        )
+        # point at the knob the rule reads (or the failing `require`), not at the whole space
+        where = next((spans[k] for k in reads.get(count.code, ()) if k in spans), space.span)
+        if count.code == L.REQUIRE_FAILED.id:
+            where = next((c.span for c in space.constraints if to_text(c.expr) in v.message), where)
+        message = f"no point of space `{space.name}` is legal: {v.message}"
+        out.append(Diagnostic(code, message, where, help=v.help))
     if not out:
         worst = sorted(summary.rules, key=lambda r: -r.removed)[:3]
         listed = ", ".join(f"{r.code} {r.rule} removes {r.removed:,}" for r in worst if r.removed)

@@ -141,6 +141,8 @@ class Space:
     strategy: str = "auto"
     settings: Settings = field(factory=Settings)
     span: Span | None = field(default=None, eq=False, repr=False)
+    # where each fixed knob or axis is written, so a rule's diagnostic can point at the knob
+    knob_spans: tuple[tuple[str, Span], ...] = field(default=(), eq=False, repr=False)
 
 
 @frozen

@@ -247,6 +247,9 @@ def lower_space(loader: Loader, module: LoadedModule, d: ast.Definition) -> Spac
         strategy=strategy,
         settings=Settings(**settings),
         span=d.span,
+        knob_spans=tuple(
+            (name, st.span) for name, st in set_by.items() if name in KNOBS and st.span is not None
+        ),
     )
 
 
