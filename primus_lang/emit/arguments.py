@@ -120,7 +120,7 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s["overlap_param_gather"] = cand.overlap_param_gather and cand.sharding != "none"
     s["bf16"] = True
     if cand.precision == "fp8":
-        s["fp8_format"] = FP8_FORMAT
+        s["fp8"] = FP8_FORMAT  # argparse dest of --fp8-format
         s["fp8_recipe"] = cand.fp8_recipe
     # "flash" is any memory-efficient kernel (flash-attn, cuDNN or ROCm CK fused attention, none of
     # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.

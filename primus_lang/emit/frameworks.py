@@ -90,8 +90,7 @@ class Primus(Framework):
     def overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for dest, value in self.settings.items():
-            flag = self.profile.renames.get(dest)
-            key = flag[2:].replace("-", "_") if flag else dest
+            key = self.profile.dest(dest)
             # Primus's trainer config names the training corpus train_data_path.
             out["train_data_path" if key == "data_path" else key] = value
         return out

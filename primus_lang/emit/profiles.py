@@ -17,6 +17,9 @@ from attrs import frozen
 
 from primus_lang.emit.arguments import Setting, Settings
 
+# dest -> its flag, where the spelling is not the dest's (in every version)
+_SPELLING = {"fp8": "--fp8-format"}
+
 # dest -> the flag that turns a default-true behaviour off
 _NEGATED = {
     "add_bias_linear": "--disable-bias-linear",
@@ -34,7 +37,7 @@ class Unsupported:
 @frozen
 class Profile:
     name: str
-    renames: dict[str, str]  # dest -> flag spelling in this version
+    renames: dict[str, str]  # dest -> the dest this version calls it (its flag follows the new name)
     unsupported: tuple[Unsupported, ...]
     extras: Callable[[Settings], Settings]  # version-required companions of some settings
 
@@ -45,8 +48,12 @@ class Profile:
                 out.append(f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}")
         return out
 
+    def dest(self, dest: str) -> str:
+        return self.renames.get(dest, dest)
+
     def flag(self, dest: str) -> str:
-        return self.renames.get(dest) or "--" + dest.replace("_", "-")
+        name = self.dest(dest)
+        return _SPELLING.get(name) or "--" + name.replace("_", "-")
 
     def argv(self, settings: Settings) -> list[tuple[str, str | None]]:
         """Flags with their value (``None`` for switches), in the settings' order."""
@@ -99,7 +106,7 @@ CORE_V0_16 = Profile(
 
 CORE_V0_12 = Profile(
     name="core_v0.12",
-    renames={"use_megatron_fsdp": "--use-custom-fsdp"},
+    renames={"use_megatron_fsdp": "use_custom_fsdp"},
     unsupported=(
         Unsupported("overlap_moe_expert_parallel_comm", lambda v: v is True,
                     "EP communication overlap arrived after core_v0.12"),

@@ -34,7 +34,8 @@ RUN_ARGS = {
 }
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
-RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend"}
+RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend",
+           "fp8_format": "fp8"}
 
 
 def parse_argv(argv: list[str]) -> dict[str, Any]:
@@ -115,8 +116,8 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         kw.update(activation_func=squared_relu)
     if "num_experts" in args:
         kw["num_moe_experts"] = int(args.pop("num_experts"))
-    if "fp8_format" in args:
-        kw["fp8"] = args.pop("fp8_format")
+    if "fp8" in args:
+        kw["fp8"] = args.pop("fp8")
     if "num_virtual_stages_per_pipeline_rank" in args:
         kw["virtual_pipeline_model_parallel_size"] = int(args.pop("num_virtual_stages_per_pipeline_rank"))
     if "attention_backend" in args:

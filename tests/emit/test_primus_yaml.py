@@ -62,3 +62,28 @@ def test_data_and_checkpoint_variables() -> None:
     assert o["tokenizer_type"] == "HuggingFaceTokenizer" and o["tokenizer_model"] == "meta-llama/Llama-3.1-70B"
     assert o["save"] == o["load"] == "/ckpt/run1"
     assert "vocab_size" not in o
+
+
+# Keys Primus adds to Megatron's (primus/configs/modules/megatron/primus_pipeline.yaml), and the
+# training corpus key its trainer config uses.
+PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path"}
+
+
+@pytest.mark.parametrize(("case", "text"), EXPERIMENTS)
+def test_override_keys_are_megatron_dests(case: str, text: str) -> None:
+    """Primus merges overrides onto Megatron's argument namespace: a key that is no Megatron dest
+    (a config field or one of the run arguments) would be carried along and do nothing."""
+    pytest.importorskip("megatron.core")
+    import dataclasses
+
+    from megatron.core.distributed import DistributedDataParallelConfig
+    from megatron.core.optimizer import OptimizerConfig
+    from megatron.core.transformer.transformer_config import MLATransformerConfig
+
+    from tests.emit.test_megatron_config import RUN_ARGS
+
+    known = set(RUN_ARGS) | PRIMUS_KEYS | {"num_experts", "num_virtual_stages_per_pipeline_rank",
+                                           "swiglu", "squared_relu", "multi_latent_attention"}
+    for cls in (MLATransformerConfig, DistributedDataParallelConfig, OptimizerConfig):
+        known |= {f.name for f in dataclasses.fields(cls)}
+    assert set(overrides(text)) - known == set()
