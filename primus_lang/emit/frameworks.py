@@ -89,8 +89,13 @@ class Primus(Framework):
 
     def overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for dest, value in self.settings.items():
+        for dest, setting in self.settings.items():
             key = self.profile.dest(dest)
+            value: Any = setting
+            if dest == "window_size" and isinstance(setting, str):
+                # On the command line Megatron parses "(127,0)"; Primus hands YAML values to it as
+                # they are, so the pair goes in as a list (as Primus's gpt-oss configs write it).
+                value = [int(part) for part in setting.strip("()").split(",")]
             # Primus's trainer config names the training corpus train_data_path.
             out["train_data_path" if key == "data_path" else key] = value
         return out

@@ -48,6 +48,8 @@ def test_sliding_window_needs_core_v0_16() -> None:
     space = attrs.evolve(space, model=space.model.replace(sliding_window=128))
     text = emit(space, cand, "megatron+local", context())["node.sh"]
     assert "--window-size '(127,0)'" in text and "--window-attn-skip-freq 2" in text
+    experiment = emit(space, cand, "primus+local", context())["experiment.yaml"]
+    assert "window_size:\n      - 127\n      - 0\n" in experiment
     with pytest.raises(CompileError) as err:
         emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
     assert codes(err) == ["P7001", "P7001"]
