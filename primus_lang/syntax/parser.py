@@ -557,6 +557,7 @@ def _decode(data: bytes | str, file: str) -> str:
         text = data
     if len(text) > MAX_BYTES:
         raise CompileError(_too_large(file, len(text)))
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     if "\x00" in text:
         raise CompileError(
             Diagnostic(C.NOT_TEXT, f"`{file}` contains NUL bytes: not a text file", help="check the path")

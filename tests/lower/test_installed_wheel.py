@@ -1,0 +1,72 @@
+"""The built wheel works outside the checkout: grammar, stdlib and examples travel inside it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (ROOT / "pyproject.toml").is_file(), reason="needs the source checkout")
+def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
+    pytest.importorskip("hatchling")
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    wheel = next(dist.glob("primusc-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
+    py = bin_dir / "python"
+    # Third-party dependencies come from this interpreter's site-packages (a bare path, so its .pth
+    # files — including the editable install of this checkout — are not processed); primusc itself
+    # comes only from the wheel.
+    site = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True
+    )
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    where = subprocess.run(
+        [str(py), "-c", "from primus_lang.resources import data_dir; print(data_dir('examples'))"],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    examples = sorted(Path(where).glob("*.prx"))
+    assert examples and Path(where).is_relative_to(venv)
+    for example in examples:
+        shutil.copy(example, work / example.name)
+        done = subprocess.run(
+            [str(bin_dir / "primusc"), "check", example.name], cwd=work, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert "legal points" in done.stdout
