@@ -195,9 +195,17 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
     if sh.ep > 1:
         send = tokens_in * moe.top_k * sh.h * BF16
+        remote = -1
+        domains = sh.ep_group.domains
+        if sh.cand.moe_dispatcher == "flex" and domains > 1:
+            # DeepEP/HybridEP send a token once to each remote domain holding one of its experts and
+            # forward it over the scale-up fabric there: the expected number of remote domains hit
+            # by top_k experts spread evenly over the domains
+            hit = (domains - 1) * (1 - (1 - 1 / domains) ** moe.top_k)
+            remote = int(tokens_in * hit * sh.h * BF16)
         for phase in ("F", "B"):
             for _ in ("dispatch", "combine"):
-                tasks.append(Task(Collective("all_to_all", send, sh.ep_group), phase, "ep_comm",
+                tasks.append(Task(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
                                   routed=True, hides_under="block"))
     if sh.etp > 1:
         gathered = routed_tokens * sh.h * BF16

@@ -83,7 +83,8 @@ def collective_time(op: Collective, links: Links) -> float:
         return links.out_latency + s / links.out_bandwidth
     if op.kind == "all_to_all":
         inside = (g - 1) / n * s / up if g > 1 else 0.0
-        outside = (n - g) / n * s / links.out_bandwidth
+        remote = op.remote_bytes if op.remote_bytes >= 0 else (n - g) / n * s
+        outside = remote / links.out_bandwidth
         return (g - 1) * links.up_latency + (n - g) * links.out_latency + max(inside, outside)
     if op.kind == "all_reduce":
         if m == 1:

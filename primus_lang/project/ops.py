@@ -126,11 +126,13 @@ class Group:
 @frozen
 class Collective:
     """``bytes`` is the full buffer: the all-reduced tensor, the gathered output, the reduce-scatter
-    input, a rank's whole all-to-all send buffer, or one point-to-point message."""
+    input, a rank's whole all-to-all send buffer, or one point-to-point message. A de-duplicating
+    MoE dispatcher (DeepEP/HybridEP) sends a token once per remote domain: ``remote_bytes``."""
 
     kind: str
     bytes: int
     group: Group
+    remote_bytes: int = -1  # all-to-all only: bytes that leave the domain, if not the even share
 
     @property
     def flops(self) -> float:
@@ -138,7 +140,7 @@ class Collective:
 
     @property
     def key(self) -> tuple[object, ...]:
-        return ("collective", (self.kind, self.bytes, self.group.size, self.group.per_domain), "")
+        return ("collective", (self.kind, self.bytes, self.group.size, self.group.per_domain, self.remote_bytes), "")
 
 
 Op = Gemm | GroupedGemm | Attention | MemoryOp | Collective

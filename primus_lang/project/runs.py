@@ -13,7 +13,9 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 - ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
   checkpointing map to selective or full;
 - NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1, and MoE rows that
-  publish ``moe_a2a_overlap`` overlap the expert all-to-all.
+  publish ``moe_a2a_overlap`` overlap the expert all-to-all;
+- rows whose notes say the benchmark force-balanced tokens over experts (Megatron-Bridge, AutoModel's
+  "fake balanced gate") run with ``moe_imbalance = 1``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import attrs
 import yaml
 from attrs import frozen
 
-from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute
+from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
 
@@ -58,6 +60,12 @@ class Run:
     cand: Candidate | None = None
     skip: str = ""
     source: str = ""
+    balanced: bool = False  # the benchmark forced an even token split over experts (no busiest rank)
+
+    def settings(self, base: Settings | None = None) -> Settings:
+        """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away."""
+        base = base or Settings()
+        return attrs.evolve(base, moe_imbalance=1.0) if self.balanced else base
 
 
 @functools.lru_cache(maxsize=4)
@@ -184,7 +192,10 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
     group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
     measured = (row.get("measured") or {}).get("tokens_per_sec_per_gpu")
-    run = Run(rid, group, float(measured) if measured is not None else None, source=str(row.get("source", "")))
+    notes = " ".join(str(n) for n in row.get("notes") or []).lower()
+    balanced = "force-balanced" in notes or "fake balanced" in notes
+    run = Run(rid, group, float(measured) if measured is not None else None, source=str(row.get("source", "")),
+              balanced=balanced)
 
     def skip(reason: str) -> Run:
         return attrs.evolve(run, skip=reason)

@@ -59,9 +59,10 @@ def validate_rows(runs: Sequence[Run], settings: Settings | None = None, memory:
             out.append(RowResult(run.id, run.group, None, run.measured, None, None, run.skip))
             continue
         assert run.model is not None and run.cluster is not None and run.cand is not None
-        p = project(run.model, run.cluster, run.cand, settings).tokens_per_gpu
+        row_settings = run.settings(settings)
+        p = project(run.model, run.cluster, run.cand, row_settings).tokens_per_gpu
         err = (p - run.measured) / run.measured if run.measured else None
-        mem = memory_verdict(run, settings) if memory else None
+        mem = memory_verdict(run, row_settings) if memory else None
         out.append(RowResult(run.id, run.group, p, run.measured, err, mem))
     return out
 
