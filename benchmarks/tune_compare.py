@@ -25,6 +25,7 @@ SPACES = (
     "examples/llama3_70b_h100.prx",
     "examples/mixtral_8x22b_mi355x.prx",
     "examples/qwen3_235b_mi355x.prx",
+    "examples/deepseek_v3_mi355x.prx",
 )
 BEGIN, END = "<!-- tune-compare:begin -->", "<!-- tune-compare:end -->"
 

@@ -112,7 +112,6 @@ class Planner(Strategy):
         name = land.axes[axis].name
         open_ = self.open_mask()
         dist = land.distances(here)
-        rng = s.rng(f"{self.name}:{axis}")
         picks: list[Proposal] = []
         for j in range(len(land.axes[axis].values)):
             if j == here[axis]:
@@ -121,10 +120,10 @@ class Planner(Strategy):
             allowed = has_value & land.fits
             if not allowed.any():
                 continue
-            # the nearest legal fitting point with this value; it may already be evaluated
+            # the nearest legal fitting point with this value (the first in landscape order among equals,
+            # so the planner is deterministic whatever the seed); it may already be evaluated
             d = np.where(allowed, dist, np.iinfo(np.int64).max)
-            best = np.flatnonzero(d == d.min())
-            pick = int(best[0]) if len(best) == 1 else int(best[rng.integers(len(best))])
+            pick = int(np.argmin(d))
             if open_[pick]:
                 value = land.axes[axis].values[j]
                 picks.append(Proposal(self.name, candidate=land.points[pick], hypothesis=f"sweep {name} -> {value}"))
