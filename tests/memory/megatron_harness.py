@@ -109,11 +109,11 @@ class _GpuRmsNorm(torch.autograd.Function):
 
 
 def _layer_norm(x: torch.Tensor, shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
-    return _GpuLayerNorm.apply(x, list(shape), weight, bias, eps)
+    return _GpuLayerNorm.apply(x, list(shape), weight, bias, eps)  # type: ignore[no-untyped-call]
 
 
 def _rms_norm(x: torch.Tensor, shape: Any, weight: Any = None, eps: float | None = None) -> Any:
-    return _GpuRmsNorm.apply(x, list(shape), weight, 1e-6 if eps is None else eps)
+    return _GpuRmsNorm.apply(x, list(shape), weight, 1e-6 if eps is None else eps)  # type: ignore[no-untyped-call]
 
 
 class _NoStream:
@@ -159,30 +159,35 @@ def _patch_torch_norm_for_sp() -> None:
         finally:
             config.sequence_parallel = sp
 
-    tn.WrappedTorchNorm.__new__ = new  # type: ignore[method-assign]
+    _set(tn.WrappedTorchNorm, "__new__", new)
+
+
+def _set(owner: Any, name: str, value: Any) -> None:
+    """Monkey-patch ``owner.name`` (through setattr: the patched objects' declared types do not fit)."""
+    setattr(owner, name, value)
 
 
 def patch_for_cpu() -> None:
     import megatron.core.tensor_parallel as tp_pkg
     import megatron.core.tensor_parallel.random as rnd
 
-    torch.cuda.current_device = lambda: "cpu"  # type: ignore[assignment,return-value]
-    torch.cuda.Stream = _NoStream  # type: ignore[assignment,misc]
-    torch.cuda.current_stream = lambda *a, **k: _NoStream()  # type: ignore[assignment]
-    torch.cuda.stream = lambda s: contextlib.nullcontext()  # type: ignore[assignment]
-    torch.cuda.Event = _NoStream  # type: ignore[assignment,misc]
-    rnd.get_cuda_rng_tracker = lambda *a, **k: _TRACKER  # type: ignore[assignment]
-    tp_pkg.get_cuda_rng_tracker = rnd.get_cuda_rng_tracker  # type: ignore[attr-defined]
-    rnd._get_all_rng_states = lambda: (torch.get_rng_state(), None, {})  # type: ignore[assignment]
-    rnd._set_all_rng_states = lambda cpu, cuda, tracker: torch.set_rng_state(cpu)  # type: ignore[assignment]
-    torch.nn.functional.dropout = _native_dropout  # type: ignore[assignment]
+    _set(torch.cuda, "current_device", lambda: "cpu")
+    _set(torch.cuda, "Stream", _NoStream)
+    _set(torch.cuda, "current_stream", lambda *a, **k: _NoStream())
+    _set(torch.cuda, "stream", lambda s: contextlib.nullcontext())
+    _set(torch.cuda, "Event", _NoStream)
+    _set(rnd, "get_cuda_rng_tracker", lambda *a, **k: _TRACKER)
+    _set(tp_pkg, "get_cuda_rng_tracker", rnd.get_cuda_rng_tracker)
+    _set(rnd, "_get_all_rng_states", lambda: (torch.get_rng_state(), None, {}))
+    _set(rnd, "_set_all_rng_states", lambda cpu, cuda, tracker: torch.set_rng_state(cpu))
+    _set(torch.nn.functional, "dropout", _native_dropout)
     _patch_torch_norm_for_sp()
     import megatron.core.transformer.moe.moe_utils as moe_utils
 
     # Without TransformerEngine the router's GEMM falls back to torch, as the module intends.
-    moe_utils.te_general_gemm = None  # type: ignore[attr-defined]
-    torch.nn.functional.layer_norm = _layer_norm  # type: ignore[assignment]
-    torch.nn.functional.rms_norm = _rms_norm  # type: ignore[assignment]
+    _set(moe_utils, "te_general_gemm", None)
+    _set(torch.nn.functional, "layer_norm", _layer_norm)
+    _set(torch.nn.functional, "rms_norm", _rms_norm)
 
 
 def init_distributed(rank: int, world: int, port: int, tp: int = 1, pp: int = 1, ep: int = 1, etp: int | None = None,
@@ -213,8 +218,8 @@ def shutdown() -> None:
 class SavedMeter:
     """Bytes autograd keeps for backward, one count per storage, parameters excluded."""
 
-    def __init__(self, exclude: Iterator[torch.Tensor] | list[torch.Tensor] = ()) -> None:
-        self.excluded = {p.untyped_storage().data_ptr() for p in exclude}
+    def __init__(self, exclude: list[torch.Tensor] | None = None) -> None:
+        self.excluded = {p.untyped_storage().data_ptr() for p in exclude or []}
         self.storages: dict[int, int] = {}
         self.shapes: dict[int, tuple[tuple[int, ...], str]] = {}
 
@@ -237,10 +242,10 @@ class SavedMeter:
 
 
 def run_spawned(fn: Callable[..., None], world: int, *args: Any) -> None:
-    import torch.multiprocessing as mp
+    from torch.multiprocessing.spawn import spawn
 
     port = free_port()
-    mp.spawn(fn, args=(world, port, *args), nprocs=world, join=True)
+    spawn(fn, args=(world, port, *args), nprocs=world, join=True)  # type: ignore[no-untyped-call]
 
 
 def transformer_config(model: Any, cand: Any) -> Any:
@@ -363,7 +368,7 @@ def _reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op: Any = 
 
 def patch_gloo_collectives() -> None:
     """gloo has neither all-gather-into-tensor nor reduce-scatter-tensor; build them from what it has."""
-    dist.all_gather_into_tensor = _all_gather_into_tensor  # type: ignore[assignment]
-    dist._all_gather_base = _all_gather_into_tensor  # type: ignore[attr-defined]
-    dist.reduce_scatter_tensor = _reduce_scatter_tensor  # type: ignore[assignment]
-    dist._reduce_scatter_base = _reduce_scatter_tensor  # type: ignore[attr-defined]
+    _set(dist, "all_gather_into_tensor", _all_gather_into_tensor)
+    _set(dist, "_all_gather_base", _all_gather_into_tensor)
+    _set(dist, "reduce_scatter_tensor", _reduce_scatter_tensor)
+    _set(dist, "_reduce_scatter_base", _reduce_scatter_tensor)
