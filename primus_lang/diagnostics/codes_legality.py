@@ -153,7 +153,7 @@ REQUIRE_FAILED = register(
     "P4100",
     "require-failed",
     "a `require` constraint of the space is false for this point",
-    "The space's own `require EXPR \"message\"` rejects the point; the message names the values of the "
+    'The space\'s own `require EXPR "message"` rejects the point; the message names the values of the '
     "expression's names.",
 )
 NO_LEGAL_POINT = register(

@@ -20,7 +20,7 @@ UNKNOWN_MODULE = register(
     "P2003",
     "unknown-module",
     "an import of a stdlib module or file that does not exist",
-    "`import models.llama3 (...)` reads stdlib/models/llama3.prx; `import \"./x.prx\" (...)` reads a file "
+    '`import models.llama3 (...)` reads stdlib/models/llama3.prx; `import "./x.prx" (...)` reads a file '
     "relative to the importing file.",
 )
 IMPORT_CYCLE = register(

@@ -278,7 +278,10 @@ class Loader:
                         f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
                     )
                     raise fail(
-                        N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", name_span(st.span, st.name), help=hint
+                        N.UNKNOWN_FIELD,
+                        f"a {what} has no field `{st.name}`",
+                        name_span(st.span, st.name),
+                        help=hint,
                     )
                 kind = kind_of(f)
                 if isinstance(st, ast.Nested):

@@ -596,7 +596,9 @@ def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
     try:
         items = _ToAst(file).transform(tree)
     except RecursionError:
-        raise CompileError(Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply", help=_DEEP_HELP)) from None
+        raise CompileError(
+            Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply", help=_DEEP_HELP)
+        ) from None
     module = ast.Module(file, tuple(items), comments)
     _check_depth(module)
     return module
