@@ -18,7 +18,7 @@ from primus_lang.bench.database import ProfileDB
 from primus_lang.bench.oracle import BenchmarkOracle
 from primus_lang.bench.reference import RefConfig, measure_reference
 from primus_lang.bench.runtime import DeviceInfo
-from primus_lang.ir import Candidate, Cluster, Gpu, Model, Recompute
+from primus_lang.ir import Candidate, Cluster, Gpu, Model, Recompute, Settings
 
 # A GPT-2-style miniature: small enough that a step takes tens of milliseconds on one core.
 TINY_GPT = Model(
@@ -65,7 +65,8 @@ def candidate(cfg: RefConfig) -> Candidate:
 class CheckRow:
     config: RefConfig
     measured: float
-    projected: float
+    projected: float  # downscaled: measured blocks composed by the schedule simulator
+    kernel_level: float | None = None  # ``project()`` summing measured kernels (BenchmarkOracle)
 
     @property
     def error(self) -> float:
@@ -90,6 +91,7 @@ def spearman(a: list[float], b: list[float]) -> float:
 
 def run_check(
     model: Model, configs: tuple[RefConfig, ...], db: ProfileDB, device: DeviceInfo, gpu: Gpu = CPU_CORE,
+    *, kernel_level: bool = False,
 ) -> CheckResult:
     begin = time.perf_counter()
     measured = measure_reference(model, list(configs), device=device.device)
@@ -101,8 +103,14 @@ def run_check(
     for cfg, seconds in zip(configs, measured, strict=True):
         cluster = local_cluster(gpu, cfg.world)
         oracle = BenchmarkOracle(db, device, cluster)
-        step = project_downscaled(model.replace(num_layers=cfg.layers), cluster, candidate(cfg), db, device, oracle)
-        rows.append(CheckRow(cfg, seconds, step.step_time))
+        reduced = model.replace(num_layers=cfg.layers)
+        step = project_downscaled(reduced, cluster, candidate(cfg), db, device, oracle)
+        kernels = None
+        if kernel_level:
+            from primus_lang.project import project
+
+            kernels = project(reduced, cluster, candidate(cfg), Settings(), oracle=oracle).step_time
+        rows.append(CheckRow(cfg, seconds, step.step_time, kernels))
     end = time.perf_counter()
     errors = [abs(r.error) for r in rows]
     rho = spearman([r.measured for r in rows], [r.projected for r in rows])
@@ -110,18 +118,24 @@ def run_check(
 
 
 def markdown(result: CheckResult) -> str:
+    kernels = all(r.kernel_level is not None for r in result.rows)
+    extra_head, extra_rule = (" kernel-level (ms) | error |", "---:|---:|") if kernels else ("", "")
     lines = [
         f"Device: `{result.device}`",
         "",
-        "| layers | mbs | seq | micro-batches | recompute | DP ranks | measured (ms) | projected (ms) | error |",
-        "|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        "| layers | mbs | seq | micro-batches | recompute | DP ranks | measured (ms) | projected (ms) | error |"
+        + extra_head,
+        "|---:|---:|---:|---:|---|---:|---:|---:|---:|" + extra_rule,
     ]
     for r in result.rows:
         c = r.config
         rc = f"full({c.full_layers})" if c.recompute == "full" else c.recompute
+        extra = ""
+        if r.kernel_level is not None:
+            extra = f" {r.kernel_level * 1e3:.1f} | {r.kernel_level / r.measured - 1:+.1%} |"
         lines.append(
             f"| {c.layers} | {c.mbs} | {c.seq} | {c.microbatches} | {rc} | {c.world} | {r.measured * 1e3:.1f} | "
-            f"{r.projected * 1e3:.1f} | {r.error:+.1%} |"
+            f"{r.projected * 1e3:.1f} | {r.error:+.1%} |" + extra
         )
     lines += [
         "",

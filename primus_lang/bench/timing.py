@@ -41,11 +41,16 @@ def time_call(
 ) -> Timing:
     """Time ``fn``. With ``repeats`` 0 the count adapts so the repeats take about ``budget_s``.
     ``before`` runs ahead of every sample, untimed (a cache flush)."""
-    for _ in range(warmup):
+    probe = 0.0
+    for i in range(warmup):
+        begin = time.perf_counter()
         fn()
-    _sync(device)
+        _sync(device)
+        probe = time.perf_counter() - begin
+        if i == 0 and probe > budget_s:
+            break  # a kernel this long is warm after one run; more would only cost time
     if repeats <= 0:
-        probe = _time_once(fn, device, before)
+        probe = _time_once(fn, device, before) if probe <= budget_s else probe
         repeats = int(min(max_repeats, max(3, budget_s / max(probe, 1e-7))))
     samples = sorted(_time_once(fn, device, before) for _ in range(repeats))
     return Timing(statistics.median(samples), samples[0], repeats)

@@ -46,7 +46,7 @@ def _check(db: object, device: object) -> int:
 
     assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
     configs = CPU_CONFIGS if device.kind == "cpu" else tuple(c for c in CPU_CONFIGS if c.world == 1)
-    print(markdown(run_check(TINY_GPT, configs, db, device)))
+    print(markdown(run_check(TINY_GPT, configs, db, device, kernel_level=True)))
     return 0
 
 
@@ -70,6 +70,8 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
     from primus_lang.bench.profile import profile
 
+    print(f"{space.name}: {count} candidates, {occurrences} kernel ops, {len(distinct)} distinct shapes "
+          f"to look up or measure on {device.name}", flush=True)
     counts = {"cached": 0, "measured": 0, "unsupported": 0}
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
