@@ -21,3 +21,10 @@ def test_contextual_keywords_are_names_elsewhere() -> None:
     assert cluster.body.stmts[0].name == "gpu"  # type: ignore[union-attr]
     axis = space.body.stmts[3]  # type: ignore[union-attr]
     assert [a.value for a in axis.domain.alts] == [1000.0, 1000, 2.5]  # type: ignore[union-attr]
+
+
+def test_units_may_be_glued_to_numbers() -> None:
+    m = parse("gpu g { hbm_capacity = 80GiB; x = 1.5TB/s; y = 30min; z = 1f1b }", "u.prx")
+    values = [s.value for s in m.items[0].body.stmts]  # type: ignore[union-attr]
+    assert [(v.value, v.unit) for v in values[:3]] == [(80, "GiB"), (1.5, "TB/s"), (30, "min")]
+    assert values[3].name == "1f1b"
