@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from primus_lang.syntax import parse
 from primus_lang.syntax.parser import build_parser
 
@@ -25,6 +27,6 @@ def test_contextual_keywords_are_names_elsewhere() -> None:
 
 def test_units_may_be_glued_to_numbers() -> None:
     m = parse("gpu g { hbm_capacity = 80GiB; x = 1.5TB/s; y = 30min; z = 1f1b }", "u.prx")
-    values = [s.value for s in m.items[0].body.stmts]  # type: ignore[union-attr]
+    values: list[Any] = [s.value for s in m.items[0].body.stmts]  # type: ignore[union-attr]
     assert [(v.value, v.unit) for v in values[:3]] == [(80, "GiB"), (1.5, "TB/s"), (30, "min")]
     assert values[3].name == "1f1b"
