@@ -249,14 +249,23 @@ class Loader:
         what = cls.__name__.lower()
         for st in block.stmts:
             try:
+                if isinstance(st, ast.AxisStmt):
+                    one = st.domain.alts[0] if len(st.domain.alts) == 1 else None
+                    fix = f"write `{st.name} = ...`"
+                    if isinstance(one, ast.Quantity | ast.Ident):
+                        fix = f"write `{st.name} = {one.text if isinstance(one, ast.Quantity) else one.name}`"
+                    raise fail(
+                        T.MISPLACED_STATEMENT,
+                        f"a {what} field takes `=`; `{st.name} : ...` declares an axis, which only a space has",
+                        st.span,
+                        help=fix,
+                    )
                 if not isinstance(st, ast.Assign | ast.Nested):
                     raise fail(
                         T.MISPLACED_STATEMENT,
                         f"a {what} block holds only `field = value` and nested blocks",
                         st.span,
-                        help="axes (`knob : a | b`), `let`, `require` and goals belong in a `space`"
-                        if isinstance(st, ast.AxisStmt)
-                        else "move this statement into a `space`",
+                        help="move this statement into a `space`",
                     )
                 if st.name in seen:
                     raise fail(
