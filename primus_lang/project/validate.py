@@ -35,6 +35,8 @@ class RowResult:
     error: float | None  # (projected - measured) / measured
     memory: MemoryVerdict | None
     skipped: str = ""
+    layout: str = ""  # GPU count and candidate label: rows re-measuring one recipe share it
+    dtype: str = ""  # bf16 or fp8, whatever the published recipe label
 
 
 def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
@@ -63,7 +65,8 @@ def validate_rows(runs: Sequence[Run], settings: Settings | None = None, memory:
         p = project(run.model, run.cluster, run.cand, row_settings).tokens_per_gpu
         err = (p - run.measured) / run.measured if run.measured else None
         mem = memory_verdict(run, row_settings) if memory else None
-        out.append(RowResult(run.id, run.group, p, run.measured, err, mem))
+        layout = f"{run.cluster.world}:{run.cand.label()}"
+        out.append(RowResult(run.id, run.group, p, run.measured, err, mem, "", layout, run.cand.precision))
     return out
 
 
@@ -117,7 +120,26 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "median_ape": statistics.median(ape) if ape else None,
         "spearman_by_group": rho,
         "signed_error_by_group": signed,
+        "spearman_by_layout_group": _layout_spearman(done),
     }
+
+
+def _layout_spearman(done: Sequence[RowResult]) -> dict[str, float | None]:
+    """Rank agreement over distinct layouts: inside (model card, GPU, dtype), rows that re-measure
+    one recipe (later releases) are merged by their mean, and groups need ``MIN_GROUP`` layouts.
+    Row-level groups are mostly one recipe measured several times, whose projections tie."""
+    groups: dict[tuple[str, str, str], dict[str, list[RowResult]]] = {}
+    for r in done:
+        groups.setdefault((r.group[0], r.group[1], r.dtype), {}).setdefault(r.layout, []).append(r)
+    out: dict[str, float | None] = {}
+    for g, layouts in sorted(groups.items()):
+        if len(layouts) < MIN_GROUP:
+            continue
+        proj = [statistics.fmean(r.projected or 0.0 for r in rs) for rs in layouts.values()]
+        meas = [statistics.fmean(r.measured or 0.0 for r in rs) for rs in layouts.values()]
+        value = spearman(proj, meas)
+        out[group_name(g)] = None if math.isnan(value) else value
+    return out
 
 
 def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
