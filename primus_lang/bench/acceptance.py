@@ -67,6 +67,7 @@ class CheckRow:
     measured: float
     projected: float  # downscaled: measured blocks composed by the schedule simulator
     kernel_level: float | None = None  # ``project()`` summing measured kernels (BenchmarkOracle)
+    anchored: float | None = None  # ``project()`` with the oracle anchored to the measured blocks
 
     @property
     def error(self) -> float:
@@ -105,12 +106,15 @@ def run_check(
         oracle = BenchmarkOracle(db, device, cluster)
         reduced = model.replace(num_layers=cfg.layers)
         step = project_downscaled(reduced, cluster, candidate(cfg), db, device, oracle)
-        kernels = None
+        kernels = anchored = None
         if kernel_level:
             from primus_lang.project import project
 
             kernels = project(reduced, cluster, candidate(cfg), Settings(), oracle=oracle).step_time
-        rows.append(CheckRow(cfg, seconds, step.step_time, kernels))
+            fresh = BenchmarkOracle(db, device, cluster)
+            fresh.anchor(reduced, [candidate(cfg)])
+            anchored = project(reduced, cluster, candidate(cfg), Settings(), oracle=fresh).step_time
+        rows.append(CheckRow(cfg, seconds, step.step_time, kernels, anchored))
     end = time.perf_counter()
     errors = [abs(r.error) for r in rows]
     rho = spearman([r.measured for r in rows], [r.projected for r in rows])
@@ -119,7 +123,9 @@ def run_check(
 
 def markdown(result: CheckResult) -> str:
     kernels = all(r.kernel_level is not None for r in result.rows)
-    extra_head, extra_rule = (" kernel-level (ms) | error |", "---:|---:|") if kernels else ("", "")
+    extra_head, extra_rule = ("", "")
+    if kernels:
+        extra_head, extra_rule = (" kernel-level (ms) | error | anchored (ms) | error |", "---:|---:|---:|---:|")
     lines = [
         f"Device: `{result.device}`",
         "",
@@ -131,8 +137,9 @@ def markdown(result: CheckResult) -> str:
         c = r.config
         rc = f"full({c.full_layers})" if c.recompute == "full" else c.recompute
         extra = ""
-        if r.kernel_level is not None:
-            extra = f" {r.kernel_level * 1e3:.1f} | {r.kernel_level / r.measured - 1:+.1%} |"
+        for value in (r.kernel_level, r.anchored):
+            if value is not None:
+                extra += f" {value * 1e3:.1f} | {value / r.measured - 1:+.1%} |"
         lines.append(
             f"| {c.layers} | {c.mbs} | {c.seq} | {c.microbatches} | {rc} | {c.world} | {r.measured * 1e3:.1f} | "
             f"{r.projected * 1e3:.1f} | {r.error:+.1%} |" + extra

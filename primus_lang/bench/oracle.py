@@ -12,6 +12,7 @@ database as it stands (fast, for search loops), falling back to simulate.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from primus_lang.bench.collectives import LinkFit, backend_of, fit_link, interpolate_measured
@@ -20,10 +21,10 @@ from primus_lang.bench.kernels import KernelSpec, prepare
 from primus_lang.bench.profile import estimate
 from primus_lang.bench.runtime import DeviceInfo, describe
 from primus_lang.bench.timing import time_call
-from primus_lang.ir import Cluster
+from primus_lang.ir import Candidate, Cluster, Model
 
 if TYPE_CHECKING:
-    from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op
+    from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op, Task
 
 SOURCES = ("measured", "interpolated", "simulated")
 ORACLE_KINDS = ("simulate", "benchmark", "hybrid")
@@ -60,17 +61,75 @@ class BenchmarkOracle:
         self.fallback = SimulateOracle(cluster)
         self.sources: dict[tuple[object, ...], str] = {}
         self._cache: dict[tuple[object, ...], float] = {}
+        self.scale: dict[tuple[object, ...], float] = {}  # per op key, from anchor()
         self._rows: list[CollectiveRow] = db.collectives(device.key, backend_of(device))
         self.link: LinkFit | None = fit_link(self._rows)
 
     def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
         key = op.key
         hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        seconds, source = self._compute(op)
-        self._cache[key], self.sources[key] = seconds, source
-        return seconds
+        if hit is None:
+            hit, self.sources[key] = self._compute(op)
+            self._cache[key] = hit
+        return hit * self.scale.get(key, 1.0)
+
+    def anchor(self, model: Model, cands: Iterable[Candidate]) -> int:
+        """Downscale, measure, upscale inside ``project()``: for each distinct layer shape among
+        ``cands`` run the reduced model's blocks for real (``bench.downscale``) and scale the
+        kernel-level times of that layer's ops so they sum to the measured layer; likewise the
+        embedding + head against the measured outer block and the once-per-step ops against the
+        measured optimizer tail. Returns how many block shapes were measured now (the rest came
+        from the database). A key shared by two anchored blocks keeps the first block's scale.
+        MoE layers have no reduced counterpart yet and stay kernel-level. The hybrid oracle
+        (``measure=False``) anchors only the shapes the database already holds. Call it before the
+        first ``project()`` with this oracle: the projection caches block timings per oracle."""
+        from primus_lang.bench.downscale import BlockShape, block_times, tail_time
+        from primus_lang.project import stage_ops
+        from primus_lang.project.ops import Collective
+
+        def kernel_sum(tasks: Iterable[Task]) -> tuple[float, list[tuple[object, ...]]]:
+            total, keys = 0.0, []
+            for task in tasks:
+                if isinstance(task.op, Collective):
+                    continue
+                total += self.compute(task.op) / self.scale.get(task.op.key, 1.0) * task.times
+                keys.append(task.op.key)
+            return total, keys
+
+        def set_scale(measured: float, tasks: Iterable[Task]) -> None:
+            total, keys = kernel_sum(tasks)
+            if total <= 0 or measured <= 0:
+                return
+            for key in keys:
+                self.scale.setdefault(key, measured / total)
+
+        measured_now = 0
+        seen: set[tuple[object, ...]] = set()
+        for cand in cands:
+            shape = BlockShape(model, cand.tp, cand.mbs, cand.seq_len)
+            ident = (shape.key, cand.recompute.kind == "selective", cand.pp, cand.vpp, cand.sharding)
+            if ident in seen:
+                continue
+            seen.add(ident)
+            stages = stage_ops(model, self.cluster, cand)
+            blocks = {b.name: b for stage in stages for chunk in stage.chunks for b in chunk}
+            layer = blocks.get("dense_layer") or blocks.get("dense_layer_recomputed")
+            if layer is None:
+                continue
+            if not self.measure and self.db.block(self.device.key, shape.key) is None:
+                continue  # hybrid: only what the database already holds
+            times, fresh = block_times(shape, self.db, self.device)
+            measured_now += fresh
+            if "dense_layer" in blocks:
+                kind = "selective" if cand.recompute.kind == "selective" else "none"
+                set_scale(times.layer(kind), layer.tasks)
+            else:
+                set_scale(times.layer_fb_full, layer.tasks)
+            ends = [t for name in ("embedding", "output") if name in blocks for t in blocks[name].tasks]
+            set_scale(times.outer_fb, ends)
+            layers = max(sum(b.count for chunk in st.chunks for b in chunk if "layer" in b.name) for st in stages)
+            set_scale(tail_time(model, layers, cand.tp, self.db, self.device), stages[0].step_tasks)
+        return measured_now
 
     def _compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> tuple[float, str]:
         spec = spec_of(op)
@@ -120,8 +179,12 @@ class BenchmarkOracle:
         return dict(Counter(self.sources.values()))
 
 
-def make_oracle(kind: str, device: str = "cpu", db: str | None = None, *, cluster: Cluster) -> object:
-    """Build the oracle ``--oracle KIND`` names: ``simulate`` needs no torch, the others do."""
+def make_oracle(
+    kind: str, device: str = "cpu", db: str | None = None, *, cluster: Cluster, model: Model | None = None,
+    cands: Iterable[Candidate] = (),
+) -> object:
+    """Build the oracle ``--oracle KIND`` names: ``simulate`` needs no torch, the others do.
+    With ``model`` and ``cands`` the benchmark oracles are anchored to measured layers (``anchor``)."""
     from primus_lang.project.oracle import SimulateOracle
 
     if kind == "simulate":
@@ -129,4 +192,7 @@ def make_oracle(kind: str, device: str = "cpu", db: str | None = None, *, cluste
     if kind not in ORACLE_KINDS:
         raise ValueError(f"unknown oracle kind {kind!r}")
     info = describe(device)
-    return BenchmarkOracle(ProfileDB(db or DEFAULT_DB), info, cluster, measure=kind == "benchmark")
+    oracle = BenchmarkOracle(ProfileDB(db or DEFAULT_DB), info, cluster, measure=kind == "benchmark")
+    if model is not None:
+        oracle.anchor(model, cands)
+    return oracle

@@ -89,3 +89,28 @@ def test_bad_devices_are_diagnostics(device: str) -> None:
     with pytest.raises(CompileError) as err:
         runtime.describe(device)
     assert err.value.diagnostics[0].code.id == "P6802"
+
+
+def test_anchoring_puts_measured_layers_into_project(cpu: DeviceInfo) -> None:
+    """``project()`` with an anchored oracle reproduces the downscaled composition of the same
+    measurements; hybrid anchoring measures nothing."""
+    from primus_lang.bench.acceptance import CPU_CORE, TINY_GPT, candidate, local_cluster
+    from primus_lang.bench.compose import project_downscaled
+    from primus_lang.bench.reference import RefConfig
+    from primus_lang.project import project
+
+    db = ProfileDB(":memory:")
+    cfg = RefConfig(layers=2, mbs=1, seq=128, microbatches=2)
+    model, cluster, cand = TINY_GPT.replace(num_layers=2), local_cluster(CPU_CORE, 1), candidate(cfg)
+    empty = BenchmarkOracle(db, cpu, cluster, measure=False)
+    assert empty.anchor(model, [cand]) == 0 and not empty.scale
+    kernel_level = BenchmarkOracle(db, cpu, cluster, budget_s=0.002)
+    plain = project(model, cluster, cand, Settings(), oracle=kernel_level).step_time
+    anchored = BenchmarkOracle(db, cpu, cluster, budget_s=0.002)
+    assert anchored.anchor(model, [cand, cand.replace(gbs=4)]) == 1  # one layer shape, measured once
+    got = project(model, cluster, cand, Settings(), oracle=anchored).step_time
+    want = project_downscaled(model, cluster, cand, db, cpu, anchored).step_time
+    assert got == pytest.approx(want, rel=0.02)
+    assert got != pytest.approx(plain, rel=0.02)  # the anchor changed the kernel-level sum
+    hybrid = BenchmarkOracle(db, cpu, cluster, measure=False)
+    assert hybrid.anchor(model, [cand]) == 0 and hybrid.scale == anchored.scale
