@@ -240,11 +240,23 @@ def _recomputed(tasks: list[Task]) -> list[Task]:
 LayerKey = tuple[object, ...]
 
 
+_ids: dict[int, tuple[object, int]] = {}
+
+
+def _token(obj: object) -> int:
+    """A small int standing for ``obj`` in cache keys (hashing a model card or a cluster on every
+    lookup costs more than the lookup); the table keeps ``obj`` alive so its id stays its own."""
+    hit = _ids.get(id(obj))
+    if hit is None or hit[0] is not obj:
+        hit = _ids[id(obj)] = (obj, len(_ids))
+    return hit[1]
+
+
 def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     """What a single layer's ops depend on: candidates that differ only in pipeline, schedule,
     batch or step-level knobs share layers (and their cached timings)."""
     fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
-    return (model, cluster, cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
+    return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
             cand.fp8_recipe, cand.recompute.kind == "selective", cand.sp, cand.cp_comm, fsdp_pp)
 
 
@@ -252,22 +264,21 @@ _layers: dict[tuple[LayerKey, bool, bool], tuple[Block, int, int]] = {}
 _ends: dict[tuple[LayerKey, str], tuple[Block, int]] = {}
 
 
-def _layer_of(key: LayerKey, cand: Candidate, moe: bool, recompute: bool) -> tuple[Block, int, int]:
+def _layer_of(key: LayerKey, sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
     hit = _layers.get((key, moe, recompute))
     if hit is None:
         if len(_layers) > 20_000:
             _layers.clear()
-        hit = _layers[(key, moe, recompute)] = _layer(_Shapes(key[0], key[1], cand), moe, recompute)  # type: ignore[arg-type]
+        hit = _layers[(key, moe, recompute)] = _layer(sh, moe, recompute)
     return hit
 
 
-def _end_of(key: LayerKey, cand: Candidate, name: str) -> tuple[Block, int]:
+def _end_of(key: LayerKey, sh: _Shapes, name: str) -> tuple[Block, int]:
     """The embedding (``name == "embedding"``) or an output head, cached like the layers."""
     hit = _ends.get((key, name))
     if hit is None:
         if len(_ends) > 20_000:
             _ends.clear()
-        sh = _Shapes(key[0], key[1], cand)  # type: ignore[arg-type]
         hit = _ends[(key, name)] = _embedding(sh) if name == "embedding" else _head(sh, name)
     return hit
 
@@ -341,8 +352,12 @@ def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, .
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
     if cluster.gpu.efficiency != _PLAIN:
         # op shapes do not depend on efficiency: share them across calibrated variants of a profile
-        cluster = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
+        plain = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
+        cluster = _plain.setdefault(plain, plain)
     return _stage_ops(model, cluster, cand)
+
+
+_plain: dict[Cluster, Cluster] = {}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -364,7 +379,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
             j = virtual_stage(cand, s, c)
             blocks: list[Block] = []
             if j == 0:
-                emb, n = _end_of(key, cand, "embedding")
+                emb, n = _end_of(key, sh, "embedding")
                 blocks.append(emb)
                 dense_p += n
             lo, hi = starts[j], starts[j] + counts[j]
@@ -381,19 +396,19 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 budget -= again
                 for recompute, count in ((True, again), (False, n_layers - again)):
                     if count:
-                        block, p_dense, p_expert = _layer_of(key, cand, moe, recompute)
+                        block, p_dense, p_expert = _layer_of(key, sh, moe, recompute)
                         blocks.append(Block(block.name, block.tasks, count))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
             if j == nvirtual - 1:
                 for i in range(model.mtp_layers):
-                    block, p_dense, p_expert = _layer_of(key, cand, model.is_moe, False)
+                    block, p_dense, p_expert = _layer_of(key, sh, model.is_moe, False)
                     blocks.append(Block("mtp_layer", block.tasks, 1))
                     dense_p += p_dense
                     expert_p += p_expert
-                    head, n = _end_of(key, cand, f"mtp_output_{i}")
+                    head, n = _end_of(key, sh, f"mtp_output_{i}")
                     blocks.append(head)
-                head, n = _end_of(key, cand, "output")
+                head, n = _end_of(key, sh, "output")
                 blocks.append(head)
                 dense_p += n
             chunks.append(tuple(blocks))
