@@ -124,3 +124,9 @@ def test_ctrl_c_on_plan_leaves_a_trace_that_resume_finishes(tmp_path: Path) -> N
     plan = json.loads(finished.stdout)
     assert plan["result"]["evaluations"] == 600
     assert trace.read_text().count('"event":"evaluation"') == 600
+
+
+def test_plan_says_when_nothing_fits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = str(Path(__file__).parent / "data" / "nothing_fits.prx")
+    assert main(["--error-format", "short", "plan", space, "--out", str(tmp_path / "x")]) == 1
+    assert "P8005" in capsys.readouterr().err
