@@ -33,7 +33,7 @@ class ScheduleResult:
     finish: tuple[float, ...]  # per stage: when its last op ends
     busy: tuple[float, ...]  # per stage: seconds spent in ops
     inflight: tuple[int, ...]  # per stage: peak chunk-micro-batches alive
-    last_backward: tuple[float, ...]  # per stage: duration of its last B+W (overlap window for grads)
+    last_backward: tuple[float, ...]  # per stage: its last gradient pass (B+W, or W when split)
     events: tuple[tuple[int, str, int, int, float, float], ...] = ()  # (stage, F/B/W, chunk, mb, start, end)
 
     @property
@@ -195,7 +195,7 @@ def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
         busy[s] += d
         free[s] = end[n]
         if kind:
-            last_b[s] = d if kind == 1 else last_b[s] + d
+            last_b[s] = d  # the last pass that produces weight gradients: what grad reduction overlaps
         if record:
             events.append((s, names[kind], c, -1, start, end[n]))
     return ScheduleResult(max(free), tuple(free), tuple(busy), p.inflight, tuple(last_b), tuple(events))
@@ -456,12 +456,12 @@ def _fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2
         return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
     groups, rest = divmod(m - m0, pp)
     runs = [replay(plan(schedule, pp, v, m0 + rest + i * pp), fwd, bwd, wgt, p2p) for i in range(3)]
-    step = runs[1].makespan - runs[0].makespan
-    if abs(runs[2].makespan - runs[1].makespan - step) > 1e-9 * runs[2].makespan:
+    # every stage's finish (not only the last one) must grow by a constant per group
+    steps = [runs[1].finish[s] - runs[0].finish[s] for s in range(pp)]
+    if any(abs(runs[2].finish[s] - runs[1].finish[s] - steps[s]) > 1e-9 * runs[2].makespan for s in range(pp)):
         return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
     base = runs[0]
-    grow = groups * step
+    finish = tuple(f + groups * d for f, d in zip(base.finish, steps, strict=True))
     busy = tuple(m * (sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s])) for s in range(pp))
-    finish = tuple(f + grow for f in base.finish)
     # the in-flight peak is reached within the first 3 pp micro-batches of every schedule here
-    return ScheduleResult(base.makespan + grow, finish, busy, runs[2].inflight, base.last_backward)
+    return ScheduleResult(max(finish), finish, busy, runs[2].inflight, base.last_backward)

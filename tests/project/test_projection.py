@@ -135,3 +135,14 @@ def test_oracle_caches_and_gemm_curve() -> None:
     assert eff_small < eff_big < H100.efficiency.gemm_max
     tuned = SimulateOracle(with_efficiency(cluster(H100), gemm_max=0.5))
     assert tuned.compute(big) > oracle.compute(big)
+
+
+def test_timeline_covers_every_pass_and_ends_with_the_step() -> None:
+    cand = Candidate(tp=8, pp=2, mbs=1, gbs=32, seq_len=8192, schedule="zero_bubble")
+    p = project(LLAMA3_1_70B, cluster(), cand, timeline=True)
+    m = cand.microbatches(64)
+    kinds = [e[1] for e in p.timeline]
+    assert kinds.count("F") == kinds.count("B") == kinds.count("W") == 2 * m
+    assert all(start <= end for _, _, _, start, end in p.timeline)
+    assert max(end for *_, end in p.timeline) == pytest.approx(p.step_time)
+    assert project(LLAMA3_1_70B, cluster(), cand).step_time == pytest.approx(p.step_time)

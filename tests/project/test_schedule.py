@@ -99,6 +99,8 @@ def test_fast_path_agrees_with_the_reference(schedule: str) -> None:
         assert got.makespan == pytest.approx(ref.makespan, rel=1e-9)
         assert got.bubble_fraction == pytest.approx(ref.bubble_fraction, rel=1e-6, abs=1e-12)
         assert got.inflight == ref.inflight
+        assert got.finish == pytest.approx(ref.finish, rel=1e-9)
+        assert got.last_backward == pytest.approx(ref.last_backward, rel=1e-9)
 
 
 def test_slower_passes_never_shorten_a_step() -> None:
