@@ -15,7 +15,7 @@ from __future__ import annotations
 from primus_lang.emit.context import Variables
 from primus_lang.ir import Candidate, Cluster, Model
 
-Setting = bool | int | float | str
+Setting = bool | int | float | str | tuple[str, ...]  # a tuple is a multi-value flag (nargs)
 Settings = dict[str, Setting]
 
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
@@ -106,6 +106,9 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s["global_batch_size"] = cand.gbs
     if cand.recompute.kind == "selective":
         s["recompute_granularity"] = "selective"
+        modules = tuple(getattr(cand.recompute, "modules", ()))
+        if modules:
+            s["recompute_modules"] = modules
     elif cand.recompute.kind == "full":
         s["recompute_granularity"] = "full"
         s["recompute_method"] = cand.recompute.method

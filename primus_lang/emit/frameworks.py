@@ -96,6 +96,8 @@ class Primus(Framework):
                 # On the command line Megatron parses "(127,0)"; Primus hands YAML values to it as
                 # they are, so the pair goes in as a list (as Primus's gpt-oss configs write it).
                 value = [int(part) for part in setting.strip("()").split(",")]
+            elif isinstance(setting, tuple):
+                value = list(setting)
             # Primus's trainer config names the training corpus train_data_path.
             out["train_data_path" if key == "data_path" else key] = value
         return out

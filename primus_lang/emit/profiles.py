@@ -55,25 +55,30 @@ class Profile:
         name = self.dest(dest)
         return _SPELLING.get(name) or "--" + name.replace("_", "-")
 
-    def argv(self, settings: Settings) -> list[tuple[str, str | None]]:
-        """Flags with their value (``None`` for switches), in the settings' order."""
-        out: list[tuple[str, str | None]] = []
+    def argv(self, settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
+        """Flags with their values (none for switches, several for list flags), in the settings' order."""
+        out: list[tuple[str, tuple[str, ...]]] = []
         for dest, value in self.extras(settings).items():
             if dest in _NEGATED:
                 if value is False:
-                    out.append((_NEGATED[dest], None))
+                    out.append((_NEGATED[dest], ()))
                 continue
             if isinstance(value, bool):
                 if value:
-                    out.append((self.flag(dest), None))
+                    out.append((self.flag(dest), ()))
                 continue
-            out.append((self.flag(dest), format_setting(value)))
+            if isinstance(value, tuple):
+                out.append((self.flag(dest), value))
+                continue
+            out.append((self.flag(dest), (format_setting(value),)))
         return out
 
 
 def format_setting(value: Setting) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):
+        return " ".join(value)
     if isinstance(value, float):
         return repr(value)
     return str(value)
@@ -115,6 +120,8 @@ CORE_V0_12 = Profile(
         # exp_avg_sq_dtype always equals exp_avg_dtype (one knob), so one rule reports both.
         Unsupported("exp_avg_dtype", lambda v: v == "bf16",
                     "core_v0.12 keeps Adam moments in fp32, fp16 or fp8 only"),
+        Unsupported("recompute_modules", lambda v: isinstance(v, tuple) and "shared_experts" in v,
+                    "core_v0.12 cannot recompute the shared experts selectively"),
         Unsupported("window_size", lambda v: True,
                     "core_v0.12 has no sliding-window attention flag"),
         Unsupported("window_attn_skip_freq", lambda v: True,

@@ -38,6 +38,12 @@ RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_fle
            "fp8_format": "fp8"}
 
 
+LIST_ARGS = {"recompute_modules"}  # nargs flags
+# Config fields whose values are names, not numbers (their annotations are Literals or enums).
+TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe",
+               "moe_token_dispatcher_type", "moe_flex_dispatcher_backend"}
+
+
 def parse_argv(argv: list[str]) -> dict[str, Any]:
     """Flags to dest names: ``--x-y v`` is x_y=v, a bare switch is True."""
     out: dict[str, Any] = {}
@@ -52,12 +58,15 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
             continue
         dest = flag[2:].replace("-", "_")
         dest = RENAMED.get(dest, dest)
-        if i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-            out[dest] = argv[i + 1]
-            i += 2
-        else:
-            out[dest] = "deepep" if dest == "moe_flex_dispatcher_backend" else True
+        values = []
+        i += 1
+        while i < len(argv) and not argv[i].startswith("--"):
+            values.append(argv[i])
             i += 1
+        if not values:
+            out[dest] = "deepep" if dest == "moe_flex_dispatcher_backend" else True
+        else:
+            out[dest] = values if dest in LIST_ARGS else values[0]
     return out
 
 
@@ -134,13 +143,8 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     fields = {f.name: f for f in dataclasses.fields(config_cls)}
     for key, value in args.items():
         assert key in fields, f"emitted `{key}` is no field of {config_cls.__name__} nor a known run argument"
-        if value is True or value is False or fields[key].type in ("str", "Optional[str]") or key in ("normalization", "recompute_granularity",
-                                                                    "recompute_method", "fp8_recipe",
-                                                                    "moe_token_dispatcher_type",
-                                                                    "moe_flex_dispatcher_backend"):
-            kw[key] = value
-        else:
-            kw[key] = _number(value)
+        textual = key in TEXT_FIELDS or fields[key].type in ("str", "Optional[str]")
+        kw[key] = value if isinstance(value, bool | list) or textual else _number(value)
     # The precision-aware optimizer imports Transformer Engine's FusedAdam while validating, which a
     # CPU machine lacks: there the fields were checked above and the config is not built.
     optimizer = None if opt.get("use_precision_aware_optimizer") else OptimizerConfig(**opt)
@@ -209,8 +213,8 @@ def _argv_of(space: Any, cand: Any) -> list[str]:
 
     framework = Megatron(space.model, space.cluster, cand, resolve_variables({}, space.name))
     out: list[str] = []
-    for flag, value in framework.profile.argv(framework.settings):
-        out += [flag] if value is None else [flag, value]
+    for flag, values in framework.profile.argv(framework.settings):
+        out += [flag, *values]
     return out
 
 
@@ -253,3 +257,18 @@ def test_legal_points_build_megatron_configs(example: str) -> None:
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_every_legal_point_builds_megatron_configs(example: str) -> None:
     assert _check_points(example, None) > 0
+
+
+def test_selective_recompute_modules() -> None:
+    from primus_lang.ir import Recompute
+
+    if "modules" not in {a.name for a in Recompute.__attrs_attrs__}:
+        pytest.skip("this IR has no Recompute.modules")
+    space, cand = all_cases()["deepseek_v3_b200"]
+    selective: dict[str, Any] = {"kind": "selective", "modules": ("mla_up_proj", "moe_act", "shared_experts")}
+    cand = cand.replace(recompute=Recompute(**selective))
+    argv = _argv_of(space, cand)
+    i = argv.index("--recompute-modules")
+    assert argv[i + 1:i + 4] == ["mla_up_proj", "moe_act", "shared_experts"]
+    config, _, _ = build_configs(parse_argv(argv))
+    assert config.recompute_modules == ["mla_up_proj", "moe_act", "shared_experts"]
