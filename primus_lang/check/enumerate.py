@@ -31,7 +31,7 @@ from primus_lang.check.frame import (
 )
 from primus_lang.check.rules import RULES, Rule
 from primus_lang.diagnostics import codes_legality as L
-from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.space import Axis, Constraint, Space
 from primus_lang.lower.names import names_in
 
@@ -203,17 +203,12 @@ def _candidates(space: Space, frame: Frame, rows: Any) -> Iterator[Candidate]:
     if not len(picked):
         return
     lists: dict[str, list[Any]] = {}
-    for name in [*KNOBS, "recompute_layers", "recompute_method"]:
-        lists[name] = np.broadcast_to(frame[name], (frame.size,))[picked].tolist()
-    kinds, layers, methods = (
-        lists.pop("recompute"),
-        lists.pop("recompute_layers"),
-        lists.pop("recompute_method"),
-    )
+    for name in KNOBS:
+        column = "$recompute" if name == "recompute" else name
+        lists[name] = np.broadcast_to(frame[column], (frame.size,))[picked].tolist()
     names = list(lists)
-    for i, values in enumerate(zip(*lists.values(), strict=True)):
-        kw = dict(zip(names, values, strict=True))
-        yield Candidate(**kw, recompute=Recompute(kinds[i], layers[i], methods[i]))
+    for values in zip(*lists.values(), strict=True):
+        yield Candidate(**dict(zip(names, values, strict=True)))
 
 
 def raw_points(space: Space) -> Iterator[Candidate]:

@@ -3,7 +3,7 @@
 A frame holds one array per knob for a batch of points; derived values (``dp``, ``microbatches``,
 ...), model facts and ``let`` names are computed on first use. Scalars broadcast, so a fixed knob is
 stored once. ``recompute`` is split into its kind (the column ``recompute``), ``recompute_layers``
-and ``recompute_method``.
+and ``recompute_method``; ``$recompute`` keeps the values themselves.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ def columns_of(name: str, values: list[Value]) -> dict[str, np.ndarray[Any, Any]
     """The column(s) for one knob's list of values (three for ``recompute``)."""
     if name == "recompute":
         recs = [v if isinstance(v, Recompute) else Recompute() for v in values]
+        whole = np.empty(len(recs), dtype=object)
+        whole[:] = recs
         return {
+            "$recompute": whole,  # the values themselves, whatever fields Recompute grows
             "recompute": np.array([r.kind for r in recs]),
             "recompute_layers": np.array([r.layers for r in recs], dtype=np.int64),
             "recompute_method": np.array([r.method for r in recs]),

@@ -6,6 +6,8 @@ Everything is read from the knob's attrs field (its kind and choices), including
 
 from __future__ import annotations
 
+import difflib
+from importlib import import_module
 from typing import Any
 
 import attrs
@@ -90,6 +92,38 @@ def _full(call: ast.CallValue) -> list[Recompute]:
     return [Recompute("full", n, m) for n in layers for m in methods]
 
 
+def _selective(call: ast.CallValue) -> Recompute:
+    """``selective(core_attn, mlp)``: selective recomputation of the named modules."""
+    if "modules" not in attrs.fields_dict(Recompute):
+        raise fail(T.BAD_ARGUMENTS, "`selective` takes no arguments", call.span, help="write `selective`")
+    names: list[str] = []
+    for arg in call.args:
+        alts = arg.domain.alts
+        if arg.key is not None or len(alts) != 1 or not isinstance(alts[0], ast.Ident):
+            raise fail(
+                T.BAD_ARGUMENTS,
+                "`selective(...)` lists module names",
+                arg.span,
+                help="e.g. `selective(core_attn, mlp)`; alternatives are separate values: "
+                "`selective(core_attn) | selective(mlp)`",
+            )
+        names.append(alts[0].name)
+    known = getattr(import_module("primus_lang.ir.candidate"), "RECOMPUTE_MODULES", None)
+    for name, arg in zip(names, call.args, strict=True):
+        if known and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise fail(
+                T.BAD_ENUM,
+                f"`{name}` is not a recompute module",
+                arg.span,
+                help=f"{hint}modules: {', '.join(known)}",
+            )
+    # evolve, not the constructor: `modules` is read by name so older IRs without it still type-check
+    changes: dict[str, Any] = {"modules": tuple(names)}
+    return attrs.evolve(Recompute("selective"), **changes)
+
+
 def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:
     kind = kind_of(field)
     if isinstance(alt, ast.Range):
@@ -101,8 +135,12 @@ def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:
             return list(_pow2(field, alt))
         if alt.func == "full" and kind is Kind.BLOCK:
             return list(_full(alt))
+        if alt.func == "selective" and kind is Kind.BLOCK:
+            return [_selective(alt)]
         if alt.func in ("pow2", "full"):
             raise fail(T.WRONG_TYPE, f"`{alt.func}(..)` is not a value of `{field.name}`", alt.span)
+        if alt.func == "selective":
+            raise fail(T.WRONG_TYPE, f"`selective(..)` is not a value of `{field.name}`", alt.span)
         raise fail(
             N.UNKNOWN_FUNCTION,
             f"unknown function `{alt.func}` in a domain",

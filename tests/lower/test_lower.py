@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -152,3 +153,22 @@ def test_ir_round_trip_of_edited_spaces(path: Path, gbs: int, precision: str, st
     except CompileError:
         return
     assert from_json(to_json(program), Program) == program
+
+
+def test_selective_modules() -> None:
+    from primus_lang.check import raw_points
+
+    text = (
+        GPU
+        + "model m { num_layers = 8; hidden = 64; ffn_hidden = 64; heads = 8; vocab = 10; seq_len = 64 }\n"
+        + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n"
+        + "space s on c { model = m; gbs = 8; recompute : selective | selective(core_attn, mlp) }"
+    )
+    if "modules" not in attrs.fields_dict(Recompute):
+        assert "P3013" in codes(text)
+        return
+    space = loads_program(text, "t.prx").spaces[0]
+    values = space.axes[0].domain.values
+    modules = [attrs.asdict(v, recurse=False)["modules"] for v in values if isinstance(v, Recompute)]
+    assert modules == [(), ("core_attn", "mlp")]
+    assert [c.recompute for c in raw_points(space)] == list(values)
