@@ -15,6 +15,8 @@ from primus_lang.ir.quantity import Kind, q
 
 RECOMPUTE_KINDS = ("none", "selective", "full")
 RECOMPUTE_METHODS = ("uniform", "block")
+# Megatron's --recompute-modules for selective recomputation (core_attn is its default).
+RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "mlp", "moe_act", "moe", "shared_experts")
 PRECISIONS = ("bf16", "fp8")
 FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8")
 SHARDINGS = ("none", "dist_opt", "fsdp")
@@ -32,10 +34,16 @@ class Recompute:
     kind: str = field(default="none", metadata=q(Kind.ENUM, "none, selective or full", RECOMPUTE_KINDS))
     layers: int = field(default=0, metadata=q(Kind.COUNT, "layers recomputed per stage (full only)"))
     method: str = field(default="block", metadata=q(Kind.ENUM, "uniform or block", RECOMPUTE_METHODS))
+    modules: tuple[str, ...] = field(
+        default=(),
+        metadata=q(Kind.TEXT, "selective only: Megatron's --recompute-modules, a tuple (empty: core_attn)"),
+    )
 
     def __str__(self) -> str:
         if self.kind == "full":
             return f"full({self.layers},{self.method})"
+        if self.kind == "selective" and self.modules:
+            return f"selective({','.join(self.modules)})"
         return self.kind
 
 

@@ -14,7 +14,7 @@ from attrs import frozen
 
 from primus_lang.ir import Model, Settings
 from primus_lang.memory.dual import Num, cdiv, logical_and, logical_not, where
-from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs
+from primus_lang.memory.knobs import MODULE_BITS, Knobs
 from primus_lang.memory.layout import padded_vocab
 
 
@@ -57,6 +57,15 @@ def _if(cond: Num, value: Num) -> Num:
     return where(cond, value, 0)
 
 
+def recomputes(k: Knobs, module: str) -> Num:
+    """Whether selective recomputation recomputes ``module`` (one of Megatron's --recompute-modules)."""
+    return (k.recompute_modules & MODULE_BITS[module]) != 0
+
+
+def _keep(k: Knobs, module: str, value: Num) -> Num:
+    return where(recomputes(k, module), 0, value)
+
+
 def _norm_stats(model: Model) -> int:
     return 2 if model.norm == "layernorm" else 1
 
@@ -69,11 +78,11 @@ def norm_items(model: Model, d: Dims, which: str) -> list[Item]:
 
 
 def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
-    selective = k.recompute == RECOMPUTE_CODES["selective"]
+    selective = recomputes(k, "core_attn")
     unfused = logical_not(k.flash)
     rope = model.position == "rope"
     out = norm_items(model, d, "norm1")
-    out.append(Item("qkv input", "gin·Tsp·h", d.gin * d.Tsp * d.h))
+    out.append(Item("qkv input", "gin·Tsp·h", _keep(k, "layernorm", d.gin * d.Tsp * d.h)))
     if model.mla is not None:
         m = model.mla
         qk = m.qk_nope_head_dim + m.qk_rope_head_dim
@@ -85,9 +94,10 @@ def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
         out.append(Item("kv down-projection output", "2·T·(kv_lora+rope_dim)", 2 * d.T * kv_down))
         out.append(Item("kv norm statistics fp32", "4·T", 4 * d.T, _norm_stats(model)))
         out.append(Item("kv norm output", "2·T·kv_lora", 2 * d.T * m.kv_lora_rank))
-        out.append(Item("q", "2·T·a·(nope+rope)", 2 * d.T * d.a * qk))
-        out.append(Item("k", "2·T·a·(nope+rope)", 2 * d.T * d.a * qk))
-        out.append(Item("v", "2·T·a·v_dim", 2 * d.T * d.a * m.v_head_dim))
+        # Recomputing the up-projections (mla_up_proj) frees q, k, v; the latents stay.
+        out.append(Item("q", "2·T·a·(nope+rope)", _keep(k, "mla_up_proj", 2 * d.T * d.a * qk)))
+        out.append(Item("k", "2·T·a·(nope+rope)", _keep(k, "mla_up_proj", 2 * d.T * d.a * qk)))
+        out.append(Item("v", "2·T·a·v_dim", _keep(k, "mla_up_proj", 2 * d.T * d.a * m.v_head_dim)))
         dv = m.v_head_dim
     else:
         dh = model.head_dim
@@ -123,7 +133,7 @@ def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     if model.dropout > 0:
         out.append(Item("attention residual dropout mask", "Tsp·h", d.Tsp * d.h))
     out += norm_items(model, d, "norm2")
-    out.append(Item("mlp input", "gin·Tsp·h", d.gin * d.Tsp * d.h))
+    out.append(Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", d.gin * d.Tsp * d.h)))
     return out
 
 
@@ -131,16 +141,21 @@ def _gated(model: Model) -> int:
     return 2 if model.activation == "swiglu" else 1
 
 
-def mlp_items(model: Model, k: Knobs, d: Dims, prefix: str, tokens: Num, ffn: int, split: Num) -> list[Item]:
+def mlp_items(model: Model, k: Knobs, d: Dims, prefix: str, tokens: Num, ffn: int, split: Num,
+              whole: str, act: str | None = None) -> list[Item]:
+    """FC1 output and activation output; ``whole`` recomputes both, ``act`` only the activation."""
     f = ffn // split
+    fc1 = _keep(k, whole, 2 * _gated(model) * tokens * f)
+    out = d.gin * tokens * f
+    out = _keep(k, whole, _keep(k, act, out) if act else out)
     return [
-        Item(f"{prefix}fc1 output", f"2·{_gated(model)}·tokens·ffn/tp", 2 * _gated(model) * tokens * f),
-        Item(f"{prefix}activation output", "gin·tokens·ffn/tp", d.gin * tokens * f),
+        Item(f"{prefix}fc1 output", f"2·{_gated(model)}·tokens·ffn/tp", fc1),
+        Item(f"{prefix}activation output", "gin·tokens·ffn/tp", out),
     ]
 
 
 def dense_mlp_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
-    out = mlp_items(model, k, d, "", d.T, model.ffn_hidden, k.tp)
+    out = mlp_items(model, k, d, "", d.T, model.ffn_hidden, k.tp, "mlp")
     if model.dropout > 0:
         out.append(Item("mlp residual dropout mask", "Tsp·h", d.Tsp * d.h))
     return out
@@ -164,7 +179,7 @@ def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[I
     assert moe is not None
     e, topk = moe.num_experts, moe.top_k
     tr = routed_tokens(model, d, settings)
-    out = [
+    routed = [
         Item("router top-k indices", "8·Tsp·k", 8 * d.Tsp * topk),
         Item("router top-k probabilities fp32", "4·Tsp·k", 4 * d.Tsp * topk),
         Item("routing map", "E·Tsp", e * d.Tsp),
@@ -173,10 +188,13 @@ def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[I
         Item("dispatched tokens", "gin·Tr·h", d.gin * tr * d.h),
         Item("dispatched token probabilities", "2·Tr", 2 * tr),
     ]
-    out += mlp_items(model, k, d, "expert ", tr, moe.ffn_hidden, k.etp)
+    routed += mlp_items(model, k, d, "expert ", tr, moe.ffn_hidden, k.etp, "moe", "moe_act")
+    # Recomputing the whole MoE block (moe) keeps only its input, the mlp input above.
+    out = [Item(i.name, i.formula, _keep(k, "moe", i.bytes), i.count) for i in routed]
     if moe.shared_experts:
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
-        out += mlp_items(model, k, d, "shared expert ", d.T, width, k.tp)
+        shared = mlp_items(model, k, d, "shared expert ", d.T, width, k.tp, "shared_experts")
+        out += [Item(i.name, i.formula, _keep(k, "moe", i.bytes), i.count) for i in shared]
     if model.dropout > 0:
         out.append(Item("mlp residual dropout mask", "Tsp·h", d.Tsp * d.h))
     return out

@@ -11,6 +11,7 @@ import numpy as np
 from attrs import frozen
 
 from primus_lang.ir import Candidate
+from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.memory.dual import Num, maximum
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -18,6 +19,8 @@ SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
 SCHEDULE_CODES = {"1f1b": 0, "interleaved": 1, "zero_bubble": 2, "zbv": 3}
 FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3}
 STATE_BYTES = {"fp32": 4, "bf16": 2}
+# Selective recomputation as a bit set of Megatron's --recompute-modules.
+MODULE_BITS = {name: 1 << i for i, name in enumerate(RECOMPUTE_MODULES)}
 
 
 @frozen
@@ -39,6 +42,7 @@ class Knobs:
     recompute: Num
     recompute_layers: Num
     recompute_uniform: Num  # bool
+    recompute_modules: Num  # MODULE_BITS of what selective recomputation recomputes (0 otherwise)
     sharding: Num
     schedule: Num
     sp: Num  # bool: sequence parallelism in effect (TP > 1)
@@ -66,6 +70,12 @@ class Knobs:
         return maximum(self.gbs // (self.mbs * self.dp), 1)
 
 
+def module_mask(c: Candidate) -> int:
+    if c.recompute.kind != "selective":
+        return 0
+    return sum(MODULE_BITS[m] for m in set(c.recompute.modules or ("core_attn",)))
+
+
 def _vpp(c: Candidate) -> int:
     return 2 if c.schedule == "zbv" else c.vpp
 
@@ -87,6 +97,7 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         recompute=RECOMPUTE_CODES[c.recompute.kind],
         recompute_layers=c.recompute.layers,
         recompute_uniform=c.recompute.method == "uniform",
+        recompute_modules=module_mask(c),
         sharding=SHARDING_CODES[c.sharding],
         schedule=SCHEDULE_CODES[c.schedule],
         sp=c.sp,

@@ -19,6 +19,7 @@ from primus_lang.memory.knobs import (
     SHARDING_CODES,
     STATE_BYTES,
     Knobs,
+    module_mask,
 )
 from primus_lang.memory.stage import layer_totals, stage_activation_total
 from primus_lang.memory.states import state_terms
@@ -34,7 +35,7 @@ def _row(c: Candidate) -> tuple[int, ...]:
     return (
         c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
         c.precision == "fp8", FP8_RECIPE_CODES[c.fp8_recipe], RECOMPUTE_CODES[rc.kind], rc.layers,
-        rc.method == "uniform", SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
+        rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
         STATE_BYTES[c.main_grad_dtype], STATE_BYTES[c.optimizer_dtype],
     )

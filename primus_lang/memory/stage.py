@@ -103,28 +103,13 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     )
     lines.append(Line("allocator rounding (activations)", "Σ (⌈tensor / 512⌉·512 − tensor)", (), slack))
 
-    # Backward of one layer: its recomputed activations come back, and the gradients of its two
-    # largest saved tensors (incoming and outgoing) are alive at once.
-    n = stage_layers(model.num_layers, k.pp, stage)
-    n_moe = n - stage_dense_layers(model, k.pp, stage)
-    plain_k = Knobs(**{**_fields(k), "recompute": where(k.recompute == RECOMPUTE_CODES["selective"], 0, k.recompute)})
-    attn_plain = act.total(act.attention_items(model, plain_k, d))
-    layer_dense = attn_plain + act.total(dense)
-    layer_moe = attn_plain + act.total(moe) if moe else 0
-    largest_layer = maximum(where(n - n_moe > 0, layer_dense, 0), where(n_moe > 0, layer_moe, 0))
-    recompute = where(
-        hd.recomputed > 0,
-        largest_layer - act.total(ckpt),
-        attn_plain - act.total(attn),
-    )
-    biggest = 0
-    for it in attn + dense + moe:
-        biggest = maximum(biggest, it.bytes)
+    lt = layer_totals(model, k, settings)
+    recompute = recomputed_bytes(model, k, lt, stage, hd)
     inputs: tuple[tuple[str, Num], ...] = ()
-    if _scalar(recompute) and _scalar(biggest):
-        inputs = (("recomputed bytes", recompute), ("largest saved tensor", biggest))
+    if _scalar(recompute) and _scalar(lt.biggest):
+        inputs = (("recomputed bytes", recompute), ("largest saved tensor", lt.biggest))
     lines.append(Line("backward transient", "recomputed layer + 2 × largest saved tensor", inputs,
-                      recompute + 2 * biggest))
+                      recompute + 2 * lt.biggest))
     sp_buffer = where(k.sp, 2 * d.T * d.h, 0)
     lines.append(Line("sequence-parallel gather buffer", "2·T·h (when SP)",
                       (("T", d.T), ("h", d.h)) if _scalar(d.T) else (), sp_buffer))
@@ -136,9 +121,25 @@ def _fields(k: Knobs) -> dict[str, Num]:
     return {f.name: getattr(k, f.name) for f in Knobs.__attrs_attrs__}
 
 
+def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: Held) -> Num:
+    """Bytes one layer's backward brings back: the whole layer under full recompute, else what
+    selective recomputation dropped (the largest of the stage's layer kinds)."""
+    n = stage_layers(model.num_layers, k.pp, stage)
+    n_moe = n - stage_dense_layers(model, k.pp, stage)
+    has_dense = n - n_moe > 0
+    has_moe = n_moe > 0
+    largest = maximum(where(has_dense, lt.layer_dense_plain, 0), where(has_moe, lt.layer_moe_plain, 0))
+    selective = maximum(
+        where(has_dense, lt.layer_dense_plain - lt.layer_dense_now, 0),
+        where(has_moe, lt.layer_moe_plain - lt.layer_moe_now, 0),
+    )
+    return where(hd.recomputed > 0, largest - lt.ckpt_raw, selective)
+
+
 @frozen
 class LayerTotals:
-    """Per-layer and per-micro-batch sums of the items (stage-independent), rounding included."""
+    """Per-layer and per-micro-batch sums of the items (stage-independent), rounding included;
+    ``*_plain`` without selective recomputation, ``*_now`` as configured (both without rounding)."""
 
     attn: Num
     dense: Num
@@ -147,10 +148,10 @@ class LayerTotals:
     emb: Num
     shared: Num
     head: Num
-    attn_plain: Num
-    attn_raw: Num
     layer_dense_plain: Num
     layer_moe_plain: Num
+    layer_dense_now: Num
+    layer_moe_now: Num
     ckpt_raw: Num
     biggest: Num
     sp_buffer: Num
@@ -162,14 +163,16 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
     def rounded(items: list[act.Item]) -> Num:
         return act.total(items) + act.round_slack(items)
 
-    attn = act.attention_items(model, k, d)
-    dense = act.dense_mlp_items(model, k, d)
-    moe = act.moe_mlp_items(model, k, d, settings) if model.moe is not None else []
-    plain_k = Knobs(**{**_fields(k), "recompute": where(k.recompute == RECOMPUTE_CODES["selective"], 0, k.recompute)})
+    def parts(kk: Knobs) -> tuple[list[act.Item], list[act.Item], list[act.Item]]:
+        moe = act.moe_mlp_items(model, kk, d, settings) if model.moe is not None else []
+        return act.attention_items(model, kk, d), act.dense_mlp_items(model, kk, d), moe
+
+    attn, dense, moe = parts(k)
+    plain_k = Knobs(**{**_fields(k), "recompute_modules": 0})
+    p_attn, p_dense, p_moe = parts(plain_k)
     biggest = 0
-    for it in attn + dense + moe:
+    for it in p_attn + p_dense + p_moe:
         biggest = maximum(biggest, it.bytes)
-    attn_plain = act.total(act.attention_items(model, plain_k, d))
     return LayerTotals(
         attn=rounded(attn),
         dense=rounded(dense),
@@ -178,10 +181,10 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
         emb=rounded(act.embedding_items(model, k, d)),
         shared=rounded(act.checkpoint_shared_items(model, k, d)),
         head=rounded(act.head_items(model, k, d)),
-        attn_plain=attn_plain,
-        attn_raw=act.total(attn),
-        layer_dense_plain=attn_plain + act.total(dense),
-        layer_moe_plain=attn_plain + act.total(moe) if moe else 0,
+        layer_dense_plain=act.total(p_attn) + act.total(p_dense),
+        layer_moe_plain=act.total(p_attn) + act.total(p_moe) if p_moe else 0,
+        layer_dense_now=act.total(attn) + act.total(dense),
+        layer_moe_now=act.total(attn) + act.total(moe) if moe else 0,
         ckpt_raw=act.total(act.checkpoint_items(model, k, d)),
         biggest=biggest,
         sp_buffer=where(k.sp, 2 * d.T * d.h, 0),
@@ -195,10 +198,7 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
     last = where(stage == k.pp - 1, 1, 0)
     emb_mb = first * cdiv(hd.chunks, k.vpp)
     with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
-    n = stage_layers(model.num_layers, k.pp, stage)
-    n_moe = n - stage_dense_layers(model, k.pp, stage)
-    largest_layer = maximum(where(n - n_moe > 0, lt.layer_dense_plain, 0), where(n_moe > 0, lt.layer_moe_plain, 0))
-    recompute = where(hd.recomputed > 0, largest_layer - lt.ckpt_raw, lt.attn_plain - lt.attn_raw)
+    recompute = recomputed_bytes(model, k, lt, stage, hd)
     return (
         lt.attn * (hd.dense + hd.moe)
         + lt.dense * hd.dense

@@ -14,9 +14,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import attrs
 import yaml
 
 from primus_lang.ir import Recompute, Settings
+from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.memory import account
 from primus_lang.project.runs import load_runs
 
@@ -39,6 +41,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", default=str(DEFAULT))
     ap.add_argument("--assume-recompute", action="store_true")
+    ap.add_argument("--unpublished-dtypes", action="store_true",
+                    help="also try BF16 main grads and BF16 Adam moments (no row publishes them)")
     ap.add_argument("--show", type=int, default=15)
     args = ap.parse_args()
     rows = {r["id"]: r for r in yaml.safe_load(Path(args.runs).read_text())}
@@ -52,9 +56,19 @@ def main() -> None:
             continue
         assert run.model is not None and run.cluster is not None and run.cand is not None
         cand = run.cand
+        modules = (row.get("recompute") or {}).get("recompute_modules") if isinstance(row.get("recompute"), dict) else None
+        if cand.recompute.kind == "selective" and modules:
+            known = tuple(m for m in modules if m in RECOMPUTE_MODULES)
+            cand = cand.replace(recompute=attrs.evolve(cand.recompute, modules=known))
         if args.assume_recompute and not recompute_published(row) and cand.recompute.kind == "none":
             cand = cand.replace(recompute=Recompute("full", 1, "uniform"))
-        acc = account(run.model, run.cluster, cand, Settings())
+        options = [cand]
+        if args.unpublished_dtypes:
+            options += [cand.replace(main_grad_dtype="bf16"),
+                        cand.replace(main_grad_dtype="bf16", optimizer_dtype="bf16")]
+        best = min(((account(run.model, run.cluster, c, Settings()), c) for c in options),
+                   key=lambda ac: ac[0].peak.total)
+        acc, cand = best
         judged.append((acc.spare(0) / acc.capacity, run, acc, cand))
     judged.sort(key=lambda x: x[0])
     over = [j for j in judged if j[0] < 0]

@@ -60,6 +60,11 @@ SINGLE: list[Case] = [
     # At EP 1 every expert is local, so the routed token copies total T·k whatever the router picks.
     ("act-moe-ep1", MOE, cand(), "activations"),
     ("act-moe-ep1-selective", MOE, cand(recompute=Recompute("selective")), "activations"),
+    ("act-llama-selective-mlp", LLAMA, cand(recompute=Recompute("selective", modules=("mlp",))), "activations"),
+    # layernorm and moe_act recomputation need TransformerEngine / grouped GEMM: analytic only.
+    ("act-moe-selective-moe", MOE, cand(recompute=Recompute("selective", modules=("moe",))), "activations"),
+    ("act-moe-selective-shared", MOE,
+     cand(recompute=Recompute("selective", modules=("shared_experts",))), "activations"),
     ("ddp-llama-distopt", LLAMA, cand(sharding="dist_opt"), "ddp"),
     ("ddp-moe-distopt", MOE, cand(sharding="dist_opt"), "ddp"),
 ]

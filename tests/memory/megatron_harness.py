@@ -292,6 +292,8 @@ def transformer_config(model: Any, cand: Any) -> Any:
     kind = cand.recompute.kind
     if kind == "selective":
         kw["recompute_granularity"] = "selective"
+        if cand.recompute.modules:
+            kw["recompute_modules"] = list(cand.recompute.modules)
     elif kind == "full":
         kw.update(recompute_granularity="full", recompute_method=cand.recompute.method,
                   recompute_num_layers=cand.recompute.layers)

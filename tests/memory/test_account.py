@@ -12,6 +12,7 @@ from rich.console import Console
 
 from primus_lang.diagnostics import render
 from primus_lang.ir import Candidate, Recompute, Settings
+from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.memory import (
     account,
     account_to_json,
@@ -111,6 +112,11 @@ def _candidates() -> st.SearchStrategy[Candidate]:
         recompute=st.one_of(
             st.just(Recompute()),
             st.just(Recompute("selective")),
+            st.builds(
+                Recompute,
+                st.just("selective"),
+                modules=st.lists(st.sampled_from(RECOMPUTE_MODULES), min_size=1, max_size=3, unique=True).map(tuple),
+            ),
             st.builds(Recompute, st.just("full"), st.integers(0, 9), st.sampled_from(["uniform", "block"])),
         ),
         sharding=st.sampled_from(["none", "dist_opt", "fsdp"]),
