@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
     p.add_argument("--db", default=str(DEFAULT_DB), help=f"profile database (default: {DEFAULT_DB})")
     p.add_argument("--limit", type=int, default=0, help="profile at most N legal candidates (0: all)")
+    p.add_argument(
+        "--blocks", action="store_true",
+        help="also run each distinct layer shape of a dense model for real (downscale; slow on CPUs)",
+    )
     p.add_argument("--check", action="store_true", help="run the measured-vs-projected check on a small GPT")
     p.set_defaults(func=run)
 
@@ -64,9 +68,7 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
 
     assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
     space = load_space(args.file, args.space)
-    cands = legal_points(space)
-    if args.limit > 0:
-        cands = itertools.islice(cands, args.limit)
+    cands = list(itertools.islice(legal_points(space), args.limit) if args.limit > 0 else legal_points(space))
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
     from primus_lang.bench.profile import profile
 
@@ -85,6 +87,11 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
             bar.update(task, advance=1, note=note)
 
         stats = profile(distinct, db, device, on_progress=tick)
+    if args.blocks:
+        from primus_lang.bench.oracle import BenchmarkOracle
+
+        fresh = BenchmarkOracle(db, device, space.cluster).anchor(space.model, cands)
+        print(f"layer blocks: {fresh} measured now, the rest from {db.path}", flush=True)
     print(
         f"{space.name}: {count} candidates, {occurrences} kernel ops, {stats.distinct} distinct shapes: "
         f"{stats.cached} cached, {stats.measured} measured, {len(stats.unsupported)} not measurable here "

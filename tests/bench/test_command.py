@@ -36,6 +36,8 @@ def test_bench_profiles_a_space_then_finds_everything_cached(
     assert main(["bench", str(space), "--db", str(db)]) == 0
     second = capsys.readouterr().out
     assert " 0 measured" in second
+    assert main(["bench", str(space), "--db", str(db), "--blocks", "--limit", "1"]) == 0
+    assert "layer blocks: 1 measured now" in capsys.readouterr().out
 
 
 def test_bench_with_a_bad_device_is_a_diagnostic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
