@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                       "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in
                                                             ("gemm_max", "fp8_gemm_max", "gemm_knee_flops",
                                                              "attention", "scale_up_bus", "scale_out_bus",
-                                                             "grouped_gemm")},
+                                                             "hbm", "grouped_gemm")},
                       "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
             "cv_mape": total,
         }, indent=2))

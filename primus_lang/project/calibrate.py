@@ -1,7 +1,8 @@
 """Fit a few physical efficiency parameters per hardware profile to measured runs.
 
 For one GPU profile the parameters are the GEMM plateau (BF16 and FP8), the GEMM knee (the fixed
-per-kernel cost), flash-attention efficiency, and the bus efficiency of each link class. They are
+per-kernel cost), flash-attention efficiency, the HBM share memory-bound kernels reach, the
+grouped-GEMM (MoE expert) plateau, and the bus efficiency of each link class. They are
 fitted by Levenberg-Marquardt on the log ratio of projected to measured tokens/s/GPU, with a weak
 prior that pulls each parameter toward the profile's default (so a GPU with three rows moves only
 what its rows can identify). Never one constant per row: every row of a GPU shares the same few
@@ -32,6 +33,7 @@ PARAMS: dict[str, tuple[float, float]] = {
     "attention": (0.10, 0.95),
     "scale_up_bus": (0.10, 1.0),
     "scale_out_bus": (0.05, 1.0),
+    "hbm": (0.2, 1.0),
     "grouped_gemm": (0.2, 1.25),  # 1.0 (no penalty) must sit inside the bounds to move
 }
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
@@ -86,7 +88,7 @@ def _residuals(runs: Sequence[Run], eff: Efficiency, settings: Settings) -> np.n
 def identifiable(runs: Sequence[Run]) -> list[str]:
     """The parameters these rows can move: FP8 plateau only with FP8 rows, BF16 only with BF16
     rows, buses only where a layout communicates over that link class."""
-    names = ["gemm_knee_flops", "attention"]
+    names = ["gemm_knee_flops", "attention", "hbm"]
     if any(r.cand and r.cand.precision == "bf16" for r in runs):
         names.insert(0, "gemm_max")
     if any(r.cand and r.cand.precision == "fp8" for r in runs):

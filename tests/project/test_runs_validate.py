@@ -152,3 +152,9 @@ def test_project_command_point_and_bad_point(capsys: pytest.CaptureFixture[str])
     assert "tp=2" in capsys.readouterr().out
     assert main(["project", str(SPACE), "--point", "tp=3"]) == 1
     assert "P6003" in capsys.readouterr().err
+
+
+def test_validate_command_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--runs", str(RUNS), "--no-memory"]) == 0
+    out = capsys.readouterr().out
+    assert "t_dense_bf16" in out and "MAPE" in out and "rows projected: 5, skipped: 5" in out
