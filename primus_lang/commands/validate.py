@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         mem = r.memory.verdict if r.memory else ""
         table.add_row(r.id, r.group[0], r.group[1], r.group[2], f"{r.projected:,.0f}", f"{r.measured:,.0f}",
                       f"{r.error:+.1%}", mem)
-    console = Console()
+    console = Console(width=max(Console().width, 160))
     console.print(table)
     mape, median = summary["mape"], summary["median_ape"]
     console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}")
