@@ -25,8 +25,9 @@ from primus_lang.ir import Candidate, Cluster, Model
 
 if TYPE_CHECKING:
     from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op, Task
+    from primus_lang.project.oracle import Oracle
 
-SOURCES = ("measured", "interpolated", "simulated")
+SOURCES = ("measured", "interpolated", "restored", "simulated")  # restored: collectives beyond scope
 ORACLE_KINDS = ("simulate", "benchmark", "hybrid")
 
 
@@ -182,7 +183,7 @@ class BenchmarkOracle:
 def make_oracle(
     kind: str, device: str = "cpu", db: str | None = None, *, cluster: Cluster, model: Model | None = None,
     cands: Iterable[Candidate] = (),
-) -> object:
+) -> Oracle:
     """Build the oracle ``--oracle KIND`` names: ``simulate`` needs no torch, the others do.
     With ``model`` and ``cands`` the benchmark oracles are anchored to measured layers (``anchor``)."""
     from primus_lang.project.oracle import SimulateOracle

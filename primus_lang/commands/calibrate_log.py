@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             raise CompileError(Diagnostic(LOG_UNREADABLE, f"cannot read `{name}`", notes=(str(exc),))) from exc
         log = parse_log(text, name)
         cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len))
-        proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)  # type: ignore[arg-type]
+        proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
         off = Offset(name, log.step_time(args.skip), proj.step_time)
         offsets.append(off)
         rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,
