@@ -60,9 +60,12 @@ _flops: dict[int, tuple[tuple[Task, ...], float]] = {}
 
 
 def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float) -> tuple[_Pass, _Pass, _Pass]:
-    cache = _cache.get(oracle)
-    if cache is None:
-        cache = _cache[oracle] = {}
+    try:
+        cache = _cache.get(oracle)
+        if cache is None:
+            cache = _cache[oracle] = {}
+    except TypeError:  # an oracle that cannot be weakly referenced or hashed: time without a cache
+        cache = {}
     key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance)
     hit = cache.get(key)
     if hit is not None and hit[0] is block.tasks:
