@@ -21,7 +21,24 @@ from primus_lang.sources import SOURCES
 EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_modules() -> list[str]:
+    import primus_lang.commands as commands
+
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+
+
+def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:
+    """The one command module ``argv`` asks for (a command is its module's name with ``-`` for ``_``),
+    so a run imports only that command's stages; all of them for ``--help`` or an unknown command."""
+    words = [a for a in argv if not a.startswith("-")]
+    if words:
+        wanted = words[0].replace("-", "_")
+        if wanted in modules:
+            return [wanted]
+    return modules
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="primusc",
         description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
@@ -31,16 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--error-format", choices=("human", "short", "json"), default="human", help="how diagnostics are printed"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    import primus_lang.commands as commands
-
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"primus_lang.commands.{info.name}")
+    modules = _command_modules()
+    for name in _requested(sys.argv[1:] if argv is None else argv, modules):
+        module = importlib.import_module(f"primus_lang.commands.{name}")
         module.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
