@@ -62,14 +62,14 @@ def project_downscaled(
         one = coll("all_reduce", act_bytes, group_layout(cand.tp, 1, cluster.domain))
         tp_fwd = tp_bwd = 2 * one
     split = _chunk_layers(model.num_layers, pp * vpp)
-    full_left = [cand.recompute.layers if cand.recompute.kind == "full" else 0 for _ in range(pp)]
+    rc = cand.recompute
     fwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
     bwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
     for c in range(vpp):
         for s in range(pp):
             n = split[c * pp + s]
-            full = min(n, full_left[s])
-            full_left[s] -= full
+            # Megatron checkpoints per model chunk: the first N layers (block) or all of them (uniform)
+            full = 0 if rc.kind != "full" else n if rc.method == "uniform" else min(n, rc.layers)
             plain_kind = "selective" if cand.recompute.kind == "selective" else "none"
             f = n * (blocks.layer_f + tp_fwd)
             b = (n - full) * (blocks.layer(plain_kind) - blocks.layer_f) + full * (blocks.layer_fb_full - blocks.layer_f)

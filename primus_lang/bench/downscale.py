@@ -58,7 +58,7 @@ class BlockTimes:
         return {"none": self.layer_fb, "selective": self.layer_fb_selective, "full": self.layer_fb_full}[recompute]
 
 
-def _fwd_bwd(t: Any, net: Any, make_input: Callable[[], tuple[Any, ...]], grad_out: Any | None) -> Callable[[], None]:
+def _fwd_bwd(net: Any, make_input: Callable[[], tuple[Any, ...]], grad_out: Any | None) -> Callable[[], None]:
     def run() -> None:
         out = net(*make_input())
         if grad_out is None:
@@ -69,7 +69,7 @@ def _fwd_bwd(t: Any, net: Any, make_input: Callable[[], tuple[Any, ...]], grad_o
     return run
 
 
-def _fwd(t: Any, net: Any, make_input: Callable[[], tuple[Any, ...]]) -> Callable[[], None]:
+def _fwd(net: Any, make_input: Callable[[], tuple[Any, ...]]) -> Callable[[], None]:
     def run() -> None:
         net(*make_input())  # graph built and saved, as in training
 
@@ -102,19 +102,19 @@ def measure_block(
     for name, selective in (("plain", False), ("selective", True)):
         layer = build_layer(m, shape.tp, selective, dtype, dev)
         if name == "plain":
-            timings["layer_f"] = time_it(_fwd(t, layer, layer_input))
-        timings[name] = time_it(_fwd_bwd(t, layer, layer_input, grad))
+            timings["layer_f"] = time_it(_fwd(layer, layer_input))
+        timings[name] = time_it(_fwd_bwd(layer, layer_input, grad))
         if name == "plain":
 
             def full(inp: Any, layer: Any = layer) -> Any:
                 return t.utils.checkpoint.checkpoint(layer, inp, use_reentrant=False)
 
-            timings["full"] = time_it(_fwd_bwd(t, full, layer_input, grad))
+            timings["full"] = time_it(_fwd_bwd(full, layer_input, grad))
     outer = build_gpt(m, 0, dtype, dev, tp=shape.tp)
     ids = t.randint(0, m.vocab, (shape.mbs, shape.seq), generator=gen).to(dev)
     labels = t.randint(0, m.vocab // shape.tp, (shape.mbs, shape.seq), generator=gen).to(dev)
-    outer_f = time_it(_fwd(t, outer, lambda: (ids, labels)))
-    outer_fb = time_it(_fwd_bwd(t, outer, lambda: (ids, labels), None))
+    outer_f = time_it(_fwd(outer, lambda: (ids, labels)))
+    outer_fb = time_it(_fwd_bwd(outer, lambda: (ids, labels), None))
     return BlockTimes(timings["layer_f"], timings["plain"], timings["selective"], timings["full"], outer_f, outer_fb)
 
 
@@ -165,8 +165,13 @@ def measure_tail(model: Model, layers: int, tp: int, device: DeviceInfo, budget_
     return seconds * full / done
 
 
+def tail_key(model: Model, layers: int, tp: int) -> str:
+    """The tail's cost is fixed by the tensors it walks: the parameter counts of a layer and of the rest."""
+    return f"tail layer={layer_params(model, tp)} outer={outer_params(model, tp)} L={layers} tp={tp}"
+
+
 def tail_time(model: Model, layers: int, tp: int, db: ProfileDB, device: DeviceInfo) -> float:
-    key = f"tail h={model.hidden} f={model.ffn_hidden} v={model.vocab} L={layers} tp={tp}"
+    key = tail_key(model, layers, tp)
     found = db.block(device.key, key)
     if found is not None:
         return found["seconds"]
