@@ -261,7 +261,7 @@ class Search:
             )
             self._check_bound(idx, trial)
             assert trial.score is not None
-            if self.best is None or self.best.score is None or trial.score > self.best.score:
+            if self._better(trial):
                 previous = self.best
                 self.best, self.best_index = trial, idx
                 self.meter.since_improvement = 0
@@ -277,6 +277,15 @@ class Search:
         if self.progress is not None:
             self.progress(self)
         return trial
+
+    def _better(self, trial: Trial) -> bool:
+        """A higher score, or the same score with a smaller memory peak (the same order as ``ranked``)."""
+        best = self.best
+        if best is None or best.score is None or trial.score is None:
+            return best is None
+        if trial.score != best.score:
+            return trial.score > best.score
+        return (trial.memory_peak or 0) < (best.memory_peak or 0)
 
     def _check_bound(self, idx: int, trial: Trial) -> None:
         if self.upper is None or not self.bound_valid or trial.score is None:

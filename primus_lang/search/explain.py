@@ -40,6 +40,12 @@ def compare(winner: Trial, other: Trial, axes: Sequence[str], metric: str, title
     changes = knob_changes(other.candidate, winner.candidate, axes) or ["the same knobs"]
     if metric == "memory_peak" and winner.memory_peak is not None and other.memory_peak is not None:
         gain = f"peak memory {other.memory_peak / 1e9:.1f} GB -> {winner.memory_peak / 1e9:.1f} GB"
+    elif w.step_time == o.step_time and winner.memory_peak is not None and other.memory_peak is not None:
+        if winner.memory_peak < other.memory_peak:
+            return (f"{title}: {', '.join(changes)}: the same projected step ({_seconds(w.step_time)}); the winner "
+                    f"keeps {(other.memory_peak - winner.memory_peak) / 1e9:.2f} GB more memory free.")
+        return (f"{title}: {', '.join(changes)}: a tie, the same projected step ({_seconds(w.step_time)}) and "
+                "memory peak; either recipe will do.")
     else:
         speedup = w.tokens_per_gpu / o.tokens_per_gpu - 1 if o.tokens_per_gpu else 0.0
         gain = (

@@ -98,12 +98,13 @@ class SearchResult:
     notes: tuple[str, ...] = field(default=())
 
     def ranked(self, top: int = 10) -> list[Trial]:
-        """The best distinct evaluated trials, best first (ties keep the order they were found)."""
+        """The best distinct evaluated trials, best first; an exact tie goes to the smaller memory peak
+        (more headroom for the same speed), then to the one found first."""
         seen: set[Candidate] = set()
         evaluated = []
         for t in self.trials:
             if t.verdict == EVALUATED and t.candidate is not None and t.candidate not in seen:
                 seen.add(t.candidate)
                 evaluated.append(t)
-        evaluated.sort(key=lambda t: -(t.score if t.score is not None else float("-inf")))
+        evaluated.sort(key=lambda t: (-(t.score if t.score is not None else float("-inf")), t.memory_peak or 0))
         return evaluated[:top]

@@ -1,0 +1,28 @@
+from primus_lang.ir.candidate import Candidate
+from primus_lang.search.explain import explain
+from primus_lang.search.trial import EVALUATED, Evaluation, Trial
+
+
+def trial(cand: Candidate, step: float, peak: int, bubble: float = 0.0) -> Trial:
+    ev = Evaluation(step, 1000.0 / step, 1.0, 0.5, bubble / step, 0.0, (("compute", step - bubble), ("bubble", bubble)))
+    return Trial(number=1, source="t", verdict=EVALUATED, candidate=cand, evaluation=ev, score=1000.0 / step,
+                 memory_peak=peak, memory_limit=10**12)
+
+
+def test_explains_knobs_gain_and_breakdown() -> None:
+    win = trial(Candidate(pp=4, vpp=2), 1.0, 50 * 10**9, bubble=0.1)
+    base = trial(Candidate(pp=4), 1.3, 40 * 10**9, bubble=0.4)
+    lines = explain(win, None, base, ("pp", "vpp"), "tokens_per_gpu")
+    assert lines == [
+        "Over the baseline: vpp 1 -> 2: +30.0% tokens/s/GPU (769 -> 1,000), step 1.30 s -> 1.00 s; "
+        "where the time went: pipeline bubble -300 ms; memory peak 40.0 -> 50.0 GB."
+    ]
+
+
+def test_ties_are_called_ties() -> None:
+    a = trial(Candidate(cp=1, mbs=2), 1.0, 50 * 10**9)
+    b = trial(Candidate(cp=2, mbs=4), 1.0, 50 * 10**9)
+    c = trial(Candidate(cp=2, mbs=4), 1.0, 60 * 10**9)
+    assert "a tie" in explain(a, b, None, ("cp", "mbs"), "tokens_per_gpu")[0]
+    assert "10.00 GB more memory free" in explain(a, c, None, ("cp", "mbs"), "tokens_per_gpu")[0]
+    assert "already the best found" in explain(a, None, a, ("cp",), "tokens_per_gpu")[0]
