@@ -97,10 +97,11 @@ def prepare(spec: KernelSpec, device: str) -> Callable[[], object]:
     """Allocate inputs on ``device`` and return the closure that runs the kernel once."""
     t = torch()
     dtype = t.bfloat16 if spec.dtype == "fp8" else torch_dtype(spec.dtype)
-    gen = t.Generator(device="cpu").manual_seed(0)
+    # drawn on the device itself: a 16384^2 operand drawn on the host would take seconds
+    gen = t.Generator(device=device).manual_seed(0)
 
     def randn(*shape: int, dt: Any = dtype, grad: bool = False) -> Any:
-        x = t.randn(*shape, generator=gen, dtype=t.float32).to(device=device, dtype=dt)
+        x = t.randn(*shape, generator=gen, dtype=t.float32, device=device).to(dtype=dt)
         return x.requires_grad_(grad)
 
     op, s = spec.op, spec.shape
@@ -166,7 +167,7 @@ def prepare(spec: KernelSpec, device: str) -> Callable[[], object]:
     if op.startswith("cross_entropy"):
         tokens, vocab = s
         logits = randn(tokens, vocab, grad=True)
-        target = t.randint(0, vocab, (tokens,), generator=gen).to(device)
+        target = t.randint(0, vocab, (tokens,), generator=gen, device=device)
 
         def ce() -> Any:
             return t.nn.functional.cross_entropy(logits.float(), target)
@@ -175,7 +176,7 @@ def prepare(spec: KernelSpec, device: str) -> Callable[[], object]:
     if op.startswith("embedding"):
         tokens, vocab, hidden = s
         table = randn(vocab, hidden, grad=True)
-        ids = t.randint(0, vocab, (tokens,), generator=gen).to(device)
+        ids = t.randint(0, vocab, (tokens,), generator=gen, device=device)
         return _forward_or_backward(t, op, lambda: t.nn.functional.embedding(ids, table), (table,))
     if op == "optimizer":
         return _adam(t, s[0], device)
