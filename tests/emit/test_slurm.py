@@ -149,7 +149,8 @@ def test_sbatch_runs_one_task_per_node_with_the_rendezvous(
     env = {**os.environ, "SLURM_CONF": slurm["SLURM_CONF"]}
     submit = subprocess.run(
         [CLIENTS[0], "--parsable", f"--chdir={out}",
-         f"--export=ALL,PRIMUSC_TORCHRUN={probe},PROBE_DIR={probe_dir}", str(out / "launch.sbatch")],
+         # a stray NODE_RANK in the caller must not override the per-task SLURM_NODEID
+         f"--export=ALL,PRIMUSC_TORCHRUN={probe},PROBE_DIR={probe_dir},NODE_RANK=5", str(out / "launch.sbatch")],
         env=env, capture_output=True, text=True, check=True,
     )
     job = submit.stdout.strip().split(";")[0]
