@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 import yaml
 
-from primus_lang.ir import Recompute, Settings
+from primus_lang.ir import Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
-from primus_lang.memory import account
+from primus_lang.memory.unpublished import least_memory
 from primus_lang.project.runs import load_runs
 
 DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "validation" / "published_runs.yaml"
@@ -60,15 +60,12 @@ def main() -> None:
         if cand.recompute.kind == "selective" and modules:
             known = tuple(m for m in modules if m in RECOMPUTE_MODULES)
             cand = cand.replace(recompute=attrs.evolve(cand.recompute, modules=known))
+        free = []
         if args.assume_recompute and not recompute_published(row) and cand.recompute.kind == "none":
-            cand = cand.replace(recompute=Recompute("full", 1, "uniform"))
-        options = [cand]
+            free.append("recompute")
         if args.unpublished_dtypes:
-            options += [cand.replace(main_grad_dtype="bf16"),
-                        cand.replace(main_grad_dtype="bf16", optimizer_dtype="bf16")]
-        best = min(((account(run.model, run.cluster, c, Settings()), c) for c in options),
-                   key=lambda ac: ac[0].peak.total)
-        acc, cand = best
+            free += ["main_grad_dtype", "optimizer_dtype"]
+        acc, cand = least_memory(run.model, run.cluster, cand, Settings(), free)
         judged.append((acc.spare(0) / acc.capacity, run, acc, cand))
     judged.sort(key=lambda x: x[0])
     over = [j for j in judged if j[0] < 0]

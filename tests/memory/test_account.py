@@ -147,3 +147,15 @@ def test_prefilter_equals_account_on_a_whole_small_space() -> None:
     ]
     peaks = prefilter(MIXTRAL.replace(moe=None), X64, cands, S)
     assert [int(p) for p in peaks] == [account(MIXTRAL.replace(moe=None), X64, c, S).peak.total for c in cands]
+
+
+def test_least_memory_over_unpublished_knobs() -> None:
+    from primus_lang.memory.unpublished import least_memory
+
+    cand = Candidate(tp=8, pp=1, gbs=64, seq_len=8192)
+    acc, chosen = least_memory(LLAMA70B, X64, cand, S)
+    assert chosen.recompute.kind == "full" and chosen.main_grad_dtype == "bf16" and chosen.optimizer_dtype == "bf16"
+    assert acc.peak.total == account(LLAMA70B, X64, chosen, S).peak.total
+    assert acc.peak.total < account(LLAMA70B, X64, cand, S).peak.total
+    _, kept = least_memory(LLAMA70B, X64, cand, S, ())
+    assert kept == cand
