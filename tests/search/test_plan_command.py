@@ -130,3 +130,29 @@ def test_plan_says_when_nothing_fits(tmp_path: Path, capsys: pytest.CaptureFixtu
     space = str(Path(__file__).parent / "data" / "nothing_fits.prx")
     assert main(["--error-format", "short", "plan", space, "--out", str(tmp_path / "x")]) == 1
     assert "P8005" in capsys.readouterr().err
+
+
+def test_plan_llm_replay_reruns_a_recorded_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from primus_lang.search import Limits, LlmConfig, run_search
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    cassette = tmp_path / "run.cassette.json"
+    reply = json.dumps({"proposals": [
+        {"changes": {"precision": "fp8", "mbs": 2}, "hypothesis": "FP8 GEMMs and a bigger micro-batch"},
+        {"changes": {"tp": 2, "precision": "fp8"}, "hypothesis": "TP 2 with FP8"},
+        {"changes": {"gbs": 128}, "hypothesis": "a bigger batch"},
+    ]})
+    space = load_space(TINY)
+    recorded = run_search(space, "llm", Limits(evaluations=15), seed=0,
+                          llm=LlmConfig(model="gpt-4o-mini", cassette=cassette, mock_responses=(reply,)))
+    assert any(t.source == "llm" for t in recorded.trials)
+    code, data = plan_json(capsys, "--out", str(tmp_path / "p"), "--strategy", "llm", "--budget", "15",
+                           "--no-emit", "--llm-model", "gpt-4o-mini", "--llm-replay", str(cassette))
+    assert code == 0
+    replayed = data["result"]["trials"]
+    assert [(t["source"], t["verdict"], t["label"]) for t in replayed] == [
+        (t.source, t.verdict, t.label) for t in recorded.trials
+    ]
+    assert any("changes what is trained" in r for t in replayed for r in t["reasons"])
