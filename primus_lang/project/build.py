@@ -335,13 +335,26 @@ def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
     return chunk * pp + stage
 
 
-def layer_split(num_layers: int, virtual_stages: int) -> list[int]:
-    """Layers per virtual stage: even, with any remainder spread over the middle stages."""
-    base, extra = divmod(num_layers, virtual_stages)
+def layer_split(num_layers: int, virtual_stages: int, tail: int = 0) -> list[int]:
+    """Layers per virtual stage. An even split when the layers divide (Megatron's default);
+    otherwise the recipe must have set an uneven layout, and we take the balanced one Megatron's
+    ``--account-for-loss-in-pipeline-split`` gives: the loss and any MTP layers count as ``tail``
+    layers of the last virtual stage, and the remainder goes to the middle stages."""
+    if num_layers % virtual_stages == 0 and (tail <= 1 or virtual_stages == 1):
+        return [num_layers // virtual_stages] * virtual_stages
+    total = num_layers + (tail if virtual_stages > 1 else 0)
+    base, extra = divmod(total, virtual_stages)
     counts = [base] * virtual_stages
     start = (virtual_stages - extra) // 2
     for i in range(extra):
         counts[start + i] += 1
+    if virtual_stages > 1:
+        counts[-1] -= tail
+        i = virtual_stages - 2
+        while counts[-1] < 0:  # a tail heavier than a stage: take the layers back from the others
+            counts[-1] += 1
+            counts[i] += 1
+            i = i - 1 if i > 0 else virtual_stages - 2
     return counts
 
 
@@ -366,7 +379,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     key = _layer_key(model, cluster, cand)
     pp, vpp = sh.pp, sh.vpp
     nvirtual = pp * vpp
-    counts = layer_split(model.num_layers, nvirtual)
+    counts = layer_split(model.num_layers, nvirtual, 1 + 2 * model.mtp_layers)
     starts = [sum(counts[:j]) for j in range(nvirtual)]
     dense_until = model.dense_layers if model.is_moe else model.num_layers
     rc = cand.recompute
