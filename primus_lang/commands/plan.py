@@ -250,7 +250,7 @@ def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, tar
 
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     res = plan.result
-    console = Console()
+    console = Console(highlight=False)
     counts = {v: sum(1 for t in res.trials if t.verdict == v) for v in (REFUSED, ILLEGAL, OOM)}
     console.print(
         f"strategy {res.strategy}, seed {res.seed}: {res.evaluations} evaluations, {res.proposals} proposals "
