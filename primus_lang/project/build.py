@@ -351,9 +351,9 @@ def layer_split(num_layers: int, virtual_stages: int, tail: int = 0) -> list[int
     if virtual_stages > 1:
         counts[-1] -= tail
         i = virtual_stages - 2
-        while counts[-1] < 0:  # a tail heavier than a stage: take the layers back from the others
+        while counts[-1] < 0:  # a tail heavier than a stage: the last holds none, a neighbour less
             counts[-1] += 1
-            counts[i] += 1
+            counts[i] -= 1
             i = i - 1 if i > 0 else virtual_stages - 2
     return counts
 

@@ -146,3 +146,13 @@ def test_timeline_covers_every_pass_and_ends_with_the_step() -> None:
     assert all(start <= end for _, _, _, start, end in p.timeline)
     assert max(end for *_, end in p.timeline) == pytest.approx(p.step_time)
     assert project(LLAMA3_1_70B, cluster(), cand).step_time == pytest.approx(p.step_time)
+
+
+def test_layer_split_even_or_loss_balanced() -> None:
+    from primus_lang.project.build import layer_split
+
+    assert layer_split(80, 20, 1) == [4] * 20  # divisible: Megatron's even split
+    split = layer_split(61, 16, 3)  # DeepSeek-V3: 61 layers, the loss and one MTP layer (+ head)
+    assert sum(split) == 61 and split[-1] == 1 and max(split) - min(split[:-1]) <= 1
+    assert layer_split(5, 4, 3) == [2, 2, 1, 0]
+    assert layer_split(61, 1, 3) == [61]
