@@ -106,11 +106,12 @@ def test_slurm_containers(case: str, container: str, tmp_path: Path) -> None:
         assert check.returncode == 0, check.stdout
     lines = dry_run(folder, "launch.sbatch")
     srun = shlex.split(lines[0].split(":", 1)[1])
-    assert srun[:4] == ["srun", f"--nodes={space.cluster.nodes}", "--ntasks-per-node=1", "--kill-on-bad-exit=1"]
+    assert srun[:5] == ["srun", "--export=ALL", f"--nodes={space.cluster.nodes}", "--ntasks-per-node=1",
+                        "--kill-on-bad-exit=1"]
     if container == "pyxis":
         assert f"--container-image={IMAGE}" in srun
     else:
-        assert srun[4:6] == [container, "run"] and IMAGE in srun
+        assert srun[5:7] == [container, "run"] and IMAGE in srun
         gpu_flags = ["--device=/dev/kfd", "--device=/dev/dri"] if space.cluster.gpu.vendor == "amd" else ["--gpus"]
         assert all(flag in srun for flag in gpu_flags)
     assert srun[-2:] == ["bash", f"{folder}/node.sh"]
