@@ -126,6 +126,14 @@ def fit_link(rows: list[CollectiveRow]) -> LinkFit | None:
     return LinkFit(alpha, 1.0 / inv_bw, len(usable), max(r.ranks for r in usable), err)
 
 
+def fit_links(rows: list[CollectiveRow]) -> dict[str, LinkFit]:
+    """One link per collective kind (a backend's algorithms differ by kind: gloo's all-reduce and
+    all-gather do not share a bandwidth), under the key "" the fit over every point."""
+    fits = {op: fit_link([r for r in rows if r.op == op]) for op in OPS}
+    fits[""] = fit_link(rows)
+    return {op: fit for op, fit in fits.items() if fit is not None}
+
+
 def interpolate_measured(rows: list[CollectiveRow], op: str, ranks: int, size: int) -> float | None:
     """In scope: log-log interpolation between the two measured sizes around ``size``."""
     pts = sorted((r.bytes, r.seconds) for r in rows if r.op == op and r.ranks == ranks)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from primus_lang.bench.collectives import LinkFit, backend_of, fit_link, interpolate_measured
+from primus_lang.bench.collectives import LinkFit, backend_of, fit_links, interpolate_measured
 from primus_lang.bench.database import DEFAULT_DB, CollectiveRow, KernelRow, ProfileDB
 from primus_lang.bench.kernels import KernelSpec, prepare
 from primus_lang.bench.profile import estimate
@@ -64,7 +64,7 @@ class BenchmarkOracle:
         self._cache: dict[tuple[object, ...], float] = {}
         self.scale: dict[tuple[object, ...], float] = {}  # per op key, from anchor()
         self._rows: list[CollectiveRow] = db.collectives(device.key, backend_of(device))
-        self.link: LinkFit | None = fit_link(self._rows)
+        self.links: dict[str, LinkFit] = fit_links(self._rows)
 
     def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
         key = op.key
@@ -168,12 +168,12 @@ class BenchmarkOracle:
             got = interpolate_measured(self._rows, op.kind, op.group.size, op.bytes)
             if got is not None:
                 return got, "measured"
-        if self.link is None:
+        fit = self.links.get(op.kind) or self.links.get("")
+        if fit is None:
             return self.fallback.collective(op), "simulated"
         spec = Links.of(self.cluster)
         # the measured link replaces the spec sheet inside the domain; the NIC spec stays across it
-        links = Links(self.link.bandwidth, self.link.alpha, spec.out_bandwidth, spec.out_latency, spec.domain,
-                      mesh=False)
+        links = Links(fit.bandwidth, fit.alpha, spec.out_bandwidth, spec.out_latency, spec.domain, mesh=False)
         return collective_time(op, links), "interpolated" if inside else "restored"
 
     def source_counts(self) -> dict[str, int]:

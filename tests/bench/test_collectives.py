@@ -76,3 +76,16 @@ def test_gloo_collectives_are_measured_on_two_local_ranks(cpu: DeviceInfo) -> No
     assert {r.op for r in rows} >= {"all_reduce", "all_gather"}
     assert all(r.ranks == 2 and r.seconds > 0 for r in rows)
     assert len(db.collectives(cpu.key, "gloo")) == len(rows)
+
+
+def test_each_collective_kind_gets_its_own_link() -> None:
+    from primus_lang.bench.collectives import fit_links
+
+    rows = [CollectiveRow(r.op, r.ranks, r.bytes, r.seconds * (2.0 if r.op == "all_gather" else 1.0))
+            for r in synthetic_rows()]
+    fits = fit_links(rows)
+    assert fits["all_reduce"].bandwidth == pytest.approx(BW, rel=1e-6)
+    assert fits["all_gather"].bandwidth == pytest.approx(BW / 2, rel=1e-6)
+    assert fits["all_gather"].alpha == pytest.approx(2 * ALPHA, rel=1e-6)
+    assert "reduce_scatter" not in fits  # never measured
+    assert "" in fits  # the fit over every point, for kinds without their own
