@@ -8,14 +8,11 @@ from attrs import frozen
 
 STOP_EVALUATIONS = "evaluation budget spent"
 STOP_TIME = "time budget spent"
-STOP_LLM_CALLS = "LLM call budget spent"
-STOP_LLM_COST = "LLM cost budget spent"
 STOP_PATIENCE = "no improvement"
 STOP_EXHAUSTED = "space exhausted"
 STOP_PROVEN = "optimum proven"
 STOP_DONE = "strategy finished"
 STOP_STALLED = "strategy stalled"
-STOP_INTERRUPTED = "interrupted"
 
 
 @frozen

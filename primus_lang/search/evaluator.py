@@ -26,9 +26,6 @@ class Evaluator:
             self.computed += 1
         return hit
 
-    def cached(self, cand: Candidate) -> Evaluation | None:
-        return self._cache.get(cand)
-
     def preload(self, pairs: Iterable[tuple[Candidate, Evaluation]]) -> None:
         for cand, ev in pairs:
             self._cache[cand] = ev

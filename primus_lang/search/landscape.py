@@ -119,11 +119,3 @@ class Landscape:
         dist[~allowed] = np.iinfo(np.int64).max
         best = np.flatnonzero(dist == dist.min())
         return int(best[rng.integers(len(best))])
-
-    def neighbours(self, i: int, allowed: np.ndarray | None = None, reach: int = 1) -> np.ndarray:
-        """Points that differ from point ``i`` on 1..``reach`` axes, in landscape order."""
-        dist = self.distances(self.coords[i])
-        mask = (dist >= 1) & (dist <= reach)
-        if allowed is not None:
-            mask &= allowed
-        return np.flatnonzero(mask)
