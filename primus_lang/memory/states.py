@@ -9,6 +9,7 @@ gradient reduction overlaps (other stages and non-overlapped runs use one bucket
 
 from __future__ import annotations
 
+import functools
 import math
 
 from primus_lang.ir import Model
@@ -57,6 +58,30 @@ def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -
 
 def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     """Persistent terms of pipeline stage ``stage`` for one candidate (``k`` holds Python scalars)."""
+    key = tuple(int(getattr(k, f)) for f in _STATE_KNOBS)
+    return list(_state_terms(model, key, stage))
+
+
+# The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
+_STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
+                "fp8_recipe", "overlap_grad_reduce")
+
+
+@functools.lru_cache(maxsize=4096)
+def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, ...]:
+    values = dict(zip(_STATE_KNOBS, key, strict=True))
+    k = Knobs(
+        world=values["world"], tp=values["tp"], pp=values["pp"], vpp=1, cp=values["cp"], ep=values["ep"],
+        etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp8_recipe=values["fp8_recipe"],
+        recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
+        sharding=values["sharding"], schedule=0, sp=False, flash=True,
+        overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
+        state_bytes=values["state_bytes"],
+    )
+    return tuple(_compute_state_terms(model, k, stage))
+
+
+def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     tensors = stage_tensors(model, k.tp, k.pp, k.ep, k.etp, stage)
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
