@@ -76,6 +76,8 @@ TP2: list[Case] = [
     ("act-llama-tp2-sp", LLAMA, cand(tp=2, sequence_parallel=True), "activations"),
     ("act-gpt2-tp2-sp", GPT2, cand(tp=2, sequence_parallel=True), "activations"),
     ("act-llama-tp2-sp-selective", LLAMA, cand(tp=2, recompute=Recompute("selective")), "activations"),
+    ("params-moe-tp2-etp2", MOE, cand(tp=2), "params"),
+    ("act-moe-tp2-sp", MOE, cand(tp=2), "activations"),
 ]
 
 EP2: list[Case] = [
