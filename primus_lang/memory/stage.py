@@ -32,6 +32,12 @@ class Held:
 
 
 def held(model: Model, k: Knobs, stage: Num) -> Held:
+    """In-flight chunk-micro-batches times the stage's layers per chunk, split by what each layer keeps.
+
+    Full recompute takes the first ``N`` layers of every chunk (block) or all of them in groups of
+    ``N`` (uniform); recomputed layers are counted from the dense ones first, which lead the model.
+    Counts are per stage over ``vpp`` chunks, rounded down.
+    """
     n = stage_layers(model.num_layers, k.pp, stage)
     n_dense = stage_dense_layers(model, k.pp, stage)
     n_moe = n - n_dense
