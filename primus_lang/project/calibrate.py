@@ -204,4 +204,6 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
                      f"{fit.folds}-fold CV MAPE {fit.cv_mape:.1%}")
         lines.append(f"gpu {fit.gpu}_calibrated = {fit.gpu} {{ efficiency {{ {body} }} }}")
         lines.append("")
-    return "\n".join(lines)
+    from primus_lang.syntax.format import format_source
+
+    return format_source("\n".join(lines), "calibrated.prx")

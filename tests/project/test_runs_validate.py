@@ -93,7 +93,7 @@ def test_calibration_moves_toward_the_measurements_and_cross_validates() -> None
     before = sum(abs(e) for e in validate_errors(runs))
     assert sum(abs(e) for e in fit.in_sample) < before
     text = to_prx([fit], "tests/project/data/runs.yaml", {"h100_sxm": "hardware.nvidia"})
-    assert "gpu h100_sxm_calibrated = h100_sxm { efficiency {" in text
+    assert "gpu h100_sxm_calibrated = h100_sxm {\n  efficiency {" in text
     assert "import hardware.nvidia (h100_sxm)" in text
 
 
