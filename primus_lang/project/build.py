@@ -131,11 +131,15 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     variants = [(0, 1.0)]
     if m.sliding_window:
         variants = [(0, 0.5), (m.sliding_window, 0.5)]  # alternating windowed and full layers
+    if sh.cand.attention == "unfused":
+        _unfused_attention(sh, tasks, heads, s_q, qk_dim, v_dim)
+        variants = []
     for window, share in variants:
         fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window)
         tasks.append(Task(fwd, "F", times=share))
+        # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
         tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True),
-                          "B", times=share))
+                          "B", times=share, model_share=0.8))
         if sh.cand.recompute.kind == "selective":
             tasks.append(Task(fwd, "B", times=share, model_flops=False))
     if sh.cp > 1:
@@ -150,6 +154,29 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
             tasks.append(Task(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
             tasks.append(Task(Collective("reduce_scatter", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
     _tp_pair(sh, tasks)
+
+
+def _unfused_attention(sh: _Shapes, tasks: list[Task], heads: int, s_q: int, qk_dim: int, v_dim: int) -> None:
+    """Attention without a fused kernel: batched GEMMs over the full score square (the causal mask
+    is applied, not skipped) and the scaled-masked softmax through HBM. Model FLOPs still count the
+    causal half (``model_share``), as for flash attention."""
+    batch = sh.b * heads
+    scores = sh.b * heads * s_q * sh.s
+    qk = Gemm(s_q, sh.s, qk_dim, "bf16", batch)
+    pv = Gemm(s_q, v_dim, sh.s, "bf16", batch)
+    # softmax forward: read the scores, write probabilities (BF16) and keep them for the backward
+    soft = MemoryOp("attention_softmax", scores * 3 * BF16, 2)
+    forward = [Task(qk, "F", model_share=0.5), Task(soft, "F"), Task(pv, "F", model_share=0.5)]
+    backward = [
+        Task(Gemm(s_q, sh.s, v_dim, "bf16", batch), "B", model_share=0.5),  # dP = dO V^T
+        Task(Gemm(sh.s, v_dim, s_q, "bf16", batch), "B", model_share=0.5),  # dV = P^T dO
+        Task(MemoryOp("attention_softmax_bwd", scores * 3 * BF16, 2), "B"),
+        Task(Gemm(s_q, qk_dim, sh.s, "bf16", batch), "B", model_share=0.5),  # dQ = dS K
+        Task(Gemm(sh.s, qk_dim, s_q, "bf16", batch), "B", model_share=0.5),  # dK = dS^T Q
+    ]
+    tasks += forward + backward
+    if sh.cand.recompute.kind == "selective":
+        tasks += [Task(t.op, "B", model_flops=False) for t in forward]
 
 
 def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int) -> None:
@@ -234,7 +261,8 @@ def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
 
 def _recomputed(tasks: list[Task]) -> list[Task]:
     """Full recompute: the layer's forward runs again before its backward."""
-    return [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under) for t in tasks if t.phase == "F"]
+    return [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under, t.model_share)
+            for t in tasks if t.phase == "F"]
 
 
 LayerKey = tuple[object, ...]

@@ -156,6 +156,8 @@ class Task:
     scales it by the space's ``moe_imbalance`` when experts are spread over ranks.
     ``hides_under`` names the kind of compute this communication overlaps with ("" none,
     "attention", "gemm" or "block"); the projection decides per candidate whether it may.
+    ``model_share`` is the part of the op's FLOPs that are model FLOPs (unfused causal attention
+    computes the whole score square, the model needs half).
     """
 
     op: Op
@@ -165,6 +167,7 @@ class Task:
     model_flops: bool = True
     routed: bool = False
     hides_under: str = ""
+    model_share: float = 1.0
 
 
 @frozen

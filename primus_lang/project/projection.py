@@ -137,7 +137,7 @@ def model_flops(stages: tuple[Stage, ...], microbatches: int) -> float:
                     if len(_flops) > 100_000:
                         _flops.clear()
                     hit = _flops[id(block.tasks)] = (
-                        block.tasks, sum(t.op.flops * t.times for t in block.tasks if t.model_flops))
+                        block.tasks, sum(t.op.flops * t.times * t.model_share for t in block.tasks if t.model_flops))
                 total += hit[1] * block.count
     return total * microbatches / len(stages)
 
