@@ -24,7 +24,7 @@ EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 def _command_modules() -> list[str]:
     import primus_lang.commands as commands
 
-    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+    return sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
 
 
 def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from primus_lang.bench.oracle import ORACLE_KINDS
+from primus_lang.commands._options import add_oracle_arguments, oracle_kind
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,9 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("logs", nargs="+", help="training log files (stdout of Megatron-LM or Primus)")
     p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
     p.add_argument("--name", help="which space of the file (default: the only one)")
-    p.add_argument("--oracle", choices=ORACLE_KINDS, default="simulate", help="oracle to project with")
-    p.add_argument("--device", default="cpu", help="device for the benchmark/hybrid oracles")
-    p.add_argument("--db", default=None, help="profile database for the benchmark/hybrid oracles")
+    add_oracle_arguments(p)
     p.add_argument("--skip", type=int, default=1, help="logged iterations to drop as warm-up (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -38,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.project import project
 
     space = load_space(args.space, args.name)
-    oracle = make_oracle(args.oracle, args.device, args.db, cluster=space.cluster)
+    kind = oracle_kind(args, space.settings)
+    oracle = make_oracle(kind, args.device, args.db, cluster=space.cluster)
     offsets: list[Offset] = []
     rows = []
     for name in args.logs:
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                      "projected_s": off.projected, "factor": off.factor})
     factor = fit_offset(offsets)
     if args.json:
-        print(json.dumps({"oracle": args.oracle, "runs": rows, "factor": factor}, indent=2))
+        print(json.dumps({"oracle": kind, "runs": rows, "factor": factor}, indent=2))
         return 0
     for r in rows:
         print(f"{r['log']}: {r['candidate']}  measured {r['measured_s']:.3f} s, projected "

@@ -14,6 +14,7 @@ from attrs import frozen
 from rich.console import Console
 from rich.table import Table
 
+from primus_lang.commands._options import add_oracle_arguments, add_space_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET, OUT_NOT_EMPTY
 from primus_lang.ir import serialize
@@ -37,8 +38,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Search the legal, memory-proved points of a space, print the ranked best with why the "
         "winner wins, and write the winner's launch files (and a report) to --out.",
     )
-    p.add_argument("file", help="the .prx file")
-    p.add_argument("--space", default=None, help="the space's name when the file defines several")
+    add_space_arguments(p)
+    add_oracle_arguments(p)
     p.add_argument("--strategy", choices=NAMES, default=None, help="search strategy (default: the space's, else auto)")
     p.add_argument("--budget", default=None,
                    help="evaluations and/or time: 100, 30min or 100,30min (default: the space's budget, else 100)")
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     )
     err = Console(stderr=True)
     quiet = args.json or not err.is_terminal
-    prep = _prepare(space, err, quiet)
+    prep = _prepare(space, _oracle(args, space), err, quiet)
     if not args.json:
         land = prep.land
         err.print(
@@ -159,11 +160,21 @@ def run(args: argparse.Namespace) -> int:
     return _finish(args, source, space, prep, result, out, trace)
 
 
-def _prepare(space: Any, err: Console, quiet: bool) -> Prepared:
+def _oracle(args: argparse.Namespace, space: Any) -> Any:
+    kind = oracle_kind(args, space.settings)
+    if kind == "simulate":
+        return None
+    from primus_lang.check import legal_points
+
+    # Anchoring measures each distinct layer shape of the space once (the database keeps them).
+    return build_oracle(args, kind, space.cluster, space.model, legal_points(space))
+
+
+def _prepare(space: Any, oracle: Any, err: Console, quiet: bool) -> Prepared:
     if quiet:
-        return prepare(space)
+        return prepare(space, oracle)
     with err.status("checking legality and proving memory for every point..."):
-        return prepare(space)
+        return prepare(space, oracle)
 
 
 def _search(space: Any, args: argparse.Namespace, limits: Limits, prep: Prepared, trace: Path,

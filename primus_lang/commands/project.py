@@ -8,36 +8,20 @@ import json
 import time
 from typing import Any
 
+from primus_lang.commands._options import add_oracle_arguments, add_space_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT, NO_LEGAL
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("project", help="project step time and throughput of a space's legal points")
-    p.add_argument("file", help="the .prx file")
-    p.add_argument("--space", help="the space to project (when the file has several)")
+    add_space_arguments(p)
+    add_oracle_arguments(p)
     p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0 for all)")
     p.add_argument("--json", action="store_true",
                    help='print {"candidates", "legal", "seconds", "results"} as JSON')
     p.set_defaults(func=run)
-
-
-def _conditional_defaults(space: Any, cand: Any, text: str) -> Any:
-    """Knobs the point does not name whose axis is conditional (``vpp : 2 | 4 when pp > 1``) keep
-    their default where the condition does not hold, as in the space's own enumeration."""
-    from primus_lang.check import environment
-    from primus_lang.check.evaluate import evaluate
-    from primus_lang.ir import Candidate
-
-    defaults = Candidate()
-    named = {part.split("=", 1)[0].strip() for part in text.replace(";", ",").split(",")}
-    for axis in space.axes:
-        if axis.when is None or axis.name in named:
-            continue
-        if not evaluate(axis.when, environment(space, cand)):
-            cand = cand.replace(**{axis.name: getattr(defaults, axis.name)})
-    return cand
 
 
 def _metric(result: Any, metric: str) -> float:
@@ -53,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     space = pick_space(load_program(args.file), args.space)
     start = time.perf_counter()
     if args.point:
-        cand = _conditional_defaults(space, parse_point(space, args.point), args.point)
+        cand = parse_point(space, args.point)
         broken = legality(space, cand)
         if broken:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
@@ -65,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         total = raw_size(space)
         if not cands:
             raise CompileError(Diagnostic(NO_LEGAL, f"space `{space.name}` has no legal point"))
-    results = [(c, project(space.model, space.cluster, c, space.settings)) for c in cands]
+    oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, cands)
+    results = [(c, project(space.model, space.cluster, c, space.settings, oracle=oracle)) for c in cands]
     seconds = time.perf_counter() - start
     metric = space.objective.metric if space.objective.metric != "memory_peak" else "tokens_per_gpu"
     reverse = space.objective.sense == "maximize"

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from primus_lang.commands._options import add_oracle_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import RUNS_FILE
 
@@ -19,6 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--calibrated", action="store_true",
                    help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")
     p.add_argument("--no-memory", action="store_true", help="skip the memory verdict per row")
+    add_oracle_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -37,7 +40,16 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.project.validate import summarize, to_json_rows, validate_rows
 
     runs = load(args.runs, args.calibrated)
-    rows = validate_rows(runs, memory=not args.no_memory)
+    kind = oracle_kind(args)
+    oracles: dict[object, Any] = {}
+
+    def oracle_for(run: Any) -> Any:
+        # One oracle per cluster: the benchmark oracle's collective fits depend on the topology.
+        if run.cluster not in oracles:
+            oracles[run.cluster] = build_oracle(args, kind, run.cluster)
+        return oracles[run.cluster]
+
+    rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
     if args.json:
         print(json.dumps({"rows": to_json_rows(rows), "summary": summary}, indent=2))
@@ -60,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}")
     if isinstance(mape, float) and isinstance(median, float):
         console.print(f"MAPE {mape:.1%}, median APE {median:.1%}")
+    if "false_ooms" in summary:
+        console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
+                      f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")
     rho = summary["spearman_by_group"]
     if isinstance(rho, dict):
         for g, value in rho.items():

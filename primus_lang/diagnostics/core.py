@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 
 from primus_lang.ir.span import Span
 
@@ -85,11 +85,7 @@ class Diagnostic:
     help: str = ""
     notes: tuple[str, ...] = ()
     labels: tuple[Label, ...] = ()
-    severity: Severity = field(default=None)  # type: ignore[assignment]
-
-    def __attrs_post_init__(self) -> None:
-        if self.severity is None:
-            object.__setattr__(self, "severity", self.code.severity)
+    severity: Severity = field(default=Factory(lambda self: self.code.severity, takes_self=True))
 
 
 class CompileError(Exception):

@@ -6,6 +6,7 @@ type and legal values; the checker, lowering, search and emitters all read it fr
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -103,18 +104,21 @@ class Candidate:
 
     def label(self) -> str:
         """A short, stable, human-readable identity: the non-default knobs, ``tp=2,pp=4,...``."""
-        parts = []
-        for f in attrs.fields(Candidate):
-            value = getattr(self, f.name)
-            if f.name in ("gbs", "seq_len") or value == f.default or (
-                isinstance(f.default, attrs.Factory) and value == f.default.factory()  # type: ignore[call-arg]
-            ):
-                continue
-            parts.append(f"{f.name}={format_value(value)}")
+        default = _default()
+        parts = [
+            f"{f.name}={format_value(getattr(self, f.name))}"
+            for f in attrs.fields(Candidate)
+            if f.name not in ("gbs", "seq_len") and getattr(self, f.name) != getattr(default, f.name)
+        ]
         return ",".join(parts) or "defaults"
 
     def replace(self, **changes: Any) -> Candidate:
         return attrs.evolve(self, **changes)
+
+
+@functools.cache
+def _default() -> Candidate:
+    return Candidate()
 
 
 KNOBS: dict[str, attrs.Attribute[Any]] = {f.name: f for f in attrs.fields(Candidate)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 from attrs import field, frozen
 
@@ -90,5 +92,5 @@ class Model:
     def dense_layers(self) -> int:
         return self.num_layers - self.moe_layers
 
-    def replace(self, **changes: object) -> Model:
+    def replace(self, **changes: Any) -> Model:
         return attrs.evolve(self, **changes)

@@ -20,7 +20,7 @@ def _structure_value(obj: Any, _: Any) -> Value:
         return converter.structure(obj, Recompute)
     if isinstance(obj, bool | int | float | str):
         return obj
-    raise cattrs.errors.StructureHandlerNotFoundError(f"not an axis value: {obj!r}", Value)
+    raise ValueError(f"not an axis value: {obj!r}")
 
 
 def _structure_const(obj: Any, _: Any) -> bool | int | float | str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from attrs import frozen
@@ -18,6 +19,9 @@ from primus_lang.search.run import search_landscape
 from primus_lang.search.stages import evaluator_of, landscape_of, upper_bounds
 from primus_lang.search.strategies.planner import baseline_index
 from primus_lang.search.trial import EVALUATED, SearchResult, Trial
+
+if TYPE_CHECKING:
+    from primus_lang.project.oracle import Oracle
 
 DEFAULT_EVALUATIONS = 100
 
@@ -44,9 +48,12 @@ class Prepared:
     upper: np.ndarray | None
 
 
-def prepare(space: Space) -> Prepared:
+def prepare(space: Space, oracle: Oracle | None = None) -> Prepared:
+    """``oracle`` None projects with the simulate oracle. The branch-and-bound bound is a floor of the
+    simulate oracle's compute time, so it proves nothing about measured kernels: no bound then."""
     land = landscape_of(space)
-    return Prepared(space, land, evaluator_of(space), upper_bounds(space, land))
+    bounds = upper_bounds(space, land) if oracle is None else None
+    return Prepared(space, land, evaluator_of(space, oracle), bounds)
 
 
 def run_search(

@@ -19,6 +19,7 @@ from primus_lang.search.trial import Evaluation
 
 if TYPE_CHECKING:
     from primus_lang.project import Projection
+    from primus_lang.project.oracle import Oracle
 
 COMM_KINDS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 
@@ -104,18 +105,18 @@ def evaluation_of(projection: Projection) -> Evaluation:
     )
 
 
-def projector(space: Space) -> Callable[[Candidate], Evaluation]:
-    """The oracle the space asks for (``assume oracle``); simulate unless a benchmark DB is wired in."""
+def projector(space: Space, oracle: Oracle | None = None) -> Callable[[Candidate], Evaluation]:
+    """Projections through ``oracle`` (None: the projection's own simulate oracle)."""
     from primus_lang.project import project
 
     def evaluate(cand: Candidate) -> Evaluation:
-        return evaluation_of(project(space.model, space.cluster, cand, space.settings))
+        return evaluation_of(project(space.model, space.cluster, cand, space.settings, oracle=oracle))
 
     return evaluate
 
 
-def evaluator_of(space: Space) -> Evaluator:
-    return Evaluator(projector(space))
+def evaluator_of(space: Space, oracle: Oracle | None = None) -> Evaluator:
+    return Evaluator(projector(space, oracle))
 
 
 def upper_bounds(space: Space, land: Landscape) -> np.ndarray | None:
