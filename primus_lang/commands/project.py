@@ -74,5 +74,11 @@ def run(args: argparse.Namespace) -> int:
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", f"{worst[0]} {worst[1]:.2f} s")
-    Console(width=max(Console().width, 160)).print(table)
+    console = Console(width=max(Console().width, 160))
+    console.print(table)
+    counts = getattr(oracle, "source_counts", None)
+    if counts is not None:
+        # A benchmark projection is only as good as the share of its timings that were measured.
+        where = ", ".join(f"{n:,} {source}" for source, n in sorted(counts().items()))
+        console.print(f"oracle {oracle_kind(args, space.settings)}: op timings {where or 'none'}")
     return 0
