@@ -261,7 +261,8 @@ def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, tar
 
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     res = plan.result
-    console = Console(highlight=False)
+    # Layout labels are long; below 160 columns (a pipe, a CI log) rich would wrap them letter by letter.
+    console = Console(highlight=False, width=max(Console().width, 160))
     counts = {v: sum(1 for t in res.trials if t.verdict == v) for v in (REFUSED, ILLEGAL, OOM)}
     console.print(
         f"strategy {res.strategy}, seed {res.seed}: {res.evaluations} evaluations, {res.proposals} proposals "
