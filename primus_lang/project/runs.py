@@ -29,6 +29,7 @@ import yaml
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
+from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
 
@@ -61,6 +62,10 @@ class Run:
     skip: str = ""
     source: str = ""
     balanced: bool = False  # the benchmark forced an even token split over experts (no busiest rank)
+    # knobs the row leaves out (``primus_lang.memory.unpublished``): its memory is judged at their
+    # least-memory setting, since the run may have used it
+    unpublished: tuple[str, ...] = ()
+    offload: bool = False  # activations offloaded to CPU (not modelled: the account over-counts)
 
     def settings(self, base: Settings | None = None) -> Settings:
         """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away."""
@@ -173,8 +178,24 @@ def recompute_of(rec: Any, layers: int) -> Recompute | str:
             return Recompute("full", n, "uniform")
         return Recompute("full", n, "block")
     if gran == "selective":
-        return Recompute("selective")
+        modules = rec.get("recompute_modules") or ()
+        if not isinstance(modules, list) or any(m not in RECOMPUTE_MODULES for m in modules):
+            return f"recompute modules `{modules}` not understood"
+        return Recompute("selective", modules=tuple(modules))
     return Recompute()
+
+
+def _unpublished(rec: Any) -> tuple[str, ...]:
+    """The memory knobs a row leaves out: recompute unless it names a granularity; no row publishes
+    the main-grad or Adam-moment dtypes."""
+    published = isinstance(rec, dict) and bool(rec.get("recompute_granularity") or rec.get("activation_checkpointing"))
+    return ("main_grad_dtype", "optimizer_dtype") if published else ("recompute", "main_grad_dtype", "optimizer_dtype")
+
+
+def _offloads(rec: Any) -> bool:
+    if not isinstance(rec, dict):
+        return False
+    return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
 
 
 def _int(value: Any, default: int) -> int:
@@ -272,7 +293,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     )
     nodes = world // per_node
     cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)
-    return attrs.evolve(run, model=model, cluster=cluster, cand=cand)
+    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec),
+                        offload=_offloads(raw_rec))
 
 
 def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
 from primus_lang.ir import Settings
+from primus_lang.project.oracle import Oracle
 from primus_lang.project.projection import project
 from primus_lang.project.runs import Run
 
@@ -24,6 +25,24 @@ class MemoryVerdict:
     verdict: str  # fits | exceeds | unknown
     peak_bytes: int | None = None
     capacity_bytes: int | None = None
+    # "published" when the row publishes every knob the account needs, else "least memory": the
+    # account at the least-memory setting of the knobs in ``assumed`` (the run may have used it)
+    reading: str = "published"
+    assumed: tuple[tuple[str, str], ...] = ()  # (knob, value judged) for each unpublished knob
+    offload: bool = False  # the run offloaded activations to CPU, which the account does not model
+    spare_bytes: int | None = None  # usable bytes (capacity less the runtime's reserve) minus the peak
+
+    @property
+    def margin(self) -> float | None:
+        """Spare memory as a share of capacity (negative: judged not to fit)."""
+        if self.spare_bytes is None or not self.capacity_bytes:
+            return None
+        return self.spare_bytes / self.capacity_bytes
+
+    @property
+    def false_oom(self) -> bool:
+        """A run that really ran without CPU offload, judged not to fit."""
+        return self.verdict == "exceeds" and not self.offload
 
 
 @frozen
@@ -40,20 +59,28 @@ class RowResult:
 
 
 def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
-    """The memory account's verdict for the run's layout (``unknown`` if the account fails)."""
+    """The memory account's verdict for the run's layout at the least-memory setting of the knobs
+    the row does not publish (``unknown`` if the account fails)."""
     try:
-        from primus_lang.memory import account
+        from primus_lang.memory.unpublished import least_memory
     except ImportError:  # pragma: no cover - the memory stage ships with primusc
         return MemoryVerdict("unknown")
     assert run.model is not None and run.cluster is not None and run.cand is not None
     try:
-        acc = account(run.model, run.cluster, run.cand, settings)
+        acc, cand = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     except Exception:
-        return MemoryVerdict("unknown")
-    return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity)
+        return MemoryVerdict("unknown", offload=run.offload)
+    assumed = tuple((knob, str(getattr(cand, knob))) for knob in run.unpublished)
+    return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity,
+                         "least memory" if run.unpublished else "published", assumed, run.offload,
+                         acc.spare(0))
 
 
-def validate_rows(runs: Sequence[Run], settings: Settings | None = None, memory: bool = True) -> list[RowResult]:
+def validate_rows(
+    runs: Sequence[Run], settings: Settings | None = None, memory: bool = True,
+    oracle_for: Callable[[Run], Oracle | None] | None = None,
+) -> list[RowResult]:
+    """``oracle_for`` gives each row its oracle (None: simulate), e.g. a benchmark oracle per cluster."""
     settings = settings or Settings()
     out: list[RowResult] = []
     for run in runs:
@@ -62,7 +89,8 @@ def validate_rows(runs: Sequence[Run], settings: Settings | None = None, memory:
             continue
         assert run.model is not None and run.cluster is not None and run.cand is not None
         row_settings = run.settings(settings)
-        p = project(run.model, run.cluster, run.cand, row_settings).tokens_per_gpu
+        oracle = oracle_for(run) if oracle_for is not None else None
+        p = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle).tokens_per_gpu
         err = (p - run.measured) / run.measured if run.measured else None
         mem = memory_verdict(run, row_settings) if memory else None
         layout = f"{run.cluster.world}:{run.cand.label()}"
@@ -121,6 +149,26 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "spearman_by_group": rho,
         "signed_error_by_group": signed,
         "spearman_by_layout_group": _layout_spearman(done),
+        **_memory_summary(rows),
+    }
+
+
+TIGHTEST = 5
+
+
+def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:
+    """False OOMs (rows that ran without CPU offload but are judged not to fit) and the tightest
+    margins among the rows judged to fit."""
+    judged = [r for r in rows if r.memory is not None and r.memory.margin is not None]
+    if not judged:
+        return {}
+    fitting = sorted((r for r in judged if r.memory and r.memory.verdict == "fits"),
+                     key=lambda r: r.memory.margin if r.memory and r.memory.margin is not None else 0.0)
+    return {
+        "memory_judged": len(judged),
+        "memory_offloaded": sum(1 for r in judged if r.memory and r.memory.offload),
+        "false_ooms": [r.id for r in judged if r.memory and r.memory.false_oom],
+        "tightest_memory_margins": {r.id: r.memory.margin for r in fitting[:TIGHTEST] if r.memory},
     }
 
 
@@ -148,7 +196,9 @@ def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
         mem = None
         if r.memory is not None:
             mem = {"verdict": r.memory.verdict, "peak_bytes": r.memory.peak_bytes,
-                   "capacity_bytes": r.memory.capacity_bytes}
+                   "capacity_bytes": r.memory.capacity_bytes, "margin": r.memory.margin,
+                   "reading": r.memory.reading, "assumed": dict(r.memory.assumed),
+                   "cpu_offload": r.memory.offload, "false_oom": r.memory.false_oom}
         out.append({"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
                     "memory": mem, "skipped": r.skipped or None})
     return out

@@ -107,8 +107,10 @@ def test_validate_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(out) == {"rows", "summary"}
     row = next(r for r in out["rows"] if r["id"] == "t_dense_bf16")
     assert set(row) == {"id", "projected", "measured", "error", "memory", "skipped"}
-    assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes"}
-    assert {"n", "skipped", "mape", "median_ape", "spearman_by_group"} <= set(out["summary"])
+    assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes", "margin", "reading", "assumed",
+                                  "cpu_offload", "false_oom"}
+    assert row["memory"]["reading"] == "least memory"
+    assert {"n", "skipped", "mape", "median_ape", "spearman_by_group", "false_ooms"} <= set(out["summary"])
 
 
 def test_validate_command_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
