@@ -48,6 +48,58 @@ def _ep_overlap_problem(f: Env, s: Space) -> str:
     return f"{s.model.mtp_layers} MTP layer(s) at PP {f['pp']}"
 
 
+def _uneven(f: Env) -> Any:
+    return (np.asarray(f["first_stage_layers"]) > 0) | (np.asarray(f["last_stage_layers"]) > 0)
+
+
+def _middle(f: Env) -> tuple[Any, Any]:
+    """(middle stages, layers they share): Megatron's transformer_config checks, as arrays."""
+    first, last = np.asarray(f["first_stage_layers"]), np.asarray(f["last_stage_layers"])
+    stages = f["pp"] - (first > 0).astype(np.int64) - (last > 0).astype(np.int64)
+    return stages, f["num_layers"] - first - last
+
+
+def _middle_per_stage(f: Env) -> Any:
+    stages, layers = _middle(f)
+    return np.where(stages > 0, np.floor_divide(layers, np.maximum(stages, 1)), 0)
+
+
+def _split_ok(f: Env) -> Any:
+    stages, layers = _middle(f)
+    # PP 1 with an uneven knob is uneven-needs-pp's to report
+    return (_uneven(f) & (f["pp"] <= 1)) | np.where(
+        stages > 0, (layers > 0) & (np.mod(layers, np.maximum(stages, 1)) == 0), layers == 0
+    )
+
+
+def _split_problem(f: Env) -> tuple[str, str]:
+    stages, layers = (int(x) for x in _middle(f))
+    n, pp = int(f["num_layers"]), int(f["pp"])
+    if not bool(_uneven(f)):
+        return (
+            f"{n} layers do not split evenly over PP {pp} stages (pipeline-split)",
+            f"use a PP among {_divisors(n, 128)}, or set first_stage_layers/last_stage_layers "
+            f"(e.g. `last_stage_layers : {n - (n // pp) * (pp - 1)} when pp == {pp}` if that is positive)",
+        )
+    return (
+        f"first/last stage layers {f['first_stage_layers']}/{f['last_stage_layers']} leave {layers} of {n} "
+        f"layers for {stages} middle stage(s) at PP {pp} (pipeline-split)",
+        "the layers left must divide evenly over the middle stages (and be none when no middle stage is left)",
+    )
+
+
+def _both_at_pp2(f: Env) -> Any:
+    # get_transformer_layer_offset divides by the middle stages when interleaving: none at PP 2
+    return (f["vpp"] > 1) & (f["pp"] == 2) & (f["first_stage_layers"] > 0) & (f["last_stage_layers"] > 0)
+
+
+def _has_modules(f: Env) -> Any:
+    recs = f["$recompute"]
+    if isinstance(recs, np.ndarray):
+        return np.fromiter((bool(r.modules) for r in recs.ravel()), dtype=bool, count=recs.size).reshape(recs.shape)
+    return bool(recs.modules)
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         L.WORLD_DIVISIBILITY,
@@ -103,21 +155,53 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.PIPELINE_SPLIT,
-        ("pp",),
-        lambda f, s: f["num_layers"] % f["pp"] == 0,
-        lambda f, s: (
-            f"{f['num_layers']} layers do not split evenly over PP {f['pp']} stages (pipeline-split)",
-            f"use a PP among {_divisors(int(f['num_layers']), 128)}",
-        ),
+        ("pp", "first_stage_layers", "last_stage_layers"),
+        lambda f, s: _split_ok(f),
+        lambda f, s: _split_problem(f),
     ),
     Rule(
         L.VIRTUAL_SPLIT,
-        ("pp", "vpp"),
-        lambda f, s: (f["num_layers"] % f["pp"] != 0) | (f["layers_per_stage"] % f["vpp"] == 0),
+        ("pp", "vpp", "first_stage_layers", "last_stage_layers"),
+        lambda f, s: ~_split_ok(f) | (_middle_per_stage(f) % np.maximum(f["vpp"], 1) == 0),
         lambda f, s: (
-            f"{f['layers_per_stage']} layers per stage do not split into VPP {f['vpp']} virtual stages "
-            "(virtual-pipeline-split)",
-            f"use a VPP among {_divisors(int(f['layers_per_stage']))}",
+            f"{int(_middle_per_stage(f))} layers per {'middle ' if _uneven(f) else ''}stage do not split "
+            f"into VPP {f['vpp']} virtual stages (virtual-pipeline-split)",
+            f"use a VPP among {_divisors(int(_middle_per_stage(f)))}",
+        ),
+    ),
+    Rule(
+        L.UNEVEN_VPP,
+        ("pp", "vpp", "first_stage_layers", "last_stage_layers"),
+        lambda f, s: (f["first_stage_layers"] % np.maximum(f["vpp"], 1) == 0)
+        & (f["last_stage_layers"] % np.maximum(f["vpp"], 1) == 0)
+        & ~_both_at_pp2(f),
+        lambda f, s: (
+            f"first/last stage layers {f['first_stage_layers']}/{f['last_stage_layers']} with VPP {f['vpp']} "
+            f"at PP {f['pp']}: "
+            + ("megatron-core 0.16.1 cannot place both with no middle stage" if bool(_both_at_pp2(f))
+               else "not divisible by VPP")
+            + " (uneven-stage-vpp)",
+            "choose first_stage_layers and last_stage_layers among the multiples of VPP (and only one of "
+            "them at PP 2), or tie them to it with `when`",
+        ),
+    ),
+    Rule(
+        L.UNEVEN_NEEDS_PP,
+        ("pp", "first_stage_layers", "last_stage_layers"),
+        lambda f, s: ~_uneven(f) | (f["pp"] > 1),
+        lambda f, s: (
+            f"first_stage_layers {f['first_stage_layers']}, last_stage_layers {f['last_stage_layers']} "
+            f"at PP {f['pp']} (uneven-needs-pp)",
+            "write `last_stage_layers : ... when pp > 1` (and 0 otherwise)",
+        ),
+    ),
+    Rule(
+        L.RECOMPUTE_MODULES_NEED_SELECTIVE,
+        ("recompute",),
+        lambda f, s: (f["recompute"] == "selective") | ~_has_modules(f),
+        lambda f, s: (
+            f"recompute modules given with recompute {f['recompute']} (recompute-modules-need-selective)",
+            "write the modules inside `selective(...)` only",
         ),
     ),
     Rule(

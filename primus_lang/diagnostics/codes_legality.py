@@ -43,13 +43,16 @@ PIPELINE_SPLIT = register(
     "P4006",
     "pipeline-split",
     "the layers do not divide evenly over the pipeline stages",
-    "With an even split, num_layers % PP must be 0 (80 layers: PP 1, 2, 4, 5, 8, 10, 16, 20, 40, 80).",
+    "With an even split, num_layers % PP must be 0 (80 layers: PP 1, 2, 4, 5, 8, 10, 16, 20, 40, 80). "
+    "With first_stage_layers/last_stage_layers (Megatron's --decoder-first/last-pipeline-num-layers), "
+    "the layers left must divide evenly over the other stages, and be none exactly when no stage is left.",
 )
 VIRTUAL_SPLIT = register(
     "P4007",
     "virtual-pipeline-split",
     "the layers of a stage do not divide over the virtual stages",
-    "With interleaving, (num_layers / PP) % VPP must be 0.",
+    "With interleaving, every stage's layer count must be divisible by VPP ((num_layers / PP) % VPP == 0 "
+    "on an even split; the middle stages' count on an uneven one).",
 )
 INTERLEAVE_NEEDS_PP = register(
     "P4008",
@@ -148,6 +151,26 @@ EP_OVERLAP_NEEDS_EP = register(
     "`--overlap-moe-expert-parallel-comm` (megatron-core 0.16.1 TransformerConfig) needs an MoE model "
     "with EP > 1, the alltoall or flex dispatcher, no full recomputation, virtual pipeline stages when "
     "PP > 1, and at most one MTP layer, in which case PP > 1.",
+)
+UNEVEN_VPP = register(
+    "P4023",
+    "uneven-stage-vpp",
+    "an uneven first/last stage layer count does not divide over the virtual stages",
+    "Megatron (TransformerConfig): with VPP, first_stage_layers and last_stage_layers must be divisible by VPP; "
+    "megatron-core 0.16.1 also fails (division by zero middle stages) with both set at PP 2.",
+)
+UNEVEN_NEEDS_PP = register(
+    "P4024",
+    "uneven-needs-pp",
+    "first/last stage layer counts without pipeline parallelism",
+    "first_stage_layers and last_stage_layers place layers on the first/last pipeline stage; they need "
+    "PP > 1 (write `last_stage_layers : ... when pp > 1`).",
+)
+RECOMPUTE_MODULES_NEED_SELECTIVE = register(
+    "P4025",
+    "recompute-modules-need-selective",
+    "recompute modules given without selective recomputation",
+    "Megatron's --recompute-modules applies to --recompute-granularity selective only.",
 )
 REQUIRE_FAILED = register(
     "P4100",

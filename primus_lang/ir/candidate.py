@@ -58,6 +58,12 @@ class Candidate:
     tp: int = field(default=1, metadata=q(Kind.COUNT, "tensor-parallel size"))
     pp: int = field(default=1, metadata=q(Kind.COUNT, "pipeline-parallel size"))
     vpp: int = field(default=1, metadata=q(Kind.COUNT, "virtual stages per pipeline rank"))
+    first_stage_layers: int = field(
+        default=0, metadata=q(Kind.COUNT, "decoder layers on the first pipeline stage (0: even split)")
+    )
+    last_stage_layers: int = field(
+        default=0, metadata=q(Kind.COUNT, "decoder layers on the last pipeline stage (0: even split)")
+    )
     cp: int = field(default=1, metadata=q(Kind.COUNT, "context-parallel size"))
     ep: int = field(default=1, metadata=q(Kind.COUNT, "expert-parallel size"))
     etp: int = field(default=0, metadata=q(Kind.COUNT, "expert tensor-parallel size (0: = tp)"))

@@ -31,6 +31,8 @@ class Knobs:
     tp: Num
     pp: Num
     vpp: Num  # model chunks per pipeline rank actually built (ZBV: 2)
+    first: Num  # decoder layers on the first stage (0: even split)
+    last: Num  # decoder layers on the last stage (0: even split)
     cp: Num
     ep: Num
     etp: Num
@@ -50,6 +52,10 @@ class Knobs:
     overlap_grad_reduce: Num  # bool
     grad_bytes: Num
     state_bytes: Num
+
+    @property
+    def zbv(self) -> Num:
+        return self.schedule == SCHEDULE_CODES["zbv"]
 
     @property
     def dp(self) -> Num:
@@ -86,6 +92,8 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         tp=c.tp,
         pp=c.pp,
         vpp=_vpp(c),
+        first=c.first_stage_layers,
+        last=c.last_stage_layers,
         cp=c.cp,
         ep=c.ep,
         etp=c.expert_tp,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from primus_lang.ir import Model
+from primus_lang.memory.knobs import Knobs
 from primus_lang.memory.layout import padded_vocab, stage_dense_layers, stage_layers
 
 
@@ -127,13 +128,14 @@ def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int) -> list[Tens
     return out
 
 
-def stage_tensors(model: Model, tp: int, pp: int, ep: int, etp: int, stage: int) -> list[Tensor]:
+def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     """Every parameter tensor on pipeline stage ``stage`` in registration order (embedding first)."""
+    tp, pp, ep, etp = int(k.tp), int(k.pp), int(k.ep), int(k.etp)
     out: list[Tensor] = []
     if stage == 0:
         out += embedding_tensors(model, tp)
-    n = int(stage_layers(model.num_layers, pp, stage))
-    dense = int(stage_dense_layers(model, pp, stage))
+    n = int(stage_layers(model, k, stage))
+    dense = int(stage_dense_layers(model, k, stage))
     for i in range(n):
         out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
                 for t in layer_tensors(model, tp, ep, etp, i >= dense)]

@@ -2,7 +2,8 @@
 
 Activation bytes are the same dual formulas as the account, evaluated on numpy columns. Persistent
 bytes (parameters, buffers, optimizer) depend on a handful of knobs only, so they are computed by the
-account's own code once per distinct (TP, PP, EP, ETP, CP, sharding, dtypes, FP8, overlap, stage).
+account's own code once per distinct (TP, PP, EP, ETP, CP, sharding, dtypes, FP8, overlap, split,
+stage).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from primus_lang.memory.stage import layer_totals, stage_activation_total
 from primus_lang.memory.states import state_terms
 
 _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp8_recipe",
-           "overlap_grad_reduce")
+           "overlap_grad_reduce", "vpp", "first", "last", "schedule")
 _FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name != "world")
 
 
@@ -33,7 +34,7 @@ def _row(c: Candidate) -> tuple[int, ...]:
     # The same values as knobs.from_candidate, in _FIELDS order, without building a Knobs per point.
     rc = c.recompute
     return (
-        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
+        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.first_stage_layers, c.last_stage_layers, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
         c.precision == "fp8", FP8_RECIPE_CODES[c.fp8_recipe], RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,

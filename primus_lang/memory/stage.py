@@ -38,8 +38,8 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     ``N`` (uniform); recomputed layers are counted from the dense ones first, which lead the model.
     Counts are per stage over ``vpp`` chunks, rounded down.
     """
-    n = stage_layers(model.num_layers, k.pp, stage)
-    n_dense = stage_dense_layers(model, k.pp, stage)
+    n = stage_layers(model, k, stage)
+    n_dense = stage_dense_layers(model, k, stage)
     n_moe = n - n_dense
     v = k.vpp
     chunks = inflight_chunks(k.pp, v, k.schedule, stage, k.microbatches)
@@ -130,8 +130,8 @@ def _fields(k: Knobs) -> dict[str, Num]:
 def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: Held) -> Num:
     """Bytes one layer's backward brings back: the whole layer under full recompute, else what
     selective recomputation dropped (the largest of the stage's layer kinds)."""
-    n = stage_layers(model.num_layers, k.pp, stage)
-    n_moe = n - stage_dense_layers(model, k.pp, stage)
+    n = stage_layers(model, k, stage)
+    n_moe = n - stage_dense_layers(model, k, stage)
     has_dense = n - n_moe > 0
     has_moe = n_moe > 0
     largest = maximum(where(has_dense, lt.layer_dense_plain, 0), where(has_moe, lt.layer_moe_plain, 0))

@@ -64,17 +64,18 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
-                "fp8_recipe", "overlap_grad_reduce")
+                "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "schedule")
 
 
 @functools.lru_cache(maxsize=4096)
 def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, ...]:
     values = dict(zip(_STATE_KNOBS, key, strict=True))
     k = Knobs(
-        world=values["world"], tp=values["tp"], pp=values["pp"], vpp=1, cp=values["cp"], ep=values["ep"],
+        world=values["world"], tp=values["tp"], pp=values["pp"], vpp=values["vpp"], first=values["first"],
+        last=values["last"], cp=values["cp"], ep=values["ep"],
         etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp8_recipe=values["fp8_recipe"],
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
-        sharding=values["sharding"], schedule=0, sp=False, flash=True,
+        sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
         state_bytes=values["state_bytes"],
     )
@@ -82,7 +83,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, 
 
 
 def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
-    tensors = stage_tensors(model, k.tp, k.pp, k.ep, k.etp, stage)
+    tensors = stage_tensors(model, k, stage)
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
     fsdp = sharding == SHARDING_CODES["fsdp"]
@@ -156,7 +157,7 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 
 def stage_param_count(model: Model, k: Knobs, stage: int) -> int:
-    return sum(t.numel for t in stage_tensors(model, k.tp, k.pp, k.ep, k.etp, stage))
+    return sum(t.numel for t in stage_tensors(model, k, stage))
 
 
 __all__ = ["Tensor", "buffer_numel", "stage_param_count", "state_terms"]

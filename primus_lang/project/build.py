@@ -15,7 +15,7 @@ import math
 
 import attrs
 
-from primus_lang.ir import Candidate, Cluster, Efficiency, Model
+from primus_lang.ir import Candidate, Cluster, Efficiency, Model, pipeline
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -363,29 +363,6 @@ def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
     return chunk * pp + stage
 
 
-def layer_split(num_layers: int, virtual_stages: int, tail: int = 0) -> list[int]:
-    """Layers per virtual stage. An even split when the layers divide (Megatron's default);
-    otherwise the recipe must have set an uneven layout, and we take the balanced one Megatron's
-    ``--account-for-loss-in-pipeline-split`` gives: the loss and any MTP layers count as ``tail``
-    layers of the last virtual stage, and the remainder goes to the middle stages."""
-    if num_layers % virtual_stages == 0 and (tail <= 1 or virtual_stages == 1):
-        return [num_layers // virtual_stages] * virtual_stages
-    total = num_layers + (tail if virtual_stages > 1 else 0)
-    base, extra = divmod(total, virtual_stages)
-    counts = [base] * virtual_stages
-    start = (virtual_stages - extra) // 2
-    for i in range(extra):
-        counts[start + i] += 1
-    if virtual_stages > 1:
-        counts[-1] -= tail
-        i = virtual_stages - 2
-        while counts[-1] < 0:  # a tail heavier than a stage: the last holds none, a neighbour less
-            counts[-1] += 1
-            counts[i] -= 1
-            i = i - 1 if i > 0 else virtual_stages - 2
-    return counts
-
-
 _PLAIN = Efficiency()
 
 
@@ -407,8 +384,8 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     key = _layer_key(model, cluster, cand)
     pp, vpp = sh.pp, sh.vpp
     nvirtual = pp * vpp
-    counts = layer_split(model.num_layers, nvirtual, 1 + 2 * model.mtp_layers)
-    starts = [sum(counts[:j]) for j in range(nvirtual)]
+    split = pipeline.layout(model.num_layers, pp, vpp, cand.first_stage_layers, cand.last_stage_layers,
+                            model.mtp_layers, cand.schedule == "zbv")
     dense_until = model.dense_layers if model.is_moe else model.num_layers
     rc = cand.recompute
     stages: list[Stage] = []
@@ -423,7 +400,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 emb, n = _end_of(key, sh, "embedding")
                 blocks.append(emb)
                 dense_p += n
-            lo, hi = starts[j], starts[j] + counts[j]
+            lo, hi = split.chunks[j].start, split.chunks[j].start + split.chunks[j].layers
             n_dense = max(0, min(hi, dense_until) - lo)
             kinds = [(False, n_dense), (True, hi - lo - n_dense)]
             if rc.kind == "full":

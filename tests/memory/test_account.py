@@ -21,6 +21,7 @@ from primus_lang.memory import (
     prefilter,
     render_account,
 )
+from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.layout import stage_layers
 
 S = Settings()
@@ -49,8 +50,10 @@ def test_one_f_one_b_and_interleaved_rule() -> None:
 
 
 def test_layer_split_covers_every_layer() -> None:
-    for layers, pp in [(61, 16), (80, 8), (32, 3), (7, 4)]:
-        assert sum(stage_layers(layers, pp, i) for i in range(pp)) == layers
+    for layers, pp, first, last in [(61, 16, 0, 1), (80, 8, 0, 0), (32, 3, 0, 10), (7, 4, 1, 0), (61, 8, 5, 0)]:
+        k = from_candidate(Candidate(pp=pp, first_stage_layers=first, last_stage_layers=last), 64)
+        model = LLAMA70B.replace(num_layers=layers)
+        assert sum(stage_layers(model, k, i) for i in range(pp)) == layers
 
 
 def test_recompute_and_tp_reduce_the_peak() -> None:

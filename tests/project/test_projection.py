@@ -47,8 +47,21 @@ def test_breakdown_adds_up_to_the_step(cand: Candidate) -> None:
     assert sum(t for _, t in p.breakdown) == pytest.approx(p.step_time, rel=1e-9)
     assert all(t >= -1e-12 for _, t in p.breakdown)
     assert p.tokens_per_gpu == pytest.approx(cand.gbs * cand.seq_len / p.step_time / 64)
-    assert 0 < p.mfu < 1.5
+    assert 0 < p.mfu < 1
     assert len(p.inflight) == cand.pp
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp8"])
+def test_mfu_is_over_the_peak_of_the_gemm_dtype(precision: str) -> None:
+    cand = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192, precision=precision)
+    p = project(LLAMA3_1_70B, cluster(), cand)
+    gpu = cluster().gpu
+    ratio = gpu.peak_fp8 / gpu.peak_bf16
+    assert ratio > 1.9  # the test needs the two peaks to differ
+    assert p.mfu == pytest.approx(p.tflops_per_gpu * 1e12 / gpu.peak(precision), rel=1e-12)
+    assert p.mfu_bf16 == pytest.approx(p.tflops_per_gpu * 1e12 / gpu.peak_bf16, rel=1e-12)
+    assert p.mfu_bf16 == pytest.approx(p.mfu * (ratio if precision == "fp8" else 1), rel=1e-12)
+    assert p.mfu < 1
 
 
 @pytest.mark.parametrize("cand", CANDS, ids=lambda c: c.label())
@@ -148,14 +161,19 @@ def test_timeline_covers_every_pass_and_ends_with_the_step() -> None:
     assert project(LLAMA3_1_70B, cluster(), cand).step_time == pytest.approx(p.step_time)
 
 
-def test_layer_split_even_or_loss_balanced() -> None:
-    from primus_lang.project.build import layer_split
+def test_stage_ops_follow_the_pipeline_split() -> None:
+    from primus_lang.project.build import stage_ops
 
-    assert layer_split(80, 20, 1) == [4] * 20  # divisible: Megatron's even split
-    split = layer_split(61, 16, 3)  # DeepSeek-V3: 61 layers, the loss and one MTP layer (+ head)
-    assert sum(split) == 61 and split[-1] == 1 and max(split) - min(split[:-1]) <= 1
-    assert layer_split(5, 4, 3) == [2, 2, 1, 0]
-    assert layer_split(61, 1, 3) == [61]
+    def layers(cand: Candidate) -> list[int]:
+        stages = stage_ops(LLAMA3_1_70B, cluster(), cand)
+        return [sum(b.count for ch in st.chunks for b in ch if b.name.endswith("_layer")) for st in stages]
+
+    assert layers(Candidate(tp=8, pp=4, gbs=64)) == [20] * 4  # Megatron's even split
+    assert layers(Candidate(tp=8, pp=4, gbs=64, last_stage_layers=14)) == [22, 22, 22, 14]
+    assert layers(Candidate(tp=8, pp=4, vpp=2, schedule="interleaved", gbs=64, first_stage_layers=18,
+                            last_stage_layers=18)) == [18, 22, 22, 18]
+    with pytest.raises(ValueError, match="do not divide"):
+        layers(Candidate(tp=8, pp=3, gbs=63))
 
 
 def test_unfused_attention_is_slower_with_the_same_model_flops() -> None:
