@@ -35,7 +35,8 @@ class Projection:
     step_time: float  # seconds per global batch
     tokens_per_gpu: float  # tokens/s per GPU
     tflops_per_gpu: float  # model TFLOP/s per GPU
-    mfu: float  # model FLOP/s over the dense BF16 peak
+    mfu: float  # model FLOP/s over the dense peak of the dtype the GEMMs run in (FP8 runs: the FP8 peak)
+    mfu_bf16: float  # model FLOP/s over the dense BF16 peak, whatever the dtype (FP8 runs can exceed 1)
     bubble_fraction: float  # pipeline idle share of the busiest stage
     breakdown: tuple[tuple[str, float], ...]  # seconds per kind on the stage that finishes last
     inflight: tuple[int, ...]  # per stage, micro-batch chunks alive at the peak (see schedule.py)
@@ -185,7 +186,8 @@ def project(
         step_time=step,
         tokens_per_gpu=tokens / step / world,
         tflops_per_gpu=tflops,
-        mfu=tflops * 1e12 / cluster.gpu.peak_bf16,
+        mfu=tflops * 1e12 / cluster.gpu.peak(cand.precision),
+        mfu_bf16=tflops * 1e12 / cluster.gpu.peak_bf16,
         bubble_fraction=result.bubble_fraction,
         breakdown=breakdown,
         inflight=result.inflight,
