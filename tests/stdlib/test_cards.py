@@ -105,6 +105,15 @@ def test_model_specifics() -> None:
 
 def test_hardware_profiles() -> None:
     g = gpus()
+    # hardware/calibrated.prx derives `X_calibrated` from a stdlib profile X: only its efficiency
+    # (and name, source) may differ from X
+    derived = {n for n in g if n not in HARDWARE}
+    assert derived and all(n.endswith("_calibrated") and n.removesuffix("_calibrated") in HARDWARE for n in derived)
+    for name in derived:
+        base = g[name.removesuffix("_calibrated")]
+        same = {"name": base.name, "source": base.source, "efficiency": base.efficiency}
+        assert attrs.evolve(g[name], **same) == base, name
+    g = {n: x for n, x in g.items() if n in HARDWARE}
     assert set(g) == HARDWARE
     assert g["h100_sxm"].hbm_capacity == 81559 * 2**20
     assert g["mi300x"].hbm_capacity == 206_141_652_992
