@@ -223,6 +223,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
 
     if row.get("quality_flag"):
         return skip(f"quality flag: {row['quality_flag']}")
+    if "degraded measurement" in notes:
+        # the source itself says a known regression slowed this run (e.g. a cuDNN bug in one container)
+        return skip("degraded measurement: the source reports a known performance regression for this run")
     if not row.get("config_complete"):
         return skip("config incomplete (config_complete: false)")
     if measured is None:
