@@ -52,11 +52,22 @@ def _uneven(f: Env) -> Any:
     return (np.asarray(f["first_stage_layers"]) > 0) | (np.asarray(f["last_stage_layers"]) > 0)
 
 
+def _flag(value: Any) -> Any:
+    # a frame holds booleans; the one-point view that words messages holds "true"/"false"
+    arr = np.asarray(value)
+    return arr == "true" if arr.dtype.kind in "UO" else arr.astype(bool)
+
+
+def _accounted(f: Env) -> Any:
+    """The embedding and loss units an even split divides along with the layers."""
+    return _flag(f["account_for_embedding"]).astype(np.int64) + _flag(f["account_for_loss"]).astype(np.int64)
+
+
 def _middle(f: Env) -> tuple[Any, Any]:
-    """(middle stages, layers they share): Megatron's transformer_config checks, as arrays."""
+    """(middle stages, units they share): Megatron's transformer_config checks, as arrays."""
     first, last = np.asarray(f["first_stage_layers"]), np.asarray(f["last_stage_layers"])
     stages = f["pp"] - (first > 0).astype(np.int64) - (last > 0).astype(np.int64)
-    return stages, f["num_layers"] - first - last
+    return stages, np.where(_uneven(f), f["num_layers"] - first - last, f["num_layers"] + _accounted(f))
 
 
 def _middle_per_stage(f: Env) -> Any:
@@ -67,7 +78,7 @@ def _middle_per_stage(f: Env) -> Any:
 def _split_ok(f: Env) -> Any:
     stages, layers = _middle(f)
     # PP 1 with an uneven knob is uneven-needs-pp's to report
-    return (_uneven(f) & (f["pp"] <= 1)) | np.where(
+    return (_uneven(f) & ((f["pp"] <= 1) | (_accounted(f) > 0))) | np.where(
         stages > 0, (layers > 0) & (np.mod(layers, np.maximum(stages, 1)) == 0), layers == 0
     )
 
@@ -76,8 +87,9 @@ def _split_problem(f: Env) -> tuple[str, str]:
     stages, layers = (int(x) for x in _middle(f))
     n, pp = int(f["num_layers"]), int(f["pp"])
     if not bool(_uneven(f)):
+        counted = " with the embedding/loss" if int(_accounted(f)) else ""
         return (
-            f"{n} layers do not split evenly over PP {pp} stages (pipeline-split)",
+            f"{layers} layers{counted} do not split evenly over PP {pp} stages (pipeline-split)",
             f"use a PP among {_divisors(n, 128)}, or set first_stage_layers/last_stage_layers "
             f"(e.g. `last_stage_layers : {n - (n // pp) * (pp - 1)} when pp == {pp}` if that is positive)",
         )
@@ -86,6 +98,11 @@ def _split_problem(f: Env) -> tuple[str, str]:
         f"layers for {stages} middle stage(s) at PP {pp} (pipeline-split)",
         "the layers left must divide evenly over the middle stages (and be none when no middle stage is left)",
     )
+
+
+def _largest_stage(f: Env) -> Any:
+    # the even split's layers_per_stage, or the fullest stage of an uneven one
+    return np.maximum(_middle_per_stage(f), np.maximum(f["first_stage_layers"], f["last_stage_layers"]))
 
 
 def _both_at_pp2(f: Env) -> Any:
@@ -155,14 +172,16 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.PIPELINE_SPLIT,
-        ("pp", "first_stage_layers", "last_stage_layers"),
+        ("pp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
         lambda f, s: _split_ok(f),
         lambda f, s: _split_problem(f),
     ),
     Rule(
         L.VIRTUAL_SPLIT,
-        ("pp", "vpp", "first_stage_layers", "last_stage_layers"),
-        lambda f, s: ~_split_ok(f) | (_middle_per_stage(f) % np.maximum(f["vpp"], 1) == 0),
+        ("pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
+        lambda f, s: ~_split_ok(f) | (_middle_per_stage(f) % np.maximum(f["vpp"], 1) == 0)
+        # the embedding/loss unit comes out of a chunk: it needs a layer to take it from
+        & ((_accounted(f) == 0) | _uneven(f) | (_middle_per_stage(f) >= np.maximum(f["vpp"], 1))),
         lambda f, s: (
             f"{int(_middle_per_stage(f))} layers per {'middle ' if _uneven(f) else ''}stage do not split "
             f"into VPP {f['vpp']} virtual stages (virtual-pipeline-split)",
@@ -193,6 +212,17 @@ RULES: tuple[Rule, ...] = (
             f"first_stage_layers {f['first_stage_layers']}, last_stage_layers {f['last_stage_layers']} "
             f"at PP {f['pp']} (uneven-needs-pp)",
             "write `last_stage_layers : ... when pp > 1` (and 0 otherwise)",
+        ),
+    ),
+    Rule(
+        L.SPLIT_KNOBS_EXCLUSIVE,
+        ("first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
+        lambda f, s: ~_uneven(f) | (_accounted(f) == 0),
+        lambda f, s: (
+            f"first/last stage layers {f['first_stage_layers']}/{f['last_stage_layers']} together with "
+            "account_for_embedding/account_for_loss (split-knobs-exclusive)",
+            "use either the first/last stage layer counts or the embedding/loss accounting, e.g. "
+            "`account_for_loss : true | false when last_stage_layers == 0`",
         ),
     ),
     Rule(
@@ -262,15 +292,15 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.FULL_RECOMPUTE_LAYERS,
-        ("recompute", "pp", "vpp"),
+        ("recompute", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
         lambda f, s: (
             (f["recompute"] != "full")
             | (f["recompute_layers"] >= 1)
-            & (f["recompute_layers"] <= np.floor_divide(f["layers_per_stage"], np.maximum(f["vpp"], 1)))
+            & (f["recompute_layers"] <= np.floor_divide(_largest_stage(f), np.maximum(f["vpp"], 1)))
         ),
         lambda f, s: (
-            f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds "
-            f"{int(f['layers_per_stage']) // max(int(f['vpp']), 1)} (full-recompute-layers)",
+            f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds at most "
+            f"{int(_largest_stage(f)) // max(int(f['vpp']), 1)} (full-recompute-layers)",
             "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`",
         ),
     ),

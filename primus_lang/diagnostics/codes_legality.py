@@ -45,7 +45,8 @@ PIPELINE_SPLIT = register(
     "the layers do not divide evenly over the pipeline stages",
     "With an even split, num_layers % PP must be 0 (80 layers: PP 1, 2, 4, 5, 8, 10, 16, 20, 40, 80). "
     "With first_stage_layers/last_stage_layers (Megatron's --decoder-first/last-pipeline-num-layers), "
-    "the layers left must divide evenly over the other stages, and be none exactly when no stage is left.",
+    "the layers left must divide evenly over the other stages, and be none exactly when no stage is left. "
+    "With account_for_embedding/account_for_loss, the layers plus those units must divide by PP.",
 )
 VIRTUAL_SPLIT = register(
     "P4007",
@@ -171,6 +172,13 @@ RECOMPUTE_MODULES_NEED_SELECTIVE = register(
     "recompute-modules-need-selective",
     "recompute modules given without selective recomputation",
     "Megatron's --recompute-modules applies to --recompute-granularity selective only.",
+)
+SPLIT_KNOBS_EXCLUSIVE = register(
+    "P4026",
+    "split-knobs-exclusive",
+    "first/last stage layer counts together with embedding/loss accounting",
+    "Megatron (TransformerConfig): num_layers_in_first/last_pipeline_stage cannot be set together with "
+    "account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split.",
 )
 REQUIRE_FAILED = register(
     "P4100",

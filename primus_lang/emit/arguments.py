@@ -91,6 +91,13 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     }
     if cand.vpp > 1:
         s["num_virtual_stages_per_pipeline_rank"] = cand.vpp
+    # Megatron's uneven split: unset (even) unless the knob is; the middle stages share the rest
+    if cand.first_stage_layers:
+        s["decoder_first_pipeline_num_layers"] = cand.first_stage_layers
+    if cand.last_stage_layers:
+        s["decoder_last_pipeline_num_layers"] = cand.last_stage_layers
+    s["account_for_embedding_in_pipeline_split"] = cand.account_for_embedding
+    s["account_for_loss_in_pipeline_split"] = cand.account_for_loss
     s["context_parallel_size"] = cand.cp
     if cand.cp > 1:
         s["cp_comm_type"] = cand.cp_comm

@@ -64,6 +64,12 @@ class Candidate:
     last_stage_layers: int = field(
         default=0, metadata=q(Kind.COUNT, "decoder layers on the last pipeline stage (0: even split)")
     )
+    account_for_embedding: bool = field(
+        default=False, metadata=q(Kind.FLAG, "the embedding counts as a layer in the even pipeline split")
+    )
+    account_for_loss: bool = field(
+        default=False, metadata=q(Kind.FLAG, "the loss counts as a layer in the even pipeline split")
+    )
     cp: int = field(default=1, metadata=q(Kind.COUNT, "context-parallel size"))
     ep: int = field(default=1, metadata=q(Kind.COUNT, "expert-parallel size"))
     etp: int = field(default=0, metadata=q(Kind.COUNT, "expert tensor-parallel size (0: = tp)"))

@@ -10,13 +10,15 @@ Megatron-Core 0.16 (``transformer_block.get_num_layers_to_build`` and
 * with ``vpp`` chunks per stage, every stage's count splits evenly into its chunks; chunk ``c`` of
   stage ``s`` is virtual stage ``c * pp + s`` along the model (ZBV, Primus's V schedule, runs chunk 1
   backwards: ``2 * pp - 1 - s``);
+* ``--account-for-embedding/loss-in-pipeline-split`` count the embedding (loss) as a layer of the
+  first (last) virtual stage in an otherwise even split;
 * MTP layers sit after the decoder on the last virtual stage.
 
 Knob value 0 for ``first``/``last`` means "not set" (Megatron's ``None``); Megatron refuses an
 explicit 0 only through the divisibility checks, so primusc reserves 0 for the even split.
 
-The functions accept Python ints or numpy arrays (memory's pre-filter evaluates many candidates at
-once); ``layout`` gives the full per-chunk picture for one candidate.
+``Split`` holds Python ints or numpy columns (memory's pre-filter evaluates many candidates at once);
+``layout`` gives the full per-chunk picture for one candidate, ``problems`` Megatron's refusals.
 """
 
 from __future__ import annotations
@@ -39,65 +41,104 @@ def _max(a: Num, b: Num) -> Num:
     return np.maximum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else max(a, b)
 
 
-def middle_stages(pp: Num, first: Num = 0, last: Num = 0) -> Num:
-    """Stages that share the layers the first/last knobs leave (all of them on an even split)."""
-    return pp - _where(first > 0, 1, 0) - _where(last > 0, 1, 0)
+def _min(a: Num, b: Num) -> Num:
+    return np.minimum(a, b) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else min(a, b)
 
 
-def middle_layers(num_layers: int, first: Num = 0, last: Num = 0) -> Num:
-    return num_layers - first - last
+def _int(flag: Num) -> Num:
+    return flag.astype(np.int64) if isinstance(flag, np.ndarray) else int(flag)
 
 
-def _per_middle(num_layers: int, pp: Num, first: Num, last: Num) -> Num:
-    n = middle_stages(pp, first, last)
-    return _where(n > 0, middle_layers(num_layers, first, last) // _max(n, 1), 0)
+@frozen
+class Split:
+    """A candidate's split knobs; every field may be a numpy column (one row per candidate).
 
+    ``embedding``/``loss`` are Megatron's ``--account-for-embedding-in-pipeline-split`` and
+    ``--account-for-loss-in-pipeline-split``: the embedding (loss) counts as one more layer of the
+    first (last) virtual stage, which builds one decoder layer fewer. They exclude ``first``/``last``.
+    """
 
-def stage_layers(num_layers: int, pp: Num, stage: Num, first: Num = 0, last: Num = 0) -> Num:
-    """Decoder layers on pipeline rank ``stage`` (over all its chunks)."""
-    per = _per_middle(num_layers, pp, first, last)
-    out = _where((stage == pp - 1) & (last > 0), last, per)
-    return _where((stage == 0) & (first > 0), first, out)
+    num_layers: int
+    pp: Num
+    vpp: Num = 1
+    first: Num = 0
+    last: Num = 0
+    embedding: Num = False
+    loss: Num = False
+    zbv: Num = False
 
+    @property
+    def uneven(self) -> Num:
+        return (self.first > 0) | (self.last > 0)
 
-def stage_start(num_layers: int, pp: Num, stage: Num, first: Num = 0, last: Num = 0) -> Num:
-    """Layers held by the ranks before ``stage`` (its global start without interleaving)."""
-    per = _per_middle(num_layers, pp, first, last)
-    head = _where(first > 0, first, per)
-    return _where(stage == 0, 0, head + _max(stage - 1, 0) * per)
+    @property
+    def units(self) -> Num:
+        """What the even split divides: the layers, plus the embedding and loss when they count."""
+        return self.num_layers + _int(self.embedding) + _int(self.loss)
 
+    @property
+    def middle_stages(self) -> Num:
+        """Stages that share the layers the first/last knobs leave (all of them on an even split)."""
+        return self.pp - _where(self.first > 0, 1, 0) - _where(self.last > 0, 1, 0)
 
-def chunk_start(num_layers: int, pp: Num, vpp: Num, stage: Num, chunk: Num, first: Num = 0, last: Num = 0,
-                zbv: Num = False) -> Num:
-    """Global index of the first layer of ``chunk`` on ``stage`` (Megatron's layer offset)."""
-    per_chunk_total = num_layers // _max(vpp, 1)
-    own = stage_start(num_layers, pp, stage, first, last) // _max(vpp, 1)
-    # ZBV's second chunk walks the stages backwards: after every first chunk, then the later stages' second chunks
-    after = (num_layers - stage_start(num_layers, pp, stage, first, last)
-             - stage_layers(num_layers, pp, stage, first, last)) // _max(vpp, 1)
-    v_back = per_chunk_total + after
-    return _where(zbv & (chunk == 1), v_back, chunk * per_chunk_total + own)
+    @property
+    def middle_layers(self) -> Num:
+        return _where(self.uneven, self.num_layers - self.first - self.last, self.units)
 
+    @property
+    def per_middle(self) -> Num:
+        """Units on each middle stage (every stage's share on an even split)."""
+        n = self.middle_stages
+        return _where(n > 0, self.middle_layers // _max(n, 1), 0)
 
-def stage_dense_layers(num_layers: int, dense: int, pp: Num, vpp: Num, stage: Num, first: Num = 0,
-                       last: Num = 0, zbv: Num = False, max_vpp: int = 0) -> Num:
-    """Layers among the model's first ``dense`` (dense-MLP in an MoE model) that ``stage`` holds."""
-    if dense <= 0:
-        return stage_layers(num_layers, pp, stage, first, last) * 0
-    per_chunk = stage_layers(num_layers, pp, stage, first, last) // _max(vpp, 1)
-    total: Num = 0
-    chunks = max_vpp or int(np.max(vpp))
-    for c in range(chunks):
-        start = chunk_start(num_layers, pp, vpp, stage, c, first, last, zbv)
-        here = np.minimum(_max(dense - start, 0), per_chunk) if isinstance(per_chunk, np.ndarray) \
-            else min(max(dense - start, 0), per_chunk)
-        total = total + _where(c < vpp, here, 0)
-    return total
+    @property
+    def last_stage(self) -> Num:
+        """The rank holding the last virtual stage (the output layer, the loss and any MTP layers)."""
+        return _where(self.zbv & (self.pp > 1), 0, self.pp - 1)
 
+    def virtual(self, stage: Num, chunk: Num) -> Num:
+        """Index of (stage, chunk) along the model; ZBV runs chunk 1 back up the stages."""
+        return _where(self.zbv & (chunk == 1), 2 * self.pp - 1 - stage, chunk * self.pp + stage)
 
-def mtp_stage(pp: int, zbv: bool = False) -> int:
-    """The pipeline rank holding the last virtual stage (MTP layers, output layer and loss)."""
-    return 0 if zbv and pp > 1 else pp - 1
+    def stage_layers(self, stage: Num) -> Num:
+        """Decoder layers on pipeline rank ``stage`` (over all its chunks)."""
+        per = self.per_middle
+        even = per - _where(stage == 0, _int(self.embedding), 0) - _where(stage == self.last_stage,
+                                                                          _int(self.loss), 0)
+        out = _where((stage == self.pp - 1) & (self.last > 0), self.last, per)
+        out = _where((stage == 0) & (self.first > 0), self.first, out)
+        return _where(self.uneven, out, even)
+
+    def chunk_layers(self, stage: Num, chunk: Num) -> Num:
+        """Decoder layers of one chunk: the stage's share over its chunks, less the embedding/loss unit."""
+        v = _max(self.vpp, 1)
+        j = self.virtual(stage, chunk)
+        unit = self.per_middle // v
+        even = unit - _where(j == 0, _int(self.embedding), 0) - _where(j == self.pp * v - 1, _int(self.loss), 0)
+        return _where(self.uneven, self.stage_layers(stage) // v, even)
+
+    def chunk_start(self, stage: Num, chunk: Num) -> Num:
+        """Global index of the chunk's first layer (Megatron's get_transformer_layer_offset)."""
+        v = _max(self.vpp, 1)
+        j = self.virtual(stage, chunk)
+        even = j * (self.per_middle // v) - _where(j > 0, _int(self.embedding), 0)
+        # uneven: the stages before this one (first then middle), a 1/VPP share of each per chunk level
+        head = _where(self.first > 0, self.first, self.per_middle)
+        before = _where(stage == 0, 0, head + _max(stage - 1, 0) * self.per_middle)
+        after = self.num_layers - before - self.stage_layers(stage)
+        level = self.num_layers // v
+        uneven = _where(self.zbv & (chunk == 1), level + after // v, chunk * level + before // v)
+        return _where(self.uneven, uneven, even)
+
+    def stage_dense_layers(self, dense: int, stage: Num) -> Num:
+        """How many of the model's first ``dense`` layers (dense-MLP in an MoE model) ``stage`` holds."""
+        total: Num = self.stage_layers(stage) * 0
+        if dense <= 0:
+            return total
+        for c in range(int(np.max(self.vpp))):
+            here = _min(_max(dense - self.chunk_start(stage, c), 0), self.chunk_layers(stage, c))
+            total = total + _where(c < self.vpp, here, 0)
+        return total
 
 
 @frozen(order=True)
@@ -125,56 +166,50 @@ class Layout:
         return sum(c.layers for c in self.chunks if c.stage == stage)
 
 
-def problems(num_layers: int, pp: int, vpp: int = 1, first: int = 0, last: int = 0) -> list[str]:
-    """Why Megatron would refuse this split (empty when it builds), in Megatron's own terms."""
-    out: list[str] = []
-    if (first or last) and pp <= 1:
-        out.append("uneven first/last stage layers need PP > 1")
-        return out
+def problems(split: Split) -> list[str]:
+    """Why Megatron would refuse this split (empty when it builds); ``split`` holds Python scalars."""
+    pp, vpp, first, last = int(split.pp), int(split.vpp), int(split.first), int(split.last)
+    n = split.num_layers
     if first < 0 or last < 0:
-        out.append("first/last stage layers cannot be negative")
-        return out
-    n_mid = middle_stages(pp, first, last)
-    mid = middle_layers(num_layers, first, last)
+        return ["first/last stage layers cannot be negative"]
+    if (first or last) and pp <= 1:
+        return ["uneven first/last stage layers need PP > 1"]
+    if (first or last) and (split.embedding or split.loss):
+        return ["first/last stage layers exclude accounting for the embedding/loss in the split"]
+    out: list[str] = []
+    n_mid, mid = int(split.middle_stages), int(split.middle_layers)
     if (n_mid > 0 and (mid <= 0 or mid % n_mid)) or (n_mid == 0 and mid != 0):
         if first or last:
             out.append(f"the {mid} layers left after the first/last stages do not divide over "
                        f"{n_mid} middle stage(s)")
         else:
-            out.append(f"{num_layers} layers do not divide over PP {pp}")
+            out.append(f"{mid} layers{' (with the embedding/loss)' if mid != n else ''} do not divide over PP {pp}")
     if vpp > 1 and first and last and pp == 2:
         # megatron-core 0.16.1 get_transformer_layer_offset divides by the middle stages: none here
         out.append("with VPP, first and last stage layers together need PP > 2")
     if vpp > 1 and not out:
-        for name, n in (("first", first), ("last", last)):
-            if n % vpp:
-                out.append(f"{name} stage layers {n} are not divisible by VPP {vpp}")
-        for s in range(pp):
-            n = stage_layers(num_layers, pp, s, first, last)
-            if n % vpp:
-                out.append(f"stage {s} holds {n} layers, not divisible by VPP {vpp}")
-                break
+        for name, count in (("first", first), ("last", last)):
+            if count % vpp:
+                out.append(f"{name} stage layers {count} are not divisible by VPP {vpp}")
+        per = int(split.per_middle)
+        if not out and per % vpp:
+            out.append(f"{per} layers a stage do not divide over VPP {vpp}")
+    if not out and any(int(split.chunk_layers(s, c)) < 0 for s in range(pp) for c in range(vpp)):
+        out.append("the embedding/loss leave a chunk with fewer than zero layers")
     return out
 
 
-def layout(num_layers: int, pp: int, vpp: int = 1, first: int = 0, last: int = 0, mtp_layers: int = 0,
-           zbv: bool = False) -> Layout:
-    """Every chunk of a split Megatron accepts; ``ValueError`` with Megatron's reason otherwise."""
-    why = problems(num_layers, pp, vpp, first, last)
+def layout(split: Split, mtp_layers: int = 0) -> Layout:
+    """Every chunk of a split Megatron accepts, in model order; ``ValueError`` with the reason otherwise."""
+    why = problems(split)
     if why:
         raise ValueError("; ".join(why))
-    chunks = []
-    for s in range(pp):
-        n = stage_layers(num_layers, pp, s, first, last) // vpp
-        for c in range(vpp):
-            chunks.append(Chunk(s, c, int(chunk_start(num_layers, pp, vpp, s, c, first, last, zbv)), int(n)))
-    chunks.sort(key=lambda ch: _order(ch, pp, zbv))
-    chunks[-1] = Chunk(chunks[-1].stage, chunks[-1].chunk, chunks[-1].start, chunks[-1].layers, mtp_layers)
+    pp, vpp = int(split.pp), int(split.vpp)
+    chunks = sorted(
+        (Chunk(s, c, int(split.chunk_start(s, c)), int(split.chunk_layers(s, c))) for s in range(pp)
+         for c in range(vpp)),
+        key=lambda ch: int(split.virtual(ch.stage, ch.chunk)),
+    )
+    last = chunks[-1]
+    chunks[-1] = Chunk(last.stage, last.chunk, last.start, last.layers, mtp_layers)
     return Layout(pp, vpp, tuple(chunks))
-
-
-def _order(ch: Chunk, pp: int, zbv: bool) -> int:
-    """Virtual-stage index along the model."""
-    if zbv:
-        return ch.stage if ch.chunk == 0 else 2 * pp - 1 - ch.stage
-    return ch.chunk * pp + ch.stage

@@ -12,6 +12,7 @@ from attrs import frozen
 
 from primus_lang.ir import Candidate
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
+from primus_lang.ir.pipeline import Split
 from primus_lang.memory.dual import Num, maximum
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
@@ -33,6 +34,8 @@ class Knobs:
     vpp: Num  # model chunks per pipeline rank actually built (ZBV: 2)
     first: Num  # decoder layers on the first stage (0: even split)
     last: Num  # decoder layers on the last stage (0: even split)
+    embedding: Num  # bool: the embedding counts as a layer of the split
+    loss: Num  # bool: the loss counts as a layer of the split
     cp: Num
     ep: Num
     etp: Num
@@ -56,6 +59,10 @@ class Knobs:
     @property
     def zbv(self) -> Num:
         return self.schedule == SCHEDULE_CODES["zbv"]
+
+    @property
+    def split(self) -> Split:
+        return Split(0, self.pp, self.vpp, self.first, self.last, self.embedding, self.loss, self.zbv)
 
     @property
     def dp(self) -> Num:
@@ -94,6 +101,8 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         vpp=_vpp(c),
         first=c.first_stage_layers,
         last=c.last_stage_layers,
+        embedding=c.account_for_embedding,
+        loss=c.account_for_loss,
         cp=c.cp,
         ep=c.ep,
         etp=c.expert_tp,

@@ -7,6 +7,8 @@ with interleaving they sit in the first chunk(s) of the first stage(s).
 
 from __future__ import annotations
 
+import attrs
+
 from primus_lang.ir import Model, pipeline
 from primus_lang.memory.dual import Num, cdiv
 from primus_lang.memory.knobs import Knobs
@@ -17,13 +19,16 @@ VOCAB_DIVISOR = 128
 def padded_vocab(model: Model, tp: Num) -> Num:
     return cdiv(model.vocab, VOCAB_DIVISOR * tp) * VOCAB_DIVISOR * tp
 
+def _split(model: Model, k: Knobs) -> pipeline.Split:
+    return attrs.evolve(k.split, num_layers=model.num_layers)
+
+
 def stage_layers(model: Model, k: Knobs, stage: Num) -> Num:
-    return pipeline.stage_layers(model.num_layers, k.pp, stage, k.first, k.last)
+    return _split(model, k).stage_layers(stage)
 
 
 def stage_dense_layers(model: Model, k: Knobs, stage: Num) -> Num:
     """Dense-MLP layers on a stage (all of them for a dense model)."""
     if model.moe is None:
         return stage_layers(model, k, stage)
-    return pipeline.stage_dense_layers(model.num_layers, model.moe.dense_layers, k.pp, k.vpp, stage, k.first,
-                                       k.last, k.zbv)
+    return _split(model, k).stage_dense_layers(model.moe.dense_layers, stage)

@@ -26,7 +26,7 @@ from primus_lang.memory.stage import layer_totals, stage_activation_total
 from primus_lang.memory.states import state_terms
 
 _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp8_recipe",
-           "overlap_grad_reduce", "vpp", "first", "last", "schedule")
+           "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
 _FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name != "world")
 
 
@@ -34,7 +34,8 @@ def _row(c: Candidate) -> tuple[int, ...]:
     # The same values as knobs.from_candidate, in _FIELDS order, without building a Knobs per point.
     rc = c.recompute
     return (
-        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.first_stage_layers, c.last_stage_layers, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
+        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.first_stage_layers, c.last_stage_layers,
+        c.account_for_embedding, c.account_for_loss, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
         c.precision == "fp8", FP8_RECIPE_CODES[c.fp8_recipe], RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
@@ -42,7 +43,7 @@ def _row(c: Candidate) -> tuple[int, ...]:
     )
 
 
-_BOOL = frozenset({"fp8", "recompute_uniform", "sp", "flash", "overlap_grad_reduce"})
+_BOOL = frozenset({"fp8", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss"})
 
 
 def knob_columns(cands: Sequence[Candidate], world: int) -> Knobs:

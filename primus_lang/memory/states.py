@@ -64,7 +64,7 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
-                "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "schedule")
+                "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -72,7 +72,8 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, 
     values = dict(zip(_STATE_KNOBS, key, strict=True))
     k = Knobs(
         world=values["world"], tp=values["tp"], pp=values["pp"], vpp=values["vpp"], first=values["first"],
-        last=values["last"], cp=values["cp"], ep=values["ep"],
+        last=values["last"], embedding=bool(values["embedding"]), loss=bool(values["loss"]), cp=values["cp"],
+        ep=values["ep"],
         etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp8_recipe=values["fp8_recipe"],
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,

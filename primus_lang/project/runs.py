@@ -30,6 +30,7 @@ from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
+from primus_lang.ir.pipeline import Split, problems
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
 
@@ -158,6 +159,31 @@ def precision_of(text: str | None) -> tuple[str, str] | str:
     return ("fp8", "delayed")
 
 
+# Megatron-Bridge's DeepSeek-V3 layouts (recipes/deepseek/deepseek_v3.py,
+# set_deepseek_v3_pipeline_model_parallel_layout): decoder layers of the last stage, the others even.
+# Its interleaved layouts ((4, 2), (8, 2), (4, 4): "Et*4|(t*4|)*14tmL") give chunks of one stage
+# different counts, which the first/last knobs cannot say.
+_DSV3_LAST_STAGE = {(4, 1): 13, (8, 1): 5, (16, 1): 1}
+
+
+def pipeline_split(model: Model, pp: int, vpp: int) -> dict[str, Any] | str:
+    """The split knobs of a published layout: Megatron's even split where the layers divide, else
+    what Megatron-Bridge's recipe for the model used (a reason to skip when primusc cannot say it)."""
+    if not problems(Split(model.num_layers, pp, vpp)):
+        return {}
+    if model.mtp_layers and model.num_layers == 61:
+        last = _DSV3_LAST_STAGE.get((pp, vpp))
+        if last is not None:
+            return {"last_stage_layers": last}
+        return (f"unsupported feature: DeepSeek-V3 at PP {pp} x VPP {vpp} needs an explicit pipeline layout "
+                "(--pipeline-model-parallel-layout), which primusc does not model")
+    # The Llama-3.1-405B and Qwen3-MoE recipes count the embedding and the loss as layers of the split
+    knobs = {"account_for_embedding": True, "account_for_loss": True}
+    if not problems(Split(model.num_layers, pp, vpp, embedding=True, loss=True)):
+        return knobs
+    return f"layout inconsistent: {model.num_layers} layers split over neither PP {pp} x VPP {vpp} nor with the embedding and loss"
+
+
 def recompute_of(rec: Any, layers: int) -> Recompute | str:
     if rec is None:
         return Recompute()
@@ -275,6 +301,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(f"layout inconsistent: ep {ep} does not divide the experts")
     if model.heads % tp or (model.kv_heads % tp and tp % model.kv_heads):
         return skip(f"layout inconsistent: tp {tp} does not divide the heads")
+    split = pipeline_split(model, pp, vp if vp > 1 and pp > 1 else 1)
+    if isinstance(split, str):
+        return skip(split)
     rec = recompute_of(row.get("recompute"), model.num_layers // pp)
     if isinstance(rec, str):
         return skip(rec)
@@ -293,6 +322,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         tp_comm_overlap=nemo and tp > 1,
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
+        **split,
     )
     nodes = world // per_node
     cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)

@@ -18,6 +18,11 @@ CHANGES: dict[str, dict[str, Any]] = {
     "tp": {"tp": 4},
     "pp": {"pp": 4},
     "vpp": {"vpp": 4},
+    "first_stage_layers": {"first_stage_layers": 18},  # 32 layers at PP 2, VPP 2: 18 + 14
+    "last_stage_layers": {"last_stage_layers": 14},
+    # 33 units (32 layers and the embedding or the loss) split only at PP 1
+    "account_for_embedding": {"account_for_embedding": True, "pp": 1, "schedule": "1f1b", "vpp": 1},
+    "account_for_loss": {"account_for_loss": True, "pp": 1, "schedule": "1f1b", "vpp": 1},
     "cp": {"cp": 1},
     "ep": {"ep": 4},
     "etp": {"etp": 2},
@@ -42,6 +47,8 @@ CHANGES: dict[str, dict[str, Any]] = {
 }
 # Compared against the base with these companions applied too, so only the knob itself differs.
 BASE_COMPANIONS: dict[str, dict[str, Any]] = {
+    "account_for_embedding": {"pp": 1, "schedule": "1f1b", "vpp": 1},
+    "account_for_loss": {"pp": 1, "schedule": "1f1b", "vpp": 1},
     "fp8_recipe": {"precision": "fp8"},
     "overlap_grad_reduce": {"overlap_param_gather": False},
     "sequence_parallel": {"ep": 1, "ep_comm_overlap": False},

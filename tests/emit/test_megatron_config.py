@@ -129,6 +129,11 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         kw["fp8"] = args.pop("fp8")
     if "num_virtual_stages_per_pipeline_rank" in args:
         kw["virtual_pipeline_model_parallel_size"] = int(args.pop("num_virtual_stages_per_pipeline_rank"))
+    # megatron/training/arguments.py core_transformer_config_from_args renames these two
+    for flag, name in (("decoder_first_pipeline_num_layers", "num_layers_in_first_pipeline_stage"),
+                       ("decoder_last_pipeline_num_layers", "num_layers_in_last_pipeline_stage")):
+        if flag in args:
+            kw[name] = int(args.pop(flag))
     if "attention_backend" in args:
         kw["attention_backend"] = AttnBackend[args.pop("attention_backend")]
     if "moe_layer_freq" in args:
@@ -221,6 +226,18 @@ def _argv_of(space: Any, cand: Any) -> list[str]:
 SAMPLES_PER_EXAMPLE = 40
 
 
+def _build_every_stage(config: Any) -> None:
+    """Megatron checks the layer split only while building each stage: ask it for every stage."""
+    from megatron.core.transformer.transformer_block import get_num_layers_to_build
+    from megatron.core.transformer.transformer_layer import get_transformer_layer_offset
+
+    vpp = config.virtual_pipeline_model_parallel_size
+    for rank in range(config.pipeline_model_parallel_size):
+        for chunk in range(vpp) if vpp else [None]:
+            assert get_num_layers_to_build(config, chunk, rank) >= 0
+            get_transformer_layer_offset(config, chunk, rank)
+
+
 def _check_points(example: str, limit: int | None) -> int:
     import random
 
@@ -235,8 +252,9 @@ def _check_points(example: str, limit: int | None) -> int:
         if cand.schedule in ("zero_bubble", "zbv"):
             continue  # plain Megatron refuses these (P7001); Primus runs its own pipeline
         try:
-            build_configs(parse_argv(_argv_of(space, cand)))
-        except (AssertionError, ValueError) as err:
+            config, _, _ = build_configs(parse_argv(_argv_of(space, cand)))
+            _build_every_stage(config)
+        except (AssertionError, ValueError, ZeroDivisionError) as err:
             raise AssertionError(f"{example} {cand.label()}: {err}") from err
         checked += 1
     return checked

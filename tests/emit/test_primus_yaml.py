@@ -82,8 +82,10 @@ def test_override_keys_are_megatron_dests(case: str, text: str) -> None:
 
     from tests.emit.test_megatron_config import RUN_ARGS
 
+    # argparse dests that core_transformer_config_from_args renames into config fields
     known = set(RUN_ARGS) | PRIMUS_KEYS | {"num_experts", "num_virtual_stages_per_pipeline_rank",
-                                           "swiglu", "squared_relu", "multi_latent_attention"}
+                                           "swiglu", "squared_relu", "multi_latent_attention",
+                                           "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"}
     for cls in (MLATransformerConfig, DistributedDataParallelConfig, OptimizerConfig):
         known |= {f.name for f in dataclasses.fields(cls)}
     assert set(overrides(text)) - known == set()

@@ -21,7 +21,8 @@ def _megatron() -> tuple[object, object, object, object]:
     return torch, TransformerConfig, get_num_layers_to_build, get_transformer_layer_offset
 
 
-def _megatron_split(layers: int, pp: int, vpp: int, first: int, last: int) -> list[list[tuple[int, int]]] | None:
+def _megatron_split(layers: int, pp: int, vpp: int, first: int, last: int, emb: bool = False,
+                    loss: bool = False) -> list[list[tuple[int, int]]] | None:
     """(layers, offset) per stage and chunk as Megatron builds them; None where Megatron refuses."""
     torch, config_cls, build, offset = _megatron()
     try:
@@ -29,6 +30,7 @@ def _megatron_split(layers: int, pp: int, vpp: int, first: int, last: int) -> li
             num_layers=layers, hidden_size=64, num_attention_heads=4, pipeline_model_parallel_size=pp,
             virtual_pipeline_model_parallel_size=vpp if vpp > 1 else None, pipeline_dtype=torch.bfloat16,  # type: ignore[attr-defined]
             num_layers_in_first_pipeline_stage=first or None, num_layers_in_last_pipeline_stage=last or None,
+            account_for_embedding_in_pipeline_split=emb, account_for_loss_in_pipeline_split=loss,
         )
         chunks = [None] if vpp == 1 else list(range(vpp))
         split = [[(build(config, v, s), offset(config, v, s)) for v in chunks] for s in range(pp)]  # type: ignore[operator]
@@ -39,56 +41,73 @@ def _megatron_split(layers: int, pp: int, vpp: int, first: int, last: int) -> li
 
 
 CASES = [
-    (layers, pp, vpp, first, last)
+    (layers, pp, vpp, first, last, emb, loss)
     for layers, pp, vpp in itertools.product((12, 61, 62, 94), (2, 3, 4, 8), (1, 2, 3))
-    for first, last in ((0, 0), (0, 5), (0, 13), (4, 0), (6, 6), (8, 2), (0, 1), (14, 16), (2, 0))
+    for first, last, emb, loss in (
+        (0, 0, False, False), (0, 5, False, False), (0, 13, False, False), (4, 0, False, False),
+        (6, 6, False, False), (8, 2, False, False), (0, 1, False, False), (14, 16, False, False),
+        (2, 0, False, False), (0, 0, True, True), (0, 0, True, False), (0, 0, False, True), (0, 4, True, False),
+    )
 ]
 
 
 @pytest.mark.slow
 def test_split_and_offsets_match_megatron_core() -> None:
-    for layers, pp, vpp, first, last in CASES:
-        theirs = _megatron_split(layers, pp, vpp, first, last)
-        why = pipeline.problems(layers, pp, vpp, first, last)
-        assert (theirs is None) == bool(why), (layers, pp, vpp, first, last, why)
+    for layers, pp, vpp, first, last, emb, loss in CASES:
+        theirs = _megatron_split(layers, pp, vpp, first, last, emb, loss)
+        split = pipeline.Split(layers, pp, vpp, first, last, emb, loss)
+        why = pipeline.problems(split)
+        assert (theirs is None) == bool(why), (layers, pp, vpp, first, last, emb, loss, why)
         if theirs is None:
             continue
-        ours = pipeline.layout(layers, pp, vpp, first, last)
+        ours = pipeline.layout(split)
         assert [[(c.layers, c.start) for c in ours.on_stage(s)] for s in range(pp)] == theirs
 
 
 def test_a_few_megatron_splits_by_hand() -> None:
-    # DeepSeek-V3 (61 layers) at PP 8 with 5 on the last stage: Megatron-Bridge's PP 8 layout
-    split = pipeline.layout(61, 8, 1, 0, 5, mtp_layers=1)
+    # DeepSeek-V3 (61 layers) at PP 8 with 5 on the last stage
+    split = pipeline.layout(pipeline.Split(61, 8, last=5), mtp_layers=1)
     assert [split.stage_layers(s) for s in range(8)] == [8] * 7 + [5]
     assert split.chunks[-1].mtp == 1 and split.chunks[-1].stage == 7
-    assert pipeline.problems(61, 8) == ["61 layers do not divide over PP 8"]
-    assert pipeline.problems(61, 1, 1, 0, 5) == ["uneven first/last stage layers need PP > 1"]
+    assert pipeline.problems(pipeline.Split(61, 8)) == ["61 layers do not divide over PP 8"]
+    assert pipeline.problems(pipeline.Split(61, 1, last=5)) == ["uneven first/last stage layers need PP > 1"]
+    # Llama-3.1-405B's 126 layers, the embedding and the loss: 128 units, 2 a chunk at PP 8 x VPP 8
+    split = pipeline.layout(pipeline.Split(126, 8, 8, embedding=True, loss=True))
+    assert [c.layers for c in split.chunks] == [1] + [2] * 62 + [1]
     # interleaved: 8 layers, PP 2, VPP 2 -> stage 0 holds [0, 1] and [4, 5]
-    split = pipeline.layout(8, 2, 2)
+    split = pipeline.layout(pipeline.Split(8, 2, 2))
     assert [(c.stage, c.chunk, c.start) for c in split.chunks] == [(0, 0, 0), (1, 0, 2), (0, 1, 4), (1, 1, 6)]
 
 
 def test_zbv_runs_the_second_chunk_backwards() -> None:
-    split = pipeline.layout(16, 4, 2, 0, 0, mtp_layers=1, zbv=True)
-    assert [(c.stage, c.chunk) for c in split.chunks] == [(0, 0), (1, 0), (2, 0), (3, 0), (3, 1), (2, 1), (1, 1), (0, 1)]
-    assert [c.start for c in split.chunks] == list(range(0, 16, 2))
-    assert split.chunks[-1].stage == pipeline.mtp_stage(4, zbv=True) == 0
+    split = pipeline.Split(16, 4, 2, zbv=True)
+    chunks = pipeline.layout(split, mtp_layers=1).chunks
+    assert [(c.stage, c.chunk) for c in chunks] == [(0, 0), (1, 0), (2, 0), (3, 0), (3, 1), (2, 1), (1, 1), (0, 1)]
+    assert [c.start for c in chunks] == list(range(0, 16, 2))
+    assert chunks[-1].stage == split.last_stage == 0
+    # with the loss counted, ZBV's last virtual stage (on rank 0) builds the layer fewer
+    lossy = pipeline.Split(15, 4, 2, loss=True, zbv=True)
+    assert [lossy.stage_layers(s) for s in range(4)] == [3, 4, 4, 4]
 
 
 def test_dense_first_layers_land_on_the_right_stage() -> None:
     # 3 dense layers of 61 at PP 8, last stage 5 layers: all on stage 0
-    assert [pipeline.stage_dense_layers(61, 3, 8, 1, s, 0, 5) for s in range(8)] == [3] + [0] * 7
-    # 10 dense layers at PP 4, VPP 2, 16 layers: chunks of 2 -> stage 0 chunk 0 [0,1], stage 1 [2,3], ...
-    # chunk 1 starts at 8: stage 0 [8, 9] dense too
-    assert [pipeline.stage_dense_layers(16, 10, 4, 2, s) for s in range(4)] == [4, 2, 2, 2]
+    split = pipeline.Split(61, 8, 1, 0, 5)
+    assert [split.stage_dense_layers(3, s) for s in range(8)] == [3] + [0] * 7
+    # 10 dense layers of 16 at PP 4, VPP 2: chunks of 2, so stages 0-3 take [0,1] .. [6,7], then stage 0 [8,9]
+    split = pipeline.Split(16, 4, 2)
+    assert [split.stage_dense_layers(10, s) for s in range(4)] == [4, 2, 2, 2]
 
 
 def test_array_and_scalar_forms_agree() -> None:
-    pps = np.array([2, 4, 8, 8])
-    firsts = np.array([0, 0, 0, 8])
-    lasts = np.array([1, 13, 5, 5])
+    pps = np.array([2, 4, 8, 8, 8])
+    vpps = np.array([1, 2, 1, 1, 8])
+    firsts = np.array([0, 0, 0, 8, 0])
+    lasts = np.array([1, 13, 5, 5, 0])
+    emb = np.array([False, False, False, False, True])
+    many = pipeline.Split(61, pps, vpps, firsts, lasts, emb, emb)
     for stage in range(8):
-        vec = pipeline.stage_layers(61, pps, np.int64(stage), firsts, lasts)
-        one = [pipeline.stage_layers(61, int(p), stage, int(f), int(la)) for p, f, la in zip(pps, firsts, lasts, strict=True)]
-        assert vec.tolist() == one
+        one = [pipeline.Split(61, int(p), int(v), int(f), int(la), bool(e), bool(e)) for p, v, f, la, e
+               in zip(pps, vpps, firsts, lasts, emb, strict=True)]
+        assert many.stage_layers(np.int64(stage)).tolist() == [s.stage_layers(stage) for s in one]
+        assert many.stage_dense_layers(3, np.int64(stage)).tolist() == [s.stage_dense_layers(3, stage) for s in one]
