@@ -36,6 +36,11 @@ PARAMS: dict[str, tuple[float, float]] = {
     "hbm": (0.2, 1.0),
     "grouped_gemm": (0.2, 1.25),  # 1.0 (no penalty) must sit inside the bounds to move
 }
+# The FP8 plateau is fitted as a ratio to the BF16 one (FP8 GEMMs reach ``fp8_ratio`` times the
+# share of their peak that BF16 GEMMs reach of theirs): rows of either dtype then inform both, and a
+# profile, or a cross-validation fold, with rows of one dtype only keeps the base profile's ratio
+# instead of falling back to a default plateau for the other dtype.
+FIT_ONLY: dict[str, tuple[float, float]] = {"fp8_ratio": (0.3, 1.6)}
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
 
 
@@ -58,8 +63,12 @@ class Fit:
         return float(np.mean(np.abs(self.in_sample))) if self.in_sample else math.nan
 
 
+def _bounds(name: str) -> tuple[float, float]:
+    return PARAMS[name] if name in PARAMS else FIT_ONLY[name]
+
+
 def _to_unit(name: str, value: float) -> float:
-    lo, hi = PARAMS[name]
+    lo, hi = _bounds(name)
     if name == "gemm_knee_flops":
         lo, hi, value = math.log(lo), math.log(hi), math.log(value)
     x = min(max((value - lo) / (hi - lo), 1e-6), 1 - 1e-6)
@@ -67,7 +76,7 @@ def _to_unit(name: str, value: float) -> float:
 
 
 def _from_unit(name: str, z: float) -> float:
-    lo, hi = PARAMS[name]
+    lo, hi = _bounds(name)
     x = 1 / (1 + math.exp(-z))
     if name == "gemm_knee_flops":
         return math.exp(math.log(lo) + x * (math.log(hi) - math.log(lo)))
@@ -86,13 +95,13 @@ def _residuals(runs: Sequence[Run], eff: Efficiency, settings: Settings) -> np.n
 
 
 def identifiable(runs: Sequence[Run]) -> list[str]:
-    """The parameters these rows can move: FP8 plateau only with FP8 rows, BF16 only with BF16
-    rows, buses only where a layout communicates over that link class."""
-    names = ["gemm_knee_flops", "attention", "hbm"]
-    if any(r.cand and r.cand.precision == "bf16" for r in runs):
-        names.insert(0, "gemm_max")
-    if any(r.cand and r.cand.precision == "fp8" for r in runs):
-        names.insert(0, "fp8_gemm_max")
+    """The parameters these rows can move: the GEMM plateau (BF16, and FP8 through ``fp8_ratio``),
+    the FP8/BF16 ratio only with rows of both dtypes, buses only where a layout communicates over
+    that link class."""
+    names = ["gemm_max", "gemm_knee_flops", "attention", "hbm"]
+    dtypes = {r.cand.precision for r in runs if r.cand}
+    if {"bf16", "fp8"} <= dtypes:
+        names.insert(1, "fp8_ratio")
     if any(r.cluster and r.cluster.world > 1 for r in runs):
         names.append("scale_up_bus")
     if any(r.cluster and r.cluster.world > r.cluster.domain for r in runs):
@@ -107,11 +116,16 @@ def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | N
     """Levenberg-Marquardt on log(projected / measured) with a prior toward ``base``."""
     settings = settings or Settings()
     names = identifiable(runs)
-    z0 = np.array([_to_unit(n, getattr(base, n)) for n in names])
+    base_ratio = base.fp8_gemm_max / base.gemm_max
+    z0 = np.array([_to_unit(n, base_ratio if n == "fp8_ratio" else getattr(base, n)) for n in names])
     z = z0.copy()
+    fp8_lo, fp8_hi = PARAMS["fp8_gemm_max"]
 
     def eff_of(vec: np.ndarray) -> Efficiency:
-        return attrs.evolve(base, **{n: _from_unit(n, float(v)) for n, v in zip(names, vec, strict=True)})
+        values = {n: _from_unit(n, float(v)) for n, v in zip(names, vec, strict=True)}
+        ratio = values.pop("fp8_ratio", base_ratio)
+        fp8 = min(max(values["gemm_max"] * ratio, fp8_lo), fp8_hi)
+        return attrs.evolve(base, **values, fp8_gemm_max=fp8)
 
     def full(vec: np.ndarray) -> np.ndarray:
         return np.concatenate([_residuals(runs, eff_of(vec), settings), (vec - z0) / PRIOR_SIGMA])
@@ -189,8 +203,11 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
         "# Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's",
         "# rows, a weak prior toward the base profile; error is k-fold cross-validated (CV), each row",
         "# projected with parameters fitted without its fold.",
-        "",
     ]
+    cv = [abs(e) for fit in fits for e in fit.cross_validated]
+    if cv:
+        lines.append(f"# All profiles: {len(cv)} rows, cross-validated MAPE {sum(cv) / len(cv):.1%}.")
+    lines.append("")
     modules: dict[str, list[str]] = {}
     for fit in fits:
         modules.setdefault(imports[fit.gpu], []).append(fit.gpu)

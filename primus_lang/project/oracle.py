@@ -9,7 +9,9 @@
   ragged groups tile less well than one large GEMM;
 - FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max`` (their quantize/cast kernels are separate
   memory ops in the op list, priced per recipe);
-- flash attention runs at ``attention`` of the BF16 peak on the FLOPs actually done (causal: half);
+- flash attention runs at ``attention`` of the BF16 peak on its work in matmul-equivalent FLOPs
+  (``attention_work``: the FLOPs done, causal half, with the softmax's share for the head width
+  relative to 128-dim heads and the key blocks a sliding window straddles);
 - memory-bound kernels move their bytes at ``hbm`` of the HBM bandwidth;
 - collectives follow ``collectives.collective_time`` over the cluster's links.
 """
@@ -57,7 +59,7 @@ class SimulateOracle:
         if isinstance(op, MemoryOp):
             t = op.bytes / self._hbm + op.kernels * self._overhead
         elif isinstance(op, Attention):
-            t = op.flops / self._attention + self._overhead
+            t = attention_work(op) / self._attention + self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._bf16
             if isinstance(op, GroupedGemm):
@@ -74,6 +76,27 @@ class SimulateOracle:
         t = collective_time(op, self._links)
         self._cache[key] = t
         return t
+
+
+# Flash attention's softmax runs on the special-function units, not the tensor cores: H100 SXM has
+# 989 TFLOP/s of BF16 matmul but 3.9 TFLOP/s of exponentials (FlashAttention-3 paper, Shah et al. 2024,
+# section 3). Per query-key pair the forward does 2*(d_qk + d_v) matmul FLOPs and one exponential, so
+# a pair costs (1 + EXP_RATIO / (2*(d_qk + d_v))) matmul-equivalents: narrow heads pay relatively more.
+EXP_RATIO = 989.0 / 3.9
+REFERENCE_WIDTH = 256  # d_qk + d_v of 128-dim heads, where the profile's `attention` is read
+TILE = 128  # key block of a flash-attention kernel: a sliding window scans whole blocks
+
+
+def attention_work(op: Attention) -> float:
+    """The FLOPs a flash-attention kernel spends in matmul-equivalents (timing only; model FLOPs
+    stay ``op.flops``): the softmax per pair relative to 128-dim heads, and a sliding window of
+    ``w`` keys scanning ``w + TILE`` keys per query (the blocks the window straddles)."""
+    width = op.head_dim + op.v_head_dim
+    softmax = (1 + EXP_RATIO / (2 * width)) / (1 + EXP_RATIO / (2 * REFERENCE_WIDTH))
+    window = 1.0
+    if op.window and op.window < op.seq_kv:
+        window = min(op.seq_kv, op.window + TILE) / op.window
+    return op.flops * softmax * window
 
 
 def op_time(oracle: Oracle, op: Op) -> float:
