@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings
 from primus_lang.memory.knobs import from_candidate
+from primus_lang.memory.layout import head_stage
 from primus_lang.memory.result import MemoryAccount, RankAccount, Term
 from primus_lang.memory.stage import activation_lines
 from primus_lang.memory.states import state_terms
 
 
-def _stage_name(stage: int, pp: int) -> str:
+def _stage_name(stage: int, pp: int, head: int) -> str:
     if pp == 1:
         return "stage 0 (only)"
     if stage == 0:
-        return "stage 0 (first, embedding)"
-    if stage == pp - 1:
+        return "stage 0 (first, embedding and output layer)" if head == 0 else "stage 0 (first, embedding)"
+    if stage == head:
         return f"stage {stage} (last, output layer)"
     return f"stage {stage}"
 
@@ -26,7 +27,7 @@ def stage_account(model: Model, cluster: Cluster, cand: Candidate, settings: Set
         inputs = tuple((n, v if isinstance(v, float) else int(v)) for n, v in line.inputs)
         terms.append(Term(line.name, line.formula, inputs, int(line.bytes)))
     kept = tuple(t for t in terms if t.bytes != 0 or t.name.startswith("reserved"))
-    return RankAccount(_stage_name(stage, cand.pp), stage, kept, sum(t.bytes for t in kept))
+    return RankAccount(_stage_name(stage, cand.pp, int(head_stage(k))), stage, kept, sum(t.bytes for t in kept))
 
 
 def account(model: Model, cluster: Cluster, cand: Candidate, settings: Settings) -> MemoryAccount:

@@ -23,6 +23,11 @@ def _split(model: Model, k: Knobs) -> pipeline.Split:
     return attrs.evolve(k.split, num_layers=model.num_layers)
 
 
+def head_stage(k: Knobs) -> Num:
+    """The rank with the output layer and the loss: the last stage, or stage 0 under ZBV's V shape."""
+    return k.split.last_stage
+
+
 def stage_layers(model: Model, k: Knobs, stage: Num) -> Num:
     return _split(model, k).stage_layers(stage)
 

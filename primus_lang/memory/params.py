@@ -12,7 +12,7 @@ from attrs import frozen
 
 from primus_lang.ir import Model
 from primus_lang.memory.knobs import Knobs
-from primus_lang.memory.layout import padded_vocab, stage_dense_layers, stage_layers
+from primus_lang.memory.layout import head_stage, padded_vocab, stage_dense_layers, stage_layers
 
 
 @frozen
@@ -139,6 +139,6 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     for i in range(n):
         out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
                 for t in layer_tensors(model, tp, ep, etp, i >= dense)]
-    if stage == pp - 1:
+    if stage == int(head_stage(k)):
         out += head_tensors(model, tp, pp, ep, etp)
     return out

@@ -8,7 +8,7 @@ from primus_lang.ir import Model, Settings
 from primus_lang.memory import activations as act
 from primus_lang.memory.dual import Num, cdiv, logical_and, maximum, minimum, where
 from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs
-from primus_lang.memory.layout import stage_dense_layers, stage_layers
+from primus_lang.memory.layout import head_stage, stage_dense_layers, stage_layers
 from primus_lang.memory.schedule import inflight_chunks
 
 
@@ -85,7 +85,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     emb = act.embedding_items(model, k, d)
     head = act.head_items(model, k, d)
     first = where(stage == 0, 1, 0)
-    last = where(stage == k.pp - 1, 1, 0)
+    last = where(stage == head_stage(k), 1, 0)
     emb_mb = first * cdiv(hd.chunks, k.vpp)
 
     lines = _lines("act: ", attn, hd.dense + hd.moe, "layer-microbatches")
@@ -201,7 +201,7 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
     """The sum of ``activation_lines`` for one stage, from precomputed per-layer totals."""
     hd = held(model, k, stage)
     first = where(stage == 0, 1, 0)
-    last = where(stage == k.pp - 1, 1, 0)
+    last = where(stage == head_stage(k), 1, 0)
     emb_mb = first * cdiv(hd.chunks, k.vpp)
     with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
     recompute = recomputed_bytes(model, k, lt, stage, hd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -162,3 +163,19 @@ def test_least_memory_over_unpublished_knobs() -> None:
     assert acc.peak.total < account(LLAMA70B, X64, cand, S).peak.total
     _, kept = least_memory(LLAMA70B, X64, cand, S, ())
     assert kept == cand
+
+
+def test_zbv_keeps_the_output_layer_and_loss_on_stage_zero_like_the_projection() -> None:
+    # ZBV runs its second chunk back up the stages, so the model's last chunk (output layer, loss)
+    # sits on rank 0; memory and projection must place it on the same rank.
+    cand = Candidate(tp=8, pp=4, vpp=2, schedule="zbv", gbs=64, seq_len=8192, recompute=Recompute("full", 1))
+    acc = account(LLAMA70B, X64, cand, Settings())
+    split = attrs.evolve(from_candidate(cand, X64.world).split, num_layers=LLAMA70B.num_layers)
+    assert split.last_stage == 0
+    names = [r.name for r in acc.ranks]
+    assert names[0] == "stage 0 (first, embedding and output layer)"
+    assert not any("output layer" in n for n in names[1:])
+    head_terms = {t.name for t in acc.ranks[0].terms if "logits" in t.name or "output layer" in t.name}
+    assert head_terms, "stage 0 holds the output layer's terms under ZBV"
+    assert not {t.name for t in acc.ranks[-1].terms} & head_terms
+    assert int(prefilter(LLAMA70B, X64, [cand], Settings())[0]) == acc.peak.total
