@@ -17,6 +17,7 @@ from primus_lang.bench.gpt import layer_params, outer_params
 from primus_lang.bench.oracle import BenchmarkOracle
 from primus_lang.bench.runtime import DeviceInfo
 from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir.pipeline import split_of
 
 
 @frozen
@@ -29,11 +30,6 @@ class DownscaledStep:
     blocks: BlockTimes
     measured_now: bool  # True when this call ran the reduced model (nothing cached)
     collective_sources: tuple[tuple[str, str], ...] = ()
-
-
-def _chunk_layers(layers: int, stages: int) -> list[int]:
-    base, extra = divmod(layers, stages)
-    return [base + (1 if i < extra else 0) for i in range(stages)]
 
 
 def project_downscaled(
@@ -61,13 +57,13 @@ def project_downscaled(
         # two all-reduces per layer each way (reduce-scatter + all-gather with SP: the same ring cost)
         one = coll("all_reduce", act_bytes, group_layout(cand.tp, 1, cluster.domain))
         tp_fwd = tp_bwd = 2 * one
-    split = _chunk_layers(model.num_layers, pp * vpp)
+    split = split_of(model.num_layers, cand, vpp)
     rc = cand.recompute
     fwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
     bwd: list[list[float]] = [[0.0] * vpp for _ in range(pp)]
     for c in range(vpp):
         for s in range(pp):
-            n = split[c * pp + s]
+            n = int(split.chunk_layers(s, c))
             # Megatron checkpoints per model chunk: the first N layers (block) or all of them (uniform)
             full = 0 if rc.kind != "full" else n if rc.method == "uniform" else min(n, rc.layers)
             plain_kind = "selective" if cand.recompute.kind == "selective" else "none"
@@ -75,16 +71,18 @@ def project_downscaled(
             b = (n - full) * (blocks.layer(plain_kind) - blocks.layer_f) + full * (blocks.layer_fb_full - blocks.layer_f)
             b += n * tp_bwd
             fwd[s][c], bwd[s][c] = f, b
-    # embedding, output layer and loss: measured together, placed on the last stage (the head dominates)
-    fwd[pp - 1][vpp - 1] += blocks.outer_f
-    bwd[pp - 1][vpp - 1] += blocks.outer_fb - blocks.outer_f
+    # embedding, output layer and loss: measured together, placed with the head (it dominates) on the
+    # rank of the model's last chunk (stage 0 under ZBV)
+    head = int(split.last_stage)
+    fwd[head][vpp - 1] += blocks.outer_f
+    bwd[head][vpp - 1] += blocks.outer_fb - blocks.outer_f
     p2p = 0.0
     if pp > 1:
         stride = cand.tp * cand.cp * dp
         p2p = coll("p2p", act_bytes // max(1, cand.tp if cand.sp else 1), group_layout(2, stride, cluster.domain))
     zeros = [[0.0] * vpp for _ in range(pp)]
     sched = simulate(cand.schedule, pp, m, fwd, bwd, zeros, p2p)
-    stage_layers = max(sum(split[c * pp + s] for c in range(vpp)) for s in range(pp))
+    stage_layers = max(int(split.stage_layers(s)) for s in range(pp))
     params = stage_layers * layer_params(model, cand.tp) + outer_params(model, cand.tp)
     sync = 0.0
     if dp > 1:

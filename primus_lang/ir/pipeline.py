@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
+from primus_lang.ir.candidate import Candidate
+
 Num = Any  # int or numpy integer array
 
 
@@ -164,6 +166,12 @@ class Layout:
 
     def stage_layers(self, stage: int) -> int:
         return sum(c.layers for c in self.chunks if c.stage == stage)
+
+
+def split_of(num_layers: int, cand: Candidate, vpp: int) -> Split:
+    """The split ``cand``'s knobs ask for, with ``vpp`` model chunks per rank (2 under ZBV)."""
+    return Split(num_layers, cand.pp, vpp, cand.first_stage_layers, cand.last_stage_layers,
+                 cand.account_for_embedding, cand.account_for_loss, cand.schedule == "zbv")
 
 
 def problems(split: Split) -> list[str]:

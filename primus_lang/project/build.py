@@ -384,9 +384,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     key = _layer_key(model, cluster, cand)
     pp, vpp = sh.pp, sh.vpp
     nvirtual = pp * vpp
-    split = pipeline.layout(pipeline.Split(model.num_layers, pp, vpp, cand.first_stage_layers,
-                                           cand.last_stage_layers, cand.account_for_embedding,
-                                           cand.account_for_loss, cand.schedule == "zbv"), model.mtp_layers)
+    split = pipeline.layout(pipeline.split_of(model.num_layers, cand, vpp), model.mtp_layers)
     dense_until = model.dense_layers if model.is_moe else model.num_layers
     rc = cand.recompute
     stages: list[Stage] = []
