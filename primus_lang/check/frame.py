@@ -95,7 +95,14 @@ class Frame(Mapping[str, Array]):
         if name == "microbatches":
             return np.floor_divide(self["gbs"], np.maximum(self["mbs"] * self["dp"], 1))
         if name == "layers_per_stage":
-            return np.floor_divide(m.num_layers, np.maximum(self["pp"], 1))
+            # the fullest pipeline stage: every stage of an even split, else the first, last or a middle one
+            from primus_lang.ir.pipeline import Split
+
+            pp = np.maximum(self["pp"], 1)
+            split = Split(m.num_layers, pp, 1, self["first_stage_layers"], self["last_stage_layers"],
+                          self["account_for_embedding"], self["account_for_loss"], self["schedule"] == "zbv")
+            middle = np.where(pp > 2, split.per_middle, 0)
+            return np.maximum(np.maximum(split.stage_layers(0), split.stage_layers(pp - 1)), middle)
         if name == "num_experts":
             return m.moe.num_experts if m.moe is not None else 0
         if name in MODEL_FACTS:

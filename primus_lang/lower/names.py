@@ -25,7 +25,8 @@ DERIVED: dict[str, tuple[str, ...]] = {
     "world": (),
     "nodes": (),
     "gpus_per_node": (),
-    "layers_per_stage": ("pp",),
+    "layers_per_stage": ("pp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
+                         "account_for_loss", "schedule"),
 }
 MODEL_FACTS = ("num_layers", "hidden", "heads", "kv_heads", "num_experts", "vocab")
 FUNCTIONS: dict[str, tuple[int, int | None]] = {"min": (1, None), "max": (1, None), "divides": (2, 2)}

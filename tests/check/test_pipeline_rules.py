@@ -60,3 +60,20 @@ def test_messages_name_the_rule() -> None:
         assert code in found, (code, sorted(found))
         assert found[code].message and found[code].help
     assert not legality(space, Candidate(recompute=Recompute("selective", modules=("mlp",)), gbs=64))
+
+
+def test_layers_per_stage_is_the_fullest_stage_of_an_uneven_split() -> None:
+    from primus_lang.check import environment
+    from primus_lang.ir import Candidate
+    from primus_lang.lower import load_space
+    from primus_lang.resources import data_dir
+
+    space = load_space(data_dir("examples") / "deepseek_v3_mi355x.prx")
+    assert space.model.num_layers == 61
+    # 61 layers at PP 4 with a last stage of 13: 16 on each of the other three stages
+    uneven = environment(space, Candidate(pp=4, last_stage_layers=13))
+    assert uneven["layers_per_stage"] == 16
+    # PP 16 with a last stage of 1: 4 on each of the fifteen others
+    assert environment(space, Candidate(pp=16, last_stage_layers=1))["layers_per_stage"] == 4
+    # a first stage heavier than the rest sets the figure
+    assert environment(space, Candidate(pp=4, first_stage_layers=25, last_stage_layers=12))["layers_per_stage"] == 25
