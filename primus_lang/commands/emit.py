@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,30 +45,15 @@ def parse_vars(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _optional(module: str, name: str) -> Callable[..., Any] | None:
-    """A later stage's public function, or None while that stage has not landed."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as err:
-        if err.name != module:
-            raise
-        return None
-    fn = getattr(mod, name, None)
-    return fn if callable(fn) else None
-
-
 def figures(space: Space, cand: Candidate) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The projection and memory account recorded in the manifest (empty where a stage is absent)."""
-    projection: dict[str, Any] = {}
-    memory: dict[str, Any] = {}
-    account = _optional("primus_lang.memory", "account")
-    if account is not None:
-        memory = to_data(account(space.model, space.cluster, cand, space.settings))
-    project = _optional("primus_lang.project", "project")
-    if project is not None:
-        full = to_data(project(space.model, space.cluster, cand, space.settings))
-        # The per-op timeline is for the report; the manifest keeps the figures and their breakdown.
-        projection = {k: v for k, v in full.items() if k != "timeline"}
+    """The projection and memory account recorded in the manifest."""
+    from primus_lang.memory import account
+    from primus_lang.project import project
+
+    memory: dict[str, Any] = to_data(account(space.model, space.cluster, cand, space.settings))
+    full = to_data(project(space.model, space.cluster, cand, space.settings))
+    # The per-op timeline is for the report; the manifest keeps the figures and their breakdown.
+    projection = {k: v for k, v in full.items() if k != "timeline"}
     return projection, memory
 
 
@@ -93,10 +76,9 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    load_space = _optional("primus_lang.lower", "load_space")
-    parse_point = _optional("primus_lang.check", "parse_point")
-    if load_space is None or parse_point is None:
-        raise RuntimeError("this build of primusc lacks the front end (lower.load_space / check.parse_point)")
+    from primus_lang.check import parse_point
+    from primus_lang.lower import load_space
+
     out = Path(args.out)
     refuse_non_empty(out, args.force)
     source = Path(args.file)

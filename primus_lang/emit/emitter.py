@@ -8,7 +8,6 @@ add ``manifest.json`` recording what was emitted and from what.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from typing import Any
 
@@ -44,15 +43,8 @@ def parse_target(target: str) -> tuple[type[Framework], type[Launcher]]:
 
 def refuse_illegal(space: Space, cand: Candidate) -> None:
     """Run the checker's legality rules; an illegal candidate never reaches a template."""
-    try:
-        check = importlib.import_module("primus_lang.check")
-    except ModuleNotFoundError as err:  # the checker is another stage; until it lands, nothing to run
-        if err.name != "primus_lang.check":
-            raise
-        return
-    legality = getattr(check, "legality", None)
-    if legality is None:
-        return
+    from primus_lang.check import legality
+
     violations = list(legality(space, cand))
     if not violations:
         return

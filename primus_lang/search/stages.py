@@ -31,15 +31,10 @@ def usable_bytes(capacity: int, headroom: float) -> int:
 
 
 def memory_peaks(space: Space, points: list[Candidate]) -> np.ndarray:
-    """The busiest rank's bytes for every point: the vectorized pre-filter, else the exact account."""
-    import primus_lang.memory as memory
+    """The busiest rank's bytes for every point, by the vectorized pre-filter (equal to the exact account)."""
+    from primus_lang.memory import prefilter
 
-    prefilter = getattr(memory, "prefilter", None)
-    if prefilter is not None:
-        return np.asarray(prefilter(space.model, space.cluster, points, space.settings), dtype=np.int64)
-    return np.array(
-        [memory.account(space.model, space.cluster, c, space.settings).peak.total for c in points], dtype=np.int64
-    )
+    return np.asarray(prefilter(space.model, space.cluster, points, space.settings), dtype=np.int64)
 
 
 def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
