@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
 from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit
@@ -22,8 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "for one point of a space, with a manifest.json recording what and from what.",
         epilog="variables: " + "; ".join(f"{v.name} ({v.doc})" for v in VARIABLES.values()),
     )
-    p.add_argument("file", help="the .prx file")
-    p.add_argument("--space", default=None, help="the space's name when the file defines several")
+    add_space_arguments(p)
     p.add_argument("--point", required=True, help="knob values, e.g. tp=2,pp=4,mbs=1")
     p.add_argument("--target", default=None, help=f"framework+launcher, one of {', '.join(TARGETS)} "
                    "(default: the space's `target`)")
