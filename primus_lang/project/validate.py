@@ -60,16 +60,11 @@ class RowResult:
 
 def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
     """The memory account's verdict for the run's layout at the least-memory setting of the knobs
-    the row does not publish (``unknown`` if the account fails)."""
-    try:
-        from primus_lang.memory.unpublished import least_memory
-    except ImportError:  # pragma: no cover - the memory stage ships with primusc
-        return MemoryVerdict("unknown")
+    the row does not publish. An account that fails is a bug to see, not a verdict to hide."""
+    from primus_lang.memory.unpublished import least_memory
+
     assert run.model is not None and run.cluster is not None and run.cand is not None
-    try:
-        acc, cand = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
-    except Exception:
-        return MemoryVerdict("unknown", offload=run.offload)
+    acc, cand = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     assumed = tuple((knob, str(getattr(cand, knob))) for knob in run.unpublished)
     return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity,
                          "least memory" if run.unpublished else "published", assumed, run.offload,
