@@ -47,6 +47,9 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     s["seq_length"] = seq_len
     s["max_position_embeddings"] = max(model.max_position_embeddings, seq_len)
     s["position_embedding_type"] = _POSITIONS[model.position]
+    if model.position == "rope":
+        # Megatron's --rotary-base is an integer; every published base is a whole number.
+        s["rotary_base"] = int(model.rope_theta)
     s["normalization"] = _NORMS[model.norm]
     s["swiglu"] = model.activation == "swiglu"
     s["squared_relu"] = model.activation == "squared_relu"

@@ -161,20 +161,22 @@ def _plain_activation(r: Reader) -> str:
     )
 
 
-def _rope_notes(r: Reader, notes: list[str]) -> int:
-    """Record the RoPE settings the IR leaves out; return the pre-training length they imply (0: none)."""
+def _rope_notes(r: Reader, fields: dict[str, Any], notes: list[str]) -> int:
+    """Take the RoPE base into the card, note the scaling the IR leaves out, and return the
+    pre-training length the scaling implies (0: none)."""
     theta = r.config.data.get("rope_theta")
     scaling = r.mapping("rope_scaling")
     original = scaling.get("original_max_position_embeddings")
     kind = scaling.get("rope_type", scaling.get("type"))
-    parts = []
     if theta is not None:
-        parts.append(f"rope_theta {theta}")
+        if isinstance(theta, bool) or not isinstance(theta, int | float) or theta <= 0:
+            r.problems.append(r.config.bad("rope_theta", theta, "a positive number"))
+        else:
+            fields["rope_theta"] = float(theta)
     if kind:
         factor = scaling.get("factor")
-        parts.append(f"{kind} RoPE scaling" + (f" (factor {factor})" if factor is not None else ""))
-    if parts:
-        notes.append(" and ".join(parts) + " not represented (no effect on parameters, FLOPs or memory)")
+        notes.append(f"{kind} RoPE scaling" + (f" (factor {factor})" if factor is not None else "")
+                     + " not represented (no effect on parameters, FLOPs or memory)")
     initial = r.config.data.get("initial_context_length")
     for value in (original, initial):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -433,7 +435,7 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     notes: list[str] = []
     fields = _attention(r)
     fields["attention_dropout"] = _dropout(r)
-    pretrain_len = _rope_notes(r, notes)
+    pretrain_len = _rope_notes(r, fields, notes)
     _seq_len(r, fields, pretrain_len, seq_len, notes)
     family(r, fields, notes)
     r.done()

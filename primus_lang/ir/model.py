@@ -62,6 +62,9 @@ class Model:
     )
     norm: str = field(default="rmsnorm", metadata=q(Kind.ENUM, "normalization", NORMS))
     position: str = field(default="rope", metadata=q(Kind.ENUM, "position embedding", POSITIONS))
+    rope_theta: float = field(
+        default=10000.0, metadata=q(Kind.NUMBER, "RoPE base frequency (Megatron's --rotary-base; its default 10000)")
+    )
     tied_embeddings: bool = field(default=False, metadata=q(Kind.FLAG, "output layer shares the embedding"))
     bias: bool = field(default=False, metadata=q(Kind.FLAG, "linear layers carry biases"))
     qk_layernorm: bool = field(default=False, metadata=q(Kind.FLAG, "norm on queries and keys"))

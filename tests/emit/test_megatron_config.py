@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import shlex
 import subprocess
 from pathlib import Path
@@ -102,6 +103,12 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     args = dict(args)
     for key in RUN_ARGS:
         args.pop(key, None)
+    if "rotary_base" in args:
+        # the RoPE base goes to GPTModel's constructor, not to TransformerConfig: check GPTModel takes it
+        from megatron.core.models.gpt import GPTModel
+
+        assert "rotary_base" in inspect.signature(GPTModel.__init__).parameters
+        assert int(args.pop("rotary_base")) > 0
     kw: dict[str, Any] = {}
     ddp_fields = {f.name for f in dataclasses.fields(DistributedDataParallelConfig)}
     opt_fields = {f.name for f in dataclasses.fields(OptimizerConfig)}
