@@ -23,6 +23,7 @@ explicit 0 only through the divisibility checks, so primusc reserves 0 for the e
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -207,8 +208,11 @@ def problems(split: Split) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def layout(split: Split, mtp_layers: int = 0) -> Layout:
-    """Every chunk of a split Megatron accepts, in model order; ``ValueError`` with the reason otherwise."""
+    """Every chunk of a split Megatron accepts, in model order; ``ValueError`` with the reason otherwise.
+
+    Cached: a search projects thousands of candidates that share a handful of splits."""
     why = problems(split)
     if why:
         raise ValueError("; ".join(why))
