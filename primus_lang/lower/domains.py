@@ -6,18 +6,16 @@ Everything is read from the knob's attrs field (its kind and choices), including
 
 from __future__ import annotations
 
-import difflib
-from importlib import import_module
 from typing import Any
 
 import attrs
 
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.ir.candidate import Recompute
+from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Value
-from primus_lang.lower.values import block_class, count, describe, fail, scalar
+from primus_lang.lower.values import block_class, check_choice, count, describe, fail, scalar
 from primus_lang.syntax import ast
 
 MAX_DOMAIN = 100_000
@@ -94,8 +92,6 @@ def _full(call: ast.CallValue) -> list[Recompute]:
 
 def _selective(call: ast.CallValue) -> Recompute:
     """``selective(core_attn, mlp)``: selective recomputation of the named modules."""
-    if "modules" not in attrs.fields_dict(Recompute):
-        raise fail(T.BAD_ARGUMENTS, "`selective` takes no arguments", call.span, help="write `selective`")
     names: list[str] = []
     for arg in call.args:
         alts = arg.domain.alts
@@ -108,20 +104,10 @@ def _selective(call: ast.CallValue) -> Recompute:
                 "`selective(core_attn) | selective(mlp)`",
             )
         names.append(alts[0].name)
-    known = getattr(import_module("primus_lang.ir.candidate"), "RECOMPUTE_MODULES", None)
     for name, arg in zip(names, call.args, strict=True):
-        if known and name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
-            raise fail(
-                T.BAD_ENUM,
-                f"`{name}` is not a recompute module",
-                arg.span,
-                help=f"{hint}modules: {', '.join(known)}",
-            )
-    # evolve, not the constructor: `modules` is read by name so older IRs without it still type-check
-    changes: dict[str, Any] = {"modules": tuple(names)}
-    return attrs.evolve(Recompute("selective"), **changes)
+        check_choice(name, RECOMPUTE_MODULES, arg.span, f"`{name}` is not a recompute module",
+                     f"modules: {', '.join(RECOMPUTE_MODULES)}")
+    return Recompute("selective", modules=tuple(names))
 
 
 def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:

@@ -128,16 +128,18 @@ def enum(value: ast.Value | ast.Range, choices: tuple[str, ...], what: str) -> s
         raise fail(
             T.WRONG_TYPE, f"`{what}` takes one of {_choices(choices)}, not {describe(value)}", value.span
         )
-    if name not in choices:
-        close = difflib.get_close_matches(name, choices, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
-        raise fail(
-            T.BAD_ENUM,
-            f"`{name}` is not a value of `{what}`",
-            value.span,
-            help=f"{hint}`{what}` takes {_choices(choices)}",
-        )
+    check_choice(name, choices, value.span, f"`{name}` is not a value of `{what}`",
+                 f"`{what}` takes {_choices(choices)}")
     return name
+
+
+def check_choice(name: str, choices: tuple[str, ...], span: Span | None, message: str, listing: str) -> None:
+    """Refuse ``name`` unless it is one of ``choices``; a near miss gets a "did you mean"."""
+    if name in choices:
+        return
+    close = difflib.get_close_matches(name, choices, n=1)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    raise fail(T.BAD_ENUM, message, span, help=f"{hint}{listing}")
 
 
 def flag(value: ast.Value | ast.Range, what: str) -> bool:
