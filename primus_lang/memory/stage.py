@@ -114,7 +114,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     inputs: tuple[tuple[str, Num], ...] = ()
     if _scalar(recompute) and _scalar(lt.biggest):
         inputs = (("recomputed bytes", recompute), ("largest saved tensor", lt.biggest))
-    lines.append(Line("backward transient", "recomputed layer + 2 × largest saved tensor", inputs,
+    lines.append(Line("backward transient", "recomputed checkpoint + 2 × largest saved tensor", inputs,
                       recompute + 2 * lt.biggest))
     sp_buffer = where(k.sp, 2 * d.T * d.h, 0)
     lines.append(Line("sequence-parallel gather buffer", "2·T·h (when SP)",
@@ -128,8 +128,11 @@ def _fields(k: Knobs) -> dict[str, Num]:
 
 
 def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: Held) -> Num:
-    """Bytes one layer's backward brings back: the whole layer under full recompute, else what
-    selective recomputation dropped (the largest of the stage's layer kinds)."""
+    """Bytes one checkpoint's backward brings back: under full recompute every layer of the checkpoint
+    (one under ``block``; a group of ``N`` under ``uniform``, which Megatron re-runs as one function,
+    so all ``N`` layers' activations are alive before the first of them is freed), else what selective
+    recomputation dropped from one layer. Layer bytes are the largest of the stage's layer kinds, an
+    upper bound for a group that mixes dense and MoE layers."""
     n = stage_layers(model, k, stage)
     n_moe = n - stage_dense_layers(model, k, stage)
     has_dense = n - n_moe > 0
@@ -139,7 +142,9 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
         where(has_dense, lt.layer_dense_plain - lt.layer_dense_now, 0),
         where(has_moe, lt.layer_moe_plain - lt.layer_moe_now, 0),
     )
-    return where(hd.recomputed > 0, largest - lt.ckpt_raw, selective)
+    per_chunk = cdiv(n, k.vpp)
+    group = where(k.recompute_uniform, minimum(maximum(k.recompute_layers, 1), per_chunk), 1)
+    return where(hd.recomputed > 0, group * largest - lt.ckpt_raw, selective)
 
 
 @frozen

@@ -184,7 +184,7 @@ def pipeline_split(model: Model, pp: int, vpp: int) -> dict[str, Any] | str:
     return f"layout inconsistent: {model.num_layers} layers split over neither PP {pp} x VPP {vpp} nor with the embedding and loss"
 
 
-def recompute_of(rec: Any, layers: int) -> Recompute | str:
+def recompute_of(rec: Any) -> Recompute | str:
     if rec is None:
         return Recompute()
     if not isinstance(rec, dict):
@@ -192,7 +192,8 @@ def recompute_of(rec: Any, layers: int) -> Recompute | str:
     if "activation_checkpointing" in rec:
         text = str(rec["activation_checkpointing"]).lower()
         if text.startswith("full"):
-            return Recompute("full", layers, "uniform")
+            # torchtitan's full AC wraps every transformer block in its own checkpoint
+            return Recompute("full", 1, "uniform")
         if "selective" in text:
             return Recompute("selective")
         return Recompute()
@@ -304,7 +305,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     split = pipeline_split(model, pp, vp if vp > 1 and pp > 1 else 1)
     if isinstance(split, str):
         return skip(split)
-    rec = recompute_of(row.get("recompute"), model.num_layers // pp)
+    rec = recompute_of(row.get("recompute"))
     if isinstance(rec, str):
         return skip(rec)
     fsdp_field = par.get("fsdp")

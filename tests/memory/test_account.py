@@ -179,3 +179,21 @@ def test_zbv_keeps_the_output_layer_and_loss_on_stage_zero_like_the_projection()
     assert head_terms, "stage 0 holds the output layer's terms under ZBV"
     assert not {t.name for t in acc.ranks[-1].terms} & head_terms
     assert int(prefilter(LLAMA70B, X64, [cand], Settings())[0]) == acc.peak.total
+
+
+def test_uniform_recompute_brings_back_a_whole_group_in_backward() -> None:
+    # Megatron re-runs a uniform group of N layers as one checkpointed function: all N layers'
+    # activations are alive together, where block recompute brings back one layer at a time.
+    base = Candidate(tp=8, pp=4, gbs=256, seq_len=8192)
+
+    def transient(rc: Recompute) -> int:
+        terms = {t.name: t.bytes for t in account(LLAMA70B, X64, base.replace(recompute=rc), S).peak.terms}
+        return terms["backward transient"]
+
+    one = transient(Recompute("full", 1, "uniform"))
+    assert transient(Recompute("full", 4, "block")) == one
+    layer = transient(Recompute("full", 2, "uniform")) - one
+    assert layer > 0
+    assert transient(Recompute("full", 5, "uniform")) == one + 4 * layer
+    # a group is never larger than the stage's 20 layers
+    assert transient(Recompute("full", 80, "uniform")) == transient(Recompute("full", 20, "uniform")) == one + 19 * layer
