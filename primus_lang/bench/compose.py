@@ -16,6 +16,8 @@ from primus_lang.bench.downscale import BlockShape, BlockTimes, block_times, tai
 from primus_lang.bench.gpt import layer_params, outer_params
 from primus_lang.bench.oracle import BenchmarkOracle
 from primus_lang.bench.runtime import DeviceInfo
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_bench import UNMEASURED_RECOMPUTE
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.pipeline import split_of
 
@@ -38,6 +40,12 @@ def project_downscaled(
     from primus_lang.project.collectives import group_layout
     from primus_lang.project.ops import Collective, Group
     from primus_lang.project.schedule import simulate
+
+    if cand.recompute.kind not in ("none", "selective", "full"):
+        raise CompileError(Diagnostic(
+            UNMEASURED_RECOMPUTE, f"no measured layer block runs recompute `{cand.recompute}`",
+            help="project it with the benchmark oracle's per-kernel timings (`primusc project --oracle benchmark`)",
+        ))
 
     world = cluster.world
     dp, m = cand.dp(world), cand.microbatches(world)

@@ -235,6 +235,17 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.OP_RECOMPUTE_DENSE_ONLY,
+        ("recompute",),
+        lambda f, s: (f["recompute"] != "op") | (not _moe(s) and s.model.mla is None),
+        lambda f, s: (
+            f"recompute op on `{s.model.name}`, a " + ("MoE" if _moe(s) else "MLA") + " model "
+            "(op-recompute-dense-only)",
+            "use `selective(...)` or `full(...)`: primusc models op-level checkpointing for dense, "
+            "non-MLA blocks only",
+        ),
+    ),
+    Rule(
         L.INTERLEAVE_NEEDS_PP,
         ("pp", "vpp"),
         lambda f, s: (f["vpp"] == 1) | (f["pp"] > 1),

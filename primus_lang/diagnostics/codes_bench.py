@@ -42,3 +42,12 @@ UNSUPPORTED_OP = register(
     "The harness measures GEMMs, grouped GEMMs, attention, norms, element-wise ops, softmax,\n"
     "cross-entropy and optimizer updates. Other operators are timed by the simulate oracle.",
 )
+UNMEASURED_RECOMPUTE = register(
+    "P6806",
+    "unmeasured-recompute",
+    "the downscaled step has no measured block for this recomputation kind",
+    "`project_downscaled` composes a step from the reduced model's measured layer blocks: plain,\n"
+    "Megatron's selective (core attention) and full recomputation. torchtitan's op-level checkpointing\n"
+    "(`recompute = op`) has no measured block; the benchmark oracle times its kernels one by one\n"
+    "(`primusc project --oracle benchmark`) instead.",
+)

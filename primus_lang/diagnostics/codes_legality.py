@@ -180,6 +180,16 @@ SPLIT_KNOBS_EXCLUSIVE = register(
     "Megatron (TransformerConfig): num_layers_in_first/last_pipeline_stage cannot be set together with "
     "account_for_embedding_in_pipeline_split or account_for_loss_in_pipeline_split.",
 )
+OP_RECOMPUTE_DENSE_ONLY = register(
+    "P4027",
+    "op-recompute-dense-only",
+    "op-level checkpointing on a MoE or MLA model",
+    "`recompute = op` models torchtitan's op-level selective activation checkpointing for Llama-style\n"
+    "blocks (separate q, k, v, o and MLP linears, called in that order): every second `aten.mm` is\n"
+    "recomputed, so what a layer keeps depends on the block's exact matmul sequence. MoE blocks (router\n"
+    "mm, grouped-mm experts, shared experts) and MLA attention have other sequences that primusc does not\n"
+    "model yet. Use `selective(...)` or `full(...)` for these models.",
+)
 REQUIRE_FAILED = register(
     "P4100",
     "require-failed",

@@ -45,6 +45,14 @@ class Framework:
             others = [f.NAME for f in FRAMEWORKS.values() if self.cand.schedule in f.SUPPORTED_SCHEDULES]
             hint = f" ({', '.join(others)} does)" if others else ""
             out.append(f"`schedule` = {self.cand.schedule}: {self.NAME} has no such pipeline schedule{hint}")
+        if self.cand.recompute.kind == "op":
+            # Megatron checkpoints modules, not a save list of ops; no flag reproduces torchtitan's
+            # policy. The account brackets it between two Megatron settings (docs/memory.md).
+            out.append(
+                "`recompute` = op: torchtitan's op-level selective activation checkpointing has no Megatron "
+                "equivalent; the nearest settings bracket it: `selective(layernorm, mlp)` keeps less "
+                "activation memory, `selective` (core_attn) keeps more"
+            )
         if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
         moe = self.model.moe

@@ -14,7 +14,9 @@ from attrs import field, frozen
 
 from primus_lang.ir.quantity import Kind, q
 
-RECOMPUTE_KINDS = ("none", "selective", "full")
+# ``op``: torchtitan's op-level selective activation checkpointing (each block keeps its input and the
+# outputs of a save list of ops; memory/activations.py has the saved set and its source).
+RECOMPUTE_KINDS = ("none", "selective", "op", "full")
 RECOMPUTE_METHODS = ("uniform", "block")
 # Megatron's --recompute-modules for selective recomputation (core_attn is its default).
 RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "mlp", "moe_act", "moe", "shared_experts")
@@ -30,9 +32,13 @@ STATE_DTYPES = ("fp32", "bf16")
 
 @frozen(order=True)
 class Recompute:
-    """Activation recomputation: ``full`` recomputes ``layers`` layers per stage (uniform or block)."""
+    """Activation recomputation: ``full`` recomputes ``layers`` layers per stage (uniform or block);
+    ``op`` is torchtitan's op-level selective checkpointing of every layer."""
 
-    kind: str = field(default="none", metadata=q(Kind.ENUM, "none, selective or full", RECOMPUTE_KINDS))
+    kind: str = field(
+        default="none",
+        metadata=q(Kind.ENUM, "none, selective, op (torchtitan's op-level checkpointing) or full", RECOMPUTE_KINDS),
+    )
     layers: int = field(default=0, metadata=q(Kind.COUNT, "layers recomputed per stage (full only)"))
     method: str = field(default="block", metadata=q(Kind.ENUM, "uniform or block", RECOMPUTE_METHODS))
     modules: tuple[str, ...] = field(

@@ -135,7 +135,7 @@ def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:
         )
     if kind is Kind.BLOCK:
         cls = block_class(_owner(field), field.name)
-        if cls is Recompute and isinstance(alt, ast.Ident) and alt.name in ("none", "selective"):
+        if cls is Recompute and isinstance(alt, ast.Ident) and alt.name in ("none", "selective", "op"):
             return [Recompute(alt.name)]
         if cls is Recompute and isinstance(alt, ast.Ident) and alt.name == "full":
             raise fail(
@@ -146,7 +146,7 @@ def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:
             )
         raise fail(
             T.WRONG_TYPE,
-            f"`{field.name}` takes `none`, `selective` or `full(layers: ..)`, not {describe(alt)}",
+            f"`{field.name}` takes `none`, `selective`, `op` or `full(layers: ..)`, not {describe(alt)}",
             alt.span,
         )
     value = scalar(field, alt)

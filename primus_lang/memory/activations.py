@@ -212,6 +212,54 @@ def checkpoint_shared_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     return [Item("rope frequencies fp32 (recompute argument)", "4·s·dh", 4 * d.s * model.head_dim)]
 
 
+def op_items(model: Model, k: Knobs, d: Dims) -> tuple[list[Item], list[Item]]:
+    """What a layer keeps under torchtitan's op-level selective activation checkpointing (``op``).
+
+    torchtitan (torchtitan/distributed/activation_checkpoint.py) wraps each block in its own
+    checkpoint whose policy saves the outputs of ``aten.mm``, the SDPA kernels (output and FP32
+    log-sum-exp), ``_c10d_functional.reduce_scatter_tensor`` and ``aten.max``, except every second
+    ``aten.mm`` of the block in forward order; everything else is recomputed in backward. A Llama
+    block calls wq, wk, wv, wo, w1, w3, w2 (w3 only with a gated MLP), so mm 1, 3, 5, 7 are saved.
+    Linears with a bias run ``aten.addmm``, not in the list: their outputs are recomputed. torchao's
+    FP8 linears call ``aten.mm`` on float8 tensor subclasses, and the policy's dispatch mode sees that
+    ``aten.mm`` before the subclass turns it into ``torch._scaled_mm`` (modes run before subclasses),
+    so FP8 keeps the same BF16 outputs (torchtitan's FP8 rows measure 5.6 GiB below BF16, not the
+    23 GiB that recomputing every matmul would free). The unfused path (math SDPA) is recomputed
+    whole. ``aten.max`` under FP8 tensorwise scaling keeps 0-dim amax tensors (a few KiB a layer),
+    left out.
+
+    Returns (kept tensors the plain layer saves too, kept tensors it does not): the backward
+    transient is the plain layer less the first list only.
+    """
+    dh = model.head_dim
+    f = model.ffn_hidden // k.tp
+    mms: list[tuple[str, str, Num]] = [
+        ("wq", "2·T·a·dh", 2 * d.T * d.a * dh),
+        ("wk", "2·T·g·dh", 2 * d.T * d.g * dh),
+        ("wv", "2·T·g·dh", 2 * d.T * d.g * dh),
+        ("wo", "2·T·h", 2 * d.T * d.h),
+        ("w1", "2·T·ffn/tp", 2 * d.T * f),
+    ]
+    if model.activation == "swiglu":
+        mms.append(("w3", "2·T·ffn/tp", 2 * d.T * f))
+    mms.append(("w2", "2·T·h", 2 * d.T * d.h))
+    shared = [Item("op SAC: layer input (checkpoint input)", "2·Tsp·h", 2 * d.Tsp * d.h)]
+    extra: list[Item] = []
+    if not model.bias:
+        for i, (name, formula, nbytes) in enumerate(mms):
+            if i % 2:
+                continue
+            item = Item(f"op SAC: {name} output (mm {i + 1})", formula, nbytes)
+            # wo and w2 outputs are partial sums the plain layer never keeps; the others are (views
+            # of) tensors it saves, so recomputing the layer does not allocate them again.
+            (extra if name in ("wo", "w2") else shared).append(item)
+    shared.append(Item("op SAC: sdpa output", "2·T·a·dh (flash)", _if(k.flash, 2 * d.T * d.a * dh)))
+    shared.append(Item("op SAC: sdpa logsumexp fp32", "4·a·s·b (flash)", _if(k.flash, 4 * d.a * d.s * d.b)))
+    # Row-parallel wo and w2 under TP with SP end in a reduce-scatter (in the save list).
+    extra.append(Item("op SAC: reduce-scatter output (wo, w2)", "2·Tsp·h (SP)", _if(k.sp, 2 * d.Tsp * d.h), 2))
+    return shared, extra
+
+
 def embedding_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     # A vocabulary-parallel embedding (TP > 1) keeps which tokens fall outside its shard and the
     # shifted token ids for its backward.

@@ -15,7 +15,7 @@ from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split
 from primus_lang.memory.dual import Num, maximum
 
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "op": 3}
 SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
 SCHEDULE_CODES = {"1f1b": 0, "interleaved": 1, "zero_bubble": 2, "zbv": 3}
 FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3}

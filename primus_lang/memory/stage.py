@@ -29,6 +29,7 @@ class Held:
     moe: Num  # MoE layers kept whole
     checkpoints: Num  # recompute checkpoints (layer inputs)
     recomputed: Num  # layers per stage that are recomputed
+    op: Num  # layers under op-level checkpointing (each keeps the op save list's outputs)
 
 
 def held(model: Model, k: Knobs, stage: Num) -> Held:
@@ -36,7 +37,8 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
 
     Full recompute takes the first ``N`` layers of every chunk (block) or all of them in groups of
     ``N`` (uniform); recomputed layers are counted from the dense ones first, which lead the model.
-    Counts are per stage over ``vpp`` chunks, rounded down.
+    Counts are per stage over ``vpp`` chunks, rounded down. Op-level checkpointing (``op``) wraps
+    every layer, so all of them count as ``op`` layers and none as whole ones.
     """
     n = stage_layers(model, k, stage)
     n_dense = stage_dense_layers(model, k, stage)
@@ -51,12 +53,14 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     checkpoints = where(full, where(k.recompute_uniform, v * cdiv(per_chunk, group), block_rc), 0)
     rc_dense = minimum(recomputed, n_dense)
     rc_moe = recomputed - rc_dense
+    op = k.recompute == RECOMPUTE_CODES["op"]
     return Held(
         chunks=chunks,
-        dense=chunks * (n_dense - rc_dense) // v,
-        moe=chunks * (n_moe - rc_moe) // v,
+        dense=where(op, 0, chunks * (n_dense - rc_dense) // v),
+        moe=where(op, 0, chunks * (n_moe - rc_moe) // v),
         checkpoints=chunks * checkpoints // v,
         recomputed=recomputed,
+        op=where(op, chunks * n // v, 0),
     )
 
 
@@ -82,6 +86,8 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     dense = act.dense_mlp_items(model, k, d)
     moe = act.moe_mlp_items(model, k, d, settings) if model.moe is not None else []
     ckpt = act.checkpoint_items(model, k, d)
+    op_shared, op_extra = act.op_items(model, k, d)
+    op = op_shared + op_extra
     emb = act.embedding_items(model, k, d)
     head = act.head_items(model, k, d)
     first = where(stage == 0, 1, 0)
@@ -92,6 +98,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     lines += _lines("act: ", dense, hd.dense, "dense layer-microbatches")
     lines += _lines("act: ", moe, hd.moe, "moe layer-microbatches")
     lines += _lines("act: ", ckpt, hd.checkpoints, "checkpoints")
+    lines += _lines("act: ", op, hd.op, "op-checkpointed layer-microbatches")
     lines += _lines("act: ", emb, emb_mb, "embedding microbatches")
     shared = act.checkpoint_shared_items(model, k, d)
     with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
@@ -103,6 +110,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
         + act.round_slack(dense) * hd.dense
         + act.round_slack(moe) * hd.moe
         + act.round_slack(ckpt) * hd.checkpoints
+        + act.round_slack(op) * hd.op
         + act.round_slack(emb) * emb_mb
         + act.round_slack(shared) * with_ckpt
         + act.round_slack(head) * last
@@ -132,7 +140,9 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
     (one under ``block``; a group of ``N`` under ``uniform``, which Megatron re-runs as one function,
     so all ``N`` layers' activations are alive before the first of them is freed), else what selective
     recomputation dropped from one layer. Layer bytes are the largest of the stage's layer kinds, an
-    upper bound for a group that mixes dense and MoE layers."""
+    upper bound for a group that mixes dense and MoE layers. Under op-level checkpointing the backward
+    re-runs the layer's forward: all it saves without recomputation comes back, less the op save
+    list's outputs that are those same tensors (already held)."""
     n = stage_layers(model, k, stage)
     n_moe = n - stage_dense_layers(model, k, stage)
     has_dense = n - n_moe > 0
@@ -144,7 +154,9 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
     )
     per_chunk = cdiv(n, k.vpp)
     group = where(k.recompute_uniform, minimum(maximum(k.recompute_layers, 1), per_chunk), 1)
-    return where(hd.recomputed > 0, group * largest - lt.ckpt_raw, selective)
+    op_layer = maximum(largest - lt.op_shared_raw, 0)
+    not_full = where(k.recompute == RECOMPUTE_CODES["op"], op_layer, selective)
+    return where(hd.recomputed > 0, group * largest - lt.ckpt_raw, not_full)
 
 
 @frozen
@@ -156,6 +168,7 @@ class LayerTotals:
     dense: Num
     moe: Num
     ckpt: Num
+    op: Num
     emb: Num
     shared: Num
     head: Num
@@ -164,6 +177,7 @@ class LayerTotals:
     layer_dense_now: Num
     layer_moe_now: Num
     ckpt_raw: Num
+    op_shared_raw: Num
     biggest: Num
     sp_buffer: Num
 
@@ -181,6 +195,7 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
     attn, dense, moe = parts(k)
     plain_k = Knobs(**{**_fields(k), "recompute_modules": 0})
     p_attn, p_dense, p_moe = parts(plain_k)
+    op_shared, op_extra = act.op_items(model, k, d)
     biggest = 0
     for it in p_attn + p_dense + p_moe:
         biggest = maximum(biggest, it.bytes)
@@ -189,6 +204,7 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
         dense=rounded(dense),
         moe=rounded(moe),
         ckpt=rounded(act.checkpoint_items(model, k, d)),
+        op=rounded(op_shared + op_extra),
         emb=rounded(act.embedding_items(model, k, d)),
         shared=rounded(act.checkpoint_shared_items(model, k, d)),
         head=rounded(act.head_items(model, k, d)),
@@ -197,6 +213,7 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
         layer_dense_now=act.total(attn) + act.total(dense),
         layer_moe_now=act.total(attn) + act.total(moe) if moe else 0,
         ckpt_raw=act.total(act.checkpoint_items(model, k, d)),
+        op_shared_raw=act.total(op_shared),
         biggest=biggest,
         sp_buffer=where(k.sp, 2 * d.T * d.h, 0),
     )
@@ -215,6 +232,7 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
         + lt.dense * hd.dense
         + lt.moe * hd.moe
         + lt.ckpt * hd.checkpoints
+        + lt.op * hd.op
         + lt.emb * emb_mb
         + lt.shared * with_ckpt
         + lt.head * last

@@ -265,6 +265,35 @@ def _recomputed(tasks: list[Task]) -> list[Task]:
             for t in tasks if t.phase == "F"]
 
 
+def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
+    """Op-level checkpointing (torchtitan): the backward re-runs every second ``aten.mm`` of the
+    block in forward order (wq wk wv wo w1 [w3] w2: wk, wo, w3 or w2), with the FP8 quantize kernels
+    of its input, and every memory-bound op of the layer (norms, RoPE, activation, residual adds);
+    the attention core's output is saved. Linears with a bias (``aten.addmm``) are all re-run. MoE
+    and MLA layers, which legality refuses under ``op``, are costed as fully recomputed rather than
+    guessed."""
+    m = sh.model
+    if moe or m.mla is not None:
+        return _recomputed(tasks)
+    heads = max(1, m.heads // sh.tp)
+    kv = max(1, math.ceil(m.kv_heads / sh.tp))
+    ffn_r = max(1, m.ffn_hidden // sh.tp)
+    mms = [sh.gemm(heads * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h),
+           sh.gemm(sh.h, heads * m.head_dim), sh.gemm(ffn_r, sh.h)]
+    if m.activation == "swiglu":
+        mms.append(sh.gemm(ffn_r, sh.h))
+    mms.append(sh.gemm(sh.h, ffn_r))
+    out: list[Task] = []
+    for i, op in enumerate(mms):
+        if i % 2 or m.bias:
+            out.append(Task(op, "B", model_flops=False))
+            if op.dtype == "fp8" and sh.cast > 0:
+                out.append(Task(MemoryOp("fp8_cast_input", int(op.m * op.k * sh.cast)), "B", model_flops=False))
+    out += [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under, t.model_share)
+            for t in tasks if t.phase == "F" and isinstance(t.op, MemoryOp) and t.op.name == "layer_elementwise"]
+    return out
+
+
 LayerKey = tuple[object, ...]
 
 
@@ -285,7 +314,8 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     batch or step-level knobs share layers (and their cached timings)."""
     fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
     return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
-            cand.fp8_recipe, cand.recompute.kind == "selective", cand.sp, cand.cp_comm, fsdp_pp)
+            cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
+            cand.sp, cand.cp_comm, fsdp_pp)
 
 
 _layers: dict[tuple[LayerKey, bool, bool], tuple[Block, int, int]] = {}
@@ -326,7 +356,10 @@ def _layer(sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
     _fsdp(sh, tasks, sum(params) + sum(expert_params) + norms)
     if recompute:
         tasks += _recomputed(tasks)
-    name = ("moe" if moe else "dense") + ("_layer_recomputed" if recompute else "_layer")
+    elif sh.cand.recompute.kind == "op":
+        tasks += _op_recomputed(sh, moe, tasks)
+    suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
+    name = ("moe" if moe else "dense") + suffix
     return Block(name, tuple(tasks)), sum(params) + norms, sum(expert_params)
 
 

@@ -194,6 +194,9 @@ def recompute_of(rec: Any) -> Recompute | str:
         if text.startswith("full"):
             # torchtitan's full AC wraps every transformer block in its own checkpoint
             return Recompute("full", 1, "uniform")
+        if "op-level" in text or "selective (op)" in text or "per-op" in text:
+            # torchtitan's op-level selective AC (ac_mode selective, selective_ac_option "op")
+            return Recompute("op")
         if "selective" in text:
             return Recompute("selective")
         return Recompute()

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.candidate import KNOBS, RECOMPUTE_KINDS, Candidate, Recompute
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
 from primus_lang.search.landscape import Landscape
 
@@ -95,12 +95,12 @@ def coerce_recompute(raw: object) -> Recompute:
         kind = str(raw.get("kind", "none"))
         layers = raw.get("layers", 0)
         method = str(raw.get("method", "block"))
-        if kind not in ("none", "selective", "full") or not isinstance(layers, int) or isinstance(layers, bool):
-            raise ValueError(f"`recompute` takes none, selective or full(layers), got {raw!r}")
+        if kind not in RECOMPUTE_KINDS or not isinstance(layers, int) or isinstance(layers, bool):
+            raise ValueError(f"`recompute` takes none, selective, op or full(layers), got {raw!r}")
         return Recompute(kind, layers if kind == "full" else 0, method)
     if isinstance(raw, str):
         text = raw.strip().lower()
-        if text in ("none", "selective"):
+        if text in ("none", "selective", "op"):
             return Recompute(text)
         match = _FULL.match(text)
         if match:
@@ -108,7 +108,7 @@ def coerce_recompute(raw: object) -> Recompute:
             if method not in ("uniform", "block"):
                 raise ValueError(f"recompute method must be uniform or block, got {method!r}")
             return Recompute("full", int(match.group(1)), method)
-    raise ValueError(f"`recompute` takes none, selective or full(layers), got {raw!r}")
+    raise ValueError(f"`recompute` takes none, selective, op or full(layers), got {raw!r}")
 
 
 def _shown(value: object) -> str:

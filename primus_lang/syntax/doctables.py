@@ -53,7 +53,7 @@ def _values(f: attrs.Attribute[Any]) -> str:
     if kind is Kind.FLAG:
         return "true \\| false"
     if f.name == "recompute":
-        return "none \\| selective \\| full(layers: N, method: uniform \\| block)"
+        return "none \\| selective \\| op \\| full(layers: N, method: uniform \\| block)"
     return str(kind.value)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import TARGETS, EmitContext, emit
-from primus_lang.ir import Moe
+from primus_lang.ir import Moe, Recompute
 from tests.emit.harness import all_cases, context
 
 
@@ -124,3 +124,17 @@ def test_illegal_candidate_is_refused(target: str) -> None:
         emit(space, cand.replace(tp=3), target, context())  # 64 heads do not split over TP 3
     assert codes(err) == ["P7005"]
     assert any(note.startswith("P4") for note in err.value.diagnostics[0].notes)
+
+
+@pytest.mark.parametrize("framework", ["megatron", "primus"])
+def test_op_level_checkpointing_is_refused_with_the_bracketing_megatron_settings(framework: str) -> None:
+    space, cand = all_cases()["llama8b_zbv"]
+    cand = cand.replace(schedule="1f1b", vpp=1, recompute=Recompute("op"))
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, f"{framework}+slurm", context())
+    assert codes(err) == ["P7001"]
+    message = err.value.diagnostics[0].message
+    assert "`recompute` = op" in message and "torchtitan" in message
+    assert "`selective(layernorm, mlp)` keeps less" in message
+    emit(space, cand.replace(recompute=Recompute("selective", modules=("layernorm", "mlp"))), f"{framework}+slurm",
+         context())

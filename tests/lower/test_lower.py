@@ -172,3 +172,24 @@ def test_selective_modules() -> None:
     modules = [attrs.asdict(v, recurse=False)["modules"] for v in values if isinstance(v, Recompute)]
     assert modules == [(), ("core_attn", "mlp")]
     assert [c.recompute for c in raw_points(space)] == list(values)
+
+
+def test_op_level_recompute_is_a_value_and_refused_on_moe_models() -> None:
+    from primus_lang.check import legality, raw_points
+
+    text = (
+        GPU
+        + "model m { num_layers = 8; hidden = 64; ffn_hidden = 64; heads = 8; vocab = 10; seq_len = 64 }\n"
+        + "model e = m { moe { num_experts = 4; top_k = 2; ffn_hidden = 32 } }\n"
+        + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n"
+        + "space s on c { model = m; gbs = 8; recompute : none | op | full(2) }\n"
+        + "space t on c { model = e; gbs = 8; recompute = op }"
+    )
+    dense, moe = loads_program(text, "t.prx").spaces
+    values = [c.recompute for c in raw_points(dense)]
+    assert values == [Recompute(), Recompute("op"), Recompute("full", 2)]
+    assert str(Recompute("op")) == "op"
+    assert not legality(dense, next(c for c in raw_points(dense) if c.recompute.kind == "op"))
+    refused = legality(moe, next(iter(raw_points(moe))))
+    assert [v.code for v in refused] == ["P4027"]
+    assert "MoE" in refused[0].message

@@ -116,6 +116,7 @@ def _candidates() -> st.SearchStrategy[Candidate]:
         recompute=st.one_of(
             st.just(Recompute()),
             st.just(Recompute("selective")),
+            st.just(Recompute("op")),
             st.builds(
                 Recompute,
                 st.just("selective"),
@@ -143,11 +144,13 @@ def test_prefilter_equals_account(cands: list[Candidate], model: object) -> None
 
 def test_prefilter_equals_account_on_a_whole_small_space() -> None:
     cands = [
-        Candidate(tp=tp, pp=pp, vpp=v, mbs=mbs, gbs=128, seq_len=4096, recompute=rc,
+        Candidate(tp=tp, pp=pp, vpp=v, mbs=mbs, gbs=128, seq_len=4096, recompute=rc, precision=precision,
                   schedule="interleaved" if v > 1 else "1f1b")
         for tp in (1, 2, 4, 8) for pp in (1, 2, 4) for v in (1, 2) if not (v > 1 and pp == 1)
         for mbs in (1, 2)
-        for rc in (Recompute(), Recompute("selective"), Recompute("full", 2, "uniform"), Recompute("full", 3))
+        for rc in (Recompute(), Recompute("selective"), Recompute("op"), Recompute("full", 2, "uniform"),
+                   Recompute("full", 3))
+        for precision in ("bf16", "fp8")
     ]
     peaks = prefilter(MIXTRAL.replace(moe=None), X64, cands, S)
     assert [int(p) for p in peaks] == [account(MIXTRAL.replace(moe=None), X64, c, S).peak.total for c in cands]
@@ -197,3 +200,74 @@ def test_uniform_recompute_brings_back_a_whole_group_in_backward() -> None:
     assert transient(Recompute("full", 5, "uniform")) == one + 4 * layer
     # a group is never larger than the stage's 20 layers
     assert transient(Recompute("full", 80, "uniform")) == transient(Recompute("full", 20, "uniform")) == one + 19 * layer
+
+
+LLAMA8B = LLAMA70B.replace(name="llama3_1_8b", num_layers=32, hidden=4096, ffn_hidden=14336, heads=32, kv_heads=8,
+                           head_dim=128)
+
+
+def _lines(acc: object) -> dict[str, int]:
+    return {t.name: t.bytes for t in acc.peak.terms}  # type: ignore[attr-defined]
+
+
+def test_op_level_checkpointing_keeps_torchtitans_save_list_on_llama_8b() -> None:
+    """torchtitan_2412_001's layout: per layer the block input, wq, wv, w1 and w2 outputs (mm 1, 3, 5, 7)
+    and the SDPA output with its FP32 log-sum-exp, times 32 layers, one micro-batch in flight."""
+    cand = Candidate(tp=1, pp=1, mbs=2, gbs=16, seq_len=8192, sharding="fsdp", recompute=Recompute("op"))
+    lines = _lines(account(LLAMA8B, attrs.evolve(X64, nodes=1), cand, S))
+    tokens = 2 * 8192
+    per_layer = {
+        "act: op SAC: layer input (checkpoint input)": 2 * tokens * 4096,
+        "act: op SAC: wq output (mm 1)": 2 * tokens * 32 * 128,
+        "act: op SAC: wv output (mm 3)": 2 * tokens * 8 * 128,
+        "act: op SAC: w1 output (mm 5)": 2 * tokens * 14336,
+        "act: op SAC: w2 output (mm 7)": 2 * tokens * 4096,
+        "act: op SAC: sdpa output": 2 * tokens * 32 * 128,
+        "act: op SAC: sdpa logsumexp fp32": 4 * 32 * 8192 * 2,
+        "act: op SAC: reduce-scatter output (wo, w2)": 0,  # no TP
+    }
+    for name, nbytes in per_layer.items():
+        assert lines.get(name, 0) == 32 * nbytes, name  # the account drops zero lines
+    assert sum(per_layer.values()) == 1_042_284_544  # 0.97 GiB a layer
+    # wk, wo and w3 (mm 2, 4, 6) are recomputed, and nothing of the plain layer stays
+    assert not any("wk output" in n or "wo output" in n or "w3 output" in n for n in lines)
+    assert not {"act: qkv input", "act: mlp input", "act: norm1 input", "act: fc1 output"} & set(lines)
+    # the backward re-runs one layer: the plain layer less the kept tensors it saves too (all but w2)
+    plain = _lines(account(LLAMA8B, attrs.evolve(X64, nodes=1), cand.replace(recompute=Recompute()), S))
+    plain_layer = sum(v for n, v in plain.items() if n.startswith("act: ") and "layer-microbatches" not in n
+                      and not n.startswith(("act: final norm", "act: output layer", "act: logits", "act: cross")))
+    plain_layer //= 32
+    biggest = 2 * 2 * tokens * 14336  # the SwiGLU fc1 output
+    shared = sum(per_layer.values()) - per_layer["act: op SAC: w2 output (mm 7)"]
+    assert lines["backward transient"] == plain_layer - shared + 2 * biggest
+
+
+def test_op_level_checkpointing_sits_between_selective_and_full() -> None:
+    base = Candidate(tp=1, pp=1, mbs=2, gbs=16, seq_len=8192, sharding="fsdp")
+    cluster = attrs.evolve(X64, nodes=1)
+
+    def peak(rc: Recompute, **kw: object) -> int:
+        return account(LLAMA8B, cluster, base.replace(recompute=rc, **kw), S).peak.total
+
+    assert peak(Recompute("full", 1, "uniform")) < peak(Recompute("op")) < peak(Recompute("selective"))
+    # FP8 (torchao) keeps the same BF16 matmul outputs: the policy sees aten.mm on the float8 subclass
+    fp8 = account(LLAMA8B, cluster, base.replace(recompute=Recompute("op"), precision="fp8"), S)
+    assert _lines(fp8)["act: op SAC: w1 output (mm 5)"] == 32 * 2 * 2 * 8192 * 14336
+    # with TP and SP the matmul outputs are per rank and the two reduce-scatter outputs stay
+    tp = _lines(account(LLAMA8B, cluster, base.replace(tp=2, gbs=8, recompute=Recompute("op")), S))
+    assert tp["act: op SAC: wq output (mm 1)"] == 32 * 2 * 16384 * 16 * 128
+    assert tp["act: op SAC: w2 output (mm 7)"] == 32 * 2 * 16384 * 4096
+    assert tp["act: op SAC: reduce-scatter output (wo, w2)"] == 32 * 2 * 2 * 8192 * 4096
+    assert tp["act: op SAC: layer input (checkpoint input)"] == 32 * 2 * 8192 * 4096
+
+
+def test_op_level_checkpointing_without_a_gated_mlp_or_with_biases() -> None:
+    cand = Candidate(tp=1, pp=1, mbs=1, gbs=8, seq_len=4096, recompute=Recompute("op"))
+    cluster = attrs.evolve(X64, nodes=1)
+    gelu = _lines(account(LLAMA8B.replace(activation="gelu"), cluster, cand, S))
+    # wq wk wv wo w1 w2: mm 1, 3, 5 stay, w2 (mm 6) is recomputed
+    assert gelu["act: op SAC: w1 output (mm 5)"] == 32 * 2 * 4096 * 14336
+    assert "act: op SAC: w2 output (mm 6)" not in gelu and "act: op SAC: w2 output (mm 7)" not in gelu
+    # linears with a bias run aten.addmm, which the policy does not save
+    bias = _lines(account(LLAMA8B.replace(bias=True), cluster, cand, S))
+    assert not any(" output (mm " in n for n in bias)

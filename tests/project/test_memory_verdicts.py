@@ -81,3 +81,24 @@ def test_false_ooms_exclude_cpu_offload(tmp_path: Path) -> None:
     assert s["false_ooms"] == ["oom"]
     assert s["memory_offloaded"] == 1 and s["memory_judged"] == 3
     assert list(s["tightest_memory_margins"]) == ["fits"]  # type: ignore[call-overload]
+
+
+def test_torchtitan_op_level_checkpointing_fits_where_megatrons_selective_would_not(tmp_path: Path) -> None:
+    """torchtitan_2412_001 of the published corpus: Llama 3.1 8B, FSDP 8 on 96 GB H100s, mbs 2, 8k,
+    measured 82.4 GiB. Read as Megatron's selective (core_attn) it was a false OOM (102.9 GiB)."""
+    titan = row("titan", framework="torchtitan", hardware={"gpu": "H100 96GB HBM2e (500W)"}, mbs=2, gbs=16,
+                parallel={"tp": 1, "pp": 1, "cp": 1, "dp": 8, "fsdp": 8, "distributed_optimizer": None},
+                recompute={"activation_checkpointing": "selective (op-level SAC per toml)"})
+    h200 = row("h200", framework="torchtitan", recompute={"activation_checkpointing":
+                                                            "selective (op) per llama3_8b.toml at e7c0cae"})
+    asynctp = row("asynctp", framework="torchtitan", recompute={"activation_checkpointing": "per-op selective"})
+    runs = {r.id: r for r in load_runs(write(tmp_path, [titan, h200, asynctp]))}
+    assert all(r.cand is not None and r.cand.recompute == Recompute("op") for r in runs.values())
+    rows = {r.id: r for r in validate_rows(list(runs.values()))}
+    mem = rows["titan"].memory
+    assert mem is not None and mem.verdict == "fits" and not mem.false_oom
+    assert summarize(list(rows.values()))["false_ooms"] == []
+    run = runs["titan"]
+    assert run.model and run.cluster and run.cand
+    as_megatron = run.cand.replace(recompute=Recompute("selective"), main_grad_dtype="bf16", optimizer_dtype="bf16")
+    assert not account(run.model, run.cluster, as_megatron, run.settings()).fits()

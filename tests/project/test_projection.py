@@ -93,6 +93,18 @@ def test_recompute_costs_time_but_no_model_flops() -> None:
     assert full.tflops_per_gpu * full.step_time == pytest.approx(plain.tflops_per_gpu * plain.step_time)
 
 
+def test_op_level_checkpointing_costs_between_none_and_full() -> None:
+    for base in (Candidate(tp=1, pp=1, mbs=2, gbs=128, seq_len=8192, sharding="fsdp"),
+                 Candidate(tp=2, pp=1, mbs=2, gbs=64, seq_len=8192, precision="fp8")):
+        times = {str(rc): project(LLAMA3_1_8B, cluster(), base.replace(recompute=rc)).step_time
+                 for rc in (Recompute(), Recompute("op"), Recompute("full", 32, "uniform"))}
+        assert times["none"] < times["op"] < times["full(32,uniform)"], times
+    # the re-run matmuls (wk, wo, w3) and the memory-bound ops run in B, with no model FLOPs
+    plain = project(LLAMA3_1_8B, cluster(), base)
+    op = project(LLAMA3_1_8B, cluster(), base.replace(recompute=Recompute("op")))
+    assert op.tflops_per_gpu * op.step_time == pytest.approx(plain.tflops_per_gpu * plain.step_time)
+
+
 def test_tp_overlap_hides_tp_communication() -> None:
     cand = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192)
     off = dict(project(LLAMA3_1_70B, cluster(), cand).breakdown)

@@ -17,7 +17,9 @@ from primus_lang.ir.candidate import Candidate
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal
 
-_RECOMPUTE_ORDER = {"none": 0, "selective": 1, "full": 2}
+# From the least recomputation to the most: op-level checkpointing keeps less than selective and
+# recomputes more of each layer, but still less than full recomputation.
+_RECOMPUTE_ORDER = {"none": 0, "selective": 1, "op": 2, "full": 3}
 
 
 _DEFAULTS = attrs.asdict(Candidate(), recurse=False)
@@ -30,7 +32,7 @@ def _default(name: str) -> object:
 def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
     off_default = sum(1 for a in axes if getattr(cand, a) != _default(a))
     return (
-        _RECOMPUTE_ORDER.get(cand.recompute.kind, 3),
+        _RECOMPUTE_ORDER.get(cand.recompute.kind, len(_RECOMPUTE_ORDER)),
         cand.recompute.layers,
         cand.tp * cand.pp * cand.cp * cand.ep,
         cand.pp,
