@@ -7,9 +7,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
+
+if TYPE_CHECKING:
+    from primus_lang.project.calibrate import Fit
+    from primus_lang.project.runs import Run
+
+POOL_SIGMA = 1.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --help needs no projection import
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,15 +24,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
     p.add_argument("--out", help="write the calibrated profiles to this .prx file")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="shuffle of the layouts into folds (default 0)")
     p.add_argument("--gpu", action="append", help="calibrate only this profile (repeatable)")
     p.add_argument("--min-rows", type=int, default=3, help="skip profiles with fewer rows (default 3)")
+    p.add_argument("--pool-sigma", type=float, default=POOL_SIGMA,
+                   help=f"pull of each profile toward the values pooled over all profiles, logit space (default {POOL_SIGMA})")
+    p.add_argument("--no-pool", action="store_true", help="fit each profile alone, with a weak prior to its base")
     p.add_argument("--json", action="store_true", help="print the fits as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.validate import load
-    from primus_lang.project.calibrate import calibrate_gpu, to_prx
+    from primus_lang.project.calibrate import calibrate, to_prx
     from primus_lang.project.runs import gpu_key
 
     if args.folds < 2:
@@ -33,21 +44,21 @@ def run(args: argparse.Namespace) -> int:
     runs = [r for r in load(args.runs, False) if not r.skip]
     if not runs:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{args.runs}` can be projected"))
-    by_gpu: dict[str, list] = {}  # type: ignore[type-arg]
+    by_gpu: dict[str, list[Run]] = {}
     for r in runs:
         by_gpu.setdefault(gpu_key(r), []).append(r)
-    fits = []
-    for gpu, rows in sorted(by_gpu.items()):
-        if (args.gpu and gpu not in args.gpu) or len(rows) < args.min_rows:
-            continue
-        base = rows[0].cluster.gpu.efficiency
-        fits.append(calibrate_gpu(rows, base, args.folds,
-                                  progress=lambda m: print(m, file=sys.stderr) if not args.json else None))
+    kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
+    bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
+    pool = None if args.no_pool else args.pool_sigma
+    fits = [f for f in calibrate(kept, bases, args.folds, args.seed, pool_sigma=pool,
+                                 progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
+            if not args.gpu or f.gpu in args.gpu]
     if args.out:
         imports = {f.gpu: _module_of(f.gpu) for f in fits}
         Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports))
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = sum(cv) / len(cv) if cv else float("nan")
+    ranks = _cv_ranks(fits, runs)
     if args.json:
         print(json.dumps({
             "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
@@ -57,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
                                                              "hbm", "grouped_gemm")},
                       "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
             "cv_mape": total,
+            "cv_spearman_by_group": ranks["spearman_by_group"],
+            "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
+            "cv_signed_error_by_group": ranks["signed_error_by_group"],
         }, indent=2))
         return 0
     for f in fits:
@@ -66,7 +80,25 @@ def run(args: argparse.Namespace) -> int:
               f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
+    for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
+                       ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
+        values = ranks[key]
+        assert isinstance(values, dict)
+        print(title)
+        for name, rho in values.items():
+            print(f"  {name:60} {'n/a (one layout)' if rho is None else f'{rho:+.2f}'}")
     return 0
+
+
+def _cv_ranks(fits: list[Fit], runs: list[Run]) -> dict[str, object]:
+    """``validate``'s summary over the cross-validated projections: each row as a fit that never saw
+    its fold projects it."""
+    from primus_lang.project.validate import row_result, summarize
+
+    by_id = {r.id: r for r in runs}
+    rows = [row_result(by_id[rid], (by_id[rid].measured or 0.0) * (1 + e))
+            for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)]
+    return summarize(rows)
 
 
 def _module_of(gpu: str) -> str:

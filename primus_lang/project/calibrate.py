@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -42,6 +42,10 @@ PARAMS: dict[str, tuple[float, float]] = {
 # instead of falling back to a default plateau for the other dtype.
 FIT_ONLY: dict[str, tuple[float, float]] = {"fp8_ratio": (0.3, 1.6)}
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
+# Partial pooling: each profile is pulled with this sigma (logit space) toward the values fitted on
+# every profile's rows, so a profile with few rows, or rows that cannot tell two parameters apart,
+# borrows what the other GPUs' rows say about efficiencies that are fractions of a peak.
+POOL_SIGMA = 1.0
 
 
 @frozen
@@ -90,10 +94,6 @@ def projected(run: Run, eff: Efficiency, settings: Settings) -> float:
                    oracle=SimulateOracle(cluster)).tokens_per_gpu
 
 
-def _residuals(runs: Sequence[Run], eff: Efficiency, settings: Settings) -> np.ndarray:
-    return np.array([math.log(projected(r, eff, settings) / (r.measured or 1.0)) for r in runs])
-
-
 def identifiable(runs: Sequence[Run]) -> list[str]:
     """The parameters these rows can move: the GEMM plateau (BF16, and FP8 through ``fp8_ratio``),
     the FP8/BF16 ratio only with rows of both dtypes, buses only where a layout communicates over
@@ -111,25 +111,33 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
     return names
 
 
-def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | None = None,
-                   iterations: int = 25) -> Efficiency:
-    """Levenberg-Marquardt on log(projected / measured) with a prior toward ``base``."""
-    settings = settings or Settings()
-    names = identifiable(runs)
-    base_ratio = base.fp8_gemm_max / base.gemm_max
-    z0 = np.array([_to_unit(n, base_ratio if n == "fp8_ratio" else getattr(base, n)) for n in names])
-    z = z0.copy()
-    fp8_lo, fp8_hi = PARAMS["fp8_gemm_max"]
+def _value(eff: Efficiency, name: str) -> float:
+    return eff.fp8_gemm_max / eff.gemm_max if name == "fp8_ratio" else float(getattr(eff, name))
 
-    def eff_of(vec: np.ndarray) -> Efficiency:
-        values = {n: _from_unit(n, float(v)) for n, v in zip(names, vec, strict=True)}
-        ratio = values.pop("fp8_ratio", base_ratio)
-        fp8 = min(max(values["gemm_max"] * ratio, fp8_lo), fp8_hi)
-        return attrs.evolve(base, **values, fp8_gemm_max=fp8)
+
+def _apply(base: Efficiency, values: dict[str, float]) -> Efficiency:
+    """``base`` with fitted values; the FP8 plateau follows the BF16 one through the ratio."""
+    values = dict(values)
+    ratio = values.pop("fp8_ratio", base.fp8_gemm_max / base.gemm_max)
+    fp8_lo, fp8_hi = PARAMS["fp8_gemm_max"]
+    gemm = values.get("gemm_max", base.gemm_max)
+    return attrs.evolve(base, **values, fp8_gemm_max=min(max(gemm * ratio, fp8_lo), fp8_hi))
+
+
+def _fit(runs: Sequence[Run], names: Sequence[str], center: np.ndarray, sigma: float,
+         base_of: Callable[[Run], Efficiency], settings: Settings, iterations: int) -> dict[str, float]:
+    """Levenberg-Marquardt on log(projected / measured) over ``runs``, each projected on its own base
+    profile with the shared values, and a Gaussian prior of ``sigma`` (logit space) around ``center``."""
+
+    def values(vec: np.ndarray) -> dict[str, float]:
+        return {n: _from_unit(n, float(v)) for n, v in zip(names, vec, strict=True)}
 
     def full(vec: np.ndarray) -> np.ndarray:
-        return np.concatenate([_residuals(runs, eff_of(vec), settings), (vec - z0) / PRIOR_SIGMA])
+        vals = values(vec)
+        res = [math.log(projected(r, _apply(base_of(r), vals), settings) / (r.measured or 1.0)) for r in runs]
+        return np.concatenate([np.array(res), (vec - center) / sigma])
 
+    z = center.copy()
     r = full(z)
     lam = 1e-2
     for _ in range(iterations):
@@ -151,40 +159,99 @@ def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | N
             lam *= 4
         if not improved or float(np.max(np.abs(delta))) < 1e-4:
             break
-    return eff_of(z)
+    return values(z)
+
+
+def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | None = None,
+                   iterations: int = 25, center: Efficiency | None = None,
+                   sigma: float = PRIOR_SIGMA) -> Efficiency:
+    """One profile's parameters: Levenberg-Marquardt on log(projected / measured) with a prior of
+    ``sigma`` toward ``center`` (default: ``base`` itself)."""
+    names = identifiable(runs)
+    mid = center or base
+    z0 = np.array([_to_unit(n, _value(mid, n)) for n in names])
+    return _apply(base, _fit(runs, names, z0, sigma, lambda _r: base, settings or Settings(), iterations))
+
+
+def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations: int = 25) -> dict[str, float]:
+    """One set of values shared by every profile in ``runs`` (each row on its own GPU's peaks and
+    bandwidths): the efficiencies a GPU without rows of its own would get from the others. The
+    start and the weak prior are the mean of the profiles' own values (logit space)."""
+    names = identifiable(runs)
+    bases = {r.cluster.gpu.name: r.cluster.gpu.efficiency for r in runs if r.cluster}
+    z0 = np.array([float(np.mean([_to_unit(n, _value(b, n)) for b in bases.values()])) for n in names])
+
+    def base_of(run: Run) -> Efficiency:
+        assert run.cluster is not None
+        return run.cluster.gpu.efficiency
+
+    return _fit(runs, names, z0, PRIOR_SIGMA, base_of, settings or Settings(), iterations)
 
 
 def _layout_key(run: Run) -> str:
     assert run.model is not None and run.cand is not None and run.cluster is not None
-    return f"{run.model.name}|{run.cluster.world}|{run.cand.label()}"
+    return f"{run.cluster.gpu.name}|{run.model.name}|{run.cluster.world}|{run.cand.label()}"
+
+
+def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficiency], pool_sigma: float | None,
+                  settings: Settings) -> dict[str, Efficiency]:
+    """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over every
+    profile's rows (partial pooling), else toward its own base profile."""
+    every = [r for rows in by_gpu.values() for r in rows]
+    pooled = fit_pooled(every, settings) if pool_sigma is not None and every else None
+    out = {}
+    for gpu, rows in by_gpu.items():
+        if not rows:
+            out[gpu] = bases[gpu] if pooled is None else _apply(bases[gpu], pooled)
+            continue
+        if pooled is None:
+            out[gpu] = fit_efficiency(rows, bases[gpu], settings)
+        else:
+            assert pool_sigma is not None
+            out[gpu] = fit_efficiency(rows, bases[gpu], settings, center=_apply(bases[gpu], pooled),
+                                      sigma=pool_sigma)
+    return out
+
+
+def calibrate(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency], folds: int = 5, seed: int = 0,
+              pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
+              progress: Callable[[str], None] | None = None) -> list[Fit]:
+    """Fit every profile on all its rows, and k-fold cross-validate: each row projected by fits
+    (pooled ones included) that never saw its fold. Folds are drawn over distinct layouts: rows that
+    repeat one layout (the same recipe re-measured in later releases) share a fold, so a held-out row
+    never has its twin in the training folds."""
+    settings = settings or Settings()
+    groups = {g: list(rows) for g, rows in sorted(by_gpu.items())}
+    full_fit = _fit_profiles(groups, bases, pool_sigma, settings)
+    keys = sorted({_layout_key(r) for rows in groups.values() for r in rows})
+    random.Random(seed).shuffle(keys)
+    k = max(2, min(folds, len(keys)))
+    fold_of = {key: n % k for n, key in enumerate(keys)}
+    cv: dict[str, float] = {}
+    for f in range(k):
+        if progress:
+            progress(f"fold {f + 1}/{k}")
+        train = {g: [r for r in rows if fold_of[_layout_key(r)] != f] for g, rows in groups.items()}
+        effs = _fit_profiles(train, bases, pool_sigma, settings)
+        for g, rows in groups.items():
+            for r in rows:
+                if fold_of[_layout_key(r)] == f:
+                    cv[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
+    fits = []
+    for g, rows in groups.items():
+        in_sample = tuple(projected(r, full_fit[g], settings) / (r.measured or 1.0) - 1 for r in rows)
+        used = len({fold_of[_layout_key(r)] for r in rows})
+        fits.append(Fit(g, full_fit[g], len(rows), in_sample, tuple(cv[r.id] for r in rows),
+                        tuple(r.id for r in rows), used))
+    return fits
 
 
 def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: int = 0,
                   settings: Settings | None = None,
                   progress: Callable[[str], None] | None = None) -> Fit:
-    """Fit on all rows, and k-fold cross-validate: each row projected by a fit without its fold
-    (folds are drawn over distinct layouts, see below)."""
-    settings = settings or Settings()
-    runs = list(runs)
+    """One profile alone (no pooling): its fit and its k-fold cross-validated errors."""
     gpu = runs[0].cluster.gpu.name if runs and runs[0].cluster else ""
-    full_fit = fit_efficiency(runs, base, settings)
-    in_sample = tuple(projected(r, full_fit, settings) / (r.measured or 1.0) - 1 for r in runs)
-    # Rows that repeat one layout (the same recipe re-measured in later releases) share a fold, so a
-    # held-out row never has its twin in the training folds.
-    keys = sorted({_layout_key(r) for r in runs})
-    random.Random(seed).shuffle(keys)
-    k = max(2, min(folds, len(keys)))
-    fold_of = {key: n % k for n, key in enumerate(keys)}
-    cv = [math.nan] * len(runs)
-    for f in range(k):
-        held = [i for i, r in enumerate(runs) if fold_of[_layout_key(r)] == f]
-        train = [r for i, r in enumerate(runs) if fold_of[_layout_key(r)] != f]
-        if progress:
-            progress(f"{gpu}: fold {f + 1}/{k}")
-        eff = fit_efficiency(train, base, settings) if train else base
-        for i in held:
-            cv[i] = projected(runs[i], eff, settings) / (runs[i].measured or 1.0) - 1
-    return Fit(gpu, full_fit, len(runs), in_sample, tuple(cv), tuple(r.id for r in runs), k)
+    return calibrate({gpu: runs}, {gpu: base}, folds, seed, None, settings, progress)[0]
 
 
 def _fmt(name: str, value: float) -> str:

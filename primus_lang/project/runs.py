@@ -5,9 +5,11 @@ exactly what is missing or unsupported. Models come from the stdlib, else from a
 beside the runs file; GPUs from the stdlib hardware profiles.
 
 Assumptions where the rows are silent (documented in docs/projection.md):
-- plain "FP8" in Megatron/NeMo tables is delayed scaling (Transformer Engine's default recipe);
+- plain "FP8" is delayed scaling (Transformer Engine's default recipe) unless the row's config
+  names, table heading or source say current scaling (Megatron-Bridge's performance summary);
   "FP8-CS", "per-tensor current scaling", "tensorwise" are tensorwise; "FP8-MX"/"MXFP8" are MXFP8;
-  "FP8-alt-granularity", "rowwise" and "blockwise" are blockwise;
+  "FP8-alt-granularity" is MXFP8 on Blackwell and blockwise on Hopper; "rowwise" and "blockwise"
+  are blockwise;
 - FSDP is on when the row's ``fsdp`` is a positive degree or "yes"; otherwise the distributed
   optimizer (the default of every Megatron performance recipe in the corpus);
 - ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
@@ -137,25 +139,41 @@ def card_model(name: str, card: dict[str, Any], seq_len: int) -> Model | str:
     )
 
 
-def precision_of(text: str | None) -> tuple[str, str] | str:
-    """(precision, fp8 recipe) for a published precision label, or why it is not modelled."""
+# Parts whose FP8 "alternative granularity" is MX blocks (E8M0 scales); Hopper's is 128x128 / 1x128
+# blockwise (footnote of the Megatron-Bridge performance tables).
+_MX_NATIVE = ("b200", "gb200", "b300", "gb300")
+
+
+def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[str, str] | str:
+    """(precision, fp8 recipe) for a published precision label, or why it is not modelled.
+
+    ``context`` is what else the row says about its recipe: the performance config names
+    (Megatron-Bridge's end in ``FP8_CS`` or ``FP8_MX``), the table heading and the source. A bare
+    "FP8" is delayed scaling, Transformer Engine's default, unless the context names current scaling:
+    Megatron-Bridge's performance summary labels its current-scaling rows "FP8" (every row of it that
+    names its config says ``FP8_CS``)."""
     if not text:
         return "precision not published"
     t = text.lower()
+    ctx = context.lower()
     if "nvfp4" in t or "fp4" in t:
         return "unsupported feature: NVFP4 precision is not modelled"
     if t.startswith("bf16"):
         return ("bf16", "tensorwise")
     if "fp8" not in t:
         return f"unsupported feature: precision `{text}`"
-    if "mx" in t:
+    if "mx" in t or "fp8_mx" in ctx:
         return ("fp8", "mxfp8")
-    if "alt-granularity" in t or "rowwise" in t or "blockwise" in t:
+    if "alt-granularity" in t:
+        return ("fp8", "mxfp8" if gpu.lower() in _MX_NATIVE else "blockwise")
+    if "rowwise" in t or "blockwise" in t:
         return ("fp8", "blockwise")
     if "cs" in t.split("-") or "current" in t or "tensorwise" in t or "torchao" in t:
         return ("fp8", "tensorwise")
     if "identical" in t or "variant" in t:
         return f"precision label `{text}` is ambiguous"
+    if "fp8_cs" in ctx or "current scaling" in ctx or "megatron-bridge performance summary" in ctx:
+        return ("fp8", "tensorwise")
     return ("fp8", "delayed")
 
 
@@ -279,7 +297,11 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     gpu_name = GPU_NAMES.get(gpu_label.lower())
     if gpu_name is None or gpu_name not in gpus:
         return skip(f"unknown GPU `{gpu_label}`")
-    prec = precision_of(row.get("precision"))
+    raw_rec = row.get("recompute")
+    recipe_info: dict[str, Any] = raw_rec if isinstance(raw_rec, dict) else {}
+    context = " ".join([str(row.get("source") or ""), str((row.get("source_ref") or {}).get("table_version") or ""),
+                        *(str(n) for n in recipe_info.get("perf_config_names") or ())])
+    prec = precision_of(row.get("precision"), gpu_label, context)
     if isinstance(prec, str):
         return skip(prec)
     par = row.get("parallel") or {}
@@ -315,8 +337,6 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     fsdp = fsdp_field == "yes" or (isinstance(fsdp_field, int) and not isinstance(fsdp_field, bool) and fsdp_field > 0
                                    and not (fsdp_field == 1 and par.get("distributed_optimizer")))
     framework = str(row.get("framework") or "")
-    raw_rec = row.get("recompute")
-    recipe_info: dict[str, Any] = raw_rec if isinstance(raw_rec, dict) else {}
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
     cand = Candidate(
         tp=tp, pp=pp, vpp=vp if vp > 1 else 1, cp=cp, ep=ep, etp=etp, mbs=mbs, gbs=gbs, seq_len=seq,

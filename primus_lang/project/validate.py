@@ -86,11 +86,16 @@ def validate_rows(
         row_settings = run.settings(settings)
         oracle = oracle_for(run) if oracle_for is not None else None
         p = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle).tokens_per_gpu
-        err = (p - run.measured) / run.measured if run.measured else None
-        mem = memory_verdict(run, row_settings) if memory else None
-        layout = f"{run.cluster.world}:{run.cand.label()}"
-        out.append(RowResult(run.id, run.group, p, run.measured, err, mem, "", layout, run.cand.precision))
+        out.append(row_result(run, p, memory_verdict(run, row_settings) if memory else None))
     return out
+
+
+def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) -> RowResult:
+    """A projected row: its signed error and the layout it shares with re-measurements of its recipe."""
+    assert run.cluster is not None and run.cand is not None
+    err = (projected - run.measured) / run.measured if run.measured else None
+    layout = f"{run.cluster.world}:{run.cand.label()}"
+    return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -144,6 +149,7 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "spearman_by_group": rho,
         "signed_error_by_group": signed,
         "spearman_by_layout_group": _layout_spearman(done),
+        "replicates": _replicates(done),
         **_memory_summary(rows),
     }
 
@@ -183,6 +189,24 @@ def _layout_spearman(done: Sequence[RowResult]) -> dict[str, float | None]:
         value = spearman(proj, meas)
         out[group_name(g)] = None if math.isnan(value) else value
     return out
+
+
+def _replicates(done: Sequence[RowResult]) -> dict[str, object]:
+    """How far re-measurements of one recipe (same model, GPU, GPU count and candidate, in another
+    release or table) disagree: ``max / min - 1`` of their measured tokens/s/GPU. Projections of such
+    rows tie, so this spread is noise no projection can rank; layouts that differ by less cannot be
+    ordered reliably from this corpus."""
+    twins: dict[tuple[str, str, str], list[RowResult]] = {}
+    for r in done:
+        twins.setdefault((r.group[0], r.group[1], r.layout), []).append(r)
+    spreads = {" / ".join((g[0], g[1], g[2])): max(r.measured or 0.0 for r in rs) / min(r.measured or 1.0 for r in rs) - 1
+               for g, rs in sorted(twins.items()) if len(rs) >= 2}
+    if not spreads:
+        return {"layouts": 0}
+    worst = sorted(spreads.items(), key=lambda kv: -kv[1])[:TIGHTEST]
+    return {"layouts": len(spreads), "rows": sum(len(rs) for rs in twins.values() if len(rs) >= 2),
+            "median_spread": statistics.median(spreads.values()), "max_spread": worst[0][1],
+            "widest": dict(worst)}
 
 
 def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:

@@ -58,6 +58,13 @@ def test_precision_labels() -> None:
     assert precision_of("FP8-alt-granularity") == ("fp8", "blockwise")
     assert precision_of("FP8 rowwise") == ("fp8", "blockwise")
     assert precision_of("FP8") == ("fp8", "delayed")
+    # the row's config names or source say what a bare "FP8" is; alt-granularity is MX on Blackwell
+    assert precision_of("FP8", "H100 SXM", "QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1") == ("fp8", "tensorwise")
+    assert precision_of("FP8", "GB200", "NVIDIA Megatron-Bridge performance summary NeMo container 26.02") == (
+        "fp8", "tensorwise")
+    assert precision_of("FP8", "H100 SXM", "NeMo 24.07 container, DGX-H100, FP8") == ("fp8", "delayed")
+    assert precision_of("FP8-alt-granularity", "GB200") == ("fp8", "mxfp8")
+    assert precision_of("FP8-alt-granularity", "H100 SXM") == ("fp8", "blockwise")
     assert precision_of("BF16") == ("bf16", "tensorwise")
 
 
@@ -96,6 +103,34 @@ def test_calibration_moves_toward_the_measurements_and_cross_validates() -> None
     text = to_prx([fit], "tests/project/data/runs.yaml", {"h100_sxm": "hardware.nvidia"})
     assert "gpu h100_sxm_calibrated = h100_sxm {\n  efficiency {" in text
     assert "import hardware.nvidia (h100_sxm)" in text
+
+
+def test_cross_validation_never_sees_the_held_out_row() -> None:
+    # Two profiles pooled: a held-out row's projection must not depend on its own measurement, through
+    # its profile's fit or through the pooled one.
+    import attrs
+
+    from primus_lang.project.calibrate import calibrate
+    from primus_lang.project.runs import Run, stdlib_definitions
+
+    b200 = stdlib_definitions()[1]["b200"]
+    h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
+    assert h100[0].cluster is not None
+    other = [attrs.evolve(r, id=f"{r.id}_b200", measured=2.5 * (r.measured or 0.0),
+                          cluster=attrs.evolve(r.cluster, gpu=b200) if r.cluster else None) for r in h100]
+    bases = {"h100_sxm": h100[0].cluster.gpu.efficiency, "b200": b200.efficiency}
+
+    def fits(rows: list[Run]) -> dict[str, tuple[float, float]]:
+        out = calibrate({"h100_sxm": rows[:4], "b200": rows[4:]}, bases, folds=2, pool_sigma=1.0)
+        measured = {r.id: r.measured or 0.0 for r in rows}
+        return {rid: (measured[rid] * (1 + e), measured[rid] * (1 + i))
+                for f in out for rid, e, i in zip(f.row_ids, f.cross_validated, f.in_sample, strict=True)}
+
+    rows = h100 + other
+    before = fits(rows)
+    moved = fits([attrs.evolve(rows[0], measured=3 * (rows[0].measured or 0.0)), *rows[1:]])
+    assert moved[rows[0].id][0] == pytest.approx(before[rows[0].id][0], rel=1e-9)  # held out: unchanged
+    assert moved[rows[0].id][1] != pytest.approx(before[rows[0].id][1], rel=1e-3)  # in-sample: moves
 
 
 def validate_errors(runs: list[object]) -> list[float]:
