@@ -69,6 +69,7 @@ class Run:
     # least-memory setting, since the run may have used it
     unpublished: tuple[str, ...] = ()
     offload: bool = False  # activations offloaded to CPU (not modelled: the account over-counts)
+    measured_memory: int | None = None  # bytes the source reports (torchtitan: max reserved), if any
 
     def settings(self, base: Settings | None = None) -> Settings:
         """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away."""
@@ -261,10 +262,11 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
     group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
     measured = (row.get("measured") or {}).get("tokens_per_sec_per_gpu")
+    memory_gib = (row.get("measured") or {}).get("memory_gib")
     notes = " ".join(str(n) for n in row.get("notes") or []).lower()
     balanced = "force-balanced" in notes or "fake balanced" in notes
     run = Run(rid, group, float(measured) if measured is not None else None, source=str(row.get("source", "")),
-              balanced=balanced)
+              balanced=balanced, measured_memory=round(float(memory_gib) * 2**30) if memory_gib else None)
 
     def skip(reason: str) -> Run:
         return attrs.evolve(run, skip=reason)

@@ -144,8 +144,11 @@ def test_validate_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     row = next(r for r in out["rows"] if r["id"] == "t_dense_bf16")
     assert set(row) == {"id", "projected", "measured", "error", "memory", "skipped"}
     assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes", "margin", "reading", "assumed",
-                                  "cpu_offload", "false_oom"}
+                                  "cpu_offload", "false_oom", "measured_bytes"}
     assert row["memory"]["reading"] == "least memory"
+    assert row["memory"]["measured_bytes"] == 60 * 2**30
+    ratio = out["summary"]["account_over_measured"]
+    assert ratio == {"t_dense_bf16": pytest.approx(row["memory"]["peak_bytes"] / (60 * 2**30))}
     assert {"n", "skipped", "mape", "median_ape", "spearman_by_group", "false_ooms"} <= set(out["summary"])
 
 
