@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", help="write the calibrated profiles to this .prx file")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=int, default=0, help="shuffle of the layouts into folds (default 0)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="repeat the cross-validation with seeds SEED, SEED+1, ... and report each MAPE (default 1)")
     p.add_argument("--gpu", action="append", help="calibrate only this profile (repeatable)")
     p.add_argument("--min-rows", type=int, default=3, help="skip profiles with fewer rows (default 3)")
     p.add_argument("--pool-sigma", type=float, default=POOL_SIGMA,
@@ -50,14 +52,18 @@ def run(args: argparse.Namespace) -> int:
     kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     pool = None if args.no_pool else args.pool_sigma
-    fits = [f for f in calibrate(kept, bases, args.folds, args.seed, pool_sigma=pool,
-                                 progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
-            if not args.gpu or f.gpu in args.gpu]
+    repeats = []
+    for seed in range(args.seed, args.seed + max(args.repeats, 1)):
+        repeats.append([f for f in calibrate(kept, bases, args.folds, seed, pool_sigma=pool,
+                                             progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
+                        if not args.gpu or f.gpu in args.gpu])
+    fits = repeats[0]
+    by_seed = [_mape(r) for r in repeats]
     if args.out:
         imports = {f.gpu: _module_of(f.gpu) for f in fits}
         Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports))
     cv = [abs(e) for f in fits for e in f.cross_validated]
-    total = sum(cv) / len(cv) if cv else float("nan")
+    total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
     if args.json:
         print(json.dumps({
@@ -68,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
                                                              "hbm", "grouped_gemm")},
                       "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
             "cv_mape": total,
+            "cv_mape_by_seed": dict(zip(range(args.seed, args.seed + len(by_seed)), by_seed, strict=True)),
             "cv_spearman_by_group": ranks["spearman_by_group"],
             "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
             "cv_signed_error_by_group": ranks["signed_error_by_group"],
@@ -80,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
               f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
+    if len(by_seed) > 1:
+        print(f"  over {len(by_seed)} fold shuffles: mean {sum(by_seed) / len(by_seed):.1%}, "
+              f"from {min(by_seed):.1%} to {max(by_seed):.1%}")
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         values = ranks[key]
@@ -88,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
         for name, rho in values.items():
             print(f"  {name:60} {'n/a (one layout)' if rho is None else f'{rho:+.2f}'}")
     return 0
+
+
+def _mape(fits: list[Fit]) -> float:
+    cv = [abs(e) for f in fits for e in f.cross_validated]
+    return sum(cv) / len(cv) if cv else float("nan")
 
 
 def _cv_ranks(fits: list[Fit], runs: list[Run]) -> dict[str, object]:

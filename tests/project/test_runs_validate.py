@@ -170,6 +170,17 @@ def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pyt
     assert gpus["h100_sxm_calibrated"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
 
 
+def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--repeats", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["cv_mape_by_seed"]) == ["0", "1"]
+    assert report["cv_mape_by_seed"]["0"] == report["cv_mape"]
+    assert "llama3_1_8b / H100 SXM / BF16" in report["cv_spearman_by_group"]
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--repeats", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "over 2 fold shuffles" in text and "rank agreement, cross-validated" in text
+
+
 def test_calibrate_rejects_one_fold(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "1"]) == 1
     assert "P6005" in capsys.readouterr().err
