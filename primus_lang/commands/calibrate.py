@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from primus_lang.project.calibrate import Fit
     from primus_lang.project.runs import Run
 
-POOL_SIGMA = 1.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --help needs no projection import
+POOL_SIGMA = 4.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --help needs no projection import
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

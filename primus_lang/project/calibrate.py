@@ -43,9 +43,9 @@ PARAMS: dict[str, tuple[float, float]] = {
 FIT_ONLY: dict[str, tuple[float, float]] = {"fp8_ratio": (0.3, 1.6)}
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
 # Partial pooling: each profile is pulled with this sigma (logit space) toward the values fitted on
-# every profile's rows, so a profile with few rows, or rows that cannot tell two parameters apart,
-# borrows what the other GPUs' rows say about efficiencies that are fractions of a peak.
-POOL_SIGMA = 1.0
+# the rows of every profile of its vendor, so a profile with few rows, or rows that cannot tell two
+# parameters apart, borrows what its siblings' rows say about efficiencies that are fractions of a peak.
+POOL_SIGMA = 4.0
 
 
 @frozen
@@ -195,21 +195,26 @@ def _layout_key(run: Run) -> str:
 
 def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficiency], pool_sigma: float | None,
                   settings: Settings) -> dict[str, Efficiency]:
-    """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over every
-    profile's rows (partial pooling), else toward its own base profile."""
-    every = [r for rows in by_gpu.values() for r in rows]
-    pooled = fit_pooled(every, settings) if pool_sigma is not None and every else None
+    """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over the rows of
+    every profile of its vendor (partial pooling), else toward its own base profile. Pools stop at the
+    vendor because the software stack sets these efficiencies (cuBLAS and Transformer Engine on one
+    side, hipBLASLt and ROCm's kernels on the other): NVIDIA's FP8/BF16 plateau ratio says nothing
+    about an MI325X."""
+    vendor_of = {g: rows[0].cluster.gpu.vendor for g, rows in by_gpu.items() if rows and rows[0].cluster}
+    pooled: dict[str, dict[str, float]] = {}
+    if pool_sigma is not None:
+        for vendor in sorted(set(vendor_of.values())):
+            rows = [r for g, rs in by_gpu.items() if vendor_of.get(g) == vendor for r in rs]
+            pooled[vendor] = fit_pooled(rows, settings)
     out = {}
     for gpu, rows in by_gpu.items():
+        pool = pooled.get(vendor_of.get(gpu, ""))
         if not rows:
-            out[gpu] = bases[gpu] if pooled is None else _apply(bases[gpu], pooled)
-            continue
-        if pooled is None:
+            out[gpu] = bases[gpu]
+        elif pool is None or pool_sigma is None:
             out[gpu] = fit_efficiency(rows, bases[gpu], settings)
         else:
-            assert pool_sigma is not None
-            out[gpu] = fit_efficiency(rows, bases[gpu], settings, center=_apply(bases[gpu], pooled),
-                                      sigma=pool_sigma)
+            out[gpu] = fit_efficiency(rows, bases[gpu], settings, center=_apply(bases[gpu], pool), sigma=pool_sigma)
     return out
 
 
@@ -268,8 +273,9 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
         "# Calibrated hardware profiles written by `primusc calibrate`.",
         f"# Fit on: {source}",
         "# Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's",
-        "# rows, a weak prior toward the base profile; error is k-fold cross-validated (CV), each row",
-        "# projected with parameters fitted without its fold.",
+        "# rows, with a prior toward the values fitted on its vendor's rows (partial pooling); error",
+        "# is k-fold cross-validated (CV), each row projected with parameters (pooled ones included)",
+        "# fitted without its fold.",
     ]
     cv = [abs(e) for fit in fits for e in fit.cross_validated]
     if cv:

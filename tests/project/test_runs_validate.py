@@ -210,3 +210,10 @@ def test_validate_command_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--runs", str(RUNS), "--no-memory"]) == 0
     out = capsys.readouterr().out
     assert "t_dense_bf16" in out and "MAPE" in out and "rows projected: 5, skipped: 5" in out
+
+
+def test_calibrate_command_default_pool_sigma_is_the_library_one() -> None:
+    from primus_lang.commands import calibrate as command
+    from primus_lang.project import calibrate as library
+
+    assert command.POOL_SIGMA == library.POOL_SIGMA
