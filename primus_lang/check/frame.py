@@ -102,7 +102,18 @@ class Frame(Mapping[str, Array]):
             split = Split(m.num_layers, pp, 1, self["first_stage_layers"], self["last_stage_layers"],
                           self["account_for_embedding"], self["account_for_loss"], self["schedule"] == "zbv")
             middle = np.where(pp > 2, split.per_middle, 0)
-            return np.maximum(np.maximum(split.stage_layers(0), split.stage_layers(pp - 1)), middle)
+            knobs = np.maximum(np.maximum(split.stage_layers(0), split.stage_layers(pp - 1)), middle)
+            text = np.asarray(self["pipeline_layout"])
+            if not np.any(text != ""):
+                return knobs
+            # an explicit layout: its fullest stage, row by row (a string is no column; layouts are few)
+            cols = np.broadcast_arrays(text, np.asarray(self["pp"]), np.asarray(self["vpp"]), knobs)
+            out = cols[3].astype(np.int64).copy()
+            for i in np.ndindex(out.shape):
+                if cols[0][i]:
+                    one = Split(m.num_layers, int(cols[1][i]), int(cols[2][i]), layout=str(cols[0][i]))
+                    out[i] = max(int(one.stage_layers(s)) for s in range(int(cols[1][i])))
+            return out
         if name == "num_experts":
             return m.moe.num_experts if m.moe is not None else 0
         if name in MODEL_FACTS:

@@ -14,6 +14,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Space
 from primus_lang.lower.domains import single
 from primus_lang.syntax import ast
@@ -39,6 +40,8 @@ _CALL = re.compile(r"^([A-Za-z_]+)\((.*)\)$")
 
 def _value(text: str, where: str) -> ast.Value:
     text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return ast.Str(text[1:-1])
     if _NUMBER.match(text):
         return ast.Quantity(text, int(text.replace("_", "")))
     if _NAME.match(text):
@@ -81,7 +84,9 @@ def parse_point(space: Space, text: str) -> Candidate:
             raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
         if key in given:
             raise CompileError(Diagnostic(N.DUPLICATE_FIELD, f"`{key}` given twice in the point"))
-        given[key] = single(KNOBS[key], _value(raw, f"`{key}`"))
+        # a text knob (pipeline_layout) reads as a label prints it, unquoted, or in double quotes
+        text_knob = kind_of(KNOBS[key]) is Kind.TEXT and not raw.strip().startswith('"')
+        given[key] = single(KNOBS[key], ast.Str(raw.strip()) if text_knob else _value(raw, f"`{key}`"))
     values.update(given)
     # A conditional axis the user did not set keeps the knob's default where its condition fails,
     # as in enumeration; conditions may read other conditional axes, so settle them in passes.

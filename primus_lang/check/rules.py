@@ -14,6 +14,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
+from primus_lang.ir.pipeline import Split, problems
 from primus_lang.ir.space import Space
 
 Env = Mapping[str, Any]
@@ -105,9 +106,66 @@ def _largest_stage(f: Env) -> Any:
     return np.maximum(_middle_per_stage(f), np.maximum(f["first_stage_layers"], f["last_stage_layers"]))
 
 
+def _largest_chunk_col(f: Env, s: Space) -> Any:
+    """Layers of the fullest (virtual) stage: the knob split's, or an explicit layout's fullest chunk."""
+    knobs = np.floor_divide(_largest_stage(f), np.maximum(f["vpp"], 1))
+    return _per_layout(f, s, _largest_chunk, knobs)
+
+
 def _both_at_pp2(f: Env) -> Any:
     # get_transformer_layer_offset divides by the middle stages when interleaving: none at PP 2
     return (f["vpp"] > 1) & (f["pp"] == 2) & (f["first_stage_layers"] > 0) & (f["last_stage_layers"] > 0)
+
+
+def _has_layout(f: Env) -> Any:
+    return np.asarray(f["pipeline_layout"]) != ""
+
+
+def _split_of_row(f: Env, s: Space, i: int) -> Split:
+    cols = [np.asarray(f[n]).ravel() for n in ("pp", "vpp", "first_stage_layers", "last_stage_layers")]
+    flags = [_flag(f[n]).ravel() for n in ("account_for_embedding", "account_for_loss")]
+    zbv = (np.asarray(f["schedule"]) == "zbv").ravel()
+    text = np.asarray(f["pipeline_layout"]).ravel()
+
+    def at(col: Any) -> Any:
+        return col[i if col.size > 1 else 0].item()
+
+    pp, vpp, first, last = (int(at(c)) for c in cols)
+    emb, loss = (bool(at(c)) for c in flags)
+    return Split(s.model.num_layers, pp, vpp, first, last, emb, loss, bool(at(zbv)), str(at(text)))
+
+
+def _per_layout(f: Env, s: Space, fn: Callable[[Split], Any], default: Any) -> Any:
+    """``fn`` of each row's split where an explicit layout is set (once per distinct split), else
+    ``default``; layouts are few, so the rows go through Python one distinct split at a time."""
+    has = _has_layout(f)
+    if not np.any(has):
+        return default
+    shape = np.broadcast(*(np.asarray(f[n]) for n in ("pipeline_layout", "pp", "vpp", "first_stage_layers",
+                                                       "last_stage_layers", "account_for_embedding",
+                                                       "account_for_loss", "schedule"))).shape
+    out = np.broadcast_to(np.asarray(default), shape).copy() if shape else np.asarray(default).copy()
+    flat = out.reshape(-1)
+    has_flat = np.broadcast_to(has, shape).reshape(-1) if shape else np.asarray([has])
+    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in ("pipeline_layout", "pp", "vpp", "first_stage_layers",
+                                                                  "last_stage_layers", "account_for_embedding",
+                                                                  "account_for_loss", "schedule")}
+    seen: dict[Split, Any] = {}
+    for i in np.nonzero(has_flat)[0].tolist():
+        split = _split_of_row(full, s, i)
+        if split not in seen:
+            seen[split] = fn(split)
+        flat[i] = seen[split]
+    return out if shape else flat[0]
+
+
+def _layout_ok(split: Split, s: Space) -> bool:
+    return not problems(split, s.model.mtp_layers)
+
+
+def _largest_chunk(split: Split) -> int:
+    return max((int(split.chunk_layers(st, c)) for st in range(int(split.pp)) for c in range(int(split.vpp))),
+               default=0)
 
 
 def _has_modules(f: Env) -> Any:
@@ -172,14 +230,16 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.PIPELINE_SPLIT,
-        ("pp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
-        lambda f, s: _split_ok(f),
+        ("pp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss",
+         "pipeline_layout"),
+        lambda f, s: _has_layout(f) | _split_ok(f),
         lambda f, s: _split_problem(f),
     ),
     Rule(
         L.VIRTUAL_SPLIT,
-        ("pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
-        lambda f, s: ~_split_ok(f) | (_middle_per_stage(f) % np.maximum(f["vpp"], 1) == 0)
+        ("pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss",
+         "pipeline_layout"),
+        lambda f, s: _has_layout(f) | ~_split_ok(f) | (_middle_per_stage(f) % np.maximum(f["vpp"], 1) == 0)
         # the embedding/loss unit comes out of a chunk: it needs a layer to take it from
         & ((_accounted(f) == 0) | _uneven(f) | (_middle_per_stage(f) >= np.maximum(f["vpp"], 1))),
         lambda f, s: (
@@ -190,8 +250,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.UNEVEN_VPP,
-        ("pp", "vpp", "first_stage_layers", "last_stage_layers"),
-        lambda f, s: (f["first_stage_layers"] % np.maximum(f["vpp"], 1) == 0)
+        ("pp", "vpp", "first_stage_layers", "last_stage_layers", "pipeline_layout"),
+        lambda f, s: _has_layout(f) | (f["first_stage_layers"] % np.maximum(f["vpp"], 1) == 0)
         & (f["last_stage_layers"] % np.maximum(f["vpp"], 1) == 0)
         & ~_both_at_pp2(f),
         lambda f, s: (
@@ -202,6 +262,17 @@ RULES: tuple[Rule, ...] = (
             + " (uneven-stage-vpp)",
             "choose first_stage_layers and last_stage_layers among the multiples of VPP (and only one of "
             "them at PP 2), or tie them to it with `when`",
+        ),
+    ),
+    Rule(
+        L.PIPELINE_LAYOUT,
+        ("pipeline_layout", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
+         "account_for_loss", "schedule"),
+        lambda f, s: ~_has_layout(f) | _per_layout(f, s, lambda sp: _layout_ok(sp, s), True),
+        lambda f, s: (
+            "; ".join(problems(_split_of_row(f, s, 0), s.model.mtp_layers)) + " (pipeline-layout)",
+            "write a layout with PP x VPP virtual stages holding the model's layers, e.g. "
+            "`pipeline_layout : \"Et*4|(t*4|)*14tmL\" when pp * vpp == 16`; see `primusc explain P4028`",
         ),
     ),
     Rule(
@@ -303,15 +374,16 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.FULL_RECOMPUTE_LAYERS,
-        ("recompute", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss"),
+        ("recompute", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding", "account_for_loss",
+         "pipeline_layout", "schedule"),
         lambda f, s: (
             (f["recompute"] != "full")
             | (f["recompute_layers"] >= 1)
-            & (f["recompute_layers"] <= np.floor_divide(_largest_stage(f), np.maximum(f["vpp"], 1)))
+            & (f["recompute_layers"] <= _largest_chunk_col(f, s))
         ),
         lambda f, s: (
             f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds at most "
-            f"{int(_largest_stage(f)) // max(int(f['vpp']), 1)} (full-recompute-layers)",
+            f"{int(_largest_chunk_col(f, s))} (full-recompute-layers)",
             "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`",
         ),
     ),

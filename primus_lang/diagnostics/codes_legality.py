@@ -190,6 +190,19 @@ OP_RECOMPUTE_DENSE_ONLY = register(
     "mm, grouped-mm experts, shared experts) and MLA attention have other sequences that primusc does not\n"
     "model yet. Use `selective(...)` or `full(...)` for these models.",
 )
+PIPELINE_LAYOUT = register(
+    "P4028",
+    "pipeline-layout",
+    "Megatron refuses the explicit pipeline layout",
+    "`pipeline_layout` is Megatron's --pipeline-model-parallel-layout: virtual stages in model order,\n"
+    "separated by `|`, of `E` (embedding), `t` (decoder layer), `m` (MTP layer) and `L` (loss), with\n"
+    "`x*n` and `(...)*n` repeats (no nesting) and cosmetic commas. megatron-core 0.16.1 refuses a layout\n"
+    "whose virtual stage count is not PP x VPP, whose `t` count is not num_layers or `m` count not the\n"
+    "model's MTP layers, without `E` exactly once first and `L` exactly once last, with an MTP layer\n"
+    "before a decoder layer or outside a rank's last virtual stage, and together with first/last stage\n"
+    "layers or account_for_embedding/loss. primusc also refuses it under ZBV (Megatron places a layout's\n"
+    "virtual stages in interleaved order only).",
+)
 REQUIRE_FAILED = register(
     "P4100",
     "require-failed",

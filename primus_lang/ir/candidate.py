@@ -76,6 +76,12 @@ class Candidate:
     account_for_loss: bool = field(
         default=False, metadata=q(Kind.FLAG, "the loss counts as a layer in the even pipeline split")
     )
+    pipeline_layout: str = field(
+        default="",
+        # no `|` in the doc: it lands in a Markdown table (docs/language.md)
+        metadata=q(Kind.TEXT, "Megatron's --pipeline-model-parallel-layout: the virtual stages' E, t, m and L "
+                   "(\"\": split by the knobs above; see pipeline layouts below)"),
+    )
     cp: int = field(default=1, metadata=q(Kind.COUNT, "context-parallel size"))
     ep: int = field(default=1, metadata=q(Kind.COUNT, "expert-parallel size"))
     etp: int = field(default=0, metadata=q(Kind.COUNT, "expert tensor-parallel size (0: = tp)"))

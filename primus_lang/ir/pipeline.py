@@ -12,13 +12,20 @@ Megatron-Core 0.16 (``transformer_block.get_num_layers_to_build`` and
   backwards: ``2 * pp - 1 - s``);
 * ``--account-for-embedding/loss-in-pipeline-split`` count the embedding (loss) as a layer of the
   first (last) virtual stage in an otherwise even split;
-* MTP layers sit after the decoder on the last virtual stage.
+* MTP layers sit after the decoder on the last virtual stage;
+* an explicit layout (``--pipeline-model-parallel-layout``, ``PipelineParallelLayerLayout``) replaces
+  all of the above: one string lists every virtual stage in model order (``|`` between them) with
+  ``E`` the embedding, ``t`` a decoder layer, ``m`` an MTP layer, ``L`` the loss and output layer;
+  ``x*n`` and ``(...)*n`` repeat, commas are cosmetic. Virtual stage ``j`` is chunk ``j // pp`` of
+  stage ``j % pp``; each chunk holds the decoder layers written in it, in order.
 
 Knob value 0 for ``first``/``last`` means "not set" (Megatron's ``None``); Megatron refuses an
 explicit 0 only through the divisibility checks, so primusc reserves 0 for the even split.
 
 ``Split`` holds Python ints or numpy columns (memory's pre-filter evaluates many candidates at once);
-``layout`` gives the full per-chunk picture for one candidate, ``problems`` Megatron's refusals.
+``layout`` gives the full per-chunk picture for one candidate, ``problems`` Megatron's refusals. A
+layout string cannot be a column: a ``Split`` with one holds scalar ``pp`` and ``vpp`` (the pre-filter
+groups candidates by layout), and only ``stage``/``chunk`` arguments may be arrays.
 """
 
 from __future__ import annotations
@@ -52,6 +59,107 @@ def _int(flag: Num) -> Num:
     return flag.astype(np.int64) if isinstance(flag, np.ndarray) else int(flag)
 
 
+LAYER_CHARS = {"E": "embedding", "t": "decoder layer", "m": "MTP layer", "L": "loss"}
+
+
+def _repeat_count(text: str, at: int) -> tuple[int | None, int]:
+    """``*n`` at ``at``: (n, index after it), or (None, at) when no repeat follows."""
+    if at >= len(text) or text[at] != "*":
+        return None, at
+    end = at + 1
+    while end < len(text) and text[end].isdigit():
+        end += 1
+    if end == at + 1:
+        raise ValueError(f"`*` at position {at} is not followed by a count")
+    return int(text[at + 1:end]), end
+
+
+def _unroll(text: str, group: bool) -> str:
+    """Megatron's unrolling: ``(...)*n`` first (no nesting), then ``x*n`` for any one character.
+    Positions in the errors count in the text without its cosmetic commas."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "(":
+            if group:
+                raise ValueError("parentheses cannot nest")
+            close = text.find(")", i + 1)
+            if close < 0:
+                raise ValueError(f"`(` at position {i} is never closed")
+            body = text[i + 1:close]
+            if not body:
+                raise ValueError(f"empty `()` at position {i}")
+            n, i = _repeat_count(text, close + 1)
+            if n is None:
+                raise ValueError(f"`({body})` must be followed by a repeat count `*n`")
+            out.append(_unroll(body, True) * n)
+            continue
+        if ch == ")":
+            raise ValueError(f"`)` at position {i} closes nothing")
+        if ch == "*":
+            # Megatron would repeat the last character of an unrolled group here; nobody means that
+            raise ValueError(f"`*` at position {i} repeats nothing")
+        n, i = _repeat_count(text, i + 1)
+        out.append(ch * (1 if n is None else n))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str) -> tuple[tuple[str, ...], str]:
+    try:
+        flat = _unroll(text.replace(",", ""), False)
+    except ValueError as e:
+        return (), f"pipeline layout {text!r}: {e}"
+    stages = tuple(flat.split("|"))
+    for j, stage in enumerate(stages):
+        for ch in stage:
+            if ch not in LAYER_CHARS:
+                known = ", ".join(f"{c} ({what})" for c, what in LAYER_CHARS.items())
+                return (), f"pipeline layout {text!r}: `{ch}` in virtual stage {j} is no layer; known: {known}"
+    return stages, ""
+
+
+def parse_layout(text: str) -> tuple[str, ...]:
+    """The virtual stages of a layout string in model order, each unrolled to one character per layer;
+    ``ValueError`` with the reason when it does not parse."""
+    stages, why = _parse(text)
+    if why:
+        raise ValueError(why)
+    return stages
+
+
+@frozen
+class _Table:
+    """A parsed layout placed on ``pp`` ranks: [stage][chunk] decoder layers, first decoder index, MTP."""
+
+    layers: np.ndarray
+    start: np.ndarray
+    mtp: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def _table(text: str, pp: int, vpp: int) -> _Table | None:
+    """None when the layout does not parse or does not have ``pp * vpp`` virtual stages (``problems``
+    says why); the split then falls back to its knobs so memory stays defined on refused points."""
+    stages, why = _parse(text)
+    if why or pp < 1 or len(stages) != pp * vpp:
+        return None
+    layers = np.array([[stages[c * pp + s].count("t") for c in range(vpp)] for s in range(pp)], dtype=np.int64)
+    mtp = np.array([[stages[c * pp + s].count("m") for c in range(vpp)] for s in range(pp)], dtype=np.int64)
+    in_order = [stages[j].count("t") for j in range(pp * vpp)]
+    before = np.concatenate(([0], np.cumsum(in_order)[:-1])).astype(np.int64)
+    start = np.array([[before[c * pp + s] for c in range(vpp)] for s in range(pp)], dtype=np.int64)
+    for arr in (layers, start, mtp):
+        arr.setflags(write=False)
+    return _Table(layers, start, mtp)
+
+
+def _at(table: np.ndarray, *index: Num) -> Num:
+    out = table[index]
+    return int(out) if np.ndim(out) == 0 else out
+
+
 @frozen
 class Split:
     """A candidate's split knobs; every field may be a numpy column (one row per candidate).
@@ -69,6 +177,16 @@ class Split:
     embedding: Num = False
     loss: Num = False
     zbv: Num = False
+    layout: str = ""  # Megatron's --pipeline-model-parallel-layout; "" = the knobs above
+
+    @property
+    def table(self) -> _Table | None:
+        """The explicit layout on this split's ranks, when one is set and has ``pp * vpp`` stages."""
+        if not self.layout:
+            return None
+        if isinstance(self.pp, np.ndarray) or isinstance(self.vpp, np.ndarray):
+            raise TypeError("a Split with a pipeline layout takes scalar pp and vpp")
+        return _table(self.layout, int(self.pp), max(int(self.vpp), 1))
 
     @property
     def uneven(self) -> Num:
@@ -96,8 +214,16 @@ class Split:
 
     @property
     def last_stage(self) -> Num:
-        """The rank holding the last virtual stage (the output layer, the loss and any MTP layers)."""
+        """The rank holding the last virtual stage (the output layer and the loss)."""
         return _where(self.zbv & (self.pp > 1), 0, self.pp - 1)
+
+    @property
+    def mtp_stage(self) -> Num:
+        """The rank holding the MTP layers: the last stage, unless a layout puts them elsewhere."""
+        table = self.table
+        if table is not None and table.mtp.any():
+            return int(np.argmax(table.mtp.sum(axis=1) > 0))
+        return self.last_stage
 
     def virtual(self, stage: Num, chunk: Num) -> Num:
         """Index of (stage, chunk) along the model; ZBV runs chunk 1 back up the stages."""
@@ -105,6 +231,9 @@ class Split:
 
     def stage_layers(self, stage: Num) -> Num:
         """Decoder layers on pipeline rank ``stage`` (over all its chunks)."""
+        table = self.table
+        if table is not None:
+            return _at(table.layers.sum(axis=1), stage)
         per = self.per_middle
         even = per - _where(stage == 0, _int(self.embedding), 0) - _where(stage == self.last_stage,
                                                                           _int(self.loss), 0)
@@ -114,6 +243,9 @@ class Split:
 
     def chunk_layers(self, stage: Num, chunk: Num) -> Num:
         """Decoder layers of one chunk: the stage's share over its chunks, less the embedding/loss unit."""
+        table = self.table
+        if table is not None:
+            return _at(table.layers, stage, chunk)
         v = _max(self.vpp, 1)
         j = self.virtual(stage, chunk)
         unit = self.per_middle // v
@@ -122,6 +254,9 @@ class Split:
 
     def chunk_start(self, stage: Num, chunk: Num) -> Num:
         """Global index of the chunk's first layer (Megatron's get_transformer_layer_offset)."""
+        table = self.table
+        if table is not None:
+            return _at(table.start, stage, chunk)
         v = _max(self.vpp, 1)
         j = self.virtual(stage, chunk)
         even = j * (self.per_middle // v) - _where(j > 0, _int(self.embedding), 0)
@@ -172,11 +307,54 @@ class Layout:
 def split_of(num_layers: int, cand: Candidate, vpp: int) -> Split:
     """The split ``cand``'s knobs ask for, with ``vpp`` model chunks per rank (2 under ZBV)."""
     return Split(num_layers, cand.pp, vpp, cand.first_stage_layers, cand.last_stage_layers,
-                 cand.account_for_embedding, cand.account_for_loss, cand.schedule == "zbv")
+                 cand.account_for_embedding, cand.account_for_loss, cand.schedule == "zbv",
+                 cand.pipeline_layout)
 
 
-def problems(split: Split) -> list[str]:
-    """Why Megatron would refuse this split (empty when it builds); ``split`` holds Python scalars."""
+def _layout_problems(split: Split, mtp_layers: int | None) -> list[str]:
+    """Megatron's refusals of an explicit layout (TransformerConfig.__post_init__ and
+    PipelineParallelLayerLayout.validate_layer_layout), in the order it checks them."""
+    text = split.layout
+    if split.first or split.last or split.embedding or split.loss:
+        return ["a pipeline layout excludes first/last stage layers and account_for_embedding/loss"]
+    if split.zbv:
+        return ["a pipeline layout places virtual stages in interleaved order; ZBV's V shape cannot take one"]
+    stages, why = _parse(text)
+    if why:
+        return [why]
+    pp, vpp = int(split.pp), int(split.vpp)
+    if len(stages) % pp:
+        return [f"pipeline layout {text!r} has {len(stages)} virtual stages, which do not divide over PP {pp}"]
+    if len(stages) != pp * vpp:
+        return [f"pipeline layout {text!r} has {len(stages)} virtual stages; PP {pp} x VPP {vpp} needs {pp * vpp}"]
+    flat = "".join(stages)
+    out: list[str] = []
+    if not flat.startswith("E") or flat.count("E") != 1:
+        out.append("a pipeline layout holds the embedding `E` exactly once, first")
+    if not flat.endswith("L") or flat.count("L") != 1:
+        out.append("a pipeline layout holds the loss `L` exactly once, last")
+    if flat.count("t") != split.num_layers:
+        out.append(f"pipeline layout {text!r} places {flat.count('t')} decoder layers; the model has "
+                   f"{split.num_layers}")
+    mtp = flat.count("m")
+    if mtp_layers is not None and mtp != mtp_layers:
+        out.append(f"pipeline layout {text!r} places {mtp} MTP layers; the model has {mtp_layers}")
+    if mtp and "t" in flat[flat.index("m"):]:
+        out.append("a pipeline layout places every decoder layer before the MTP layers")
+    table = _table(text, pp, vpp)
+    if mtp and table is not None:
+        if table.mtp[:, :-1].any():
+            out.append("a pipeline layout puts MTP layers only in a stage's last virtual stage")
+        if int(table.mtp.max()) != mtp:
+            out.append("a pipeline layout puts all MTP layers in one virtual stage")
+    return out
+
+
+def problems(split: Split, mtp_layers: int | None = None) -> list[str]:
+    """Why Megatron would refuse this split (empty when it builds); ``split`` holds Python scalars.
+    ``mtp_layers`` (the model's) is checked against an explicit layout's ``m`` count when given."""
+    if split.layout:
+        return _layout_problems(split, mtp_layers)
     pp, vpp, first, last = int(split.pp), int(split.vpp), int(split.first), int(split.last)
     n = split.num_layers
     if first < 0 or last < 0:
@@ -213,15 +391,17 @@ def layout(split: Split, mtp_layers: int = 0) -> Layout:
     """Every chunk of a split Megatron accepts, in model order; ``ValueError`` with the reason otherwise.
 
     Cached: a search projects thousands of candidates that share a handful of splits."""
-    why = problems(split)
+    why = problems(split, mtp_layers)
     if why:
         raise ValueError("; ".join(why))
     pp, vpp = int(split.pp), int(split.vpp)
+    table = split.table
     chunks = sorted(
-        (Chunk(s, c, int(split.chunk_start(s, c)), int(split.chunk_layers(s, c))) for s in range(pp)
-         for c in range(vpp)),
+        (Chunk(s, c, int(split.chunk_start(s, c)), int(split.chunk_layers(s, c)),
+               int(table.mtp[s, c]) if table is not None else 0) for s in range(pp) for c in range(vpp)),
         key=lambda ch: int(split.virtual(ch.stage, ch.chunk)),
     )
-    last = chunks[-1]
-    chunks[-1] = Chunk(last.stage, last.chunk, last.start, last.layers, mtp_layers)
+    if table is None:
+        last = chunks[-1]
+        chunks[-1] = Chunk(last.stage, last.chunk, last.start, last.layers, mtp_layers)
     return Layout(pp, vpp, tuple(chunks))

@@ -55,6 +55,9 @@ class Knobs:
     overlap_grad_reduce: Num  # bool
     grad_bytes: Num
     state_bytes: Num
+    # Megatron's --pipeline-model-parallel-layout ("" = the split knobs): one value for all rows, since
+    # a string is no column (the pre-filter evaluates each layout's candidates as their own batch)
+    layout: str = ""
 
     @property
     def zbv(self) -> Num:
@@ -62,7 +65,7 @@ class Knobs:
 
     @property
     def split(self) -> Split:
-        return Split(0, self.pp, self.vpp, self.first, self.last, self.embedding, self.loss, self.zbv)
+        return Split(0, self.pp, self.vpp, self.first, self.last, self.embedding, self.loss, self.zbv, self.layout)
 
     @property
     def dp(self) -> Num:
@@ -122,6 +125,7 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         overlap_grad_reduce=c.overlap_grad_reduce,
         grad_bytes=STATE_BYTES[c.main_grad_dtype],
         state_bytes=STATE_BYTES[c.optimizer_dtype],
+        layout=c.pipeline_layout,
     )
 
 
@@ -130,5 +134,9 @@ def from_candidates(cands: Sequence[Candidate], world: int) -> Knobs:
         return np.asarray(values, dtype=bool if values and isinstance(values[0], bool) else np.int64)
 
     ks = [from_candidate(c, world) for c in cands]
-    names = [f for f in Knobs.__attrs_attrs__ if f.name != "world"]
-    return Knobs(world=world, **{f.name: col([getattr(k, f.name) for k in ks]) for f in names})
+    layouts = {k.layout for k in ks}
+    if len(layouts) > 1:
+        raise ValueError("candidates with different pipeline layouts cannot share one set of columns")
+    names = [f for f in Knobs.__attrs_attrs__ if f.name not in ("world", "layout")]
+    return Knobs(world=world, layout=layouts.pop() if layouts else "",
+                 **{f.name: col([getattr(k, f.name) for k in ks]) for f in names})

@@ -1,7 +1,7 @@
 """Which layers each pipeline stage holds, and the padded vocabulary.
 
-The split itself is Megatron's, from ``primus_lang.ir.pipeline`` (shared with the projection): even, or
-uneven through the first/last stage knobs. The first ``dense_layers`` layers of an MoE model are dense;
+The split itself is Megatron's, from ``primus_lang.ir.pipeline`` (shared with the projection): even,
+uneven through the first/last stage knobs, or an explicit layout string. The first ``dense_layers`` layers of an MoE model are dense;
 with interleaving they sit in the first chunk(s) of the first stage(s).
 """
 
@@ -26,6 +26,11 @@ def _split(model: Model, k: Knobs) -> pipeline.Split:
 def head_stage(k: Knobs) -> Num:
     """The rank with the output layer and the loss: the last stage, or stage 0 under ZBV's V shape."""
     return k.split.last_stage
+
+
+def mtp_stage(k: Knobs) -> Num:
+    """The rank with the MTP layers: the head's, unless an explicit layout puts them elsewhere."""
+    return k.split.mtp_stage
 
 
 def stage_layers(model: Model, k: Knobs, stage: Num) -> Num:

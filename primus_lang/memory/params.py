@@ -12,7 +12,7 @@ from attrs import frozen
 
 from primus_lang.ir import Model
 from primus_lang.memory.knobs import Knobs
-from primus_lang.memory.layout import head_stage, padded_vocab, stage_dense_layers, stage_layers
+from primus_lang.memory.layout import head_stage, mtp_stage, padded_vocab, stage_dense_layers, stage_layers
 
 
 @frozen
@@ -112,10 +112,10 @@ def embedding_tensors(model: Model, tp: int) -> list[Tensor]:
     return out
 
 
-def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int) -> list[Tensor]:
-    """The last stage's final norm, MTP layers and output layer (a copy of the embedding when tied)."""
+def mtp_tensors(model: Model, tp: int, ep: int, etp: int) -> list[Tensor]:
+    """The MTP layers (on the last stage, or where an explicit pipeline layout puts them)."""
     h = model.hidden
-    out = _norm(model, "decoder.final_layernorm", h)
+    out: list[Tensor] = []
     for i in range(model.mtp_layers):
         p = f"mtp.layers.{i}"
         out += _norm(model, f"{p}.enorm", h) + _norm(model, f"{p}.hnorm", h)
@@ -123,6 +123,16 @@ def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int) -> list[Tens
         out += [Tensor(f"{p}.{t.name}", t.numel, t.expert, t.gemm)
                 for t in layer_tensors(model, tp, ep, etp, model.moe is not None)]
         out += _norm(model, f"{p}.final_layernorm", h)
+    return out
+
+
+def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int, mtp: bool = True) -> list[Tensor]:
+    """The last stage's final norm, MTP layers (unless a layout puts them on another stage) and output
+    layer (a copy of the embedding when tied)."""
+    h = model.hidden
+    out = _norm(model, "decoder.final_layernorm", h)
+    if mtp:
+        out += mtp_tensors(model, tp, ep, etp)
     if not model.tied_embeddings or pp > 1:
         out.append(Tensor("output_layer.weight", padded_vocab(model, tp) // tp * h, gemm=True))
     return out
@@ -139,6 +149,9 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     for i in range(n):
         out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
                 for t in layer_tensors(model, tp, ep, etp, i >= dense)]
+    mtp_here = stage == int(mtp_stage(k))
     if stage == int(head_stage(k)):
-        out += head_tensors(model, tp, pp, ep, etp)
+        out += head_tensors(model, tp, pp, ep, etp, mtp=mtp_here)
+    elif mtp_here:
+        out += mtp_tensors(model, tp, ep, etp)
     return out

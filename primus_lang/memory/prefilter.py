@@ -27,7 +27,7 @@ from primus_lang.memory.states import state_terms
 
 _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp8_recipe",
            "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
-_FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name != "world")
+_FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name not in ("world", "layout"))
 
 
 def _row(c: Candidate) -> tuple[int, ...]:
@@ -46,11 +46,11 @@ def _row(c: Candidate) -> tuple[int, ...]:
 _BOOL = frozenset({"fp8", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss"})
 
 
-def knob_columns(cands: Sequence[Candidate], world: int) -> Knobs:
-    """The candidates as numpy columns (one pass over the objects)."""
+def knob_columns(cands: Sequence[Candidate], world: int, layout: str = "") -> Knobs:
+    """The candidates as numpy columns (one pass over the objects); all of them have ``layout``."""
     table = np.asarray([_row(c) for c in cands], dtype=np.int64).reshape(len(cands), len(_FIELDS))
     cols = {name: table[:, i].astype(bool) if name in _BOOL else table[:, i] for i, name in enumerate(_FIELDS)}
-    return Knobs(world=world, **cols)
+    return Knobs(world=world, layout=layout, **cols)
 
 
 def _static_key(k: Knobs) -> np.ndarray:
@@ -61,12 +61,15 @@ def _static_key(k: Knobs) -> np.ndarray:
     return key
 
 
-def _subset(k: Knobs, idx: np.ndarray, pp: int) -> Knobs:
+def _subset(k: Knobs, idx: np.ndarray, pp: int, vpp: int | None) -> Knobs:
     cols = {f: getattr(k, f)[idx] for f in _FIELDS}
     # A scalar pp makes every layer count and stage flag a Python integer: only the schedule's
-    # in-flight count stays a column inside the stage loop.
+    # in-flight count stays a column inside the stage loop. An explicit layout reads pp and vpp as
+    # scalars (its table depends on both).
     cols["pp"] = pp
-    return Knobs(world=k.world, **cols)
+    if vpp is not None:
+        cols["vpp"] = vpp
+    return Knobs(world=k.world, layout=k.layout, **cols)
 
 
 def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settings) -> np.ndarray:
@@ -75,18 +78,20 @@ def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settin
         return np.zeros(0, dtype=np.int64)
     key = _static_key(k)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    reps = [Knobs(world=k.world, **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
+    reps = [Knobs(world=k.world, layout=k.layout, **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
     reserved = cluster.gpu.reserved_memory
     peak = np.zeros(n, dtype=np.int64)
-    for pp in np.unique(k.pp).tolist():
-        idx = np.nonzero(k.pp == pp)[0]
-        sub = _subset(k, idx, pp)
+    groups = np.unique(np.stack([k.pp, k.vpp if k.layout else np.zeros_like(k.pp)], axis=1), axis=0)
+    for pp, vpp in groups.tolist():
+        idx = np.nonzero((k.pp == pp) & ((k.vpp == vpp) if k.layout else True))[0]
+        sub = _subset(k, idx, pp, vpp if k.layout else None)
         lt = layer_totals(model, sub, settings)
         inv = inverse[idx]
         best = np.zeros(len(idx), dtype=np.int64)
         for stage in range(pp):
             static = np.asarray(
-                [sum(t.bytes for t in state_terms(model, r, stage)) if r.pp == pp else 0 for r in reps],
+                [sum(t.bytes for t in state_terms(model, r, stage)) if r.pp == pp and (not k.layout or r.vpp == vpp)
+                 else 0 for r in reps],
                 dtype=np.int64,
             )[inv]
             best = np.maximum(best, static + stage_activation_total(model, sub, lt, stage, reserved))
@@ -95,5 +100,18 @@ def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settin
 
 
 def prefilter(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings) -> np.ndarray:
-    """Peak bytes (int64) of every candidate: the fullest stage's total, as ``account`` computes it."""
-    return prefilter_columns(model, cluster, knob_columns(cands, cluster.world), settings)
+    """Peak bytes (int64) of every candidate: the fullest stage's total, as ``account`` computes it.
+
+    A layout string is no column: each distinct ``pipeline_layout`` (almost always just "") is its own
+    batch."""
+    by_layout: dict[str, list[int]] = {}
+    for i, c in enumerate(cands):
+        by_layout.setdefault(c.pipeline_layout, []).append(i)
+    if len(by_layout) == 1:
+        (layout,) = by_layout
+        return prefilter_columns(model, cluster, knob_columns(cands, cluster.world, layout), settings)
+    peak = np.zeros(len(cands), dtype=np.int64)
+    for layout, rows in by_layout.items():
+        group = [cands[i] for i in rows]
+        peak[rows] = prefilter_columns(model, cluster, knob_columns(group, cluster.world, layout), settings)
+    return peak

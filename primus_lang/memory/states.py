@@ -59,7 +59,7 @@ def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -
 def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     """Persistent terms of pipeline stage ``stage`` for one candidate (``k`` holds Python scalars)."""
     key = tuple(int(getattr(k, f)) for f in _STATE_KNOBS)
-    return list(_state_terms(model, key, stage))
+    return list(_state_terms(model, key, stage, k.layout))
 
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
@@ -68,7 +68,7 @@ _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes"
 
 
 @functools.lru_cache(maxsize=4096)
-def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, ...]:
+def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "") -> tuple[Term, ...]:
     values = dict(zip(_STATE_KNOBS, key, strict=True))
     k = Knobs(
         world=values["world"], tp=values["tp"], pp=values["pp"], vpp=values["vpp"], first=values["first"],
@@ -78,7 +78,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int) -> tuple[Term, 
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
-        state_bytes=values["state_bytes"],
+        state_bytes=values["state_bytes"], layout=layout,
     )
     return tuple(_compute_state_terms(model, k, stage))
 

@@ -450,14 +450,15 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                         blocks.append(Block(block.name, block.tasks, count))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
+            # MTP sits on the last virtual stage unless an explicit layout puts it on another
+            for i in range(split.chunks[j].mtp):
+                block, p_dense, p_expert = _layer_of(key, sh, model.is_moe, False)
+                blocks.append(Block("mtp_layer", block.tasks, 1))
+                dense_p += p_dense
+                expert_p += p_expert
+                head, n = _end_of(key, sh, f"mtp_output_{i}")
+                blocks.append(head)
             if j == nvirtual - 1:
-                for i in range(model.mtp_layers):
-                    block, p_dense, p_expert = _layer_of(key, sh, model.is_moe, False)
-                    blocks.append(Block("mtp_layer", block.tasks, 1))
-                    dense_p += p_dense
-                    expert_p += p_expert
-                    head, n = _end_of(key, sh, f"mtp_output_{i}")
-                    blocks.append(head)
                 head, n = _end_of(key, sh, "output")
                 blocks.append(head)
                 dense_p += n

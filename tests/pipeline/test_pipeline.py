@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -111,3 +112,123 @@ def test_array_and_scalar_forms_agree() -> None:
                in zip(pps, vpps, firsts, lasts, emb, strict=True)]
         assert many.stage_layers(np.int64(stage)).tolist() == [s.stage_layers(stage) for s in one]
         assert many.stage_dense_layers(3, np.int64(stage)).tolist() == [s.stage_dense_layers(3, stage) for s in one]
+
+
+def _megatron_layout(layout: str, layers: int, pp: int, vpp: int,
+                     mtp: int) -> list[list[tuple[int, int, int]]] | None:
+    """(decoder layers, offset, MTP layers) per stage and chunk as megatron-core builds an explicit
+    layout; None where its config refuses. The layout reads the ranks from parallel_state, so they are
+    set here (and reset after)."""
+    torch, config_cls, build, offset = _megatron()
+    from megatron.core import parallel_state as ps
+    from megatron.core.transformer.multi_token_prediction import get_mtp_num_layers_to_build
+
+    try:
+        config = config_cls(  # type: ignore[operator]
+            num_layers=layers, hidden_size=64, num_attention_heads=4, pipeline_model_parallel_size=pp,
+            virtual_pipeline_model_parallel_size=vpp if vpp > 1 else None, pipeline_dtype=torch.bfloat16,  # type: ignore[attr-defined]
+            pipeline_model_parallel_layout=layout, mtp_num_layers=mtp or None,
+        )
+    except (AssertionError, ValueError):
+        return None
+    ps.set_virtual_pipeline_model_parallel_world_size(vpp if vpp > 1 else None)
+    try:
+        out = []
+        for s in range(pp):
+            ps.set_pipeline_model_parallel_rank(s)
+            chunks = [None] if vpp == 1 else list(range(vpp))
+            out.append([(build(config, v, s), offset(config, v, s), get_mtp_num_layers_to_build(config, v))  # type: ignore[operator]
+                        for v in chunks])
+        return out
+    finally:
+        ps.set_pipeline_model_parallel_rank(None)
+        ps.set_virtual_pipeline_model_parallel_world_size(None)
+
+
+DSV3 = "Et*4|(t*4|)*14tmL"
+LAYOUT_CASES = [
+    # (layout, layers, pp, vpp, mtp)
+    (DSV3, 61, 8, 2, 1), (DSV3, 61, 4, 4, 1), (DSV3, 61, 2, 8, 1), (DSV3, 61, 16, 1, 1),
+    ("Et*16|t*16|t*16|t*13mL", 61, 4, 1, 1),
+    ("Et*8|(t*8|)*6t*5mL", 61, 4, 2, 1),
+    # uneven by hand: chunks of one stage differ, an empty virtual stage, a lone loss stage
+    ("Ettt|tt|t|tttt,L", 10, 2, 2, 0), ("Et|ttt||tttL", 7, 2, 2, 0), ("E|t*5|t*3|L", 8, 4, 1, 0),
+    ("Et*3|(tt|)*5t,mm|L", 14, 2, 4, 2), ("Et|tt|tm|L", 4, 2, 2, 1), ("Ett|tt|mL", 4, 3, 1, 1),
+    # refusals: stage count, decoder count, MTP count, E/L placement, MTP before a decoder layer or
+    # outside a rank's last chunk
+    ("(t|)*2EL", 2, 3, 1, 0),
+    (DSV3, 61, 4, 2, 1), (DSV3, 61, 3, 1, 1), (DSV3, 60, 8, 2, 1), (DSV3, 61, 8, 2, 0),
+    ("tEt|tL", 3, 2, 1, 0), ("Ett|Lt", 3, 2, 1, 0), ("Etm|ttL", 3, 2, 1, 1), ("Etm|t|t|L", 3, 2, 2, 1),
+]
+
+
+@pytest.mark.slow
+def test_explicit_layouts_match_megatron_core() -> None:
+    for layout, layers, pp, vpp, mtp in LAYOUT_CASES:
+        theirs = _megatron_layout(layout, layers, pp, vpp, mtp)
+        split = pipeline.Split(layers, pp, vpp, layout=layout)
+        why = pipeline.problems(split, mtp)
+        assert (theirs is None) == bool(why), (layout, layers, pp, vpp, mtp, why)
+        if theirs is None:
+            continue
+        ours = pipeline.layout(split, mtp)
+        assert [[(c.layers, c.start, c.mtp) for c in ours.on_stage(s)] for s in range(pp)] == theirs, layout
+        assert [split.stage_layers(s) for s in range(pp)] == [sum(n for n, _, _ in st) for st in theirs]
+
+
+def test_dsv3_layout_by_hand() -> None:
+    split = pipeline.Split(61, 4, 4, layout=DSV3)
+    assert [split.stage_layers(s) for s in range(4)] == [16, 16, 16, 13]
+    assert [split.chunk_layers(3, c) for c in range(4)] == [4, 4, 4, 1]
+    assert split.chunk_start(3, 3) == 60 and split.last_stage == split.mtp_stage == 3
+    # 3 dense layers: all in stage 0's first chunk
+    assert [split.stage_dense_layers(3, s) for s in range(4)] == [3, 0, 0, 0]
+    # the stage argument may be a column
+    assert split.stage_layers(np.arange(4)).tolist() == [16, 16, 16, 13]
+    # MTP on its own rank's last chunk, loss after it
+    alone = pipeline.Split(4, 3, 1, layout="Ett|tt|mL")
+    assert alone.mtp_stage == 2 and alone.stage_layers(2) == 0
+    alone = pipeline.Split(4, 2, 2, layout="Et|tt|tm|L")
+    assert alone.mtp_stage == 0 and [c.mtp for c in pipeline.layout(alone, 1).chunks] == [0, 0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Et*4|(t*4|*14tmL", "`(` at position 5 is never closed"),
+        ("((t|)*2)*3", "parentheses cannot nest"),
+        ("Ex|tL", "`x` in virtual stage 0 is no layer"),
+        ("Et*|L", "`*` at position 2 is not followed by a count"),
+        ("E()*2|L", "empty `()` at position 1"),
+        ("Et)|L", "`)` at position 2 closes nothing"),
+        ("E(t|)L", "must be followed by a repeat count"),
+        ("*3Et|L", "`*` at position 0 repeats nothing"),
+    ],
+)
+def test_bad_layout_strings_say_why(text: str, why: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(why)):
+        pipeline.parse_layout(text)
+    assert why in pipeline.problems(pipeline.Split(2, 2, 1, layout=text))[0]
+
+
+def test_layout_unrolls_like_megatron() -> None:
+    assert pipeline.parse_layout("Et*2,t|(t|)*2L") == ("Ettt", "t", "t", "L")
+    assert pipeline.parse_layout("E|*2tL") == ("E", "", "tL")  # `|*2` repeats the separator
+    assert pipeline.parse_layout("Et*0|L") == ("E", "L")
+
+
+def test_layout_refusals_name_the_rule() -> None:
+    assert pipeline.problems(pipeline.Split(61, 4, 2, layout=DSV3), 1) == [
+        f"pipeline layout {DSV3!r} has 16 virtual stages; PP 4 x VPP 2 needs 8"]
+    assert pipeline.problems(pipeline.Split(61, 3, 1, layout=DSV3), 1) == [
+        f"pipeline layout {DSV3!r} has 16 virtual stages, which do not divide over PP 3"]
+    assert pipeline.problems(pipeline.Split(60, 8, 2, layout=DSV3), 1) == [
+        f"pipeline layout {DSV3!r} places 61 decoder layers; the model has 60"]
+    assert pipeline.problems(pipeline.Split(61, 8, 2, layout=DSV3), 0) == [
+        f"pipeline layout {DSV3!r} places 1 MTP layers; the model has 0"]
+    for knobs in ({"last": 5}, {"first": 4}, {"embedding": True}, {"loss": True}):
+        assert pipeline.problems(pipeline.Split(61, 8, 2, layout=DSV3, **knobs), 1) == [  # type: ignore[arg-type]
+            "a pipeline layout excludes first/last stage layers and account_for_embedding/loss"]
+    assert "ZBV" in pipeline.problems(pipeline.Split(8, 2, 2, zbv=True, layout="Ett|tt|tt|ttL"))[0]
+    with pytest.raises(ValueError, match="PP 4 x VPP 2"):
+        pipeline.layout(pipeline.Split(61, 4, 2, layout=DSV3), 1)
