@@ -178,24 +178,40 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
     return ("fp8", "delayed")
 
 
-# Megatron-Bridge's DeepSeek-V3 layouts (recipes/deepseek/deepseek_v3.py,
-# set_deepseek_v3_pipeline_model_parallel_layout): decoder layers of the last stage, the others even.
-# Its interleaved layouts ((4, 2), (8, 2), (4, 4): "Et*4|(t*4|)*14tmL") give chunks of one stage
-# different counts, which the first/last knobs cannot say.
+# Megatron-Bridge's DeepSeek-V3 layouts (set_deepseek_v3_pipeline_model_parallel_layout and its table
+# _get_deepseek_v3_pipeline_layout in src/megatron/bridge/recipes/deepseek/h100/deepseek_v3.py, formerly
+# recipes/deepseek/deepseek_v3.py; NVIDIA-NeMo/Megatron-Bridge at 067f987df03b, Aug 2026). Without
+# interleaving they lighten the last stage only, which the last-stage knob says: decoder layers of the
+# last stage, the others even.
 _DSV3_LAST_STAGE = {(4, 1): 13, (8, 1): 5, (16, 1): 1}
+# Interleaved, its chunks of one stage differ, which only an explicit layout says: (4, 2) is its
+# (8, 1) list [E t*8] + [t*8]*6 + [t*5 m L] over 8 virtual stages, (8, 2) and (4, 4) its (16, 1) list
+# [E t*4] + [t*4]*14 + [t m L] over 16. The recipe has no layout for other interleaved (PP, VPP).
+_DSV3_LAYOUT = {(4, 2): "Et*8|(t*8|)*6t*5{mtp}L", (8, 2): "Et*4|(t*4|)*14t{mtp}L", (4, 4): "Et*4|(t*4|)*14t{mtp}L"}
 
 
-def pipeline_split(model: Model, pp: int, vpp: int) -> dict[str, Any] | str:
-    """The split knobs of a published layout: Megatron's even split where the layers divide, else
-    what Megatron-Bridge's recipe for the model used (a reason to skip when primusc cannot say it)."""
+def pipeline_split(model: Model, pp: int, vpp: int, recipe: Any = None) -> dict[str, Any] | str:
+    """The split knobs of a published layout: the row's own ``pp_layout`` (in its ``recompute`` dict,
+    ``recipe``) when it publishes one, Megatron's even split where the layers divide, else what
+    Megatron-Bridge's recipe for the model used (a reason to skip when that is unknown)."""
+    published = recipe.get("pp_layout") if isinstance(recipe, dict) else None
+    if published:
+        layout = str(published)
+        why = problems(Split(model.num_layers, pp, vpp, layout=layout), model.mtp_layers)
+        if why:
+            return f"layout inconsistent: published pp_layout: {'; '.join(why)}"
+        return {"pipeline_layout": layout}
     if not problems(Split(model.num_layers, pp, vpp)):
         return {}
     if model.mtp_layers and model.num_layers == 61:
         last = _DSV3_LAST_STAGE.get((pp, vpp))
         if last is not None:
             return {"last_stage_layers": last}
-        return (f"unsupported feature: DeepSeek-V3 at PP {pp} x VPP {vpp} needs an explicit pipeline layout "
-                "(--pipeline-model-parallel-layout), which primusc does not model")
+        bridge = _DSV3_LAYOUT.get((pp, vpp))
+        if bridge is not None:
+            return {"pipeline_layout": bridge.format(mtp="m" * model.mtp_layers)}
+        return (f"unsupported feature: DeepSeek-V3 at PP {pp} x VPP {vpp}: the row publishes no pipeline layout "
+                "and Megatron-Bridge's DeepSeek-V3 recipe sets none for it")
     # The Llama-3.1-405B and Qwen3-MoE recipes count the embedding and the loss as layers of the split
     knobs = {"account_for_embedding": True, "account_for_loss": True}
     if not problems(Split(model.num_layers, pp, vpp, embedding=True, loss=True)):
@@ -329,7 +345,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(f"layout inconsistent: ep {ep} does not divide the experts")
     if model.heads % tp or (model.kv_heads % tp and tp % model.kv_heads):
         return skip(f"layout inconsistent: tp {tp} does not divide the heads")
-    split = pipeline_split(model, pp, vp if vp > 1 and pp > 1 else 1)
+    split = pipeline_split(model, pp, vp if vp > 1 and pp > 1 else 1, recipe_info)
     if isinstance(split, str):
         return skip(split)
     rec = recompute_of(row.get("recompute"))

@@ -23,8 +23,21 @@ def test_deepseek_v3_takes_bridges_last_stage() -> None:
     assert pipeline_split(dsv3, 16, 1) == {"last_stage_layers": 1}
     assert pipeline_split(dsv3, 8, 1) == {"last_stage_layers": 5}
     assert pipeline_split(dsv3, 4, 1) == {"last_stage_layers": 13}
-    reason = pipeline_split(dsv3, 4, 4)
-    assert isinstance(reason, str) and "--pipeline-model-parallel-layout" in reason
+    # interleaved: Bridge's layouts, whose chunks of one stage differ
+    assert pipeline_split(dsv3, 4, 4) == {"pipeline_layout": "Et*4|(t*4|)*14tmL"}
+    assert pipeline_split(dsv3, 8, 2) == {"pipeline_layout": "Et*4|(t*4|)*14tmL"}
+    assert pipeline_split(dsv3, 4, 2) == {"pipeline_layout": "Et*8|(t*8|)*6t*5mL"}
+    reason = pipeline_split(dsv3, 8, 4)
+    assert isinstance(reason, str) and "sets none" in reason
+
+
+def test_a_published_pp_layout_wins_and_is_checked() -> None:
+    dsv3 = MODELS["deepseek_v3"]
+    recipe = {"recompute_granularity": "selective", "pp_layout": "Et*4|(t*4|)*14tmL"}
+    assert pipeline_split(dsv3, 2, 8, recipe) == {"pipeline_layout": "Et*4|(t*4|)*14tmL"}
+    bad = pipeline_split(dsv3, 4, 2, recipe)
+    assert isinstance(bad, str) and bad.startswith("layout inconsistent") and "PP 4 x VPP 2 needs 8" in bad
+    assert pipeline_split(dsv3, 4, 4, {"pp_layout": None}) == {"pipeline_layout": "Et*4|(t*4|)*14tmL"}
 
 
 def test_large_dense_and_qwen3_moe_count_the_embedding_and_loss() -> None:
@@ -38,6 +51,8 @@ def test_mapped_layouts_project_and_account_with_one_split() -> None:
     dsv3, qwen = MODELS["deepseek_v3"], MODELS["qwen3_235b_a22b"]
     cases = [
         (dsv3, Candidate(pp=16, ep=16, etp=1, gbs=256, mbs=1, **pipeline_split(dsv3, 16, 1))),  # type: ignore[arg-type]
+        (dsv3, Candidate(pp=4, vpp=4, schedule="interleaved", ep=16, etp=1, gbs=256, mbs=1,
+                         **pipeline_split(dsv3, 4, 4))),  # type: ignore[arg-type]
         (qwen, Candidate(pp=4, vpp=12, schedule="interleaved", ep=8, etp=1, gbs=512, mbs=1,
                          **pipeline_split(qwen, 4, 12))),  # type: ignore[arg-type]
     ]
