@@ -92,7 +92,11 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         "tensor_model_parallel_size": cand.tp,
         "pipeline_model_parallel_size": cand.pp,
     }
-    if cand.vpp > 1:
+    if cand.pipeline_layout:
+        # Megatron (training/arguments.py) takes at most one of the layout and the VPP flags; it reads
+        # VPP from the layout's stage count
+        s["pipeline_model_parallel_layout"] = cand.pipeline_layout
+    elif cand.vpp > 1:
         s["num_virtual_stages_per_pipeline_rank"] = cand.vpp
     # Megatron's uneven split: unset (even) unless the knob is; the middle stages share the rest
     if cand.first_stage_layers:

@@ -124,6 +124,9 @@ CORE_V0_12 = Profile(
                     "core_v0.12 cannot recompute the shared experts selectively"),
         Unsupported("window_size", lambda v: True,
                     "core_v0.12 has no sliding-window attention flag"),
+        # megatron-core 0.12.0 has neither PipelineParallelLayerLayout nor the config field
+        Unsupported("pipeline_model_parallel_layout", lambda v: True,
+                    "core_v0.12 has no explicit pipeline layout (--pipeline-model-parallel-layout arrived later)"),
         Unsupported("window_attn_skip_freq", lambda v: True,
                     "core_v0.12 has no sliding-window attention flag"),
     ),

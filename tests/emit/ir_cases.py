@@ -72,6 +72,11 @@ CASES: dict[str, tuple[Space, Candidate]] = {
         Candidate(tp=1, pp=1, ep=32, mbs=1, gbs=1024, seq_len=4096,
                   main_grad_dtype="bf16", optimizer_dtype="bf16", fp8_recipe="blockwise", precision="fp8"),
     ),
+    "deepseek_v3_layout": (  # Megatron-Bridge's DeepSeek-V3 layout at PP 4 x VPP 4
+        space("deepseek_v3_layout", DEEPSEEK_V3, cluster(B200, 32)),
+        Candidate(tp=2, pp=4, vpp=4, ep=32, etp=1, mbs=1, gbs=1024, seq_len=4096, schedule="interleaved",
+                  pipeline_layout="Et*4|(t*4|)*14tmL", recompute=Recompute("full", 1)),
+    ),
     "llama8b_zbv": (
         space("llama8b_zbv", LLAMA3_8B, cluster(MI325X, 1)),
         Candidate(tp=1, pp=4, vpp=2, mbs=1, gbs=64, seq_len=4096, schedule="zbv", overlap_grad_reduce=False,

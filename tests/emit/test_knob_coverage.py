@@ -23,6 +23,8 @@ CHANGES: dict[str, dict[str, Any]] = {
     # 33 units (32 layers and the embedding or the loss) split only at PP 1
     "account_for_embedding": {"account_for_embedding": True, "pp": 1, "schedule": "1f1b", "vpp": 1},
     "account_for_loss": {"account_for_loss": True, "pp": 1, "schedule": "1f1b", "vpp": 1},
+    # mixtral's 32 layers at PP 2 x VPP 2, unevenly: 7, 9, 9 and 7 decoder layers a virtual stage
+    "pipeline_layout": {"pipeline_layout": "Et*7|t*9|t*9|t*7L"},
     "cp": {"cp": 1},
     "ep": {"ep": 4},
     "etp": {"etp": 2},

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from primus_lang.emit import emit
-from tests.emit.harness import all_cases, context, emissions, write
+from tests.emit.harness import all_cases, context, emission, emissions, write
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("megatron.core")
@@ -42,7 +42,7 @@ RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_fle
 LIST_ARGS = {"recompute_modules"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
 TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe",
-               "moe_token_dispatcher_type", "moe_flex_dispatcher_backend"}
+               "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout"}
 
 
 def parse_argv(argv: list[str]) -> dict[str, Any]:
@@ -209,6 +209,34 @@ def test_core_v0_12_profile_is_accepted_too(tmp_path: Path) -> None:
     argv = megatron_argv(files, tmp_path)
     assert "--moe-enable-deepep" in argv and "--moe-flex-dispatcher-backend" not in argv
     build_configs(parse_argv(argv))
+
+
+def test_an_explicit_layout_builds_the_stages_primusc_places(tmp_path: Path) -> None:
+    """The emitted --pipeline-model-parallel-layout (shell-quoted: it holds `|`, `(` and `*`) reaches
+    the config, which derives VPP from it and builds per (stage, chunk) what ir.pipeline says."""
+    from megatron.core import parallel_state as ps
+    from megatron.core.transformer.transformer_block import get_num_layers_to_build
+
+    from primus_lang.ir import pipeline
+
+    space, cand = all_cases()["deepseek_v3_layout"]
+    files = emission("deepseek_v3_layout", "megatron+local")
+    assert files is not None
+    argv = megatron_argv(files, tmp_path)
+    assert argv[argv.index("--pipeline-model-parallel-layout") + 1] == cand.pipeline_layout
+    assert "--num-virtual-stages-per-pipeline-rank" not in argv  # Megatron takes one of the two
+    config, _, _ = build_configs(parse_argv(argv))
+    assert config.virtual_pipeline_model_parallel_size == cand.vpp
+    ours = pipeline.layout(pipeline.split_of(space.model.num_layers, cand, cand.vpp), space.model.mtp_layers)
+    ps.set_virtual_pipeline_model_parallel_world_size(cand.vpp)
+    try:
+        for st in range(cand.pp):
+            ps.set_pipeline_model_parallel_rank(st)
+            assert [get_num_layers_to_build(config, c, st) for c in range(cand.vpp)] == [
+                c.layers for c in ours.on_stage(st)]
+    finally:
+        ps.set_pipeline_model_parallel_rank(None)
+        ps.set_virtual_pipeline_model_parallel_world_size(None)
 
 
 def test_config_rejects_what_megatron_rejects() -> None:

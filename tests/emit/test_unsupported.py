@@ -43,6 +43,19 @@ def test_core_v0_12_refuses_what_it_lacks(change: dict[str, object], needle: str
     assert codes(err) == ["P7001"] and needle in err.value.diagnostics[0].message
 
 
+def test_an_explicit_pipeline_layout_needs_core_v0_16() -> None:
+    space, cand = all_cases()["deepseek_v3_layout"]
+    text = emit(space, cand, "megatron+local", context())["node.sh"]
+    # quoted for the shell: the layout holds `|`, `(` and `*`
+    assert "--pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'" in text
+    experiment = emit(space, cand, "primus+local", context())["experiment.yaml"]
+    assert "pipeline_model_parallel_layout: Et*4|(t*4|)*14tmL\n" in experiment
+    assert "num_virtual_stages_per_pipeline_rank" not in experiment
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
+    assert codes(err) == ["P7001"] and "pipeline_model_parallel_layout" in err.value.diagnostics[0].message
+
+
 def test_sliding_window_needs_core_v0_16() -> None:
     space, cand = all_cases()["llama70b_mi325x"]
     space = attrs.evolve(space, model=space.model.replace(sliding_window=128))
