@@ -49,8 +49,9 @@ def main() -> None:
     base = space()
     cols = knob_columns(base, CLUSTER.world)
     reps = -(-n // len(base))
-    big = Knobs(world=CLUSTER.world, **{f: np.tile(getattr(cols, f), reps)[:n]
-                                        for f in (a.name for a in Knobs.__attrs_attrs__) if f != "world"})
+    big = Knobs(world=CLUSTER.world, layout=cols.layout,
+                **{f: np.tile(getattr(cols, f), reps)[:n]
+                   for f in (a.name for a in Knobs.__attrs_attrs__) if f not in ("world", "layout")})
     t0 = time.perf_counter()
     peaks = prefilter_columns(MODEL, CLUSTER, big, Settings())
     core = time.perf_counter() - t0
