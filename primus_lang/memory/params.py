@@ -154,4 +154,11 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
         out += head_tensors(model, tp, pp, ep, etp, mtp=mtp_here)
     elif mtp_here:
         out += mtp_tensors(model, tp, ep, etp)
+    if model.mtp_layers and mtp_here and (stage != 0 or int(k.vpp) > 1):
+        # megatron-core's GPTModel builds an embedding in every model chunk that runs MTP but is not
+        # the first virtual stage (gpt_model.py: `if self.pre_process or self.mtp_process`), a copy
+        # tied to the first stage's; MTP sits on its stage's last chunk, so only a one-chunk stage 0
+        # is also the first virtual stage
+        out += [Tensor(f"mtp_embedding_copy.{t.name}", t.numel, t.expert, t.gemm)
+                for t in embedding_tensors(model, tp)]
     return out

@@ -271,3 +271,26 @@ def test_op_level_checkpointing_without_a_gated_mlp_or_with_biases() -> None:
     # linears with a bias run aten.addmm, which the policy does not save
     bias = _lines(account(LLAMA8B.replace(bias=True), cluster, cand, S))
     assert not any(" output (mm " in n for n in bias)
+
+
+def test_a_chunk_running_mtp_keeps_its_own_embedding_copy() -> None:
+    # megatron-core builds an embedding in every model chunk with MTP that is not the first virtual
+    # stage, tied to the first stage's; a one-chunk pp=1 model has just the one embedding
+    from primus_lang.ir.pipeline import problems, split_of
+    from primus_lang.memory.params import embedding_tensors, stage_tensors
+
+    emb = sum(t.numel for t in embedding_tensors(DSV3_SMALL, 1))
+
+    def copy_numel(cand: Candidate, stage: int) -> int:
+        k = from_candidate(cand, 64)
+        return sum(t.numel for t in stage_tensors(DSV3_SMALL, k, stage) if t.name.startswith("mtp_embedding_copy."))
+
+    assert copy_numel(Candidate(pp=1), 0) == 0
+    pp = Candidate(pp=7, gbs=64)
+    assert [copy_numel(pp, s) for s in range(7)] == [0] * 6 + [emb]
+    # ZBV's last chunk, with MTP, sits on rank 0 behind its first chunk: a copy there too
+    eight = DSV3_SMALL.replace(num_layers=8)
+    k = from_candidate(Candidate(pp=4, vpp=2, gbs=64, schedule="zbv"), 64)
+    assert not problems(split_of(8, Candidate(pp=4, schedule="zbv"), 2))
+    assert [sum(t.numel for t in stage_tensors(eight, k, s) if t.name.startswith("mtp_embedding_copy."))
+            for s in range(4)] == [emb, 0, 0, 0]
