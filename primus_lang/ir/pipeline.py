@@ -62,53 +62,71 @@ def _int(flag: Num) -> Num:
 LAYER_CHARS = {"E": "embedding", "t": "decoder layer", "m": "MTP layer", "L": "loss"}
 
 
-def _repeat_count(text: str, at: int) -> tuple[int | None, int]:
-    """``*n`` at ``at``: (n, index after it), or (None, at) when no repeat follows."""
+# An unrolled layout has one character per layer, stage separator, embedding or loss; real ones have a
+# few hundred. The bound stops `(t|)*100000000` before it is built (it would take gigabytes).
+MAX_UNROLLED = 100_000
+
+
+def _repeat_count(text: str, at: int, base: int) -> tuple[int | None, int]:
+    """``*n`` at ``at``: (n, index after it), or (None, at) when no repeat follows. ASCII digits only:
+    ``str.isdigit`` also takes superscripts, which ``int`` refuses."""
     if at >= len(text) or text[at] != "*":
         return None, at
     end = at + 1
-    while end < len(text) and text[end].isdigit():
+    while end < len(text) and text[end] in "0123456789":
         end += 1
     if end == at + 1:
-        raise ValueError(f"`*` at position {at} is not followed by a count")
+        raise ValueError(f"`*` at position {base + at} is not followed by a count")
     return int(text[at + 1:end]), end
 
 
-def _unroll(text: str, group: bool) -> str:
+def _too_long(size: int) -> ValueError:
+    return ValueError(f"unrolls to {size:,} or more characters, over the limit of {MAX_UNROLLED:,}")
+
+
+def _unroll(text: str, base: int = 0, group: bool = False) -> str:
     """Megatron's unrolling: ``(...)*n`` first (no nesting), then ``x*n`` for any one character.
-    Positions in the errors count in the text without its cosmetic commas."""
+    Positions in the errors count in the text without its cosmetic commas (``base``: where ``text``
+    starts in it); the output is refused past ``MAX_UNROLLED`` before it is built."""
     out: list[str] = []
+    size = 0
     i = 0
     while i < len(text):
         ch = text[i]
         if ch == "(":
             if group:
-                raise ValueError("parentheses cannot nest")
+                raise ValueError(f"parentheses cannot nest (position {base + i})")
             close = text.find(")", i + 1)
             if close < 0:
-                raise ValueError(f"`(` at position {i} is never closed")
+                raise ValueError(f"`(` at position {base + i} is never closed")
             body = text[i + 1:close]
             if not body:
-                raise ValueError(f"empty `()` at position {i}")
-            n, i = _repeat_count(text, close + 1)
+                raise ValueError(f"empty `()` at position {base + i}")
+            n, after = _repeat_count(text, close + 1, base)
             if n is None:
-                raise ValueError(f"`({body})` must be followed by a repeat count `*n`")
-            out.append(_unroll(body, True) * n)
-            continue
-        if ch == ")":
-            raise ValueError(f"`)` at position {i} closes nothing")
-        if ch == "*":
-            # Megatron would repeat the last character of an unrolled group here; nobody means that
-            raise ValueError(f"`*` at position {i} repeats nothing")
-        n, i = _repeat_count(text, i + 1)
-        out.append(ch * (1 if n is None else n))
+                raise ValueError(f"`({body})` at position {base + i} must be followed by a repeat count `*n`")
+            piece = _unroll(body, base + i + 1, True)
+            i = after
+        else:
+            if ch == ")":
+                raise ValueError(f"`)` at position {base + i} closes nothing")
+            if ch == "*":
+                # Megatron would repeat the last character of an unrolled group here; nobody means that
+                raise ValueError(f"`*` at position {base + i} repeats nothing")
+            n, i = _repeat_count(text, i + 1, base)
+            piece = ch
+        count = 1 if n is None else n
+        size += len(piece) * count
+        if size > MAX_UNROLLED:
+            raise _too_long(size)
+        out.append(piece * count)
     return "".join(out)
 
 
 @functools.lru_cache(maxsize=256)
 def _parse(text: str) -> tuple[tuple[str, ...], str]:
     try:
-        flat = _unroll(text.replace(",", ""), False)
+        flat = _unroll(text.replace(",", ""))
     except ValueError as e:
         return (), f"pipeline layout {text!r}: {e}"
     stages = tuple(flat.split("|"))

@@ -203,6 +203,13 @@ def test_dsv3_layout_by_hand() -> None:
         ("Et)|L", "`)` at position 2 closes nothing"),
         ("E(t|)L", "must be followed by a repeat count"),
         ("*3Et|L", "`*` at position 0 repeats nothing"),
+        # positions inside a group count from the start of the whole text
+        ("Et|(t*|)*2L", "`*` at position 5 is not followed by a count"),
+        ("Et|(t|(t)*2)*2L", "parentheses cannot nest (position 6)"),
+        # a superscript is a digit to str.isdigit, not to int()
+        ("Et*\u00b2|L", "`*` at position 2 is not followed by a count"),
+        ("(t|)*100000000", "unrolls to 200,000,000 or more characters, over the limit of 100,000"),
+        ("E(t*100000|)*100000L", "unrolls to 100,001 or more characters"),
     ],
 )
 def test_bad_layout_strings_say_why(text: str, why: str) -> None:
@@ -215,6 +222,8 @@ def test_layout_unrolls_like_megatron() -> None:
     assert pipeline.parse_layout("Et*2,t|(t|)*2L") == ("Ettt", "t", "t", "L")
     assert pipeline.parse_layout("E|*2tL") == ("E", "", "tL")  # `|*2` repeats the separator
     assert pipeline.parse_layout("Et*0|L") == ("E", "L")
+    # the bound is on the unrolled text: a long layout just under it parses
+    assert len(pipeline.parse_layout("E(t|)*49998tL")) == 49999
 
 
 def test_layout_refusals_name_the_rule() -> None:
