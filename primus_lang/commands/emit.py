@@ -11,6 +11,7 @@ from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
 from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit
+from primus_lang.emit.emitter import refuse_illegal
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     space: Space = load_space(source, args.space)
     cand: Candidate = parse_point(space, args.point)
     target = args.target or space.settings.target
+    # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
+    refuse_illegal(space, cand)
     projection, memory = figures(space, cand)
     ctx = EmitContext(
         source_name=source.name,

@@ -82,7 +82,7 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
     if problems:
         raise CompileError(
             [
-                Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}", help="see `primusc explain-code P7001`")
+                Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}", help="see `primusc explain P7001`")
                 for p in problems
             ]
         )

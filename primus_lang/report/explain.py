@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_projection import BAD_POINT
 from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -60,6 +61,23 @@ def violations(space: Space, cand: Candidate) -> list[tuple[str, str]]:
     return [(v.code, v.message) for v in legality(space, cand)]
 
 
+def _evaluate(space: Space, cand: Candidate, text: str) -> Evaluated:
+    """``evaluate``, but an illegal point whose pipeline split Megatron refuses (the account and the
+    projection need the split's layers per stage) is a diagnostic naming the broken rules."""
+    try:
+        return evaluate(space, cand)
+    except ValueError:
+        broken = violations(space, cand)
+        if not broken:
+            raise
+        raise CompileError(Diagnostic(
+            BAD_POINT,
+            f"`{text}` is not a legal point of `{space.name}`, and its pipeline split cannot be built to explain it",
+            help="the notes name the rules it breaks; `primusc explain CODE` says what each needs",
+            notes=tuple(f"{code} {message}" for code, message in broken),
+        )) from None
+
+
 def _warn(console: Console, broken: list[tuple[str, str]], name: str = "this point") -> None:
     if broken:
         console.print(f"[yellow bold]{name} is not a legal point of the space:[/yellow bold]")
@@ -70,8 +88,9 @@ def _warn(console: Console, broken: list[tuple[str, str]], name: str = "this poi
 
 def explain_candidate(args: argparse.Namespace) -> int:
     space = load(args)
-    cand = point(space, getattr(args, "point", None))
-    ev = evaluate(space, cand)
+    text = getattr(args, "point", None)
+    cand = point(space, text)
+    ev = _evaluate(space, cand, text or "")
     broken = violations(space, cand)
     if getattr(args, "json", False):
         print(json.dumps({**explained_json(ev), "violations": [list(v) for v in broken]}, indent=2))
@@ -90,7 +109,7 @@ def diff_candidates(args: argparse.Namespace) -> int:
                                       help="`primusc diff FILE tp=2,pp=4 tp=4,pp=2` or `--a ... --b ...`"))
     space = load(args)
     first, second = given
-    ea, eb = evaluate(space, point(space, first)), evaluate(space, point(space, second))
+    ea, eb = _evaluate(space, point(space, first), first), _evaluate(space, point(space, second), second)
     broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
     d = diff(ea.view, eb.view)
     if getattr(args, "json", False):

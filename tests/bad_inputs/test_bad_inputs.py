@@ -63,6 +63,13 @@ EXPECTED = {
     "type_error_arithmetic": "P3016",
     "type_error_condition": "P3016",
     "bad_setting": "P3005",
+    "layout_unclosed": "P4028",
+    "layout_repeat_without_count": "P4028",
+    "layout_huge_repeat": "P4028",
+    "layout_superscript_count": "P4028",
+    "layout_stage_count": "P4028",
+    "layout_zero_repeat": "P4028",
+    "op_recompute_on_moe": "P4027",
 }
 
 
@@ -95,7 +102,7 @@ def test_bad_input(case: str, snapshot: object, monkeypatch: pytest.MonkeyPatch)
     assert {"text": text, "spans": spans} == snapshot
 
 
-@pytest.mark.parametrize("case", ["missing_brace", "wrong_unit", "rule_require"])
+@pytest.mark.parametrize("case", ["missing_brace", "wrong_unit", "rule_require", "layout_huge_repeat"])
 def test_cli_exit_code_is_1(
     case: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,3 +146,34 @@ def test_expression_too_deep(terms: int) -> None:
     with pytest.raises(CompileError) as err:
         parse(text, "deep.prx")
     assert err.value.diagnostics[0].code.id == "P1015"
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        # a point whose pipeline split Megatron refuses has no stages to account or project: the commands
+        # that explain or emit one name the broken rule instead of failing inside the projection
+        (["explain", "layout_unclosed.prx", "--point", "ep=32"], "P6003"),
+        (["diff", "layout_stage_count.prx", "ep=32", "ep=32"], "P6003"),
+        (["emit", "layout_unclosed.prx", "--point", "ep=32", "--out", "{out}"], "P7005"),
+        (["emit", "rule_heads_tp.prx", "--point", "tp=3", "--out", "{out}"], "P7005"),
+        (["project", "layout_huge_repeat.prx", "--point", "ep=32"], "P6003"),
+    ],
+)
+def test_commands_refuse_an_unbuildable_point(
+    argv: list[str], code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(CASES)
+    assert main([a.replace("{out}", str(tmp_path / "out")) for a in argv]) == 1
+    err = capsys.readouterr().err
+    assert f"[{code}]" in err and "P9001" not in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_explain_of_an_illegal_point_says_so(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(CASES)
+    # the account is still printed (by the knobs' split), but the exit status and a line say it cannot run
+    assert main(["check", "layout_unclosed.prx", "--explain", "--point", "ep=32"]) == 1
+    out = capsys.readouterr().out
+    assert "not a legal point" in out and "P4028" in out and "never closed" in out

@@ -26,6 +26,18 @@ def test_zero_bubble_on_plain_megatron(schedule: str, launcher: str) -> None:
     assert schedule in err.value.diagnostics[0].message
 
 
+def test_the_unsupported_hint_names_a_command_that_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.cli import main
+
+    space, cand = all_cases()["llama8b_zbv"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm", context())
+    hint = err.value.diagnostics[0].help
+    assert hint == "see `primusc explain P7001`"
+    assert main(hint.removeprefix("see `primusc ").removesuffix("`").split()) == 0
+    assert "P7001" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
