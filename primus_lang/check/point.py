@@ -21,13 +21,17 @@ from primus_lang.syntax import ast
 
 
 def _split(text: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
+    # a double-quoted value (a pipeline layout with its cosmetic commas) is one part
+    parts, depth, quoted, cur = [], 0, False, ""
     for ch in text:
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             parts.append(cur)
             cur = ""
             continue
-        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted:
+            depth += {"(": 1, ")": -1}.get(ch, 0)
         cur += ch
     parts.append(cur)
     return [p.strip() for p in parts if p.strip()]

@@ -151,4 +151,7 @@ KNOBS: dict[str, attrs.Attribute[Any]] = {f.name: f for f in attrs.fields(Candid
 def format_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and "," in value:
+        # a pipeline layout's cosmetic commas would split the label's pairs; `--point` reads it quoted
+        return f'"{value}"'
     return str(value)

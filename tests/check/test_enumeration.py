@@ -148,6 +148,18 @@ def test_parse_point_fills_the_rest() -> None:
             parse_point(space, bad)
 
 
+def test_a_layout_with_commas_reads_back_from_its_label() -> None:
+    space = space_of("gbs = 64\npp : 2\nvpp : 2\nschedule = interleaved")
+    # Megatron's commas are cosmetic; quoted, they stay inside the value instead of splitting the pairs
+    c = parse_point(space, 'pipeline_layout="Et*8,|t*8|t*8|t*8L",tp=2')
+    assert (c.pipeline_layout, c.tp) == ("Et*8,|t*8|t*8|t*8L", 2)
+    assert 'pipeline_layout="Et*8,|t*8|t*8|t*8L"' in c.label()
+    assert parse_point(space, c.label()) == c
+    plain = parse_point(space, "pipeline_layout=Et*8|(t*8|)*2t*8L,tp=2")
+    assert (plain.pipeline_layout, plain.tp) == ("Et*8|(t*8|)*2t*8L", 2)
+    assert parse_point(space, plain.label()) == plain
+
+
 def test_environment_and_messages() -> None:
     space = space_of('gbs = 64\ntp : 1 | 3\nlet mp = tp * pp\nrequire mp <= 2 "keep it small"')
     c = parse_point(space, "tp=3")
