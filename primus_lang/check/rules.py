@@ -121,6 +121,11 @@ def _has_layout(f: Env) -> Any:
     return np.asarray(f["pipeline_layout"]) != ""
 
 
+# The knobs a row's pipeline split reads (an explicit layout is checked against the others).
+_SPLIT_KNOBS = ("pipeline_layout", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
+                "account_for_loss", "schedule")
+
+
 def _split_of_row(f: Env, s: Space, i: int) -> Split:
     cols = [np.asarray(f[n]).ravel() for n in ("pp", "vpp", "first_stage_layers", "last_stage_layers")]
     flags = [_flag(f[n]).ravel() for n in ("account_for_embedding", "account_for_loss")]
@@ -141,15 +146,11 @@ def _per_layout(f: Env, s: Space, fn: Callable[[Split], Any], default: Any) -> A
     has = _has_layout(f)
     if not np.any(has):
         return default
-    shape = np.broadcast(*(np.asarray(f[n]) for n in ("pipeline_layout", "pp", "vpp", "first_stage_layers",
-                                                       "last_stage_layers", "account_for_embedding",
-                                                       "account_for_loss", "schedule"))).shape
+    shape = np.broadcast(*(np.asarray(f[n]) for n in _SPLIT_KNOBS)).shape
     out = np.broadcast_to(np.asarray(default), shape).copy() if shape else np.asarray(default).copy()
     flat = out.reshape(-1)
     has_flat = np.broadcast_to(has, shape).reshape(-1) if shape else np.asarray([has])
-    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in ("pipeline_layout", "pp", "vpp", "first_stage_layers",
-                                                                  "last_stage_layers", "account_for_embedding",
-                                                                  "account_for_loss", "schedule")}
+    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in _SPLIT_KNOBS}
     seen: dict[Split, Any] = {}
     for i in np.nonzero(has_flat)[0].tolist():
         split = _split_of_row(full, s, i)
@@ -266,8 +267,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.PIPELINE_LAYOUT,
-        ("pipeline_layout", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
-         "account_for_loss", "schedule"),
+        _SPLIT_KNOBS,
         lambda f, s: ~_has_layout(f) | _per_layout(f, s, lambda sp: _layout_ok(sp, s), True),
         lambda f, s: (
             "; ".join(problems(_split_of_row(f, s, 0), s.model.mtp_layers)) + " (pipeline-layout)",

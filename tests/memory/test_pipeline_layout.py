@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 
-from memory_models import DSV3_SMALL, X64
+from memory_models import DSV3_SMALL, LLAMA70B, X64
 
 from primus_lang.ir import Candidate, Recompute, Settings
 from primus_lang.ir.pipeline import Split, problems
@@ -48,9 +48,34 @@ def test_prefilter_equals_account_with_layouts_mixed_in() -> None:
     cands.append(Candidate(tp=2, pp=4, vpp=1, ep=2, gbs=64, seq_len=2048, pipeline_layout="Ett|tt|tt|tmL"))
     peaks = prefilter(DSV3_SMALL, X64, cands, S)
     assert [int(p) for p in peaks] == [account(DSV3_SMALL, X64, c, S).peak.total for c in cands]
-    # and each layout alone, as the pre-filter's own batch
-    for c in cands[:6]:
+    # and one candidate of each layout alone, as the pre-filter's own batch
+    firsts = {(c.pipeline_layout, c.pp, c.vpp): c for c in reversed(cands)}
+    assert len(firsts) == 9
+    for c in firsts.values():
         assert int(prefilter(DSV3_SMALL, X64, [c], S)[0]) == account(DSV3_SMALL, X64, c, S).peak.total
+
+
+def test_prefilter_equals_account_with_op_and_layouts_mixed_in() -> None:
+    # op is refused on MoE models (P4027), so a dense model: the same batch holds op and other recompute
+    # kinds, with and without a layout, at more than one (PP, VPP)
+    layouts = {(2, 1): ("", "Et*38|t*42L"), (4, 1): ("", "Et*19|t*20|t*20|t*21L"),
+               (2, 2): ("", "Et*19|t*20|t*20|t*21L")}
+    cands = [
+        Candidate(tp=8, pp=pp, vpp=vpp, mbs=mbs, gbs=64, seq_len=4096, recompute=rc, pipeline_layout=layout,
+                  schedule="interleaved" if vpp > 1 else "1f1b")
+        for (pp, vpp), options in layouts.items()
+        for layout, mbs, rc in itertools.product(options, (1, 2), (Recompute(), Recompute("op"),
+                                                                     Recompute("full", 2)))
+    ]
+    for c in cands:
+        if c.pipeline_layout:
+            assert not problems(Split(LLAMA70B.num_layers, c.pp, c.vpp, layout=c.pipeline_layout))
+    peaks = prefilter(LLAMA70B, X64, cands, S)
+    assert [int(p) for p in peaks] == [account(LLAMA70B, X64, c, S).peak.total for c in cands]
+    # the layouts move layers, so the peaks differ from the knob split's where they are set
+    plain = {(c.pp, c.vpp, c.mbs, c.recompute): int(p) for c, p in zip(cands, peaks, strict=True) if not c.pipeline_layout}
+    assert any(int(p) != plain[c.pp, c.vpp, c.mbs, c.recompute]
+               for c, p in zip(cands, peaks, strict=True) if c.pipeline_layout)
 
 
 def test_a_layout_moves_layers_between_stages() -> None:
