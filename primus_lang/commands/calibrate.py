@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--pool-sigma", type=float, default=POOL_SIGMA,
                    help=f"pull of each profile toward the values pooled over all profiles, logit space (default {POOL_SIGMA})")
     p.add_argument("--no-pool", action="store_true", help="fit each profile alone, with a weak prior to its base")
+    p.add_argument("--transfer", action="store_true",
+                   help="also project each GPU's rows with values pooled over the other GPUs of its vendor "
+                        "(leave one GPU out), and GPUs with too few rows with their vendor's pool")
     p.add_argument("--json", action="store_true", help="print the fits as JSON")
     p.set_defaults(func=run)
 
@@ -59,9 +63,22 @@ def run(args: argparse.Namespace) -> int:
                         if not args.gpu or f.gpu in args.gpu])
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
+    moved: dict[str, tuple[tuple[str, float], ...]] = {}
+    if args.transfer:
+        from primus_lang.project.calibrate import transfer
+
+        few = [r for g, rows in by_gpu.items() if g not in kept for r in rows]
+        moved = transfer(kept, few, progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
     if args.out:
-        imports = {f.gpu: _module_of(f.gpu) for f in fits}
-        Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports))
+        from primus_lang.project.calibrate import vendor_pools
+        from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
+
+        gpus = stdlib_definitions()[1]
+        # the corpus's GPUs without a fit of their own get their vendor's pooled values
+        others = {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
+        pooled = vendor_pools(kept, others) if pool is not None and not args.gpu else {}
+        imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
+        Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled))
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
@@ -78,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
             "cv_spearman_by_group": ranks["spearman_by_group"],
             "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
             "cv_signed_error_by_group": ranks["signed_error_by_group"],
+            **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
+                                 "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
+               if args.transfer else {}),
         }, indent=2))
         return 0
     for f in fits:
@@ -87,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
               f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
+    for g, errs in moved.items():
+        print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "
+              f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
     if len(by_seed) > 1:
         print(f"  over {len(by_seed)} fold shuffles: mean {sum(by_seed) / len(by_seed):.1%}, "
               f"from {min(by_seed):.1%} to {max(by_seed):.1%}")
@@ -98,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
         for name, rho in values.items():
             print(f"  {name:60} {'n/a (one layout)' if rho is None else f'{rho:+.2f}'}")
     return 0
+
+
+def _mean(values: Iterable[float]) -> float:
+    v = list(values)
+    return sum(v) / len(v) if v else float("nan")
 
 
 def _mape(fits: list[Fit]) -> float:

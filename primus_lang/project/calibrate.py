@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from primus_lang.ir import Efficiency, Settings
+from primus_lang.ir import Efficiency, Gpu, Settings
 from primus_lang.project.oracle import SimulateOracle
 from primus_lang.project.projection import project
 from primus_lang.project.runs import Run
@@ -251,6 +251,52 @@ def calibrate(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficienc
     return fits
 
 
+def transfer(by_gpu: Mapping[str, Sequence[Run]], unseen: Sequence[Run] = (), settings: Settings | None = None,
+             progress: Callable[[str], None] | None = None) -> dict[str, tuple[tuple[str, float], ...]]:
+    """How the vendor pool carries to a GPU it never saw: each GPU's rows projected with values
+    pooled over the rows of the other GPUs of its vendor (leave one GPU out), and ``unseen`` rows
+    (GPUs with too few rows to fit) with the pool of all of their vendor's rows. Signed errors per row,
+    by GPU; a GPU alone in its vendor has no pool to borrow from and is left out."""
+    settings = settings or Settings()
+
+    def vendor(run: Run) -> str:
+        return run.cluster.gpu.vendor if run.cluster else ""
+
+    def errors(rows: Sequence[Run], train: list[Run]) -> tuple[tuple[str, float], ...]:
+        pool = fit_pooled(train, settings)
+        return tuple((r.id, projected(r, _apply(r.cluster.gpu.efficiency, pool), settings) / (r.measured or 1.0) - 1)
+                     for r in rows if r.cluster)
+
+    out: dict[str, tuple[tuple[str, float], ...]] = {}
+    for gpu, rows in sorted(by_gpu.items()):
+        train = [r for g, rs in by_gpu.items() if g != gpu for r in rs if rows and vendor(r) == vendor(rows[0])]
+        if rows and train:
+            if progress:
+                progress(f"transfer: {gpu}")
+            out[gpu] = errors(rows, train)
+    for gpu in sorted({r.cluster.gpu.name for r in unseen if r.cluster}):
+        rows = [r for r in unseen if r.cluster and r.cluster.gpu.name == gpu]
+        train = [r for rs in by_gpu.values() for r in rs if vendor(r) == vendor(rows[0])]
+        if train:
+            out[gpu] = errors(rows, train)
+    return out
+
+
+def vendor_pools(by_gpu: Mapping[str, Sequence[Run]], others: Mapping[str, Gpu],
+                 settings: Settings | None = None) -> dict[str, Efficiency]:
+    """Profiles for GPUs without rows of their own (``others``): each base profile with the values
+    pooled over every row of its vendor (``transfer`` measures how well such values carry to a GPU
+    the pool never saw)."""
+    rows = [r for rs in by_gpu.values() for r in rs if r.cluster]
+    out = {}
+    for vendor in sorted({g.vendor for g in others.values()}):
+        mine = [r for r in rows if r.cluster and r.cluster.gpu.vendor == vendor]
+        if mine:
+            values = fit_pooled(mine, settings)
+            out.update({name: _apply(g.efficiency, values) for name, g in sorted(others.items()) if g.vendor == vendor})
+    return out
+
+
 def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: int = 0,
                   settings: Settings | None = None,
                   progress: Callable[[str], None] | None = None) -> Fit:
@@ -265,10 +311,13 @@ def _fmt(name: str, value: float) -> str:
     return f"{value:.3f}"
 
 
-def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
+def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
+           pooled: Mapping[str, Efficiency] | None = None) -> str:
     """Calibrated profiles in the language: ``gpu X_calibrated = X { efficiency { ... } }``.
 
-    ``imports`` maps a GPU name to its stdlib module (``hardware.nvidia``)."""
+    ``imports`` maps a GPU name to its stdlib module (``hardware.nvidia``); ``pooled`` gives GPUs
+    without rows of their own their vendor's pooled values (``vendor_pools``)."""
+    pooled = pooled or {}
     lines = [
         "# Calibrated hardware profiles written by `primusc calibrate`.",
         f"# Fit on: {source}",
@@ -282,17 +331,18 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str]) -> str:
         lines.append(f"# All profiles: {len(cv)} rows, cross-validated MAPE {sum(cv) / len(cv):.1%}.")
     lines.append("")
     modules: dict[str, list[str]] = {}
-    for fit in fits:
-        modules.setdefault(imports[fit.gpu], []).append(fit.gpu)
+    for gpu in [f.gpu for f in fits] + list(pooled):
+        modules.setdefault(imports[gpu], []).append(gpu)
     for module, names in sorted(modules.items()):
         lines.append(f"import {module} ({', '.join(sorted(names))})")
     lines.append("")
-    for fit in fits:
-        eff = fit.efficiency
+    profiles = [(f.gpu, f.efficiency, f"{f.rows} rows, in-sample MAPE {f.in_sample_mape:.1%}, "
+                 f"{f.folds}-fold CV MAPE {f.cv_mape:.1%}") for f in fits]
+    profiles += [(gpu, eff, "no rows of its own to fit: its vendor's pooled values") for gpu, eff in pooled.items()]
+    for gpu, eff, note in profiles:
         body = "; ".join(f"{n} = {_fmt(n, getattr(eff, n))}" for n in PARAMS)
-        lines.append(f"# {fit.gpu}: {fit.rows} rows, in-sample MAPE {fit.in_sample_mape:.1%}, "
-                     f"{fit.folds}-fold CV MAPE {fit.cv_mape:.1%}")
-        lines.append(f"gpu {fit.gpu}_calibrated = {fit.gpu} {{ efficiency {{ {body} }} }}")
+        lines.append(f"# {gpu}: {note}")
+        lines.append(f"gpu {gpu}_calibrated = {gpu} {{ efficiency {{ {body} }} }}")
         lines.append("")
     from primus_lang.syntax.format import format_source
 

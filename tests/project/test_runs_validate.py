@@ -166,6 +166,9 @@ def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pyt
 
     gpus = {g.name: g for g in load_program(str(out)).gpus}
     assert "h100_sxm_calibrated" in gpus
+    # GPUs without rows take their vendor's pool: NVIDIA's from the H100 rows; no AMD row, no AMD profile
+    assert "h200_calibrated" in gpus and "mi355x_calibrated" not in gpus
+    assert "no rows of its own to fit: its vendor's pooled values" in out.read_text()
     fitted = report["fits"][0]["efficiency"]["gemm_max"]
     assert gpus["h100_sxm_calibrated"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
 
@@ -217,3 +220,32 @@ def test_calibrate_command_default_pool_sigma_is_the_library_one() -> None:
     from primus_lang.project import calibrate as library
 
     assert command.POOL_SIGMA == library.POOL_SIGMA
+
+
+def test_transfer_projects_a_gpu_with_its_siblings_pool_only() -> None:
+    import attrs
+
+    from primus_lang.project.calibrate import transfer
+    from primus_lang.project.runs import Run, stdlib_definitions
+
+    b200 = stdlib_definitions()[1]["b200"]
+    h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
+    other = [attrs.evolve(r, id=f"{r.id}_b200", measured=2.5 * (r.measured or 0.0),
+                          cluster=attrs.evolve(r.cluster, gpu=b200) if r.cluster else None) for r in h100]
+
+    def projections(rows: list[Run]) -> dict[str, float]:
+        out = transfer({"h100_sxm": rows[:4], "b200": rows[4:]})
+        measured = {r.id: r.measured or 0.0 for r in rows}
+        return {rid: measured[rid] * (1 + e) for errs in out.values() for rid, e in errs}
+
+    before = projections(h100 + other)
+    assert set(before) == {r.id for r in h100 + other}
+    # an H100 row's own measurement never reaches the pool that projects it
+    moved = projections([attrs.evolve(h100[0], measured=3 * (h100[0].measured or 0.0)), *h100[1:], *other])
+    assert moved[h100[0].id] == pytest.approx(before[h100[0].id], rel=1e-9)
+    assert transfer({"h100_sxm": h100}) == {}  # alone in its vendor: nothing to borrow from
+
+
+def test_calibrate_command_transfer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--transfer", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["transfer"] == {}
