@@ -218,7 +218,16 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     target = args.target or space.settings.target
     files: list[str] = []
     if winner is not None and winner.candidate is not None and not args.no_emit:
-        files = _emit(args, source, space, winner, target, out)
+        launched, why = _launchable(space, result, winner, target)
+        if launched is not winner and launched.candidate is not None:
+            ours, best = launched.evaluation, winner.evaluation
+            change = (f" ({ours.tokens_per_gpu:,.0f} against {best.tokens_per_gpu:,.0f} tokens/s/GPU)"
+                      if ours is not None and best is not None else "")
+            lines.append(
+                f"The target {target} cannot express the best recipe ({why}); the launch files are for "
+                f"the best one it can: {launched.candidate.label()}{change}."
+            )
+        files = _emit(args, source, space, launched, target, out)
     report = Path(args.report) if args.report else out / "report.html"
     if winner is not None:
         from primus_lang.report import write_report
@@ -231,6 +240,21 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         return 0 if winner is not None else 1
     _print(plan, prep, axes)
     return 0 if winner is not None else 1
+
+
+def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) -> tuple[Trial, str]:
+    """The best evaluated trial the target can express, and why the winner is not (the winner
+    itself, or the winner when none is: ``emit`` then says why with P7001)."""
+    from primus_lang.emit import unsupported
+
+    assert winner.candidate is not None
+    why = unsupported(space, winner.candidate, target)
+    if not why:
+        return winner, ""
+    for trial in result.ranked(len(result.trials)):
+        if trial.candidate is not None and not unsupported(space, trial.candidate, target):
+            return trial, "; ".join(why)
+    return winner, "; ".join(why)
 
 
 def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, target: str, out: Path) -> list[str]:

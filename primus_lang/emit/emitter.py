@@ -70,6 +70,14 @@ def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dic
     }
 
 
+def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:
+    """What ``target`` cannot express of ``cand`` (empty: it can); ``emit`` refuses with these."""
+    framework_cls, launcher_cls = parse_target(target)
+    variables = resolve_variables((context or EmitContext()).variables, space.name)
+    framework = framework_cls(space.model, space.cluster, cand, variables)
+    return framework.unsupported() + launcher_cls(space.cluster, variables).unsupported()
+
+
 def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
     ctx = context or EmitContext()
     framework_cls, launcher_cls = parse_target(target)
@@ -78,7 +86,7 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
     refuse_illegal(space, cand)
     framework = framework_cls(space.model, space.cluster, cand, variables)
     launcher = launcher_cls(space.cluster, variables)
-    problems = framework.unsupported() + launcher.unsupported()
+    problems = unsupported(space, cand, target, ctx)
     if problems:
         raise CompileError(
             [

@@ -156,3 +156,37 @@ def test_plan_llm_replay_reruns_a_recorded_search(tmp_path: Path, capsys: pytest
         (t.source, t.verdict, t.label) for t in recorded.trials
     ]
     assert any("changes what is trained" in r for t in replayed for r in t["reasons"])
+
+
+OP_WINS = """\
+import models.llama3 (llama3_1_8b)
+import clusters.nvidia (h100_x8)
+
+space op_wins on h100_x8 {
+  model = llama3_1_8b
+  seq_len = 8192
+  gbs = 256
+  mbs : 2
+  recompute : op | full(layers: 32)
+  sharding : fsdp
+  maximize tokens_per_gpu
+  budget 10 evals
+  strategy exhaustive
+  target megatron + slurm
+}
+"""
+
+
+def test_plan_launches_the_best_recipe_the_target_can_express(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # torchtitan's op-level checkpointing wins the search but Megatron cannot express it: the launch
+    # files are for the runner-up, and the explanation says why
+    space = tmp_path / "op.prx"
+    space.write_text(OP_WINS)
+    assert main(["plan", str(space), "--json", "--out", str(tmp_path / "out")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ranked"][0]["candidate"]["recompute"]["kind"] == "op"
+    assert any("cannot express the best recipe" in line and "recompute=full(32,block)" in line
+               for line in data["explanation"])
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["candidate"]["recompute"]["kind"] == "full"
