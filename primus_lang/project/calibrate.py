@@ -3,11 +3,13 @@
 For one GPU profile the parameters are the GEMM plateau (BF16 and FP8), the GEMM knee (the fixed
 per-kernel cost), flash-attention efficiency, the HBM share memory-bound kernels reach, the
 grouped-GEMM (MoE expert) plateau, and the bus efficiency of each link class. They are
-fitted by Levenberg-Marquardt on the log ratio of projected to measured tokens/s/GPU, with a weak
-prior that pulls each parameter toward the profile's default (so a GPU with three rows moves only
-what its rows can identify). Never one constant per row: every row of a GPU shares the same few
+fitted by Levenberg-Marquardt on the log ratio of projected to measured tokens/s/GPU in two levels:
+one set of values pooled over every row of a vendor, then each profile on its own rows with a prior
+toward its vendor's pool (so a GPU with three rows moves only what its rows can identify, and a GPU
+with none takes the pool). Never one constant per row: every row of a GPU shares the same few
 parameters. The error that matters is the k-fold cross-validated one: each row is projected with
-parameters fitted on the other folds.
+parameters, pooled ones included, fitted on the other folds; ``transfer`` measures the pool on a GPU
+it never saw.
 """
 
 from __future__ import annotations
