@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.validate import load
-    from primus_lang.project.calibrate import calibrate, to_prx
+    from primus_lang.project.calibrate import calibrate_shuffles, to_prx
     from primus_lang.project.runs import gpu_key
 
     if args.folds < 2:
@@ -56,11 +56,10 @@ def run(args: argparse.Namespace) -> int:
     kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     pool = None if args.no_pool else args.pool_sigma
-    repeats = []
-    for seed in range(args.seed, args.seed + max(args.repeats, 1)):
-        repeats.append([f for f in calibrate(kept, bases, args.folds, seed, pool_sigma=pool,
-                                             progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
-                        if not args.gpu or f.gpu in args.gpu])
+    seeds = range(args.seed, args.seed + max(args.repeats, 1))
+    repeats = [[f for f in shuffle if not args.gpu or f.gpu in args.gpu]
+               for shuffle in calibrate_shuffles(kept, bases, args.folds, seeds, pool_sigma=pool,
+                                                 progress=lambda m: print(m, file=sys.stderr) if not args.json else None)]
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
     moved: dict[str, tuple[tuple[str, float], ...]] = {}

@@ -70,23 +70,27 @@ def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dic
     }
 
 
+def _parts(space: Space, cand: Candidate, target: str,
+           ctx: EmitContext) -> tuple[Framework, Launcher, Variables]:
+    framework_cls, launcher_cls = parse_target(target)
+    variables = resolve_variables(ctx.variables, space.name)
+    return (framework_cls(space.model, space.cluster, cand, variables), launcher_cls(space.cluster, variables),
+            variables)
+
+
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:
     """What ``target`` cannot express of ``cand`` (empty: it can); ``emit`` refuses with these."""
-    framework_cls, launcher_cls = parse_target(target)
-    variables = resolve_variables((context or EmitContext()).variables, space.name)
-    framework = framework_cls(space.model, space.cluster, cand, variables)
-    return framework.unsupported() + launcher_cls(space.cluster, variables).unsupported()
+    framework, launcher, _ = _parts(space, cand, target, context or EmitContext())
+    return framework.unsupported() + launcher.unsupported()
 
 
 def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
     ctx = context or EmitContext()
     framework_cls, launcher_cls = parse_target(target)
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"
-    variables = resolve_variables(ctx.variables, space.name)
     refuse_illegal(space, cand)
-    framework = framework_cls(space.model, space.cluster, cand, variables)
-    launcher = launcher_cls(space.cluster, variables)
-    problems = unsupported(space, cand, target, ctx)
+    framework, launcher, variables = _parts(space, cand, target, ctx)
+    problems = framework.unsupported() + launcher.unsupported()
     if problems:
         raise CompileError(
             [

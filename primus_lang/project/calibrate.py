@@ -14,6 +14,7 @@ it never saw.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -179,6 +180,12 @@ def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations
     """One set of values shared by every profile in ``runs`` (each row on its own GPU's peaks and
     bandwidths): the efficiencies a GPU without rows of its own would get from the others. The
     start and the weak prior are the mean of the profiles' own values (logit space)."""
+    # calibrate's fit on all rows and vendor_pools ask for the same pool: fit it once
+    return dict(_fit_pooled(tuple(runs), settings or Settings(), iterations))
+
+
+@functools.lru_cache(maxsize=16)
+def _fit_pooled(runs: tuple[Run, ...], settings: Settings, iterations: int) -> tuple[tuple[str, float], ...]:
     names = identifiable(runs)
     bases = {r.cluster.gpu.name: r.cluster.gpu.efficiency for r in runs if r.cluster}
     z0 = np.array([float(np.mean([_to_unit(n, _value(b, n)) for b in bases.values()])) for n in names])
@@ -187,7 +194,7 @@ def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations
         assert run.cluster is not None
         return run.cluster.gpu.efficiency
 
-    return _fit(runs, names, z0, PRIOR_SIGMA, base_of, settings or Settings(), iterations)
+    return tuple(_fit(runs, names, z0, PRIOR_SIGMA, base_of, settings, iterations).items())
 
 
 def _layout_key(run: Run) -> str:
@@ -227,30 +234,39 @@ def calibrate(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficienc
     (pooled ones included) that never saw its fold. Folds are drawn over distinct layouts: rows that
     repeat one layout (the same recipe re-measured in later releases) share a fold, so a held-out row
     never has its twin in the training folds."""
+    return calibrate_shuffles(by_gpu, bases, folds, (seed,), pool_sigma, settings, progress)[0]
+
+
+def calibrate_shuffles(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency], folds: int,
+                       seeds: Sequence[int], pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
+                       progress: Callable[[str], None] | None = None) -> list[list[Fit]]:
+    """``calibrate`` once per fold shuffle in ``seeds``; the fit on all rows, which no shuffle
+    changes, is made once."""
     settings = settings or Settings()
     groups = {g: list(rows) for g, rows in sorted(by_gpu.items())}
     full_fit = _fit_profiles(groups, bases, pool_sigma, settings)
-    keys = sorted({_layout_key(r) for rows in groups.values() for r in rows})
-    random.Random(seed).shuffle(keys)
-    k = max(2, min(folds, len(keys)))
-    fold_of = {key: n % k for n, key in enumerate(keys)}
-    cv: dict[str, float] = {}
-    for f in range(k):
-        if progress:
-            progress(f"fold {f + 1}/{k}")
-        train = {g: [r for r in rows if fold_of[_layout_key(r)] != f] for g, rows in groups.items()}
-        effs = _fit_profiles(train, bases, pool_sigma, settings)
-        for g, rows in groups.items():
-            for r in rows:
-                if fold_of[_layout_key(r)] == f:
-                    cv[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
-    fits = []
-    for g, rows in groups.items():
-        in_sample = tuple(projected(r, full_fit[g], settings) / (r.measured or 1.0) - 1 for r in rows)
-        used = len({fold_of[_layout_key(r)] for r in rows})
-        fits.append(Fit(g, full_fit[g], len(rows), in_sample, tuple(cv[r.id] for r in rows),
-                        tuple(r.id for r in rows), used))
-    return fits
+    in_sample = {g: tuple(projected(r, full_fit[g], settings) / (r.measured or 1.0) - 1 for r in rows)
+                 for g, rows in groups.items()}
+    out = []
+    for seed in seeds:
+        keys = sorted({_layout_key(r) for rows in groups.values() for r in rows})
+        random.Random(seed).shuffle(keys)
+        k = max(2, min(folds, len(keys)))
+        fold_of = {key: n % k for n, key in enumerate(keys)}
+        cv: dict[str, float] = {}
+        for f in range(k):
+            if progress:
+                progress(f"fold {f + 1}/{k}" + (f" (shuffle {seed})" if len(seeds) > 1 else ""))
+            train = {g: [r for r in rows if fold_of[_layout_key(r)] != f] for g, rows in groups.items()}
+            effs = _fit_profiles(train, bases, pool_sigma, settings)
+            for g, rows in groups.items():
+                for r in rows:
+                    if fold_of[_layout_key(r)] == f:
+                        cv[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
+        out.append([Fit(g, full_fit[g], len(rows), in_sample[g], tuple(cv[r.id] for r in rows),
+                        tuple(r.id for r in rows), len({fold_of[_layout_key(r)] for r in rows}))
+                    for g, rows in groups.items()])
+    return out
 
 
 def transfer(by_gpu: Mapping[str, Sequence[Run]], unseen: Sequence[Run] = (), settings: Settings | None = None,
