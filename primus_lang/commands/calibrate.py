@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.validate import load
-    from primus_lang.project.calibrate import calibrate_shuffles, to_prx
+    from primus_lang.project.calibrate import PARAMS, calibrate_shuffles, to_prx
     from primus_lang.project.runs import gpu_key
 
     if args.folds < 2:
@@ -84,10 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
-                      "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in
-                                                            ("gemm_max", "fp8_gemm_max", "gemm_knee_flops",
-                                                             "attention", "scale_up_bus", "scale_out_bus",
-                                                             "hbm", "grouped_gemm")},
+                      "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in PARAMS},
                       "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
             "cv_mape": total,
             "cv_mape_by_seed": dict(zip(range(args.seed, args.seed + len(by_seed)), by_seed, strict=True)),
@@ -104,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
               f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} knee {e.gemm_knee_flops:.2e} "
               f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
-              f"grouped {e.grouped_gemm:.3f}")
+              f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
     for g, errs in moved.items():
         print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "

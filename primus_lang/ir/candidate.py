@@ -28,6 +28,12 @@ ATTENTIONS = ("flash", "unfused")
 CP_COMMS = ("p2p", "a2a", "allgather")
 DISPATCHERS = ("alltoall", "allgather", "flex")
 STATE_DTYPES = ("fp32", "bf16")
+# Megatron's CUDA graphs (--cuda-graph-impl, --cuda-graph-scope): which launches replay from a
+# captured graph instead of the host. ``attn``/``moe_router``/``attn_moe_router`` are per-layer
+# Transformer Engine graphs of those scopes (``moe_router`` includes ``moe_preprocess``); ``layer``
+# graphs whole layers (dense models: a dropless MoE layer syncs with the host); ``full`` is
+# megatron-core's whole-iteration graph (``local`` implementation, scope ``full_iteration``).
+CUDA_GRAPHS = ("none", "attn", "moe_router", "attn_moe_router", "layer", "full")
 
 
 @frozen(order=True)
@@ -101,6 +107,8 @@ class Candidate:
     overlap_grad_reduce: bool = field(default=True, metadata=q(Kind.FLAG, "overlap DP gradient reduction"))
     overlap_param_gather: bool = field(default=True, metadata=q(Kind.FLAG, "overlap parameter all-gather"))
     ep_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap EP all-to-all with compute"))
+    cuda_graph: str = field(default="none", metadata=q(Kind.ENUM, "what CUDA graphs capture (no host launches)",
+                                                       CUDA_GRAPHS))
     main_grad_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "gradient buffer dtype", STATE_DTYPES))
     optimizer_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "Adam moment dtype", STATE_DTYPES))
 

@@ -32,6 +32,9 @@ class Efficiency:
     grouped_gemm: float = field(
         default=1.0, metadata=q(Kind.FRACTION, "grouped (MoE expert) GEMM plateau relative to dense GEMMs")
     )
+    host_launch: float = field(
+        default=10.0e-6, metadata=q(Kind.TIME, "host (CPU) time per kernel launch outside CUDA graphs")
+    )
 
 
 @frozen

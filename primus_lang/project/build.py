@@ -205,7 +205,9 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     assert moe is not None
     up = 2 if sh.model.activation == "swiglu" else 1
     tokens_in = sh.tokens // sh.tp  # tokens entering the router on one rank (the SP share)
+    start = len(tasks)
     _linear(sh, tasks, params, Gemm(tokens_in, moe.num_experts, sh.h, "bf16"))
+    _tag(tasks, start, "router")
     local = max(1, moe.num_experts // sh.ep)
     per_expert = max(1, round(tokens_in * moe.top_k * sh.etp * sh.ep / moe.num_experts))
     ffn_r = max(1, moe.ffn_hidden // sh.etp)
@@ -216,8 +218,8 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     tasks.append(Task(MemoryOp("moe_permute", permute, 4), "F", routed=True))
     tasks.append(Task(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True))
     # router softmax/top-k and the token sort around the permutation are small kernels of their own
-    tasks.append(Task(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F"))
-    tasks.append(Task(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B"))
+    tasks.append(Task(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F", part="router"))
+    tasks.append(Task(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B", part="router"))
     tasks.append(Task(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True))
     tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
     if sh.ep > 1:
@@ -261,8 +263,7 @@ def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
 
 def _recomputed(tasks: list[Task]) -> list[Task]:
     """Full recompute: the layer's forward runs again before its backward."""
-    return [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under, t.model_share)
-            for t in tasks if t.phase == "F"]
+    return [attrs.evolve(t, phase="B", model_flops=False) for t in tasks if t.phase == "F"]
 
 
 def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
@@ -289,7 +290,7 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
             out.append(Task(op, "B", model_flops=False))
             if op.dtype == "fp8" and sh.cast > 0:
                 out.append(Task(MemoryOp("fp8_cast_input", int(op.m * op.k * sh.cast)), "B", model_flops=False))
-    out += [Task(t.op, "B", t.kind, t.times, False, t.routed, t.hides_under, t.model_share)
+    out += [attrs.evolve(t, phase="B", model_flops=False)
             for t in tasks if t.phase == "F" and isinstance(t.op, MemoryOp) and t.op.name == "layer_elementwise"]
     return out
 
@@ -347,10 +348,14 @@ def _layer(sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
     params: list[int] = []
     expert_params: list[int] = []
     _attention(sh, tasks, params)
+    _tag(tasks, 0, "attn")
+    start = len(tasks)
     if moe:
         width = _moe_mlp(sh, tasks, params, expert_params)
+        _tag(tasks, start, "moe")
     else:
         width = _dense_mlp(sh, tasks, params, sh.model.ffn_hidden)
+        _tag(tasks, start, "mlp")
     _elementwise(sh, tasks, width)
     norms = 2 * sh.h
     _fsdp(sh, tasks, sum(params) + sum(expert_params) + norms)
@@ -361,6 +366,12 @@ def _layer(sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
     suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
     name = ("moe" if moe else "dense") + suffix
     return Block(name, tuple(tasks)), sum(params) + norms, sum(expert_params)
+
+
+def _tag(tasks: list[Task], start: int, part: str) -> None:
+    """Mark ``tasks[start:]`` as ``part`` of the layer (what a CUDA graph scope captures), keeping
+    a part already set (the MoE router inside the MoE block)."""
+    tasks[start:] = [t if t.part else attrs.evolve(t, part=part) for t in tasks[start:]]
 
 
 def _embedding(sh: _Shapes) -> tuple[Block, int]:

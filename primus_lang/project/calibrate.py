@@ -38,7 +38,9 @@ PARAMS: dict[str, tuple[float, float]] = {
     "scale_out_bus": (0.05, 1.0),
     "hbm": (0.2, 1.0),
     "grouped_gemm": (0.2, 1.25),  # 1.0 (no penalty) must sit inside the bounds to move
+    "host_launch": (1.0e-6, 3.0e-4),
 }
+LOG_SCALE = ("gemm_knee_flops", "host_launch")  # fitted on a log scale: they span decades
 # The FP8 plateau is fitted as a ratio to the BF16 one (FP8 GEMMs reach ``fp8_ratio`` times the
 # share of their peak that BF16 GEMMs reach of theirs): rows of either dtype then inform both, and a
 # profile, or a cross-validation fold, with rows of one dtype only keeps the base profile's ratio
@@ -76,7 +78,7 @@ def _bounds(name: str) -> tuple[float, float]:
 
 def _to_unit(name: str, value: float) -> float:
     lo, hi = _bounds(name)
-    if name == "gemm_knee_flops":
+    if name in LOG_SCALE:
         lo, hi, value = math.log(lo), math.log(hi), math.log(value)
     x = min(max((value - lo) / (hi - lo), 1e-6), 1 - 1e-6)
     return math.log(x / (1 - x))
@@ -85,7 +87,7 @@ def _to_unit(name: str, value: float) -> float:
 def _from_unit(name: str, z: float) -> float:
     lo, hi = _bounds(name)
     x = 1 / (1 + math.exp(-z))
-    if name == "gemm_knee_flops":
+    if name in LOG_SCALE:
         return math.exp(math.log(lo) + x * (math.log(hi) - math.log(lo)))
     return lo + x * (hi - lo)
 
@@ -101,7 +103,7 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
     """The parameters these rows can move: the GEMM plateau (BF16, and FP8 through ``fp8_ratio``),
     the FP8/BF16 ratio only with rows of both dtypes, buses only where a layout communicates over
     that link class."""
-    names = ["gemm_max", "gemm_knee_flops", "attention", "hbm"]
+    names = ["gemm_max", "gemm_knee_flops", "attention", "hbm", "host_launch"]
     dtypes = {r.cand.precision for r in runs if r.cand}
     if {"bf16", "fp8"} <= dtypes:
         names.insert(1, "fp8_ratio")
@@ -326,6 +328,8 @@ def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: i
 def _fmt(name: str, value: float) -> str:
     if name == "gemm_knee_flops":
         return f"{value:.3e}".replace("e+0", "e").replace("e+", "e")
+    if name == "host_launch":
+        return f"{value * 1e6:.1f} us"
     return f"{value:.3f}"
 
 

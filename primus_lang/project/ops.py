@@ -158,6 +158,8 @@ class Task:
     "attention", "gemm" or "block"); the projection decides per candidate whether it may.
     ``model_share`` is the part of the op's FLOPs that are model FLOPs (unfused causal attention
     computes the whole score square, the model needs half).
+    ``part`` is the piece of the layer a CUDA graph scope can capture ("attn", "mlp", "router" or
+    "moe"; "" for the rest of the layer: norms and residuals, FSDP gathers).
     """
 
     op: Op
@@ -168,6 +170,15 @@ class Task:
     routed: bool = False
     hides_under: str = ""
     model_share: float = 1.0
+    part: str = ""
+
+    @property
+    def launches(self) -> float:
+        """Kernels the host launches for this task: Transformer Engine's grouped GEMM issues one GEMM
+        per local expert (a loop over streams), a memory op its ``kernels``, everything else one."""
+        op = self.op
+        n = op.groups if isinstance(op, GroupedGemm) else op.kernels if isinstance(op, MemoryOp) else 1
+        return n * self.times
 
 
 @frozen

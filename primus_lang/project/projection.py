@@ -27,7 +27,18 @@ from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedG
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.schedule import ScheduleResult, fast, plan, replay
 
-BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "bubble", "optimizer")
+BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
+
+# The layer parts each ``cuda_graph`` setting captures (build.py tags every task of a layer with its
+# part); a captured part costs the host one graph launch per pass instead of one launch per kernel.
+# ``full`` captures the whole iteration, embedding and head included: no host launches at all.
+GRAPHED: dict[str, frozenset[str]] = {
+    "none": frozenset(),
+    "attn": frozenset({"attn"}),
+    "moe_router": frozenset({"router"}),
+    "attn_moe_router": frozenset({"attn", "router"}),
+    "layer": frozenset({"attn", "mlp", "router", "moe", ""}),
+}
 
 
 @frozen
@@ -60,14 +71,35 @@ _cache: weakref.WeakKeyDictionary[Oracle, dict[tuple[object, ...], tuple[tuple[T
 _flops: dict[int, tuple[tuple[Task, ...], float]] = {}
 
 
-def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float) -> tuple[_Pass, _Pass, _Pass]:
+def _host_time(tasks: tuple[Task, ...], phase: str, cand: Candidate, launch: float) -> float:
+    """Host seconds to issue one pass of a block: a launch per kernel outside the CUDA graphs, one
+    per captured part. A dropless MoE layer copies its token counts to the host to size the
+    dispatch, so the host cannot run ahead of the GPU by more than a layer: the pass takes the longer
+    of the two (dense layers are costed the same way; their host lead rarely matters)."""
+    if cand.cuda_graph == "full" or launch <= 0:
+        return 0.0
+    graphed = GRAPHED[cand.cuda_graph]
+    n = 0.0
+    parts: set[str] = set()
+    for task in tasks:
+        if task.phase != phase:
+            continue
+        if task.part in graphed:
+            parts.add(task.part)
+        else:
+            n += task.launches
+    return (n + len(parts)) * launch
+
+
+def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float,
+                  launch: float = 0.0) -> tuple[_Pass, _Pass, _Pass]:
     try:
         cache = _cache.get(oracle)
         if cache is None:
             cache = _cache[oracle] = {}
     except TypeError:  # an oracle that cannot be weakly referenced or hashed: time without a cache
         cache = {}
-    key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance)
+    key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance, cand.cuda_graph, launch)
     hit = cache.get(key)
     if hit is not None and hit[0] is block.tasks:
         return hit[1]
@@ -100,7 +132,11 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
                 hide = compute
             exposed = max(0.0, t - hide)
             parts[task.kind] = parts.get(task.kind, 0.0) + exposed
-        out.append(_Pass(sum(parts.values()), parts))
+        gpu = sum(parts.values())
+        host = _host_time(block.tasks, phase, cand, launch)
+        if host > gpu:
+            parts["host"] = host - gpu
+        out.append(_Pass(max(gpu, host), parts))
     if len(cache) > 200_000:
         cache.clear()
     result = (out[0], out[1], out[2])
@@ -108,7 +144,7 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
     return result
 
 
-def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float
+def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float = 0.0
                   ) -> tuple[list[list[float]], dict[str, float]]:
     """Per chunk: [F, B, W] seconds per micro-batch; and the per-micro-batch parts by kind."""
     times: list[list[float]] = []
@@ -116,7 +152,7 @@ def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: floa
     for chunk in stage.chunks:
         f = b = w = 0.0
         for block in chunk:
-            pf, pb, pw = _block_passes(block, cand, oracle, imbalance)
+            pf, pb, pw = _block_passes(block, cand, oracle, imbalance, launch)
             f += pf.total * block.count
             b += pb.total * block.count
             w += pw.total * block.count
@@ -158,7 +194,8 @@ def project(
     m = max(1, cand.microbatches(world))
     stages = stage_ops(model, cluster, cand)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
-    per_stage = [_stage_passes(s, cand, oracle, imbalance) for s in stages]
+    launch = cluster.gpu.efficiency.host_launch
+    per_stage = [_stage_passes(s, cand, oracle, imbalance, launch) for s in stages]
     fwd = [[c[0] for c in t] for t, _ in per_stage]
     bwd = [[c[1] for c in t] for t, _ in per_stage]
     wgt = [[c[2] for c in t] for t, _ in per_stage]

@@ -16,6 +16,8 @@ Assumptions where the rows are silent (documented in docs/projection.md):
   checkpointing map to selective or full;
 - NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1, and MoE rows that
   publish ``moe_a2a_overlap`` overlap the expert all-to-all;
+- ``cuda_graph_impl``/``cuda_graph_scope`` map to the ``cuda_graph`` knob; rows that publish none
+  ran without CUDA graphs (Megatron's default);
 - rows whose notes say the benchmark force-balanced tokens over experts (Megatron-Bridge, AutoModel's
   "fake balanced gate") run with ``moe_imbalance = 1``.
 """
@@ -364,12 +366,34 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         tp_comm_overlap=nemo and tp > 1,
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
+        cuda_graph=cuda_graph_of(recipe_info),
         **split,
     )
     nodes = world // per_node
     cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)
     return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec),
                         offload=_offloads(raw_rec))
+
+
+def cuda_graph_of(info: dict[str, Any]) -> str:
+    """The ``cuda_graph`` knob for Megatron's ``cuda_graph_impl`` and ``cuda_graph_scope`` as the
+    perf configs publish them (Megatron-Bridge writes the whole-iteration graph as an impl of its own,
+    ``full_iteration``; megatron-core as impl ``local`` with that scope)."""
+    impl = str(info.get("cuda_graph_impl") or "none")
+    raw = info.get("cuda_graph_scope") or []
+    scope = {str(raw)} if isinstance(raw, str) else {str(x) for x in raw}
+    if impl == "none":
+        return "none"
+    if impl == "full_iteration" or "full_iteration" in scope:
+        return "full"
+    if not scope or scope == {"full"}:
+        return "layer"
+    attn, router = "attn" in scope, bool(scope & {"moe_router", "moe_preprocess"})
+    if attn and router:
+        return "attn_moe_router"
+    if router:
+        return "moe_router"
+    return "attn" if attn else "layer"
 
 
 def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
