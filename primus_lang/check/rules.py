@@ -176,6 +176,42 @@ def _has_modules(f: Env) -> Any:
     return bool(recs.modules)
 
 
+def _recomputes(f: Env, module: str) -> Any:
+    """Selective recomputation that checkpoints ``module`` (no modules given: Megatron's core_attn)."""
+    recs = f["$recompute"]
+
+    def one(r: Any) -> bool:
+        return r.kind == "selective" and module in (r.modules or ("core_attn",))
+
+    if isinstance(recs, np.ndarray):
+        return np.fromiter((one(r) for r in recs.ravel()), dtype=bool, count=recs.size).reshape(recs.shape)
+    return one(recs)
+
+
+def _graph_in(f: Env, values: tuple[str, ...]) -> Any:
+    return np.isin(np.asarray(f["cuda_graph"]), values)
+
+
+# cuda_graph values by what megatron-core 0.16.1 sees: the moe_router scope, the attn scope, and a
+# "full" graph (empty scope or full_iteration) that holds every module of a layer
+_ROUTER_GRAPHS = ("moe_router", "attn_moe_router")
+_ATTN_GRAPHS = ("attn", "attn_moe_router", "layer", "full")
+_WHOLE_GRAPHS = ("layer", "full")
+
+
+def _dropout_graph_ok(f: Env, s: Space) -> Any:
+    attn = (s.model.attention_dropout > 0) & _recomputes(f, "core_attn") & _graph_in(f, _ATTN_GRAPHS)
+    hidden = (s.model.dropout > 0) & (_recomputes(f, "mlp") | _recomputes(f, "moe")) & _graph_in(f, _WHOLE_GRAPHS)
+    return ~(attn | hidden)
+
+
+def _dropout_graph_problem(f: Env, s: Space) -> str:
+    cols = getattr(f, "frame", f)  # the one-point view reads no Recompute; its frame holds them
+    if s.model.attention_dropout > 0 and np.all(_recomputes(cols, "core_attn")) and np.all(_graph_in(cols, _ATTN_GRAPHS)):
+        return f"attention dropout {s.model.attention_dropout} and core_attn recomputed"
+    return f"hidden dropout {s.model.dropout} and mlp/moe recomputed"
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         L.WORLD_DIVISIBILITY,
@@ -491,6 +527,65 @@ RULES: tuple[Rule, ...] = (
             "write `ep_comm_overlap : true | false when ep > 1` and keep its requirements: EP > 1, the "
             "alltoall or flex dispatcher, no full recomputation, VPP > 1 when PP > 1, at most one MTP "
             "layer and then PP > 1",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_NEEDS_MOE,
+        ("cuda_graph",),
+        lambda f, s: _moe(s) | ~_graph_in(f, _ROUTER_GRAPHS),
+        lambda f, s: (
+            f"cuda_graph {f['cuda_graph']} on the dense model `{s.model.name}` (cuda-graph-needs-moe)",
+            "the router graphs need routed experts; use `attn` or `layer` on a dense model",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_LAYER_MOE,
+        ("cuda_graph",),
+        lambda f, s: (not _moe(s)) | (np.asarray(f["cuda_graph"]) != "layer"),
+        lambda f, s: (
+            f"cuda_graph layer on the MoE model `{s.model.name}`: a dropless MoE layer copies its token "
+            "counts to the host (cuda-graph-layer-moe)",
+            "use `attn_moe_router` (attention and router graphs per layer) or `full` (the whole iteration)",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_FULL_RECOMPUTE,
+        ("cuda_graph", "recompute"),
+        lambda f, s: (f["recompute"] != "full") | _graph_in(f, ("none", "full")),
+        lambda f, s: (
+            f"full recomputation with cuda_graph {f['cuda_graph']}: Megatron supports full recompute with the "
+            "full-iteration graph only (cuda-graph-full-recompute)",
+            "with `full(...)` recomputation keep cuda_graph none or full; the per-layer graphs go with "
+            "`selective` or no recomputation",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_MOE_RECOMPUTE,
+        ("cuda_graph", "recompute"),
+        lambda f, s: ~(_recomputes(f, "moe") & _graph_in(f, _ROUTER_GRAPHS)),
+        lambda f, s: (
+            f"selective recomputation of `moe` with cuda_graph {f['cuda_graph']} (cuda-graph-moe-recompute)",
+            "drop `moe` from `selective(...)` (recompute `moe_act` instead), or use cuda_graph `attn` or `full`",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_DROPOUT_RECOMPUTE,
+        ("cuda_graph", "recompute"),
+        _dropout_graph_ok,
+        lambda f, s: (
+            f"cuda_graph {f['cuda_graph']} with {_dropout_graph_problem(f, s)}: a graphed recomputed module "
+            "cannot draw random numbers (cuda-graph-dropout-recompute)",
+            "recompute other modules, or graph less (`attn` keeps MLP/MoE recomputation outside the graph)",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_EP_OVERLAP,
+        ("cuda_graph", "ep_comm_overlap"),
+        lambda f, s: ~np.asarray(f["ep_comm_overlap"]) | (np.asarray(f["cuda_graph"]) != "full"),
+        lambda f, s: (
+            "ep_comm_overlap with cuda_graph full: Megatron overlaps EP communication only with the "
+            "transformer_engine graphs (cuda-graph-ep-overlap)",
+            "use `attn_moe_router` (or `attn`) with ep_comm_overlap, or turn the overlap off for `full`",
         ),
     ),
 )

@@ -203,6 +203,56 @@ PIPELINE_LAYOUT = register(
     "layers or account_for_embedding/loss. primusc also refuses it under ZBV (Megatron places a layout's\n"
     "virtual stages in interleaved order only).",
 )
+CUDA_GRAPH_NEEDS_MOE = register(
+    "P4029",
+    "cuda-graph-needs-moe",
+    "a MoE-router CUDA graph on a dense model",
+    "`cuda_graph = moe_router` and `attn_moe_router` capture the MoE router and its preprocessing\n"
+    "(Megatron's --cuda-graph-scope moe_router moe_preprocess). megatron-core 0.16.1 (TransformerConfig)\n"
+    "refuses these scopes without routed experts: use `attn` or `layer` on a dense model.",
+)
+CUDA_GRAPH_LAYER_MOE = register(
+    "P4030",
+    "cuda-graph-layer-moe",
+    "a whole-layer CUDA graph on a MoE model",
+    "`cuda_graph = layer` captures whole transformer layers (--cuda-graph-impl transformer_engine with\n"
+    "no scope). A dropless MoE layer copies its per-expert token counts to the host, which no graph can\n"
+    "hold; megatron-core graphs a MoE layer only when it drops and pads tokens to a fixed capacity\n"
+    "(its `moe` scope requires --moe-pad-expert-input-to-capacity), which primusc does not model.\n"
+    "Use `attn_moe_router` (attention and router per layer) or `full` (the whole iteration).",
+)
+CUDA_GRAPH_FULL_RECOMPUTE = register(
+    "P4031",
+    "cuda-graph-full-recompute",
+    "full recomputation with a per-layer CUDA graph",
+    "megatron-core 0.16.1 (TransformerConfig): \"full recompute is only supported with full iteration\n"
+    "CUDA graph\". With `recompute = full(...)`, `cuda_graph` must be `none` or `full`.",
+)
+CUDA_GRAPH_MOE_RECOMPUTE = register(
+    "P4032",
+    "cuda-graph-moe-recompute",
+    "selective recomputation of the MoE layer with a MoE-router CUDA graph",
+    "megatron-core 0.16.1 (TransformerConfig): with the transformer_engine graphs, recomputing the `moe`\n"
+    "module cannot be combined with the moe_router scope (the recomputed module would contain a graphed\n"
+    "part). Drop `moe` from `selective(...)` (e.g. keep `moe_act`), or use `attn` or `full`.",
+)
+CUDA_GRAPH_DROPOUT_RECOMPUTE = register(
+    "P4033",
+    "cuda-graph-dropout-recompute",
+    "graphed selective recomputation of a module with dropout",
+    "megatron-core 0.16.1 (TransformerConfig): a graphed recomputed module cannot draw random numbers.\n"
+    "With attention dropout, `core_attn` (the default module of `selective`) cannot be recomputed under\n"
+    "an attention, whole-layer or full-iteration graph; with hidden dropout, `mlp` and `moe` cannot be\n"
+    "recomputed under a whole-layer or full-iteration graph.",
+)
+CUDA_GRAPH_EP_OVERLAP = register(
+    "P4034",
+    "cuda-graph-ep-overlap",
+    "EP communication overlap with the full-iteration CUDA graph",
+    "megatron-core 0.16.1 (TransformerConfig): --overlap-moe-expert-parallel-comm takes only the\n"
+    "transformer_engine graphs (attention and router scopes); the full-iteration graph\n"
+    "(`cuda_graph = full`, --cuda-graph-impl local) is refused with it.",
+)
 REQUIRE_FAILED = register(
     "P4100",
     "require-failed",

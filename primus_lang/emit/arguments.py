@@ -22,6 +22,16 @@ _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
 # Transformer Engine's FP8 recipe that keeps E4M3 forward and E5M2 gradients.
 FP8_FORMAT = "hybrid"
+# cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope) in megatron-core 0.16.1; an empty scope is the
+# whole layer. Megatron's TransformerConfig adds moe_preprocess to a local moe_router scope itself,
+# but the transformer_engine implementation takes the scopes as written, so both are spelt out.
+CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "attn": ("transformer_engine", ("attn",)),
+    "moe_router": ("transformer_engine", ("moe_router", "moe_preprocess")),
+    "attn_moe_router": ("transformer_engine", ("attn", "moe_router", "moe_preprocess")),
+    "layer": ("transformer_engine", ()),
+    "full": ("local", ("full_iteration",)),
+}
 
 
 def moe_layer_pattern(model: Model) -> str | int:
@@ -143,11 +153,33 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.
     s["attention_backend"] = "auto" if cand.attention == "flash" else "unfused"
     s["tp_comm_overlap"] = cand.tp_comm_overlap
+    s.update(cuda_graph_settings(model, cand))
     if cand.main_grad_dtype != "fp32" or cand.optimizer_dtype != "fp32":
         s["use_precision_aware_optimizer"] = True
         s["main_grads_dtype"] = cand.main_grad_dtype
         s["exp_avg_dtype"] = cand.optimizer_dtype
         s["exp_avg_sq_dtype"] = cand.optimizer_dtype
+    return s
+
+
+def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
+    """``--cuda-graph-impl``/``--cuda-graph-scope`` and what megatron/training/arguments.py (core_v0.16.1)
+    requires beside them; nothing for ``none``."""
+    if cand.cuda_graph == "none":
+        return {}
+    impl, scope = CUDA_GRAPH_SETTINGS[cand.cuda_graph]
+    s: Settings = {"cuda_graph_impl": impl}
+    if scope:
+        s["cuda_graph_scope"] = scope
+    # Graph replay needs Transformer Engine's RNG tracker; Megatron turns it on with a warning, the
+    # launch files say so themselves.
+    s["te_rng_tracker"] = True
+    if cand.cuda_graph == "full":
+        # validate_args refuses the full-iteration graph while the NaN check (a host sync) is on
+        s["check_for_nan_in_loss_and_grad"] = False
+        if model.moe is not None and cand.ep > 1:
+            # validate_args requires it for the local implementation with EP; it changes only inference
+            s["moe_pad_experts_for_cuda_graph_inference"] = True
     return s
 
 

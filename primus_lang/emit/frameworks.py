@@ -93,6 +93,23 @@ class Primus(Framework):
             if self.cand.schedule == "zbv":
                 # ZBV places two model chunks per rank in a V (Primus: VPP must be 2).
                 out["num_virtual_stages_per_pipeline_rank"] = 2
+        if "cuda_graph_impl" in out and "cuda_graph_scope" not in out:
+            # Primus's trainer config sets the scope to `full`; the whole layer is written as Megatron's
+            # empty scope instead of relying on its deprecated alias
+            out["cuda_graph_scope"] = ()
+        return out
+
+    def unsupported(self) -> list[str]:
+        out = super().unsupported()
+        if self.cand.cuda_graph == "full":
+            # Primus hands YAML values to Megatron's namespace unconverted: the scope stays the string
+            # "full_iteration", and megatron/training/training.py (core_v0.16.1) wraps the iteration
+            # only when it finds CudaGraphScope.full_iteration there, so no graph would be captured.
+            out.append(
+                "`cuda_graph` = full: Primus passes `cuda_graph_scope` to Megatron as text, and Megatron's "
+                "training loop captures the full-iteration graph only for its enum value; use "
+                "`attn_moe_router`/`attn`, or the megatron framework"
+            )
         return out
 
     def overrides(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ _SPELLING = {"fp8": "--fp8-format"}
 _NEGATED = {
     "add_bias_linear": "--disable-bias-linear",
     "gradient_accumulation_fusion": "--no-gradient-accumulation-fusion",
+    "check_for_nan_in_loss_and_grad": "--no-check-for-nan-in-loss-and-grad",
 }
 
 
@@ -129,6 +130,11 @@ CORE_V0_12 = Profile(
                     "core_v0.12 has no explicit pipeline layout (--pipeline-model-parallel-layout arrived later)"),
         Unsupported("window_attn_skip_freq", lambda v: True,
                     "core_v0.12 has no sliding-window attention flag"),
+        # core_v0.12 graphs whole layers or attention only, through --enable-cuda-graph or
+        # --external-cuda-graph, and refuses them with any recomputation: not the knob's meaning
+        Unsupported("cuda_graph_impl", lambda v: True,
+                    "core_v0.12 has no --cuda-graph-impl (its --enable-cuda-graph/--external-cuda-graph take "
+                    "scope full or attn only, under other rules); use core_v0.16"),
     ),
     extras=_v012_extras,
 )

@@ -32,6 +32,8 @@ RUN_ARGS = {
     "group_query_attention", "micro_batch_size", "global_batch_size", "train_iters", "lr", "mock_data",
     "data_path", "tokenizer_type", "tokenizer_model", "vocab_size", "save", "load", "ckpt_format",
     "gradient_accumulation_fusion",
+    # CUDA-graph companions validate_args requires (arguments.py, core_v0.16.1), outside the configs
+    "te_rng_tracker", "no_check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
 }
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
@@ -39,10 +41,11 @@ RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_fle
            "fp8_format": "fp8"}
 
 
-LIST_ARGS = {"recompute_modules"}  # nargs flags
+LIST_ARGS = {"recompute_modules", "cuda_graph_scope"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
 TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe",
-               "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout"}
+               "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout",
+               "cuda_graph_impl"}
 
 
 def parse_argv(argv: list[str]) -> dict[str, Any]:

@@ -1,0 +1,121 @@
+"""CUDA-graph legality (P4029-P4034): megatron-core 0.16.1's TransformerConfig checks on
+``cuda_graph_impl``/``cuda_graph_scope``, as primusc's ``cuda_graph`` knob spells them. Each rule
+refuses its point and lets the nearest legal one through; counting agrees with brute force."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from primus_lang.check import legal_mask, legal_points, legality, raw_points, summarize
+from primus_lang.ir import Candidate, Recompute, Space
+from primus_lang.ir.candidate import CUDA_GRAPHS
+from primus_lang.lower import loads_program
+
+from .test_enumeration import brute, space_of
+
+CODES = {"P4029", "P4030", "P4031", "P4032", "P4033", "P4034"}
+DENSE = """
+model d { num_layers = 24; hidden = 2048; ffn_hidden = 8192; heads = 16; kv_heads = 4; vocab = 32000; seq_len = 4096
+  dropout = 0.1; attention_dropout = 0.1 }
+gpu g { vendor = amd; peak_bf16 = 1000 TFLOP/s; hbm_capacity = 192 GiB; hbm_bandwidth = 5 TB/s
+  scale_up_bandwidth = 400 GB/s }
+cluster c { gpu = g; nodes = 4; gpus_per_node = 8 }
+"""
+AXES = (
+    "gbs = 64\ncuda_graph : none | attn | moe_router | attn_moe_router | layer | full\n"
+    "recompute : none | selective | selective(moe) | selective(mlp, moe_act) | full(layers: 1 .. 2)\n"
+)
+
+
+def dense_space(body: str) -> Space:
+    return loads_program(DENSE + "space s on c { model = d\n" + body + "\n}", "t.prx").spaces[0]
+
+
+def codes_of(space: Space, cand: Candidate) -> set[str]:
+    return {v.code for v in legality(space, cand)}
+
+
+MOE_SPACE = space_of("gbs = 64")
+SEL_MOE = Recompute("selective", modules=("moe",))
+
+
+@pytest.mark.parametrize(
+    ("code", "bad", "good"),
+    [
+        ("P4030", {"cuda_graph": "layer"}, {"cuda_graph": "attn_moe_router"}),
+        ("P4031", {"cuda_graph": "attn", "recompute": Recompute("full", 1)},
+         {"cuda_graph": "full", "recompute": Recompute("full", 1)}),
+        ("P4031", {"cuda_graph": "attn_moe_router", "recompute": Recompute("full", 1)},
+         {"cuda_graph": "attn_moe_router", "recompute": Recompute("selective")}),
+        ("P4032", {"cuda_graph": "moe_router", "recompute": SEL_MOE},
+         {"cuda_graph": "moe_router", "recompute": Recompute("selective", modules=("moe_act",))}),
+        ("P4032", {"cuda_graph": "attn_moe_router", "recompute": SEL_MOE},
+         {"cuda_graph": "attn", "recompute": SEL_MOE}),
+        ("P4034", {"cuda_graph": "full", "ep": 2, "ep_comm_overlap": True},
+         {"cuda_graph": "attn_moe_router", "ep": 2, "ep_comm_overlap": True}),
+    ],
+)
+def test_moe_rules(code: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
+    refused = {v.code: v for v in legality(MOE_SPACE, Candidate(gbs=64, **bad))}
+    assert code in refused, sorted(refused)
+    assert f"({refused[code].rule})" in refused[code].message and refused[code].help
+    assert not codes_of(MOE_SPACE, Candidate(gbs=64, **good)) & CODES
+
+
+@pytest.mark.parametrize(
+    ("code", "bad", "good"),
+    [
+        ("P4029", {"cuda_graph": "moe_router"}, {"cuda_graph": "layer"}),
+        ("P4029", {"cuda_graph": "attn_moe_router"}, {"cuda_graph": "attn"}),
+        # attention dropout: core_attn (selective's default) may not be recomputed inside a graph
+        ("P4033", {"cuda_graph": "attn", "recompute": Recompute("selective")},
+         {"cuda_graph": "attn", "recompute": Recompute("selective", modules=("mlp",))}),
+        ("P4033", {"cuda_graph": "full", "recompute": Recompute("selective", modules=("core_attn",))},
+         {"cuda_graph": "full", "recompute": Recompute("full", 1)}),
+        # hidden dropout: mlp may not be recomputed inside a whole-layer graph, outside an attn one it may
+        ("P4033", {"cuda_graph": "layer", "recompute": Recompute("selective", modules=("mlp",))},
+         {"cuda_graph": "attn", "recompute": Recompute("selective", modules=("mlp",))}),
+    ],
+)
+def test_dense_rules(code: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
+    space = dense_space("gbs = 64")
+    refused = {v.code: v for v in legality(space, Candidate(gbs=64, **bad))}
+    assert code in refused, sorted(refused)
+    assert refused[code].help
+    assert not codes_of(space, Candidate(gbs=64, **good)) & CODES
+
+
+def test_dropout_free_models_recompute_inside_graphs() -> None:
+    # test_enumeration's model has no dropout: graphed core_attn/mlp recomputation is fine there
+    for graph in ("attn", "attn_moe_router", "full"):
+        for rec in (Recompute("selective"), Recompute("selective", modules=("mlp", "core_attn"))):
+            assert not codes_of(MOE_SPACE, Candidate(gbs=64, cuda_graph=graph, recompute=rec)) & CODES
+
+
+def test_none_is_always_legal() -> None:
+    for space in (MOE_SPACE, dense_space("gbs = 64")):
+        for rec in (Recompute("full", 1), SEL_MOE, Recompute("selective")):
+            assert not codes_of(space, Candidate(gbs=64, recompute=rec)) & CODES
+
+
+@pytest.mark.parametrize("which", ["moe", "dense"])
+def test_counts_match_brute_force(which: str) -> None:
+    body = AXES + ("ep : 1 | 2\nep_comm_overlap : false | true when ep > 1" if which == "moe" else "tp : 1 | 2")
+    space = space_of(body) if which == "moe" else dense_space(body)
+    n, removed, legal = brute(space)
+    s = summarize(space)
+    assert (s.raw, s.legal) == (n, legal)
+    per_code = Counter({r.code: r.removed for r in s.rules})
+    assert +per_code == +Counter({k[:5]: v for k, v in removed.items()})
+    expected = {"P4030", "P4031", "P4032", "P4034"} if which == "moe" else {"P4029", "P4031", "P4033"}
+    assert expected <= set(+per_code)
+    # the vectorised mask and the lazy enumeration agree with the one-point path
+    points = list(raw_points(space))
+    one = [c for c in points if not legality(space, c)]
+    assert [c for c, ok in zip(points, legal_mask(space, points), strict=True) if ok] == one
+    assert list(legal_points(space)) == one
+    assert {c.cuda_graph for c in one} == set(CUDA_GRAPHS) - ({"layer"} if which == "moe" else
+                                                                 {"moe_router", "attn_moe_router"})

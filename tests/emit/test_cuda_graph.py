@@ -1,0 +1,155 @@
+"""The ``cuda_graph`` knob as Megatron-LM flags and Primus overrides (megatron-core 0.16.1's
+``--cuda-graph-impl``/``--cuda-graph-scope`` with the companions validate_args requires), accepted by
+megatron-core's own TransformerConfig; targets that cannot express a value refuse it with P7001."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import pytest
+import yaml
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import emit
+from primus_lang.ir import Recompute
+from tests.emit.harness import all_cases, context
+
+
+def _argv(space: Any, cand: Any, **variables: str) -> list[str]:
+    node = emit(space, cand, "megatron+local", context(**variables))["node.sh"]
+    return shlex.split(node[node.index("ARGS=(") + len("ARGS=("):node.index("\n)\n")])
+
+
+def _overrides(space: Any, cand: Any) -> dict[str, Any]:
+    text = emit(space, cand, "primus+local", context())["experiment.yaml"]
+    out: dict[str, Any] = yaml.safe_load(text)["modules"]["pre_trainer"]["overrides"]
+    return out
+
+
+def _flag_values(argv: list[str], flag: str) -> list[str]:
+    i = argv.index(flag) + 1
+    out = []
+    while i < len(argv) and not argv[i].startswith("--"):
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def _megatron_config(argv: list[str]) -> Any:
+    pytest.importorskip("torch")
+    pytest.importorskip("megatron.core")
+    from tests.emit.test_megatron_config import build_configs, parse_argv
+
+    config, _, _ = build_configs(parse_argv(argv))
+    return config
+
+
+@pytest.fixture(autouse=True)
+def _transformer_engine_present(monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        from megatron.core.transformer import transformer_config
+    except ImportError:
+        return
+    monkeypatch.setattr(transformer_config, "is_te_min_version", lambda *_a, **_k: True)
+
+
+def test_none_emits_nothing() -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    assert cand.cuda_graph == "none"
+    assert not [a for a in _argv(space, cand) if "cuda-graph" in a or "rng-tracker" in a]
+    assert not [k for k in _overrides(space, cand) if "cuda_graph" in k or "rng_tracker" in k]
+
+
+def test_moe_attention_and_router_graphs() -> None:
+    space, cand = all_cases()["mixtral_h100"]  # EP 8 with the EP overlap on, which these graphs allow
+    cand = cand.replace(cuda_graph="attn_moe_router")
+    argv = _argv(space, cand)
+    assert _flag_values(argv, "--cuda-graph-impl") == ["transformer_engine"]
+    assert _flag_values(argv, "--cuda-graph-scope") == ["attn", "moe_router", "moe_preprocess"]
+    assert "--te-rng-tracker" in argv and "--no-check-for-nan-in-loss-and-grad" not in argv
+    overrides = _overrides(space, cand)
+    assert overrides["cuda_graph_impl"] == "transformer_engine"
+    assert overrides["cuda_graph_scope"] == ["attn", "moe_router", "moe_preprocess"]
+    assert overrides["te_rng_tracker"] is True
+    config = _megatron_config(argv)
+    if config is not None:
+        from megatron.core.transformer.enums import CudaGraphScope
+
+        assert config.cuda_graph_impl == "transformer_engine"
+        assert config.cuda_graph_scope == [CudaGraphScope.attn, CudaGraphScope.moe_router,
+                                           CudaGraphScope.moe_preprocess]
+
+
+def test_moe_full_iteration_graph() -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    cand = cand.replace(cuda_graph="full", ep_comm_overlap=False)  # P4034: no EP overlap with `full`
+    argv = _argv(space, cand)
+    assert _flag_values(argv, "--cuda-graph-impl") == ["local"]
+    assert _flag_values(argv, "--cuda-graph-scope") == ["full_iteration"]
+    # validate_args (core_v0.16.1): the NaN check off, and the EP padding switch for the local graphs
+    for flag in ("--te-rng-tracker", "--no-check-for-nan-in-loss-and-grad",
+                 "--moe-pad-experts-for-cuda-graph-inference"):
+        assert flag in argv
+    config = _megatron_config(argv)
+    from megatron.core.transformer.enums import CudaGraphScope
+
+    assert (config.cuda_graph_impl, config.cuda_graph_scope) == ("local", [CudaGraphScope.full_iteration])
+    # Primus hands the scope over as text, which Megatron's training loop does not recognise
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "primus+local", context())
+    assert [d.code.id for d in err.value.diagnostics] == ["P7001"]
+    assert "cuda_graph" in err.value.diagnostics[0].message
+
+
+def test_full_recompute_with_the_full_iteration_graph() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]  # full(4) recomputation
+    cand = cand.replace(cuda_graph="full")
+    argv = _argv(space, cand)
+    assert "--moe-pad-experts-for-cuda-graph-inference" not in argv  # a dense model
+    config = _megatron_config(argv)
+    assert config.recompute_granularity == "full" and config.cuda_graph_impl == "local"
+
+
+def test_dense_whole_layer_graph() -> None:
+    space, cand = all_cases()["llama8b_h100_fsdp"]
+    cand = cand.replace(cuda_graph="layer")
+    argv = _argv(space, cand)
+    assert _flag_values(argv, "--cuda-graph-impl") == ["transformer_engine"]
+    assert "--cuda-graph-scope" not in argv  # Megatron's empty scope: the whole layer
+    # Primus's trainer config says `full` (the deprecated alias): the override writes the empty scope
+    assert _overrides(space, cand)["cuda_graph_scope"] == []
+    config = _megatron_config(argv)
+    assert (config.cuda_graph_impl, config.cuda_graph_scope) == ("transformer_engine", [])
+
+
+@pytest.mark.parametrize("graph", ["attn", "attn_moe_router", "full"])
+def test_core_v0_12_refuses_cuda_graphs(graph: str) -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    cand = cand.replace(ep_comm_overlap=False, cuda_graph=graph)
+    _argv(space, cand)  # core_v0.16 expresses it
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
+    assert [d.code.id for d in err.value.diagnostics] == ["P7001"]
+    assert "cuda_graph_impl" in err.value.diagnostics[0].message
+
+
+def test_every_legal_graph_builds_a_megatron_config() -> None:
+    """What primusc calls legal for each graph value, megatron-core's TransformerConfig accepts."""
+    from primus_lang.check import legality
+
+    recomputes = [Recompute(), Recompute("selective"), Recompute("selective", modules=("mlp",)),
+                  Recompute("selective", modules=("moe",)), Recompute("full", 1)]
+    built = 0
+    for case in ("mixtral_h100", "llama8b_h100_fsdp", "deepseek_v3_b200"):
+        space, base = all_cases()[case]
+        for graph in ("attn", "moe_router", "attn_moe_router", "layer", "full"):
+            for overlap in (False, True):
+                for rec in recomputes:
+                    cand = base.replace(cuda_graph=graph, recompute=rec, ep_comm_overlap=overlap)
+                    if legality(space, cand):
+                        continue
+                    config = _megatron_config(_argv(space, cand))
+                    assert config.cuda_graph_impl in ("local", "transformer_engine")
+                    built += 1
+    assert built >= 20
