@@ -100,7 +100,9 @@ def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) 
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Spearman's rho with average ranks for ties (nan when either side is constant)."""
+    """Spearman's rho with average ranks for ties (nan when either side is constant). Values within
+    a relative 1e-9 tie: one recipe projected twice must not be ranked by float rounding (calibrate
+    rebuilds cross-validated projections from errors, which leaves last-bit differences)."""
 
     def ranks(v: Sequence[float]) -> list[float]:
         order = sorted(range(len(v)), key=lambda i: v[i])
@@ -108,7 +110,7 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
         i = 0
         while i < len(order):
             j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            while j + 1 < len(order) and math.isclose(v[order[j + 1]], v[order[i]], rel_tol=1e-9):
                 j += 1
             for k in range(i, j + 1):
                 r[order[k]] = (i + j) / 2 + 1

@@ -83,6 +83,9 @@ def test_spearman() -> None:
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
     assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(0.9486832980505138)
+    # one recipe projected twice, rebuilt from its errors: last-bit differences are ties, not ranks
+    tied = 3812.37303244249
+    assert spearman([3234.0, tied, tied * (1 + 2e-16), tied, tied], [1, 2, 3, 4, 5]) == pytest.approx(0.7071067811865475)
 
 
 def test_parameter_transform_round_trips() -> None:
