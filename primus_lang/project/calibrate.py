@@ -2,7 +2,8 @@
 
 For one GPU profile the parameters are the GEMM plateau (BF16 and FP8), the GEMM knee (the fixed
 per-kernel cost), flash-attention efficiency, the HBM share memory-bound kernels reach, the
-grouped-GEMM (MoE expert) plateau, and the bus efficiency of each link class. They are
+grouped-GEMM (MoE expert) plateau, the bus efficiency of each link class, and the host's time per
+launched op (it moves only with rows whose passes are host-bound). They are
 fitted by Levenberg-Marquardt on the log ratio of projected to measured tokens/s/GPU in two levels:
 one set of values pooled over every row of a vendor, then each profile on its own rows with a prior
 toward its vendor's pool (so a GPU with three rows moves only what its rows can identify, and a GPU
