@@ -14,6 +14,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
+from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.ir.space import Space
 
@@ -169,23 +170,26 @@ def _largest_chunk(split: Split) -> int:
                default=0)
 
 
-def _has_modules(f: Env) -> Any:
+def _per_recompute(f: Env, test: Callable[[Recompute], bool]) -> Any:
+    """``test`` of each point's recompute value. A column holds a handful of distinct Recompute
+    objects repeated over every point, so ``test`` runs once per object, not once per point."""
     recs = f["$recompute"]
-    if isinstance(recs, np.ndarray):
-        return np.fromiter((bool(r.modules) for r in recs.ravel()), dtype=bool, count=recs.size).reshape(recs.shape)
-    return bool(recs.modules)
+    if not isinstance(recs, np.ndarray):
+        return test(recs)
+    flat = recs.ravel()
+    ids = np.fromiter(map(id, flat), dtype=np.int64, count=flat.size)
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    table = np.array([test(flat[i]) for i in first], dtype=bool)
+    return table[inverse].reshape(recs.shape)
+
+
+def _has_modules(f: Env) -> Any:
+    return _per_recompute(f, lambda r: bool(r.modules))
 
 
 def _recomputes(f: Env, module: str) -> Any:
     """Selective recomputation that checkpoints ``module`` (no modules given: Megatron's core_attn)."""
-    recs = f["$recompute"]
-
-    def one(r: Any) -> bool:
-        return r.kind == "selective" and module in (r.modules or ("core_attn",))
-
-    if isinstance(recs, np.ndarray):
-        return np.fromiter((one(r) for r in recs.ravel()), dtype=bool, count=recs.size).reshape(recs.shape)
-    return one(recs)
+    return _per_recompute(f, lambda r: r.kind == "selective" and module in (r.modules or ("core_attn",)))
 
 
 def _graph_in(f: Env, values: tuple[str, ...]) -> Any:
@@ -200,6 +204,8 @@ _WHOLE_GRAPHS = ("layer", "full")
 
 
 def _dropout_graph_ok(f: Env, s: Space) -> Any:
+    if s.model.attention_dropout <= 0 and s.model.dropout <= 0:
+        return True
     attn = (s.model.attention_dropout > 0) & _recomputes(f, "core_attn") & _graph_in(f, _ATTN_GRAPHS)
     hidden = (s.model.dropout > 0) & (_recomputes(f, "mlp") | _recomputes(f, "moe")) & _graph_in(f, _WHOLE_GRAPHS)
     return ~(attn | hidden)
