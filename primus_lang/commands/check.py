@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from primus_lang.check import LegalitySummary, summarize
 from primus_lang.check.enumerate import require_legal
+from primus_lang.emit.coverage import inexpressible
 from primus_lang.ir import Space
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
@@ -44,8 +45,26 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     return lines
 
 
+def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
+    """Legal values the space's target cannot express (P7001 at emission): `plan` would launch
+    another recipe than the best, so say so before the search."""
+    found = inexpressible(space)
+    if not found:
+        return []
+    target = space.settings.target
+    lines = [f"  warning P7001: target `{target}` cannot express some legal points:"]
+    for item in found:
+        # a framework's reason names the knob and value it refuses (`schedule` = zbv: ...)
+        named = item.values and all(f"`{v.split(' = ')[0]}`" in item.reason for v in item.values)
+        where = "" if named else (", ".join(item.values) if item.values else "every legal point") + ": "
+        lines.append(f"    {where}{item.reason}")
+    lines.append("    `plan` launches the best evaluated recipe the target can express; narrow the axis or "
+                 "change `target` to search only what it can launch")
+    return lines
+
+
 Section = Callable[[Space, LegalitySummary, argparse.Namespace], list[str]]
-SECTIONS: list[Section] = [legality_lines]
+SECTIONS: list[Section] = [legality_lines, target_lines]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
                     "gpus": len(program.gpus),
                     "clusters": len(program.clusters),
                     "spaces": [to_data(s) for _, s in summaries],
+                    # per space: what its target cannot express, and the axis values that bring it
+                    "inexpressible": {space.name: [{"reason": i.reason, "values": list(i.values)}
+                                                   for i in inexpressible(space)] for space, _ in summaries},
                 },
                 indent=2,
             )
