@@ -81,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
+    # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
+    shuffled = [_cv_ranks(r, runs) for r in repeats]
     if args.json:
         print(json.dumps({
             "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
@@ -91,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             "cv_spearman_by_group": ranks["spearman_by_group"],
             "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
             "cv_signed_error_by_group": ranks["signed_error_by_group"],
+            "cv_spearman_by_seed": {seed: {k: r[k] for k in ("spearman_by_group", "spearman_by_layout_group")}
+                                    for seed, r in zip(seeds, shuffled, strict=True)},
             **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                  "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
                if args.transfer else {}),
@@ -111,12 +115,18 @@ def run(args: argparse.Namespace) -> int:
               f"from {min(by_seed):.1%} to {max(by_seed):.1%}")
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
-        values = ranks[key]
-        assert isinstance(values, dict)
-        print(title)
-        for name, rho in values.items():
-            print(f"  {name:60} {'n/a (one layout)' if rho is None else f'{rho:+.2f}'}")
+        tables = [_rho(r, key) for r in shuffled]
+        print(title + (f", shuffles {', '.join(str(s) for s in seeds)}" if len(tables) > 1 else ""))
+        for name in tables[0]:
+            cells = [t.get(name) for t in tables]
+            print(f"  {name:60} " + "  ".join("  n/a" if rho is None else f"{rho:+.2f}" for rho in cells))
     return 0
+
+
+def _rho(summary: dict[str, object], key: str) -> dict[str, float | None]:
+    table = summary[key]
+    assert isinstance(table, dict)
+    return table
 
 
 def _mean(values: Iterable[float]) -> float:

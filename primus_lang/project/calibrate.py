@@ -254,6 +254,10 @@ def calibrate_shuffles(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, 
     for seed in seeds:
         keys = sorted({_layout_key(r) for rows in groups.values() for r in rows})
         random.Random(seed).shuffle(keys)
+        # stratified by profile: each GPU's layouts are dealt round-robin over the folds (a stable sort
+        # keeps the shuffle inside a GPU), so a GPU with k layouts or more is in every fold and one
+        # with three never has two of them held out together
+        keys.sort(key=lambda key: key.split("|", 1)[0])
         k = max(2, min(folds, len(keys)))
         fold_of = {key: n % k for n, key in enumerate(keys)}
         cv: dict[str, float] = {}

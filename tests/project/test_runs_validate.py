@@ -136,6 +136,24 @@ def test_cross_validation_never_sees_the_held_out_row() -> None:
     assert moved[rows[0].id][1] != pytest.approx(before[rows[0].id][1], rel=1e-3)  # in-sample: moves
 
 
+def test_folds_deal_each_profiles_layouts_round_robin() -> None:
+    """Stratified by profile: four layouts of each of two GPUs over four folds land in four folds for
+    every shuffle (dealt over all eight at once, two of a GPU's would often share one)."""
+    import attrs
+
+    from primus_lang.project.calibrate import calibrate_shuffles
+    from primus_lang.project.runs import stdlib_definitions
+
+    b200 = stdlib_definitions()[1]["b200"]
+    h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
+    assert h100[0].cluster is not None
+    other = [attrs.evolve(r, id=f"{r.id}_b200", cluster=attrs.evolve(r.cluster, gpu=b200) if r.cluster else None)
+             for r in h100]
+    bases = {"h100_sxm": h100[0].cluster.gpu.efficiency, "b200": b200.efficiency}
+    for shuffle in calibrate_shuffles({"h100_sxm": h100, "b200": other}, bases, 4, range(3), pool_sigma=None):
+        assert [f.folds for f in shuffle] == [4, 4]
+
+
 def validate_errors(runs: list[object]) -> list[float]:
     return [r.error for r in validate_rows(runs, memory=False) if r.error is not None]  # type: ignore[arg-type]
 
@@ -182,9 +200,13 @@ def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str])
     assert list(report["cv_mape_by_seed"]) == ["0", "1"]
     assert report["cv_mape_by_seed"]["0"] == report["cv_mape"]
     assert "llama3_1_8b / H100 SXM / BF16" in report["cv_spearman_by_group"]
+    by_seed = report["cv_spearman_by_seed"]
+    assert list(by_seed) == ["0", "1"]
+    assert by_seed["0"]["spearman_by_group"] == report["cv_spearman_by_group"]
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--repeats", "2"]) == 0
     text = capsys.readouterr().out
     assert "over 2 fold shuffles" in text and "rank agreement, cross-validated" in text
+    assert "shuffles 0, 1" in text
 
 
 def test_calibrate_rejects_one_fold(capsys: pytest.CaptureFixture[str]) -> None:
