@@ -105,14 +105,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
               f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} knee {e.gemm_knee_flops:.2e} "
               f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
-              f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us")
+              f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
     for g, errs in moved.items():
         print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "
               f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
     if len(by_seed) > 1:
-        print(f"  over {len(by_seed)} fold shuffles: mean {sum(by_seed) / len(by_seed):.1%}, "
-              f"from {min(by_seed):.1%} to {max(by_seed):.1%}")
+        print(f"  over {len(by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in by_seed)}; "
+              f"mean {sum(by_seed) / len(by_seed):.1%}")
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         tables = [_rho(r, key) for r in shuffled]

@@ -18,6 +18,8 @@ class Efficiency:
     GEMM efficiency follows a saturating curve in the GEMM's FLOP count: ``gemm_max * f / (f + knee)``,
     so small GEMMs run slower per FLOP. Memory-bound kernels reach ``hbm`` of the HBM bandwidth,
     collectives reach ``scale_up_bus`` / ``scale_out_bus`` of the link bandwidth.
+    A collective hidden under compute still takes SMs and HBM bandwidth from it: each second of
+    hidden communication costs ``overlap_slowdown`` seconds of compute.
     """
 
     gemm_max: float = field(default=0.80, metadata=q(Kind.FRACTION, "GEMM efficiency plateau vs dense peak"))
@@ -34,6 +36,9 @@ class Efficiency:
     )
     host_launch: float = field(
         default=10.0e-6, metadata=q(Kind.TIME, "host (CPU) time per kernel launch outside CUDA graphs")
+    )
+    overlap_slowdown: float = field(
+        default=0.1, metadata=q(Kind.FRACTION, "compute seconds lost per second of communication hidden under it")
     )
 
 

@@ -40,6 +40,7 @@ PARAMS: dict[str, tuple[float, float]] = {
     "hbm": (0.2, 1.0),
     "grouped_gemm": (0.2, 1.25),  # 1.0 (no penalty) must sit inside the bounds to move
     "host_launch": (1.0e-6, 3.0e-4),
+    "overlap_slowdown": (0.0, 1.0),
 }
 LOG_SCALE = ("gemm_knee_flops", "host_launch")  # fitted on a log scale: they span decades
 # The FP8 plateau is fitted as a ratio to the BF16 one (FP8 GEMMs reach ``fp8_ratio`` times the
@@ -109,7 +110,7 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
     if {"bf16", "fp8"} <= dtypes:
         names.insert(1, "fp8_ratio")
     if any(r.cluster and r.cluster.world > 1 for r in runs):
-        names.append("scale_up_bus")
+        names += ["scale_up_bus", "overlap_slowdown"]
     if any(r.cluster and r.cluster.world > r.cluster.domain for r in runs):
         names.append("scale_out_bus")
     if any(r.model and r.model.moe for r in runs):

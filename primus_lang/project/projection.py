@@ -91,15 +91,23 @@ def _host_time(tasks: tuple[Task, ...], phase: str, cand: Candidate, launch: flo
     return (n + len(parts)) * launch
 
 
+def _comm_cost(t: float, hide: float, slowdown: float) -> float:
+    """What a collective of ``t`` seconds costs beside ``hide`` seconds of compute it may overlap:
+    the part that does not fit under the compute, plus the compute it slows while it runs beside it
+    (its kernels hold SMs and HBM bandwidth). Never more than ``t``, never less as ``t`` shrinks."""
+    hidden = min(t, hide)
+    return t - hidden + slowdown * hidden
+
+
 def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float,
-                  launch: float = 0.0) -> tuple[_Pass, _Pass, _Pass]:
+                  launch: float = 0.0, slowdown: float = 0.0) -> tuple[_Pass, _Pass, _Pass]:
     try:
         cache = _cache.get(oracle)
         if cache is None:
             cache = _cache[oracle] = {}
     except TypeError:  # an oracle that cannot be weakly referenced or hashed: time without a cache
         cache = {}
-    key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance, cand.cuda_graph, launch)
+    key = (id(block.tasks), cand.tp_comm_overlap, cand.ep_comm_overlap, imbalance, cand.cuda_graph, launch, slowdown)
     hit = cache.get(key)
     if hit is not None and hit[0] is block.tasks:
         return hit[1]
@@ -130,8 +138,7 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
                 hide = attention
             elif task.hides_under == "block" and (task.kind != "ep_comm" or cand.ep_comm_overlap):
                 hide = compute
-            exposed = max(0.0, t - hide)
-            parts[task.kind] = parts.get(task.kind, 0.0) + exposed
+            parts[task.kind] = parts.get(task.kind, 0.0) + _comm_cost(t, hide, slowdown)
         gpu = sum(parts.values())
         host = _host_time(block.tasks, phase, cand, launch)
         if host > gpu:
@@ -144,15 +151,15 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
     return result
 
 
-def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float = 0.0
-                  ) -> tuple[list[list[float]], dict[str, float]]:
+def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float = 0.0,
+                  slowdown: float = 0.0) -> tuple[list[list[float]], dict[str, float]]:
     """Per chunk: [F, B, W] seconds per micro-batch; and the per-micro-batch parts by kind."""
     times: list[list[float]] = []
     parts: dict[str, float] = {}
     for chunk in stage.chunks:
         f = b = w = 0.0
         for block in chunk:
-            pf, pb, pw = _block_passes(block, cand, oracle, imbalance, launch)
+            pf, pb, pw = _block_passes(block, cand, oracle, imbalance, launch, slowdown)
             f += pf.total * block.count
             b += pb.total * block.count
             w += pw.total * block.count
@@ -195,7 +202,8 @@ def project(
     stages = stage_ops(model, cluster, cand)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     launch = cluster.gpu.efficiency.host_launch
-    per_stage = [_stage_passes(s, cand, oracle, imbalance, launch) for s in stages]
+    slowdown = cluster.gpu.efficiency.overlap_slowdown
+    per_stage = [_stage_passes(s, cand, oracle, imbalance, launch, slowdown) for s in stages]
     fwd = [[c[0] for c in t] for t, _ in per_stage]
     bwd = [[c[1] for c in t] for t, _ in per_stage]
     wgt = [[c[2] for c in t] for t, _ in per_stage]
@@ -208,7 +216,7 @@ def project(
         result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
     else:
         result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)
-    ends, tails = _step_tails(stages, result, cand, oracle, fwd)
+    ends, tails = _step_tails(stages, result, cand, oracle, fwd, slowdown)
     critical = max(range(len(stages)), key=lambda s: ends[s])
     step = ends[critical]
     tokens = cand.gbs * cand.seq_len
@@ -245,7 +253,7 @@ _oracles: dict[Cluster, SimulateOracle] = {}
 
 
 def _step_tails(stages: tuple[Stage, ...], result: ScheduleResult, cand: Candidate, oracle: Oracle,
-                fwd: list[list[float]]) -> tuple[list[float], list[dict[str, float]]]:
+                fwd: list[list[float]], slowdown: float = 0.0) -> tuple[list[float], list[dict[str, float]]]:
     """When each stage is done with the step, and what it spent after its last backward."""
     ends: list[float] = []
     tails: list[dict[str, float]] = []
@@ -255,12 +263,14 @@ def _step_tails(stages: tuple[Stage, ...], result: ScheduleResult, cand: Candida
         for task in stage.step_tasks:
             if isinstance(task.op, Collective):
                 t = oracle.collective(task.op)
+                # the last bucket only starts once the compute it would hide under is done
                 last_bucket = t / layers
+                hide = 0.0
                 if task.hides_under == "grad" and cand.overlap_grad_reduce:
-                    t = max(last_bucket, t - result.last_backward[s])
+                    hide = result.last_backward[s]
                 elif task.hides_under == "param" and cand.overlap_param_gather:
-                    t = max(last_bucket, t - fwd[s][0])
-                tail["dp_comm"] += t
+                    hide = fwd[s][0]
+                tail["dp_comm"] += _comm_cost(t, min(hide, t - last_bucket), slowdown)
             else:
                 tail["optimizer"] += oracle.compute(task.op)
         tails.append(tail)
