@@ -75,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if "false_ooms" in summary:
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
                       f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")
-    rho = summary["spearman_by_group"]
-    if isinstance(rho, dict):
+    rho, ceiling = summary["spearman_by_group"], summary["spearman_ceiling_by_group"]
+    if isinstance(rho, dict) and isinstance(ceiling, dict):
         for g, value in rho.items():
-            console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}")
+            best = ceiling.get(g)
+            console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}"
+                          f" (reachable: {'no order' if best is None else f'{best:+.2f}'})")
     return 0

@@ -6,6 +6,7 @@ group Spearman's rank correlation says whether the projection orders layouts as 
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -150,6 +151,8 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "mape": statistics.fmean(ape) if ape else None,
         "median_ape": statistics.median(ape) if ape else None,
         "spearman_by_group": rho,
+        "spearman_ceiling_by_group": {group_name(g): spearman_ceiling(members) for g, members in sorted(groups.items())
+                                      if len(members) >= MIN_GROUP},
         "signed_error_by_group": signed,
         "spearman_by_layout_group": _layout_spearman(done),
         "replicates": _replicates(done),
@@ -158,6 +161,31 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
 
 
 TIGHTEST = 5
+MAX_LAYOUTS = 7  # 7! orders to try; a group with more layouts takes the order of their mean measurement
+
+
+def spearman_ceiling(members: Sequence[RowResult]) -> float | None:
+    """The highest Spearman any projection can reach on these rows: rows that re-measure one recipe
+    (same GPU count and candidate) get one projection, so their measured spread is unrankable. Each
+    order of the distinct layouts is tried (None: one layout, no order to judge)."""
+    layouts: dict[str, list[int]] = {}
+    for i, r in enumerate(members):
+        layouts.setdefault(r.layout, []).append(i)
+    if len(layouts) < 2:
+        return None
+    measured = [r.measured or 0.0 for r in members]
+    groups = sorted(layouts.values(), key=lambda idx: statistics.fmean(measured[i] for i in idx))
+    orders = itertools.permutations(groups) if len(groups) <= MAX_LAYOUTS else iter([tuple(groups)])
+    best = -1.0
+    for order in orders:
+        rank = [0.0] * len(members)
+        for position, idx in enumerate(order):
+            for i in idx:
+                rank[i] = float(position)
+        value = spearman(rank, measured)
+        if not math.isnan(value):
+            best = max(best, value)
+    return best
 
 
 def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:

@@ -11,7 +11,7 @@ from primus_lang.cli import main
 from primus_lang.ir import Efficiency, Recompute
 from primus_lang.project.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
 from primus_lang.project.runs import load_runs, precision_of
-from primus_lang.project.validate import spearman, summarize, validate_rows
+from primus_lang.project.validate import RowResult, spearman, spearman_ceiling, summarize, validate_rows
 
 DATA = Path(__file__).parent / "data"
 RUNS = DATA / "runs.yaml"
@@ -86,6 +86,23 @@ def test_spearman() -> None:
     # one recipe projected twice, rebuilt from its errors: last-bit differences are ties, not ranks
     tied = 3812.37303244249
     assert spearman([3234.0, tied, tied * (1 + 2e-16), tied, tied], [1, 2, 3, 4, 5]) == pytest.approx(0.7071067811865475)
+
+
+def _row(layout: str, measured: float) -> RowResult:
+    return RowResult(f"{layout}{measured}", ("m", "g", "p"), measured, measured, 0.0, None, layout=layout)
+
+
+def test_spearman_ceiling_is_what_tied_re_measurements_allow() -> None:
+    # three re-measurements of one recipe and one other layout: 0.77 at best, whatever is projected
+    rows = [_row("a", 4035), _row("b", 4040), _row("b", 4143), _row("b", 4357)]
+    assert spearman_ceiling(rows) == pytest.approx(0.7745966692414834)
+    # distinct layouts can be ranked perfectly; one layout has no order at all
+    assert spearman_ceiling([_row(str(i), 100.0 * i) for i in range(1, 6)]) == pytest.approx(1.0)
+    assert spearman_ceiling([_row("a", 1.0), _row("a", 2.0), _row("a", 3.0), _row("a", 4.0)]) is None
+    # no projection can beat it: every projection ties the twins and is bounded by the best order
+    projected = [100.0, 200.0, 200.0, 200.0]
+    assert spearman(projected, [r.measured or 0.0 for r in rows]) <= spearman_ceiling(rows)  # type: ignore[operator]
+    assert summarize(rows)["spearman_ceiling_by_group"] == {"m / g / p": pytest.approx(0.7745966692414834)}
 
 
 def test_parameter_transform_round_trips() -> None:
