@@ -73,6 +73,9 @@ class _Shapes:
         stride = world // self.pp
         self.pp_group = group_layout(2, stride, domain) if self.pp > 1 else group_layout(1, 1, domain)
         self.grad_bytes = 4 if cand.main_grad_dtype == "fp32" else 2
+        rc = cand.recompute
+        # Megatron's --recompute-modules; selective without modules is core_attn
+        self.recomputed = frozenset(rc.modules or ("core_attn",)) if rc.kind == "selective" else frozenset()
 
     def gemm(self, n: int, k: int, m: int | None = None, dtype: str | None = None) -> Gemm:
         return Gemm(self.tokens if m is None else m, max(1, n), max(1, k), dtype or self.dtype)
@@ -107,6 +110,13 @@ def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
             tasks.append(Task(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
 
 
+def _rerun(sh: _Shapes, tasks: list[Task], start: int, module: str) -> None:
+    """Selective recomputation of one of Megatron's ``--recompute-modules``: the forward tasks added
+    since ``start`` run again in the backward (no model FLOPs), when the candidate recomputes it."""
+    if module in sh.recomputed:
+        tasks += [attrs.evolve(t, phase="B", model_flops=False) for t in tasks[start:] if t.phase == "F"]
+
+
 def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     m, tp = sh.model, sh.tp
     heads = max(1, m.heads // tp)
@@ -116,11 +126,15 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
         qk_dim, v_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim, mla.v_head_dim
         if mla.q_lora_rank:
             _linear(sh, tasks, params, sh.gemm(mla.q_lora_rank, sh.h))
+            start = len(tasks)
             _linear(sh, tasks, params, sh.gemm(heads * qk_dim, mla.q_lora_rank))
+            _rerun(sh, tasks, start, "mla_up_proj")
         else:
             _linear(sh, tasks, params, sh.gemm(heads * qk_dim, sh.h))
         _linear(sh, tasks, params, sh.gemm(mla.kv_lora_rank + mla.qk_rope_head_dim, sh.h))
+        start = len(tasks)
         _linear(sh, tasks, params, sh.gemm(heads * (mla.qk_nope_head_dim + v_dim), mla.kv_lora_rank))
+        _rerun(sh, tasks, start, "mla_up_proj")
         kv_width = heads * (qk_dim + v_dim)  # MLA expands K and V per head before the core
     else:
         qk_dim = v_dim = m.head_dim
@@ -140,7 +154,7 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
         # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
         tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True),
                           "B", times=share, model_share=0.8))
-        if sh.cand.recompute.kind == "selective":
+        if "core_attn" in sh.recomputed:
             tasks.append(Task(fwd, "B", times=share, model_flops=False))
     if sh.cp > 1:
         kv_bytes = sh.tokens * kv_width * BF16
@@ -175,7 +189,7 @@ def _unfused_attention(sh: _Shapes, tasks: list[Task], heads: int, s_q: int, qk_
         Task(Gemm(sh.s, qk_dim, s_q, "bf16", batch), "B", model_share=0.5),  # dK = dS^T Q
     ]
     tasks += forward + backward
-    if sh.cand.recompute.kind == "selective":
+    if "core_attn" in sh.recomputed:
         tasks += [Task(t.op, "B", model_flops=False) for t in forward]
 
 
@@ -189,14 +203,18 @@ def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int) -> None:
     # two norms, two residual adds, RoPE and the activation; their backwards
     tasks.append(Task(MemoryOp("layer_elementwise", fwd, 6), "F"))
     tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd, 6), "B"))
+    if "layernorm" in sh.recomputed:
+        tasks.append(Task(MemoryOp("layernorm_recompute", 2 * (2 * t_sp * h * BF16), 2), "B", model_flops=False))
 
 
 def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
     up = 2 if sh.model.activation == "swiglu" else 1
     ffn_r = max(1, ffn // sh.tp)
+    start = len(tasks)
     _linear(sh, tasks, params, sh.gemm(up * ffn_r, sh.h))
     _linear(sh, tasks, params, sh.gemm(sh.h, ffn_r))
     _tp_pair(sh, tasks)
+    _rerun(sh, tasks, start, "mlp")  # Megatron's ``mlp`` module is the dense MLP only
     return ffn_r
 
 
@@ -220,7 +238,10 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     # router softmax/top-k and the token sort around the permutation are small kernels of their own
     tasks.append(Task(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F", part="router"))
     tasks.append(Task(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B", part="router"))
+    act = len(tasks)
     tasks.append(Task(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True))
+    if "moe" not in sh.recomputed:
+        _rerun(sh, tasks, act, "moe_act")
     tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
     if sh.ep > 1:
         send = tokens_in * moe.top_k * sh.h * BF16
@@ -245,10 +266,15 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     if moe.shared_experts:
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         shared = max(1, width // sh.tp)
+        first = len(tasks)
         _linear(sh, tasks, params, sh.gemm(up * shared, sh.h))
         _linear(sh, tasks, params, sh.gemm(sh.h, shared))
+        if "moe" not in sh.recomputed:
+            _rerun(sh, tasks, first, "shared_experts")
     if sh.tp > 1 and not sh.sp:
         _tp_pair(sh, tasks)
+    # the whole MoE layer, router, dispatch and combine included (moe_act's re-run is inside it)
+    _rerun(sh, tasks, start, "moe")
     return shared
 
 
@@ -316,6 +342,7 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
     return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
             cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
+            cand.recompute.modules,
             cand.sp, cand.cp_comm, fsdp_pp)
 
 

@@ -194,3 +194,37 @@ def test_unfused_attention_is_slower_with_the_same_model_flops() -> None:
     unfused = project(LLAMA3_1_70B, cluster(), cand.replace(attention="unfused"))
     assert unfused.step_time > flash.step_time
     assert unfused.tflops_per_gpu * unfused.step_time == pytest.approx(flash.tflops_per_gpu * flash.step_time)
+
+
+def _selective(*modules: str) -> Recompute:
+    return Recompute("selective", modules=modules)
+
+
+def test_selective_recompute_costs_the_modules_it_reruns() -> None:
+    base = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192)
+    steps = {str(rc): project(LLAMA3_1_70B, cluster(), base.replace(recompute=rc)).step_time
+             for rc in (Recompute(), _selective(), _selective("layernorm"), _selective("mlp"),
+                        _selective("core_attn", "mlp"))}
+    # the MLP's GEMMs are far more work than the attention core's forward, norms far less
+    assert steps["none"] < steps["selective(layernorm)"] < steps["selective"] < steps["selective(mlp)"]
+    assert steps["selective(mlp)"] < steps["selective(core_attn,mlp)"]
+    plain = project(LLAMA3_1_70B, cluster(), base)
+    mlp = project(LLAMA3_1_70B, cluster(), base.replace(recompute=_selective("mlp")))
+    assert mlp.tflops_per_gpu * mlp.step_time == pytest.approx(plain.tflops_per_gpu * plain.step_time)
+
+
+def test_moe_recompute_modules_follow_megatron() -> None:
+    base = Candidate(tp=1, ep=8, mbs=1, gbs=128, seq_len=4096)
+
+    def run(rc: Recompute) -> dict[str, float]:
+        p = project(MIXTRAL_8X7B, cluster(), base.replace(recompute=rc))
+        return {"step": p.step_time, **dict(p.breakdown)}
+
+    none, act, moe = run(Recompute()), run(_selective("moe_act")), run(_selective("moe"))
+    # Megatron's ``mlp`` module is the dense MLP: a model whose every layer is MoE reruns nothing
+    assert run(_selective("mlp"))["step"] == pytest.approx(none["step"], rel=1e-12)
+    assert none["step"] < act["step"] < moe["step"]
+    # the whole MoE layer runs again, its dispatch and combine all-to-alls included
+    assert moe["ep_comm"] > act["ep_comm"] == pytest.approx(none["ep_comm"])
+    both = run(_selective("moe", "moe_act"))
+    assert both["step"] == pytest.approx(moe["step"], rel=1e-12)  # moe_act is inside moe's rerun
