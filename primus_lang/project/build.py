@@ -441,12 +441,19 @@ def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, .
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
     if cluster.gpu.efficiency != _PLAIN:
         # op shapes do not depend on efficiency: share them across calibrated variants of a profile
-        plain = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
-        cluster = _plain.setdefault(plain, plain)
+        # (looked up by identity first: a search projects thousands of candidates on one cluster)
+        hit = _plain_of.get(id(cluster))
+        if hit is None or hit[0] is not cluster:
+            plain = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
+            if len(_plain_of) > 1024:
+                _plain_of.clear()
+            hit = _plain_of[id(cluster)] = (cluster, _plain.setdefault(plain, plain))
+        cluster = hit[1]
     return _stage_ops(model, cluster, cand)
 
 
 _plain: dict[Cluster, Cluster] = {}
+_plain_of: dict[int, tuple[Cluster, Cluster]] = {}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -485,7 +492,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 for recompute, count in ((True, again), (False, n_layers - again)):
                     if count:
                         block, p_dense, p_expert = _layer_of(key, sh, moe, recompute)
-                        blocks.append(Block(block.name, block.tasks, count))
+                        blocks.append(_counted(block, count))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
             # MTP sits on the last virtual stage unless an explicit layout puts it on another
@@ -504,6 +511,20 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
         p2p = Collective("p2p", sh.tokens_sp * sh.h * BF16, sh.pp_group) if pp > 1 else None
         stages.append(Stage(s, tuple(chunks), _step_tasks(sh, dense_p, expert_p), p2p))
     return tuple(stages)
+
+
+_blocks: dict[tuple[int, int], tuple[Block, Block]] = {}
+
+
+def _counted(block: Block, count: int) -> Block:
+    """``count`` repeats of a cached layer block, itself cached: a search builds the same few
+    thousand times."""
+    hit = _blocks.get((id(block), count))
+    if hit is None or hit[0] is not block:
+        if len(_blocks) > 50_000:
+            _blocks.clear()
+        hit = _blocks[(id(block), count)] = (block, Block(block.name, block.tasks, count))
+    return hit[1]
 
 
 _steps: dict[tuple[object, ...], tuple[Task, ...]] = {}

@@ -152,10 +152,9 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
 
 
 def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float = 0.0,
-                  slowdown: float = 0.0) -> tuple[list[list[float]], dict[str, float]]:
-    """Per chunk: [F, B, W] seconds per micro-batch; and the per-micro-batch parts by kind."""
+                  slowdown: float = 0.0) -> list[list[float]]:
+    """Per chunk: [F, B, W] seconds per micro-batch."""
     times: list[list[float]] = []
-    parts: dict[str, float] = {}
     for chunk in stage.chunks:
         f = b = w = 0.0
         for block in chunk:
@@ -163,11 +162,20 @@ def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: floa
             f += pf.total * block.count
             b += pb.total * block.count
             w += pw.total * block.count
-            for p in (pf, pb, pw):
+        times.append([f, b, w])
+    return times
+
+
+def _stage_parts(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float,
+                 slowdown: float) -> dict[str, float]:
+    """A stage's seconds per micro-batch by kind (only the critical stage's are reported)."""
+    parts: dict[str, float] = {}
+    for chunk in stage.chunks:
+        for block in chunk:
+            for p in _block_passes(block, cand, oracle, imbalance, launch, slowdown):
                 for kind, t in p.parts.items():
                     parts[kind] = parts.get(kind, 0.0) + t * block.count
-        times.append([f, b, w])
-    return times, parts
+    return parts
 
 
 def model_flops(stages: tuple[Stage, ...], microbatches: int) -> float:
@@ -204,9 +212,9 @@ def project(
     launch = cluster.gpu.efficiency.host_launch
     slowdown = cluster.gpu.efficiency.overlap_slowdown
     per_stage = [_stage_passes(s, cand, oracle, imbalance, launch, slowdown) for s in stages]
-    fwd = [[c[0] for c in t] for t, _ in per_stage]
-    bwd = [[c[1] for c in t] for t, _ in per_stage]
-    wgt = [[c[2] for c in t] for t, _ in per_stage]
+    fwd = [[c[0] for c in t] for t in per_stage]
+    bwd = [[c[1] for c in t] for t in per_stage]
+    wgt = [[c[2] for c in t] for t in per_stage]
     v = len(fwd[0])
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
     sched = cand.schedule if cand.pp > 1 else "1f1b"
@@ -222,7 +230,8 @@ def project(
     tokens = cand.gbs * cand.seq_len
     flops = model_flops(stages, m)
     tflops = flops / step / 1e12
-    breakdown = _breakdown(per_stage[critical][1], m, result, critical, tails[critical], p2p, cand, v)
+    parts = _stage_parts(stages[critical], cand, oracle, imbalance, launch, slowdown)
+    breakdown = _breakdown(parts, m, result, critical, tails[critical], p2p, cand, v)
     events: tuple[tuple[int, str, int, float, float], ...] = ()
     if timeline:
         events = tuple((s, k, i, a, b) for s, k, _c, i, a, b in result.events)

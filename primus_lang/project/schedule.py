@@ -22,6 +22,7 @@ import functools
 import heapq
 from collections.abc import Sequence
 
+import attrs
 from attrs import frozen
 
 Times = Sequence[Sequence[float]]  # [stage][chunk] seconds
@@ -132,6 +133,12 @@ class Plan:
     v: int
     m: int
     split: bool  # W ops are separate (zero-bubble schedules); else W is folded into B
+    # The sweep's own view of ``ops``: (duration slot ``pass·pp·v + stage·v + chunk``, previous op,
+    # input op, crosses); -1 reads a trailing 0.0, so the loop has no branch for "none"
+    sweep: tuple[tuple[int, int, int, bool], ...] = ()
+    stage_last: tuple[int, ...] = ()  # per stage, its last op (-1: none)
+    stage_grad: tuple[int, ...] = ()  # per stage, the slot of its last B or W op (-1: none)
+    slot_count: tuple[int, ...] = ()  # per slot, how many ops run it
 
 
 @functools.lru_cache(maxsize=512)
@@ -163,7 +170,21 @@ def plan(schedule: str, pp: int, v: int, m: int) -> Plan:
         index[(kind, j, i)] = len(ops)
         ops.append((s, code[kind], c, last[s], dep, cross))
         last[s] = len(ops) - 1
-    return Plan(tuple(ops), ref.inflight, pp, v, m, split)
+    return _with_sweep(Plan(tuple(ops), ref.inflight, pp, v, m, split))
+
+
+def _with_sweep(p: Plan) -> Plan:
+    pv = p.pp * p.v
+    sweep = tuple((kind * pv + s * p.v + c, prev, dep, cross) for s, kind, c, prev, dep, cross in p.ops)
+    last = [-1] * p.pp
+    grad = [-1] * p.pp
+    count = [0] * (3 * pv)
+    for n, (s, kind, _c, _prev, _dep, _cross) in enumerate(p.ops):
+        last[s] = n
+        if kind:
+            grad[s] = sweep[n][0]
+        count[sweep[n][0]] += 1
+    return attrs.evolve(p, sweep=sweep, stage_last=tuple(last), stage_grad=tuple(grad), slot_count=tuple(count))
 
 
 def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
@@ -172,6 +193,8 @@ def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
 
     Plans of ``1f1b``/``interleaved`` carry no W ops: pass ``wgt`` and it is folded into B.
     """
+    if not record:
+        return _sweep(p, fwd, bwd, wgt, p2p)
     pp, v = p.pp, p.v
     has_w = p.split
     dur = [[fwd[s][c] for c in range(v)] for s in range(pp)], (
@@ -199,6 +222,29 @@ def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
         if record:
             events.append((s, names[kind], c, -1, start, end[n]))
     return ScheduleResult(max(free), tuple(free), tuple(busy), p.inflight, tuple(last_b), tuple(events))
+
+
+def _sweep(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> ScheduleResult:
+    """``replay`` without the event record: one pass over the plan's precomputed slots."""
+    pp, v = p.pp, p.v
+    f = [t for s in range(pp) for t in fwd[s][:v]]
+    w = [t for s in range(pp) for t in wgt[s][:v]]
+    b = [t for s in range(pp) for t in bwd[s][:v]]
+    if not p.split:
+        b = [x + y for x, y in zip(b, w, strict=True)]
+    d = f + b + w
+    end = [0.0] * (len(p.sweep) + 1)  # end[-1] stays 0.0: "no previous op", "no input"
+    for n, (slot, prev, dep, cross) in enumerate(p.sweep):
+        start = end[prev]
+        ready = end[dep] + p2p if cross else end[dep]
+        end[n] = (start if start >= ready else ready) + d[slot]
+    free = tuple(end[i] if i >= 0 else 0.0 for i in p.stage_last)
+    busy = [0.0] * pp
+    for slot, k in enumerate(p.slot_count):
+        if k:
+            busy[(slot % (pp * v)) // v] += k * d[slot]
+    last_b = tuple(d[i] if i >= 0 else 0.0 for i in p.stage_grad)
+    return ScheduleResult(max(free), free, tuple(busy), p.inflight, last_b, ())
 
 
 def _fixed(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, p2p: float,

@@ -103,6 +103,23 @@ def test_fast_path_agrees_with_the_reference(schedule: str) -> None:
         assert got.last_backward == pytest.approx(ref.last_backward, rel=1e-9)
 
 
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("zero_bubble", 1), ("zbv", 2)])
+def test_the_sweep_equals_the_recorded_replay(schedule: str, v: int) -> None:
+    # replay() without a record runs a leaner loop over precomputed slots: same answers, per stage
+    rng = random.Random(3)
+    for _ in range(20):
+        pp = rng.choice([2, 3, 4, 8])
+        m = pp * rng.choice([1, 2, 3])
+        times = [[[rng.uniform(0.2, 2.0) for _ in range(v)] for _ in range(pp)] for _ in range(3)]
+        c = rng.choice([0.0, 0.3])
+        p = plan(schedule, pp, v, m)
+        lean, full = replay(p, *times, p2p=c), replay(p, *times, p2p=c, record=True)
+        assert lean.finish == full.finish
+        assert lean.last_backward == full.last_backward
+        assert lean.busy == pytest.approx(full.busy, rel=1e-12)
+        assert len(full.events) == len(p.ops) and not lean.events
+
+
 def test_slower_passes_never_shorten_a_step() -> None:
     rng = random.Random(2)
     for schedule, v in (("1f1b", 1), ("interleaved", 2), ("zero_bubble", 1), ("zbv", 2)):
