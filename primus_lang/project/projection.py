@@ -3,7 +3,8 @@
 Each stage's per-micro-batch F, B and W times come from its op list through the oracle, with the
 communication a candidate can hide taken off: TP collectives under the GEMMs when
 ``tp_comm_overlap``, the CP ring under attention, EP all-to-alls under the layer's compute when
-``ep_comm_overlap``, FSDP gathers under the layer they prefetch for. The schedule plan then places
+``ep_comm_overlap``, FSDP gathers under the layer they prefetch for; what hides still costs
+``overlap_slowdown`` of its time in slower compute (``_comm_cost``). The schedule plan then places
 the passes; after a stage's last backward come the exposed part of its gradient reduction (it
 overlaps that last backward when ``overlap_grad_reduce``), the parameter all-gather (it overlaps the
 first forward when ``overlap_param_gather``), the optimizer and FP8 weight casts.

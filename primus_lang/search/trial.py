@@ -28,7 +28,7 @@ class Evaluation:
     tflops_per_gpu: float
     mfu: float
     bubble_fraction: float
-    exposed_comm: float  # seconds of communication not hidden behind compute
+    exposed_comm: float  # seconds communication adds: what compute does not hide, and the compute it slows
     breakdown: tuple[tuple[str, float], ...] = ()  # where the step's time goes, seconds per part
 
     def metric(self, name: str) -> float:
