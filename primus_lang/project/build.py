@@ -130,7 +130,9 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
             _linear(sh, tasks, params, sh.gemm(heads * qk_dim, mla.q_lora_rank))
             _rerun(sh, tasks, start, "mla_up_proj")
         else:
+            start = len(tasks)
             _linear(sh, tasks, params, sh.gemm(heads * qk_dim, sh.h))
+            _rerun(sh, tasks, start, "mla_up_proj")  # megatron-core re-runs linear_q_proj with the up-projections
         _linear(sh, tasks, params, sh.gemm(mla.kv_lora_rank + mla.qk_rope_head_dim, sh.h))
         start = len(tasks)
         _linear(sh, tasks, params, sh.gemm(heads * (mla.qk_nope_head_dim + v_dim), mla.kv_lora_rank))
@@ -215,6 +217,11 @@ def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> i
     _linear(sh, tasks, params, sh.gemm(sh.h, ffn_r))
     _tp_pair(sh, tasks)
     _rerun(sh, tasks, start, "mlp")  # Megatron's ``mlp`` module is the dense MLP only
+    if "mlp" in sh.recomputed:
+        # its activation runs again too (the forward's is costed with the layer's other elementwise ops)
+        act = 3 if sh.model.activation == "swiglu" else 2
+        tasks.append(Task(MemoryOp("mlp_activation_recompute", act * sh.tokens * ffn_r * BF16), "B",
+                          model_flops=False))
     return ffn_r
 
 
@@ -342,7 +349,7 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
     return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
             cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
-            cand.recompute.modules,
+            cand.recompute.modules, cand.attention, cand.moe_dispatcher,
             cand.sp, cand.cp_comm, fsdp_pp)
 
 

@@ -6,10 +6,9 @@ group Spearman's rank correlation says whether the projection orders layouts as 
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from attrs import frozen
 
@@ -152,7 +151,8 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "median_ape": statistics.median(ape) if ape else None,
         "spearman_by_group": rho,
         "spearman_ceiling_by_group": {group_name(g): spearman_ceiling(members) for g, members in sorted(groups.items())
-                                      if len(members) >= MIN_GROUP},
+                                      if len(members) >= MIN_GROUP
+                                      and len({r.layout for r in members}) <= MAX_LAYOUTS},
         "signed_error_by_group": signed,
         "spearman_by_layout_group": _layout_spearman(done),
         "replicates": _replicates(done),
@@ -161,31 +161,45 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
 
 
 TIGHTEST = 5
-MAX_LAYOUTS = 7  # 7! orders to try; a group with more layouts takes the order of their mean measurement
+MAX_LAYOUTS = 6  # 4,683 weak orders of 6 layouts; 47,293 of 7
 
 
 def spearman_ceiling(members: Sequence[RowResult]) -> float | None:
     """The highest Spearman any projection can reach on these rows: rows that re-measure one recipe
-    (same GPU count and candidate) get one projection, so their measured spread is unrankable. Each
-    order of the distinct layouts is tried (None: one layout, no order to judge)."""
+    (same GPU count and candidate) get one projection, so their measured spread is unrankable.
+    Exact: every weak order of the distinct layouts (distinct layouts may tie too) is tried. None
+    when there is no order to judge (one layout, or every measurement equal) and for groups of
+    more than ``MAX_LAYOUTS`` layouts, which ``summarize`` leaves out."""
     layouts: dict[str, list[int]] = {}
     for i, r in enumerate(members):
         layouts.setdefault(r.layout, []).append(i)
-    if len(layouts) < 2:
-        return None
     measured = [r.measured or 0.0 for r in members]
-    groups = sorted(layouts.values(), key=lambda idx: statistics.fmean(measured[i] for i in idx))
-    orders = itertools.permutations(groups) if len(groups) <= MAX_LAYOUTS else iter([tuple(groups)])
-    best = -1.0
-    for order in orders:
+    if len(layouts) < 2 or len(layouts) > MAX_LAYOUTS:
+        return None
+    best: float | None = None
+    for order in _weak_orders(list(layouts.values())):
         rank = [0.0] * len(members)
-        for position, idx in enumerate(order):
-            for i in idx:
-                rank[i] = float(position)
+        for position, block in enumerate(order):
+            for idx in block:
+                for i in idx:
+                    rank[i] = float(position)
         value = spearman(rank, measured)
-        if not math.isnan(value):
-            best = max(best, value)
+        if not math.isnan(value) and (best is None or value > best):
+            best = value
     return best
+
+
+def _weak_orders(items: list[list[int]]) -> Iterator[list[list[list[int]]]]:
+    """Every ordered partition of ``items`` into non-empty blocks (a block: items that tie)."""
+    if not items:
+        yield []
+        return
+    n = len(items)
+    for mask in range(1, 1 << n):
+        first = [items[i] for i in range(n) if mask >> i & 1]
+        rest = [items[i] for i in range(n) if not mask >> i & 1]
+        for tail in _weak_orders(rest):
+            yield [first, *tail]
 
 
 def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:

@@ -228,3 +228,15 @@ def test_moe_recompute_modules_follow_megatron() -> None:
     assert moe["ep_comm"] > act["ep_comm"] == pytest.approx(none["ep_comm"])
     both = run(_selective("moe", "moe_act"))
     assert both["step"] == pytest.approx(moe["step"], rel=1e-12)  # moe_act is inside moe's rerun
+
+
+def test_layers_are_not_shared_across_knobs_that_change_them() -> None:
+    # the layer cache once ignored these two knobs: the second candidate got the first one's layers
+    flash = Candidate(tp=1, mbs=1, gbs=64, seq_len=8192)
+    first = project(LLAMA3_1_8B, cluster(), flash).step_time
+    assert project(LLAMA3_1_8B, cluster(), flash.replace(attention="unfused")).step_time > first * 1.05
+    spread = Candidate(ep=16, mbs=1, gbs=128, seq_len=4096)
+    many = cluster(H100, nodes=4)
+    alltoall = dict(project(MIXTRAL_8X7B, many, spread).breakdown)["ep_comm"]
+    flex = dict(project(MIXTRAL_8X7B, many, spread.replace(moe_dispatcher="flex")).breakdown)["ep_comm"]
+    assert flex < alltoall

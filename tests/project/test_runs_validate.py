@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from primus_lang.cli import main
 from primus_lang.ir import Efficiency, Recompute
@@ -103,6 +106,32 @@ def test_spearman_ceiling_is_what_tied_re_measurements_allow() -> None:
     projected = [100.0, 200.0, 200.0, 200.0]
     assert spearman(projected, [r.measured or 0.0 for r in rows]) <= spearman_ceiling(rows)  # type: ignore[operator]
     assert summarize(rows)["spearman_ceiling_by_group"] == {"m / g / p": pytest.approx(0.7745966692414834)}
+    # every measurement equal: nothing to order
+    assert spearman_ceiling([_row("a", 5.0), _row("b", 5.0), _row("c", 5.0), _row("d", 5.0)]) is None
+
+
+def _layouts(measured: list[list[int]]) -> list[RowResult]:
+    return [_row(f"L{k}", float(m)) for k, ms in enumerate(measured) for m in ms]
+
+
+def test_spearman_ceiling_lets_distinct_layouts_tie() -> None:
+    # tying two distinct layouts beats every strict order of them here (0.317 against 0.303)
+    rows = _layouts([[1, 6], [5, 4], [6, 3, 4], [4, 9]])
+    best = spearman_ceiling(rows)
+    assert best is not None and best > 0.31
+
+
+@given(st.lists(st.lists(st.integers(1, 9), min_size=1, max_size=3), min_size=2, max_size=5),
+       st.lists(st.integers(0, 4), min_size=5, max_size=5))
+def test_no_projection_beats_the_spearman_ceiling(measured: list[list[int]], levels: list[int]) -> None:
+    rows = _layouts(measured)
+    projected = [float(levels[int(r.layout[1:])]) for r in rows]  # one projection per layout
+    value = spearman(projected, [r.measured or 0.0 for r in rows])
+    best = spearman_ceiling(rows)
+    if best is None:
+        assert math.isnan(value) or len({r.measured for r in rows}) == 1
+    else:
+        assert math.isnan(value) or value <= best + 1e-12
 
 
 def test_parameter_transform_round_trips() -> None:
