@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 
@@ -449,18 +451,32 @@ def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, .
     if cluster.gpu.efficiency != _PLAIN:
         # op shapes do not depend on efficiency: share them across calibrated variants of a profile
         # (looked up by identity first: a search projects thousands of candidates on one cluster)
-        hit = _plain_of.get(id(cluster))
-        if hit is None or hit[0] is not cluster:
-            plain = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
-            if len(_plain_of) > 1024:
-                _plain_of.clear()
-            hit = _plain_of[id(cluster)] = (cluster, _plain.setdefault(plain, plain))
-        cluster = hit[1]
+        cluster = _by_identity(_plain_of, cluster, 0, _plain_cluster)
     return _stage_ops(model, cluster, cand)
 
 
+def _plain_cluster(cluster: Cluster, _: int) -> Cluster:
+    plain = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=_PLAIN))
+    return _plain.setdefault(plain, plain)
+
+
 _plain: dict[Cluster, Cluster] = {}
-_plain_of: dict[int, tuple[Cluster, Cluster]] = {}
+_plain_of: dict[tuple[int, int], tuple[Any, Any]] = {}
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _by_identity(cache: dict[tuple[int, int], tuple[Any, Any]], obj: _T, n: int,
+                 make: Callable[[_T, int], _R], limit: int = 50_000) -> _R:
+    """``make(obj, n)``, cached by ``obj``'s identity (hashing a cluster or a block per lookup costs
+    more than the lookup); the entry keeps ``obj`` alive so its id stays its own."""
+    hit = cache.get((id(obj), n))
+    if hit is None or hit[0] is not obj:
+        if len(cache) > limit:
+            cache.clear()
+        hit = cache[(id(obj), n)] = (obj, make(obj, n))
+    result: _R = hit[1]
+    return result
 
 
 @functools.lru_cache(maxsize=16384)
@@ -499,7 +515,7 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 for recompute, count in ((True, again), (False, n_layers - again)):
                     if count:
                         block, p_dense, p_expert = _layer_of(key, sh, moe, recompute)
-                        blocks.append(_counted(block, count))
+                        blocks.append(_by_identity(_blocks, block, count, _counted))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
             # MTP sits on the last virtual stage unless an explicit layout puts it on another
@@ -520,18 +536,12 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     return tuple(stages)
 
 
-_blocks: dict[tuple[int, int], tuple[Block, Block]] = {}
+_blocks: dict[tuple[int, int], tuple[Any, Any]] = {}
 
 
 def _counted(block: Block, count: int) -> Block:
-    """``count`` repeats of a cached layer block, itself cached: a search builds the same few
-    thousand times."""
-    hit = _blocks.get((id(block), count))
-    if hit is None or hit[0] is not block:
-        if len(_blocks) > 50_000:
-            _blocks.clear()
-        hit = _blocks[(id(block), count)] = (block, Block(block.name, block.tasks, count))
-    return hit[1]
+    """``count`` repeats of a cached layer block (cached too: a search builds the same few thousand)."""
+    return Block(block.name, block.tasks, count)
 
 
 _steps: dict[tuple[object, ...], tuple[Task, ...]] = {}
