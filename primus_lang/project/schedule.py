@@ -134,8 +134,9 @@ class Plan:
     m: int
     split: bool  # W ops are separate (zero-bubble schedules); else W is folded into B
     # The sweep's own view of ``ops``: (duration slot ``pass·pp·v + stage·v + chunk``, previous op,
-    # input op, crosses); -1 reads a trailing 0.0, so the loop has no branch for "none"
-    sweep: tuple[tuple[int, int, int, bool], ...] = ()
+    # input op, 1.0 where the input crosses stages), op indices shifted by one so that 0 reads a
+    # leading 0.0 for "none": the loop appends each end with no branch and no index arithmetic
+    sweep: tuple[tuple[int, int, int, float], ...] = ()
     stage_last: tuple[int, ...] = ()  # per stage, its last op (-1: none)
     stage_grad: tuple[int, ...] = ()  # per stage, the slot of its last B or W op (-1: none)
     slot_count: tuple[int, ...] = ()  # per slot, how many ops run it
@@ -175,7 +176,8 @@ def plan(schedule: str, pp: int, v: int, m: int) -> Plan:
 
 def _with_sweep(p: Plan) -> Plan:
     pv = p.pp * p.v
-    sweep = tuple((kind * pv + s * p.v + c, prev, dep, cross) for s, kind, c, prev, dep, cross in p.ops)
+    sweep = tuple((kind * pv + s * p.v + c, prev + 1, dep + 1, 1.0 if cross else 0.0)
+                  for s, kind, c, prev, dep, cross in p.ops)
     last = [-1] * p.pp
     grad = [-1] * p.pp
     count = [0] * (3 * pv)
@@ -233,12 +235,13 @@ def _sweep(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> ScheduleR
     if not p.split:
         b = [x + y for x, y in zip(b, w, strict=True)]
     d = f + b + w
-    end = [0.0] * (len(p.sweep) + 1)  # end[-1] stays 0.0: "no previous op", "no input"
-    for n, (slot, prev, dep, cross) in enumerate(p.sweep):
+    end = [0.0]  # end[0]: "no previous op", "no input"; op n ends at end[n + 1]
+    append = end.append
+    for slot, prev, dep, cross in p.sweep:
         start = end[prev]
-        ready = end[dep] + p2p if cross else end[dep]
-        end[n] = (start if start >= ready else ready) + d[slot]
-    free = tuple(end[i] if i >= 0 else 0.0 for i in p.stage_last)
+        ready = end[dep] + cross * p2p
+        append((start if start >= ready else ready) + d[slot])
+    free = tuple(end[i + 1] for i in p.stage_last)
     busy = [0.0] * pp
     for slot, k in enumerate(p.slot_count):
         if k:
