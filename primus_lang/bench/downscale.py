@@ -89,7 +89,8 @@ def measure_block(
     def time_it(fn: Callable[[], object]) -> float:
         return time_call(fn, dev, budget_s=budget_s, before=before).best(dev)
 
-    dtype, dev = torch_dtype(shape.dtype if shape.dtype != "fp8" else "bf16"), device.device
+    # low-precision GEMMs quantize BF16 activations: the layers' tensors are BF16
+    dtype, dev = torch_dtype(shape.dtype if shape.dtype not in ("fp8", "fp4") else "bf16"), device.device
     m = shape.model
     gen = t.Generator(device="cpu").manual_seed(2)
     x = t.randn(shape.mbs, shape.seq, m.hidden, generator=gen).to(device=dev, dtype=dtype)

@@ -53,7 +53,7 @@ COMPUTE_BOUND = ("gemm", "grouped_gemm", "attention", "attention_bwd")
 class KernelSpec:
     op: str
     shape: tuple[int, ...]
-    dtype: str  # bf16 | fp16 | fp32 | fp8
+    dtype: str  # bf16 | fp16 | fp32 | fp8 | fp4 (NVFP4: not measured, the simulate oracle times it)
 
     def __attrs_post_init__(self) -> None:
         dims = CATALOGUE.get(self.op)
@@ -96,6 +96,8 @@ def work(spec: KernelSpec) -> float:
 def prepare(spec: KernelSpec, device: str) -> Callable[[], object]:
     """Allocate inputs on ``device`` and return the closure that runs the kernel once."""
     t = torch()
+    if spec.dtype == "fp4":
+        raise NotImplementedError("NVFP4 GEMMs need Transformer Engine's quantized kernels; not measured")
     dtype = t.bfloat16 if spec.dtype == "fp8" else torch_dtype(spec.dtype)
     # drawn on the device itself: a 16384^2 operand drawn on the host would take seconds
     gen = t.Generator(device=device).manual_seed(0)

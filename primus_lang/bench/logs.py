@@ -99,6 +99,8 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None) -> Candi
         )
     if log.arg("fp8") not in (None, "None", "False"):
         changes["precision"] = "fp8"
+    elif log.arg("fp4") not in (None, "None", "False"):
+        changes["precision"] = "fp4"
     if log.arg("sequence_parallel") in ("True", "False"):
         changes["sequence_parallel"] = log.arg("sequence_parallel") == "True"
     if log.arg("use_distributed_optimizer") == "True":

@@ -594,4 +594,14 @@ RULES: tuple[Rule, ...] = (
             "use `attn_moe_router` (or `attn`) with ep_comm_overlap, or turn the overlap off for `full`",
         ),
     ),
+    Rule(
+        L.FP4_NEEDS_NVFP4,
+        ("precision",),
+        lambda f, s: (f["precision"] != "fp4") | s.cluster.gpu.nvfp4,
+        lambda f, s: (
+            f"precision fp4 (NVFP4) on `{s.cluster.gpu.name}`, which has no NVFP4 tensor cores "
+            "(fp4-needs-nvfp4)",
+            "use `fp8` or `bf16` on this GPU, or an NVIDIA Blackwell profile (b200, gb200, b300, gb300)",
+        ),
+    ),
 )

@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
     for f in fits:
         e = f.efficiency
         print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
-              f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} knee {e.gemm_knee_flops:.2e} "
-              f"attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
+              f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} fp4 {e.fp4_gemm_max:.3f} "
+              f"knee {e.gemm_knee_flops:.2e} attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
     for g, errs in moved.items():

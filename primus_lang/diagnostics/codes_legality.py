@@ -253,6 +253,15 @@ CUDA_GRAPH_EP_OVERLAP = register(
     "transformer_engine graphs (attention and router scopes); the full-iteration graph\n"
     "(`cuda_graph = full`, --cuda-graph-impl local) is refused with it.",
 )
+FP4_NEEDS_NVFP4 = register(
+    "P4035",
+    "fp4-needs-nvfp4",
+    "FP4 precision on a GPU without NVFP4 tensor cores",
+    "`precision = fp4` is Megatron's --fp4-format e2m1 --fp4-recipe nvfp4: Transformer Engine's\n"
+    "NVFP4BlockScaling recipe (megatron-core 0.16.1 TransformerConfig: \"NVFP4BlockScaling recipe for\n"
+    "Blackwell+ architecture\"). It needs an NVIDIA GPU with FP4 tensor cores (`peak_fp4` > 0: B200,\n"
+    "GB200, B300, GB300). AMD's MXFP4 is another format, not this recipe. Use `fp8` or `bf16` elsewhere.",
+)
 REQUIRE_FAILED = register(
     "P4100",
     "require-failed",

@@ -22,6 +22,7 @@ _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
 # Transformer Engine's FP8 recipe that keeps E4M3 forward and E5M2 gradients.
 FP8_FORMAT = "hybrid"
+FP4_FORMAT = "e2m1"  # the only --fp4-format megatron-core 0.16.1 accepts
 # cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope) in megatron-core 0.16.1; an empty scope is the
 # whole layer. Megatron's TransformerConfig adds moe_preprocess to a local moe_router scope itself,
 # but the transformer_engine implementation takes the scopes as written, so both are spelt out.
@@ -149,6 +150,10 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     if cand.precision == "fp8":
         s["fp8"] = FP8_FORMAT  # argparse dest of --fp8-format
         s["fp8_recipe"] = cand.fp8_recipe
+    elif cand.precision == "fp4":
+        # Parameters stay BF16 (no --fp4-param-gather), as the memory account assumes
+        s["fp4"] = FP4_FORMAT  # argparse dest of --fp4-format
+        s["fp4_recipe"] = "nvfp4"
     # "flash" is any memory-efficient kernel (flash-attn, cuDNN or ROCm CK fused attention, none of
     # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.
     s["attention_backend"] = "auto" if cand.attention == "flash" else "unfused"

@@ -18,7 +18,7 @@ from attrs import frozen
 from primus_lang.emit.arguments import Setting, Settings
 
 # dest -> its flag, where the spelling is not the dest's (in every version)
-_SPELLING = {"fp8": "--fp8-format"}
+_SPELLING = {"fp8": "--fp8-format", "fp4": "--fp4-format"}
 
 # dest -> the flag that turns a default-true behaviour off
 _NEGATED = {
@@ -118,6 +118,7 @@ CORE_V0_12 = Profile(
                     "EP communication overlap arrived after core_v0.12"),
         Unsupported("fp8_recipe", lambda v: v == "blockwise",
                     "core_v0.12 offers only the tensorwise, delayed and mxfp8 FP8 recipes"),
+        Unsupported("fp4", lambda v: True, "core_v0.12 has no FP4 training (--fp4-format arrived later)"),
         # exp_avg_sq_dtype always equals exp_avg_dtype (one knob), so one rule reports both.
         Unsupported("exp_avg_dtype", lambda v: v == "bf16",
                     "core_v0.12 keeps Adam moments in fp32, fp16 or fp8 only"),

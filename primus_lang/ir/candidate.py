@@ -20,7 +20,9 @@ RECOMPUTE_KINDS = ("none", "selective", "op", "full")
 RECOMPUTE_METHODS = ("uniform", "block")
 # Megatron's --recompute-modules for selective recomputation (core_attn is its default).
 RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "mlp", "moe_act", "moe", "shared_experts")
-PRECISIONS = ("bf16", "fp8")
+# ``fp4`` is NVFP4 (Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16, an
+# FP32 scale per tensor); ``fp8_recipe`` applies to ``fp8`` only.
+PRECISIONS = ("bf16", "fp8", "fp4")
 FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8")
 SHARDINGS = ("none", "dist_opt", "fsdp")
 SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
@@ -94,7 +96,7 @@ class Candidate:
     mbs: int = field(default=1, metadata=q(Kind.COUNT, "micro-batch size"))
     gbs: int = field(default=1, metadata=q(Kind.COUNT, "global batch size (sequences per step)"))
     seq_len: int = field(default=4096, metadata=q(Kind.COUNT, "sequence length"))
-    precision: str = field(default="bf16", metadata=q(Kind.ENUM, "GEMM precision", PRECISIONS))
+    precision: str = field(default="bf16", metadata=q(Kind.ENUM, "GEMM precision (fp4: NVFP4)", PRECISIONS))
     fp8_recipe: str = field(default="tensorwise", metadata=q(Kind.ENUM, "FP8 scaling recipe", FP8_RECIPES))
     recompute: Recompute = field(factory=Recompute, metadata=q(Kind.BLOCK, "activation recomputation"))
     sharding: str = field(default="dist_opt", metadata=q(Kind.ENUM, "optimizer/parameter sharding", SHARDINGS))

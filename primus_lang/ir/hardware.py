@@ -27,6 +27,7 @@ class Efficiency:
         default=2.0e9, metadata=q(Kind.NUMBER, "GEMM FLOPs at which efficiency is half the plateau")
     )
     fp8_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "FP8 GEMM plateau vs FP8 peak"))
+    fp4_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "NVFP4 GEMM plateau vs FP4 peak"))
     attention: float = field(default=0.55, metadata=q(Kind.FRACTION, "flash-attention efficiency vs peak"))
     hbm: float = field(default=0.75, metadata=q(Kind.FRACTION, "memory-bound kernel share of HBM bandwidth"))
     scale_up_bus: float = field(default=0.75, metadata=q(Kind.FRACTION, "bus efficiency inside the domain"))
@@ -68,6 +69,12 @@ class Gpu:
     confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    @property
+    def nvfp4(self) -> bool:
+        """Whether the part runs Transformer Engine's NVFP4 recipe: NVIDIA FP4 tensor cores (AMD's
+        FP4 is MXFP4, another format)."""
+        return self.vendor == "nvidia" and self.peak_fp4 > 0
 
     def peak(self, dtype: str) -> float:
         """Dense peak for ``bf16``/``fp8``/``fp4``; FP8 on a part without FP8 runs at BF16 speed."""

@@ -5,7 +5,8 @@ The unfused ("local") path is checked byte for byte against megatron-core on CPU
 flash path is TransformerEngine's (q, k, v, output and an FP32 log-sum-exp per head and token). Symbols:
 ``s`` the CP-local sequence, ``b`` the micro-batch, ``T = s·b`` tokens, ``Tsp = T / tp`` with sequence
 parallelism (else ``T``), heads ``a`` and query groups ``g`` per TP rank, ``gin`` the bytes of a saved
-GEMM input (1 with FP8, else 2).
+GEMM input per value (2 in BF16, 1 with FP8, 9/16 with NVFP4: half a byte and an E4M3 scale per 16
+values; the scales' tile padding is not counted).
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ class Dims:
     h: int
     a: Num
     g: Num
-    gin: Num
+    gin16: Num  # ``gin`` in sixteenths of a byte, so that NVFP4's 9/16 stays an integer
+
+
+def saved_input(d: Dims, values: Num) -> Num:
+    """Bytes of ``values`` GEMM-input values saved in the GEMM's precision (``gin``·values)."""
+    return d.gin16 * values // 16
 
 
 def dims(model: Model, k: Knobs) -> Dims:
@@ -49,7 +55,7 @@ def dims(model: Model, k: Knobs) -> Dims:
         h=model.hidden,
         a=model.heads // k.tp,
         g=model.kv_heads // k.tp,
-        gin=where(k.fp8, 1, 2),
+        gin16=where(k.fp8, 16, where(k.fp4, 9, 32)),
     )
 
 
@@ -82,7 +88,7 @@ def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     unfused = logical_not(k.flash)
     rope = model.position == "rope"
     out = norm_items(model, d, "norm1")
-    out.append(Item("qkv input", "gin·Tsp·h", _keep(k, "layernorm", d.gin * d.Tsp * d.h)))
+    out.append(Item("qkv input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h))))
     if model.mla is not None:
         m = model.mla
         qk = m.qk_nope_head_dim + m.qk_rope_head_dim
@@ -129,11 +135,11 @@ def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
                     _if(logical_and(k.flash, logical_not(selective)), 4 * d.a * d.s * d.b)))
     out.append(Item("recompute mask-type flag", "4", _if(selective, 4)))
     out.append(Item("attention output (proj input)", "2·T·a·dv", 2 * d.T * d.a * dv))
-    out.append(Item("proj input fp8 copy", "T·a·dv", _if(k.fp8, d.T * d.a * dv)))
+    out.append(Item("proj input quantized copy", "gin·T·a·dv", _if(d.gin16 < 32, saved_input(d, d.T * d.a * dv))))
     if model.dropout > 0:
         out.append(Item("attention residual dropout mask", "Tsp·h", d.Tsp * d.h))
     out += norm_items(model, d, "norm2")
-    out.append(Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", d.gin * d.Tsp * d.h)))
+    out.append(Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h))))
     return out
 
 
@@ -146,7 +152,7 @@ def mlp_items(model: Model, k: Knobs, d: Dims, prefix: str, tokens: Num, ffn: in
     """FC1 output and activation output; ``whole`` recomputes both, ``act`` only the activation."""
     f = ffn // split
     fc1 = _keep(k, whole, 2 * _gated(model) * tokens * f)
-    out = d.gin * tokens * f
+    out = saved_input(d, tokens * f)
     out = _keep(k, whole, _keep(k, act, out) if act else out)
     return [
         Item(f"{prefix}fc1 output", f"2·{_gated(model)}·tokens·ffn/tp", fc1),
@@ -185,7 +191,7 @@ def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[I
         Item("routing map", "E·Tsp", e * d.Tsp),
         Item("routing probabilities over experts", "2·E·Tsp", 2 * e * d.Tsp),
         Item("permutation index", "8·Tsp·k", 8 * d.Tsp * topk),
-        Item("dispatched tokens", "gin·Tr·h", d.gin * tr * d.h),
+        Item("dispatched tokens", "gin·Tr·h", saved_input(d, tr * d.h)),
         Item("dispatched token probabilities", "2·Tr", 2 * tr),
     ]
     routed += mlp_items(model, k, d, "expert ", tr, moe.ffn_hidden, k.etp, "moe", "moe_act")
@@ -277,7 +283,7 @@ def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     v = padded_vocab(model, k.tp) // k.tp
     return [
         *norm_items(model, d, "final norm"),
-        Item("output layer input", "gin·Tsp·h", d.gin * d.Tsp * d.h),
+        Item("output layer input", "gin·Tsp·h", saved_input(d, d.Tsp * d.h)),
         Item("logits fp32 (cross-entropy)", "4·T·V/tp", 4 * d.T * v),
         Item("cross-entropy target mask", "T", d.T),
         Item("cross-entropy target index", "8·T", 8 * d.T),

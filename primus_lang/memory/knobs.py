@@ -43,6 +43,7 @@ class Knobs:
     gbs: Num
     seq: Num
     fp8: Num  # bool
+    fp4: Num  # bool: NVFP4
     fp8_recipe: Num
     recompute: Num
     recompute_layers: Num
@@ -113,6 +114,7 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         gbs=c.gbs,
         seq=c.seq_len,
         fp8=c.precision == "fp8",
+        fp4=c.precision == "fp4",
         fp8_recipe=FP8_RECIPE_CODES[c.fp8_recipe],
         recompute=RECOMPUTE_CODES[c.recompute.kind],
         recompute_layers=c.recompute.layers,

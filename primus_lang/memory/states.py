@@ -64,7 +64,7 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
-                "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
+                "fp4", "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -74,7 +74,8 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         world=values["world"], tp=values["tp"], pp=values["pp"], vpp=values["vpp"], first=values["first"],
         last=values["last"], embedding=bool(values["embedding"]), loss=bool(values["loss"]), cp=values["cp"],
         ep=values["ep"],
-        etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp8_recipe=values["fp8_recipe"],
+        etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp4=bool(values["fp4"]),
+        fp8_recipe=values["fp8_recipe"],
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
@@ -128,23 +129,29 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         terms.append(_term(f"adam moments{tag}", f"2 × state_bytes × {where}",
                            {"state_bytes": k.state_bytes, "elements": opt_numel},
                            2 * int(k.state_bytes) * opt_numel))
-    if k.fp8:
+    if k.fp8 or k.fp4:
         gemm = sum(t.numel for t in tensors if t.gemm)
         if fsdp:
-            # FSDP gathers one unit at a time, so TE's FP8 weight copies exist for the units in flight
-            # (the one computing and the one prefetched), not for the whole stage.
+            # FSDP gathers one unit at a time, so TE's quantized weight copies exist for the units in
+            # flight (the one computing and the one prefetched), not for the whole stage.
             units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
             gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
-        recipe = int(k.fp8_recipe)
-        # Row-wise and column-wise (transposed) FP8 copies of each weight; MXFP8 adds one E8M0 scale per
-        # 32 elements per copy, blockwise one FP32 scale per 128×128 block per copy.
-        scales = 0
-        if recipe == FP8_RECIPE_CODES["mxfp8"]:
-            scales = 2 * cdiv(gemm, 32)
-        elif recipe == FP8_RECIPE_CODES["blockwise"]:
-            scales = 2 * 4 * cdiv(gemm, 128 * 128)
-        terms.append(_term("fp8 weight copies", "2 × gemm weights + scales",
-                           {"gemm weights": gemm, "scales": scales}, 2 * gemm + scales))
+        if k.fp4:
+            # Row-wise and column-wise NVFP4 copies: half a byte per value and an E4M3 scale per 16.
+            scales = 2 * cdiv(gemm, 16)
+            terms.append(_term("nvfp4 weight copies", "2 × gemm weights / 2 + scales",
+                               {"gemm weights": gemm, "scales": scales}, 2 * cdiv(gemm, 2) + scales))
+        else:
+            recipe = int(k.fp8_recipe)
+            # Row-wise and column-wise (transposed) FP8 copies of each weight; MXFP8 adds one E8M0 scale
+            # per 32 elements per copy, blockwise one FP32 scale per 128×128 block per copy.
+            scales = 0
+            if recipe == FP8_RECIPE_CODES["mxfp8"]:
+                scales = 2 * cdiv(gemm, 32)
+            elif recipe == FP8_RECIPE_CODES["blockwise"]:
+                scales = 2 * 4 * cdiv(gemm, 128 * 128)
+            terms.append(_term("fp8 weight copies", "2 × gemm weights + scales",
+                               {"gemm weights": gemm, "scales": scales}, 2 * gemm + scales))
     if fsdp:
         units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
         unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)

@@ -36,6 +36,16 @@ BF16 = 2
 # tensorwise (current) scaling first reads the tensor for its amax (+2); blockwise and MXFP8 write
 # row- and column-wise copies with their block scales (MXFP8: one E8M0 scale per 32 values, x2).
 FP8_CAST_BYTES = {"delayed": 4.0, "tensorwise": 6.0, "blockwise": 4.0 + 2 / 128, "mxfp8": 4.0 + 2 / 32}
+# NVFP4 is current-scaled too (an FP32 scale per tensor from a first amax pass, +2) and writes row-
+# and column-wise copies of half a byte per value, each with an E4M3 scale per 16 values.
+NVFP4_CAST_BYTES = 2.0 + 2.0 + 2 * (0.5 + 1 / 16)
+
+
+def cast_bytes(cand: Candidate) -> float:
+    """Bytes the quantize kernels move per element of a low-precision GEMM operand (0: BF16)."""
+    if cand.precision == "fp8":
+        return FP8_CAST_BYTES[cand.fp8_recipe]
+    return NVFP4_CAST_BYTES if cand.precision == "fp4" else 0.0
 
 
 def _backward(op: Gemm | GroupedGemm) -> tuple[Gemm | GroupedGemm, Gemm | GroupedGemm]:
@@ -62,8 +72,8 @@ class _Shapes:
         self.tokens = self.b * (self.s // self.cp)  # tokens of one micro-batch on one CP rank
         self.sp = cand.sp
         self.tokens_sp = self.tokens // self.tp if self.sp else self.tokens
-        self.dtype = "fp8" if cand.precision == "fp8" else "bf16"
-        self.cast = FP8_CAST_BYTES.get(cand.fp8_recipe, 4.0) if self.dtype == "fp8" else 0.0
+        self.dtype = cand.precision  # the dtype of the linear layers' GEMMs
+        self.cast = cast_bytes(cand)
         self.h = model.hidden
         domain = cluster.domain
         self.tp_group = group_layout(self.tp, 1, domain)
@@ -92,10 +102,10 @@ def _linear(sh: _Shapes, tasks: list[Task], params: list[int], op: Gemm | Groupe
     tasks.append(Task(w, "W", routed=routed))
     groups = op.groups if isinstance(op, GroupedGemm) else op.batch
     params.append(groups * op.k * op.n)
-    if op.dtype == "fp8" and sh.cast > 0:
+    if op.dtype != "bf16" and sh.cast > 0:
         rows = op.m * groups
-        tasks.append(Task(MemoryOp("fp8_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed))
-        tasks.append(Task(MemoryOp("fp8_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed))
+        tasks.append(Task(MemoryOp(f"{op.dtype}_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed))
+        tasks.append(Task(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed))
 
 
 def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
@@ -323,8 +333,9 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
     for i, op in enumerate(mms):
         if i % 2 or m.bias:
             out.append(Task(op, "B", model_flops=False))
-            if op.dtype == "fp8" and sh.cast > 0:
-                out.append(Task(MemoryOp("fp8_cast_input", int(op.m * op.k * sh.cast)), "B", model_flops=False))
+            if op.dtype != "bf16" and sh.cast > 0:
+                out.append(Task(MemoryOp(f"{op.dtype}_cast_input", int(op.m * op.k * sh.cast)), "B",
+                                model_flops=False))
     out += [attrs.evolve(t, phase="B", model_flops=False)
             for t in tasks if t.phase == "F" and isinstance(t.op, MemoryOp) and t.op.name == "layer_elementwise"]
     return out
@@ -581,6 +592,6 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
     per_param = (BF16 + sh.grad_bytes + 4 + 2 * state) + (BF16 + 4 + 2 * state)
     tasks.append(Task(MemoryOp("optimizer", local * per_param), "W", model_flops=False))
     if sh.cast > 0:
-        tasks.append(Task(MemoryOp("fp8_weight_cast", int((dense_p + expert_p) * sh.cast)), "W",
+        tasks.append(Task(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.cast)), "W",
                           model_flops=False))
     return tuple(tasks)

@@ -33,6 +33,7 @@ from primus_lang.project.runs import Run
 PARAMS: dict[str, tuple[float, float]] = {
     "gemm_max": (0.15, 0.95),
     "fp8_gemm_max": (0.10, 0.95),
+    "fp4_gemm_max": (0.05, 0.95),
     "gemm_knee_flops": (1.0e7, 2.0e11),
     "attention": (0.10, 0.95),
     "scale_up_bus": (0.10, 1.0),
@@ -47,7 +48,12 @@ LOG_SCALE = ("gemm_knee_flops", "host_launch")  # fitted on a log scale: they sp
 # share of their peak that BF16 GEMMs reach of theirs): rows of either dtype then inform both, and a
 # profile, or a cross-validation fold, with rows of one dtype only keeps the base profile's ratio
 # instead of falling back to a default plateau for the other dtype.
-FIT_ONLY: dict[str, tuple[float, float]] = {"fp8_ratio": (0.3, 1.6)}
+# NVFP4's plateau is a ratio to the FP8 one (the same tensor-core GEMM kernels at twice the rate): a
+# profile without NVFP4 rows reaches the same share of its FP4 peak as of its FP8 peak, times the
+# ratio its vendor's NVFP4 rows say.
+FIT_ONLY: dict[str, tuple[float, float]] = {"fp8_ratio": (0.3, 1.6), "fp4_ratio": (0.1, 1.6)}
+# ratio -> (the plateau it sets, the plateau it is a ratio to), in the order they are applied
+RATIOS = {"fp8_ratio": ("fp8_gemm_max", "gemm_max"), "fp4_ratio": ("fp4_gemm_max", "fp8_gemm_max")}
 PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own values
 # Partial pooling: each profile is pulled with this sigma (logit space) toward the values fitted on
 # the rows of every profile of its vendor, so a profile with few rows, or rows that cannot tell two
@@ -102,11 +108,13 @@ def projected(run: Run, eff: Efficiency, settings: Settings) -> float:
 
 
 def identifiable(runs: Sequence[Run]) -> list[str]:
-    """The parameters these rows can move: the GEMM plateau (BF16, and FP8 through ``fp8_ratio``),
-    the FP8/BF16 ratio only with rows of both dtypes, buses only where a layout communicates over
-    that link class."""
+    """The parameters these rows can move: the GEMM plateau (BF16, and FP8/NVFP4 through their
+    ratios to it), a low-precision ratio only with rows of that dtype and of another (else the
+    plateau and the ratio trade off), buses only where a layout communicates over that link class."""
     names = ["gemm_max", "gemm_knee_flops", "attention", "hbm", "host_launch"]
     dtypes = {r.cand.precision for r in runs if r.cand}
+    if "fp4" in dtypes and dtypes & {"bf16", "fp8"}:
+        names.insert(1, "fp4_ratio")
     if {"bf16", "fp8"} <= dtypes:
         names.insert(1, "fp8_ratio")
     if any(r.cluster and r.cluster.world > 1 for r in runs):
@@ -119,16 +127,21 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
 
 
 def _value(eff: Efficiency, name: str) -> float:
-    return eff.fp8_gemm_max / eff.gemm_max if name == "fp8_ratio" else float(getattr(eff, name))
+    if name in RATIOS:
+        plateau, of = RATIOS[name]
+        return float(getattr(eff, plateau)) / float(getattr(eff, of))
+    return float(getattr(eff, name))
 
 
 def _apply(base: Efficiency, values: dict[str, float]) -> Efficiency:
-    """``base`` with fitted values; the FP8 plateau follows the BF16 one through the ratio."""
+    """``base`` with fitted values; the FP8 plateau follows the BF16 one and the NVFP4 plateau the
+    FP8 one, each through its ratio (fitted, or the base profile's)."""
     values = dict(values)
-    ratio = values.pop("fp8_ratio", base.fp8_gemm_max / base.gemm_max)
-    fp8_lo, fp8_hi = PARAMS["fp8_gemm_max"]
-    gemm = values.get("gemm_max", base.gemm_max)
-    return attrs.evolve(base, **values, fp8_gemm_max=min(max(gemm * ratio, fp8_lo), fp8_hi))
+    for ratio_name, (plateau, of) in RATIOS.items():
+        ratio = values.pop(ratio_name, _value(base, ratio_name))
+        lo, hi = PARAMS[plateau]
+        values[plateau] = min(max(values.get(of, float(getattr(base, of))) * ratio, lo), hi)
+    return attrs.evolve(base, **values)
 
 
 def _fit(runs: Sequence[Run], names: Sequence[str], center: np.ndarray, sigma: float,
@@ -177,7 +190,8 @@ def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | N
     names = identifiable(runs)
     mid = center or base
     z0 = np.array([_to_unit(n, _value(mid, n)) for n in names])
-    return _apply(base, _fit(runs, names, z0, sigma, lambda _r: base, settings or Settings(), iterations))
+    # what these rows cannot move keeps the center's value: the vendor pool's, when there is one
+    return _apply(mid, _fit(runs, names, z0, sigma, lambda _r: mid, settings or Settings(), iterations))
 
 
 def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations: int = 25) -> dict[str, float]:

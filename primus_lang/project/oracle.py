@@ -7,8 +7,9 @@
   does every other kernel launch (attention, each memory-bound kernel);
 - grouped GEMMs (the local experts of a MoE layer) reach ``grouped_gemm`` of the dense plateau:
   ragged groups tile less well than one large GEMM;
-- FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max`` (their quantize/cast kernels are separate
-  memory ops in the op list, priced per recipe);
+- FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max``, NVFP4 GEMMs at the FP4 peak times
+  ``fp4_gemm_max`` (their quantize/cast kernels are separate memory ops in the op list, priced per
+  recipe);
 - flash attention runs at ``attention`` of the BF16 peak on its work in matmul-equivalent FLOPs
   (``attention_work``: the FLOPs done, causal half, with the softmax's share for the head width
   relative to 128-dim heads and the key blocks a sliding window straddles);
@@ -44,6 +45,7 @@ class SimulateOracle:
         self.cluster = cluster
         self._bf16 = gpu.peak_bf16 * eff.gemm_max
         self._fp8 = gpu.peak("fp8") * (eff.fp8_gemm_max if gpu.peak_fp8 > 0 else eff.gemm_max)
+        self._fp4 = gpu.peak("fp4") * (eff.fp4_gemm_max if gpu.peak_fp4 > 0 else eff.gemm_max)
         self._overhead = eff.gemm_knee_flops / self._bf16
         self._grouped = eff.grouped_gemm
         self._attention = gpu.peak_bf16 * eff.attention
@@ -61,7 +63,7 @@ class SimulateOracle:
         elif isinstance(op, Attention):
             t = attention_work(op) / self._attention + self._overhead
         else:
-            rate = self._fp8 if op.dtype == "fp8" else self._bf16
+            rate = self._fp8 if op.dtype == "fp8" else self._fp4 if op.dtype == "fp4" else self._bf16
             if isinstance(op, GroupedGemm):
                 rate *= self._grouped
             t = op.flops / rate + self._overhead

@@ -14,7 +14,8 @@ Assumptions where the rows are silent (documented in docs/projection.md):
   optimizer (the default of every Megatron performance recipe in the corpus);
 - ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
   checkpointing map to selective or full;
-- NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1, and MoE rows that
+- NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1 (except the NVFP4
+  ones: their Llama recipes set ``tp_comm_overlap`` off), and MoE rows that
   publish ``moe_a2a_overlap`` overlap the expert all-to-all;
 - ``cuda_graph_impl``/``cuda_graph_scope`` map to the ``cuda_graph`` knob; rows that publish none
   ran without CUDA graphs (Megatron's default);
@@ -159,8 +160,10 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
         return "precision not published"
     t = text.lower()
     ctx = context.lower()
-    if "nvfp4" in t or "fp4" in t:
-        return "unsupported feature: NVFP4 precision is not modelled"
+    if "nvfp4" in t:
+        return ("fp4", "tensorwise")  # the FP8 recipe does not apply
+    if "fp4" in t:
+        return f"unsupported feature: precision `{text}` (only NVFP4 is modelled)"
     if t.startswith("bf16"):
         return ("bf16", "tensorwise")
     if "fp8" not in t:
@@ -324,6 +327,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     prec = precision_of(row.get("precision"), gpu_label, context)
     if isinstance(prec, str):
         return skip(prec)
+    if prec[0] == "fp4" and not gpus[gpu_name].nvfp4:
+        return skip(f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores")
     par = row.get("parallel") or {}
     tp, pp = _int(par.get("tp"), 1), _int(par.get("pp"), 1)
     cp, ep = _int(par.get("cp"), 1), _int(par.get("ep"), 1)
@@ -363,7 +368,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         precision=prec[0], fp8_recipe=prec[1], recompute=rec,
         sharding="fsdp" if fsdp else "dist_opt",
         schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
-        tp_comm_overlap=nemo and tp > 1,
+        tp_comm_overlap=nemo and tp > 1 and prec[0] != "fp4",
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
         cuda_graph=cuda_graph_of(recipe_info),

@@ -2,8 +2,8 @@
 
 Every projection spends at least the time its GEMMs take at the hardware's efficiency plateau (the
 simulate oracle's curve never exceeds ``gemm_max``, FP8 never exceeds ``fp8_gemm_max`` of the FP8
-peak) plus its attention at the profile's attention efficiency, spread over every GPU. We count
-only FLOPs that every projection must contain, and fewer when unsure (no router, no MTP, no
+peak, NVFP4 ``fp4_gemm_max`` of the FP4 peak) plus its attention at the profile's attention
+efficiency, spread over every GPU. We count only FLOPs that every projection must contain, and fewer when unsure (no router, no MTP, no
 attention for sliding-window or MLA models, recomputation at its smallest reading), so the floor
 stays below the projected step time. With 1F1B or interleaved schedules the ideal bubble
 ``(p-1)/(v*m)`` is added (Narayanan et al. 2021); zero-bubble schedules get none. The engine checks
@@ -63,6 +63,8 @@ def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
     rate = gpu.peak_bf16 * eff.gemm_max
     if cand.precision == "fp8" and gpu.peak_fp8 > 0:
         rate = max(rate, gpu.peak_fp8 * eff.fp8_gemm_max)
+    if cand.precision == "fp4" and gpu.peak_fp4 > 0:
+        rate = max(rate, gpu.peak_fp4 * eff.fp4_gemm_max)
     world = cluster.world
     compute = gemm / (rate * world) + attention / (gpu.peak_bf16 * eff.attention * world)
     if cand.pp > 1 and cand.schedule in ("1f1b", "interleaved"):

@@ -13,7 +13,7 @@ H100 = Gpu(
     hbm_bandwidth=3.35e12, scale_up_bandwidth=450e9,
 )
 B200 = Gpu(
-    name="b200", vendor="nvidia", peak_bf16=2250e12, peak_fp8=4500e12, hbm_capacity=180 * 10**9,
+    name="b200", vendor="nvidia", peak_bf16=2250e12, peak_fp8=4500e12, peak_fp4=9000e12, hbm_capacity=180 * 10**9,
     hbm_bandwidth=8.0e12, scale_up_bandwidth=900e9,
 )
 
@@ -76,6 +76,10 @@ CASES: dict[str, tuple[Space, Candidate]] = {
         space("deepseek_v3_layout", DEEPSEEK_V3, cluster(B200, 32)),
         Candidate(tp=2, pp=4, vpp=4, ep=32, etp=1, mbs=1, gbs=1024, seq_len=4096, schedule="interleaved",
                   pipeline_layout="Et*4|(t*4|)*14tmL", recompute=Recompute("full", 1)),
+    ),
+    "llama70b_b200_nvfp4": (  # Megatron-Bridge's Llama 3 70B NVFP4 layout (TP 2, PP 4, VPP 5)
+        space("llama70b_nvfp4", LLAMA3_70B, cluster(B200, 8)),
+        Candidate(tp=2, pp=4, vpp=5, mbs=1, gbs=256, seq_len=8192, schedule="interleaved", precision="fp4"),
     ),
     "llama8b_zbv": (
         space("llama8b_zbv", LLAMA3_8B, cluster(MI325X, 1)),

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
 from tests.emit.harness import all_cases, context, emission, emissions, write
 
@@ -38,12 +39,12 @@ RUN_ARGS = {
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
 RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend",
-           "fp8_format": "fp8"}
+           "fp8_format": "fp8", "fp4_format": "fp4"}
 
 
 LIST_ARGS = {"recompute_modules", "cuda_graph_scope"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
-TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe",
+TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe", "fp4_recipe",
                "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout",
                "cuda_graph_impl"}
 
@@ -135,8 +136,9 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         kw.update(activation_func=squared_relu)
     if "num_experts" in args:
         kw["num_moe_experts"] = int(args.pop("num_experts"))
-    if "fp8" in args:
-        kw["fp8"] = args.pop("fp8")
+    for low in ("fp8", "fp4"):
+        if low in args:
+            kw[low] = args.pop(low)
     if "num_virtual_stages_per_pipeline_rank" in args:
         kw["virtual_pipeline_model_parallel_size"] = int(args.pop("num_virtual_stages_per_pipeline_rank"))
     # megatron/training/arguments.py core_transformer_config_from_args renames these two
@@ -328,3 +330,15 @@ def test_selective_recompute_modules() -> None:
     assert argv[i + 1:i + 4] == ["mla_up_proj", "moe_act", "shared_experts"]
     config, _, _ = build_configs(parse_argv(argv))
     assert config.recompute_modules == ["mla_up_proj", "moe_act", "shared_experts"]
+
+
+def test_nvfp4_reaches_megatron_as_its_fp4_recipe(tmp_path: Path) -> None:
+    space, cand = all_cases()["llama70b_b200_nvfp4"]
+    argv = megatron_argv(emit(space, cand, "megatron+local", context()), tmp_path)
+    assert argv[argv.index("--fp4-format") + 1] == "e2m1" and argv[argv.index("--fp4-recipe") + 1] == "nvfp4"
+    assert "--fp8-format" not in argv
+    config, _, _ = build_configs(parse_argv(argv))
+    assert config.fp4 == "e2m1" and config.fp4_recipe == "nvfp4" and config.fp8 is None
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
+    assert [d.code.id for d in err.value.diagnostics] == ["P7001"] and "fp4" in err.value.diagnostics[0].message

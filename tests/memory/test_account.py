@@ -111,7 +111,7 @@ def _candidates() -> st.SearchStrategy[Candidate]:
         mbs=st.sampled_from([1, 2, 4]),
         gbs=st.sampled_from([64, 256]),
         seq_len=st.sampled_from([2048, 4096]),
-        precision=st.sampled_from(["bf16", "fp8"]),
+        precision=st.sampled_from(["bf16", "fp8", "fp4"]),
         fp8_recipe=st.sampled_from(["tensorwise", "mxfp8", "blockwise"]),
         recompute=st.one_of(
             st.just(Recompute()),
@@ -150,7 +150,7 @@ def test_prefilter_equals_account_on_a_whole_small_space() -> None:
         for mbs in (1, 2)
         for rc in (Recompute(), Recompute("selective"), Recompute("op"), Recompute("full", 2, "uniform"),
                    Recompute("full", 3))
-        for precision in ("bf16", "fp8")
+        for precision in ("bf16", "fp8", "fp4")
     ]
     peaks = prefilter(MIXTRAL.replace(moe=None), X64, cands, S)
     assert [int(p) for p in peaks] == [account(MIXTRAL.replace(moe=None), X64, c, S).peak.total for c in cands]
@@ -294,3 +294,17 @@ def test_a_chunk_running_mtp_keeps_its_own_embedding_copy() -> None:
     assert not problems(split_of(8, Candidate(pp=4, schedule="zbv"), 2))
     assert [sum(t.numel for t in stage_tensors(eight, k, s) if t.name.startswith("mtp_embedding_copy."))
             for s in range(4)] == [emb, 0, 0, 0]
+
+
+def test_nvfp4_keeps_nine_sixteenths_of_a_byte_per_value() -> None:
+    """NVFP4: half a byte per value and an E4M3 scale per 16, for the saved GEMM inputs and for the
+    row- and column-wise weight copies; the BF16 tensors around them do not change."""
+    base = Candidate(tp=8, pp=1, gbs=64, seq_len=8192)
+    fp8 = _lines(account(LLAMA70B, X64, base.replace(precision="fp8"), S))
+    fp4 = _lines(account(LLAMA70B, X64, base.replace(precision="fp4"), S))
+    for name in ("act: qkv input", "act: mlp input", "act: proj input quantized copy", "act: activation output"):
+        assert fp4[name] == fp8[name] * 9 // 16, name
+    assert fp4["act: norm1 input"] == fp8["act: norm1 input"]
+    gemm = fp8["fp8 weight copies"] // 2
+    assert fp4["nvfp4 weight copies"] == 2 * (gemm // 2) + 2 * -(-gemm // 16)
+    assert "fp8 weight copies" not in fp4

@@ -28,6 +28,12 @@ H100 = Gpu(
     nic_bandwidth=50e9,
 )
 
+B200 = Gpu(
+    name="b200", vendor="nvidia", peak_bf16=2250e12, peak_fp8=4500e12, peak_fp4=9000e12, hbm_capacity=180 * 10**9,
+    hbm_bandwidth=7.7e12, scale_up_bandwidth=900e9, scale_up_domain=8, scale_up_topology="switch",
+    nic_bandwidth=50e9,
+)
+
 
 def cluster(gpu: Gpu = MI325X, nodes: int = 8, gpus_per_node: int = 8) -> Cluster:
     return Cluster(name=f"{gpu.name}_x{nodes}", gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node)

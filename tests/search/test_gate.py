@@ -30,7 +30,7 @@ def test_fixed_knob_and_out_of_domain_and_unknown_are_refused() -> None:
     assert "outside the axis domain" in gate_changes(land, [("tp", 16)], land.base).reasons[0]
     assert "not a knob" in gate_changes(land, [("warp_speed", 9)], land.base).reasons[0]
     assert "integer" in gate_changes(land, [("tp", "four")], land.base).reasons[0]
-    assert "one of" in gate_changes(land, [("precision", "fp4")], land.base).reasons[0]
+    assert "one of" in gate_changes(land, [("precision", "fp6")], land.base).reasons[0]
 
 
 def test_gate_candidate_compares_every_non_axis_knob() -> None:

@@ -1,0 +1,46 @@
+"""P4035: NVFP4 (``precision = fp4``) needs an NVIDIA GPU with FP4 tensor cores. The vectorised mask,
+the lazy enumeration and the one-point path agree."""
+
+from __future__ import annotations
+
+import pytest
+
+from primus_lang.check import legal_mask, legal_points, legality, raw_points, summarize
+from primus_lang.ir import Candidate, Space
+from primus_lang.lower import loads_program
+
+MODEL = """
+model d { num_layers = 24; hidden = 2048; ffn_hidden = 8192; heads = 16; kv_heads = 4; vocab = 32000; seq_len = 4096 }
+"""
+GPUS = {
+    "blackwell": "vendor = nvidia; peak_bf16 = 2250 TFLOP/s; peak_fp8 = 4500 TFLOP/s; peak_fp4 = 9000 TFLOP/s",
+    "hopper": "vendor = nvidia; peak_bf16 = 989 TFLOP/s; peak_fp8 = 1979 TFLOP/s",
+    # MXFP4 tensor cores, but NVFP4 is Transformer Engine's recipe
+    "mi355x": "vendor = amd; peak_bf16 = 2517 TFLOP/s; peak_fp8 = 5033 TFLOP/s; peak_fp4 = 10066 TFLOP/s",
+}
+
+
+def space(gpu: str) -> Space:
+    src = MODEL + (f"gpu g {{ {GPUS[gpu]}; hbm_capacity = 192 GiB; hbm_bandwidth = 8 TB/s\n"
+                   "  scale_up_bandwidth = 900 GB/s }\n"
+                   "cluster c { gpu = g; nodes = 2; gpus_per_node = 8 }\n"
+                   "space s on c { model = d\n gbs = 64\n tp : 1 | 2\n precision : bf16 | fp8 | fp4\n}")
+    return loads_program(src, "t.prx").spaces[0]
+
+
+@pytest.mark.parametrize(("gpu", "fp4_legal"), [("blackwell", True), ("hopper", False), ("mi355x", False)])
+def test_fp4_needs_nvfp4_tensor_cores(gpu: str, fp4_legal: bool) -> None:
+    s = space(gpu)
+    refused = {v.code: v for v in legality(s, Candidate(gbs=64, precision="fp4"))}
+    assert ("P4035" not in refused) == fp4_legal
+    if not fp4_legal:
+        assert "(fp4-needs-nvfp4)" in refused["P4035"].message and "fp8" in refused["P4035"].help
+    for other in ("bf16", "fp8"):
+        assert not legality(s, Candidate(gbs=64, precision=other))
+    points = list(raw_points(s))
+    one = [c for c in points if not legality(s, c)]
+    assert [c for c, ok in zip(points, legal_mask(s, points), strict=True) if ok] == one
+    assert list(legal_points(s)) == one
+    assert {c.precision for c in one} == ({"bf16", "fp8", "fp4"} if fp4_legal else {"bf16", "fp8"})
+    removed = {r.code: r.removed for r in summarize(s).rules}
+    assert removed.get("P4035", 0) == (0 if fp4_legal else 2)
