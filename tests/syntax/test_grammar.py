@@ -25,6 +25,17 @@ def test_contextual_keywords_are_names_elsewhere() -> None:
     assert [a.value for a in axis.domain.alts] == [1000.0, 1000, 2.5]  # type: ignore[union-attr]
 
 
+def test_keyword_named_fields_may_follow_an_inline_override() -> None:
+    """A definition's body is its own rule: after an override's `}` the next word is a field even
+    when it spells a definition keyword (it used to be lexed as `model`, a parse error)."""
+    for kw, other in (("cluster", "model"), ("model", "cluster"), ("model", "gpu"), ("gpu", "space")):
+        m = parse(f"space s {{\n  {kw} = base {{ nodes = 16 }}\n  {other} = x\n  gbs = 8\n}}\nmodel n {{ hidden = 8 }}",
+                  "o.prx")
+        space, model = m.items
+        names = [st.name for st in space.body.stmts]  # type: ignore[union-attr]
+        assert names == [kw, other, "gbs"] and model.name == "n"  # type: ignore[union-attr]
+
+
 def test_units_may_be_glued_to_numbers() -> None:
     m = parse("gpu g { hbm_capacity = 80GiB; x = 1.5TB/s; y = 30min; z = 1f1b }", "u.prx")
     values: list[Any] = [s.value for s in m.items[0].body.stmts]  # type: ignore[union-attr]
