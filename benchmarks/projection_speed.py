@@ -3,6 +3,7 @@
 Run: ``python benchmarks/projection_speed.py [FILE.prx]``. Enumerates the space's legal points
 (not timed), then projects each of them once from cold caches and times it with the process CPU
 clock (what one core spends, whatever else the machine runs), then once more with warm caches.
+The garbage collector runs with the thresholds every ``primusc`` command sets (``gc_policy``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from primus_lang.check import legal_points
+from primus_lang.gc_policy import use_bulk_thresholds
 from primus_lang.lower import load_program, pick_space
 from primus_lang.project import project
 from primus_lang.resources import data_dir
@@ -21,6 +23,7 @@ def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else data_dir("examples") / "llama3_1_70b_mi325x.prx"
     space = pick_space(load_program(str(path)))
     cands = list(legal_points(space))
+    use_bulk_thresholds()
     for label in ("cold", "warm"):
         start = time.process_time()
         for c in cands:

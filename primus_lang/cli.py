@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_internal import INTERNAL
+from primus_lang.gc_policy import use_bulk_thresholds
 from primus_lang.sources import SOURCES
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -61,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER
+    use_bulk_thresholds()
     try:
         code = args.func(args)
         return int(code or 0)

@@ -17,6 +17,10 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 - NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1 (except the NVFP4
   ones: their Llama recipes set ``tp_comm_overlap`` off), and MoE rows that
   publish ``moe_a2a_overlap`` overlap the expert all-to-all;
+- NeMo and Megatron-Bridge performance runs accumulate and reduce gradients in BF16
+  (``grad_reduce_in_fp32 = False`` for every precision: NeMo 2.0's scripts/performance/helpers.py
+  ``set_precision_configs``, Megatron-Bridge's perf_recipes/_common.py), so their ``main_grad_dtype``
+  is ``bf16``; other frameworks keep Megatron-LM's and torchtitan's FP32 reduction;
 - ``cuda_graph_impl``/``cuda_graph_scope`` map to the ``cuda_graph`` knob; rows that publish none
   ran without CUDA graphs (Megatron's default);
 - rows whose notes say the benchmark force-balanced tokens over experts (Megatron-Bridge, AutoModel's
@@ -255,11 +259,12 @@ def recompute_of(rec: Any) -> Recompute | str:
     return Recompute()
 
 
-def _unpublished(rec: Any) -> tuple[str, ...]:
-    """The memory knobs a row leaves out: recompute unless it names a granularity; no row publishes
-    the main-grad or Adam-moment dtypes."""
+def _unpublished(rec: Any, grads_known: bool) -> tuple[str, ...]:
+    """The memory knobs a row leaves out: recompute unless it names a granularity; the main-grad
+    dtype unless the framework's performance scripts fix it; no row publishes the Adam-moment dtype."""
     published = isinstance(rec, dict) and bool(rec.get("recompute_granularity") or rec.get("activation_checkpointing"))
-    return ("main_grad_dtype", "optimizer_dtype") if published else ("recompute", "main_grad_dtype", "optimizer_dtype")
+    return tuple(k for k, left_out in (("recompute", not published), ("main_grad_dtype", not grads_known),
+                                       ("optimizer_dtype", True)) if left_out)
 
 
 def _offloads(rec: Any) -> bool:
@@ -369,6 +374,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         sharding="fsdp" if fsdp else "dist_opt",
         schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
         tp_comm_overlap=nemo and tp > 1 and prec[0] != "fp4",
+        main_grad_dtype="bf16" if nemo else "fp32",
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
         cuda_graph=cuda_graph_of(recipe_info),
@@ -376,7 +382,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     )
     nodes = world // per_node
     cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)
-    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec),
+    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec, nemo),
                         offload=_offloads(raw_rec))
 
 

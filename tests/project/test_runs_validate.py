@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,6 +23,22 @@ RUNS = DATA / "runs.yaml"
 
 def by_id() -> dict[str, object]:
     return {r.id: r for r in load_runs(RUNS)}
+
+
+def test_nemo_and_megatron_bridge_rows_reduce_gradients_in_bf16(tmp_path: Path) -> None:
+    """Their performance scripts set grad_reduce_in_fp32 = False; torchtitan (and Megatron-LM)
+    reduce in FP32, and a row's main-grad dtype stays a knob memory judges at its least unless the
+    framework fixes it."""
+    rows = yaml.safe_load(RUNS.read_text())
+    row = next(r for r in rows if r["id"] == "t_dense_bf16")
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([{**row, "id": f"t_{i}", "framework": fw}
+                                    for i, fw in enumerate(("Megatron-Bridge (Megatron-Core)", "NeMo 2.0", "torchtitan"))]))
+    bridge, nemo, titan = load_runs(path)
+    for run in (bridge, nemo):
+        assert run.cand is not None and run.cand.main_grad_dtype == "bf16"
+        assert "main_grad_dtype" not in run.unpublished and "optimizer_dtype" in run.unpublished
+    assert titan.cand is not None and titan.cand.main_grad_dtype == "fp32" and "main_grad_dtype" in titan.unpublished
 
 
 def test_rows_map_to_candidates() -> None:
