@@ -283,7 +283,8 @@ def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     v = padded_vocab(model, k.tp) // k.tp
     return [
         *norm_items(model, d, "final norm"),
-        Item("output layer input", "gin·Tsp·h", saved_input(d, d.Tsp * d.h)),
+        # megatron-core's output layer is a plain ColumnParallelLinear outside the FP8/FP4 context
+        Item("output layer input", "2·Tsp·h", 2 * d.Tsp * d.h),
         Item("logits fp32 (cross-entropy)", "4·T·V/tp", 4 * d.T * v),
         Item("cross-entropy target mask", "T", d.T),
         Item("cross-entropy target index", "8·T", 8 * d.T),

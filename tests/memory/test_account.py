@@ -305,6 +305,8 @@ def test_nvfp4_keeps_nine_sixteenths_of_a_byte_per_value() -> None:
     for name in ("act: qkv input", "act: mlp input", "act: proj input quantized copy", "act: activation output"):
         assert fp4[name] == fp8[name] * 9 // 16, name
     assert fp4["act: norm1 input"] == fp8["act: norm1 input"]
+    bf16 = _lines(account(LLAMA70B, X64, base, S))
+    assert fp4["act: output layer input"] == fp8["act: output layer input"] == bf16["act: output layer input"]
     gemm = fp8["fp8 weight copies"] // 2
     assert fp4["nvfp4 weight copies"] == 2 * (gemm // 2) + 2 * -(-gemm // 16)
     assert "fp8 weight copies" not in fp4
