@@ -53,6 +53,12 @@ def test_bad_specs_are_user_errors(op: str, shape: tuple[int, ...]) -> None:
     assert err.value.diagnostics[0].code.id == "P6805"
 
 
+def test_nvfp4_gemms_are_never_measured() -> None:
+    for device in ("cpu", "cuda"):
+        with pytest.raises(NotImplementedError, match="NVFP4"):
+            prepare(KernelSpec("gemm", (16, 16, 16, 1), "fp4"), device)
+
+
 def test_fp8_is_not_claimed_on_cpu() -> None:
     # torch's CPU _scaled_mm is a slow reference path, not FP8 hardware
     assert not fp8_supported("cpu")
