@@ -1,6 +1,6 @@
 """Regret of every search strategy against the exhaustive optimum, on example spaces.
 
-    python benchmarks/tune_compare.py                       # the three default spaces, 5 seeds
+    python benchmarks/tune_compare.py                       # the example spaces below, 5 seeds
     python benchmarks/tune_compare.py --write-docs          # also refresh the table in docs/search.md
     python benchmarks/tune_compare.py examples/x.prx ...    # other spaces
 
@@ -26,6 +26,7 @@ SPACES = (
     "examples/mixtral_8x22b_mi355x.prx",
     "examples/qwen3_235b_mi355x.prx",
     "examples/deepseek_v3_mi355x.prx",
+    "examples/llama3_70b_gb200.prx",
 )
 BEGIN, END = "<!-- tune-compare:begin -->", "<!-- tune-compare:end -->"
 
