@@ -139,7 +139,7 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         if k.fp4:
             # Row-wise and column-wise NVFP4 copies: half a byte per value and an E4M3 scale per 16.
             scales = 2 * cdiv(gemm, 16)
-            terms.append(_term("nvfp4 weight copies", "2 × gemm weights / 2 + scales",
+            terms.append(_term("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
                                {"gemm weights": gemm, "scales": scales}, 2 * cdiv(gemm, 2) + scales))
         else:
             recipe = int(k.fp8_recipe)
