@@ -75,6 +75,8 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         # (Megatron-Bridge gpt_oss_bridge.py).
         s["window_size"] = f"({model.sliding_window - 1},0)"
         s["window_attn_skip_freq"] = 2
+    if model.attention_sinks:
+        s["softmax_type"] = "learnable"
     if model.mla is not None:
         s["multi_latent_attention"] = True
         if model.mla.q_lora_rank:

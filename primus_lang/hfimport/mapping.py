@@ -363,7 +363,7 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
                 "write the card by hand",
             )
     fields["sliding_window"] = window
-    notes.append("learned attention sinks left out (one logit per head and layer)")
+    fields["attention_sinks"] = True  # gpt-oss learns one sink logit per head and layer
     if r.config.data.get("swiglu_limit") is not None:
         notes.append(f"clamped SwiGLU (swiglu_limit {r.config.data['swiglu_limit']}) recorded as swiglu")
     notes.append("every layer is MoE: ffn_hidden repeats the expert width and is unused")

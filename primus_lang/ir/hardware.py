@@ -29,11 +29,16 @@ class Efficiency:
     fp8_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "FP8 GEMM plateau vs FP8 peak"))
     fp4_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "NVFP4 GEMM plateau vs FP4 peak"))
     attention: float = field(default=0.55, metadata=q(Kind.FRACTION, "flash-attention efficiency vs peak"))
+    sink_attention: float = field(
+        default=1.0, metadata=q(Kind.NUMBER, "attention with learned sinks (cuDNN's kernel) relative to flash")
+    )
     hbm: float = field(default=0.75, metadata=q(Kind.FRACTION, "memory-bound kernel share of HBM bandwidth"))
     scale_up_bus: float = field(default=0.75, metadata=q(Kind.FRACTION, "bus efficiency inside the domain"))
     scale_out_bus: float = field(default=0.80, metadata=q(Kind.FRACTION, "bus efficiency across NICs"))
+    # Ratios, not fractions of a peak: calibration may find a kernel class faster than the dense
+    # plateau, which itself absorbs what dense layers lose.
     grouped_gemm: float = field(
-        default=1.0, metadata=q(Kind.FRACTION, "grouped (MoE expert) GEMM plateau relative to dense GEMMs")
+        default=1.0, metadata=q(Kind.NUMBER, "grouped (MoE expert) GEMM plateau relative to dense GEMMs")
     )
     host_launch: float = field(
         default=10.0e-6, metadata=q(Kind.TIME, "host (CPU) time per kernel launch outside CUDA graphs")

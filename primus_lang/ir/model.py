@@ -80,6 +80,9 @@ class Model:
     sliding_window: int = field(
         default=0, metadata=q(Kind.COUNT, "sliding-window width on alternating layers (0: none)")
     )
+    attention_sinks: bool = field(
+        default=False, metadata=q(Kind.FLAG, "a learned softmax offset (sink logit) per head and layer")
+    )
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
 

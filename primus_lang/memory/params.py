@@ -65,6 +65,9 @@ def attention_tensors(model: Model, tp: int) -> list[Tensor]:
     if model.qk_layernorm:
         out += _norm(model, "self_attention.q_layernorm", dh)
         out += _norm(model, "self_attention.k_layernorm", dh)
+    if model.attention_sinks:
+        # megatron-core's --softmax-type learnable: one offset per head of the rank
+        out.append(Tensor("self_attention.core_attention.softmax_offset", a // tp, gemm=False))
     return out
 
 

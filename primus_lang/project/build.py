@@ -163,10 +163,11 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
         _unfused_attention(sh, tasks, heads, s_q, qk_dim, v_dim)
         variants = []
     for window, share in variants:
-        fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window)
+        fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, sinks=m.attention_sinks)
         tasks.append(Task(fwd, "F", times=share))
         # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
-        tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True),
+        tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True,
+                                    sinks=m.attention_sinks),
                           "B", times=share, model_share=0.8))
         if "core_attn" in sh.recomputed:
             tasks.append(Task(fwd, "B", times=share, model_flops=False))

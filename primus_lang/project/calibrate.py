@@ -42,6 +42,7 @@ PARAMS: dict[str, tuple[float, float]] = {
     "grouped_gemm": (0.2, 1.25),  # 1.0 (no penalty) must sit inside the bounds to move
     "host_launch": (1.0e-6, 3.0e-4),
     "overlap_slowdown": (0.0, 1.0),
+    "sink_attention": (0.05, 1.25),  # 1.0 (as fast as flash attention) must sit inside to move
 }
 LOG_SCALE = ("gemm_knee_flops", "host_launch")  # fitted on a log scale: they span decades
 # The FP8 plateau is fitted as a ratio to the BF16 one (FP8 GEMMs reach ``fp8_ratio`` times the
@@ -123,6 +124,8 @@ def identifiable(runs: Sequence[Run]) -> list[str]:
         names.append("scale_out_bus")
     if any(r.model and r.model.moe for r in runs):
         names.append("grouped_gemm")
+    if any(r.model and r.model.attention_sinks for r in runs):
+        names.append("sink_attention")
     return names
 
 

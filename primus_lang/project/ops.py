@@ -69,6 +69,7 @@ class Attention:
     window: int = 0
     backward: bool = False
     dtype: str = "bf16"
+    sinks: bool = False
 
     @property
     def pairs(self) -> float:
@@ -86,7 +87,7 @@ class Attention:
     @property
     def key(self) -> tuple[object, ...]:
         shape = (self.batch, self.heads, self.seq_q, self.seq_kv, self.head_dim, self.v_head_dim,
-                 self.causal, self.window, self.backward)
+                 self.causal, self.window, self.backward, self.sinks)
         return ("attention", shape, self.dtype)
 
 

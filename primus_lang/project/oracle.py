@@ -10,6 +10,8 @@
 - FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max``, NVFP4 GEMMs at the FP4 peak times
   ``fp4_gemm_max`` (their quantize/cast kernels are separate memory ops in the op list, priced per
   recipe);
+- attention with learned sinks runs at ``sink_attention`` times that: Transformer Engine turns flash
+  attention off for a learnable softmax offset and runs cuDNN's fused kernel;
 - flash attention runs at ``attention`` of the BF16 peak on its work in matmul-equivalent FLOPs
   (``attention_work``: the FLOPs done, causal half, with the softmax's share for the head width
   relative to 128-dim heads and the key blocks a sliding window straddles);
@@ -49,6 +51,7 @@ class SimulateOracle:
         self._overhead = eff.gemm_knee_flops / self._bf16
         self._grouped = eff.grouped_gemm
         self._attention = gpu.peak_bf16 * eff.attention
+        self._sinks = eff.sink_attention
         self._hbm = gpu.hbm_bandwidth * eff.hbm
         self._links = Links.of(cluster)
         self._cache: dict[tuple[object, ...], float] = {}
@@ -61,7 +64,8 @@ class SimulateOracle:
         if isinstance(op, MemoryOp):
             t = op.bytes / self._hbm + op.kernels * self._overhead
         elif isinstance(op, Attention):
-            t = attention_work(op) / self._attention + self._overhead
+            rate = self._attention * (self._sinks if op.sinks else 1.0)
+            t = attention_work(op) / rate + self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._fp4 if op.dtype == "fp4" else self._bf16
             if isinstance(op, GroupedGemm):

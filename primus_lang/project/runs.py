@@ -135,6 +135,7 @@ def card_model(name: str, card: dict[str, Any], seq_len: int) -> Model | str:
                   qk_rope_head_dim=int(ml["qk_rope_head_dim"]), v_head_dim=int(ml["v_head_dim"]),
                   q_lora_rank=int(ml.get("q_lora_rank") or 0))
     ffn = card.get("ffn_hidden_size") or (moe.ffn_hidden if moe else 4 * int(card["hidden_size"]))
+    sinks = "sink" in str(card.get("attention") or "").lower()
     return Model(
         name=name, num_layers=int(card["num_layers"]), hidden=int(card["hidden_size"]), ffn_hidden=int(ffn),
         heads=heads, kv_heads=int(card.get("num_kv_heads") or heads),
@@ -143,7 +144,7 @@ def card_model(name: str, card: dict[str, Any], seq_len: int) -> Model | str:
         max_position_embeddings=int(card.get("max_position_embeddings") or seq_len),
         activation=_activation(card.get("activation")), tied_embeddings=bool(card.get("tied_embeddings", False)),
         qk_layernorm=bool(card.get("qk_layernorm", False)), moe=moe, mla=mla,
-        mtp_layers=int(card.get("mtp_layers") or 0),
+        mtp_layers=int(card.get("mtp_layers") or 0), attention_sinks=sinks,
     )
 
 

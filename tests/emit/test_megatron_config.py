@@ -44,7 +44,7 @@ RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_fle
 
 LIST_ARGS = {"recompute_modules", "cuda_graph_scope"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
-TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe", "fp4_recipe",
+TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe", "fp4_recipe", "softmax_type",
                "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout",
                "cuda_graph_impl"}
 
@@ -205,6 +205,7 @@ def test_configs_accept_the_arguments(case: str, files: dict[str, str], tmp_path
     if space.model.moe is not None:
         assert config.num_moe_experts == space.model.moe.num_experts
         assert config.expert_model_parallel_size == cand.ep
+    assert config.softmax_type == ("learnable" if space.model.attention_sinks else "vanilla")
 
 
 def test_core_v0_12_profile_is_accepted_too(tmp_path: Path) -> None:

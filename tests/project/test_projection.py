@@ -240,3 +240,25 @@ def test_layers_are_not_shared_across_knobs_that_change_them() -> None:
     alltoall = dict(project(MIXTRAL_8X7B, many, spread).breakdown)["ep_comm"]
     flex = dict(project(MIXTRAL_8X7B, many, spread.replace(moe_dispatcher="flex")).breakdown)["ep_comm"]
     assert flex < alltoall
+
+
+def test_attention_with_learned_sinks_runs_at_its_own_efficiency() -> None:
+    """Transformer Engine runs cuDNN's kernel for a learnable softmax offset, not flash attention: its
+    attention takes `sink_attention` of the flash efficiency; at 1.0 the step is the sink-free one."""
+    from primus_lang.ir import Efficiency
+    from primus_lang.project.calibrate import identifiable
+    from primus_lang.project.runs import Run
+
+    cand = Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192)
+    sinks = LLAMA3_1_8B.replace(attention_sinks=True)
+    plain = project(LLAMA3_1_8B, cluster(), cand).step_time
+    assert project(sinks, cluster(), cand).step_time == pytest.approx(plain, rel=1e-12)
+    slow = attrs.evolve(MI325X, efficiency=Efficiency(sink_attention=0.25))
+    attention = [t for st in stage_ops(sinks, cluster(slow), cand) for ch in st.chunks for b in ch for t in b.tasks
+                 if isinstance(t.op, Attention)]
+    assert attention and all(t.op.sinks for t in attention)
+    assert project(sinks, cluster(slow), cand).step_time > plain
+    assert project(LLAMA3_1_8B, cluster(slow), cand).step_time == pytest.approx(plain, rel=1e-12)
+    run = Run(id="r", group=("m", "g", "p"), measured=1.0, model=sinks, cluster=cluster(), cand=cand)
+    assert "sink_attention" in identifiable([run])
+    assert "sink_attention" not in identifiable([attrs.evolve(run, model=LLAMA3_1_8B)])
