@@ -136,22 +136,20 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
             # flight (the one computing and the one prefetched), not for the whole stage.
             units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
             gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
+        # Row-wise and column-wise (transposed) copies of each weight with their scales: NVFP4 half a
+        # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
+        # values, blockwise an FP32 scale per 128×128 block.
         if k.fp4:
-            # Row-wise and column-wise NVFP4 copies: half a byte per value and an E4M3 scale per 16.
-            scales = 2 * cdiv(gemm, 16)
-            terms.append(_term("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
-                               {"gemm weights": gemm, "scales": scales}, 2 * cdiv(gemm, 2) + scales))
+            name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
+                                             2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
         else:
             recipe = int(k.fp8_recipe)
-            # Row-wise and column-wise (transposed) FP8 copies of each weight; MXFP8 adds one E8M0 scale
-            # per 32 elements per copy, blockwise one FP32 scale per 128×128 block per copy.
-            scales = 0
+            name, formula, copies, scales = "fp8 weight copies", "2 × gemm weights + scales", 2 * gemm, 0
             if recipe == FP8_RECIPE_CODES["mxfp8"]:
                 scales = 2 * cdiv(gemm, 32)
             elif recipe == FP8_RECIPE_CODES["blockwise"]:
                 scales = 2 * 4 * cdiv(gemm, 128 * 128)
-            terms.append(_term("fp8 weight copies", "2 × gemm weights + scales",
-                               {"gemm weights": gemm, "scales": scales}, 2 * gemm + scales))
+        terms.append(_term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales))
     if fsdp:
         units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
         unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
