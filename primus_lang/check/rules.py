@@ -6,6 +6,7 @@ those axes only. ``ok`` judges a whole frame; ``explain`` words one failing poin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from attrs import frozen
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
 from primus_lang.ir.candidate import Recompute
+from primus_lang.ir.model import Mamba
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.ir.space import Space
 
@@ -31,6 +33,18 @@ class Rule:
 
 def _moe(space: Space) -> bool:
     return space.model.moe is not None
+
+
+def _mamba(space: Space) -> Mamba:
+    assert space.model.mamba is not None
+    return space.model.mamba
+
+
+def _mamba_tp_ok(f: Env, s: Space) -> Any:
+    m = s.model.mamba
+    if m is None:
+        return True
+    return (m.heads % f["tp"] == 0) & (m.groups % f["tp"] == 0)
 
 
 def _divisors(n: int, limit: int = 0) -> str:
@@ -592,6 +606,39 @@ RULES: tuple[Rule, ...] = (
             "ep_comm_overlap with cuda_graph full: Megatron overlaps EP communication only with the "
             "transformer_engine graphs (cuda-graph-ep-overlap)",
             "use `attn_moe_router` (or `attn`) with ep_comm_overlap, or turn the overlap off for `full`",
+        ),
+    ),
+    Rule(
+        L.MAMBA_TP,
+        ("tp",),
+        lambda f, s: _mamba_tp_ok(f, s),
+        lambda f, s: (
+            f"`{s.model.name}` has {_mamba(s).heads} Mamba heads in {_mamba(s).groups} groups, not both divisible "
+            f"by TP {f['tp']} (mamba-tp-divisibility)",
+            f"use a TP among {_divisors(math.gcd(_mamba(s).heads, _mamba(s).groups))}",
+        ),
+    ),
+    Rule(
+        L.HYBRID_SPLIT,
+        ("vpp", "schedule", "pipeline_layout", "account_for_embedding", "account_for_loss"),
+        lambda f, s: (not s.model.hybrid)
+        | ((f["vpp"] == 1) & (np.asarray(f["schedule"]) != "zbv") & (np.asarray(f["pipeline_layout"]) == "")
+           & ~np.asarray(f["account_for_embedding"], dtype=bool) & ~np.asarray(f["account_for_loss"], dtype=bool)),
+        lambda f, s: (
+            f"`{s.model.name}` is a hybrid model; megatron-core's MambaStack takes no VPP, ZBV, pipeline "
+            f"layout or embedding/loss accounting (VPP {f['vpp']}, schedule {f['schedule']}) "
+            "(hybrid-pipeline-split)",
+            "write `vpp = 1`, a 1f1b or zero-bubble schedule without VPP, and first/last stage layers "
+            "for an uneven split",
+        ),
+    ),
+    Rule(
+        L.HYBRID_OP_RECOMPUTE,
+        ("recompute",),
+        lambda f, s: (f["recompute"] != "op") | (not s.model.hybrid),
+        lambda f, s: (
+            f"recompute op on `{s.model.name}`, a hybrid Mamba model (hybrid-op-recompute)",
+            "use `selective(...)` or `full(...)`",
         ),
     ),
     Rule(

@@ -262,6 +262,30 @@ FP4_NEEDS_NVFP4 = register(
     "Blackwell+ architecture\"). It needs an NVIDIA GPU with FP4 tensor cores (`peak_fp4` > 0: B200,\n"
     "GB200, B300, GB300). AMD's MXFP4 is another format, not this recipe. Use `fp8` or `bf16` elsewhere.",
 )
+MAMBA_TP = register(
+    "P4036",
+    "mamba-tp-divisibility",
+    "Mamba heads or groups not divisible by TP",
+    "megatron-core 0.16.1's MambaMixer gives every tensor-parallel rank whole SSM heads and whole B/C\n"
+    "groups: it asserts mamba heads % TP == 0 and mamba groups % TP == 0 (Nemotron 3: 8 groups, so\n"
+    "TP <= 8 and a divisor of 8).",
+)
+HYBRID_SPLIT = register(
+    "P4037",
+    "hybrid-pipeline-split",
+    "a pipeline split a hybrid (Mamba) model cannot take",
+    "megatron-core 0.16.1's MambaStack splits the hybrid pattern evenly over pipeline stages (or with\n"
+    "the first/last stage layer counts) and asserts that virtual pipelining is off: no VPP, no ZBV's\n"
+    "two chunks, no explicit pipeline layout, and it ignores account_for_embedding/account_for_loss\n"
+    "(so primusc refuses them rather than model a split Megatron would not build).",
+)
+HYBRID_OP_RECOMPUTE = register(
+    "P4038",
+    "hybrid-op-recompute",
+    "op-level checkpointing on a hybrid (Mamba) model",
+    "`recompute = op` is torchtitan's op-level selective activation checkpointing of dense\n"
+    "transformer blocks; torchtitan has no Mamba layers. Use `selective(...)` or `full(...)`.",
+)
 REQUIRE_FAILED = register(
     "P4100",
     "require-failed",

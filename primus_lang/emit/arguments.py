@@ -92,11 +92,45 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         s["moe_ffn_hidden_size"] = moe.ffn_hidden
         if moe.shared_experts:
             s["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
-        s["moe_layer_freq"] = moe_layer_pattern(model)
+        if not model.hybrid:  # a hybrid model's pattern says which layers are MoE
+            s["moe_layer_freq"] = moe_layer_pattern(model)
+        if moe.latent:
+            s["moe_latent_size"] = moe.latent
         s["moe_grouped_gemm"] = True
+    if model.hybrid:
+        s.update(hybrid_settings(model))
     if model.mtp_layers:
         s["mtp_num_layers"] = model.mtp_layers
+        if model.hybrid:
+            # Nemotron 3's MTP layer is attention then MoE; megatron-core 0.16.1's MambaModel has no MTP
+            s["mtp_hybrid_override_pattern"] = "*E"
     return s
+
+
+# megatron-core's own layer spec for hybrid models (pretrain_mamba.py requires --spec)
+MAMBA_SPEC = ("megatron.core.models.mamba.mamba_layer_specs", "mamba_stack_spec")
+
+
+def hybrid_settings(model: Model) -> Settings:
+    """A hybrid Mamba model (pretrain_mamba.py): the layer pattern and the Mamba-2 mixer's shape."""
+    assert model.mamba is not None or "M" not in model.pattern
+    s: Settings = {
+        "spec": MAMBA_SPEC,
+        "is_hybrid_model": True,
+        "hybrid_override_pattern": model.pattern,
+    }
+    if model.mamba is not None:
+        m = model.mamba
+        s["mamba_num_heads"] = m.heads
+        s["mamba_head_dim"] = m.head_dim
+        s["mamba_state_dim"] = m.state_dim
+        s["mamba_num_groups"] = m.groups
+    return s
+
+
+def entry_script(model: Model) -> str:
+    """The Megatron-LM training script that builds this model."""
+    return "pretrain_mamba.py" if model.hybrid else "pretrain_gpt.py"
 
 
 def parallel_settings(model: Model, cand: Candidate) -> Settings:
@@ -175,6 +209,9 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
     if cand.cuda_graph == "none":
         return {}
     impl, scope = CUDA_GRAPH_SETTINGS[cand.cuda_graph]
+    if model.hybrid and "attn" in scope:
+        # the knob's `attn` is the sequence mixer: a hybrid model's Mamba layers are graphed with it
+        scope = (*scope[:1], "mamba", *scope[1:])
     s: Settings = {"cuda_graph_impl": impl}
     if scope:
         s["cuda_graph_scope"] = scope

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import yaml
 
-from primus_lang.emit.arguments import Settings, megatron_settings
+from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
 from primus_lang.emit.context import Variables
 from primus_lang.emit.profiles import PROFILES, Profile
 from primus_lang.ir import Candidate, Cluster, Model
@@ -75,7 +75,7 @@ class Megatron(Framework):
     PROGRAM_TEMPLATE = "megatron/program.sh.j2"
 
     def render_values(self) -> dict[str, Any]:
-        return {"args": self.profile.argv(self.settings)}
+        return {"args": self.profile.argv(self.settings), "script": entry_script(self.model)}
 
 
 class Primus(Framework):
@@ -125,6 +125,9 @@ class Primus(Framework):
                 value = list(setting)
             # Primus's trainer config names the training corpus train_data_path.
             out["train_data_path" if key == "data_path" else key] = value
+        if self.model.hybrid:
+            # Primus runs pretrain_mamba's model and data providers for model_type mamba
+            out["model_type"] = "mamba"
         return out
 
     def experiment(self) -> dict[str, Any]:

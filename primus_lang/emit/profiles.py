@@ -103,10 +103,14 @@ def _v012_extras(settings: Settings) -> Settings:
     return out
 
 
+# megatron-core 0.16.1's MambaModel builds no MTP layers; --mtp-hybrid-override-pattern came in 0.17
+_HYBRID_MTP = Unsupported("mtp_hybrid_override_pattern", lambda v: True,
+                          "MTP layers in a hybrid (Mamba) model arrived after core_v0.16 (MambaModel has none)")
+
 CORE_V0_16 = Profile(
     name="core_v0.16",
     renames={},
-    unsupported=(),
+    unsupported=(_HYBRID_MTP,),
     extras=_v016_extras,
 )
 
@@ -133,6 +137,8 @@ CORE_V0_12 = Profile(
                     "core_v0.12 has no sliding-window attention flag"),
         # core_v0.12 graphs whole layers or attention only, through --enable-cuda-graph or
         # --external-cuda-graph, and refuses them with any recomputation: not the knob's meaning
+        _HYBRID_MTP,
+        Unsupported("moe_latent_size", lambda v: True, "core_v0.12 has no LatentMoE (--moe-latent-size)"),
         Unsupported("cuda_graph_impl", lambda v: True,
                     "core_v0.12 has no --cuda-graph-impl (its --enable-cuda-graph/--external-cuda-graph take "
                     "scope full or attn only, under other rules); use core_v0.16"),

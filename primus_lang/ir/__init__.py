@@ -2,7 +2,7 @@
 
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu
-from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.space import (
     Axis,
     Budget,
@@ -32,6 +32,7 @@ __all__ = [
     "Gpu",
     "Let",
     "MemoryRule",
+    "Mamba",
     "Mla",
     "Model",
     "Moe",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -25,6 +26,9 @@ class Moe:
     dense_layers: int = field(default=0, metadata=q(Kind.COUNT, "leading layers with a dense MLP"))
     router_bias: bool = field(default=False, metadata=q(Kind.FLAG, "router has a per-expert bias"))
     expert_bias: bool = field(default=False, metadata=q(Kind.FLAG, "expert linears carry biases"))
+    latent: int = field(
+        default=0, metadata=q(Kind.COUNT, "LatentMoE: width routed experts work in, projected from hidden (0: none)")
+    )
 
 
 @frozen
@@ -37,6 +41,26 @@ class Mla:
     v_head_dim: int = field(metadata=q(Kind.COUNT, "per-head value width"))
     q_lora_rank: int = field(default=0, metadata=q(Kind.COUNT, "compressed query width (0: none)"))
 
+
+@frozen
+class Mamba:
+    """The Mamba-2 mixer of a hybrid model (megatron-core's MambaMixer): ``heads`` heads of width
+    ``head_dim`` (d_inner = heads·head_dim), B and C shared by ``groups`` groups of ``state_dim``."""
+
+    heads: int = field(metadata=q(Kind.COUNT, "SSM heads (Megatron's --mamba-num-heads)"))
+    head_dim: int = field(metadata=q(Kind.COUNT, "width of one SSM head (--mamba-head-dim)"))
+    state_dim: int = field(metadata=q(Kind.COUNT, "SSM state size per group (--mamba-state-dim)"))
+    groups: int = field(metadata=q(Kind.COUNT, "B/C groups (--mamba-num-groups)"))
+    conv_kernel: int = field(default=4, metadata=q(Kind.COUNT, "causal depthwise convolution width"))
+    chunk: int = field(default=128, metadata=q(Kind.COUNT, "SSD scan chunk length"))
+
+    @property
+    def inner(self) -> int:
+        return self.heads * self.head_dim
+
+
+# Megatron's hybrid layer symbols (--hybrid-override-pattern): each character is one layer.
+HYBRID_LAYERS = {"M": "Mamba-2 mixer", "*": "self-attention", "-": "dense MLP", "E": "mixture of experts"}
 
 ACTIVATIONS = ("swiglu", "gelu", "squared_relu", "relu")
 NORMS = ("rmsnorm", "layernorm")
@@ -83,20 +107,79 @@ class Model:
     attention_sinks: bool = field(
         default=False, metadata=q(Kind.FLAG, "a learned softmax offset (sink logit) per head and layer")
     )
+    pattern: str = field(
+        default="",
+        metadata=q(Kind.TEXT, "hybrid layer pattern, one character a layer: M Mamba, * attention, - MLP, "
+                              "E MoE (\"\": every layer attention + MLP)"),
+    )
+    mamba: Mamba | None = field(default=None, metadata=q(Kind.BLOCK, "Mamba-2 mixer of a hybrid model"))
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    def __attrs_post_init__(self) -> None:
+        if not self.pattern:
+            return
+        bad = sorted(set(self.pattern) - set(HYBRID_LAYERS))
+        if bad:
+            known = ", ".join(f"{c} ({what})" for c, what in HYBRID_LAYERS.items())
+            raise ValueError(f"pattern holds {', '.join(repr(c) for c in bad)}; layers are {known}")
+        if len(self.pattern) != self.num_layers:
+            raise ValueError(f"pattern has {len(self.pattern)} layers, num_layers is {self.num_layers}")
+        if "M" in self.pattern and self.mamba is None:
+            raise ValueError("pattern has Mamba layers (M) but the model has no `mamba` block")
+        if "E" in self.pattern and self.moe is None:
+            raise ValueError("pattern has MoE layers (E) but the model has no `moe` block")
+        if self.moe is not None and self.moe.dense_layers:
+            raise ValueError("a hybrid model says which layers are dense in its pattern, not moe.dense_layers")
 
     @property
     def is_moe(self) -> bool:
         return self.moe is not None
 
     @property
+    def hybrid(self) -> bool:
+        return bool(self.pattern)
+
+    @property
     def moe_layers(self) -> int:
+        if self.hybrid:
+            return self.pattern.count("E")
         return 0 if self.moe is None else self.num_layers - self.moe.dense_layers
 
     @property
     def dense_layers(self) -> int:
+        """Layers with a dense MLP (a hybrid model's ``-`` layers)."""
+        if self.hybrid:
+            return self.pattern.count("-")
         return self.num_layers - self.moe_layers
+
+    @property
+    def attention_layers(self) -> int:
+        return self.pattern.count("*") if self.hybrid else self.num_layers
+
+    @property
+    def mamba_layers(self) -> int:
+        return self.pattern.count("M")
+
+    def kind_prefix(self, kind: str) -> tuple[int, ...]:
+        """How many of the first ``i`` layers hold ``kind`` (``M``, ``*``, ``-``, ``E``), for ``i`` in
+        0..num_layers. A transformer layer holds attention and either a dense MLP (the first
+        ``moe.dense_layers``) or an MoE."""
+        return _kind_prefix(self, kind)
 
     def replace(self, **changes: Any) -> Model:
         return attrs.evolve(self, **changes)
+
+
+@functools.lru_cache(maxsize=256)
+def _kind_prefix(model: Model, kind: str) -> tuple[int, ...]:
+    if model.hybrid:
+        has = [ch == kind for ch in model.pattern]
+    else:
+        dense = model.num_layers if model.moe is None else model.moe.dense_layers
+        layers = ["*" + ("-" if i < dense else "E") for i in range(model.num_layers)]
+        has = [kind in layer for layer in layers]
+    out = [0]
+    for x in has:
+        out.append(out[-1] + int(x))
+    return tuple(out)

@@ -296,6 +296,23 @@ class Split:
             total = total + _where(c < self.vpp, here, 0)
         return total
 
+    def stage_kind_layers(self, prefix: tuple[int, ...], stage: Num, limit: Num = None) -> Num:
+        """How many layers of one kind ``stage`` holds, from the kind's prefix counts
+        (``Model.kind_prefix``); with ``limit``, only among the first ``limit`` layers of each chunk."""
+        cum = np.asarray(prefix, dtype=np.int64)
+        total: Num = self.stage_layers(stage) * 0
+        for c in range(int(np.max(self.vpp))):
+            start = self.chunk_start(stage, c)
+            size = self.chunk_layers(stage, c)
+            if limit is not None:
+                size = _min(size, limit)
+            lo = np.clip(start, 0, len(cum) - 1)
+            hi = np.clip(start + _max(size, 0), 0, len(cum) - 1)
+            here = cum[hi] - cum[lo]
+            here = int(here) if np.ndim(here) == 0 else here
+            total = total + _where(c < self.vpp, here, 0)
+        return total
+
 
 @frozen(order=True)
 class Chunk:

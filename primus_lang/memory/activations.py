@@ -83,7 +83,9 @@ def norm_items(model: Model, d: Dims, which: str) -> list[Item]:
     ]
 
 
-def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> list[Item]:
+    """A self-attention block's saved tensors; with ``mlp_input`` (a transformer layer) also the
+    second norm's and the MLP's input, which a hybrid model's attention-only layer does not have."""
     selective = recomputes(k, "core_attn")
     unfused = logical_not(k.flash)
     rope = model.position == "rope"
@@ -138,9 +140,36 @@ def attention_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     out.append(Item("proj input quantized copy", "gin·T·a·dv", _if(d.gin16 < 32, saved_input(d, d.T * d.a * dv))))
     if model.dropout > 0:
         out.append(Item("attention residual dropout mask", "Tsp·h", d.Tsp * d.h))
-    out += norm_items(model, d, "norm2")
-    out.append(Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h))))
+    if mlp_input:
+        out += mlp_input_items(model, k, d)
     return out
+
+
+def mlp_input_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    """The pre-MLP norm and the MLP's (or MoE's) input."""
+    return [*norm_items(model, d, "norm2"),
+            Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h)))]
+
+
+def mamba_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
+    """A Mamba-2 layer on megatron-core's memory-efficient path: the norm and in_proj inputs (TE's
+    LayerNormLinear), what mamba_ssm's fused ``mamba_split_conv1d_scan_combined`` saves (its input
+    z|x|B|C|dt and the ungated scan output ``out_x``; the convolution, chunk states and C·Bᵀ are
+    recomputed), the gated group norm's input and FP32 statistics, and out_proj's input."""
+    m = model.mamba
+    assert m is not None
+    inner = m.inner // k.tp
+    groups = m.groups // k.tp
+    zxbcdt = 2 * inner + 2 * groups * m.state_dim + m.heads // k.tp
+    return [
+        *norm_items(model, d, "mamba norm"),
+        Item("in_proj input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h))),
+        Item("in_proj output (z|x|B|C|dt)", "2·T·(2·di + 2·G·N + H)/tp", 2 * d.T * zxbcdt),
+        Item("scan output before gating (out_x)", "2·T·di/tp", 2 * d.T * inner),
+        Item("gated scan output (norm input)", "2·T·di/tp", 2 * d.T * inner),
+        Item("gated norm statistics fp32", "4·T·G/tp", 4 * d.T * groups),
+        Item("out_proj input", "gin·T·di/tp", saved_input(d, d.T * inner)),
+    ]
 
 
 def _gated(model: Model) -> int:

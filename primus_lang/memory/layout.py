@@ -19,8 +19,11 @@ VOCAB_DIVISOR = 128
 def padded_vocab(model: Model, tp: Num) -> Num:
     return cdiv(model.vocab, VOCAB_DIVISOR * tp) * VOCAB_DIVISOR * tp
 
-def _split(model: Model, k: Knobs) -> pipeline.Split:
+def model_split(model: Model, k: Knobs) -> pipeline.Split:
     return attrs.evolve(k.split, num_layers=model.num_layers)
+
+
+_split = model_split
 
 
 def head_stage(k: Knobs) -> Num:

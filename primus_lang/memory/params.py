@@ -12,7 +12,14 @@ from attrs import frozen
 
 from primus_lang.ir import Model
 from primus_lang.memory.knobs import Knobs
-from primus_lang.memory.layout import head_stage, mtp_stage, padded_vocab, stage_dense_layers, stage_layers
+from primus_lang.memory.layout import (
+    head_stage,
+    model_split,
+    mtp_stage,
+    padded_vocab,
+    stage_dense_layers,
+    stage_layers,
+)
 
 
 @frozen
@@ -76,8 +83,9 @@ def _gated(model: Model) -> int:
 
 
 def mlp_tensors(model: Model, prefix: str, ffn: int, tp: int, *, expert: bool = False,
-                bias: bool | None = None) -> list[Tensor]:
-    h = model.hidden
+                bias: bool | None = None, width: int = 0) -> list[Tensor]:
+    """FC1 and FC2 of an MLP between ``width`` (the hidden size unless given) and ``ffn``."""
+    h = width or model.hidden
     fc1 = _gated(model) * ffn // tp
     return _linear(model, f"{prefix}.linear_fc1", fc1, h, fc1, expert=expert, bias=bias) + _linear(
         model, f"{prefix}.linear_fc2", h, ffn // tp, h, expert=expert, bias=bias
@@ -91,9 +99,14 @@ def moe_tensors(model: Model, tp: int, ep: int, etp: int) -> list[Tensor]:
     out = [Tensor("mlp.router.weight", moe.num_experts * h)]
     if moe.router_bias:
         out.append(Tensor("mlp.router.bias", moe.num_experts))
+    if moe.latent:
+        # LatentMoE: routed tokens travel and are computed at the latent width; the two projections
+        # are whole on every TP rank (TE's "duplicated" linears)
+        out += _linear(model, "mlp.fc1_latent_proj", moe.latent, h, moe.latent)
+        out += _linear(model, "mlp.fc2_latent_proj", h, moe.latent, h)
     for e in range(moe.num_experts // ep):
         out += mlp_tensors(model, f"mlp.experts.local_experts.{e}", moe.ffn_hidden, etp, expert=True,
-                           bias=moe.expert_bias)
+                           bias=moe.expert_bias, width=moe.latent)
     if moe.shared_experts:
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         out += mlp_tensors(model, "mlp.shared_experts", width, tp, bias=False)
@@ -106,6 +119,55 @@ def layer_tensors(model: Model, tp: int, ep: int, etp: int, moe_layer: bool) -> 
     if moe_layer:
         return out + moe_tensors(model, tp, ep, etp)
     return out + mlp_tensors(model, "mlp", model.ffn_hidden, tp)
+
+
+def mamba_tensors(model: Model, tp: int) -> list[Tensor]:
+    """megatron-core's MambaMixer on one TP rank: in_proj to z, x, B, C and dt, the depthwise causal
+    convolution over x, B and C, per-head dt bias, A and D, the gated RMSNorm and out_proj."""
+    m = model.mamba
+    assert m is not None
+    h = model.hidden
+    inner, bc = m.inner // tp, 2 * (m.groups // tp) * m.state_dim
+    heads = m.heads // tp
+    in_proj = 2 * inner + bc + heads
+    return [
+        *_linear(model, "mixer.in_proj", in_proj, h, None),
+        Tensor("mixer.conv1d.weight", (inner + bc) * m.conv_kernel),
+        Tensor("mixer.conv1d.bias", inner + bc),
+        Tensor("mixer.dt_bias", heads),
+        Tensor("mixer.A_log", heads),
+        Tensor("mixer.D", heads),
+        Tensor("mixer.norm.weight", inner),
+        *_linear(model, "mixer.out_proj", h, inner, None),
+    ]
+
+
+def hybrid_layer_tensors(model: Model, kind: str, tp: int, ep: int, etp: int) -> list[Tensor]:
+    """One layer of a hybrid model (megatron-core's MambaStack): each holds its norm and one block."""
+    h = model.hidden
+    if kind == "M":
+        return _norm(model, "norm", h) + mamba_tensors(model, tp)
+    if kind == "*":
+        return _norm(model, "input_layernorm", h) + attention_tensors(model, tp)
+    out = _norm(model, "pre_mlp_layernorm", h)
+    return out + (moe_tensors(model, tp, ep, etp) if kind == "E" else mlp_tensors(model, "mlp", model.ffn_hidden, tp))
+
+
+def layer_units(model: Model, tp: int, ep: int, etp: int) -> list[list[Tensor]]:
+    """One layer of each kind the model has (FSDP gathers a layer at a time)."""
+    if model.hybrid:
+        return [hybrid_layer_tensors(model, kind, tp, ep, etp) for kind in sorted(set(model.pattern))]
+    return [layer_tensors(model, tp, ep, etp, moe) for moe in {False, model.moe is not None}]
+
+
+def _stage_layer_kinds(model: Model, k: Knobs, stage: int) -> list[str]:
+    """The pattern characters of the layers ``stage`` holds, chunk by chunk."""
+    split = model_split(model, k)
+    out: list[str] = []
+    for c in range(max(int(k.vpp), 1)):
+        start, n = int(split.chunk_start(stage, c)), int(split.chunk_layers(stage, c))
+        out += list(model.pattern[start:start + n])
+    return out
 
 
 def embedding_tensors(model: Model, tp: int) -> list[Tensor]:
@@ -147,7 +209,11 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     out: list[Tensor] = []
     if stage == 0:
         out += embedding_tensors(model, tp)
-    n = int(stage_layers(model, k, stage))
+    if model.hybrid:
+        for i, kind in enumerate(_stage_layer_kinds(model, k, stage)):
+            out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
+                    for t in hybrid_layer_tensors(model, kind, tp, ep, etp)]
+    n = 0 if model.hybrid else int(stage_layers(model, k, stage))
     dense = int(stage_dense_layers(model, k, stage))
     for i in range(n):
         out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)

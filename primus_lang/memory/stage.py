@@ -8,7 +8,7 @@ from primus_lang.ir import Model, Settings
 from primus_lang.memory import activations as act
 from primus_lang.memory.dual import Num, cdiv, logical_and, maximum, minimum, where
 from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs
-from primus_lang.memory.layout import head_stage, stage_dense_layers, stage_layers
+from primus_lang.memory.layout import head_stage, model_split, stage_dense_layers, stage_layers
 from primus_lang.memory.schedule import inflight_chunks
 
 
@@ -30,6 +30,11 @@ class Held:
     checkpoints: Num  # recompute checkpoints (layer inputs)
     recomputed: Num  # layers per stage that are recomputed
     op: Num  # layers under op-level checkpointing (each keeps the op save list's outputs)
+    attn: Num  # attention blocks kept whole (a transformer's every layer; a hybrid model's `*` layers)
+    mamba: Num = 0  # a hybrid model's Mamba layers kept whole
+
+
+HYBRID_KINDS = "M*-E"
 
 
 def held(model: Model, k: Knobs, stage: Num) -> Held:
@@ -40,6 +45,8 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     Counts are per stage over ``vpp`` chunks, rounded down. Op-level checkpointing (``op``) wraps
     every layer, so all of them count as ``op`` layers and none as whole ones.
     """
+    if model.hybrid:
+        return _hybrid_held(model, k, stage)
     n = stage_layers(model, k, stage)
     n_dense = stage_dense_layers(model, k, stage)
     n_moe = n - n_dense
@@ -54,14 +61,42 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     rc_dense = minimum(recomputed, n_dense)
     rc_moe = recomputed - rc_dense
     op = k.recompute == RECOMPUTE_CODES["op"]
+    dense = where(op, 0, chunks * (n_dense - rc_dense) // v)
+    moe = where(op, 0, chunks * (n_moe - rc_moe) // v)
     return Held(
         chunks=chunks,
-        dense=where(op, 0, chunks * (n_dense - rc_dense) // v),
-        moe=where(op, 0, chunks * (n_moe - rc_moe) // v),
+        dense=dense,
+        moe=moe,
         checkpoints=chunks * checkpoints // v,
         recomputed=recomputed,
         op=where(op, chunks * n // v, 0),
+        attn=dense + moe,
     )
+
+
+def _hybrid_held(model: Model, k: Knobs, stage: Num) -> Held:
+    """``held`` for a hybrid model, whose layers are of four kinds in the order its pattern says:
+    full recompute takes the first ``N`` layers of each chunk, whatever their kinds. Legality refuses
+    op-level checkpointing for hybrid models."""
+    split = model_split(model, k)
+    v = k.vpp
+    n = stage_layers(model, k, stage)
+    chunks = inflight_chunks(k.pp, v, k.schedule, stage, k.microbatches)
+    full = logical_and(k.recompute == RECOMPUTE_CODES["full"], k.recompute_layers > 0)
+    kept: dict[str, Num] = {}
+    recomputed: Num = 0
+    for kind in HYBRID_KINDS:
+        prefix = model.kind_prefix(kind)
+        count = split.stage_kind_layers(prefix, stage)
+        block = split.stage_kind_layers(prefix, stage, maximum(k.recompute_layers, 0))
+        again = where(full, where(k.recompute_uniform, count, block), 0)
+        recomputed = recomputed + again
+        kept[kind] = chunks * (count - again) // v
+    per_chunk = cdiv(n, v)
+    group = maximum(k.recompute_layers, 1)
+    checkpoints = where(full, where(k.recompute_uniform, v * cdiv(per_chunk, group), recomputed), 0)
+    return Held(chunks=chunks, dense=kept["-"], moe=kept["E"], checkpoints=chunks * checkpoints // v,
+                recomputed=recomputed, op=0, attn=kept["*"], mamba=kept["M"])
 
 
 def _scalar(x: Num) -> bool:
@@ -79,12 +114,25 @@ def _lines(prefix: str, items: list[act.Item], times: Num, times_name: str) -> l
     return out
 
 
+def _layer_items(model: Model, k: Knobs, settings: Settings, d: act.Dims) -> dict[str, list[act.Item]]:
+    """The saved tensors of each part of a layer: the attention block (a transformer's with its
+    pre-MLP norm and MLP input), the pre-MLP norm and input alone (a hybrid model's MLP layers),
+    the dense MLP, the MoE and the Mamba mixer."""
+    hybrid = model.hybrid
+    return {
+        "attn": act.attention_items(model, k, d, mlp_input=not hybrid),
+        "mlp_in": act.mlp_input_items(model, k, d) if hybrid else [],
+        "dense": act.dense_mlp_items(model, k, d),
+        "moe": act.moe_mlp_items(model, k, d, settings) if model.moe is not None else [],
+        "mamba": act.mamba_items(model, k, d) if model.mamba is not None else [],
+    }
+
+
 def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, reserved: int) -> list[Line]:
     d = act.dims(model, k)
     hd = held(model, k, stage)
-    attn = act.attention_items(model, k, d)
-    dense = act.dense_mlp_items(model, k, d)
-    moe = act.moe_mlp_items(model, k, d, settings) if model.moe is not None else []
+    parts = _layer_items(model, k, settings, d)
+    attn, mlp_in, dense, moe, mamba = (parts[p] for p in ("attn", "mlp_in", "dense", "moe", "mamba"))
     ckpt = act.checkpoint_items(model, k, d)
     op_shared, op_extra = act.op_items(model, k, d)
     op = op_shared + op_extra
@@ -94,7 +142,9 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     last = where(stage == head_stage(k), 1, 0)
     emb_mb = first * cdiv(hd.chunks, k.vpp)
 
-    lines = _lines("act: ", attn, hd.dense + hd.moe, "layer-microbatches")
+    lines = _lines("act: ", mamba, hd.mamba, "mamba layer-microbatches")
+    lines += _lines("act: ", attn, hd.attn, "attention layer-microbatches" if model.hybrid else "layer-microbatches")
+    lines += _lines("act: ", mlp_in, hd.dense + hd.moe, "mlp layer-microbatches")
     lines += _lines("act: ", dense, hd.dense, "dense layer-microbatches")
     lines += _lines("act: ", moe, hd.moe, "moe layer-microbatches")
     lines += _lines("act: ", ckpt, hd.checkpoints, "checkpoints")
@@ -106,7 +156,9 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     lines += _lines("act: ", head, last, "last stage")
 
     slack = (
-        act.round_slack(attn) * (hd.dense + hd.moe)
+        act.round_slack(mamba) * hd.mamba
+        + act.round_slack(attn) * hd.attn
+        + act.round_slack(mlp_in) * (hd.dense + hd.moe)
         + act.round_slack(dense) * hd.dense
         + act.round_slack(moe) * hd.moe
         + act.round_slack(ckpt) * hd.checkpoints
@@ -140,18 +192,22 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
     (one under ``block``; a group of ``N`` under ``uniform``, which Megatron re-runs as one function,
     so all ``N`` layers' activations are alive before the first of them is freed), else what selective
     recomputation dropped from one layer. Layer bytes are the largest of the stage's layer kinds, an
-    upper bound for a group that mixes dense and MoE layers. Under op-level checkpointing the backward
+    upper bound for a group that mixes kinds. Under op-level checkpointing the backward
     re-runs the layer's forward: all it saves without recomputation comes back, less the op save
     list's outputs that are those same tensors (already held)."""
     n = stage_layers(model, k, stage)
-    n_moe = n - stage_dense_layers(model, k, stage)
-    has_dense = n - n_moe > 0
-    has_moe = n_moe > 0
-    largest = maximum(where(has_dense, lt.layer_dense_plain, 0), where(has_moe, lt.layer_moe_plain, 0))
-    selective = maximum(
-        where(has_dense, lt.layer_dense_plain - lt.layer_dense_now, 0),
-        where(has_moe, lt.layer_moe_plain - lt.layer_moe_now, 0),
-    )
+    if model.hybrid:
+        split = model_split(model, k)
+        present = {kind: split.stage_kind_layers(model.kind_prefix(kind), stage) > 0 for kind in HYBRID_KINDS}
+    else:
+        n_moe = n - stage_dense_layers(model, k, stage)
+        present = {"-": n - n_moe > 0, "E": n_moe > 0}
+    largest: Num = 0
+    selective: Num = 0
+    for kind, has in present.items():
+        plain, now = lt.layer_plain[kind], lt.layer_now[kind]
+        largest = maximum(largest, where(has, plain, 0))
+        selective = maximum(selective, where(has, plain - now, 0))
     per_chunk = cdiv(n, k.vpp)
     group = where(k.recompute_uniform, minimum(maximum(k.recompute_layers, 1), per_chunk), 1)
     op_layer = maximum(largest - lt.op_shared_raw, 0)
@@ -162,7 +218,9 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
 @frozen
 class LayerTotals:
     """Per-layer and per-micro-batch sums of the items (stage-independent), rounding included;
-    ``*_plain`` without selective recomputation, ``*_now`` as configured (both without rounding)."""
+    ``layer_plain``/``layer_now`` give one whole layer of each kind (``-`` dense, ``E`` MoE, and a
+    hybrid model's ``M`` and ``*``) without selective recomputation and as configured (both without
+    rounding)."""
 
     attn: Num
     dense: Num
@@ -172,14 +230,14 @@ class LayerTotals:
     emb: Num
     shared: Num
     head: Num
-    layer_dense_plain: Num
-    layer_moe_plain: Num
-    layer_dense_now: Num
-    layer_moe_now: Num
+    layer_plain: dict[str, Num]
+    layer_now: dict[str, Num]
     ckpt_raw: Num
     op_shared_raw: Num
     biggest: Num
     sp_buffer: Num
+    mlp_in: Num = 0
+    mamba: Num = 0
 
 
 def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
@@ -188,34 +246,39 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
     def rounded(items: list[act.Item]) -> Num:
         return act.total(items) + act.round_slack(items)
 
-    def parts(kk: Knobs) -> tuple[list[act.Item], list[act.Item], list[act.Item]]:
-        moe = act.moe_mlp_items(model, kk, d, settings) if model.moe is not None else []
-        return act.attention_items(model, kk, d), act.dense_mlp_items(model, kk, d), moe
+    def layers(parts: dict[str, list[act.Item]]) -> dict[str, Num]:
+        t = {name: act.total(items) for name, items in parts.items()}
+        out = {"-": t["attn"] + t["mlp_in"] + t["dense"],
+               "E": t["attn"] + t["mlp_in"] + t["moe"] if parts["moe"] else 0}
+        if model.hybrid:
+            out = {"-": t["mlp_in"] + t["dense"], "E": t["mlp_in"] + t["moe"], "*": t["attn"], "M": t["mamba"]}
+        return out
 
-    attn, dense, moe = parts(k)
+    parts = _layer_items(model, k, settings, d)
     plain_k = Knobs(**{**_fields(k), "recompute_modules": 0})
-    p_attn, p_dense, p_moe = parts(plain_k)
+    plain = _layer_items(model, plain_k, settings, d)
     op_shared, op_extra = act.op_items(model, k, d)
     biggest = 0
-    for it in p_attn + p_dense + p_moe:
-        biggest = maximum(biggest, it.bytes)
+    for items in plain.values():
+        for it in items:
+            biggest = maximum(biggest, it.bytes)
     return LayerTotals(
-        attn=rounded(attn),
-        dense=rounded(dense),
-        moe=rounded(moe),
+        attn=rounded(parts["attn"]),
+        dense=rounded(parts["dense"]),
+        moe=rounded(parts["moe"]),
         ckpt=rounded(act.checkpoint_items(model, k, d)),
         op=rounded(op_shared + op_extra),
         emb=rounded(act.embedding_items(model, k, d)),
         shared=rounded(act.checkpoint_shared_items(model, k, d)),
         head=rounded(act.head_items(model, k, d)),
-        layer_dense_plain=act.total(p_attn) + act.total(p_dense),
-        layer_moe_plain=act.total(p_attn) + act.total(p_moe) if p_moe else 0,
-        layer_dense_now=act.total(attn) + act.total(dense),
-        layer_moe_now=act.total(attn) + act.total(moe) if moe else 0,
+        layer_plain=layers(plain),
+        layer_now=layers(parts),
         ckpt_raw=act.total(act.checkpoint_items(model, k, d)),
         op_shared_raw=act.total(op_shared),
         biggest=biggest,
         sp_buffer=where(k.sp, 2 * d.T * d.h, 0),
+        mlp_in=rounded(parts["mlp_in"]),
+        mamba=rounded(parts["mamba"]),
     )
 
 
@@ -228,7 +291,9 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
     with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
     recompute = recomputed_bytes(model, k, lt, stage, hd)
     return (
-        lt.attn * (hd.dense + hd.moe)
+        lt.mamba * hd.mamba
+        + lt.attn * hd.attn
+        + lt.mlp_in * (hd.dense + hd.moe)
         + lt.dense * hd.dense
         + lt.moe * hd.moe
         + lt.ckpt * hd.checkpoints

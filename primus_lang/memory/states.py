@@ -15,7 +15,7 @@ import math
 from primus_lang.ir import Model
 from primus_lang.memory.dual import cdiv, round_up
 from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
-from primus_lang.memory.params import Tensor, layer_tensors, stage_tensors
+from primus_lang.memory.params import Tensor, layer_units, stage_tensors
 from primus_lang.memory.result import Term
 
 MIB = 2**20
@@ -134,7 +134,7 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         if fsdp:
             # FSDP gathers one unit at a time, so TE's quantized weight copies exist for the units in
             # flight (the one computing and the one prefetched), not for the whole stage.
-            units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
+            units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
             gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
         # Row-wise and column-wise (transposed) copies of each weight with their scales: NVFP4 half a
         # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
@@ -151,7 +151,7 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
                 scales = 2 * 4 * cdiv(gemm, 128 * 128)
         terms.append(_term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales))
     if fsdp:
-        units = [layer_tensors(model, k.tp, k.ep, k.etp, moe) for moe in {False, model.moe is not None}]
+        units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
         unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
         emb = sum(t.numel for t in tensors if t.name.startswith(("embedding.", "output_layer")))
         unit = max(unit, emb)

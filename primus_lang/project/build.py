@@ -208,18 +208,20 @@ def _unfused_attention(sh: _Shapes, tasks: list[Task], heads: int, s_q: int, qk_
         tasks += [Task(t.op, "B", model_flops=False) for t in forward]
 
 
-def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int) -> None:
-    """Norms, residual adds, RoPE and the MLP activation of one layer, as HBM traffic."""
+def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int, norms: int = 2, rope: bool = True) -> None:
+    """Norms, residual adds, RoPE and the MLP activation of one layer, as HBM traffic (``norms``
+    norm-and-residual pairs: a transformer layer has two, a hybrid model's layer one)."""
     t_sp, t, h = sh.tokens_sp, sh.tokens, sh.h
     m = sh.model
-    rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" else 0
+    rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" and rope else 0
     act = 3 if m.activation == "swiglu" else 2
-    fwd = 2 * (2 * t_sp * h * BF16) + 2 * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
-    # two norms, two residual adds, RoPE and the activation; their backwards
-    tasks.append(Task(MemoryOp("layer_elementwise", fwd, 6), "F"))
-    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd, 6), "B"))
+    fwd = norms * (2 * t_sp * h * BF16) + norms * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
+    # the norms, residual adds, RoPE and the activation; their backwards
+    kernels = 3 * norms
+    tasks.append(Task(MemoryOp("layer_elementwise", fwd, kernels), "F"))
+    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd, kernels), "B"))
     if "layernorm" in sh.recomputed:
-        tasks.append(Task(MemoryOp("layernorm_recompute", 2 * (2 * t_sp * h * BF16), 2), "B", model_flops=False))
+        tasks.append(Task(MemoryOp("layernorm_recompute", norms * (2 * t_sp * h * BF16), norms), "B", model_flops=False))
 
 
 def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
@@ -249,10 +251,15 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     local = max(1, moe.num_experts // sh.ep)
     per_expert = max(1, round(tokens_in * moe.top_k * sh.etp * sh.ep / moe.num_experts))
     ffn_r = max(1, moe.ffn_hidden // sh.etp)
-    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, up * ffn_r, sh.h, sh.dtype), routed=True)
-    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, sh.h, ffn_r, sh.dtype), routed=True)
+    # LatentMoE: tokens go down to the latent width before dispatch and back up after the combine
+    width = moe.latent or sh.h
+    if moe.latent:
+        _linear(sh, tasks, params, Gemm(tokens_in, moe.latent, sh.h, sh.dtype))
+        _linear(sh, tasks, params, Gemm(tokens_in, sh.h, moe.latent, sh.dtype))
+    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, up * ffn_r, width, sh.dtype), routed=True)
+    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, width, ffn_r, sh.dtype), routed=True)
     routed_tokens = local * per_expert
-    permute = 2 * 2 * routed_tokens * sh.h * BF16  # permute and unpermute, read + write
+    permute = 2 * 2 * routed_tokens * width * BF16  # permute and unpermute, read + write
     tasks.append(Task(MemoryOp("moe_permute", permute, 4), "F", routed=True))
     tasks.append(Task(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True))
     # router softmax/top-k and the token sort around the permutation are small kernels of their own
@@ -264,7 +271,7 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
         _rerun(sh, tasks, act, "moe_act")
     tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
     if sh.ep > 1:
-        send = tokens_in * moe.top_k * sh.h * BF16
+        send = tokens_in * moe.top_k * width * BF16
         remote = -1
         domains = sh.ep_group.domains
         if sh.cand.moe_dispatcher == "flex" and domains > 1:
@@ -272,13 +279,13 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
             # forward it over the scale-up fabric there: the expected number of remote domains hit
             # by top_k experts spread evenly over the domains
             hit = (domains - 1) * (1 - (1 - 1 / domains) ** moe.top_k)
-            remote = int(tokens_in * hit * sh.h * BF16)
+            remote = int(tokens_in * hit * width * BF16)
         for phase in ("F", "B"):
             for _ in ("dispatch", "combine"):
                 tasks.append(Task(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
                                   routed=True, hides_under="block"))
     if sh.etp > 1:
-        gathered = routed_tokens * sh.h * BF16
+        gathered = routed_tokens * width * BF16
         for phase in ("F", "B"):
             tasks.append(Task(Collective("all_gather", gathered, sh.etp_group), phase, "ep_comm", routed=True))
             tasks.append(Task(Collective("reduce_scatter", gathered, sh.etp_group), phase, "ep_comm", routed=True))
@@ -296,6 +303,57 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     # the whole MoE layer, router, dispatch and combine included (moe_act's re-run is inside it)
     _rerun(sh, tasks, start, "moe")
     return shared
+
+
+def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
+    """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the
+    depthwise causal convolution, the chunked SSD scan, the gated RMSNorm and out_proj.
+
+    The scan's intra-chunk term is structured masked attention (Dao & Gu 2024, section 4): per head
+    and chunk of ``Q`` tokens, C·Bᵀ masked by the causal decay exp(segsum(A·dt)) times X: an
+    attention over the chunk with queries and keys of the state width and values of the head
+    width, an exponential per pair included, so it runs at the profile's attention efficiency. The
+    inter-chunk terms (each chunk's state Bᵀ·X, the output C·state) are batched GEMMs, the state
+    passing between chunks FP32 traffic. mamba_ssm's fused ``mamba_split_conv1d_scan_combined``
+    keeps only its input, so the backward recomputes the convolution and the chunk states; megatron
+    copies the in_proj output and the scan output between its sequence-first and the kernel's
+    batch-first layouts (``rearrange(...).contiguous()``)."""
+    mb = sh.model.mamba
+    assert mb is not None
+    tp = sh.tp
+    heads, groups = max(1, mb.heads // tp), max(1, mb.groups // tp)
+    inner, bc = heads * mb.head_dim, 2 * groups * mb.state_dim
+    width = 2 * inner + bc + heads
+    _linear(sh, tasks, params, sh.gemm(width, sh.h))
+    params.append((inner + bc) * (mb.conv_kernel + 1) + 3 * heads + inner)
+    t, q, n, p = sh.tokens, mb.chunk, mb.state_dim, mb.head_dim
+    per_seq = max(1, -(-(sh.s // sh.cp) // q))
+    chunks = sh.b * per_seq
+    layout = 2 * t * (width + inner) * BF16  # the two layout copies, read and write
+    conv = t * (inner + bc) * BF16 * 2  # read x, B, C; write them convolved
+    intra = Attention(chunks, heads, q, q, n, p, True)
+    states = [Gemm(n, p, q, "bf16", chunks * heads), Gemm(q, p, n, "bf16", chunks * heads)]
+    # FP32 chunk states written, passed along and read back; dt and its cumulative sums
+    passing = chunks * heads * n * p * 4 * 3 + t * heads * 4 * 4
+    tasks.append(Task(MemoryOp("mamba_layout_copies", layout, 2), "F"))
+    tasks.append(Task(MemoryOp("mamba_conv1d", conv), "F"))
+    tasks.append(Task(intra, "F"))
+    tasks += [Task(g, "F") for g in states]
+    tasks.append(Task(MemoryOp("mamba_state_passing", passing, 3), "F"))
+    # backward: the convolution and the chunk states again, then every gradient
+    tasks.append(Task(MemoryOp("mamba_conv1d", conv), "B", model_flops=False))
+    tasks.append(Task(states[0], "B", model_flops=False))
+    tasks.append(Task(MemoryOp("mamba_layout_copies_bwd", layout, 2), "B"))
+    tasks.append(Task(MemoryOp("mamba_conv1d_bwd", 2 * conv, 2), "B"))
+    tasks.append(Task(Attention(chunks, heads, q, q, n, p, True, backward=True), "B", model_share=0.8))
+    for g in states:
+        tasks += [Task(Gemm(g.m, g.k, g.n, "bf16", g.batch), "B"), Task(Gemm(g.k, g.n, g.m, "bf16", g.batch), "B")]
+    tasks.append(Task(MemoryOp("mamba_state_passing_bwd", 2 * passing, 5), "B"))
+    gated = t * inner * BF16 * 3 + t * groups * 4  # y and z in, normalised y out
+    tasks.append(Task(MemoryOp("mamba_gated_norm", gated), "F"))
+    tasks.append(Task(MemoryOp("mamba_gated_norm_bwd", 2 * gated, 2), "B"))
+    _linear(sh, tasks, params, sh.gemm(sh.h, inner))
+    _tp_pair(sh, tasks)
 
 
 def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
@@ -367,16 +425,16 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
             cand.sp, cand.cp_comm, fsdp_pp)
 
 
-_layers: dict[tuple[LayerKey, bool, bool], tuple[Block, int, int]] = {}
+_layers: dict[tuple[LayerKey, str, bool], tuple[Block, int, int]] = {}
 _ends: dict[tuple[LayerKey, str], tuple[Block, int]] = {}
 
 
-def _layer_of(key: LayerKey, sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
-    hit = _layers.get((key, moe, recompute))
+def _layer_of(key: LayerKey, sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
+    hit = _layers.get((key, kind, recompute))
     if hit is None:
         if len(_layers) > 20_000:
             _layers.clear()
-        hit = _layers[(key, moe, recompute)] = _layer(sh, moe, recompute)
+        hit = _layers[(key, kind, recompute)] = _layer(sh, kind, recompute)
     return hit
 
 
@@ -390,30 +448,43 @@ def _end_of(key: LayerKey, sh: _Shapes, name: str) -> tuple[Block, int]:
     return hit
 
 
-def _layer(sh: _Shapes, moe: bool, recompute: bool) -> tuple[Block, int, int]:
-    """One transformer layer: its block, its dense and its expert parameter counts on this rank."""
+# A layer's kind: a transformer layer with a dense MLP (``T-``) or an MoE (``TE``), or one layer of
+# a hybrid model, named by its pattern character (``M``, ``*``, ``-``, ``E``).
+LAYER_NAMES = {"T-": "dense", "TE": "moe", "M": "mamba", "*": "attention", "-": "mlp", "E": "moe_mlp"}
+
+
+def _layer(sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
+    """One layer: its block, its dense and its expert parameter counts on this rank."""
     tasks: list[Task] = []
     params: list[int] = []
     expert_params: list[int] = []
-    _attention(sh, tasks, params)
-    _tag(tasks, 0, "attn")
+    mixer = kind[0] if kind[0] in ("T", "M", "*") else ""
+    mlp = kind[-1] if kind[-1] in ("-", "E") else ""
+    if mixer in ("T", "*"):
+        _attention(sh, tasks, params)
+        _tag(tasks, 0, "attn")
+    elif mixer == "M":
+        _mamba(sh, tasks, params)
+        _tag(tasks, 0, "attn")  # the sequence mixer: graphed under the `attn` scope with attention
     start = len(tasks)
-    if moe:
+    width = 0
+    if mlp == "E":
         width = _moe_mlp(sh, tasks, params, expert_params)
         _tag(tasks, start, "moe")
-    else:
+    elif mlp == "-":
         width = _dense_mlp(sh, tasks, params, sh.model.ffn_hidden)
         _tag(tasks, start, "mlp")
-    _elementwise(sh, tasks, width)
-    norms = 2 * sh.h
-    _fsdp(sh, tasks, sum(params) + sum(expert_params) + norms)
+    norms = 2 if mixer == "T" else 1
+    _elementwise(sh, tasks, width, norms, rope=mixer in ("T", "*"))
+    norm_params = norms * sh.h
+    _fsdp(sh, tasks, sum(params) + sum(expert_params) + norm_params)
+    moe = mlp == "E"
     if recompute:
         tasks += _recomputed(tasks)
     elif sh.cand.recompute.kind == "op":
-        tasks += _op_recomputed(sh, moe, tasks)
+        tasks += _op_recomputed(sh, moe or mixer != "T", tasks)
     suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
-    name = ("moe" if moe else "dense") + suffix
-    return Block(name, tuple(tasks)), sum(params) + norms, sum(expert_params)
+    return Block(LAYER_NAMES[kind] + suffix, tuple(tasks)), sum(params) + norm_params, sum(expert_params)
 
 
 def _tag(tasks: list[Task], start: int, part: str) -> None:
@@ -498,7 +569,6 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
     pp, vpp = sh.pp, sh.vpp
     nvirtual = pp * vpp
     split = pipeline.layout(pipeline.split_of(model.num_layers, cand, vpp), model.mtp_layers)
-    dense_until = model.dense_layers if model.is_moe else model.num_layers
     rc = cand.recompute
     stages: list[Stage] = []
     for s in range(pp):
@@ -513,26 +583,21 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
                 blocks.append(emb)
                 dense_p += n
             lo, hi = split.chunks[j].start, split.chunks[j].start + split.chunks[j].layers
-            n_dense = max(0, min(hi, dense_until) - lo)
-            kinds = [(False, n_dense), (True, hi - lo - n_dense)]
             if rc.kind == "full":
                 budget = hi - lo if rc.method == "uniform" else min(rc.layers, hi - lo)
             else:
                 budget = 0
-            for moe, n_layers in kinds:
-                if n_layers <= 0:
-                    continue
-                again = min(budget, n_layers)
-                budget -= again
+            for kind, again, n_layers in _chunk_kinds(model, lo, hi, budget):
                 for recompute, count in ((True, again), (False, n_layers - again)):
                     if count:
-                        block, p_dense, p_expert = _layer_of(key, sh, moe, recompute)
+                        block, p_dense, p_expert = _layer_of(key, sh, kind, recompute)
                         blocks.append(_by_identity(_blocks, block, count, _counted))
                         dense_p += p_dense * count
                         expert_p += p_expert * count
             # MTP sits on the last virtual stage unless an explicit layout puts it on another
             for i in range(split.chunks[j].mtp):
-                block, p_dense, p_expert = _layer_of(key, sh, model.is_moe, False)
+                # a hybrid model's MTP layer is attention and MoE (Nemotron 3's "*E"), as a transformer's
+                block, p_dense, p_expert = _layer_of(key, sh, "TE" if model.is_moe else "T-", False)
                 blocks.append(Block("mtp_layer", block.tasks, 1))
                 dense_p += p_dense
                 expert_p += p_expert
@@ -549,6 +614,24 @@ def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, 
 
 
 _blocks: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+
+def _chunk_kinds(model: Model, lo: int, hi: int, budget: int) -> list[tuple[str, int, int]]:
+    """(kind, layers recomputed whole, layers) for decoder layers ``lo .. hi - 1``, in the order the
+    kinds first appear; full recompute takes the chunk's first ``budget`` layers."""
+    if model.hybrid:
+        kinds = model.pattern[lo:hi]
+        again = kinds[:budget]
+        return [(k, again.count(k), kinds.count(k)) for k in dict.fromkeys(kinds)]
+    dense_until = model.dense_layers if model.is_moe else model.num_layers
+    n_dense = max(0, min(hi, dense_until) - lo)
+    out = []
+    for kind, n_layers in (("T-", n_dense), ("TE", hi - lo - n_dense)):
+        if n_layers > 0:
+            again = min(budget, n_layers)
+            budget -= again
+            out.append((kind, again, n_layers))
+    return out
 
 
 def _counted(block: Block, count: int) -> Block:

@@ -400,7 +400,8 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
         return "full"
     if not scope or scope == {"full"}:
         return "layer"
-    attn, router = "attn" in scope, bool(scope & {"moe_router", "moe_preprocess"})
+    # a hybrid model's Mamba mixers are graphed with its attention under the knob's `attn`
+    attn, router = bool(scope & {"attn", "mamba"}), bool(scope & {"moe_router", "moe_preprocess"})
     if attn and router:
         return "attn_moe_router"
     if router:

@@ -43,6 +43,16 @@ TINY = Model(
 )
 
 
+def _stdlib_model(name: str) -> Model:
+    from primus_lang.project.runs import stdlib_definitions
+
+    return stdlib_definitions()[0][name]
+
+
+NEMOTRON_NANO = _stdlib_model("nemotron_3_nano_30b_a3b")
+NEMOTRON_SUPER = _stdlib_model("nemotron_3_super_120b_a12b")
+
+
 def cluster(gpu: Gpu, nodes: int, gpus_per_node: int = 8) -> Cluster:
     return Cluster(name=f"{gpu.name}_x{nodes}", gpu=gpu, nodes=nodes, gpus_per_node=gpus_per_node)
 
@@ -80,6 +90,15 @@ CASES: dict[str, tuple[Space, Candidate]] = {
     "llama70b_b200_nvfp4": (  # Megatron-Bridge's Llama 3 70B NVFP4 layout (TP 2, PP 4, VPP 5)
         space("llama70b_nvfp4", LLAMA3_70B, cluster(B200, 8)),
         Candidate(tp=2, pp=4, vpp=5, mbs=1, gbs=256, seq_len=8192, schedule="interleaved", precision="fp4"),
+    ),
+    "nemotron_nano_b200": (  # Megatron-Bridge's Nemotron 3 Nano recipe: EP 8, HybridEP, graphed mixers
+        space("nemotron_nano", NEMOTRON_NANO, cluster(B200, 1)),
+        Candidate(tp=1, pp=1, ep=8, etp=1, mbs=2, gbs=512, seq_len=8192, precision="fp8", fp8_recipe="mxfp8",
+                  moe_dispatcher="flex", cuda_graph="attn_moe_router", main_grad_dtype="bf16"),
+    ),
+    "nemotron_super_b200": (  # LatentMoE; without its MTP layer, which core_v0.16's MambaModel lacks
+        space("nemotron_super", NEMOTRON_SUPER.replace(mtp_layers=0), cluster(B200, 8)),
+        Candidate(tp=2, pp=2, ep=16, etp=1, mbs=1, gbs=512, seq_len=8192, precision="fp4"),
     ),
     "llama8b_zbv": (
         space("llama8b_zbv", LLAMA3_8B, cluster(MI325X, 1)),

@@ -35,6 +35,8 @@ RUN_ARGS = {
     "gradient_accumulation_fusion",
     # CUDA-graph companions validate_args requires (arguments.py, core_v0.16.1), outside the configs
     "te_rng_tracker", "no_check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
+    # pretrain_mamba.py's model construction (mamba_builders.py): the layer spec and the hybrid pattern
+    "spec", "hybrid_override_pattern",
 }
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
@@ -42,7 +44,7 @@ RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_fle
            "fp8_format": "fp8", "fp4_format": "fp4"}
 
 
-LIST_ARGS = {"recompute_modules", "cuda_graph_scope"}  # nargs flags
+LIST_ARGS = {"recompute_modules", "cuda_graph_scope", "spec"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
 TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe", "fp4_recipe", "softmax_type",
                "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout",
@@ -185,7 +187,8 @@ def megatron_argv(files: dict[str, str], tmp_path: Path) -> list[str]:
                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout
     rank0 = next(line for line in out.splitlines() if line.startswith("rank 0:"))
     argv = shlex.split(rank0.split(":", 1)[1])
-    return argv[argv.index("pretrain_gpt.py") + 1:]
+    script = next(a for a in argv if a in ("pretrain_gpt.py", "pretrain_mamba.py"))
+    return argv[argv.index(script) + 1:]
 
 
 CASES = [pytest.param(c, f, id=c) for c, t, f in emissions() if t == "megatron+local"]
@@ -343,3 +346,30 @@ def test_nvfp4_reaches_megatron_as_its_fp4_recipe(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as err:
         emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
     assert [d.code.id for d in err.value.diagnostics] == ["P7001"] and "fp4" in err.value.diagnostics[0].message
+
+
+def test_a_hybrid_model_runs_pretrain_mamba_with_its_pattern(tmp_path: Path) -> None:
+    """Nemotron 3 Nano goes to pretrain_mamba.py with megatron-core's Mamba stack spec; megatron-core's
+    own layer allocation reads the emitted pattern as the card's layers, and the Mamba fields reach
+    the TransformerConfig."""
+    from megatron.core.ssm.mamba_hybrid_layer_allocation import Symbols, allocate_layers
+
+    space, _ = all_cases()["nemotron_nano_b200"]
+    files = emission("nemotron_nano_b200", "megatron+local")
+    assert files is not None
+    folder = write(files, tmp_path)
+    dry = subprocess.run(["bash", str(folder / "node.sh"), "--dry-run"], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert "pretrain_mamba.py" in dry and "pretrain_gpt.py" not in dry
+    args = parse_argv(megatron_argv(files, tmp_path))
+    assert args["spec"] == ["megatron.core.models.mamba.mamba_layer_specs", "mamba_stack_spec"]
+    layers = allocate_layers(space.model.num_layers, 0.0, 0.0, args["hybrid_override_pattern"])
+    model = space.model
+    assert layers.count(Symbols.MAMBA) == model.mamba_layers
+    assert layers.count(Symbols.ATTENTION) == model.attention_layers
+    assert layers.count(Symbols.MOE) == model.moe_layers
+    config, _, _ = build_configs(args)
+    assert model.mamba is not None
+    assert (config.mamba_num_heads, config.mamba_head_dim, config.mamba_state_dim, config.mamba_num_groups) == (
+        model.mamba.heads, model.mamba.head_dim, model.mamba.state_dim, model.mamba.groups)
+    assert config.is_hybrid_model and "moe_layer_freq" not in args

@@ -66,7 +66,8 @@ def test_data_and_checkpoint_variables() -> None:
 
 # Keys Primus adds to Megatron's (primus/configs/modules/megatron/primus_pipeline.yaml), and the
 # training corpus key its trainer config uses.
-PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path"}
+# model_type picks pretrain_mamba's providers (primus/backends/megatron/megatron_pretrain_trainer.py)
+PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type"}
 
 
 @pytest.mark.parametrize(("case", "text"), EXPERIMENTS)

@@ -163,3 +163,18 @@ def test_op_level_checkpointing_is_refused_with_the_bracketing_megatron_settings
     assert "`selective(layernorm, mlp)` keeps less" in message
     emit(space, cand.replace(recompute=Recompute("selective", modules=("layernorm", "mlp"))), f"{framework}+slurm",
          context())
+
+
+@pytest.mark.parametrize("version", ["core_v0.16", "core_v0.12"])
+def test_a_hybrid_model_with_mtp_is_refused(version: str) -> None:
+    """megatron-core 0.16.1's MambaModel builds no MTP layers (they arrived in 0.17), so Nemotron 3
+    Super with its MTP layer cannot be launched on these versions; core_v0.12 also lacks LatentMoE."""
+    from tests.emit.ir_cases import NEMOTRON_SUPER
+
+    space, cand = all_cases()["nemotron_super_b200"]
+    with pytest.raises(CompileError) as err:
+        emit(attrs.evolve(space, model=NEMOTRON_SUPER), cand, "megatron+slurm", context(megatron_version=version))
+    assert set(codes(err)) == {"P7001"}
+    text = " ".join(d.message for d in err.value.diagnostics)
+    assert "mtp_hybrid_override_pattern" in text
+    assert ("moe_latent_size" in text) == (version == "core_v0.12")

@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memory_models import DSV3_SMALL, LLAMA70B, MIXTRAL, X64
+from memory_models import DSV3_SMALL, HYBRID_SMALL, LLAMA70B, MIXTRAL, X64
 from rich.console import Console
 
 from primus_lang.diagnostics import render
@@ -135,7 +135,7 @@ def _candidates() -> st.SearchStrategy[Candidate]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_candidates(), min_size=1, max_size=8), st.sampled_from([LLAMA70B, MIXTRAL, DSV3_SMALL]))
+@given(st.lists(_candidates(), min_size=1, max_size=8), st.sampled_from([LLAMA70B, MIXTRAL, DSV3_SMALL, HYBRID_SMALL]))
 def test_prefilter_equals_account(cands: list[Candidate], model: object) -> None:
     peaks = prefilter(model, X64, cands, S)  # type: ignore[arg-type]
     assert peaks.dtype.kind == "i"

@@ -32,7 +32,43 @@ def mlp_params(hidden: int, width: int, gated: bool) -> int:
     return (3 if gated else 2) * hidden * width
 
 
+def mamba_params(m: Model) -> int:
+    """One Mamba-2 mixer with its norm: in_proj to z, x, B, C, dt; conv1d over x, B, C with a bias;
+    dt bias, A, D per head; the gated norm over d_inner; out_proj."""
+    b = m.mamba
+    assert b is not None
+    inner, bc = b.heads * b.head_dim, 2 * b.groups * b.state_dim
+    return (m.hidden * (2 * inner + bc + b.heads) + (inner + bc) * (b.conv_kernel + 1) + 3 * b.heads + inner
+            + inner * m.hidden + m.hidden)
+
+
+def moe_block_params(m: Model) -> int:
+    """Router, latent projections, routed and shared experts, pre-MLP norm."""
+    e = m.moe
+    assert e is not None
+    gated = m.activation == "swiglu"
+    width = e.latent or m.hidden
+    shared = e.shared_experts * mlp_params(m.hidden, e.shared_ffn_hidden or e.ffn_hidden, gated)
+    latent = 2 * m.hidden * e.latent
+    return m.hidden * e.num_experts + latent + e.num_experts * mlp_params(width, e.ffn_hidden, gated) + shared + m.hidden
+
+
+def hybrid_params(m: Model) -> int:
+    """A hybrid model's decoder, layer by layer from its pattern, without MTP."""
+    gated = m.activation == "swiglu"
+    per = {
+        "M": mamba_params(m) if m.mamba is not None else 0,
+        "*": attention_params(m) + m.hidden,
+        "-": mlp_params(m.hidden, m.ffn_hidden, gated) + m.hidden,
+        "E": moe_block_params(m) if m.moe is not None else 0,
+    }
+    embeddings = m.vocab * m.hidden * (1 if m.tied_embeddings else 2)
+    return sum(per[c] for c in m.pattern) + embeddings + m.hidden
+
+
 def total_params(m: Model) -> int:
+    if m.pattern:
+        return hybrid_params(m)
     gated = m.activation == "swiglu"
     per_layer_common = attention_params(m) + 2 * m.hidden  # attention + two norms
     dense = per_layer_common + mlp_params(m.hidden, m.ffn_hidden, gated)

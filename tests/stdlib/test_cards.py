@@ -24,6 +24,7 @@ VALIDATION_CARDS = {
     "llama2_7b", "llama2_13b", "llama2_70b", "llama3_8b", "llama3_70b", "llama3_1_8b", "llama3_1_70b",
     "llama3_1_405b", "gpt3_175b", "nemotron4_15b", "nemotron4_340b", "mixtral_8x7b", "mixtral_8x22b",
     "deepseek_v3", "qwen3_30b_a3b", "qwen3_235b_a22b", "gpt_oss_120b", "gpt_oss_20b",
+    "nemotron_3_nano_30b_a3b", "nemotron_3_super_120b_a12b",
 }  # fmt: skip
 # The corpus's GPU keys, lowercased, plus the alias and the torchtitan variant.
 HARDWARE = {
@@ -78,6 +79,24 @@ def test_every_card_names_its_source() -> None:
 )
 def test_cards_add_up_to_published_sizes(card: str, params: int) -> None:
     assert total_params(models()[card]) == params
+
+
+def test_hybrid_cards_add_up() -> None:
+    """Nemotron 3 Nano is published as 31.6B parameters (its technical report, arXiv:2512.20848), Super
+    as 120B; the closed form here and the memory account's tensor list agree to the parameter."""
+    from primus_lang.memory.params import embedding_tensors, head_tensors, hybrid_layer_tensors
+
+    m = models()
+    nano, sup = m["nemotron_3_nano_30b_a3b"], m["nemotron_3_super_120b_a12b"]
+    assert round(total_params(nano) / 1e8) == 316
+    assert 120e9 <= total_params(sup) < 121e9
+    for card in (nano, sup):
+        listed = sum(t.numel for t in embedding_tensors(card, 1))
+        listed += sum(t.numel for ch in card.pattern for t in hybrid_layer_tensors(card, ch, 1, 1, 1))
+        listed += sum(t.numel for t in head_tensors(card, 1, 1, 1, 1, mtp=False))
+        assert listed == total_params(card)
+    assert (nano.mamba_layers, nano.attention_layers, nano.moe_layers) == (23, 6, 23)
+    assert (sup.mamba_layers, sup.attention_layers, sup.moe_layers) == (40, 8, 40)
 
 
 def test_inheritance_keeps_the_shapes() -> None:

@@ -1,0 +1,105 @@
+"""Hybrid Mamba/attention models: op lists by layer kind, the FLOP convention, and monotonicity."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from primus_lang.ir import Candidate, Mamba, Model, Moe, Recompute
+from primus_lang.project import project, stage_ops
+from primus_lang.project.ops import Gemm, MemoryOp
+from primus_lang.project.projection import model_flops
+
+from .fixtures import B200, cluster
+
+DENSE_HYBRID = Model(
+    name="hybrid", num_layers=8, hidden=2048, ffn_hidden=8192, heads=16, kv_heads=4, head_dim=128, vocab=32768,
+    seq_len=4096, max_position_embeddings=4096, activation="squared_relu", position="none",
+    pattern="M*M-M-M-", mamba=Mamba(heads=64, head_dim=64, state_dim=128, groups=8),
+)
+MOE_HYBRID = DENSE_HYBRID.replace(pattern="MEM*MEME", moe=Moe(num_experts=16, top_k=4, ffn_hidden=1024,
+                                                              shared_experts=1, latent=512))
+CANDS = [
+    Candidate(tp=1, pp=1, mbs=2, gbs=128, seq_len=4096),
+    Candidate(tp=2, pp=2, mbs=1, gbs=128, seq_len=4096, precision="fp8"),
+    Candidate(tp=1, pp=2, ep=8, mbs=1, gbs=128, seq_len=4096, recompute=Recompute("full", 1)),
+]
+
+
+def scan_flops(m: Model, tokens: int) -> float:
+    """The chunked SSD scan's model FLOPs: per head and chunk of Q tokens a causal masked attention
+    with queries and keys of the state width N and values of the head width P (2 (N + P) Q²/2,
+    backward twice that), then each chunk's state Bᵀ·X and the output C·state (2 N P Q each,
+    backward two gradients each)."""
+    assert m.mamba is not None
+    b, q = m.mamba, m.mamba.chunk
+    chunks = tokens // q
+    intra = 2 * (b.state_dim + b.head_dim) * q * q / 2
+    inter = 2 * (2 * b.state_dim * b.head_dim * q)
+    return 3 * chunks * b.heads * (intra + inter)
+
+
+def test_model_flops_count_the_scan_beside_6n() -> None:
+    m = DENSE_HYBRID
+    b = m.mamba
+    assert b is not None
+    cand = Candidate(mbs=1, gbs=64, seq_len=4096)
+    world = cluster(B200).world
+    flops = model_flops(stage_ops(m, cluster(B200), cand), cand.microbatches(world))
+    tokens = cand.gbs * cand.seq_len / world
+    in_proj = m.hidden * (2 * b.inner + 2 * b.groups * b.state_dim + b.heads)
+    mamba = in_proj + b.inner * m.hidden
+    attention = m.hidden * (m.heads + 2 * m.kv_heads) * m.head_dim + m.heads * m.head_dim * m.hidden
+    mlp = 2 * m.hidden * m.ffn_hidden
+    gemm_params = 4 * mamba + attention + 3 * mlp + m.vocab * m.hidden
+    core = 3 * 2 * cand.seq_len * m.heads * m.head_dim  # one attention layer (test_projection.py)
+    per_token = 6 * gemm_params + core + 4 * scan_flops(m, cand.seq_len) / cand.seq_len
+    assert flops == pytest.approx(tokens * per_token, rel=1e-6)
+
+
+def test_layers_follow_the_pattern() -> None:
+    cand = Candidate(tp=1, pp=2, ep=8, mbs=1, gbs=128, seq_len=4096)
+    stages = stage_ops(MOE_HYBRID, cluster(B200), cand)
+    names = [[(blk.name, blk.count) for blk in stage.chunks[0]] for stage in stages]
+    assert names[0] == [("embedding", 1), ("mamba_layer", 2), ("moe_mlp_layer", 1), ("attention_layer", 1)]
+    assert names[1] == [("mamba_layer", 2), ("moe_mlp_layer", 2), ("output", 1)]
+    mamba = next(blk for blk in stages[0].chunks[0] if blk.name == "mamba_layer")
+    assert any(isinstance(t.op, MemoryOp) and t.op.name == "mamba_conv1d" for t in mamba.tasks)
+    moe = next(blk for blk in stages[0].chunks[0] if blk.name == "moe_mlp_layer")
+    # LatentMoE: the two latent projections are plain GEMMs over the rank's tokens
+    latent = [t.op for t in moe.tasks if isinstance(t.op, Gemm) and t.phase == "F" and 512 in (t.op.n, t.op.k)
+              and DENSE_HYBRID.hidden in (t.op.n, t.op.k)]
+    assert len(latent) == 2
+
+
+def test_latent_moe_sends_latent_tokens() -> None:
+    cand = Candidate(tp=1, pp=1, ep=8, mbs=1, gbs=128, seq_len=4096)
+    wide = MOE_HYBRID.replace(moe=attrs.evolve(MOE_HYBRID.moe, latent=0))
+
+    def ep_bytes(m: Model) -> int:
+        blocks = stage_ops(m, cluster(B200), cand)[0].chunks[0]
+        moe = next(blk for blk in blocks if blk.name == "moe_mlp_layer")
+        return sum(t.op.bytes for t in moe.tasks if t.kind == "ep_comm")
+
+    assert ep_bytes(MOE_HYBRID) * DENSE_HYBRID.hidden == ep_bytes(wide) * 512
+
+
+@pytest.mark.parametrize("cand", CANDS, ids=lambda c: c.label())
+def test_breakdown_adds_up_and_more_hardware_never_slows(cand: Candidate) -> None:
+    base = project(MOE_HYBRID, cluster(B200), cand)
+    assert sum(t for _, t in base.breakdown) == pytest.approx(base.step_time, rel=1e-9)
+    gpu = B200
+    for faster in (
+        attrs.evolve(gpu, peak_bf16=gpu.peak_bf16 * 1.5, peak_fp8=gpu.peak_fp8 * 1.5),
+        attrs.evolve(gpu, hbm_bandwidth=gpu.hbm_bandwidth * 2),
+        attrs.evolve(gpu, scale_up_bandwidth=gpu.scale_up_bandwidth * 2),
+        attrs.evolve(gpu, nic_bandwidth=gpu.nic_bandwidth * 4),
+    ):
+        assert project(MOE_HYBRID, cluster(faster), cand).step_time <= base.step_time * (1 + 1e-12)
+
+
+def test_wider_mixers_cost_more() -> None:
+    cand = CANDS[0]
+    assert DENSE_HYBRID.mamba is not None
+    wider = DENSE_HYBRID.replace(mamba=attrs.evolve(DENSE_HYBRID.mamba, heads=128))
+    assert project(wider, cluster(B200), cand).step_time > project(DENSE_HYBRID, cluster(B200), cand).step_time
