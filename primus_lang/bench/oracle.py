@@ -24,7 +24,7 @@ from primus_lang.bench.timing import time_call
 from primus_lang.ir import Candidate, Cluster, Model
 
 if TYPE_CHECKING:
-    from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op, Task
+    from primus_lang.project.ops import Collective, Compute, Op, Task
     from primus_lang.project.oracle import Oracle
 
 SOURCES = ("measured", "interpolated", "restored", "simulated")  # restored: collectives beyond scope
@@ -66,7 +66,7 @@ class BenchmarkOracle:
         self._rows: list[CollectiveRow] = db.collectives(device.key, backend_of(device))
         self.links: dict[str, LinkFit] = fit_links(self._rows)
 
-    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
+    def compute(self, op: Compute) -> float:
         key = op.key
         hit = self._cache.get(key)
         if hit is None:
@@ -135,7 +135,7 @@ class BenchmarkOracle:
             set_scale(tail_time(model, layers, cand.tp, self.db, self.device), stages[0].step_tasks)
         return measured_now
 
-    def _compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> tuple[float, str]:
+    def _compute(self, op: Compute) -> tuple[float, str]:
         spec = spec_of(op)
         if spec is not None:
             found = estimate(self.db, self.device.key, spec)

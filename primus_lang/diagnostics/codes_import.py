@@ -32,11 +32,12 @@ MISSING_FIELD = register(
 HYBRID_ARCHITECTURE = register(
     "P3104",
     "hf-hybrid-architecture",
-    "the config describes a hybrid state-space / linear-attention model, which the IR cannot express",
-    "primusc models decoder-only transformers in which every layer has the same attention. Hybrid "
-    "models that mix Mamba/SSM or linear-attention layers with attention (Nemotron-H, Jamba, Zamba, "
-    "Falcon-H1, Qwen3-Next, ...) have layers whose parameters, FLOPs and activation memory follow "
-    "other formulas; a card for them would be wrong, so none is written.",
+    "the config describes a hybrid state-space / linear-attention model the IR cannot express",
+    "primusc models decoder-only transformers and Megatron's Mamba-2 hybrids (Nemotron-H and "
+    "Nemotron 3, model_type nemotron_h: a pattern of Mamba-2, attention, MLP and MoE layers). Other "
+    "hybrids (Jamba's Mamba-1 layers, Zamba, Falcon-H1, Qwen3-Next's gated delta net, ...) have "
+    "layers whose parameters, FLOPs and activation memory follow other formulas; a card for them "
+    "would be wrong, so none is written.",
 )
 UNSUPPORTED_FEATURE = register(
     "P3105",

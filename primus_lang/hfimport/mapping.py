@@ -22,7 +22,7 @@ from primus_lang.diagnostics.codes_import import (
     UNSUPPORTED_FEATURE,
 )
 from primus_lang.hfimport.config import HfConfig, Reader
-from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.model import Mamba, Mla, Model, Moe
 
 # Without a training length in the config, a card defaults to the context the model was pre-trained
 # at (RoPE scaling's original length) or, failing that, this many tokens capped by the longest position.
@@ -52,7 +52,6 @@ HYBRID_MODEL_TYPES = frozenset(
         "lfm2",
         "mamba",
         "mamba2",
-        "nemotron_h",
         "plamo2",
         "qwen3_next",
         "recurrent_gemma",
@@ -61,6 +60,8 @@ HYBRID_MODEL_TYPES = frozenset(
         "zamba2",
     }
 )
+# Hybrid families with a mapping (their family function reads the pattern and the Mamba block).
+HYBRID_FAMILIES = frozenset({"nemotron_h"})
 # Keys that only hybrid or state-space configs carry.
 _HYBRID_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
 _HYBRID_KEYS = frozenset({"hybrid_override_pattern", "layers_block_type", "attn_layer_period", "block_types"})
@@ -68,8 +69,11 @@ _ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "atte
 
 
 def _refuse_hybrid(config: HfConfig) -> None:
+    """Refuse the hybrid families the IR cannot hold (those with a mapping below are imported)."""
     data = config.data
     mt = config.model_type
+    if mt in HYBRID_FAMILIES:
+        return
     evidence = ""
     key = "model_type"
     if mt in HYBRID_MODEL_TYPES:
@@ -90,8 +94,8 @@ def _refuse_hybrid(config: HfConfig) -> None:
                 HYBRID_ARCHITECTURE,
                 f"cannot import a hybrid model: {evidence}",
                 span=config.span_of(key),
-                help="primusc models transformers whose every layer is attention + MLP/MoE; "
-                "write no card for this model rather than a wrong one",
+                help="primusc models transformers and Nemotron-H's Mamba-2 hybrids (model_type "
+                "nemotron_h); write no card for this model rather than a wrong one",
             )
         )
 
@@ -380,6 +384,65 @@ def _nemotron(r: Reader, fields: Fields, notes: list[str]) -> None:
     notes.append("layernorm1p recorded as layernorm (same shapes)")
 
 
+def _nemotron_h(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Nemotron-H and Nemotron 3 (transformers' NemotronHConfig): a Mamba-2/attention/MLP/MoE layer
+    pattern with the same symbols as Megatron's --hybrid-override-pattern; no position embedding
+    (Megatron-Bridge's nemotron_h_bridge builds none)."""
+    pattern = r.text("hybrid_override_pattern", "")
+    if not pattern:
+        r.problems.append(r.config.missing("hybrid_override_pattern", "the layer pattern"))
+    fields["pattern"] = pattern
+    fields["ffn_hidden"] = r.count("intermediate_size", "the dense MLP width", default=0, minimum=0)
+    act = r.text("mlp_hidden_act", "relu2")
+    if act not in _PLAIN_ACTIVATIONS:
+        raise _unsupported(r.config, "mlp_hidden_act", f"`mlp_hidden_act` `{act}` has no IR activation",
+                           "write the card by hand")
+    fields["activation"] = _PLAIN_ACTIVATIONS[act]
+    fields["norm"] = "rmsnorm"
+    fields["position"] = "none"
+    fields["bias"] = r.flag("use_bias", False)
+    if fields.pop("rope_theta", None) is not None:
+        notes.append("rope_theta not used: Nemotron-H attention has no position embedding")
+    if not r.flag("use_conv_bias", True):
+        notes.append("use_conv_bias false recorded with Megatron's convolution bias (a few parameters)")
+    head_dim = r.count("mamba_head_dim", "the Mamba head width")
+    heads = r.count("mamba_num_heads", "the Mamba head count", default=0, minimum=0)
+    if not heads:
+        expand = r.count("expand", "the Mamba expansion", default=2)
+        heads = expand * int(fields["hidden"]) // max(head_dim, 1)
+    fields["mamba"] = Mamba(
+        heads=heads,
+        head_dim=head_dim,
+        state_dim=r.count("ssm_state_size", "the SSM state size"),
+        groups=r.count("n_groups", "the B/C group count"),
+        conv_kernel=r.count("conv_kernel", "the convolution width", default=4),
+        chunk=r.count("chunk_size", "the SSD chunk length", default=128),
+    )
+    if "E" in pattern:
+        shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
+        shared_width = r.count("moe_shared_expert_intermediate_size", "the shared-expert width", default=0,
+                               minimum=0)
+        fields["moe"] = Moe(
+            num_experts=r.count("n_routed_experts", "the routed-expert count"),
+            top_k=r.count("num_experts_per_tok", "the routing top-k"),
+            ffn_hidden=r.count("moe_intermediate_size", "the expert width"),
+            shared_experts=shared,
+            shared_ffn_hidden=shared_width // shared if shared else 0,
+            latent=r.count("moe_latent_size", "the LatentMoE width", default=0, minimum=0),
+        )
+        routing = [f"{k} {r.config.data[k]}" for k in ("routed_scaling_factor", "n_group", "topk_group")
+                   if r.config.data.get(k) is not None]
+        if routing:
+            notes.append("routing details not represented: " + ", ".join(routing))
+    fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
+    if fields["mtp_layers"]:
+        mtp = r.text("mtp_hybrid_override_pattern", "*E")
+        if mtp != "*E":
+            raise _unsupported(r.config, "mtp_hybrid_override_pattern",
+                               f"MTP layers of pattern `{mtp}`: the IR's MTP layer is attention then MoE (`*E`)",
+                               "write the card by hand")
+
+
 Family = Callable[[Reader, Fields, list[str]], None]
 
 FAMILIES: dict[str, Family] = {
@@ -393,6 +456,7 @@ FAMILIES: dict[str, Family] = {
     "kimi_k2": _deepseek,  # Kimi K2 ships DeepSeek-V3's architecture under its own model_type
     "gpt_oss": _gpt_oss,
     "nemotron": _nemotron,
+    "nemotron_h": _nemotron_h,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(FAMILIES))
 

@@ -12,7 +12,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import BAD_CARD_NAME
 from primus_lang.hfimport.config import HfConfig
 from primus_lang.hfimport.mapping import Imported
-from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
 
 # Fields every card states even at their default, so a reader never has to know the IR's defaults.
@@ -107,9 +107,9 @@ def _value(kind: Kind, value: Any) -> str:
     return str(value)
 
 
-def _lines(obj: Model | Moe | Mla, indent: str, always: frozenset[str]) -> list[str]:
+def _lines(obj: Model | Moe | Mla | Mamba, indent: str, always: frozenset[str]) -> list[str]:
     out: list[str] = []
-    blocks: list[tuple[str, Moe | Mla]] = []
+    blocks: list[tuple[str, Moe | Mla | Mamba]] = []
     for f in attrs.fields(type(obj)):
         if f.name in _SKIP:
             continue
@@ -122,8 +122,8 @@ def _lines(obj: Model | Moe | Mla, indent: str, always: frozenset[str]) -> list[
         required = f.default is attrs.NOTHING
         if required or f.name in always or value != f.default:
             out.append(f"{indent}{f.name} = {_value(kind, value)}")
-    # The stdlib writes attention (mla) before the MLP (moe); keep that order.
-    for name, block in sorted(blocks, key=lambda b: 0 if b[0] == "mla" else 1):
+    # The stdlib writes the sequence mixers (mla, mamba) before the MLP (moe); keep that order.
+    for name, block in sorted(blocks, key=lambda b: 1 if b[0] == "moe" else 0):
         out.append(f"{indent}{name} {{")
         out.extend(_lines(block, indent + "  ", frozenset()))
         out.append(f"{indent}}}")

@@ -32,6 +32,10 @@ class Efficiency:
     sink_attention: float = field(
         default=1.0, metadata=q(Kind.NUMBER, "attention with learned sinks (cuDNN's kernel) relative to flash")
     )
+    ssm_scan: float = field(
+        default=1.0,
+        metadata=q(Kind.NUMBER, "Mamba-2 scan kernels (mamba_ssm) relative to the attention, GEMM and HBM rates"),
+    )
     hbm: float = field(default=0.75, metadata=q(Kind.FRACTION, "memory-bound kernel share of HBM bandwidth"))
     scale_up_bus: float = field(default=0.75, metadata=q(Kind.FRACTION, "bus efficiency inside the domain"))
     scale_out_bus: float = field(default=0.80, metadata=q(Kind.FRACTION, "bus efficiency across NICs"))

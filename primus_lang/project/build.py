@@ -26,6 +26,7 @@ from primus_lang.project.ops import (
     Gemm,
     GroupedGemm,
     MemoryOp,
+    SsmScan,
     Stage,
     Task,
 )
@@ -306,18 +307,10 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
 
 
 def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
-    """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the
-    depthwise causal convolution, the chunked SSD scan, the gated RMSNorm and out_proj.
-
-    The scan's intra-chunk term is structured masked attention (Dao & Gu 2024, section 4): per head
-    and chunk of ``Q`` tokens, C·Bᵀ masked by the causal decay exp(segsum(A·dt)) times X: an
-    attention over the chunk with queries and keys of the state width and values of the head
-    width, an exponential per pair included, so it runs at the profile's attention efficiency. The
-    inter-chunk terms (each chunk's state Bᵀ·X, the output C·state) are batched GEMMs, the state
-    passing between chunks FP32 traffic. mamba_ssm's fused ``mamba_split_conv1d_scan_combined``
-    keeps only its input, so the backward recomputes the convolution and the chunk states; megatron
-    copies the in_proj output and the scan output between its sequence-first and the kernel's
-    batch-first layouts (``rearrange(...).contiguous()``)."""
+    """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the fused
+    convolution + SSD scan + gated norm (``SsmScan``, mamba_ssm's kernels) and out_proj, with the TP
+    collectives of a column/row pair. megatron copies the in_proj output and the scan output between
+    its sequence-first layout and the kernel's batch-first one (``rearrange(...).contiguous()``)."""
     mb = sh.model.mamba
     assert mb is not None
     tp = sh.tp
@@ -326,32 +319,24 @@ def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     width = 2 * inner + bc + heads
     _linear(sh, tasks, params, sh.gemm(width, sh.h))
     params.append((inner + bc) * (mb.conv_kernel + 1) + 3 * heads + inner)
-    t, q, n, p = sh.tokens, mb.chunk, mb.state_dim, mb.head_dim
-    per_seq = max(1, -(-(sh.s // sh.cp) // q))
-    chunks = sh.b * per_seq
-    layout = 2 * t * (width + inner) * BF16  # the two layout copies, read and write
+    t = sh.tokens
+    chunks = sh.b * max(1, -(-(sh.s // sh.cp) // mb.chunk))
     conv = t * (inner + bc) * BF16 * 2  # read x, B, C; write them convolved
-    intra = Attention(chunks, heads, q, q, n, p, True)
-    states = [Gemm(n, p, q, "bf16", chunks * heads), Gemm(q, p, n, "bf16", chunks * heads)]
     # FP32 chunk states written, passed along and read back; dt and its cumulative sums
-    passing = chunks * heads * n * p * 4 * 3 + t * heads * 4 * 4
+    passing = chunks * heads * mb.state_dim * mb.head_dim * 4 * 3 + t * heads * 4 * 4
+    norm = t * inner * BF16 * 3 + t * groups * 4  # y and z in, normalised y out; FP32 statistics
+    layout = 2 * t * (width + inner) * BF16  # the two layout copies, read and write
+
+    def scan(backward: bool) -> SsmScan:
+        # the backward recomputes the convolution, then runs every kernel's gradient
+        traffic = 3 * conv + 2 * passing + 2 * norm if backward else conv + passing + norm
+        kernels = 12 if backward else 7
+        return SsmScan(chunks, heads, mb.chunk, mb.state_dim, mb.head_dim, traffic, kernels, backward)
+
     tasks.append(Task(MemoryOp("mamba_layout_copies", layout, 2), "F"))
-    tasks.append(Task(MemoryOp("mamba_conv1d", conv), "F"))
-    tasks.append(Task(intra, "F"))
-    tasks += [Task(g, "F") for g in states]
-    tasks.append(Task(MemoryOp("mamba_state_passing", passing, 3), "F"))
-    # backward: the convolution and the chunk states again, then every gradient
-    tasks.append(Task(MemoryOp("mamba_conv1d", conv), "B", model_flops=False))
-    tasks.append(Task(states[0], "B", model_flops=False))
+    tasks.append(Task(scan(False), "F"))
     tasks.append(Task(MemoryOp("mamba_layout_copies_bwd", layout, 2), "B"))
-    tasks.append(Task(MemoryOp("mamba_conv1d_bwd", 2 * conv, 2), "B"))
-    tasks.append(Task(Attention(chunks, heads, q, q, n, p, True, backward=True), "B", model_share=0.8))
-    for g in states:
-        tasks += [Task(Gemm(g.m, g.k, g.n, "bf16", g.batch), "B"), Task(Gemm(g.k, g.n, g.m, "bf16", g.batch), "B")]
-    tasks.append(Task(MemoryOp("mamba_state_passing_bwd", 2 * passing, 5), "B"))
-    gated = t * inner * BF16 * 3 + t * groups * 4  # y and z in, normalised y out
-    tasks.append(Task(MemoryOp("mamba_gated_norm", gated), "F"))
-    tasks.append(Task(MemoryOp("mamba_gated_norm_bwd", 2 * gated, 2), "B"))
+    tasks.append(Task(scan(True), "B"))
     _linear(sh, tasks, params, sh.gemm(sh.h, inner))
     _tp_pair(sh, tasks)
 
@@ -620,12 +605,12 @@ def _chunk_kinds(model: Model, lo: int, hi: int, budget: int) -> list[tuple[str,
     """(kind, layers recomputed whole, layers) for decoder layers ``lo .. hi - 1``, in the order the
     kinds first appear; full recompute takes the chunk's first ``budget`` layers."""
     if model.hybrid:
-        kinds = model.pattern[lo:hi]
-        again = kinds[:budget]
-        return [(k, again.count(k), kinds.count(k)) for k in dict.fromkeys(kinds)]
+        layers = model.pattern[lo:hi]
+        first = layers[:budget]
+        return [(k, first.count(k), layers.count(k)) for k in dict.fromkeys(layers)]
     dense_until = model.dense_layers if model.is_moe else model.num_layers
     n_dense = max(0, min(hi, dense_until) - lo)
-    out = []
+    out: list[tuple[str, int, int]] = []
     for kind, n_layers in (("T-", n_dense), ("TE", hi - lo - n_dense)):
         if n_layers > 0:
             again = min(budget, n_layers)

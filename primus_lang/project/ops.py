@@ -92,6 +92,48 @@ class Attention:
 
 
 @frozen
+class SsmScan:
+    """Mamba-2's chunked SSD scan with the causal convolution and the gated group norm around it: the
+    kernels of mamba_ssm (``mamba_split_conv1d_scan_combined``) and causal_conv1d for one
+    micro-batch on one rank. ``chunks`` chunks of ``chunk`` tokens (over the micro-batch), ``heads``
+    heads of width ``head_dim`` sharing B and C in ``groups`` groups of ``state`` values.
+
+    Per head and chunk the intra-chunk term is structured masked attention (Dao & Gu 2024): C·Bᵀ
+    under the causal decay mask times X, ``2·(state + head_dim)·chunk²/2`` FLOPs with an exponential
+    per pair; the inter-chunk terms (the chunk's state Bᵀ·X, the output C·state) are
+    ``2·2·state·head_dim·chunk``. The backward does twice the forward's model FLOPs; its kernels
+    also recompute the convolution and the chunk states (the fused forward saves only its input).
+    ``bytes`` is the HBM traffic besides the matmuls (convolution, FP32 chunk states passed between
+    chunks, dt and its cumulative sums, the norm), ``kernels`` the launches."""
+
+    chunks: int
+    heads: int
+    chunk: int
+    state: int
+    head_dim: int
+    bytes: int
+    kernels: int
+    backward: bool = False
+
+    @property
+    def intra_flops(self) -> float:
+        return 2.0 * self.chunks * self.heads * (self.state + self.head_dim) * self.chunk * self.chunk / 2
+
+    @property
+    def inter_flops(self) -> float:
+        return 4.0 * self.chunks * self.heads * self.state * self.head_dim * self.chunk
+
+    @property
+    def flops(self) -> float:
+        return (self.intra_flops + self.inter_flops) * (2.0 if self.backward else 1.0)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        shape = (self.chunks, self.heads, self.chunk, self.state, self.head_dim, self.bytes, self.kernels, self.backward)
+        return ("ssm", shape, "")
+
+
+@frozen
 class MemoryOp:
     """Memory-bound kernels (norms, activations, residuals, casts, optimizer) moving ``bytes`` in
     ``kernels`` launches (each launch pays the profile's fixed per-kernel cost)."""
@@ -144,7 +186,8 @@ class Collective:
         return ("collective", (self.kind, self.bytes, self.group.size, self.group.per_domain, self.remote_bytes), "")
 
 
-Op = Gemm | GroupedGemm | Attention | MemoryOp | Collective
+Compute = Gemm | GroupedGemm | Attention | SsmScan | MemoryOp
+Op = Compute | Collective
 
 
 @frozen

@@ -15,6 +15,10 @@
 - flash attention runs at ``attention`` of the BF16 peak on its work in matmul-equivalent FLOPs
   (``attention_work``: the FLOPs done, causal half, with the softmax's share for the head width
   relative to 128-dim heads and the key blocks a sliding window straddles);
+- Mamba-2's SSD scan (``SsmScan``) does its intra-chunk masked attention at the attention rate (an
+  exponential per pair, as flash attention's softmax), its inter-chunk matmuls at the BF16 GEMM
+  plateau and its other traffic at the HBM rate, all at ``ssm_scan`` times those: mamba_ssm's Triton
+  kernels are not the vendor's tuned attention, GEMM and copy kernels;
 - memory-bound kernels move their bytes at ``hbm`` of the HBM bandwidth;
 - collectives follow ``collectives.collective_time`` over the cluster's links.
 """
@@ -25,7 +29,7 @@ from typing import Protocol, runtime_checkable
 
 from primus_lang.ir import Cluster
 from primus_lang.project.collectives import Links, collective_time
-from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm, MemoryOp, Op
+from primus_lang.project.ops import Attention, Collective, Compute, GroupedGemm, MemoryOp, Op, SsmScan
 
 
 @runtime_checkable
@@ -33,7 +37,7 @@ class Oracle(Protocol):
     """Times ops on one cluster. ``compute`` takes GEMMs, grouped GEMMs, attention and memory ops;
     ``collective`` takes a collective with its group layout."""
 
-    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float: ...
+    def compute(self, op: Compute) -> float: ...
 
     def collective(self, op: Collective) -> float: ...
 
@@ -52,11 +56,12 @@ class SimulateOracle:
         self._grouped = eff.grouped_gemm
         self._attention = gpu.peak_bf16 * eff.attention
         self._sinks = eff.sink_attention
+        self._ssm = eff.ssm_scan
         self._hbm = gpu.hbm_bandwidth * eff.hbm
         self._links = Links.of(cluster)
         self._cache: dict[tuple[object, ...], float] = {}
 
-    def compute(self, op: Gemm | GroupedGemm | Attention | MemoryOp) -> float:
+    def compute(self, op: Compute) -> float:
         key = op.key
         hit = self._cache.get(key)
         if hit is not None:
@@ -66,6 +71,8 @@ class SimulateOracle:
         elif isinstance(op, Attention):
             rate = self._attention * (self._sinks if op.sinks else 1.0)
             t = attention_work(op) / rate + self._overhead
+        elif isinstance(op, SsmScan):
+            t = scan_seconds(op, self._attention, self._bf16, self._hbm) / self._ssm + op.kernels * self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._fp4 if op.dtype == "fp4" else self._bf16
             if isinstance(op, GroupedGemm):
@@ -103,6 +110,15 @@ def attention_work(op: Attention) -> float:
     if op.window and op.window < op.seq_kv:
         window = min(op.seq_kv, op.window + TILE) / op.window
     return op.flops * softmax * window
+
+
+def scan_seconds(op: SsmScan, attention: float, gemm: float, hbm: float) -> float:
+    """The scan's work at the profile's attention, GEMM and HBM rates (before ``ssm_scan``). The
+    backward does the intra-chunk term 2.5 times (its scores again, as flash attention's backward)
+    and the inter-chunk matmuls 2.5 times (two gradients and the recomputed chunk states)."""
+    again = 2.5 if op.backward else 1.0
+    pair = Attention(op.chunks, op.heads, op.chunk, op.chunk, op.state, op.head_dim, True)
+    return again * (attention_work(pair) / attention + op.inter_flops / gemm) + op.bytes / hbm
 
 
 def op_time(oracle: Oracle, op: Op) -> float:

@@ -377,7 +377,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         tp_comm_overlap=nemo and tp > 1 and prec[0] != "fp4",
         main_grad_dtype="bf16" if nemo else "fp32",
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
-        moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") else "alltoall",
+        # Megatron-Bridge's perf configs name the flex backend; AutoModel's notes say "DeepEP"
+        moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") or "deepep" in notes else "alltoall",
         cuda_graph=cuda_graph_of(recipe_info),
         **split,
     )

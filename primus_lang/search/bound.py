@@ -3,7 +3,7 @@
 Every projection spends at least the time its GEMMs take at the hardware's efficiency plateau (the
 simulate oracle's curve never exceeds ``gemm_max``, FP8 never exceeds ``fp8_gemm_max`` of the FP8
 peak, NVFP4 ``fp4_gemm_max`` of the FP4 peak) plus its attention at the profile's attention
-efficiency, spread over every GPU. We count only FLOPs that every projection must contain, and fewer when unsure (no router, no MTP, no
+efficiency, spread over every GPU; a hybrid model's layers by its pattern (its Mamba scan left out). We count only FLOPs that every projection must contain, and fewer when unsure (no router, no MTP, no
 attention for sliding-window or MLA models, recomputation at its smallest reading), so the floor
 stays below the projected step time. With 1F1B or interleaved schedules the ideal bubble
 ``(p-1)/(v*m)`` is added (Narayanan et al. 2021); zero-bubble schedules get none. The engine checks
@@ -37,21 +37,43 @@ def layer_gemm_flops_per_token(model: Model) -> tuple[float, float]:
     else:
         hd = model.head_dim
         attn = 2 * h * (model.heads * hd + 2 * model.kv_heads * hd) + 2 * model.heads * hd * h
+    mlp, moe_block = _mlp_flops_per_token(model)
+    return float(attn + mlp), float(attn + moe_block)
+
+
+def _mlp_flops_per_token(model: Model) -> tuple[float, float]:
+    """Forward GEMM FLOPs per token of a dense MLP and of an MoE block (LatentMoE at its width)."""
+    h = model.hidden
     mats = 3 if model.activation == "swiglu" else 2
-    dense = attn + 2 * mats * h * model.ffn_hidden
+    dense = 2 * mats * h * model.ffn_hidden
     moe = dense
     if model.moe is not None:
         m = model.moe
         shared = m.shared_experts * 2 * mats * h * (m.shared_ffn_hidden or m.ffn_hidden)
-        moe = attn + m.top_k * 2 * mats * h * m.ffn_hidden + shared
+        latent = 2 * 2 * h * m.latent
+        moe = m.top_k * 2 * mats * (m.latent or h) * m.ffn_hidden + shared + latent
     return float(dense), float(moe)
+
+
+def _layers_fwd_flops_per_token(model: Model) -> float:
+    """Forward GEMM FLOPs per token of every decoder layer; a hybrid model's by its pattern."""
+    dense, moe = layer_gemm_flops_per_token(model)
+    if not model.hybrid:
+        return dense * model.dense_layers + moe * model.moe_layers
+    mlp, moe_block = _mlp_flops_per_token(model)
+    attn = dense - mlp
+    mamba = 0.0
+    if model.mamba is not None:
+        b = model.mamba
+        mamba = 2.0 * model.hidden * (2 * b.inner + 2 * b.groups * b.state_dim + b.heads) + 2.0 * b.inner * model.hidden
+    return (mamba * model.mamba_layers + attn * model.attention_layers + mlp * model.dense_layers
+            + moe_block * model.moe_layers)
 
 
 def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
     """Seconds a step cannot undercut: its compute at peak efficiency, plus the ideal bubble."""
     gpu, eff = cluster.gpu, cluster.gpu.efficiency
-    dense, moe = layer_gemm_flops_per_token(model)
-    layers_fwd = dense * model.dense_layers + moe * model.moe_layers
+    layers_fwd = _layers_fwd_flops_per_token(model)
     full = cand.recompute.kind == "full"
     recomputed = min(cand.recompute.layers * cand.pp, model.num_layers) / model.num_layers if full else 0.0
     tokens = cand.gbs * cand.seq_len
@@ -59,7 +81,7 @@ def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
     attention = 0.0
     if model.mla is None and model.sliding_window == 0:
         # causal QK^T and AV: 2 * 2 * s * heads * head_dim per token, halved; forward and 2x backward
-        attention = 3.0 * 2 * cand.seq_len * model.heads * model.head_dim * model.num_layers * tokens
+        attention = 3.0 * 2 * cand.seq_len * model.heads * model.head_dim * model.attention_layers * tokens
     rate = gpu.peak_bf16 * eff.gemm_max
     if cand.precision == "fp8" and gpu.peak_fp8 > 0:
         rate = max(rate, gpu.peak_fp8 * eff.fp8_gemm_max)

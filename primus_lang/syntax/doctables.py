@@ -17,7 +17,7 @@ import attrs
 from primus_lang.diagnostics import all_codes
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu
-from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
 from primus_lang.syntax.units import UNITS
 
@@ -115,6 +115,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "model": lambda: fields(Model),
     "moe": lambda: fields(Moe),
     "mla": lambda: fields(Mla),
+    "mamba": lambda: fields(Mamba),
     "gpu": lambda: fields(Gpu),
     "efficiency": lambda: fields(Efficiency),
     "cluster": lambda: fields(Cluster),

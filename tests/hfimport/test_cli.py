@@ -43,9 +43,9 @@ def test_bad_name_and_bad_seq_len(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_hybrid_refusal_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--error-format", "short", "import-hf", str(FIXTURES / "nemotron_h_hybrid.json")]) == 1
+    assert main(["--error-format", "short", "import-hf", str(FIXTURES / "jamba_hybrid.json")]) == 1
     err = capsys.readouterr().err
-    assert "[P3104]" in err and "nemotron_h_hybrid.json:" in err
+    assert "[P3104]" in err and "jamba_hybrid.json:" in err
 
 
 def test_accepts_the_model_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

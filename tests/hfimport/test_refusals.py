@@ -80,7 +80,7 @@ def test_head_dim_needed_when_hidden_does_not_split(tmp_path: Path) -> None:
 
 
 def test_hybrid_by_model_type(tmp_path: Path) -> None:
-    err = refuse(tmp_path, json.loads((FIXTURES / "nemotron_h_hybrid.json").read_text()))
+    err = refuse(tmp_path, json.loads((FIXTURES / "jamba_hybrid.json").read_text()))
     assert codes(err) == ["P3104"]
 
 

@@ -15,12 +15,14 @@ from primus_lang.resources import data_dir
 FIXTURES = Path(__file__).parent / "fixtures"
 
 CASES = [
-    ("llama3_1_70b", "llama3"),
-    ("mixtral_8x7b", "mixtral"),
-    ("qwen3_235b_a22b", "qwen3"),
-    ("deepseek_v3", "deepseek"),
-    ("gpt_oss_120b", "gpt_oss"),
-    ("nemotron4_15b", "nemotron4"),
+    ("llama3_1_70b", "llama3", None),
+    ("mixtral_8x7b", "mixtral", None),
+    ("qwen3_235b_a22b", "qwen3", None),
+    ("deepseek_v3", "deepseek", None),
+    ("gpt_oss_120b", "gpt_oss", None),
+    ("nemotron4_15b", "nemotron4", None),
+    # a hybrid Mamba-2 model; its config names no training length, the stdlib card Megatron-Bridge's 8192
+    ("nemotron_3_nano_30b_a3b", "nemotron3", 8192),
 ]
 
 
@@ -29,9 +31,9 @@ def numbers(model: Model) -> Model:
     return attrs.evolve(model, name="card", source="")
 
 
-@pytest.mark.parametrize(("card", "module"), CASES)
-def test_imported_card_equals_stdlib(card: str, module: str, tmp_path: Path) -> None:
-    imported = map_config(read_config(FIXTURES / f"{card}.json"), card)
+@pytest.mark.parametrize(("card", "module", "seq_len"), CASES)
+def test_imported_card_equals_stdlib(card: str, module: str, seq_len: int | None, tmp_path: Path) -> None:
+    imported = map_config(read_config(FIXTURES / f"{card}.json"), card, seq_len)
     text = render_card(imported, f"{card}.json")
     out = tmp_path / f"{card}.prx"
     out.write_text(text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from primus_lang.ir import Cluster, Efficiency, Gpu, Model, Moe
 
 LLAMA3_1_70B = Model(
@@ -33,6 +35,16 @@ B200 = Gpu(
     hbm_bandwidth=7.7e12, scale_up_bandwidth=900e9, scale_up_domain=8, scale_up_topology="switch",
     nic_bandwidth=50e9,
 )
+
+
+def faster_variants(gpu: Gpu) -> tuple[Gpu, ...]:
+    """``gpu`` with more of one resource each: compute, HBM, scale-up and NIC bandwidth."""
+    return (
+        attrs.evolve(gpu, peak_bf16=gpu.peak_bf16 * 1.5, peak_fp8=gpu.peak_fp8 * 1.5),
+        attrs.evolve(gpu, hbm_bandwidth=gpu.hbm_bandwidth * 2),
+        attrs.evolve(gpu, scale_up_bandwidth=gpu.scale_up_bandwidth * 2),
+        attrs.evolve(gpu, nic_bandwidth=gpu.nic_bandwidth * 4),
+    )
 
 
 def cluster(gpu: Gpu = MI325X, nodes: int = 8, gpus_per_node: int = 8) -> Cluster:

@@ -7,10 +7,10 @@ import pytest
 
 from primus_lang.ir import Candidate, Mamba, Model, Moe, Recompute
 from primus_lang.project import project, stage_ops
-from primus_lang.project.ops import Gemm, MemoryOp
+from primus_lang.project.ops import Gemm, SsmScan
 from primus_lang.project.projection import model_flops
 
-from .fixtures import B200, cluster
+from .fixtures import B200, cluster, faster_variants
 
 DENSE_HYBRID = Model(
     name="hybrid", num_layers=8, hidden=2048, ffn_hidden=8192, heads=16, kv_heads=4, head_dim=128, vocab=32768,
@@ -64,7 +64,7 @@ def test_layers_follow_the_pattern() -> None:
     assert names[0] == [("embedding", 1), ("mamba_layer", 2), ("moe_mlp_layer", 1), ("attention_layer", 1)]
     assert names[1] == [("mamba_layer", 2), ("moe_mlp_layer", 2), ("output", 1)]
     mamba = next(blk for blk in stages[0].chunks[0] if blk.name == "mamba_layer")
-    assert any(isinstance(t.op, MemoryOp) and t.op.name == "mamba_conv1d" for t in mamba.tasks)
+    assert sum(isinstance(t.op, SsmScan) for t in mamba.tasks) == 2  # forward and backward
     moe = next(blk for blk in stages[0].chunks[0] if blk.name == "moe_mlp_layer")
     # LatentMoE: the two latent projections are plain GEMMs over the rank's tokens
     latent = [t.op for t in moe.tasks if isinstance(t.op, Gemm) and t.phase == "F" and 512 in (t.op.n, t.op.k)
@@ -88,13 +88,7 @@ def test_latent_moe_sends_latent_tokens() -> None:
 def test_breakdown_adds_up_and_more_hardware_never_slows(cand: Candidate) -> None:
     base = project(MOE_HYBRID, cluster(B200), cand)
     assert sum(t for _, t in base.breakdown) == pytest.approx(base.step_time, rel=1e-9)
-    gpu = B200
-    for faster in (
-        attrs.evolve(gpu, peak_bf16=gpu.peak_bf16 * 1.5, peak_fp8=gpu.peak_fp8 * 1.5),
-        attrs.evolve(gpu, hbm_bandwidth=gpu.hbm_bandwidth * 2),
-        attrs.evolve(gpu, scale_up_bandwidth=gpu.scale_up_bandwidth * 2),
-        attrs.evolve(gpu, nic_bandwidth=gpu.nic_bandwidth * 4),
-    ):
+    for faster in faster_variants(B200):
         assert project(MOE_HYBRID, cluster(faster), cand).step_time <= base.step_time * (1 + 1e-12)
 
 
@@ -103,3 +97,67 @@ def test_wider_mixers_cost_more() -> None:
     assert DENSE_HYBRID.mamba is not None
     wider = DENSE_HYBRID.replace(mamba=attrs.evolve(DENSE_HYBRID.mamba, heads=128))
     assert project(wider, cluster(B200), cand).step_time > project(DENSE_HYBRID, cluster(B200), cand).step_time
+
+
+def test_the_scan_runs_at_its_own_efficiency() -> None:
+    """``ssm_scan`` scales the Mamba scan kernels only: a transformer's step does not move."""
+    from primus_lang.ir import Efficiency
+    from primus_lang.project.calibrate import identifiable
+
+    from .fixtures import LLAMA3_1_8B
+
+    cand = CANDS[0]
+
+    def step(model: Model, ssm: float) -> float:
+        gpu = attrs.evolve(B200, efficiency=Efficiency(ssm_scan=ssm))
+        return project(model, cluster(gpu), cand).step_time
+
+    assert step(DENSE_HYBRID, 0.25) > step(DENSE_HYBRID, 0.5) > step(DENSE_HYBRID, 1.0)
+    assert step(LLAMA3_1_8B, 0.25) == step(LLAMA3_1_8B, 1.0)
+    from primus_lang.project.runs import Run
+
+    def run(model: Model) -> Run:
+        return Run("r", ("m", "g", "p"), 1.0, model=model, cluster=cluster(B200), cand=cand)
+
+    assert "ssm_scan" in identifiable([run(DENSE_HYBRID)])
+    assert "ssm_scan" not in identifiable([run(LLAMA3_1_8B)])
+
+
+@pytest.mark.parametrize("model", [DENSE_HYBRID, MOE_HYBRID], ids=["dense", "moe"])
+def test_the_search_bound_stays_below_every_projection(model: Model) -> None:
+    """Branch-and-bound's compute floor counts a hybrid model's layers by its pattern (Mamba in_proj
+    and out_proj, attention only on `*` layers, LatentMoE at its width): never above a projection,
+    and within reach of it on a compute-bound point."""
+    from primus_lang.search.bound import step_time_floor
+
+    for cand in CANDS:
+        floor = step_time_floor(model, cluster(B200), cand)
+        step = project(model, cluster(B200), cand).step_time
+        assert 0 < floor <= step
+    assert step_time_floor(model, cluster(B200), CANDS[0]) > 0.3 * project(model, cluster(B200), CANDS[0]).step_time
+
+
+def test_hybrid_rows_move_only_the_scan_parameter() -> None:
+    """Calibration fits the shared parameters on the other rows and ``ssm_scan`` on the hybrid rows
+    with those fixed: adding hybrid rows to a profile leaves every other parameter as it was, and
+    the scan ratio moves toward what the hybrid rows measured."""
+    from primus_lang.ir import Efficiency
+    from primus_lang.project.calibrate import fit_efficiency
+    from primus_lang.project.runs import Run
+
+    from .fixtures import LLAMA3_1_8B
+
+    base = Efficiency()
+    gpu = attrs.evolve(B200, efficiency=base)
+
+    def run(rid: str, model: Model, cand: Candidate, slower: float) -> Run:
+        tokens = project(model, cluster(gpu), cand).tokens_per_gpu
+        return Run(rid, ("m", "b200", "bf16"), tokens / slower, model=model, cluster=cluster(gpu), cand=cand)
+
+    plain = [run("a", LLAMA3_1_8B, CANDS[0].replace(seq_len=8192), 1.3),
+             run("b", LLAMA3_1_8B, CANDS[1].replace(seq_len=8192), 1.4)]
+    hybrid = [run("h", DENSE_HYBRID, CANDS[0], 1.8)]
+    alone = fit_efficiency(plain, base, iterations=4)
+    both = fit_efficiency(plain + hybrid, base, iterations=4)
+    assert attrs.evolve(both, ssm_scan=1.0) == attrs.evolve(alone, ssm_scan=1.0)
+    assert alone.ssm_scan == 1.0 and both.ssm_scan < 0.9

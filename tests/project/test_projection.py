@@ -10,7 +10,7 @@ from primus_lang.project import SimulateOracle, project, stage_ops
 from primus_lang.project.ops import Attention, Collective, Gemm, GroupedGemm
 from primus_lang.project.projection import model_flops, with_efficiency
 
-from .fixtures import H100, LLAMA3_1_8B, LLAMA3_1_70B, MI325X, MIXTRAL_8X7B, cluster
+from .fixtures import H100, LLAMA3_1_8B, LLAMA3_1_70B, MI325X, MIXTRAL_8X7B, cluster, faster_variants
 
 CANDS = [
     Candidate(tp=1, pp=1, mbs=2, gbs=128, seq_len=8192),
@@ -67,13 +67,7 @@ def test_mfu_is_over_the_peak_of_the_gemm_dtype(precision: str) -> None:
 @pytest.mark.parametrize("cand", CANDS, ids=lambda c: c.label())
 def test_more_hardware_never_slows_a_step(cand: Candidate) -> None:
     base = project(LLAMA3_1_70B, cluster(), cand).step_time
-    gpu = MI325X
-    for faster in (
-        attrs.evolve(gpu, peak_bf16=gpu.peak_bf16 * 1.5, peak_fp8=gpu.peak_fp8 * 1.5),
-        attrs.evolve(gpu, hbm_bandwidth=gpu.hbm_bandwidth * 2),
-        attrs.evolve(gpu, scale_up_bandwidth=gpu.scale_up_bandwidth * 2),
-        attrs.evolve(gpu, nic_bandwidth=gpu.nic_bandwidth * 4),
-    ):
+    for faster in faster_variants(MI325X):
         assert project(LLAMA3_1_70B, cluster(faster), cand).step_time <= base * (1 + 1e-12)
 
 

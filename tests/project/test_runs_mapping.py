@@ -19,3 +19,26 @@ def test_a_degraded_measurement_is_skipped_with_the_reason(tmp_path: Path) -> No
     runs = {r.id: r for r in load_runs(path)}
     assert runs["degraded"].skip.startswith("degraded measurement")
     assert runs["plain"].skip == ""
+
+
+def test_nemotron_rows_map_with_their_dispatcher_and_graphs(tmp_path: Path) -> None:
+    """A Nemotron 3 row is a hybrid model from stdlib; AutoModel's "DeepEP" note and Megatron-Bridge's
+    flex backend are the flex dispatcher, and a graph scope of the Mamba mixers alone is the knob's
+    mixer scope (`attn`), not the whole layer."""
+    nano = {"model_card": "nemotron_3_nano_30b_a3b", "parallel": {"tp": 1, "pp": 1, "cp": 1, "ep": 8},
+            "mbs": 1, "gbs": 512}
+    graphed = {"cuda_graph_impl": "transformer_engine", "cuda_graph_scope": ["mamba"],
+               "moe_flex_dispatcher_backend": "hybridep"}
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([
+        row("automodel", **nano, framework="NeMo AutoModel (PyTorch FSDP2)",
+            notes=["Kernel optimizations: TE + DeepEP + TorchSDPA."]),
+        row("bridge", **nano, recompute=graphed),
+        row("plain", **nano),
+    ]))
+    runs = {r.id: r for r in load_runs(path)}
+    assert all(r.skip == "" and r.model is not None and r.model.hybrid for r in runs.values())
+    assert runs["automodel"].cand is not None and runs["automodel"].cand.moe_dispatcher == "flex"
+    assert runs["bridge"].cand is not None and runs["bridge"].cand.moe_dispatcher == "flex"
+    assert runs["bridge"].cand.cuda_graph == "attn"
+    assert runs["plain"].cand is not None and runs["plain"].cand.moe_dispatcher == "alltoall"
