@@ -27,6 +27,7 @@ SPACES = (
     "examples/qwen3_235b_mi355x.prx",
     "examples/deepseek_v3_mi355x.prx",
     "examples/llama3_70b_gb200.prx",
+    "examples/nemotron3_nano_gb200.prx",
 )
 BEGIN, END = "<!-- tune-compare:begin -->", "<!-- tune-compare:end -->"
 
