@@ -41,10 +41,16 @@ def _mamba(space: Space) -> Mamba:
 
 
 def _mamba_tp_ok(f: Env, s: Space) -> Any:
+    """MambaMixer splits heads and groups over TP; MambaContextParallel splits each rank's heads over
+    CP and its groups too (or repeats them when a rank has fewer groups than CP ranks)."""
     m = s.model.mamba
     if m is None:
         return True
-    return (m.heads % f["tp"] == 0) & (m.groups % f["tp"] == 0)
+    tp, cp = f["tp"], f["cp"]
+    heads_ok = m.heads % (tp * cp) == 0
+    local_groups = m.groups // np.maximum(tp, 1)
+    groups_ok = (m.groups % tp == 0) & ((local_groups % cp == 0) | (cp % np.maximum(local_groups, 1) == 0))
+    return heads_ok & groups_ok
 
 
 def _divisors(n: int, limit: int = 0) -> str:
@@ -610,12 +616,13 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         L.MAMBA_TP,
-        ("tp",),
+        ("tp", "cp"),
         lambda f, s: _mamba_tp_ok(f, s),
         lambda f, s: (
-            f"`{s.model.name}` has {_mamba(s).heads} Mamba heads in {_mamba(s).groups} groups, not both divisible "
-            f"by TP {f['tp']} (mamba-tp-divisibility)",
-            f"use a TP among {_divisors(math.gcd(_mamba(s).heads, _mamba(s).groups))}",
+            f"`{s.model.name}` has {_mamba(s).heads} Mamba heads in {_mamba(s).groups} groups, which TP "
+            f"{f['tp']} and CP {f['cp']} do not split (mamba-tp-divisibility)",
+            f"use a TP among {_divisors(math.gcd(_mamba(s).heads, _mamba(s).groups))}, and a CP that divides "
+            "the heads (and the groups) left on each TP rank",
         ),
     ),
     Rule(

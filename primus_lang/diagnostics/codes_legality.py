@@ -265,10 +265,12 @@ FP4_NEEDS_NVFP4 = register(
 MAMBA_TP = register(
     "P4036",
     "mamba-tp-divisibility",
-    "Mamba heads or groups not divisible by TP",
+    "Mamba heads or groups not split by TP and CP",
     "megatron-core 0.16.1's MambaMixer gives every tensor-parallel rank whole SSM heads and whole B/C\n"
     "groups: it asserts mamba heads % TP == 0 and mamba groups % TP == 0 (Nemotron 3: 8 groups, so\n"
-    "TP <= 8 and a divisor of 8).",
+    "TP <= 8 and a divisor of 8). Under context parallelism MambaContextParallel splits each rank's\n"
+    "heads over CP (heads % (TP * CP) == 0) and its groups too, or repeats them when a rank holds fewer\n"
+    "groups than there are CP ranks (then CP must be a multiple of them).",
 )
 HYBRID_SPLIT = register(
     "P4037",

@@ -309,7 +309,7 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
 def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the fused
     convolution + SSD scan + gated norm (``SsmScan``, mamba_ssm's kernels) and out_proj, with the TP
-    collectives of a column/row pair. megatron copies the in_proj output and the scan output between
+    collectives of a column/row pair and, under CP, the all-to-alls around the scan. megatron copies the in_proj output and the scan output between
     its sequence-first layout and the kernel's batch-first one (``rearrange(...).contiguous()``)."""
     mb = sh.model.mamba
     assert mb is not None
@@ -337,6 +337,12 @@ def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     tasks.append(Task(scan(False), "F"))
     tasks.append(Task(MemoryOp("mamba_layout_copies_bwd", layout, 2), "B"))
     tasks.append(Task(scan(True), "B"))
+    if sh.cp > 1:
+        # MambaContextParallel: an all-to-all trades the sequence shards for head shards before the
+        # convolution and scan (z, x, B, C, dt) and back after it (y); the scan's work is unchanged
+        for phase in ("F", "B"):
+            tasks.append(Task(Collective("all_to_all", t * width * BF16, sh.cp_group), phase, "cp_comm"))
+            tasks.append(Task(Collective("all_to_all", t * inner * BF16, sh.cp_group), phase, "cp_comm"))
     _linear(sh, tasks, params, sh.gemm(sh.h, inner))
     _tp_pair(sh, tasks)
 

@@ -76,3 +76,12 @@ def test_mamba_layers_need_a_mamba_block() -> None:
     with pytest.raises(CompileError) as err:
         loads_program(MODEL.replace("mamba { heads = 24; head_dim = 64; state_dim = 64; groups = 4 }", ""), "t.prx")
     assert "no `mamba` block" in err.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize(("tp", "cp", "legal"), [(2, 2, True), (1, 8, True), (4, 2, True), (2, 8, False), (1, 3, False)])
+def test_context_parallel_splits_each_ranks_heads(tp: int, cp: int, legal: bool) -> None:
+    """24 heads in 4 groups: CP splits the heads of a TP rank (24 % (TP·CP)) and its groups, or
+    repeats the groups when it has fewer than CP (TP 1, CP 8: 4 groups, each on two ranks; TP 4,
+    CP 2: one group a rank, on both); CP 3 neither splits nor repeats 4 groups."""
+    s = space("cp : 1 | 2 | 3 | 8")
+    assert ("P4036" not in refused(s, Candidate(gbs=64, tp=tp, cp=cp))) == legal

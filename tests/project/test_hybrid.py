@@ -161,3 +161,20 @@ def test_hybrid_rows_move_only_the_scan_parameter() -> None:
     both = fit_efficiency(plain + hybrid, base, iterations=4)
     assert attrs.evolve(both, ssm_scan=1.0) == attrs.evolve(alone, ssm_scan=1.0)
     assert alone.ssm_scan == 1.0 and both.ssm_scan < 0.9
+
+
+def test_context_parallel_adds_the_mamba_all_to_alls() -> None:
+    """Under CP, MambaContextParallel trades sequence shards for head shards around the scan: two
+    all-to-alls each way per Mamba layer, and the scan's work stays the same."""
+    from primus_lang.project.ops import Collective
+
+    def mamba(cp: int) -> tuple[list[Collective], list[SsmScan]]:
+        cand = Candidate(tp=1, cp=cp, mbs=1, gbs=128, seq_len=4096)
+        block = next(b for b in stage_ops(DENSE_HYBRID, cluster(B200), cand)[0].chunks[0] if b.name == "mamba_layer")
+        comms = [t.op for t in block.tasks if t.kind == "cp_comm" and isinstance(t.op, Collective)]
+        return comms, [t.op for t in block.tasks if isinstance(t.op, SsmScan)]
+
+    none, scans1 = mamba(1)
+    four, scans2 = mamba(2)
+    assert none == [] and [c.kind for c in four] == ["all_to_all"] * 4
+    assert [s.flops for s in scans1] == pytest.approx([2 * s.flops for s in scans2])  # each CP rank: half
