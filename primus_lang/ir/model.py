@@ -162,24 +162,17 @@ class Model:
         return self.pattern.count("M")
 
     def kind_prefix(self, kind: str) -> tuple[int, ...]:
-        """How many of the first ``i`` layers hold ``kind`` (``M``, ``*``, ``-``, ``E``), for ``i`` in
-        0..num_layers. A transformer layer holds attention and either a dense MLP (the first
-        ``moe.dense_layers``) or an MoE."""
-        return _kind_prefix(self, kind)
+        """How many of a hybrid model's first ``i`` layers are of ``kind`` (``M``, ``*``, ``-``,
+        ``E``), for ``i`` in 0..num_layers."""
+        return _kind_prefix(self.pattern, kind)
 
     def replace(self, **changes: Any) -> Model:
         return attrs.evolve(self, **changes)
 
 
 @functools.lru_cache(maxsize=256)
-def _kind_prefix(model: Model, kind: str) -> tuple[int, ...]:
-    if model.hybrid:
-        has = [ch == kind for ch in model.pattern]
-    else:
-        dense = model.num_layers if model.moe is None else model.moe.dense_layers
-        layers = ["*" + ("-" if i < dense else "E") for i in range(model.num_layers)]
-        has = [kind in layer for layer in layers]
+def _kind_prefix(pattern: str, kind: str) -> tuple[int, ...]:
     out = [0]
-    for x in has:
-        out.append(out[-1] + int(x))
+    for ch in pattern:
+        out.append(out[-1] + (ch == kind))
     return tuple(out)

@@ -210,14 +210,12 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     if stage == 0:
         out += embedding_tensors(model, tp)
     if model.hybrid:
-        for i, kind in enumerate(_stage_layer_kinds(model, k, stage)):
-            out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
-                    for t in hybrid_layer_tensors(model, kind, tp, ep, etp)]
-    n = 0 if model.hybrid else int(stage_layers(model, k, stage))
-    dense = int(stage_dense_layers(model, k, stage))
-    for i in range(n):
-        out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm)
-                for t in layer_tensors(model, tp, ep, etp, i >= dense)]
+        layers = [hybrid_layer_tensors(model, kind, tp, ep, etp) for kind in _stage_layer_kinds(model, k, stage)]
+    else:
+        dense = int(stage_dense_layers(model, k, stage))
+        layers = [layer_tensors(model, tp, ep, etp, i >= dense) for i in range(int(stage_layers(model, k, stage)))]
+    for i, tensors in enumerate(layers):
+        out += [Tensor(f"decoder.layers.{i}.{t.name}", t.numel, t.expert, t.gemm) for t in tensors]
     mtp_here = stage == int(mtp_stage(k))
     if stage == int(head_stage(k)):
         out += head_tensors(model, tp, pp, ep, etp, mtp=mtp_here)

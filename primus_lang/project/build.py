@@ -309,8 +309,9 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
 def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the fused
     convolution + SSD scan + gated norm (``SsmScan``, mamba_ssm's kernels) and out_proj, with the TP
-    collectives of a column/row pair and, under CP, the all-to-alls around the scan. megatron copies the in_proj output and the scan output between
-    its sequence-first layout and the kernel's batch-first one (``rearrange(...).contiguous()``)."""
+    collectives of a column/row pair and, under CP, the all-to-alls around the scan. megatron copies
+    the in_proj output and the scan output between its sequence-first layout and the kernel's
+    batch-first one (``rearrange(...).contiguous()``)."""
     mb = sh.model.mamba
     assert mb is not None
     tp = sh.tp

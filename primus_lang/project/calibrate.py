@@ -201,7 +201,8 @@ def _fit_staged(runs: Sequence[Run], names: Sequence[str], center: Callable[[str
     ``CLASS_PARAMS``, then each class parameter on its class's rows with the shared values fixed."""
     classes = [n for n in names if n in CLASS_PARAMS]
     outside = [r for r in runs if not any(CLASS_PARAMS[n](r) for n in CLASS_PARAMS)]
-    shared = [n for n in names if n not in CLASS_PARAMS and (not classes or n in identifiable(outside))]
+    movable = set(identifiable(outside)) if classes else set(names)
+    shared = [n for n in names if n not in CLASS_PARAMS and n in movable]
     values: dict[str, float] = {}
     if shared and (outside or not classes):
         z0 = np.array([_to_unit(n, center(n)) for n in shared])
