@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--transfer", action="store_true",
                    help="also project each GPU's rows with values pooled over the other GPUs of its vendor "
                         "(leave one GPU out), and GPUs with too few rows with their vendor's pool")
+    p.add_argument("--hold-out-groups", action="store_true",
+                   help="also rank each (model, GPU, precision) group of >= 4 rows with one fit that never saw "
+                        "any of its rows (leave one group out), as a search ranks its candidates")
     p.add_argument("--json", action="store_true", help="print the fits as JSON")
     p.set_defaults(func=run)
 
@@ -57,9 +60,12 @@ def run(args: argparse.Namespace) -> int:
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     pool = None if args.no_pool else args.pool_sigma
     seeds = range(args.seed, args.seed + max(args.repeats, 1))
+    def log(message: str) -> None:
+        if not args.json:
+            print(message, file=sys.stderr)
+
     repeats = [[f for f in shuffle if not args.gpu or f.gpu in args.gpu]
-               for shuffle in calibrate_shuffles(kept, bases, args.folds, seeds, pool_sigma=pool,
-                                                 progress=lambda m: print(m, file=sys.stderr) if not args.json else None)]
+               for shuffle in calibrate_shuffles(kept, bases, args.folds, seeds, pool_sigma=pool, progress=log)]
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
     moved: dict[str, tuple[tuple[str, float], ...]] = {}
@@ -67,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.project.calibrate import transfer
 
         few = [r for g, rows in by_gpu.items() if g not in kept for r in rows]
-        moved = transfer(kept, few, progress=lambda m: print(m, file=sys.stderr) if not args.json else None)
+        moved = transfer(kept, few, progress=log)
     if args.out:
         from primus_lang.project.calibrate import vendor_pools
         from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
@@ -78,6 +84,14 @@ def run(args: argparse.Namespace) -> int:
         pooled = vendor_pools(kept, others) if pool is not None and not args.gpu else {}
         imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
         Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled))
+    held: dict[str, object] = {}
+    if args.hold_out_groups:
+        from primus_lang.project.calibrate import hold_out_groups
+        from primus_lang.project.validate import MIN_GROUP
+
+        held = _ranks_of(hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu), runs)
+        by_layout = hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu, by_layout=True)
+        held["spearman_by_layout_group"] = _ranks_of(by_layout, runs)["spearman_by_layout_group"]
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
@@ -96,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
             "cv_signed_error_by_group": ranks["signed_error_by_group"],
             "cv_spearman_by_seed": {seed: {k: r[k] for k in ("spearman_by_group", "spearman_by_layout_group")}
                                     for seed, r in zip(seeds, shuffled, strict=True)},
+            **({"holdout_spearman_by_group": held["spearman_by_group"],
+                "holdout_spearman_by_layout_group": held["spearman_by_layout_group"],
+                "holdout_signed_error_by_group": held["signed_error_by_group"],
+                "holdout_mape": held["mape"]} if held else {}),
             **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                  "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
                if args.transfer else {}),
@@ -114,6 +132,15 @@ def run(args: argparse.Namespace) -> int:
     if len(by_seed) > 1:
         print(f"  over {len(by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in by_seed)}; "
               f"mean {sum(by_seed) / len(by_seed):.1%}")
+    if held:
+        reach = _rho(ranks, "spearman_ceiling_by_group")
+        print(f"rank agreement, each group held out whole and ranked by one fit (reachable); "
+              f"MAPE of those rows {held['mape']:.1%}")
+        for name, rho in _rho(held, "spearman_by_group").items():
+            print(f"  {name:60} " + "  ".join("  n/a" if v is None else f"{v:+.2f}" for v in (rho, reach.get(name))))
+        print("  over distinct layouts, each such group held out whole")
+        for name, rho in _rho(held, "spearman_by_layout_group").items():
+            print(f"  {name:60} " + ("  n/a" if rho is None else f"{rho:+.2f}"))
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         tables = [_rho(r, key) for r in shuffled]
@@ -146,12 +173,15 @@ def _mape(fits: list[Fit]) -> float:
 def _cv_ranks(fits: list[Fit], runs: list[Run]) -> dict[str, object]:
     """``validate``'s summary over the cross-validated projections: each row as a fit that never saw
     its fold projects it."""
+    return _ranks_of({rid: e for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)}, runs)
+
+
+def _ranks_of(errors: dict[str, float], runs: list[Run]) -> dict[str, object]:
+    """``validate``'s summary over rows projected with these signed errors."""
     from primus_lang.project.validate import row_result, summarize
 
     by_id = {r.id: r for r in runs}
-    rows = [row_result(by_id[rid], (by_id[rid].measured or 0.0) * (1 + e))
-            for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)]
-    return summarize(rows)
+    return summarize([row_result(by_id[rid], (by_id[rid].measured or 0.0) * (1 + e)) for rid, e in errors.items()])
 
 
 def _module_of(gpu: str) -> str:

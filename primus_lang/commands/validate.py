@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def load(path: str, calibrated: bool) -> list:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.project.validate import summarize, to_json_rows, validate_rows
+    from primus_lang.project.validate import INTERNAL_ERROR, summarize, to_json_rows, validate_rows
 
     runs = load(args.runs, args.calibrated)
     kind = oracle_kind(args)
@@ -51,9 +52,14 @@ def run(args: argparse.Namespace) -> int:
 
     rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
+    broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]
+    if broken:
+        print(f"primusc: {INTERNAL_ERROR} on {len(broken)} row(s): {', '.join(broken)}; "
+              "every other row is reported", file=sys.stderr)
+    status = 2 if broken else 0
     if args.json:
         print(json.dumps({"rows": to_json_rows(rows), "summary": summary}, indent=2))
-        return 0
+        return status
     from rich.console import Console
     from rich.table import Table
 
@@ -81,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
             best = ceiling.get(g)
             console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}"
                           f" (reachable: {'no order' if best is None else f'{best:+.2f}'})")
-    return 0
+    return status

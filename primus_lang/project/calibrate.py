@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -260,20 +260,22 @@ def _layout_key(run: Run) -> str:
 
 
 def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficiency], pool_sigma: float | None,
-                  settings: Settings) -> dict[str, Efficiency]:
+                  settings: Settings, only: str | None = None) -> dict[str, Efficiency]:
     """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over the rows of
     every profile of its vendor (partial pooling), else toward its own base profile. Pools stop at the
     vendor because the software stack sets these efficiencies (cuBLAS and Transformer Engine on one
     side, hipBLASLt and ROCm's kernels on the other): NVIDIA's FP8/BF16 plateau ratio says nothing
-    about an MI325X."""
+    about an MI325X. ``only``: fit that profile alone (and its vendor's pool)."""
     vendor_of = {g: rows[0].cluster.gpu.vendor for g, rows in by_gpu.items() if rows and rows[0].cluster}
+    wanted = [only] if only is not None else list(by_gpu)
     pooled: dict[str, dict[str, float]] = {}
     if pool_sigma is not None:
-        for vendor in sorted(set(vendor_of.values())):
+        for vendor in sorted({vendor_of[g] for g in wanted if g in vendor_of}):
             rows = [r for g, rs in by_gpu.items() if vendor_of.get(g) == vendor for r in rs]
             pooled[vendor] = fit_pooled(rows, settings)
     out = {}
-    for gpu, rows in by_gpu.items():
+    for gpu in wanted:
+        rows = by_gpu[gpu]
         pool = pooled.get(vendor_of.get(gpu, ""))
         if not rows:
             out[gpu] = bases[gpu]
@@ -327,6 +329,41 @@ def calibrate_shuffles(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, 
         out.append([Fit(g, full_fit[g], len(rows), in_sample[g], tuple(cv[r.id] for r in rows),
                         tuple(r.id for r in rows), len({fold_of[_layout_key(r)] for r in rows}))
                     for g, rows in groups.items()])
+    return out
+
+
+def hold_out_groups(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency], min_size: int,
+                    pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
+                    progress: Callable[[str], None] | None = None, gpus: Collection[str] | None = None,
+                    by_layout: bool = False) -> dict[str, float]:
+    """Leave one group out: each (model, GPU, precision) group of at least ``min_size`` rows held out
+    whole, its profile (and its vendor's pool) fitted on every other row, and all its rows projected
+    by that one fit. Signed error per row of those groups. This is how a search ranks: every
+    candidate of a space by one profile that has never seen them. k-fold projections of one group
+    come from up to k different fits, whose differences can swap candidates that one fit orders.
+    ``by_layout``: the groups of ``validate``'s rank over distinct layouts instead, (model, GPU,
+    dtype) with at least ``min_size`` layouts. ``gpus``: hold out only the groups on these profiles."""
+    settings = settings or Settings()
+    groups: dict[tuple[str, str, str], list[Run]] = {}
+    gpu_of: dict[str, str] = {}
+    for g, rows in sorted(by_gpu.items()):
+        for r in rows:
+            if gpus is None or g in gpus:
+                kind = r.cand.precision if r.cand else ""
+                groups.setdefault((r.group[0], r.group[1], kind) if by_layout else r.group, []).append(r)
+            gpu_of[r.id] = g
+    out: dict[str, float] = {}
+    held = {k: rows for k, rows in sorted(groups.items())
+            if (len({_layout_key(r) for r in rows}) if by_layout else len(rows)) >= min_size}
+    for n, (key, rows) in enumerate(held.items()):
+        if progress:
+            progress(f"group {n + 1}/{len(held)}: {' / '.join(key)}")
+        gone = {r.id for r in rows}
+        gpu = gpu_of[rows[0].id]
+        train = {g: [r for r in rs if r.id not in gone] for g, rs in by_gpu.items()}
+        effs = _fit_profiles(train, bases, pool_sigma, settings, only=gpu)
+        for r in rows:
+            out[r.id] = projected(r, effs[gpu], settings) / (r.measured or 1.0) - 1
     return out
 
 

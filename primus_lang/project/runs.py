@@ -37,6 +37,7 @@ import attrs
 import yaml
 from attrs import frozen
 
+from primus_lang.diagnostics import CompileError
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split, problems
@@ -112,39 +113,66 @@ def _activation(text: str | None) -> str:
     return "swiglu"
 
 
-def card_model(name: str, card: dict[str, Any], seq_len: int) -> Model | str:
+def card_model(name: str, card: Any, seq_len: int) -> Model | str:
     """A ``model_cards.yaml`` entry as a Model, or why it cannot be one."""
-    if card.get("details", "") is None or "hidden_size" not in card:
-        return f"model card `{name}` is not compiled in model_cards.yaml ({card.get('note', 'no details')})"
+    if not isinstance(card, dict) or card.get("details", "") is None or "hidden_size" not in card:
+        note = card.get("note", "no details") if isinstance(card, dict) else "not a mapping"
+        return f"model card `{name}` is not compiled in model_cards.yaml ({note})"
     if card.get("vocab_size") is None:
         return f"model card `{name}` has no verified vocabulary size"
-    heads = int(card["num_attention_heads"])
+    try:
+        return _card_model(name, card, seq_len)
+    except KeyError as exc:
+        return f"model card `{name}` cannot be read: no `{exc.args[0]}`"
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        # a field that is not a positive whole number, or one the Model's checks refuse
+        return f"model card `{name}` cannot be read: {exc}"
+
+
+def _count(table: Any, key: str, default: int | None = None) -> int:
+    """A whole-number field of a card; absent or null takes ``default`` when there is one."""
+    if not isinstance(table, dict):
+        raise ValueError(f"`{key}` sits in something that is not a mapping")
+    value = table.get(key)
+    if value is None or (value == 0 and default is not None):
+        if default is None:
+            raise KeyError(key)
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
+        raise ValueError(f"`{key}` is {value!r}, not a whole number")
+    return int(value)
+
+
+def _card_model(name: str, card: dict[str, Any], seq_len: int) -> Model:
+    heads = _count(card, "num_attention_heads")
+    hidden = _count(card, "hidden_size")
+    if not heads or not hidden:
+        raise ValueError("`num_attention_heads` and `hidden_size` must be above 0")
     moe = None
     if card.get("moe"):
         mo = card["moe"]
         moe = Moe(
-            num_experts=int(mo["num_experts"]), top_k=int(mo["topk"]), ffn_hidden=int(mo["moe_ffn_hidden_size"]),
-            shared_experts=int(mo.get("shared_experts") or 0),
-            shared_ffn_hidden=int(mo.get("shared_expert_ffn_hidden_size") or 0),
-            dense_layers=int(mo.get("first_k_dense_layers") or 0),
+            num_experts=_count(mo, "num_experts"), top_k=_count(mo, "topk"), ffn_hidden=_count(mo, "moe_ffn_hidden_size"),
+            shared_experts=_count(mo, "shared_experts", 0),
+            shared_ffn_hidden=_count(mo, "shared_expert_ffn_hidden_size", 0),
+            dense_layers=_count(mo, "first_k_dense_layers", 0),
         )
     mla = None
     if card.get("mla"):
         ml = card["mla"]
-        mla = Mla(kv_lora_rank=int(ml["kv_lora_rank"]), qk_nope_head_dim=int(ml["qk_nope_head_dim"]),
-                  qk_rope_head_dim=int(ml["qk_rope_head_dim"]), v_head_dim=int(ml["v_head_dim"]),
-                  q_lora_rank=int(ml.get("q_lora_rank") or 0))
-    ffn = card.get("ffn_hidden_size") or (moe.ffn_hidden if moe else 4 * int(card["hidden_size"]))
+        mla = Mla(kv_lora_rank=_count(ml, "kv_lora_rank"), qk_nope_head_dim=_count(ml, "qk_nope_head_dim"),
+                  qk_rope_head_dim=_count(ml, "qk_rope_head_dim"), v_head_dim=_count(ml, "v_head_dim"),
+                  q_lora_rank=_count(ml, "q_lora_rank", 0))
+    ffn = _count(card, "ffn_hidden_size", moe.ffn_hidden if moe else 4 * hidden)
     sinks = "sink" in str(card.get("attention") or "").lower()
     return Model(
-        name=name, num_layers=int(card["num_layers"]), hidden=int(card["hidden_size"]), ffn_hidden=int(ffn),
-        heads=heads, kv_heads=int(card.get("num_kv_heads") or heads),
-        head_dim=int(card.get("head_dim") or int(card["hidden_size"]) // heads),
-        vocab=int(card["vocab_size"]), seq_len=seq_len,
-        max_position_embeddings=int(card.get("max_position_embeddings") or seq_len),
+        name=name, num_layers=_count(card, "num_layers"), hidden=hidden, ffn_hidden=ffn,
+        heads=heads, kv_heads=_count(card, "num_kv_heads", heads), head_dim=_count(card, "head_dim", hidden // heads),
+        vocab=_count(card, "vocab_size"), seq_len=seq_len,
+        max_position_embeddings=_count(card, "max_position_embeddings", seq_len),
         activation=_activation(card.get("activation")), tied_embeddings=bool(card.get("tied_embeddings", False)),
         qk_layernorm=bool(card.get("qk_layernorm", False)), moe=moe, mla=mla,
-        mtp_layers=int(card.get("mtp_layers") or 0), attention_sinks=sinks,
+        mtp_layers=_count(card, "mtp_layers", 0), attention_sinks=sinks,
     )
 
 
@@ -416,7 +444,23 @@ def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
     rows = yaml.safe_load(path.read_text()) or []
     cards_path = path.parent / "model_cards.yaml"
     cards = yaml.safe_load(cards_path.read_text()) if cards_path.exists() else {}
-    return [resolve(row, cards or {}, calibrated) for row in rows]
+    if not isinstance(rows, list) or not isinstance(cards or {}, dict):
+        raise TypeError("expected a list of rows (and a mapping of model cards)")
+    return [_resolve_row(row, cards or {}, calibrated) for row in rows]
+
+
+def _resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
+    """``resolve``, with a row whose fields have the wrong shape skipped with the reason (one bad
+    row must not stop a file of good ones)."""
+    if not isinstance(row, dict):
+        return Run(str(row)[:40], ("", "", ""), None, skip="row not understood: not a mapping")
+    try:
+        return resolve(row, cards, calibrated)
+    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError, CompileError) as exc:
+        hardware = row.get("hardware")
+        gpu = hardware.get("gpu") if isinstance(hardware, dict) else hardware
+        group = (str(row.get("model_card")), str(gpu), str(row.get("precision")))
+        return Run(str(row.get("id")), group, None, skip=f"row not understood: {type(exc).__name__}: {exc}")
 
 
 def gpu_key(run: Run) -> str:

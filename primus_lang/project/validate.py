@@ -86,9 +86,16 @@ def validate_rows(
         assert run.model is not None and run.cluster is not None and run.cand is not None
         row_settings = run.settings(settings)
         oracle = oracle_for(run) if oracle_for is not None else None
-        p = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle).tokens_per_gpu
-        out.append(row_result(run, p, memory_verdict(run, row_settings) if memory else None))
+        try:
+            p = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle).tokens_per_gpu
+            out.append(row_result(run, p, memory_verdict(run, row_settings) if memory else None))
+        except Exception as exc:  # a bug on one row is reported on that row, not by dropping the rest
+            out.append(RowResult(run.id, run.group, None, run.measured, None, None,
+                                 f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}"))
     return out
+
+
+INTERNAL_ERROR = "internal error (a bug in primusc; please report it)"
 
 
 def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) -> RowResult:

@@ -337,3 +337,124 @@ def test_transfer_projects_a_gpu_with_its_siblings_pool_only() -> None:
 def test_calibrate_command_transfer(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--transfer", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["transfer"] == {}
+
+
+def test_a_held_out_group_is_ranked_by_one_fit_that_never_saw_it() -> None:
+    import attrs
+
+    from primus_lang.project.calibrate import hold_out_groups
+    from primus_lang.project.runs import Run, stdlib_definitions
+    from primus_lang.project.validate import MIN_GROUP
+
+    b200 = stdlib_definitions()[1]["b200"]
+    h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
+    group = [r for r in h100 if r.group == h100[0].group]
+    assert len(group) >= MIN_GROUP
+    other = [attrs.evolve(r, id=f"{r.id}_b200", measured=2.5 * (r.measured or 0.0),
+                          cluster=attrs.evolve(r.cluster, gpu=b200) if r.cluster else None) for r in h100]
+    assert h100[0].cluster is not None
+    bases = {"h100_sxm": h100[0].cluster.gpu.efficiency, "b200": b200.efficiency}
+
+    def projections(rows: list[Run], outside: list[Run]) -> dict[str, float]:
+        errors = hold_out_groups({"h100_sxm": rows, "b200": outside}, bases, MIN_GROUP, pool_sigma=1.0,
+                                 gpus=["h100_sxm"])
+        measured = {r.id: r.measured or 0.0 for r in rows}
+        return {rid: measured[rid] * (1 + e) for rid, e in errors.items()}
+
+    before = projections(h100, other)
+    assert set(before) == {r.id for r in group}  # only the H100 groups of >= 4 rows are held out
+    # a held-out row's measurement reaches none of its group's projections ...
+    scaled = [attrs.evolve(r, measured=3 * (r.measured or 0.0)) if r.id == group[0].id else r for r in h100]
+    assert projections(scaled, other) == pytest.approx(before, rel=1e-9)
+    # ... and every row of the group is projected by the same fit: scaling the rows outside it moves them all
+    moved = projections(h100, [attrs.evolve(r, measured=0.5 * (r.measured or 0.0)) for r in other])
+    assert all(moved[rid] != pytest.approx(before[rid], rel=1e-4) for rid in before)
+
+
+def test_calibrate_command_holds_out_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-groups", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "llama3_1_8b / H100 SXM / BF16" in report["holdout_spearman_by_group"]
+    assert set(report["holdout_spearman_by_layout_group"]) == set(report["cv_spearman_by_layout_group"]) != set()
+    assert report["holdout_mape"] >= 0
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-groups"]) == 0
+    assert "each group held out whole and ranked by one fit" in capsys.readouterr().out
+
+
+def test_a_bad_card_or_row_is_skipped_with_its_reason_and_the_rest_projected(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One malformed card or row must not stop a file of good ones: it is skipped, saying what is wrong."""
+    rows = yaml.safe_load(RUNS.read_text())
+    good = next(r for r in rows if r["id"] == "t_dense_bf16")
+    cards = yaml.safe_load((DATA / "model_cards.yaml").read_text())
+    tiny = cards["tiny_moe"]
+    cards |= {"no_layers": {k: v for k, v in tiny.items() if k != "num_layers"},
+              "text_heads": {**tiny, "num_attention_heads": "many"},
+              "zero_heads": {**tiny, "num_attention_heads": 0},
+              "bad_moe": {**tiny, "moe": "yes"}}
+    (tmp_path / "model_cards.yaml").write_text(yaml.safe_dump(cards))
+    card_rows = [{**good, "id": f"t_{name}", "model_card": name}
+                 for name in ("no_layers", "text_heads", "zero_heads", "bad_moe")]
+    broken = [{**good, "id": "t_parallel_text", "parallel": "tp2"}, "not a row"]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([good, *card_rows, *broken]))
+    assert main(["validate", "--runs", str(path), "--json", "--no-memory"]) == 0
+    out = {r["id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert out["t_dense_bf16"]["projected"] > 0
+    assert out["t_no_layers"]["skipped"] == "model card `no_layers` cannot be read: no `num_layers`"
+    assert out["t_text_heads"]["skipped"] == (
+        "model card `text_heads` cannot be read: `num_attention_heads` is 'many', not a whole number")
+    assert "must be above 0" in out["t_zero_heads"]["skipped"]
+    assert "not a mapping" in out["t_bad_moe"]["skipped"]
+    assert out["t_parallel_text"]["skipped"].startswith("row not understood: AttributeError")
+    assert sum(r["skipped"] == "row not understood: not a mapping" for r in out.values()) == 1
+
+
+def test_a_bug_on_one_row_is_reported_on_that_row_and_exits_2(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.project import validate as module
+
+    real = module.project
+
+    def flaky(model: object, cluster: object, cand: object, *args: object, **kwargs: object) -> object:
+        if getattr(cand, "tp", 1) == 2:
+            raise RuntimeError("boom")
+        return real(model, cluster, cand, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "project", flaky)
+    assert main(["validate", "--runs", str(RUNS), "--json", "--no-memory"]) == 2
+    captured = capsys.readouterr()
+    out = {r["id"]: r for r in json.loads(captured.out)["rows"]}
+    assert out["t_dense_tp2"]["skipped"] == f"{module.INTERNAL_ERROR}: RuntimeError: boom"
+    assert out["t_dense_bf16"]["projected"] > 0
+    assert "t_dense_tp2" in captured.err and "every other row is reported" in captured.err
+
+
+_ODD = st.one_of(st.none(), st.integers(-2, 64), st.sampled_from(["", "x", "8", "yes", "1.5"]), st.booleans(),
+                 st.just([1, 2]), st.just({"a": 1}))
+_ROW_FIELDS = ("num_gpus", "mbs", "gbs", "seq_len", "precision", "gpus_per_node", "recompute", "parallel",
+               "model_card", "task", "hardware")
+_PARALLEL_FIELDS = ("tp", "pp", "vp", "cp", "ep", "etp", "fsdp", "distributed_optimizer")
+_CARD_FIELDS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_kv_heads",
+                "vocab_size", "head_dim", "moe", "mla", "mtp_layers", "max_position_embeddings")
+
+
+@given(st.sampled_from(["t_dense_bf16", "t_dense_tp2", "t_dense_pp2", "t_dense_fsdp", "t_card_from_yaml"]),
+       st.dictionaries(st.sampled_from(_ROW_FIELDS), _ODD, max_size=2),
+       st.dictionaries(st.sampled_from(_PARALLEL_FIELDS), _ODD, max_size=3),
+       st.dictionaries(st.sampled_from(_CARD_FIELDS), _ODD, max_size=3))
+def test_any_row_is_projected_or_skipped_with_a_reason(rid: str, row_edit: dict[str, object],
+                                                       parallel_edit: dict[str, object],
+                                                       card_edit: dict[str, object]) -> None:
+    from primus_lang.project.runs import _resolve_row
+    from primus_lang.project.validate import INTERNAL_ERROR
+
+    row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == rid)
+    parallel = row.get("parallel") or {}
+    row = {**row, "parallel": {**parallel, **parallel_edit}, **row_edit}
+    cards = yaml.safe_load((DATA / "model_cards.yaml").read_text())
+    cards["tiny_moe"] = {**cards["tiny_moe"], **card_edit}
+    run = _resolve_row(row, cards, False)
+    [result] = validate_rows([run])
+    assert result.skipped or (result.projected or 0) > 0
+    assert not result.skipped.startswith(INTERNAL_ERROR)
