@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--hold-out-groups", action="store_true",
                    help="also rank each (model, GPU, precision) group of >= 4 rows with one fit that never saw "
                         "any of its rows (leave one group out), as a search ranks its candidates")
+    p.add_argument("--hold-out-models", action="store_true",
+                   help="also project each model's rows, on every GPU, with fits that never saw that model "
+                        "(leave one model out): the error a new model can expect")
     p.add_argument("--json", action="store_true", help="print the fits as JSON")
     p.set_defaults(func=run)
 
@@ -92,6 +95,11 @@ def run(args: argparse.Namespace) -> int:
         held = _ranks_of(hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu), runs)
         by_layout = hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu, by_layout=True)
         held["spearman_by_layout_group"] = _ranks_of(by_layout, runs)["spearman_by_layout_group"]
+    unseen: dict[str, float] = {}
+    if args.hold_out_models:
+        from primus_lang.project.calibrate import hold_out_models
+
+        unseen = hold_out_models(kept, bases, pool, progress=log)
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
@@ -114,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 "holdout_spearman_by_layout_group": held["spearman_by_layout_group"],
                 "holdout_signed_error_by_group": held["signed_error_by_group"],
                 "holdout_mape": held["mape"]} if held else {}),
+            **({"holdout_models": _by_model(unseen, runs)} if args.hold_out_models else {}),
             **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                  "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
                if args.transfer else {}),
@@ -141,6 +150,12 @@ def run(args: argparse.Namespace) -> int:
         print("  over distinct layouts, each such group held out whole")
         for name, rho in _rho(held, "spearman_by_layout_group").items():
             print(f"  {name:60} " + ("  n/a" if rho is None else f"{rho:+.2f}"))
+    if args.hold_out_models:
+        table = _by_model(unseen, runs)
+        print(f"each model held out on every GPU (leave one model out): MAPE {table['mape']:.1%} over "
+              f"{table['rows']} rows")
+        for name, m in table["models"].items():
+            print(f"  {name:40} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}")
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         tables = [_rho(r, key) for r in shuffled]
@@ -152,6 +167,18 @@ def run(args: argparse.Namespace) -> int:
             cells = [t.get(name) for t in tables] + ([reach.get(name)] if reach else [])
             print(f"  {name:60} " + "  ".join("  n/a" if rho is None else f"{rho:+.2f}" for rho in cells))
     return 0
+
+
+def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:
+    """Held-out errors summed up per model card."""
+    model_of = {r.id: r.group[0] for r in runs}
+    models: dict[str, list[float]] = {}
+    for rid, e in sorted(errors.items()):
+        models.setdefault(model_of[rid], []).append(e)
+    return {"rows": len(errors), "mape": _mean(abs(e) for e in errors.values()),
+            "models": {m: {"rows": len(es), "mape": _mean(abs(e) for e in es), "signed": _mean(es)}
+                       for m, es in sorted(models.items())},
+            "errors": dict(sorted(errors.items()))}
 
 
 def _rho(summary: dict[str, object], key: str) -> dict[str, float | None]:

@@ -260,14 +260,14 @@ def _layout_key(run: Run) -> str:
 
 
 def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficiency], pool_sigma: float | None,
-                  settings: Settings, only: str | None = None) -> dict[str, Efficiency]:
+                  settings: Settings, only: Collection[str] | None = None) -> dict[str, Efficiency]:
     """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over the rows of
     every profile of its vendor (partial pooling), else toward its own base profile. Pools stop at the
     vendor because the software stack sets these efficiencies (cuBLAS and Transformer Engine on one
     side, hipBLASLt and ROCm's kernels on the other): NVIDIA's FP8/BF16 plateau ratio says nothing
-    about an MI325X. ``only``: fit that profile alone (and its vendor's pool)."""
+    about an MI325X. ``only``: fit these profiles alone (and their vendors' pools)."""
     vendor_of = {g: rows[0].cluster.gpu.vendor for g, rows in by_gpu.items() if rows and rows[0].cluster}
-    wanted = [only] if only is not None else list(by_gpu)
+    wanted = sorted(only) if only is not None else list(by_gpu)
     pooled: dict[str, dict[str, float]] = {}
     if pool_sigma is not None:
         for vendor in sorted({vendor_of[g] for g in wanted if g in vendor_of}):
@@ -361,9 +361,31 @@ def hold_out_groups(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
         gone = {r.id for r in rows}
         gpu = gpu_of[rows[0].id]
         train = {g: [r for r in rs if r.id not in gone] for g, rs in by_gpu.items()}
-        effs = _fit_profiles(train, bases, pool_sigma, settings, only=gpu)
+        effs = _fit_profiles(train, bases, pool_sigma, settings, only=[gpu])
         for r in rows:
             out[r.id] = projected(r, effs[gpu], settings) / (r.measured or 1.0) - 1
+    return out
+
+
+def hold_out_models(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency],
+                    pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
+                    progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Leave one model out: every row of a model card, on every GPU, held out at once; the profiles
+    (and pools) are fitted on the other models' rows and project it. What a model no calibration
+    has seen can expect. Signed error per row."""
+    settings = settings or Settings()
+    models = sorted({r.group[0] for rows in by_gpu.values() for r in rows})
+    out: dict[str, float] = {}
+    for n, model in enumerate(models):
+        if progress:
+            progress(f"model {n + 1}/{len(models)}: {model}")
+        train = {g: [r for r in rs if r.group[0] != model] for g, rs in by_gpu.items()}
+        hosts = [g for g, rs in by_gpu.items() if any(r.group[0] == model for r in rs)]
+        effs = _fit_profiles(train, bases, pool_sigma, settings, only=hosts)
+        for g in hosts:
+            for r in by_gpu[g]:
+                if r.group[0] == model:
+                    out[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
     return out
 
 

@@ -458,3 +458,42 @@ def test_any_row_is_projected_or_skipped_with_a_reason(rid: str, row_edit: dict[
     [result] = validate_rows([run])
     assert result.skipped or (result.projected or 0) > 0
     assert not result.skipped.startswith(INTERNAL_ERROR)
+
+
+def test_a_held_out_model_is_projected_by_fits_that_never_saw_it() -> None:
+    import attrs
+
+    from primus_lang.project.calibrate import hold_out_models
+    from primus_lang.project.runs import Run
+
+    rows = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
+    models = {r.group[0] for r in rows}
+    assert len(models) == 2  # llama3_1_8b and tiny_moe
+    assert rows[0].cluster is not None
+    bases = {"h100_sxm": rows[0].cluster.gpu.efficiency}
+
+    def projections(runs: list[Run]) -> dict[str, float]:
+        errors = hold_out_models({"h100_sxm": runs}, bases, pool_sigma=1.0)
+        measured = {r.id: r.measured or 0.0 for r in runs}
+        return {rid: measured[rid] * (1 + e) for rid, e in errors.items()}
+
+    before = projections(rows)
+    assert set(before) == {r.id for r in rows}
+    llama = rows[0].group[0]
+    # every row of the model moves together: none of it reaches its own projections
+    scaled = [attrs.evolve(r, measured=3 * (r.measured or 0.0)) if r.group[0] == llama else r for r in rows]
+    after = projections(scaled)
+    for r in rows:
+        if r.group[0] == llama:
+            assert after[r.id] == pytest.approx(before[r.id], rel=1e-9)
+        else:  # the other model's fit did see them
+            assert after[r.id] != pytest.approx(before[r.id], rel=1e-4)
+
+
+def test_calibrate_command_holds_out_models(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-models", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["holdout_models"]
+    assert set(report["models"]) == {"llama3_1_8b", "tiny_moe"}
+    assert report["rows"] == sum(m["rows"] for m in report["models"].values()) == len(report["errors"])
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-models"]) == 0
+    assert "leave one model out" in capsys.readouterr().out
