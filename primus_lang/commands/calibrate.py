@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if args.hold_out_models:
         from primus_lang.project.calibrate import hold_out_models
 
-        unseen = hold_out_models(kept, bases, pool, progress=log)
+        unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)

@@ -369,18 +369,19 @@ def hold_out_groups(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
 
 def hold_out_models(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency],
                     pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
-                    progress: Callable[[str], None] | None = None) -> dict[str, float]:
+                    progress: Callable[[str], None] | None = None,
+                    gpus: Collection[str] | None = None) -> dict[str, float]:
     """Leave one model out: every row of a model card, on every GPU, held out at once; the profiles
     (and pools) are fitted on the other models' rows and project it. What a model no calibration
-    has seen can expect. Signed error per row."""
+    has seen can expect. Signed error per row; ``gpus``: only the rows on these profiles."""
     settings = settings or Settings()
-    models = sorted({r.group[0] for rows in by_gpu.values() for r in rows})
+    models = sorted({r.group[0] for g, rows in by_gpu.items() if gpus is None or g in gpus for r in rows})
     out: dict[str, float] = {}
     for n, model in enumerate(models):
         if progress:
             progress(f"model {n + 1}/{len(models)}: {model}")
         train = {g: [r for r in rs if r.group[0] != model] for g, rs in by_gpu.items()}
-        hosts = [g for g, rs in by_gpu.items() if any(r.group[0] == model for r in rs)]
+        hosts = [g for g, rs in by_gpu.items() if (gpus is None or g in gpus) and any(r.group[0] == model for r in rs)]
         effs = _fit_profiles(train, bases, pool_sigma, settings, only=hosts)
         for g in hosts:
             for r in by_gpu[g]:
