@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     pool = None if args.no_pool else args.pool_sigma
     seeds = range(args.seed, args.seed + max(args.repeats, 1))
+
     def log(message: str) -> None:
         if not args.json:
             print(message, file=sys.stderr)
