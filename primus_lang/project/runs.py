@@ -60,6 +60,33 @@ GPU_NAMES = {
 }
 
 
+# Parts a label may name beside its stdlib part, which are other parts with other specs: H100 PCIe and
+# NVL (lower power and clocks, 94 GB), H800 (cut NVLink), MI350X (the MI355X's air-cooled, lower-clocked
+# sibling). Checked before the families they contain.
+_OTHER_PARTS = ("pcie", "h100 nvl", "h800", "mi350x")
+# (substring, stdlib part), in order: GB parts before the B parts whose names they contain.
+_FAMILIES = (("gb300", "gb300"), ("gb200", "gb200"), ("b300", "b300"), ("b200", "b200"), ("h200", "h200"),
+             ("mi300x", "mi300x"), ("mi325x", "mi325x"), ("mi355x", "mi355x"))
+
+
+def gpu_name_of(label: str) -> str | None:
+    """The stdlib GPU a published label names: the table's exact labels first, then the part named
+    inside a longer label ("DGX-B200", "H100 SXM5 80GB HBM3 700W", "AMD Instinct MI325X"); None for a
+    part primusc has no profile for."""
+    text = " ".join(label.lower().replace("-", " ").replace("_", " ").split())
+    if text in GPU_NAMES:
+        return GPU_NAMES[text]
+    if any(other in text for other in _OTHER_PARTS):
+        return None
+    for part, name in _FAMILIES:
+        if part in text.replace(" ", ""):
+            return name
+    if "h100" in text:
+        # the torchtitan rows' H100 is the 96 GB HBM2e part; every other H100 label is the SXM part
+        return "h100_96gb" if "96gb" in text.replace(" ", "") or "hbm2e" in text else "h100_sxm"
+    return None
+
+
 @frozen
 class Run:
     """One corpus row, resolved. ``skip`` is empty when the row can be projected."""
@@ -351,7 +378,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         model = f"unknown model `{card}` (neither stdlib nor model_cards.yaml)"
     if isinstance(model, str):
         return skip(model)
-    gpu_name = GPU_NAMES.get(gpu_label.lower())
+    gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:
         return skip(f"unknown GPU `{gpu_label}`")
     raw_rec = row.get("recompute")

@@ -72,6 +72,19 @@ def test_skips_say_why(row: str, reason: str) -> None:
     assert reason in by_id()[row].skip  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("label", "gpu"), [
+    ("H100 SXM", "h100_sxm"), ("H100 SXM5 80GB HBM3 700W", "h100_sxm"), ("H100 96GB HBM2e (500W)", "h100_96gb"),
+    ("DGX-B200", "b200"), ("GB200 NVL72", "gb200"), ("NVIDIA GB300", "gb300"), ("HGX B300", "b300"),
+    ("H200 SXM 141GB", "h200"), ("AMD Instinct MI325X", "mi325x"), ("MI355X", "mi355x"),
+    # other parts with other specs are not folded into a family member
+    ("H100 PCIe", None), ("H100 NVL", None), ("H800", None), ("MI350X", None), ("A100 80GB", None), ("", None),
+])
+def test_gpu_labels(label: str, gpu: str | None) -> None:
+    from primus_lang.project.runs import gpu_name_of
+
+    assert gpu_name_of(label) == gpu
+
+
 def test_precision_labels() -> None:
     assert precision_of("FP8-CS") == ("fp8", "tensorwise")
     assert precision_of("MXFP8") == ("fp8", "mxfp8")
