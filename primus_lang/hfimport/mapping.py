@@ -8,7 +8,7 @@ recorded in ``Imported.notes`` so the card can say what it leaves out.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import frozen
@@ -68,26 +68,28 @@ _HYBRID_KEYS = frozenset({"hybrid_override_pattern", "layers_block_type", "attn_
 _ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "attention"})
 
 
+def hybrid_evidence(data: Mapping[str, Any]) -> tuple[str, str]:
+    """Why a config (or a model card written from one) describes a hybrid state-space or
+    linear-attention model, and the key that says so; ("", "") for a plain transformer."""
+    mt = data.get("model_type")
+    if isinstance(mt, str) and mt in HYBRID_MODEL_TYPES | HYBRID_FAMILIES:
+        return f"`model_type` `{mt}` is a hybrid state-space / linear-attention family", "model_type"
+    for k in data:
+        if isinstance(k, str) and (k in _HYBRID_KEYS or k.startswith(_HYBRID_KEY_PREFIXES)):
+            return f"it has `{k}`, a field of hybrid state-space models", k
+    layer_types = data.get("layer_types")
+    if isinstance(layer_types, list):
+        odd = sorted({str(t) for t in layer_types} - _ATTENTION_LAYER_TYPES)
+        if odd:
+            return f"`layer_types` lists non-attention layers ({', '.join(odd)})", "layer_types"
+    return "", ""
+
+
 def _refuse_hybrid(config: HfConfig) -> None:
     """Refuse the hybrid families the IR cannot hold (those with a mapping below are imported)."""
-    data = config.data
-    mt = config.model_type
-    if mt in HYBRID_FAMILIES:
+    if config.model_type in HYBRID_FAMILIES:
         return
-    evidence = ""
-    key = "model_type"
-    if mt in HYBRID_MODEL_TYPES:
-        evidence = f"`model_type` `{mt}` is a hybrid state-space / linear-attention family"
-    else:
-        for k in data:
-            if k in _HYBRID_KEYS or k.startswith(_HYBRID_KEY_PREFIXES):
-                evidence, key = f"the config has `{k}`, a field of hybrid state-space models", k
-                break
-        layer_types = data.get("layer_types")
-        if not evidence and isinstance(layer_types, list):
-            odd = sorted({str(t) for t in layer_types} - _ATTENTION_LAYER_TYPES)
-            if odd:
-                evidence, key = f"`layer_types` lists non-attention layers ({', '.join(odd)})", "layer_types"
+    evidence, key = hybrid_evidence(config.data)
     if evidence:
         raise CompileError(
             Diagnostic(

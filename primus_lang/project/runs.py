@@ -38,6 +38,7 @@ import yaml
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError
+from primus_lang.hfimport.mapping import hybrid_evidence
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split, problems
@@ -147,6 +148,11 @@ def card_model(name: str, card: Any, seq_len: int) -> Model | str:
         return f"model card `{name}` is not compiled in model_cards.yaml ({note})"
     if card.get("vocab_size") is None:
         return f"model card `{name}` has no verified vocabulary size"
+    hybrid, _ = hybrid_evidence(card)
+    if hybrid:
+        # the cards' schema has no layer pattern or Mamba block: read as a transformer it would be wrong
+        return (f"model card `{name}` describes a hybrid model ({hybrid}), which model_cards.yaml cannot "
+                "hold; a stdlib card can (`primusc import-hf` maps nemotron_h configs)")
     try:
         return _card_model(name, card, seq_len)
     except KeyError as exc:

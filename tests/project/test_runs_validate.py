@@ -404,10 +404,11 @@ def test_a_bad_card_or_row_is_skipped_with_its_reason_and_the_rest_projected(
     cards |= {"no_layers": {k: v for k, v in tiny.items() if k != "num_layers"},
               "text_heads": {**tiny, "num_attention_heads": "many"},
               "zero_heads": {**tiny, "num_attention_heads": 0},
-              "bad_moe": {**tiny, "moe": "yes"}}
+              "bad_moe": {**tiny, "moe": "yes"},
+              "hybrid": {**tiny, "hybrid_override_pattern": "M*M*M*M*"}}
     (tmp_path / "model_cards.yaml").write_text(yaml.safe_dump(cards))
     card_rows = [{**good, "id": f"t_{name}", "model_card": name}
-                 for name in ("no_layers", "text_heads", "zero_heads", "bad_moe")]
+                 for name in ("no_layers", "text_heads", "zero_heads", "bad_moe", "hybrid")]
     broken = [{**good, "id": "t_parallel_text", "parallel": "tp2"}, "not a row"]
     path = tmp_path / "runs.yaml"
     path.write_text(yaml.safe_dump([good, *card_rows, *broken]))
@@ -419,6 +420,9 @@ def test_a_bad_card_or_row_is_skipped_with_its_reason_and_the_rest_projected(
         "model card `text_heads` cannot be read: `num_attention_heads` is 'many', not a whole number")
     assert "must be above 0" in out["t_zero_heads"]["skipped"]
     assert "not a mapping" in out["t_bad_moe"]["skipped"]
+    # read as a transformer a hybrid card would be projected wrong, not skipped
+    assert out["t_hybrid"]["skipped"].startswith(
+        "model card `hybrid` describes a hybrid model (it has `hybrid_override_pattern`")
     assert out["t_parallel_text"]["skipped"].startswith("row not understood: AttributeError")
     assert sum(r["skipped"] == "row not understood: not a mapping" for r in out.values()) == 1
 
