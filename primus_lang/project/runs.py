@@ -406,8 +406,12 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     mbs, gbs = _int(row.get("mbs"), 0), _int(row.get("gbs"), 0)
     if not (world and mbs and gbs and seq):
         return skip("layout incomplete: num_gpus, mbs, gbs and seq_len are all needed")
-    if world % (tp * pp * cp) or world % per_node:
+    if world % (tp * pp * cp):
         return skip(f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}")
+    if world < per_node:
+        per_node = world  # part of one node: every GPU of the run shares its scale-up fabric
+    if world % per_node:
+        return skip(f"layout inconsistent: {world} GPUs do not fill whole nodes of {per_node}")
     if par.get("etp") is None and ep > 1 and world % (tp * ep * pp):
         etp = 1  # Megatron would refuse ETP = TP here; the perf recipes set expert TP to 1
     if ep > 1 and world % ((etp or tp) * ep * pp):

@@ -514,3 +514,21 @@ def test_calibrate_command_holds_out_models(capsys: pytest.CaptureFixture[str]) 
     assert report["rows"] == sum(m["rows"] for m in report["models"].values()) == len(report["errors"])
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-models"]) == 0
     assert "leave one model out" in capsys.readouterr().out
+
+
+def test_a_run_on_part_of_a_node_is_projected(tmp_path: Path) -> None:
+    """One or four GPUs of an eight-GPU node share its scale-up fabric; twelve cannot fill whole nodes."""
+    row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == "t_dense_bf16")
+    sizes = {"t_1": 1, "t_4": 4, "t_12": 12}
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([{**row, "id": rid, "num_gpus": n, "gbs": 4 * n, "mbs": 1,
+                                     "parallel": {**row["parallel"], "tp": 1, "pp": 1, "cp": 1}}
+                                    for rid, n in sizes.items()]))
+    runs = {r.id: r for r in load_runs(path)}
+    for rid in ("t_1", "t_4"):
+        run = runs[rid]
+        assert not run.skip and run.cluster is not None
+        assert (run.cluster.nodes, run.cluster.gpus_per_node) == (1, sizes[rid])
+    assert runs["t_12"].skip == "layout inconsistent: 12 GPUs do not fill whole nodes of 8"
+    results = {r.id: r for r in validate_rows(list(runs.values()))}
+    assert all((results[rid].projected or 0) > 0 for rid in ("t_1", "t_4"))
