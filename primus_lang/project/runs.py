@@ -30,6 +30,7 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -234,16 +235,24 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
         return ("bf16", "tensorwise")
     if "fp8" not in t:
         return f"unsupported feature: precision `{text}`"
+    words = set(re.split(r"[^a-z0-9]+", t))
     if "mx" in t or "fp8_mx" in ctx:
         return ("fp8", "mxfp8")
     if "alt-granularity" in t:
         return ("fp8", "mxfp8" if gpu.lower() in _MX_NATIVE else "blockwise")
-    if "rowwise" in t or "blockwise" in t:
+    # Megatron-Bridge's compute dtypes: fp8_cs current, fp8_ds delayed, fp8_sc sub-channel (blockwise)
+    if "rowwise" in t or "blockwise" in t or "subchannel" in t or "sc" in words:
         return ("fp8", "blockwise")
-    if "cs" in t.split("-") or "current" in t or "tensorwise" in t or "torchao" in t:
+    if "delayed" in t or "ds" in words:
+        return ("fp8", "delayed")
+    if "cs" in words or "current" in t or "tensorwise" in t or "torchao" in t:
         return ("fp8", "tensorwise")
     if "identical" in t or "variant" in t:
         return f"precision label `{text}` is ambiguous"
+    if "fp8_sc" in ctx:
+        return ("fp8", "blockwise")
+    if "fp8_ds" in ctx:
+        return ("fp8", "delayed")
     if "fp8_cs" in ctx or "current scaling" in ctx or "megatron-bridge performance summary" in ctx:
         return ("fp8", "tensorwise")
     return ("fp8", "delayed")

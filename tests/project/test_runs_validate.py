@@ -99,6 +99,14 @@ def test_precision_labels() -> None:
     assert precision_of("FP8-alt-granularity", "GB200") == ("fp8", "mxfp8")
     assert precision_of("FP8-alt-granularity", "H100 SXM") == ("fp8", "blockwise")
     assert precision_of("BF16") == ("bf16", "tensorwise")
+    # a label that names its recipe wins over a source whose bare "FP8" means current scaling;
+    # Megatron-Bridge's compute dtypes read as written (fp8_ds delayed, fp8_sc sub-channel blockwise)
+    summary = "NVIDIA Megatron-Bridge performance summary"
+    for label, recipe in (("FP8-DS", "delayed"), ("FP8 (delayed scaling)", "delayed"), ("fp8_sc", "blockwise"),
+                          ("FP8 subchannel", "blockwise"), ("fp8_cs", "tensorwise")):
+        assert precision_of(label, "H100 SXM", summary) == ("fp8", recipe), label
+    assert precision_of("FP8", "H100 SXM", f"{summary} LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_SC_V1") == ("fp8", "blockwise")
+    assert precision_of("FP8", "H100 SXM", f"{summary} LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_DS_V1") == ("fp8", "delayed")
 
 
 def test_validate_summary() -> None:
