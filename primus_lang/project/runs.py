@@ -324,7 +324,9 @@ def recompute_of(rec: Any) -> Recompute | str:
         return Recompute("full", n, "block")
     if gran == "selective":
         modules = rec.get("recompute_modules") or ()
-        if not isinstance(modules, list) or any(m not in RECOMPUTE_MODULES for m in modules):
+        if isinstance(modules, str):
+            modules = modules.replace(",", " ").split()  # one module, or a list written as text
+        if not isinstance(modules, list | tuple) or any(m not in RECOMPUTE_MODULES for m in modules):
             return f"recompute modules `{modules}` not understood"
         return Recompute("selective", modules=tuple(modules))
     return Recompute()

@@ -85,6 +85,16 @@ def test_gpu_labels(label: str, gpu: str | None) -> None:
     assert gpu_name_of(label) == gpu
 
 
+def test_recompute_modules_written_as_text() -> None:
+    from primus_lang.project.runs import recompute_of
+
+    selective = {"recompute_granularity": "selective"}
+    assert recompute_of({**selective, "recompute_modules": "core_attn"}) == Recompute("selective", modules=("core_attn",))
+    assert recompute_of({**selective, "recompute_modules": "moe_act, layernorm"}) == Recompute(
+        "selective", modules=("moe_act", "layernorm"))
+    assert recompute_of({**selective, "recompute_modules": ["mystery"]}) == "recompute modules `['mystery']` not understood"
+
+
 def test_precision_labels() -> None:
     assert precision_of("FP8-CS") == ("fp8", "tensorwise")
     assert precision_of("MXFP8") == ("fp8", "mxfp8")
