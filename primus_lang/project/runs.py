@@ -236,7 +236,12 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
     if "fp8" not in t:
         return f"unsupported feature: precision `{text}`"
     words = set(re.split(r"[^a-z0-9]+", t))
-    if "mx" in t or "fp8_mx" in ctx:
+
+    def named(tag: str) -> bool:
+        """The context names this compute dtype (``..._FP8_SC_V1``), not a longer word (fp8_scaling)."""
+        return re.search(tag + r"(?![a-z])", ctx) is not None
+
+    if "mx" in t or named("fp8_mx"):
         return ("fp8", "mxfp8")
     if "alt-granularity" in t:
         return ("fp8", "mxfp8" if gpu.lower() in _MX_NATIVE else "blockwise")
@@ -249,11 +254,11 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
         return ("fp8", "tensorwise")
     if "identical" in t or "variant" in t:
         return f"precision label `{text}` is ambiguous"
-    if "fp8_sc" in ctx:
+    if named("fp8_sc"):
         return ("fp8", "blockwise")
-    if "fp8_ds" in ctx:
+    if named("fp8_ds"):
         return ("fp8", "delayed")
-    if "fp8_cs" in ctx or "current scaling" in ctx or "megatron-bridge performance summary" in ctx:
+    if named("fp8_cs") or "current scaling" in ctx or "megatron-bridge performance summary" in ctx:
         return ("fp8", "tensorwise")
     return ("fp8", "delayed")
 

@@ -117,6 +117,7 @@ def test_precision_labels() -> None:
         assert precision_of(label, "H100 SXM", summary) == ("fp8", recipe), label
     assert precision_of("FP8", "H100 SXM", f"{summary} LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_SC_V1") == ("fp8", "blockwise")
     assert precision_of("FP8", "H100 SXM", f"{summary} LLAMA3_8B_PRETRAIN_CONFIG_H100_FP8_DS_V1") == ("fp8", "delayed")
+    assert precision_of("FP8", "H100 SXM", "notes on fp8_scaling") == ("fp8", "delayed")  # a word, not a dtype
 
 
 def test_validate_summary() -> None:
