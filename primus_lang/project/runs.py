@@ -360,16 +360,31 @@ def _int(value: Any, default: int) -> int:
         return default
 
 
+def _measured_tokens(row: dict[str, Any]) -> float | None:
+    """The row's tokens/s/GPU; a row that publishes only its step time gives them exactly, as
+    global batch x sequence length / (step time x GPUs)."""
+    measured = row.get("measured") or {}
+    tokens = measured.get("tokens_per_sec_per_gpu")
+    if tokens is not None:
+        return float(tokens)
+    values = [measured.get("step_time_s"), row.get("gbs"), row.get("seq_len"), row.get("num_gpus")]
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and v > 0]
+    if len(numbers) < len(values):
+        return None
+    step, gbs, seq, gpus = numbers
+    return gbs * seq / (step * gpus)
+
+
 def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
     """Map one corpus row to a projectable run or a reason to skip it."""
     rid = str(row.get("id"))
     gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
     group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
-    measured = (row.get("measured") or {}).get("tokens_per_sec_per_gpu")
+    measured = _measured_tokens(row)
     memory_gib = (row.get("measured") or {}).get("memory_gib")
     notes = " ".join(str(n) for n in row.get("notes") or []).lower()
     balanced = "force-balanced" in notes or "fake balanced" in notes
-    run = Run(rid, group, float(measured) if measured is not None else None, source=str(row.get("source", "")),
+    run = Run(rid, group, measured, source=str(row.get("source", "")),
               balanced=balanced, measured_memory=round(float(memory_gib) * 2**30) if memory_gib else None)
 
     def skip(reason: str) -> Run:

@@ -551,3 +551,13 @@ def test_a_run_on_part_of_a_node_is_projected(tmp_path: Path) -> None:
     assert runs["t_12"].skip == "layout inconsistent: 12 GPUs do not fill whole nodes of 8"
     results = {r.id: r for r in validate_rows(list(runs.values()))}
     assert all((results[rid].projected or 0) > 0 for rid in ("t_1", "t_4"))
+
+
+def test_a_row_with_only_its_step_time_gives_tokens(tmp_path: Path) -> None:
+    row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == "t_dense_bf16")
+    timed = {**row, "id": "t_timed", "measured": {"tokens_per_sec_per_gpu": None, "step_time_s": 8.0}}
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([timed, {**timed, "id": "t_untimed", "measured": {"step_time_s": None}}]))
+    runs = {r.id: r for r in load_runs(path)}
+    assert runs["t_timed"].measured == pytest.approx(row["gbs"] * row["seq_len"] / (8.0 * row["num_gpus"]))
+    assert runs["t_untimed"].skip == "no measured tokens/s/GPU"
