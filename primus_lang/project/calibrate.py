@@ -343,28 +343,14 @@ def hold_out_groups(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
     come from up to k different fits, whose differences can swap candidates that one fit orders.
     ``by_layout``: the groups of ``validate``'s rank over distinct layouts instead, (model, GPU,
     dtype) with at least ``min_size`` layouts. ``gpus``: hold out only the groups on these profiles."""
-    settings = settings or Settings()
-    groups: dict[tuple[str, str, str], list[Run]] = {}
-    gpu_of: dict[str, str] = {}
-    for g, rows in sorted(by_gpu.items()):
-        for r in rows:
-            if gpus is None or g in gpus:
-                kind = r.cand.precision if r.cand else ""
-                groups.setdefault((r.group[0], r.group[1], kind) if by_layout else r.group, []).append(r)
-            gpu_of[r.id] = g
-    out: dict[str, float] = {}
-    held = {k: rows for k, rows in sorted(groups.items())
-            if (len({_layout_key(r) for r in rows}) if by_layout else len(rows)) >= min_size}
-    for n, (key, rows) in enumerate(held.items()):
-        if progress:
-            progress(f"group {n + 1}/{len(held)}: {' / '.join(key)}")
-        gone = {r.id for r in rows}
-        gpu = gpu_of[rows[0].id]
-        train = {g: [r for r in rs if r.id not in gone] for g, rs in by_gpu.items()}
-        effs = _fit_profiles(train, bases, pool_sigma, settings, only=[gpu])
-        for r in rows:
-            out[r.id] = projected(r, effs[gpu], settings) / (r.measured or 1.0) - 1
-    return out
+
+    def group(r: Run) -> str:
+        return " / ".join((r.group[0], r.group[1], r.cand.precision if r.cand else "") if by_layout else r.group)
+
+    def enough(rows: list[Run]) -> bool:
+        return (len({_layout_key(r) for r in rows}) if by_layout else len(rows)) >= min_size
+
+    return _held_out(by_gpu, bases, group, enough, gpus, pool_sigma, settings, progress, "group")
 
 
 def hold_out_models(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency],
@@ -374,19 +360,34 @@ def hold_out_models(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
     """Leave one model out: every row of a model card, on every GPU, held out at once; the profiles
     (and pools) are fitted on the other models' rows and project it. What a model no calibration
     has seen can expect. Signed error per row; ``gpus``: only the rows on these profiles."""
+    return _held_out(by_gpu, bases, lambda r: r.group[0], lambda _rows: True, gpus, pool_sigma, settings,
+                     progress, "model")
+
+
+def _held_out(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency], key: Callable[[Run], str],
+              enough: Callable[[list[Run]], bool], gpus: Collection[str] | None, pool_sigma: float | None,
+              settings: Settings | None, progress: Callable[[str], None] | None, noun: str) -> dict[str, float]:
+    """The rows on ``gpus`` grouped by ``key``; each group that is ``enough`` left out at once, the
+    profiles its rows sit on (and their vendors' pools) fitted on every other row, and its rows
+    projected by those fits. Signed error per row."""
     settings = settings or Settings()
-    models = sorted({r.group[0] for g, rows in by_gpu.items() if gpus is None or g in gpus for r in rows})
+    sets: dict[str, list[Run]] = {}
+    gpu_of: dict[str, str] = {}
+    for g, rows in sorted(by_gpu.items()):
+        for r in rows:
+            if gpus is None or g in gpus:
+                sets.setdefault(key(r), []).append(r)
+            gpu_of[r.id] = g
+    held = {name: rows for name, rows in sorted(sets.items()) if enough(rows)}
     out: dict[str, float] = {}
-    for n, model in enumerate(models):
+    for n, (name, rows) in enumerate(held.items()):
         if progress:
-            progress(f"model {n + 1}/{len(models)}: {model}")
-        train = {g: [r for r in rs if r.group[0] != model] for g, rs in by_gpu.items()}
-        hosts = [g for g, rs in by_gpu.items() if (gpus is None or g in gpus) and any(r.group[0] == model for r in rs)]
-        effs = _fit_profiles(train, bases, pool_sigma, settings, only=hosts)
-        for g in hosts:
-            for r in by_gpu[g]:
-                if r.group[0] == model:
-                    out[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
+            progress(f"{noun} {n + 1}/{len(held)}: {name}")
+        gone = {r.id for r in rows}
+        train = {g: [r for r in rs if r.id not in gone] for g, rs in by_gpu.items()}
+        effs = _fit_profiles(train, bases, pool_sigma, settings, only={gpu_of[r.id] for r in rows})
+        for r in rows:
+            out[r.id] = projected(r, effs[gpu_of[r.id]], settings) / (r.measured or 1.0) - 1
     return out
 
 
