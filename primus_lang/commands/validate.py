@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--calibrated", action="store_true",
                    help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")
     p.add_argument("--no-memory", action="store_true", help="skip the memory verdict per row")
+    p.add_argument("--row", action="append", metavar="ID",
+                   help="explain this row instead of the table: what it was read as, its memory account and "
+                        "where its projected step time goes (repeatable)")
     add_oracle_arguments(p)
     p.set_defaults(func=run)
 
@@ -50,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
             oracles[run.cluster] = build_oracle(args, kind, run.cluster)
         return oracles[run.cluster]
 
+    if args.row:
+        from primus_lang.report.explain_row import explain_rows
+
+        return explain_rows(runs, args.row, lambda run: run.settings(),
+                            lambda run: None if kind == "simulate" else oracle_for(run), args.json)
     rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
     broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]

@@ -38,3 +38,10 @@ BAD_FOLDS = register(
     "`--folds` must be at least 2",
     "Cross-validation holds out one fold at a time and fits on the rest: it needs two folds or more.",
 )
+NO_ROW = register(
+    "P6006",
+    "no-such-row",
+    "`--row` names no row of the runs file",
+    "`primusc validate --runs FILE --row ID` explains the rows whose `id` is ID; the ids are the first\n"
+    "column of `primusc validate --runs FILE`.",
+)

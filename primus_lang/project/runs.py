@@ -101,6 +101,7 @@ class Run:
     cand: Candidate | None = None
     skip: str = ""
     source: str = ""
+    release: str = ""  # the software the source measured with (a table version or commit), as published
     balanced: bool = False  # the benchmark forced an even token split over experts (no busiest rank)
     # knobs the row leaves out (``primus_lang.memory.unpublished``): its memory is judged at their
     # least-memory setting, since the run may have used it
@@ -384,7 +385,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     memory_gib = (row.get("measured") or {}).get("memory_gib")
     notes = " ".join(str(n) for n in row.get("notes") or []).lower()
     balanced = "force-balanced" in notes or "fake balanced" in notes
-    run = Run(rid, group, measured, source=str(row.get("source", "")),
+    release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
+    run = Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
               balanced=balanced, measured_memory=round(float(memory_gib) * 2**30) if memory_gib else None)
 
     def skip(reason: str) -> Run:

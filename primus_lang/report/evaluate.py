@@ -37,3 +37,18 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
             if fits or project_overflow else None)
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=fits, account=acc, projection=proj)
     return Evaluated(cand, acc, proj, view, int(acc.spare(headroom(space)) + acc.peak.total))
+
+
+def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated, Candidate]:
+    """A resolved corpus row (``project.runs.Run``) through what ``validate`` does to it: time for the
+    candidate the row was read as, memory at the least-memory setting of the knobs it does not
+    publish (the row's verdict; that candidate is returned beside). Figures are the validate
+    table's, so a row can be explained in place."""
+    from primus_lang.memory.unpublished import least_memory
+    from primus_lang.project import project
+
+    acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
+    proj = project(run.model, run.cluster, run.cand, settings, oracle=oracle)
+    view = candidate_view(run.cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits()), account=acc,
+                          projection=proj)
+    return Evaluated(run.cand, acc, proj, view, int(acc.spare(0) + acc.peak.total)), judged

@@ -561,3 +561,33 @@ def test_a_row_with_only_its_step_time_gives_tokens(tmp_path: Path) -> None:
     runs = {r.id: r for r in load_runs(path)}
     assert runs["t_timed"].measured == pytest.approx(row["gbs"] * row["seq_len"] / (8.0 * row["num_gpus"]))
     assert runs["t_untimed"].skip == "no measured tokens/s/GPU"
+
+
+def test_validate_row_explains_what_the_table_ranked(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--row` shows the same projection and memory verdict as the table, and how the row was read."""
+    assert main(["validate", "--runs", str(RUNS), "--json"]) == 0
+    table = {r["id"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert main(["validate", "--runs", str(RUNS), "--json", "--row", "t_dense_pp2", "--row", "t_flagged"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["id"] for r in rows] == ["t_dense_pp2", "t_flagged"]
+    pp2, flagged = rows
+    assert pp2["projected"] == pytest.approx(table["t_dense_pp2"]["projected"], rel=1e-12)
+    assert pp2["error"] == pytest.approx(table["t_dense_pp2"]["error"], rel=1e-9)
+    assert pp2["memory_peak"] == table["t_dense_pp2"]["memory"]["peak_bytes"]
+    assert pp2["fits"] == (table["t_dense_pp2"]["memory"]["verdict"] == "fits")
+    assert pp2["gpus"] == 16 and "pp=2" in pp2["candidate"] and pp2["knobs"]["vpp"] == "4"
+    parts = dict(pp2["breakdown"])
+    assert parts["compute"] > 0 and sum(v for k, v in parts.items() if k != "step") == pytest.approx(
+        parts.get("step", pp2["figures"]["step_time"]), rel=1e-6)
+    # each knob the row leaves out is named with the value its memory was judged at
+    assert set(pp2["memory_judged_at"]) == set(by_id()["t_dense_pp2"].unpublished)  # type: ignore[attr-defined]
+    assert flagged["skipped"].startswith("quality flag") and "projected" not in flagged
+
+
+def test_validate_row_terminal_view_and_unknown_row(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--runs", str(RUNS), "--row", "t_dense_bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "row t_dense_bf16" in out and "measured" in out and "where the step time goes" in out
+    assert main(["validate", "--runs", str(RUNS), "--row", "t_dense_bf17"]) == 1
+    err = capsys.readouterr().err
+    assert "P6006" in err and "`t_dense_bf16`" in err
