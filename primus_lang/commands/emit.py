@@ -79,6 +79,8 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import parse_point
     from primus_lang.lower import load_space
+    from primus_lang.memory import account
+    from primus_lang.memory.explain import refuse_overflow
 
     out = Path(args.out)
     refuse_non_empty(out, args.force)
@@ -88,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     target = args.target or space.settings.target
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)
+    refuse_overflow(account(space.model, space.cluster, cand, space.settings), space.headroom,
+                    f"`{cand.label()}` was not emitted")
     projection, memory = figures(space, cand)
     ctx = EmitContext(
         source_name=source.name,

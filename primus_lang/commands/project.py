@@ -10,7 +10,7 @@ from typing import Any
 
 from primus_lang.commands._options import add_oracle_arguments, add_space_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_projection import BAD_POINT, NO_LEGAL
+from primus_lang.diagnostics.codes_projection import BAD_POINT
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,10 +29,13 @@ def _metric(result: Any, metric: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.check import legal_points, legality, parse_point, raw_size
+    from primus_lang.check import legality, parse_point, raw_size
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
+    from primus_lang.memory import account
+    from primus_lang.memory.explain import refuse_overflow
     from primus_lang.project import project
+    from primus_lang.search.stages import landscape_of
 
     space = pick_space(load_program(args.file), args.space)
     start = time.perf_counter()
@@ -42,13 +45,18 @@ def run(args: argparse.Namespace) -> int:
         if broken:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
                                           notes=tuple(v.message for v in broken)))
-        cands = [cand]
-        total = 1
+        acc = account(space.model, space.cluster, cand, space.settings)
+        refuse_overflow(acc, space.headroom, f"`{args.point}` was not projected (`primusc explain` shows what "
+                                             "it would cost)")
+        cands, peaks, legal, total = [cand], [int(acc.peak.total)], 1, 1
     else:
-        cands = list(legal_points(space))
-        total = raw_size(space)
-        if not cands:
-            raise CompileError(Diagnostic(NO_LEGAL, f"space `{space.name}` has no legal point"))
+        # The memory proof is part of what makes a point a candidate: only points that fit are ranked.
+        land = landscape_of(space)
+        fitting = [int(i) for i in land.fitting]
+        cands = [land.points[i] for i in fitting]
+        peaks = [int(land.peaks[i]) for i in fitting]
+        legal, total = len(land.points), raw_size(space)
+    peak_of = {id(c): p for c, p in zip(cands, peaks, strict=True)}
     oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, cands)
     results = [(c, project(space.model, space.cluster, c, space.settings, oracle=oracle)) for c in cands]
     seconds = time.perf_counter() - start
@@ -57,23 +65,28 @@ def run(args: argparse.Namespace) -> int:
     results.sort(key=lambda cr: _metric(cr[1], metric), reverse=reverse)
     shown = results if args.top <= 0 else results[: args.top]
     if args.json:
-        out = [{"candidate": to_data(c), "label": c.label(), "projection": to_data(p)} for c, p in shown]
+        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak_of[id(c)],
+                "projection": to_data(p)} for c, p in shown]
         for row in out:
             row["projection"].pop("timeline", None)
-        print(json.dumps({"candidates": total, "legal": len(cands), "seconds": seconds, "results": out}, indent=2))
+        print(json.dumps({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
+                          "results": out}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{space.name}: {len(cands):,} legal of {total:,} points, projected in {seconds:.2f} s "
-                        f"(ranked by {metric})")
-    for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "largest exposed"):
+    from primus_lang.report import units
+
+    table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {len(cands):,} fit in memory, "
+                        f"projected in {seconds:.2f} s (ranked by {metric})")
+    for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "memory", "largest exposed"):
         table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
     for i, (c, p) in enumerate(shown, 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
-                      f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", f"{worst[0]} {worst[1]:.2f} s")
+                      f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak_of[id(c)]),
+                      f"{worst[0]} {worst[1]:.2f} s")
     console = Console(width=max(Console().width, 160))
     console.print(table)
     counts = getattr(oracle, "source_counts", None)

@@ -144,6 +144,11 @@ class Space:
     # where each fixed knob or axis is written, so a rule's diagnostic can point at the knob
     knob_spans: tuple[tuple[str, Span], ...] = field(default=(), eq=False, repr=False)
 
+    @property
+    def headroom(self) -> float:
+        """The share of GPU memory ``fits memory headroom`` keeps free (0 without the rule)."""
+        return self.memory.headroom if self.memory is not None else 0.0
+
 
 @frozen
 class Program:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from primus_lang.diagnostics import Diagnostic
+import attrs
+
+from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_memory import OUT_OF_MEMORY
 from primus_lang.memory.result import MemoryAccount, RankAccount, usable_bytes
 
@@ -39,3 +41,12 @@ def explain_overflow(account: MemoryAccount, headroom: float) -> Diagnostic:
         notes=(f"largest terms: {top}", f"headroom kept free: {headroom:.0%} of {gib(account.capacity)}"),
         help="try " + "; ".join(_helps(rank)),
     )
+
+
+def refuse_overflow(account: MemoryAccount, headroom: float, what: str) -> None:
+    """Raise P5001 when ``account`` does not fit: ``what`` says what the command did not do (a point
+    that does not fit is not a candidate of a space whose memory is proved)."""
+    if account.fits(headroom):
+        return
+    diag = explain_overflow(account, headroom)
+    raise CompileError(attrs.evolve(diag, message=f"{what}: {diag.message}"))

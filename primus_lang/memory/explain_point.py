@@ -21,7 +21,7 @@ def explain_point(space: Space, point: str, as_json: bool = False, console: Cons
 
     cand = parse_point(space, point)
     broken = [f"{v.code} {v.message}" for v in legality(space, cand)]
-    headroom = space.memory.headroom if space.memory is not None else 0.0
+    headroom = space.headroom
     acc = account(space.model, space.cluster, cand, space.settings)
     if as_json:
         data = {"space": space.name, "point": cand.label(), "violations": broken, **account_to_json(acc, headroom)}

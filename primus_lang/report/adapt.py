@@ -173,7 +173,7 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
                   else Enrichment({}, {}))
 
     limit = next((int(t.memory_limit) for t in result.trials if getattr(t, "memory_limit", None)), 0)
-    headroom = space.memory.headroom if space is not None and space.memory is not None else 0.0
+    headroom = space.headroom if space is not None else 0.0
     capacity = space.cluster.gpu.hbm_capacity if space is not None else int(limit / (1.0 - headroom) or 0)
 
     views: dict[Candidate, CandidateView] = {}

@@ -20,10 +20,6 @@ class Evaluated:
     limit: int  # bytes a rank may use under the space's headroom
 
 
-def headroom(space: Space) -> float:
-    return space.memory.headroom if space.memory is not None else 0.0
-
-
 def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timeline: bool = False) -> Evaluated:
     """The byte account and the projection of ``cand`` (with its timeline when asked); a candidate that
     does not fit is still projected unless ``project_overflow`` is false, since explaining it is the
@@ -32,11 +28,11 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     from primus_lang.project import project
 
     acc = memory_account(space.model, space.cluster, cand, space.settings)
-    fits = bool(acc.fits(headroom(space)))
+    fits = bool(acc.fits(space.headroom))
     proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
             if fits or project_overflow else None)
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=fits, account=acc, projection=proj)
-    return Evaluated(cand, acc, proj, view, int(acc.spare(headroom(space)) + acc.peak.total))
+    return Evaluated(cand, acc, proj, view, int(acc.spare(space.headroom) + acc.peak.total))
 
 
 def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated, Candidate]:

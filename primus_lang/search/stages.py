@@ -49,7 +49,7 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
         )
     peaks = memory_peaks(space, points)
     capacity = space.cluster.gpu.hbm_capacity
-    headroom = space.memory.headroom if space.memory is not None else 0.0
+    headroom = space.headroom
     limit = usable_bytes(capacity, headroom)
 
     def explain(cand: Candidate) -> list[str]:

@@ -14,7 +14,8 @@ from primus_lang.resources import data_dir
 
 pytest.importorskip("primus_lang.lower")
 EXAMPLE = data_dir("examples") / "llama3_70b_h100.prx"
-POINT = "tp=4,pp=8,schedule=interleaved,vpp=5,mbs=1,recompute=selective,precision=fp8"
+POINT = "tp=4,pp=8,schedule=interleaved,vpp=5,cp=2,mbs=1,recompute=selective,precision=fp8"
+OVERFLOWING = "tp=4,pp=8,schedule=interleaved,vpp=5,mbs=1,recompute=selective,precision=fp8"  # 80.3 of 75.7 GiB
 
 
 def run(*argv: str) -> int:
@@ -61,6 +62,7 @@ def test_refuses_a_non_empty_folder_without_force(tmp_path: Path, capsys: pytest
         (("--var", "novalue"), "P7004"),
         (("--target", "megatron+k8s"), "P7004"),
         (("--point", "tp=3"), "P7005"),
+        (("--point", OVERFLOWING), "P5001"),  # legal, but its memory account does not fit
     ],
 )
 def test_user_errors_are_diagnostics(argv: tuple[str, ...], code: str, tmp_path: Path,

@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from primus_lang.check import parse_point
 from primus_lang.cli import main
 from primus_lang.ir import Efficiency, Recompute
 from primus_lang.project.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
@@ -315,8 +316,9 @@ SPACE = DATA / "space.prx"
 def test_project_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["project", str(SPACE), "--json", "--top", "0"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"candidates", "legal", "seconds", "results"}
-    assert out["candidates"] == 16 and out["legal"] == len(out["results"]) > 0
+    assert set(out) == {"candidates", "legal", "fit", "seconds", "results"}
+    assert out["candidates"] == 16 and out["legal"] >= out["fit"] == len(out["results"]) > 0
+    assert all(r["memory_peak"] > 0 for r in out["results"])
     tokens = [r["projection"]["tokens_per_gpu"] for r in out["results"]]
     assert tokens == sorted(tokens, reverse=True)
     assert {"step_time", "mfu", "breakdown", "inflight"} <= set(out["results"][0]["projection"])
@@ -591,3 +593,29 @@ def test_validate_row_terminal_view_and_unknown_row(capsys: pytest.CaptureFixtur
     assert main(["validate", "--runs", str(RUNS), "--row", "t_dense_bf17"]) == 1
     err = capsys.readouterr().err
     assert "P6006" in err and "`t_dense_bf16`" in err
+
+
+def test_project_ranks_only_points_whose_memory_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    """A legal point that does not fit in memory is not a candidate: `project` neither ranks it nor
+    projects it by `--point` (P5001, pointing at `explain`)."""
+    from primus_lang.lower import load_space
+    from primus_lang.memory import account
+    from primus_lang.memory.result import usable_bytes
+    from primus_lang.resources import data_dir
+
+    example = data_dir("examples") / "llama3_70b_h100.prx"
+    assert main(["project", str(example), "--json", "--top", "0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert 0 < out["fit"] == len(out["results"]) < out["legal"]
+    space = load_space(example)
+    limit = usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
+    assert max(r["memory_peak"] for r in out["results"]) <= limit
+    first = out["results"][0]
+    assert main(["project", str(example), "--point", first["label"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["memory_peak"] == first["memory_peak"]
+    overflowing = "tp=4,pp=8,schedule=interleaved,vpp=5,mbs=1,recompute=selective,precision=fp8"
+    acc = account(space.model, space.cluster, parse_point(space, overflowing), space.settings)
+    assert not acc.fits(space.headroom)
+    assert main(["project", str(example), "--point", overflowing]) == 1
+    err = capsys.readouterr().err
+    assert "P5001" in err and "explain" in err
