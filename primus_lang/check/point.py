@@ -15,7 +15,7 @@ from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.quantity import Kind, kind_of
-from primus_lang.ir.space import Space
+from primus_lang.ir.space import Axis, Space
 from primus_lang.lower.domains import single
 from primus_lang.syntax import ast
 
@@ -67,14 +67,23 @@ def _value(text: str, where: str) -> ast.Value:
     )
 
 
+def _unnamed(axis: Axis) -> Any:
+    """The value of an axis's knob that a point leaves out."""
+    default = DEFAULTS[axis.name]
+    return default if default in axis.domain.values else axis.domain.values[0]
+
+
 def parse_point(space: Space, text: str) -> Candidate:
-    """A candidate from ``knob=value`` pairs; other knobs take their axis's first value, else the fixed
-    value, else the default."""
+    """A candidate from ``knob=value`` pairs. A knob left out takes the space's fixed value, else its
+    default where its axis allows it, else the axis's first value: a label names the knobs that
+    differ from their defaults, so every label the tool prints reads back as the same candidate."""
     values: dict[str, Any] = {name: DEFAULTS[name] for name in KNOBS}
     values.update(dict(space.fixed))
     for axis in space.axes:
-        values[axis.name] = axis.domain.values[0]
+        values[axis.name] = _unnamed(axis)
     given: dict[str, Any] = {}
+    if text.strip() == "defaults":  # the label of a candidate whose every knob is at its default
+        text = ""
     for part in _split(text):
         key, sep, raw = part.partition("=")
         key = key.strip()
@@ -101,7 +110,7 @@ def parse_point(space: Space, text: str) -> Candidate:
         for axis in conditional:
             assert axis.when is not None
             holds = bool(np.asarray(evaluate(axis.when, frame_of(space, [cand]))).reshape(-1)[0])
-            want = axis.domain.values[0] if holds else DEFAULTS[axis.name]
+            want = _unnamed(axis) if holds else DEFAULTS[axis.name]
             if values[axis.name] != want:
                 values[axis.name] = want
                 changed = True

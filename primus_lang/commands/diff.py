@@ -10,7 +10,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "diff",
         help="compare two candidates: knobs, memory terms, time breakdown, and why one is faster",
         description="Points are written as for --point: `tp=2,pp=4,recompute=full(8)`; unnamed knobs take "
-        "the first value of their axis. Give them as two arguments or with --a and --b.",
+        "their default where the space allows it, else the first value of their axis. Give them as two arguments or with --a and --b.",
     )
     p.add_argument("file", help="a .prx file with a space")
     p.add_argument("points", nargs="*", metavar="POINT", help="the two candidates (A then B)")

@@ -15,7 +15,8 @@ NEEDS_TWO_POINTS = register(
     "diff-needs-two-points",
     "`primusc diff` compares exactly two candidates",
     "Give the two points as arguments, `primusc diff space.prx tp=2,pp=4 tp=4,pp=2`, or with\n"
-    "`--a tp=2,pp=4 --b tp=4,pp=2`. Knobs not named take the first value of their axis.",
+    "`--a tp=2,pp=4 --b tp=4,pp=2`. Knobs not named take their default where the space\n"
+    "allows it, else the first value of their axis.",
 )
 REPORT_WRITE = register(
     "P8903",

@@ -141,7 +141,9 @@ def test_parse_point_fills_the_rest() -> None:
         "gbs = 64\npp : 1 | 2\nschedule : interleaved | 1f1b when pp > 1\nvpp : 2 | 4 when schedule == interleaved"
     )
     assert (parse_point(cond, "").vpp, parse_point(cond, "").schedule) == (1, "1f1b")
-    assert (parse_point(cond, "pp=2").vpp, parse_point(cond, "pp=2").schedule) == (2, "interleaved")
+    # left out, a knob takes its default where its axis allows it (1f1b), else the axis's first value
+    assert (parse_point(cond, "pp=2").vpp, parse_point(cond, "pp=2").schedule) == (1, "1f1b")
+    assert parse_point(cond, "pp=2,schedule=interleaved").vpp == 2
     assert parse_point(cond, "pp=2,schedule=1f1b").vpp == 1
     for bad in ["tpp=2", "tp", "precision=fp9", "tp=2,tp=4", "recompute=full"]:
         with pytest.raises(CompileError):
