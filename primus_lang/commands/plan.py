@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--patience", type=int, default=None, help="stop after this many evaluations without improvement")
     p.add_argument("--seed", type=int, default=None, help="random seed (default: the space's, else 0)")
     p.add_argument("--out", default=None, help="output folder (default: ./plan-<space>/); must be empty unless --force")
-    p.add_argument("--force", action="store_true", help="write into a non-empty --out")
+    p.add_argument("--force", action="store_true",
+                   help="write into a non-empty --out, and replace an existing --trace or --report file")
     p.add_argument("--target", default=None, help="framework+launcher for the launch files (default: the space's)")
     p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="an emission variable")
     p.add_argument("--no-emit", action="store_true", help="search and rank only; write no launch files")
@@ -94,15 +95,26 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     return evals, seconds
 
 
-def _check_out(out: Path, force: bool, keep: set[Path]) -> None:
-    if force or not out.exists():
+def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None) -> None:
+    """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``
+    folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
+    ``resume`` continues. ``force`` allows both; a folder that is a file is refused regardless."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
+    if force:
         return
-    others = [p for p in out.iterdir() if p.resolve() not in keep]
-    if others:
+    keep = {resume.resolve()} if resume is not None else set()
+    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()):
         raise CompileError(
             Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
                        help="choose another --out, or pass --force to write into it")
         )
+    for what, path in files.items():
+        if path.exists() and path.resolve() not in keep:
+            raise CompileError(
+                Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
+                           help=f"choose another --{what}, or pass --force to replace it")
+            )
 
 
 def _progress_bar(err: Console, limits: Limits) -> tuple[Any, Any]:
@@ -130,6 +142,8 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from primus_lang.commands.emit import parse_vars
+    from primus_lang.emit import check_target
     from primus_lang.lower import load_space
 
     source = Path(args.file)
@@ -139,8 +153,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(f"plan-{space.name}")
     resume = Path(args.resume) if args.resume else None
     trace = Path(args.trace) if args.trace else (resume if resume is not None else out / "trace.jsonl")
-    keep = {p.resolve() for p in (trace, resume) if p is not None}
-    _check_out(out, args.force, keep)
+    report = Path(args.report) if args.report else out / "report.html"
+    check_outputs(out, {"trace": trace, "report": report}, args.force, resume)
+    target = args.target or space.settings.target
+    if not args.no_emit:
+        # a target or variable `emit` would refuse is refused before the search, not after it
+        check_target(space, target, parse_vars(args.var))
     llm = LlmConfig.resolve(
         model=args.llm_model,
         space_model=space.settings.llm_model,

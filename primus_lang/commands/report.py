@@ -15,15 +15,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "winner's pipeline timeline.",
     )
     p.add_argument("trace", help="the JSONL trace written by `primusc plan --trace`")
-    p.add_argument("--out", default="report.html", help="where to write the HTML (default: report.html)")
+    p.add_argument("--out", default="report.html",
+                   help="where to write the HTML (default: report.html); an existing file is kept unless --force")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--space", dest="space_file", help="the .prx file the search ran on (default: from the trace)")
     p.add_argument("--space-name", help="the space's name when the file defines several (default: from the trace)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from primus_lang.commands.plan import check_outputs
     from primus_lang.report.rebuild import report_from_trace
 
+    target = Path(args.out)
+    check_outputs(None, {"out": target}, args.force)
     out = report_from_trace(Path(args.trace), Path(args.out), args.space_file, args.space_name)
     print(f"wrote {out} ({out.stat().st_size:,} bytes)")
     return 0

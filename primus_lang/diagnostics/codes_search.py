@@ -19,9 +19,10 @@ TRACE_MISMATCH = register(
 OUT_NOT_EMPTY = register(
     "P8003",
     "output-not-empty",
-    "the output folder already has files",
-    "`primusc plan` will not mix a new plan with old files. Pass an empty or new --out folder, or --force "
-    "to write into it anyway.",
+    "the output folder already has files, or an output file already exists",
+    "`primusc plan` and `primusc report` will not mix a new plan with old files or replace a file you\n"
+    "have: the --out folder must be empty or new, and a --trace (unless it is the one --resume continues)\n"
+    "or --report file must not exist yet. Choose other paths, or pass --force to replace them.",
 )
 UNKNOWN_STRATEGY = register(
     "P8004",

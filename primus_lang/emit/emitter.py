@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -98,6 +99,11 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
                 for p in problems
             ]
         )
+    _refuse_missing(launcher)
+    return _render(space, cand, target, ctx, framework, launcher, variables)
+
+
+def _refuse_missing(launcher: Launcher) -> None:
     missing = launcher.missing()
     if missing:
         raise CompileError(
@@ -107,7 +113,13 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
                 for name in missing
             ]
         )
-    return _render(space, cand, target, ctx, framework, launcher, variables)
+
+
+def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:
+    """What ``emit`` refuses whatever the candidate: an unknown target, an unknown or malformed
+    variable, one the launcher needs and was not given. ``plan`` asks before it searches."""
+    _, launcher_cls = parse_target(target)
+    _refuse_missing(launcher_cls(space.cluster, resolve_variables(given, space.name)))
 
 
 def _render(

@@ -36,7 +36,9 @@ class TraceWriter:
         self._file: IO[str] | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = path.open("a", encoding="utf-8")
+            # a fresh search starts its own trace (its caller has refused to replace a user's file);
+            # a resumed one appends after the events it replays
+            self._file = path.open("a" if skip else "w", encoding="utf-8")
             if skip and path.stat().st_size and not _ends_with_newline(path):
                 self._file.write("\n")  # a torn last line stays alone; the reader skips it
 

@@ -51,6 +51,49 @@ def test_plan_refuses_a_non_empty_out(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["plan", TINY, "--out", str(tmp_path), "--force", "--budget", "5", "--json"]) == 0
 
 
+def test_plan_never_replaces_a_users_file_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An existing --trace or --report file, or an --out that is a file, is refused before the search;
+    with --force a fresh search starts its own trace instead of appending to the old one."""
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("precious\n")
+    report = tmp_path / "mine.html"
+    report.write_text("<p>mine</p>")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for args in (("--trace", str(mine)), ("--report", str(report))):
+        assert main(["--error-format", "short", "plan", TINY, "--out", str(tmp_path / "o"), *args]) == 1
+        assert "P8003" in capsys.readouterr().err
+    assert main(["--error-format", "short", "plan", TINY, "--out", str(afile)]) == 1
+    assert "P8003" in capsys.readouterr().err and afile.read_text() == "x"
+    assert mine.read_text() == "precious\n" and report.read_text() == "<p>mine</p>"
+    assert not (tmp_path / "o").exists()
+    assert main(["plan", TINY, "--out", str(tmp_path / "o"), "--trace", str(mine), "--force", "--budget", "5",
+                 "--json", "--no-emit"]) == 0
+    capsys.readouterr()
+    lines = mine.read_text().splitlines()
+    assert "precious" not in lines and sum('"event":"start"' in line for line in lines) == 1
+
+
+def test_plan_refuses_a_bad_target_or_variable_before_searching(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    for args, code in ((("--target", "megatron+mars"), "P7002"), (("--var", "nonsense=1"), "P7003")):
+        assert main(["--error-format", "short", "plan", TINY, "--out", str(tmp_path / "o"), *args]) == 1
+        assert code in capsys.readouterr().err
+        assert not (tmp_path / "o").exists()  # nothing searched, no trace left behind
+
+
+def test_report_keeps_an_existing_file_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", TINY, "--out", str(tmp_path / "p"), "--budget", "5", "--json", "--no-emit"]) == 0
+    capsys.readouterr()
+    page = tmp_path / "page.html"
+    page.write_text("mine")
+    trace = str(tmp_path / "p" / "trace.jsonl")
+    assert main(["--error-format", "short", "report", trace, "--out", str(page)]) == 1
+    assert "P8003" in capsys.readouterr().err and page.read_text() == "mine"
+    assert main(["report", trace, "--out", str(page), "--force"]) == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
 def test_plan_table_and_bad_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", TINY, "--out", str(tmp_path / "a"), "--budget", "20", "--strategy", "random",
                  "--no-emit"]) == 0
