@@ -56,7 +56,11 @@ OUT_OF_RANGE = register(
     "P3009",
     "value-out-of-range",
     "a value outside the range its field allows (a fraction above 100%, a zero count)",
-    "Fractions are between 0 and 1 (0% and 100%); sizes and counts that divide things must be positive.",
+    "Fractions are between 0 and 1 (0% and 100%). Counts (layers, heads, nodes, GPUs) are at least 1\n"
+    "and magnitudes (bandwidths, peaks, capacities, efficiencies) positive, except fields whose default\n"
+    "is 0, where 0 means \"none\" or \"the default\"; latencies, `host_launch`, `overlap_slowdown` and\n"
+    "`reserved_memory` may be 0. `kv_heads` must divide `heads`, a MoE's `top_k` cannot exceed its\n"
+    "`num_experts`, and Mamba's `groups` must divide its `heads`.",
 )
 BAD_STEP = register(
     "P3010",

@@ -24,7 +24,7 @@ class Efficiency:
 
     gemm_max: float = field(default=0.80, metadata=q(Kind.FRACTION, "GEMM efficiency plateau vs dense peak"))
     gemm_knee_flops: float = field(
-        default=2.0e9, metadata=q(Kind.NUMBER, "GEMM FLOPs at which efficiency is half the plateau")
+        default=2.0e9, metadata=q(Kind.NUMBER, "GEMM FLOPs at which efficiency is half the plateau", zero_ok=True)
     )
     fp8_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "FP8 GEMM plateau vs FP8 peak"))
     fp4_gemm_max: float = field(default=0.70, metadata=q(Kind.FRACTION, "NVFP4 GEMM plateau vs FP4 peak"))
@@ -45,10 +45,11 @@ class Efficiency:
         default=1.0, metadata=q(Kind.NUMBER, "grouped (MoE expert) GEMM plateau relative to dense GEMMs")
     )
     host_launch: float = field(
-        default=10.0e-6, metadata=q(Kind.TIME, "host (CPU) time per kernel launch outside CUDA graphs")
+        default=10.0e-6, metadata=q(Kind.TIME, "host (CPU) time per kernel launch outside CUDA graphs", zero_ok=True)
     )
     overlap_slowdown: float = field(
-        default=0.1, metadata=q(Kind.FRACTION, "compute seconds lost per second of communication hidden under it")
+        default=0.1, metadata=q(Kind.FRACTION, "compute seconds lost per second of communication hidden under it",
+                                      zero_ok=True)
     )
 
 
@@ -68,11 +69,11 @@ class Gpu:
     scale_up_topology: str = field(
         default="switch", metadata=q(Kind.ENUM, "switched (NVSwitch) or full mesh (xGMI)", ("switch", "mesh"))
     )
-    scale_up_latency: float = field(default=3.0e-6, metadata=q(Kind.TIME, "per-hop latency in the domain"))
+    scale_up_latency: float = field(default=3.0e-6, metadata=q(Kind.TIME, "per-hop latency in the domain", zero_ok=True))
     nic_bandwidth: float = field(default=50.0e9, metadata=q(Kind.BANDWIDTH, "scale-out NIC bandwidth per GPU"))
-    nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs"))
+    nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs", zero_ok=True))
     reserved_memory: int = field(
-        default=3 * 2**30, metadata=q(Kind.BYTES, "runtime context and collective-library buffers")
+        default=3 * 2**30, metadata=q(Kind.BYTES, "runtime context and collective-library buffers", zero_ok=True)
     )
     efficiency: Efficiency = field(factory=Efficiency, metadata=q(Kind.BLOCK, "efficiency parameters"))
     confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))

@@ -33,9 +33,26 @@ META_CHOICES = "primusc_choices"
 META_DOC = "primusc_doc"
 
 
-def q(kind: Kind, doc: str, choices: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Metadata for an attrs field: what it holds, its documentation, its enum choices."""
-    return {META_KIND: kind, META_DOC: doc, META_CHOICES: choices}
+META_ZERO = "primusc_zero_ok"
+
+
+def q(kind: Kind, doc: str, choices: tuple[str, ...] = (), zero_ok: bool = False) -> dict[str, Any]:
+    """Metadata for an attrs field: what it holds, its documentation, its enum choices, and whether 0
+    is a meaningful value of a quantity whose default is not 0 (no latency, a free overlap)."""
+    return {META_KIND: kind, META_DOC: doc, META_CHOICES: choices, META_ZERO: zero_ok}
+
+
+def lowest(field: attrs.Attribute[Any]) -> tuple[float, bool] | None:
+    """The least value a quantity field takes, and whether that bound itself is excluded: counts and
+    magnitudes are never negative, and only those whose default is 0 (0 means "none" or "the
+    default") or that declare ``zero_ok`` may be 0. None for fields that are not magnitudes."""
+    kind = field.metadata.get(META_KIND)
+    if kind not in (Kind.COUNT, Kind.NUMBER, Kind.FRACTION, Kind.BYTES, Kind.BANDWIDTH, Kind.FLOPS, Kind.TIME):
+        return None
+    zero = field.metadata.get(META_ZERO, False) or (field.default is not attrs.NOTHING and field.default == 0)
+    if kind is Kind.COUNT:
+        return (0, False) if zero else (1, False)
+    return (0, not zero)
 
 
 def kind_of(field: attrs.Attribute[Any]) -> Kind:

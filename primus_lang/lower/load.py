@@ -18,6 +18,7 @@ from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
+from primus_lang.lower.ranges import range_problems
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
@@ -339,6 +340,13 @@ class Loader:
                     if f.default is attrs.NOTHING and f.name not in ("name", "span")
                 ),
             )
+        problems = range_problems(cls, values)
+        if problems:
+            at = d.name_span if d is not None else block.span
+            raise CompileError([
+                Diagnostic(T.OUT_OF_RANGE, message, seen[name].span if name in seen else at, help=why)
+                for name, message, why in problems
+            ])
         try:
             return cls(**values)
         except (TypeError, ValueError) as exc:

@@ -88,7 +88,7 @@ def fraction(value: ast.Value, what: str) -> float:
             T.OUT_OF_RANGE,
             f"`{what}` is a fraction between 0 and 1, got {v:g}",
             value.span,
-            help="write 0.55 or 55%",
+            help="a share: write it as 0.05 or 5%",
         )
     return v
 

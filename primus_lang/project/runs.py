@@ -44,6 +44,7 @@ from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, 
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.lower import load_program
+from primus_lang.lower.ranges import object_problems
 from primus_lang.resources import data_dir
 
 # names the corpus uses for a GPU -> the stdlib profile
@@ -156,7 +157,11 @@ def card_model(name: str, card: Any, seq_len: int) -> Model | str:
         return (f"model card `{name}` describes a hybrid model ({hybrid}), which model_cards.yaml cannot "
                 "hold; a stdlib card can (`primusc import-hf` maps nemotron_h configs)")
     try:
-        return _card_model(name, card, seq_len)
+        model = _card_model(name, card, seq_len)
+        problems = object_problems(model)
+        if problems:
+            return f"model card `{name}` cannot be read: {problems[0][1]}"
+        return model
     except KeyError as exc:
         return f"model card `{name}` cannot be read: no `{exc.args[0]}`"
     except (TypeError, ValueError, ZeroDivisionError) as exc:

@@ -619,3 +619,14 @@ def test_project_ranks_only_points_whose_memory_fits(capsys: pytest.CaptureFixtu
     assert main(["project", str(example), "--point", overflowing]) == 1
     err = capsys.readouterr().err
     assert "P5001" in err and "explain" in err
+
+
+def test_a_card_outside_what_a_model_can_be_is_refused_with_the_field_named() -> None:
+    from primus_lang.project.runs import card_model
+
+    card = {"hidden_size": 4096, "num_attention_heads": 32, "num_kv_heads": 3, "num_layers": 32,
+            "vocab_size": 128256, "ffn_hidden_size": 14336}
+    assert "`kv_heads` (3) must divide `heads` (32)" in str(card_model("odd", card, 4096))
+    moe = {**card, "num_kv_heads": 8, "moe": {"num_experts": 4, "topk": 8, "moe_ffn_hidden_size": 1024}}
+    assert "`top_k` (8) cannot exceed `num_experts` (4)" in str(card_model("greedy", moe, 4096))
+    assert not isinstance(card_model("fine", {**card, "num_kv_heads": 8}, 4096), str)
