@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_internal import INTERNAL
+from primus_lang.diagnostics.codes_names import FILE_ACCESS
 from primus_lang.gc_policy import use_bulk_thresholds
 from primus_lang.sources import SOURCES
 
@@ -74,6 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # a path the user gave that cannot be read or written (missing folder, a file where a folder
+        # goes, permissions): the user's to fix, so a diagnostic and exit 1, not an internal error
+        where = f"`{exc.filename}`" if exc.filename is not None else "a file"
+        diag = Diagnostic(FILE_ACCESS, f"cannot use {where}: {exc.strerror or exc}",
+                          help="check the path and its permissions")
+        print(render([diag], args.error_format), file=sys.stderr)
+        return EXIT_USER
     except Exception as exc:  # the last line of defence: never a bare traceback for any input
         diag = Diagnostic(
             INTERNAL,

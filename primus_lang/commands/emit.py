@@ -59,7 +59,9 @@ def figures(space: Space, cand: Candidate) -> tuple[dict[str, Any], dict[str, An
 
 
 def refuse_non_empty(out: Path, force: bool) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+    if out.exists() and not out.is_dir():
+        raise CompileError(Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
+    if out.exists() and any(out.iterdir()) and not force:
         raise CompileError(
             Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is not empty", help="pass --force to write into it")
         )

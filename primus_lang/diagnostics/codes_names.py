@@ -93,3 +93,10 @@ UNKNOWN_FUNCTION = register(
     "Expressions know `min(a, b, ...)`, `max(a, b, ...)` and `divides(a, b)` (a divides b); domains know "
     "`pow2(lo .. hi)` and `full(layers: ..., method: ...)`.",
 )
+FILE_ACCESS = register(
+    "P2015",
+    "file-access",
+    "a file or folder the command reads or writes cannot be used",
+    "The path does not exist, is a folder where a file is needed (or the other way round), or cannot\n"
+    "be read or written with your permissions. The message names the path and the system's reason.",
+)

@@ -71,3 +71,13 @@ def test_user_errors_are_diagnostics(argv: tuple[str, ...], code: str, tmp_path:
     assert run(*args) == 1
     assert code in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_path_that_cannot_be_written_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file where a folder must go is the user's to fix: P2015 (or P7006 for --out itself), exit 1."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(afile / "sub")) == 1
+    assert "P2015" in capsys.readouterr().err
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(afile)) == 1
+    assert "P7006" in capsys.readouterr().err and afile.read_text() == "x"
