@@ -7,10 +7,11 @@ projection stages, which plug in through ``explain_candidate`` below.
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 
 from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup
-from primus_lang.diagnostics.codes_internal import INTERNAL
+from primus_lang.diagnostics.codes_names import FILE_ACCESS, UNKNOWN_CODE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,10 +39,14 @@ def run(args: argparse.Namespace) -> int:
         for code in all_codes():
             print(f"{code.id}  {code.name:32} {code.summary}")
         return 0
+    if args.point or args.space or args.code.endswith(".prx"):
+        raise CompileError(Diagnostic(FILE_ACCESS, f"no file `{args.code}`", help="pass the path of a .prx file"))
     found = lookup(args.code)
     if found is None:
+        close = difflib.get_close_matches(args.code, [c for code in all_codes() for c in (code.id, code.name)], n=1)
         raise CompileError(
-            Diagnostic(INTERNAL, f"no diagnostic code `{args.code}`", help="`primusc explain` lists them")
+            Diagnostic(UNKNOWN_CODE, f"no diagnostic code `{args.code}`",
+                       help=f"did you mean `{close[0]}`?" if close else "`primusc explain` lists them")
         )
     print(f"{found.id} ({found.name}): {found.summary}\n")
     if found.explanation:

@@ -100,3 +100,10 @@ FILE_ACCESS = register(
     "The path does not exist, is a folder where a file is needed (or the other way round), or cannot\n"
     "be read or written with your permissions. The message names the path and the system's reason.",
 )
+UNKNOWN_CODE = register(
+    "P2016",
+    "unknown-code",
+    "`primusc explain` was given neither a diagnostic code nor a file",
+    "`primusc explain P3009` (or its name, `value-out-of-range`) explains a code; `primusc explain` lists\n"
+    "them all; `primusc explain FILE --point ...` explains a candidate of the space in FILE.",
+)

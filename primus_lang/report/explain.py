@@ -92,13 +92,16 @@ def explain_candidate(args: argparse.Namespace) -> int:
     cand = point(space, text)
     ev = _evaluate(space, cand, text or "")
     broken = violations(space, cand)
+    # what an illegal or overflowing point would cost is shown (often why one asks), but the status
+    # says it cannot run, as `check --explain` does
+    status = 0 if ev.view.fits and not broken else 1
     if getattr(args, "json", False):
         print(json.dumps({**explained_json(ev), "violations": [list(v) for v in broken]}, indent=2))
-        return 0
+        return status
     console = _console()
     _warn(console, broken)
     console.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
-    return 0
+    return status
 
 
 def diff_candidates(args: argparse.Namespace) -> int:

@@ -100,8 +100,22 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
 def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.CaptureFixture[str]) -> None:
     from primus_lang.cli import main
 
-    assert main(["explain", str(EXAMPLE), "--point", "tp=3", "--json"]) == 0
+    # explained anyway, but the status says it cannot run
+    assert main(["explain", str(EXAMPLE), "--point", "tp=3", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert any(code == "P4003" for code, _ in out["violations"])  # 64 heads are not divisible by TP 3
-    assert main(["explain", str(EXAMPLE), "--point", "tp=3"]) == 0
+    assert main(["explain", str(EXAMPLE), "--point", "tp=3"]) == 1
     assert "not a legal point" in capsys.readouterr().out
+    assert main(["explain", str(EXAMPLE), "--point", "mbs=4,precision=fp8", "--json"]) == 1  # legal, 1.2 TiB
+    assert json.loads(capsys.readouterr().out)["fits"] is False
+
+
+def test_explain_typos_are_user_errors_with_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.cli import main
+
+    assert main(["explain", "nofile.prx", "--point", "tp=2"]) == 1
+    assert "P2015" in capsys.readouterr().err
+    assert main(["explain", "value-out-of-rang"]) == 1
+    err = capsys.readouterr().err
+    assert "P2016" in err and "`value-out-of-range`" in err
+    assert main(["explain", "P3009"]) == 0 and "value-out-of-range" in capsys.readouterr().out
