@@ -13,7 +13,7 @@ from primus_lang.check.frame import DEFAULTS, frame_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
 from primus_lang.lower.domains import single
@@ -117,3 +117,35 @@ def parse_point(space: Space, text: str) -> Candidate:
         if not changed:
             break
     return Candidate(**values)
+
+
+def outside(space: Space, cand: Candidate) -> list[str]:
+    """The knobs of ``cand`` set to values no point of ``space`` has: off their axis (where its
+    condition holds), or off the space's fixed value."""
+    fixed = dict(space.fixed)
+    out = [f"`{k}` = {format_value(getattr(cand, k))}, where the space fixes {format_value(v)}"
+           for k, v in fixed.items() if getattr(cand, k) != v]
+    for axis in space.axes:
+        value = getattr(cand, axis.name)
+        if value in axis.domain.values:
+            continue
+        if axis.when is not None and value == DEFAULTS[axis.name]:
+            continue  # the knob's default is what the axis leaves where its condition fails
+        shown = ", ".join(format_value(v) for v in axis.domain.values[:8])
+        more = ", ..." if len(axis.domain.values) > 8 else ""
+        out.append(f"`{axis.name}` = {format_value(value)}, not among the axis's values ({shown}{more})")
+    return out
+
+
+def warn_outside(space: Space, cand: Candidate, error_format: str = "human") -> None:
+    """Print W6001 on stderr for each knob of ``cand`` the space does not search."""
+    import sys
+
+    from primus_lang.diagnostics import render
+    from primus_lang.diagnostics.codes_projection import OUTSIDE_SPACE
+
+    notes = outside(space, cand)
+    if notes:
+        diag = Diagnostic(OUTSIDE_SPACE, f"`{cand.label()}` is outside the space `{space.name}`", notes=tuple(notes),
+                          help="it is still shown; widen the axis to search it")
+        print(render([diag], error_format), file=sys.stderr)

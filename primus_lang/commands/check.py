@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "explain", False) and getattr(args, "point", None):
         from primus_lang.memory.explain_point import explain_point
 
-        return explain_point(spaces[0], args.point, as_json=args.json)
+        return explain_point(spaces[0], args.point, as_json=args.json, error_format=args.error_format)
     summaries = [(space, summarize(space)) for space in spaces]
     for space, summary in summaries:
         require_legal(space, summary)

@@ -80,6 +80,7 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import parse_point
+    from primus_lang.check.point import warn_outside
     from primus_lang.lower import load_space
     from primus_lang.memory import account
     from primus_lang.memory.explain import refuse_overflow
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.file)
     space: Space = load_space(source, args.space)
     cand: Candidate = parse_point(space, args.point)
+    warn_outside(space, cand, args.error_format)
     target = args.target or space.settings.target
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)

@@ -30,6 +30,7 @@ def _metric(result: Any, metric: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import legality, parse_point, raw_size
+    from primus_lang.check.point import warn_outside
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
     from primus_lang.memory import account
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.point:
         cand = parse_point(space, args.point)
+        warn_outside(space, cand, args.error_format)
         broken = legality(space, cand)
         if broken:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",

@@ -45,3 +45,11 @@ NO_ROW = register(
     "`primusc validate --runs FILE --row ID` explains the rows whose `id` is ID; the ids are the first\n"
     "column of `primusc validate --runs FILE`.",
 )
+OUTSIDE_SPACE = register(
+    "W6001",
+    "point-outside-space",
+    "a `--point` sets a knob to a value the space does not search",
+    "The value is not among its axis's values, or differs from the space's fixed value. The point is\n"
+    "still explained, projected or emitted (what a nearby recipe would do is a fair question), but no\n"
+    "search of the space would reach it; widen the axis to search it.",
+)

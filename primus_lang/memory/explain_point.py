@@ -13,13 +13,16 @@ from primus_lang.memory.explain import explain_overflow
 from primus_lang.memory.table import account_to_json, render_account
 
 
-def explain_point(space: Space, point: str, as_json: bool = False, console: Console | None = None) -> int:
+def explain_point(space: Space, point: str, as_json: bool = False, console: Console | None = None,
+                  error_format: str = "human") -> int:
     """Print the account of ``point`` in ``space``; the exit status is 1 when it does not fit or is not
     a legal point (its account is still printed: what an illegal point would hold is often the question,
     but the reader must know it cannot run, and a refused split is accounted by its knobs alone)."""
     from primus_lang.check import legality, parse_point
+    from primus_lang.check.point import warn_outside
 
     cand = parse_point(space, point)
+    warn_outside(space, cand, error_format)
     broken = [f"{v.code} {v.message}" for v in legality(space, cand)]
     headroom = space.headroom
     acc = account(space.model, space.cluster, cand, space.settings)

@@ -28,10 +28,14 @@ def load(args: argparse.Namespace) -> Space:
     return load_space(Path(file), getattr(args, "space", None))
 
 
-def point(space: Space, text: str | None) -> Candidate:
+def point(space: Space, text: str | None, error_format: str = "human") -> Candidate:
+    """The candidate ``text`` names, with a warning when the space would never search it."""
     from primus_lang.check import parse_point
+    from primus_lang.check.point import warn_outside
 
-    return parse_point(space, text or "")
+    cand = parse_point(space, text or "")
+    warn_outside(space, cand, error_format)
+    return cand
 
 
 def _console() -> Console:
@@ -89,7 +93,7 @@ def _warn(console: Console, broken: list[tuple[str, str]], name: str = "this poi
 def explain_candidate(args: argparse.Namespace) -> int:
     space = load(args)
     text = getattr(args, "point", None)
-    cand = point(space, text)
+    cand = point(space, text, getattr(args, "error_format", "human"))
     ev = _evaluate(space, cand, text or "")
     broken = violations(space, cand)
     # what an illegal or overflowing point would cost is shown (often why one asks), but the status
@@ -112,7 +116,8 @@ def diff_candidates(args: argparse.Namespace) -> int:
                                       help="`primusc diff FILE tp=2,pp=4 tp=4,pp=2` or `--a ... --b ...`"))
     space = load(args)
     first, second = given
-    ea, eb = _evaluate(space, point(space, first), first), _evaluate(space, point(space, second), second)
+    fmt = getattr(args, "error_format", "human")
+    ea, eb = _evaluate(space, point(space, first, fmt), first), _evaluate(space, point(space, second, fmt), second)
     broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
     d = diff(ea.view, eb.view)
     if getattr(args, "json", False):
