@@ -12,11 +12,12 @@ import pkgutil
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_internal import INTERNAL
-from primus_lang.diagnostics.codes_names import FILE_ACCESS
+from primus_lang.diagnostics.codes_names import BAD_ARGUMENT, FILE_ACCESS
 from primus_lang.gc_policy import use_bulk_thresholds
 from primus_lang.sources import SOURCES
 
@@ -40,20 +41,37 @@ def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:
     return modules
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors as diagnostics: exit 1 (a user error), not argparse's 2, which
+    primusc keeps for internal errors."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        diag = Diagnostic(BAD_ARGUMENT, message, help=f"`{self.prog} --help` lists what it takes")
+        print(render([diag], "human"), file=sys.stderr)
+        sys.exit(EXIT_USER)
+
+
+ERROR_FORMATS = ("human", "short", "json")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="primusc",
         description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
     )
     parser.add_argument("--version", action="version", version=f"primusc {__version__}")
-    parser.add_argument(
-        "--error-format", choices=("human", "short", "json"), default="human", help="how diagnostics are printed"
-    )
+    parser.add_argument("--error-format", choices=ERROR_FORMATS, default="human", help="how diagnostics are printed")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules = _command_modules()
     for name in _requested(sys.argv[1:] if argv is None else argv, modules):
         module = importlib.import_module(f"primus_lang.commands.{name}")
         module.register(sub)
+    for command in sub.choices.values():
+        # after the command too (`primusc check f --error-format json`); SUPPRESS keeps the one
+        # given before the command when this one is not
+        command.add_argument("--error-format", choices=ERROR_FORMATS, default=argparse.SUPPRESS,
+                             help="how diagnostics are printed")
     return parser
 
 

@@ -149,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.file)
     space = load_space(source, args.space)
     evals, seconds = parse_budget(args.budget)
+    if args.patience is not None and args.patience < 1:
+        raise CompileError(Diagnostic(BAD_BUDGET, f"a patience of {args.patience} evaluations stops before the first",
+                                      help="--patience N stops after N evaluations without improvement; N >= 1"))
     limits = limits_of(space, evals, seconds, args.patience)
     out = Path(args.out) if args.out else Path(f"plan-{space.name}")
     resume = Path(args.resume) if args.resume else None

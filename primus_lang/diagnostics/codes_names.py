@@ -107,3 +107,10 @@ UNKNOWN_CODE = register(
     "`primusc explain P3009` (or its name, `value-out-of-range`) explains a code; `primusc explain` lists\n"
     "them all; `primusc explain FILE --point ...` explains a candidate of the space in FILE.",
 )
+BAD_ARGUMENT = register(
+    "P2017",
+    "bad-argument",
+    "the command line names an unknown option or command, or gives an option a value it cannot take",
+    "`primusc --help` lists the commands and `primusc COMMAND --help` a command's options and the\n"
+    "values they take.",
+)

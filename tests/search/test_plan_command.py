@@ -101,6 +101,11 @@ def test_plan_table_and_bad_budget(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "tokens/s/GPU" in text and "Over the" in text
     assert main(["--error-format", "short", "plan", TINY, "--budget", "lots"]) == 1
     assert "P8009" in capsys.readouterr().err
+    assert main(["plan", TINY, "--patience", "0", "--error-format", "short"]) == 1
+    assert "P8009" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # argparse's own errors are user errors too: exit 1, a code
+        main(["plan", TINY, "--seed", "x"])
+    assert exit_.value.code == 1 and "P2017" in capsys.readouterr().err
 
 
 def test_plan_resumes_a_cut_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
