@@ -344,7 +344,10 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
         out.append(Diagnostic(code, message, where, help=v.help))
     if not out:
         worst = sorted(summary.rules, key=lambda r: -r.removed)[:3]
-        listed = ", ".join(f"{r.code} {r.rule} removes {r.removed:,}" for r in worst if r.removed)
+        # a `require` is named by its message (or expression): several share the code and the rule name
+        listed = ", ".join(
+            f"{r.code} {r.rule}{f' ({r.detail!r})' if r.code == L.REQUIRE_FAILED.id and r.detail else ''} "
+            f"removes {r.removed:,}" for r in worst if r.removed)
         out.append(
             Diagnostic(
                 L.NO_LEGAL_POINT,

@@ -516,11 +516,11 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
 def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
     """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
     path = Path(path)
-    rows = yaml.safe_load(path.read_text()) or []
+    rows = yaml.safe_load(path.read_text())
     cards_path = path.parent / "model_cards.yaml"
     cards = yaml.safe_load(cards_path.read_text()) if cards_path.exists() else {}
-    if not isinstance(rows, list) or not isinstance(cards or {}, dict):
-        raise TypeError("expected a list of rows (and a mapping of model cards)")
+    if not isinstance(rows, list) or not rows or not isinstance(cards or {}, dict):
+        raise TypeError("expected a non-empty list of rows (and a mapping of model cards beside it)")
     return [_resolve_row(row, cards or {}, calibrated) for row in rows]
 
 

@@ -630,3 +630,11 @@ def test_a_card_outside_what_a_model_can_be_is_refused_with_the_field_named() ->
     moe = {**card, "num_kv_heads": 8, "moe": {"num_experts": 4, "topk": 8, "moe_ffn_hidden_size": 1024}}
     assert "`top_k` (8) cannot exceed `num_experts` (4)" in str(card_model("greedy", moe, 4096))
     assert not isinstance(card_model("fine", {**card, "num_kv_heads": 8}, 4096), str)
+
+
+@pytest.mark.parametrize("text", ["{}\n", "", "[]\n"])
+def test_a_runs_file_without_rows_is_refused(text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "runs.yaml"
+    path.write_text(text)
+    assert main(["validate", "--runs", str(path)]) == 1
+    assert "P6001" in capsys.readouterr().err
