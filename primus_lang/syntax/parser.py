@@ -7,6 +7,7 @@ at the failure is compared with the user's.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from typing import Any
@@ -447,6 +448,8 @@ _NUMBER_WORD = re.compile(
     r"(?<![A-Za-z0-9_.])[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[ \t]*([A-Za-z%][A-Za-z/%]*)"
 )
 _NOT_UNITS = {"x", "step", "evals", "calls", "usd", "when", "and", "or", "in", "not"}
+# words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
+_COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}
 
 
 def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
@@ -460,10 +463,17 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
             word = m.group(1)
             if word in UNITS or word in _NOT_UNITS:
                 continue
+            col = m.start(1) + 1
+            keyword = difflib.get_close_matches(word, sorted(_COUNTED), n=1, cutoff=0.75)
+            if keyword:
+                # `budget 300 evls`: otherwise read as a new statement named `evls`, and reported
+                # at the next line's first word
+                return Diagnostic(
+                    C.UNEXPECTED_TOKEN, f"`{word}` after a number is neither a unit nor {_COUNTED[keyword[0]]}",
+                    Span(file, ln, col, ln, col + len(word)), help=f"did you mean `{keyword[0]}`?")
             guess = suggest_unit(word)
             if guess is None:
                 continue
-            col = m.start(1) + 1
             return Diagnostic(
                 C.UNKNOWN_UNIT,
                 f"unknown unit `{word}`",

@@ -18,6 +18,7 @@ CASES = Path(__file__).parent / "cases"
 EXPECTED = {
     "axis_in_model": "P3012",
     "bad_enum": "P3005",
+    "budget_word_typo": "P1001",
     "comments_only": "P1008",
     "condition_cycle": "P3015",
     "duplicate_definition": "P2006",
