@@ -19,6 +19,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET, OUT_NOT_EMPTY
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.report import units
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
 from primus_lang.search.explain import explain
@@ -138,7 +139,7 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
     parts = [
         f"{a}={format_value(getattr(t.candidate, a))}" for a in axes if getattr(t.candidate, a) != _DEFAULTS[a]
     ]
-    return ",".join(parts) or "all defaults"
+    return ",".join(parts) or "defaults"  # as `Candidate.label`, so it reads back as a `--point`
 
 
 def run(args: argparse.Namespace) -> int:
@@ -175,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         land = prep.land
         err.print(
             f"space `{space.name}`: {len(land):,} legal points, {int(land.fits.sum()):,} fit in memory "
-            f"(limit {land.limit / 1e9:.1f} GB of {land.capacity / 1e9:.1f} GB)"
+            f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})"
         )
     result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
     return _finish(args, source, space, prep, result, out, trace)
@@ -317,18 +318,18 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     )
     for note in res.notes:
         console.print(f"note: {note}", style="yellow")
-    capacity = prep.land.capacity
+    limit = prep.land.limit
     table = Table(title=f"best of {res.space} ({res.objective})", show_lines=False)
-    for col, just in (("#", "right"), ("layout", "left"), ("peak GB", "right"), ("headroom", "right"),
+    # GiB and spare against the limit, as `explain` and `diff` show the same candidates
+    for col, just in (("#", "right"), ("layout", "left"), ("memory peak", "right"), ("spare vs limit", "right"),
                       ("tokens/s/GPU", "right"), ("MFU", "right"), ("bubble", "right"), ("exposed comm", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for i, t in enumerate(plan.ranked, start=1):
         ev = t.evaluation
         if ev is None or t.memory_peak is None:
             continue
-        spare = capacity - t.memory_peak
         table.add_row(
-            str(i), layout(t, axes), f"{t.memory_peak / 1e9:.1f}", f"{spare / 1e9:.1f} GB ({spare / capacity:.0%})",
+            str(i), layout(t, axes), units.gib(t.memory_peak), units.gib(limit - t.memory_peak),
             f"{ev.tokens_per_gpu:,.0f}", f"{ev.mfu:.1%}", f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )
     console.print(table)
