@@ -28,6 +28,7 @@ SPACES = (
     "examples/deepseek_v3_mi355x.prx",
     "examples/llama3_70b_gb200.prx",
     "examples/nemotron3_nano_gb200.prx",
+    "examples/gpt_oss_120b_b200.prx",
 )
 BEGIN, END = "<!-- tune-compare:begin -->", "<!-- tune-compare:end -->"
 

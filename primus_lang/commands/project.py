@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0 for all)")
     p.add_argument("--json", action="store_true",
-                   help='print {"candidates", "legal", "seconds", "results"} as JSON')
+                   help='print {"candidates", "legal", "fit", "seconds", "results"} as JSON')
     p.set_defaults(func=run)
 
 

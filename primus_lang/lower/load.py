@@ -33,11 +33,12 @@ def _head_dim(v: dict[str, Any]) -> Any:
 
 
 # Fields a definition may leave out because they follow from others (Megatron's own defaults).
-DERIVED_DEFAULTS: dict[type, dict[str, Any]] = {
+# Each: (how docs/language.md writes the default, the rule that computes it from the other fields).
+DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {
     Model: {
-        "kv_heads": lambda v: v.get("heads"),
-        "head_dim": lambda v: _head_dim(v) if "hidden" in v else None,
-        "max_position_embeddings": lambda v: v.get("seq_len"),
+        "kv_heads": ("`heads`", lambda v: v.get("heads")),
+        "head_dim": ("`hidden / heads`", lambda v: _head_dim(v) if "hidden" in v else None),
+        "max_position_embeddings": ("`seq_len`", lambda v: v.get("seq_len")),
     }
 }
 
@@ -319,7 +320,7 @@ class Loader:
                 errors.extend(err.diagnostics)
         if errors:
             raise CompileError(errors)
-        for name, rule in DERIVED_DEFAULTS.get(cls, {}).items():
+        for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
             if name not in values:
                 v = rule(values)
                 if v is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.report.units import gib
 from primus_lang.search.trial import Trial
 
 NAMES = {
@@ -39,11 +40,11 @@ def compare(winner: Trial, other: Trial, axes: Sequence[str], metric: str, title
     w, o = winner.evaluation, other.evaluation
     changes = knob_changes(other.candidate, winner.candidate, axes) or ["the same knobs"]
     if metric == "memory_peak" and winner.memory_peak is not None and other.memory_peak is not None:
-        gain = f"peak memory {other.memory_peak / 1e9:.1f} GB -> {winner.memory_peak / 1e9:.1f} GB"
+        gain = f"peak memory {gib(other.memory_peak)} -> {gib(winner.memory_peak)}"
     elif w.step_time == o.step_time and winner.memory_peak is not None and other.memory_peak is not None:
         if winner.memory_peak < other.memory_peak:
             return (f"{title}: {', '.join(changes)}: the same projected step ({_seconds(w.step_time)}); the winner "
-                    f"keeps {(other.memory_peak - winner.memory_peak) / 1e9:.2f} GB more memory free.")
+                    f"keeps {gib(other.memory_peak - winner.memory_peak)} more memory free.")
         return (f"{title}: {', '.join(changes)}: a tie, the same projected step ({_seconds(w.step_time)}) and "
                 "memory peak; either recipe will do.")
     else:
@@ -62,7 +63,7 @@ def compare(winner: Trial, other: Trial, axes: Sequence[str], metric: str, title
     why = f"; where the time went: {', '.join(parts)}" if parts else ""
     mem = ""
     if winner.memory_peak is not None and other.memory_peak is not None and metric != "memory_peak":
-        mem = f"; memory peak {other.memory_peak / 1e9:.1f} -> {winner.memory_peak / 1e9:.1f} GB"
+        mem = f"; memory peak {gib(other.memory_peak)} -> {gib(winner.memory_peak)}"
     return f"{title}: {', '.join(changes)}: {gain}{why}{mem}."
 
 

@@ -22,7 +22,12 @@ from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
 from primus_lang.syntax.units import UNITS
 
 
-def _default(f: attrs.Attribute[Any]) -> str:
+def _default(f: attrs.Attribute[Any], cls: type | None = None) -> str:
+    from primus_lang.lower.load import DERIVED_DEFAULTS
+
+    derived = DERIVED_DEFAULTS.get(cls, {}).get(f.name) if cls is not None else None
+    if derived is not None:
+        return derived[0]
     if f.default is attrs.NOTHING:
         return "required"
     value: Any = f.default
@@ -69,7 +74,7 @@ def fields(cls: type) -> str:
     for f in attrs.fields(cls):
         if f.name in ("name", "span"):
             continue
-        rows.append(f"| `{f.name}` | {_values(f)} | {_default(f)} | {doc_of(f)} |")
+        rows.append(f"| `{f.name}` | {_values(f)} | {_default(f, cls)} | {doc_of(f)} |")
     if cls is Cluster:
         rows.append("| `nic` | `N x BANDWIDTH` | — | sets `nics_per_node` and `nic_bandwidth` together |")
     return "\n".join(rows)

@@ -15,7 +15,7 @@ def test_explains_knobs_gain_and_breakdown() -> None:
     lines = explain(win, None, base, ("pp", "vpp"), "tokens_per_gpu")
     assert lines == [
         "Over the baseline: vpp 1 -> 2: +30.0% tokens/s/GPU (769 -> 1,000), step 1.30 s -> 1.00 s; "
-        "where the time went: pipeline bubble -300 ms; memory peak 40.0 -> 50.0 GB."
+        "where the time went: pipeline bubble -300 ms; memory peak 37.3 GiB -> 46.6 GiB."
     ]
 
 
@@ -24,5 +24,5 @@ def test_ties_are_called_ties() -> None:
     b = trial(Candidate(cp=2, mbs=4), 1.0, 50 * 10**9)
     c = trial(Candidate(cp=2, mbs=4), 1.0, 60 * 10**9)
     assert "a tie" in explain(a, b, None, ("cp", "mbs"), "tokens_per_gpu")[0]
-    assert "10.00 GB more memory free" in explain(a, c, None, ("cp", "mbs"), "tokens_per_gpu")[0]
+    assert "9.3 GiB more memory free" in explain(a, c, None, ("cp", "mbs"), "tokens_per_gpu")[0]
     assert "already the best found" in explain(a, None, a, ("cp",), "tokens_per_gpu")[0]
