@@ -228,8 +228,14 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
 
 
 def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
-    """Training-run plumbing: iterations, learning rate, data, tokenizer, checkpoints."""
-    s: Settings = {"train_iters": int(v.train_iters), "lr": float(v.lr)}
+    """Training-run plumbing: iterations, learning rate, data, tokenizer, checkpoints, logging.
+
+    What Megatron and Primus default differently is written out, so both frameworks run the same
+    schedule: Primus's trainer config warms up for 40 iterations without weight decay, and restarts a
+    checkpointed run as a fine-tune (iteration 0, fresh optimizer) unless told otherwise."""
+    s: Settings = {"train_iters": int(v.train_iters), "lr": float(v.lr), "lr_warmup_iters": 0,
+                   "weight_decay": 0.01, "log_interval": int(v.log_interval), "eval_iters": int(v.eval_iters),
+                   "eval_interval": int(v.eval_interval)}
     if v.data_path:
         s["data_path"] = v.data_path
     else:
@@ -242,6 +248,9 @@ def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
     if v.checkpoint_dir:
         s["save"] = v.checkpoint_dir
         s["load"] = v.checkpoint_dir
+        # Megatron asserts an interval whenever it saves
+        s["save_interval"] = int(v.save_interval or v.train_iters)
+        s["finetune"] = False
     if cand.sharding == "fsdp":
         s["ckpt_format"] = "fsdp_dtensor"
     return s

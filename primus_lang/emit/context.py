@@ -66,6 +66,19 @@ def _positive_int(upper: int) -> Callable[[str], str | None]:
     return check
 
 
+def _count_of(upper: int) -> Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        if value.isdigit() and int(value) <= upper:
+            return None
+        return f"must be a whole number from 0 to {upper}"
+
+    return check
+
+
+def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    return lambda value: None if value == "" else check(value)
+
+
 def _real(value: str) -> str | None:
     try:
         float(value)
@@ -96,6 +109,11 @@ VARIABLES: dict[str, Variable] = {
         Variable("tokenizer_type", "", "Megatron tokenizer type (default: HuggingFaceTokenizer with a model)"),
         Variable("checkpoint_dir", "", "--save/--load folder (empty: no checkpoints)"),
         Variable("train_iters", "100", "training iterations", _positive_int(10**9)),
+        Variable("save_interval", "", "iterations between checkpoints (empty: train_iters)",
+                 _optional(_positive_int(10**9))),
+        Variable("eval_iters", "0", "validation iterations per evaluation (0: none)", _count_of(10**9)),
+        Variable("eval_interval", "1000", "iterations between evaluations", _positive_int(10**9)),
+        Variable("log_interval", "1", "iterations between logged throughput lines", _positive_int(10**9)),
         Variable("lr", "1.0e-4", "peak learning rate", _real),
         Variable("partition", "", "Slurm partition (empty: the cluster default)",
                  _pattern(_SLURM_WORD, "a Slurm partition name")),
@@ -126,6 +144,10 @@ class Variables:
     tokenizer_type: str
     checkpoint_dir: str
     train_iters: str
+    save_interval: str
+    eval_iters: str
+    eval_interval: str
+    log_interval: str
     lr: str
     partition: str
     account: str

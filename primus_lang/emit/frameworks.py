@@ -69,10 +69,22 @@ class Framework:
     def render_values(self) -> dict[str, Any]:
         return {}
 
+    def deepep_on_amd(self) -> bool:
+        """The flex dispatcher (written with the DeepEP backend) on an AMD cluster."""
+        return self.cluster.gpu.vendor == "amd" and self.model.moe is not None and self.cand.moe_dispatcher == "flex"
+
 
 class Megatron(Framework):
     NAME = "megatron"
     PROGRAM_TEMPLATE = "megatron/program.sh.j2"
+
+    def unsupported(self) -> list[str]:
+        out = super().unsupported()
+        if self.deepep_on_amd():
+            # Megatron's flex dispatcher imports deep_ep, whose kernels are CUDA-only
+            out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only; the primus "
+                       "framework runs Primus Turbo's DeepEP on ROCm")
+        return out
 
     def render_values(self) -> dict[str, Any]:
         return {"args": self.profile.argv(self.settings), "script": entry_script(self.model)}
@@ -93,6 +105,12 @@ class Primus(Framework):
             if self.cand.schedule == "zbv":
                 # ZBV places two model chunks per rank in a V (Primus: VPP must be 2).
                 out["num_virtual_stages_per_pipeline_rank"] = 2
+        if self.deepep_on_amd():
+            # Primus swaps in Primus Turbo's ROCm DeepEP only when both switches are on, and that
+            # dispatcher needs an FP32 router (primus/backends/megatron/patches/turbo)
+            out["enable_primus_turbo"] = True
+            out["use_turbo_deepep"] = True
+            out["moe_router_dtype"] = "fp32"
         if "cuda_graph_impl" in out and "cuda_graph_scope" not in out:
             # Primus's trainer config sets the scope to `full`; the whole layer is written as Megatron's
             # empty scope instead of relying on its deprecated alias
@@ -101,6 +119,9 @@ class Primus(Framework):
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()
+        if self.deepep_on_amd() and self.cand.tp > 1:
+            out.append("`moe_dispatcher` = flex on AMD with TP > 1: Primus Turbo's DeepEP dispatcher runs only "
+                       "at tensor-parallel size 1")
         if self.cand.cuda_graph == "full":
             # Primus hands YAML values to Megatron's namespace unconverted: the scope stays the string
             # "full_iteration", and megatron/training/training.py (core_v0.16.1) wraps the iteration

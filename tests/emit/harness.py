@@ -6,11 +6,11 @@ import functools
 import importlib
 import itertools
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit import TARGETS, EmitContext, emit
+from primus_lang.emit import TARGETS, EmitContext, emit, unsupported
 from primus_lang.ir import Candidate, Space
 from primus_lang.resources import data_dir
 from tests.emit.ir_cases import CASES
@@ -39,15 +39,20 @@ def _front_end() -> tuple[object, object] | None:
     return (load, points) if load is not None and points is not None else None
 
 
-def richest(points: Iterator[Candidate], limit: int = 50_000) -> Candidate | None:
-    """The first legal point that sets the most knobs away from their defaults: it exercises the
-    most flags, and stays legal whatever the checker's rules become."""
-    best, best_score = None, -1
-    for cand in itertools.islice(points, limit):
-        score = 0 if cand.label() == "defaults" else len(cand.label().split(","))
-        if score > best_score:
-            best, best_score = cand, score
-    return best
+def richest(points: Iterator[Candidate], limit: int = 50_000,
+            usable: Callable[[Candidate], bool] = lambda cand: True) -> Candidate | None:
+    """The first legal point that sets the most knobs away from their defaults, among those
+    ``usable`` keeps: it exercises the most flags, and stays legal whatever the checker's rules become."""
+    def score(cand: Candidate) -> int:
+        return 0 if cand.label() == "defaults" else len(cand.label().split(","))
+
+    ranked = sorted(itertools.islice(points, limit), key=score, reverse=True)  # stable: first among equals
+    return next((cand for cand in ranked if usable(cand)), None)
+
+
+def expressible(space: Space) -> Callable[[Candidate], bool]:
+    """Whether some target can emit the candidate (a case no target can emit tests nothing)."""
+    return lambda cand: any(not unsupported(space, cand, target) for target in TARGETS)
 
 
 @functools.cache
@@ -61,7 +66,7 @@ def example_cases() -> dict[str, tuple[Space, Candidate]]:
     for path in sorted(data_dir("examples").glob("*.prx")):
         try:
             space = load(path)  # type: ignore[operator]
-            point = richest(iter(points(space)))  # type: ignore[operator]
+            point = richest(iter(points(space)), usable=expressible(space))  # type: ignore[operator]
         except Exception as err:  # reported by test_examples_load, so one bad file hides no other test
             EXAMPLE_ERRORS[path.name] = f"{type(err).__name__}: {err}"
             continue

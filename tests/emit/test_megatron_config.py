@@ -33,6 +33,9 @@ RUN_ARGS = {
     "group_query_attention", "micro_batch_size", "global_batch_size", "train_iters", "lr", "mock_data",
     "data_path", "tokenizer_type", "tokenizer_model", "vocab_size", "save", "load", "ckpt_format",
     "gradient_accumulation_fusion",
+    # the training loop's schedule, logging, validation and checkpoint cadence (arguments.py's
+    # _add_training_args, _add_logging_args, _add_validation_args, _add_checkpointing_args)
+    "lr_warmup_iters", "log_interval", "eval_iters", "eval_interval", "save_interval", "finetune",
     # CUDA-graph companions validate_args requires (arguments.py, core_v0.16.1), outside the configs
     "te_rng_tracker", "no_check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
     # pretrain_mamba.py's model construction (mamba_builders.py): the layer spec and the hybrid pattern
@@ -125,6 +128,8 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         if key in args:
             value = args.pop(key)
             opt[key] = dtypes[value] if isinstance(value, str) else value
+    if "weight_decay" in args:
+        opt["weight_decay"] = float(args.pop("weight_decay"))
     if opt:  # Megatron hands the distributed-optimizer switch to both configs
         opt["use_distributed_optimizer"] = ddp.get("use_distributed_optimizer", False)
     assert set(opt) <= opt_fields

@@ -67,7 +67,10 @@ def test_data_and_checkpoint_variables() -> None:
 # Keys Primus adds to Megatron's (primus/configs/modules/megatron/primus_pipeline.yaml), and the
 # training corpus key its trainer config uses.
 # model_type picks pretrain_mamba's providers (primus/backends/megatron/megatron_pretrain_trainer.py)
-PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type"}
+# Primus's own switches (its trainer config and patches): the pipeline algorithms, the corpus, the
+# model provider, and Primus Turbo's ROCm DeepEP dispatcher
+PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type", "enable_primus_turbo",
+               "use_turbo_deepep"}
 
 
 @pytest.mark.parametrize(("case", "text"), EXPERIMENTS)
