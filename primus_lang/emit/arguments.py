@@ -163,6 +163,7 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         if cand.moe_dispatcher == "flex":
             s["moe_flex_dispatcher_backend"] = "deepep"
         s["overlap_moe_expert_parallel_comm"] = cand.ep_comm_overlap
+        s.update(balancing_settings(model))
     s["micro_batch_size"] = cand.mbs
     s["global_batch_size"] = cand.gbs
     if cand.recompute.kind == "selective":
@@ -224,6 +225,22 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
         if model.moe is not None and cand.ep > 1:
             # validate_args requires it for the local implementation with EP; it changes only inference
             s["moe_pad_experts_for_cuda_graph_inference"] = True
+    return s
+
+
+def balancing_settings(model: Model) -> Settings:
+    """How the router keeps the experts' load even, as the card says; written out in full, since
+    Megatron's defaults (a balancing loss of coefficient 0) balance nothing."""
+    moe = model.moe
+    assert moe is not None
+    s: Settings = {"moe_router_score_function": moe.router_score}
+    if moe.aux_loss > 0:
+        s["moe_router_load_balancing_type"] = moe.aux_loss_type
+        s["moe_aux_loss_coeff"] = moe.aux_loss
+    else:
+        s["moe_router_load_balancing_type"] = "none"
+    if moe.bias_balancing:
+        s["moe_router_enable_expert_bias"] = True
     return s
 
 

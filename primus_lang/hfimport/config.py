@@ -87,6 +87,16 @@ class Reader:
             return default
         return value
 
+    def real(self, key: str, default: float) -> float:
+        """A non-negative number field (a coefficient); ``default`` when absent."""
+        value = self.config.data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            self.problems.append(self.config.bad(key, value, "a number >= 0"))
+            return default
+        return float(value)
+
     def text(self, key: str, default: str = "") -> str:
         value = self.config.data.get(key)
         if value is None:

@@ -252,12 +252,20 @@ def _qwen3(r: Reader, fields: Fields, notes: list[str]) -> None:
         _full_sliding_window(r, fields, "sliding_window", notes)
 
 
+def _aux_loss(r: Reader, notes: list[str]) -> float:
+    """The load-balancing loss coefficient the config trains with (transformers' router_aux_loss_coef)."""
+    if not r.config.has("router_aux_loss_coef"):
+        notes.append("no router_aux_loss_coef: the card has no load-balancing loss")
+    return r.real("router_aux_loss_coef", 0.0)
+
+
 def _mixtral(r: Reader, fields: Fields, notes: list[str]) -> None:
     _mistral(r, fields, notes)
     fields["moe"] = Moe(
         num_experts=r.count("num_local_experts", "the expert count"),
         top_k=r.count("num_experts_per_tok", "the routing top-k"),
         ffn_hidden=fields["ffn_hidden"],
+        aux_loss=_aux_loss(r, notes),
     )
     notes.append("every layer is MoE: ffn_hidden repeats the expert width and is unused")
 
@@ -295,6 +303,7 @@ def _qwen3_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
         shared_experts=1 if shared else 0,
         shared_ffn_hidden=shared,
         dense_layers=_dense_prefix(r, "mlp_only_layers", int(fields["num_layers"])),
+        aux_loss=_aux_loss(r, notes),
     )
     if r.config.data.get("norm_topk_prob") is not None:
         notes.append("norm_topk_prob not represented (routing weights only)")
@@ -322,6 +331,9 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
         shared_experts=shared,
         shared_ffn_hidden=moe_width if shared else 0,
         dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
+        # DeepSeek-V3 balances without a loss: sigmoid scores plus a per-expert bias (noaux_tc)
+        router_score="sigmoid" if r.text("scoring_func", "softmax") == "sigmoid" else "softmax",
+        bias_balancing=r.text("topk_method") == "noaux_tc" and r.text("scoring_func") == "sigmoid",
     )
     v_head_dim = r.count("v_head_dim", "the MLA value width")
     fields["mla"] = Mla(
@@ -336,7 +348,7 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
     routing = [
         f"{k} {r.config.data[k]}"
-        for k in ("scoring_func", "topk_method", "n_group", "topk_group", "routed_scaling_factor")
+        for k in ("n_group", "topk_group", "routed_scaling_factor")
         if r.config.data.get(k) is not None
     ]
     if routing:
@@ -356,6 +368,7 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
         ffn_hidden=width,
         router_bias=True,
         expert_bias=True,
+        aux_loss=_aux_loss(r, notes),
     )
     window = r.count("sliding_window", "the sliding-window width", default=0, minimum=0)
     layer_types = r.config.data.get("layer_types")

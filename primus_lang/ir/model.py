@@ -11,6 +11,9 @@ from attrs import field, frozen
 from primus_lang.ir.quantity import Kind, q
 from primus_lang.ir.span import Span
 
+ROUTER_SCORES = ("softmax", "sigmoid")
+AUX_LOSS_TYPES = ("aux_loss", "seq_aux_loss", "global_aux_loss")
+
 
 @frozen
 class Moe:
@@ -28,6 +31,23 @@ class Moe:
     expert_bias: bool = field(default=False, metadata=q(Kind.FLAG, "expert linears carry biases"))
     latent: int = field(
         default=0, metadata=q(Kind.COUNT, "LatentMoE: width routed experts work in, projected from hidden (0: none)")
+    )
+    # How training keeps the experts' load even (Megatron's defaults balance nothing: a coefficient of 0)
+    router_score: str = field(
+        default="softmax", metadata=q(Kind.ENUM, "router score function (--moe-router-score-function)", ROUTER_SCORES)
+    )
+    aux_loss: float = field(
+        default=0.0, metadata=q(Kind.NUMBER, "load-balancing loss coefficient (0: none; --moe-aux-loss-coeff)")
+    )
+    aux_loss_type: str = field(
+        default="aux_loss",
+        metadata=q(Kind.ENUM, "where the balancing loss is computed: the micro-batch, each sequence or the global "
+                   "batch (--moe-router-load-balancing-type)", AUX_LOSS_TYPES),
+    )
+    bias_balancing: bool = field(
+        default=False,
+        metadata=q(Kind.FLAG, "aux-loss-free balancing by a per-expert routing bias (--moe-router-enable-expert-bias; "
+                   "sigmoid scores)"),
     )
 
 

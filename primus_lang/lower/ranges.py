@@ -50,6 +50,9 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
         if isinstance(k, int) and isinstance(n, int) and k > n:
             related.append(("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
                             "a token is routed to top_k distinct experts"))
+        if values.get("bias_balancing") and values.get("router_score", "softmax") != "sigmoid":
+            related.append(("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
+                            "Megatron balances with an expert bias only on sigmoid scores"))
     return out + [p for p in related if p is not None]
 
 

@@ -51,6 +51,7 @@ LIST_ARGS = {"recompute_modules", "cuda_graph_scope", "spec"}  # nargs flags
 # Config fields whose values are names, not numbers (their annotations are Literals or enums).
 TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp8_recipe", "fp4_recipe", "softmax_type",
                "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "pipeline_model_parallel_layout",
+               "moe_router_score_function", "moe_router_load_balancing_type",
                "cuda_graph_impl"}
 
 

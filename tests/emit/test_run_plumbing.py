@@ -46,3 +46,29 @@ def test_deepep_on_amd_is_primus_turbos_at_tp_1_and_refused_elsewhere() -> None:
     two = parse_point(space, "tp=2,ep=16,moe_dispatcher=flex")
     assert any("tensor-parallel size 1" in why for why in unsupported(space, two, "primus+local"))
     assert unsupported(space, parse_point(space, "tp=2,ep=16"), "megatron+local") == []  # the all-to-all runs
+
+
+def test_the_router_balances_the_experts_as_the_card_says() -> None:
+    """Megatron's defaults balance nothing (a loss coefficient of 0): the card's balancing is written out."""
+    from primus_lang.emit.arguments import balancing_settings
+    from primus_lang.project.runs import stdlib_definitions
+
+    models, _ = stdlib_definitions()
+    mixtral = balancing_settings(models["mixtral_8x7b"])
+    assert mixtral == {"moe_router_score_function": "softmax", "moe_router_load_balancing_type": "aux_loss",
+                       "moe_aux_loss_coeff": 0.02}
+    deepseek = balancing_settings(models["deepseek_v3"])
+    assert deepseek == {"moe_router_score_function": "sigmoid", "moe_router_load_balancing_type": "none",
+                        "moe_router_enable_expert_bias": True}
+
+
+def test_bias_balancing_needs_sigmoid_scores() -> None:
+    import pytest
+
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.lower import loads_program
+
+    text = "import models.mixtral (mixtral_8x7b)\nmodel m = mixtral_8x7b {\n  moe { bias_balancing = true }\n}\n"
+    with pytest.raises(CompileError) as err:
+        loads_program(text)
+    assert err.value.diagnostics[0].code.id == "P3009" and "sigmoid" in err.value.diagnostics[0].message

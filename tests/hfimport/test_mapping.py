@@ -43,7 +43,7 @@ def test_llama3_1_70b_numbers() -> None:
 
 def test_mixtral_every_layer_moe() -> None:
     m = imported("mixtral_8x7b").model
-    assert m.moe == Moe(num_experts=8, top_k=2, ffn_hidden=14336)
+    assert m.moe == Moe(num_experts=8, top_k=2, ffn_hidden=14336, aux_loss=0.02)  # router_aux_loss_coef
     assert m.ffn_hidden == 14336
     assert m.seq_len == 4096  # no RoPE scaling: the 4096-token default
 
@@ -52,7 +52,7 @@ def test_qwen3_moe_head_dim_and_qk_norm() -> None:
     m = imported("qwen3_235b_a22b").model
     assert m.heads * m.head_dim == 8192 != m.hidden
     assert m.qk_layernorm is True
-    assert m.moe == Moe(num_experts=128, top_k=8, ffn_hidden=1536)
+    assert m.moe == Moe(num_experts=128, top_k=8, ffn_hidden=1536, aux_loss=0.001)
     assert m.ffn_hidden == 12288
 
 
@@ -62,7 +62,8 @@ def test_deepseek_v3_mla_moe_mtp() -> None:
         kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, q_lora_rank=1536
     )
     assert m.moe == Moe(
-        num_experts=256, top_k=8, ffn_hidden=2048, shared_experts=1, shared_ffn_hidden=2048, dense_layers=3
+        num_experts=256, top_k=8, ffn_hidden=2048, shared_experts=1, shared_ffn_hidden=2048, dense_layers=3,
+        router_score="sigmoid", bias_balancing=True,  # scoring_func sigmoid, topk_method noaux_tc
     )
     assert (m.mtp_layers, m.ffn_hidden, m.seq_len, m.moe_layers) == (1, 18432, 4096, 58)
 
@@ -71,7 +72,8 @@ def test_gpt_oss_biases_and_window() -> None:
     result = imported("gpt_oss_120b")
     m = result.model
     assert m.bias is True and m.sliding_window == 128
-    assert m.moe == Moe(num_experts=128, top_k=4, ffn_hidden=2880, router_bias=True, expert_bias=True)
+    assert m.moe == Moe(num_experts=128, top_k=4, ffn_hidden=2880, router_bias=True, expert_bias=True,
+                        aux_loss=0.9)
     assert m.head_dim == 64 and m.heads * m.head_dim == 4096
     assert m.attention_sinks and not any("sinks" in note for note in result.notes)
 
