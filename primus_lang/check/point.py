@@ -137,6 +137,14 @@ def outside(space: Space, cand: Candidate) -> list[str]:
     return out
 
 
+def read_point(space: Space, text: str, error_format: str = "human") -> Candidate:
+    """``parse_point`` for a command's ``--point``: the candidate, with W6001 on stderr when the space
+    would never search it."""
+    cand = parse_point(space, text)
+    warn_outside(space, cand, error_format)
+    return cand
+
+
 def warn_outside(space: Space, cand: Candidate, error_format: str = "human") -> None:
     """Print W6001 on stderr for each knob of ``cand`` the space does not search."""
     import sys

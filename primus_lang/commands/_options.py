@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primus_lang.bench.oracle import ORACLE_KINDS
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
 if TYPE_CHECKING:
     from primus_lang.ir import Candidate, Cluster, Model, Settings
@@ -51,3 +54,25 @@ def build_oracle(
     from primus_lang.bench.oracle import make_oracle
 
     return make_oracle(kind, args.device, args.db, cluster=cluster, model=model, cands=cands)
+
+
+def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None) -> None:
+    """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``
+    folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
+    ``resume`` continues. ``force`` allows both; a folder that is a file is refused regardless."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
+    if force:
+        return
+    keep = {resume.resolve()} if resume is not None else set()
+    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()):
+        raise CompileError(
+            Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
+                       help="choose another --out, or pass --force to write into it")
+        )
+    for what, path in files.items():
+        if path.exists() and path.resolve() not in keep:
+            raise CompileError(
+                Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
+                           help=f"choose another --{what}, or pass --force to replace it")
+            )

@@ -46,12 +46,14 @@ def parse_vars(items: list[str]) -> dict[str, str]:
     return out
 
 
-def figures(space: Space, cand: Candidate) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The projection and memory account recorded in the manifest."""
+def figures(space: Space, cand: Candidate, acc: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The projection and memory account recorded in the manifest (``acc``: the account, if the caller
+    has it already)."""
     from primus_lang.memory import account
     from primus_lang.project import project
 
-    memory: dict[str, Any] = to_data(account(space.model, space.cluster, cand, space.settings))
+    memory: dict[str, Any] = to_data(acc if acc is not None else account(space.model, space.cluster, cand,
+                                                                            space.settings))
     full = to_data(project(space.model, space.cluster, cand, space.settings))
     # The per-op timeline is for the report; the manifest keeps the figures and their breakdown.
     projection = {k: v for k, v in full.items() if k != "timeline"}
@@ -79,8 +81,7 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.check import parse_point
-    from primus_lang.check.point import warn_outside
+    from primus_lang.check.point import read_point
     from primus_lang.lower import load_space
     from primus_lang.memory import account
     from primus_lang.memory.explain import refuse_overflow
@@ -89,14 +90,13 @@ def run(args: argparse.Namespace) -> int:
     refuse_non_empty(out, args.force)
     source = Path(args.file)
     space: Space = load_space(source, args.space)
-    cand: Candidate = parse_point(space, args.point)
-    warn_outside(space, cand, args.error_format)
+    cand: Candidate = read_point(space, args.point, args.error_format)
     target = args.target or space.settings.target
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)
-    refuse_overflow(account(space.model, space.cluster, cand, space.settings), space.headroom,
-                    f"`{cand.label()}` was not emitted")
-    projection, memory = figures(space, cand)
+    acc = account(space.model, space.cluster, cand, space.settings)
+    refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not emitted")
+    projection, memory = figures(space, cand, acc)
     ctx = EmitContext(
         source_name=source.name,
         source_sha256=hashlib.sha256(source.read_bytes()).hexdigest(),

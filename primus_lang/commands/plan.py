@@ -14,9 +14,15 @@ from attrs import frozen
 from rich.console import Console
 from rich.table import Table
 
-from primus_lang.commands._options import add_oracle_arguments, add_space_arguments, build_oracle, oracle_kind
+from primus_lang.commands._options import (
+    add_oracle_arguments,
+    add_space_arguments,
+    build_oracle,
+    check_outputs,
+    oracle_kind,
+)
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_search import BAD_BUDGET, OUT_NOT_EMPTY
+from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.report import units
@@ -94,28 +100,6 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     if evals == 0:
         raise CompileError(Diagnostic(BAD_BUDGET, "a budget of 0 evaluations finds nothing"))
     return evals, seconds
-
-
-def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None) -> None:
-    """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``
-    folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
-    ``resume`` continues. ``force`` allows both; a folder that is a file is refused regardless."""
-    if out is not None and out.exists() and not out.is_dir():
-        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
-    if force:
-        return
-    keep = {resume.resolve()} if resume is not None else set()
-    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()):
-        raise CompileError(
-            Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
-                       help="choose another --out, or pass --force to write into it")
-        )
-    for what, path in files.items():
-        if path.exists() and path.resolve() not in keep:
-            raise CompileError(
-                Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
-                           help=f"choose another --{what}, or pass --force to replace it")
-            )
 
 
 def _progress_bar(err: Console, limits: Limits) -> tuple[Any, Any]:

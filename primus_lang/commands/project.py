@@ -29,8 +29,8 @@ def _metric(result: Any, metric: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.check import legality, parse_point, raw_size
-    from primus_lang.check.point import warn_outside
+    from primus_lang.check import legality, raw_size
+    from primus_lang.check.point import read_point
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
     from primus_lang.memory import account
@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
     space = pick_space(load_program(args.file), args.space)
     start = time.perf_counter()
     if args.point:
-        cand = parse_point(space, args.point)
-        warn_outside(space, cand, args.error_format)
+        cand = read_point(space, args.point, args.error_format)
         broken = legality(space, cand)
         if broken:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
@@ -50,25 +49,22 @@ def run(args: argparse.Namespace) -> int:
         acc = account(space.model, space.cluster, cand, space.settings)
         refuse_overflow(acc, space.headroom, f"`{args.point}` was not projected (`primusc explain` shows what "
                                              "it would cost)")
-        cands, peaks, legal, total = [cand], [int(acc.peak.total)], 1, 1
+        cands, legal, total = [(cand, int(acc.peak.total))], 1, 1
     else:
         # The memory proof is part of what makes a point a candidate: only points that fit are ranked.
         land = landscape_of(space)
-        fitting = [int(i) for i in land.fitting]
-        cands = [land.points[i] for i in fitting]
-        peaks = [int(land.peaks[i]) for i in fitting]
+        cands = [(land.points[i], int(land.peaks[i])) for i in land.fitting]
         legal, total = len(land.points), raw_size(space)
-    peak_of = {id(c): p for c, p in zip(cands, peaks, strict=True)}
-    oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, cands)
-    results = [(c, project(space.model, space.cluster, c, space.settings, oracle=oracle)) for c in cands]
+    oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, [c for c, _ in cands])
+    results = [(c, peak, project(space.model, space.cluster, c, space.settings, oracle=oracle)) for c, peak in cands]
     seconds = time.perf_counter() - start
     metric = space.objective.metric if space.objective.metric != "memory_peak" else "tokens_per_gpu"
     reverse = space.objective.sense == "maximize"
-    results.sort(key=lambda cr: _metric(cr[1], metric), reverse=reverse)
+    results.sort(key=lambda r: _metric(r[2], metric), reverse=reverse)
     shown = results if args.top <= 0 else results[: args.top]
     if args.json:
-        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak_of[id(c)],
-                "projection": to_data(p)} for c, p in shown]
+        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p)}
+               for c, peak, p in shown]
         for row in out:
             row["projection"].pop("timeline", None)
         print(json.dumps({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
@@ -83,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
                         f"projected in {seconds:.2f} s (ranked by {metric})")
     for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "memory", "largest exposed"):
         table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
-    for i, (c, p) in enumerate(shown, 1):
+    for i, (c, peak, p) in enumerate(shown, 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
-                      f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak_of[id(c)]),
+                      f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),
                       f"{worst[0]} {worst[1]:.2f} s")
     console = Console(width=max(Console().width, 160))
     console.print(table)

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.commands.plan import check_outputs
+    from primus_lang.commands._options import check_outputs
     from primus_lang.report.rebuild import report_from_trace
 
     target = Path(args.out)

@@ -56,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.row:
         from primus_lang.report.explain_row import explain_rows
 
-        return explain_rows(runs, args.row, lambda run: run.settings(),
-                            lambda run: None if kind == "simulate" else oracle_for(run), args.json)
+        return explain_rows(runs, args.row, lambda run: None if kind == "simulate" else oracle_for(run), args.json)
     rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
     broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]

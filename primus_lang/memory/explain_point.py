@@ -18,11 +18,10 @@ def explain_point(space: Space, point: str, as_json: bool = False, console: Cons
     """Print the account of ``point`` in ``space``; the exit status is 1 when it does not fit or is not
     a legal point (its account is still printed: what an illegal point would hold is often the question,
     but the reader must know it cannot run, and a refused split is accounted by its knobs alone)."""
-    from primus_lang.check import legality, parse_point
-    from primus_lang.check.point import warn_outside
+    from primus_lang.check import legality
+    from primus_lang.check.point import read_point
 
-    cand = parse_point(space, point)
-    warn_outside(space, cand, error_format)
+    cand = read_point(space, point, error_format)
     broken = [f"{v.code} {v.message}" for v in legality(space, cand)]
     headroom = space.headroom
     acc = account(space.model, space.cluster, cand, space.settings)

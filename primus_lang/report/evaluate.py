@@ -31,8 +31,15 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     fits = bool(acc.fits(space.headroom))
     proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
             if fits or project_overflow else None)
-    view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=fits, account=acc, projection=proj)
-    return Evaluated(cand, acc, proj, view, int(acc.spare(space.headroom) + acc.peak.total))
+    return _evaluated(cand, acc, proj, space.headroom)
+
+
+def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float) -> Evaluated:
+    from primus_lang.memory.result import usable_bytes
+
+    view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
+                          projection=proj)
+    return Evaluated(cand, acc, proj, view, usable_bytes(acc.capacity, headroom))
 
 
 def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated, Candidate]:
@@ -45,6 +52,4 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
 
     acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     proj = project(run.model, run.cluster, run.cand, settings, oracle=oracle)
-    view = candidate_view(run.cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits()), account=acc,
-                          projection=proj)
-    return Evaluated(run.cand, acc, proj, view, int(acc.spare(0) + acc.peak.total)), judged
+    return _evaluated(run.cand, acc, proj, 0.0), judged

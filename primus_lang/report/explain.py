@@ -30,12 +30,9 @@ def load(args: argparse.Namespace) -> Space:
 
 def point(space: Space, text: str | None, error_format: str = "human") -> Candidate:
     """The candidate ``text`` names, with a warning when the space would never search it."""
-    from primus_lang.check import parse_point
-    from primus_lang.check.point import warn_outside
+    from primus_lang.check.point import read_point
 
-    cand = parse_point(space, text or "")
-    warn_outside(space, cand, error_format)
-    return cand
+    return read_point(space, text or "", error_format)
 
 
 def _console() -> Console:

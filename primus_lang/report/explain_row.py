@@ -18,6 +18,7 @@ from rich.text import Text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import NO_ROW
 from primus_lang.ir.candidate import format_value
+from primus_lang.project.validate import row_result
 from primus_lang.report import units
 from primus_lang.report.evaluate import Evaluated, evaluate_run
 from primus_lang.report.explain import explained_json
@@ -49,7 +50,7 @@ def _facts(run: Any, ev: Evaluated | None, judged: Any = None) -> dict[str, Any]
     projected = ev.view.tokens_per_gpu
     out.update({
         "projected": projected,
-        "error": (projected - run.measured) / run.measured if run.measured else None,
+        "error": row_result(run, projected).error,
         "gpus": cluster.world, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
         "profile": cluster.gpu.name,
         "moe_balanced": run.balanced,
@@ -81,8 +82,7 @@ def _header(facts: dict[str, Any]) -> RenderableType:
     return Group(*lines)
 
 
-def explain_rows(runs: Sequence[Any], ids: Sequence[str], settings_of: Callable[[Any], Any],
-                 oracle_for: Callable[[Any], Any], as_json: bool) -> int:
+def explain_rows(runs: Sequence[Any], ids: Sequence[str], oracle_for: Callable[[Any], Any], as_json: bool) -> int:
     """Explain each named row; a skipped row says why it was skipped."""
     picked = chosen(runs, ids)
     explained: list[tuple[dict[str, Any], Evaluated | None]] = []
@@ -90,7 +90,7 @@ def explain_rows(runs: Sequence[Any], ids: Sequence[str], settings_of: Callable[
         if run.skip:
             explained.append((_facts(run, None), None))
             continue
-        ev, judged = evaluate_run(run, settings_of(run), oracle_for(run))
+        ev, judged = evaluate_run(run, run.settings(), oracle_for(run))
         explained.append((_facts(run, ev, judged), ev))
     if as_json:
         out = [{**facts, **(explained_json(ev) if ev is not None else {})} for facts, ev in explained]
