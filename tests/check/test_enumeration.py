@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import pytest
@@ -111,7 +110,7 @@ def test_examples_enumerate_consistently(path: object) -> None:
         assert sum(1 for _ in legal_points(space)) == s.legal
 
 
-def test_hundred_million_points_are_counted_without_enumerating() -> None:
+def test_hundred_million_points_are_counted_without_enumerating(monkeypatch: pytest.MonkeyPatch) -> None:
     space = space_of(
         "gbs : 256 | 512 | 1024 | 2048\ntp : 1 | 2 | 4 | 8\npp : 1 .. 8\nvpp : 1 | 2 | 3 | 4 when pp > 1\n"
         "cp : 1 | 2 | 4\nep : 1 | 2 | 4 | 8\nmbs : pow2(1 .. 16)\nprecision : bf16 | fp8\n"
@@ -120,12 +119,17 @@ def test_hundred_million_points_are_counted_without_enumerating() -> None:
         "attention : flash | unfused\ncp_comm : p2p | a2a | allgather\nmoe_dispatcher : alltoall | allgather | flex\n"
         "overlap_param_gather : true | false\nrequire tp * cp <= gpus_per_node"
     )
-    start = time.perf_counter()
+    import primus_lang.check.enumerate as enumerate_module
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("summarize enumerated points")
+
+    # counting must never visit points one by one (how fast it is: benchmarks/, not a timed test)
+    for name in ("raw_points", "legal_points", "legality", "_candidates"):
+        monkeypatch.setattr(enumerate_module, name, refuse)
     s = summarize(space)
-    elapsed = time.perf_counter() - start
     assert s.raw >= 10**8
     assert 0 < s.legal < s.raw
-    assert elapsed < 2, f"summarize took {elapsed:.1f} s"
 
 
 def test_parse_point_fills_the_rest() -> None:

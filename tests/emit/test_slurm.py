@@ -103,7 +103,7 @@ def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     slurmd = subprocess.Popen([DAEMONS[1], "-D", "-f", str(conf), "-N", host], env=env, stdout=logs[1],
                               stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 300  # a hang guard: daemons start slowly on a loaded machine
         while time.monotonic() < deadline:
             state = subprocess.run([CLIENTS[1], "show", "node", host], env=env, capture_output=True, text=True)
             if "State=IDLE" in state.stdout:
@@ -119,7 +119,7 @@ def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             log.close()
 
 
-def _wait(job: str, env: dict[str, str], timeout: float = 90) -> str:
+def _wait(job: str, env: dict[str, str], timeout: float = 600) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = subprocess.run([CLIENTS[1], "show", "job", job], env=env, capture_output=True, text=True).stdout
