@@ -10,7 +10,7 @@ from pathlib import Path
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_names import UNKNOWN_MODULE
 from primus_lang.syntax.format import format_source
-from primus_lang.syntax.parser import _decode
+from primus_lang.syntax.parser import _decode, read_source
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,9 +31,13 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            data = path.read_bytes()
+            data = read_source(path, name)
         except OSError as exc:
-            errors.append(Diagnostic(UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}"))
+            errors.append(Diagnostic(UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}",
+                                     help="check the path"))
+            continue
+        except CompileError as err:
+            errors.extend(err.diagnostics)
             continue
         try:
             text = _decode(data, name)

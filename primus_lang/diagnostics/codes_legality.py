@@ -301,3 +301,13 @@ NO_LEGAL_POINT = register(
     "every point of the space breaks some rule, though no single rule removes them all",
     "`primusc check` lists how many points each rule removes; widen the axes those rules involve.",
 )
+DIVISION_BY_ZERO = register(
+    "P4039",
+    "division-by-zero",
+    "a `require`, `let` or `when` divides by zero at some point of the space",
+    "`/`, `//` and `%` refuse a divisor that is 0 at a point where the expression is read, instead of\n"
+    "reading as infinity or 0 and deciding the constraint silently. The right side of `and` is read only\n"
+    "where the left is true (of `or`, where it is false), so a guard works:\n\n"
+    "    require pp == 1 or layers // (pp - 1) >= 4\n\nor keep the divisor away from 0 with "
+    "`max(pp - 1, 1)`.",
+)

@@ -104,3 +104,19 @@ EXPRESSION_TOO_DEEP = register(
     "Expressions may nest at most 200 levels (operators and parentheses together); split a long one "
     "with `let`.",
 )
+NUMBER_OUT_OF_RANGE = register(
+    "P1016",
+    "number-out-of-range",
+    "a number literal beyond what the compiler can hold exactly",
+    "Whole numbers are at most 9,223,372,036,854,775,807 (2^63 - 1) and decimals must be finite and, "
+    "unless 0, must not round to 0: `1e400` would read as infinity and `1e-400` as 0, so "
+    "`require tp < 1e400` would mean something else once formatted. No field, knob or bound needs such "
+    "a number; check the digits.",
+)
+NOT_A_FILE = register(
+    "P1017",
+    "not-a-file",
+    "the path names a directory, a device or a pipe, not a source file",
+    "primusc reads `.prx` sources from regular files only: `/dev/zero` never ends, `/dev/stdin` or a\n"
+    "named pipe blocks until someone writes, and a directory holds no text. Give the path of the file.",
+)

@@ -106,3 +106,14 @@ BAD_EXPRESSION = register(
     "an expression that cannot be evaluated (a tuple outside `in`, a string in arithmetic)",
     "Expressions combine numbers, knobs and names with + - * / // %, comparisons, and/or/not, `in (..)`.",
 )
+TOO_LARGE = register(
+    "P3017",
+    "value-too-large",
+    "a value above the largest its field, knob or assumption can physically be",
+    "Every magnitude has a ceiling far above any published model or machine: 4,096 layers, a width\n"
+    "(`hidden`) of 131,072, 4,096 heads, 16,384 experts, a vocabulary of 16,777,216, sequences of\n"
+    "4,194,304 tokens, 131,072 nodes and 1,048,576 GPUs in one job, a global batch of 16,777,216\n"
+    "sequences, 1 EFLOP/s, 1 PiB and 1 PB/s per GPU, `assume moe_imbalance` of 100. A value above it is\n"
+    "a typo (a digit too many, GB for MB) and would only overflow the checks' 64-bit arithmetic or make\n"
+    "them run for minutes to say nothing fits. `docs/language.md` lists the ceilings.",
+)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 
 from primus_lang.diagnostics.core import Diagnostic
+from primus_lang.sources import lines
 
 SourceLookup = Callable[[str], str | None]
 
@@ -14,8 +15,24 @@ def _source_line(sources: SourceLookup, file: str, line: int) -> str | None:
     text = sources(file)
     if text is None:
         return None
-    lines = text.splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else None
+    found = lines(text)
+    return found[line - 1] if 0 < line <= len(found) else None
+
+
+WINDOW = 100  # characters of a source line shown under a diagnostic
+_CONTEXT = 30  # of them, before the span
+
+
+def _window(src: str, start: int, width: int) -> tuple[str, int, int]:
+    """At most ``WINDOW`` characters of ``src`` around the span at ``start`` (an ellipsis marking each
+    cut), and the span's start and width within them: a generated line can be 20,000 characters."""
+    if len(src) <= WINDOW:
+        return src, start, width
+    left = 0 if start < WINDOW - _CONTEXT else max(0, min(start - _CONTEXT, len(src) - WINDOW))
+    right = left + WINDOW
+    shown = ("…" if left else "") + src[left:right] + ("…" if right < len(src) else "")
+    at = start - left + (1 if left else 0)
+    return shown, at, max(1, min(width, right - start))
 
 
 def _caret_block(sources: SourceLookup, d: Diagnostic) -> list[str]:
@@ -28,7 +45,8 @@ def _caret_block(sources: SourceLookup, d: Diagnostic) -> list[str]:
     if src is None:
         return out
     width = span.end_column - span.column if span.end_line == span.line else len(src) - span.column + 1
-    out += [f"{gutter} |", f"{span.line} | {src}", f"{gutter} | {' ' * (span.column - 1)}{'^' * max(1, width)}"]
+    shown, start, width = _window(src, span.column - 1, max(1, width))
+    out += [f"{gutter} |", f"{span.line} | {shown}", f"{gutter} | {' ' * start}{'^' * width}"]
     for label in d.labels:
         out.append(f"{gutter} = note: {label.message} at {label.span}")
     return out

@@ -15,7 +15,7 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Value
-from primus_lang.lower.values import block_class, check_choice, count, describe, fail, scalar
+from primus_lang.lower.values import below_ceiling, block_class, check_choice, count, describe, fail, scalar
 from primus_lang.syntax import ast
 
 MAX_DOMAIN = 100_000
@@ -26,11 +26,20 @@ def _check_count(field: attrs.Attribute[Any], v: int, span: Any) -> int:
     floor = 0 if field.default == 0 else 1
     if v < floor:
         raise fail(T.OUT_OF_RANGE, f"`{field.name}` must be at least {floor}, got {v}", span)
+    below_ceiling(field, v, span)
     return v
 
 
-def _range(field: attrs.Attribute[Any], r: ast.Range) -> list[int]:
+def _ends(field: attrs.Attribute[Any], r: ast.Range) -> tuple[int, int]:
+    """A range's bounds, each refused at its own span above the knob's ceiling."""
     lo, hi = count(r.lo, field.name), count(r.hi, field.name)
+    below_ceiling(field, lo, r.lo.span)
+    below_ceiling(field, hi, r.hi.span)
+    return lo, hi
+
+
+def _range(field: attrs.Attribute[Any], r: ast.Range) -> list[int]:
+    lo, hi = _ends(field, r)
     step = count(r.step, "step") if r.step is not None else 1
     if step < 1:
         raise fail(
@@ -52,7 +61,7 @@ def _pow2(field: attrs.Attribute[Any], call: ast.CallValue) -> list[int]:
     out: list[int] = []
     for alt in call.args[0].domain.alts:
         if isinstance(alt, ast.Range):
-            lo, hi = count(alt.lo, field.name), count(alt.hi, field.name)
+            lo, hi = _ends(field, alt)
             if alt.step is not None:
                 raise fail(T.BAD_ARGUMENTS, "`pow2(..)` takes a range without `step`", alt.step.span)
             p = 1
@@ -61,7 +70,7 @@ def _pow2(field: attrs.Attribute[Any], call: ast.CallValue) -> list[int]:
                     out.append(p)
                 p *= 2
         else:
-            v = count(alt, field.name)
+            v = below_ceiling(field, count(alt, field.name), alt.span)
             if v > 0 and v & (v - 1) == 0:
                 out.append(v)
     return [_check_count(field, v, call.span) for v in out]

@@ -23,6 +23,7 @@ from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
 from primus_lang.syntax import ast, parse
+from primus_lang.syntax.parser import read_source
 
 CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster}
 KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
@@ -100,7 +101,7 @@ class Loader:
             return self.modules[key]
         name = shown or display_name(path)
         try:
-            data = path.read_bytes()
+            data = read_source(path, name)
         except OSError as exc:
             raise fail(
                 N.UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}", span, help="check the path"
@@ -345,8 +346,9 @@ class Loader:
         if problems:
             at = d.name_span if d is not None else block.span
             raise CompileError([
-                Diagnostic(T.OUT_OF_RANGE, message, seen[name].span if name in seen else at, help=why)
-                for name, message, why in problems
+                Diagnostic(T.TOO_LARGE if p.too_large else T.OUT_OF_RANGE, p.message,
+                           seen[p.field].span if p.field in seen else at, help=p.help)
+                for p in problems
             ])
         try:
             return cls(**values)

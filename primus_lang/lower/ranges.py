@@ -1,17 +1,93 @@
-"""What a model, GPU or cluster field can physically be: a count of zero nodes or heads, a negative
+"""What a model, GPU, cluster or knob field can physically be: a count of zero nodes or heads, a negative
 bandwidth or query groups that do not divide the heads are refused where they are written, rather
-than found later as a division by zero in the memory account or the projection."""
+than found later as a division by zero in the memory account or the projection. So is a value above
+anything a machine or a model has been or will soon be (``CEILINGS``): such a number only overflows
+the checks' 64-bit arrays or makes the account walk a million layers to say nothing fits."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
+from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Mamba, Model, Moe
-from primus_lang.ir.quantity import META_DOC, Kind, kind_of, lowest
+from primus_lang.ir.quantity import META_DOC, META_KIND, Kind, kind_of, lowest
 
-Problem = tuple[str, str, str]  # (field, message, help)
+
+class Problem(NamedTuple):
+    field: str
+    message: str
+    help: str
+    too_large: bool = False  # above the field's ceiling (P3017) rather than outside its range (P3009)
+
+# The largest value of a field, by name (a name means the same quantity in every block that has it),
+# each far above the largest published one (in brackets) so no real recipe comes near:
+_LAYERS = 4096  # [126, Llama 3.1 405B; DeepNet trained 1,000]
+MAX_WORLD = 2**20  # GPUs in one job [100,000-GPU clusters]
+CEILINGS: dict[str, int | float] = {
+    "num_layers": _LAYERS, "layers": _LAYERS, "dense_layers": _LAYERS, "mtp_layers": _LAYERS,
+    "first_stage_layers": _LAYERS, "last_stage_layers": _LAYERS, "vpp": _LAYERS,
+    "hidden": 2**17, "latent": 2**17, "kv_lora_rank": 2**17, "q_lora_rank": 2**17,  # [18,432]
+    "ffn_hidden": 2**20, "shared_ffn_hidden": 2**20,  # [73,728]
+    "heads": 4096, "kv_heads": 4096, "groups": 4096,  # [128]
+    "head_dim": 2**14, "qk_nope_head_dim": 2**14, "qk_rope_head_dim": 2**14, "v_head_dim": 2**14,
+    "state_dim": 2**14, "conv_kernel": 1024, "chunk": 2**16,
+    "vocab": 2**24,  # [262,144]
+    "seq_len": 2**22,  # [1M-token context training]; squared by unfused attention's scores
+    "max_position_embeddings": 2**24, "sliding_window": 2**24,  # [10M, Llama 4 Scout]
+    "num_experts": 2**14, "top_k": 2**14, "shared_experts": 1024,  # [512 experts]
+    "nodes": 2**17, "gpus_per_node": 1024, "nics_per_node": 1024,
+    "scale_up_domain": MAX_WORLD,
+    "tp": MAX_WORLD, "pp": MAX_WORLD, "cp": MAX_WORLD, "ep": MAX_WORLD, "etp": MAX_WORLD,
+    "gbs": 2**24, "mbs": 2**16,  # [16,384 sequences; 8]
+    "rope_theta": 1e12,  # [10^6]
+    "aux_loss": 1e3,  # [0.9]
+}
+# Fields the table does not name, by kind: [2.5 PFLOP/s BF16, 288 GB, 8 TB/s, 10 us]
+KIND_CEILINGS: dict[Kind, int | float] = {
+    Kind.COUNT: 2**24, Kind.NUMBER: 1e15, Kind.BYTES: 2**50, Kind.BANDWIDTH: 1e15, Kind.FLOPS: 1e18,
+    Kind.TIME: 3600.0,
+}
+
+
+# A space's assumptions (``assume NAME = ...``) that are numbers: (least, largest, what the number is).
+SETTING_RANGES: dict[str, tuple[float, float, str]] = {
+    # the busiest expert rank's load over the mean, so never below 1; the busiest rank holding every
+    # token of 100 ranks is already a collapsed router
+    "moe_imbalance": (1.0, 100.0, "the busiest expert rank's load over the mean: 1 is perfect balance, "
+                      "measured runs give 1.05-1.12"),
+}
+
+
+def highest(field: attrs.Attribute[Any]) -> int | float | None:
+    """The largest value ``field`` may take; None for fields that hold no magnitude."""
+    if field.name in CEILINGS:
+        return CEILINGS[field.name]
+    return KIND_CEILINGS.get(field.metadata.get(META_KIND))  # type: ignore[arg-type]
+
+
+def ceiling_problem(field: attrs.Attribute[Any], value: Any) -> Problem | None:
+    """``value`` above ``field``'s ceiling (an infinite one included), as a problem to report."""
+    top = highest(field)
+    if top is None or not isinstance(value, int | float) or isinstance(value, bool) or value <= top:
+        return None
+    shown, limit = _show(field, value), _show(field, top)
+    return Problem(field.name, f"`{field.name}` is {shown}, above the largest it can be ({limit})",
+                   f"{field.metadata.get(META_DOC, field.name)}: no machine or model comes near {limit}; "
+                   f"check the digits{' and the unit' if kind_of(field) in _SHOWN_IN else ''}", True)
+
+
+def _show(field: attrs.Attribute[Any], value: int | float) -> str:
+    kind = kind_of(field)
+    if kind in _SHOWN_IN:
+        scale, unit = _SHOWN_IN[kind]
+        return f"{value / scale:,.6g} {unit}"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+
+
+_SHOWN_IN = {Kind.BYTES: (2**40, "TiB"), Kind.BANDWIDTH: (1e12, "TB/s"), Kind.FLOPS: (1e15, "PFLOP/s"),
+             Kind.TIME: (1.0, "s")}
 
 
 def _bound(field: attrs.Attribute[Any], value: Any) -> Problem | None:
@@ -25,33 +101,39 @@ def _bound(field: attrs.Attribute[Any], value: Any) -> Problem | None:
         need = "at least 1" if low else "0 or more"
     else:
         need = "positive" if strict else "0 or more"
-    return field.name, f"`{field.name}` must be {need}, not {value:g}", str(field.metadata.get(META_DOC, ""))
+    return Problem(field.name, f"`{field.name}` must be {need}, not {value:g}", str(field.metadata.get(META_DOC, "")))
 
 
 def _divides(values: dict[str, Any], part: str, whole: str, why: str) -> Problem | None:
     a, b = values.get(part), values.get(whole)
     if isinstance(a, int) and isinstance(b, int) and a > 0 and b > 0 and b % a:
-        return part, f"`{part}` ({a}) must divide `{whole}` ({b})", why
+        return Problem(part, f"`{part}` ({a}) must divide `{whole}` ({b})", why)
     return None
 
 
 def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
     """Each field of ``values`` (a block about to become ``cls``) outside its range, in field order."""
-    out = [p for f in attrs.fields(cls) if f.name in values and (p := _bound(f, values[f.name])) is not None]
-    if any(p[0] in ("heads", "kv_heads", "groups", "top_k", "num_experts") for p in out):
+    out = [p for f in attrs.fields(cls) if f.name in values
+           and (p := _bound(f, values[f.name]) or ceiling_problem(f, values[f.name])) is not None]
+    if any(p[0] in ("heads", "kv_heads", "groups", "top_k", "num_experts", "nodes", "gpus_per_node") for p in out):
         return out  # a relation between fields already out of range says nothing more
     related: list[Problem | None] = []
     if cls is Model:
         related.append(_divides(values, "kv_heads", "heads", "each key/value head serves heads/kv_heads query heads"))
     elif cls is Mamba:
         related.append(_divides(values, "groups", "heads", "each B/C group serves heads/groups SSM heads"))
+    elif cls is Cluster:
+        n, g = values.get("nodes"), values.get("gpus_per_node")
+        if isinstance(n, int) and isinstance(g, int) and n * g > MAX_WORLD:
+            related.append(Problem("nodes", f"{n:,} nodes of {g:,} GPUs are {n * g:,} GPUs, more than the "
+                                   f"{MAX_WORLD:,} one job can span", "check `nodes` and `gpus_per_node`", True))
     elif cls is Moe:
         k, n = values.get("top_k"), values.get("num_experts")
         if isinstance(k, int) and isinstance(n, int) and k > n:
-            related.append(("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
+            related.append(Problem("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
                             "a token is routed to top_k distinct experts"))
         if values.get("bias_balancing") and values.get("router_score", "softmax") != "sigmoid":
-            related.append(("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
+            related.append(Problem("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
                             "Megatron balances with an expert bias only on sigmoid scores"))
     return out + [p for p in related if p is not None]
 

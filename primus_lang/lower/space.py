@@ -18,6 +18,7 @@ from primus_lang.ir.quantity import Kind
 from primus_lang.ir.space import (
     OBJECTIVE_METRICS,
     STRATEGIES,
+    TIE_BREAKS,
     Axis,
     Budget,
     Constraint,
@@ -32,6 +33,7 @@ from primus_lang.ir.space import (
 )
 from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
+from primus_lang.lower.ranges import SETTING_RANGES
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
 from primus_lang.syntax import ast
 
@@ -65,7 +67,14 @@ def _setting(name: str, value: ast.Value, span: Any) -> Any:
         raise fail(N.UNKNOWN_FIELD, f"`{name}` is not a setting", span, help=hint)
     hint = typing.get_type_hints(Settings)[name]
     if hint is float:
-        return number(value, name, allow_percent=False)
+        v = number(value, name, allow_percent=False)
+        if name in SETTING_RANGES:
+            low, high, what = SETTING_RANGES[name]
+            if not low <= v <= high:
+                code = T.TOO_LARGE if v > high else T.OUT_OF_RANGE
+                raise fail(code, f"`assume {name}` must be between {low:g} and {high:g}, not {v:g}", value.span,
+                           help=what)
+        return v
     if hint is int:
         return count(value, name)
     if isinstance(value, ast.Str):
@@ -74,7 +83,8 @@ def _setting(name: str, value: ast.Value, span: Any) -> Any:
         text = value.name
     else:
         raise fail(T.WRONG_TYPE, f"`{name}` takes a name or a string", value.span)
-    return _choose(text, ORACLES, "oracle", value.span) if name == "oracle" else text
+    choices = {"oracle": ORACLES, "tie_break": TIE_BREAKS}.get(name)
+    return _choose(text, choices, name, value.span) if choices else text
 
 
 def _knob_deps(names: set[str], lets: dict[str, set[str]]) -> set[str]:

@@ -17,6 +17,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
 from primus_lang.ir.span import Span
+from primus_lang.lower.ranges import ceiling_problem
 from primus_lang.syntax import ast
 from primus_lang.syntax.units import UNITS
 
@@ -118,6 +119,14 @@ def unit_quantity(value: ast.Value, kind: Kind, what: str) -> float:
     return float(value.value) * factor
 
 
+def below_ceiling(field: attrs.Attribute[Any], value: Any, span: Span | None) -> Any:
+    """``value``, or P3017 at its span when it is above what ``field`` can physically be."""
+    problem = ceiling_problem(field, value)
+    if problem is not None:
+        raise fail(T.TOO_LARGE, problem.message, span, help=problem.help)
+    return value
+
+
 def enum(value: ast.Value | ast.Range, choices: tuple[str, ...], what: str) -> str:
     name = (
         value.name
@@ -165,13 +174,13 @@ def scalar(field: attrs.Attribute[Any], value: ast.Value | ast.Range) -> Any:
     if isinstance(value, ast.Range):
         raise fail(T.WRONG_TYPE, f"`{what}` takes one value, not a range", value.span)
     if kind is Kind.COUNT:
-        return count(value, what)
+        return below_ceiling(field, count(value, what), value.span)
     if kind is Kind.NUMBER:
-        return number(value, what, allow_percent=False)
+        return below_ceiling(field, number(value, what, allow_percent=False), value.span)
     if kind is Kind.FRACTION:
         return fraction(value, what)
     if kind in _UNIT_KINDS:
-        v = unit_quantity(value, kind, what)
+        v = below_ceiling(field, unit_quantity(value, kind, what), value.span)
         return round(v) if kind is Kind.BYTES else v
     if kind is Kind.TEXT:
         return text(value, what)

@@ -9,6 +9,7 @@ Formatting twice gives the same text as formatting once.
 
 from __future__ import annotations
 
+from primus_lang.sources import lines
 from primus_lang.syntax import ast
 from primus_lang.syntax.exprtext import quote, to_text
 from primus_lang.syntax.parser import parse
@@ -103,7 +104,7 @@ def _line(span: object, end: bool = False) -> int:
 
 class _Printer:
     def __init__(self, module: ast.Module, text: str) -> None:
-        self.src = text.splitlines()
+        self.src = lines(text)
         self.out: list[str] = []
         self.pending = sorted(module.comments, key=lambda c: (c.line, c.column))
         self.last = 0  # the last source line already printed

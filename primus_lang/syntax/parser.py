@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
+import os
 import re
+import stat
+from pathlib import Path
 from typing import Any
 
 import lark
@@ -20,7 +24,7 @@ from primus_lang.diagnostics import codes_syntax as C
 from primus_lang.ir.space import Binary, Call, Const, Name, Tuple_, Unary
 from primus_lang.ir.span import Span
 from primus_lang.resources import data_dir
-from primus_lang.sources import SOURCES
+from primus_lang.sources import SOURCES, lines
 from primus_lang.syntax import ast
 from primus_lang.syntax.units import UNITS, suggest_unit
 
@@ -86,11 +90,33 @@ def _tok_span(file: str, tok: Token) -> Span:
     )
 
 
-def _number(tok: Token) -> int | float:
+# Numbers travel as 64-bit integers and doubles once they reach the checks' arrays; a literal beyond
+# them would otherwise surface as an OverflowError there, or print back as `inf` from `fmt`.
+MAX_INT = 2**63 - 1
+
+
+def _number(tok: Token, file: str) -> int | float:
     digits = str(tok).replace("_", "")
     if tok.type == "INT":
+        if len(digits.lstrip("0")) > 19 or int(digits) > MAX_INT:  # length first: int() of 5,000 digits is refused
+            raise CompileError(_out_of_range(tok, file, f"is larger than {MAX_INT:,}"))
         return int(digits)
-    return float(digits)
+    value = float(digits)
+    if math.isinf(value):
+        raise CompileError(_out_of_range(tok, file, "is too large for a number (above 1.8e308)"))
+    mantissa = re.split("[eE]", digits)[0]
+    if value == 0 and mantissa.strip("0.") != "":
+        raise CompileError(_out_of_range(tok, file, "is too small for a number and would read as 0"))
+    return value
+
+
+def _out_of_range(tok: Token, file: str, why: str) -> Diagnostic:
+    return Diagnostic(
+        C.NUMBER_OUT_OF_RANGE,
+        f"the number `{tok}` {why}",
+        _tok_span(file, tok),
+        help="no field or knob comes near this; check the digits (`primusc explain P1016`)",
+    )
 
 
 def _unquote(tok: Token) -> str:
@@ -207,7 +233,7 @@ class _ToAst(Transformer[Token, Any]):
     # values
     def quantity(self, meta: Any, c: list[Token]) -> ast.Quantity:
         unit = str(c[1]) if len(c) > 1 else None
-        return ast.Quantity(str(c[0]), _number(c[0]), unit, self.sp(meta))
+        return ast.Quantity(str(c[0]), _number(c[0], self.file), unit, self.sp(meta))
 
     def string(self, meta: Any, c: list[Token]) -> ast.Str:
         return ast.Str(_unquote(c[0]), self.sp(meta))
@@ -239,7 +265,7 @@ class _ToAst(Transformer[Token, Any]):
     def _as_quantity(self, t: Any) -> ast.Quantity:
         if isinstance(t, ast.Quantity):
             return t
-        return ast.Quantity(str(t), _number(t), None, _tok_span(self.file, t))
+        return ast.Quantity(str(t), _number(t, self.file), None, _tok_span(self.file, t))
 
     def _as_value(self, a: Any) -> Any:
         return self._as_quantity(a) if isinstance(a, Token) else a
@@ -267,7 +293,7 @@ class _ToAst(Transformer[Token, Any]):
         return Unary("-", c[0], self.sp(meta))
 
     def const(self, meta: Any, c: list[Token]) -> Const:
-        return Const(_number(c[0]), self.sp(meta))
+        return Const(_number(c[0], self.file), self.sp(meta))
 
     def const_string(self, meta: Any, c: list[Token]) -> Const:
         return Const(_unquote(c[0]), self.sp(meta))
@@ -454,11 +480,11 @@ _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM 
 
 def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
     """A number followed by a near-miss unit on the error's line or the one before it."""
-    lines = text.splitlines()
+    found = lines(text)
     for ln in (line, line - 1):
-        if not 0 < ln <= len(lines):
+        if not 0 < ln <= len(found):
             continue
-        src = lines[ln - 1].split("#", 1)[0]
+        src = found[ln - 1].split("#", 1)[0]
         for m in _NUMBER_WORD.finditer(src):
             word = m.group(1)
             if word in UNITS or word in _NOT_UNITS:
@@ -520,8 +546,8 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
         tok = err.token
         width = max(1, len(str(tok))) if tok.type != "$END" else 1
         if tok.type == "$END":
-            lines = text.splitlines() or [""]
-            line, col = len(lines), len(lines[-1]) + 1
+            every = lines(text) or [""]
+            line, col = len(every), len(every[-1]) + 1
         span = Span(file, line, col, line, col + width)
         found = _describe(tok)
         expected = _expected(set(err.expected))
@@ -549,6 +575,29 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected {found}", span, help=hint)
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_source(path: Path, file: str) -> bytes:
+    """The bytes of a source file, never more than ``MAX_BYTES + 1`` of them: a 20 GB file or
+    ``/dev/zero`` is refused after reading that much, and a pipe or a device before reading at all
+    (``/dev/zero`` never ends, a named pipe blocks until someone writes). ``OSError`` for a path that
+    cannot be opened; the caller names it."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise CompileError(Diagnostic(
+            C.NOT_A_FILE, f"`{file}` is {what}, not a source file",
+            help="give the path of a .prx file; primusc does not read devices, pipes or folders",
+        ))
+    with path.open("rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise CompileError(_too_large(file, max(len(data), os.stat(path).st_size)))
+    return data
+
+
 def _decode(data: bytes | str, file: str) -> str:
     if isinstance(data, bytes):
         if len(data) > MAX_BYTES:
@@ -556,11 +605,14 @@ def _decode(data: bytes | str, file: str) -> str:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
             raise CompileError(
                 Diagnostic(
                     C.NOT_TEXT,
                     f"`{file}` is not UTF-8 text (byte {exc.start} is 0x{data[exc.start]:02x})",
-                    help="check the path; primusc reads .prx source files",
+                    Span(file, line, column, line, column + 1),
+                    help="check the path; primusc reads .prx source files in UTF-8 (`iconv -t UTF-8` converts one)",
                 )
             ) from None
     else:
@@ -578,7 +630,8 @@ def _decode(data: bytes | str, file: str) -> str:
 def _too_large(file: str, size: int) -> Diagnostic:
     return Diagnostic(
         C.FILE_TOO_LARGE,
-        f"`{file}` is {size:,} bytes, more than the {MAX_BYTES:,}-byte limit for a source file",
+        f"`{file}` is {'at least ' if size == MAX_BYTES + 1 else ''}{size:,} bytes, more than the "
+        f"{MAX_BYTES:,}-byte limit for a source file",
         help="check the path; recipe files are a few kilobytes",
     )
 
@@ -605,6 +658,10 @@ def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
     comments = tuple(ast.Comment(str(t).rstrip(), t.line or 1, t.column or 1) for t in found)
     try:
         items = _ToAst(file).transform(tree)
+    except lark.exceptions.VisitError as err:  # Lark wraps what a transformer method raises
+        if isinstance(err.orig_exc, CompileError):
+            raise err.orig_exc from None
+        raise
     except RecursionError:
         raise CompileError(
             Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply", help=_DEEP_HELP)

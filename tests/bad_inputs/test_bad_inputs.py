@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,19 @@ EXPECTED = {
     "layout_stage_count": "P4028",
     "layout_zero_repeat": "P4028",
     "op_recompute_on_moe": "P4027",
+    # numbers beyond what a literal, a field or an assumption can be (no OverflowError, no hour-long run)
+    "huge_axis_value": "P1016",
+    "infinite_literal": "P1016",
+    "layers_too_many": "P3017",
+    "full_layers_huge": "P3017",
+    "vocab_too_large": "P3017",
+    "nodes_too_many": "P3017",
+    "world_too_large": "P3017",
+    "bytes_infinite": "P3017",
+    "moe_imbalance_huge": "P3017",
+    "moe_imbalance_zero": "P3009",
+    "divide_by_zero": "P4039",
+    "divide_by_zero_at_a_point": "P4039",
 }
 
 
@@ -181,3 +195,69 @@ def test_check_explain_of_an_illegal_point_says_so(monkeypatch: pytest.MonkeyPat
     assert main(["check", "layout_unclosed.prx", "--explain", "--point", "ep=32"]) == 1
     out = capsys.readouterr().out
     assert "not a legal point" in out and "P4028" in out and "never closed" in out
+
+
+@pytest.mark.parametrize("command", ["check", "fmt", "project"])
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "{tmp}", "{tmp}/fifo.prx"])
+def test_only_regular_files_are_read(command: str, path: str, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # `/dev/zero` used to be read until memory ran out, and a named pipe blocked until written
+    os.mkfifo(tmp_path / "fifo.prx")
+    assert main([command, path.format(tmp=tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "[P1017]" in err and "Traceback" not in err
+
+
+def test_a_huge_file_is_read_only_up_to_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = tmp_path / "huge.prx"
+    with big.open("wb") as f:  # sparse: 20 GB on paper, nothing on disk
+        f.truncate(20 * 10**9)
+    asked: list[int] = []
+    real_open = Path.open
+
+    def spy(self: Path, *args: object, **kwargs: object) -> object:
+        handle = real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+        if self == big:
+            read = handle.read
+            handle.read = lambda n=-1: asked.append(n) or read(n)  # type: ignore[method-assign]
+        return handle
+
+    monkeypatch.setattr(Path, "open", spy)
+    with pytest.raises(CompileError) as err:
+        load_program(big)
+    assert err.value.diagnostics[0].code.id == "P1010"
+    assert "20,000,000,000 bytes" in err.value.diagnostics[0].message
+    assert asked and all(0 < n <= 4 * 2**20 + 1 for n in asked)
+
+
+def test_an_import_is_read_only_up_to_the_limit(tmp_path: Path) -> None:
+    (tmp_path / "dev.prx").write_text('import "zero.prx" (*)\n')
+    (tmp_path / "zero.prx").symlink_to("/dev/zero")
+    with pytest.raises(CompileError) as err:
+        load_program(tmp_path / "dev.prx")
+    assert err.value.diagnostics[0].code.id in ("P1017", "P2003")
+
+
+def test_invalid_utf8_points_at_the_byte(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.prx"
+    bad.write_bytes(b'model m {\n  source = "caf\xe9"\n}\n')
+    with pytest.raises(CompileError) as err:
+        load_program(bad)
+    d = err.value.diagnostics[0]
+    assert d.code.id == "P1009" and d.help and d.span is not None
+    assert (d.span.line, d.span.column) == (2, 16)
+
+
+@pytest.mark.parametrize("before", [0, 20_000])
+def test_a_long_line_is_clipped_around_the_span(before: int, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # the caret line used to print the whole 20,000-character line
+    long = tmp_path / "long.prx"
+    long.write_text(f'model m {{ source = "{"x" * before}"; hidden = 2 GB/s }}  # {"y" * 20_000}\n')
+    assert main(["check", str(long)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    shown = next(line for line in lines if line.startswith("1 | "))
+    caret = next(line for line in lines if "^" in line)
+    assert len(shown) < 120 and shown.endswith("…") and shown.startswith("1 | …") == (before > 0)
+    start = caret.index("^")
+    assert shown[start:start + len("2 GB/s")] == "2 GB/s" and caret[start:].strip() == "^" * len("2 GB/s")
