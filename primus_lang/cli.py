@@ -6,25 +6,19 @@ Exit codes: 0 success, 1 a user error (a diagnostic), 2 an internal error, 130 i
 
 from __future__ import annotations
 
+# Only the standard library at import time: the console script imports this module outside any
+# handler, so a Ctrl-C there would print a traceback; everything else is imported inside `main`.
 import argparse
-import importlib
-import pkgutil
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import NoReturn
-
-from primus_lang import __version__
-from primus_lang.diagnostics import CompileError, Diagnostic, render
-from primus_lang.diagnostics.codes_internal import INTERNAL
-from primus_lang.diagnostics.codes_names import BAD_ARGUMENT, FILE_ACCESS
-from primus_lang.gc_policy import use_bulk_thresholds
-from primus_lang.sources import SOURCES
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _command_modules() -> list[str]:
+    import pkgutil
+
     import primus_lang.commands as commands
 
     return sorted(info.name for info in pkgutil.iter_modules(commands.__path__) if not info.name.startswith("_"))
@@ -46,6 +40,9 @@ class _Parser(argparse.ArgumentParser):
     primusc keeps for internal errors."""
 
     def error(self, message: str) -> NoReturn:
+        from primus_lang.diagnostics import Diagnostic, render
+        from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
         self.print_usage(sys.stderr)
         diag = Diagnostic(BAD_ARGUMENT, message, help=f"`{self.prog} --help` lists what it takes")
         print(render([diag], "human"), file=sys.stderr)
@@ -56,6 +53,10 @@ ERROR_FORMATS = ("human", "short", "json")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    import importlib
+
+    from primus_lang import __version__
+
     parser = _Parser(
         prog="primusc",
         description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
@@ -76,6 +77,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as stop:
+        # wherever it lands (importing a command's stages, parsing, running, rendering an error):
+        # one line, never a traceback; a command may say in it how to continue
+        print(str(stop) or "interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from primus_lang.diagnostics import CompileError, Diagnostic, render
+    from primus_lang.diagnostics.codes_internal import INTERNAL
+    from primus_lang.diagnostics.codes_names import FILE_ACCESS
+    from primus_lang.gc_policy import use_bulk_thresholds
+    from primus_lang.sources import SOURCES
+
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -88,9 +105,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompileError as err:
         print(render(err.diagnostics, args.error_format, SOURCES.get), file=sys.stderr)
         return EXIT_USER
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:
@@ -111,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import os
 
         if os.environ.get("PRIMUSC_TRACEBACK"):
+            import traceback
+
             traceback.print_exc()
         return EXIT_INTERNAL
 

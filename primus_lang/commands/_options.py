@@ -56,16 +56,23 @@ def build_oracle(
     return make_oracle(kind, args.device, args.db, cluster=cluster, model=model, cands=cands)
 
 
-def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None) -> None:
+def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None,
+                  own: Iterable[Path] = ()) -> None:
     """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``
     folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
-    ``resume`` continues. ``force`` allows both; a folder that is a file is refused regardless."""
+    ``resume`` continues and the files ``own`` a resumed plan wrote there itself. ``force`` allows
+    both; a folder that is a file, and an output that is a link or a folder, are refused regardless."""
+    from primus_lang.outputs import LOCK_NAME, refuse_link
+
     if out is not None and out.exists() and not out.is_dir():
         raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
+    for what, path in files.items():
+        refuse_link(path, what)
     if force:
         return
-    keep = {resume.resolve()} if resume is not None else set()
-    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()):
+    keep = {p.resolve() for p in own} | ({resume.resolve()} if resume is not None else set())
+    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()
+                                                if p.name != LOCK_NAME):
         raise CompileError(
             Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
                        help="choose another --out, or pass --force to write into it")

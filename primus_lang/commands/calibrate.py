@@ -23,7 +23,8 @@ POOL_SIGMA = 4.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --hel
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("calibrate", help="fit hardware efficiency parameters to measured runs (k-fold CV)")
     p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
-    p.add_argument("--out", help="write the calibrated profiles to this .prx file")
+    p.add_argument("--out", help="write the calibrated profiles to this .prx file (kept if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=int, default=0, help="shuffle of the layouts into folds (default 0)")
     p.add_argument("--repeats", type=int, default=1,
@@ -53,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.folds < 2:
         raise CompileError(Diagnostic(BAD_FOLDS, f"`--folds {args.folds}` is below 2"))
+    if args.out:
+        from primus_lang.commands._options import check_outputs
+        from primus_lang.outputs import refuse_collisions
+
+        # refused before the fit, not after it
+        refuse_collisions({"--out": Path(args.out)}, {"--runs": Path(args.runs)})
+        check_outputs(None, {"out": Path(args.out)}, args.force)
     runs = [r for r in load(args.runs, False) if not r.skip]
     if not runs:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{args.runs}` can be projected"))
@@ -87,7 +95,10 @@ def run(args: argparse.Namespace) -> int:
         others = {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
         pooled = vendor_pools(kept, others) if pool is not None and not args.gpu else {}
         imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
-        Path(args.out).write_text(to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled))
+        from primus_lang.outputs import write_file
+
+        write_file(Path(args.out), to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled),
+                   force=args.force)
     held: dict[str, object] = {}
     if args.hold_out_groups:
         from primus_lang.project.calibrate import hold_out_groups

@@ -69,15 +69,15 @@ def refuse_non_empty(out: Path, force: bool) -> None:
         )
 
 
+def executable(rel: str) -> bool:
+    return rel.endswith((".sh", ".sbatch"))
+
+
 def write_files(out: Path, files: dict[str, str], force: bool) -> None:
+    from primus_lang.outputs import write_files as write
+
     refuse_non_empty(out, force)
-    out.mkdir(parents=True, exist_ok=True)
-    for rel, text in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        if rel.endswith((".sh", ".sbatch")):
-            path.chmod(0o755)
+    write(out, files, force=force, executable=executable)
 
 
 def run(args: argparse.Namespace) -> int:

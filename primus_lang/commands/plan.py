@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import re
-import sys
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +130,9 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.emit import parse_vars
-    from primus_lang.emit import check_target
+    from primus_lang.emit import check_target, emitted_names
     from primus_lang.lower import load_space
+    from primus_lang.outputs import folder_lock, refuse_link
 
     source = Path(args.file)
     space = load_space(source, args.space)
@@ -142,11 +145,17 @@ def run(args: argparse.Namespace) -> int:
     resume = Path(args.resume) if args.resume else None
     trace = Path(args.trace) if args.trace else (resume if resume is not None else out / "trace.jsonl")
     report = Path(args.report) if args.report else out / "report.html"
-    check_outputs(out, {"trace": trace, "report": report}, args.force, resume)
     target = args.target or space.settings.target
     if not args.no_emit:
         # a target or variable `emit` would refuse is refused before the search, not after it
         check_target(space, target, parse_vars(args.var))
+    launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
+    _refuse_collisions(source, trace, report, resume, launch)
+    for path in launch:
+        refuse_link(path)
+    own = _own_files(out, resume, (*launch, report))
+    outputs = {"trace": trace, "report": report}
+    check_outputs(out, outputs, args.force, resume, own)
     llm = LlmConfig.resolve(
         model=args.llm_model,
         space_model=space.settings.llm_model,
@@ -162,8 +171,60 @@ def run(args: argparse.Namespace) -> int:
             f"space `{space.name}`: {len(land):,} legal points, {int(land.fits.sum()):,} fit in memory "
             f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})"
         )
-    result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
-    return _finish(args, source, space, prep, result, out, trace)
+    writes_out = bool(launch) or any(p.parent.resolve() == out.resolve() for p in (trace, report))
+    with folder_lock(out) if writes_out else contextlib.nullcontext():
+        # another plan may have written here since the look above; now none can until this one ends
+        check_outputs(out, outputs, args.force, resume, own)
+        replace = {p.resolve() for p in own}
+        try:
+            result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted; the trace is in {trace}; continue with: "
+                                    f"{rerun_command(args, trace, out)}") from None
+        try:
+            return _finish(args, source, space, prep, result, out, trace, report,
+                           lambda path: args.force or path.resolve() in replace)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted while writing the plan's files; the search is complete in "
+                                    f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
+
+
+def _refuse_collisions(source: Path, trace: Path, report: Path, resume: Path | None,
+                       launch: tuple[Path, ...]) -> None:
+    from primus_lang.outputs import refuse_collisions, same_file
+
+    written = {"--trace": trace, "--report": report, **{f"the launch file `{p}`": p for p in launch}}
+    read = {"the space file": source}
+    if resume is not None and not same_file(resume, trace):
+        read["--resume"] = resume  # a copy of it is continued in --trace: it is read, never written
+    refuse_collisions(written, read)
+
+
+def _own_files(out: Path, resume: Path | None, files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """What a plan resumed from a trace in its own --out may replace there: the files it writes
+    itself (launch files, report), which a plan killed while writing them leaves behind."""
+    if resume is None or resume.resolve().parent != out.resolve():
+        return ()
+    return tuple(p for p in files if p.parent.resolve() == out.resolve())
+
+
+# options that `--resume` must repeat: they name the stream the trace records, or what is written
+_RERUN_OPTIONS = ("space", "oracle", "device", "db", "strategy", "budget", "patience", "seed", "target",
+                  "report", "top", "llm_model", "llm_cassette", "llm_replay")
+_RERUN_DEFAULTS: dict[str, object] = {"device": "cpu", "top": 10, "llm_model": ""}
+
+
+def rerun_command(args: argparse.Namespace, trace: Path, out: Path) -> str:
+    """The command that continues this plan from ``trace``, quoted to paste into a shell."""
+    words = ["primusc", "plan", args.file, "--resume", str(trace), "--out", str(out)]
+    for name in _RERUN_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None and value != _RERUN_DEFAULTS.get(name):
+            words += [f"--{name.replace('_', '-')}", str(value)]
+    for item in args.var:
+        words += ["--var", item]
+    words += [flag for flag in ("--force", "--no-emit", "--json") if getattr(args, flag[2:].replace("-", "_"))]
+    return shlex.join(words)
 
 
 def _oracle(args: argparse.Namespace, space: Any) -> Any:
@@ -199,21 +260,13 @@ def _search(space: Any, args: argparse.Namespace, limits: Limits, prep: Prepared
             bar.start()
         return run_search(space, args.strategy, limits, args.seed, trace=trace, resume=resume,
                           progress=progress, llm=llm, prepared=prep)
-    except KeyboardInterrupt:
-        if bar is not None:
-            bar.stop()
-        print(f"interrupted; the trace is in {trace}; continue with: primusc plan {args.file} --resume {trace}"
-              + (f" --strategy {args.strategy}" if args.strategy else "")
-              + (f" --budget {args.budget}" if args.budget else "")
-              + (f" --seed {args.seed}" if args.seed is not None else ""), file=sys.stderr)
-        raise
     finally:
         if bar is not None:
             bar.stop()
 
 
 def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, result: SearchResult,
-            out: Path, trace: Path) -> int:
+            out: Path, trace: Path, report: Path, replace: Callable[[Path], bool]) -> int:
     axes = tuple(a.name for a in prep.land.axes)
     ranked = tuple(result.ranked(max(1, args.top)))
     baseline = baseline_trial(prep, result)
@@ -233,12 +286,11 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                 f"The target {target} cannot express the best recipe ({why}); the launch files are for "
                 f"the best one it can: {launched.candidate.label()}{change}."
             )
-        files = _emit(args, source, space, launched, target, out)
-    report = Path(args.report) if args.report else out / "report.html"
+        files = _emit(args, source, space, launched, target, out, replace)
     if winner is not None:
         from primus_lang.report import write_report
 
-        write_report(result, report, space)
+        write_report(result, report, space, force=replace(report))
         files.append(str(report))
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace))
     if args.json:
@@ -263,9 +315,11 @@ def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) ->
     return winner, "; ".join(why)
 
 
-def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, target: str, out: Path) -> list[str]:
-    from primus_lang.commands.emit import figures, parse_vars
+def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, target: str, out: Path,
+          replace: Callable[[Path], bool]) -> list[str]:
+    from primus_lang.commands.emit import executable, figures, parse_vars
     from primus_lang.emit import EmitContext, emit
+    from primus_lang.outputs import write_files
 
     assert winner.candidate is not None
     projection, memory = figures(space, winner.candidate)
@@ -277,16 +331,8 @@ def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, tar
         variables=parse_vars(args.var),
     )
     emitted = emit(space, winner.candidate, target, ctx)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for rel, text in emitted.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        if rel.endswith((".sh", ".sbatch")):
-            path.chmod(0o755)
-        written.append(str(path))
-    return written
+    written = write_files(out, emitted, force=lambda rel: replace(out / rel), executable=executable)
+    return [str(path) for path in written]
 
 
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:

@@ -25,12 +25,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seeds", type=int, default=5, help="seeds per strategy and budget")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="strategies, comma-separated")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.add_argument("--out", default=None, help="also write the markdown tables to this file")
+    p.add_argument("--out", default=None, help="also write the markdown tables to this file (kept if it exists, "
+                   "unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from primus_lang.commands._options import check_outputs
     from primus_lang.lower import load_space
+    from primus_lang.outputs import refuse_collisions, write_file
 
     try:
         budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
@@ -42,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
     if unknown or not budgets or min(budgets) <= 0 or args.seeds <= 0:
         raise CompileError(Diagnostic(BAD_BUDGET, "tune-compare needs known strategies, positive budgets and seeds",
                                       notes=tuple(f"unknown strategy `{s}`" for s in unknown)))
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        # refused before the comparison, which can run for hours, not after it
+        refuse_collisions({"--out": out}, {f"the space file `{f}`": Path(f.partition(":")[0]) for f in args.files})
+        check_outputs(None, {"out": out}, args.force)
     spaces = []
     for item in args.files:
         path, _, name = item.partition(":")
@@ -53,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = compare(spaces, strategies, budgets, args.seeds, progress)
     text = markdown(result)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+    if out is not None:
+        write_file(out, text, force=args.force)
     print(serialize.to_json(result) if args.json else text)
     return 0

@@ -20,9 +20,10 @@ OUT_NOT_EMPTY = register(
     "P8003",
     "output-not-empty",
     "the output folder already has files, or an output file already exists",
-    "`primusc plan` and `primusc report` will not mix a new plan with old files or replace a file you\n"
-    "have: the --out folder must be empty or new, and a --trace (unless it is the one --resume continues)\n"
-    "or --report file must not exist yet. Choose other paths, or pass --force to replace them.",
+    "primusc never mixes a new plan with old files or replaces a file you have without being asked:\n"
+    "`plan`'s --out folder must be empty or new, and its --trace (unless it is the one --resume\n"
+    "continues) and --report must not exist yet; the --out file of `report`, `tune-compare` and\n"
+    "`calibrate` must not exist yet. Choose other paths, or pass --force to replace them.",
 )
 UNKNOWN_STRATEGY = register(
     "P8004",
@@ -62,4 +63,40 @@ BAD_BUDGET = register(
     "bad-budget",
     "the budget is not understood",
     "A budget is a number of evaluations (`--budget 100`), optionally with a time limit (`100,30min`).",
+)
+OUTPUT_IS_LINK = register(
+    "P8010",
+    "output-is-link",
+    "an output path is a symbolic link, or a folder where a file goes",
+    "primusc writes a file by creating a new one beside it and renaming it into place, and never\n"
+    "through a symbolic link: a link planted in an output folder (`--out/node.sh -> ~/.bashrc`) would\n"
+    "otherwise make `--force` overwrite a file outside it. The link is refused even with --force;\n"
+    "remove it, or choose another output path. A folder where an output file goes is refused too.",
+)
+OUTPUT_LOCKED = register(
+    "P8011",
+    "output-in-use",
+    "another primusc plan is writing into the same output folder or trace",
+    "Two plans into one --out would interleave their trace lines and mix their launch files. A plan\n"
+    "holds a lock on its output folder (a `.primusc.lock` file, removed when it ends) and on the trace\n"
+    "it appends to; a second plan that finds either held stops at once. Wait for the first to finish,\n"
+    "or give the second its own --out.",
+)
+OUTPUTS_COLLIDE = register(
+    "P8012",
+    "outputs-collide",
+    "two outputs, or an output and an input, name the same file",
+    "`primusc plan --trace X --report X` would write the report over the trace it just wrote, and\n"
+    "`--trace OUT/node.sh` would be replaced by a launch file. Paths are compared after resolving\n"
+    "links and `..`, so two spellings of one file collide too. Give each output its own file.",
+)
+TRACE_INTERLEAVED = register(
+    "P8013",
+    "trace-interleaved",
+    "the trace holds torn lines or more than one search",
+    "A trace is one search's events, one JSON object a line. A line cut short is expected only as the\n"
+    "last line of a killed plan (or just before the `resume` marker of the plan that continued it);\n"
+    "torn lines elsewhere, or two `start` or two `end` events, mean two plans wrote the file at once\n"
+    "(or it was edited), and neither a report nor a resumed search can tell which event is whose.\n"
+    "Rerun the plan into its own --out.",
 )

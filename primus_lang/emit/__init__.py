@@ -1,7 +1,15 @@
 """Emission: a chosen candidate to runnable launch files (Megatron-LM or Primus × Slurm, k8s, local)."""
 
 from primus_lang.emit.context import VARIABLES, EmitContext, Variables, resolve_variables
-from primus_lang.emit.emitter import MANIFEST, TARGETS, check_target, emit, parse_target, unsupported
+from primus_lang.emit.emitter import (
+    MANIFEST,
+    TARGETS,
+    check_target,
+    emit,
+    emitted_names,
+    parse_target,
+    unsupported,
+)
 
-__all__ = ["MANIFEST", "TARGETS", "VARIABLES", "EmitContext", "Variables", "check_target", "emit", "parse_target", "resolve_variables",
-           "unsupported"]
+__all__ = ["MANIFEST", "TARGETS", "VARIABLES", "EmitContext", "Variables", "check_target", "emit", "emitted_names",
+           "parse_target", "resolve_variables", "unsupported"]

@@ -42,6 +42,13 @@ def parse_target(target: str) -> tuple[type[Framework], type[Launcher]]:
     return FRAMEWORKS[framework], LAUNCHERS[launcher]
 
 
+def emitted_names(target: str) -> frozenset[str]:
+    """The files ``emit`` writes for ``target``, whatever the candidate: what ``plan`` must keep its
+    trace and report apart from before it searches."""
+    framework, launcher = parse_target(target)
+    return frozenset({*framework.TEMPLATES, NODE_SCRIPT, *launcher.TEMPLATES, MANIFEST})
+
+
 def refuse_illegal(space: Space, cand: Candidate) -> None:
     """Run the checker's legality rules; an illegal candidate never reaches a template."""
     from primus_lang.check import legality

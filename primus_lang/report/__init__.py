@@ -20,12 +20,12 @@ def render_report(result: Any, space: Space | None = None) -> str:
     return render_page(from_search(result, space))
 
 
-def write_report(result: Any, path: str | Path, space: Space | None = None) -> Path:
-    """Write the report for ``primusc plan --report PATH``; returns the path written."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_report(result, space), encoding="utf-8")
-    return out
+def write_report(result: Any, path: str | Path, space: Space | None = None, force: bool = True) -> Path:
+    """Write the report for ``primusc plan --report PATH`` (atomically, never through a link; an
+    existing file only with ``force``); returns the path written."""
+    from primus_lang.outputs import write_file
+
+    return write_file(Path(path), render_report(result, space), force=force, option="report")
 
 
 __all__ = ["ReportData", "render_report", "write_report"]

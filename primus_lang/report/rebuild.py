@@ -9,12 +9,16 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_report import REPORT_WRITE, SPACE_NOT_FOUND
 from primus_lang.ir import Space
+from primus_lang.outputs import write_file
 from primus_lang.report.adapt import from_search
 from primus_lang.report.page import render_page
 from primus_lang.report.trace import result_from_trace
 
 
-def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None) -> Path:
+def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None,
+                      force: bool = False) -> tuple[Path, bool]:
+    """Write the report of ``trace`` to ``out``; True with it when the space was known, so the report
+    has its memory terms and timeline."""
     result, header = result_from_trace(trace)
     file = space_file or header.get("file")
     space: Space | None = None
@@ -31,9 +35,8 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
             "note", "no space file: capacity is shown as the traced limit; pass --space for memory terms "
             "and the timeline")))
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_page(data), encoding="utf-8")
+        write_file(out, render_page(data), force=force)
     except OSError as err:
         raise CompileError(Diagnostic(REPORT_WRITE, f"cannot write `{out}`: {err.strerror}")) from None
-    return out
+    return out, space is not None
 

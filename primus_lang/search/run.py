@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import UNKNOWN_STRATEGY
+from primus_lang.outputs import write_file
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
 from primus_lang.search.evaluator import Evaluator
@@ -75,7 +75,7 @@ def search_landscape(
     if resume is not None:
         log = read_trace(resume)
         if trace is not None and trace.resolve() != resume.resolve():
-            shutil.copyfile(resume, trace)
+            write_file(trace, resume.read_bytes(), force=True, option="trace")
         else:
             trace = resume
         search = Search(land, evaluator, strat, limits, seed)

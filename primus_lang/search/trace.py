@@ -17,7 +17,7 @@ from typing import IO, Any
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_search import TRACE_INVALID, TRACE_MISMATCH
+from primus_lang.diagnostics.codes_search import TRACE_INTERLEAVED, TRACE_INVALID, TRACE_MISMATCH
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
 from primus_lang.search.trial import Evaluation
@@ -35,10 +35,12 @@ class TraceWriter:
         self.count = 0
         self._file: IO[str] | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            from primus_lang.outputs import open_log
+
             # a fresh search starts its own trace (its caller has refused to replace a user's file);
-            # a resumed one appends after the events it replays
-            self._file = path.open("a" if skip else "w", encoding="utf-8")
+            # a resumed one appends after the events it replays. Either holds the file against a
+            # second plan writing into it, which would tear lines and interleave two searches.
+            self._file = open_log(path, append=bool(skip))
             if skip and path.stat().st_size and not _ends_with_newline(path):
                 self._file.write("\n")  # a torn last line stays alone; the reader skips it
 
@@ -76,18 +78,31 @@ class TraceLog:
     finished: bool
 
 
-def iter_events(path: Path) -> Iterator[dict[str, Any]]:
+def _scan(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """Each non-empty line's number and event; None for a line that is not one (torn)."""
     with path.open(encoding="utf-8") as f:
-        for line in f:
+        for number, line in enumerate(f, start=1):
             line = line.strip()
             if not line:
                 continue
             try:
                 event = json.loads(line)
             except json.JSONDecodeError:
-                continue  # a line torn by a kill; everything before it is intact
-            if isinstance(event, dict) and "event" in event:
-                yield event
+                event = None
+            yield number, event if isinstance(event, dict) and "event" in event else None
+
+
+def iter_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The trace's events; a line torn by a kill is skipped (``read_trace`` says where one may be)."""
+    for _, event in _scan(path):
+        if event is not None:
+            yield event
+
+
+def _interleaved(path: Path, why: str) -> CompileError:
+    return CompileError(Diagnostic(
+        TRACE_INTERLEAVED, f"`{path}` {why}; two plans wrote it at once, or it was edited",
+        help="rerun the plan into an --out of its own"))
 
 
 def read_trace(path: Path) -> TraceLog:
@@ -99,13 +114,23 @@ def read_trace(path: Path) -> TraceLog:
     replies: list[tuple[str, dict[str, Any]]] = []
     elapsed = 0.0
     finished = False
+    torn = 0  # the line number of a torn line not yet explained
     try:
-        for event in iter_events(path):
+        for number, scanned in _scan(path):
+            if torn and not (scanned is not None and scanned["event"] == "resume"):
+                # torn lines are expected only where a plan was killed: last, or where it was resumed
+                raise _interleaved(path, f"has a torn line {torn}")
+            torn = 0 if scanned is not None else number
+            if scanned is None:
+                continue
+            event = scanned
             kind = event["event"]
             if kind in MARKERS:
                 continue
             count += 1
             if kind == "start":
+                if header is not None:
+                    raise _interleaved(path, f"has a second `start` event at line {number}")
                 header = event
             elif kind == "evaluation":
                 cand = serialize.from_data(event["candidate"], Candidate)
@@ -114,6 +139,8 @@ def read_trace(path: Path) -> TraceLog:
             elif kind == "llm" and event.get("reply") is not None:
                 replies.append((str(event["request"]), event["reply"]))
             elif kind == "end":
+                if finished:
+                    raise _interleaved(path, f"has a second `end` event at line {number}")
                 finished = True
     except (KeyError, TypeError, ValueError) as err:
         raise CompileError(

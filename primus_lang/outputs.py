@@ -1,0 +1,298 @@
+"""Writing what a command produces so that nothing the user has is lost, torn or written through.
+
+Every output file is written whole to a new file beside its destination and renamed into place: a
+reader never sees half a file and a killed command leaves the old file or the new one, never a mix.
+Nothing is written through a symbolic link: a link at the destination, or at a folder between an
+output folder and its file, is refused even with ``force`` (a link planted in ``--out`` would
+otherwise send ``--force`` to a file outside it). Without ``force`` an existing file is never
+replaced, and that is decided by the rename itself (a hard link fails if the name is taken), not
+only by a look before the work started.
+
+Every command's files go through here; the trace, which grows line by line, is opened here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY, OUTPUT_IS_LINK, OUTPUT_LOCKED, OUTPUTS_COLLIDE
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+LOCK_NAME = ".primusc.lock"  # a plan's lock inside its --out; not an output, so never "a file you have"
+# errors of a file system that has no hard links: the rename then replaces after a last look
+_NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+
+
+def _refusal(path: Path, st: os.stat_result, option: str) -> CompileError:
+    if stat.S_ISLNK(st.st_mode):
+        return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{path}` is a symbolic link; primusc does not write "
+                                       "through links", help="remove the link, or choose another output path"))
+    if stat.S_ISDIR(st.st_mode):
+        return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{path}` is a folder where an output file goes",
+                                       help=f"choose another --{option}"))
+    return CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
+                                   help=f"choose another --{option}, or pass --force to replace it"))
+
+
+def _not_folder(where: Path, st: os.stat_result) -> CompileError:
+    if stat.S_ISLNK(st.st_mode):
+        return _refusal(where, st, "out")
+    return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{where}` is a file where a folder goes",
+                                   help="choose another --out"))
+
+
+def refuse_link(path: Path, option: str = "out") -> None:
+    """Refuse an output ``path`` that is a link or a folder, whatever --force says."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        raise _refusal(path, st, option)
+
+
+def _look(fd: int, name: str, path: Path, force: bool, option: str) -> None:
+    """Refuse a link or a folder at ``name`` in the folder ``fd``; and any file there unless ``force``."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if force and stat.S_ISREG(st.st_mode):
+        return
+    raise _refusal(path, st, option)
+
+
+@contextlib.contextmanager
+def _folder(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
+    """A descriptor of the folder ``root/parts``, made if missing; below ``root`` nothing may be a
+    link (``root`` itself is the user's own path and may go through links)."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        where = root
+        for part in parts:
+            where = where / part
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                raise _not_folder(where, st)
+            sub = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _split(path: Path, root: Path | None) -> tuple[Path, tuple[str, ...], str]:
+    base = root if root is not None else path.parent
+    rel = path.relative_to(base).parts if root is not None else (path.name,)
+    return base, tuple(rel[:-1]), rel[-1]
+
+
+def _write_temp(fd: int, name: str, blob: bytes, executable: bool) -> str:
+    while True:
+        tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666, dir_fd=fd)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with os.fdopen(out, "wb") as f:
+            f.write(blob)
+            if executable:
+                os.fchmod(f.fileno(), 0o755)
+    except BaseException:
+        os.unlink(tmp, dir_fd=fd)
+        raise
+    return tmp
+
+
+def _put(fd: int, tmp: str, name: str, path: Path, force: bool, option: str) -> None:
+    if force:
+        _look(fd, name, path, force, option)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)  # replaces a link planted since, never follows it
+        return
+    try:
+        os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        _look(fd, name, path, False, option)
+        raise
+    except OSError as err:
+        if err.errno not in _NO_HARD_LINKS:
+            raise
+        _look(fd, name, path, False, option)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+def write_file(path: Path, data: str | bytes, *, force: bool = False, root: Path | None = None,
+               executable: bool = False, option: str = "out") -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically. ``root``: the output folder ``path`` lies
+    in, whose sub-folders are made as needed and may not be links; ``option`` names the command-line
+    option a refusal points at; ``executable``: mode 0755, as launch scripts need."""
+    base, dirs, name = _split(Path(path), root)
+    blob = data.encode("utf-8") if isinstance(data, str) else data
+    with _folder(base, dirs) as fd:
+        _look(fd, name, Path(path), force, option)
+        tmp = _write_temp(fd, name, blob, executable)
+        try:
+            _put(fd, tmp, name, Path(path), force, option)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=fd)
+    return Path(path)
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes], *, force: bool | Callable[[str], bool] = False,
+                executable: Callable[[str], bool] = lambda rel: False) -> list[Path]:
+    """Write ``files`` (relative path -> content) under ``root``. Every destination is looked at
+    before the first is written, so a refusal leaves the folder as it was. ``force`` may be decided
+    per file (a resumed plan replaces only the launch files it wrote itself)."""
+    replace = force if callable(force) else (lambda rel: bool(force))
+    for rel in files:
+        _preflight(root, rel, replace(rel))
+    return [write_file(root / rel, text, force=replace(rel), root=root, executable=executable(rel))
+            for rel, text in files.items()]
+
+
+def _preflight(root: Path, rel: str, force: bool) -> None:
+    *dirs, name = Path(rel).parts
+    here = root
+    for part in dirs:
+        here = here / part
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return  # made fresh by the write: nothing below it exists yet
+        if not stat.S_ISDIR(st.st_mode):
+            raise _not_folder(here, st)
+    try:
+        st = os.lstat(here / name)
+    except FileNotFoundError:
+        return
+    if not (force and stat.S_ISREG(st.st_mode)):
+        raise _refusal(here / name, st, "out")
+
+
+def refuse_collisions(outputs: Mapping[str, Path], inputs: Mapping[str, Path] | None = None) -> None:
+    """Refuse two outputs, or an output and an input, that are one file however they are spelled
+    (``--trace X --report X``, ``--out runs.yaml --runs runs.yaml``); keys say what each path is."""
+    seen: list[tuple[str, Path, bool]] = [(what, p, True) for what, p in outputs.items()]
+    seen += [(what, p, False) for what, p in (inputs or {}).items()]
+    for i, (what, path, written) in enumerate(seen):
+        for other, other_path, other_written in seen[:i]:
+            if (written or other_written) and same_file(path, other_path):
+                raise CompileError(Diagnostic(
+                    OUTPUTS_COLLIDE, f"{other} and {what} are the same file `{path}`",
+                    help="give each output a file of its own" if written and other_written
+                    else "write the output somewhere else than the input"))
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """One file, however spelled: through links, ``..``, or a second hard link."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links
+    except OSError:
+        return False
+
+
+def _try_lock(fd: int, path: Path, holder: str) -> bool:
+    """Take ``fd``'s exclusive lock or refuse; False where the file system has no locks."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this platform: nothing to hold
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise CompileError(Diagnostic(
+            OUTPUT_LOCKED, f"another primusc plan is writing {holder} `{path}`",
+            help="wait for it to finish, or give this plan its own --out")) from None
+    except OSError as err:
+        if err.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EBADF):
+            return False
+        raise
+    return True
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder`` (made if missing) for one plan: a second plan into it is refused at once.
+
+    The lock file is removed when the plan ends; a plan that took a lock file another one removed
+    in the meantime finds its descriptor no longer named by the path, and takes the new file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / LOCK_NAME
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o644)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise _refusal(lock, os.lstat(lock), "out") from None
+            raise
+        try:
+            if not _try_lock(fd, folder, "into the folder"):
+                break
+            try:
+                if os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                    break
+            except FileNotFoundError:
+                pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def open_log(path: Path, append: bool) -> IO[str]:
+    """``path`` opened to add lines to, locked against a second writer for as long as it is open;
+    not ``append``: a new file replaces an existing one (whose writer, if any, must have finished)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not append:
+        try:
+            old = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        except FileNotFoundError:
+            old = -1
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise _refusal(path, os.lstat(path), "trace") from None
+            raise
+        if old >= 0:
+            try:
+                _try_lock(old, path, "the trace")
+                os.unlink(path)
+            finally:
+                os.close(old)
+    flags = os.O_WRONLY | (os.O_APPEND if append else os.O_CREAT | os.O_EXCL)
+    try:
+        fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, 0o666)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.EEXIST):
+            raise _refusal(path, os.lstat(path), "trace") from None
+        raise
+    try:
+        _try_lock(fd, path, "the trace")
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "a" if append else "w", encoding="utf-8")
