@@ -8,21 +8,31 @@ iterations include warm-up (compilation, allocator growth), so they are skipped.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
+from collections.abc import Iterable
 
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
+from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.ir import Candidate, Recompute
+from primus_lang.ir.span import Span
+from primus_lang.lower.ranges import CEILINGS
 
-_ITER = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)")
-_ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.eE+-]+)")
-_TFLOPS = re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*([0-9.eE+-]+)")
-_TOKENS = re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*([0-9.eE+-]+)")
-_GBS = re.compile(r"global batch size:\s*(\d+)")
+# Labels and the field each takes, up to the next `|`; the field is checked strictly afterwards, so a
+# value like `1.2.3`, `-4` or `²` is a diagnostic naming its line, never a crash in `float()`.
+_ITER = re.compile(r"iteration\s+([0-9]{1,18})\s*/\s*([0-9]{1,18})", re.ASCII)
+_ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([^|\s]*)")
+_TFLOPS = re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*([^|\s]*)")
+_TOKENS = re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*([^|\s]*)")
+_GBS = re.compile(r"global batch size:\s*([^|\s]*)")
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
+_REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
+_MAX_STEP_S = 1e6  # an iteration of 11 days: past any real one, below any float trouble
 
 
 @frozen
@@ -38,9 +48,13 @@ class Iteration:
 class TrainingLog:
     iterations: tuple[Iteration, ...]
     args: tuple[tuple[str, str], ...]  # Megatron's arguments block, as printed
+    arg_lines: tuple[tuple[str, int], ...] = ()  # the line each argument was read from
 
     def arg(self, name: str) -> str | None:
         return dict(self.args).get(name)
+
+    def line_of(self, name: str) -> int:
+        return dict(self.arg_lines).get(name, 0)
 
     def step_time(self, skip: int = 1) -> float:
         """Median step time after ``skip`` logged iterations of warm-up."""
@@ -48,29 +62,54 @@ class TrainingLog:
         return float(statistics.median(i.seconds for i in kept))
 
 
-def parse_log(text: str, name: str = "<log>") -> TrainingLog:
+def bad_value(name: str, line: int, message: str, help: str) -> CompileError:
+    span = Span(name, line, 1, line, 2) if line else None
+    return CompileError(Diagnostic(LOG_VALUE, message, span=span, help=help))
+
+
+def _real(text: str, what: str, name: str, line: int, top: float) -> float:
+    """A logged figure: ASCII digits in decimal or exponent form, finite, above 0 and at most ``top``."""
+    value = float(text) if _REAL.fullmatch(text) else math.nan
+    if not 0 < value <= top:
+        raise bad_value(name, line, f"{what} is `{text[:40]}`, not a number above 0 and at most {top:g}",
+                        "the line is not one Megatron or Primus prints; fix or drop this log")
+    return value
+
+
+def _optional(match: re.Match[str] | None, what: str, name: str, line: int, top: float) -> float | None:
+    return None if match is None else _real(match.group(1), what, name, line, top)
+
+
+def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
+    """The iterations and arguments of a log (its text, or its lines as they are read)."""
     iterations: list[Iteration] = []
     args: dict[str, str] = {}
-    for line in text.splitlines():
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n") if isinstance(text, str) else text, 1):
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
-            tflops, tokens, gbs = _TFLOPS.search(line), _TOKENS.search(line), _GBS.search(line)
+            step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3)
+            gbs = _optional(_GBS.search(line), "the global batch size", name, number, 2**24)
+            if gbs is not None and gbs != int(gbs):
+                raise bad_value(name, number, f"the global batch size is {gbs:g}, not a whole number",
+                                "fix or drop this log")
             iterations.append(Iteration(
-                int(it.group(1)), float(elapsed.group(1)) / 1e3,
-                float(tflops.group(1)) if tflops else None,
-                float(tokens.group(1)) if tokens else None,
-                int(gbs.group(1)) if gbs else None,
+                int(it.group(1)), step / 1e3,
+                _optional(_TFLOPS.search(line), "the throughput per GPU", name, number, 1e6),
+                _optional(_TOKENS.search(line), "the tokens per GPU", name, number, 1e9),
+                None if gbs is None else int(gbs),
             ))
             continue
         arg = _ARG.match(line)
-        if arg and "iteration" not in line:
-            args.setdefault(arg.group(1), arg.group(2))
+        if arg and "iteration" not in line and arg.group(1) not in args:
+            args[arg.group(1)] = arg.group(2)
+            lines[arg.group(1)] = number
     if not iterations:
         raise CompileError(Diagnostic(
             LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
             help="pass the stdout log of a Megatron-LM or Primus training run",
         ))
-    return TrainingLog(tuple(iterations), tuple(args.items()))
+    return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()))
 
 
 # Megatron argument -> Candidate knob (integers)
@@ -79,23 +118,36 @@ _INT_ARGS = {
     "expert_model_parallel_size": "ep", "expert_tensor_parallel_size": "etp", "micro_batch_size": "mbs",
     "global_batch_size": "gbs", "seq_length": "seq_len", "num_virtual_stages_per_pipeline_rank": "vpp",
 }
+_UNSET = ("None", "none", "null", "")  # how Megatron prints an argument left at its default
 
 
-def candidate_from_log(log: TrainingLog, base: Candidate | None = None) -> Candidate:
+def _whole(log: TrainingLog, arg: str, knob: str, name: str) -> int | None:
+    """An integer argument, ASCII digits from 1 to the knob's ceiling; None when left unset."""
+    text = log.arg(arg)
+    if text is None or text in _UNSET:
+        return None
+    top = int(CEILINGS[knob])
+    value = int(text) if _WHOLE.fullmatch(text) else 0
+    if not 1 <= value <= top:
+        raise bad_value(name, log.line_of(arg), f"`{arg}` is `{text[:40]}`, not a whole number from 1 to {top:,}",
+                        "Megatron prints these as plain numbers; fix or drop this log")
+    return value
+
+
+def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: str = "<log>") -> Candidate:
     """The recipe a log ran, from its arguments block (knobs it does not print keep ``base``'s value)."""
     cand = base or Candidate()
     changes: dict[str, object] = {}
     for arg, knob in _INT_ARGS.items():
-        value = log.arg(arg)
-        if value is not None and value.lstrip("-").isdigit():
-            changes[knob] = int(value)
+        value = _whole(log, arg, knob, name)
+        if value is not None:
+            changes[knob] = value
     granularity = log.arg("recompute_granularity")
     if granularity in ("full", "selective"):
-        layers = log.arg("recompute_num_layers") or "0"
+        layers = _whole(log, "recompute_num_layers", "layers", name) if granularity == "full" else None
         method = log.arg("recompute_method") or "block"
         changes["recompute"] = Recompute(
-            granularity, int(layers) if granularity == "full" and layers.isdigit() else 0,
-            method if method in ("uniform", "block") else "block",
+            granularity, layers or 0, method if method in ("uniform", "block") else "block",
         )
     if log.arg("fp8") not in (None, "None", "False"):
         changes["precision"] = "fp8"
@@ -123,6 +175,4 @@ class Offset:
 
 def fit_offset(offsets: list[Offset]) -> float:
     """One factor for a set of runs: the geometric mean, so 2x over and 2x under cancel."""
-    import math
-
     return math.exp(statistics.fmean(math.log(o.factor) for o in offsets))

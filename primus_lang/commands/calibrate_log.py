@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
 
 from primus_lang.commands._options import add_oracle_arguments, oracle_kind
+
+if TYPE_CHECKING:
+    from primus_lang.bench.logs import TrainingLog
+    from primus_lang.ir import Candidate, Space
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,8 +35,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
     from primus_lang.bench.oracle import make_oracle
-    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.datafiles import read_lines
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
+    from primus_lang.diagnostics.codes_projection import LOG_TOO_LARGE
     from primus_lang.ir import Candidate
     from primus_lang.lower import load_space
     from primus_lang.project import project
@@ -41,12 +48,9 @@ def run(args: argparse.Namespace) -> int:
     offsets: list[Offset] = []
     rows = []
     for name in args.logs:
-        try:
-            text = Path(name).read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise CompileError(Diagnostic(LOG_UNREADABLE, f"cannot read `{name}`", notes=(str(exc),))) from exc
-        log = parse_log(text, name)
-        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len))
+        log = parse_log(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), name)
+        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name)
+        refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
         off = Offset(name, log.step_time(args.skip), proj.step_time)
         offsets.append(off)
@@ -61,3 +65,19 @@ def run(args: argparse.Namespace) -> int:
               f"{r['projected_s']:.3f} s, factor {r['factor']:.3f}")
     print(f"offset factor (geometric mean of {len(rows)} runs): {factor:.3f}")
     return 0
+
+
+def refuse_illegal(space: Space, cand: Candidate, log: TrainingLog, name: str) -> None:
+    """A recipe Megatron would refuse on the space's model and cluster (a PP that does not divide
+    the layers, a TP that does not divide the heads) cannot be projected; the space's own
+    ``require`` lines are its search's business, not the log's."""
+    from primus_lang.bench.logs import bad_value
+    from primus_lang.check import legality
+
+    broken = legality(attrs.evolve(space, constraints=()), cand)
+    if broken:
+        first = min((line for arg in ("tensor_model_parallel_size", "pipeline_model_parallel_size")
+                     if (line := log.line_of(arg))), default=0)
+        raise bad_value(name, first, f"`{name}` ran `{cand.label()}`, which space `{space.name}`'s model and "
+                        f"cluster cannot: {broken[0].message}",
+                        "calibrate against a space with the log's model and cluster")

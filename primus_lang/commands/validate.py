@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from primus_lang.commands._options import add_oracle_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import RUNS_FILE
@@ -36,7 +34,7 @@ def load(path: str, calibrated: bool) -> list:  # type: ignore[type-arg]
         raise CompileError(Diagnostic(RUNS_FILE, f"no runs file `{path}`"))
     try:
         return load_runs(path, calibrated)
-    except (yaml.YAMLError, AttributeError, TypeError) as exc:
+    except (AttributeError, TypeError) as exc:
         raise CompileError(Diagnostic(RUNS_FILE, f"`{path}` is not a runs file: {exc}")) from exc
 
 

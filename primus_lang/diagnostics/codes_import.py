@@ -69,3 +69,34 @@ BAD_CARD_NAME = register(
     "Card names are identifiers: a letter or `_`, then letters, digits or `_` (e.g. `llama3_1_70b`). "
     "Pass a valid `--name`.",
 )
+CONFIG_TOO_LARGE = register(
+    "P3109",
+    "hf-config-too-large",
+    "the config file is larger than primusc reads",
+    "Data files are read up to 16 MiB and no further (a Hugging Face config.json is a few KiB), so a "
+    "wrong path such as `/dev/zero` is refused at once instead of filling memory. Pass the model's "
+    "config.json.",
+)
+CONFIG_TOO_DEEP = register(
+    "P3110",
+    "hf-config-too-deep",
+    "the config nests more than 64 levels deep",
+    "A config.json nests a few levels (`rope_scaling`, `quantization_config`). Deeper nesting is "
+    "refused rather than handed to a parser that recurses. Check that the file is a model's config.",
+)
+CONFIG_NUMBER = register(
+    "P3111",
+    "hf-config-number-too-long",
+    "the config holds an integer of more than 100 digits",
+    "No field of a model's config needs a number that long, and Python refuses to convert integers "
+    "of more than 4,300 digits. Fix the value the diagnostic points at.",
+)
+INCONSISTENT_CONFIG = register(
+    "P3112",
+    "hf-inconsistent-config",
+    "the config's values cannot describe one model, so no card is written",
+    "Each value can be fine alone and the set still impossible: more experts per token than experts "
+    "(`num_experts_per_tok` above `num_local_experts`), or a value outside the range the language "
+    "accepts for its field. `import-hf` loads the card it is about to write as `primusc check` would, and "
+    "writes nothing if that fails; the message says which values disagree. Fix the config.",
+)

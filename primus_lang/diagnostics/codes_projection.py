@@ -53,3 +53,85 @@ OUTSIDE_SPACE = register(
     "still explained, projected or emitted (what a nearby recipe would do is a fair question), but no\n"
     "search of the space would reach it; widen the axis to search it.",
 )
+SPEC_SHEET = register(
+    "W6002",
+    "unfitted-profile",
+    "the space projects on a GPU profile whose efficiencies were never fitted to measured runs",
+    "A spec-sheet profile (peaks and bandwidths from the data sheet, default efficiencies) projects\n"
+    "near the hardware's peak: on the published runs its projections were about 50% optimistic, and\n"
+    "its band (printed with every projection) is wide. The plain stdlib names (`h200`, `mi355x`, ...)\n"
+    "are the best-informed profiles primusc has; `_spec` names the raw sheet. Build the cluster on a\n"
+    "fitted profile, or fit your own: `primusc calibrate --runs my_runs.yaml --out site.prx`.",
+)
+IMPLAUSIBLE = register(
+    "W6003",
+    "implausible-projection",
+    "a projection uses more of the GPU than any published run measured",
+    "Model FLOP utilisation above 65% of the dense peak in the GEMMs' dtype is 12 points above the best\n"
+    "of the 204 published runs primusc is validated on (52.9%, Llama 3.1 405B in FP8 on GB300). Such a\n"
+    "figure says the profile's efficiencies are too high (a spec sheet, or a hand-edited profile), not\n"
+    "that the recipe is that good. Project on a fitted profile, or measure the recipe.",
+)
+RUNS_FILE_TOO_LARGE = register(
+    "P6007",
+    "runs-file-too-large",
+    "the runs or model-cards file is larger than primusc reads",
+    "Data files are read up to 16 MiB and no further (the published-runs corpus is under 0.5 MiB), so a\n"
+    "wrong path such as `/dev/zero` or a multi-gigabyte file is refused at once instead of filling\n"
+    "memory. Check the path; split a larger corpus into several runs files.",
+)
+RUNS_FILE_TOO_MANY_VALUES = register(
+    "P6008",
+    "runs-file-too-many-values",
+    "the runs or model-cards file holds more values than primusc reads, counting each alias in full",
+    "A YAML alias (`*a`) repeats everything its anchor (`&a`) holds, so nine short lines of aliases of\n"
+    "aliases name a billion values: a file that loads quickly but that no code can walk or print. The\n"
+    "loader counts the values with every alias expanded and stops at 250,000 (the corpus has 27,000),\n"
+    "and refuses an alias that sits inside its own anchor.\n\n"
+    "    a: &a [x, x, x, x, x, x, x, x, x]\n"
+    "    b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]    # and so on: refused\n\n"
+    "Fix: write the values out, or split the file.",
+)
+RUNS_FILE_TOO_DEEP = register(
+    "P6009",
+    "runs-file-too-deep",
+    "the runs or model-cards file nests more than 64 levels deep",
+    "A runs file nests four levels (a list of rows, a row, its `parallel` or `measured` mapping, a\n"
+    "list inside it). Deeper nesting is refused before the YAML parser, which recurses, runs out of\n"
+    "stack. Check how the file was generated.",
+)
+RUNS_FILE_ENCODING = register(
+    "P6010",
+    "runs-file-not-utf8",
+    "the runs or model-cards file is not UTF-8 text",
+    "YAML data files are read as UTF-8. The message gives the offset of the first byte that is not;\n"
+    "save the file as UTF-8 (most editors and `iconv -t UTF-8` can).",
+)
+RUNS_FILE_NUMBER = register(
+    "P6011",
+    "runs-file-number-too-long",
+    "the runs or model-cards file holds an integer of more than 100 digits",
+    "No field of a runs file or model card needs a number that long, and Python refuses to convert\n"
+    "integers of more than 4,300 digits. Fix the value the diagnostic points at. (Numbers that read\n"
+    "but are out of range, such as `gbs: 1.0e+308`, skip their row with the reason instead.)",
+)
+LOG_VALUE = register(
+    "P6012",
+    "log-bad-value",
+    "a training log holds a value that cannot be a step time or a recipe",
+    "`primusc calibrate-log` reads each logged iteration's `elapsed time per iteration (ms)` and the\n"
+    "recipe from Megatron's arguments block (`tensor_model_parallel_size`, `micro_batch_size`, ...).\n"
+    "A step time must be a finite number above 0, a parallel degree or batch size a whole number of\n"
+    "ASCII digits from 1 up, and the recipe must be one the space's model can run (a pipeline size\n"
+    "that divides its layers, a TP that divides its heads). The diagnostic names the line; fix or\n"
+    "drop that log.",
+)
+LOG_TOO_LARGE = register(
+    "P6013",
+    "log-too-large",
+    "the training log is longer than primusc reads",
+    "`primusc calibrate-log` reads a log line by line up to 256 MiB (a million logged iterations), so a\n"
+    "wrong path such as `/dev/zero` ends in this diagnostic instead of reading forever. Pass a shorter\n"
+    "log: the arguments block and the iteration lines are all it reads, e.g.\n"
+    "`grep -E 'iteration|\\.\\.\\.\\.' train.log > short.log`.",
+)

@@ -7,6 +7,7 @@ that could escape their quoting are diagnostics, never silently dropped.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,6 +28,8 @@ SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,48}[a-z0-9])?")
 _SLURM_WORD = re.compile(r"[A-Za-z0-9_.,+-]{1,128}")
 _SLURM_TIME = re.compile(r"(\d+-)?\d+(:\d{1,2}){0,2}")
+_DIGITS = re.compile(r"[0-9]{1,18}", re.ASCII)
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,3})?", re.ASCII)
 # C0 and C1 control characters: a newline ends a header line, an escape can rewrite a terminal.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -57,22 +60,24 @@ def _pattern(regex: re.Pattern[str], form: str) -> Callable[[str], str | None]:
     return check
 
 
-def _positive_int(upper: int) -> Callable[[str], str | None]:
+def _whole(lower: int, upper: int) -> Callable[[str], str | None]:
+    """ASCII digits only, and few enough to convert: ``str.isdigit`` also takes `²` and `١`, which
+    ``int`` then refuses, and a value reaches the launch files as written."""
+
     def check(value: str) -> str | None:
-        if value.isdigit() and 0 < int(value) <= upper:
+        if _DIGITS.fullmatch(value) and lower <= int(value) <= upper:
             return None
-        return f"must be a whole number from 1 to {upper}"
+        return f"must be a whole number from {lower} to {upper}, in ASCII digits"
 
     return check
+
+
+def _positive_int(upper: int) -> Callable[[str], str | None]:
+    return _whole(1, upper)
 
 
 def _count_of(upper: int) -> Callable[[str], str | None]:
-    def check(value: str) -> str | None:
-        if value.isdigit() and int(value) <= upper:
-            return None
-        return f"must be a whole number from 0 to {upper}"
-
-    return check
+    return _whole(0, upper)
 
 
 def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]:
@@ -80,11 +85,11 @@ def _optional(check: Callable[[str], str | None]) -> Callable[[str], str | None]
 
 
 def _real(value: str) -> str | None:
-    try:
-        float(value)
-    except ValueError:
-        return "must be a number such as 3.0e-4"
-    return None
+    """A finite number as Python and the frameworks' argument parsers both read it: ``float`` alone
+    also takes `inf`, `nan`, `1_0` and other scripts' digits."""
+    if _REAL.fullmatch(value) and math.isfinite(float(value)):
+        return None
+    return "must be a finite number such as 3.0e-4, in ASCII digits"
 
 
 def _any(_: str) -> str | None:
@@ -163,7 +168,8 @@ class Variables:
 
 
 def _bad(name: str, value: str, why: str) -> Diagnostic:
-    return Diagnostic(BAD_VARIABLE, f"variable `{name}` = {value!r} {why}", help=f"docs/emit.md describes `{name}`")
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    return Diagnostic(BAD_VARIABLE, f"variable `{name}` = {shown!r} {why}", help=f"docs/emit.md describes `{name}`")
 
 
 def default_job_name(space_name: str) -> str:

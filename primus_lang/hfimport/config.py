@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,10 +11,21 @@ from typing import Any
 
 from attrs import frozen
 
+from primus_lang.datafiles import DataCodes, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_import import BAD_VALUE, CONFIG_UNREADABLE, MISSING_FIELD
+from primus_lang.diagnostics.codes_import import (
+    BAD_VALUE,
+    CONFIG_NUMBER,
+    CONFIG_TOO_DEEP,
+    CONFIG_TOO_LARGE,
+    CONFIG_UNREADABLE,
+    MISSING_FIELD,
+)
 from primus_lang.ir.span import Span
-from primus_lang.sources import SOURCES
+
+# A config.json has no aliases to count: its value count is bounded by its size.
+CONFIG_CODES = DataCodes(unreadable=CONFIG_UNREADABLE, encoding=CONFIG_UNREADABLE, too_large=CONFIG_TOO_LARGE,
+                         too_deep=CONFIG_TOO_DEEP, too_many_nodes=CONFIG_TOO_LARGE, number=CONFIG_NUMBER)
 
 
 @frozen
@@ -51,10 +63,16 @@ class HfConfig:
     def bad(self, key: str, value: object, expected: str) -> Diagnostic:
         return Diagnostic(
             BAD_VALUE,
-            f"`{key}` is {json.dumps(value)}, expected {expected}",
+            f"`{key}` is {_shown(value)}, expected {expected}",
             span=self.span_of(key),
             help="fix the value in the config",
         )
+
+
+def _shown(value: object) -> str:
+    """A value as the config writes it, cut short: a hostile one may be a megabyte of nesting."""
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class Reader:
@@ -92,8 +110,8 @@ class Reader:
         value = self.config.data.get(key)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            self.problems.append(self.config.bad(key, value, "a number >= 0"))
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+            self.problems.append(self.config.bad(key, value, "a finite number >= 0"))
             return default
         return float(value)
 
@@ -121,40 +139,13 @@ class Reader:
 
 
 def read_config(path: str | Path) -> HfConfig:
-    """Load ``path`` (or ``path/config.json`` for a model folder) as one JSON object; refuse
-    anything else with P3101."""
+    """Load ``path`` (or ``path/config.json`` for a model folder) as one JSON object, within the
+    data-file limits; refuse anything else with a P31xx code."""
     if Path(path).is_dir():
         path = Path(path) / "config.json"
     name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as err:
-        raise CompileError(
-            Diagnostic(
-                CONFIG_UNREADABLE,
-                f"cannot read `{name}`: {err.strerror or err}",
-                help="pass the path of a model's config.json",
-            )
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CompileError(
-            Diagnostic(CONFIG_UNREADABLE, f"`{name}` is not UTF-8 text", help="pass the model's config.json")
-        ) from None
-    SOURCES.add(name, text)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        span = Span(name, err.lineno, err.colno, err.lineno, err.colno + 1)
-        raise CompileError(
-            Diagnostic(
-                CONFIG_UNREADABLE,
-                f"`{name}` is not valid JSON: {err.msg}",
-                span=span,
-                help="a Hugging Face config.json is one JSON object",
-            )
-        ) from None
+    text = read_text(path, CONFIG_CODES, "a model's config.json")
+    data = loads_json(text, name, CONFIG_CODES, "a model's config.json")
     if not isinstance(data, dict):
         raise CompileError(
             Diagnostic(

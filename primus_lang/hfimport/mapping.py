@@ -8,6 +8,7 @@ recorded in ``Imported.notes`` so the card can say what it leaves out.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -175,8 +176,8 @@ def _rope_notes(r: Reader, fields: dict[str, Any], notes: list[str]) -> int:
     original = scaling.get("original_max_position_embeddings")
     kind = scaling.get("rope_type", scaling.get("type"))
     if theta is not None:
-        if isinstance(theta, bool) or not isinstance(theta, int | float) or theta <= 0:
-            r.problems.append(r.config.bad("rope_theta", theta, "a positive number"))
+        if isinstance(theta, bool) or not isinstance(theta, int | float) or not 0 < theta < math.inf:
+            r.problems.append(r.config.bad("rope_theta", theta, "a finite number > 0"))
         else:
             fields["rope_theta"] = float(theta)
     if kind:

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_import import BAD_CARD_NAME
+from primus_lang.diagnostics.codes_import import BAD_CARD_NAME, INCONSISTENT_CONFIG
 from primus_lang.hfimport.config import HfConfig
 from primus_lang.hfimport.mapping import Imported
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
@@ -144,4 +144,25 @@ def render_card(imported: Imported, config_file: str) -> str:
     body.extend(_lines(model, "  ", _ALWAYS))
     body.append(f"  source = {_value(Kind.TEXT, model.source)}")
     body.append("}")
-    return "\n".join([*head, "", *body]) + "\n"
+    text = "\n".join([*head, "", *body]) + "\n"
+    _check_loads(text, config_file)
+    return text
+
+
+def _check_loads(text: str, config_file: str) -> None:
+    """Refuse to hand out a card that `primusc check` would refuse: the config's values may each
+    pass and still contradict each other or the language's ranges (top-k above the expert count)."""
+    from primus_lang.lower import loads_program
+
+    try:
+        loads_program(text, f"<card from {config_file}>")
+    except CompileError as err:
+        reasons = [d.message for d in err.diagnostics]
+        raise CompileError(
+            Diagnostic(
+                INCONSISTENT_CONFIG,
+                f"the card for `{config_file}` would not load: {reasons[0]}",
+                notes=tuple(reasons[1:]),
+                help="fix the config's values; no card is written",
+            )
+        ) from None

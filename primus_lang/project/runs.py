@@ -30,22 +30,34 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 from attrs import frozen
 
+from primus_lang.datafiles import DataCodes, load_yaml
 from primus_lang.diagnostics import CompileError
+from primus_lang.diagnostics.codes_projection import (
+    RUNS_FILE,
+    RUNS_FILE_ENCODING,
+    RUNS_FILE_NUMBER,
+    RUNS_FILE_TOO_DEEP,
+    RUNS_FILE_TOO_LARGE,
+    RUNS_FILE_TOO_MANY_VALUES,
+)
 from primus_lang.hfimport.mapping import hybrid_evidence
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.lower import load_program
-from primus_lang.lower.ranges import object_problems
+from primus_lang.lower.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.resources import data_dir
+
+RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
+                       too_deep=RUNS_FILE_TOO_DEEP, too_many_nodes=RUNS_FILE_TOO_MANY_VALUES, number=RUNS_FILE_NUMBER)
 
 # names the corpus uses for a GPU -> the stdlib profile
 GPU_NAMES = {
@@ -178,7 +190,8 @@ def _count(table: Any, key: str, default: int | None = None) -> int:
         if default is None:
             raise KeyError(key)
         return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value) or value < 0:
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+            or value != int(value) or value < 0):
         raise ValueError(f"`{key}` is {value!r}, not a whole number")
     return int(value)
 
@@ -329,7 +342,7 @@ def recompute_of(rec: Any) -> Recompute | str:
     gran = rec.get("recompute_granularity")
     if gran == "full":
         method = rec.get("recompute_method") or "uniform"
-        n = int(rec.get("recompute_num_layers") or 1)
+        n = _bounded(int(rec.get("recompute_num_layers") or 1), "recompute_num_layers", 1)
         if method == "uniform":
             return Recompute("full", n, "uniform")
         return Recompute("full", n, "block")
@@ -357,13 +370,47 @@ def _offloads(rec: Any) -> bool:
     return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
 
 
-def _int(value: Any, default: int) -> int:
+class OutOfRange(ValueError):
+    """A number no run can have (``gbs: 1.0e+308``, ``tp: -4``): its row is skipped with this reason
+    before any product of it overflows a float or an int64 array."""
+
+
+# A row's name for a number -> the IR field whose ceiling (``lower.ranges.CEILINGS``) bounds it
+_FIELD_OF = {"vp": "vpp", "recompute_num_layers": "layers"}
+
+
+def _bounded(number: int, name: str, low: int) -> int:
+    top = MAX_WORLD if name == "num_gpus" else int(CEILINGS[_FIELD_OF.get(name, name)])
+    if number < low:
+        raise OutOfRange(f"`{name}` is {number}, below {low}")
+    if number > top:
+        shown = f"{number:,}" if number < 10**15 else f"{number:.6g}"
+        raise OutOfRange(f"`{name}` is {shown}, above the largest it can be ({top:,})")
+    return number
+
+
+def _int(value: Any, default: int, name: str, low: int = 0) -> int:
+    """A whole-number field of a row (text that is not a number takes ``default``), within its bounds."""
     if value is None:
         return default
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OutOfRange(f"`{name}` is {value}, not a finite number")
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
         return default
+    return _bounded(number, name, low)
+
+
+def _positive(value: float, name: str, top: float) -> float:
+    if not 0 < value <= top:
+        raise OutOfRange(f"`{name}` is {value:.6g}, not a number above 0 and at most {top:,.0f}")
+    return value
+
+
+# Far above any GPU's throughput (hundreds of thousands of tokens/s on a small model) and memory (288 GB)
+_MAX_TOKENS = 1e9
+_MAX_GIB = 2.0**20
 
 
 def _measured_tokens(row: dict[str, Any]) -> float | None:
@@ -372,13 +419,13 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
     measured = row.get("measured") or {}
     tokens = measured.get("tokens_per_sec_per_gpu")
     if tokens is not None:
-        return float(tokens)
+        return _positive(float(tokens), "measured.tokens_per_sec_per_gpu", _MAX_TOKENS)
     values = [measured.get("step_time_s"), row.get("gbs"), row.get("seq_len"), row.get("num_gpus")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and v > 0]
     if len(numbers) < len(values):
         return None
     step, gbs, seq, gpus = numbers
-    return gbs * seq / (step * gpus)
+    return _positive(gbs * seq / (step * gpus), "tokens/s/GPU from `measured.step_time_s`", _MAX_TOKENS)
 
 
 def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
@@ -392,7 +439,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     balanced = "force-balanced" in notes or "fake balanced" in notes
     release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
     run = Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
-              balanced=balanced, measured_memory=round(float(memory_gib) * 2**30) if memory_gib else None)
+              balanced=balanced,
+              measured_memory=round(_positive(float(memory_gib), "measured.memory_gib", _MAX_GIB) * 2**30)
+              if memory_gib else None)
 
     def skip(reason: str) -> Run:
         return attrs.evolve(run, skip=reason)
@@ -409,7 +458,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     if row.get("task") not in ("pretrain", "sft"):
         return skip(f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)")
     models, gpus = stdlib_definitions(calibrated)
-    seq = _int(row.get("seq_len"), 0)
+    seq = _int(row.get("seq_len"), 0, "seq_len")
     card = row.get("model_card")
     if not card:
         return skip("unknown model: the row names no model card")
@@ -435,13 +484,13 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     if prec[0] == "fp4" and not gpus[gpu_name].nvfp4:
         return skip(f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores")
     par = row.get("parallel") or {}
-    tp, pp = _int(par.get("tp"), 1), _int(par.get("pp"), 1)
-    cp, ep = _int(par.get("cp"), 1), _int(par.get("ep"), 1)
-    vp = _int(par.get("vp"), 1)
-    etp = _int(par.get("etp"), 0)
-    world = _int(row.get("num_gpus"), 0)
-    per_node = _int(row.get("gpus_per_node"), 8)
-    mbs, gbs = _int(row.get("mbs"), 0), _int(row.get("gbs"), 0)
+    tp, pp = _int(par.get("tp"), 1, "tp", 1), _int(par.get("pp"), 1, "pp", 1)
+    cp, ep = _int(par.get("cp"), 1, "cp", 1), _int(par.get("ep"), 1, "ep", 1)
+    vp = _int(par.get("vp"), 1, "vp")
+    etp = _int(par.get("etp"), 0, "etp")
+    world = _int(row.get("num_gpus"), 0, "num_gpus")
+    per_node = _int(row.get("gpus_per_node"), 8, "gpus_per_node", 1)
+    mbs, gbs = _int(row.get("mbs"), 0, "mbs"), _int(row.get("gbs"), 0, "gbs")
     if not (world and mbs and gbs and seq):
         return skip("layout incomplete: num_gpus, mbs, gbs and seq_len are all needed")
     if world % (tp * pp * cp):
@@ -516,9 +565,9 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
 def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
     """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
     path = Path(path)
-    rows = yaml.safe_load(path.read_text())
+    rows = load_yaml(path, RUNS_CODES, "a runs file")
     cards_path = path.parent / "model_cards.yaml"
-    cards = yaml.safe_load(cards_path.read_text()) if cards_path.exists() else {}
+    cards = load_yaml(cards_path, RUNS_CODES, "a model-cards file") if cards_path.exists() else {}
     if not isinstance(rows, list) or not rows or not isinstance(cards or {}, dict):
         raise TypeError("expected a non-empty list of rows (and a mapping of model cards beside it)")
     return [_resolve_row(row, cards or {}, calibrated) for row in rows]
@@ -531,11 +580,17 @@ def _resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
         return Run(str(row)[:40], ("", "", ""), None, skip="row not understood: not a mapping")
     try:
         return resolve(row, cards, calibrated)
-    except (AttributeError, KeyError, TypeError, ValueError, ZeroDivisionError, CompileError) as exc:
-        hardware = row.get("hardware")
-        gpu = hardware.get("gpu") if isinstance(hardware, dict) else hardware
-        group = (str(row.get("model_card")), str(gpu), str(row.get("precision")))
-        return Run(str(row.get("id")), group, None, skip=f"row not understood: {type(exc).__name__}: {exc}")
+    except OutOfRange as exc:
+        return _unresolved(row, f"value out of range: {exc}")
+    except (AttributeError, KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError, CompileError) as exc:
+        return _unresolved(row, f"row not understood: {type(exc).__name__}: {exc}")
+
+
+def _unresolved(row: dict[str, Any], reason: str) -> Run:
+    hardware = row.get("hardware")
+    gpu = hardware.get("gpu") if isinstance(hardware, dict) else hardware
+    group = (str(row.get("model_card")), str(gpu), str(row.get("precision")))
+    return Run(str(row.get("id")), group, None, skip=reason)
 
 
 def gpu_key(run: Run) -> str:

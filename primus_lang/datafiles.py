@@ -1,0 +1,240 @@
+"""The one loader for the YAML and JSON data files primusc is given (runs files, model cards,
+Hugging Face configs), so every such file is held to the same limits.
+
+A data file is hostile until read. It may be endless (``/dev/zero``), not UTF-8, nested thousands
+deep (Python's parsers recurse), a YAML alias bomb (nine lines of ``&a``/``*a`` name 10^9 nodes:
+the loaded object shares them, but any code that walks or prints it pays for every one), or hold an
+integer longer than Python converts. Each is refused with a diagnostic before it costs memory or a
+traceback: at most ``MAX_BYTES`` + 1 bytes are read, YAML nesting and the node count with every
+alias expanded are counted while the document is composed, JSON nesting is checked on the parsed
+value. Training logs are not parsed here but read through ``read_lines``: line by line, bounded in
+total. The caller names the diagnostic codes (``DataCodes``), since each command has its own family.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from attrs import frozen
+
+from primus_lang.diagnostics import Code, CompileError, Diagnostic
+from primus_lang.ir.span import Span
+from primus_lang.sources import SOURCES
+
+MAX_BYTES = 16 * 2**20  # 35x the published-runs corpus; a config.json is a few KiB
+MAX_DEPTH = 64  # the corpus nests 4 deep, a config.json 3
+MAX_NODES = 250_000  # with aliases expanded: 9x the corpus's 27,000; PyYAML holds about 1 KiB a node
+MAX_DIGITS = 100  # an integer literal; Python refuses to convert more than 4,300 digits
+# A training log is read line by line, not whole: a million logged iterations fit
+MAX_LOG_BYTES = 256 * 2**20
+MAX_LINE = 64 * 2**10  # a longer line comes in pieces, none of which is a line Megatron prints
+
+
+@frozen
+class DataCodes:
+    """The codes a command reports its data files' problems with."""
+
+    unreadable: Code  # cannot be opened, or is not valid YAML/JSON
+    encoding: Code  # not UTF-8
+    too_large: Code  # more than MAX_BYTES
+    too_deep: Code  # nested more than MAX_DEPTH
+    too_many_nodes: Code  # more than MAX_NODES nodes once aliases are expanded, or an alias inside itself
+    number: Code  # an integer of more than MAX_DIGITS digits
+
+
+class _Refusal(Exception):
+    """A limit hit while loading; ``kind`` names the field of ``DataCodes`` to report it with."""
+
+    def __init__(self, kind: str, message: str, line: int = 0, column: int = 0, *, help: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.message, self.line, self.column, self.help = kind, message, line, column, help
+
+
+def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
+    """The UTF-8 text of ``path``, refused beyond ``MAX_BYTES`` without reading further."""
+    name = str(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise CompileError(Diagnostic(codes.unreadable, f"cannot read `{name}`: {err.strerror or err}",
+                                      help=f"pass the path of {what}")) from None
+    if len(raw) > MAX_BYTES:
+        raise CompileError(Diagnostic(codes.too_large, f"`{name}` is larger than {MAX_BYTES // 2**20} MiB",
+                                      help=f"{what} this large is not one primusc reads; check the path"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise CompileError(Diagnostic(codes.encoding, f"`{name}` is not UTF-8 text (byte {err.start})",
+                                      span=Span(name, line, 1, line, 2),
+                                      help=f"save {what} as UTF-8")) from None
+    SOURCES.add(name, text)
+    return text
+
+
+def read_lines(path: str | Path, unreadable: Code, too_large: Code, what: str) -> Iterator[str]:
+    """The lines of a text file as they are read (undecodable bytes replaced), without their line
+    ends; refused past ``MAX_LOG_BYTES``, so ``/dev/zero`` ends in a diagnostic instead of never."""
+    name, read = str(path), 0
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            while line := f.readline(MAX_LINE):
+                read += len(line)
+                if read > MAX_LOG_BYTES:
+                    raise CompileError(Diagnostic(too_large, f"`{name}` is longer than {MAX_LOG_BYTES // 2**20} MiB",
+                                                  help=f"pass a shorter {what}: the arguments block and the "
+                                                       "iteration lines are all primusc reads"))
+                yield line.removesuffix("\n")
+    except OSError as err:
+        raise CompileError(Diagnostic(unreadable, f"cannot read `{name}`: {err.strerror or err}",
+                                      help=f"pass the path of {what}")) from None
+
+
+def _refused(name: str, codes: DataCodes, refusal: _Refusal) -> CompileError:
+    span = Span(name, refusal.line, refusal.column, refusal.line, refusal.column + 1) if refusal.line else None
+    code: Code = getattr(codes, refusal.kind)
+    return CompileError(Diagnostic(code, f"`{name}` {refusal.message}", span=span, help=refusal.help))
+
+
+# --- YAML -------------------------------------------------------------------------------------------
+
+
+def _where(mark: Any) -> tuple[int, int]:
+    """(line, column) from 1 of a PyYAML mark; (0, 0) when there is none."""
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
+def _int_refusal(mark: Any) -> _Refusal:
+    return _Refusal("number", f"holds an integer of more than {MAX_DIGITS} digits", *_where(mark),
+                    help="no field of a data file needs a number this long")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, counting depth and expanded nodes as it composes. A node's expanded
+    size is the running count at its end minus the count at its start, so an alias adds its
+    anchor's whole size in O(1) and the bomb is refused after reading a few lines of it."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._total = 0
+        self._sizes: dict[str, int] = {}
+
+    def _add(self, count: int, mark: Any) -> None:
+        self._total += count
+        if self._total > MAX_NODES:
+            raise _Refusal("too_many_nodes", f"holds more than {MAX_NODES:,} values (each alias counted as all it names)",
+                           *_where(mark), help="write the values out, or use fewer aliases of large nodes")
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            size = self._sizes.get(event.anchor) if event.anchor is not None else None
+            if size is None and event.anchor in self.anchors:
+                raise _Refusal("too_many_nodes", f"has the alias `*{event.anchor}` inside its own anchor",
+                               *_where(event.start_mark), help="a data file's values are finite: refer to a finished node")
+            node = super().compose_node(parent, index)
+            self._add(size or 0, event.start_mark)
+            return node
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _Refusal("too_deep", f"nests more than {MAX_DEPTH} levels deep", *_where(event.start_mark),
+                           help="a data file nests a few levels; check how it was generated")
+        start = self._total
+        self._add(1, event.start_mark)
+        node = super().compose_node(parent, index)
+        self._depth -= 1
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self._sizes[anchor] = self._total - start
+        return node
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as exc:
+            # a date like 2024-13-45, or an integer Python will not convert
+            raise _Refusal("unreadable", f"holds a value that cannot be read, `{str(node.value)[:40]}`: {exc}",
+                           *_where(node.start_mark), help="fix the value") from None
+
+
+def _construct_int(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
+    if sum(c.isdigit() for c in str(node.value)) > MAX_DIGITS:
+        raise _int_refusal(node.start_mark)
+    return loader.construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
+def load_yaml(path: str | Path, codes: DataCodes, what: str) -> Any:
+    """One YAML document of ``path`` (None when empty), within the limits above."""
+    name = str(path)
+    text = read_text(path, codes, what)
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except _Refusal as refusal:
+        raise _refused(name, codes, refusal) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        span = Span(name, line, column, line, column + 1) if line else None
+        problem = getattr(err, "problem", None) or str(err)
+        raise CompileError(Diagnostic(codes.unreadable, f"`{name}` is not valid YAML: {problem}", span=span,
+                                      help=f"{what} is a YAML file")) from None
+    finally:
+        loader.dispose()
+
+
+# --- JSON -------------------------------------------------------------------------------------------
+
+_LONG_INT = re.compile(rf"\d{{{MAX_DIGITS + 1},}}")
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _int_refusal(None)
+    return int(text)
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests, without recursion (the point is to refuse what recursion cannot take)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def loads_json(text: str, name: str, codes: DataCodes, what: str) -> Any:
+    """``text`` (already read by ``read_text``) as JSON, within the limits above."""
+    try:
+        value = json.loads(text, parse_int=_json_int)
+    except _Refusal as refusal:
+        where = _LONG_INT.search(text)
+        if where is not None:
+            refusal.line = text.count("\n", 0, where.start()) + 1
+            refusal.column = where.start() - (text.rfind("\n", 0, where.start()) + 1) + 1
+        raise _refused(name, codes, refusal) from None
+    except RecursionError:
+        value = None  # deeper than the parser's recursion: refused below like any too-deep value
+        deep = True
+    except json.JSONDecodeError as err:
+        raise CompileError(Diagnostic(codes.unreadable, f"`{name}` is not valid JSON: {err.msg}",
+                                      span=Span(name, err.lineno, err.colno, err.lineno, err.colno + 1),
+                                      help=f"{what} is one JSON object")) from None
+    else:
+        deep = _depth(value) > MAX_DEPTH
+    if deep:
+        raise CompileError(Diagnostic(codes.too_deep, f"`{name}` nests more than {MAX_DEPTH} levels deep",
+                                      help=f"{what} nests a few levels; check how the file was generated"))
+    return value
