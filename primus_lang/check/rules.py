@@ -238,6 +238,23 @@ def _dropout_graph_problem(f: Env, s: Space) -> str:
     return f"hidden dropout {s.model.dropout} and mlp/moe recomputed"
 
 
+def _interleave_problem(f: Env) -> tuple[str, str]:
+    per_step = f["mbs"] * f["dp"]
+    if f["gbs"] % max(per_step, 1):
+        # no whole number of micro-batches at all: the count (GBS // (MBS·DP), maybe 0) is not the cause
+        return (
+            f"interleaving (VPP {f['vpp']}) needs a whole number of micro-batches, a multiple of PP {f['pp']}, "
+            f"but GBS {f['gbs']} is not a multiple of MBS·DP = {f['mbs']}·{f['dp']} = {per_step} "
+            "(interleave-microbatches)",
+            f"choose GBS as a multiple of {per_step * f['pp']} (MBS·DP·PP), or a smaller MBS",
+        )
+    return (
+        f"interleaving (VPP {f['vpp']}) with {f['microbatches']} micro-batches, not a multiple of "
+        f"PP {f['pp']} (interleave-microbatches)",
+        "raise GBS or lower MBS so that GBS / (MBS·DP) is a multiple of PP",
+    )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         L.WORLD_DIVISIBILITY,
@@ -419,11 +436,7 @@ RULES: tuple[Rule, ...] = (
         L.INTERLEAVE_MICROBATCHES,
         ("vpp", "gbs", "mbs", "tp", "pp", "cp"),
         lambda f, s: (f["vpp"] == 1) | (f["microbatches"] >= f["pp"]) & (f["microbatches"] % f["pp"] == 0),
-        lambda f, s: (
-            f"interleaving (VPP {f['vpp']}) with {f['microbatches']} micro-batches, not a multiple of "
-            f"PP {f['pp']} (interleave-microbatches)",
-            "raise GBS or lower MBS so that GBS / (MBS·DP) is a multiple of PP",
-        ),
+        lambda f, s: _interleave_problem(f),
     ),
     Rule(
         L.CP_SEQUENCE,

@@ -10,12 +10,15 @@ import argparse
 import json
 from collections.abc import Callable
 
+import attrs
+
 from primus_lang.check import LegalitySummary, summarize
 from primus_lang.check.enumerate import require_legal
 from primus_lang.emit.coverage import inexpressible
 from primus_lang.ir import Space
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
+from primus_lang.lower.ranges import MAX_WORLD
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -63,8 +66,77 @@ def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
     return lines
 
 
+_CHUNK = 512  # points whose memory is computed at once while looking for one that fits
+_MORE_NODES = 6  # doublings of the cluster tried when nothing fits (up to 64 times the nodes)
+
+
+def _least_peak(space: Space) -> tuple[int, int, bool]:
+    """(legal points, the least per-GPU peak among them, whether one fits). The points most spread
+    over GPUs come first, and the walk stops at the first chunk with a fit: a space where most
+    points fit costs one chunk, not the account of every point."""
+    from primus_lang.check import legal_points
+    from primus_lang.memory import prefilter
+
+    points = sorted(legal_points(space), key=lambda c: (-c.tp * c.pp * c.cp * c.ep, c.mbs))
+    limit = usable_bytes_of(space)
+    least = -1
+    for start in range(0, len(points), _CHUNK):
+        peaks = prefilter(space.model, space.cluster, points[start:start + _CHUNK], space.settings)
+        low = int(peaks.min())
+        least = low if least < 0 else min(least, low)
+        if low <= limit:
+            return len(points), least, True
+    return len(points), least, False
+
+
+def _with_nodes(space: Space, nodes: int) -> Space:
+    return attrs.evolve(space, cluster=attrs.evolve(space.cluster, nodes=nodes))
+
+
+def memory_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
+    """Nothing when some legal point fits in memory (`project` counts them); otherwise say so, with
+    the least peak and the smallest cluster, in doublings of the nodes, on which a point would fit."""
+    if not summary.legal:
+        return []
+    _, least, fits = _least_peak(space)
+    if fits:
+        return []
+    limit = usable_bytes_of(space)
+    lines = [
+        f"  warning: {_none_fits(summary.legal)}: the least peak is "
+        f"{least / 2**30:.1f} GiB per GPU, {limit / 2**30:.1f} GiB usable",
+    ]
+    nodes = space.cluster.nodes
+    for _ in range(_MORE_NODES):
+        nodes *= 2
+        if nodes * space.cluster.gpus_per_node > MAX_WORLD:
+            break
+        legal, _, fits = _least_peak(_with_nodes(space, nodes))
+        if fits:
+            lines.append(f"    with {nodes:,} nodes ({nodes * space.cluster.gpus_per_node:,} GPUs) at least one "
+                         f"of its {legal:,} legal point{'s' if legal != 1 else ''} would fit")
+            break
+    else:
+        lines.append(f"    none would fit on up to {nodes:,} nodes either")
+    lines.append("    add recompute, larger TP/PP/CP/EP or a smaller MBS to the axes; `primusc check --explain "
+                 "--point ...` shows one point's account term by term")
+    return lines
+
+
+def _none_fits(legal: int) -> str:
+    if legal == 1:
+        return "the only legal point does not fit in memory"
+    return f"none of the {legal:,} legal points fits in memory"
+
+
+def usable_bytes_of(space: Space) -> int:
+    from primus_lang.memory.result import usable_bytes
+
+    return usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
+
+
 Section = Callable[[Space, LegalitySummary, argparse.Namespace], list[str]]
-SECTIONS: list[Section] = [legality_lines, target_lines]
+SECTIONS: list[Section] = [legality_lines, memory_lines, target_lines]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -120,3 +120,11 @@ NOT_A_FILE = register(
     "primusc reads `.prx` sources from regular files only: `/dev/zero` never ends, `/dev/stdin` or a\n"
     "named pipe blocks until someone writes, and a directory holds no text. Give the path of the file.",
 )
+NEGATIVE_VALUE = register(
+    "P1018",
+    "negative-value",
+    "a negative number written as a field's, knob's or assumption's value",
+    "Counts, sizes, bandwidths, times and assumptions are never negative, so values have no minus sign:\n"
+    "`tp : -1` or `nodes = -2` is refused where the `-` stands. Expressions in `require`, `let` and\n"
+    "`when` may subtract and negate (`require tp - pp > -1`).",
+)

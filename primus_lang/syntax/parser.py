@@ -535,12 +535,40 @@ def _expected(names: set[str]) -> str:
     return ", ".join(words[:6])
 
 
+_NEGATIVE = re.compile(r"-[ \t]*[0-9][0-9_]*(?:\.[0-9][0-9_]*)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _negative(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic | None:
+    """A minus before a number where a value is written (``tp : -1``): the grammar has no negative
+    values, so the parser stops at the `-`; say that rather than "a value is missing"."""
+    tok = getattr(err, "token", None)
+    pos = tok.start_pos if isinstance(tok, Token) and tok.type != "$END" else err.pos_in_stream
+    if pos is None or not 0 <= pos < len(text):
+        return None
+    m = _NEGATIVE.match(text, pos)
+    before = text[:pos].rstrip()[-1:]
+    if m is None or before not in (":", "=", "|", "(", ",", "."):  # `1 - 2` is arithmetic, not a sign
+        return None
+    line = max(1, getattr(err, "line", 1) or 1)
+    col = max(1, getattr(err, "column", 1) or 1)
+    return Diagnostic(
+        C.NEGATIVE_VALUE,
+        f"a value cannot be negative (found `{m.group(0)}`)",
+        Span(file, line, col, line, col + len(m.group(0))),
+        help="counts, sizes, rates and assumptions are 0 or more; write the value without `-` "
+             "(only expressions in `require`, `let` and `when` may subtract)",
+    )
+
+
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
     unit = _unit_slip(text, file, line)
     if unit is not None:
         return unit
+    negative = _negative(text, file, err)
+    if negative is not None:
+        return negative
     label = _match(err)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token

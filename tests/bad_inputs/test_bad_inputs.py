@@ -88,6 +88,9 @@ EXPECTED = {
     "moe_imbalance_zero": "P3009",
     "divide_by_zero": "P4039",
     "divide_by_zero_at_a_point": "P4039",
+    "negative_value": "P1018",
+    # P4011 used to say "0 micro-batches" when GBS is not a multiple of MBS·DP
+    "interleave_partial_batch": "P4002",
 }
 
 
@@ -261,3 +264,23 @@ def test_a_long_line_is_clipped_around_the_span(before: int, tmp_path: Path,
     assert len(shown) < 120 and shown.endswith("…") and shown.startswith("1 | …") == (before > 0)
     start = caret.index("^")
     assert shown[start:start + len("2 GB/s")] == "2 GB/s" and caret[start:].strip() == "^" * len("2 GB/s")
+
+
+def test_check_says_when_nothing_fits_and_how_many_nodes_would(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # `check` used to end on "legal points 1" for a space whose every point overflows memory
+    space = tmp_path / "tight.prx"
+    space.write_text(
+        "import hardware.amd (mi325x)\nimport models.llama3 (llama3_1_70b)\n"
+        "cluster c { gpu = mi325x { hbm_capacity = 150 GiB }; nodes = 1; gpus_per_node = 8 }\n"
+        "space s on c { model = llama3_1_70b; gbs = 256; tp = 8; sharding = dist_opt }\n"
+    )
+    assert main(["check", str(space)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the only legal point does not fit in memory" in out and "150.0 GiB usable" in out
+    assert "with 2 nodes (16 GPUs) at least one of its 1 legal point would fit" in out
+
+
+def test_check_prints_no_memory_line_when_a_point_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(CASES.parent.parent.parent / "examples" / "llama3_70b_h100.prx")]) == 0
+    assert "fits in memory" not in capsys.readouterr().out
