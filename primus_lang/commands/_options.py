@@ -15,7 +15,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
 if TYPE_CHECKING:
-    from primus_lang.ir import Candidate, Cluster, Model, Settings
+    from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings
     from primus_lang.project.oracle import Oracle
 
 
@@ -83,3 +83,16 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
                 Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
                            help=f"choose another --{what}, or pass --force to replace it")
             )
+
+
+def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human") -> None:
+    """W6002 (a profile never fitted) and W6003 (a projection above any measured MFU) on stderr, with
+    the import or command that gives the space a fitted profile."""
+    import sys
+
+    from primus_lang.diagnostics import render
+    from primus_lang.project import trust
+
+    found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu))
+    if found:
+        print(render(found, error_format), file=sys.stderr)

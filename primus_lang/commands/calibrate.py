@@ -80,25 +80,32 @@ def run(args: argparse.Namespace) -> int:
                for shuffle in calibrate_shuffles(kept, bases, args.folds, seeds, pool_sigma=pool, progress=log)]
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
+    from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
+
+    gpus = stdlib_definitions()[1]
+    # the corpus's GPUs without a fit of their own get their vendor's pooled values
+    others = {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
+    pooling = pool is not None and not args.gpu
     moved: dict[str, tuple[tuple[str, float], ...]] = {}
-    if args.transfer:
+    # the pooled profiles' error band is the measured leave-one-GPU-out transfer
+    if args.transfer or (pooling and others):
         from primus_lang.project.calibrate import transfer
 
         few = [r for g, rows in by_gpu.items() if g not in kept for r in rows]
         moved = transfer(kept, few, progress=log)
+    from primus_lang.project.provenance import provenances, spec_errors
+
+    spec = spec_errors([r for rows in kept.values() for r in rows])
+    provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
+                               moved, spec)
     if args.out:
-        from primus_lang.project.calibrate import vendor_pools
-        from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
-
-        gpus = stdlib_definitions()[1]
-        # the corpus's GPUs without a fit of their own get their vendor's pooled values
-        others = {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
-        pooled = vendor_pools(kept, others) if pool is not None and not args.gpu else {}
-        imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
         from primus_lang.outputs import write_file
+        from primus_lang.project.calibrate import vendor_pools
 
-        write_file(Path(args.out), to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled),
-                   force=args.force)
+        pooled = vendor_pools(kept, others) if pooling else {}
+        imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
+        text = to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled, provs)
+        write_file(Path(args.out), text, force=args.force)
     held: dict[str, object] = {}
     if args.hold_out_groups:
         from primus_lang.project.calibrate import hold_out_groups
@@ -135,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
                 "holdout_signed_error_by_group": held["signed_error_by_group"],
                 "holdout_mape": held["mape"]} if held else {}),
             **({"holdout_models": _by_model(unseen, runs)} if args.hold_out_models else {}),
+            "bands": bands,
             **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                  "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
                if args.transfer else {}),
@@ -147,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
               f"knee {e.gemm_knee_flops:.2e} attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
     print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
-    for g, errs in moved.items():
+    _print_bands(bands)
+    for g, errs in moved.items() if args.transfer else ():
         print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "
               f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
     if len(by_seed) > 1:
@@ -233,3 +242,23 @@ def _module_of(gpu: str) -> str:
         if any(g.name == gpu for g in load_program(str(path)).gpus):
             return f"hardware.{path.stem}"
     return "hardware.nvidia"
+
+
+def _print_bands(bands: dict[str, Any]) -> None:
+    """The error band each profile's provenance states, and how many held-out rows fall inside."""
+    print(f"error bands: measured/projected tokens/s/GPU for {bands['coverage']:.0%} of held-out rows; the error of "
+          f"the ratio of two candidates' projections for {bands['paired_coverage']:.0%} of held-out pairs")
+    for kind in ("fitted", "pooled"):
+        for gpu, b in bands.get(kind, {}).items():
+            print(f"  {gpu:12} {kind:6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
+                  f"({b['rows']} residuals of {b['evidence']}, {b['pairs']} pairs)")
+    if "spec" in bands:
+        b = bands["spec"]
+        print(f"  {'spec sheet':12} {'':6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
+              f"({b['rows']} rows on the stdlib defaults, {b['pairs']} pairs)")
+    cover = [(f"{v} fitted profiles", c) for v, c in bands.get("held_out_coverage", {}).items()]
+    cover += [(name, bands[key]) for name, key in (("transfer", "transfer_held_out_coverage"),
+                                                   ("spec sheet", "spec_held_out_coverage")) if key in bands]
+    for name, c in cover:
+        if c["rows"]:
+            print(f"  held out, inside the band: {name}: {c['inside']}/{c['rows']} ({c['share']:.0%})")

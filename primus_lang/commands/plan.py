@@ -22,11 +22,13 @@ from primus_lang.commands._options import (
     build_oracle,
     check_outputs,
     oracle_kind,
+    warn_trust,
 )
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
-from primus_lang.ir import serialize
+from primus_lang.ir import Provenance, serialize
 from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.project.trust import describe
 from primus_lang.report import units
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
@@ -34,6 +36,7 @@ from primus_lang.search.explain import explain
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import Prepared, baseline_trial, limits_of, prepare, run_search
 from primus_lang.search.strategies import NAMES
+from primus_lang.search.ties import settle, why_winner
 from primus_lang.search.trial import ILLEGAL, OOM, REFUSED, SearchResult, Trial
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
@@ -83,6 +86,9 @@ class Plan:
     out: str
     files: tuple[str, ...]
     trace: str
+    gpu: str  # the GPU profile projected on
+    provenance: Provenance  # its evidence and error band
+    tied: tuple[str, ...] = ()  # candidates tied with the best projection, the winner first
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -268,12 +274,17 @@ def _search(space: Any, args: argparse.Namespace, limits: Limits, prep: Prepared
 def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, result: SearchResult,
             out: Path, trace: Path, report: Path, replace: Callable[[Path], bool]) -> int:
     axes = tuple(a.name for a in prep.land.axes)
-    ranked = tuple(result.ranked(max(1, args.top)))
+    metric = prep.land.objective.metric
+    settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
+    ranked = settled.ranked[: max(1, args.top)]
     baseline = baseline_trial(prep, result)
-    winner = ranked[0] if ranked else None
+    winner = settled.winner
     lines: list[str] = []
+    warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
+                                   if t.candidate is not None and t.evaluation is not None], args.error_format)
     if winner is not None:
-        lines = explain(winner, ranked[1] if len(ranked) > 1 else None, baseline, axes, prep.land.objective.metric)
+        lines = why_winner(settled, metric) + explain(winner, ranked[1] if len(ranked) > 1 else None, baseline,
+                                                      axes, metric)
     target = args.target or space.settings.target
     files: list[str] = []
     if winner is not None and winner.candidate is not None and not args.no_emit:
@@ -292,7 +303,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
 
         write_report(result, report, space, force=replace(report))
         files.append(str(report))
-    plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace))
+    plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
+                space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate))
     if args.json:
         print(serialize.to_json(plan))
         return 0 if winner is not None else 1
@@ -351,18 +363,26 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     limit = prep.land.limit
     table = Table(title=f"best of {res.space} ({res.objective})", show_lines=False)
     # GiB and spare against the limit, as `explain` and `diff` show the same candidates
+    prov = plan.provenance
     for col, just in (("#", "right"), ("layout", "left"), ("memory peak", "right"), ("spare vs limit", "right"),
-                      ("tokens/s/GPU", "right"), ("MFU", "right"), ("bubble", "right"), ("exposed comm", "right")):
+                      ("tokens/s/GPU", "right"), (f"{prov.coverage:.0%} band", "right"), ("MFU", "right"),
+                      ("bubble", "right"), ("exposed comm", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    tied = set(plan.tied[1:])
     for i, t in enumerate(plan.ranked, start=1):
         ev = t.evaluation
-        if ev is None or t.memory_peak is None:
+        if ev is None or t.memory_peak is None or t.candidate is None:
             continue
         table.add_row(
-            str(i), layout(t, axes), units.gib(t.memory_peak), units.gib(limit - t.memory_peak),
-            f"{ev.tokens_per_gpu:,.0f}", f"{ev.mfu:.1%}", f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
+            f"{i}{'≈' if t.candidate.label() in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
+            units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",
+            units.band(ev.tokens_per_gpu * prov.low, ev.tokens_per_gpu * prov.high), f"{ev.mfu:.1%}",
+            f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )
     console.print(table)
+    console.print(describe(plan.gpu, prov))
+    if tied:
+        console.print(f"≈: tied with #1 (within ±{prov.paired:.1%}: the projected order among them is not evidence)")
     if plan.baseline is not None and plan.baseline.evaluation is not None:
         b = plan.baseline
         assert b.evaluation is not None

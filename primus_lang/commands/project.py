@@ -8,7 +8,13 @@ import json
 import time
 from typing import Any
 
-from primus_lang.commands._options import add_oracle_arguments, add_space_arguments, build_oracle, oracle_kind
+from primus_lang.commands._options import (
+    add_oracle_arguments,
+    add_space_arguments,
+    build_oracle,
+    oracle_kind,
+    warn_trust,
+)
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT
 
@@ -62,13 +68,21 @@ def run(args: argparse.Namespace) -> int:
     reverse = space.objective.sense == "maximize"
     results.sort(key=lambda r: _metric(r[2], metric), reverse=reverse)
     shown = results if args.top <= 0 else results[: args.top]
+    from primus_lang.project import trust
+
+    gpu = space.cluster.gpu
+    best = _metric(results[0][2], metric) if results else 0.0
+    tied = [bool(results) and trust.tied(gpu.provenance, _metric(p, metric), best) for _, _, p in shown]
+    bands = [trust.band(gpu, p.tokens_per_gpu, p.step_time) for _, _, p in shown]
+    warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format)
     if args.json:
-        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p)}
-               for c, peak, p in shown]
+        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p),
+                "band": to_data(b), "tied_with_best": t}
+               for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
         for row in out:
             row["projection"].pop("timeline", None)
         print(json.dumps({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
-                          "results": out}, indent=2))
+                          "provenance": to_data(gpu.provenance), "results": out}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -77,16 +91,25 @@ def run(args: argparse.Namespace) -> int:
 
     table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {len(cands):,} fit in memory, "
                         f"projected in {seconds:.2f} s (ranked by {metric})")
-    for col in ("#", "candidate", "tok/s/GPU", "TFLOP/s", "MFU", "step s", "bubble", "memory", "largest exposed"):
+    coverage = f"{gpu.provenance.coverage:.0%} band"
+    for col in ("#", "candidate", "tok/s/GPU", coverage, "TFLOP/s", "MFU", "step s", "bubble", "memory",
+                "largest exposed"):
         table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
-    for i, (c, peak, p) in enumerate(shown, 1):
+    for i, ((c, peak, p), b, t) in enumerate(zip(shown, bands, tied, strict=True), 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
-        table.add_row(str(i), c.label(), f"{p.tokens_per_gpu:,.0f}", f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
+        table.add_row(f"{i}{'≈' if t and i > 1 else ''}", c.label(), f"{p.tokens_per_gpu:,.0f}",
+                      units.band(b.tokens_low, b.tokens_high), f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),
                       f"{worst[0]} {worst[1]:.2f} s")
     console = Console(width=max(Console().width, 160))
     console.print(table)
+    console.print(trust.describe(gpu.name, gpu.provenance), highlight=False)
+    ties = sum(tied) - 1
+    if ties > 0:
+        console.print(f"≈: {ties} of the candidates shown are tied with #1 (within ±{gpu.provenance.paired:.1%}, "
+                      "the typical error of the ratio of two projections); `primusc plan` prefers the one that "
+                      "changes numerics least", highlight=False)
     counts = getattr(oracle, "source_counts", None)
     if counts is not None:
         # A benchmark projection is only as good as the share of its timings that were measured.

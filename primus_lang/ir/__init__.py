@@ -1,7 +1,7 @@
 """The typed intermediate representation: frozen attrs classes, SI units, integer bytes."""
 
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
-from primus_lang.ir.hardware import Cluster, Efficiency, Gpu
+from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.space import (
     Axis,
@@ -38,6 +38,7 @@ __all__ = [
     "Moe",
     "Objective",
     "Program",
+    "Provenance",
     "Recompute",
     "Settings",
     "Space",

@@ -53,6 +53,43 @@ class Efficiency:
     )
 
 
+PROVENANCE_BASES = ("spec", "pooled", "fitted")
+
+
+def _ordered(instance: Provenance, _attribute: object, high: float) -> None:
+    if high < instance.low:
+        raise ValueError(f"the band's high end ({high:g}) is below its low end ({instance.low:g})")
+
+
+@frozen
+class Provenance:
+    """Where a profile's efficiencies come from and how far a projection on it carries.
+
+    ``low`` and ``high`` bound measured over projected tokens/s/GPU for ``coverage`` of the rows the
+    band was measured on, each projected by a fit that never saw it (k-fold cross-validation for a
+    fitted profile, leave one GPU out for a pooled one, the stdlib defaults for a spec sheet):
+    a projection of T tokens/s/GPU is expected between ``low·T`` and ``high·T``. ``paired`` bounds the
+    error of the *ratio* of two projections of one model on one GPU at the same coverage, which errs
+    less than either figure alone. The defaults are the spec sheet's, measured on the development
+    corpus (``primusc calibrate --runs ... --json``'s ``bands.spec``; docs/projection.md)."""
+
+    basis: str = field(default="spec", metadata=q(
+        Kind.ENUM, "spec: spec sheet and default efficiencies; pooled: its vendor's fitted values; "
+                   "fitted: fitted on its own measured runs", PROVENANCE_BASES))
+    rows: int = field(default=0, metadata=q(Kind.COUNT, "measured runs of this GPU the efficiencies were fitted on"))
+    error: float = field(default=0.507, metadata=q(
+        Kind.NUMBER, "mean absolute relative error of tokens/s/GPU on runs the fit never saw", zero_ok=True))
+    low: float = field(default=0.505, metadata=q(Kind.NUMBER, "measured over projected tokens/s/GPU: low end of the band"))
+    high: float = field(default=0.873, validator=_ordered, metadata=q(
+        Kind.NUMBER, "measured over projected tokens/s/GPU: high end of the band"))
+    paired: float = field(default=0.27, metadata=q(
+        Kind.NUMBER, "relative error of the ratio of two candidates' projections (same model and GPU)", zero_ok=True))
+    coverage: float = field(default=0.8, metadata=q(Kind.FRACTION, "share of measured runs inside the band"))
+    paired_coverage: float = field(default=0.5, metadata=q(
+        Kind.FRACTION, "share of measured pairs whose ratio erred less than `paired`"))
+    note: str = field(default="", metadata=q(Kind.TEXT, "how the band was measured"))
+
+
 @frozen
 class Gpu:
     name: str = field(metadata=q(Kind.TEXT, "the profile's name"))
@@ -76,6 +113,8 @@ class Gpu:
         default=3 * 2**30, metadata=q(Kind.BYTES, "runtime context and collective-library buffers", zero_ok=True)
     )
     efficiency: Efficiency = field(factory=Efficiency, metadata=q(Kind.BLOCK, "efficiency parameters"))
+    provenance: Provenance = field(factory=Provenance, metadata=q(
+        Kind.BLOCK, "where the efficiencies come from and the error band they give a projection"))
     confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))

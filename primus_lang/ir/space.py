@@ -96,6 +96,7 @@ class MemoryRule:
 
 
 OBJECTIVE_METRICS = ("tokens_per_gpu", "step_time", "mfu", "tflops_per_gpu", "memory_peak")
+TIE_BREAKS = ("numerics", "speed")
 STRATEGIES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes", "llm")
 
 
@@ -124,6 +125,9 @@ class Settings:
     target: str = "megatron+slurm"  # framework+launcher for emission
     seed: int = 0
     llm_model: str = ""
+    # among candidates a projection cannot tell apart (within the profile's paired band), plan picks
+    # the recipe that changes numerics least (``numerics``) or the projected fastest (``speed``)
+    tie_break: str = "numerics"
 
 
 @frozen

@@ -16,6 +16,7 @@ it never saw.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -24,7 +25,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from primus_lang.ir import Efficiency, Gpu, Settings
+from primus_lang.ir import Efficiency, Gpu, Provenance, Settings
 from primus_lang.project.oracle import SimulateOracle
 from primus_lang.project.projection import project
 from primus_lang.project.runs import Run
@@ -254,7 +255,7 @@ def _fit_pooled(runs: tuple[Run, ...], settings: Settings, iterations: int) -> t
     return tuple(_fit_staged(runs, names, mean_unit, PRIOR_SIGMA, base_of, settings, iterations).items())
 
 
-def _layout_key(run: Run) -> str:
+def layout_key(run: Run) -> str:
     assert run.model is not None and run.cand is not None and run.cluster is not None
     return f"{run.cluster.gpu.name}|{run.model.name}|{run.cluster.world}|{run.cand.label()}"
 
@@ -308,7 +309,7 @@ def calibrate_shuffles(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, 
                  for g, rows in groups.items()}
     out = []
     for seed in seeds:
-        keys = sorted({_layout_key(r) for rows in groups.values() for r in rows})
+        keys = sorted({layout_key(r) for rows in groups.values() for r in rows})
         random.Random(seed).shuffle(keys)
         # stratified by profile: each GPU's layouts are dealt round-robin over the folds (a stable sort
         # keeps the shuffle inside a GPU), so a GPU with k layouts or more is in every fold and one
@@ -320,14 +321,14 @@ def calibrate_shuffles(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, 
         for f in range(k):
             if progress:
                 progress(f"fold {f + 1}/{k}" + (f" (shuffle {seed})" if len(seeds) > 1 else ""))
-            train = {g: [r for r in rows if fold_of[_layout_key(r)] != f] for g, rows in groups.items()}
+            train = {g: [r for r in rows if fold_of[layout_key(r)] != f] for g, rows in groups.items()}
             effs = _fit_profiles(train, bases, pool_sigma, settings)
             for g, rows in groups.items():
                 for r in rows:
-                    if fold_of[_layout_key(r)] == f:
+                    if fold_of[layout_key(r)] == f:
                         cv[r.id] = projected(r, effs[g], settings) / (r.measured or 1.0) - 1
         out.append([Fit(g, full_fit[g], len(rows), in_sample[g], tuple(cv[r.id] for r in rows),
-                        tuple(r.id for r in rows), len({fold_of[_layout_key(r)] for r in rows}))
+                        tuple(r.id for r in rows), len({fold_of[layout_key(r)] for r in rows}))
                     for g, rows in groups.items()])
     return out
 
@@ -348,7 +349,7 @@ def hold_out_groups(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
         return " / ".join((r.group[0], r.group[1], r.cand.precision if r.cand else "") if by_layout else r.group)
 
     def enough(rows: list[Run]) -> bool:
-        return (len({_layout_key(r) for r in rows}) if by_layout else len(rows)) >= min_size
+        return (len({layout_key(r) for r in rows}) if by_layout else len(rows)) >= min_size
 
     return _held_out(by_gpu, bases, group, enough, gpus, pool_sigma, settings, progress, "group")
 
@@ -453,13 +454,23 @@ def _fmt(name: str, value: float) -> str:
     return f"{value:.3f}"
 
 
+def _provenance_block(prov: Provenance) -> str:
+    return (f"provenance {{ basis = {prov.basis}; rows = {prov.rows}; error = {prov.error:.3f}; low = {prov.low:.3f}; "
+            f"high = {prov.high:.3f}; paired = {prov.paired:.3f}; coverage = {prov.coverage:.2f}; "
+            f"paired_coverage = {prov.paired_coverage:.2f}; "
+            f"note = {json.dumps(prov.note)} }}")
+
+
 def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
-           pooled: Mapping[str, Efficiency] | None = None) -> str:
-    """Calibrated profiles in the language: ``gpu X_calibrated = X { efficiency { ... } }``.
+           pooled: Mapping[str, Efficiency] | None = None,
+           provenance: Mapping[str, Provenance] | None = None) -> str:
+    """Calibrated profiles in the language: ``gpu X_calibrated = X { efficiency { ... } provenance { ... } }``.
 
     ``imports`` maps a GPU name to its stdlib module (``hardware.nvidia``); ``pooled`` gives GPUs
-    without rows of their own their vendor's pooled values (``vendor_pools``)."""
+    without rows of their own their vendor's pooled values (``vendor_pools``); ``provenance`` each
+    profile's evidence and error band (``project.provenance``)."""
     pooled = pooled or {}
+    provenance = provenance or {}
     lines = [
         "# Calibrated hardware profiles written by `primusc calibrate`.",
         f"# Fit on: {source}",
@@ -483,8 +494,9 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
     profiles += [(gpu, eff, "no rows of its own to fit: its vendor's pooled values") for gpu, eff in pooled.items()]
     for gpu, eff, note in profiles:
         body = "; ".join(f"{n} = {_fmt(n, getattr(eff, n))}" for n in PARAMS)
+        prov = f" {_provenance_block(provenance[gpu])}" if gpu in provenance else ""
         lines.append(f"# {gpu}: {note}")
-        lines.append(f"gpu {gpu}_calibrated = {gpu} {{ efficiency {{ {body} }} }}")
+        lines.append(f"gpu {gpu}_calibrated = {gpu} {{ efficiency {{ {body} }}{prov} }}")
         lines.append("")
     from primus_lang.syntax.format import format_source
 

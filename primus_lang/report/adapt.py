@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
-from primus_lang.ir import Candidate, Space
+from primus_lang.ir import Candidate, Provenance, Space
 from primus_lang.ir.candidate import format_value
+from primus_lang.project.trust import describe
 from primus_lang.report.view import (
     CandidateView,
     MemoryTerm,
@@ -81,11 +82,14 @@ def candidate_view(
     projection: Any = None,
     strategy: str = "",
     evaluation: int = 0,
+    provenance: Provenance | None = None,
 ) -> CandidateView:
     """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
     ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
     when ``figures`` is None. The search's figures win when both exist: they are what it ranked by."""
     source = figures if figures is not None else projection
+    tokens = _float(source, "tokens_per_gpu")
+    p = provenance
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),
@@ -101,6 +105,11 @@ def candidate_view(
         timeline=timeline_of(projection),
         strategy=strategy,
         evaluation=evaluation,
+        tokens_low=tokens * p.low if p is not None else 0.0,
+        tokens_high=tokens * p.high if p is not None else 0.0,
+        coverage=p.coverage if p is not None else 0.0,
+        paired=p.paired if p is not None else 0.0,
+        basis=p.basis if p is not None else "",
     )
 
 
@@ -166,6 +175,14 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     sense, metric = parse_objective(str(getattr(result, "objective", "")))
     ranked = list(result.ranked(runners_up + 1))
     best = getattr(result, "best", None) or (ranked[0] if ranked else None)
+    tied = 0
+    if space is not None:
+        from primus_lang.search.ties import settle
+
+        # the winner plan chose: among candidates tied with the best projection, the space's tie-break
+        settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
+        if settled.winner is not None:
+            best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
     baseline = getattr(result, "baseline", None)
     shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
     winner_cand = best.candidate if best is not None else None
@@ -191,6 +208,7 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
             cand, trial.evaluation, memory_peak=peak, fits=fits, account=acc,
             projection=enrichment.projections.get(cand), strategy=str(trial.source),
             evaluation=int(getattr(trial, "evaluation_number", 0)),
+            provenance=space.cluster.gpu.provenance if space is not None else None,
         )
         views[cand] = v
         return v
@@ -203,6 +221,10 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     others = [view(t) for t in ranked if t is not best and t.candidate is not None]
     base = view(baseline) if baseline is not None and baseline.candidate is not None else None
     notes = [("strategy", str(result.strategy)), ("seed", str(result.seed)),
+             *([("tied with the winner", f"{tied} (within ±{space.cluster.gpu.provenance.paired:.1%})")]
+               if space is not None and tied else []),
+             *([("GPU profile", describe(space.cluster.gpu.name, space.cluster.gpu.provenance))]
+               if space is not None else []),
              ("stopped", str(getattr(result, "stop_reason", ""))),
              ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
     return ReportData(

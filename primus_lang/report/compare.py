@@ -77,8 +77,16 @@ def explain(a: CandidateView, b: CandidateView, time: tuple[Change, ...], memory
     else:
         fast, slow = (na, nb) if a.step_time < b.step_time else (nb, na)
         t_fast, t_slow = min(a.step_time, b.step_time), max(a.step_time, b.step_time)
-        out.append(f"{fast} is {(t_slow / t_fast - 1) * 100:.1f}% faster than {slow}: a step takes "
+        verdict = (f"{fast} is {(t_slow / t_fast - 1) * 100:.1f}% faster than {slow}: a step takes "
                    f"{units.seconds(t_fast)} instead of {units.seconds(t_slow)}")
+        paired = a.paired if a.basis else b.paired
+        if a.basis or b.basis:
+            inside = math.log(t_slow / t_fast) <= math.log1p(paired)
+            verdict += (f"; inside the ±{paired:.1%} by which the ratio of two projections on this profile "
+                        "typically errs: a tie, measure both to choose" if inside else
+                        f"; beyond the ±{paired:.1%} by which the ratio of two projections on this profile "
+                        "typically errs")
+        out.append(verdict)
         gap = b.step_time - a.step_time
         # Name the parts that account for the gap, largest first, until most of it is explained.
         explained = 0.0

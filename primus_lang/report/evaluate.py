@@ -6,7 +6,7 @@ from typing import Any
 
 from attrs import frozen
 
-from primus_lang.ir import Candidate, Space
+from primus_lang.ir import Candidate, Provenance, Space
 from primus_lang.report.adapt import candidate_view
 from primus_lang.report.view import CandidateView
 
@@ -31,14 +31,14 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     fits = bool(acc.fits(space.headroom))
     proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
             if fits or project_overflow else None)
-    return _evaluated(cand, acc, proj, space.headroom)
+    return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance)
 
 
-def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float) -> Evaluated:
+def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance) -> Evaluated:
     from primus_lang.memory.result import usable_bytes
 
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
-                          projection=proj)
+                          projection=proj, provenance=provenance)
     return Evaluated(cand, acc, proj, view, usable_bytes(acc.capacity, headroom))
 
 
@@ -52,4 +52,4 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
 
     acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     proj = project(run.model, run.cluster, run.cand, settings, oracle=oracle)
-    return _evaluated(run.cand, acc, proj, 0.0), judged
+    return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance), judged

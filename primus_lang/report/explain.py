@@ -49,6 +49,8 @@ def explained_json(ev: Evaluated) -> dict[str, Any]:
         "capacity": int(ev.account.capacity),
         "figures": {k: getattr(ev.view, k) for k in
                     ("step_time", "tokens_per_gpu", "tflops_per_gpu", "mfu", "bubble_fraction")},
+        "band": {"basis": ev.view.basis, "coverage": ev.view.coverage, "tokens_low": ev.view.tokens_low,
+                 "tokens_high": ev.view.tokens_high, "paired": ev.view.paired},
         "breakdown": [list(p) for p in ev.view.breakdown],
         "memory": [to_data(r) for r in ev.view.ranks],
     }
@@ -79,6 +81,12 @@ def _evaluate(space: Space, cand: Candidate, text: str) -> Evaluated:
         )) from None
 
 
+def _warn_trust(space: Space, evaluated: list[Evaluated], error_format: str = "human") -> None:
+    from primus_lang.commands._options import warn_trust
+
+    warn_trust(space.cluster.gpu, [(e.view.label, e.view.mfu) for e in evaluated], error_format)
+
+
 def _warn(console: Console, broken: list[tuple[str, str]], name: str = "this point") -> None:
     if broken:
         console.print(f"[yellow bold]{name} is not a legal point of the space:[/yellow bold]")
@@ -92,6 +100,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     text = getattr(args, "point", None)
     cand = point(space, text, getattr(args, "error_format", "human"))
     ev = _evaluate(space, cand, text or "")
+    _warn_trust(space, [ev])
     broken = violations(space, cand)
     # what an illegal or overflowing point would cost is shown (often why one asks), but the status
     # says it cannot run, as `check --explain` does
@@ -115,6 +124,7 @@ def diff_candidates(args: argparse.Namespace) -> int:
     first, second = given
     fmt = getattr(args, "error_format", "human")
     ea, eb = _evaluate(space, point(space, first, fmt), first), _evaluate(space, point(space, second, fmt), second)
+    _warn_trust(space, [ea, eb])
     broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
     d = diff(ea.view, eb.view)
     if getattr(args, "json", False):

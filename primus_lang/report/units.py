@@ -45,6 +45,11 @@ def rate(x: float) -> str:
     return "n/a" if not math.isfinite(x) else f"{x:,.0f}"
 
 
+def band(low: float, high: float) -> str:
+    """An interval of rates: ``1,320-1,760``."""
+    return f"{rate(low)}–{rate(high)}"
+
+
 def metric(name: str, value: float) -> str:
     """A metric named as in the language (``maximize tokens_per_gpu``) in its reading unit."""
     if name == "step_time":

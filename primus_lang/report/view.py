@@ -56,6 +56,12 @@ class CandidateView:
     timeline: tuple[TimelineEvent, ...] = ()
     strategy: str = ""
     evaluation: int = 0  # the 1-based order in which the search evaluated it (0: not from a search)
+    # the band the GPU profile's provenance gives the projection (basis "": no profile known, no band)
+    tokens_low: float = 0.0
+    tokens_high: float = 0.0
+    coverage: float = 0.0
+    paired: float = 0.0  # relative error of the ratio of two projections on this profile
+    basis: str = ""  # spec, pooled or fitted
 
     def metric(self, name: str) -> float:
         """The value of an objective metric by its language name."""

@@ -316,7 +316,7 @@ SPACE = DATA / "space.prx"
 def test_project_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["project", str(SPACE), "--json", "--top", "0"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"candidates", "legal", "fit", "seconds", "results"}
+    assert set(out) == {"candidates", "legal", "fit", "seconds", "provenance", "results"}
     assert out["candidates"] == 16 and out["legal"] >= out["fit"] == len(out["results"]) > 0
     assert all(r["memory_peak"] > 0 for r in out["results"])
     tokens = [r["projection"]["tokens_per_gpu"] for r in out["results"]]

@@ -1,0 +1,140 @@
+"""Each calibrated profile's provenance: where its efficiencies come from and the band measured for
+that kind of evidence.
+
+- A profile fitted on its own rows takes the band of its k-fold cross-validated residuals: its own
+  when it has ``MIN_ROWS`` rows or more, else its vendor's (every fitted profile of the vendor), else
+  every vendor's, since three points cannot place a 10% quantile.
+- A profile that carries its vendor's pooled values (no rows of its own) takes the band of the
+  leave-one-GPU-out transfer: each GPU's rows projected with the pool of its vendor's *other* GPUs.
+  A vendor with a single fitted GPU has no transfer to measure; it takes every vendor's, and says so.
+- A spec sheet takes the band of the stdlib defaults on every row (which saw nothing).
+
+The paired band is the median error of the ratio of two rows' projections, over the pairs a search
+compares: one model on one GPU at one GPU count, different layouts. Pairs inside one profile are
+few, so every fitted profile takes the pairs of all cross-validated rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from primus_lang.ir import Provenance, Settings
+from primus_lang.project.bands import (
+    COVERAGE,
+    PAIRED_COVERAGE,
+    MeasuredBand,
+    held_out_coverage,
+    measure,
+    pair_errors,
+)
+from primus_lang.project.calibrate import Fit, layout_key, projected
+from primus_lang.project.runs import Run
+
+MIN_ROWS = 15  # residuals a band needs (its 10% tails are then 1.5 rows each)
+
+
+def spec_errors(runs: Sequence[Run], settings: Settings | None = None) -> dict[str, float]:
+    """Each row projected with its GPU's stdlib defaults: the spec sheet's residuals."""
+    settings = settings or Settings()
+    return {r.id: projected(r, r.cluster.gpu.efficiency, settings) / (r.measured or 1.0) - 1
+            for r in runs if r.cluster}
+
+
+class _Rows:
+    """Row facts the band measurements group by."""
+
+    def __init__(self, runs: Sequence[Run]) -> None:
+        self.by_id = {r.id: r for r in runs}
+
+    def group(self, rid: str) -> str:
+        """What a space holds fixed: the model, the GPU and the GPU count."""
+        r = self.by_id[rid]
+        return f"{r.group[0]}|{r.cluster.gpu.name if r.cluster else ''}|{r.cluster.world if r.cluster else 0}"
+
+    def layout(self, rid: str) -> str:
+        return layout_key(self.by_id[rid])
+
+    def vendor(self, rid: str) -> str:
+        r = self.by_id[rid]
+        return r.cluster.gpu.vendor if r.cluster else ""
+
+    def pairs(self, errors: Mapping[str, float]) -> list[float]:
+        return pair_errors(errors, self.group, self.layout)
+
+    def coverage(self, targets: Mapping[str, float], evidence: Mapping[str, float]) -> dict[str, object]:
+        inside, rows = held_out_coverage(targets, evidence, self.layout)
+        return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
+
+
+def _provenance(basis: str, band: MeasuredBand, rows: int, note: str) -> Provenance:
+    return Provenance(basis=basis, rows=rows, error=round(band.error, 3), low=round(band.low, 3),
+                      high=round(band.high, 3), paired=round(band.paired, 3), coverage=band.coverage,
+                      paired_coverage=band.paired_coverage, note=note)
+
+
+def _evidence(own: Mapping[str, float], vendor: Mapping[str, float], every: Mapping[str, float],
+              vendor_name: str) -> tuple[Mapping[str, float], str]:
+    if len(own) >= MIN_ROWS:
+        return own, "its own"
+    if len(vendor) >= MIN_ROWS:
+        return vendor, f"every {vendor_name} profile's"
+    return every, "every profile's (too few of its vendor's)"
+
+
+def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple[str, str]],
+                transferred: Mapping[str, Sequence[tuple[str, float]]],
+                spec: Mapping[str, float]) -> tuple[dict[str, Provenance], dict[str, object]]:
+    """The provenance of every fitted profile and of every pooled one (``pooled``: (GPU, vendor)),
+    and a report of the bands and of their held-out coverage, per vendor (for ``calibrate --json``).
+    Coverage counts each row inside or outside a band measured without it and its layout's twins,
+    the band it would get as the profile ships."""
+    rows = _Rows(runs)
+    cv = {rid: e for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)}
+    vendors = sorted({rows.vendor(rid) for rid in cv})
+    vendor_cv = {v: {k: e for k, e in cv.items() if rows.vendor(k) == v} for v in vendors}
+    cv_pairs = rows.pairs(cv)
+    out: dict[str, Provenance] = {}
+    fitted: dict[str, object] = {}
+    inside: dict[str, list[int]] = {v: [0, 0] for v in vendors}
+    for f in fits:
+        own = dict(zip(f.row_ids, f.cross_validated, strict=True))
+        vendor = rows.vendor(f.row_ids[0]) if f.row_ids else ""
+        evidence, whose = _evidence(own, vendor_cv.get(vendor, {}), cv, vendor)
+        band = measure(evidence, cv_pairs)
+        band = MeasuredBand(band.low, band.high, band.paired, band.rows, band.pairs, band.coverage,
+                            measure(own, ()).error, band.paired_coverage)
+        note = (f"{f.folds}-fold cross-validated on {len(own)} rows; band from {whose} {band.rows} "
+                f"held-out residuals; paired band from {band.pairs} pairs of rows of one model, GPU and GPU count")
+        out[f.gpu] = _provenance("fitted", band, f.rows, note)
+        judged = rows.coverage(own, evidence)
+        inside[vendor][0] += int(judged["inside"])  # type: ignore[call-overload]
+        inside[vendor][1] += int(judged["rows"])  # type: ignore[call-overload]
+        fitted[f.gpu] = {**band.to_json(), "basis": "fitted", "evidence": whose}
+    report: dict[str, object] = {
+        "coverage": COVERAGE,
+        "paired_coverage": PAIRED_COVERAGE,
+        "fitted": fitted,
+        "held_out_coverage": {v: {"inside": i, "rows": n, "share": i / n if n else None}
+                              for v, (i, n) in inside.items()},
+    }
+    moved = {rid: e for errs in transferred.values() for rid, e in errs}
+    moved_pairs = rows.pairs(moved)
+    pooled_report: dict[str, object] = {}
+    for gpu, vendor in pooled:
+        mine = {k: e for k, e in moved.items() if rows.vendor(k) == vendor}
+        evidence, whose = (mine, f"{vendor} GPUs") if len(mine) >= MIN_ROWS else (
+            moved, "every vendor's GPUs (too few of its vendor's to leave one out)")
+        if not evidence:
+            continue
+        band = measure(evidence, moved_pairs)
+        note = (f"no rows of its own: its vendor's pooled values; band from the leave-one-GPU-out transfer of "
+                f"{band.rows} rows of {whose}")
+        out[gpu] = _provenance("pooled", band, 0, note)
+        pooled_report[gpu] = {**band.to_json(), "basis": "pooled", "evidence": whose}
+    report["pooled"] = pooled_report
+    if moved:
+        report["transfer_held_out_coverage"] = rows.coverage(moved, moved)
+    if spec:
+        report["spec"] = measure(spec, rows.pairs(spec)).to_json()
+        report["spec_held_out_coverage"] = rows.coverage(spec, spec)
+    return out, report

@@ -1,0 +1,141 @@
+"""How sure a projection is: the band its profile's provenance gives it, when two candidates are
+tied, which of a tied group changes numerics least, and the warnings a user must see.
+
+A projection of T tokens/s/GPU on a profile whose provenance measured ``low``/``high`` is expected
+between ``low·T`` and ``high·T`` for ``coverage`` of the runs (``ir.Provenance``). Two candidates of
+one space are compared by the ratio of their projections, which errs less than either figure (the
+same model on the same GPU shares most of its error): they are *tied* when that ratio is within the
+profile's ``paired`` band of 1, and then the search's order between them is not evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from attrs import frozen
+
+from primus_lang.diagnostics import Diagnostic
+from primus_lang.diagnostics.codes_projection import IMPLAUSIBLE, SPEC_SHEET
+from primus_lang.ir import Candidate, Gpu, Provenance
+
+# The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
+# runs measured is 52.9% (Llama 3.1 405B, FP8, on GB300; BF16 runs at most 40.3%). A projection 12
+# points above the best anyone has measured says the profile's efficiencies are wrong, not that
+# the recipe is that good.
+MFU_CEILING = 0.65
+
+BASIS_WORDS = {
+    "spec": "spec sheet with default efficiencies (never fitted)",
+    "pooled": "its vendor's pooled efficiencies (no runs of this GPU)",
+    "fitted": "fitted on measured runs of this GPU",
+}
+
+
+@frozen
+class Band:
+    """The interval a projection's provenance gives it, at ``coverage``."""
+
+    basis: str
+    coverage: float
+    tokens_low: float
+    tokens_high: float
+    step_low: float
+    step_high: float
+    paired: float  # relative error of a ratio of two projections on this profile
+
+
+def band(gpu: Gpu, tokens_per_gpu: float, step_time: float) -> Band:
+    p = gpu.provenance
+    return Band(p.basis, p.coverage, tokens_per_gpu * p.low, tokens_per_gpu * p.high,
+                step_time / p.high, step_time / p.low, p.paired)
+
+
+def tied(prov: Provenance, a: float, b: float) -> bool:
+    """Whether two projections of one space (tokens/s/GPU, or step times) are inside the profile's
+    paired band of each other: a margin below the typical error of a margin, so the measured order
+    could go either way."""
+    if a <= 0 or b <= 0:
+        return a == b
+    return abs(math.log(a / b)) <= math.log1p(prov.paired)
+
+
+# FP8 recipes from the finest scaling to the coarsest: per-block scales track outliers best, a
+# per-tensor scale computed from the current tensor next, and delayed scaling (an amax history from
+# earlier steps) can lag a changing distribution.
+_FP8 = {"mxfp8": 0, "blockwise": 0, "tensorwise": 1, "delayed": 2}
+_PRECISION = {"bf16": 0, "fp8": 1, "fp4": 2}
+_STATE = {"fp32": 0, "bf16": 1}
+
+
+def numerics_cost(c: Candidate) -> tuple[int, int, int]:
+    """How far a recipe's arithmetic is from BF16 training with FP32 gradients and Adam moments, as
+    an order (lower changes numerics less): GEMM precision first, then the FP8 scaling recipe, then
+    how many of the gradient buffer and the optimizer's moments are kept in BF16."""
+    recipe = _FP8.get(c.fp8_recipe, 1) if c.precision == "fp8" else 0
+    return (_PRECISION.get(c.precision, 0), recipe, _STATE.get(c.main_grad_dtype, 0) + _STATE.get(c.optimizer_dtype, 0))
+
+
+T = TypeVar("T")
+
+
+def tie_group(ranked: Sequence[T], prov: Provenance, value: Callable[[T], float],
+              cand: Callable[[T], Candidate], prefer: str = "numerics") -> tuple[list[T], list[T]]:
+    """Split ``ranked`` (best first) into the group tied with the first and the rest. With ``prefer``
+    ``numerics`` the tied group is ordered by ``numerics_cost`` (the search's order breaks ties
+    within a cost); with ``speed`` it keeps the search's order. Returns (tied group, the rest)."""
+    if not ranked:
+        return [], []
+    best = value(ranked[0])
+    group = [r for r in ranked if tied(prov, value(r), best)]
+    rest = [r for r in ranked if not tied(prov, value(r), best)]
+    if prefer == "numerics":
+        order = {id(r): i for i, r in enumerate(group)}
+        group.sort(key=lambda r: (numerics_cost(cand(r)), order[id(r)]))
+    return group, rest
+
+
+def describe(gpu: str, p: Provenance) -> str:
+    """One line: where the profile ``gpu``'s efficiencies come from (``p``) and what its band says."""
+    evidence = BASIS_WORDS.get(p.basis, p.basis)
+    if p.basis == "fitted":
+        evidence = f"fitted on {p.rows} measured runs of this GPU"
+    return (f"profile `{gpu}`: {evidence}; {p.coverage:.0%} of runs it never saw measured "
+            f"{p.low:.2f}-{p.high:.2f}x the projection (mean error {p.error:.0%}); the ratio of two candidates' "
+            f"projections erred by more than ±{p.paired:.1%} for {1 - p.paired_coverage:.0%} of measured pairs")
+
+
+def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagnostic]:
+    """W6002 when ``gpu`` has no fitted efficiencies, W6003 for projections above ``MFU_CEILING``
+    (``mfu``: (label, MFU) of the projections shown). ``fix`` names the command or import that gives
+    the space a fitted profile."""
+    out = []
+    if gpu.provenance.basis == "spec":
+        p = gpu.provenance
+        out.append(Diagnostic(
+            SPEC_SHEET, f"`{gpu.name}` is a spec sheet with default efficiencies: its projections are not fitted "
+            f"to any measured run",
+            notes=(f"on the published runs, such projections measured {p.low:.2f}-{p.high:.2f}x ({p.coverage:.0%} "
+                   f"of runs; mean error {p.error:.0%})",),
+            help=fix))
+    over = [(label, m) for label, m in mfu if m > MFU_CEILING]
+    if over:
+        label, worst = max(over, key=lambda x: x[1])
+        out.append(Diagnostic(
+            IMPLAUSIBLE, f"{len(over)} projection(s) exceed {MFU_CEILING:.0%} MFU, up to {worst:.1%} (`{label}`)",
+            notes=("no published run in primusc's corpus of 204 measured more than 53% MFU in its GEMMs' dtype",),
+            help=fix))
+    return out
+
+
+def fix_for(gpu: Gpu) -> str:
+    """The import or command that gives a space a fitted profile for ``gpu``."""
+    base = gpu.name.removesuffix("_calibrated").removesuffix("_spec")
+    from primus_lang.resources import data_dir
+
+    calibrated = (data_dir("stdlib") / "hardware" / "calibrated.prx").read_text(encoding="utf-8")
+    if f"gpu {base}_calibrated" in calibrated:
+        return (f"build the cluster on `import hardware.calibrated ({base}_calibrated)`, or fit your own runs: "
+                "`primusc calibrate --runs my_runs.yaml --out site.prx`")
+    return "fit the efficiencies to your own runs: `primusc calibrate --runs my_runs.yaml --out site.prx`"

@@ -1,0 +1,69 @@
+"""The winner among candidates a projection cannot tell apart.
+
+Two evaluated candidates whose projections lie within the GPU profile's paired band of each other
+are tied: on the published runs, the measured order of two such recipes went either way. ``settle``
+groups every evaluated candidate tied with the best projected one and, unless the space says
+``assume tie_break = speed``, puts first the one that changes the training's numerics least
+(``project.trust.numerics_cost``): a user who can have BF16 and FP32 gradients at the same measured
+speed should not be handed delayed FP8 scaling and BF16 Adam moments for a 0.1% projected gain.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from primus_lang.ir import Provenance
+from primus_lang.project.trust import numerics_cost, tie_group
+from primus_lang.search.trial import SearchResult, Trial
+
+
+@frozen
+class Settled:
+    winner: Trial | None
+    fastest: Trial | None  # the best projected, which the winner may not be
+    tied: tuple[Trial, ...]  # the group tied with the best, the winner first (the winner included)
+    ranked: tuple[Trial, ...]  # the tied group in its chosen order, then the rest as projected
+    paired: float  # the band the ties were judged by (0: no ties judged)
+
+
+def _value(t: Trial, metric: str) -> float:
+    assert t.evaluation is not None
+    return float(getattr(t.evaluation, metric))
+
+
+def settle(result: SearchResult, prov: Provenance, metric: str, tie_break: str = "numerics") -> Settled:
+    """The chosen winner, the tied group and the ranking with that group first. A memory objective
+    is exact (a byte count, not a projection), so it has no ties."""
+    ranked = [t for t in result.ranked(len(result.trials)) if t.evaluation is not None and t.candidate is not None]
+    if not ranked or metric == "memory_peak":
+        return Settled(ranked[0] if ranked else None, ranked[0] if ranked else None, tuple(ranked[:1]),
+                       tuple(ranked), 0.0)
+
+    def cand(t: Trial) -> object:
+        return t.candidate
+
+    group, rest = tie_group(ranked, prov, lambda t: _value(t, metric), cand,  # type: ignore[arg-type]
+                            prefer=tie_break)
+    return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired)
+
+
+def why_winner(s: Settled, metric: str) -> list[str]:
+    """Sentences on the tie: how many, by which band, and why the winner is first."""
+    if s.winner is None or len(s.tied) < 2:
+        return []
+    assert s.winner.candidate is not None
+    lines = [f"{len(s.tied) - 1} other candidate(s) are tied with the best: their projected {metric} is within "
+             f"±{s.paired:.1%} of it, the typical (median) error of the ratio of two projections on this GPU "
+             "profile, so the projected order among them is not evidence (measure them to choose)."]
+    if s.fastest is not None and s.fastest is not s.winner and s.fastest.candidate is not None:
+        gain = _value(s.fastest, metric) / _value(s.winner, metric) - 1
+        lines.append(
+            f"Of the tied group, the winner changes numerics least (BF16 before FP8, finer FP8 scaling before "
+            f"coarser, FP32 gradients and Adam moments before BF16); the projected fastest, "
+            f"{s.fastest.candidate.label()}, differs by {gain:+.1%} "
+            f"(`assume tie_break = speed` ranks by the projection alone).")
+    elif s.winner is s.fastest and numerics_cost(s.winner.candidate) > min(
+            numerics_cost(t.candidate) for t in s.tied if t.candidate is not None):
+        lines.append("The space asks for speed (`assume tie_break = speed`): the projected fastest wins "
+                     "although a tied candidate changes numerics less.")
+    return lines

@@ -1,0 +1,190 @@
+"""Error bands, ties and the warnings of a projection: measured from residuals, stated per profile,
+and acted on by plan."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from primus_lang.cli import main
+from primus_lang.ir import Candidate, Gpu, Provenance
+from primus_lang.project import trust
+from primus_lang.project.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
+
+GPU = Gpu(name="g", vendor="nvidia", peak_bf16=1e15, hbm_capacity=2**37, hbm_bandwidth=3e12, scale_up_bandwidth=4.5e11)
+
+
+def test_a_band_is_the_central_interval_of_measured_over_projected() -> None:
+    # errors are projected/measured - 1: +100% means measured half of the projection
+    errors = [1.0, 0.25, 0.0, -0.2, -0.5]
+    lo, hi = band_of(errors, coverage=1.0)
+    assert (lo, hi) == pytest.approx((0.5, 2.0))
+    lo, hi = band_of([0.0] * 50, coverage=0.8)
+    assert (lo, hi) == pytest.approx((1.0, 1.0))
+
+
+@given(st.lists(st.floats(-0.6, 2.0), min_size=3, max_size=60))
+def test_the_band_is_never_narrower_than_the_sample_quantiles(errors: list[float]) -> None:
+    import numpy as np
+
+    lo, hi = band_of(errors, 0.8)
+    ratios = [1 / (1 + e) for e in errors]
+    plain_lo, plain_hi = np.quantile(ratios, [0.1, 0.9])
+    assert lo <= plain_lo + 1e-12 and hi >= plain_hi - 1e-12
+
+
+def test_held_out_coverage_is_near_nominal_on_exchangeable_residuals() -> None:
+    # 400 residuals spread evenly in log space, each its own layout: a band measured without a row
+    # must hold about 80% of such rows (the widening keeps it from falling short)
+    errors = {f"r{i:03}": math.exp(-0.4 + 0.8 * ((i * 37) % 400) / 399) - 1 for i in range(400)}
+    inside, rows = held_out_coverage(errors, errors, lambda rid: rid)
+    assert rows == 400
+    assert 0.78 <= inside / rows <= 0.84
+
+
+def test_a_row_is_never_judged_by_its_own_layouts_twins() -> None:
+    # two rows re-measure one layout far off; everything else is exact: each twin, judged without
+    # the other, falls outside a band of exact residuals
+    errors = {"a": 1.0, "b": 1.0, **{f"x{i}": 0.0 for i in range(10)}}
+    layout = {"a": "L", "b": "L"}
+    inside, rows = held_out_coverage({"a": 1.0, "b": 1.0}, errors, lambda rid: layout.get(rid, rid))
+    assert (inside, rows) == (0, 2)
+
+
+def test_pairs_are_rows_of_one_group_with_different_layouts() -> None:
+    errors = {"a": 0.1, "b": 0.1, "c": -0.1, "d": 0.5}
+    group = {"a": "g1", "b": "g1", "c": "g1", "d": "g2"}.__getitem__
+    layout = {"a": "L1", "b": "L1", "c": "L2", "d": "L3"}.__getitem__
+    pairs = pair_errors(errors, group, layout)
+    # a-b re-measure one layout (no pair); d is alone in its group
+    assert sorted(pairs) == pytest.approx(sorted([abs(math.log(1.1 / 0.9))] * 2))
+    assert paired_of(pairs, 0.5) == pytest.approx(1.1 / 0.9 - 1)
+    band = measure(errors, pairs)
+    assert band.rows == 4 and band.pairs == 2 and band.paired_coverage == 0.5
+
+
+def test_ties_are_inside_the_paired_band() -> None:
+    prov = Provenance(basis="fitted", rows=20, error=0.1, low=0.9, high=1.1, paired=0.05)
+    assert trust.tied(prov, 100.0, 104.0)
+    assert not trust.tied(prov, 100.0, 106.0)
+    assert trust.tied(prov, 106.0, 101.0)
+
+
+def test_numerics_order_bf16_then_finer_fp8_then_fp32_states() -> None:
+    bf16 = Candidate()
+    order = [
+        bf16,
+        bf16.replace(main_grad_dtype="bf16"),
+        bf16.replace(main_grad_dtype="bf16", optimizer_dtype="bf16"),
+        bf16.replace(precision="fp8", fp8_recipe="mxfp8"),
+        bf16.replace(precision="fp8", fp8_recipe="tensorwise"),
+        bf16.replace(precision="fp8", fp8_recipe="delayed"),
+        bf16.replace(precision="fp4"),
+    ]
+    costs = [trust.numerics_cost(c) for c in order]
+    assert costs == sorted(costs) and len(set(costs)) == len(costs)
+
+
+def test_tie_group_puts_the_least_numerics_change_first_unless_told_speed() -> None:
+    prov = Provenance(basis="fitted", rows=20, error=0.1, low=0.9, high=1.1, paired=0.05)
+    ranked = [(103.0, Candidate(precision="fp8", fp8_recipe="delayed")), (102.0, Candidate(optimizer_dtype="bf16")),
+              (101.0, Candidate()), (90.0, Candidate(tp=2))]
+    group, rest = trust.tie_group(ranked, prov, lambda r: r[0], lambda r: r[1])
+    assert [r[0] for r in group] == [101.0, 102.0, 103.0] and [r[0] for r in rest] == [90.0]
+    group, _ = trust.tie_group(ranked, prov, lambda r: r[0], lambda r: r[1], prefer="speed")
+    assert [r[0] for r in group] == [103.0, 102.0, 101.0]
+
+
+def test_a_spec_sheet_warns_and_a_fitted_profile_does_not() -> None:
+    spec = trust.warnings(GPU, [("tp=1", 0.4)], "fix it")
+    assert [d.code.id for d in spec] == ["W6002"] and spec[0].help == "fix it"
+    fitted = attrs.evolve(GPU, provenance=Provenance(basis="fitted", rows=30, error=0.1, low=0.9, high=1.1, paired=0.1))
+    assert trust.warnings(fitted, [("tp=1", 0.4)], "fix it") == []
+    over = trust.warnings(fitted, [("tp=1", 0.4), ("tp=2", 0.9)], "fix it")
+    assert [d.code.id for d in over] == ["W6003"] and "tp=2" in over[0].message
+
+
+def test_a_band_scales_tokens_and_inverts_for_step_time() -> None:
+    gpu = attrs.evolve(GPU, provenance=Provenance(basis="fitted", rows=30, error=0.1, low=0.8, high=1.25, paired=0.1))
+    b = trust.band(gpu, 1000.0, 2.0)
+    assert (b.tokens_low, b.tokens_high) == pytest.approx((800.0, 1250.0))
+    assert (b.step_low, b.step_high) == pytest.approx((1.6, 2.5))
+
+
+SPACE = """
+import models.llama3 (llama3_1_8b)
+
+gpu wide = mi325x_spec_like {{ provenance {{ basis = fitted; rows = 30; error = 0.1; low = 0.8; high = 1.2; paired = {paired} }} }}
+gpu mi325x_spec_like {{
+  vendor = amd; peak_bf16 = 1307 TFLOP/s; peak_fp8 = 2615 TFLOP/s; hbm_capacity = 256 GiB
+  hbm_bandwidth = 6 TB/s; scale_up_bandwidth = 64 GB/s; nic_bandwidth = 400 Gbps
+}}
+cluster c {{ gpu = wide; nodes = 1; gpus_per_node = 8 }}
+
+space s on c {{
+  model = llama3_1_8b
+  gbs = 64
+  precision : bf16 | fp8
+  optimizer_dtype : fp32 | bf16
+  {extra}
+  maximize tokens_per_gpu
+}}
+"""
+
+
+def _plan(tmp_path: Path, capsys: pytest.CaptureFixture[str], paired: str, extra: str = "") -> dict[str, object]:
+    tmp_path.mkdir(exist_ok=True)
+    src = tmp_path / "s.prx"
+    src.write_text(SPACE.format(paired=paired, extra=extra))
+    assert main(["plan", str(src), "--out", str(tmp_path / "out"), "--no-emit", "--json", "--strategy",
+                 "exhaustive"]) == 0
+    out = capsys.readouterr()
+    plan = json.loads(out.out)
+    assert "W6002" not in out.err  # a fitted profile
+    return plan  # type: ignore[no-any-return]
+
+
+def test_plan_breaks_ties_toward_the_recipe_that_changes_numerics_least(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = _plan(tmp_path, capsys, "0.9")  # everything is tied: the least change wins
+    winner = plan["ranked"][0]["candidate"]
+    assert (winner["precision"], winner["optimizer_dtype"]) == ("bf16", "fp32")
+    assert len(plan["tied"]) == 4 and plan["tied"][0] == "defaults"
+    assert any("tied with the best" in line for line in plan["explanation"])
+    fastest = _plan(tmp_path / "b", capsys, "0.9", "assume tie_break = speed")["ranked"][0]["candidate"]
+    assert fastest["precision"] == "fp8"
+    untied = _plan(tmp_path / "c", capsys, "0")
+    assert untied["ranked"][0]["candidate"]["precision"] == "fp8" and len(untied["tied"]) <= 2
+
+
+def test_project_json_states_the_band_and_the_provenance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "s.prx"
+    src.write_text(SPACE.format(paired="0.05", extra=""))
+    assert main(["project", str(src), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["provenance"]["basis"] == "fitted"
+    first = out["results"][0]
+    assert first["band"]["tokens_low"] == pytest.approx(0.8 * first["projection"]["tokens_per_gpu"])
+    assert first["tied_with_best"] is True
+
+
+def test_a_spec_sheet_space_warns_with_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "s.prx"
+    src.write_text(SPACE.format(paired="0.05", extra="").replace("gpu = wide", "gpu = mi325x_spec_like"))
+    assert main(["project", str(src), "--top", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "W6002" in err and "primusc calibrate" in err
+
+
+def test_a_band_whose_high_end_is_below_its_low_end_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "s.prx"
+    src.write_text(SPACE.format(paired="0.05", extra="").replace("low = 0.8; high = 1.2", "low = 1.2; high = 0.8"))
+    assert main(["check", str(src)]) == 1
+    assert "below its low end" in capsys.readouterr().err
