@@ -12,6 +12,7 @@ from attrs import frozen
 
 from primus_lang.report import units
 from primus_lang.report.pareto import pareto_front
+from primus_lang.report.sampling import TOP, scatter_sample, trajectory_sample
 from primus_lang.report.svg import Scale, Svg, nice_ticks
 from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, ReportData, TimelineEvent
 
@@ -279,9 +280,9 @@ def scatter_chart(data: ReportData, width: float = 960, height: float = 420) -> 
     if data.headroom > 0:
         svg.line(x(data.limit), top, x(data.limit), bottom, LIMIT_COLOUR, stroke_dasharray="5,3",
                  class_="headroom")
-    for c in pts:
+    for c, many in scatter_sample(pts).drawn:
         tip = (f"{c.label}: {units.rate(c.tokens_per_gpu)} tokens/s/GPU, peak {units.gib(c.memory_peak)}"
-               + ("" if c.fits else " (does not fit)"))
+               + ("" if c.fits else " (does not fit)") + (f"; it stands for {many:,} here" if many > 1 else ""))
         if c.fits:
             svg.circle(x(c.memory_peak), y(c.tokens_per_gpu), 3.2, "#4E79A7", tip, fill_opacity=0.55,
                        class_="point")
@@ -344,7 +345,7 @@ def trajectory_chart(data: ReportData, width: float = 960, height: float = 360) 
     y = Scale(yt[0], yt[-1], bottom, top)
     _axes(svg, x, y, xt, yt, "count", metric, (left, top, right, bottom))
     colours = colour_map([t.strategy for t in trajs])
-    for t in trajs:
+    for t in trajectory_sample(trajs):
         colour = colours[t.strategy]
         steps: list[tuple[float, float]] = []
         for p in t.points:
@@ -408,6 +409,61 @@ def breakdown_chart(cands: Sequence[CandidateView], width: float = 960) -> str:
     return svg.render()
 
 
+def scatter_note(data: ReportData) -> str:
+    """When the scatter drew a sample: what it left out, and a histogram of every candidate."""
+    pts = [c for c in data.evaluated if math.isfinite(c.tokens_per_gpu)]
+    sample = scatter_sample(pts)
+    if not sample.thinned:
+        return ""
+    note = (f"{sample.total:,} candidates were evaluated; to keep this page small the chart draws "
+            f"{len(sample.drawn):,} of them: the Pareto front, the best {TOP}, and the best candidate of each "
+            "small cell of the chart, whose tooltip says how many it stands for. The trace holds every "
+            "evaluation; the histogram counts them all.")
+    return f'<p class="note">{html.escape(note)}</p>' + histogram_chart(pts)
+
+
+def trajectory_note(data: ReportData) -> str:
+    trajs = [t for t in data.trajectories if t.points]
+    total = sum(len(t.points) for t in trajs)
+    drawn = sum(len(t.points) for t in trajectory_sample(trajs))
+    if drawn == total:
+        return ""
+    note = (f"The chart draws {drawn:,} of {total:,} evaluations: every step of each incumbent line, and "
+            "one evaluation of each small cell of the chart. The trace holds every evaluation.")
+    return f'<p class="note">{html.escape(note)}</p>'
+
+
+def histogram_chart(cands: Sequence[CandidateView], width: float = 960, height: float = 220,
+                    bins: int = 40) -> str:
+    """How many evaluated candidates reach each throughput, fitting and not fitting stacked."""
+    left, top, right, bottom = 80.0, 20.0, width - 20, height - 50
+    svg = Svg(width, height, "evaluated candidates by throughput", "chart histogram")
+    most = max([c.tokens_per_gpu for c in cands] + [1.0])
+    xt = nice_ticks(0.0, most * 1.02, 8)
+    edges = np.linspace(0.0, xt[-1], bins + 1)
+    rates = np.array([c.tokens_per_gpu for c in cands])
+    fits = np.array([c.fits for c in cands], dtype=bool)
+    fit_counts = np.histogram(rates[fits], edges)[0]
+    over_counts = np.histogram(rates[~fits], edges)[0]
+    yt = nice_ticks(0.0, float(max(1, int((fit_counts + over_counts).max()))) * 1.05, 5)
+    x = Scale(0.0, xt[-1], left, right)
+    y = Scale(0.0, yt[-1], bottom, top)
+    _axes(svg, x, y, xt, yt, "tokens_per_gpu", "count", (left, top, right, bottom))
+    for i in range(bins):
+        a, b = float(edges[i]), float(edges[i + 1])
+        base = 0
+        for n, colour, what in ((int(fit_counts[i]), "#4E79A7", "fit"), (int(over_counts[i]), MUTED, "do not fit")):
+            if n:
+                svg.rect(x(a) + 0.5, y(base + n), x(b) - x(a) - 1, y(base) - y(base + n), colour,
+                         f"{units.rate(a)}–{units.rate(b)} tokens/s/GPU: {n:,} candidates that {what}",
+                         class_="bar")
+            base += n
+    svg.text((left + right) / 2, bottom + 34, "tokens/s/GPU", font_size=FONT, text_anchor="middle")
+    svg.text(14, (top + bottom) / 2, "candidates", font_size=FONT, text_anchor="middle",
+             transform=f"rotate(-90 14 {(top + bottom) / 2:.0f})")
+    return svg.render()
+
+
 def empty_note(text: str) -> str:
     return f'<p class="empty">{html.escape(text)}</p>'
 
@@ -416,8 +472,11 @@ __all__ = [
     "breakdown_chart",
     "colour_map",
     "empty_note",
+    "histogram_chart",
     "memory_chart",
     "scatter_chart",
+    "scatter_note",
     "timeline_chart",
     "trajectory_chart",
+    "trajectory_note",
 ]
