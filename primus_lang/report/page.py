@@ -60,16 +60,20 @@ def _spare(data: ReportData, cand: CandidateView) -> str:
 
 
 def _figures_table(data: ReportData, cands: Sequence[CandidateView]) -> str:
-    head = ("<tr><th class='l'>role</th><th class='l'>layout</th><th>tokens/s/GPU</th><th>step time</th>"
-            "<th>TFLOP/s/GPU</th><th>MFU</th><th>bubble</th><th>memory peak</th><th>spare vs limit</th></tr>")
+    banded = [c for c in cands if c.basis]
+    band_head = f"<th>{_e(f'{banded[0].coverage:.0%} band')}</th>" if banded else ""
+    head = ("<tr><th class='l'>role</th><th class='l'>layout</th><th>tokens/s/GPU</th>" + band_head +
+            "<th>step time</th><th>TFLOP/s/GPU</th><th>MFU</th><th>bubble</th><th>memory peak</th>"
+            "<th>spare vs limit</th></tr>")
     rows = []
     for c in cands:
         role = _role(data, c)
         spare = _spare(data, c)
         spare_cell = spare if spare.startswith("<span") else _e(spare)
+        band = f"<td>{_e(units.band(c.tokens_low, c.tokens_high))}</td>" if banded else ""
         rows.append(
             f"<tr class='{role}'><td class='l'>{_e(role)}</td><td class='l'><code>{_e(c.label)}</code></td>"
-            f"<td>{_e(units.rate(c.tokens_per_gpu))}</td><td>{_e(units.seconds(c.step_time))}</td>"
+            f"<td>{_e(units.rate(c.tokens_per_gpu))}</td>{band}<td>{_e(units.seconds(c.step_time))}</td>"
             f"<td>{_e(f'{c.tflops_per_gpu:,.1f}')}</td><td>{_e(units.percent(c.mfu))}</td>"
             f"<td>{_e(units.percent(c.bubble_fraction))}</td><td>{_e(units.gib(c.memory_peak))}</td>"
             f"<td>{spare_cell}</td></tr>"
