@@ -40,6 +40,10 @@ def _refusal(path: Path, st: os.stat_result, option: str) -> CompileError:
     if stat.S_ISDIR(st.st_mode):
         return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{path}` is a folder where an output file goes",
                                        help=f"choose another --{option}"))
+    if not stat.S_ISREG(st.st_mode):
+        # a device or a pipe: renaming over it would replace it (/dev/null), opening it may block
+        return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{path}` is not a regular file",
+                                       help=f"choose another --{option}"))
     return CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{path}` already exists",
                                    help=f"choose another --{option}, or pass --force to replace it"))
 
@@ -52,12 +56,13 @@ def _not_folder(where: Path, st: os.stat_result) -> CompileError:
 
 
 def refuse_link(path: Path, option: str = "out") -> None:
-    """Refuse an output ``path`` that is a link or a folder, whatever --force says."""
+    """Refuse an output ``path`` that is a link, a folder or anything but a regular file, whatever
+    --force says."""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return
-    if stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         raise _refusal(path, st, option)
 
 
@@ -268,9 +273,11 @@ def open_log(path: Path, append: bool) -> IO[str]:
     """``path`` opened to add lines to, locked against a second writer for as long as it is open;
     not ``append``: a new file replaces an existing one (whose writer, if any, must have finished)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        refuse_link(path, "trace")  # a pipe would block the open below, a device be replaced
     if not append:
         try:
-            old = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+            old = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
         except FileNotFoundError:
             old = -1
         except OSError as err:

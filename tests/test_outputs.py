@@ -184,3 +184,17 @@ def test_ctrl_c_anywhere_in_the_cli_is_one_line_and_130(monkeypatch: pytest.Monk
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["check", "x.prx"]) == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_device_or_a_pipe_is_never_an_output(tmp_path: Path) -> None:
+    """Renaming over /dev/null would replace it for everyone; opening a pipe would block."""
+    pipe = tmp_path / "trace.jsonl"
+    os.mkfifo(pipe)
+    for path in (Path("/dev/null"), pipe):
+        with pytest.raises(CompileError) as err:
+            write_file(path, "x", force=True)
+        assert code(err) == "P8010" and "not a regular file" in err.value.diagnostics[0].message
+    with pytest.raises(CompileError) as err:
+        open_log(pipe, append=False)
+    assert code(err) == "P8010"
+    assert Path("/dev/null").is_char_device()
