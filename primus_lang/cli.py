@@ -6,12 +6,16 @@ Exit codes: 0 success, 1 a user error (a diagnostic), 2 an internal error, 130 i
 
 from __future__ import annotations
 
-# Only the standard library at import time: the console script imports this module outside any
-# handler, so a Ctrl-C there would print a traceback; everything else is imported inside `main`.
-import argparse
+# Nothing but `sys` at import time: the console script imports this module outside any handler,
+# so a Ctrl-C during an import here (argparse and typing take milliseconds) printed a traceback;
+# everything else is imported inside `main`, under its handler.
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy reads it by its name
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import NoReturn
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -35,29 +39,35 @@ def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:
     return modules
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with its usage errors as diagnostics: exit 1 (a user error), not argparse's 2, which
-    primusc keeps for internal errors."""
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    import argparse
 
-    def error(self, message: str) -> NoReturn:
-        from primus_lang.diagnostics import Diagnostic, render
-        from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+    class _Parser(argparse.ArgumentParser):
+        """argparse with its usage errors as diagnostics: exit 1 (a user error), not argparse's 2,
+        which primusc keeps for internal errors."""
 
-        self.print_usage(sys.stderr)
-        diag = Diagnostic(BAD_ARGUMENT, message, help=f"`{self.prog} --help` lists what it takes")
-        print(render([diag], "human"), file=sys.stderr)
-        sys.exit(EXIT_USER)
+        def error(self, message: str) -> NoReturn:
+            from primus_lang.diagnostics import Diagnostic, render
+            from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
+            self.print_usage(sys.stderr)
+            diag = Diagnostic(BAD_ARGUMENT, message, help=f"`{self.prog} --help` lists what it takes")
+            print(render([diag], "human"), file=sys.stderr)
+            sys.exit(EXIT_USER)
+
+    return _Parser(prog=prog, description=description)
 
 
 ERROR_FORMATS = ("human", "short", "json")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    import argparse
     import importlib
 
     from primus_lang import __version__
 
-    parser = _Parser(
+    parser = _parser(
         prog="primusc",
         description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
     )
