@@ -1,7 +1,6 @@
 """A real Slurm runs the emitted sbatch script.
 
-The test starts its own slurmctld and slurmd on loopback (auth/none, a config in a temp folder, free
-ports), submits the emitted ``launch.sbatch`` with torchrun replaced by a probe that records its argv
+The test starts its own slurmctld and slurmd on loopback (``tests/slurm_cluster.py``), submits the emitted ``launch.sbatch`` with torchrun replaced by a probe that records its argv
 and rendezvous environment per task, waits for the job, checks what the candidate needs, and stops
 the two daemons by their pids. It installs nothing: without Slurm it skips.
 """
@@ -10,13 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,11 +19,11 @@ from primus_lang.emit import EmitContext, emit
 from primus_lang.ir import Candidate
 from tests.emit.harness import write
 from tests.emit.ir_cases import MI325X, TINY, cluster, space
+from tests.slurm_cluster import CLIENTS, slurm_fixture, wait_job
+
+slurm = slurm_fixture  # the shared daemons, one pair per module
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-
-DAEMONS = [shutil.which(name) or "" for name in ("slurmctld", "slurmd")]
-CLIENTS = [shutil.which(name) or "" for name in ("sbatch", "scontrol")]
 
 PROBE = """#!{python}
 import json, os, sys
@@ -39,95 +33,6 @@ path = os.path.join(os.environ["PROBE_DIR"], "task-%s.json" % os.environ["SLURM_
 with open(path, "w") as f:
     json.dump({{"argv": sys.argv[1:], "env": {{k: os.environ.get(k) for k in KEYS}}, "cwd": os.getcwd()}}, f)
 """
-
-CONF = """\
-ClusterName=primusctest
-SlurmctldHost={host}(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort={ctld_port}
-SlurmdPort={d_port}
-AuthType=auth/none
-CredType=cred/none
-StateSaveLocation={dir}/state
-SlurmdSpoolDir={dir}/spool
-SlurmctldPidFile={dir}/slurmctld.pid
-SlurmdPidFile={dir}/slurmd.pid
-SlurmctldLogFile={dir}/slurmctld.log
-SlurmdLogFile={dir}/slurmd.log
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SchedulerType=sched/builtin
-ReturnToService=2
-MpiDefault=none
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    if not all(DAEMONS + CLIENTS):
-        pytest.skip("Slurm is not installed (apt-get install slurm-wlm); .ci/run installs it")
-    if os.geteuid() != 0:
-        pytest.skip("slurmd must run as root to start job steps")
-    folder = tmp_path_factory.mktemp("slurm")
-    for sub in ("state", "spool"):
-        (folder / sub).mkdir()
-    host = socket.gethostname().split(".")[0]
-    conf = folder / "slurm.conf"
-    conf.write_text(CONF.format(host=host, dir=folder, ctld_port=_free_port(), d_port=_free_port(),
-                                cpus=os.cpu_count() or 1))
-    env = {**os.environ, "SLURM_CONF": str(conf)}
-    logs = (folder / "slurmctld.out").open("wb"), (folder / "slurmd.out").open("wb")
-    ctld = subprocess.Popen([DAEMONS[0], "-D", "-f", str(conf)], env=env, stdout=logs[0], stderr=subprocess.STDOUT)
-    slurmd = subprocess.Popen([DAEMONS[1], "-D", "-f", str(conf), "-N", host], env=env, stdout=logs[1],
-                              stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 300  # a hang guard: daemons start slowly on a loaded machine
-        while time.monotonic() < deadline:
-            state = subprocess.run([CLIENTS[1], "show", "node", host], env=env, capture_output=True, text=True)
-            if "State=IDLE" in state.stdout:
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail("slurmd never became idle:\n" + (folder / "slurmctld.log").read_text(errors="replace")[-3000:])
-        yield {"SLURM_CONF": str(conf), "host": host, "folder": str(folder)}
-    finally:
-        _stop(slurmd)
-        _stop(ctld)
-        for log in logs:
-            log.close()
-
-
-def _wait(job: str, env: dict[str, str], timeout: float = 600) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run([CLIENTS[1], "show", "job", job], env=env, capture_output=True, text=True).stdout
-        state = next((w.split("=", 1)[1] for w in out.split() if w.startswith("JobState=")), "")
-        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
-            return state
-        time.sleep(0.5)
-    raise AssertionError(f"job {job} did not finish in {timeout} s")
 
 
 @pytest.mark.parametrize("framework", ["megatron", "primus"])
@@ -154,7 +59,7 @@ def test_sbatch_runs_one_task_per_node_with_the_rendezvous(
         env=env, capture_output=True, text=True, check=True,
     )
     job = submit.stdout.strip().split(";")[0]
-    state = _wait(job, env)
+    state = wait_job(job, env)
     logs = "\n".join(p.read_text(errors="replace") for p in out.glob("*.out"))
     assert state == "COMPLETED", logs
     records = [json.loads(p.read_text()) for p in sorted(probe_dir.glob("task-*.json"))]
