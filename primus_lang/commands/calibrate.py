@@ -93,6 +93,11 @@ def run(args: argparse.Namespace) -> int:
 
         few = [r for g, rows in by_gpu.items() if g not in kept for r in rows]
         moved = transfer(kept, few, progress=log)
+    siblings: dict[str, tuple[str, tuple[tuple[str, float], ...]]] = {}
+    if args.transfer:
+        from primus_lang.project.calibrate import sibling_transfer
+
+        siblings = sibling_transfer(by_gpu, {f.gpu: f.efficiency for f in fits})
     from primus_lang.project.provenance import provenances, spec_errors
 
     spec = spec_errors([r for rows in kept.values() for r in rows])
@@ -143,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
                 "holdout_mape": held["mape"]} if held else {}),
             **({"holdout_models": _by_model(unseen, runs)} if args.hold_out_models else {}),
             "bands": bands,
+            **({"sibling_transfer": {g: {"sibling": near, "rows": len(e), "mape": _mean(abs(x) for _, x in e),
+                                         "signed": _mean(x for _, x in e), "errors": dict(e)}
+                                     for g, (near, e) in siblings.items()}} if args.transfer else {}),
             **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                  "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
                if args.transfer else {}),
@@ -159,6 +167,12 @@ def run(args: argparse.Namespace) -> int:
     for g, errs in moved.items() if args.transfer else ():
         print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "
               f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
+    for g, (near, errs) in siblings.items():
+        print(f"  {g:10} on its nearest sibling's fit ({near}, {len(errs)} rows): MAPE "
+              f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
+    if siblings:
+        every = [x for _, errs in siblings.values() for _, x in errs]
+        print(f"  nearest sibling, every GPU: MAPE {_mean(abs(x) for x in every):.1%} over {len(every)} rows")
     if len(by_seed) > 1:
         print(f"  over {len(by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in by_seed)}; "
               f"mean {sum(by_seed) / len(by_seed):.1%}")
@@ -232,16 +246,16 @@ def _ranks_of(errors: dict[str, float], runs: list[Run]) -> dict[str, object]:
     return summarize([row_result(by_id[rid], (by_id[rid].measured or 0.0) * (1 + e)) for rid, e in errors.items()])
 
 
-def _module_of(gpu: str) -> str:
+def _module_of(gpu: str) -> tuple[str, str]:
+    """The stdlib spec sheet a corpus GPU's calibrated profile derives from: (module, definition).
+    The plain names (``hardware.nvidia (h100_sxm)``) are the calibrated profiles themselves."""
     from primus_lang.lower import load_program
     from primus_lang.resources import data_dir
 
-    for path in sorted((data_dir("stdlib") / "hardware").glob("*.prx")):
-        if path.name == "calibrated.prx":
-            continue
-        if any(g.name == gpu for g in load_program(str(path)).gpus):
-            return f"hardware.{path.stem}"
-    return "hardware.nvidia"
+    for path in sorted((data_dir("stdlib") / "hardware").glob("*_spec.prx")):
+        if any(g.name == f"{gpu}_spec" for g in load_program(str(path)).gpus):
+            return f"hardware.{path.stem}", f"{gpu}_spec"
+    return "hardware.nvidia_spec", f"{gpu}_spec"
 
 
 def _print_bands(bands: dict[str, Any]) -> None:

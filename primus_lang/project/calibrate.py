@@ -423,6 +423,25 @@ def transfer(by_gpu: Mapping[str, Sequence[Run]], unseen: Sequence[Run] = (), se
     return out
 
 
+def sibling_transfer(by_gpu: Mapping[str, Sequence[Run]], fitted: Mapping[str, Efficiency],
+                     settings: Settings | None = None) -> dict[str, tuple[str, tuple[tuple[str, float], ...]]]:
+    """The other fallback for a GPU without runs: the fitted efficiencies of its nearest sibling (the
+    same vendor's fitted profile whose BF16 peak is closest; ties by name), applied to its own peaks
+    and bandwidths. Each GPU's rows projected that way, by GPU: (the sibling, signed errors)."""
+    settings = settings or Settings()
+    gpus = {g: rows[0].cluster.gpu for g, rows in by_gpu.items() if rows and rows[0].cluster}
+    out = {}
+    for g, rows in sorted(by_gpu.items()):
+        if g not in gpus:
+            continue
+        siblings = [s for s in fitted if s != g and s in gpus and gpus[s].vendor == gpus[g].vendor]
+        if not siblings:
+            continue
+        near = min(siblings, key=lambda s: (abs(math.log(gpus[s].peak_bf16 / gpus[g].peak_bf16)), s))
+        out[g] = (near, tuple((r.id, projected(r, fitted[near], settings) / (r.measured or 1.0) - 1) for r in rows))
+    return out
+
+
 def vendor_pools(by_gpu: Mapping[str, Sequence[Run]], others: Mapping[str, Gpu],
                  settings: Settings | None = None) -> dict[str, Efficiency]:
     """Profiles for GPUs without rows of their own (``others``): each base profile with the values
@@ -461,12 +480,13 @@ def _provenance_block(prov: Provenance) -> str:
             f"note = {json.dumps(prov.note)} }}")
 
 
-def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
+def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]],
            pooled: Mapping[str, Efficiency] | None = None,
            provenance: Mapping[str, Provenance] | None = None) -> str:
-    """Calibrated profiles in the language: ``gpu X_calibrated = X { efficiency { ... } provenance { ... } }``.
+    """Calibrated profiles in the language: ``gpu X_calibrated = X_spec { efficiency { ... } provenance { ... } }``.
 
-    ``imports`` maps a GPU name to its stdlib module (``hardware.nvidia``); ``pooled`` gives GPUs
+    ``imports`` maps a GPU name to the stdlib module and definition it derives from
+    (``("hardware.nvidia_spec", "h100_sxm_spec")``: the spec sheet); ``pooled`` gives GPUs
     without rows of their own their vendor's pooled values (``vendor_pools``); ``provenance`` each
     profile's evidence and error band (``project.provenance``)."""
     pooled = pooled or {}
@@ -485,7 +505,8 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
     lines.append("")
     modules: dict[str, list[str]] = {}
     for gpu in [f.gpu for f in fits] + list(pooled):
-        modules.setdefault(imports[gpu], []).append(gpu)
+        module, base = imports[gpu]
+        modules.setdefault(module, []).append(base)
     for module, names in sorted(modules.items()):
         lines.append(f"import {module} ({', '.join(sorted(names))})")
     lines.append("")
@@ -496,7 +517,7 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, str],
         body = "; ".join(f"{n} = {_fmt(n, getattr(eff, n))}" for n in PARAMS)
         prov = f" {_provenance_block(provenance[gpu])}" if gpu in provenance else ""
         lines.append(f"# {gpu}: {note}")
-        lines.append(f"gpu {gpu}_calibrated = {gpu} {{ efficiency {{ {body} }}{prov} }}")
+        lines.append(f"gpu {gpu}_calibrated = {imports[gpu][1]} {{ efficiency {{ {body} }}{prov} }}")
         lines.append("")
     from primus_lang.syntax.format import format_source
 

@@ -136,15 +136,16 @@ def stdlib_definitions(calibrated: bool = False) -> tuple[dict[str, Model], dict
     for path in sorted((root / "models").glob("*.prx")):
         for m in load_program(str(path)).models:
             models[m.name] = m
-    for path in sorted((root / "hardware").glob("*.prx")):
-        if path.name == "calibrated.prx" and not calibrated:
-            continue
+    # The corpus is read against the spec sheets (under the parts' plain names, as calibrate's bases)
+    # or against the calibrated profiles, never the plain stdlib names, which alias the calibrated ones.
+    for path in sorted((root / "hardware").glob("*_spec.prx")):
         for g in load_program(str(path)).gpus:
-            gpus[g.name] = g
+            plain = g.name.removesuffix("_spec")
+            gpus[plain] = attrs.evolve(g, name=plain)
     if calibrated:
         # a calibrated profile replaces its base under the base's name
-        for name in [n for n in gpus if n.endswith("_calibrated")]:
-            gpus[name.removesuffix("_calibrated")] = attrs.evolve(gpus[name], name=name)
+        for g in load_program(str(root / "hardware" / "calibrated.prx")).gpus:
+            gpus[g.name.removesuffix("_calibrated")] = g
     return models, gpus
 
 

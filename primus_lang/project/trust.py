@@ -10,6 +10,7 @@ profile's ``paired`` band of 1, and then the search's order between them is not 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -130,12 +131,26 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagn
 
 
 def fix_for(gpu: Gpu) -> str:
-    """The import or command that gives a space a fitted profile for ``gpu``."""
-    base = gpu.name.removesuffix("_calibrated").removesuffix("_spec")
+    """The import or command that gives a space a fitted profile for ``gpu``: the stdlib's plain name
+    for the part when it has one (``hardware.nvidia (h200)``), else a calibration of one's own runs."""
+    own = "fit the efficiencies to your own runs: `primusc calibrate --runs my_runs.yaml --out site.prx`"
+    base = gpu.name.removesuffix("_spec").removesuffix("_calibrated")
+    module = _fitted_modules().get(base)
+    if module is None:
+        return own
+    return f"build the cluster on `import {module} ({base})`, the best-informed profile primusc has; or {own}"
+
+
+@functools.lru_cache(maxsize=1)
+def _fitted_modules() -> dict[str, str]:
+    """The stdlib's best-informed profiles: plain part name -> the module that defines it."""
+    from primus_lang.lower import load_program
     from primus_lang.resources import data_dir
 
-    calibrated = (data_dir("stdlib") / "hardware" / "calibrated.prx").read_text(encoding="utf-8")
-    if f"gpu {base}_calibrated" in calibrated:
-        return (f"build the cluster on `import hardware.calibrated ({base}_calibrated)`, or fit your own runs: "
-                "`primusc calibrate --runs my_runs.yaml --out site.prx`")
-    return "fit the efficiencies to your own runs: `primusc calibrate --runs my_runs.yaml --out site.prx`"
+    out = {}
+    for path in sorted((data_dir("stdlib") / "hardware").glob("*.prx")):
+        if path.stem == "calibrated" or path.stem.endswith("_spec"):
+            continue
+        for g in load_program(str(path)).gpus:
+            out[g.name] = f"hardware.{path.stem}"
+    return out

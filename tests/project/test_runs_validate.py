@@ -199,9 +199,9 @@ def test_calibration_moves_toward_the_measurements_and_cross_validates() -> None
     assert len(fit.cross_validated) == 4
     before = sum(abs(e) for e in validate_errors(runs))
     assert sum(abs(e) for e in fit.in_sample) < before
-    text = to_prx([fit], "tests/project/data/runs.yaml", {"h100_sxm": "hardware.nvidia"})
-    assert "gpu h100_sxm_calibrated = h100_sxm {\n  efficiency {" in text
-    assert "import hardware.nvidia (h100_sxm)" in text
+    text = to_prx([fit], "tests/project/data/runs.yaml", {"h100_sxm": ("hardware.nvidia_spec", "h100_sxm_spec")})
+    assert "gpu h100_sxm_calibrated = h100_sxm_spec {\n  efficiency {" in text
+    assert "import hardware.nvidia_spec (h100_sxm_spec)" in text
 
 
 def test_cross_validation_never_sees_the_held_out_row() -> None:
@@ -638,3 +638,24 @@ def test_a_runs_file_without_rows_is_refused(text: str, tmp_path: Path, capsys: 
     path.write_text(text)
     assert main(["validate", "--runs", str(path)]) == 1
     assert "P6001" in capsys.readouterr().err
+
+
+def test_nearest_sibling_transfer_borrows_the_closest_peak_of_the_vendor() -> None:
+    import attrs
+
+    from primus_lang.ir import Efficiency
+    from primus_lang.project.calibrate import sibling_transfer
+    from primus_lang.project.runs import stdlib_definitions
+
+    gpus = stdlib_definitions()[1]
+    h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:3]
+    by_gpu = {"h100_sxm": h100}
+    for name in ("b200", "h200", "mi325x"):
+        by_gpu[name] = [attrs.evolve(r, id=f"{r.id}_{name}", cluster=attrs.evolve(r.cluster, gpu=gpus[name]))
+                        for r in h100 if r.cluster]
+    fitted = {g: Efficiency(gemm_max=0.5) for g in by_gpu}
+    out = sibling_transfer(by_gpu, fitted)
+    # H100 and H200 share a BF16 peak; B200's is 2.3x; MI325X has no sibling of its vendor
+    assert {g: near for g, (near, _) in out.items()} == {"h100_sxm": "h200", "h200": "h100_sxm", "b200": "h100_sxm"}
+    assert [rid for rid, _ in out["b200"][1]] == [r.id for r in by_gpu["b200"]]
+    assert sibling_transfer(by_gpu, {}) == {}

@@ -16,6 +16,7 @@ from primus_lang.cli import main
 from primus_lang.ir import Candidate, Gpu, Provenance
 from primus_lang.project import trust
 from primus_lang.project.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
+from primus_lang.resources import data_dir
 
 GPU = Gpu(name="g", vendor="nvidia", peak_bf16=1e15, hbm_capacity=2**37, hbm_bandwidth=3e12, scale_up_bandwidth=4.5e11)
 
@@ -188,3 +189,29 @@ def test_a_band_whose_high_end_is_below_its_low_end_is_refused(
     src.write_text(SPACE.format(paired="0.05", extra="").replace("low = 0.8; high = 1.2", "low = 1.2; high = 0.8"))
     assert main(["check", str(src)]) == 1
     assert "below its low end" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("path", sorted(data_dir("examples").glob("*.prx")), ids=lambda p: p.stem)
+def test_every_example_projects_on_a_fitted_profile_without_a_warning(path: Path) -> None:
+    from primus_lang.lower import load_space
+
+    space = load_space(path)
+    gpu = space.cluster.gpu
+    assert gpu.provenance.basis in ("fitted", "pooled")
+    assert trust.warnings(gpu, [], trust.fix_for(gpu)) == []
+
+
+def test_plain_stdlib_names_are_fitted_and_spec_names_warn() -> None:
+    from primus_lang.lower import load_program
+
+    plain = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "nvidia.prx")).gpus}
+    spec = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "nvidia_spec.prx")).gpus}
+    assert plain["h200"].provenance.basis == "pooled" and plain["b200"].provenance.basis == "fitted"
+    warned = trust.warnings(spec["h200_spec"], [], trust.fix_for(spec["h200_spec"]))
+    assert [d.code.id for d in warned] == ["W6002"] and "import hardware.nvidia (h200)" in (warned[0].help or "")
+
+
+def test_the_readme_example_projects_without_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["project", str(data_dir("examples") / "llama3_1_70b_mi325x.prx"), "--top", "3"]) == 0
+    out = capsys.readouterr()
+    assert "warning[" not in out.err and "fitted on 3 measured runs" in out.out

@@ -124,16 +124,23 @@ def test_model_specifics() -> None:
 
 def test_hardware_profiles() -> None:
     g = gpus()
-    # hardware/calibrated.prx derives `X_calibrated` from a stdlib profile X: only its efficiency
-    # (and name, source) may differ from X
-    derived = {n for n in g if n not in HARDWARE}
-    assert derived and all(n.endswith("_calibrated") and n.removesuffix("_calibrated") in HARDWARE for n in derived)
-    for name in derived:
-        base = g[name.removesuffix("_calibrated")]
-        same = {"name": base.name, "source": base.source, "efficiency": base.efficiency}
+    # hardware/<vendor>_spec.prx holds the spec sheets as `X_spec`; hardware/calibrated.prx derives
+    # `X_calibrated` from each, and hardware/<vendor>.prx names it plainly `X`: only the efficiencies
+    # and their provenance (and name, source) may differ from the sheet
+    spec = {n.removesuffix("_spec"): x for n, x in g.items() if n.endswith("_spec")}
+    assert set(spec) == HARDWARE
+    calibrated = {n for n in g if n.endswith("_calibrated")}
+    assert calibrated and all(n.removesuffix("_calibrated") in HARDWARE for n in calibrated)
+    for name in calibrated | HARDWARE:
+        base = spec[name.removesuffix("_calibrated")]
+        same = {"name": base.name, "source": base.source, "efficiency": base.efficiency, "provenance": base.provenance}
         assert attrs.evolve(g[name], **same) == base, name
-    g = {n: x for n, x in g.items() if n in HARDWARE}
-    assert set(g) == HARDWARE
+        assert g[name].provenance.basis in ("fitted", "pooled"), name
+    assert all(x.provenance.basis == "spec" for x in spec.values())
+    # every plain name is the best-informed profile: fitted or pooled, never the bare sheet
+    assert all(g[n].provenance.basis in ("fitted", "pooled") for n in HARDWARE)
+    assert g["h100"].efficiency == g["h100_sxm"].efficiency
+    g = spec
     assert g["h100_sxm"].hbm_capacity == 81559 * 2**20
     assert g["mi300x"].hbm_capacity == 206_141_652_992
     assert g["mi325x"].scale_up_bandwidth == 448e9 and g["mi325x"].scale_up_topology == "mesh"
@@ -142,7 +149,7 @@ def test_hardware_profiles() -> None:
     assert g["b300"].nic_bandwidth == 100e9
     assert g["gb200"].scale_up_domain == 72 and g["gb300"].scale_up_domain == 72
     assert {n for n, x in g.items() if x.confidence == "low"} == {"b300", "gb300", "h100_96gb"}
-    assert attrs.evolve(g["h100"], name="h100_sxm", source="") == attrs.evolve(g["h100_sxm"], source="")
+    assert attrs.evolve(g["h100"], name="h100_sxm_spec", source="") == attrs.evolve(g["h100_sxm"], source="")
     assert g["h100_96gb"].hbm_bandwidth == 2.4e12 and g["h100_96gb"].peak_bf16 == g["h100_sxm"].peak_bf16
 
 
