@@ -17,7 +17,7 @@ background:#fff;font-size:14px}
 main{max-width:1000px;margin:0 auto;padding:16px 20px 40px}
 h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd;
 padding-bottom:4px}
-.facts{color:#555;margin:0 0 12px}.facts span{margin-right:14px;white-space:nowrap}
+.facts{color:#555;margin:0 0 12px}.facts span{margin-right:14px;white-space:nowrap}.facts span.long{white-space:normal}
 .cards{display:flex;gap:12px;flex-wrap:wrap}.card{border:1px solid #ddd;border-radius:6px;padding:10px 14px;
 min-width:200px;flex:1}.card .big{font-size:24px;font-weight:600}.card .label{color:#666;font-size:12px}
 .card code{font-size:12px;word-break:break-all}
@@ -102,9 +102,11 @@ def _cards(data: ReportData) -> str:
         return charts.empty_note("the search found no candidate that fits")
     metric = data.objective_metric
     title = units.METRIC_TITLES.get(metric, metric)
+    band = (f"<div class='label'>{w.coverage:.0%} band {_e(units.band(w.tokens_low, w.tokens_high))} tokens/s/GPU "
+            f"({_e(w.basis)} profile)</div>" if w.basis else "")
     cards = [
         f"<div class='card winner'><div class='label'>winner · {_e(title)}</div>"
-        f"<div class='big'>{_e(units.metric(metric, w.metric(metric)))}</div><code>{_e(w.label)}</code></div>"
+        f"<div class='big'>{_e(units.metric(metric, w.metric(metric)))}</div><code>{_e(w.label)}</code>{band}</div>"
     ]
     if b is not None:
         gain = _gain(data, w, b)
@@ -180,7 +182,9 @@ def render_page(data: ReportData) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>primusc plan: {_e(data.space)}</title><style>{CSS}</style></head><body><main>",
         f"<h1>primusc plan: <code>{_e(data.space)}</code></h1>",
-        "<p class='facts'>" + " ".join(f"<span><b>{_e(k)}</b> {_e(v)}</span>" for k, v in facts) + "</p>",
+        # a sentence (the GPU profile's provenance) wraps; short facts stay on one line each
+        "<p class='facts'>" + " ".join(f"<span class='{'long' if len(v) > 60 else 'fact'}'><b>{_e(k)}</b> {_e(v)}</span>"
+                                       for k, v in facts) + "</p>",
         "<section id='summary'>", _cards(data), "</section>",
         "<section id='figures'><h2>Winner, runners-up and baseline</h2>",
         _figures_table(data, cands) if cands else charts.empty_note("no candidate was evaluated"),
