@@ -16,6 +16,7 @@ from attrs import frozen
 from rich.console import Console
 from rich.table import Table
 
+from primus_lang.commands import _campaign
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
@@ -63,6 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--target", default=None, help="framework+launcher for the launch files (default: the space's)")
     p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="an emission variable")
     p.add_argument("--no-emit", action="store_true", help="search and rank only; write no launch files")
+    _campaign.add_arguments(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON (no progress bar, no table)")
     p.add_argument("--trace", default=None, help="the search trace, JSONL (default: <out>/trace.jsonl)")
     p.add_argument("--resume", default=None, metavar="TRACE", help="continue the search this trace records")
@@ -156,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         # a target or variable `emit` would refuse is refused before the search, not after it
         check_target(space, target, parse_vars(args.var))
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
+    launch += _campaign.check(args, out, target)
     _refuse_collisions(source, trace, report, resume, launch)
     for path in launch:
         refuse_link(path)
@@ -216,7 +219,7 @@ def _own_files(out: Path, resume: Path | None, files: tuple[Path, ...]) -> tuple
 
 # options that `--resume` must repeat: they name the stream the trace records, or what is written
 _RERUN_OPTIONS = ("space", "oracle", "device", "db", "strategy", "budget", "patience", "seed", "target",
-                  "report", "top", "llm_model", "llm_cassette", "llm_replay")
+                  "report", "top", "shortlist", "llm_model", "llm_cassette", "llm_replay")
 _RERUN_DEFAULTS: dict[str, object] = {"device": "cpu", "top": 10, "llm_model": ""}
 
 
@@ -229,6 +232,8 @@ def rerun_command(args: argparse.Namespace, trace: Path, out: Path) -> str:
             words += [f"--{name.replace('_', '-')}", str(value)]
     for item in args.var:
         words += ["--var", item]
+    for item in getattr(args, "campaign_var", []):
+        words += ["--campaign-var", item]
     words += [flag for flag in ("--force", "--no-emit", "--json") if getattr(args, flag[2:].replace("-", "_"))]
     return shlex.join(words)
 
@@ -298,6 +303,10 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                 f"the best one it can: {launched.candidate.label()}{change}."
             )
         files = _emit(args, source, space, launched, target, out, replace)
+        if args.shortlist is not None:
+            written, said = _campaign.write(args, source, space, settled, target, out, replace)
+            files += written
+            lines.append(said)
     if winner is not None:
         from primus_lang.report import write_report
 
