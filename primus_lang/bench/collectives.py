@@ -23,6 +23,9 @@ from primus_lang.bench.runtime import DeviceInfo, torch
 from primus_lang.bench.timing import cpu_clock
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+# Rows measured between nodes (one rank per node, a campaign's net step) are stored under the backend
+# with this suffix, apart from the scale-up domain's rows, whose link fit they would otherwise skew.
+NET = "+net"
 DEFAULT_SIZES = tuple(1 << p for p in range(12, 25, 2))  # 4 KiB .. 16 MiB
 
 

@@ -35,7 +35,16 @@ CREATE TABLE IF NOT EXISTS collectives (
 CREATE TABLE IF NOT EXISTS blocks (
     device TEXT NOT NULL, key TEXT NOT NULL, timings TEXT NOT NULL, measured_at REAL NOT NULL,
     PRIMARY KEY (device, key));
+CREATE TABLE IF NOT EXISTS provenance (
+    device TEXT NOT NULL, fact TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (device, fact));
+CREATE TABLE IF NOT EXISTS targets (target TEXT NOT NULL, device TEXT NOT NULL, PRIMARY KEY (target, device));
 """
+# the tables a merge copies, with their columns in order (the primary keys decide what is new)
+MEASUREMENT_TABLES: dict[str, tuple[str, ...]] = {
+    "kernels": ("device", "op", "shape", "dtype", "seconds", "minimum", "repeats", "measured_at"),
+    "collectives": ("device", "backend", "op", "ranks", "bytes", "seconds", "measured_at"),
+    "blocks": ("device", "key", "timings", "measured_at"),
+}
 
 
 @frozen
@@ -144,3 +153,48 @@ class ProfileDB:
                                                              time.time())
         )
         self._conn.commit()
+
+    # provenance: who measured, under which software, and for which target GPU --------------------
+    def put_provenance(self, device: str, facts: dict[str, str]) -> None:
+        """The facts of ``device`` as measured here now (a re-run on newer software restates them)."""
+        self._conn.executemany("INSERT OR REPLACE INTO provenance VALUES (?,?,?)",
+                               [(device, k, v) for k, v in sorted(facts.items())])
+        self._conn.commit()
+
+    def provenance(self, device: str) -> dict[str, str]:
+        rows = self._conn.execute("SELECT fact, value FROM provenance WHERE device=? ORDER BY fact", (device,))
+        return {str(k): str(v) for k, v in rows}
+
+    def add_target(self, target: str, device: str) -> None:
+        self._conn.execute("INSERT OR IGNORE INTO targets VALUES (?,?)", (target, device))
+        self._conn.commit()
+
+    def targets(self) -> list[tuple[str, str]]:
+        """(target, device key) pairs: the names a measured device is reached by."""
+        return [(str(t), str(d)) for t, d in self._conn.execute("SELECT target, device FROM targets ORDER BY 1, 2")]
+
+    def devices(self) -> list[str]:
+        """Every device key that has measurements or provenance here."""
+        found = self._conn.execute(
+            "SELECT device FROM kernels UNION SELECT device FROM collectives UNION SELECT device FROM blocks "
+            "UNION SELECT device FROM provenance ORDER BY 1")
+        return [str(d) for (d,) in found]
+
+    def absorb(self, rows: dict[str, list[tuple[object, ...]]], facts: dict[str, dict[str, str]],
+               targets: Iterable[tuple[str, str]]) -> dict[str, int]:
+        """Add the measured rows another database holds (table -> rows in ``MEASUREMENT_TABLES``
+        order), keeping every row already here (its primary key decides), with their devices'
+        provenance and target names, all in one transaction; returns how many rows of each table
+        were new. Merging the same rows again adds none."""
+        added: dict[str, int] = {}
+        with self._conn:
+            for table, columns in MEASUREMENT_TABLES.items():
+                before = self._conn.total_changes
+                self._conn.executemany(
+                    f"INSERT OR IGNORE INTO {table} VALUES ({','.join('?' * len(columns))})", rows.get(table, []))
+                added[table] = self._conn.total_changes - before
+            for device, known in facts.items():
+                self._conn.executemany("INSERT OR IGNORE INTO provenance VALUES (?,?,?)",
+                                       [(device, k, v) for k, v in sorted(known.items())])
+            self._conn.executemany("INSERT OR IGNORE INTO targets VALUES (?,?)", list(targets))
+        return added

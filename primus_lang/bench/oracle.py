@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from primus_lang.bench.collectives import LinkFit, backend_of, fit_links, interpolate_measured
+from primus_lang.bench.collectives import NET, LinkFit, backend_of, fit_link, fit_links, interpolate_measured
 from primus_lang.bench.database import DEFAULT_DB, CollectiveRow, KernelRow, ProfileDB
 from primus_lang.bench.kernels import KernelSpec, prepare
 from primus_lang.bench.profile import estimate
@@ -65,6 +65,8 @@ class BenchmarkOracle:
         self.scale: dict[tuple[object, ...], float] = {}  # per op key, from anchor()
         self._rows: list[CollectiveRow] = db.collectives(device.key, backend_of(device))
         self.links: dict[str, LinkFit] = fit_links(self._rows)
+        # measured between nodes by a benchmark campaign: replaces the NIC spec sheet across domains
+        self.net: LinkFit | None = fit_link(db.collectives(device.key, backend_of(device) + NET))
 
     def compute(self, op: Compute) -> float:
         key = op.key
@@ -175,8 +177,10 @@ class BenchmarkOracle:
         if fit is None:
             return self.fallback.collective(op), "simulated"
         spec = Links.of(self.cluster)
-        # the measured link replaces the spec sheet inside the domain; the NIC spec stays across it
-        links = Links(fit.bandwidth, fit.alpha, spec.out_bandwidth, spec.out_latency, spec.domain, mesh=False)
+        # the measured link replaces the spec sheet inside the domain; across it the link a campaign
+        # measured between two nodes, else the NIC spec
+        out_bw, out_alpha = (self.net.bandwidth, self.net.alpha) if self.net else (spec.out_bandwidth, spec.out_latency)
+        links = Links(fit.bandwidth, fit.alpha, out_bw, out_alpha, spec.domain, mesh=False)
         return collective_time(op, links), "interpolated" if inside else "restored"
 
     def source_counts(self) -> dict[str, int]:
@@ -195,8 +199,39 @@ def make_oracle(
         return SimulateOracle(cluster)
     if kind not in ORACLE_KINDS:
         raise ValueError(f"unknown oracle kind {kind!r}")
-    info = describe(device)
-    oracle = BenchmarkOracle(ProfileDB(db or DEFAULT_DB), info, cluster, measure=kind == "benchmark")
+    database = ProfileDB(db or DEFAULT_DB)
+    info = resolve_device(database, device, measure=kind == "benchmark")
+    oracle = BenchmarkOracle(database, info, cluster, measure=kind == "benchmark")
     if model is not None:
         oracle.anchor(model, cands)
     return oracle
+
+
+def resolve_device(db: ProfileDB, device: str, *, measure: bool) -> DeviceInfo:
+    """A device of this machine (``cpu``, ``cuda``, ``cuda:N``), or, for an oracle that never
+    measures, one measured elsewhere and merged: named by its campaign's target (``h200``), its
+    device name or its full key."""
+    from primus_lang.bench.provenance import device_of
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_bench import DEVICE_AMBIGUOUS, DEVICE_NOT_MEASURED
+
+    if device == "cpu" or device.startswith("cuda"):
+        return describe(device)
+    if measure:
+        raise CompileError(Diagnostic(
+            DEVICE_NOT_MEASURED, f"`--oracle benchmark` measures on this machine, and `{device}` is none of its devices",
+            help="use `--device cpu|cuda:N`, or `--oracle hybrid` to read a merged campaign's measurements"))
+    by_target = {d for t, d in db.targets() if t == device}
+    matches = sorted(by_target or {d for d in db.devices() if device in (d, db.provenance(d).get("device_name"))})
+    if len(matches) > 1:
+        raise CompileError(Diagnostic(
+            DEVICE_AMBIGUOUS, f"`--device {device}` matches {len(matches)} measured devices in `{db.path}`",
+            notes=tuple(f"`{m}`" for m in matches), help="pass one of these full keys to `--device`"))
+    facts = db.provenance(matches[0]) if matches else {}
+    if not facts:
+        known = sorted({t for t, _ in db.targets()})
+        raise CompileError(Diagnostic(
+            DEVICE_NOT_MEASURED, f"`--device {device}` is not a device of this machine nor one measured in `{db.path}`",
+            notes=(f"targets merged there: {', '.join(f'`{t}`' for t in known)}",) if known else (),
+            help="merge its campaign file first (`primusc bench --merge FILE`), or use `--device cpu|cuda:N`"))
+    return device_of(matches[0], facts)

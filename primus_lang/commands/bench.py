@@ -2,6 +2,8 @@
 
 Kernels already in the profile database (same device, driver, runtime, torch) are not measured
 again; ``--check`` runs the measured-vs-projected acceptance check of the benchmark oracle.
+``--job slurm|k8s --out DIR`` writes a benchmark campaign for the cluster instead (``_bench_campaign``),
+and ``--merge FILE...`` folds the files such campaigns wrote into the local database.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bench", help="measure a space's kernels into the profile database (needs torch)")
     p.add_argument("file", nargs="?", help="a .prx file with a space (omit with --check)")
     p.add_argument("--space", help="which space of the file (default: the only one)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cpu; a --job: cuda)")
     p.add_argument("--db", default=str(DEFAULT_DB), help=f"profile database (default: {DEFAULT_DB})")
     p.add_argument("--limit", type=int, default=0, help="profile at most N legal candidates (0: all)")
     p.add_argument(
@@ -26,19 +28,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also run each distinct layer shape of a dense model for real (downscale; slow on CPUs)",
     )
     p.add_argument("--check", action="store_true", help="run the measured-vs-projected check on a small GPT")
+    from primus_lang.commands._bench_campaign import register_campaign
+
+    register_campaign(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.bench.database import ProfileDB
     from primus_lang.bench.runtime import describe
+    from primus_lang.commands import _bench_campaign as bench_campaign
 
-    device = describe(args.device)
+    if bench_campaign.wanted(args):
+        return bench_campaign.run(args)
+    device = describe(args.device or "cpu")
     db = ProfileDB(args.db)
     if args.check:
         return _check(db, device)
     if not args.file:
-        print("primusc bench: give a .prx file, or --check", file=sys.stderr)
+        print("primusc bench: give a .prx file, --check, --job, --kernels, --collectives or --merge",
+              file=sys.stderr)
         return 1
     return _profile(args, db, device)
 
@@ -68,6 +77,10 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
 
     assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
     space = load_space(args.file, args.space)
+    from primus_lang.bench.collectives import backend_of
+    from primus_lang.bench.provenance import facts_of
+
+    db.put_provenance(device.key, facts_of(device, backend_of(device)))
     cands = list(itertools.islice(legal_points(space), args.limit) if args.limit > 0 else legal_points(space))
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
     from primus_lang.bench.profile import profile
