@@ -137,7 +137,7 @@ def test_merge_command_prints_and_refuses_itself(tmp_path: Path, capsys: pytest.
     assert main(["bench", "--merge", str(file), "--db", str(local)]) == 0
     assert "added 1 kernels, 1 collectives, 0 blocks (0 already present)" in capsys.readouterr().out
     assert main(["bench", "--merge", str(local), "--db", str(local)]) == 1
-    assert "P8" in capsys.readouterr().err  # the shared same-file refusal
+    assert "P8012" in capsys.readouterr().err  # the shared same-file refusal
 
 
 def test_hybrid_reads_a_merged_device_by_target_and_refuses_unknown_names(tmp_path: Path) -> None:
