@@ -137,23 +137,13 @@ def outside(space: Space, cand: Candidate) -> list[str]:
     return out
 
 
-def read_point(space: Space, text: str, error_format: str = "human") -> Candidate:
-    """``parse_point`` for a command's ``--point``: the candidate, with W6001 on stderr when the space
-    would never search it."""
-    cand = parse_point(space, text)
-    warn_outside(space, cand, error_format)
-    return cand
-
-
-def warn_outside(space: Space, cand: Candidate, error_format: str = "human") -> None:
-    """Print W6001 on stderr for each knob of ``cand`` the space does not search."""
-    import sys
-
-    from primus_lang.diagnostics import render
+def outside_warning(space: Space, cand: Candidate) -> Diagnostic | None:
+    """W6001 when ``cand`` sets a knob to a value the space would never search (it is still shown,
+    projected or emitted: what a nearby recipe would do is a fair question), else None."""
     from primus_lang.diagnostics.codes_projection import OUTSIDE_SPACE
 
     notes = outside(space, cand)
-    if notes:
-        diag = Diagnostic(OUTSIDE_SPACE, f"`{cand.label()}` is outside the space `{space.name}`", notes=tuple(notes),
-                          help="it is still shown; widen the axis to search it")
-        print(render([diag], error_format), file=sys.stderr)
+    if not notes:
+        return None
+    return Diagnostic(OUTSIDE_SPACE, f"`{cand.label()}` is outside the space `{space.name}`", notes=tuple(notes),
+                      help="it is still shown; widen the axis to search it")

@@ -15,7 +15,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
 if TYPE_CHECKING:
-    from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings
+    from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings, Space
     from primus_lang.project.oracle import Oracle
 
 
@@ -96,3 +96,17 @@ def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "
     found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu))
     if found:
         print(render(found, error_format), file=sys.stderr)
+
+
+def read_point(space: Space, text: str, error_format: str = "human") -> Candidate:
+    """A command's ``--point``: the candidate, with W6001 on stderr when the space would never search it."""
+    import sys
+
+    from primus_lang.check.point import outside_warning, parse_point
+    from primus_lang.diagnostics import render
+
+    cand = parse_point(space, text)
+    warning = outside_warning(space, cand)
+    if warning is not None:
+        print(render([warning], error_format), file=sys.stderr)
+    return cand

@@ -143,9 +143,7 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(args.file)
     spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
     if getattr(args, "explain", False) and getattr(args, "point", None):
-        from primus_lang.memory.explain_point import explain_point
-
-        return explain_point(spaces[0], args.point, as_json=args.json, error_format=args.error_format)
+        return _explain_point(spaces[0], args.point, args.json, args.error_format)
     summaries = [(space, summarize(space)) for space in spaces]
     for space, summary in summaries:
         require_legal(space, summary)
@@ -175,3 +173,36 @@ def run(args: argparse.Namespace) -> int:
             for line in section(space, summary, args):
                 print(line)
     return 0
+
+
+def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -> int:
+    """``check --explain --point``: print the account of ``point`` in ``space``; the exit status is 1
+    when it does not fit or is not a legal point (its account is still printed: what an illegal point
+    would hold is often the question, but the reader must know it cannot run, and a refused split is
+    accounted by its knobs alone)."""
+    from rich.console import Console
+
+    from primus_lang.check import legality
+    from primus_lang.commands._options import read_point
+    from primus_lang.diagnostics import render
+    from primus_lang.memory import account
+    from primus_lang.memory.explain import explain_overflow
+    from primus_lang.memory.table import account_to_json, render_account
+
+    cand = read_point(space, point, error_format)
+    broken = [f"{v.code} {v.message}" for v in legality(space, cand)]
+    headroom = space.headroom
+    acc = account(space.model, space.cluster, cand, space.settings)
+    if as_json:
+        data = {"space": space.name, "point": cand.label(), "violations": broken, **account_to_json(acc, headroom)}
+        print(json.dumps(data, indent=2))
+    else:
+        out = Console()
+        out.print(f"space {space.name}: {cand.label()} on {space.cluster.name} ({space.cluster.world} GPUs)")
+        if broken:
+            out.print("this point is not a legal point of the space:", *(f"  {b}" for b in broken), sep="\n",
+                      markup=False, highlight=False)
+        out.print(render_account(acc, headroom))
+        if not acc.fits(headroom):
+            out.print(render([explain_overflow(acc, headroom)]), markup=False, highlight=False)
+    return 0 if acc.fits(headroom) and not broken else 1

@@ -22,6 +22,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.report.explain import diff_candidates
+    import json
+    import sys
 
-    return diff_candidates(args)
+    from primus_lang.commands._candidates import console, evaluated, load, print_broken
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
+    from primus_lang.report.compare import diff
+    from primus_lang.report.explain import explained_json, violations
+    from primus_lang.report.terminal import diff_view
+
+    given = [p for p in (args.a, args.b) if p] + list(args.points or ())
+    if len(given) != 2:
+        raise CompileError(Diagnostic(NEEDS_TWO_POINTS, f"`primusc diff` needs two points, got {len(given)}",
+                                      help="`primusc diff FILE tp=2,pp=4 tp=4,pp=2` or `--a ... --b ...`"))
+    space = load(args)
+    ea, eb = evaluated(space, given, args.error_format)
+    broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
+    d = diff(ea.view, eb.view)
+    if args.json:
+        print(json.dumps({
+            "a": {**explained_json(ea), "violations": [list(v) for v in broken_a]},
+            "b": {**explained_json(eb), "violations": [list(v) for v in broken_b]},
+            "knobs": [list(k) for k in d.knobs],
+            "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
+            "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
+            "summary": list(d.summary),
+        }, indent=2))
+        return 0
+    out = console()
+    print_broken(out, broken_a, "A")
+    print_broken(out, broken_b, "B")
+    out.print(diff_view(d))
+    sys.stdout.flush()
+    return 0

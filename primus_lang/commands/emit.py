@@ -81,7 +81,7 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.check.point import read_point
+    from primus_lang.commands._options import read_point
     from primus_lang.lower import load_space
     from primus_lang.memory import account
     from primus_lang.memory.explain import refuse_overflow

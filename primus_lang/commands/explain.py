@@ -26,10 +26,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def explain_candidate(args: argparse.Namespace) -> int:
-    """Extension point: the memory account and projection of one candidate of ``args.code``'s space."""
-    from primus_lang.report.explain import explain_candidate as explain
+    """The memory account and projection of one candidate of ``args.code``'s space. What an illegal or
+    overflowing point would cost is shown (often why one asks), but the status says it cannot run,
+    as `check --explain` does."""
+    import json
 
-    return explain(args)
+    from primus_lang.commands._candidates import console, evaluated, load, print_broken
+    from primus_lang.report.explain import explained_json, violations
+    from primus_lang.report.terminal import explain_view
+
+    space = load(args)
+    [ev] = evaluated(space, [args.point or ""], args.error_format)
+    broken = violations(space, ev.candidate)
+    status = 0 if ev.view.fits and not broken else 1
+    if args.json:
+        print(json.dumps({**explained_json(ev), "violations": [list(v) for v in broken]}, indent=2))
+        return status
+    out = console()
+    print_broken(out, broken)
+    out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
+    return status
 
 
 def run(args: argparse.Namespace) -> int:

@@ -36,7 +36,7 @@ def _metric(result: Any, metric: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import legality, raw_size
-    from primus_lang.check.point import read_point
+    from primus_lang.commands._options import read_point
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
     from primus_lang.memory import account

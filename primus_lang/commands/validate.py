@@ -52,9 +52,16 @@ def run(args: argparse.Namespace) -> int:
         return oracles[run.cluster]
 
     if args.row:
-        from primus_lang.report.explain_row import explain_rows
+        from primus_lang.report.explain_row import explain_rows, rows_json, rows_view
 
-        return explain_rows(runs, args.row, lambda run: None if kind == "simulate" else oracle_for(run), args.json)
+        explained = explain_rows(runs, args.row, lambda run: None if kind == "simulate" else oracle_for(run))
+        if args.json:
+            print(json.dumps(rows_json(explained), indent=2))
+        else:
+            from rich.console import Console
+
+            Console(soft_wrap=False, highlight=False).print(rows_view(explained))
+        return 0
     rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
     broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]

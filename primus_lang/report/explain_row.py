@@ -8,11 +8,10 @@ projected step time goes. This shows the same account and projection ``validate`
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -82,26 +81,30 @@ def _header(facts: dict[str, Any]) -> RenderableType:
     return Group(*lines)
 
 
-def explain_rows(runs: Sequence[Any], ids: Sequence[str], oracle_for: Callable[[Any], Any], as_json: bool) -> int:
-    """Explain each named row; a skipped row says why it was skipped."""
-    picked = chosen(runs, ids)
+def explain_rows(runs: Sequence[Any], ids: Sequence[str], oracle_for: Callable[[Any], Any],
+                 ) -> list[tuple[dict[str, Any], Evaluated | None]]:
+    """Each named row's facts and, unless it was skipped (its facts say why), its evaluation."""
     explained: list[tuple[dict[str, Any], Evaluated | None]] = []
-    for run in picked:
+    for run in chosen(runs, ids):
         if run.skip:
             explained.append((_facts(run, None), None))
             continue
         ev, judged = evaluate_run(run, run.settings(), oracle_for(run))
         explained.append((_facts(run, ev, judged), ev))
-    if as_json:
-        out = [{**facts, **(explained_json(ev) if ev is not None else {})} for facts, ev in explained]
-        print(json.dumps({"rows": out}, indent=2))
-        return 0
-    console = Console(soft_wrap=False, highlight=False)
+    return explained
+
+
+def rows_json(explained: Sequence[tuple[dict[str, Any], Evaluated | None]]) -> dict[str, Any]:
+    return {"rows": [{**facts, **(explained_json(ev) if ev is not None else {})} for facts, ev in explained]}
+
+
+def rows_view(explained: Sequence[tuple[dict[str, Any], Evaluated | None]]) -> RenderableType:
+    """Each row's header, then its memory and time as ``explain`` shows a candidate."""
+    parts: list[RenderableType] = []
     for i, (facts, done) in enumerate(explained):
         if i:
-            console.print()
-        console.print(_header(facts))
+            parts.append(Text(""))
+        parts.append(_header(facts))
         if done is not None:
-            console.print()
-            console.print(explain_view(done.view, int(done.account.capacity), done.limit))
-    return 0
+            parts += [Text(""), explain_view(done.view, int(done.account.capacity), done.limit)]
+    return Group(*parts)

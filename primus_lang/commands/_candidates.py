@@ -1,0 +1,45 @@
+"""What ``explain FILE --point`` and ``diff`` share: the space their file names, each point read with
+its W6001, the trust warnings, and the lines that say a point breaks the space's rules.
+
+The leading underscore keeps this module out of the CLI's command discovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from primus_lang.commands._options import read_point, warn_trust
+from primus_lang.ir import Space
+from primus_lang.report.evaluate import Evaluated
+from primus_lang.report.explain import evaluate_point
+
+
+def load(args: argparse.Namespace) -> Space:
+    from primus_lang.lower import load_space
+
+    # `primusc explain` takes the file in the position of a diagnostic code; `diff` names it `file`.
+    file = getattr(args, "file", None) or args.code
+    return load_space(Path(file), getattr(args, "space", None))
+
+
+def evaluated(space: Space, texts: list[str], error_format: str) -> list[Evaluated]:
+    """Each point read (W6001 on stderr where the space would never search it) and evaluated, with
+    the profile's trust warnings (W6002, W6003) once for all of them."""
+    out = [evaluate_point(space, read_point(space, text, error_format), text) for text in texts]
+    warn_trust(space.cluster.gpu, [(e.view.label, e.view.mfu) for e in out], error_format)
+    return out
+
+
+def console() -> Console:
+    return Console(soft_wrap=False, highlight=False)
+
+
+def print_broken(out: Console, broken: list[tuple[str, str]], name: str = "this point") -> None:
+    if broken:
+        out.print(f"[yellow bold]{name} is not a legal point of the space:[/yellow bold]")
+        for code, message in broken:
+            out.print(f"  [yellow]{code}[/yellow] {message}", markup=True, highlight=False)
+        out.print()
