@@ -29,6 +29,9 @@ _ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([^|\s]*)")
 _TFLOPS = re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*([^|\s]*)")
 _TOKENS = re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*([^|\s]*)")
 _GBS = re.compile(r"global batch size:\s*([^|\s]*)")
+_SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII)
+_NANS = re.compile(r"number of nan iterations:\s*([0-9]{1,18})", re.ASCII)
+_LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
@@ -42,6 +45,13 @@ class Iteration:
     tflops_per_gpu: float | None = None
     tokens_per_gpu: float | None = None
     gbs: int | None = None
+    line: int = 0
+    skipped: int = 0  # iterations of this logged interval Megatron skipped (a loss-scale overflow)
+    nan: int = 0  # iterations of this logged interval with a NaN or infinite loss or gradient
+
+    @property
+    def healthy(self) -> bool:
+        return self.skipped == 0 and self.nan == 0
 
 
 @frozen
@@ -49,6 +59,7 @@ class TrainingLog:
     iterations: tuple[Iteration, ...]
     args: tuple[tuple[str, str], ...]  # Megatron's arguments block, as printed
     arg_lines: tuple[tuple[str, int], ...] = ()  # the line each argument was read from
+    cut_line: int = 0  # a last line without its line end, left unread: the log was cut off there
 
     def arg(self, name: str) -> str | None:
         return dict(self.args).get(name)
@@ -85,7 +96,13 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     iterations: list[Iteration] = []
     args: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for number, line in enumerate(text.split("\n") if isinstance(text, str) else text, 1):
+    all_lines: Iterable[str] = text.split("\n") if isinstance(text, str) else text
+    cut = 0
+    if isinstance(text, str) and not text.endswith("\n") and "\n" in text:
+        # a log still being written, or copied from a job killed mid-line: its last figure may be cut
+        split = text.split("\n")
+        all_lines, cut = split[:-1], len(split)
+    for number, line in enumerate(all_lines, 1):
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
             step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3)
@@ -98,6 +115,9 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
                 _optional(_TFLOPS.search(line), "the throughput per GPU", name, number, 1e6),
                 _optional(_TOKENS.search(line), "the tokens per GPU", name, number, 1e9),
                 None if gbs is None else int(gbs),
+                number,
+                _count(_SKIPPED.search(line)),
+                max(_count(_NANS.search(line)), 1 if _LOSS_NAN.search(line) else 0),
             ))
             continue
         arg = _ARG.match(line)
@@ -109,7 +129,50 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
             help="pass the stdout log of a Megatron-LM or Primus training run",
         ))
-    return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()))
+    return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut)
+
+
+def _count(match: re.Match[str] | None) -> int:
+    return int(match.group(1)) if match else 0
+
+
+@frozen
+class Steady:
+    """A log's steady-state step time and what was left out to find it."""
+
+    seconds: float  # median elapsed time per iteration of the kept iterations
+    kept: int
+    logged: int
+    notes: tuple[str, ...]  # one sentence per pathology met, naming the line
+
+
+def steady(log: TrainingLog, warmup: int) -> Steady:
+    """The median step time of ``log`` after warm-up. A restart (an iteration number at or below the
+    one before: the job was requeued or resumed from a checkpoint) starts a new segment whose first
+    ``warmup`` iterations are warm-up again; iterations Megatron counts as skipped or NaN, and a last
+    line the log cut off, are left out. The notes say what was dropped and where."""
+    notes: list[str] = []
+    segments: list[list[Iteration]] = [[]]
+    for it in log.iterations:
+        current = segments[-1]
+        if current and it.index <= current[-1].index:
+            notes.append(f"line {it.line}: iteration {it.index} after {current[-1].index}: the run restarted; "
+                         f"its first {warmup} iterations after the restart are warm-up again")
+            segments.append([])
+        segments[-1].append(it)
+    kept: list[Iteration] = []
+    for segment in segments:
+        kept += segment[warmup:]  # the campaign logs every iteration (log_interval 1)
+    sick = [it for it in kept if not it.healthy]
+    if sick:
+        lines = ", ".join(str(it.line) for it in sick[:5]) + (" ..." if len(sick) > 5 else "")
+        notes.append(f"{len(sick)} logged iteration(s) with skipped or NaN iterations left out (line {lines})")
+        kept = [it for it in kept if it.healthy]
+    if log.cut_line:
+        notes.append(f"line {log.cut_line}: cut off without its line end (a log still being written, or a "
+                     "killed job); left unread")
+    seconds = float(statistics.median(it.seconds for it in kept)) if kept else math.nan
+    return Steady(seconds, len(kept), len(log.iterations), tuple(notes))
 
 
 # Megatron argument -> Candidate knob (integers)

@@ -135,3 +135,58 @@ LOG_TOO_LARGE = register(
     "log: the arguments block and the iteration lines are all it reads, e.g.\n"
     "`grep -E 'iteration|\\.\\.\\.\\.' train.log > short.log`.",
 )
+CAMPAIGN_LOG_MISSING = register(
+    "P6020",
+    "campaign-log-missing",
+    "a campaign job's log is not where the manifest says",
+    "Each job of a campaign writes its output to `job-<i>/train.log` (the Slurm array's `--output`,\n"
+    "or the redirection in `campaign.sh`). A missing file means the job never ran, is still queued,\n"
+    "or its output went elsewhere (a site `--output` override, `kubectl logs` that failed). Run the job\n"
+    "(`sbatch --array=<i> campaign.sbatch`), copy its log there, or pass `--partial` to learn from\n"
+    "the jobs that did run.",
+)
+CAMPAIGN_LOG_SHORT = register(
+    "P6021",
+    "campaign-log-short",
+    "a campaign job's log has too few steady iterations to measure",
+    "`primusc learn` measures a job by the median time of its logged iterations after warm-up: the\n"
+    "first `--warmup` iterations of the run, and again of every restart (an iteration number that\n"
+    "goes back), are left out, as are iterations Megatron reports as skipped or NaN and a last line\n"
+    "the log cut off. Fewer than 3 left means the job died early (out of memory, a time limit, a\n"
+    "crash before training) or was logged with a large `log_interval`. Read the log's end for the\n"
+    "cause, rerun that job, or pass `--partial` to learn from the others.",
+)
+CAMPAIGN_LOG_RECIPE = register(
+    "P6022",
+    "campaign-log-recipe",
+    "a campaign job's log ran another recipe than the manifest's candidate",
+    "A log's arguments block (`tensor_model_parallel_size ..... 2`) says what the job ran. When it\n"
+    "disagrees with the candidate the manifest assigns to that job (TP 4, say), the logs were mixed\n"
+    "up between job folders, or the job was launched by hand with other settings; learning from it\n"
+    "would credit one layout with another's speed. Put each log in its job's folder, or rerun it.",
+)
+CAMPAIGN_SPACE = register(
+    "P6023",
+    "campaign-space-mismatch",
+    "the space given to `primusc learn` has another model or cluster than the campaign",
+    "A campaign's jobs are projected again on the space's model and cluster to compare them with\n"
+    "their measurements. If the space file now names another model, or a cluster of another size,\n"
+    "the comparison would be between different runs. Pass the space the campaign was planned from\n"
+    "(`--space FILE`, `--space-name NAME`); a space that only imports the learned profile is fine.",
+)
+NOTHING_TO_LEARN = register(
+    "P6024",
+    "campaign-nothing-to-learn",
+    "no job of the campaign left a log to learn from",
+    "With `--partial`, jobs whose logs are missing or unusable are left out; when that leaves none,\n"
+    "there is nothing to fit. Run the campaign first (`sbatch campaign.sbatch` or `bash\n"
+    "campaign.sh`), and check a job's `train.log` for why it stopped.",
+)
+BAD_PROFILE_NAME = register(
+    "P6025",
+    "bad-profile-name",
+    "the site profile's name is not a name the language accepts",
+    "`primusc learn --name NAME` names the GPU profile it writes (`gpu NAME = h200 { ... }`), which a\n"
+    "space then uses as `gpu = NAME`. It must be an identifier (a letter or `_`, then letters,\n"
+    "digits and `_`) and differ from the profile it starts from. For example `--name h200_site`.",
+)

@@ -100,3 +100,24 @@ TRACE_INTERLEAVED = register(
     "(or it was edited), and neither a report nor a resumed search can tell which event is whose.\n"
     "Rerun the plan into its own --out.",
 )
+BAD_SHORTLIST = register(
+    "P8040",
+    "bad-shortlist",
+    "`--shortlist` asks for a campaign that cannot be written",
+    "`primusc plan --shortlist K` writes, beside the winner's launch files, a campaign that runs the\n"
+    "top K candidates for a few dozen iterations each. K is from 1 to 64 (a campaign measures a\n"
+    "shortlist; a sweep of the space is a job for a scheduler of its own), the campaign is launch\n"
+    "files (so not with `--no-emit`), and `--campaign-var` means nothing without `--shortlist`.\n"
+    "For example `primusc plan space.prx --shortlist 4 --campaign-var train_iters=50`.",
+)
+CAMPAIGN_MANIFEST = register(
+    "P8041",
+    "campaign-manifest",
+    "a campaign folder holds no manifest primusc can read",
+    "`primusc learn DIR` reads `DIR/manifest.json`, written by `primusc plan --shortlist K` into\n"
+    "`<out>/campaign/`: which candidate each job ran, the GPU profile it was projected on, and where\n"
+    "each job's log is. A folder without it, a file that is not that manifest (another JSON, an edited\n"
+    "one missing a field), or one of a format this primusc does not know is refused. Pass the\n"
+    "campaign folder itself (the one holding `campaign.sbatch` or `campaign.sh`), or write the\n"
+    "campaign again with `primusc plan --shortlist`.",
+)

@@ -1,0 +1,260 @@
+"""``primusc learn CAMPAIGN``: a site profile from the logs of a shortlist campaign.
+
+A command of its own rather than more of ``calibrate-log``: that command fits one offset to logs
+of any provenance and reads each recipe back from the log's arguments; this one starts from a
+campaign's manifest, which knows every job's full candidate (schedule, overlap, sharding: more than
+an arguments block says) and the profile it was projected on, refits that profile's efficiency
+parameters, writes them as a profile in the language and ranks the shortlist again. The two
+share the log parser (``bench.logs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from primus_lang.diagnostics import CompileError, Diagnostic, render
+from primus_lang.diagnostics.codes_projection import (
+    BAD_PROFILE_NAME,
+    CAMPAIGN_LOG_MISSING,
+    CAMPAIGN_LOG_RECIPE,
+    CAMPAIGN_LOG_SHORT,
+    CAMPAIGN_SPACE,
+    LOG_TOO_LARGE,
+    NOTHING_TO_LEARN,
+)
+from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
+
+MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+# knobs an arguments block prints that must agree with the manifest's candidate
+_CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "learn", help="refit the GPU profile from a shortlist campaign's logs and rank the shortlist by them",
+        description="Read the logs of a campaign written by `primusc plan --shortlist K` (Megatron-LM or Primus "
+        "format), refit the starting profile's efficiencies toward it, write a site profile and rank the shortlist "
+        "by measurement.")
+    p.add_argument("campaign", help="the campaign folder (holding manifest.json)")
+    p.add_argument("--space", default=None, help="the space's .prx file (default: the one the manifest records)")
+    p.add_argument("--space-name", default=None, help="which space of the file (default: the manifest's)")
+    p.add_argument("--out", default=None, help="the site profile to write (default: CAMPAIGN/site.prx)")
+    p.add_argument("--name", default=None, help="the profile's name (default: <starting profile>_site)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.add_argument("--warmup", type=int, default=5,
+                   help="iterations of each run (and of each restart) left out as warm-up (default 5)")
+    p.add_argument("--partial", action="store_true",
+                   help="learn from the jobs with usable logs and list the others, instead of stopping")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def read_manifest(folder: Path) -> dict[str, Any]:
+    path = folder / "manifest.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` holds no manifest.json",
+                                      help="pass the folder `primusc plan --shortlist K` wrote (<out>/campaign)")) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"cannot read `{path}`: {err}",
+                                      help="write the campaign again with `primusc plan --shortlist K`")) from None
+    from primus_lang.emit.campaign import FORMAT
+
+    keys = ("format", "space", "model", "cluster", "gpu", "profile", "jobs", "source")
+    if not isinstance(data, dict) or data.get("format") != FORMAT or any(k not in data for k in keys):
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{path}` is not a campaign manifest of format {FORMAT}",
+                                      help="write the campaign again with `primusc plan --shortlist K`"))
+    return data
+
+
+def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> Any:
+    from primus_lang.lower import load_space
+
+    path = Path(args.space) if args.space else folder / manifest["source"].get("path", "")
+    space = load_space(path, args.space_name or manifest["space"])
+    want = manifest["cluster"]
+    if (space.model.name != manifest["model"] or space.cluster.nodes != want["nodes"]
+            or space.cluster.gpus_per_node != want["gpus_per_node"]):
+        raise CompileError(Diagnostic(
+            CAMPAIGN_SPACE, f"space `{space.name}` of `{path}` trains `{space.model.name}` on {space.cluster.nodes}x"
+            f"{space.cluster.gpus_per_node} GPUs; the campaign ran `{manifest['model']}` on {want['nodes']}x"
+            f"{want['gpus_per_node']}", help="pass the space the campaign was planned from with --space"))
+    return space
+
+
+def _read_log(path: Path) -> str:
+    from primus_lang.datafiles import MAX_LOG_BYTES
+
+    with open(path, "rb") as f:
+        blob = f.read(MAX_LOG_BYTES + 1)
+    if len(blob) > MAX_LOG_BYTES:
+        raise CompileError(Diagnostic(LOG_TOO_LARGE, f"`{path}` is longer than {MAX_LOG_BYTES // 2**20} MiB",
+                                      help="pass a shorter log"))
+    return blob.decode("utf-8", errors="replace")
+
+
+def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[str, ...]]:
+    """(step time in seconds, notes) of one job's log; a ``CompileError`` naming the file when it
+    cannot be measured."""
+    from primus_lang.bench.logs import candidate_from_log, parse_log, steady
+    from primus_lang.ir import Candidate
+    from primus_lang.ir.serialize import from_data
+
+    label = f"job {job['index']} ({job['label']})"
+    if not path.is_file():
+        raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
+                                      help=f"run the job (Slurm: sbatch --array={job['index']} campaign.sbatch), "
+                                           "or pass --partial to learn without it"))
+    text = _read_log(path)
+    try:
+        log = parse_log(text, str(path))
+    except CompileError as err:
+        if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
+            tail = text.strip().splitlines()[-1:] or ["(empty)"]
+            raise CompileError(Diagnostic(
+                CAMPAIGN_LOG_SHORT, f"{label}: `{path}` holds no iteration lines; it ends: {tail[0][:160]!r}",
+                help="read the log for why the job stopped before training, rerun it, or pass --partial")) from None
+        raise
+    cand: Candidate = from_data(job["candidate"], Candidate)
+    ran = candidate_from_log(log, cand, str(path))
+    differ = [f"{k} {getattr(ran, k)} (the manifest: {getattr(cand, k)})" for k in _CHECKED
+              if getattr(ran, k) != getattr(cand, k)]
+    if differ:
+        raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{path}` ran " + ", ".join(differ),
+                                      help="put each job's log in its own folder, or rerun the job"))
+    st = steady(log, warmup)
+    if st.kept < MIN_ITERATIONS:
+        raise CompileError(Diagnostic(
+            CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
+            f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
+            f"{MIN_ITERATIONS}", notes=st.notes,
+            help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
+                 "lower --warmup, or pass --partial"))
+    return st.seconds, st.notes
+
+
+def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
+    prof = manifest["profile"]
+    if prof.get("module"):
+        return f"import {prof['module']} ({prof['name']})"
+    rel = os.path.relpath((folder / prof["file"]).resolve(), out.resolve().parent)
+    return f"import {json.dumps(rel if rel.startswith('.') else './' + rel)} ({prof['name']})"
+
+
+def run(args: argparse.Namespace) -> int:
+    from primus_lang.ir import Candidate, Gpu
+    from primus_lang.ir.serialize import from_data
+    from primus_lang.outputs import refuse_link, write_file
+    from primus_lang.project.learn import Measured, learn, site_profile, tokens_per_gpu
+
+    folder = Path(args.campaign)
+    manifest = read_manifest(folder)
+    space = _space(args, folder, manifest)
+    start = from_data(manifest["gpu"], Gpu)
+    name = args.name or f"{start.name}_site"
+    if not _NAME.fullmatch(name) or name == start.name:
+        raise CompileError(Diagnostic(BAD_PROFILE_NAME, f"`{name}` cannot name the site profile",
+                                      help=f"an identifier other than `{start.name}`, e.g. --name {start.name}_site"))
+    out = Path(args.out) if args.out else folder / "site.prx"
+    refuse_link(out)
+    if out.exists() and not args.force:
+        from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
+
+        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{out}` already exists",
+                                      help="choose another --out, or pass --force to replace it"))
+    import attrs
+
+    cluster = attrs.evolve(space.cluster, gpu=start)
+    measured, unmeasured, problems, notes = [], [], [], []
+    for job in manifest["jobs"]:
+        cand = from_data(job["candidate"], Candidate)
+        try:
+            seconds, said = measure(job, folder / job["log"], max(0, args.warmup))
+        except CompileError as err:
+            problems += err.diagnostics
+            unmeasured.append((job["index"], job["label"], cand))
+            continue
+        notes += [f"job {job['index']} ({job['log']}): {n}" for n in said]
+        measured.append(Measured(job["index"], job["label"], cand, tokens_per_gpu(cand, cluster, seconds), seconds))
+    if problems and not args.partial:
+        raise CompileError(problems)
+    if not measured:
+        raise CompileError(Diagnostic(NOTHING_TO_LEARN, f"none of the {len(manifest['jobs'])} jobs of `{folder}` left "
+                                      "a usable log", help="run the campaign first; see each job's train.log"))
+    result = learn(space.model, cluster, space.settings, measured, unmeasured)
+    command = _command(args, folder, out, name)
+    logs = ", ".join(f"job-{m.index}" for m in measured)
+    comments = [
+        f"Site profile written by `{command}`.",
+        f"From the shortlist campaign of space `{manifest['space']}` ({manifest['model']} on "
+        f"{manifest['cluster']['nodes']}x{manifest['cluster']['gpus_per_node']} GPUs, {manifest['target']}):",
+        f"the logs of {logs} ({len(measured)} of {len(manifest['jobs'])} jobs), median step time after "
+        f"{args.warmup} warm-up iterations.",
+        f"Starting profile: {start.name}. Fitted, with a prior toward it (partial pooling: what these runs",
+        f"cannot tell apart stays near it): {', '.join(result.fitted)}; the FP8 and NVFP4 plateaus follow",
+        "the BF16 one through the starting profile's ratios unless the runs had both dtypes.",
+        f"Mean error of the runs' projections: {result.mape_before:.1%} on {start.name}, "
+        f"{result.mape_after:.1%} on this profile (in-sample).",
+        f"The band is {start.name}'s: {len(measured)} runs of one space cannot measure one.",
+        f"Use it: `import \"{os.path.basename(out)}\" ({name})` and `gpu = {name}` in the cluster.",
+    ]
+    text = site_profile(result, name, _profile_import(manifest, folder, out), comments)
+    write_file(out, text, force=args.force)
+    if problems:
+        print(render(problems, args.error_format), file=sys.stderr)
+    _print(args, result, start, out, name, notes, problems)
+    return 0
+
+
+def _command(args: argparse.Namespace, folder: Path, out: Path, name: str) -> str:
+    """The command that writes this profile again (the options that change it)."""
+    words = ["primusc", "learn", str(folder)]
+    words += ["--space", args.space] if args.space else []
+    words += ["--space-name", args.space_name] if args.space_name else []
+    words += ["--out", str(out)] if args.out else []
+    words += ["--name", name] if args.name else []
+    words += ["--warmup", str(args.warmup)] if args.warmup != 5 else []
+    words += ["--partial"] if args.partial else []
+    return shlex.join(words)
+
+
+def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: str, notes: list[str],
+           problems: list[Diagnostic]) -> None:
+    from primus_lang.project.calibrate import PARAMS
+
+    if args.json:
+        print(json.dumps({
+            "profile": str(out), "name": name, "start": start.name, "fitted": list(result.fitted),
+            "efficiency": {n: getattr(result.efficiency, n) for n in PARAMS},
+            "start_efficiency": {n: getattr(start.efficiency, n) for n in PARAMS},
+            "runs": [{"index": r.index, "label": r.label, "measured": r.measured, "before": r.before,
+                      "after": r.after, "error_before": r.error_before, "error_after": r.error_after}
+                     for r in result.runs],
+            "ranked": [{"label": r.label, "tokens_per_gpu": r.tokens_per_gpu, "measured": r.measured,
+                        "index": r.index} for r in result.ranked],
+            "notes": notes, "left_out": [d.message for d in problems],
+        }, indent=2))
+        return
+    for note in notes:
+        print(f"note: {note}")
+    print(f"{'job':>4}  {'candidate':<40} {'measured':>12} {'before':>9} {'after':>9}")
+    for r in result.runs:
+        print(f"{r.index:>4}  {r.label:<40} {r.measured:>12,.0f} {r.error_before:>+9.1%} {r.error_after:>+9.1%}")
+    print(f"mean error of the projections: {result.mape_before:.1%} on `{start.name}` -> {result.mape_after:.1%} "
+          "(in-sample: the fit saw these runs)")
+    for n in result.fitted:
+        print(f"  {n}: {getattr(start.efficiency, n):.4g} -> {getattr(result.efficiency, n):.4g}")
+    print("shortlist, measured first by measurement:")
+    for i, r in enumerate(result.ranked, 1):
+        how = "measured" if r.measured else "projected on the learned profile"
+        print(f"{i:>4}. {r.label:<40} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")
+    print(f"wrote `{out}` (gpu `{name}`); plan with it: import it and set `gpu = {name}` in your cluster")

@@ -1,0 +1,147 @@
+"""What `primusc learn` makes of an imperfect log, and each of its diagnostics (P6020-P6025, P8041)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from primus_lang.bench.logs import parse_log, steady
+from primus_lang.cli import main
+from tests.campaign.loop import SPACE
+
+ARGS = """------------------------ arguments ------------------------
+  tensor_model_parallel_size ...................... {tp}
+  micro_batch_size ................................ {mbs}
+  global_batch_size ............................... 64
+  seq_length ...................................... 4096
+"""
+
+
+def line(i: int, ms: float, skipped: int = 0, nan: int = 0, loss: str = "1.05E+01") -> str:
+    return (f" [2026-12-01 10:00:00] iteration {i:>8}/      30 | elapsed time per iteration (ms): {ms:.1f} | "
+            f"global batch size:    64 | lm loss: {loss} | number of skipped iterations: {skipped:>3} | "
+            f"number of nan iterations: {nan:>3} |\n")
+
+
+def log(times: list[tuple[int, float]], head: str = ARGS.format(tp=1, mbs=8)) -> str:
+    return head + "".join(line(i, ms) for i, ms in times)
+
+
+def test_warm_up_iterations_are_left_out() -> None:
+    text = log([(1, 9000.0), (2, 4000.0)] + [(i, 2000.0 + i) for i in range(3, 31)])
+    st = steady(parse_log(text), 5)
+    assert st.kept == 25 and st.seconds == pytest.approx(2.018) and not st.notes
+
+
+def test_a_restart_starts_a_new_warm_up() -> None:
+    # requeued after iteration 12: resumed from a checkpoint at 8, slow again for its first iterations
+    first = [(1, 9000.0)] + [(i, 2000.0) for i in range(2, 13)]
+    second = [(8, 9000.0), (9, 8000.0)] + [(i, 2100.0) for i in range(10, 31)]
+    st = steady(parse_log(log(first + second)), 2)
+    assert st.kept == 10 + 21 and st.seconds == pytest.approx(2.1)
+    assert any("iteration 8 after 12: the run restarted" in n for n in st.notes)
+
+
+def test_skipped_and_nan_iterations_are_left_out() -> None:
+    text = ARGS.format(tp=1, mbs=8) + "".join(line(i, 2000.0) for i in range(1, 21))
+    text += line(21, 500.0, skipped=1) + line(22, 500.0, nan=1) + line(23, 500.0, loss="nan")
+    st = steady(parse_log(text), 5)
+    assert st.kept == 15 and st.seconds == pytest.approx(2.0)
+    assert any("3 logged iteration(s) with skipped or NaN" in n for n in st.notes)
+
+
+def test_a_cut_off_last_line_is_left_unread() -> None:
+    text = log([(i, 2000.0) for i in range(1, 21)]) + " [2026-12-01] iteration 21/ 30 | elapsed time per iteration (ms): 2"
+    parsed = parse_log(text)
+    assert parsed.cut_line == text.count("\n") + 1 and len(parsed.iterations) == 20
+    assert any("cut off" in n for n in steady(parsed, 5).notes)
+
+
+# ---- through the command: a real campaign with hand-written logs --------------------------------------------
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("campaign") / "plan"
+    assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+local", "--shortlist", "3"]) == 0
+    return out / "campaign"
+
+
+def fill(campaign: Path, tmp_path: Path, broken: dict[int, str | None]) -> Path:
+    """A copy of ``campaign`` with a log per job (``broken``: a job's own text, or None for none)."""
+    copy = tmp_path / "c"
+    shutil.copytree(campaign, copy)
+    for job in json.loads((copy / "manifest.json").read_text())["jobs"]:
+        cand = job["candidate"]
+        text = log([(i, 2000.0) for i in range(1, 31)], ARGS.format(tp=cand["tp"], mbs=cand["mbs"]))
+        text = broken.get(job["index"], text)
+        if text is not None:
+            (copy / job["log"]).write_text(text)
+    return copy
+
+
+def code_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["learn", *argv]) == 1
+    return capsys.readouterr().err
+
+
+def test_a_missing_log_names_its_file_and_partial_learns_without_it(campaign: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {1: None})
+    err = code_of(capsys, str(copy))
+    assert "P6020" in err and "job-1/train.log" in err
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert [r["index"] for r in result["runs"]] == [0, 2] and "P6020" in captured.err
+    assert [r["measured"] for r in result["ranked"]].count(False) == 1  # job 1 ranked by the learned projection
+
+
+def test_a_log_that_died_before_training_or_too_early_is_p6021(campaign: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {0: ARGS.format(tp=1, mbs=8) + "torch.OutOfMemoryError: CUDA out of memory\n"})
+    err = code_of(capsys, str(copy))
+    assert "P6021" in err and "holds no iteration lines" in err and "OutOfMemoryError" in err
+    (copy / "job-0" / "train.log").write_text(log([(i, 2000.0) for i in range(1, 8)]))
+    err = code_of(capsys, str(copy))
+    assert "P6021" in err and "2 steady iteration(s) of 7" in err
+
+
+def test_a_log_of_another_recipe_is_p6022(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 31)], ARGS.format(tp=4, mbs=8))})
+    err = code_of(capsys, str(copy))
+    assert "P6022" in err and "tp 4 (the manifest: 1)" in err
+
+
+def test_a_space_of_another_model_is_p6023(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.prx"
+    other.write_text(SPACE.read_text().replace("num_layers = 16", "num_layers = 32").replace("mid_llama", "big_llama"))
+    assert "P6023" in code_of(capsys, str(fill(campaign, tmp_path, {})), "--space", str(other))
+
+
+def test_nothing_to_learn_is_p6024(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "P6024" in code_of(capsys, str(fill(campaign, tmp_path, {0: None, 1: None, 2: None})), "--partial")
+
+
+def test_a_bad_profile_name_is_p6025(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {})
+    assert "P6025" in code_of(capsys, str(copy), "--name", "my-site")
+    assert "P6025" in code_of(capsys, str(copy), "--name", "h200_calibrated")
+
+
+def test_a_folder_without_a_manifest_is_p8041(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "P8041" in code_of(capsys, str(tmp_path))
+    (tmp_path / "manifest.json").write_text('{"format": 1}')
+    assert "P8041" in code_of(capsys, str(tmp_path))
+
+
+def test_the_site_profile_is_not_overwritten_and_is_deterministic(campaign: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {})
+    assert main(["learn", str(copy)]) == 0
+    first = (copy / "site.prx").read_text()
+    assert "P8003" in code_of(capsys, str(copy))
+    assert main(["learn", str(copy), "--force"]) == 0
+    assert (copy / "site.prx").read_text() == first
