@@ -31,7 +31,9 @@ def _command_modules() -> list[str]:
 def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:
     """The one command module ``argv`` asks for (a command is its module's name with ``-`` for ``_``),
     so a run imports only that command's stages; all of them for ``--help`` or an unknown command."""
-    words = [a for a in argv if not a.startswith("-")]
+    # the value of a global option (`--error-format short`) is no command
+    valued = {"--error-format"}
+    words = [a for i, a in enumerate(argv) if not a.startswith("-") and (i == 0 or argv[i - 1] not in valued)]
     if words:
         wanted = words[0].replace("-", "_")
         if wanted in modules:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator, Mapping
@@ -104,6 +105,15 @@ def _split(path: Path, root: Path | None) -> tuple[Path, tuple[str, ...], str]:
     base = root if root is not None else path.parent
     rel = path.relative_to(base).parts if root is not None else (path.name,)
     return base, tuple(rel[:-1]), rel[-1]
+
+
+_LEFTOVER = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def ours(name: str) -> bool:
+    """Whether ``name`` in an output folder is primusc's own and no output: the plan's lock, or the
+    temporary file of a write that a killed process left behind (``_write_temp``'s names)."""
+    return name == LOCK_NAME or _LEFTOVER.fullmatch(name) is not None
 
 
 def _write_temp(fd: int, name: str, blob: bytes, executable: bool) -> str:

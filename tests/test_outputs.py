@@ -200,3 +200,36 @@ def test_a_device_or_a_pipe_is_never_an_output(tmp_path: Path) -> None:
         open_log(pipe, append=False)
     assert code(err) == "P8010"
     assert Path("/dev/null").is_char_device()
+
+
+def test_a_killed_writes_temporary_file_does_not_make_the_folder_someone_elses(tmp_path: Path) -> None:
+    from primus_lang.commands._options import check_outputs
+    from primus_lang.outputs import ours
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".launch.sh.0123456789ab.tmp").write_text("half")
+    (out / ".primusc.lock").write_text("")
+    check_outputs(out, {}, force=False)  # only primusc's own leftovers: still an empty folder
+    assert ours(".launch.sh.0123456789ab.tmp") and not ours(".launch.sh.tmp") and not ours("launch.sh")
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(CompileError):
+        check_outputs(out, {}, force=False)
+
+
+def test_fmt_write_replaces_the_file_a_link_points_at(tmp_path: Path) -> None:
+    from primus_lang.cli import main
+
+    real = tmp_path / "real.prx"
+    real.write_text("model m {num_layers=2; hidden=64; ffn_hidden=128; heads=4; vocab=100; seq_len=32}\n")
+    link = tmp_path / "link.prx"
+    link.symlink_to(real)
+    assert main(["fmt", "--write", str(link)]) == 0
+    assert link.is_symlink() and "num_layers = 2; hidden = 64" in real.read_text()
+
+
+def test_a_global_option_value_is_not_taken_for_the_command() -> None:
+    from primus_lang.cli import _requested
+
+    assert _requested(["--error-format", "short", "check", "x.prx"], ["check", "fmt"]) == ["check"]
+    assert _requested(["--error-format=json", "fmt", "x.prx"], ["check", "fmt"]) == ["fmt"]

@@ -62,7 +62,7 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
     folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
     ``resume`` continues and the files ``own`` a resumed plan wrote there itself. ``force`` allows
     both; a folder that is a file, and an output that is a link or a folder, are refused regardless."""
-    from primus_lang.outputs import LOCK_NAME, refuse_link
+    from primus_lang.outputs import ours, refuse_link
 
     if out is not None and out.exists() and not out.is_dir():
         raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
@@ -72,7 +72,7 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
         return
     keep = {p.resolve() for p in own} | ({resume.resolve()} if resume is not None else set())
     if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()
-                                                if p.name != LOCK_NAME):
+                                                if not ours(p.name)):
         raise CompileError(
             Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
                        help="choose another --out, or pass --force to write into it")

@@ -57,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
                     )
         elif args.write:
             if out != text:
-                path.write_text(out, encoding="utf-8")
+                from primus_lang.outputs import write_file
+
+                # atomically, so a crash mid-write never leaves the user's file half-written; a
+                # source reached through a link is formatted where it lives
+                write_file(path.resolve(), out, force=True, option="files")
                 print(f"reformatted {name}", file=sys.stderr)
         else:
             sys.stdout.write(out)

@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text, encoding="utf-8")
+        from primus_lang.outputs import write_file
+
+        write_file(out, text, force=args.force, option="out")
         print(f"wrote model card `{name}` to {out}", file=sys.stderr)
     return 0
