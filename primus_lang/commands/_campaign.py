@@ -49,7 +49,7 @@ def check(args: argparse.Namespace, out: Path, target: str) -> tuple[Path, ...]:
     return tuple(out / FOLDER / rel for rel in file_names(target, k))
 
 
-def shortlist(space: Any, ranked: tuple[Any, ...], tied: tuple[Any, ...], target: str, k: int) -> list[Any]:
+def shortlist(space: Any, ranked: tuple[Any, ...], target: str, k: int) -> list[Any]:
     """The first ``k`` trials of ``ranked`` (the tied group first) that ``target`` can express."""
     from primus_lang.emit import unsupported
 
@@ -72,7 +72,7 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
     from primus_lang.outputs import write_files
 
     tied = {id(t) for t in settled.tied}
-    trials = shortlist(space, settled.ranked, settled.tied, target, args.shortlist)
+    trials = shortlist(space, settled.ranked, target, args.shortlist)
     jobs = [Job(t.candidate, t.evaluation.tokens_per_gpu, t.evaluation.step_time, id(t) in tied) for t in trials]
     if not jobs:
         return [], "no candidate the target can express: no campaign written"
