@@ -122,13 +122,20 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
     pooled_report: dict[str, object] = {}
     for gpu, vendor in pooled:
         mine = {k: e for k, e in moved.items() if rows.vendor(k) == vendor}
-        evidence, whose = (mine, f"{vendor} GPUs") if len(mine) >= MIN_ROWS else (
-            moved, "every vendor's GPUs (too few of its vendor's to leave one out)")
+        if len(mine) >= MIN_ROWS:
+            evidence, pairs, whose = mine, moved_pairs, f"the leave-one-GPU-out transfer of {len(mine)} rows of {vendor} GPUs"
+        elif moved:
+            evidence, pairs, whose = moved, moved_pairs, (f"the leave-one-GPU-out transfer of {len(moved)} rows of "
+                                                          "every vendor's GPUs (too few of its vendor's)")
+        else:
+            # no second GPU to leave out: the fitted profiles' own held-out residuals, which a GPU the
+            # fit never saw will err beyond
+            evidence, pairs, whose = cv, cv_pairs, (f"the fitted profiles' {len(cv)} cross-validated residuals "
+                                                    "(no second GPU to measure a transfer on: expect more)")
         if not evidence:
             continue
-        band = measure(evidence, moved_pairs)
-        note = (f"no rows of its own: its vendor's pooled values; band from the leave-one-GPU-out transfer of "
-                f"{band.rows} rows of {whose}")
+        band = measure(evidence, pairs)
+        note = f"no rows of its own: its vendor's pooled values; band from {whose}"
         out[gpu] = _provenance("pooled", band, 0, note)
         pooled_report[gpu] = {**band.to_json(), "basis": "pooled", "evidence": whose}
     report["pooled"] = pooled_report

@@ -288,6 +288,16 @@ def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pyt
     assert "no rows of its own to fit: its vendor's pooled values" in out.read_text()
     fitted = report["fits"][0]["efficiency"]["gemm_max"]
     assert gpus["h100_sxm_calibrated"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
+    # each profile states the band measured for its evidence, as the report gives it
+    prov = gpus["h100_sxm_calibrated"].provenance
+    band = report["bands"]["fitted"]["h100_sxm"]
+    assert prov.basis == "fitted" and prov.rows == report["fits"][0]["rows"]
+    assert (prov.low, prov.high) == (pytest.approx(band["low"], abs=1e-3), pytest.approx(band["high"], abs=1e-3))
+    assert prov.low <= prov.high and "cross-validated" in prov.note
+    # no second NVIDIA GPU to leave out: the pooled profile's band comes from the fitted residuals, and says so
+    assert gpus["h200_calibrated"].provenance.basis == "pooled"
+    assert "no second GPU" in gpus["h200_calibrated"].provenance.note
+    assert set(report["bands"]) >= {"coverage", "fitted", "held_out_coverage", "spec"}
 
 
 def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:
