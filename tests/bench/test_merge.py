@@ -151,3 +151,16 @@ def test_hybrid_reads_a_merged_device_by_target_and_refuses_unknown_names(tmp_pa
         with pytest.raises(CompileError) as err:
             make_oracle(kind, name, db.path, cluster=c)
         assert err.value.diagnostics[0].code.id == "P6813"
+
+
+def test_collectives_measured_between_nodes_replace_the_nic_spec_across_domains(tmp_path: Path) -> None:
+    file = campaign(tmp_path / "a.sqlite", H200)
+    db = ProfileDB(file)
+    net = [CollectiveRow("all_reduce", 2, size, 1e-5 + size / 20e9) for size in (4096, 65536, 1 << 20)]
+    db.put_collectives(key_of(H200), "nccl+net", net)
+    db.close()
+    local = ProfileDB(tmp_path / "local.sqlite")
+    assert merge(local, [str(file)])[0].added["collectives"] == 4
+    oracle = make_oracle("hybrid", "h200", local.path, cluster=cluster(H100, 2, 8))
+    assert isinstance(oracle, BenchmarkOracle) and oracle.net is not None
+    assert 15e9 < oracle.net.bandwidth < 25e9  # the link the rows were made with, 20 GB/s
