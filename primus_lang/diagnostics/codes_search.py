@@ -121,3 +121,30 @@ CAMPAIGN_MANIFEST = register(
     "campaign folder itself (the one holding `campaign.sbatch` or `campaign.sh`), or write the\n"
     "campaign again with `primusc plan --shortlist`.",
 )
+LSP_UNAVAILABLE = register(
+    "P8050",
+    "lsp-unavailable",
+    "`primusc lsp` needs the language-server library, which is not installed",
+    "The language server speaks the Language Server Protocol through pygls, an optional dependency\n"
+    "so that the compiler itself stays small. Install it with `pip install 'primusc[lsp]'` into the\n"
+    "environment whose `primusc` the editor starts, then restart the editor's language client.",
+)
+GIT_REVISION = register(
+    "P8051",
+    "git-revision",
+    "a space cannot be read at a git revision",
+    "`primusc diff --rev A --rev B FILE` reads FILE and the files it imports by relative path as\n"
+    "they were at each revision (`git show REV:PATH`). The file must lie inside a git work tree, `git`\n"
+    "must be on the PATH, and each revision must name a commit (a branch, a tag, a hash, `HEAD~1`)\n"
+    "in which FILE exists. Check with `git show REV:PATH`; stdlib imports come from the installed\n"
+    "primusc, whatever the revision.",
+)
+DIFF_REVISIONS = register(
+    "P8052",
+    "diff-revisions",
+    "`diff --rev` takes exactly two revisions and no points",
+    "`primusc diff FILE A B` compares two candidates of one space; `primusc diff --rev A --rev B\n"
+    "FILE` compares one space at two revisions of the repository (`--rev B` may be omitted to\n"
+    "compare A with the work tree: `--rev main` alone). The two modes do not mix: give points or\n"
+    "revisions, not both, and at most two revisions.",
+)

@@ -1,0 +1,196 @@
+"""Hover, go-to-definition and document symbols over a document's text and its last analysis."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import attrs
+
+from primus_lang.diagnostics import lookup
+from primus_lang.ir.candidate import KNOBS
+from primus_lang.ir.space import Settings
+from primus_lang.ir.span import Span
+from primus_lang.lsp import context
+from primus_lang.lsp.analysis import Analysis, Counts
+from primus_lang.lsp.knowledge import (
+    DERIVED_NAMES,
+    FUNCTIONS,
+    SPACE_REFS,
+    SPACE_STATEMENTS,
+    comment_above,
+    field_markdown,
+    fields_of_block,
+    stdlib_index,
+)
+from primus_lang.lsp.positions import word_at
+from primus_lang.lsp.slow import Fits
+from primus_lang.syntax import ast
+
+_CODE = re.compile(r"^[PW]\d{4}$")
+
+
+@attrs.frozen
+class HoverFacts:
+    """What a hover says without the parser, and the name to resolve on the analysis thread."""
+
+    parts: tuple[str, ...]
+    resolve: context.Origin | None = None
+
+
+def _covers(span: Span, line: int, index: int) -> bool:
+    start, end = (span.line - 1, span.column - 1), (span.end_line - 1, span.end_column - 1)
+    return start <= (line, index) <= end
+
+
+def counts_markdown(counts: Counts, fits: Fits | None) -> str:
+    fitting = ("computing…" if fits is None else
+               f"{fits.fitting:,} (least peak {fits.least_peak / 2**30:.1f} GiB of {fits.usable / 2**30:.1f} GiB usable)"
+               if fits.least_peak >= 0 else "0")
+    return (f"**space `{counts.name}`**\n\n| points | count |\n|---|---|\n| raw | {counts.raw:,} |\n"
+            f"| legal | {counts.legal:,} |\n| fitting in memory | {fitting} |")
+
+
+def counts_title(counts: Counts, fits: Fits | None) -> str:
+    fitting = "fitting …" if fits is None else f"{fits.fitting:,} fitting"
+    return f"{counts.raw:,} raw · {counts.legal:,} legal · {fitting}"
+
+
+def hover(analysis: Analysis | None, text: str, base: Path | None, text_lines: list[str], line: int, index: int,
+          fits: dict[str, Fits]) -> HoverFacts | None:
+    parts: list[str] = []
+    if analysis is not None:
+        for d in analysis.diagnostics:
+            if d.span is not None and d.span.file == analysis.file and _covers(d.span, line, index):
+                parts.append(f"**{d.severity.value}[{d.code.id}]** {d.message}\n\n" + _code_text(d.code.id))
+    word, start, end = word_at(text_lines, line, index)
+    if not word:
+        return HoverFacts(tuple(parts)) if parts else None
+    src = text_lines[line]
+    before, after = src[:start], src[end:]
+    if _CODE.match(word) and lookup(word) is not None:
+        parts.append(_code_text(word))
+        return HoverFacts(tuple(parts))
+    if re.match(r"^\s*import\s+$", before) and word in stdlib_index():
+        names = ", ".join(f"{k} `{n}`" for k, n in stdlib_index()[word])
+        parts.append(f"**stdlib module `{word}`**\n\n{names}")
+        return HoverFacts(tuple(parts))
+    path = context.block_path(text_lines, line, start)
+    statement = re.split(r"[;{]", before)[-1]
+    if path and re.match(r"^\s*$", statement) and re.match(r"^\s*[=:{]", after):
+        found = _field_doc(path, word)
+        if found:
+            parts.append(found)
+            return HoverFacts(tuple(parts))
+    if path == ("space",) and re.match(r"^\s*$", statement) and word in SPACE_STATEMENTS:
+        parts.append(SPACE_STATEMENTS[word])
+        return HoverFacts(tuple(parts))
+    if path == ("space",) and re.match(r"^\s*assume\s+$", statement):
+        fields = attrs.fields_dict(Settings)
+        if word in fields:
+            parts.append(f"**setting `{word}`** (default `{fields[word].default}`)\n\n{SPACE_STATEMENTS['assume']}")
+            return HoverFacts(tuple(parts))
+    if not path and re.match(r"^\s*space\s+$", before) and analysis is not None:
+        for c in analysis.counts:
+            if c.name == word:
+                parts.append(counts_markdown(c, fits.get(word)))
+                return HoverFacts(tuple(parts))
+    origin = context.visible(text, base).get(word)
+    if origin is not None and origin.kind != "space":
+        where = f"from `{origin.module or origin.file}`" if origin.file is not None else "defined in this file"
+        note = ""
+        if origin.file is not None:
+            located = context.locate(origin)
+            if located is not None:
+                note = comment_above(context._read(located[0]), located[1] + 1)
+        parts.append(f"{origin.kind} `{word}` {where}" + (f"\n\n{note}" if note else ""))
+        return HoverFacts(tuple(parts), origin)
+    value = _value_doc(path, statement, word)
+    if value:
+        parts.append(value)
+    elif word in KNOBS:
+        parts.append(field_markdown("knob", KNOBS[word]))
+    elif word in DERIVED_NAMES:
+        parts.append(f"**`{word}`** (derived): {DERIVED_NAMES[word]}")
+    elif word in FUNCTIONS:
+        parts.append(FUNCTIONS[word])
+    return HoverFacts(tuple(parts)) if parts else None
+
+
+def _code_text(code_id: str) -> str:
+    from primus_lang.lsp.knowledge import code_markdown
+
+    code = lookup(code_id)
+    return code_markdown(code) if code is not None else ""
+
+
+def _field_doc(path: tuple[str, ...], word: str) -> str:
+    if path == ("space",) and word in SPACE_REFS:
+        return f"**`{word}`** (space): the {word} the space runs (a name or `NAME {{ overrides }}`)"
+    if path[-1] == "cluster" and word == "nic":
+        return "**`nic`** (cluster): `N x BANDWIDTH` sets `nics_per_node` and `nic_bandwidth` together"
+    f = fields_of_block(path).get(word)
+    if f is None:
+        return ""
+    owner = "knob" if path == ("space",) else " ".join(path) + " field"
+    return field_markdown(owner, f)
+
+
+def _value_doc(path: tuple[str, ...], statement: str, word: str) -> str:
+    m = re.match(r"^\s*(\w+)\s*[=:]", statement)
+    if not m or not path:
+        return ""
+    f = fields_of_block(path).get(m.group(1))
+    if f is None:
+        return ""
+    return f"`{word}`: a value of " + field_markdown("knob" if path == ("space",) else "field", f)
+
+
+def definition(text: str, base: Path | None, text_lines: list[str], line: int,
+               index: int) -> tuple[Path | None, int, int] | None:
+    """Where the name under the cursor is defined: (None: this document, 0-based line, column)."""
+    if line >= len(text_lines):
+        return None
+    src = text_lines[line]
+    m = re.match(r'^\s*import\s+("([^"\n]*)"|([A-Za-z_][\w.]*))', src)
+    if m and m.start(1) <= index <= m.end(1):
+        file = context.import_file(m.group(2) or m.group(3), m.group(2) is not None, base)
+        return (file, 0, 0) if file is not None and file.is_file() else None
+    word, _, _ = word_at(text_lines, line, index)
+    origin = context.visible(text, base).get(word)
+    if origin is None:
+        return None
+    if origin.file is None:
+        for kind, name, row, col in context.definitions(text):
+            if name == word and kind == origin.kind:
+                return None, row, col
+        return None
+    return context.locate(origin)
+
+
+@attrs.frozen
+class Symbol:
+    name: str
+    kind: str  # model | gpu | cluster | space | field | axis | statement | import
+    span: Span
+    selection: Span
+    children: tuple[Symbol, ...] = ()
+
+
+def symbols(module: ast.Module) -> list[Symbol]:
+    out: list[Symbol] = []
+    for item in module.items:
+        if item.span is None:
+            continue
+        if isinstance(item, ast.Import):
+            out.append(Symbol(f"import {item.source}", "import", item.span, item.span))
+            continue
+        children = []
+        for st in item.body.stmts:
+            name = getattr(st, "name", None)
+            if st.span is None or not isinstance(name, str):
+                continue
+            kind = "axis" if isinstance(st, ast.AxisStmt) else "field"
+            children.append(Symbol(name, kind, st.span, st.span))
+        out.append(Symbol(item.name, item.kind, item.span, item.name_span or item.span, tuple(children)))
+    return out

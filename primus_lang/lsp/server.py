@@ -1,0 +1,294 @@
+"""The pygls wiring of ``primusc lsp``: documents in, diagnostics, hovers, completions out.
+
+Every parse runs on one analysis thread (the parser's state is a module global); the memory proof
+of a space's points runs on another (``slow.py``) and never delays an edit. Each result carries the
+document version it was computed for and is dropped if the editor has moved on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls import uris
+from pygls.lsp.server import LanguageServer
+
+from primus_lang import __version__
+from primus_lang.diagnostics import CompileError, Diagnostic, Severity
+from primus_lang.lsp import complete, navigate
+from primus_lang.lsp.analysis import Analysis, analyse, resolve
+from primus_lang.lsp.context import imports
+from primus_lang.lsp.knowledge import code_markdown, resolved_markdown
+from primus_lang.lsp.positions import from_client, lines, span_range
+from primus_lang.lsp.slow import Cancelled, Fits, SlowWork, fitting_points
+from primus_lang.syntax.format import format_source
+from primus_lang.syntax.parser import MAX_BYTES
+
+T = TypeVar("T")
+EXPLAIN_SCHEME = "primusc-explain"  # codeDescription links: the VS Code extension opens them
+
+_SEVERITY = {Severity.ERROR: lsp.DiagnosticSeverity.Error, Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+             Severity.NOTE: lsp.DiagnosticSeverity.Information}
+_COMPLETION = {"keyword": lsp.CompletionItemKind.Keyword, "field": lsp.CompletionItemKind.Field,
+               "value": lsp.CompletionItemKind.EnumMember, "module": lsp.CompletionItemKind.Module,
+               "name": lsp.CompletionItemKind.Reference, "function": lsp.CompletionItemKind.Function,
+               "variable": lsp.CompletionItemKind.Variable}
+_SYMBOL = {"model": lsp.SymbolKind.Class, "gpu": lsp.SymbolKind.Struct, "cluster": lsp.SymbolKind.Struct,
+           "space": lsp.SymbolKind.Module, "import": lsp.SymbolKind.Namespace, "field": lsp.SymbolKind.Field,
+           "axis": lsp.SymbolKind.Enum}
+
+
+class PrimusServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("primusc", __version__)
+        self.parser_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="primusc-parse")
+        self.slow = SlowWork()
+        self.versions: dict[str, int] = {}
+        self.analyses: dict[str, Analysis] = {}
+        self.fits: dict[str, dict[str, Fits]] = {}
+        self.waiting: set[asyncio.Future[None]] = set()  # held so the loop does not drop them
+
+    async def on_parser(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.parser_thread, fn)
+
+    def units(self, text: str) -> int:
+        return int(self.workspace.position_codec.client_num_units(text))
+
+
+def _file_of(uri: str) -> str:
+    path = uris.to_fs_path(uri)
+    return path if path else f"<{uri}>"
+
+
+def _base(file: str) -> Path | None:
+    return None if file.startswith("<") else Path(file).parent
+
+
+def _range(start: tuple[int, int], end: tuple[int, int]) -> lsp.Range:
+    return lsp.Range(lsp.Position(*start), lsp.Position(*end))
+
+
+def _whole(text: str, units: Callable[[str], int]) -> lsp.Range:
+    last = text.rfind("\n")
+    return _range((0, 0), (text.count("\n"), units(text[last + 1:])))
+
+
+def _import_line(text_lines: list[str], text: str, file: str) -> int:
+    """The line of the import through which a diagnostic in another file arrived."""
+    for source, is_path, _ in imports(text):
+        needle = Path(source).name if is_path else source.replace(".", "/") + ".prx"
+        if needle in file:
+            for row, src in enumerate(text_lines):
+                if src.lstrip().startswith("import") and source in src:
+                    return row
+    return 0
+
+
+def to_lsp(d: Diagnostic, analysis: Analysis, text_lines: list[str], units: Callable[[str], int],
+           uri: str) -> lsp.Diagnostic:
+    message = d.message
+    if d.span is not None and d.span.file == analysis.file:
+        rng = _range(*span_range(text_lines, d.span, units))
+    else:
+        row = _import_line(text_lines, analysis.text, d.span.file) if d.span is not None else 0
+        rng = _range((row, 0), (row, units(text_lines[row]) if row < len(text_lines) else 0))
+        if d.span is not None:
+            message += f" (at {d.span})"
+    if d.help:
+        message += f"\nhelp: {d.help}"
+    for note in d.notes:
+        message += f"\nnote: {note}"
+    related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri, rng), code_markdown(d.code))]
+    for label in d.labels:
+        if label.span.file == analysis.file:
+            related.append(lsp.DiagnosticRelatedInformation(
+                lsp.Location(uri, _range(*span_range(text_lines, label.span, units))), label.message))
+    return lsp.Diagnostic(
+        range=rng, message=message, severity=_SEVERITY[d.severity], code=d.code.id, source="primusc",
+        code_description=lsp.CodeDescription(href=f"{EXPLAIN_SCHEME}:{d.code.id}"),
+        related_information=related, data={"explanation": code_markdown(d.code)},
+    )
+
+
+def build() -> PrimusServer:
+    server = PrimusServer()
+
+    async def refresh(ls: PrimusServer, uri: str) -> None:
+        doc = ls.workspace.get_text_document(uri)
+        version = doc.version or 0
+        ls.versions[uri] = version
+        text, file = doc.source, _file_of(uri)
+
+        def job() -> Analysis | None:
+            if ls.versions.get(uri) != version:
+                return None  # typed over before its turn came: the next job has the text
+            return analyse(text, file)
+
+        analysis = await ls.on_parser(job)
+        if analysis is None or ls.versions.get(uri) != version:
+            return
+        ls.analyses[uri] = analysis
+        ls.fits[uri] = {}
+        text_lines = lines(text)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri, [to_lsp(d, analysis, text_lines, ls.units, uri) for d in analysis.diagnostics], version))
+        jobs: list[Callable[[threading.Event], Fits]] = [partial(fitting_points, s) for s in analysis.spaces]
+        for future in ls.slow.submit(uri, jobs):
+            task = asyncio.ensure_future(collect(ls, uri, version, future))
+            ls.waiting.add(task)
+            task.add_done_callback(ls.waiting.discard)
+
+    async def collect(ls: PrimusServer, uri: str, version: int, future: Any) -> None:
+        try:
+            fits: Fits = await asyncio.wrap_future(future)
+        except (Cancelled, asyncio.CancelledError):
+            return
+        except Exception:  # the lens then stays at "fitting …"; the diagnostics already said what they could
+            return
+        if ls.versions.get(uri) != version:
+            return
+        ls.fits.setdefault(uri, {})[fits.space] = fits
+        caps = ls.client_capabilities.workspace
+        if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
+            ls.workspace_code_lens_refresh(None)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: PrimusServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        await refresh(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: PrimusServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        await refresh(ls, params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: PrimusServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        await refresh(ls, params.text_document.uri)  # an imported file may have changed on disk
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PrimusServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.slow.cancel(uri)
+        for table in (ls.versions, ls.analyses, ls.fits):
+            table.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
+    def cursor(ls: PrimusServer, uri: str, pos: lsp.Position) -> tuple[str, str, list[str], int, int] | None:
+        text = ls.workspace.get_text_document(uri).source
+        if len(text) > MAX_BYTES:
+            return None  # the document is refused anyway (P1010); scanning it would stall the server
+        text_lines = lines(text)
+        line, index = from_client(text_lines, pos.line, pos.character, ls.units)
+        return text, _file_of(uri), text_lines, line, index
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: PrimusServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        uri = params.text_document.uri
+        at = cursor(ls, uri, params.position)
+        if at is None:
+            return None
+        text, file, text_lines, line, index = at
+        facts = navigate.hover(ls.analyses.get(uri), text, _base(file), text_lines, line, index,
+                               ls.fits.get(uri, {}))
+        if facts is None:
+            return None
+        parts = list(facts.parts)
+        origin = facts.resolve
+        if origin is not None:
+            found = await ls.on_parser(lambda: resolve(text, file, origin.name, origin.file))
+            if found is not None:
+                parts.append(resolved_markdown(*found))
+        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
+                    lsp.CompletionOptions(trigger_characters=[" ", "(", "|", ",", "=", ":"]))
+    def completion(ls: PrimusServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        at = cursor(ls, params.text_document.uri, params.position)
+        if at is None:
+            return lsp.CompletionList(is_incomplete=False, items=[])
+        text, file, text_lines, line, index = at
+        items = [
+            lsp.CompletionItem(label, kind=_COMPLETION[kind], detail=detail or None,
+                               documentation=lsp.MarkupContent(lsp.MarkupKind.Markdown, doc) if doc else None)
+            for label, kind, detail, doc in complete.complete(text, _base(file), text_lines, line, index)
+        ]
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: PrimusServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+        uri = params.text_document.uri
+        at = cursor(ls, uri, params.position)
+        if at is None:
+            return None
+        text, file, text_lines, line, index = at
+        found = navigate.definition(text, _base(file), text_lines, line, index)
+        if found is None:
+            return None
+        path, row, col = found
+        target = uri if path is None else uris.from_fs_path(str(path.resolve())) or str(path)
+        return lsp.Location(target, _range((row, col), (row, col)))
+
+    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+    async def formatting(ls: PrimusServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
+        uri = params.text_document.uri
+        text, file = ls.workspace.get_text_document(uri).source, _file_of(uri)
+
+        def job() -> str | None:
+            try:
+                return format_source(text, file)
+            except CompileError:
+                return None  # the diagnostics already show why it does not parse
+
+        out = await ls.on_parser(job)
+        if out is None or out == text:
+            return [] if out is not None else None
+        return [lsp.TextEdit(_whole(text, ls.units), out)]
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(ls: PrimusServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        uri = params.text_document.uri
+        analysis = ls.analyses.get(uri)
+        if analysis is None or analysis.module is None:
+            return []
+        text_lines = lines(analysis.text)
+
+        def convert(s: navigate.Symbol) -> lsp.DocumentSymbol:
+            return lsp.DocumentSymbol(
+                name=s.name, kind=_SYMBOL.get(s.kind, lsp.SymbolKind.Field),
+                range=_range(*span_range(text_lines, s.span, ls.units)),
+                selection_range=_range(*span_range(text_lines, s.selection, ls.units)),
+                children=[convert(c) for c in s.children])
+
+        return [convert(s) for s in navigate.symbols(analysis.module)]
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: PrimusServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        uri = params.text_document.uri
+        analysis = ls.analyses.get(uri)
+        if analysis is None:
+            return []
+        text_lines = lines(analysis.text)
+        out = []
+        for counts in analysis.counts:
+            if counts.span is None:
+                continue
+            row = counts.span.line - 1
+            title = navigate.counts_title(counts, ls.fits.get(uri, {}).get(counts.name))
+            out.append(lsp.CodeLens(_range((row, 0), (row, ls.units(text_lines[row]) if row < len(text_lines) else 0)),
+                                    lsp.Command(title, "")))
+        return out
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: PrimusServer, params: None) -> None:
+        ls.slow.shutdown()
+
+    return server
+
+
+def serve() -> None:
+    build().start_io()
