@@ -15,7 +15,14 @@ from primus_lang.diagnostics.codes_projection import RUNS_FILE
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("validate", help="compare projections with published measured runs")
-    p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--runs", help="runs YAML (schema of validation/published_runs.yaml)")
+    what.add_argument("--sweeps", metavar="FILE",
+                      help="controlled sweeps YAML (schema of validation/sweeps.yaml): how well projections order "
+                           "each sweep's variants")
+    p.add_argument("--sweep", action="append", metavar="ID", help="with --sweeps: report only this sweep (repeatable)")
+    p.add_argument("--spec", action="store_true",
+                   help="with --sweeps: project on the spec-sheet profiles instead of the calibrated ones")
     p.add_argument("--json", action="store_true", help="print rows and summary as JSON")
     p.add_argument("--calibrated", action="store_true",
                    help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")
@@ -41,6 +48,10 @@ def load(path: str, calibrated: bool) -> list:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from primus_lang.project.validate import INTERNAL_ERROR, summarize, to_json_rows, validate_rows
 
+    if args.sweeps:
+        from primus_lang.commands._sweeps import run_sweeps
+
+        return run_sweeps(args)
     runs = load(args.runs, args.calibrated)
     kind = oracle_kind(args)
     oracles: dict[object, Any] = {}

@@ -190,3 +190,44 @@ BAD_PROFILE_NAME = register(
     "space then uses as `gpu = NAME`. It must be an identifier (a letter or `_`, then letters,\n"
     "digits and `_`) and differ from the profile it starts from. For example `--name h200_site`.",
 )
+SWEEPS_FILE = register(
+    "P6040",
+    "sweeps-file",
+    "the sweeps file cannot be read or is not a file of controlled sweeps",
+    "`primusc validate --sweeps FILE` takes a YAML file with the schema of validation/sweeps.yaml\n"
+    "(validation/sweeps.md): `schema: 1`, an optional `models` mapping of model cards, and `sweeps`, a\n"
+    "list of sweeps, each with an `id`, a `base` (a published run without its measurement), a\n"
+    "`metric` and `variants` (each an `id`, the `set` it changes on the base, and its `measured`\n"
+    "value). The message says which part is missing or has the wrong shape.",
+)
+SWEEPS_SCHEMA = register(
+    "P6041",
+    "sweeps-schema-version",
+    "the sweeps file is written for a schema version this primusc does not read",
+    "A sweeps file starts with `schema: N`. This primusc reads schema 1; a file written for a later\n"
+    "schema may hold fields whose meaning it would silently miss, so it is refused. Upgrade primusc,\n"
+    "or rewrite the file to schema 1 (validation/sweeps.md describes it).",
+)
+SWEEPS_DUPLICATE = register(
+    "P6042",
+    "sweeps-duplicate-id",
+    "two sweeps, or two variants of one sweep, share an id",
+    "Sweep ids name a sweep in the report and in `--sweep ID`, and variant ids name a variant inside\n"
+    "its sweep; a repeated id would make a report line ambiguous. Rename one of them.",
+)
+NO_SWEEP = register(
+    "P6043",
+    "no-such-sweep",
+    "`--sweep` names no sweep of the sweeps file",
+    "`primusc validate --sweeps FILE --sweep ID` reports only the sweeps whose `id` is ID; the ids are\n"
+    "the first column of `primusc validate --sweeps FILE`.",
+)
+SWEEP_METRIC = register(
+    "P6044",
+    "sweeps-bad-metric",
+    "a sweep's `metric` is not one primusc compares",
+    "A sweep's measurements are `tokens_per_sec_per_gpu`, `step_time_s` (turned into tokens/s/GPU\n"
+    "exactly: global batch x sequence length / (step time x GPUs)) or `model_tflops_per_gpu`\n"
+    "(compared with the projection's model TFLOP/s per GPU; sources count model FLOPs differently,\n"
+    "so only its ranks and ratios inside the sweep mean much). Say which the source publishes.",
+)

@@ -567,14 +567,21 @@ def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
     """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
     path = Path(path)
     rows = load_yaml(path, RUNS_CODES, "a runs file")
-    cards_path = path.parent / "model_cards.yaml"
-    cards = load_yaml(cards_path, RUNS_CODES, "a model-cards file") if cards_path.exists() else {}
-    if not isinstance(rows, list) or not rows or not isinstance(cards or {}, dict):
+    cards = load_cards(path.parent / "model_cards.yaml")
+    if not isinstance(rows, list) or not rows:
         raise TypeError("expected a non-empty list of rows (and a mapping of model cards beside it)")
-    return [_resolve_row(row, cards or {}, calibrated) for row in rows]
+    return [resolve_row(row, cards, calibrated) for row in rows]
 
 
-def _resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
+def load_cards(path: Path) -> dict[str, Any]:
+    """The model cards of a ``model_cards.yaml`` (none when the file is absent)."""
+    cards = load_yaml(path, RUNS_CODES, "a model-cards file") if path.exists() else {}
+    if not isinstance(cards or {}, dict):
+        raise TypeError("expected a non-empty list of rows (and a mapping of model cards beside it)")
+    return cards or {}
+
+
+def resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
     """``resolve``, with a row whose fields have the wrong shape skipped with the reason (one bad
     row must not stop a file of good ones)."""
     if not isinstance(row, dict):
@@ -585,6 +592,9 @@ def _resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
         return _unresolved(row, f"value out of range: {exc}")
     except (AttributeError, KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError, CompileError) as exc:
         return _unresolved(row, f"row not understood: {type(exc).__name__}: {exc}")
+
+
+_resolve_row = resolve_row
 
 
 def _unresolved(row: dict[str, Any], reason: str) -> Run:
