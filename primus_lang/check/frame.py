@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from primus_lang.ir import derived
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.space import Space, Value
 from primus_lang.lower.names import DERIVED, MODEL_FACTS
@@ -85,15 +86,15 @@ class Frame(Mapping[str, Array]):
         if name == "gpus_per_node":
             return cl.gpus_per_node
         if name == "$mp":
-            return self["tp"] * self["pp"] * self["cp"]
+            return derived.model_parallel(self["tp"], self["pp"], self["cp"])
         if name == "dp":
-            return np.floor_divide(cl.world, np.maximum(self["$mp"], 1))
+            return derived.dp(cl.world, self["tp"], self["pp"], self["cp"])
         if name == "$etp":
-            return np.where(self["etp"] == 0, self["tp"], self["etp"])
+            return derived.expert_tp(self["etp"], self["tp"])
         if name == "edp":
-            return np.floor_divide(cl.world, np.maximum(self["$etp"] * self["ep"] * self["pp"], 1))
+            return derived.edp(cl.world, self["$etp"], self["ep"], self["pp"])
         if name == "microbatches":
-            return np.floor_divide(self["gbs"], np.maximum(self["mbs"] * self["dp"], 1))
+            return derived.microbatches(self["gbs"], self["mbs"], self["dp"])
         if name == "layers_per_stage":
             # the fullest pipeline stage: every stage of an even split, else the first, last or a middle one
             from primus_lang.ir.pipeline import Split

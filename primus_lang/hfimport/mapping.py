@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -23,6 +23,8 @@ from primus_lang.diagnostics.codes_import import (
     UNSUPPORTED_FEATURE,
 )
 from primus_lang.hfimport.config import HfConfig, Reader
+from primus_lang.ir.derived import model_default
+from primus_lang.ir.families import HYBRID_FAMILIES, hybrid_evidence
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 
 # Without a training length in the config, a card defaults to the context the model was pre-trained
@@ -43,49 +45,6 @@ Fields = dict[str, Any]
 
 
 # --- refusals -----------------------------------------------------------------------------------
-HYBRID_MODEL_TYPES = frozenset(
-    {
-        "bamba",
-        "falcon_h1",
-        "falcon_mamba",
-        "granitemoehybrid",
-        "jamba",
-        "lfm2",
-        "mamba",
-        "mamba2",
-        "plamo2",
-        "qwen3_next",
-        "recurrent_gemma",
-        "rwkv",
-        "zamba",
-        "zamba2",
-    }
-)
-# Hybrid families with a mapping (their family function reads the pattern and the Mamba block).
-HYBRID_FAMILIES = frozenset({"nemotron_h"})
-# Keys that only hybrid or state-space configs carry.
-_HYBRID_KEY_PREFIXES = ("mamba_", "ssm_", "linear_num_", "linear_key_", "linear_value_")
-_HYBRID_KEYS = frozenset({"hybrid_override_pattern", "layers_block_type", "attn_layer_period", "block_types"})
-_ATTENTION_LAYER_TYPES = frozenset({"full_attention", "sliding_attention", "attention"})
-
-
-def hybrid_evidence(data: Mapping[str, Any]) -> tuple[str, str]:
-    """Why a config (or a model card written from one) describes a hybrid state-space or
-    linear-attention model, and the key that says so; ("", "") for a plain transformer."""
-    mt = data.get("model_type")
-    if isinstance(mt, str) and mt in HYBRID_MODEL_TYPES | HYBRID_FAMILIES:
-        return f"`model_type` `{mt}` is a hybrid state-space / linear-attention family", "model_type"
-    for k in data:
-        if isinstance(k, str) and (k in _HYBRID_KEYS or k.startswith(_HYBRID_KEY_PREFIXES)):
-            return f"it has `{k}`, a field of hybrid state-space models", k
-    layer_types = data.get("layer_types")
-    if isinstance(layer_types, list):
-        odd = sorted({str(t) for t in layer_types} - _ATTENTION_LAYER_TYPES)
-        if odd:
-            return f"`layer_types` lists non-attention layers ({', '.join(odd)})", "layer_types"
-    return "", ""
-
-
 def _refuse_hybrid(config: HfConfig) -> None:
     """Refuse the hybrid families the IR cannot hold (those with a mapping below are imported)."""
     if config.model_type in HYBRID_FAMILIES:
@@ -111,13 +70,14 @@ def _unsupported(config: HfConfig, key: str, message: str, help: str) -> Compile
 def _attention(r: Reader) -> Fields:
     heads = r.count("num_attention_heads", "the attention head count")
     hidden = r.count("hidden_size", "the model width")
-    kv_heads = r.count("num_key_value_heads", "the KV head count", default=heads)
+    known = {"heads": heads, "hidden": hidden}
+    kv_heads = r.count("num_key_value_heads", "the KV head count", default=model_default("kv_heads", known))
     head_dim = r.count("head_dim", "the per-head width", default=0)
     if head_dim == 0 and heads and hidden:
         if hidden % heads:
             why = f"the per-head width (hidden_size {hidden} is not a multiple of {heads} heads)"
             r.problems.append(r.config.missing("head_dim", why))
-        head_dim = hidden // heads
+        head_dim = model_default("head_dim", known)
     if heads and kv_heads and heads % kv_heads:
         r.problems.append(
             r.config.bad("num_key_value_heads", kv_heads, f"a divisor of num_attention_heads ({heads})")

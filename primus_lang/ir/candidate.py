@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
+from primus_lang.ir import derived
 from primus_lang.ir.quantity import Kind, q
 
 # ``op``: torchtitan's op-level selective activation checkpointing (each block keeps its input and the
@@ -116,11 +117,11 @@ class Candidate:
 
     @property
     def expert_tp(self) -> int:
-        return self.etp or self.tp
+        return int(derived.expert_tp(self.etp, self.tp))
 
     @property
     def model_parallel(self) -> int:
-        return self.tp * self.pp * self.cp
+        return int(derived.model_parallel(self.tp, self.pp, self.cp))
 
     @property
     def sp(self) -> bool:
@@ -128,13 +129,13 @@ class Candidate:
         return self.sequence_parallel and self.tp > 1
 
     def dp(self, world: int) -> int:
-        return world // self.model_parallel
+        return int(derived.dp(world, self.tp, self.pp, self.cp))
 
     def expert_dp(self, world: int) -> int:
-        return world // (self.expert_tp * self.ep * self.pp)
+        return int(derived.edp(world, self.expert_tp, self.ep, self.pp))
 
     def microbatches(self, world: int) -> int:
-        return self.gbs // (self.mbs * self.dp(world))
+        return int(derived.microbatches(self.gbs, self.mbs, self.dp(world)))
 
     def label(self) -> str:
         """A short, stable, human-readable identity: the non-default knobs, ``tp=2,pp=4,...``."""

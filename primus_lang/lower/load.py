@@ -13,12 +13,14 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_syntax as S
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.ir.derived import MODEL_DEFAULTS
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.ranges import range_problems
+from primus_lang.lower.scope import Entry, LoadedModule
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
@@ -29,36 +31,8 @@ CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster}
 KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
 
 
-def _head_dim(v: dict[str, Any]) -> Any:
-    return v["hidden"] // v["heads"] if v.get("heads") else None
-
-
-# Fields a definition may leave out because they follow from others (Megatron's own defaults).
-# Each: (how docs/language.md writes the default, the rule that computes it from the other fields).
-DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {
-    Model: {
-        "kv_heads": ("`heads`", lambda v: v.get("heads")),
-        "head_dim": ("`hidden / heads`", lambda v: _head_dim(v) if "hidden" in v else None),
-        "max_position_embeddings": ("`seq_len`", lambda v: v.get("seq_len")),
-    }
-}
-
-
-@attrs.define(eq=False)
-class Entry:
-    kind: str
-    definition: ast.Definition
-    module: LoadedModule
-    value: Any = None
-
-
-@attrs.define(eq=False)
-class LoadedModule:
-    file: str
-    base_dir: Path
-    tree: ast.Module
-    local: dict[str, Entry] = attrs.field(factory=dict)
-    visible: dict[str, Entry] = attrs.field(factory=dict)
+# Fields a definition may leave out because they follow from others, per class (ir/derived.py).
+DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {Model: MODEL_DEFAULTS}
 
 
 def display_name(path: Path) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -34,11 +34,9 @@ from primus_lang.ir.space import (
 from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
 from primus_lang.lower.ranges import SETTING_RANGES
+from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
 from primus_lang.syntax import ast
-
-if TYPE_CHECKING:
-    from primus_lang.lower.load import LoadedModule, Loader
 
 FRAMEWORKS = ("megatron", "primus")
 LAUNCHERS = ("slurm", "k8s", "local")
@@ -99,7 +97,7 @@ def _knob_deps(names: set[str], lets: dict[str, set[str]]) -> set[str]:
     return out
 
 
-def lower_space(loader: Loader, module: LoadedModule, d: ast.Definition) -> Space:
+def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Space:
     if d.base is not None:
         raise fail(
             T.MISPLACED_STATEMENT,

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 import numpy as np
 from attrs import frozen
 
-from primus_lang.ir import Candidate
+from primus_lang.ir import Candidate, derived
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.pipeline import Split
-from primus_lang.memory.dual import Num, maximum
+from primus_lang.memory.dual import Num
 
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "op": 3}
 SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
@@ -70,21 +70,21 @@ class Knobs:
 
     @property
     def dp(self) -> Num:
-        return maximum(self.world // (self.tp * self.pp * self.cp), 1)
+        return derived.at_least_one(derived.dp(self.world, self.tp, self.pp, self.cp))
 
     @property
     def dp_cp(self) -> Num:
         """The distributed optimizer's shard group: data- and context-parallel ranks together."""
-        return maximum(self.world // (self.tp * self.pp), 1)
+        return derived.at_least_one(derived.dp_cp(self.world, self.tp, self.pp))
 
     @property
     def edp(self) -> Num:
-        return maximum(self.world // (self.etp * self.ep * self.pp), 1)
+        return derived.at_least_one(derived.edp(self.world, self.etp, self.ep, self.pp))
 
     @property
     def microbatches(self) -> Num:
         # At least one: memory stays defined on points the legality checker rejects.
-        return maximum(self.gbs // (self.mbs * self.dp), 1)
+        return derived.at_least_one(derived.microbatches(self.gbs, self.mbs, self.dp))
 
 
 def module_mask(c: Candidate) -> int:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from primus_lang.ir import Candidate, Cluster, Efficiency, Model, pipeline
+from primus_lang.ir import Candidate, Cluster, Efficiency, Model, derived, pipeline
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -67,8 +67,8 @@ class _Shapes:
         self.tp, self.cp, self.pp = cand.tp, cand.cp, cand.pp
         self.vpp = 2 if cand.schedule == "zbv" else (cand.vpp if cand.schedule == "interleaved" else 1)
         self.ep, self.etp = cand.ep, cand.expert_tp
-        self.dp = max(1, cand.dp(world))
-        self.edp = max(1, cand.expert_dp(world))
+        self.dp = derived.at_least_one(cand.dp(world))
+        self.edp = derived.at_least_one(cand.expert_dp(world))
         self.b, self.s = cand.mbs, cand.seq_len
         self.tokens = self.b * (self.s // self.cp)  # tokens of one micro-batch on one CP rank
         self.sp = cand.sp

@@ -22,7 +22,7 @@ import weakref
 import attrs
 from attrs import frozen
 
-from primus_lang.ir import Candidate, Cluster, Model, Settings
+from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.project.build import stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
@@ -207,7 +207,7 @@ def project(
     settings = settings or Settings()
     oracle = oracle or _default_oracle(cluster)
     world = cluster.world
-    m = max(1, cand.microbatches(world))
+    m = derived.at_least_one(cand.microbatches(world))
     stages = stage_ops(model, cluster, cand)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     launch = cluster.gpu.efficiency.host_launch

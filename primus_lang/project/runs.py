@@ -48,9 +48,9 @@ from primus_lang.diagnostics.codes_projection import (
     RUNS_FILE_TOO_LARGE,
     RUNS_FILE_TOO_MANY_VALUES,
 )
-from primus_lang.hfimport.mapping import hybrid_evidence
-from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings
+from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings, derived
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
+from primus_lang.ir.families import hybrid_evidence
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.lower import load_program
 from primus_lang.lower.ranges import CEILINGS, MAX_WORLD, object_problems
@@ -219,11 +219,14 @@ def _card_model(name: str, card: dict[str, Any], seq_len: int) -> Model:
                   q_lora_rank=_count(ml, "q_lora_rank", 0))
     ffn = _count(card, "ffn_hidden_size", moe.ffn_hidden if moe else 4 * hidden)
     sinks = "sink" in str(card.get("attention") or "").lower()
+    known = {"heads": heads, "hidden": hidden, "seq_len": seq_len}
     return Model(
         name=name, num_layers=_count(card, "num_layers"), hidden=hidden, ffn_hidden=ffn,
-        heads=heads, kv_heads=_count(card, "num_kv_heads", heads), head_dim=_count(card, "head_dim", hidden // heads),
+        heads=heads, kv_heads=_count(card, "num_kv_heads", derived.model_default("kv_heads", known)),
+        head_dim=_count(card, "head_dim", derived.model_default("head_dim", known)),
         vocab=_count(card, "vocab_size"), seq_len=seq_len,
-        max_position_embeddings=_count(card, "max_position_embeddings", seq_len),
+        max_position_embeddings=_count(card, "max_position_embeddings",
+                                       derived.model_default("max_position_embeddings", known)),
         activation=_activation(card.get("activation")), tied_embeddings=bool(card.get("tied_embeddings", False)),
         qk_layernorm=bool(card.get("qk_layernorm", False)), moe=moe, mla=mla,
         mtp_layers=_count(card, "mtp_layers", 0), attention_sinks=sinks,
@@ -502,9 +505,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(f"layout inconsistent: {world} GPUs do not fill whole nodes of {per_node}")
     if par.get("etp") is None and ep > 1 and world % (tp * ep * pp):
         etp = 1  # Megatron would refuse ETP = TP here; the perf recipes set expert TP to 1
-    if ep > 1 and world % ((etp or tp) * ep * pp):
+    if ep > 1 and world % (derived.expert_tp(etp, tp) * ep * pp):
         return skip(f"layout inconsistent: {world} GPUs not divisible by etp*ep*pp")
-    dp = world // (tp * pp * cp)
+    dp = derived.dp(world, tp, pp, cp)
     if gbs % (mbs * dp):
         return skip(f"layout inconsistent: gbs {gbs} not divisible by mbs*dp = {mbs * dp}")
     if ep > 1 and (model.moe is None or model.moe.num_experts % ep):

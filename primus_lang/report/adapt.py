@@ -13,104 +13,15 @@ from typing import Any
 
 import attrs
 
-from primus_lang.ir import Candidate, Provenance, Space
-from primus_lang.ir.candidate import format_value
+from primus_lang.ir import Candidate, Space
 from primus_lang.project.trust import describe
+from primus_lang.report.candidate_view import NAN, candidate_view, figure
 from primus_lang.report.view import (
     CandidateView,
-    MemoryTerm,
-    RankMemory,
     ReportData,
-    TimelineEvent,
     Trajectory,
     TrajectoryPoint,
 )
-
-NAN = float("nan")
-
-
-def knobs(cand: Candidate) -> tuple[tuple[str, str], ...]:
-    return tuple((f.name, format_value(getattr(cand, f.name))) for f in attrs.fields(Candidate))
-
-
-def _float(obj: Any, name: str) -> float:
-    value = getattr(obj, name, None) if obj is not None else None
-    return float(value) if isinstance(value, int | float) else NAN
-
-
-def ranks_of(account: Any) -> tuple[RankMemory, ...]:
-    """The rank classes of a ``memory.MemoryAccount``."""
-    if account is None:
-        return ()
-    out = []
-    for rank in getattr(account, "ranks", ()):
-        terms = tuple(MemoryTerm(str(t.name), int(t.bytes), str(getattr(t, "formula", ""))) for t in rank.terms)
-        out.append(RankMemory(str(rank.name), int(getattr(rank, "stage", 0)), terms, int(rank.total)))
-    return tuple(out)
-
-
-def timeline_of(projection: Any) -> tuple[TimelineEvent, ...]:
-    """The projection's timeline events: attrs events, or tuples (stage, kind, mb, start, end) or
-    the schedule simulator's (stage, kind, chunk, mb, start, end)."""
-    events = getattr(projection, "timeline", None) or ()
-    out = []
-    for e in events:
-        chunk: Any = 0
-        if isinstance(e, tuple) and len(e) >= 6:
-            stage, kind, chunk, mb, start, end = e[:6]
-        elif isinstance(e, tuple):
-            stage, kind, mb, start, end = e[:5]
-        else:
-            stage, kind, mb, start, end = e.stage, e.kind, e.microbatch, e.start, e.end
-            chunk = getattr(e, "chunk", 0)
-        out.append(TimelineEvent(int(stage), str(kind), int(mb), float(start), float(end), int(chunk)))
-    return tuple(out)
-
-
-def breakdown_of(obj: Any) -> tuple[tuple[str, float], ...]:
-    parts = getattr(obj, "breakdown", None) or ()
-    return tuple((str(k), float(v)) for k, v in parts)
-
-
-def candidate_view(
-    cand: Candidate,
-    figures: Any,
-    *,
-    memory_peak: int,
-    fits: bool,
-    account: Any = None,
-    projection: Any = None,
-    strategy: str = "",
-    evaluation: int = 0,
-    provenance: Provenance | None = None,
-) -> CandidateView:
-    """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
-    ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
-    when ``figures`` is None. The search's figures win when both exist: they are what it ranked by."""
-    source = figures if figures is not None else projection
-    tokens = _float(source, "tokens_per_gpu")
-    p = provenance
-    return CandidateView(
-        label=cand.label(),
-        knobs=knobs(cand),
-        step_time=_float(source, "step_time"),
-        tokens_per_gpu=_float(source, "tokens_per_gpu"),
-        tflops_per_gpu=_float(source, "tflops_per_gpu"),
-        mfu=_float(source, "mfu"),
-        bubble_fraction=_float(source, "bubble_fraction"),
-        memory_peak=int(memory_peak),
-        fits=fits,
-        breakdown=breakdown_of(source),
-        ranks=ranks_of(account),
-        timeline=timeline_of(projection),
-        strategy=strategy,
-        evaluation=evaluation,
-        tokens_low=tokens * p.low if p is not None else 0.0,
-        tokens_high=tokens * p.high if p is not None else 0.0,
-        coverage=p.coverage if p is not None else 0.0,
-        paired=p.paired if p is not None else 0.0,
-        basis=p.basis if p is not None else "",
-    )
 
 
 def parse_objective(text: str) -> tuple[str, str]:
@@ -133,7 +44,7 @@ def trajectories(trials: Iterable[Any], metric: str, sense: str) -> tuple[Trajec
         ev = getattr(t, "evaluation", None)
         if not getattr(t, "charged", False) or ev is None:
             continue
-        value = _float(ev, metric) if metric != "memory_peak" else float(getattr(t, "memory_peak", NAN) or NAN)
+        value = figure(ev, metric) if metric != "memory_peak" else float(getattr(t, "memory_peak", NAN) or NAN)
         if math.isfinite(value) and (
             not math.isfinite(best) or (value > best if sense == "maximize" else value < best)
         ):

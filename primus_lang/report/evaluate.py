@@ -7,7 +7,7 @@ from typing import Any
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Provenance, Space
-from primus_lang.report.adapt import candidate_view
+from primus_lang.report.candidate_view import candidate_view
 from primus_lang.report.view import CandidateView
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from primus_lang.ir import derived
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
@@ -90,7 +91,7 @@ def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
     world = cluster.world
     compute = gemm / (rate * world) + attention / (gpu.peak_bf16 * eff.attention * world)
     if cand.pp > 1 and cand.schedule in ("1f1b", "interleaved"):
-        m = max(1, cand.microbatches(world))
+        m = derived.at_least_one(cand.microbatches(world))
         v = cand.vpp if cand.schedule == "interleaved" else 1
         compute *= 1.0 + (cand.pp - 1) / (v * m)
     return compute

@@ -16,6 +16,7 @@ import attrs
 
 from primus_lang.diagnostics import all_codes
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.derived import MODEL_DEFAULTS
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
@@ -23,9 +24,7 @@ from primus_lang.syntax.units import UNITS
 
 
 def _default(f: attrs.Attribute[Any], cls: type | None = None) -> str:
-    from primus_lang.lower.load import DERIVED_DEFAULTS
-
-    derived = DERIVED_DEFAULTS.get(cls, {}).get(f.name) if cls is not None else None
+    derived = MODEL_DEFAULTS.get(f.name) if cls is Model else None
     if derived is not None:
         return derived[0]
     if f.default is attrs.NOTHING:

@@ -10,7 +10,7 @@ from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.search.trial import EVALUATED, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.search.engine import Search
+    from primus_lang.search.view import SearchView
 
 SYSTEM = """You tune distributed LLM-training recipes (Megatron-LM style) for throughput.
 You get a search space (axes and their allowed values), the incumbent recipe and the best and worst
@@ -65,7 +65,7 @@ def _gb(n: int | None) -> str:
     return "?" if n is None else f"{n / 1e9:.1f} GB"
 
 
-def describe_trial(search: Search, t: Trial) -> str:
+def describe_trial(search: SearchView, t: Trial) -> str:
     land = search.land
     if t.candidate is None:
         return "(no recipe)"
@@ -84,7 +84,7 @@ def describe_trial(search: Search, t: Trial) -> str:
     return line
 
 
-def user_message(search: Search, feedback: Sequence[Trial], proposals: int) -> str:
+def user_message(search: SearchView, feedback: Sequence[Trial], proposals: int) -> str:
     land = search.land
     base = land.base
     lines = [

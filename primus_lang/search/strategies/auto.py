@@ -18,7 +18,7 @@ from primus_lang.search.strategies.refine import Refine
 from primus_lang.search.trial import Proposal, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.search.engine import Search
+    from primus_lang.search.view import SearchView
 
 PLANNER_SHARE = 0.6
 EXPLORE_SHARE = 0.85
@@ -36,7 +36,7 @@ class Auto(Strategy):
         self._evolution = Evolutionary()
         self._one_batch = False
 
-    def start(self, search: Search) -> None:
+    def start(self, search: SearchView) -> None:
         super().start(search)
         explorer = self._make_explorer() if self._make_explorer is not None else self._evolution
         self._phases = [(Planner(), PLANNER_SHARE), (explorer, EXPLORE_SHARE), (Refine(), None)]

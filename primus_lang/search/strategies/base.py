@@ -1,6 +1,6 @@
 """The strategy interface: ``propose`` a batch, ``observe`` its trials, repeat.
 
-A strategy sees the search through the engine (``Search``): the landscape, what has been evaluated,
+A strategy sees the search through the engine (``SearchView``): the landscape, what has been evaluated,
 the incumbent, the budget left and a random generator seeded from the run's seed and its own name.
 It returns an empty batch when it has nothing left to propose.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from primus_lang.search.trial import Proposal, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.search.engine import Search
+    from primus_lang.search.view import SearchView
 
 
 class Strategy:
@@ -24,15 +24,15 @@ class Strategy:
     def __init__(self) -> None:
         self.proven = False  # set when the strategy has proved the incumbent optimal
         self.stop_reason = ""  # why it proposed nothing (empty: the engine's default)
-        self._search: Search | None = None
+        self._search: SearchView | None = None
 
     @property
-    def search(self) -> Search:
+    def search(self) -> SearchView:
         if self._search is None:
             raise RuntimeError(f"strategy {self.name} used before start()")
         return self._search
 
-    def start(self, search: Search) -> None:
+    def start(self, search: SearchView) -> None:
         self._search = search
 
     def propose(self) -> list[Proposal]:

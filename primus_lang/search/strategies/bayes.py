@@ -21,7 +21,7 @@ from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.search.engine import Search
+    from primus_lang.search.view import SearchView
 
 ASKS_PER_PROPOSAL = 25
 STARTUP_TRIALS = 10
@@ -40,7 +40,7 @@ class Bayes(Strategy):
         self._told: set[int] = set()
         self._native = True
 
-    def start(self, search: Search) -> None:
+    def start(self, search: SearchView) -> None:
         super().start(search)
         try:
             import optuna

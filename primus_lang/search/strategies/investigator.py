@@ -23,7 +23,7 @@ from primus_lang.search.strategies.evolutionary import Evolutionary
 from primus_lang.search.trial import Proposal, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.search.engine import Search
+    from primus_lang.search.view import SearchView
 
 FAILED_ROUNDS = 2  # rounds in a row without a usable reply before the investigator gives up
 IDLE_ROUNDS = 3  # rounds in a row whose proposals bring no new evaluation (repeats, illegal, refused)
@@ -43,7 +43,7 @@ class Investigator(Strategy):
         self.accepted = 0  # proposals parsed from replies
         self.dropped = 0  # replies dropped after their retries
 
-    def start(self, search: Search) -> None:
+    def start(self, search: SearchView) -> None:
         super().start(search)
         if self.fallback is not None:
             self.fallback.start(search)

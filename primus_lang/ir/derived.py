@@ -1,0 +1,83 @@
+"""Facts that follow from other facts: parallel group sizes, micro-batch counts, model defaults.
+
+Every stage asks here, so that legality, memory, projection, the benchmark and the published-run
+reader agree on what DP or a micro-batch count is. Each function takes Python ints (one candidate)
+or numpy columns (the legality frame, the memory pre-filter) and computes the same integers on both.
+
+Two floors, on purpose:
+- ``dp``, ``edp``, ``microbatches`` are the exact quotients, 0 where the parallel sizes exceed the
+  world or GBS: legality reads them to reject such a point, so they must not be rounded up;
+- ``at_least_one`` is what memory applies before using them, so that a byte count stays defined on
+  a point the legality checker rejects (memory is also asked about illegal points, to explain them).
+A divisor below 1 counts as 1: the quotient of a knob left at 0 is never a ZeroDivisionError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Num = Any  # a Python int, a numpy scalar or a numpy integer column
+
+
+def maximum(a: Num, b: Num) -> Num:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    return np.maximum(a, b)
+
+
+def at_least_one(x: Num) -> Num:
+    return maximum(x, 1)
+
+
+def expert_tp(etp: Num, tp: Num) -> Num:
+    """Expert tensor parallelism: ``etp``, or TP where ``etp`` is 0 (Megatron's default)."""
+    if isinstance(etp, int) and isinstance(tp, int):
+        return etp or tp
+    return np.where(etp == 0, tp, etp)
+
+
+def model_parallel(tp: Num, pp: Num, cp: Num) -> Num:
+    return tp * pp * cp
+
+
+def dp(world: Num, tp: Num, pp: Num, cp: Num) -> Num:
+    """Data-parallel replicas: the world over TP x PP x CP."""
+    return world // at_least_one(model_parallel(tp, pp, cp))
+
+
+def dp_cp(world: Num, tp: Num, pp: Num) -> Num:
+    """The distributed optimizer's shard group: data- and context-parallel ranks together."""
+    return world // at_least_one(tp * pp)
+
+
+def edp(world: Num, etp: Num, ep: Num, pp: Num) -> Num:
+    """Expert data-parallel replicas; ``etp`` is the effective expert TP (see ``expert_tp``)."""
+    return world // at_least_one(etp * ep * pp)
+
+
+def microbatches(gbs: Num, mbs: Num, dp: Num) -> Num:
+    """Micro-batches per step on each data-parallel replica."""
+    return gbs // at_least_one(mbs * dp)
+
+
+def _head_dim(v: dict[str, Any]) -> Any:
+    return v["hidden"] // v["heads"] if "hidden" in v and v.get("heads") else None
+
+
+# Model fields a card may leave out because they follow from others (Megatron's own defaults); the
+# language, `import-hf` and the published-run reader all fill them from here.
+# Each: (how docs/language.md writes the default, the rule that computes it from the other fields,
+# None where those are missing).
+MODEL_DEFAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
+    "kv_heads": ("`heads`", lambda v: v.get("heads")),
+    "head_dim": ("`hidden / heads`", _head_dim),
+    "max_position_embeddings": ("`seq_len`", lambda v: v.get("seq_len")),
+}
+
+
+def model_default(name: str, fields: dict[str, Any]) -> Any:
+    """The default of model field ``name`` given the fields already known (None if it has none yet)."""
+    return MODEL_DEFAULTS[name][1](fields)

@@ -1,0 +1,200 @@
+"""The stage order of docs/architecture.md, held by reading every module's imports.
+
+Every ``import`` counts, at module level, inside a function, or under ``TYPE_CHECKING``: a lazy
+import still makes the earlier stage depend on the later one. The order is read from the table of
+docs/architecture.md, so the document and this test cannot disagree.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import primus_lang
+
+PACKAGE = Path(primus_lang.__file__).parent
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+# Front ends: they run stages and may import any of them, and no stage imports them.
+FRONT_ENDS = ("commands", "cli", "lsp")
+
+# Imports from a stage into a later one, kept on purpose: (importer, imported) -> why.
+LATER_STAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("primus_lang.search.explain", "primus_lang.report.units"):
+        "the search's winner explanation writes sizes in the report's GiB format; the formats belong "
+        "to the report's owners and move down with them",
+    ("primus_lang.bench.campaign", "primus_lang.emit.templating"):
+        "a benchmark campaign renders its job scripts with the emitters' shell-quoting Jinja2 "
+        "environment rather than a second one",
+}
+
+# Imports into another stage's submodules rather than its package (the public API of the table),
+# as they stand; docs/architecture.md forbids them. The list may only shrink: a new one fails, and
+# so does one that is gone (remove it here). ir/ and diagnostics/ are vocabulary: every submodule
+# of theirs is public. Front ends are not held to this.
+PRIVATE_IMPORT_DEBTS = frozenset({
+    ("primus_lang.bench.campaign", "primus_lang.emit.templating"),
+    ("primus_lang.bench.compose", "primus_lang.project.collectives"),
+    ("primus_lang.bench.compose", "primus_lang.project.ops"),
+    ("primus_lang.bench.compose", "primus_lang.project.schedule"),
+    ("primus_lang.bench.logs", "primus_lang.lower.ranges"),
+    ("primus_lang.bench.oracle", "primus_lang.project.collectives"),
+    ("primus_lang.bench.oracle", "primus_lang.project.ops"),
+    ("primus_lang.bench.oracle", "primus_lang.project.oracle"),
+    ("primus_lang.check.enumerate", "primus_lang.lower.names"),
+    ("primus_lang.check.evaluate", "primus_lang.syntax.exprtext"),
+    ("primus_lang.check.frame", "primus_lang.lower.names"),
+    ("primus_lang.check.point", "primus_lang.lower.domains"),
+    ("primus_lang.emit.campaign", "primus_lang.project.trust"),
+    ("primus_lang.emit.coverage", "primus_lang.check.enumerate"),
+    ("primus_lang.lower.load", "primus_lang.syntax.parser"),
+    ("primus_lang.lower.values", "primus_lang.syntax.units"),
+    ("primus_lang.project.calibrate", "primus_lang.syntax.format"),
+    ("primus_lang.project.runs", "primus_lang.lower.ranges"),
+    ("primus_lang.project.validate", "primus_lang.memory.unpublished"),
+    ("primus_lang.report.adapt", "primus_lang.project.trust"),
+    ("primus_lang.report.adapt", "primus_lang.search.ties"),
+    ("primus_lang.report.evaluate", "primus_lang.memory.account"),
+    ("primus_lang.report.evaluate", "primus_lang.memory.result"),
+    ("primus_lang.report.evaluate", "primus_lang.memory.unpublished"),
+    ("primus_lang.report.explain_row", "primus_lang.project.validate"),
+    ("primus_lang.report.trace", "primus_lang.search.trace"),
+    ("primus_lang.report.trace", "primus_lang.search.trial"),
+    ("primus_lang.search.explain", "primus_lang.report.units"),
+    ("primus_lang.search.plan", "primus_lang.project.oracle"),
+    ("primus_lang.search.stages", "primus_lang.memory.prefilter"),
+    ("primus_lang.search.stages", "primus_lang.memory.result"),
+    ("primus_lang.search.stages", "primus_lang.project.oracle"),
+    ("primus_lang.search.ties", "primus_lang.project.trust"),
+})
+# The syntax tree is the vocabulary of parse() (docs/architecture.md: ``parse(text, file) -> ast.Module``).
+PUBLIC_SUBMODULES = frozenset({"primus_lang.syntax.ast"})
+
+
+def stage_order() -> list[str]:
+    """The stages in the order of the table of docs/architecture.md."""
+    return re.findall(r"^\| `(\w+)/` \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M)
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("primus_lang", *path.relative_to(PACKAGE).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = modules()
+
+
+def imports_of(name: str, path: Path) -> Iterator[tuple[str, int]]:
+    """The primus_lang modules ``name`` imports (a ``from package import submodule`` names the
+    submodule), with the line of each, wherever the import statement sits."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            # a module's own packages are initialised before it in any case
+            if target.startswith("primus_lang") and target != name and not name.startswith(target + "."):
+                yield target, node.lineno
+
+
+GRAPH = {name: sorted(set(imports_of(name, path))) for name, path in MODULES.items()}
+
+
+def stage_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_the_table_names_the_stages() -> None:
+    order = stage_order()
+    assert order[:3] == ["ir", "diagnostics", "syntax"] and "commands" in order
+    for stage in order:
+        assert f"primus_lang.{stage}" in MODULES, f"docs/architecture.md lists `{stage}/`, which is no package"
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    order = [s for s in stage_order() if s not in FRONT_ENDS]
+    rank = {s: i for i, s in enumerate(order)}
+    bad = []
+    for name, targets in GRAPH.items():
+        here = stage_of(name)
+        if here not in rank:
+            continue
+        for target, line in targets:
+            there = stage_of(target)
+            if there in FRONT_ENDS:
+                bad.append(f"{name}:{line} imports the front end {target}")
+            elif there in rank and rank[there] > rank[here] and (name, target) not in LATER_STAGE_EXCEPTIONS:
+                bad.append(f"{name}:{line} imports {target}, a later stage")
+    assert not bad, "\n".join(bad)
+
+
+def test_exceptions_are_still_needed() -> None:
+    used = {(name, target) for name, targets in GRAPH.items() for target, _ in targets}
+    assert set(LATER_STAGE_EXCEPTIONS) <= used, set(LATER_STAGE_EXCEPTIONS) - used
+
+
+def private_imports() -> set[tuple[str, str]]:
+    out = set()
+    for name, targets in GRAPH.items():
+        if stage_of(name) in FRONT_ENDS:
+            continue
+        for target, _ in targets:
+            there = stage_of(target)
+            if (there != stage_of(name) and there not in ("ir", "diagnostics", *FRONT_ENDS)
+                    and target.count(".") > 1 and target not in PUBLIC_SUBMODULES and target in MODULES):
+                out.add((name, target))
+    return out
+
+
+def test_imports_into_other_stages_submodules_only_shrink() -> None:
+    found = private_imports()
+    new = sorted(found - PRIVATE_IMPORT_DEBTS)
+    gone = sorted(PRIVATE_IMPORT_DEBTS - found)
+    assert not new, "use the stage's package (its public API), not its submodules:\n" + "\n".join(map(str, new))
+    assert not gone, "paid off; remove from PRIVATE_IMPORT_DEBTS:\n" + "\n".join(map(str, gone))
+
+
+def test_no_import_cycles() -> None:
+    """Strongly connected components of the module graph (Tarjan), lazy imports included."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w, _ in GRAPH.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in MODULES:
+        if name not in index:
+            visit(name)
+    assert not cycles, "import cycles (break them with a small interface module):\n" + "\n".join(map(str, cycles))
