@@ -58,3 +58,21 @@ OUTPUT_NOT_EMPTY = register(
     "`primusc emit --out DIR` refuses to mix new launch files with old ones. Pass `--force` to\n"
     "replace the files primusc writes, or choose an empty folder.",
 )
+
+SITE_UNSUPPORTED = register(
+    "P7013",
+    "site-not-expressible",
+    "the space's site profile asks for something the target's launcher cannot do",
+    "A site is written once per cluster, so it may hold settings for another launcher; what the\n"
+    "chosen launcher would have to drop is refused instead: a volume claim (`claim`) or forwarded\n"
+    "variable on Slurm or a single node, a container runtime with the local launcher.\n"
+    "Fix: emit for the launcher the site describes, or give the mount a `host` folder.",
+)
+NULL_TOKENIZER = register(
+    "P7014",
+    "null-tokenizer-with-data",
+    "`--var data_path` names real data while the tokenizer stays NullTokenizer",
+    "With real data the run needs the tokenizer the corpus was made with: `--var tokenizer_model=...`\n"
+    "(HuggingFaceTokenizer) or `--var tokenizer_type=...`. A `run { ... }` block is checked the same\n"
+    "way where it is written (P3038).",
+)

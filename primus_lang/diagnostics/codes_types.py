@@ -117,3 +117,79 @@ TOO_LARGE = register(
     "a typo (a digit too many, GB for MB) and would only overflow the checks' 64-bit arithmetic or make\n"
     "them run for minutes to say nothing fits. `docs/language.md` lists the ceilings.",
 )
+
+# ---- site profiles (`site NAME { ... }`, docs/language.md) and a space's `run` block ------------
+SITE_PATH = register(
+    "P3030",
+    "site-path-not-absolute",
+    "a site's mount, checkout or data path is not an absolute path",
+    "Mounts and the folders a site names are seen from every node and inside the container, where no\n"
+    "working folder is agreed on: `path`, `host`, `megatron_dir`, `primus_dir`, `data_root` and\n"
+    "`checkpoint_root` start with `/`, and hold no `:` or `,` (the runtimes' mount lists split on them).\n\n"
+    "    mounts { data { host = \"lustre/data\"; path = \"/data\" } }    # refused\n\n"
+    "Fix: write the full path, `host = \"/lustre/data\"`.",
+)
+SITE_RUNTIME = register(
+    "P3031",
+    "unknown-container-runtime",
+    "a site names a container runtime primusc cannot start",
+    "`runtime` is one of none, pyxis (NVIDIA's Slurm plugin over enroot), apptainer (also Singularity's\n"
+    "successor), docker or podman. `enroot` alone is what pyxis runs: write `runtime = pyxis`.",
+)
+SITE_IMAGE = register(
+    "P3032",
+    "missing-container-image",
+    "a site names a container runtime but no image",
+    "A container runtime needs an image to start: `image = \"nvcr.io/nvidia/pytorch:25.01-py3\"` (pyxis,\n"
+    "docker, podman), or a `.sif` file or `docker://` reference for apptainer.",
+)
+SITE_MOUNT = register(
+    "P3033",
+    "bad-mount",
+    "a site mount names neither or both of a host folder and a volume claim, or an unusable name",
+    "Each entry of `mounts { ... }` is `NAME { path = \"/in/container\"; host = \"/on/the/node\" }` or, on\n"
+    "Kubernetes, `NAME { path = ...; claim = \"pvc-name\" }`: exactly one source. NAME becomes the\n"
+    "Kubernetes volume name, so it is lowercase letters, digits and `_` (written as `-`).",
+)
+SITE_ENV = register(
+    "P3034",
+    "bad-site-environment",
+    "a site's environment sets a variable primusc controls, or a value that is not text",
+    "`env { NCCL_SOCKET_IFNAME = \"ib0\"; WANDB_API_KEY = forward }` sets a value or forwards the\n"
+    "submitter's. The rendezvous (MASTER_ADDR, MASTER_PORT, NNODES, NODE_RANK, GPUS_PER_NODE, RANK,\n"
+    "WORLD_SIZE, LOCAL_RANK), CUDA_DEVICE_MAX_CONNECTIONS (Megatron asserts its value) and the probe\n"
+    "hook PRIMUSC_TORCHRUN come from the launch files and cannot be set here.",
+)
+SITE_SELECTOR = register(
+    "P3035",
+    "bad-kubernetes-selector",
+    "a site's node selector or toleration list is not in kubectl's form",
+    "`node_selector = \"key=value,key=value\"` (kubectl's label form) and `tolerations =\n"
+    "\"key=value:NoSchedule,key:NoExecute\"` (kubectl taint's form; effects NoSchedule,\n"
+    "PreferNoSchedule, NoExecute). Keys are Kubernetes label keys (`nvidia.com/gpu.product`).",
+)
+SITE_VALUE = register(
+    "P3036",
+    "bad-site-value",
+    "a site value lands where quoting cannot protect it and is not of the form it needs there",
+    "Slurm names (partition, account, QoS, reservation) are written into `#SBATCH` lines, Kubernetes\n"
+    "names (namespace, queues, priority class) into object names and labels: they are plain words\n"
+    "(letters, digits, `-`, `_`, `.`; lowercase DNS labels on Kubernetes). Control characters are\n"
+    "refused everywhere.",
+)
+RUN_DATA = register(
+    "P3037",
+    "bad-data-blend",
+    "a data blend is not a prefix or a list of weight-prefix pairs",
+    "Megatron reads `--data-path` as one prefix or as pairs `WEIGHT PREFIX ...` with positive weights:\n"
+    "`data = \"0.7 wiki/text_document 0.3 code/text_document\"`. The per-split fields (`train_data`,\n"
+    "`valid_data`, `test_data`) take the same forms and replace `data` (Megatron refuses both).",
+)
+RUN_TOKENIZER = register(
+    "P3038",
+    "null-tokenizer-with-data",
+    "a run reads real data with the null tokenizer",
+    "NullTokenizer gives every id of the model's vocabulary and no text; with real data it would\n"
+    "silently train on token ids the corpus's tokenizer never meant. Name the tokenizer:\n"
+    "`tokenizer_model = \"meta-llama/Llama-3.1-70B\"` (HuggingFaceTokenizer), or set `tokenizer`.",
+)

@@ -13,7 +13,10 @@ Megatron-FSDP user guide (docs/discussions/megatron-fsdp-user-guide) for the FSD
 from __future__ import annotations
 
 from primus_lang.emit.context import Variables
+from primus_lang.emit.sites import data_paths, under
 from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir.run import DECAY_STYLES, Run
+from primus_lang.ir.site import Site
 
 Setting = bool | int | float | str | tuple[str, ...]  # a tuple is a multi-value flag (nargs)
 Settings = dict[str, Setting]
@@ -244,17 +247,21 @@ def balancing_settings(model: Model) -> Settings:
     return s
 
 
-def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
+def run_settings(model: Model, cand: Candidate, v: Variables, run: Run | None = None,
+                 site: Site | None = None) -> Settings:
     """Training-run plumbing: iterations, learning rate, data, tokenizer, checkpoints, logging.
 
     What Megatron and Primus default differently is written out, so both frameworks run the same
     schedule: Primus's trainer config warms up for 40 iterations without weight decay, and restarts a
     checkpointed run as a fine-tune (iteration 0, fresh optimizer) unless told otherwise."""
+    if run is not None:
+        return training_settings(model, cand, v, run, site)
     s: Settings = {"train_iters": int(v.train_iters), "lr": float(v.lr), "lr_warmup_iters": 0,
                    "weight_decay": 0.01, "log_interval": int(v.log_interval), "eval_iters": int(v.eval_iters),
                    "eval_interval": int(v.eval_interval)}
+    data_root = site.data_root if site is not None else ""
     if v.data_path:
-        s["data_path"] = v.data_path
+        s["data_path"] = _one_or_many(data_paths(v.data_path, data_root))
     else:
         s["mock_data"] = True
     s["tokenizer_type"] = v.tokenizer_type
@@ -263,8 +270,9 @@ def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
     else:
         s["vocab_size"] = model.vocab
     if v.checkpoint_dir:
-        s["save"] = v.checkpoint_dir
-        s["load"] = v.checkpoint_dir
+        folder = under(site.checkpoint_root if site is not None else "", v.checkpoint_dir)
+        s["save"] = folder
+        s["load"] = folder
         # Megatron asserts an interval whenever it saves
         s["save_interval"] = int(v.save_interval or v.train_iters)
         s["finetune"] = False
@@ -273,11 +281,62 @@ def run_settings(model: Model, cand: Candidate, v: Variables) -> Settings:
     return s
 
 
-def megatron_settings(model: Model, cluster: Cluster, cand: Candidate, v: Variables) -> Settings:
+def _one_or_many(paths: tuple[str, ...]) -> Setting:
+    # one prefix stays a plain value, so a run without a blend emits what it always did
+    return paths[0] if len(paths) == 1 else paths
+
+
+def training_settings(model: Model, cand: Candidate, v: Variables, run: Run, site: Site | None) -> Settings:
+    """A ``run`` block's training run: schedule, optimizer, data splits, logging, checkpoints. What
+    the block leaves out is the published recipe's value (ir/run.py names the source)."""
+    iters = int(v.train_iters)
+    lr = float(v.lr)
+    s: Settings = {
+        "train_iters": iters, "lr": lr, "min_lr": run.min_lr or lr / 10,
+        "lr_decay_style": DECAY_STYLES[run.decay], "lr_warmup_iters": run.warmup_iters,
+        "lr_decay_iters": run.decay_iters or iters,
+        "weight_decay": run.weight_decay, "adam_beta1": run.adam_beta1, "adam_beta2": run.adam_beta2,
+        "adam_eps": run.adam_eps, "clip_grad": run.clip_grad, "init_method_std": run.init_std,
+        "log_interval": int(v.log_interval), "log_throughput": run.log_throughput,
+        "eval_iters": int(v.eval_iters), "eval_interval": int(v.eval_interval),
+    }
+    if run.tensorboard_dir:
+        s["tensorboard_dir"] = run.tensorboard_dir
+    if run.wandb_project:
+        s["wandb_project"] = run.wandb_project
+        s["wandb_exp_name"] = v.job_name
+    root = site.data_root if site is not None else ""
+    if run.train_data and v.data_path == run.train_data:  # the per-split form, unless --var replaced it
+        for name in ("train_data", "valid_data", "test_data"):
+            if getattr(run, name):
+                s[f"{name}_path"] = data_paths(getattr(run, name), root)
+    elif v.data_path:
+        s["data_path"] = data_paths(v.data_path, root)
+        if run.split:
+            s["split"] = run.split
+    else:
+        s["mock_data"] = True
+    s["tokenizer_type"] = v.tokenizer_type
+    if v.tokenizer_model:
+        s["tokenizer_model"] = v.tokenizer_model
+    else:
+        s["vocab_size"] = model.vocab
+    if v.checkpoint_dir:
+        folder = under(site.checkpoint_root if site is not None else "", v.checkpoint_dir)
+        s["save"] = folder
+        s["load"] = folder
+        s["save_interval"] = int(v.save_interval or v.train_iters)
+        s["finetune"] = False
+    s["ckpt_format"] = "fsdp_dtensor" if cand.sharding == "fsdp" else run.ckpt_format
+    return s
+
+
+def megatron_settings(model: Model, cluster: Cluster, cand: Candidate, v: Variables, run: Run | None = None,
+                      site: Site | None = None) -> Settings:
     """All settings, in a stable order: architecture, then parallelism, then the run."""
     _ = cluster  # the layout's world size reaches Megatron through the launcher, not an argument
     settings: Settings = {}
     settings.update(model_settings(model, cand.seq_len))
     settings.update(parallel_settings(model, cand))
-    settings.update(run_settings(model, cand, v))
+    settings.update(run_settings(model, cand, v, run, site))
     return settings

@@ -20,7 +20,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, UNKNOWN_VARIABLE
 
 MEGATRON_VERSIONS = ("core_v0.16", "core_v0.12")
-CONTAINERS = ("none", "pyxis", "docker", "podman")
+CONTAINERS = ("none", "pyxis", "apptainer", "docker", "podman")
 SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 
 # A Kubernetes object name (RFC 1123 label); also safe unquoted in an #SBATCH line. 50 leaves room
@@ -127,7 +127,8 @@ VARIABLES: dict[str, Variable] = {
         Variable("time_limit", "01:00:00", "Slurm time limit ([D-]HH:MM:SS)",
                  _pattern(_SLURM_TIME, "a Slurm time such as 04:00:00 or 1-00:00:00")),
         Variable("slurm_gpus", "gpus-per-node", "how sbatch asks for GPUs", _choice(SLURM_GPU_REQUESTS)),
-        Variable("container", "none", "container runtime for Slurm (pyxis, docker, podman)", _choice(CONTAINERS)),
+        Variable("container", "none", "container runtime for Slurm (pyxis, apptainer, docker, podman)",
+                 _choice(CONTAINERS)),
         Variable("container_image", "", "container image (required for k8s and Slurm containers)"),
         Variable("megatron_version", "core_v0.16", "Megatron-LM flag profile", _choice(MEGATRON_VERSIONS)),
         Variable("megatron_dir", "/workspace/Megatron-LM", "Megatron-LM checkout on the nodes"),
@@ -178,10 +179,12 @@ def default_job_name(space_name: str) -> str:
     return label or "primusc"
 
 
-def resolve_variables(given: Mapping[str, str], space_name: str) -> Variables:
-    """Check every ``--var`` against the table and fill in the defaults."""
+def resolve_variables(given: Mapping[str, str], space_name: str, defaults: Mapping[str, str] | None = None) -> Variables:
+    """Check every ``--var`` against the table and fill in the defaults: ``defaults`` (what the
+    space's site and run block say, checked where they are written) before the table's own."""
     problems: list[Diagnostic] = []
     values: dict[str, str] = {name: v.default for name, v in VARIABLES.items()}
+    values.update(defaults or {})
     for name, value in sorted(given.items()):
         var = VARIABLES.get(name)
         if var is None:

@@ -15,11 +15,19 @@ from typing import Any
 import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, ILLEGAL_CANDIDATE, UNKNOWN_TARGET, UNSUPPORTED
+from primus_lang.diagnostics.codes_emit import (
+    BAD_VARIABLE,
+    ILLEGAL_CANDIDATE,
+    NULL_TOKENIZER,
+    SITE_UNSUPPORTED,
+    UNKNOWN_TARGET,
+    UNSUPPORTED,
+)
 from primus_lang.emit.context import EmitContext, Variables, resolve_variables
 from primus_lang.emit.environment import collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, Framework
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
+from primus_lang.emit.sites import site_problems, variable_defaults
 from primus_lang.emit.templating import render
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -81,9 +89,9 @@ def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dic
 def _parts(space: Space, cand: Candidate, target: str,
            ctx: EmitContext) -> tuple[Framework, Launcher, Variables]:
     framework_cls, launcher_cls = parse_target(target)
-    variables = resolve_variables(ctx.variables, space.name)
-    return (framework_cls(space.model, space.cluster, cand, variables), launcher_cls(space.cluster, variables),
-            variables)
+    variables = resolve_variables(ctx.variables, space.name, variable_defaults(space))
+    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site),
+            launcher_cls(space.cluster, variables, space.site), variables)
 
 
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:
@@ -107,6 +115,7 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
             ]
         )
     _refuse_missing(launcher)
+    _refuse_site(space, launcher, variables)
     return _render(space, cand, target, ctx, framework, launcher, variables)
 
 
@@ -122,11 +131,25 @@ def _refuse_missing(launcher: Launcher) -> None:
         )
 
 
+def _refuse_site(space: Space, launcher: Launcher, variables: Variables) -> None:
+    out = [Diagnostic(SITE_UNSUPPORTED, f"the {launcher.NAME} launcher cannot use site `{space.site.name}`: {p}",
+                      space.site.span, help="see `primusc explain P7013`")
+           for p in site_problems(space.site, launcher.NAME)] if space.site is not None else []
+    if variables.data_path and variables.tokenizer_type == "NullTokenizer":
+        out.append(Diagnostic(NULL_TOKENIZER, "the data path names real data, but the tokenizer is NullTokenizer",
+                              help="pass `--var tokenizer_model=...` (or `--var tokenizer_type=...`)"))
+    if out:
+        raise CompileError(out)
+
+
 def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:
     """What ``emit`` refuses whatever the candidate: an unknown target, an unknown or malformed
     variable, one the launcher needs and was not given. ``plan`` asks before it searches."""
     _, launcher_cls = parse_target(target)
-    _refuse_missing(launcher_cls(space.cluster, resolve_variables(given, space.name)))
+    variables = resolve_variables(given, space.name, variable_defaults(space))
+    launcher = launcher_cls(space.cluster, variables, space.site)
+    _refuse_missing(launcher)
+    _refuse_site(space, launcher, variables)
 
 
 def _render(
@@ -147,7 +170,8 @@ def _render(
         "world": cluster.world,
         "vendor": cluster.gpu.vendor,
         "collective": collective_library(cluster),
-        "env": environment(cluster, cand),
+        "env": environment(cluster, cand, space.site),
+        "site": space.site,
         "program_template": framework.PROGRAM_TEMPLATE,
         "framework": framework.NAME,
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from primus_lang.ir import Candidate, Cluster
+from primus_lang.ir.site import Site
 
 # NVIDIA parts of compute capability 10 and later (Blackwell): Megatron no longer needs
 # CUDA_DEVICE_MAX_CONNECTIONS=1 there. Matched on the profile's name, as the IR has no architecture.
@@ -32,8 +33,9 @@ def device_max_connections(cluster: Cluster, cand: Candidate) -> str | None:
     return None
 
 
-def environment(cluster: Cluster, cand: Candidate) -> tuple[tuple[str, str | None], ...]:
-    """Ordered (name, value) pairs; value None means ``unset``."""
+def environment(cluster: Cluster, cand: Candidate, site: Site | None = None) -> tuple[tuple[str, str | None], ...]:
+    """Ordered (name, value) pairs; value None means ``unset``. A site's values come after the
+    presets and replace those of the same name (its network settings know the fabric)."""
     env: list[tuple[str, str | None]] = [("CUDA_DEVICE_MAX_CONNECTIONS", device_max_connections(cluster, cand))]
     if cluster.gpu.vendor == "amd":
         # RCCL reads the NCCL_* names. Values from AMD Primus runner/helpers/envs/perf_tuning.sh.
@@ -45,6 +47,9 @@ def environment(cluster: Cluster, cand: Candidate) -> tuple[tuple[str, str | Non
         ]
     else:
         env += [("TORCH_NCCL_HIGH_PRIORITY", "1")]
+    if site is not None:
+        own = dict(site.values())
+        env = [(name, value) for name, value in env if name not in own] + list(own.items())
     return tuple(env)
 
 

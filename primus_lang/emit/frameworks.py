@@ -15,7 +15,11 @@ from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
 from primus_lang.emit.context import Variables
 from primus_lang.emit.profiles import PROFILES, Profile
 from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir.run import Run
+from primus_lang.ir.site import Site
 
+# Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
+DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
 # Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
 PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
 
@@ -30,10 +34,11 @@ class Framework:
     # output path -> template, for files only this framework writes
     TEMPLATES: ClassVar[dict[str, str]] = {}
 
-    def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables) -> None:
+    def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
+                 run: Run | None = None, site: Site | None = None) -> None:
         self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
         self.profile: Profile = PROFILES[variables.megatron_version]
-        self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables))
+        self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
 
     def preprocess(self, settings: Settings) -> Settings:
         return self.profile.extras(settings)
@@ -142,6 +147,8 @@ class Primus(Framework):
                 # On the command line Megatron parses "(127,0)"; Primus hands YAML values to it as
                 # they are, so the pair goes in as a list (as Primus's gpt-oss configs write it).
                 value = [int(part) for part in setting.strip("()").split(",")]
+            elif dest in DATA_PATHS and isinstance(setting, tuple):
+                value = " ".join(setting)
             elif isinstance(setting, tuple):
                 value = list(setting)
             # Primus's trainer config names the training corpus train_data_path.

@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from primus_lang.emit.context import Variables
 from primus_lang.ir import Cluster
+from primus_lang.ir.site import Site
 
 
 class Launcher:
@@ -20,8 +21,8 @@ class Launcher:
     TEMPLATES: ClassVar[dict[str, str]] = {}
     EXECUTABLE: ClassVar[frozenset[str]] = frozenset({"node.sh"})
 
-    def __init__(self, cluster: Cluster, variables: Variables) -> None:
-        self.cluster, self.variables = cluster, variables
+    def __init__(self, cluster: Cluster, variables: Variables, site: Site | None = None) -> None:
+        self.cluster, self.variables, self.site = cluster, variables, site
 
     def unsupported(self) -> list[str]:
         out = []
@@ -40,7 +41,7 @@ class Launcher:
 
 class Slurm(Launcher):
     NAME = "slurm"
-    CONTAINER_RUNTIMES = frozenset({"none", "pyxis", "docker", "podman"})
+    CONTAINER_RUNTIMES = frozenset({"none", "pyxis", "apptainer", "docker", "podman"})
     TEMPLATES: ClassVar[dict[str, str]] = {"launch.sbatch": "slurm/launch.sbatch.j2"}
     EXECUTABLE = frozenset({"node.sh", "launch.sbatch"})
 
@@ -59,6 +60,9 @@ class Kubernetes(Launcher):
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()
+        if self.site is not None and self.variables.container == self.site.runtime:
+            # a site's runtime is how its Slurm starts the image; a pod runs the image itself
+            out = [p for p in out if not p.startswith("`container`")]
         if self.cluster.gpu.vendor not in self.GPU_RESOURCES:
             out.append(f"GPU vendor `{self.cluster.gpu.vendor}`: no Kubernetes GPU resource name is known for it")
         return out

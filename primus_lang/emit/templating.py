@@ -18,7 +18,12 @@ from primus_lang.resources import data_dir
 
 
 def shell_quote(value: object) -> str:
-    return shlex.quote(str(value))
+    text = str(value)
+    quoted = shlex.quote(text)
+    if quoted == text and "," in text:
+        # shellcheck reads a bare comma inside an array as a mistaken separator (SC2054)
+        return f"'{text}'"
+    return quoted
 
 
 def json_scalar(value: object) -> str:

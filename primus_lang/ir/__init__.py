@@ -3,6 +3,8 @@
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
+from primus_lang.ir.run import Run
+from primus_lang.ir.site import EnvVar, Mount, Site
 from primus_lang.ir.space import (
     Axis,
     Budget,
@@ -28,6 +30,7 @@ __all__ = [
     "Constraint",
     "Domain",
     "Efficiency",
+    "EnvVar",
     "Expr",
     "Gpu",
     "Let",
@@ -36,11 +39,14 @@ __all__ = [
     "Mla",
     "Model",
     "Moe",
+    "Mount",
     "Objective",
     "Program",
     "Provenance",
     "Recompute",
+    "Run",
     "Settings",
+    "Site",
     "Space",
     "Span",
     "Value",

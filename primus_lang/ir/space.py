@@ -7,6 +7,8 @@ from attrs import field, frozen
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
+from primus_lang.ir.run import Run
+from primus_lang.ir.site import Site
 from primus_lang.ir.span import Span
 
 # A value an axis can take: a knob's int, enum name, flag, or a recompute setting.
@@ -147,6 +149,8 @@ class Space:
     span: Span | None = field(default=None, eq=False, repr=False)
     # where each fixed knob or axis is written, so a rule's diagnostic can point at the knob
     knob_spans: tuple[tuple[str, Span], ...] = field(default=(), eq=False, repr=False)
+    site: Site | None = None  # the cluster's site profile (`site = NAME`); None: emit as without one
+    run: Run | None = None  # the training run (`run { ... }`); None: a throughput measurement
 
     @property
     def headroom(self) -> float:
@@ -163,3 +167,4 @@ class Program:
     gpus: tuple[Gpu, ...] = ()
     clusters: tuple[Cluster, ...] = ()
     spaces: tuple[Space, ...] = ()
+    sites: tuple[Site, ...] = ()

@@ -17,9 +17,11 @@ from primus_lang.ir.derived import MODEL_DEFAULTS
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.site import Site
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.ranges import range_problems
+from primus_lang.lower.site import site_blocks
 from primus_lang.lower.scope import Entry, LoadedModule
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
@@ -27,7 +29,7 @@ from primus_lang.resources import data_dir
 from primus_lang.syntax import ast, parse
 from primus_lang.syntax.parser import read_source
 
-CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster}
+CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster, "site": Site}
 KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
 
 
@@ -219,6 +221,9 @@ class Loader:
         fixed: dict[str, Any],
         d: ast.Definition | None,
     ) -> Any:
+        if cls is Site:  # its mounts and env name their own entries
+            block, extra = site_blocks(self, block, base, module)
+            fixed = {**extra, **fixed}
         fields = {f.name: f for f in attrs.fields(cls) if f.name not in ("name", "span")}
         values = dict(base)
         seen: dict[str, ast.Stmt] = {}
@@ -359,7 +364,7 @@ def _program(loader: Loader, module: LoadedModule) -> Program:
                 help="check the path; the file has no definitions",
             )
         )
-    out: dict[str, list[Any]] = {"model": [], "gpu": [], "cluster": [], "space": []}
+    out: dict[str, list[Any]] = {"model": [], "gpu": [], "cluster": [], "space": [], "site": []}
     errors: list[Diagnostic] = []
     for entry in module.local.values():
         try:
@@ -374,6 +379,7 @@ def _program(loader: Loader, module: LoadedModule) -> Program:
         tuple(out["gpu"]),
         tuple(out["cluster"]),
         tuple(out["space"]),
+        tuple(out["site"]),
     )
 
 

@@ -43,6 +43,7 @@ CEILINGS: dict[str, int | float] = {
     "gbs": 2**24, "mbs": 2**16,  # [16,384 sequences; 8]
     "rope_theta": 1e12,  # [10^6]
     "aux_loss": 1e3,  # [0.9]
+    "time_limit": 365 * 86400.0,  # a site's Slurm limit [2-00:00:00]
 }
 # Fields the table does not name, by kind: [2.5 PFLOP/s BF16, 288 GB, 8 TB/s, 10 us]
 KIND_CEILINGS: dict[Kind, int | float] = {

@@ -15,6 +15,8 @@ from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
+from primus_lang.ir.run import Run
+from primus_lang.ir.site import Site
 from primus_lang.ir.space import (
     OBJECTIVE_METRICS,
     STRATEGIES,
@@ -35,6 +37,7 @@ from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
 from primus_lang.lower.ranges import SETTING_RANGES
 from primus_lang.lower.scope import LoadedModule, Resolver
+from primus_lang.lower.site import lower_run
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
 from primus_lang.syntax import ast
 
@@ -107,6 +110,8 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
         )
     cluster: Cluster | None = loader.resolve(module, d.on, "cluster", d.name_span) if d.on else None
     model: Model | None = None
+    site: Site | None = None
+    run: Run | None = None
     fixed: dict[str, Value] = {}
     axes: list[Axis] = []
     lets: list[Let] = []
@@ -155,6 +160,9 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
                 elif st.name == "cluster":
                     claim("cluster", st, "`cluster`")
                     cluster = loader.reference(module, st.value, Cluster, "cluster")
+                elif st.name == "site":
+                    claim("site", st, "`site`")
+                    site = loader.reference(module, st.value, Site, "site")
                 elif st.name in KNOBS:
                     claim(st.name, st, f"knob `{st.name}`")
                     fixed[st.name] = single(KNOBS[st.name], st.value)
@@ -201,6 +209,9 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
             elif isinstance(st, ast.AssumeStmt):
                 claim(f"assume {st.name}", st, f"`assume {st.name}`")
                 settings[st.name] = _setting(st.name, st.value, st.span)
+            elif isinstance(st, ast.Nested) and st.name == "run":
+                claim("run", st, "`run`")
+                run = lower_run(loader, module, st)
             else:
                 raise fail(
                     T.MISPLACED_STATEMENT,
@@ -258,6 +269,8 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
         knob_spans=tuple(
             (name, st.span) for name, st in set_by.items() if name in KNOBS and st.span is not None
         ),
+        site=site,
+        run=run,
     )
 
 

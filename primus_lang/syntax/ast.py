@@ -206,12 +206,12 @@ class Import:
     name_spans: tuple[Span, ...] = field(default=(), eq=False)
 
 
-DEF_KINDS = ("model", "gpu", "cluster", "space")
+DEF_KINDS = ("model", "gpu", "cluster", "space", "site")
 
 
 @frozen
 class Definition:
-    kind: str  # model | gpu | cluster | space
+    kind: str  # model | gpu | cluster | space | site
     name: str
     body: Block
     base: str | None = None

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import TARGETS, EmitContext, emit
+from primus_lang.ir.run import blend_problem
 from tests.emit.harness import SHELLCHECK, write
 from tests.emit.ir_cases import CASES
 
@@ -153,7 +154,7 @@ def test_prx_strings_and_file_names_cannot_escape(tmp_path: Path, capsys: pytest
 @given(value=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40))
 def test_any_value_arrives_intact_or_is_refused(value: str, tmp_path: Path) -> None:
     space, cand = CASES["llama8b_zbv"]
-    ctx = EmitContext(variables={"data_path": value, "megatron_dir": str(tmp_path)})
+    ctx = EmitContext(variables={"data_path": value, "tokenizer_model": "t", "megatron_dir": str(tmp_path)})
     if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value):
         with pytest.raises(CompileError) as err:
             emit(space, cand.replace(schedule="1f1b", vpp=1), "megatron+local", ctx)
@@ -169,4 +170,7 @@ def test_any_value_arrives_intact_or_is_refused(value: str, tmp_path: Path) -> N
     result = subprocess.run(["bash", str(folder / "launch.sh")], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     argv = json.loads(record.read_text())["argv"]
-    assert argv[argv.index("--data-path") + 1] == value
+    # a weighted blend arrives as Megatron's separate words, anything else as one argument
+    words = value.split() if len(value.split()) > 1 and blend_problem(value) is None else [value]
+    start = argv.index("--data-path") + 1
+    assert argv[start:start + len(words)] == words

@@ -1,0 +1,77 @@
+"""What a space's site profile and run block give emission: defaults for the variables, data paths
+read against the site's roots, and what a launcher cannot do of a site.
+
+Precedence, lowest first: the variable table's defaults, the site and run block, ``--var``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from primus_lang.ir import Space
+from primus_lang.ir.run import blend_problem
+from primus_lang.ir.site import Site
+
+
+def slurm_time(seconds: float) -> str:
+    """``D-HH:MM:SS``, rounded up to the minute Slurm counts in."""
+    minutes = -(-int(seconds) // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    text = f"{rest // 60:02d}:{rest % 60:02d}:00"
+    return f"{days}-{text}" if days else text
+
+
+def variable_defaults(space: Space) -> dict[str, str]:
+    out: dict[str, str] = {}
+    site, run = space.site, space.run
+    if site is not None:
+        out.update({name: value for name, value in (
+            ("partition", site.partition), ("account", site.account), ("container_image", site.image),
+            ("megatron_dir", site.megatron_dir), ("primus_dir", site.primus_dir), ("namespace", site.namespace),
+        ) if value})
+        out["container"] = site.runtime
+        out["slurm_gpus"] = site.gpu_request.replace("_", "-")
+        if site.time_limit:
+            out["time_limit"] = slurm_time(site.time_limit)
+    if run is not None:
+        out.update({name: value for name, value in (
+            ("data_path", run.data or run.train_data), ("tokenizer_model", run.tokenizer_model),
+            ("tokenizer_type", run.tokenizer), ("checkpoint_dir", run.checkpoint_dir),
+        ) if value})
+        out.update({name: str(value) for name, value in (
+            ("train_iters", run.train_iters), ("save_interval", run.save_interval),
+            ("log_interval", run.log_interval),
+        ) if value})
+        if run.lr:
+            out["lr"] = repr(run.lr)
+    return out
+
+
+def under(root: str, path: str) -> str:
+    """``path`` read from ``root`` when it is relative (and a root is set)."""
+    return posixpath.join(root, path) if root and path and not path.startswith("/") else path
+
+
+def data_paths(text: str, root: str) -> tuple[str, ...]:
+    """A prefix or weighted blend as Megatron's ``nargs='*'`` takes it: one argument per word of a
+    blend, the whole text as one argument otherwise (a single prefix may hold spaces)."""
+    words = text.split()
+    if len(words) > 1 and blend_problem(text) is None:
+        return tuple(w if i % 2 == 0 else under(root, w) for i, w in enumerate(words))
+    return (under(root, text),)
+
+
+def site_problems(site: Site | None, launcher: str) -> list[str]:
+    """What the launcher would have to drop of the site (P7013)."""
+    if site is None:
+        return []
+    out: list[str] = []
+    if launcher != "k8s":
+        out += [f"mount `{m.name}` is the volume claim `{m.claim}`, which only Kubernetes mounts"
+                for m in site.mounts if m.claim]
+    else:
+        out += [f"`env` forwards `{name}`: a Kubernetes pod has no submitter's environment to take it from"
+                for name in site.forwarded()]
+    if launcher == "local" and site.mounts:
+        out.append("the site mounts folders into containers, and the local launcher starts none")
+    return out

@@ -1,0 +1,106 @@
+"""Site profiles: what every run on one cluster shares (scheduler, container, mounts, environment).
+
+A site is written once per cluster and named by a space (``site = NAME``). It holds nothing about
+the training run itself; the emitters read it, and a space without one emits as before.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from primus_lang.ir.quantity import Kind, q
+from primus_lang.ir.span import Span
+
+RUNTIMES = ("none", "pyxis", "apptainer", "docker", "podman")
+SLURM_GPU_REQUESTS = ("gpus_per_node", "gres", "none")
+
+
+@frozen
+class Mount:
+    """One folder the containers see: a host folder (bind mount, Kubernetes hostPath) or a
+    Kubernetes PersistentVolumeClaim, at ``path`` inside the container."""
+
+    name: str = field(metadata=q(Kind.TEXT, "the mount's name (the Kubernetes volume name)"))
+    path: str = field(metadata=q(Kind.TEXT, "where the container sees it (absolute)"))
+    host: str = field(default="", metadata=q(Kind.TEXT, "host folder (absolute): a bind mount or hostPath"))
+    claim: str = field(default="", metadata=q(Kind.TEXT, "Kubernetes PersistentVolumeClaim name"))
+    read_only: bool = field(default=False, metadata=q(Kind.FLAG, "mounted read-only"))
+    span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+
+@frozen
+class EnvVar:
+    """An environment variable of every rank: a value, or ``None`` to forward the submitter's."""
+
+    name: str
+    value: str | None
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class Toleration:
+    """A Kubernetes toleration, written as kubectl writes a taint: ``key[=value]:Effect``."""
+
+    key: str
+    value: str
+    effect: str
+
+
+@frozen
+class Site:
+    name: str = field(metadata=q(Kind.TEXT, "the site's name"))
+    # Slurm
+    partition: str = field(default="", metadata=q(Kind.TEXT, "Slurm partition (empty: the cluster default)"))
+    account: str = field(default="", metadata=q(Kind.TEXT, "Slurm account (empty: the user default)"))
+    qos: str = field(default="", metadata=q(Kind.TEXT, "Slurm quality of service (empty: the default)"))
+    reservation: str = field(default="", metadata=q(Kind.TEXT, "Slurm reservation (empty: none)"))
+    time_limit: float = field(default=0.0, metadata=q(Kind.TIME, "Slurm time limit (0: one hour)"))
+    exclusive: bool = field(default=True, metadata=q(Kind.FLAG, "whole nodes (`#SBATCH --exclusive`)"))
+    gpu_request: str = field(default="gpus_per_node", metadata=q(
+        Kind.ENUM, "how sbatch asks for GPUs", SLURM_GPU_REQUESTS))
+    # containers
+    runtime: str = field(default="none", metadata=q(
+        Kind.TEXT, "container runtime on Slurm: none | pyxis | apptainer | docker | podman"))
+    image: str = field(default="", metadata=q(Kind.TEXT, "container image (needed by every runtime and by k8s)"))
+    mounts: tuple[Mount, ...] = field(default=(), metadata=q(Kind.BLOCK, "`mounts { NAME { path = ...; host = ... } }`"))
+    env: tuple[EnvVar, ...] = field(default=(), metadata=q(
+        Kind.BLOCK, "`env { NAME = \"value\" }`, or `NAME = forward` to pass the submitter's value"))
+    infiniband: bool = field(default=False, metadata=q(
+        Kind.FLAG, "docker/podman: pass /dev/infiniband with IPC_LOCK and unlimited locked memory (RDMA)"))
+    # where things are inside the container
+    megatron_dir: str = field(default="", metadata=q(Kind.TEXT, "Megatron-LM checkout (empty: /workspace/Megatron-LM)"))
+    primus_dir: str = field(default="", metadata=q(Kind.TEXT, "Primus checkout (empty: /workspace/Primus)"))
+    data_root: str = field(default="", metadata=q(Kind.TEXT, "folder relative data prefixes are read from"))
+    checkpoint_root: str = field(default="", metadata=q(Kind.TEXT, "folder a relative checkpoint folder lies in"))
+    # Kubernetes
+    namespace: str = field(default="", metadata=q(Kind.TEXT, "Kubernetes namespace (empty: default)"))
+    rdma_resource: str = field(default="", metadata=q(
+        Kind.TEXT, "RDMA device-plugin resource per pod, e.g. rdma/rdma_shared_device_a (empty: none)"))
+    rdma_count: int = field(default=1, metadata=q(Kind.COUNT, "how many of `rdma_resource` each pod asks for"))
+    shm: int = field(default=0, metadata=q(Kind.BYTES, "size limit of the memory-backed /dev/shm (0: none)"))
+    node_selector: str = field(default="", metadata=q(Kind.TEXT, "`key=value,key=value` the nodes must carry"))
+    tolerations: str = field(default="", metadata=q(Kind.TEXT, "`key[=value]:Effect,...` taints the pods tolerate"))
+    queue: str = field(default="", metadata=q(Kind.TEXT, "Kueue LocalQueue the job is admitted through (gang)"))
+    cluster_queue: str = field(default="", metadata=q(
+        Kind.TEXT, "Kueue ClusterQueue: also write the LocalQueue `queue` pointing at it"))
+    priority_class: str = field(default="", metadata=q(Kind.TEXT, "Kueue WorkloadPriorityClass (empty: none)"))
+    span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    def forwarded(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.env if v.value is None)
+
+    def values(self) -> tuple[tuple[str, str], ...]:
+        return tuple((v.name, v.value) for v in self.env if v.value is not None)
+
+    def labels(self) -> tuple[tuple[str, str], ...]:
+        """``node_selector`` as pairs (lowering has checked its form)."""
+        return tuple(tuple(p.strip().split("=", 1)) for p in self.node_selector.split(",") if p.strip())  # type: ignore[misc]
+
+    def toleration_list(self) -> tuple[Toleration, ...]:
+        out = []
+        for part in (p.strip() for p in self.tolerations.split(",")):
+            if part:
+                taint, _, effect = part.rpartition(":")
+                key, _, value = taint.partition("=")
+                out.append(Toleration(key, value, effect))
+        return tuple(out)

@@ -1,0 +1,177 @@
+"""Site profiles and run blocks: the three example sites plan and emit, every diagnostic of their
+own is produced where it is written, and a Kubernetes site validates with Kueue's LocalQueue."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+import yaml
+
+from primus_lang.check import legal_points
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import EmitContext, emit
+from primus_lang.lower import load_space, loads_program
+from primus_lang.resources import data_dir
+from tests.emit.harness import SHELLCHECK, write
+from tests.emit.test_k8s import KINDS, validate
+from tests.emit.test_shell import dry_run
+
+SITES = data_dir("examples") / "sites"
+EXAMPLES = {"llama3_70b_h100_pyxis": "megatron+slurm", "llama3_1_8b_mi325x_docker": "primus+slurm",
+            "llama3_1_8b_h100_k8s": "megatron+k8s"}
+KINDS.setdefault("LocalQueue", "localqueue.json")
+
+
+def example(name: str) -> dict[str, str]:
+    space = load_space(SITES / f"{name}.prx")
+    cand = next(iter(legal_points(space)))
+    return emit(space, cand, EXAMPLES[name], EmitContext(primusc_version="test"))
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_sites_plan_and_emit(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "plan"
+    result = subprocess.run(["primusc", "plan", str(SITES / f"{name}.prx"), "--out", str(out)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    files = {p.name for p in out.iterdir()}
+    assert {"node.sh", "manifest.json"} <= files
+    scripts = [str(out / f) for f in files if f.endswith((".sh", ".sbatch"))]
+    for script in scripts:
+        assert subprocess.run(["bash", "-n", script]).returncode == 0
+    if SHELLCHECK:
+        check = subprocess.run([SHELLCHECK, "--shell=bash", "--severity=style", *scripts], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout
+
+
+def test_pyxis_site_reaches_srun_and_megatron(tmp_path: Path) -> None:
+    files = example("llama3_70b_h100_pyxis")
+    srun = shlex.split(dry_run(write(files, tmp_path), "launch.sbatch")[0].split(":", 1)[1])
+    mounts = next(a for a in srun if a.startswith("--container-mounts="))
+    assert mounts.endswith(",/lustre/fsw/datasets:/data:ro,/lustre/fsw/checkpoints:/checkpoints")
+    assert "--container-env=WANDB_API_KEY" in srun and "--container-image=nvcr.io/nvidia/nemo:25.09" in srun
+    sbatch = files["launch.sbatch"]
+    for line in ("--partition=batch", "--account=llm_pretrain", "--qos=normal", "--time=04:00:00", "--exclusive"):
+        assert f"#SBATCH {line}\n" in sbatch
+    node = files["node.sh"]
+    assert "export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-ib0}" in node and "WANDB_API_KEY" not in node
+    assert "WORKDIR=${MEGATRON_DIR:-/opt/megatron-lm}" in node
+    assert ("--data-path 0.7 /data/redpajama/arxiv_text_document 0.3 /data/redpajama/book_text_document"
+            in node)
+    assert "--save /checkpoints/llama3_70b" in node and "--adam-beta2 0.95" in node
+
+
+def test_kubernetes_site_validates_with_its_gang_queue() -> None:
+    docs = list(yaml.safe_load_all(example("llama3_1_8b_h100_k8s")["pytorchjob.yaml"]))
+    assert [d["kind"] for d in docs] == ["LocalQueue", "ConfigMap", "PyTorchJob"]
+    for doc in docs:
+        validate(doc)
+    job = docs[2]
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == docs[0]["metadata"]["name"]
+    assert job["metadata"]["namespace"] == docs[0]["metadata"]["namespace"] == "llm-training"
+    pod = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["resources"]["limits"]["rdma/rdma_shared_device_a"] == 1
+    assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/data", "/checkpoints", "/scratch", "/dev/shm"}
+    claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+    assert claims == {"llm-datasets", "llm-checkpoints"}
+    assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    node = docs[1]["data"]["node.sh"]
+    assert "--train-data-path 0.9 /data/fineweb/text_document 0.1 /data/stack/text_document" in node
+    assert "--valid-data-path /data/fineweb_valid/text_document" in node
+
+
+def test_localqueue_schema_refuses_a_bad_queue() -> None:
+    doc = next(iter(yaml.safe_load_all(example("llama3_1_8b_h100_k8s")["pytorchjob.yaml"])))
+    doc["spec"]["clusterQueue"] = "Not_A_Name"
+    with pytest.raises(Exception, match="does not match"):
+        validate(doc)
+
+
+def test_primus_gets_the_blend_as_it_splits_it() -> None:
+    overrides = yaml.safe_load(example("llama3_1_8b_mi325x_docker")["experiment.yaml"])["modules"]["pre_trainer"][
+        "overrides"]
+    assert overrides["train_data_path"] == "0.5 /data/fineweb/text_document 0.5 /data/stack/text_document"
+    assert overrides["adam_beta2"] == 0.95 and overrides["lr_decay_style"] == "cosine"
+
+
+def test_var_blend_is_separate_arguments_and_a_single_path_stays_whole(tmp_path: Path) -> None:
+    from tests.emit.ir_cases import CASES
+
+    space, cand = CASES["llama70b_mi325x"]
+    for value, expected in (("0.7 /a 0.3 /b", ["0.7", "/a", "0.3", "/b"]), ("/data/my corpus", ["/data/my corpus"])):
+        files = emit(space, cand, "megatron+local", EmitContext(variables={"data_path": value,
+                                                                            "tokenizer_model": "t"}))
+        rank = dry_run(write(files, tmp_path / str(len(expected))), "launch.sh")[-1]
+        argv = shlex.split(rank.split(":", 1)[1])
+        start = argv.index("--data-path") + 1
+        assert argv[start:start + len(expected)] == expected
+        assert argv[start + len(expected)].startswith("--")
+
+
+BASE = """
+import clusters.nvidia (h100_x8)
+import models.llama3 (llama3_1_8b)
+site s {{ {site} }}
+space x on h100_x8 {{ site = s; model = llama3_1_8b; gbs = 64 {space} }}
+"""
+
+CASES = {
+    "P3030": ('mounts { data { host = "lustre/data"; path = "/data" } }', "", "lustre/data"),
+    "P3031": ('runtime = enroot; image = "x"', "", "enroot"),
+    "P3032": ("runtime = docker", "", "runtime = docker"),
+    "P3033": ('mounts { data { path = "/data" } }', "", 'data { path = "/data" }'),
+    "P3034": ('env { MASTER_ADDR = "x" }', "", 'MASTER_ADDR = "x"'),
+    "P3035": ('tolerations = "gpu:Sometimes"', "", '"gpu:Sometimes"'),
+    "P3036": ('partition = "a b"', "", 'partition = "a b"'),
+    "P3037": ("", '; run { data = "0.7 a b"; tokenizer_model = "t" }', '"0.7 a b"'),
+    "P3038": ("", '; run { data = "/data/x" }', '"/data/x"'),
+}
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_site_diagnostics_point_at_what_is_written(code: str) -> None:
+    site, space, written = CASES[code]
+    text = BASE.format(site=site, space=space)
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "site.prx")
+    diags = [d for d in err.value.diagnostics if d.code.id == code]
+    assert diags, [str(d.message) for d in err.value.diagnostics]
+    span = diags[0].span
+    assert span is not None
+    line = text.splitlines()[span.line - 1]
+    assert written in line[span.column - 1:] or written in line
+
+
+def test_launcher_refuses_what_it_cannot_do_of_a_site() -> None:
+    space = load_space(SITES / "llama3_1_8b_h100_k8s.prx")
+    cand = next(iter(legal_points(space)))
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm")
+    assert {d.code.id for d in err.value.diagnostics} == {"P7013"}
+    pyxis = load_space(SITES / "llama3_70b_h100_pyxis.prx")
+    with pytest.raises(CompileError) as err:
+        emit(pyxis, next(iter(legal_points(pyxis))), "megatron+k8s")
+    assert {d.code.id for d in err.value.diagnostics} == {"P7013"}  # the forwarded WANDB_API_KEY
+
+
+def test_real_data_with_a_null_tokenizer_is_refused() -> None:
+    from tests.emit.ir_cases import CASES as IR
+
+    space, cand = IR["llama70b_mi325x"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+local", EmitContext(variables={"data_path": "/data/x"}))
+    assert [d.code.id for d in err.value.diagnostics] == ["P7014"]
+
+
+def test_var_overrides_the_site_and_a_space_without_one_is_unchanged() -> None:
+    space = load_space(SITES / "llama3_70b_h100_pyxis.prx")
+    cand = next(iter(legal_points(space)))
+    files = emit(space, cand, "megatron+slurm", EmitContext(variables={"partition": "debug"}))
+    assert "#SBATCH --partition=debug\n" in files["launch.sbatch"]
+    bare = attrs.evolve(space, site=None, run=None)
+    assert "#SBATCH --partition" not in emit(bare, cand, "megatron+slurm")["launch.sbatch"]
