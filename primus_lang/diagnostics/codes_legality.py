@@ -299,7 +299,9 @@ NO_LEGAL_POINT = register(
     "P4099",
     "no-legal-point",
     "every point of the space breaks some rule, though no single rule removes them all",
-    "`primusc check` lists how many points each rule removes; widen the axes those rules involve.",
+    "`primusc check` lists how many points each rule removes; widen the axes those rules involve. "
+    "(`check` reports an empty space so; the commands that search report it as P8006, without the "
+    "count of what each rule removes.)",
 )
 DIVISION_BY_ZERO = register(
     "P4039",

@@ -25,13 +25,8 @@ BAD_POINT = register(
     "`--point` takes knob assignments such as `tp=4,pp=2,mbs=1`; the other knobs take the space's fixed\n"
     "values or defaults. The point must pass the space's legality rules and constraints.",
 )
-NO_LEGAL = register(
-    "P6004",
-    "nothing-to-project",
-    "the space has no legal point to project",
-    "Every point of the space breaks a legality rule or a `require`. `primusc check FILE` shows which\n"
-    "rules remove them.",
-)
+# P6004 (nothing-to-project) is retired: a space with no legal point is P8006 wherever the search
+# stage refuses it, and `primusc check` says which rules empty it (P4099 or the rule's own code).
 BAD_FOLDS = register(
     "P6005",
     "bad-folds",

@@ -42,8 +42,10 @@ NO_LEGAL_POINT = register(
     "P8006",
     "space-empty",
     "the space has no legal point",
-    "The space's constraints and Megatron's legality rules leave no recipe. `primusc check` lists why "
-    "points were rejected.",
+    "The space's constraints and Megatron's legality rules leave no recipe, so there is nothing to "
+    "search or project. `plan`, `project`, `tune-compare` and the other commands that search say this "
+    "without saying why, since they never count what each rule removes; `primusc check` does, and "
+    "reports the same space as the rule that empties it, or as P4099 when only rules together do.",
 )
 OPTIONAL_MISSING = register(
     "P8007",

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
-from primus_lang.ir.space import Space
+from primus_lang.ir.space import STRATEGIES, Space
 from primus_lang.search.budget import Limits
 from primus_lang.search.plan import Prepared, prepare
 from primus_lang.search.run import search_landscape
 
-DEFAULT_STRATEGIES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes")
+# every strategy but the LLM investigator, which needs a model to talk to
+DEFAULT_STRATEGIES = tuple(s for s in STRATEGIES if s != "llm")
 DEFAULT_BUDGETS = (25, 50, 100, 200)
 DETERMINISTIC = frozenset({"planner", "exhaustive"})  # the seed does not change what they do
 

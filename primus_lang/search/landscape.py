@@ -14,10 +14,8 @@ import numpy as np
 from attrs import frozen
 
 from primus_lang.ir.candidate import Candidate
-from primus_lang.ir.space import Objective, Value
+from primus_lang.ir.space import OBJECTIVE_METRICS, Objective, Value
 from primus_lang.search.trial import Evaluation
-
-OBJECTIVE_METRICS = ("tokens_per_gpu", "step_time", "mfu", "tflops_per_gpu", "memory_peak")
 
 
 @frozen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from primus_lang.ir.space import STRATEGIES
 from primus_lang.search.strategies.auto import Auto
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.strategies.evolutionary import Evolutionary
@@ -12,7 +13,7 @@ from primus_lang.search.strategies.planner import Planner
 from primus_lang.search.strategies.refine import Refine
 from primus_lang.search.strategies.sampling import RandomSearch
 
-NAMES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes", "llm")
+NAMES = STRATEGIES  # the language's table (ir/space.py): a space's `strategy` and `--strategy` accept the same
 
 CLASSICAL: dict[str, Callable[[], Strategy]] = {
     "planner": Planner,
