@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
 
@@ -22,7 +23,8 @@ POOL_SIGMA = 4.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --hel
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("calibrate", help="fit hardware efficiency parameters to measured runs (k-fold CV)")
-    p.add_argument("--runs", required=True, help="runs YAML (schema of validation/published_runs.yaml)")
+    p.add_argument("--runs", help=RUNS_HELP)
+    add_corpus_arguments(p)
     p.add_argument("--out", help="write the calibrated profiles to this .prx file (kept if it exists, unless --force)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
@@ -48,7 +50,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.commands.validate import load
     from primus_lang.project.calibrate import PARAMS, calibrate_shuffles, to_prx
     from primus_lang.project.runs import gpu_key
 
@@ -59,11 +60,12 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.outputs import refuse_collisions
 
         # refused before the fit, not after it
-        refuse_collisions({"--out": Path(args.out)}, {"--runs": Path(args.runs)})
+        refuse_collisions({"--out": Path(args.out)}, runs_inputs(args))
         check_outputs(None, {"out": Path(args.out)}, args.force)
-    runs = [r for r in load(args.runs, False) if not r.skip]
+    read, source = runs_of(args, False)
+    runs = [r for r in read if not r.skip]
     if not runs:
-        raise CompileError(Diagnostic(NO_RUNS, f"no row of `{args.runs}` can be projected"))
+        raise CompileError(Diagnostic(NO_RUNS, f"no row of `{source}` can be projected"))
     by_gpu: dict[str, list[Run]] = {}
     for r in runs:
         by_gpu.setdefault(gpu_key(r), []).append(r)
@@ -109,7 +111,12 @@ def run(args: argparse.Namespace) -> int:
 
         pooled = vendor_pools(kept, others) if pooling else {}
         imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
-        text = to_prx(fits, f"{args.runs} ({sum(f.rows for f in fits)} rows)", imports, pooled, provs)
+        from primus_lang.project.calibration_notes import Setup, header
+
+        setup = Setup(args.runs, args.with_bundled, args.folds, args.seed, pool, args.min_rows, tuple(args.gpu or ()))
+        thin = {g: len(rows) for g, rows in by_gpu.items() if g not in kept}
+        notes = header(setup, source, fits, runs, thin, moved, bands)
+        text = to_prx(fits, source, imports, pooled, provs, notes)
         write_file(Path(args.out), text, force=args.force)
     held: dict[str, object] = {}
     if args.hold_out_groups:

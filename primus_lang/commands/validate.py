@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_of
 from primus_lang.commands._options import add_oracle_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_projection import RUNS_FILE
+from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("validate", help="compare projections with published measured runs")
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--runs", help="runs YAML (schema of validation/published_runs.yaml)")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--runs", help=RUNS_HELP)
     what.add_argument("--sweeps", metavar="FILE",
                       help="controlled sweeps YAML (schema of validation/sweeps.yaml): how well projections order "
                            "each sweep's variants")
@@ -31,18 +31,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="explain this row instead of the table: what it was read as, its memory account and "
                         "where its projected step time goes (repeatable)")
     add_oracle_arguments(p)
+    add_corpus_arguments(p)
+    p.add_argument("--summary", action="store_true",
+                   help="print the error per vendor, GPU and precision, on the spec sheets and on the calibrated "
+                        "profiles (the table docs/projection.md shows)")
     p.set_defaults(func=run)
-
-
-def load(path: str, calibrated: bool) -> list:  # type: ignore[type-arg]
-    from primus_lang.project.runs import load_runs
-
-    if not Path(path).is_file():
-        raise CompileError(Diagnostic(RUNS_FILE, f"no runs file `{path}`"))
-    try:
-        return load_runs(path, calibrated)
-    except (AttributeError, TypeError) as exc:
-        raise CompileError(Diagnostic(RUNS_FILE, f"`{path}` is not a runs file: {exc}")) from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.commands._sweeps import run_sweeps
 
         return run_sweeps(args)
-    runs = load(args.runs, args.calibrated)
+    if args.summary and args.row:
+        raise CompileError(Diagnostic(BAD_ARGUMENT, "`--summary` and `--row` ask for different reports: give one"))
+    runs, label = runs_of(args, args.calibrated)
     kind = oracle_kind(args)
     oracles: dict[object, Any] = {}
 
@@ -73,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
             Console(soft_wrap=False, highlight=False).print(rows_view(explained))
         return 0
+    if args.summary:
+        return _summary(args, runs, label, None if kind == "simulate" else oracle_for)
     rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
     summary = summarize(rows)
     broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]
@@ -86,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"projected vs measured tokens/s/GPU ({args.runs})")
+    table = Table(title=f"projected vs measured tokens/s/GPU ({label})")
     for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "memory"):
         table.add_column(col, justify="right" if col in ("projected", "measured", "error") else "left")
     for r in rows:
@@ -111,3 +108,19 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}"
                           f" (reachable: {'no order' if best is None else f'{best:+.2f}'})")
     return status
+
+
+def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: Any) -> int:
+    """The error table per vendor, GPU and precision; both profile sets, whatever ``--calibrated`` says."""
+    from primus_lang.project.summary import error_table, to_json, to_markdown
+    from primus_lang.project.validate import validate_rows
+
+    other, _ = runs_of(args, not args.calibrated)
+    spec, calibrated = (other, runs) if args.calibrated else (runs, other)
+    lines = error_table(*[(rs, validate_rows(rs, memory=False, oracle_for=oracle_for)) for rs in (spec, calibrated)])
+    if args.json:
+        print(json.dumps({"source": label, "summary": to_json(lines)}, indent=2))
+    else:
+        print(f"projected vs measured tokens/s/GPU on {label}: error of the projection (above 0: too fast)")
+        print(to_markdown(lines))
+    return 0

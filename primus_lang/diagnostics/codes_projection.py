@@ -185,6 +185,24 @@ BAD_PROFILE_NAME = register(
     "space then uses as `gpu = NAME`. It must be an identifier (a letter or `_`, then letters,\n"
     "digits and `_`) and differ from the profile it starts from. For example `--name h200_site`.",
 )
+RUNS_DUPLICATE = register(
+    "P6030",
+    "runs-duplicate-id",
+    "a row of the runs file has the id of a row of the bundled corpus",
+    "`--with-bundled` adds the bundled corpus's rows to those of `--runs`, and row ids name a row in\n"
+    "`--row ID`, in `--json` and in the cross-validation's folds, so each must be unique over both.\n"
+    "Rename your row (a prefix of your own, `site_001`), or drop `--with-bundled` if your file\n"
+    "already holds the corpus's rows.",
+)
+NO_CORPUS = register(
+    "P6031",
+    "no-bundled-corpus",
+    "this installation of primusc has no bundled validation corpus",
+    "Without `--runs`, `validate` and `calibrate` read the published runs that ship with primusc\n"
+    "(`validation/` in a checkout, `primus_lang/_data/validation` in an installed wheel). This\n"
+    "installation lacks them (a package built without its data); reinstall primusc, or give a runs\n"
+    "file with `--runs FILE`.",
+)
 SWEEPS_FILE = register(
     "P6040",
     "sweeps-file",

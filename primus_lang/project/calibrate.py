@@ -482,16 +482,17 @@ def _provenance_block(prov: Provenance) -> str:
 
 def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]],
            pooled: Mapping[str, Efficiency] | None = None,
-           provenance: Mapping[str, Provenance] | None = None) -> str:
+           provenance: Mapping[str, Provenance] | None = None, notes: Sequence[str] | None = None) -> str:
     """Calibrated profiles in the language: ``gpu X_calibrated = X_spec { efficiency { ... } provenance { ... } }``.
 
     ``imports`` maps a GPU name to the stdlib module and definition it derives from
     (``("hardware.nvidia_spec", "h100_sxm_spec")``: the spec sheet); ``pooled`` gives GPUs
     without rows of their own their vendor's pooled values (``vendor_pools``); ``provenance`` each
-    profile's evidence and error band (``project.provenance``)."""
+    profile's evidence and error band (``project.provenance``); ``notes`` the header's comment lines
+    (``project.calibration_notes.header``), else a short one naming ``source``."""
     pooled = pooled or {}
     provenance = provenance or {}
-    lines = [
+    lines = list(notes) if notes is not None else [
         "# Calibrated hardware profiles written by `primusc calibrate`.",
         f"# Fit on: {source}",
         "# Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's",
@@ -500,7 +501,7 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]]
         "# fitted without its fold.",
     ]
     cv = [abs(e) for fit in fits for e in fit.cross_validated]
-    if cv:
+    if cv and notes is None:
         lines.append(f"# All profiles: {len(cv)} rows, cross-validated MAPE {sum(cv) / len(cv):.1%}.")
     lines.append("")
     modules: dict[str, list[str]] = {}

@@ -20,9 +20,10 @@ import yaml
 from primus_lang.ir import Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.memory.unpublished import least_memory
+from primus_lang.project.corpus import runs_file
 from primus_lang.project.runs import load_runs
 
-DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "validation" / "published_runs.yaml"
+DEFAULT = runs_file()  # the bundled corpus
 
 
 def offloads(row: dict[str, Any]) -> bool:

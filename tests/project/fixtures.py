@@ -1,4 +1,4 @@
-"""IR built in Python for the projection tests (numbers from /work/shared/validation/*.yaml)."""
+"""IR built in Python for the projection tests (numbers from the validation corpus, validation/*.yaml)."""
 
 from __future__ import annotations
 

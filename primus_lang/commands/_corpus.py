@@ -1,0 +1,78 @@
+"""The runs ``validate`` and ``calibrate`` read: ``--runs FILE``, the bundled corpus when no file is
+given, or both with ``--with-bundled``.
+
+The bundled corpus is the evidence the shipped profiles were fitted on; a user adds their own runs to
+it rather than replacing it, so their refit still rests on every published measurement. The leading
+underscore keeps this module out of the CLI's command discovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_projection import NO_CORPUS, RUNS_DUPLICATE, RUNS_FILE
+
+if TYPE_CHECKING:
+    from primus_lang.project.runs import Run
+
+RUNS_HELP = "runs YAML (the schema of the bundled corpus: validation/published_runs.md); default: the bundled corpus"
+
+
+def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--with-bundled", action="store_true",
+                   help="read the bundled corpus's rows as well as those of --runs")
+
+
+def load(path: str, calibrated: bool) -> list[Run]:
+    """Every row of one runs file, resolved; a file that is missing or not a list of rows is P6001."""
+    from primus_lang.project.runs import load_runs
+
+    if not Path(path).is_file():
+        raise CompileError(Diagnostic(RUNS_FILE, f"no runs file `{path}`"))
+    try:
+        return load_runs(path, calibrated)
+    except (AttributeError, TypeError) as exc:
+        raise CompileError(Diagnostic(RUNS_FILE, f"`{path}` is not a runs file: {exc}")) from exc
+
+
+def bundled_runs() -> Path:
+    from primus_lang.project.corpus import runs_file
+
+    try:
+        path = runs_file()
+    except FileNotFoundError:
+        path = None
+    if path is None or not path.is_file():
+        raise CompileError(Diagnostic(NO_CORPUS, "no `--runs` given and no bundled validation corpus installed"))
+    return path
+
+
+def runs_inputs(args: argparse.Namespace) -> dict[str, Path]:
+    """Every runs file the command reads, by what names it (for ``outputs.refuse_collisions``)."""
+    bundled = {"the bundled corpus": bundled_runs()} if not args.runs or args.with_bundled else {}
+    return bundled | ({"--runs": Path(args.runs)} if args.runs else {})
+
+
+def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]:
+    """The rows to read and how to name them in a report: the file's name as given, the corpus by
+    its version. The bundled rows come first, so adding a file never reorders them (a fit's sums
+    run in row order)."""
+    from primus_lang.project.corpus import manifest
+
+    bundled = not args.runs or args.with_bundled
+    runs = [*load(str(bundled_runs()), calibrated)] if bundled else []
+    label = manifest().label if bundled else ""
+    if args.runs:
+        seen = {r.id for r in runs}
+        mine = load(args.runs, calibrated)
+        twins = sorted({r.id for r in mine} & seen)
+        if twins:
+            more = f" and {len(twins) - 1} more" if len(twins) > 1 else ""
+            raise CompileError(Diagnostic(RUNS_DUPLICATE, f"row `{twins[0]}`{more} of `{args.runs}` is also a row "
+                                                          "of the bundled corpus"))
+        runs += mine
+        label = f"{args.runs} and {label}" if bundled else args.runs
+    return runs, label

@@ -1,0 +1,31 @@
+"""No tracked file names a path outside the repository: comments and docs cite their sources by name
+or URL, so a reader of the installed package (or of a fresh clone) can follow every one."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# a home or scratch folder of some machine, or a folder beside the checkout
+OUTSIDE = re.compile(r"(?<![\w.])/(work|root|home|Users|tmp|mnt|scratch)/|\.\./shared/|\.\./\.\./")
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists() or shutil.which("git") is None, reason="needs the git checkout")
+def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    found = []
+    for name in names.decode().split("\0"):
+        path = ROOT / name
+        if not name or name == "tests/test_no_local_paths.py" or not path.is_file():
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue  # binary: no comment to read
+        found += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)]
+    assert not found, "paths outside the repository:\n" + "\n".join(found[:20])
