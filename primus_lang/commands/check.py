@@ -23,7 +23,7 @@ from primus_lang.lower.ranges import MAX_WORLD
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="check a .prx file: names, units, domains and Megatron's legality rules")
-    p.add_argument("file", help="the .prx file")
+    p.add_argument("file", nargs="+", help="the .prx file (several are each checked: a pre-commit hook passes them)")
     p.add_argument("--space", help="check only this space")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--explain", action="store_true", help="print the memory account of --point term by term")
@@ -140,7 +140,28 @@ SECTIONS: list[Section] = [legality_lines, memory_lines, target_lines]
 
 
 def run(args: argparse.Namespace) -> int:
-    program = load_program(args.file)
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
+    files = [args.file] if isinstance(args.file, str) else list(args.file)
+    if len(files) == 1:
+        return _run_one(files[0], args)
+    if args.space or args.explain or args.point or args.json:
+        raise CompileError(Diagnostic(BAD_ARGUMENT, "`--space`, `--explain`, `--point` and `--json` take one file",
+                                      help=f"got {len(files)} files; check them one at a time"))
+    errors: list[Diagnostic] = []
+    for file in files:
+        try:
+            _run_one(file, args)
+        except CompileError as err:
+            errors.extend(err.diagnostics)  # every file's problems at once, as a hook should show them
+    if errors:
+        raise CompileError(errors)
+    return 0
+
+
+def _run_one(file: str, args: argparse.Namespace) -> int:
+    program = load_program(file)
     spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
     if getattr(args, "explain", False) and getattr(args, "point", None):
         return _explain_point(spaces[0], args.point, args.json, args.error_format)

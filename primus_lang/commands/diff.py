@@ -1,4 +1,5 @@
-"""``primusc diff FILE A B``: what changes between two candidates of a space and why one is faster."""
+"""``primusc diff FILE A B``: what changes between two candidates of a space and why one is faster.
+``primusc diff --rev A --rev B FILE``: what a change between two git revisions does to the space."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "diff",
         help="compare two candidates: knobs, memory terms, time breakdown, and why one is faster",
         description="Points are written as for --point: `tp=2,pp=4,recompute=full(8)`; unnamed knobs take "
-        "their default where the space allows it, else the first value of their axis. Give them as two arguments or with --a and --b.",
+        "their default where the space allows it, else the first value of their axis. Give them as two arguments or with --a and --b. "
+        "With --rev A --rev B (or one --rev: against the work tree), compare the space at two git revisions instead: "
+        "what changed in it, its raw, legal and fitting counts, and the projected winner of a bounded search on each side.",
     )
     p.add_argument("file", help="a .prx file with a space")
     p.add_argument("points", nargs="*", metavar="POINT", help="the two candidates (A then B)")
@@ -18,6 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--b", help="candidate B")
     p.add_argument("--space", help="the space's name when the file defines several")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--rev", action="append", metavar="REV",
+                   help="a git revision of FILE; twice to compare two revisions, once to compare it with the work tree")
+    p.add_argument("--budget", type=int, default=200, metavar="N",
+                   help="with --rev: evaluations of the search on each side (default 200)")
+    p.add_argument("--markdown", action="store_true", help="with --rev: print the report as Markdown (for a pull request)")
     p.set_defaults(func=run)
 
 
@@ -33,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.report.terminal import diff_view
 
     given = [p for p in (args.a, args.b) if p] + list(args.points or ())
+    if args.rev:
+        from primus_lang.commands._rev_diff import run_revisions
+
+        return run_revisions(args, given)
     if len(given) != 2:
         raise CompileError(Diagnostic(NEEDS_TWO_POINTS, f"`primusc diff` needs two points, got {len(given)}",
                                       help="`primusc diff FILE tp=2,pp=4 tp=4,pp=2` or `--a ... --b ...`"))

@@ -1,0 +1,49 @@
+"""The pre-commit hook definitions run `primusc check` and `primusc fmt --check` on `.prx` files
+exactly as pre-commit would: the entry, then the matching files as arguments."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+
+
+def run_hook(hook_id: str, files: list[Path]) -> subprocess.CompletedProcess[str]:
+    [hook] = [h for h in HOOKS if h["id"] == hook_id]
+    assert {"id", "name", "entry", "language", "files"} <= set(hook)
+    matched = [str(f) for f in files if re.search(hook["files"], str(f))]
+    entry = shlex.split(hook["entry"])
+    primusc = shutil.which("primusc") or ""
+    command = [primusc, *entry[1:]] if primusc else [sys.executable, "-m", "primus_lang.cli", *entry[1:]]
+    return subprocess.run([*command, *matched], capture_output=True, text=True, timeout=600)
+
+
+def test_the_hooks_pass_on_the_examples_and_fail_on_a_bad_file(tmp_path: Path) -> None:
+    assert {h["id"] for h in HOOKS} == {"primusc-check", "primusc-fmt"}
+    assert all(h["entry"].split()[0] == "primusc" and h["language"] == "python" for h in HOOKS)
+    examples = [*sorted((ROOT / "examples").glob("*.prx"))[:3], ROOT / "README.md"]
+    assert run_hook("primusc-check", examples).returncode == 0
+    assert run_hook("primusc-fmt", examples).returncode == 0
+    bad = tmp_path / "bad.prx"
+    bad.write_text("space s on c {\n  tp : 1|2\n}\n")
+    done = run_hook("primusc-check", [*examples, bad])
+    assert done.returncode == 1 and "bad.prx" in done.stderr
+    done = run_hook("primusc-fmt", [*examples, bad])
+    assert done.returncode == 1 and "would reformat" in done.stderr
+
+
+def test_the_ci_example_runs_the_plan_diff_and_posts_it() -> None:
+    flow = yaml.safe_load((ROOT / "examples" / "ci" / "primusc-plan-diff.yml").read_text())
+    steps = flow["jobs"]["plan-diff"]["steps"]
+    script = "\n".join(s.get("run", "") for s in steps)
+    assert "primusc diff --rev" in script and "--markdown" in script and "gh pr comment" in script
+    assert steps[0]["with"]["fetch-depth"] == 0
+    assert flow[True]["pull_request"]["paths"] == ["**/*.prx"]  # YAML 1.1 reads `on` as true
