@@ -80,6 +80,12 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
     from primus_lang.lower import load_space
 
     path = Path(args.space) if args.space else folder / manifest["source"].get("path", "")
+    if not args.space and not path.is_file():
+        # the manifest names the space relative to the campaign folder, which a copy to the cluster
+        # and back may not have kept
+        raise CompileError(Diagnostic(
+            CAMPAIGN_SPACE, f"the campaign's space file `{manifest['source'].get('file', '')}` is not at `{path}`",
+            help="the campaign folder moved: pass the space it was planned from with --space"))
     space = load_space(path, args.space_name or manifest["space"])
     want = manifest["cluster"]
     if (space.model.name != manifest["model"] or space.cluster.nodes != want["nodes"]

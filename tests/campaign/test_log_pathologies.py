@@ -70,8 +70,11 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def fill(campaign: Path, tmp_path: Path, broken: dict[int, str | None]) -> Path:
-    """A copy of ``campaign`` with a log per job (``broken``: a job's own text, or None for none)."""
-    copy = tmp_path / "c"
+    """A copy of ``campaign`` with a log per job (``broken``: a job's own text, or None for none). The
+    copy sits beside the original, at its depth: the manifest finds the space by a path relative to
+    the campaign folder, which a copy elsewhere would not keep (in a checkout near the root the
+    surplus `..` of a deeper copy would still land on it by luck)."""
+    copy = campaign.parent / f"{campaign.name}-{tmp_path.name}"
     shutil.copytree(campaign, copy)
     for job in json.loads((copy / "manifest.json").read_text())["jobs"]:
         cand = job["candidate"]
@@ -145,3 +148,12 @@ def test_the_site_profile_is_not_overwritten_and_is_deterministic(campaign: Path
     assert "P8003" in code_of(capsys, str(copy))
     assert main(["learn", str(copy), "--force"]) == 0
     assert (copy / "site.prx").read_text() == first
+
+
+def test_a_moved_campaign_asks_for_its_space(campaign: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    moved = tmp_path / "deeper" / "still" / "campaign"
+    shutil.copytree(fill(campaign, tmp_path, {}), moved)
+    err = code_of(capsys, str(moved))
+    assert "the campaign folder moved" in err and "--space" in err
+    assert main(["learn", str(moved), "--space", str(SPACE), "--json"]) == 0
