@@ -17,6 +17,7 @@ import pytest
 from primus_lang.check import summarize
 from primus_lang.check.enumerate import require_legal
 from primus_lang.diagnostics import CompileError, all_codes
+from primus_lang.ir import Candidate
 from primus_lang.lower import load_space
 
 TESTS = Path(__file__).parent
@@ -127,7 +128,18 @@ def _calibrate_without_runs(tmp: Path) -> set[str]:
     return set(re.findall(r"\[(P\d{4})\]", out.getvalue()))
 
 
+def _downscaled_op_recompute(tmp: Path) -> set[str]:
+    from primus_lang.bench.compose import project_downscaled
+    from primus_lang.ir import Recompute
+
+    space = load_space(Path(__file__).parents[1] / "examples" / "llama3_1_8b_mi325x.prx")
+    cand = Candidate(gbs=256, seq_len=8192, recompute=Recompute(kind="op"))
+    # refused before any measurement: no database, device or oracle is reached
+    return _codes(lambda: project_downscaled(space.model, space.cluster, cand, None, None, None))  # type: ignore[arg-type]
+
+
 PRODUCERS: dict[str, Callable[[Path], set[str]]] = {
+    "P6806": _downscaled_op_recompute,
     "P6002": _calibrate_without_runs,
     "P8903": _report_not_written,
     "P8904": _report_without_its_space,
@@ -136,9 +148,9 @@ PRODUCERS: dict[str, Callable[[Path], set[str]]] = {
     "P8004": _unknown_strategy,
 }
 
-# Codes no test produces yet: P6806 needs a benchmark database; P8051 and P8052 belong to
-# `diff --rev`, whose tests (tests/git/) are being written.
-NOT_YET_PRODUCED = frozenset({"P6806", "P8051", "P8052"})
+# Codes no test produces yet: P8051 and P8052 belong to `diff --rev`, whose tests (tests/git/) are
+# being written.
+NOT_YET_PRODUCED = frozenset({"P8051", "P8052"})
 
 
 def named_in_tests() -> set[str]:
