@@ -53,18 +53,12 @@ PRIVATE_IMPORT_DEBTS = frozenset({
     ("primus_lang.lower.values", "primus_lang.syntax.units"),
     ("primus_lang.project.calibrate", "primus_lang.syntax.format"),
     ("primus_lang.project.runs", "primus_lang.lower.ranges"),
-    ("primus_lang.project.validate", "primus_lang.memory.unpublished"),
     ("primus_lang.report.adapt", "primus_lang.project.trust"),
     ("primus_lang.report.adapt", "primus_lang.search.ties"),
-    ("primus_lang.report.evaluate", "primus_lang.memory.account"),
-    ("primus_lang.report.evaluate", "primus_lang.memory.result"),
-    ("primus_lang.report.evaluate", "primus_lang.memory.unpublished"),
     ("primus_lang.report.explain_row", "primus_lang.project.validate"),
     ("primus_lang.report.trace", "primus_lang.search.trace"),
     ("primus_lang.report.trace", "primus_lang.search.trial"),
     ("primus_lang.search.explain", "primus_lang.report.units"),
-    ("primus_lang.search.plan", "primus_lang.project.oracle"),
-    ("primus_lang.search.stages", "primus_lang.memory.prefilter"),
     ("primus_lang.search.stages", "primus_lang.memory.result"),
     ("primus_lang.search.stages", "primus_lang.project.oracle"),
     ("primus_lang.search.ties", "primus_lang.project.trust"),
@@ -89,6 +83,21 @@ def modules() -> dict[str, Path]:
 MODULES = modules()
 
 
+def bound_in(package: str) -> set[str]:
+    """Names a package's ``__init__`` binds: ``from package import name`` then means its attribute
+    (``memory.prefilter`` the function), not the submodule of the same name."""
+    path = MODULES.get(package)
+    if path is None or path.name != "__init__.py":
+        return set()
+    out = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom):
+            out.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(node.name)
+    return out
+
+
 def imports_of(name: str, path: Path) -> Iterator[tuple[str, int]]:
     """The primus_lang modules ``name`` imports (a ``from package import submodule`` names the
     submodule), with the line of each, wherever the import statement sits."""
@@ -101,7 +110,9 @@ def imports_of(name: str, path: Path) -> Iterator[tuple[str, int]]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*up, *([node.module] if node.module else [])])
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+            bound = bound_in(base)
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES and a.name not in bound else base
+                       for a in node.names]
         else:
             continue
         for target in targets:

@@ -62,7 +62,7 @@ class RowResult:
 def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
     """The memory account's verdict for the run's layout at the least-memory setting of the knobs
     the row does not publish. An account that fails is a bug to see, not a verdict to hide."""
-    from primus_lang.memory.unpublished import least_memory
+    from primus_lang.memory import least_memory
 
     assert run.model is not None and run.cluster is not None and run.cand is not None
     acc, cand = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)

@@ -35,7 +35,7 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
 
 
 def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance) -> Evaluated:
-    from primus_lang.memory.result import usable_bytes
+    from primus_lang.memory import usable_bytes
 
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
                           projection=proj, provenance=provenance)
@@ -47,7 +47,7 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
     candidate the row was read as, memory at the least-memory setting of the knobs it does not
     publish (the row's verdict; that candidate is returned beside). Figures are the validate
     table's, so a row can be explained in place."""
-    from primus_lang.memory.unpublished import least_memory
+    from primus_lang.memory import least_memory
     from primus_lang.project import project
 
     acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)

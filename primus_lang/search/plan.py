@@ -21,7 +21,7 @@ from primus_lang.search.strategies.planner import baseline_index
 from primus_lang.search.trial import EVALUATED, SearchResult, Trial
 
 if TYPE_CHECKING:
-    from primus_lang.project.oracle import Oracle
+    from primus_lang.project import Oracle
 
 DEFAULT_EVALUATIONS = 100
 
