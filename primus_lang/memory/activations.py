@@ -1,7 +1,8 @@
 """Bytes each layer saves for backward, per micro-batch and per rank, tensor by tensor.
 
 Every item is one saved tensor (``count`` of them), so allocator rounding can be applied per tensor.
-The unfused ("local") path is checked byte for byte against megatron-core on CPU (tests/memory); the
+The unfused path is checked byte for byte against megatron-core on CPU (tests/memory), its softmax
+as Transformer Engine's unfused attention runs it (``softmax_kernel_runs``); the
 flash path is TransformerEngine's (q, k, v, output and an FP32 log-sum-exp per head and token). Symbols:
 ``s`` the CP-local sequence, ``b`` the micro-batch, ``T = s·b`` tokens, ``Tsp = T / tp`` with sequence
 parallelism (else ``T``), heads ``a`` and query groups ``g`` per TP rank, ``gin`` the bytes of a saved
@@ -57,6 +58,20 @@ def dims(model: Model, k: Knobs) -> Dims:
         g=model.kv_heads // k.tp,
         gin16=where(k.fp8, 16, where(k.fp4, 9, 32)),
     )
+
+
+def softmax_kernel_runs(d: Dims) -> Num:
+    """Whether unfused attention's scale-mask-softmax runs the fused kernel, which saves its 16-bit
+    output only; otherwise the torch fallback saves an FP32 softmax and its 16-bit cast.
+
+    primusc's ``attention = unfused`` is Transformer Engine's UnfusedDotProductAttention (what
+    ``--attention-backend unfused`` selects): its FusedScaleMaskSoftmax (``softmax.py``,
+    ``is_kernel_available``) takes the kernel for ``16 < sk < 16384``, ``sk % 8 == 0``, ``sq % 4 == 0``,
+    ``b·heads % 4 == 0`` and ``sq`` a multiple of the kernel's rows per block (8 up to 128 keys, else
+    4), and builds the fallback with ``softmax_in_fp32=True``. With ``sq = sk = s`` the rule reduces to
+    the three conditions below.
+    """
+    return logical_and(logical_and(d.s > 16, d.s < 16384), logical_and(d.s % 8 == 0, (d.b * d.a) % 4 == 0))
 
 
 def _if(cond: Num, value: Num) -> Num:
@@ -129,10 +144,15 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
         dv = dh
     scores = logical_and(unfused, logical_not(selective))
     a_s2b = d.a * d.s * d.s * d.b
-    out.append(Item("attention softmax fp32", "4·a·s²·b", _if(scores, 4 * a_s2b)))
+    fused = softmax_kernel_runs(d)
+    out.append(Item("attention softmax output", "2·a·s²·b fused kernel, 4·a·s²·b fp32 fallback",
+                    _if(scores, where(fused, 2, 4) * a_s2b)))
     if model.attention_dropout > 0:
         out.append(Item("attention dropout mask", "a·s²·b", _if(scores, a_s2b)))
-    out.append(Item("attention probabilities", "2·a·s²·b", _if(scores, 2 * a_s2b)))
+    # What the second batched matmul saves: the fused kernel's own output unless dropout made a new
+    # tensor of it; the FP32 fallback's 16-bit cast always is one.
+    separate = True if model.attention_dropout > 0 else logical_not(fused)
+    out.append(Item("attention probabilities (bmm input)", "2·a·s²·b", _if(logical_and(scores, separate), 2 * a_s2b)))
     out.append(Item("flash softmax statistics fp32", "4·a·s·b",
                     _if(logical_and(k.flash, logical_not(selective)), 4 * d.a * d.s * d.b)))
     out.append(Item("recompute mask-type flag", "4", _if(selective, 4)))

@@ -192,7 +192,11 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
     (one under ``block``; a group of ``N`` under ``uniform``, which Megatron re-runs as one function,
     so all ``N`` layers' activations are alive before the first of them is freed), else what selective
     recomputation dropped from one layer. Layer bytes are the largest of the stage's layer kinds, an
-    upper bound for a group that mixes kinds. Under op-level checkpointing the backward
+    upper bound for a group that mixes kinds. A full-recompute checkpoint counts only what it adds over
+    the bytes its own micro-batch has freed by then (the chunk's later whole layers, the smallest kind
+    standing for each, and the head on the last stage): under ``block`` with fewer than all of a
+    chunk's layers recomputed that is nothing, as megatron-core measures on CPU
+    (tests/memory/test_ground_truth.py, the ``peak-`` cases). Under op-level checkpointing the backward
     re-runs the layer's forward: all it saves without recomputation comes back, less the op save
     list's outputs that are those same tensors (already held)."""
     n = stage_layers(model, k, stage)
@@ -203,16 +207,24 @@ def recomputed_bytes(model: Model, k: Knobs, lt: LayerTotals, stage: Num, hd: He
         n_moe = n - stage_dense_layers(model, k, stage)
         present = {"-": n - n_moe > 0, "E": n_moe > 0}
     largest: Num = 0
+    smallest: Num = 0
     selective: Num = 0
     for kind, has in present.items():
         plain, now = lt.layer_plain[kind], lt.layer_now[kind]
         largest = maximum(largest, where(has, plain, 0))
+        smallest = where(has, where(smallest > 0, minimum(smallest, plain), plain), smallest)
         selective = maximum(selective, where(has, plain - now, 0))
     per_chunk = cdiv(n, k.vpp)
     group = where(k.recompute_uniform, minimum(maximum(k.recompute_layers, 1), per_chunk), 1)
     op_layer = maximum(largest - lt.op_shared_raw, 0)
     not_full = where(k.recompute == RECOMPUTE_CODES["op"], op_layer, selective)
-    return where(hd.recomputed > 0, group * largest - lt.ckpt_raw, not_full)
+    # Autograd reaches a checkpoint only after the backward of everything its micro-batch ran later
+    # has freed those saved tensors: the chunk's whole layers after the recomputed ones (block keeps
+    # the last ``per_chunk - N`` of each chunk whole; uniform none) and, on the last stage, the head.
+    # The recomputed layer adds to the stage's peak only where it outgrows what those held.
+    whole_after = where(k.recompute_uniform, 0, maximum(per_chunk - maximum(k.recompute_layers, 0), 0))
+    freed = whole_after * smallest + where(stage == head_stage(k), lt.head_raw, 0)
+    return where(hd.recomputed > 0, maximum(group * largest - lt.ckpt_raw - freed, 0), not_full)
 
 
 @frozen
@@ -233,6 +245,7 @@ class LayerTotals:
     layer_plain: dict[str, Num]
     layer_now: dict[str, Num]
     ckpt_raw: Num
+    head_raw: Num
     op_shared_raw: Num
     biggest: Num
     sp_buffer: Num
@@ -274,6 +287,7 @@ def layer_totals(model: Model, k: Knobs, settings: Settings) -> LayerTotals:
         layer_plain=layers(plain),
         layer_now=layers(parts),
         ckpt_raw=act.total(act.checkpoint_items(model, k, d)),
+        head_raw=act.total(act.head_items(model, k, d)),
         op_shared_raw=act.total(op_shared),
         biggest=biggest,
         sp_buffer=where(k.sp, 2 * d.T * d.h, 0),

@@ -41,6 +41,7 @@ def cand(**kw: object) -> Candidate:
 
 # (case id, model, candidate, what to measure). "params": parameter bytes of the rank;
 # "activations": saved-for-backward bytes of one micro-batch through the whole model and the loss;
+# "peak": the most saved bytes alive at once over that micro-batch's forward and backward;
 # "ddp": grad- and param-buffer bytes of megatron-core's DistributedDataParallel (distributed optimizer).
 Case = tuple[str, Model, Candidate, str]
 
@@ -65,22 +66,53 @@ SINGLE: list[Case] = [
     ("act-moe-selective-moe", MOE, cand(recompute=Recompute("selective", modules=("moe",))), "activations"),
     ("act-moe-selective-shared", MOE,
      cand(recompute=Recompute("selective", modules=("shared_experts",))), "activations"),
+    # Unfused attention's softmax (issue 18, item 3). At 32 tokens the fused kernel runs and keeps
+    # its 16-bit output; at 34 (not a multiple of 4 or 8) both megatron-core's and Transformer
+    # Engine's rules fall back to the FP32 torch softmax, which keeps that and its 16-bit cast.
+    ("act-llama-softmax-fallback-fp32", LLAMA, cand(seq_len=34), "activations"),
+    ("act-gpt2-softmax-fallback-fp32", GPT2, cand(seq_len=34), "activations"),
+    # Megatron-LM's own defaults for the local path (--attention-softmax-in-fp32 off): the torch
+    # fallback in 16 bits keeps what the kernel keeps, with the fusion switched off here.
+    ("act-llama-softmax-local-bf16", LLAMA, cand(), "activations"),
+    # Peak bytes alive over forward and backward under full recompute (issue 18, item 4): block
+    # 0, 1, 2 and all 4 layers, uniform groups of 2 and 4; the account's act terms plus what its
+    # backward transient says a checkpoint's recomputation adds.
+    ("peak-llama-full-block-0", LLAMA_4L, cand(), "peak"),
+    ("peak-llama-full-block-1", LLAMA_4L, cand(recompute=Recompute("full", 1, "block")), "peak"),
+    ("peak-llama-full-block-2", LLAMA_4L, cand(recompute=Recompute("full", 2, "block")), "peak"),
+    ("peak-llama-full-block-4", LLAMA_4L, cand(recompute=Recompute("full", 4, "block")), "peak"),
+    ("peak-llama-full-uniform-2", LLAMA_4L, cand(recompute=Recompute("full", 2, "uniform")), "peak"),
+    ("peak-llama-full-uniform-4", LLAMA_4L, cand(recompute=Recompute("full", 4, "uniform")), "peak"),
+    ("peak-gpt2-full-block-1", GPT2.replace(name="gpt2_tiny_4l", num_layers=4),
+     cand(recompute=Recompute("full", 1, "block")), "peak"),
     ("ddp-llama-distopt", LLAMA, cand(sharding="dist_opt"), "ddp"),
     ("ddp-moe-distopt", MOE, cand(sharding="dist_opt"), "ddp"),
 ]
 
+# Activations at TP 2 run 4 sequences a micro-batch: with 2 heads a rank, megatron-core's local
+# softmax kernel wants b·heads to be a multiple of its 8 rows a block (causal), where Transformer
+# Engine's, which the account follows, wants only 4; at 4·2 both take the kernel.
 TP2: list[Case] = [
     ("params-gpt2-tp2", GPT2, cand(tp=2, sequence_parallel=False), "params"),
     ("params-llama-gqa-tp2", LLAMA, cand(tp=2, sequence_parallel=False), "params"),
-    ("act-llama-tp2", LLAMA, cand(tp=2, sequence_parallel=False), "activations"),
-    ("act-llama-tp2-sp", LLAMA, cand(tp=2, sequence_parallel=True), "activations"),
-    ("act-gpt2-tp2-sp", GPT2, cand(tp=2, sequence_parallel=True), "activations"),
-    ("act-llama-tp2-sp-selective", LLAMA, cand(tp=2, recompute=Recompute("selective")), "activations"),
+    ("act-llama-tp2", LLAMA, cand(tp=2, sequence_parallel=False, mbs=4, gbs=4), "activations"),
+    ("act-llama-tp2-sp", LLAMA, cand(tp=2, sequence_parallel=True, mbs=4, gbs=4), "activations"),
+    ("act-gpt2-tp2-sp", GPT2, cand(tp=2, sequence_parallel=True, mbs=4, gbs=4), "activations"),
+    ("act-llama-tp2-sp-selective", LLAMA, cand(tp=2, recompute=Recompute("selective"), mbs=4, gbs=4),
+     "activations"),
+    # issue 18, item 2: what SP splits under selective recompute, with dropout masks
+    ("act-gpt2-tp2-sp-selective", GPT2, cand(tp=2, recompute=Recompute("selective"), mbs=4, gbs=4),
+     "activations"),
     ("params-moe-tp2-etp2", MOE, cand(tp=2), "params"),
-    ("act-moe-tp2-sp", MOE, cand(tp=2), "activations"),
+    ("act-moe-tp2-sp", MOE, cand(tp=2, mbs=4, gbs=4), "activations"),
 ]
 
 EP2: list[Case] = [
     ("params-moe-ep2", MOE, cand(ep=2), "params"),
     ("ddp-moe-ep2-distopt", MOE, cand(ep=2, sharding="dist_opt"), "ddp"),
 ]
+
+# TransformerConfig fields a case sets beyond megatron_harness.transformer_config's.
+CONFIG: dict[str, dict[str, object]] = {
+    "act-llama-softmax-local-bf16": {"masked_softmax_fusion": False, "attention_softmax_in_fp32": False},
+}

@@ -13,15 +13,34 @@ import megatron_harness as mh
 
 
 def measure(case: tuple[str, Any, Any, str]) -> dict[str, int]:
+    import ground_truth_cases as cases
     import torch
+    from megatron.core.fusions.fused_softmax import FusedScaleMaskSoftmax
 
-    _name, model, cand, what = case
+    name, model, cand, what = case
     torch.manual_seed(0)
-    cfg, wrapped = mh.build_gpt(model, cand)
+    cfg, wrapped = mh.build_gpt(model, cand, **cases.CONFIG.get(name, {}))
     if what == "params":
         return {"params": mh.param_bytes(wrapped)}
-    if what == "activations":
-        return {"activations": mh.saved_bytes_of_step(wrapped, model, cand).total}
+    if what in ("activations", "peak"):
+        # which softmax path megatron-core took, for the test to hold against the account's rule
+        paths = {"fused": 0, "torch": 0}
+        fused, fallback = FusedScaleMaskSoftmax.forward_fused_softmax, FusedScaleMaskSoftmax.forward_torch_softmax
+
+        def count(path: str, fn: Any) -> Any:
+            def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+                paths[path] += 1
+                return fn(self, *args, **kwargs)
+            return run
+
+        FusedScaleMaskSoftmax.forward_fused_softmax = count("fused", fused)  # type: ignore[method-assign]
+        FusedScaleMaskSoftmax.forward_torch_softmax = count("torch", fallback)  # type: ignore[method-assign]
+        try:
+            meter = mh.saved_bytes_of_step(wrapped, model, cand, backward=what == "peak")
+        finally:
+            FusedScaleMaskSoftmax.forward_fused_softmax = fused  # type: ignore[method-assign]
+            FusedScaleMaskSoftmax.forward_torch_softmax = fallback  # type: ignore[method-assign]
+        return {"activations": meter.total, "peak": meter.peak, **paths}
     from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
 
     ddp_cfg = DistributedDataParallelConfig(

@@ -5,7 +5,12 @@ what is computed or saved for backward:
 - ``torch.cuda.current_device`` returns ``"cpu"`` (buffers are allocated with it as the device);
 - the CUDA RNG tracker forks become no-ops and checkpointing saves only the CPU RNG state;
 - dropout goes through ``torch.native_dropout`` so the mask is a 1-byte bool tensor, as on GPU (the CPU
-  ``F.dropout`` keeps a mask in the activation's dtype).
+  ``F.dropout`` keeps a mask in the activation's dtype);
+- megatron's fused scale-mask-softmax CUDA extensions (``scaled_upper_triang_masked_softmax_cuda``,
+  ``scaled_masked_softmax_cuda``, ``scaled_softmax_cuda``) are stood in for by CPU modules that return
+  what the kernels return (the softmax in the input's 16-bit dtype) and the kernels' own
+  ``get_batch_per_block``; megatron-core's autograd functions around them run unchanged, so what
+  they save for backward is what they save on a GPU.
 The meter records every tensor autograd saves (``saved_tensors_hooks``), deduplicated by storage, and
 leaves out parameters: exactly what stays alive between forward and backward.
 """
@@ -108,6 +113,59 @@ class _GpuRmsNorm(torch.autograd.Function):
         return grads[0], None, grads[1] if w is not None else None, None
 
 
+# Storages of the 1-element scale tensors megatron's fused softmax functions save: ``torch.tensor([scale])``
+# lives in host memory on a GPU too, so the meter leaves it out.
+HOST_STORAGES: set[int] = set()
+
+
+def _causal_fill(x: torch.Tensor) -> torch.Tensor:
+    sq, sk = x.shape[-2], x.shape[-1]
+    upper = torch.ones(sq, sk, dtype=torch.bool).triu(1)
+    return x.masked_fill(upper, float("-inf"))
+
+
+def _softmax_forward(x: torch.Tensor, scale: torch.Tensor, mask: torch.Tensor | None = None,
+                     causal: bool = False) -> torch.Tensor:
+    HOST_STORAGES.add(scale.untyped_storage().data_ptr())
+    y = x.float() * float(scale)
+    if causal:
+        y = _causal_fill(y)
+    if mask is not None:
+        y = y.masked_fill(mask, -10000.0)
+    return torch.softmax(y, dim=-1).to(x.dtype)
+
+
+def _softmax_backward(grad: torch.Tensor, probs: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    g, p = grad.float(), probs.float()
+    return (float(scale) * p * (g - (g * p).sum(-1, keepdim=True))).to(grad.dtype)
+
+
+def _batch_per_block(sq: int, sk: int, b: int, np: int) -> int:
+    # the extension's rule (megatron/core/fusions/csrc scaled_masked_softmax.h): warps of up to 32
+    # threads, two rows a warp up to 128 keys, 128 threads a block
+    pow2 = 1 << max(sk - 1, 0).bit_length()
+    warp = min(pow2, 32)
+    return (128 // warp) * (2 if pow2 <= 128 else 1)
+
+
+def _install_softmax_extensions() -> None:
+    import sys
+    import types
+
+    upper = types.ModuleType("scaled_upper_triang_masked_softmax_cuda")
+    upper.forward = lambda x, scale: _softmax_forward(x, scale, causal=True)  # type: ignore[attr-defined]
+    upper.backward = _softmax_backward  # type: ignore[attr-defined]
+    masked = types.ModuleType("scaled_masked_softmax_cuda")
+    masked.forward = lambda x, mask, scale: _softmax_forward(x, scale, mask=mask)  # type: ignore[attr-defined]
+    masked.backward = _softmax_backward  # type: ignore[attr-defined]
+    masked.get_batch_per_block = _batch_per_block  # type: ignore[attr-defined]
+    plain = types.ModuleType("scaled_softmax_cuda")
+    plain.forward = lambda x, scale: _softmax_forward(x, scale)  # type: ignore[attr-defined]
+    plain.backward = _softmax_backward  # type: ignore[attr-defined]
+    for module in (upper, masked, plain):
+        sys.modules[module.__name__] = module
+
+
 def _layer_norm(x: torch.Tensor, shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
     return _GpuLayerNorm.apply(x, list(shape), weight, bias, eps)  # type: ignore[no-untyped-call]
 
@@ -188,6 +246,7 @@ def patch_for_cpu() -> None:
     _set(moe_utils, "te_general_gemm", None)
     _set(torch.nn.functional, "layer_norm", _layer_norm)
     _set(torch.nn.functional, "rms_norm", _rms_norm)
+    _install_softmax_extensions()
 
 
 def init_distributed(rank: int, world: int, port: int, tp: int = 1, pp: int = 1, ep: int = 1, etp: int | None = None,
@@ -215,25 +274,67 @@ def shutdown() -> None:
     dist.destroy_process_group()
 
 
+class _Held:
+    """What the pack hook hands autograd: alive exactly as long as autograd keeps the saved tensor."""
+
+    __slots__ = ("meter", "ptr", "t")
+
+    def __init__(self, meter: SavedMeter, ptr: int, t: torch.Tensor) -> None:
+        self.meter, self.ptr, self.t = meter, ptr, t
+
+    def __del__(self) -> None:
+        self.meter._release(self.ptr)
+
+
 class SavedMeter:
-    """Bytes autograd keeps for backward, one count per storage, parameters excluded."""
+    """Bytes autograd keeps for backward, one count per storage, parameters and host tensors excluded.
+
+    ``total`` is every storage saved while measuring (the forward pass: all of it is alive when the
+    forward ends). ``peak`` is the most bytes alive at once when the step's backward runs inside
+    ``measure`` too: a saved tensor stops counting when autograd drops it, after its node's backward,
+    and recomputation in backward (activation checkpointing) saves tensors again."""
 
     def __init__(self, exclude: list[torch.Tensor] | None = None) -> None:
         self.excluded = {p.untyped_storage().data_ptr() for p in exclude or []}
         self.storages: dict[int, int] = {}
         self.shapes: dict[int, tuple[tuple[int, ...], str]] = {}
+        self.refs: dict[int, int] = {}
+        self.live = 0
+        self.peak = 0
 
-    def _pack(self, t: torch.Tensor) -> torch.Tensor:
+    def _counted(self, t: torch.Tensor) -> int | None:
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in self.excluded or isinstance(t, torch.nn.Parameter):
+            return None
+        if ptr in HOST_STORAGES and t.numel() == 1:
+            return None
+        return ptr
+
+    def _pack(self, t: torch.Tensor) -> Any:
+        ptr = self._counted(t)
+        if ptr is None:
+            return t
         st = t.untyped_storage()
-        ptr = st.data_ptr()
-        if ptr not in self.excluded and not isinstance(t, torch.nn.Parameter):
-            self.storages[ptr] = st.nbytes()
-            self.shapes[ptr] = (tuple(t.shape), str(t.dtype).replace("torch.", ""))
-        return t
+        self.storages[ptr] = st.nbytes()
+        self.shapes[ptr] = (tuple(t.shape), str(t.dtype).replace("torch.", ""))
+        if self.refs.get(ptr, 0) == 0:
+            self.live += st.nbytes()
+            self.peak = max(self.peak, self.live)
+        self.refs[ptr] = self.refs.get(ptr, 0) + 1
+        return _Held(self, ptr, t)
+
+    def _release(self, ptr: int) -> None:
+        self.refs[ptr] -= 1
+        if self.refs[ptr] == 0:
+            self.live -= self.storages[ptr]
+
+    @staticmethod
+    def _unpack(packed: Any) -> torch.Tensor:
+        return packed.t if isinstance(packed, _Held) else packed
 
     @contextlib.contextmanager
     def measure(self) -> Iterator[SavedMeter]:
-        with torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t):
+        with torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack):
             yield self
 
     @property
@@ -248,8 +349,16 @@ def run_spawned(fn: Callable[..., None], world: int, *args: Any) -> None:
     spawn(fn, args=(world, port, *args), nprocs=world, join=True)  # type: ignore[no-untyped-call]
 
 
-def transformer_config(model: Any, cand: Any) -> Any:
-    """A megatron-core TransformerConfig for a primusc ``Model`` and ``Candidate``."""
+# The unfused attention primusc's launch files select (``--attention-backend unfused``: Transformer
+# Engine's UnfusedDotProductAttention) runs the fused scale-mask-softmax kernel where its shape rule
+# allows and an FP32 torch softmax otherwise; megatron-core's local DotProductAttention does the same
+# with these two settings (TransformerConfig's own default leaves the fusion off).
+SOFTMAX_AS_TE = {"masked_softmax_fusion": True, "attention_softmax_in_fp32": True}
+
+
+def transformer_config(model: Any, cand: Any, **overrides: Any) -> Any:
+    """A megatron-core TransformerConfig for a primusc ``Model`` and ``Candidate``; ``overrides`` are
+    TransformerConfig fields set last."""
     import torch.nn.functional as F
     from megatron.core.transformer.transformer_config import TransformerConfig
 
@@ -277,6 +386,7 @@ def transformer_config(model: Any, cand: Any) -> Any:
         expert_model_parallel_size=cand.ep,
         expert_tensor_parallel_size=cand.expert_tp,
         sequence_parallel=cand.sp,
+        **SOFTMAX_AS_TE,
     )
     if model.moe is not None:
         moe = model.moe
@@ -297,10 +407,11 @@ def transformer_config(model: Any, cand: Any) -> Any:
     elif kind == "full":
         kw.update(recompute_granularity="full", recompute_method=cand.recompute.method,
                   recompute_num_layers=cand.recompute.layers)
+    kw.update(overrides)
     return TransformerConfig(**kw)
 
 
-def build_gpt(model: Any, cand: Any) -> tuple[Any, Any]:
+def build_gpt(model: Any, cand: Any, **overrides: Any) -> tuple[Any, Any]:
     """A bf16 GPTModel (wrapped in Float16Module as in training) built with the local layer spec."""
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.models.gpt.gpt_model import GPTModel
@@ -308,7 +419,7 @@ def build_gpt(model: Any, cand: Any) -> tuple[Any, Any]:
 
     from primus_lang.memory.layout import padded_vocab
 
-    cfg = transformer_config(model, cand)
+    cfg = transformer_config(model, cand, **overrides)
     spec = get_gpt_layer_local_spec(
         num_experts=model.moe.num_experts if model.moe else None,
         qk_layernorm=model.qk_layernorm,
@@ -329,8 +440,9 @@ def param_bytes(module: Any) -> int:
     return sum(p.numel() * p.element_size() for p in module.parameters())
 
 
-def saved_bytes_of_step(wrapped: Any, model: Any, cand: Any, seed: int = 0) -> SavedMeter:
-    """Saved-for-backward bytes of one micro-batch through the whole model and its loss."""
+def saved_bytes_of_step(wrapped: Any, model: Any, cand: Any, seed: int = 0, backward: bool = False) -> SavedMeter:
+    """Saved-for-backward bytes of one micro-batch through the whole model and its loss; with
+    ``backward`` the backward runs inside the meter too, so its ``peak`` covers recomputation."""
     from megatron.core import parallel_state as ps
 
     g = torch.Generator().manual_seed(seed)
@@ -346,7 +458,10 @@ def saved_bytes_of_step(wrapped: Any, model: Any, cand: Any, seed: int = 0) -> S
     meter = SavedMeter([*wrapped.parameters(), ids, labels, pos, mask])
     with meter.measure():
         loss = wrapped(ids, pos, mask, labels=labels)
-    loss.float().sum().backward()
+        if backward:
+            loss.float().sum().backward()
+    if not backward:
+        loss.float().sum().backward()
     return meter
 
 

@@ -184,6 +184,33 @@ def test_zbv_keeps_the_output_layer_and_loss_on_stage_zero_like_the_projection()
     assert int(prefilter(LLAMA70B, X64, [cand], Settings())[0]) == acc.peak.total
 
 
+def test_block_recompute_of_some_layers_adds_no_transient() -> None:
+    # Issue 18, item 4: block recompute of N < layers-per-chunk leaves whole layers after the
+    # recomputed ones; their backward frees more than the recomputed layer brings back, so the peak
+    # is the end of the forward pass and full(1) saves (in-flight chunks) x (layer - its input).
+    base = Candidate(tp=8, pp=4, gbs=256, seq_len=8192)
+
+    def lines(rc: Recompute) -> dict[str, int]:
+        return {t.name: t.bytes for t in account(LLAMA70B, X64, base.replace(recompute=rc), S).ranks[0].terms}
+
+    none, one = lines(Recompute()), lines(Recompute("full", 1, "block"))
+    assert one["backward transient"] == none["backward transient"]
+    stage0 = account(LLAMA70B, X64, base, S).ranks[0]
+    layer = sum(t.bytes // v for t in stage0.terms for name, v in t.inputs if name.endswith("layer-microbatches"))
+    inflight = 4  # stage 0 of PP 4 under 1F1B
+    inp = one["act: recomputed layer input"] // inflight
+
+    def acts(d: dict[str, int]) -> int:
+        return sum(b for name, b in d.items() if name.startswith("act: "))
+
+    rope = one["act: rope frequencies fp32 (recompute argument)"]
+    assert acts(none) - acts(one) == inflight * (layer - inp) - rope
+    pf = prefilter(LLAMA70B, X64, [base.replace(recompute=Recompute("full", k, "block")) for k in (0, 1, 19, 20)], S)
+    assert [int(x) for x in pf] == [account(LLAMA70B, X64, base.replace(
+        recompute=Recompute("full", k, "block") if k else Recompute()), S).peak.total for k in (0, 1, 19, 20)]
+    assert pf[0] > pf[1] > pf[2] and pf[3] < pf[2]
+
+
 def test_uniform_recompute_brings_back_a_whole_group_in_backward() -> None:
     # Megatron re-runs a uniform group of N layers as one checkpointed function: all N layers'
     # activations are alive together, where block recompute brings back one layer at a time.
@@ -194,7 +221,8 @@ def test_uniform_recompute_brings_back_a_whole_group_in_backward() -> None:
         return terms["backward transient"]
 
     one = transient(Recompute("full", 1, "uniform"))
-    assert transient(Recompute("full", 4, "block")) == one
+    # block recomputing all 20 layers of the stage brings back one layer at a time, as uniform 1 does
+    assert transient(Recompute("full", 20, "block")) == one
     layer = transient(Recompute("full", 2, "uniform")) - one
     assert layer > 0
     assert transient(Recompute("full", 5, "uniform")) == one + 4 * layer

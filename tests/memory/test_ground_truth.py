@@ -17,6 +17,8 @@ import ground_truth_cases as cases
 
 from primus_lang.ir import Settings
 from primus_lang.memory import account
+from primus_lang.memory.activations import dims, softmax_kernel_runs
+from primus_lang.memory.knobs import from_candidate
 
 pytestmark = pytest.mark.ground_truth
 
@@ -43,6 +45,18 @@ def _all_cases() -> list[tuple[str, int, cases.Case]]:
     return out
 
 
+def _softmax_path_agrees(got: dict[str, int], model: Any, cand: Any, world: int, name: str) -> None:
+    """megatron-core took the softmax path the account's rule (Transformer Engine's) names, unless
+    the case switches the fusion off on purpose."""
+    if cand.attention != "unfused" or cand.recompute.kind == "selective":
+        return
+    if cases.CONFIG.get(name, {}).get("masked_softmax_fusion") is False:
+        assert got["fused"] == 0
+        return
+    runs = bool(softmax_kernel_runs(dims(model, from_candidate(cand, world))))
+    assert (got["fused"] > 0, got["torch"] > 0) == (runs, not runs)
+
+
 def _bytes(terms: Any, prefix: str) -> int:
     return sum(t.bytes for t in terms if t.name.startswith(prefix))
 
@@ -61,6 +75,12 @@ def test_exact_bytes(measured: dict[str, list[dict[str, Any]]], group: str, worl
             assert got["params"] == want
         elif what == "activations":
             assert got["activations"] == _bytes(rank.terms, "act: ")
+            _softmax_path_agrees(got, model, cand, world, name)
+        elif what == "peak":
+            transient = rank.term("backward transient")
+            recomputed = dict(transient.inputs).get("recomputed bytes", 0)
+            assert got["peak"] == _bytes(rank.terms, "act: ") + recomputed
+            _softmax_path_agrees(got, model, cand, world, name)
         else:
             assert got["grad"] == rank.term("gradients").bytes
             assert got["param"] == rank.term("parameters bf16").bytes
