@@ -1,5 +1,6 @@
 """The one loader for the YAML and JSON data files primusc is given (runs files, model cards,
-Hugging Face configs), so every such file is held to the same limits.
+Hugging Face configs, search traces, LLM cassettes, the JSON in a profile database), so every such
+file is held to the same limits.
 
 A data file is hostile until read. It may be endless (``/dev/zero``), not UTF-8, nested thousands
 deep (Python's parsers recurse), a YAML alias bomb (nine lines of ``&a``/``*a`` name 10^9 nodes:
@@ -7,7 +8,8 @@ the loaded object shares them, but any code that walks or prints it pays for eve
 integer longer than Python converts. Each is refused with a diagnostic before it costs memory or a
 traceback: at most ``MAX_BYTES`` + 1 bytes are read, YAML nesting and the node count with every
 alias expanded are counted while the document is composed, JSON nesting is checked on the parsed
-value. Training logs are not parsed here but read through ``read_lines``: line by line, bounded in
+value, and so is each line of a JSON-lines file (``read_json_lines``: a search trace). Training
+logs are not parsed here but read through ``read_lines``: line by line, bounded in
 total. The caller names the diagnostic codes (``DataCodes``), since each command has its own family.
 """
 
@@ -215,26 +217,71 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _parse_json(text: str) -> Any:
+    """``text`` as JSON; ``_Refusal`` for a long integer or a value nested past ``MAX_DEPTH``,
+    ``json.JSONDecodeError`` for text that is not JSON."""
+    try:
+        value = json.loads(text, parse_int=_json_int)
+    except RecursionError:
+        value, deep = None, True  # deeper than the parser's recursion: refused like any too-deep value
+    else:
+        deep = _depth(value) > MAX_DEPTH
+    if deep:
+        raise _Refusal("too_deep", f"nests more than {MAX_DEPTH} levels deep")
+    return value
+
+
 def loads_json(text: str, name: str, codes: DataCodes, what: str) -> Any:
     """``text`` (already read by ``read_text``) as JSON, within the limits above."""
     try:
-        value = json.loads(text, parse_int=_json_int)
+        return _parse_json(text)
     except _Refusal as refusal:
+        if refusal.kind == "too_deep":
+            raise CompileError(Diagnostic(codes.too_deep, f"`{name}` {refusal.message}",
+                                          help=f"{what} nests a few levels; check how the file was generated")) from None
         where = _LONG_INT.search(text)
         if where is not None:
             refusal.line = text.count("\n", 0, where.start()) + 1
             refusal.column = where.start() - (text.rfind("\n", 0, where.start()) + 1) + 1
         raise _refused(name, codes, refusal) from None
-    except RecursionError:
-        value = None  # deeper than the parser's recursion: refused below like any too-deep value
-        deep = True
     except json.JSONDecodeError as err:
         raise CompileError(Diagnostic(codes.unreadable, f"`{name}` is not valid JSON: {err.msg}",
                                       span=Span(name, err.lineno, err.colno, err.lineno, err.colno + 1),
                                       help=f"{what} is one JSON object")) from None
-    else:
-        deep = _depth(value) > MAX_DEPTH
-    if deep:
-        raise CompileError(Diagnostic(codes.too_deep, f"`{name}` nests more than {MAX_DEPTH} levels deep",
-                                      help=f"{what} nests a few levels; check how the file was generated"))
-    return value
+
+
+def read_json_lines(path: str | Path, codes: DataCodes, what: str) -> Iterator[tuple[int, Any]]:
+    """Each non-empty line of a JSON-lines file as (line number, value), the value None for a line
+    that is not JSON (one torn by a kill while it was written). Read as it goes, bounded like a log
+    in total (``MAX_LOG_BYTES``) and like a data file per line (``MAX_BYTES``); a line within those
+    but not UTF-8, nested too deep or holding too long an integer refuses the whole file."""
+    name, read = str(path), 0
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 -- closed below; a generator cannot `with` across its yields and the open's error
+    except OSError as err:
+        raise CompileError(Diagnostic(codes.unreadable, f"cannot read `{name}`: {err.strerror or err}",
+                                      help=f"pass the path of {what}")) from None
+    with handle:
+        for number, raw in enumerate(iter(lambda: handle.readline(MAX_BYTES + 1), b""), start=1):
+            read += len(raw)
+            if read > MAX_LOG_BYTES or len(raw.rstrip(b"\r\n")) > MAX_BYTES:
+                longer = f"line {number} is longer than {MAX_BYTES // 2**20} MiB" if read <= MAX_LOG_BYTES \
+                    else f"is longer than {MAX_LOG_BYTES // 2**20} MiB"
+                raise CompileError(Diagnostic(codes.too_large, f"`{name}` {longer}",
+                                              help=f"{what} this large is not one primusc wrote; check the path"))
+            try:
+                text = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as err:
+                raise CompileError(Diagnostic(codes.encoding, f"`{name}` is not UTF-8 text (line {number}, byte {err.start})",
+                                              span=Span(name, number, err.start + 1, number, err.start + 2),
+                                              help=f"{what} is UTF-8 JSON, one value a line")) from None
+            if not text:
+                continue
+            try:
+                value = _parse_json(text)
+            except _Refusal as refusal:
+                refusal.line, refusal.column = number, 1
+                raise _refused(name, codes, refusal) from None
+            except json.JSONDecodeError:
+                value = None
+            yield number, value

@@ -16,10 +16,12 @@ from pathlib import Path
 from attrs import frozen
 
 from primus_lang.bench.kernels import KernelSpec
+from primus_lang.datafiles import DataCodes, loads_json
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import PROFILE_DB
 
 SCHEMA_VERSION = "1"
+DB_CODES = DataCodes(PROFILE_DB, PROFILE_DB, PROFILE_DB, PROFILE_DB, PROFILE_DB, PROFILE_DB)
 DEFAULT_DB = Path("~/.cache/primusc/profile.sqlite")
 
 _SCHEMA = """
@@ -141,7 +143,15 @@ class ProfileDB:
         row = self._conn.execute("SELECT timings FROM blocks WHERE device=? AND key=?", (device, key)).fetchone()
         if row is None:
             return None
-        data = json.loads(row[0])
+        # the file may come from elsewhere (`bench --merge`, a copy): its JSON is held to the data
+        # files' limits, and anything but timings is a database primusc did not write
+        data = loads_json(str(row[0]), self.path, DB_CODES, "a profile database")
+        if not isinstance(data, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
+        ):
+            raise CompileError(Diagnostic(PROFILE_DB, f"`{self.path}` holds timings that are not numbers "
+                                                      f"(block `{key[:80]}`)",
+                                          help="measure into a fresh --db, or delete this one"))
         return {str(k): float(v) for k, v in data.items()}
 
     def count_blocks(self, device: str) -> int:

@@ -35,8 +35,11 @@ NO_FITTING_POINT = register(
     "P8005",
     "nothing-fits",
     "no legal point of the space fits in memory",
-    "Every legal recipe of the space exceeds the GPU memory (less the space's headroom). Add recompute, "
-    "more pipeline or tensor parallelism, a smaller micro-batch, or a distributed optimizer to the space.",
+    "Every legal recipe of the space exceeds the GPU memory (less the space's headroom); the note gives\n"
+    "the smallest peak and the limit in GiB. The help names what the space does not yet take as far as\n"
+    "it goes: larger TP (up to the scale-up domain and the head count) or PP (up to the layers and the\n"
+    "GPUs), full recompute, FSDP or a distributed optimizer, a smaller micro-batch; else GPUs with more\n"
+    "memory or more nodes (`primusc check` says how many would fit).",
 )
 NO_LEGAL_POINT = register(
     "P8006",

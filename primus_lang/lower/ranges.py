@@ -84,7 +84,19 @@ def _show(field: attrs.Attribute[Any], value: int | float) -> str:
     if kind in _SHOWN_IN:
         scale, unit = _SHOWN_IN[kind]
         return f"{value / scale:,.6g} {unit}"
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    return _plain(value)
+
+
+_SHORTENED = 1e15  # beyond this a value is a typo whose every digit says nothing: 1e308 in full is 309 of them
+
+
+def _plain(value: int | float) -> str:
+    if abs(value) <= _SHORTENED:
+        return f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    try:
+        return f"{float(value):.6g}"
+    except OverflowError:  # an integer past the largest float
+        return "more than 1.8e+308"
 
 
 _SHOWN_IN = {Kind.BYTES: (2**40, "TiB"), Kind.BANDWIDTH: (1e12, "TB/s"), Kind.FLOPS: (1e15, "PFLOP/s"),

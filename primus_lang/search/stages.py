@@ -70,19 +70,50 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
     )
     if require_fit and not land.fits.any():
         smallest = int(peaks.min())
+        peak, usable = f"{smallest / 2**30:.1f}", f"{limit / 2**30:.1f}"
+        if peak == usable:  # just over: the rounded figures would read as a fit
+            peak, usable = f"{smallest:,} B", f"{limit:,} B"
+        else:
+            peak, usable = f"{peak} GiB", f"{usable} GiB"
         raise CompileError(
             Diagnostic(
                 NO_FITTING_POINT,
                 f"none of the {len(points):,} legal points of `{space.name}` fits in memory",
                 span=space.span,
-                notes=(
-                    f"the smallest peak is {smallest:,} B per GPU ({smallest / 1e9:.1f} GB) against a limit "
-                    f"of {limit:,} B ({limit / 1e9:.1f} GB)",
-                ),
-                help="add recompute, more pipeline or tensor parallelism, or a smaller micro-batch to the space",
+                notes=(f"the smallest peak is {peak} per GPU against a limit of {usable} ("
+                       + (f"{capacity / 2**30:.1f} GiB less {headroom * 100:g}% headroom)" if headroom
+                          else "the whole GPU)"),),
+                help=_what_could_fit(space, points),
             )
         )
     return land
+
+
+def _what_could_fit(space: Space, points: list[Candidate]) -> str:
+    """The changes that could bring a point under the limit, leaving out those the space already
+    takes as far as they go: more TP only below the scale-up domain and the head count, more PP
+    only below the layer count and the GPUs left by TP."""
+    model, cluster = space.model, space.cluster
+    ideas = []
+    most_tp, most_pp = max(c.tp for c in points), max(c.pp for c in points)
+    most_tp_at = min(cluster.domain, model.heads)
+    if most_tp < most_tp_at:
+        ideas.append(f"TP above {most_tp} (up to {most_tp_at})")
+    most_pp_at = min(model.num_layers, max(cluster.world // most_tp, 1))
+    if most_pp < most_pp_at:
+        ideas.append(f"PP above {most_pp} (up to {most_pp_at})")
+    if not any(c.recompute.kind == "full" for c in points):
+        ideas.append("full recompute")
+    if not any(c.sharding == "fsdp" for c in points):
+        ideas.append("FSDP sharding" if any(c.sharding == "dist_opt" for c in points)
+                     else "a distributed optimizer or FSDP sharding")
+    if min(c.mbs for c in points) > 1:
+        ideas.append("a smaller micro-batch")
+    more = (f"or more than {cluster.nodes:,} node{'s' if cluster.nodes != 1 else ''} "
+            "(`primusc check` says how many would fit)")
+    if not ideas:
+        return f"the space already takes TP, PP, recompute and sharding as far as they go: use GPUs with more memory {more}"
+    return "add to the space: " + ", ".join(ideas) + f"; {more}"
 
 
 def evaluation_of(projection: Projection) -> Evaluation:

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from attrs import frozen
 
+from primus_lang.datafiles import DataCodes, read_json_lines
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import TRACE_INTERLEAVED, TRACE_INVALID, TRACE_MISMATCH
 from primus_lang.ir import serialize
@@ -78,18 +79,13 @@ class TraceLog:
     finished: bool
 
 
+TRACE_CODES = DataCodes(TRACE_INVALID, TRACE_INVALID, TRACE_INVALID, TRACE_INVALID, TRACE_INVALID, TRACE_INVALID)
+
+
 def _scan(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """Each non-empty line's number and event; None for a line that is not one (torn)."""
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                event = None
-            yield number, event if isinstance(event, dict) and "event" in event else None
+    for number, event in read_json_lines(path, TRACE_CODES, "a search trace"):
+        yield number, event if isinstance(event, dict) and "event" in event else None
 
 
 def iter_events(path: Path) -> Iterator[dict[str, Any]]:

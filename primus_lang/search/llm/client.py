@@ -17,6 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
+from primus_lang.datafiles import DataCodes, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import CASSETTE_INVALID, OPTIONAL_MISSING
 from primus_lang.search.llm.config import LlmConfig
@@ -58,13 +59,18 @@ def request_hash(request: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+CASSETTE_CODES = DataCodes(CASSETTE_INVALID, CASSETTE_INVALID, CASSETTE_INVALID, CASSETTE_INVALID, CASSETTE_INVALID,
+                           CASSETTE_INVALID)
+
+
 class Cassette:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.entries: dict[str, dict[str, Any]] = {}
         if path is not None and path.is_file():
+            what = "a primusc LLM cassette"
+            data = loads_json(read_text(path, CASSETTE_CODES, what), str(path), CASSETTE_CODES, what)
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
                 if data.get("format") != CASSETTE_FORMAT:
                     raise ValueError("unknown cassette format")
                 self.entries = dict(data["interactions"])

@@ -1,0 +1,49 @@
+"""P8005 states memory in GiB like every other memory figure, and suggests only changes the space
+does not already take as far as they go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.lower import load_space
+from primus_lang.search.stages import landscape_of
+
+HEAD = """import models.llama3 (llama3_1_8b)
+import clusters.amd (mi355x_x1)
+space nofit on mi355x_x1 {
+  model = llama3_1_8b
+  gbs = 64
+  fits memory headroom 99%
+"""
+
+
+def no_fit(tmp_path: Path, axes: str) -> tuple[str, str, str]:
+    path = tmp_path / "s.prx"
+    path.write_text(HEAD + axes + "}\n")
+    with pytest.raises(CompileError) as err:
+        landscape_of(load_space(path))
+    diag = err.value.diagnostics[0]
+    assert diag.code.id == "P8005"
+    return diag.message, diag.notes[0], diag.help
+
+
+def test_in_gib_with_what_the_space_could_add(tmp_path: Path) -> None:
+    _, note, help = no_fit(tmp_path, "  mbs : 1 | 2\n")
+    assert note == "the smallest peak is 100.5 GiB per GPU against a limit of 2.9 GiB (288.0 GiB less 99% headroom)"
+    assert help == ("add to the space: TP above 1 (up to 8), PP above 1 (up to 8), full recompute, FSDP sharding; "
+                    "or more than 1 node (`primusc check` says how many would fit)")
+
+
+def test_no_more_tp_or_pp_than_the_cluster_takes(tmp_path: Path) -> None:
+    _, _, help = no_fit(tmp_path, "  tp = 8\n  mbs = 2\n  sharding = fsdp\n")
+    assert help == ("add to the space: full recompute, a smaller micro-batch; "
+                    "or more than 1 node (`primusc check` says how many would fit)")
+
+
+def test_nothing_left_to_add(tmp_path: Path) -> None:
+    _, _, help = no_fit(tmp_path, "  tp = 8\n  sharding = fsdp\n  recompute = full(32)\n")
+    assert help.startswith("the space already takes TP, PP, recompute and sharding as far as they go")
+    assert "TP above" not in help and "PP above" not in help
