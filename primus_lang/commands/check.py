@@ -14,6 +14,7 @@ import attrs
 
 from primus_lang.check import LegalitySummary, summarize
 from primus_lang.check.enumerate import require_legal
+from primus_lang.emit import target_warnings
 from primus_lang.emit.coverage import inexpressible
 from primus_lang.ir import Space
 from primus_lang.ir.serialize import to_data
@@ -51,11 +52,12 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
 def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
     """Legal values the space's target cannot express (P7001 at emission): `plan` would launch
     another recipe than the best, so say so before the search."""
+    target = space.settings.target
+    said = [f"  warning {d.code.id}: {d.message}" for d in target_warnings(space, target)]
     found = inexpressible(space)
     if not found:
-        return []
-    target = space.settings.target
-    lines = [f"  warning P7001: target `{target}` cannot express some legal points:"]
+        return said
+    lines = [*said, f"  warning P7001: target `{target}` cannot express some legal points:"]
     for item in found:
         # a framework's reason names the knob and value it refuses (`schedule` = zbv: ...)
         named = item.values and all(f"`{v.split(' = ')[0]}`" in item.reason for v in item.values)

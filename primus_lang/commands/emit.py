@@ -10,7 +10,7 @@ from typing import Any
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
-from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit
+from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit, target_warnings
 from primus_lang.emit.emitter import refuse_illegal
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -80,6 +80,15 @@ def write_files(out: Path, files: dict[str, str], force: bool) -> None:
     write(out, files, force=force, executable=executable)
 
 
+def print_warnings(found: list[Diagnostic], error_format: str) -> None:
+    import sys
+
+    from primus_lang.diagnostics import render
+
+    if found:
+        print(render(found, error_format), file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import read_point
     from primus_lang.lower import load_space
@@ -105,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         variables=parse_vars(args.var),
     )
     files = emit(space, cand, target, ctx)
+    print_warnings(target_warnings(space, target), args.error_format)
     write_files(out, files, args.force)
     print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
     return 0

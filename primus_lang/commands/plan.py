@@ -137,8 +137,8 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.commands.emit import parse_vars
-    from primus_lang.emit import check_target, emitted_names
+    from primus_lang.commands.emit import parse_vars, print_warnings
+    from primus_lang.emit import check_target, emitted_names, target_warnings
     from primus_lang.lower import load_space
     from primus_lang.outputs import folder_lock, refuse_link
 
@@ -157,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_emit:
         # a target or variable `emit` would refuse is refused before the search, not after it
         check_target(space, target, parse_vars(args.var))
+        print_warnings(target_warnings(space, target), args.error_format)
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
     launch += _campaign.check(args, out, target)
     _refuse_collisions(source, trace, report, resume, launch)
@@ -356,6 +357,24 @@ def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, tar
     return [str(path) for path in written]
 
 
+def _print_space_baseline(console: Console, b: Trial, prep: Prepared) -> None:
+    """The space's baseline (the recipe it was imported from) first: its memory and its projection."""
+    from primus_lang.memory import account
+
+    space = prep.space
+    assert b.candidate is not None and b.evaluation is not None and b.memory_peak is not None
+    peak = account(space.model, space.cluster, b.candidate, space.settings).peak
+    terms = ", ".join(f"{t.name} {units.gib(t.bytes)}" for t in peak.largest(3))
+    limit = prep.land.limit
+    verdict = "fits" if b.memory_peak <= limit else "does not fit"
+    ev = b.evaluation
+    console.print(f"baseline (the space's recipe): {b.candidate.label()}")
+    console.print(f"  memory  {units.gib(b.memory_peak)} on the fullest stage ({peak.name}), {verdict} "
+                  f"(limit {units.gib(limit)}): {terms}")
+    console.print(f"  project {ev.tokens_per_gpu:,.0f} tokens/s/GPU, step {ev.step_time:.3g} s, MFU {ev.mfu:.1%}, "
+                  f"bubble {ev.bubble_fraction:.1%}")
+
+
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     res = plan.result
     # Layout labels are long; below 160 columns (a pipe, a CI log) rich would wrap them letter by letter.
@@ -370,6 +389,9 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     for note in res.notes:
         console.print(f"note: {note}", style="yellow")
     limit = prep.land.limit
+    given = plan.baseline if plan.baseline is not None and plan.baseline.source.startswith("space baseline") else None
+    if given is not None:
+        _print_space_baseline(console, given, prep)
     table = Table(title=f"best of {res.space} ({res.objective})", show_lines=False)
     # GiB and spare against the limit, as `explain` and `diff` show the same candidates
     prov = plan.provenance
@@ -392,7 +414,7 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     console.print(describe(plan.gpu, prov))
     if tied:
         console.print(f"≈: tied with #1 (within ±{prov.paired:.1%}: the projected order among them is not evidence)")
-    if plan.baseline is not None and plan.baseline.evaluation is not None:
+    if given is None and plan.baseline is not None and plan.baseline.evaluation is not None:
         b = plan.baseline
         assert b.evaluation is not None
         console.print(f"baseline: {layout(b, axes)}: {b.evaluation.tokens_per_gpu:,.0f} tokens/s/GPU")

@@ -76,3 +76,14 @@ NULL_TOKENIZER = register(
     "(HuggingFaceTokenizer) or `--var tokenizer_type=...`. A `run { ... }` block is checked the same\n"
     "way where it is written (P3038).",
 )
+PRIMUS_ON_NVIDIA = register(
+    "W7001",
+    "primus-on-nvidia",
+    "the Primus target is chosen for a cluster of NVIDIA GPUs",
+    "Primus is built for AMD GPUs on ROCm: its README lists ROCm-compatible AMD GPUs and the ROCm\n"
+    "drivers among its prerequisites, ships its runtime as `rocm/primus` images, and its Turbo\n"
+    "kernels, DeepEP and argument checks are ROCm's (AMD-AGI/Primus fd1eeab). The launch files are\n"
+    "written as asked, but nothing says Primus runs on the NVIDIA nodes they name.\n\n"
+    "    target primus + slurm          # on an H100 cluster\n\n"
+    "Fix: emit for Megatron-LM on NVIDIA clusters (`--target megatron+slurm`), or target an AMD cluster.",
+)

@@ -107,7 +107,13 @@ FSDP_RESTRICTIONS = register(
     "P4015",
     "fsdp-restrictions",
     "torch FSDP2 combined with pipeline or expert parallelism or tied embeddings",
-    "Megatron's torch-FSDP2 path requires PP = 1, EP = 1 and untied embeddings.",
+    "`sharding = fsdp` shards parameters, gradients and optimizer state over DP. The primus target runs it\n"
+    "as torch FSDP2 (`use_torch_fsdp2`, as Primus's own example configs do), which Megatron's\n"
+    "validate_args (megatron/training/arguments.py, core_v0.16.1) accepts only with PP = 1, EP = 1 and\n"
+    "untied embeddings; the megatron target runs Megatron-FSDP (`--use-megatron-fsdp`), which accepts\n"
+    "those points too. The rule keeps the points both frameworks can launch.\n\n"
+    "    sharding = fsdp   pp = 2          # refused\n\n"
+    "Fix: use `dist_opt` with pipeline or expert parallelism, or PP = 1 and EP = 1 with FSDP.",
 )
 EXPERTS_EP = register(
     "P4016",

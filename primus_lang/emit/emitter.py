@@ -19,6 +19,7 @@ from primus_lang.diagnostics.codes_emit import (
     BAD_VARIABLE,
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
+    PRIMUS_ON_NVIDIA,
     SITE_UNSUPPORTED,
     UNKNOWN_TARGET,
     UNSUPPORTED,
@@ -90,7 +91,7 @@ def _parts(space: Space, cand: Candidate, target: str,
            ctx: EmitContext) -> tuple[Framework, Launcher, Variables]:
     framework_cls, launcher_cls = parse_target(target)
     variables = resolve_variables(ctx.variables, space.name, variable_defaults(space))
-    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site),
+    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, space.passthrough),
             launcher_cls(space.cluster, variables, space.site), variables)
 
 
@@ -140,6 +141,17 @@ def _refuse_site(space: Space, launcher: Launcher, variables: Variables) -> None
                               help="pass `--var tokenizer_model=...` (or `--var tokenizer_type=...`)"))
     if out:
         raise CompileError(out)
+
+
+def target_warnings(space: Space, target: str) -> list[Diagnostic]:
+    """What ``emit`` writes as asked but a user should hear about: W7001 for Primus on NVIDIA GPUs."""
+    framework, _ = parse_target(target)
+    if framework.NAME == "primus" and space.cluster.gpu.vendor == "nvidia":
+        return [Diagnostic(PRIMUS_ON_NVIDIA,
+                           f"Primus runs on AMD GPUs with ROCm; cluster `{space.cluster.name}` has NVIDIA "
+                           f"`{space.cluster.gpu.name}` GPUs",
+                           help="use `--target megatron+...` on NVIDIA clusters (see `primusc explain W7001`)")]
+    return []
 
 
 def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:

@@ -7,12 +7,23 @@ names the templates that render its program: the bash fragment defining ``WORKDI
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
+import attrs
 import yaml
 
+from primus_lang.diagnostics import CompileError
 from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
 from primus_lang.emit.context import Variables
+from primus_lang.emit.primus_configs import (
+    CARDS_WITH_SHARED_EXPERT_OVERLAP,
+    DEEPEP_SWITCHES,
+    GENERIC_CARD,
+    PRIMUS_CARDS,
+    PRIMUS_GPUS,
+    TURBO_SWITCHES,
+)
 from primus_lang.emit.profiles import PROFILES, Profile
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.run import Run
@@ -35,10 +46,28 @@ class Framework:
     TEMPLATES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
-                 run: Run | None = None, site: Site | None = None) -> None:
+                 run: Run | None = None, site: Site | None = None,
+                 passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()) -> None:
         self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
+        self.run, self.site = run, site
         self.profile: Profile = PROFILES[variables.megatron_version]
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
+        # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
+        # follows the rest, as the recipe wrote it
+        self.settings.update(self.carried(dict(passthrough)))
+        carried = {k for k, _ in passthrough}
+        if DATA_PATHS & carried:
+            self.settings.pop("mock_data", None)  # the recipe's corpus, not mock data
+        if carried & {"tokenizer_type", "tokenizer_model", "vocab_file"}:
+            # the recipe's tokenizer, not the null tokenizer of the card's vocabulary
+            for dest in ("tokenizer_type", "vocab_size"):
+                if dest not in carried:
+                    self.settings.pop(dest, None)
+
+    def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
+        # a command line's multi-word value (a data blend) is one flag's several arguments
+        return {k: tuple(v.split()) if isinstance(v, str) and len(v.split()) > 1 else v
+                for k, v in passthrough.items()}
 
     def preprocess(self, settings: Settings) -> Settings:
         return self.profile.extras(settings)
@@ -116,10 +145,60 @@ class Primus(Framework):
             out["enable_primus_turbo"] = True
             out["use_turbo_deepep"] = True
             out["moe_router_dtype"] = "fp32"
+        out.update(self.turbo_switches())
+        if primus_card(self.model) in CARDS_WITH_SHARED_EXPERT_OVERLAP:
+            # The card overlaps the shared experts with the dispatch, which megatron-core allows only
+            # with the alltoall dispatcher and without EP overlap or shared-expert recomputation, and
+            # which Primus Turbo's DeepEP refuses; primusc's account and projection run them in line.
+            out["moe_shared_expert_overlap"] = False
+        if self.cand.sharding == "fsdp":
+            out = self.torch_fsdp2(out)
         if "cuda_graph_impl" in out and "cuda_graph_scope" not in out:
             # Primus's trainer config sets the scope to `full`; the whole layer is written as Megatron's
             # empty scope instead of relying on its deprecated alias
             out["cuda_graph_scope"] = ()
+        return out
+
+    def torch_fsdp2(self, settings: Settings) -> Settings:
+        """FSDP as Primus's own example configs run it (examples/megatron/configs/MI300X/
+        llama3.1_70B-BF16-pretrain.yaml and the other 70B/32B ones): torch FSDP2 rather than
+        Megatron-FSDP, with what megatron/training/arguments.py (core_v0.16.1) asserts beside it: no
+        distributed optimizer (so no parameter-gather overlap), no gradient-accumulation fusion, and a
+        torch_dist or torch_dcp checkpoint."""
+        out: Settings = {}
+        for dest, value in settings.items():
+            if dest == "use_megatron_fsdp":
+                out["use_torch_fsdp2"] = True
+            elif dest != "data_parallel_sharding_strategy":  # a Megatron-FSDP setting
+                out[dest] = value
+        out["use_distributed_optimizer"] = False
+        out["overlap_param_gather"] = False
+        out["gradient_accumulation_fusion"] = False
+        out["ckpt_format"] = "torch_dcp" if self.run is not None and self.run.ckpt_format == "torch_dcp" \
+            else "torch_dist"
+        return out
+
+    def turbo_switches(self) -> Settings:
+        """The Primus Turbo switches Primus's own example sets for this GPU, model card and precision
+        (primus_configs.TURBO_SWITCHES), where the candidate runs what they switch."""
+        family = gpu_family(self.cluster.gpu.name)
+        if self.cluster.gpu.vendor != "amd" or family is None:
+            return {}
+        entry = TURBO_SWITCHES.get((family, primus_card(self.model), self.cand.precision))
+        if entry is None:
+            return {}
+        deepep = self.deepep_on_amd()
+        out: Settings = {}
+        for switch, value in entry[1].items():
+            if switch in DEEPEP_SWITCHES and not deepep:
+                continue
+            if switch == "use_turbo_attention" and value and self.cand.attention != "flash":
+                # Turbo's attention is a flash kernel; the unfused path keeps the scores the account counts
+                continue
+            if switch == "turbo_deepep_num_cu" and self.cand.ep >= 16:
+                # Primus's validation allows at most 32 CUs (its default) for DeepEP at EP >= 16
+                continue
+            out[switch] = value
         return out
 
     def unsupported(self) -> list[str]:
@@ -136,6 +215,15 @@ class Primus(Framework):
                 "training loop captures the full-iteration graph only for its enum value; use "
                 "`attn_moe_router`/`attn`, or the megatron framework"
             )
+        return out
+
+    def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
+        # a command line's value is text; Primus hands YAML values to Megatron as they are, so a
+        # number or a flag goes in typed, as the experiment would write it
+        out: Settings = {}
+        for k, v in passthrough.items():
+            typed = yaml.safe_load(v) if isinstance(v, str) and v.strip() else v
+            out[k] = typed if isinstance(typed, (bool, int, float)) else v
         return out
 
     def overrides(self) -> dict[str, Any]:
@@ -168,8 +256,10 @@ class Primus(Framework):
                 "pre_trainer": {
                     "framework": "megatron",
                     "config": "pre_trainer.yaml",
-                    # Primus's generic decoder card; every architecture field is overridden below.
-                    "model": "language_model.yaml",
+                    # The model's own Primus card where there is one (it brings what primusc does not
+                    # say: norm_epsilon, init_method_std...), else the generic decoder card; every
+                    # architecture field is overridden below either way.
+                    "model": primus_card(self.model),
                     "overrides": self.overrides(),
                 }
             },
@@ -181,3 +271,35 @@ class Primus(Framework):
 
 
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus)}
+
+
+def gpu_family(name: str) -> str | None:
+    """The Primus example folder's GPU for a profile name (`mi325x`, `mi325x_calibrated`, `mi325x_spec`)."""
+    return next((f for f in PRIMUS_GPUS if name == f or name.startswith(f + "_")), None)
+
+
+def primus_card(model: Model) -> str:
+    """Primus's card for the model: its own (primus_configs.PRIMUS_CARDS) when the model is that
+    stdlib card as written, its training sequence length aside; else the generic decoder card. A
+    card changed in the space (`llama3_1_70b { num_layers = 40 }` keeps the name) gets the generic
+    one, since the named card's extra settings would describe another model."""
+    card = PRIMUS_CARDS.get(model.name)
+    span = model.span
+    if card is None or span is None or not span.file.startswith("<stdlib>/"):
+        return GENERIC_CARD
+    module = span.file.removeprefix("<stdlib>/").removesuffix(".prx").replace("/", ".")
+    pristine = _stdlib_model(module, model.name)
+    if pristine is None or attrs.evolve(pristine, name=model.name, seq_len=model.seq_len) != model:
+        return GENERIC_CARD
+    return card
+
+
+@functools.cache
+def _stdlib_model(module: str, name: str) -> Model | None:
+    from primus_lang.lower import loads_program
+
+    try:
+        program = loads_program(f"import {module} ({name})\nmodel stdlib_card = {name} {{ }}\n", "<primusc>")
+    except CompileError:
+        return None
+    return program.models[0] if program.models else None

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from primus_lang.emit import emit
+from primus_lang.emit.primus_configs import DEEPEP_SWITCHES, KERNEL_SWITCHES
 from tests.emit.harness import all_cases, context, emissions
 
 EXPERIMENTS = [pytest.param(c, f["experiment.yaml"], id=f"{c}-{t}") for c, t, f in emissions() if t == "primus+local"]
@@ -69,8 +70,10 @@ def test_data_and_checkpoint_variables() -> None:
 # model_type picks pretrain_mamba's providers (primus/backends/megatron/megatron_pretrain_trainer.py)
 # Primus's own switches (its trainer config and patches): the pipeline algorithms, the corpus, the
 # model provider, and Primus Turbo's ROCm DeepEP dispatcher
-PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type", "enable_primus_turbo",
-               "use_turbo_deepep"}
+PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type", *KERNEL_SWITCHES,
+               *DEEPEP_SWITCHES}
+# Megatron argparse dests outside the config classes: torch FSDP2's switch (arguments.py, core_v0.16.1)
+MEGATRON_ONLY_DESTS = {"use_torch_fsdp2"}
 
 
 @pytest.mark.parametrize(("case", "text"), EXPERIMENTS)
@@ -87,7 +90,7 @@ def test_override_keys_are_megatron_dests(case: str, text: str) -> None:
     from tests.emit.test_megatron_config import RUN_ARGS
 
     # argparse dests that core_transformer_config_from_args renames into config fields
-    known = set(RUN_ARGS) | PRIMUS_KEYS | {"num_experts", "num_virtual_stages_per_pipeline_rank",
+    known = set(RUN_ARGS) | PRIMUS_KEYS | MEGATRON_ONLY_DESTS | {"num_experts", "num_virtual_stages_per_pipeline_rank",
                                            "swiglu", "squared_relu", "multi_latent_attention",
                                            "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"}
     for cls in (MLATransformerConfig, DistributedDataParallelConfig, OptimizerConfig):
