@@ -12,12 +12,13 @@ from primus_lang.check.enumerate import (
     raw_size,
     summarize,
 )
-from primus_lang.check.point import parse_point
+from primus_lang.check.point import baseline_point, parse_point
 
 __all__ = [
     "LegalitySummary",
     "RuleCount",
     "Violation",
+    "baseline_point",
     "environment",
     "legal_mask",
     "legal_points",

@@ -73,14 +73,18 @@ def _unnamed(axis: Axis) -> Any:
     return default if default in axis.domain.values else axis.domain.values[0]
 
 
+def baseline_point(space: Space) -> Candidate | None:
+    """The space's ``baseline`` as a candidate (None without one): its knobs, the rest as ``parse_point``
+    fills them in."""
+    if space.baseline is None:
+        return None
+    return _point(space, dict(space.baseline))
+
+
 def parse_point(space: Space, text: str) -> Candidate:
     """A candidate from ``knob=value`` pairs. A knob left out takes the space's fixed value, else its
     default where its axis allows it, else the axis's first value: a label names the knobs that
     differ from their defaults, so every label the tool prints reads back as the same candidate."""
-    values: dict[str, Any] = {name: DEFAULTS[name] for name in KNOBS}
-    values.update(dict(space.fixed))
-    for axis in space.axes:
-        values[axis.name] = _unnamed(axis)
     given: dict[str, Any] = {}
     if text.strip() == "defaults":  # the label of a candidate whose every knob is at its default
         text = ""
@@ -100,6 +104,14 @@ def parse_point(space: Space, text: str) -> Candidate:
         # a text knob (pipeline_layout) reads as a label prints it, unquoted, or in double quotes
         text_knob = kind_of(KNOBS[key]) is Kind.TEXT and not raw.strip().startswith('"')
         given[key] = single(KNOBS[key], ast.Str(raw.strip()) if text_knob else _value(raw, f"`{key}`"))
+    return _point(space, given)
+
+
+def _point(space: Space, given: dict[str, Any]) -> Candidate:
+    values: dict[str, Any] = {name: DEFAULTS[name] for name in KNOBS}
+    values.update(dict(space.fixed))
+    for axis in space.axes:
+        values[axis.name] = _unnamed(axis)
     values.update(given)
     # A conditional axis the user did not set keeps the knob's default where its condition fails,
     # as in enumeration; conditions may read other conditional axes, so settle them in passes.

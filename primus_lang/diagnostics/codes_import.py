@@ -100,3 +100,111 @@ INCONSISTENT_CONFIG = register(
     "accepts for its field. `import-hf` loads the card it is about to write as `primusc check` would, and "
     "writes nothing if that fails; the message says which values disagree. Fix the config.",
 )
+
+# --- P3120-P3139: `primusc import-recipe`, a launch recipe read into a space ------------------------
+
+RECIPE_UNREADABLE = register(
+    "P3120",
+    "recipe-unreadable",
+    "the recipe file could not be read, or is neither a command line nor a Primus experiment",
+    "`primusc import-recipe FILE` reads a Megatron-LM command line or arguments file (a `torchrun ... "
+    "pretrain_gpt.py --tensor-model-parallel-size 8 ...` script, or the flags alone) or a Primus "
+    "experiment YAML (`modules.pre_trainer.model` and `overrides`). The file must be UTF-8 text of at "
+    "most 16 MiB. A Megatron-Bridge recipe is Python and is not read: write its settings as flags.",
+)
+RECIPE_SHELL_SYNTAX = register(
+    "P3121",
+    "recipe-shell-syntax",
+    "the command line uses shell syntax primusc does not evaluate",
+    "The importer reads words and quotes as a shell would and nothing more: it never runs the file. "
+    "A variable reference (`$TP`, `${TP}`), a command substitution (`$(...)`, backquotes), a pipe, a "
+    "redirection, `;`, `&&` or a background `&` would need a shell to give the value the run used. "
+    "Write the value itself in the file (line continuations with `\\` are read as spaces).",
+)
+RECIPE_UNKNOWN_FLAG = register(
+    "P3122",
+    "recipe-unknown-flag",
+    "the command line has a flag that is not a Megatron-LM argument primusc knows",
+    "Every flag is either modelled (it becomes a knob, a model field or the cluster) or carried "
+    "through to emission unchanged, and for that primusc must know whether it takes a value. A "
+    "misspelt flag would make Megatron exit at start, so it is refused here with the nearest known "
+    "flag. A real flag of a newer Megatron that primusc does not list can be passed through by "
+    "writing it in the space's `passthrough { ... }` block by hand.",
+)
+RECIPE_BAD_VALUE = register(
+    "P3123",
+    "recipe-bad-value",
+    "a recipe setting has a value of the wrong type or outside what Megatron accepts",
+    "Sizes are positive whole numbers (`--tensor-model-parallel-size 8`), choices one of the "
+    "values Megatron's argument parser lists (`--recompute-granularity full|selective`). A flag "
+    "that takes a value needs one before the next flag.",
+)
+RECIPE_CONTRADICTION = register(
+    "P3124",
+    "recipe-contradiction",
+    "two settings of the recipe contradict each other",
+    "The same flag given twice with different values (argparse keeps the last silently), both FP8 and "
+    "FP4, both the virtual-pipeline flags and an explicit layout, a distributed optimizer with "
+    "torch FSDP2: a run would do one of the two without saying which. Keep the one you mean.",
+)
+RECIPE_UNSUPPORTED = register(
+    "P3125",
+    "recipe-unsupported",
+    "the recipe uses a setting primusc cannot model or emit faithfully",
+    "FP16 training, an FP8 format other than `hybrid`, a pipeline schedule or architecture feature "
+    "the IR has no field for: a space that silently dropped it would project and emit another run. "
+    "The message names the setting; change it in the recipe, or write the space by hand.",
+)
+RECIPE_MISSING = register(
+    "P3126",
+    "recipe-missing-setting",
+    "the recipe lacks a setting the space needs, and the command line does not give it",
+    "A space needs the model's shape (layers, widths, heads, vocabulary), the global batch size, the "
+    "sequence length and the cluster (nodes, GPUs per node, the GPU). A Megatron command line that "
+    "uses a tokenizer does not state the vocabulary: name a stdlib model card whose shape it matches, "
+    "or add `--vocab-size`. Give the cluster with `--nodes`, `--gpus-per-node` and `--gpu` when the "
+    "recipe (torchrun's `--nnodes`/`--nproc-per-node`) does not say.",
+)
+RECIPE_NOT_PRIMUS = register(
+    "P3127",
+    "recipe-not-primus-experiment",
+    "the YAML file is not a Primus experiment",
+    "A Primus experiment is a mapping with `modules.pre_trainer` holding `framework: megatron`, "
+    "`model: <card>.yaml` and `overrides` (AMD-AGI/Primus examples/megatron/configs/<GPU>/). Other "
+    "YAML (a Kubernetes object, a Megatron-Bridge or NeMo config, a torchtitan job) is not read.",
+)
+RECIPE_UNKNOWN_CARD = register(
+    "P3128",
+    "recipe-unknown-model-card",
+    "the Primus experiment names a model card primusc has no stdlib card for",
+    "Primus's model cards (primus/configs/models/megatron/) are matched to stdlib cards by name "
+    "(`llama3.1_70B.yaml` is `llama3_1_70b`). A card without a stdlib twin is refused rather than "
+    "guessed; write its architecture in the overrides (num_layers, hidden_size, ...), or write the "
+    "model card with `primusc import-hf` and the space by hand.",
+)
+RECIPE_ILLEGAL = register(
+    "P3129",
+    "recipe-illegal",
+    "the recipe breaks a rule Megatron enforces",
+    "The recipe is checked as `primusc check --point` would check it: TP divides the heads and the "
+    "query groups, the layers split over the pipeline stages, the batch over the micro-batches and "
+    "data-parallel replicas. Megatron would refuse it at start (or run another split), so no space "
+    "is written; the diagnostic points at the flag that sets the knob the rule names.",
+)
+RECIPE_ENV_DEFAULT = register(
+    "W3130",
+    "recipe-env-default",
+    "a Primus value is an environment reference; its default was taken",
+    "Primus experiments write `${PRIMUS_TP:1}`: the environment variable's value when set, else the "
+    "default after the colon. The importer never reads the environment and takes the default; "
+    "set the value in the space if the run used another. A reference without a default is P3121.",
+)
+RECIPE_NO_BASELINE = register(
+    "P3131",
+    "space-baseline-invalid",
+    "the space's `baseline` block sets something that is not a knob, or a value the knob cannot take",
+    "`baseline { tp = 8; pp = 2; recompute = full(8) }` names the recipe a plan starts from, one "
+    "value per knob (knobs it leaves out take the space's fixed value, else the knob's default, else "
+    "the axis's first value). `passthrough { name = value }` holds Megatron settings primusc carries "
+    "to the launch files unchanged: text, numbers or true/false.",
+)

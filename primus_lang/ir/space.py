@@ -151,6 +151,10 @@ class Space:
     knob_spans: tuple[tuple[str, Span], ...] = field(default=(), eq=False, repr=False)
     site: Site | None = None  # the cluster's site profile (`site = NAME`); None: emit as without one
     run: Run | None = None  # the training run (`run { ... }`); None: a throughput measurement
+    # the recipe a plan reports first (`baseline { tp = 8 }`); knobs it leaves out as in a --point
+    baseline: tuple[tuple[str, Value], ...] | None = None
+    # Megatron settings primusc does not model, carried to the launch files as written (`passthrough { }`)
+    passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()
 
     @property
     def headroom(self) -> float:

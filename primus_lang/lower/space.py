@@ -33,6 +33,7 @@ from primus_lang.ir.space import (
     Space,
     Value,
 )
+from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
 from primus_lang.lower.ranges import SETTING_RANGES
@@ -112,6 +113,8 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
     model: Model | None = None
     site: Site | None = None
     run: Run | None = None
+    baseline: tuple[tuple[str, Value], ...] | None = None
+    passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()
     fixed: dict[str, Value] = {}
     axes: list[Axis] = []
     lets: list[Let] = []
@@ -212,6 +215,12 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
             elif isinstance(st, ast.Nested) and st.name == "run":
                 claim("run", st, "`run`")
                 run = lower_run(loader, module, st)
+            elif isinstance(st, ast.Nested) and st.name in ("baseline", "passthrough"):
+                claim(st.name, st, f"`{st.name}`")
+                if st.name == "baseline":
+                    baseline = lower_baseline(st)
+                else:
+                    passthrough = lower_passthrough(st)
             else:
                 raise fail(
                     T.MISPLACED_STATEMENT,
@@ -271,6 +280,8 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
         ),
         site=site,
         run=run,
+        baseline=baseline,
+        passthrough=passthrough,
     )
 
 
