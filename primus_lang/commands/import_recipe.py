@@ -1,0 +1,165 @@
+"""``primusc import-recipe FILE``: a Megatron-LM command line or a Primus experiment becomes a space
+whose baseline is that recipe, with axes around it and what primusc does not model carried through."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from primus_lang.diagnostics import CompileError, Diagnostic, render
+from primus_lang.diagnostics.codes_import import (
+    OUTPUT_EXISTS,
+    RECIPE_CONTRADICTION,
+    RECIPE_ILLEGAL,
+    RECIPE_MISSING,
+    RECIPE_UNKNOWN_CARD,
+)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import-recipe",
+        help="write a space (.prx) whose baseline is a Megatron-LM command line or a Primus experiment",
+        description="Read a Megatron-LM command line or arguments file, or a Primus experiment YAML (nothing "
+        "is run), and write a space: the model card, the cluster, the recipe as its baseline, axes around it, "
+        "and the settings primusc does not model carried through to emission.",
+    )
+    p.add_argument("recipe", help="the launch script, the flags file, or the Primus experiment YAML")
+    p.add_argument("--nodes", type=int, help="nodes, where the recipe does not say (torchrun's --nnodes)")
+    p.add_argument("--gpus-per-node", type=int, help="GPUs per node, where the recipe does not say")
+    p.add_argument("--gpu", help="the GPU profile (stdlib hardware name: mi300x, mi325x, mi355x, h100, h200, b200, ...)")
+    p.add_argument("--name", help="the space's name (default: from the file's name)")
+    p.add_argument("--out", help="write the space here instead of standard output")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.set_defaults(func=run)
+
+
+def _name(path: str) -> str:
+    stem = Path(path).name.split(".")[0] if not Path(path).name.startswith(".") else "recipe"
+    name = re.sub(r"[^a-z0-9]+", "_", Path(path).stem.lower()).strip("_") or stem or "recipe"
+    return name if name[0].isalpha() else "r_" + name
+
+
+def _count(given: int | None, entry: Any, what: str, flag: str) -> int:
+    from_recipe = None
+    if entry is not None:
+        text = str(entry.value)
+        if not text.isdigit() or int(text) < 1:
+            raise CompileError(Diagnostic(RECIPE_MISSING, f"`{entry.written}` is `{text}`, not a count primusc can "
+                                          "read", span=entry.span, help=f"pass `{flag}`"))
+        from_recipe = int(text)
+    if given is not None and given < 1:
+        raise CompileError(Diagnostic(RECIPE_MISSING, f"`{flag}` is {given}, expected at least 1"))
+    if from_recipe is not None and given is not None and given != from_recipe:
+        raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{flag} {given}` contradicts the recipe's "
+                                      f"`{entry.written} {from_recipe}`", span=entry.span,
+                                      help=f"drop `{flag}`, or change the recipe"))
+    value = from_recipe if from_recipe is not None else given
+    if value is None:
+        raise CompileError(Diagnostic(RECIPE_MISSING, f"the recipe does not say the {what}",
+                                      help=f"pass `{flag} N`"))
+    return value
+
+
+def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
+    """The space's text, the lines of the summary, and the warnings."""
+    from primus_lang.check import baseline_point, legality
+    from primus_lang.lower import loads_program
+    from primus_lang.recipes import interpret, read_recipe, render_space
+    from primus_lang.recipes.cards import card_fields, find_card, match_shape, primus_card_name, stdlib_cards
+    from primus_lang.recipes.render import passthrough_keys_ok
+
+    recipe = read_recipe(args.recipe)
+    cards = stdlib_cards()
+    card: tuple[str, str, dict[str, Any]] | None = None
+    if recipe.kind == "primus":
+        assert recipe.card is not None
+        wanted = find_card(primus_card_name(recipe.card.value), cards) or primus_card_name(recipe.card.value)
+        if wanted not in cards:
+            raise CompileError(Diagnostic(RECIPE_UNKNOWN_CARD, f"the model card `{recipe.card.value}` has no stdlib "
+                                          f"card (looked for `{wanted}`)", span=recipe.card.span,
+                                          help="stdlib cards: " + ", ".join(sorted(cards))))
+        module, model = cards[wanted]
+        card = (module, wanted, card_fields(model))
+        imp = interpret(recipe, card[2], fill_all=True)
+    else:
+        shape = interpret(recipe, require_vocab=False)
+        found = match_shape(shape.model, cards)
+        if found is not None:
+            module, model = cards[found]
+            card = (module, found, card_fields(model))
+        imp = interpret(recipe, card[2] if card else None)
+    nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes")
+    gpus = _count(args.gpus_per_node, recipe.gpus_per_node, "GPUs per node", "--gpus-per-node")
+    gpu = (args.gpu or recipe.gpu_hint or "").lower()
+    if not gpu:
+        raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say which GPU it runs on",
+                                      help="pass `--gpu NAME` (mi300x, mi325x, mi355x, h100, h200, b200, ...)"))
+    vendor = "amd" if gpu.startswith("mi") else "nvidia"
+    bad_keys = passthrough_keys_ok(imp)
+    if bad_keys:
+        raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{bad_keys[0]}` cannot be written as a passthrough "
+                                      "field (a keyword of the language)"))
+    target = "primus+slurm" if recipe.kind == "primus" else "megatron+slurm"
+    name = args.name or _name(args.recipe)
+    notes = list(recipe.notes)
+    notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]
+    text = render_space(imp, name, card, (vendor, gpu), nodes, gpus, target, notes)
+    program = loads_program(text, f"<space from {args.recipe}>")
+    space = program.spaces[0]
+    cand = baseline_point(space)
+    assert cand is not None
+    violations = legality(space, cand)
+    if violations:
+        raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
+                                       span=_span_for(v, imp.knob_spans),
+                                       help=v.help or f"`primusc explain {v.code}` says why")
+                            for v in violations])
+    summary = [f"space `{name}`: {args.recipe} ({recipe.kind})",
+               f"  model    {'stdlib card `' + card[1] + '`' if card else 'a new card from the flags'}"
+               + (f", overriding {', '.join(sorted(_overrides(imp.model, card[2])))}" if card and _overrides(imp.model, card[2]) else ""),
+               f"  cluster  {nodes} x {gpus} {gpu}",
+               f"  baseline {cand.label()}"]
+    if imp.passthrough:
+        summary.append(f"  carried through unchanged ({len(imp.passthrough)}): "
+                       + ", ".join(k for k, _ in imp.passthrough))
+    summary += [f"  note: {n}" for n in notes]
+    return text, summary, list(recipe.warnings)
+
+
+def _overrides(model: dict[str, Any], base: dict[str, Any]) -> list[str]:
+    return [k for k, v in model.items() if k in base and base[k] != v]
+
+
+def _span_for(violation: Any, spans: dict[str, Any]) -> Any:
+    for knob in getattr(violation, "knobs", ()) or ():
+        if knob in spans:
+            return spans[knob]
+    text = violation.message
+    for knob, span in spans.items():
+        if re.search(rf"\b{knob}\b", text) or re.search(rf"\b{knob.upper()}\b", text):
+            return span
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else None
+    if out is not None and out.exists() and not args.force:
+        raise CompileError(Diagnostic(OUTPUT_EXISTS, f"`{out}` exists; not overwriting it",
+                                      help="pass `--force` to replace it, or choose another `--out`"))
+    text, summary, warnings = build(args)
+    if warnings:
+        print(render(warnings, "human"), file=sys.stderr)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        from primus_lang.outputs import write_file
+
+        write_file(out, text, force=args.force, option="out")
+    print("\n".join(summary), file=sys.stderr)
+    if out is not None:
+        print(f"wrote {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,63 @@
+"""The stdlib's model cards, found by a Primus card name or by the shape a command line states."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from primus_lang.ir.model import Model
+from primus_lang.resources import data_dir
+
+# The fields that make two cards the same model; the rest (sequence, dropout, RoPE base, ...) is
+# a run's choice and becomes an inline override of the card.
+IDENTITY = ("num_layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "activation", "norm")
+
+
+def stdlib_cards() -> dict[str, tuple[str, Model]]:
+    """name -> (stdlib module, card), for every card of stdlib/models/."""
+    from primus_lang.lower import load_program
+
+    out: dict[str, tuple[str, Model]] = {}
+    for path in sorted((data_dir("stdlib") / "models").glob("*.prx")):
+        for model in load_program(path).models:
+            out.setdefault(model.name, (f"models.{path.stem}", model))
+    return out
+
+
+def card_fields(model: Model) -> dict[str, Any]:
+    return {f.name: getattr(model, f.name) for f in attrs.fields(Model) if f.name not in ("name", "source", "span")}
+
+
+def primus_card_name(file: str) -> str:
+    """``llama3.1_70B.yaml`` → ``llama3_1_70b``, the stdlib's spelling."""
+    stem = re.sub(r"\.ya?ml$", "", file.rsplit("/", 1)[-1])
+    return re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")
+
+
+def find_card(name: str, cards: dict[str, tuple[str, Model]]) -> str | None:
+    """The stdlib card for a Primus card name, with or without its release suffix (``_v0_1``)."""
+    for candidate in (name, re.sub(r"(_v\d+)+(_\d+)*$", "", name)):
+        if candidate in cards:
+            return candidate
+    return None
+
+
+def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> str | None:
+    """The first stdlib card with the recipe's shape (and vocabulary, where the recipe states one)."""
+    for name, (_, card) in cards.items():
+        if card.pattern or card.mla is not None:
+            continue
+        if any(model.get(f) != getattr(card, f) for f in IDENTITY):
+            continue
+        if model.get("vocab") and model["vocab"] != card.vocab:
+            continue
+        moe = model.get("moe")
+        if (moe is None) != (card.moe is None):
+            continue
+        if moe is not None and card.moe is not None and (moe.num_experts, moe.top_k, moe.ffn_hidden) != (
+                card.moe.num_experts, card.moe.top_k, card.moe.ffn_hidden):
+            continue
+        return name
+    return None

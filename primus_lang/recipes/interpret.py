@@ -1,0 +1,386 @@
+"""Settings keyed by Megatron's argument names → a model, the baseline candidate, the cluster and the
+settings carried through. What a recipe leaves out takes Megatron's default (not primusc's): a run
+launched without ``--use-distributed-optimizer`` has none, without ``--swiglu`` a GELU MLP."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import (
+    RECIPE_BAD_VALUE,
+    RECIPE_CONTRADICTION,
+    RECIPE_MISSING,
+    RECIPE_UNSUPPORTED,
+)
+from primus_lang.emit import CUDA_GRAPH_SETTINGS
+from primus_lang.ir.candidate import Candidate, Recompute
+from primus_lang.ir.model import Moe
+from primus_lang.ir.span import Span
+from primus_lang.recipes.flags import MODELLED
+from primus_lang.recipes.settings import Entry, Recipe
+
+Passthrough = tuple[tuple[str, bool | int | float | str], ...]
+
+
+@frozen
+class Imported:
+    recipe: Recipe
+    model: dict[str, Any]  # Model fields the recipe states or Megatron's defaults imply (no name)
+    stated: frozenset[str]  # the model fields the recipe itself writes
+    candidate: Candidate
+    knob_spans: dict[str, Span]
+    passthrough: Passthrough
+    assumed: tuple[str, ...]  # knobs the recipe leaves to Megatron's default, said in the output
+
+
+class _Reader:
+    def __init__(self, recipe: Recipe) -> None:
+        self.s = recipe.entries
+        self.problems: list[Diagnostic] = []
+
+    def has(self, dest: str) -> bool:
+        e = self.s.get(dest)
+        return e is not None and e.value is not None
+
+    def bad(self, e: Entry, expected: str) -> None:
+        self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{e.written}` is {e.value!r}, expected {expected}",
+                                        span=e.span, help="fix the value in the recipe"))
+
+    def int(self, dest: str, default: int = 0, *, floor: int = 1) -> int:
+        e = self.s.get(dest)
+        if e is None or e.value is None:
+            return default
+        v = e.value
+        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and re.fullmatch(r"[0-9]{1,12}", v))):
+            self.bad(e, "a whole number")
+            return default
+        n = int(v)
+        if n < floor:
+            self.bad(e, f"at least {floor}")
+            return default
+        return n
+
+    def float(self, dest: str, default: float) -> float:
+        e = self.s.get(dest)
+        if e is None or e.value is None:
+            return default
+        try:
+            if isinstance(e.value, bool):
+                raise ValueError
+            return float(e.value)
+        except (TypeError, ValueError):
+            self.bad(e, "a number")
+            return default
+
+    def flag(self, dest: str, default: bool = False) -> bool:
+        e = self.s.get(dest)
+        if e is None or e.value is None:
+            return default
+        v = e.value
+        if isinstance(v, bool):
+            return v
+        if v in (0, 1):  # Primus experiments write `sequence_parallel: 1`
+            return bool(v)
+        if isinstance(v, str) and v.lower() in ("true", "false"):
+            return v.lower() == "true"
+        self.bad(e, "true or false")
+        return default
+
+    def choice(self, dest: str, choices: tuple[str, ...], default: str) -> str:
+        e = self.s.get(dest)
+        if e is None or e.value is None:
+            return default
+        if isinstance(e.value, str) and e.value in choices:
+            return e.value
+        self.bad(e, "one of " + ", ".join(choices))
+        return default
+
+    def unsupported(self, dest: str, why: str) -> None:
+        e = self.s[dest]
+        self.problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`{e.written}`: {why}", span=e.span,
+                                        help="change it in the recipe, or write the space by hand"))
+
+    def clash(self, a: str, b: str, why: str) -> None:
+        ea, eb = self.s[a], self.s[b]
+        self.problems.append(Diagnostic(RECIPE_CONTRADICTION, f"`{eb.written}` contradicts `{ea.written}`: {why}",
+                                        span=eb.span, notes=(f"`{ea.written}` at {ea.span}",),
+                                        help="keep the one the run means"))
+
+
+_POSITIONS = {"rope": "rope", "learned_absolute": "learned", "none": "none"}
+_NORMS = {"RMSNorm": "rmsnorm", "LayerNorm": "layernorm"}
+
+
+def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
+           require_vocab: bool) -> tuple[dict[str, Any], frozenset[str]]:
+    """Model fields: what the recipe states, else the card's (a Primus experiment overrides its card;
+    a command line is whole, so only the vocabulary its tokenizer hides comes from a matched card),
+    else Megatron's defaults."""
+    base = dict(card or {}) if fill_all else ({"vocab": card["vocab"]} if card else {})
+    out: dict[str, Any] = {}
+    stated: set[str] = set()
+
+    def put(field: str, dest: str, value: Any) -> None:
+        if r.has(dest) or field not in base:
+            out[field] = value
+            if r.has(dest):
+                stated.add(field)
+        else:
+            out[field] = base[field]
+
+    for dest in ("multi_latent_attention", "mtp_num_layers", "window_size", "softmax_type"):
+        if r.has(dest):
+            r.unsupported(dest, "the importer reads dense and MoE transformers only (no MLA, MTP, sliding window "
+                          "or attention sinks yet); write the space by hand from a stdlib card")
+    put("num_layers", "num_layers", r.int("num_layers"))
+    put("hidden", "hidden_size", r.int("hidden_size"))
+    heads = r.int("num_attention_heads")
+    put("heads", "num_attention_heads", heads)
+    hidden = out["hidden"]
+    swiglu = r.flag("swiglu")
+    activation = "swiglu" if swiglu else "squared_relu" if r.flag("squared_relu") else "gelu"
+    if "activation" not in base or any(r.has(d) for d in ("swiglu", "squared_relu")):
+        out["activation"] = activation
+        stated.add("activation")
+    else:
+        out["activation"] = base["activation"]
+    put("ffn_hidden", "ffn_hidden_size", r.int("ffn_hidden_size", 4 * hidden))
+    gqa = r.flag("group_query_attention") or ("kv_heads" in base and not r.has("group_query_attention"))
+    groups = r.int("num_query_groups") if r.has("num_query_groups") else 0
+    if r.has("num_query_groups") and not r.flag("group_query_attention") and "kv_heads" not in base:
+        r.unsupported("num_query_groups", "Megatron ignores `--num-query-groups` without `--group-query-attention`")
+    put("kv_heads", "num_query_groups", groups if (gqa and groups) else (out.get("heads") or heads))
+    put("head_dim", "kv_channels", r.int("kv_channels", (hidden // heads) if heads else 0))
+    put("vocab", "vocab_size", r.int("vocab_size"))
+    seq = r.int("seq_length")
+    put("seq_len", "seq_length", seq)
+    put("max_position_embeddings", "max_position_embeddings", r.int("max_position_embeddings", seq))
+    position = r.choice("position_embedding_type", ("rope", "learned_absolute", "none", "mrope"), "learned_absolute")
+    if position == "mrope":
+        r.unsupported("position_embedding_type", "multimodal RoPE is not modelled")
+    put("position", "position_embedding_type", _POSITIONS.get(position, "rope"))
+    put("rope_theta", "rotary_base", float(r.int("rotary_base", 10000)))
+    put("norm", "normalization", _NORMS.get(r.choice("normalization", ("RMSNorm", "LayerNorm"), "LayerNorm"), "layernorm"))
+    put("tied_embeddings", "untie_embeddings_and_output_weights", not r.flag("untie_embeddings_and_output_weights"))
+    bias = r.flag("add_bias_linear", True) and not r.flag("disable_bias_linear")
+    if r.has("disable_bias_linear") and r.has("add_bias_linear") and r.flag("add_bias_linear"):
+        r.clash("add_bias_linear", "disable_bias_linear", "both on and off")
+    put("bias", "disable_bias_linear" if r.has("disable_bias_linear") else "add_bias_linear", bias)
+    put("qk_layernorm", "qk_layernorm", r.flag("qk_layernorm"))
+    put("dropout", "hidden_dropout", r.float("hidden_dropout", 0.1))
+    put("attention_dropout", "attention_dropout", r.float("attention_dropout", 0.1))
+    if r.has("num_experts"):
+        out["moe"] = _moe(r, out)
+        stated.add("moe")
+    elif "moe" in base:
+        out["moe"] = base["moe"]
+    for name in ("num_layers", "hidden", "heads", "vocab", "seq_len"):
+        if not out.get(name) and (require_vocab or name != "vocab"):
+            dest = {"hidden": "hidden_size", "heads": "num_attention_heads", "vocab": "vocab_size",
+                    "seq_len": "seq_length"}.get(name, name)
+            r.problems.append(Diagnostic(
+                RECIPE_MISSING, f"the recipe does not set `--{dest.replace('_', '-')}`",
+                help="add it to the recipe" + (" (a tokenizer's vocabulary is not read)" if name == "vocab" else "")))
+    return out, frozenset(stated)
+
+
+def _moe(r: _Reader, model: dict[str, Any]) -> Moe:
+    experts = r.int("num_experts")
+    freq = r.s.get("moe_layer_freq")
+    dense = 0
+    if freq is not None and freq.value not in (1, "1", None):
+        m = re.fullmatch(r"\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?", str(freq.value).replace(" ", ""))
+        if m is None or int(m.group(1)) + int(m.group(2)) != model["num_layers"]:
+            r.unsupported("moe_layer_freq", "only every layer MoE, or a dense prefix `([0]*k+[1]*n)`, is modelled")
+        else:
+            dense = int(m.group(1))
+    shared = r.int("moe_shared_expert_intermediate_size", 0, floor=0)
+    ffn = r.int("moe_ffn_hidden_size", model["ffn_hidden"])
+    balancing = r.choice("moe_router_load_balancing_type", ("aux_loss", "seq_aux_loss", "global_aux_loss", "none"),
+                         "aux_loss")
+    aux = r.float("moe_aux_loss_coeff", 0.0) if balancing != "none" else 0.0
+    return Moe(num_experts=experts, top_k=r.int("moe_router_topk", 2), ffn_hidden=ffn,
+               shared_experts=1 if shared else 0, shared_ffn_hidden=shared,
+               dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
+               router_score=r.choice("moe_router_score_function", ("softmax", "sigmoid"), "softmax"),
+               aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
+               bias_balancing=r.flag("moe_router_enable_expert_bias"))
+
+
+_KNOB_DESTS = {
+    "tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size",
+    "vpp": "num_virtual_stages_per_pipeline_rank", "first_stage_layers": "decoder_first_pipeline_num_layers",
+    "last_stage_layers": "decoder_last_pipeline_num_layers",
+    "account_for_embedding": "account_for_embedding_in_pipeline_split",
+    "account_for_loss": "account_for_loss_in_pipeline_split", "pipeline_layout": "pipeline_model_parallel_layout",
+    "cp": "context_parallel_size", "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size",
+    "mbs": "micro_batch_size", "gbs": "global_batch_size", "seq_len": "seq_length", "precision": "fp8",
+    "fp8_recipe": "fp8_recipe", "recompute": "recompute_granularity", "sharding": "use_distributed_optimizer",
+    "schedule": "num_virtual_stages_per_pipeline_rank", "sequence_parallel": "sequence_parallel",
+    "attention": "attention_backend", "cp_comm": "cp_comm_type", "moe_dispatcher": "moe_token_dispatcher_type",
+    "tp_comm_overlap": "tp_comm_overlap", "overlap_grad_reduce": "overlap_grad_reduce",
+    "overlap_param_gather": "overlap_param_gather", "ep_comm_overlap": "overlap_moe_expert_parallel_comm",
+    "cuda_graph": "cuda_graph_impl", "main_grad_dtype": "main_grads_dtype", "optimizer_dtype": "exp_avg_dtype",
+}
+
+
+def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]:
+    s = r.s
+    v: dict[str, Any] = {}
+    v["tp"] = r.int("tensor_model_parallel_size", 1)
+    v["pp"] = r.int("pipeline_model_parallel_size", 1)
+    vpp = r.int("num_virtual_stages_per_pipeline_rank", 1)
+    if r.has("num_layers_per_virtual_pipeline_stage"):
+        per = r.int("num_layers_per_virtual_pipeline_stage", 1)
+        if r.has("num_virtual_stages_per_pipeline_rank"):
+            r.clash("num_virtual_stages_per_pipeline_rank", "num_layers_per_virtual_pipeline_stage",
+                    "Megatron takes one of the two")
+        vpp = max(1, model["num_layers"] // (v["pp"] * per)) if per else 1
+    v["pipeline_layout"] = str(s["pipeline_model_parallel_layout"].value) if r.has("pipeline_model_parallel_layout") else ""
+    if v["pipeline_layout"] and r.has("num_virtual_stages_per_pipeline_rank"):
+        r.clash("pipeline_model_parallel_layout", "num_virtual_stages_per_pipeline_rank", "Megatron takes one of the two")
+    if v["pipeline_layout"]:
+        stages = v["pipeline_layout"].count("|") + 1
+        vpp = max(1, stages // v["pp"])
+    v["vpp"] = vpp
+    v["first_stage_layers"] = r.int("decoder_first_pipeline_num_layers", 0, floor=0)
+    v["last_stage_layers"] = r.int("decoder_last_pipeline_num_layers", 0, floor=0)
+    v["account_for_embedding"] = r.flag("account_for_embedding_in_pipeline_split")
+    v["account_for_loss"] = r.flag("account_for_loss_in_pipeline_split")
+    v["cp"] = r.int("context_parallel_size", 1)
+    v["cp_comm"] = r.choice("cp_comm_type", ("p2p", "a2a", "allgather"), "p2p")
+    v["ep"] = r.int("expert_model_parallel_size", 1)
+    etp = r.int("expert_tensor_parallel_size", 0, floor=0)
+    v["etp"] = 0 if etp == v["tp"] else etp
+    v["mbs"] = r.int("micro_batch_size", 1)
+    v["gbs"] = r.int("global_batch_size", 0)
+    if not v["gbs"]:
+        r.problems.append(Diagnostic(RECIPE_MISSING, "the recipe does not set `--global-batch-size`",
+                                     help="add it: the space fixes the global batch"))
+        v["gbs"] = 1
+    v["seq_len"] = model.get("seq_len") or 1
+    fp8 = s.get("fp8") or s.get("fp8_format")
+    fp4 = s.get("fp4") or s.get("fp4_format")
+    if r.has("fp16"):
+        r.unsupported("fp16", "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based")
+    precision = "bf16"
+    if fp8 is not None and fp8.value not in (None, False):
+        precision = "fp8"
+        if str(fp8.value) != "hybrid":
+            r.unsupported(fp8.dest, f"FP8 format `{fp8.value}`: primusc emits `hybrid` (E4M3 forward, E5M2 gradients)")
+    if fp4 is not None and fp4.value not in (None, False):
+        if precision == "fp8":
+            r.clash(fp8.dest if fp8 else "fp8", fp4.dest, "a run computes its GEMMs in one of FP8 and FP4")
+        precision = "fp4"
+        if str(fp4.value) != "e2m1":
+            r.bad(fp4, "e2m1")
+    v["precision"] = precision
+    # Megatron's --fp8-recipe defaults to delayed scaling
+    v["fp8_recipe"] = r.choice("fp8_recipe", ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
+        if precision == "fp8" else "tensorwise"
+    v["recompute"] = _recompute(r)
+    fsdp = [d for d in ("use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2") if r.flag(d)]
+    if fsdp:
+        v["sharding"] = "fsdp"
+        if r.flag("use_distributed_optimizer") and "use_torch_fsdp2" in fsdp:
+            r.clash("use_distributed_optimizer", "use_torch_fsdp2", "torch FSDP2 runs without the distributed optimizer")
+    else:
+        v["sharding"] = "dist_opt" if r.flag("use_distributed_optimizer") else "none"
+    algorithm = s.get("pp_algorithm")
+    if algorithm is not None and algorithm.value is not None and r.flag("patch_primus_pipeline"):
+        schedules = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
+                     "1f1b-interleaved": "interleaved"}
+        if algorithm.value not in schedules:
+            r.unsupported("pp_algorithm", f"the Primus schedule `{algorithm.value}` is not modelled")
+        v["schedule"] = schedules.get(str(algorithm.value), "1f1b")
+        if v["schedule"] == "zbv":
+            v["vpp"] = 2
+    else:
+        v["schedule"] = "interleaved" if v["vpp"] > 1 else "1f1b"
+    v["sequence_parallel"] = r.flag("sequence_parallel")
+    backend = r.choice("attention_backend", ("auto", "flash", "fused", "unfused", "local"), "auto")
+    v["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
+    if model.get("moe") is not None:
+        v["moe_dispatcher"] = r.choice("moe_token_dispatcher_type", ("allgather", "alltoall", "flex"), "allgather")
+    v["tp_comm_overlap"] = r.flag("tp_comm_overlap")
+    v["overlap_grad_reduce"] = r.flag("overlap_grad_reduce")
+    v["overlap_param_gather"] = r.flag("overlap_param_gather")
+    v["ep_comm_overlap"] = r.flag("overlap_moe_expert_parallel_comm")
+    v["cuda_graph"] = _cuda_graph(r)
+    v["main_grad_dtype"] = r.choice("main_grads_dtype", ("fp32", "bf16"), "fp32")
+    v["optimizer_dtype"] = r.choice("exp_avg_dtype", ("fp32", "bf16"), "fp32")
+    if r.has("exp_avg_sq_dtype") and r.s["exp_avg_sq_dtype"].value != v["optimizer_dtype"]:
+        r.clash("exp_avg_dtype", "exp_avg_sq_dtype", "primusc keeps both Adam moments in one dtype")
+    assumed = [k for k, dest in _KNOB_DESTS.items() if not r.has(dest)
+               and k in ("sharding", "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather", "attention")]
+    return Candidate(**v), assumed
+
+
+def _recompute(r: _Reader) -> Recompute:
+    granularity = r.choice("recompute_granularity", ("full", "selective"), "")
+    if granularity == "full":
+        return Recompute("full", r.int("recompute_num_layers", 1),
+                         r.choice("recompute_method", ("uniform", "block"), "uniform"))
+    if granularity == "selective":
+        e = r.s.get("recompute_modules")
+        modules: tuple[str, ...] = ()
+        if e is not None and e.value is not None:
+            value = e.value
+            modules = tuple(value.split()) if isinstance(value, str) else tuple(str(m) for m in value)
+        if modules == ("core_attn",):
+            modules = ()  # Megatron's default, written as plain `selective`
+        return Recompute("selective", modules=modules)
+    return Recompute()
+
+
+def _cuda_graph(r: _Reader) -> str:
+    if not r.has("cuda_graph_impl"):
+        return "none"
+    impl = r.s["cuda_graph_impl"].value
+    if impl == "none":
+        return "none"
+    scope_entry = r.s.get("cuda_graph_scope")
+    scope: tuple[str, ...] = ()
+    if scope_entry is not None and scope_entry.value is not None:
+        v = scope_entry.value
+        scope = tuple(v.split()) if isinstance(v, str) else tuple(str(x) for x in v)
+    scope = tuple(x for x in scope if x != "mamba")
+    for name, (i, sc) in CUDA_GRAPH_SETTINGS.items():
+        if i == impl and sc == scope:
+            return name
+    r.unsupported("cuda_graph_impl", f"CUDA graphs `{impl}` over {list(scope)} are not a setting primusc models")
+    return "none"
+
+
+def _passthrough(recipe: Recipe) -> Passthrough:
+    out: list[tuple[str, bool | int | float | str]] = []
+    for dest, e in recipe.entries.items():
+        if dest in MODELLED or e.value is None:
+            continue
+        value = e.value
+        if isinstance(value, (list, tuple)):
+            value = " ".join(str(x) for x in value)
+        if not isinstance(value, (bool, int, float, str)):
+            value = str(value)
+        out.append((dest, value))
+    return tuple(out)
+
+
+def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: bool = False,
+              require_vocab: bool = True) -> Imported:
+    """The recipe as a model, a candidate and its carried-through settings; every problem at once."""
+    r = _Reader(recipe)
+    model, stated = _model(r, card, fill_all, require_vocab)
+    cand, assumed = _candidate(r, model)
+    if r.problems:
+        raise CompileError(r.problems)
+    spans: dict[str, Span] = {}
+    for knob, dest in _KNOB_DESTS.items():
+        e = recipe.entries.get(dest)
+        if e is not None and e.span is not None:
+            spans[knob] = e.span
+    return Imported(recipe, model, stated, cand, spans, _passthrough(recipe), tuple(assumed))

@@ -1,0 +1,32 @@
+"""A recipe file of either kind: a Primus experiment when it is a YAML mapping, else a command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from primus_lang.datafiles import DataCodes, load_yaml, read_text
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
+from primus_lang.ir.span import Span
+from primus_lang.recipes.megatron import read_command_line
+from primus_lang.recipes.primus import read_experiment
+from primus_lang.recipes.settings import Recipe
+
+CODES = DataCodes(unreadable=RECIPE_UNREADABLE, encoding=RECIPE_UNREADABLE, too_large=RECIPE_UNREADABLE,
+                  too_deep=RECIPE_UNREADABLE, too_many_nodes=RECIPE_UNREADABLE, number=RECIPE_UNREADABLE)
+
+
+def read_recipe(path: str | Path) -> Recipe:
+    name = str(path)
+    what = "a Megatron-LM command line or a Primus experiment YAML"
+    text = read_text(path, CODES, what)
+    if name.endswith((".yaml", ".yml")):
+        data = load_yaml(path, CODES, what)
+        if not isinstance(data, dict):
+            raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{name}` is not a YAML mapping",
+                                          span=Span(name, 1, 1, 1, 2), help="pass a Primus experiment"))
+        return read_experiment(text, name, data)
+    if name.endswith(".py"):
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is Python (a Megatron-Bridge recipe?), which "
+                                      "primusc does not run or read", help="write its settings as Megatron flags"))
+    return read_command_line(text, name)

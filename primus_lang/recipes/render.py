@@ -1,0 +1,150 @@
+"""An imported recipe as a space: the model card (a stdlib card with the run's overrides, or a new
+card), the cluster, fixed knobs at the recipe's values, axes around it, the baseline, passthrough."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.ir.model import Model, Moe
+from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.recipes.interpret import Imported
+
+_KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget", "strategy", "target", "assume",
+                       "import", "model", "gpu", "cluster", "space", "site", "true", "false"})
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+    text = "".join(c if c.isprintable() else " " for c in str(v))
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _knob_value(knob: str, v: Any) -> str:
+    if knob == "pipeline_layout":
+        return _value(v)
+    if knob == "recompute":
+        r = v
+        if r.kind == "full":
+            return f"full(layers: {r.layers}, method: {r.method})"
+        return str(r)
+    return format_value(v)
+
+
+def _model_lines(fields: dict[str, Any], base: dict[str, Any] | None, indent: str) -> list[str]:
+    """``field = value`` for every field (a new card) or every field differing from ``base``."""
+    out: list[str] = []
+    for f in attrs.fields(Model):
+        if f.name in ("name", "source", "span", "pattern", "mamba", "mla"):
+            continue
+        if f.name not in fields:
+            continue
+        v = fields[f.name]
+        if base is not None and base.get(f.name) == v:
+            continue
+        if f.name == "moe":
+            if v is None:
+                continue
+            old = base.get("moe") if base else None
+            inner = [f"{m.name} = {_field_value(m, getattr(v, m.name))}" for m in attrs.fields(Moe)
+                     if old is None or getattr(old, m.name) != getattr(v, m.name)]
+            out.append(f"{indent}moe {{ " + "; ".join(inner) + " }")
+            continue
+        out.append(f"{indent}{f.name} = {_field_value(f, v)}")
+    return out
+
+
+def _field_value(f: attrs.Attribute[Any], v: Any) -> str:
+    return str(v) if kind_of(f) is Kind.ENUM else _value(v)
+
+
+def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) -> dict[str, list[str]]:
+    """Neighbours of the recipe the model and the cluster allow: TP inside a node dividing the heads
+    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family."""
+    c = imp.candidate
+    heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
+    tps = sorted({t for t in (1, 2, 4, 8, c.tp) if t <= max(gpus_per_node, c.tp) and heads % t == 0
+                  and groups % t == 0 and world % t == 0} | {c.tp})
+    pps = sorted({p for p in (c.pp // 2, c.pp, c.pp * 2) if p >= 1 and layers % p == 0 and world % p == 0} | {c.pp})
+    mbss = sorted({m for m in (c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
+    recomputes = [_knob_value("recompute", c.recompute)]
+    for other in ("none", "selective"):
+        if other not in recomputes:
+            recomputes.append(other)
+    out = {"tp": [str(t) for t in tps], "mbs": [str(m) for m in mbss], "recompute": recomputes}
+    if not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
+        out["pp"] = [str(p) for p in pps]
+    return {k: v for k, v in out.items() if len(v) > 1}
+
+
+def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]] | None, gpu: tuple[str, str],
+                 nodes: int, gpus_per_node: int, target: str, notes: list[str]) -> str:
+    """``card``: (stdlib module, card name, its fields) when the recipe's model is a stdlib card."""
+    c = imp.candidate
+    lines = [f"# Space written by `primusc import-recipe` from {imp.recipe.file} ({imp.recipe.kind}).",
+             "# The recipe is the space's baseline; `primusc plan` reports it first and what the best found changes."]
+    lines += [f"# - {n}" for n in notes]
+    lines.append("")
+    model_name = f"{name}_model"
+    if card is not None:
+        module, card_name, fields = card
+        lines.append(f"import {module} ({card_name})")
+    lines.append(f"import hardware.{gpu[0]} ({gpu[1]})")
+    lines.append("")
+    if card is not None:
+        body = _model_lines(imp.model, fields, "  ")
+        lines.append(f"model {model_name} = {card[1]} {{" if body else f"model {model_name} = {card[1]} {{ }}")
+        if body:
+            lines += body
+            lines.append("}")
+    else:
+        lines.append(f"model {model_name} {{")
+        lines += _model_lines(imp.model, None, "  ")
+        lines.append(f"  source = {_value('imported from ' + imp.recipe.file)}")
+        lines.append("}")
+    lines.append("")
+    lines.append(f"cluster {name}_cluster {{ gpu = {gpu[1]}; nodes = {nodes}; gpus_per_node = {gpus_per_node} }}")
+    lines.append("")
+    world = nodes * gpus_per_node
+    axes = _axes(imp, imp.model, gpus_per_node, world)
+    lines.append(f"space {name} on {name}_cluster {{")
+    lines.append(f"  model = {model_name}")
+    lines.append(f"  seq_len = {c.seq_len}")
+    default = Candidate()
+    for f in attrs.fields(Candidate):
+        if f.name in ("seq_len",) or f.name in axes:
+            continue
+        v = getattr(c, f.name)
+        if f.name != "gbs" and v == getattr(default, f.name):
+            continue
+        lines.append(f"  {f.name} = {_knob_value(f.name, v)}")
+    for knob, values in axes.items():
+        lines.append(f"  {knob} : {' | '.join(values)}")
+    lines.append("")
+    inner = [f"{k} = {_knob_value(k, getattr(c, k))}" for k in axes]
+    lines.append("  baseline { " + "; ".join(inner) + " }" if inner else "  baseline { }")
+    if imp.passthrough:
+        lines.append("  passthrough {")
+        for key, value in imp.passthrough:
+            lines.append(f"    {key} = {_value(value)}")
+        lines.append("  }")
+    lines.append("")
+    lines.append("  fits memory headroom 5%")
+    lines.append("  maximize tokens_per_gpu")
+    lines.append("  budget 200 evals, 5 min")
+    framework, launcher = target.split("+")
+    lines.append(f"  target {framework} + {launcher}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def passthrough_keys_ok(imp: Imported) -> list[str]:
+    """Passthrough names the language cannot write as a field (a keyword)."""
+    return [k for k, _ in imp.passthrough if k in _KEYWORDS]

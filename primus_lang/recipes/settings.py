@@ -1,0 +1,35 @@
+"""A recipe's settings, keyed by Megatron's argument names, each with where it is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import field, frozen
+
+from primus_lang.diagnostics import Diagnostic
+from primus_lang.ir.span import Span
+
+
+@frozen
+class Entry:
+    """One setting: its value as the recipe writes it (a command line's text, a YAML value)."""
+
+    dest: str
+    value: Any
+    span: Span | None = field(default=None, eq=False)
+    written: str = ""  # how the recipe spells it: `--tensor-model-parallel-size`, `overrides.tensor_...`
+
+
+@frozen
+class Recipe:
+    """What a recipe file says, before interpretation."""
+
+    file: str
+    kind: str  # "megatron" | "primus"
+    entries: dict[str, Entry]
+    nodes: Entry | None = None  # torchrun's --nnodes
+    gpus_per_node: Entry | None = None  # torchrun's --nproc-per-node
+    card: Entry | None = None  # a Primus experiment's model card
+    gpu_hint: str = ""  # a GPU named by the file's folder (Primus: configs/MI300X/...)
+    notes: tuple[str, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()

@@ -1,0 +1,146 @@
+"""Bad recipes get diagnostics with spans, and nothing is executed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.lower import loads_program
+from primus_lang.recipes import read_recipe
+from primus_lang.recipes.megatron import read_command_line
+from primus_lang.recipes.words import split_words
+
+LLAMA8B = ("--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+           "--group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm "
+           "--position-embedding-type rope --rotary-base 500000 --untie-embeddings-and-output-weights "
+           "--disable-bias-linear --seq-length 8192 --max-position-embeddings 8192 --vocab-size 128256 "
+           "--hidden-dropout 0 --attention-dropout 0 --micro-batch-size 1 --global-batch-size 128 --bf16 ")
+
+
+def codes_of(err: pytest.ExceptionInfo[CompileError]) -> list[str]:
+    return [d.code.id for d in err.value.diagnostics]
+
+
+def test_unknown_flag_points_at_it_with_the_nearest() -> None:
+    with pytest.raises(CompileError) as err:
+        read_command_line("pretrain_gpt.py \\\n  --num-layers 2 \\\n  --tensor-model-paralel-size 8\n", "run.sh")
+    d = err.value.diagnostics[0]
+    assert d.code.id == "P3122"
+    assert d.span is not None and (d.span.line, d.span.column) == (3, 3)
+    assert "--tensor-model-parallel-size" in d.help
+
+
+def test_shell_syntax_is_reported_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    text = f"torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --seed $(touch {marker}) | tee log\n"
+    _, problems = split_words(text, "run.sh")
+    assert [p.code.id for p in problems] == ["P3121", "P3121", "P3121"]
+    assert [p.span.column for p in problems if p.span] == [text.index("$TP") + 1, text.index("$(") + 1,
+                                                           text.index("|") + 1]
+    assert "variable" in problems[0].message and "command substitution" in problems[1].message
+    with pytest.raises(CompileError):
+        read_command_line(text, "run.sh")
+    assert not marker.exists()
+
+
+def test_line_continuations_and_quotes_read_as_a_shell_would() -> None:
+    words, problems = split_words("a \\\n  'b c' \"d\"e # note\nf", "x")
+    assert problems == [] and [w.text for w in words] == ["a", "b c", "de", "f"]
+    assert (words[1].span.line, words[1].span.column) == (2, 3)
+
+
+def test_tp_not_dividing_heads_points_at_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = tmp_path / "args.txt"
+    recipe.write_text(LLAMA8B + "\n--tensor-model-parallel-size 3\n", encoding="utf-8")
+    assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "6", "--gpu", "h100"]) == 1
+    err = capsys.readouterr().err
+    assert "P3129" in err and f"{recipe}:2:1" in err
+
+
+def test_yaml_that_is_not_a_primus_experiment(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n", encoding="utf-8")
+    with pytest.raises(CompileError) as err:
+        read_recipe(job)
+    assert codes_of(err) == ["P3127"] and err.value.diagnostics[0].span is not None
+
+
+def test_fp16_and_contradictions(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        from primus_lang.recipes import interpret
+
+        interpret(read_command_line(LLAMA8B + "--fp16 --fp8-format hybrid --fp4-format e2m1", "f"))
+    assert codes_of(err) == ["P3125", "P3124"]
+    with pytest.raises(CompileError) as err:
+        read_command_line("--micro-batch-size 1 --micro-batch-size 2", "f")
+    assert codes_of(err) == ["P3124"]
+    with pytest.raises(CompileError) as err:
+        read_command_line("--micro-batch-size --global-batch-size 8", "f")
+    assert codes_of(err) == ["P3123"]
+
+
+def test_cluster_and_gpu_are_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = tmp_path / "args.txt"
+    recipe.write_text(LLAMA8B, encoding="utf-8")
+    assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "8"]) == 1
+    assert "P3126" in capsys.readouterr().err
+    assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 1
+    assert "P3126" in capsys.readouterr().err
+
+
+def test_a_new_model_card_when_no_stdlib_card_matches(tmp_path: Path) -> None:
+    recipe = tmp_path / "args.txt"
+    recipe.write_text(LLAMA8B.replace("--num-layers 32", "--num-layers 30"), encoding="utf-8")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100",
+                 "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "model args_model {" in text and "num_layers = 30" in text
+    matched = tmp_path / "m.txt"
+    matched.write_text(LLAMA8B, encoding="utf-8")
+    assert main(["import-recipe", str(matched), "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100",
+                 "--out", str(tmp_path / "m.prx")]) == 0
+    assert "import models.llama3 (llama3_8b)" in (tmp_path / "m.prx").read_text()  # the first card of that shape
+
+
+def test_primus_card_without_stdlib_twin_and_env_references(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "MI300X" / "exp.yaml"
+    exp.parent.mkdir()
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: grok1.yaml\n    overrides:\n      global_batch_size: 8\n", encoding="utf-8")
+    assert main(["import-recipe", str(exp), "--nodes", "1", "--gpus-per-node", "8"]) == 1
+    assert "P3128" in capsys.readouterr().err
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      global_batch_size: 64\n"
+                   "      tensor_model_parallel_size: ${PRIMUS_TP:2}\n      pipeline_model_parallel_size: ${PRIMUS_PP}\n",
+                   encoding="utf-8")
+    with pytest.raises(CompileError) as err:
+        read_recipe(exp)
+    assert codes_of(err) == ["P3121"]
+    exp.write_text(exp.read_text().replace("${PRIMUS_PP}", "1"), encoding="utf-8")
+    recipe = read_recipe(exp)
+    assert [w.code.id for w in recipe.warnings] == ["W3130"] and recipe.entries["tensor_model_parallel_size"].value == 2
+    assert main(["import-recipe", str(exp), "--nodes", "1", "--gpus-per-node", "8"]) == 0
+    assert "W3130" in capsys.readouterr().err
+
+
+def test_python_is_not_read(tmp_path: Path) -> None:
+    bridge = tmp_path / "recipe.py"
+    bridge.write_text("import os\nos.system('true')\n", encoding="utf-8")
+    with pytest.raises(CompileError) as err:
+        read_recipe(bridge)
+    assert codes_of(err) == ["P3120"]
+
+
+def test_baseline_block_refuses_what_is_not_a_knob() -> None:
+    text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+            "space s on mi325x_x8 {\n  model = llama3_1_8b\n  gbs = 64\n  baseline { tp = 2; nope = 1 }\n}\n")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "s.prx")
+    assert codes_of(err) == ["P3131"]
+    with pytest.raises(CompileError) as err:
+        loads_program(text.replace("baseline { tp = 2; nope = 1 }", "passthrough { tp = 2 }"), "s.prx")
+    assert codes_of(err) == ["P3131"]

@@ -1,0 +1,138 @@
+"""`import-recipe` → `plan` → `emit` on published launch configurations: the plan reports the recipe
+as its baseline, and the baseline's launch files give back every setting the recipe writes, flag by
+flag. The fixtures are written by hand from the published values; each names its source."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from primus_lang.check import baseline_point, legality
+from primus_lang.cli import main
+from primus_lang.emit import emit
+from primus_lang.lower import load_space
+from primus_lang.recipes import interpret, read_recipe
+from primus_lang.recipes.megatron import read_command_line
+from primus_lang.search.plan import baseline_trial, prepare, space_baseline
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# Megatron's defaults primusc leaves unwritten where they change nothing: EP on a dense model
+EMITTED_ONLY_WHEN_NOT_DEFAULT: dict[str, Any] = {"expert_model_parallel_size": 1}
+CASES = [
+    # (fixture, extra command-line arguments, the baseline's label)
+    ("megatron_gpt3_175b.sh", ["--gpu", "h100"],
+     "tp=8,pp=16,sharding=none,sequence_parallel=false,overlap_grad_reduce=false,overlap_param_gather=false"),
+    ("MI300X/llama3.1_8B-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"], "mbs=2,sequence_parallel=false"),
+    ("MI325X/mixtral_8x7B_v0.1-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
+     "ep=8,mbs=3,sequence_parallel=false,moe_dispatcher=allgather"),
+    ("MI355X/llama2_70B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
+     "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp,overlap_param_gather=false"),
+]
+
+
+def imported(tmp_path: Path, fixture: str, extra: list[str]) -> Path:
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(FIXTURES / fixture), *extra, "--out", str(out)]) == 0
+    return out
+
+
+def _megatron_args(node_sh: str) -> dict[str, Any]:
+    block = re.search(r"^ARGS=\(\n(.*?)^\)", node_sh, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    recipe = read_command_line(block.group(1), "node.sh")
+    return {dest: e.value for dest, e in recipe.entries.items()}
+
+
+def _primus_overrides(experiment: str) -> dict[str, Any]:
+    data = yaml.safe_load(experiment)
+    overrides: dict[str, Any] = data["modules"]["pre_trainer"]["overrides"]
+    return overrides
+
+
+def _same(stated: Any, emitted: Any) -> bool:
+    if isinstance(stated, tuple) or isinstance(emitted, (tuple, list)):
+        return [str(x) for x in (stated if isinstance(stated, (tuple, list)) else str(stated).split())] == \
+            [str(x) for x in (emitted if isinstance(emitted, (tuple, list)) else str(emitted).split())]
+    if isinstance(stated, bool) or isinstance(emitted, bool):
+        return bool(stated) == bool(emitted)
+    if isinstance(stated, (int, float)) and isinstance(emitted, (int, float)):
+        return float(stated) == float(emitted)
+    return str(stated) == str(emitted)
+
+
+@pytest.mark.parametrize(("fixture", "extra", "label"), CASES, ids=[c[0] for c in CASES])
+def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str, extra: list[str],
+                                                   label: str) -> None:
+    path = imported(tmp_path, fixture, extra)
+    space = load_space(path)
+    cand = baseline_point(space)
+    assert cand is not None and cand.label() == label
+    assert legality(space, cand) == []
+    # plan's baseline is the recipe, with its memory and projection
+    trial = space_baseline(prepare(space))
+    assert trial is not None and trial.candidate == cand and trial.evaluation is not None
+    assert trial.memory_peak is not None and trial.memory_peak > 0
+    recipe = read_recipe(FIXTURES / fixture)
+    files = emit(space, cand, space.settings.target)
+    if recipe.kind == "megatron":
+        emitted = _megatron_args(files["node.sh"])
+    else:
+        emitted = _primus_overrides(files["experiment.yaml"])
+    for dest, entry in recipe.entries.items():
+        if entry.span is None:
+            continue  # a default the importer states (Primus's pre_trainer.yaml), not the recipe
+        key = dest
+        if recipe.kind == "primus" and dest == "data_path":
+            key = "train_data_path"
+        if key not in emitted and EMITTED_ONLY_WHEN_NOT_DEFAULT.get(key) == entry.value:
+            continue
+        assert key in emitted, f"{entry.written} is not in the launch files"
+        stated = entry.value
+        if key == "sequence_parallel" and cand.tp == 1:
+            stated = False  # Megatron's validate_args switches it off at TP 1; primusc writes what runs
+        assert _same(stated, emitted[key]), f"{entry.written}: {stated!r} became {emitted[key]!r}"
+    if recipe.kind == "megatron":
+        # the launch files read back as the same recipe
+        again = interpret(read_command_line(re.search(r"^ARGS=\(\n(.*?)^\)", files["node.sh"],
+                                                      re.MULTILINE | re.DOTALL).group(1), "node.sh"),  # type: ignore[union-attr]
+                          require_vocab=False)
+        assert again.candidate == cand
+
+
+def test_plan_reports_the_recipe_first_and_the_winner_against_it(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = imported(tmp_path, "megatron_gpt3_175b.sh", ["--gpu", "h100"])
+    capsys.readouterr()
+    assert main(["plan", str(path), "--out", str(tmp_path / "plan")]) == 0
+    out = capsys.readouterr().out
+    first = out.index("baseline (the space's recipe): " + CASES[0][2])
+    assert first < out.index("best of")
+    assert "  memory  " in out and "  project " in out
+    assert "Over the baseline:" in out
+
+
+def test_a_space_without_baseline_keeps_the_planners(tmp_path: Path) -> None:
+    from primus_lang.resources import data_dir
+
+    space = load_space(data_dir("examples") / "llama3_1_8b_mi325x.prx")
+    assert space.baseline is None and space.passthrough == ()
+    prep = prepare(space)
+    assert space_baseline(prep) is None
+    _ = baseline_trial  # the planner's baseline is unchanged (its own tests)
+
+
+def test_passthrough_reaches_both_frameworks(tmp_path: Path) -> None:
+    path = imported(tmp_path, "megatron_gpt3_175b.sh", ["--gpu", "h100"])
+    space = load_space(path)
+    cand = baseline_point(space)
+    assert cand is not None
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--lr-warmup-fraction .001" in sh and "--rampup-batch-size 16 16 5859375" in sh
+    assert "--mock-data" not in sh and "NullTokenizer" not in sh  # the recipe's corpus and tokenizer
+    exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
+    over = exp["modules"]["pre_trainer"]["overrides"]
+    assert over["lr"] == 6.0e-5 and over["train_iters"] == 500000 and over["split"] == "949,50,1"
