@@ -82,9 +82,18 @@ def baseline_point(space: Space) -> Candidate | None:
 
 
 def parse_point(space: Space, text: str) -> Candidate:
-    """A candidate from ``knob=value`` pairs. A knob left out takes the space's fixed value, else its
-    default where its axis allows it, else the axis's first value: a label names the knobs that
-    differ from their defaults, so every label the tool prints reads back as the same candidate."""
+    """A candidate from ``knob=value`` pairs, or ``baseline`` for the space's own. A knob left out takes
+    the space's fixed value, else its default where its axis allows it, else the axis's first value: a
+    label names the knobs that differ from their defaults, so every label the tool prints reads back
+    as the same candidate."""
+    if text.strip() == "baseline":  # the space's own recipe (`baseline { ... }`)
+        base = baseline_point(space)
+        if base is None:
+            from primus_lang.diagnostics.codes_import import RECIPE_NO_BASELINE
+
+            raise CompileError(Diagnostic(RECIPE_NO_BASELINE, f"space `{space.name}` has no `baseline`",
+                                          help="write `baseline { tp = ...; ... }` in the space, or give the knobs"))
+        return base
     given: dict[str, Any] = {}
     if text.strip() == "defaults":  # the label of a candidate whose every knob is at its default
         text = ""

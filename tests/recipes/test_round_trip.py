@@ -136,3 +136,20 @@ def test_passthrough_reaches_both_frameworks(tmp_path: Path) -> None:
     exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
     over = exp["modules"]["pre_trainer"]["overrides"]
     assert over["lr"] == 6.0e-5 and over["train_iters"] == 500000 and over["split"] == "949,50,1"
+
+
+def test_point_baseline_names_the_spaces_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.check import parse_point
+
+    path = imported(tmp_path, "MI300X/llama3.1_8B-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"])
+    space = load_space(path)
+    assert parse_point(space, "baseline") == baseline_point(space)
+    assert main(["emit", str(path), "--point", "baseline", "--out", str(tmp_path / "e")]) == 0
+    exp = yaml.safe_load((tmp_path / "e" / "experiment.yaml").read_text())
+    assert exp["modules"]["pre_trainer"]["overrides"]["micro_batch_size"] == 2
+    from primus_lang.resources import data_dir
+
+    capsys.readouterr()
+    assert main(["emit", str(data_dir("examples") / "llama3_1_8b_mi325x.prx"), "--point", "baseline",
+                 "--out", str(tmp_path / "f")]) == 1
+    assert "P3131" in capsys.readouterr().err
