@@ -17,7 +17,7 @@ from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
 from primus_lang.ir.span import Span
 
 _OPERATORS = {"|": "a pipe", ";": "a command separator `;`", "&": "`&`", "<": "a redirection",
-              ">": "a redirection", "(": "a subshell", ")": "a subshell"}
+              ">": "a redirection", "(": "a shell array or subshell `(`", ")": "a shell array or subshell `)`"}
 
 
 @frozen
