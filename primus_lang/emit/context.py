@@ -19,7 +19,7 @@ from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, UNKNOWN_VARIABLE
 
-MEGATRON_VERSIONS = ("core_v0.16", "core_v0.12")
+MEGATRON_VERSIONS = ("core_v0.16", "core_v0.12", "core_v0.19")
 CONTAINERS = ("none", "pyxis", "apptainer", "docker", "podman")
 SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 

@@ -121,7 +121,8 @@ class Megatron(Framework):
         return out
 
     def render_values(self) -> dict[str, Any]:
-        return {"args": self.profile.argv(self.settings), "script": entry_script(self.model)}
+        script = self.profile.hybrid_script if self.model.hybrid else entry_script(self.model)
+        return {"args": self.profile.argv(self.settings), "script": script}
 
 
 class Primus(Framework):

@@ -5,8 +5,9 @@ is a store-true flag written only when true, except the few store-false flags li
 ``_NEGATED``, written only when false. What a version cannot express at all is listed with the
 reason, so emission stops with P7001 instead of dropping it.
 
-Sources: Megatron-LM ``megatron/training/arguments.py`` at core_v0.12.0 and core_v0.16.1 (0.16
-generates most flags from ``TransformerConfig`` fields, same spelling), Megatron-FSDP user guide.
+Sources: Megatron-LM ``megatron/training/arguments.py`` at core_v0.12.0, core_v0.16.1 and
+core_v0.19.0 (0.16 on generates most flags from ``TransformerConfig`` fields, same spelling),
+Megatron-FSDP user guide.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class Unsupported:
     dest: str
     applies: Callable[[Setting], bool]
     reason: str
+    # whether the rule holds given the other settings (a value refused only beside another)
+    beside: Callable[[Settings], bool] = lambda settings: True
 
 
 @frozen
@@ -41,11 +44,12 @@ class Profile:
     renames: dict[str, str]  # dest -> the dest this version calls it (its flag follows the new name)
     unsupported: tuple[Unsupported, ...]
     extras: Callable[[Settings], Settings]  # version-required companions of some settings
+    hybrid_script: str = "pretrain_mamba.py"  # the training script of a hybrid (Mamba) model
 
     def problems(self, settings: Settings) -> list[str]:
         out = []
         for rule in self.unsupported:
-            if rule.dest in settings and rule.applies(settings[rule.dest]):
+            if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings):
                 out.append(f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}")
         return out
 
@@ -146,4 +150,99 @@ CORE_V0_12 = Profile(
     extras=_v012_extras,
 )
 
-PROFILES = {p.name: p for p in (CORE_V0_16, CORE_V0_12)}
+# megatron-core 0.19's canonical hybrid layer spec (megatron/core/models/mamba/mamba_layer_specs.py
+# re-exports it as mamba_stack_spec for old scripts)
+HYBRID_SPEC = ("megatron.core.models.hybrid.hybrid_layer_specs", "hybrid_stack_spec")
+# the separator of MTP depths in a unified hybrid layer pattern (hybrid_layer_allocation.Symbols)
+MTP_SEPARATOR = "/"
+
+
+def _v019_extras(settings: Settings) -> Settings:
+    out = _v016_extras(settings)
+    if out.get("spec") == ("megatron.core.models.mamba.mamba_layer_specs", "mamba_stack_spec"):
+        out["spec"] = HYBRID_SPEC
+    mtp = out.pop("mtp_hybrid_override_pattern", None)
+    if isinstance(mtp, str) and isinstance(out.get("hybrid_override_pattern"), str):
+        # core_v0.19 deprecates --mtp-hybrid-override-pattern: one pattern holds the main stack and
+        # each MTP depth after a `/` (arguments.py's unified hybrid layer pattern)
+        depths = out.get("mtp_num_layers", 1)
+        assert isinstance(depths, int)
+        out["hybrid_override_pattern"] = MTP_SEPARATOR.join([str(out["hybrid_override_pattern"]), *[mtp] * depths])
+    if out.get("cuda_graph_impl") == "local" and out.get("cuda_graph_scope") == ("full_iteration",):
+        # the full-iteration graph is an implementation of its own in core_v0.19, without a scope,
+        # and validate_args no longer asks for the MoE inference padding with it
+        out["cuda_graph_impl"] = "full_iteration"
+        del out["cuda_graph_scope"]
+        out.pop("moe_pad_experts_for_cuda_graph_inference", None)
+    return out
+
+
+def _hybrid(settings: Settings) -> bool:
+    return settings.get("is_hybrid_model") is True
+
+
+# core_v0.19 (megatron/training/arguments.py at core_v0.19.0) reads a hybrid model's pipeline split
+# from `|` segments of --hybrid-layer-pattern and asserts the other split flags away
+_HYBRID_SPLIT = "core_v0.19 takes a hybrid model's pipeline split only from `|` segments of its layer pattern"
+
+CORE_V0_19 = Profile(
+    name="core_v0.19",
+    # Flags renamed between core_v0.16.1 and core_v0.19.0 that primusc writes (the old spellings are
+    # deprecated aliases there); MEGATRON_CHANGES_0_16_TO_0_19 below lists every rename and removal.
+    renames={"hybrid_override_pattern": "hybrid_layer_pattern", "cuda_graph_scope": "cuda_graph_modules"},
+    unsupported=(
+        Unsupported("num_virtual_stages_per_pipeline_rank", lambda v: True,
+                    f"{_HYBRID_SPLIT} (virtual stages are segments of it)", _hybrid),
+        Unsupported("account_for_embedding_in_pipeline_split", lambda v: v is True, _HYBRID_SPLIT, _hybrid),
+        Unsupported("account_for_loss_in_pipeline_split", lambda v: v is True, _HYBRID_SPLIT, _hybrid),
+        Unsupported("pipeline_model_parallel_layout", lambda v: True, _HYBRID_SPLIT, _hybrid),
+    ),
+    extras=_v019_extras,
+    # pretrain_mamba.py is a deprecated wrapper that runs pretrain_hybrid.py in core_v0.19
+    hybrid_script="pretrain_hybrid.py",
+)
+
+PROFILES = {p.name: p for p in (CORE_V0_16, CORE_V0_12, CORE_V0_19)}
+
+# What changed in megatron/training/arguments.py's flags between core_v0.16.1 (55ac708) and
+# core_v0.19.0 (5be9626, package version 0.19.1), read from the parsers both build
+# (tests/emit/megatron_flags/ holds both lists): flag -> its replacement ("" if none).
+MEGATRON_CHANGES_0_16_TO_0_19: dict[str, str] = {
+    # renamed; the old flag stays as a deprecated alias that validate_args converts
+    "--hybrid-override-pattern": "--hybrid-layer-pattern",
+    # added in core_v0.17, deprecated by core_v0.19: MTP depths follow `/` in the one pattern
+    "--mtp-hybrid-override-pattern": "--hybrid-layer-pattern",
+    "--cuda-graph-scope": "--cuda-graph-modules",  # and scope full_iteration -> --cuda-graph-impl full_iteration
+    # renamed, the old flag gone
+    "--muon-use-nesterov": "--muon-nesterov",
+    # inverted: what was a switch to turn on is now on unless the new switch turns it off
+    "--tokenizer-hf-use-fast": "--tokenizer-hf-no-use-fast",
+    "--tokenizer-hf-include-special-tokens": "--tokenizer-hf-no-include-special-tokens",
+    # one of two spellings of a dest removed, the other kept
+    "--inference-max-batch-size": "--inference-max-requests",
+    "--disable-chunked-prefill": "--enable-chunked-prefill",
+    # removed
+    "--disable-async-tensor-model-parallel-allreduce": "",
+    "--no-async-tensor-model-parallel-allreduce": "",
+    "--disable-ckpt-fully-parallel-save": "",
+    "--hybrid-attention-ratio": "",
+    "--hybrid-mlp-ratio": "",
+    "--inference-dynamic-batching-cuda-graph-max-tokens": "",
+    "--langrl-external-server": "",
+    "--no-langrl-external-server": "",
+    "--langrl-inference-server-conversation-template": "",
+    "--langrl-inference-server-type": "",
+    "--legacy-tokenizer": "",
+    "--moe-extended-tp": "",
+    "--moe-use-legacy-grouped-gemm": "",
+    "--no-rl-offload-kv-cache-during-training": "",
+    "--no-rl-remove-kv-cache-during-training": "",
+    "--no-rl-reset-cuda-graphs": "",
+    "--no-scatter-gather-tensors-in-pipeline": "",
+    "--rl-offload-kv-cache-during-training": "",
+    "--rl-parallel-generation-tasks": "",
+    "--rl-remove-kv-cache-during-training": "",
+    "--rl-reset-cuda-graphs": "",
+    "--tiktoken-special-tokens": "",
+    "--use-legacy-models": "",
+}

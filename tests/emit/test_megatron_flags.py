@@ -1,0 +1,134 @@
+"""Every flag a Megatron version profile emits is one of that release's flags, as recorded in
+``tests/emit/megatron_flags/`` (read from the parser megatron/training/arguments.py builds at the
+release tag), and the core_v0.19 profile spells what changed since core_v0.16."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import attrs
+import pytest
+
+from primus_lang.check import legal_points
+from primus_lang.emit import emit
+from primus_lang.emit.context import resolve_variables
+from primus_lang.emit.frameworks import Megatron
+from primus_lang.emit.profiles import CORE_V0_19, MEGATRON_CHANGES_0_16_TO_0_19
+from primus_lang.ir import Candidate, Space
+from primus_lang.lower import load_space
+from primus_lang.resources import data_dir
+from tests.emit.harness import all_cases, context
+
+FLAGS = Path(__file__).parent / "megatron_flags"
+# profile -> the release whose flags it is checked against
+RELEASES = {"core_v0.16": "core_v0.16.1", "core_v0.19": "core_v0.19.0"}
+# variables that bring the run's flags: data, tokenizer, checkpoints
+RUN_VARIABLES = {"data_path": "0.7 /data/a 0.3 /data/b", "tokenizer_model": "meta-llama/Llama-3.1-8B",
+                 "checkpoint_dir": "/ckpt/run", "save_interval": "50"}
+SAMPLES = 25  # random legal points per example, besides each case's own point
+
+
+def recorded(release: str) -> dict[str, str]:
+    """flag -> its argparse dest, as recorded for the release."""
+    lines = (FLAGS / f"{release}.txt").read_text(encoding="utf-8").splitlines()
+    return dict(line.split(" ", 1) for line in lines if line and not line.startswith("#"))
+
+
+def spaces() -> list[tuple[str, Space, list[Candidate]]]:
+    out = []
+    for name, (space, cand) in all_cases().items():
+        points = [cand]
+        if name.startswith("example_"):
+            legal = list(legal_points(space))
+            points += random.Random(0).sample(legal, min(SAMPLES, len(legal)))
+        out.append((name, space, points))
+    for path in sorted((data_dir("examples") / "sites").glob("*.prx")):
+        try:
+            space = load_space(path)
+        except Exception:  # a site file without a space
+            continue
+        legal = list(legal_points(space))
+        out.append((path.stem, space, random.Random(0).sample(legal, min(SAMPLES, len(legal)))))
+    return out
+
+
+def emitted_flags(profile: str) -> set[str]:
+    flags: set[str] = set()
+    for _, space, points in spaces():
+        for variables in ({}, RUN_VARIABLES):
+            given = resolve_variables({"megatron_version": profile, **variables}, space.name)
+            for cand in points:
+                framework = Megatron(space.model, space.cluster, cand, given, space.run, space.site)
+                if framework.unsupported():
+                    continue
+                flags |= {flag for flag, _ in framework.profile.argv(framework.settings)}
+    return flags
+
+
+@pytest.mark.parametrize("profile", sorted(RELEASES))
+def test_every_emitted_flag_is_in_the_release(profile: str) -> None:
+    known = recorded(RELEASES[profile])
+    flags = emitted_flags(profile)
+    assert len(flags) > 70  # the cases reach most of what primusc writes
+    assert flags - set(known) == set()
+
+
+def test_the_recorded_changes_match_the_recorded_flags() -> None:
+    old, new = recorded("core_v0.16.1"), recorded("core_v0.19.0")
+    assert set(old) - set(new) <= set(MEGATRON_CHANGES_0_16_TO_0_19)
+    for flag, replacement in MEGATRON_CHANGES_0_16_TO_0_19.items():
+        # a deprecated alias stays among the new flags; a removed one was among the old
+        assert (flag in old or flag in new) and (replacement == "" or replacement in new), flag
+    for dest in CORE_V0_19.renames.values():
+        assert "--" + dest.replace("_", "-") in new
+
+
+def argv(space: Space, cand: Candidate, profile: str = "core_v0.19") -> list[str]:
+    framework = Megatron(space.model, space.cluster, cand, resolve_variables({"megatron_version": profile}, space.name),
+                         space.run, space.site)
+    assert framework.unsupported() == []
+    out: list[str] = []
+    for flag, values in framework.profile.argv(framework.settings):
+        out += [flag, *values]
+    return out
+
+
+def test_a_hybrid_model_runs_pretrain_hybrid_with_the_layer_pattern() -> None:
+    space, cand = all_cases()["nemotron_nano_b200"]
+    files = emit(space, cand, "megatron+local", context(megatron_version="core_v0.19"))
+    assert "pretrain_hybrid.py" in files["node.sh"]
+    args = argv(space, cand)
+    assert args[args.index("--hybrid-layer-pattern") + 1] == space.model.pattern
+    assert "--hybrid-override-pattern" not in args
+    spec = args.index("--spec")
+    assert args[spec + 1:spec + 3] == ["megatron.core.models.hybrid.hybrid_layer_specs", "hybrid_stack_spec"]
+    assert "--cuda-graph-modules" in args and "--cuda-graph-scope" not in args
+    # the default profile is unchanged
+    assert "pretrain_mamba.py" in emit(space, cand, "megatron+local", context())["node.sh"]
+
+
+def test_a_hybrid_model_with_mtp_puts_its_depths_in_the_pattern() -> None:
+    space, cand = all_cases()["nemotron_super_b200"]
+    space = attrs.evolve(space, model=space.model.replace(mtp_layers=2))
+    args = argv(space, cand)
+    assert args[args.index("--hybrid-layer-pattern") + 1] == space.model.pattern + "/*E/*E"
+    assert "--mtp-hybrid-override-pattern" not in args and args[args.index("--mtp-num-layers") + 1] == "2"
+
+
+def test_a_hybrid_split_other_than_the_pattern_is_refused() -> None:
+    space, cand = all_cases()["nemotron_super_b200"]
+    framework = Megatron(space.model, space.cluster, cand.replace(account_for_embedding=True),
+                         resolve_variables({"megatron_version": "core_v0.19"}, space.name))
+    assert any("layer pattern" in why for why in framework.unsupported())
+
+
+def test_the_full_iteration_graph_is_its_own_implementation() -> None:
+    space, cand = all_cases()["mixtral_h100"]
+    cand = cand.replace(cuda_graph="full")
+    args = argv(space, cand)
+    assert args[args.index("--cuda-graph-impl") + 1] == "full_iteration"
+    assert "--cuda-graph-modules" not in args and "--moe-pad-experts-for-cuda-graph-inference" not in args
+    assert "--no-check-for-nan-in-loss-and-grad" in args
+    old = argv(space, cand, "core_v0.16")
+    assert old[old.index("--cuda-graph-scope") + 1] == "full_iteration"
