@@ -207,14 +207,15 @@ class Primus(Framework):
         if self.deepep_on_amd() and self.cand.tp > 1:
             out.append("`moe_dispatcher` = flex on AMD with TP > 1: Primus Turbo's DeepEP dispatcher runs only "
                        "at tensor-parallel size 1")
-        if self.cand.cuda_graph == "full":
+        if self.cand.cuda_graph == "full" and self.settings.get("cuda_graph_impl") != "full_iteration":
             # Primus hands YAML values to Megatron's namespace unconverted: the scope stays the string
             # "full_iteration", and megatron/training/training.py (core_v0.16.1) wraps the iteration
             # only when it finds CudaGraphScope.full_iteration there, so no graph would be captured.
+            # core_v0.19 names it by --cuda-graph-impl full_iteration, a string it compares as such.
             out.append(
                 "`cuda_graph` = full: Primus passes `cuda_graph_scope` to Megatron as text, and Megatron's "
                 "training loop captures the full-iteration graph only for its enum value; use "
-                "`attn_moe_router`/`attn`, or the megatron framework"
+                "`attn_moe_router`/`attn`, the megatron framework, or `--var megatron_version=core_v0.19`"
             )
         return out
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import attrs
 import pytest
+import yaml
 
 from primus_lang.check import legal_points
-from primus_lang.emit import emit
+from primus_lang.emit import emit, unsupported
 from primus_lang.emit.context import resolve_variables
 from primus_lang.emit.frameworks import Megatron
 from primus_lang.emit.profiles import CORE_V0_19, MEGATRON_CHANGES_0_16_TO_0_19
@@ -132,3 +133,13 @@ def test_the_full_iteration_graph_is_its_own_implementation() -> None:
     assert "--no-check-for-nan-in-loss-and-grad" in args
     old = argv(space, cand, "core_v0.16")
     assert old[old.index("--cuda-graph-scope") + 1] == "full_iteration"
+
+
+def test_primus_writes_the_full_iteration_graph_on_core_v0_19() -> None:
+    space, cand = all_cases()["llama70b_mi325x"]
+    cand = cand.replace(cuda_graph="full")
+    assert any("`cuda_graph` = full" in why for why in unsupported(space, cand, "primus+local", context()))
+    files = emit(space, cand, "primus+local", context(megatron_version="core_v0.19"))
+    overrides = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert overrides["cuda_graph_impl"] == "full_iteration" and overrides["cuda_graph_modules"] == []
+    assert overrides["check_for_nan_in_loss_and_grad"] is False and "cuda_graph_scope" not in overrides
