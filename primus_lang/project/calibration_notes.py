@@ -87,7 +87,8 @@ def header(setup: Setup, source: str, fits: Sequence[Fit], runs: Sequence[Run], 
     hybrid = sum(1 for r in rows if r.model and r.model.hybrid)
     kinds = [f"{nvfp4} of them NVFP4"] if nvfp4 else []
     kinds += [f"{hybrid} of hybrid Mamba models"] if hybrid else []
-    fit_on = f"Fit on: {source}, the rows primusc can project: {len(rows)} rows over {len(fits)} profiles"
+    fit_on = (f"Fit on: {source}, the rows primusc can project: {len(rows)} rows over {len(fits)} "
+              f"profile{'s' if len(fits) != 1 else ''}")
     fit_on += f" ({', '.join(kinds)})" if kinds else ""
     if thin:
         fit_on += (f"; too few to fit (under {setup.min_rows}): "
@@ -130,11 +131,12 @@ def _bands(bands: Mapping[str, object]) -> str:
     held = []
     coverage = bands.get("held_out_coverage")
     if isinstance(coverage, dict):
-        held += [f"{c['inside']} of the {c['rows']} {vendor} rows ({c['share']:.0%}) fall inside the band their "
-                 "fitted profile ships with" for vendor, c in sorted(coverage.items()) if c.get("rows")]
+        own = [f"{vendor.upper()} {c['inside']} of {c['rows']} rows ({c['share']:.0%})"
+               for vendor, c in sorted(coverage.items()) if c.get("rows")]
+        held += [f"inside the band its fitted profile ships with, {', '.join(own)}"] if own else []
     moved = bands.get("transfer_held_out_coverage")
     if isinstance(moved, dict) and moved.get("rows"):
-        held.append(f"{moved['inside']} of {moved['rows']} ({moved['share']:.0%}) inside the transfer's band")
+        held.append(f"inside the transfer's band, {moved['inside']} of {moved['rows']} ({moved['share']:.0%})")
     if held:
         text += " Each row judged against a band measured without it and its layout's twins: " + "; ".join(held) + "."
     return text

@@ -1,4 +1,5 @@
-"""The built wheel works outside the checkout: grammar, stdlib and examples travel inside it."""
+"""The built wheel works outside the checkout: grammar, stdlib, examples and the validation corpus
+travel inside it."""
 
 from __future__ import annotations
 
@@ -70,3 +71,15 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "legal points" in done.stdout
+    # the validation corpus travels too: validate and calibrate need no file of the user's
+    primusc = str(bin_dir / "primusc")
+    done = subprocess.run([primusc, "validate", "--summary"], cwd=work, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "the bundled validation corpus" in done.stdout and "| GPU | `gb200` |" in done.stdout
+    runs = work / "runs.yaml"
+    shutil.copy(ROOT / "tests" / "project" / "data" / "runs.yaml", runs)
+    shutil.copy(ROOT / "tests" / "project" / "data" / "model_cards.yaml", work / "model_cards.yaml")
+    done = subprocess.run([primusc, "calibrate", "--runs", runs.name, "--folds", "2", "--out", "x.prx"], cwd=work,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "gpu h100_sxm_calibrated = h100_sxm_spec" in (work / "x.prx").read_text()
