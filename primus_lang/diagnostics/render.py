@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 
@@ -15,8 +16,16 @@ def _source_line(sources: SourceLookup, file: str, line: int) -> str | None:
     text = sources(file)
     if text is None:
         return None
-    found = lines(text)
+    found = _lines(text)
     return found[line - 1] if 0 < line <= len(found) else None
+
+
+@functools.lru_cache(maxsize=4)
+def _lines(text: str) -> tuple[str, ...]:
+    """``lines(text)`` once per text, not once per diagnostic: a file with 20,000 broken
+    definitions gets 20,000 diagnostics, and splitting it for each took minutes. A string caches its
+    hash, so a hit costs no pass over the text."""
+    return tuple(lines(text))
 
 
 WINDOW = 100  # characters of a source line shown under a diagnostic

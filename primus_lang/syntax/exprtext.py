@@ -22,13 +22,16 @@ def to_text(e: Expr, quote_strings: bool = False) -> str:
         return e.id
     if isinstance(e, Unary):
         inner = to_text(e.operand, quote_strings)
-        wrap = isinstance(e.operand, Binary)
+        # `-` takes a factor, so `-(not x)` keeps its parentheses (`-not x` does not parse)
+        wrap = isinstance(e.operand, Binary) or (e.op == "-" and isinstance(e.operand, Unary) and e.operand.op == "not")
         inner = f"({inner})" if wrap else inner
         return f"not {inner}" if e.op == "not" else f"-{inner}"
     if isinstance(e, Binary):
         mine = _prec(e.op)
 
         def side(x: Expr, right: bool) -> str:
+            if e.op == "in" and right and isinstance(x, Binary | Unary):
+                return f"({to_text(x, quote_strings)})"  # `in` takes an atom: `x in (1 + 0)`, not `x in 1 + 0`
             if isinstance(x, Unary) and x.op == "not" and mine > 3:
                 return f"({to_text(x, quote_strings)})"
             if not isinstance(x, Binary):
