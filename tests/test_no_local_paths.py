@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# a home or scratch folder of some machine, or a folder beside the checkout
-OUTSIDE = re.compile(r"(?<![\w.])/(work|root|home|Users|tmp|mnt|scratch)/|\.\./shared/|\.\./\.\./")
+# a home or scratch folder of the machine a file was written on, or a folder beside the checkout; a
+# cluster's own paths (a site profile's `/mnt/nvme` or `/lustre`) are the user's, not this machine's
+OUTSIDE = re.compile(r"(?<![\w.])/(work|root|home|Users|tmp)/|\.\./shared/")
+RELATIVE = re.compile(r"(?:\.\./)+[\w.-]+")
+
+
+def _escapes(name: str, line: str) -> bool:
+    """Whether a relative path on ``line`` of file ``name`` climbs out of the repository."""
+    here = (ROOT / name).parent
+    return any(not (here / m.group(0)).resolve().is_relative_to(ROOT) for m in RELATIVE.finditer(line))
 
 
 @pytest.mark.skipif(not (ROOT / ".git").exists() or shutil.which("git") is None, reason="needs the git checkout")
@@ -27,5 +35,13 @@ def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
             text = path.read_text()
         except UnicodeDecodeError:
             continue  # binary: no comment to read
-        found += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)]
+        found += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+                  if OUTSIDE.search(line) or _escapes(name, line)]
     assert not found, "paths outside the repository:\n" + "\n".join(found[:20])
+
+
+def test_the_check_tells_a_path_inside_from_one_outside() -> None:
+    assert OUTSIDE.search("data_path = /work/main/x") and OUTSIDE.search("see ../shared/validation")
+    assert not OUTSIDE.search('scratch { host = "/mnt/nvme"; path = "/scratch" }')
+    assert not _escapes("editors/vscode/package.json", "node test/tokenize.js ../../examples/a.prx")
+    assert _escapes("docs/stdlib.md", "copied from ../../elsewhere/cards.yaml")

@@ -39,7 +39,8 @@ def test_the_job_is_deterministic_and_quotes_what_reaches_a_shell(tmp_path: Path
     assert first == files(primusc=HOSTILE, db="out dir/p'q.sqlite")
     script = first["bench.sh"]
     assert f"PRIMUSC=${{PRIMUSC:-{shlex.quote(HOSTILE)}}}" in script
-    assert "--ranks 2,4,8" in script and "--target h200" in script
+    # a comma is quoted like any other shell-special character (the emitters' one quoting rule)
+    assert "--ranks '2,4,8'" in script and "--target h200" in script
     sbatch = first["bench.sbatch"]
     assert "#SBATCH --nodes=2" in sbatch and "#SBATCH --gpus-per-node=8" in sbatch
     for name, text in first.items():
