@@ -664,10 +664,27 @@ def _too_large(file: str, size: int) -> Diagnostic:
     )
 
 
+_CACHED_TEXT = 64 * 2**10  # the largest stdlib file is 11 KB
+
+
 def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
     """Parse one ``.prx`` text into a ``Module``; raise ``CompileError`` (P1) on any syntax error."""
     text = _decode(data, file)
     SOURCES.add(file, text)
+    if len(text) <= _CACHED_TEXT:
+        return _parse_cached(text, file)
+    return _parse_text(text, file)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_cached(text: str, file: str) -> ast.Module:
+    """A process that compiles many times (the test suite, the fuzzer, an editor) reads the same
+    stdlib files each time, and parsing them is most of a compilation's cost; a ``Module`` is frozen,
+    so the same text in the same file can share one. Only small texts: an entry holds its tree."""
+    return _parse_text(text, file)
+
+
+def _parse_text(text: str, file: str) -> ast.Module:
     parser = _parser()
     _comment_sink.clear()
     try:
