@@ -122,3 +122,16 @@ def test_the_net_step_needs_a_rank_environment(tmp_path: Path, capsys: pytest.Ca
         assert err.value.diagnostics[0].code.id == "P6815"
     assert main(["bench", "--collectives", "net", "--db", str(tmp_path / "p.sqlite")]) == 1
     assert "P6815" in capsys.readouterr().err
+
+
+def test_the_sbatch_script_dry_runs_and_refuses_an_unknown_argument(tmp_path: Path) -> None:
+    for name, text in files().items():
+        (tmp_path / name).write_text(text)
+    env = {"PATH": "/usr/bin:/bin", "PRIMUSC_DIR": str(tmp_path)}  # no srun here: a launch would fail
+    dry = subprocess.run(["bash", str(tmp_path / "bench.sbatch"), "--dry-run"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("srun ") and "bench.sh" in dry.stdout
+    bad = subprocess.run(["bash", str(tmp_path / "bench.sbatch"), "--bogus"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=60)
+    assert bad.returncode == 2 and "unknown argument" in bad.stderr
