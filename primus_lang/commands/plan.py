@@ -413,7 +413,8 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     console.print(table)
     console.print(describe(plan.gpu, prov))
     if tied:
-        console.print(f"≈: tied with #1 (within ±{prov.paired:.1%}: the projected order among them is not evidence)")
+        console.print(f"≈: tied with #1 (the best projection ahead by at most {prov.paired:.1%}: the projected order "
+                      "among them is not evidence)")
     if given is None and plan.baseline is not None and plan.baseline.evaluation is not None:
         b = plan.baseline
         assert b.evaluation is not None

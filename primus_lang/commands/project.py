@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
     p.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0 for all)")
     p.add_argument("--json", action="store_true",
-                   help='print {"candidates", "legal", "fit", "seconds", "results"} as JSON')
+                   help='print {"candidates", "legal", "fit", "seconds", "provenance", "results"} as JSON')
     p.set_defaults(func=run)
 
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(trust.describe(gpu.name, gpu.provenance), highlight=False)
     ties = sum(tied) - 1
     if ties > 0:
-        console.print(f"≈: {ties} of the candidates shown are tied with #1 (within ±{gpu.provenance.paired:.1%}, "
+        console.print(f"≈: {ties} of the candidates shown are tied with #1 (#1 ahead by at most {gpu.provenance.paired:.1%}, "
                       "the typical error of the ratio of two projections); `primusc plan` prefers the one that "
                       "changes numerics least", highlight=False)
     counts = getattr(oracle, "source_counts", None)

@@ -14,15 +14,15 @@ from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_syntax as S
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.derived import MODEL_DEFAULTS
-from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.hardware import Cluster, Gpu, Provenance
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.ranges import range_problems
-from primus_lang.lower.site import site_blocks
 from primus_lang.lower.scope import Entry, LoadedModule
+from primus_lang.lower.site import site_blocks
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
@@ -300,6 +300,12 @@ class Loader:
                 errors.extend(err.diagnostics)
         if errors:
             raise CompileError(errors)
+        if cls is Gpu and base and "efficiency" in seen and "provenance" not in seen:
+            # efficiencies set by hand: the band measured for the base's evidence says nothing of them
+            over = d.base if d is not None and d.base else fixed.get("name", "")
+            values["provenance"] = Provenance(
+                note=f"efficiencies set by hand over `{over}`'s: no band was measured for them, so the spec "
+                     "sheet's is shown")
         for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
             if name not in values:
                 v = rule(values)

@@ -28,8 +28,8 @@ from primus_lang.ir import Candidate, Gpu, Provenance
 MFU_CEILING = 0.65
 
 BASIS_WORDS = {
-    "spec": "spec sheet with default efficiencies (never fitted)",
-    "pooled": "its vendor's pooled efficiencies (no runs of this GPU)",
+    "spec": "no efficiencies fitted to measured runs (the spec sheet's band)",
+    "pooled": "its vendor's efficiencies, pooled over other GPUs' runs (too few runs of its own to fit)",
     "fitted": "fitted on measured runs of this GPU",
 }
 
@@ -102,9 +102,12 @@ def describe(gpu: str, p: Provenance) -> str:
     evidence = BASIS_WORDS.get(p.basis, p.basis)
     if p.basis == "fitted":
         evidence = f"fitted on {p.rows} measured runs of this GPU"
-    return (f"profile `{gpu}`: {evidence}; {p.coverage:.0%} of runs it never saw measured "
+    line = (f"profile `{gpu}`: {evidence}; {p.coverage:.0%} of runs it never saw measured "
             f"{p.low:.2f}-{p.high:.2f}x the projection (mean error {p.error:.0%}); the ratio of two candidates' "
             f"projections erred by more than ±{p.paired:.1%} for {1 - p.paired_coverage:.0%} of measured pairs")
+    # where the band came from, which may be weaker evidence than the basis suggests (another vendor's
+    # transfer, a band kept from the profile a site fit started at)
+    return f"{line}\n  band measured: {p.note}" if p.note else line
 
 
 def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagnostic]:
@@ -115,10 +118,12 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagn
     if gpu.provenance.basis == "spec":
         p = gpu.provenance
         out.append(Diagnostic(
-            SPEC_SHEET, f"`{gpu.name}` is a spec sheet with default efficiencies: its projections are not fitted "
-            f"to any measured run",
-            notes=(f"on the published runs, such projections measured {p.low:.2f}-{p.high:.2f}x ({p.coverage:.0%} "
-                   f"of runs; mean error {p.error:.0%})",),
+            SPEC_SHEET, f"`{gpu.name}`'s efficiencies are not fitted to any measured run: its projections carry "
+            "the spec sheet's band",
+            notes=(p.note, f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
+                   f"({p.coverage:.0%} of runs; mean error {p.error:.0%})") if p.note else
+            (f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
+             f"({p.coverage:.0%} of runs; mean error {p.error:.0%})",),
             help=fix))
     over = [(label, m) for label, m in mfu if m > MFU_CEILING]
     if over:

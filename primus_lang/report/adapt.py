@@ -87,13 +87,19 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     ranked = list(result.ranked(runners_up + 1))
     best = getattr(result, "best", None) or (ranked[0] if ranked else None)
     tied = 0
+    said: list[tuple[str, str]] = []  # what plan said in the terminal that the page must say too
     if space is not None:
-        from primus_lang.search.ties import settle
+        from primus_lang.project.trust import fix_for, warnings
+        from primus_lang.search.ties import settle, why_winner
 
         # the winner plan chose: among candidates tied with the best projection, the space's tie-break
         settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
         if settled.winner is not None:
             best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
+            said += [("tie-break", line) for line in why_winner(settled, metric)[1:]]
+        gpu = space.cluster.gpu
+        mfu = [(t.candidate.label(), t.evaluation.mfu) for t in ranked if t.candidate is not None and t.evaluation]
+        said += [(f"warning {d.code.id}", d.message) for d in warnings(gpu, mfu, fix_for(gpu))]
     baseline = getattr(result, "baseline", None)
     shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
     winner_cand = best.candidate if best is not None else None
@@ -132,10 +138,11 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     others = [view(t) for t in ranked if t is not best and t.candidate is not None]
     base = view(baseline) if baseline is not None and baseline.candidate is not None else None
     notes = [("strategy", str(result.strategy)), ("seed", str(result.seed)),
-             *([("tied with the winner", f"{tied} (within ±{space.cluster.gpu.provenance.paired:.1%})")]
+             *([("tied with the winner", f"{tied} (the best ahead by at most {space.cluster.gpu.provenance.paired:.1%})")]
                if space is not None and tied else []),
              *([("GPU profile", describe(space.cluster.gpu.name, space.cluster.gpu.provenance))]
                if space is not None else []),
+             *said,
              ("stopped", str(getattr(result, "stop_reason", ""))),
              ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
     return ReportData(

@@ -52,9 +52,10 @@ def why_winner(s: Settled, metric: str) -> list[str]:
     if s.winner is None or len(s.tied) < 2:
         return []
     assert s.winner.candidate is not None
-    lines = [f"{len(s.tied) - 1} other candidate(s) are tied with the best: their projected {metric} is within "
-             f"±{s.paired:.1%} of it, the typical (median) error of the ratio of two projections on this GPU "
-             "profile, so the projected order among them is not evidence (measure them to choose)."]
+    lines = [f"{len(s.tied) - 1} other candidate(s) are tied with the best: the best's projected {metric} is "
+             f"ahead of each of theirs by at most {s.paired:.1%}, the typical (median) error of the ratio of two "
+             "projections on this GPU profile, so the projected order among them is not evidence (measure them "
+             "to choose: `plan --shortlist`)."]
     if s.fastest is not None and s.fastest is not s.winner and s.fastest.candidate is not None:
         gain = _value(s.fastest, metric) / _value(s.winner, metric) - 1
         lines.append(

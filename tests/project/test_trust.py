@@ -215,3 +215,20 @@ def test_the_readme_example_projects_without_a_warning(capsys: pytest.CaptureFix
     assert main(["project", str(data_dir("examples") / "llama3_1_70b_mi325x.prx"), "--top", "3"]) == 0
     out = capsys.readouterr()
     assert "warning[" not in out.err and "fitted on 3 measured runs" in out.out
+
+
+def test_efficiencies_set_by_hand_lose_the_base_profiles_band() -> None:
+    from primus_lang.lower import loads_program
+
+    program = loads_program(
+        "import hardware.nvidia (h200)\n"
+        "gpu hot = h200 { efficiency { gemm_max = 0.98 } }\n"
+        "gpu same = h200 { hbm_capacity = 100 GiB }\n"
+        "gpu kept = h200 { efficiency { gemm_max = 0.5 } provenance { basis = fitted; rows = 9; error = 0.1; "
+        "low = 0.9; high = 1.1; paired = 0.05 } }\n", "<t>")
+    gpus = {g.name: g for g in program.gpus}
+    assert gpus["hot"].provenance.basis == "spec" and "set by hand over `h200`" in gpus["hot"].provenance.note
+    assert gpus["same"].provenance.basis == "pooled"  # no efficiency edited: the base's evidence holds
+    assert gpus["kept"].provenance.basis == "fitted" and gpus["kept"].provenance.rows == 9
+    warned = trust.warnings(gpus["hot"], [], "fix")
+    assert [d.code.id for d in warned] == ["W6002"] and "set by hand" in warned[0].notes[0]
