@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
+    from primus_lang.project.trust import tied
     from primus_lang.report.compare import diff
     from primus_lang.report.explain import explained_json, violations
     from primus_lang.report.terminal import diff_view
@@ -60,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
             "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
             "summary": list(d.summary),
+            # the two projections closer than the profile's paired band: their measured order may go either way
+            "tied": tied(space.cluster.gpu.provenance, ea.view.step_time, eb.view.step_time),
         }, indent=2))
         return 0
     out = console()

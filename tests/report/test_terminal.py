@@ -91,6 +91,11 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
     two = json.loads(capsys.readouterr().out)
     assert ["tp", "8", "4"] in two["knobs"]
     assert two["a"]["figures"]["step_time"] > 0 and two["summary"]
+    # tied: the two step times within the profile's paired band, as the verdict in `summary` says
+    ratio = two["a"]["figures"]["step_time"] / two["b"]["figures"]["step_time"]
+    paired = two["a"]["band"]["paired"]
+    assert two["tied"] == (abs(math.log(ratio)) <= math.log1p(paired))
+    assert ("a tie" in two["summary"][0]) == two["tied"]
     assert main(["diff", str(EXAMPLE), "tp=8"]) == 1
     assert "P8902" in capsys.readouterr().err
     assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2"]) == 0
