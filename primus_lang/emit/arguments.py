@@ -264,6 +264,15 @@ def run_settings(model: Model, cand: Candidate, v: Variables, run: Run | None = 
         s["data_path"] = _one_or_many(data_paths(v.data_path, data_root))
     else:
         s["mock_data"] = True
+    _tokenizer_and_checkpoints(s, model, v, site)
+    if cand.sharding == "fsdp":
+        s["ckpt_format"] = "fsdp_dtensor"
+    return s
+
+
+def _tokenizer_and_checkpoints(s: Settings, model: Model, v: Variables, site: Site | None) -> None:
+    """The tokenizer (the model's vocabulary without one) and, with a checkpoint folder, saving and
+    loading there: what a throughput run and a ``run`` block's training run write alike."""
     s["tokenizer_type"] = v.tokenizer_type
     if v.tokenizer_model:
         s["tokenizer_model"] = v.tokenizer_model
@@ -276,9 +285,6 @@ def run_settings(model: Model, cand: Candidate, v: Variables, run: Run | None = 
         # Megatron asserts an interval whenever it saves
         s["save_interval"] = int(v.save_interval or v.train_iters)
         s["finetune"] = False
-    if cand.sharding == "fsdp":
-        s["ckpt_format"] = "fsdp_dtensor"
-    return s
 
 
 def _one_or_many(paths: tuple[str, ...]) -> Setting:
@@ -316,17 +322,7 @@ def training_settings(model: Model, cand: Candidate, v: Variables, run: Run, sit
             s["split"] = run.split
     else:
         s["mock_data"] = True
-    s["tokenizer_type"] = v.tokenizer_type
-    if v.tokenizer_model:
-        s["tokenizer_model"] = v.tokenizer_model
-    else:
-        s["vocab_size"] = model.vocab
-    if v.checkpoint_dir:
-        folder = under(site.checkpoint_root if site is not None else "", v.checkpoint_dir)
-        s["save"] = folder
-        s["load"] = folder
-        s["save_interval"] = int(v.save_interval or v.train_iters)
-        s["finetune"] = False
+    _tokenizer_and_checkpoints(s, model, v, site)
     s["ckpt_format"] = "fsdp_dtensor" if cand.sharding == "fsdp" else run.ckpt_format
     return s
 

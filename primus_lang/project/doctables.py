@@ -9,7 +9,6 @@ A section is the text between ``<!-- generated: NAME -->`` and ``<!-- end: NAME 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,12 +33,9 @@ SECTIONS: dict[str, Callable[[], str]] = {"validation-summary": validation_summa
 
 def render(text: str) -> str:
     """``text`` with every generated section brought up to date (each computed only if present)."""
-    for name, make in SECTIONS.items():
-        pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end: {name} -->)", re.S)
-        if pattern.search(text):
-            body = make().replace("\\", "\\\\")
-            text = pattern.sub(rf"\g<1>{body}\n\g<2>", text)
-    return text
+    from primus_lang.syntax import render_sections
+
+    return render_sections(text, SECTIONS)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -130,12 +129,10 @@ _ = Candidate  # the knob table is the Candidate's fields
 
 
 def render(text: str) -> str:
-    """``text`` with every generated section brought up to date."""
-    for name, make in SECTIONS.items():
-        pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end: {name} -->)", re.S)
-        body = make().replace("\\", "\\\\")
-        text = pattern.sub(rf"\g<1>{body}\n\g<2>", text)
-    return text
+    """``text`` with every generated section of the language reference brought up to date."""
+    from primus_lang.syntax.generated import render_sections
+
+    return render_sections(text, SECTIONS)
 
 
 if __name__ == "__main__":
