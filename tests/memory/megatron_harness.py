@@ -114,8 +114,11 @@ class _GpuRmsNorm(torch.autograd.Function):
 
 
 # Storages of the 1-element scale tensors megatron's fused softmax functions save: ``torch.tensor([scale])``
-# lives in host memory on a GPU too, so the meter leaves it out.
+# lives in host memory on a GPU too, so the meter leaves it out. The tensors are kept alive beside
+# their addresses: a freed scale's address is handed to the next small tensor the allocator makes,
+# which the meter would then leave out too (the account and the meter disagreed by 8 bytes at random).
 HOST_STORAGES: set[int] = set()
+_HOST_TENSORS: list[torch.Tensor] = []
 
 
 def _causal_fill(x: torch.Tensor) -> torch.Tensor:
@@ -127,6 +130,7 @@ def _causal_fill(x: torch.Tensor) -> torch.Tensor:
 def _softmax_forward(x: torch.Tensor, scale: torch.Tensor, mask: torch.Tensor | None = None,
                      causal: bool = False) -> torch.Tensor:
     HOST_STORAGES.add(scale.untyped_storage().data_ptr())
+    _HOST_TENSORS.append(scale)
     y = x.float() * float(scale)
     if causal:
         y = _causal_fill(y)
