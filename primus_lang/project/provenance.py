@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import attrs
+import numpy as np
+
 from primus_lang.ir import Provenance, Settings
 from primus_lang.project.bands import (
     COVERAGE,
@@ -61,9 +64,12 @@ class _Rows:
     def pairs(self, errors: Mapping[str, float]) -> list[float]:
         return pair_errors(errors, self.group, self.layout)
 
-    def coverage(self, targets: Mapping[str, float], evidence: Mapping[str, float]) -> dict[str, object]:
-        inside, rows = held_out_coverage(targets, evidence, self.layout)
-        return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
+    def coverage(self, targets: Mapping[str, float], evidence: Mapping[str, float]) -> tuple[int, int]:
+        return held_out_coverage(targets, evidence, self.layout)
+
+
+def _share(inside: int, rows: int) -> dict[str, object]:
+    return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
 
 
 def _provenance(basis: str, band: MeasuredBand, rows: int, note: str) -> Provenance:
@@ -100,22 +106,20 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         own = dict(zip(f.row_ids, f.cross_validated, strict=True))
         vendor = rows.vendor(f.row_ids[0]) if f.row_ids else ""
         evidence, whose = _evidence(own, vendor_cv.get(vendor, {}), cv, vendor)
-        band = measure(evidence, cv_pairs)
-        band = MeasuredBand(band.low, band.high, band.paired, band.rows, band.pairs, band.coverage,
-                            measure(own, ()).error, band.paired_coverage)
+        # the band from the evidence, the error from the profile's own rows
+        band = attrs.evolve(measure(evidence, cv_pairs), error=float(np.mean(np.abs([own[k] for k in sorted(own)]))))
         note = (f"{f.folds}-fold cross-validated on {len(own)} rows; band from {whose} {band.rows} "
                 f"held-out residuals; paired band from {band.pairs} pairs of rows of one model, GPU and GPU count")
         out[f.gpu] = _provenance("fitted", band, f.rows, note)
-        judged = rows.coverage(own, evidence)
-        inside[vendor][0] += int(judged["inside"])  # type: ignore[call-overload]
-        inside[vendor][1] += int(judged["rows"])  # type: ignore[call-overload]
+        hit, judged = rows.coverage(own, evidence)
+        inside[vendor][0] += hit
+        inside[vendor][1] += judged
         fitted[f.gpu] = {**band.to_json(), "basis": "fitted", "evidence": whose}
     report: dict[str, object] = {
         "coverage": COVERAGE,
         "paired_coverage": PAIRED_COVERAGE,
         "fitted": fitted,
-        "held_out_coverage": {v: {"inside": i, "rows": n, "share": i / n if n else None}
-                              for v, (i, n) in inside.items()},
+        "held_out_coverage": {v: _share(i, n) for v, (i, n) in inside.items()},
     }
     moved = {rid: e for errs in transferred.values() for rid, e in errs}
     moved_pairs = rows.pairs(moved)
@@ -140,8 +144,8 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         pooled_report[gpu] = {**band.to_json(), "basis": "pooled", "evidence": whose}
     report["pooled"] = pooled_report
     if moved:
-        report["transfer_held_out_coverage"] = rows.coverage(moved, moved)
+        report["transfer_held_out_coverage"] = _share(*rows.coverage(moved, moved))
     if spec:
         report["spec"] = measure(spec, rows.pairs(spec)).to_json()
-        report["spec_held_out_coverage"] = rows.coverage(spec, spec)
+        report["spec_held_out_coverage"] = _share(*rows.coverage(spec, spec))
     return out, report

@@ -89,11 +89,12 @@ def tie_group(ranked: Sequence[T], prov: Provenance, value: Callable[[T], float]
     if not ranked:
         return [], []
     best = value(ranked[0])
-    group = [r for r in ranked if tied(prov, value(r), best)]
-    rest = [r for r in ranked if not tied(prov, value(r), best)]
+    group: list[T] = []
+    rest: list[T] = []
+    for r in ranked:
+        (group if tied(prov, value(r), best) else rest).append(r)
     if prefer == "numerics":
-        order = {id(r): i for i, r in enumerate(group)}
-        group.sort(key=lambda r: (numerics_cost(cand(r)), order[id(r)]))
+        group.sort(key=lambda r: numerics_cost(cand(r)))  # stable: the search's order within a cost
     return group, rest
 
 
@@ -117,14 +118,11 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagn
     out = []
     if gpu.provenance.basis == "spec":
         p = gpu.provenance
+        band = (f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
+                f"({p.coverage:.0%} of runs; mean error {p.error:.0%})")
         out.append(Diagnostic(
             SPEC_SHEET, f"`{gpu.name}`'s efficiencies are not fitted to any measured run: its projections carry "
-            "the spec sheet's band",
-            notes=(p.note, f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
-                   f"({p.coverage:.0%} of runs; mean error {p.error:.0%})") if p.note else
-            (f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
-             f"({p.coverage:.0%} of runs; mean error {p.error:.0%})",),
-            help=fix))
+            "the spec sheet's band", notes=(p.note, band) if p.note else (band,), help=fix))
     over = [(label, m) for label, m in mfu if m > MFU_CEILING]
     if over:
         label, worst = max(over, key=lambda x: x[1])

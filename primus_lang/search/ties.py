@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from primus_lang.ir import Provenance
+from primus_lang.ir import Candidate, Provenance
 from primus_lang.project.trust import numerics_cost, tie_group
 from primus_lang.search.trial import SearchResult, Trial
 
@@ -39,11 +39,11 @@ def settle(result: SearchResult, prov: Provenance, metric: str, tie_break: str =
         return Settled(ranked[0] if ranked else None, ranked[0] if ranked else None, tuple(ranked[:1]),
                        tuple(ranked), 0.0)
 
-    def cand(t: Trial) -> object:
+    def cand(t: Trial) -> Candidate:
+        assert t.candidate is not None  # ranked holds evaluated candidates only
         return t.candidate
 
-    group, rest = tie_group(ranked, prov, lambda t: _value(t, metric), cand,  # type: ignore[arg-type]
-                            prefer=tie_break)
+    group, rest = tie_group(ranked, prov, lambda t: _value(t, metric), cand, prefer=tie_break)
     return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired)
 
 
