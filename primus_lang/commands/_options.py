@@ -85,15 +85,20 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
             )
 
 
-def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human") -> None:
+def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human",
+               model: Model | None = None) -> None:
     """W6002 (a profile never fitted) and W6003 (a projection above any measured MFU) on stderr, with
-    the import or command that gives the space a fitted profile."""
+    the import or command that gives the space a fitted profile; W6010 for what ``model`` has that
+    the projection does not cost."""
     import sys
 
     from primus_lang.diagnostics import render
     from primus_lang.project import trust
+    from primus_lang.project.features import feature_warnings
 
     found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu))
+    if model is not None:
+        found += feature_warnings(model)
     if found:
         print(render(found, error_format), file=sys.stderr)
 

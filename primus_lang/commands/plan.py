@@ -287,7 +287,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     winner = settled.winner
     lines: list[str] = []
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
-                                   if t.candidate is not None and t.evaluation is not None], args.error_format)
+                                   if t.candidate is not None and t.evaluation is not None], args.error_format,
+               space.model)
     if winner is not None:
         lines = why_winner(settled, metric) + explain(winner, ranked[1] if len(ranked) > 1 else None, baseline,
                                                       axes, metric)

@@ -244,3 +244,14 @@ SWEEP_METRIC = register(
     "(compared with the projection's model TFLOP/s per GPU; sources count model FLOPs differently,\n"
     "so only its ranks and ratios inside the sweep mean much). Say which the source publishes.",
 )
+IGNORED_FEATURE = register(
+    "W6010",
+    "projection-ignores-feature",
+    "the model card has a feature the projection or memory account does not cost",
+    "The projection prices each layer's GEMMs, attention, norms, activations and communication from the\n"
+    "card's shapes. A few model features change the arithmetic in ways it leaves out: attention-logit\n"
+    "soft-capping (Gemma 2) applies a tanh to every attention score inside the fused kernel, and\n"
+    "final-logit soft-capping keeps one more vocabulary-wide tensor for the backward that the memory\n"
+    "account does not hold. The figures are still shown; read them as a little optimistic for such a\n"
+    "model, by the cost of the feature named.",
+)

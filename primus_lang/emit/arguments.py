@@ -46,6 +46,11 @@ def moe_layer_pattern(model: Model) -> str | int:
     return f"([0]*{dense}+[1]*{model.num_layers - dense})"
 
 
+# Megatron's --norm-epsilon default (megatron/training/arguments.py, core_v0.16.1); written only when a
+# card's differs, so cards that use it emit what they always did
+MEGATRON_NORM_EPSILON = 1e-5
+
+
 def model_settings(model: Model, seq_len: int) -> Settings:
     """The architecture: what makes Megatron build exactly this model card."""
     s: Settings = {
@@ -65,10 +70,14 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         # Megatron's --rotary-base is an integer; every published base is a whole number.
         s["rotary_base"] = int(model.rope_theta)
     s["normalization"] = _NORMS[model.norm]
+    if model.norm_epsilon != MEGATRON_NORM_EPSILON:
+        s["norm_epsilon"] = model.norm_epsilon
     s["swiglu"] = model.activation == "swiglu"
     s["squared_relu"] = model.activation == "squared_relu"
     s["untie_embeddings_and_output_weights"] = not model.tied_embeddings
     s["add_bias_linear"] = model.bias
+    if model.qkv_bias and not model.bias:
+        s["add_qkv_bias"] = True
     s["qk_layernorm"] = model.qk_layernorm
     # Always written: Megatron's default dropout is 0.1, the model card's default is 0.
     s["hidden_dropout"] = model.dropout
@@ -77,7 +86,10 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         # Megatron's window counts the tokens before the current one: a 128-token window is (127, 0)
         # (Megatron-Bridge gpt_oss_bridge.py).
         s["window_size"] = f"({model.sliding_window - 1},0)"
-        s["window_attn_skip_freq"] = 2
+        # megatron-core windows layer i (from 1) unless i is a multiple of the frequency; without
+        # one every layer is windowed (transformer/utils.py, is_layer_window_attention)
+        if model.full_attention_every:
+            s["window_attn_skip_freq"] = model.full_attention_every
     if model.attention_sinks:
         s["softmax_type"] = "learnable"
     if model.mla is not None:
@@ -108,6 +120,24 @@ def model_settings(model: Model, seq_len: int) -> Settings:
             # Nemotron 3's MTP layer is attention then MoE; megatron-core 0.16.1's MambaModel has no MTP
             s["mtp_hybrid_override_pattern"] = "*E"
     return s
+
+
+def model_feature_problems(model: Model) -> list[str]:
+    """Card features megatron-core 0.16.1's GPT layer cannot build, each as why: emission refuses
+    them rather than write a launch that trains another model."""
+    out: list[str] = []
+    if model.attention_softcap or model.logit_softcap:
+        # TransformerConfig has no soft-cap field; only the inference flash path passes `softcap`, fixed at 0
+        which = " and ".join(f"`{n}` = {v:g}" for n, v in (("attention_softcap", model.attention_softcap),
+                                                             ("logit_softcap", model.logit_softcap)) if v)
+        out.append(f"{which}: megatron-core 0.16.1 has no logit soft-capping (TransformerConfig has no such field)")
+    if model.norm_placement != "pre":
+        out.append(f"`norm_placement` = {model.norm_placement}: megatron-core 0.16.1's TransformerLayer has "
+                   "pre-norms only (input_layernorm, pre_mlp_layernorm), no norm on a sublayer's output")
+    if model.qk_layernorm and model.qk_norm_whole:
+        out.append("`qk_norm_whole` = true: megatron-core's --qk-layernorm normalizes each head's query and key "
+                   "(kv_channels wide), not all heads at once")
+    return out
 
 
 # megatron-core's own layer spec for hybrid models (pretrain_mamba.py requires --spec)

@@ -14,7 +14,7 @@ import attrs
 import yaml
 
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
+from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
 from primus_lang.emit.context import Variables
 from primus_lang.emit.primus_configs import (
     CARDS_WITH_SHARED_EXPERT_OVERLAP,
@@ -89,6 +89,7 @@ class Framework:
             )
         if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
+        out += model_feature_problems(self.model)
         moe = self.model.moe
         if moe is not None and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
             for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):

@@ -82,8 +82,13 @@ class Mamba:
 # Megatron's hybrid layer symbols (--hybrid-override-pattern): each character is one layer.
 HYBRID_LAYERS = {"M": "Mamba-2 mixer", "*": "self-attention", "-": "dense MLP", "E": "mixture of experts"}
 
-ACTIVATIONS = ("swiglu", "gelu", "squared_relu", "relu")
+ACTIVATIONS = ("swiglu", "geglu", "gelu", "squared_relu", "relu")
+# Gated activations: FC1 computes gate and up halves, each ``ffn_hidden`` wide (GeGLU has SwiGLU's shapes).
+GATED_ACTIVATIONS = ("swiglu", "geglu")
 NORMS = ("rmsnorm", "layernorm")
+# Where each sublayer's norms sit: before it (pre, Llama), before and after it (sandwich, Gemma 2/3),
+# or only after it, on its output before the residual add (post, OLMo 2).
+NORM_PLACEMENTS = ("pre", "sandwich", "post")
 POSITIONS = ("rope", "learned", "none")
 
 
@@ -105,13 +110,38 @@ class Model:
         default="swiglu", metadata=q(Kind.ENUM, "MLP activation", ACTIVATIONS)
     )
     norm: str = field(default="rmsnorm", metadata=q(Kind.ENUM, "normalization", NORMS))
+    norm_epsilon: float = field(
+        default=1e-5, metadata=q(Kind.NUMBER, "the norms' epsilon (Megatron's --norm-epsilon; its default 1e-5)")
+    )
+    norm_placement: str = field(
+        default="pre",
+        metadata=q(Kind.ENUM, "where each sublayer's norms sit: pre (before), sandwich (before and after, "
+                   "Gemma 2/3), post (after only, OLMo 2)", NORM_PLACEMENTS),
+    )
     position: str = field(default="rope", metadata=q(Kind.ENUM, "position embedding", POSITIONS))
     rope_theta: float = field(
         default=10000.0, metadata=q(Kind.NUMBER, "RoPE base frequency (Megatron's --rotary-base; its default 10000)")
     )
     tied_embeddings: bool = field(default=False, metadata=q(Kind.FLAG, "output layer shares the embedding"))
     bias: bool = field(default=False, metadata=q(Kind.FLAG, "linear layers carry biases"))
+    qkv_bias: bool = field(
+        default=False,
+        metadata=q(Kind.FLAG, "the query/key/value projection carries a bias even without `bias` (Qwen2; "
+                   "Megatron's --add-qkv-bias)"),
+    )
     qk_layernorm: bool = field(default=False, metadata=q(Kind.FLAG, "norm on queries and keys"))
+    qk_norm_whole: bool = field(
+        default=False,
+        metadata=q(Kind.FLAG, "the query/key norms span every head's width at once (OLMo 2), not one head's"),
+    )
+    attention_softcap: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "attention logits soft-capped as cap·tanh(x/cap) (0: none; Gemma 2: 50)"),
+    )
+    logit_softcap: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "final (vocabulary) logits soft-capped as cap·tanh(x/cap) (0: none; Gemma 2: 30)"),
+    )
     moe: Moe | None = field(default=None, metadata=q(Kind.BLOCK, "mixture-of-experts block"))
     mla: Mla | None = field(default=None, metadata=q(Kind.BLOCK, "multi-head latent attention block"))
     mtp_layers: int = field(default=0, metadata=q(Kind.COUNT, "multi-token-prediction layers"))
@@ -122,7 +152,13 @@ class Model:
         default=0.0, metadata=q(Kind.FRACTION, "attention-probability dropout (modern LLM recipes: 0)")
     )
     sliding_window: int = field(
-        default=0, metadata=q(Kind.COUNT, "sliding-window width on alternating layers (0: none)")
+        default=0, metadata=q(Kind.COUNT, "sliding-window width of the windowed layers (0: none)")
+    )
+    full_attention_every: int = field(
+        default=2,
+        metadata=q(Kind.COUNT, "with `sliding_window`: every n-th layer attends in full, the others over the "
+                   "window (Megatron's --window-attn-skip-freq; 2 alternates, Gemma 3 is 6; 0: every layer "
+                   "windowed)", zero_ok=True),
     )
     attention_sinks: bool = field(
         default=False, metadata=q(Kind.FLAG, "a learned softmax offset (sink logit) per head and layer")
@@ -151,6 +187,25 @@ class Model:
             raise ValueError("pattern has MoE layers (E) but the model has no `moe` block")
         if self.moe is not None and self.moe.dense_layers:
             raise ValueError("a hybrid model says which layers are dense in its pattern, not moe.dense_layers")
+
+    @property
+    def gated(self) -> bool:
+        """FC1 computes a gate and an up projection (SwiGLU, GeGLU)."""
+        return self.activation in GATED_ACTIVATIONS
+
+    @property
+    def windowed_layers(self) -> int:
+        """Attention layers over the sliding window; megatron-core windows layer ``i`` (from 1) unless
+        ``i`` is a multiple of ``full_attention_every`` (transformer/utils.py, is_layer_window_attention)."""
+        if not self.sliding_window:
+            return 0
+        every = self.full_attention_every
+        return self.num_layers - (self.num_layers // every if every else 0)
+
+    @property
+    def windowed_share(self) -> float:
+        """The share of attention layers that attend over the sliding window."""
+        return self.windowed_layers / self.num_layers if self.num_layers else 0.0
 
     @property
     def is_moe(self) -> bool:

@@ -42,6 +42,9 @@ CEILINGS: dict[str, int | float] = {
     "tp": MAX_WORLD, "pp": MAX_WORLD, "cp": MAX_WORLD, "ep": MAX_WORLD, "etp": MAX_WORLD,
     "gbs": 2**24, "mbs": 2**16,  # [16,384 sequences; 8]
     "rope_theta": 1e12,  # [10^6]
+    "norm_epsilon": 1.0,  # [1e-5]
+    "attention_softcap": 1e4, "logit_softcap": 1e4,  # [50, Gemma 2]
+    "full_attention_every": _LAYERS,  # [6, Gemma 3]
     "aux_loss": 1e3,  # [0.9]
     "time_limit": 365 * 86400.0,  # a site's Slurm limit [2-00:00:00]
 }

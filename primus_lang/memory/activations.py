@@ -167,8 +167,13 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
 
 def mlp_input_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     """The pre-MLP norm and the MLP's (or MoE's) input."""
-    return [*norm_items(model, d, "norm2"),
-            Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h)))]
+    out = [*norm_items(model, d, "norm2"),
+           Item("mlp input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h)))]
+    if model.norm_placement == "sandwich":
+        # Gemma 2/3 also normalize each sublayer's output: each norm saves its input and statistics
+        # (a post-norm-only layer, OLMo 2, moves its two norms without adding any)
+        out += norm_items(model, d, "post-attention norm") + norm_items(model, d, "post-mlp norm")
+    return out
 
 
 def mamba_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
@@ -193,7 +198,7 @@ def mamba_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
 
 
 def _gated(model: Model) -> int:
-    return 2 if model.activation == "swiglu" else 1
+    return 2 if model.gated else 1
 
 
 def mlp_items(model: Model, k: Knobs, d: Dims, prefix: str, tokens: Num, ffn: int, split: Num,
@@ -295,7 +300,7 @@ def op_items(model: Model, k: Knobs, d: Dims) -> tuple[list[Item], list[Item]]:
         ("wo", "2·T·h", 2 * d.T * d.h),
         ("w1", "2·T·ffn/tp", 2 * d.T * f),
     ]
-    if model.activation == "swiglu":
+    if model.gated:
         mms.append(("w3", "2·T·ffn/tp", 2 * d.T * f))
     mms.append(("w2", "2·T·h", 2 * d.T * d.h))
     shared = [Item("op SAC: layer input (checkpoint input)", "2·Tsp·h", 2 * d.Tsp * d.h)]

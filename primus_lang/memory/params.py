@@ -68,10 +68,13 @@ def attention_tensors(model: Model, tp: int) -> list[Tensor]:
     dh = model.head_dim
     qkv = (a + 2 * model.kv_heads) * dh // tp
     out += _linear(model, "self_attention.linear_proj", h, a * dh // tp, h)
-    out += _linear(model, "self_attention.linear_qkv", qkv, h, qkv)
+    # --add-qkv-bias: linear_qkv alone has a bias (attention.py: add_bias_linear or add_qkv_bias)
+    out += _linear(model, "self_attention.linear_qkv", qkv, h, qkv, bias=model.bias or model.qkv_bias)
     if model.qk_layernorm:
-        out += _norm(model, "self_attention.q_layernorm", dh)
-        out += _norm(model, "self_attention.k_layernorm", dh)
+        # OLMo 2 normalizes all heads' queries (keys) at once: one weight per channel of the rank
+        q_width, k_width = (a * dh // tp, model.kv_heads * dh // tp) if model.qk_norm_whole else (dh, dh)
+        out += _norm(model, "self_attention.q_layernorm", q_width)
+        out += _norm(model, "self_attention.k_layernorm", k_width)
     if model.attention_sinks:
         # megatron-core's --softmax-type learnable: one offset per head of the rank
         out.append(Tensor("self_attention.core_attention.softmax_offset", a // tp, gemm=False))
@@ -79,7 +82,7 @@ def attention_tensors(model: Model, tp: int) -> list[Tensor]:
 
 
 def _gated(model: Model) -> int:
-    return 2 if model.activation == "swiglu" else 1
+    return 2 if model.gated else 1
 
 
 def mlp_tensors(model: Model, prefix: str, ffn: int, tp: int, *, expert: bool = False,
@@ -115,10 +118,18 @@ def moe_tensors(model: Model, tp: int, ep: int, etp: int) -> list[Tensor]:
 
 def layer_tensors(model: Model, tp: int, ep: int, etp: int, moe_layer: bool) -> list[Tensor]:
     h = model.hidden
-    out = _norm(model, "input_layernorm", h) + attention_tensors(model, tp) + _norm(model, "pre_mlp_layernorm", h)
-    if moe_layer:
-        return out + moe_tensors(model, tp, ep, etp)
-    return out + mlp_tensors(model, "mlp", model.ffn_hidden, tp)
+    before = model.norm_placement != "post"
+    after = model.norm_placement != "pre"  # Gemma 2/3's and OLMo 2's norms on each sublayer's output
+    out = _norm(model, "input_layernorm", h) if before else []
+    out += attention_tensors(model, tp)
+    if after:
+        out += _norm(model, "post_self_attn_layernorm", h)
+    if before:
+        out += _norm(model, "pre_mlp_layernorm", h)
+    out += moe_tensors(model, tp, ep, etp) if moe_layer else mlp_tensors(model, "mlp", model.ffn_hidden, tp)
+    if after:
+        out += _norm(model, "post_mlp_layernorm", h)
+    return out
 
 
 def mamba_tensors(model: Model, tp: int) -> list[Tensor]:

@@ -159,7 +159,9 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     s_q = sh.s // sh.cp
     variants = [(0, 1.0)]
     if m.sliding_window:
-        variants = [(0, 0.5), (m.sliding_window, 0.5)]  # alternating windowed and full layers
+        # windowed and full layers by the card's pattern (gpt-oss alternates: half and half)
+        windowed = m.windowed_share
+        variants = [(w, share) for w, share in ((0, 1.0 - windowed), (m.sliding_window, windowed)) if share > 0]
     if sh.cand.attention == "unfused":
         _unfused_attention(sh, tasks, heads, s_q, qk_dim, v_dim)
         variants = []
@@ -215,7 +217,7 @@ def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int, norms: int = 2,
     t_sp, t, h = sh.tokens_sp, sh.tokens, sh.h
     m = sh.model
     rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" and rope else 0
-    act = 3 if m.activation == "swiglu" else 2
+    act = 3 if m.gated else 2
     fwd = norms * (2 * t_sp * h * BF16) + norms * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
     # the norms, residual adds, RoPE and the activation; their backwards
     kernels = 3 * norms
@@ -226,7 +228,7 @@ def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int, norms: int = 2,
 
 
 def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
-    up = 2 if sh.model.activation == "swiglu" else 1
+    up = 2 if sh.model.gated else 1
     ffn_r = max(1, ffn // sh.tp)
     start = len(tasks)
     _linear(sh, tasks, params, sh.gemm(up * ffn_r, sh.h))
@@ -235,7 +237,7 @@ def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> i
     _rerun(sh, tasks, start, "mlp")  # Megatron's ``mlp`` module is the dense MLP only
     if "mlp" in sh.recomputed:
         # its activation runs again too (the forward's is costed with the layer's other elementwise ops)
-        act = 3 if sh.model.activation == "swiglu" else 2
+        act = 3 if sh.model.gated else 2
         tasks.append(Task(MemoryOp("mlp_activation_recompute", act * sh.tokens * ffn_r * BF16), "B",
                           model_flops=False))
     return ffn_r
@@ -244,7 +246,7 @@ def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> i
 def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: list[int]) -> int:
     moe = sh.model.moe
     assert moe is not None
-    up = 2 if sh.model.activation == "swiglu" else 1
+    up = 2 if sh.model.gated else 1
     tokens_in = sh.tokens // sh.tp  # tokens entering the router on one rank (the SP share)
     start = len(tasks)
     _linear(sh, tasks, params, Gemm(tokens_in, moe.num_experts, sh.h, "bf16"))
@@ -377,7 +379,7 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
     ffn_r = max(1, m.ffn_hidden // sh.tp)
     mms = [sh.gemm(heads * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h),
            sh.gemm(sh.h, heads * m.head_dim), sh.gemm(ffn_r, sh.h)]
-    if m.activation == "swiglu":
+    if m.gated:
         mms.append(sh.gemm(ffn_r, sh.h))
     mms.append(sh.gemm(sh.h, ffn_r))
     out: list[Task] = []
@@ -473,6 +475,8 @@ def _layer(sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
     moe = mlp == "E"
     if recompute:
         tasks += _recomputed(tasks)
+    if mixer == "T" and sh.model.norm_placement == "sandwich":
+        norms = 4  # Gemma 2/3 normalize each sublayer's input and output
     elif sh.cand.recompute.kind == "op":
         tasks += _op_recomputed(sh, moe or mixer != "T", tasks)
     suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
@@ -512,6 +516,11 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
 
 def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
     """Index of (stage, chunk) along the model's layer order."""
+    if sh.model.logit_softcap:
+        # cap·tanh(x/cap) over the BF16 logits: read and write them; the backward reads the output
+        # and its gradient and writes the input's
+        tasks.append(Task(MemoryOp("logit_softcap", logits * 2 * BF16), "F"))
+        tasks.append(Task(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B"))
     pp = cand.pp
     if cand.schedule == "zbv":
         return stage if chunk == 0 else 2 * pp - 1 - stage

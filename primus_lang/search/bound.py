@@ -45,7 +45,7 @@ def layer_gemm_flops_per_token(model: Model) -> tuple[float, float]:
 def _mlp_flops_per_token(model: Model) -> tuple[float, float]:
     """Forward GEMM FLOPs per token of a dense MLP and of an MoE block (LatentMoE at its width)."""
     h = model.hidden
-    mats = 3 if model.activation == "swiglu" else 2
+    mats = 3 if model.gated else 2
     dense = 2 * mats * h * model.ffn_hidden
     moe = dense
     if model.moe is not None:

@@ -1,7 +1,7 @@
 """Closed-form parameter counts of a card, to check its numbers against published model sizes.
 
 Deliberately independent of primus_lang.memory: it counts what the Hugging Face checkpoints hold
-(no vocabulary padding, no biases), so a wrong width in a card shows up as a wrong total.
+(no vocabulary padding), so a wrong width in a card shows up as a wrong total.
 """
 
 from __future__ import annotations
@@ -25,11 +25,23 @@ def attention_params(m: Model) -> int:
     q = h * m.heads * m.head_dim
     kv = 2 * h * m.kv_heads * m.head_dim
     o = m.heads * m.head_dim * h
-    return q + kv + o + (2 * m.head_dim if m.qk_layernorm else 0)
+    biases = (m.heads + 2 * m.kv_heads) * m.head_dim if m.bias or m.qkv_bias else 0
+    biases += h if m.bias else 0
+    qk_norms = 0
+    if m.qk_layernorm:
+        qk_norms = (m.heads + m.kv_heads) * m.head_dim if m.qk_norm_whole else 2 * m.head_dim
+    sinks = m.heads if m.attention_sinks else 0
+    return q + kv + o + biases + qk_norms + sinks
 
 
-def mlp_params(hidden: int, width: int, gated: bool) -> int:
-    return (3 if gated else 2) * hidden * width
+def norms_per_layer(m: Model) -> int:
+    """Pre-norm and post-norm layers have two norms, sandwich-norm layers (Gemma 2/3) four."""
+    return 4 if m.norm_placement == "sandwich" else 2
+
+
+def mlp_params(hidden: int, width: int, gated: bool, bias: bool = False) -> int:
+    biases = ((2 if gated else 1) * width + hidden) if bias else 0
+    return (3 if gated else 2) * hidden * width + biases
 
 
 def mamba_params(m: Model) -> int:
@@ -46,7 +58,7 @@ def moe_block_params(m: Model) -> int:
     """Router, latent projections, routed and shared experts, pre-MLP norm."""
     e = m.moe
     assert e is not None
-    gated = m.activation == "swiglu"
+    gated = m.gated
     width = e.latent or m.hidden
     shared = e.shared_experts * mlp_params(m.hidden, e.shared_ffn_hidden or e.ffn_hidden, gated)
     latent = 2 * m.hidden * e.latent
@@ -55,7 +67,7 @@ def moe_block_params(m: Model) -> int:
 
 def hybrid_params(m: Model) -> int:
     """A hybrid model's decoder, layer by layer from its pattern, without MTP."""
-    gated = m.activation == "swiglu"
+    gated = m.gated
     per = {
         "M": mamba_params(m) if m.mamba is not None else 0,
         "*": attention_params(m) + m.hidden,
@@ -69,15 +81,15 @@ def hybrid_params(m: Model) -> int:
 def total_params(m: Model) -> int:
     if m.pattern:
         return hybrid_params(m)
-    gated = m.activation == "swiglu"
-    per_layer_common = attention_params(m) + 2 * m.hidden  # attention + two norms
-    dense = per_layer_common + mlp_params(m.hidden, m.ffn_hidden, gated)
+    gated = m.gated
+    per_layer_common = attention_params(m) + norms_per_layer(m) * m.hidden
+    dense = per_layer_common + mlp_params(m.hidden, m.ffn_hidden, gated, m.bias)
     total = m.dense_layers * dense
     if m.moe is not None:
         e = m.moe
         shared = e.shared_experts * mlp_params(m.hidden, e.shared_ffn_hidden or e.ffn_hidden, gated)
-        moe = per_layer_common + e.num_experts * mlp_params(m.hidden, e.ffn_hidden, gated) + shared
-        moe += m.hidden * e.num_experts  # router
+        moe = per_layer_common + e.num_experts * mlp_params(m.hidden, e.ffn_hidden, gated, e.expert_bias) + shared
+        moe += (m.hidden + (1 if e.router_bias else 0)) * e.num_experts  # router
         total += m.moe_layers * moe
     embeddings = m.vocab * m.hidden * (1 if m.tied_embeddings else 2)
     return total + embeddings + m.hidden  # + final norm

@@ -1,0 +1,79 @@
+"""The card features of issue 20 item 2 (QKV bias, norm epsilon, soft-capping, windowed-layer
+patterns, GeGLU, norm placement) reach the memory account, the projection and emission."""
+
+from __future__ import annotations
+
+import pytest
+
+from primus_lang.emit.arguments import model_feature_problems, model_settings
+from primus_lang.ir.model import Model
+from primus_lang.memory.params import layer_tensors
+from primus_lang.project.features import feature_warnings, ignored_features
+
+BASE = Model(name="m", num_layers=12, hidden=256, ffn_hidden=512, heads=8, kv_heads=2, head_dim=64,
+             vocab=1000, seq_len=512, max_position_embeddings=512)
+
+
+def _numel(m: Model, tp: int = 1) -> int:
+    return sum(t.numel for t in layer_tensors(m, tp, 1, 1, False))
+
+
+def test_qkv_bias_is_the_qkv_projection_only() -> None:
+    for tp in (1, 2):
+        added = _numel(BASE.replace(qkv_bias=True), tp) - _numel(BASE, tp)
+        assert added == (8 + 2 * 2) * 64 // tp
+    both = _numel(BASE.replace(bias=True, qkv_bias=True)) - _numel(BASE.replace(bias=True))
+    assert both == 0  # `bias` already covers the QKV projection
+
+
+def test_norm_placement_counts() -> None:
+    assert _numel(BASE.replace(norm_placement="sandwich")) - _numel(BASE) == 2 * 256
+    assert _numel(BASE.replace(norm_placement="post")) == _numel(BASE)
+
+
+def test_whole_qk_norm_spans_every_head() -> None:
+    per_head = _numel(BASE.replace(qk_layernorm=True))
+    whole = _numel(BASE.replace(qk_layernorm=True, qk_norm_whole=True))
+    assert per_head - _numel(BASE) == 2 * 64
+    assert whole - _numel(BASE) == (8 + 2) * 64
+
+
+def test_geglu_has_swiglu_shapes() -> None:
+    assert _numel(BASE.replace(activation="geglu")) == _numel(BASE)
+    assert BASE.replace(activation="geglu").gated and not BASE.replace(activation="gelu").gated
+
+
+@pytest.mark.parametrize(("every", "windowed"), [(2, 6), (6, 10), (0, 12), (1, 0)])
+def test_windowed_layers_follow_megatron(every: int, windowed: int) -> None:
+    # megatron-core windows layer i (1-based) unless i % every == 0; Gemma 3 (every 6): 10 of 12
+    m = BASE.replace(sliding_window=128, full_attention_every=every)
+    assert m.windowed_layers == windowed
+    assert BASE.windowed_layers == 0
+
+
+def test_emission_flags() -> None:
+    s = model_settings(BASE.replace(qkv_bias=True, norm_epsilon=1e-6, sliding_window=1024,
+                                    full_attention_every=6), 512)
+    assert s["add_qkv_bias"] is True and s["add_bias_linear"] is False
+    assert s["norm_epsilon"] == 1e-6
+    assert (s["window_size"], s["window_attn_skip_freq"]) == ("(1023,0)", 6)
+    plain = model_settings(BASE, 512)
+    assert "norm_epsilon" not in plain and "add_qkv_bias" not in plain  # Megatron's defaults
+    every = model_settings(BASE.replace(sliding_window=4096, full_attention_every=0), 512)
+    assert "window_attn_skip_freq" not in every and every["window_size"] == "(4095,0)"
+
+
+def test_emission_refuses_what_megatron_cannot_build() -> None:
+    assert model_feature_problems(BASE) == []
+    gemma = BASE.replace(attention_softcap=50.0, logit_softcap=30.0, norm_placement="sandwich")
+    problems = model_feature_problems(gemma)
+    assert len(problems) == 2
+    assert "`attention_softcap` = 50 and `logit_softcap` = 30" in problems[0]
+    assert "sandwich" in problems[1]
+    assert "qk_norm_whole" in model_feature_problems(BASE.replace(qk_layernorm=True, qk_norm_whole=True))[0]
+
+
+def test_w6010_names_uncosted_features() -> None:
+    assert feature_warnings(BASE) == [] and ignored_features(BASE.replace(logit_softcap=30.0))
+    (w,) = feature_warnings(BASE.replace(attention_softcap=50.0, logit_softcap=30.0))
+    assert w.code.id == "W6010" and len(w.notes) == 2
