@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from primus_lang.check.evaluate import evaluate, to_text
+from primus_lang.check.evaluate import evaluate
 from primus_lang.check.frame import (
     DEFAULTS,
     Frame,
@@ -32,8 +32,8 @@ from primus_lang.check.frame import (
 from primus_lang.check.rules import RULES, Rule
 from primus_lang.diagnostics import codes_legality as L
 from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in, to_text
 from primus_lang.ir.space import Axis, Constraint, Space
-from primus_lang.lower.names import names_in
 
 CHUNK = 1 << 17
 
@@ -285,8 +285,6 @@ class ScalarView(Mapping[str, Any]):
 
 def environment(space: Space, cand: Candidate) -> dict[str, Any]:
     """Every name an expression of ``space`` can read, evaluated for ``cand``."""
-    from primus_lang.lower.names import DERIVED, MODEL_FACTS
-
     frame = frame_of(space, [cand])
     out: dict[str, Any] = {}
     for name in [*KNOBS, *DERIVED, *MODEL_FACTS, *(let.name for let in space.lets)]:

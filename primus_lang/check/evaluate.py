@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from primus_lang.ir.space import Binary, Call, Const, Expr, Name, Tuple_, Unary
-from primus_lang.syntax.exprtext import to_text
+from primus_lang.ir.expr import Binary, Call, Const, Expr, Name, Tuple_, Unary, Visitor, to_text
 
-__all__ = ["evaluate", "to_text"]
+__all__ = ["evaluate"]
 
 _COMPARE = {
     "==": np.equal,
@@ -55,40 +54,56 @@ def evaluate(expr: Expr, env: Mapping[str, Any]) -> Any:
     """Evaluate ``expr``; names are looked up in ``env`` (arrays or scalars). The right side of
     `and` (`or`) is read only where the left is true (false), so it may guard a division."""
     with np.errstate(all="ignore"):
-        return _eval(expr, env, True)
+        return _Evaluate(env).visit(expr)
 
 
-def _eval(e: Expr, env: Mapping[str, Any], live: Any) -> Any:
-    if isinstance(e, Const):
+class _Evaluate(Visitor[Any]):
+    def __init__(self, env: Mapping[str, Any]) -> None:
+        self.env = env
+        # where the node being evaluated is read: `and`/`or` narrow it for their right side
+        self.live: Any = True
+
+    def const(self, e: Const) -> Any:
         return e.value
-    if isinstance(e, Name):
-        return env[e.id]
-    if isinstance(e, Unary):
-        v = _eval(e.operand, env, live)
+
+    def name(self, e: Name) -> Any:
+        return self.env[e.id]
+
+    def unary(self, e: Unary) -> Any:
+        v = self.visit(e.operand)
         return np.logical_not(v) if e.op == "not" else np.negative(v)
-    if isinstance(e, Binary):
+
+    def binary(self, e: Binary) -> Any:
         if e.op == "in":
-            left = _eval(e.left, env, live)
+            left = self.visit(e.left)
             items = e.right.items if isinstance(e.right, Tuple_) else (e.right,)
             out: Any = False
             for item in items:
-                out = np.logical_or(out, np.equal(left, _eval(item, env, live)))
+                out = np.logical_or(out, np.equal(left, self.visit(item)))
             return out
-        a = _eval(e.left, env, live)
+        a = self.visit(e.left)
         if e.op == "and":
-            return np.logical_and(a, _eval(e.right, env, np.logical_and(live, a)))
+            return np.logical_and(a, self._read_where(np.logical_and(self.live, a), e.right))
         if e.op == "or":
-            return np.logical_or(a, _eval(e.right, env, np.logical_and(live, np.logical_not(a))))
-        b = _eval(e.right, env, live)
+            return np.logical_or(a, self._read_where(np.logical_and(self.live, np.logical_not(a)), e.right))
+        b = self.visit(e.right)
         if e.op in _COMPARE:
             return _COMPARE[e.op](a, b)
         if e.op in _ARITH:
             return _ARITH[e.op](a, b)
         if e.op in _DIVIDE:
-            return _divide(e, a, b, live)
+            return _divide(e, a, b, self.live)
         raise ValueError(f"unknown operator {e.op!r}")
-    if isinstance(e, Call):
-        args = [_eval(a, env, live) for a in e.args]
+
+    def _read_where(self, live: Any, e: Expr) -> Any:
+        outer, self.live = self.live, live
+        try:
+            return self.visit(e)
+        finally:
+            self.live = outer
+
+    def call(self, e: Call) -> Any:
+        args = [self.visit(a) for a in e.args]
         if e.func == "min":
             return _reduce(np.minimum, args)
         if e.func == "max":
@@ -96,9 +111,9 @@ def _eval(e: Expr, env: Mapping[str, Any], live: Any) -> Any:
         if e.func == "divides":
             return _divides(args[0], args[1])
         raise ValueError(f"unknown function {e.func!r}")
-    if isinstance(e, Tuple_):
+
+    def tuple_(self, e: Tuple_) -> Any:
         raise ValueError("a tuple is only allowed after `in`")
-    raise TypeError(f"not an expression: {e!r}")
 
 
 def _reduce(fn: Any, args: list[Any]) -> Any:

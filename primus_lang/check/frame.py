@@ -16,8 +16,8 @@ import numpy as np
 
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in
 from primus_lang.ir.space import Space, Value
-from primus_lang.lower.names import DERIVED, MODEL_FACTS
 
 Array = Any  # a numpy array or a numpy/python scalar that broadcasts
 
@@ -163,7 +163,5 @@ def knob_deps(space: Space, names: set[str]) -> set[str]:
         elif n in DERIVED:
             out.update(DERIVED[n])
         elif n in lets:
-            from primus_lang.lower.names import names_in
-
             todo.extend(names_in(lets[n].expr))
     return out

@@ -10,9 +10,9 @@ import attrs
 
 from primus_lang.check import summarize
 from primus_lang.diagnostics import CompileError
+from primus_lang.ir.expr import to_text
 from primus_lang.ir.serialize import to_data
 from primus_lang.ir.space import Space
-from primus_lang.syntax.exprtext import to_text
 
 _OWN = {"name", "span", "knob_spans", "axes", "lets", "constraints", "fixed"}
 

@@ -1,6 +1,7 @@
 """The typed intermediate representation: frozen attrs classes, SI units, integer bytes."""
 
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
+from primus_lang.ir.expr import Expr
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.run import Run
@@ -10,7 +11,6 @@ from primus_lang.ir.space import (
     Budget,
     Constraint,
     Domain,
-    Expr,
     Let,
     MemoryRule,
     Objective,

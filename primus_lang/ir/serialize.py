@@ -10,7 +10,8 @@ import yaml
 from cattrs.strategies import configure_tagged_union
 
 from primus_lang.ir.candidate import Recompute
-from primus_lang.ir.space import Binary, Call, Const, Expr, Name, Tuple_, Unary, Value
+from primus_lang.ir.expr import Binary, Call, Const, Expr, Name, Tuple_, Unary
+from primus_lang.ir.space import Value
 
 T = TypeVar("T")
 

@@ -1,10 +1,11 @@
-"""Search spaces: axes with domains, constraints, objective, budget. Expressions are a tiny typed tree."""
+"""Search spaces: axes with domains, constraints, objective, budget. Their expressions are ``ir/expr.py``."""
 
 from __future__ import annotations
 
 from attrs import field, frozen
 
 from primus_lang.ir.candidate import Recompute
+from primus_lang.ir.expr import Expr
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.run import Run
@@ -13,50 +14,6 @@ from primus_lang.ir.span import Span
 
 # A value an axis can take: a knob's int, enum name, flag, or a recompute setting.
 Value = bool | int | float | str | Recompute
-
-
-# --- expressions (require / when / let) -------------------------------------------------------
-@frozen
-class Name:
-    id: str
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-@frozen
-class Const:
-    value: bool | int | float | str
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-@frozen
-class Unary:
-    op: str  # "-", "not"
-    operand: Expr
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-@frozen
-class Binary:
-    op: str  # + - * / // % == != < <= > >= and or in
-    left: Expr
-    right: Expr
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-@frozen
-class Call:
-    func: str  # min, max, divides, pow2
-    args: tuple[Expr, ...]
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-@frozen
-class Tuple_:
-    items: tuple[Expr, ...]
-    span: Span | None = field(default=None, eq=False, repr=False)
-
-
-Expr = Name | Const | Unary | Binary | Call | Tuple_
 
 
 # --- domains ----------------------------------------------------------------------------------

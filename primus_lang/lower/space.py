@@ -12,6 +12,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.candidate import KNOBS
+from primus_lang.ir.expr import DERIVED, Expr, names_in
 from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
@@ -25,7 +26,6 @@ from primus_lang.ir.space import (
     Budget,
     Constraint,
     Domain,
-    Expr,
     Let,
     MemoryRule,
     Objective,
@@ -35,7 +35,7 @@ from primus_lang.ir.space import (
 )
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
-from primus_lang.lower.names import DERIVED, base_names, names_in, resolve_expr, type_of
+from primus_lang.lower.names import base_names, resolve_expr, type_of
 from primus_lang.lower.ranges import SETTING_RANGES
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.lower.site import lower_run

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from primus_lang.ir.space import Expr
+from primus_lang.ir.expr import Expr
 from primus_lang.ir.span import Span
 
 

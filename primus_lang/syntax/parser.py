@@ -21,7 +21,7 @@ from lark import Token, Transformer, v_args
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_syntax as C
-from primus_lang.ir.space import Binary, Call, Const, Name, Tuple_, Unary
+from primus_lang.ir.expr import Binary, Call, Const, Name, Tuple_, Unary, depth
 from primus_lang.ir.span import Span
 from primus_lang.resources import data_dir
 from primus_lang.sources import SOURCES, lines
@@ -720,28 +720,13 @@ MAX_DEPTH = 200
 _DEEP_HELP = f"expressions nest at most {MAX_DEPTH} levels; split a long one with `let`"
 
 
-def _depth(expr: Any) -> int:
-    """Nesting depth of an expression, computed without recursion (later stages recurse)."""
-    deepest, stack = 0, [(expr, 1)]
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if isinstance(node, Unary):
-            stack.append((node.operand, d + 1))
-        elif isinstance(node, Binary):
-            stack += [(node.left, d + 1), (node.right, d + 1)]
-        elif isinstance(node, Call | Tuple_):
-            stack += [(a, d + 1) for a in (node.args if isinstance(node, Call) else node.items)]
-    return deepest
-
-
 def _check_depth(module: ast.Module) -> None:
     for item in module.items:
         if not isinstance(item, ast.Definition):
             continue
         for st in item.body.stmts:
             expr = getattr(st, "expr", None) or getattr(st, "when", None)
-            if expr is not None and _depth(expr) > MAX_DEPTH:
+            if expr is not None and depth(expr) > MAX_DEPTH:
                 raise CompileError(
                     Diagnostic(
                         C.EXPRESSION_TOO_DEEP,
