@@ -19,8 +19,8 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.ir import Candidate, Recompute
+from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.span import Span
-from primus_lang.lower.ranges import CEILINGS
 
 # Labels and the field each takes, up to the next `|`; the field is checked strictly afterwards, so a
 # value like `1.2.3`, `-4` or `²` is a diagnostic naming its line, never a crash in `float()`.

@@ -17,9 +17,9 @@ from primus_lang.check.enumerate import require_legal
 from primus_lang.emit import target_warnings
 from primus_lang.emit.coverage import inexpressible
 from primus_lang.ir import Space
+from primus_lang.ir.ranges import MAX_WORLD
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
-from primus_lang.lower.ranges import MAX_WORLD
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

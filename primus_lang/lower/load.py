@@ -17,10 +17,10 @@ from primus_lang.ir.derived import MODEL_DEFAULTS
 from primus_lang.ir.hardware import Cluster, Gpu, Provenance
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.ranges import range_problems
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
-from primus_lang.lower.ranges import range_problems
 from primus_lang.lower.scope import Entry, LoadedModule
 from primus_lang.lower.site import site_blocks
 from primus_lang.lower.space import lower_space

@@ -16,6 +16,7 @@ from primus_lang.ir.expr import DERIVED, Expr, names_in
 from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
+from primus_lang.ir.ranges import SETTING_RANGES
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import (
@@ -36,7 +37,6 @@ from primus_lang.ir.space import (
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import base_names, resolve_expr, type_of
-from primus_lang.lower.ranges import SETTING_RANGES
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.lower.site import lower_run
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity

@@ -16,8 +16,8 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
+from primus_lang.ir.ranges import ceiling_problem
 from primus_lang.ir.span import Span
-from primus_lang.lower.ranges import ceiling_problem
 from primus_lang.syntax import ast
 from primus_lang.syntax.units import UNITS
 

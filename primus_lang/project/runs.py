@@ -52,8 +52,8 @@ from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, 
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.families import hybrid_evidence
 from primus_lang.ir.pipeline import Split, problems
+from primus_lang.ir.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.lower import load_program
-from primus_lang.lower.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.resources import data_dir
 
 RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
@@ -379,7 +379,7 @@ class OutOfRange(ValueError):
     before any product of it overflows a float or an int64 array."""
 
 
-# A row's name for a number -> the IR field whose ceiling (``lower.ranges.CEILINGS``) bounds it
+# A row's name for a number -> the IR field whose ceiling (``ir.ranges.CEILINGS``) bounds it
 _FIELD_OF = {"vp": "vpp", "recompute_num_layers": "layers"}
 
 

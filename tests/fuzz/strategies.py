@@ -39,7 +39,7 @@ GPUS = _stdlib_names("gpu")
 CLUSTERS = _stdlib_names("cluster")
 
 # Numbers at and past every edge the language draws: 2^63, float overflow and underflow, the
-# ceilings of lower/ranges.py, zero, digit separators, and spellings that are not numbers at all.
+# ceilings of ir/ranges.py, zero, digit separators, and spellings that are not numbers at all.
 EDGE_NUMBERS = [
     "0", "1", "2", "3", "7", "8", "64", "4096", "4097", "65536", "131072", "1048577", "16777217",
     "9223372036854775807", "9223372036854775808", "99999999999999999999999", "9" * 400,

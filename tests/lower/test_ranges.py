@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from primus_lang.ir.model import Model
-from primus_lang.lower.ranges import ceiling_problem
+from primus_lang.ir.ranges import ceiling_problem
 
 HIDDEN = attrs.fields_dict(Model)["hidden"]
 
