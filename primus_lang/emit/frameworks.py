@@ -14,7 +14,16 @@ import attrs
 import yaml
 
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
+from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
+from primus_lang.emit.bridge import (
+    BRIDGE_DIR,
+    BRIDGE_MODELS,
+    BRIDGE_SCRIPT,
+    bridge_passthrough,
+    hydra_text,
+    overrides,
+    recorded_fields,
+)
 from primus_lang.emit.context import Variables
 from primus_lang.emit.primus_configs import (
     CARDS_WITH_SHARED_EXPERT_OVERLAP,
@@ -50,6 +59,10 @@ class Framework:
                  passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()) -> None:
         self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
         self.run, self.site = run, site
+        # an imported Bridge recipe's own settings (its name, its fields without a Megatron
+        # argument) are the bridge framework's alone; the others are told so (W7020)
+        self.bridge_only = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is not None)
+        passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
         self.profile: Profile = PROFILES[variables.megatron_version]
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
@@ -89,7 +102,6 @@ class Framework:
             )
         if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
-        out += model_feature_problems(self.model)
         moe = self.model.moe
         if moe is not None and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
             for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):
@@ -273,7 +285,90 @@ class Primus(Framework):
         return {"experiment_yaml": text}
 
 
-FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus)}
+class Bridge(Framework):
+    """Megatron-Bridge's recipe entry point with the candidate as ConfigContainer overrides
+    (emit/bridge.py holds the mapping, its source and the recorded fields)."""
+
+    NAME = "bridge"
+    PROGRAM_TEMPLATE = "bridge/program.sh.j2"
+
+    def preprocess(self, settings: Settings) -> Settings:
+        # Bridge pins its own megatron-core; the Megatron-LM flag profiles do not apply, only
+        # Megatron-FSDP's checkpoint format, which megatron-core asserts whatever the launcher
+        return PROFILES["core_v0.16"].extras(settings)
+
+    def card(self) -> str | None:
+        """The stdlib card the space's model is, as written (its sequence length aside), when
+        Bridge has a recipe for it."""
+        return bridge_card(self.model)
+
+    def recipe(self) -> str:
+        for key, value in self.bridge_only:
+            if bridge_passthrough(key) == "":
+                return str(value)
+        card = self.card()
+        return f"{BRIDGE_MODELS[card]}_pretrain_config" if card is not None else ""
+
+    def overrides(self) -> tuple[list[str], list[str]]:
+        written, problems = overrides(self.settings)
+        out = [f"{path}={value}" for path, value in written]
+        fields = recorded_fields()
+        for key, value in self.bridge_only:
+            path = bridge_passthrough(key)
+            if not path:
+                continue
+            if path not in fields:
+                problems.append(f"passthrough `{key}`: `{path}` is not a Megatron-Bridge ConfigContainer field "
+                                f"(recorded at {BRIDGE_COMMIT_SHORT})")
+                continue
+            out.append(f"{path}={hydra_text(value)}")
+        return out, problems
+
+    def unsupported(self) -> list[str]:
+        out = super().unsupported()
+        if self.card() is None and not self.recipe():
+            known = ", ".join(sorted(BRIDGE_MODELS))
+            out.append(f"model `{self.model.name}`: Bridge builds the model from its recipe, and primusc knows "
+                       f"Bridge recipes only for these stdlib cards as written (sequence length aside): {known}")
+        elif self.card() is None:
+            out.append(f"model `{self.model.name}`: the recipe `{self.recipe()}` builds its own model; a card "
+                       "changed in the space cannot be written as its overrides")
+        out += self.overrides()[1]
+        return list(dict.fromkeys(out))
+
+    def render_values(self) -> dict[str, Any]:
+        return {"recipe": self.recipe(), "overrides": self.overrides()[0], "script": BRIDGE_SCRIPT,
+                "bridge_dir": BRIDGE_DIR}
+
+
+BRIDGE_COMMIT_SHORT = "Megatron-Bridge 067f987"
+
+FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
+
+
+def bridge_card(model: Model) -> str | None:
+    """The stdlib card with a Bridge recipe that ``model`` is, field for field (name, sequence
+    length and provenance aside), else None."""
+    from primus_lang.recipes.cards import card_fields
+
+    mine = card_fields(model)
+    mine.pop("seq_len", None)
+    cards = _bridge_cards()
+    # the card of the model's own name first: llama3_1_8b and llama3_8b may agree field for field
+    for card, stdlib in sorted(cards.items(), key=lambda item: item[0] != model.name):
+        theirs = card_fields(stdlib)
+        theirs.pop("seq_len", None)
+        if theirs == mine:
+            return card
+    return None
+
+
+@functools.cache
+def _bridge_cards() -> dict[str, Model]:
+    from primus_lang.recipes.cards import stdlib_cards
+
+    cards = stdlib_cards()
+    return {name: cards[name][1] for name in BRIDGE_MODELS if name in cards}
 
 
 def gpu_family(name: str) -> str | None:

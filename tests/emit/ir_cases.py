@@ -50,6 +50,7 @@ def _stdlib_model(name: str) -> Model:
 
 
 NEMOTRON_NANO = _stdlib_model("nemotron_3_nano_30b_a3b")
+STDLIB_LLAMA3_8B = _stdlib_model("llama3_8b")  # the card itself, which Megatron-Bridge has a recipe for
 NEMOTRON_SUPER = _stdlib_model("nemotron_3_super_120b_a12b")
 
 
@@ -99,6 +100,11 @@ CASES: dict[str, tuple[Space, Candidate]] = {
     "nemotron_super_b200": (  # LatentMoE; without its MTP layer, which core_v0.16's MambaModel lacks
         space("nemotron_super", NEMOTRON_SUPER.replace(mtp_layers=0), cluster(B200, 8)),
         Candidate(tp=2, pp=2, ep=16, etp=1, mbs=1, gbs=512, seq_len=8192, precision="fp4"),
+    ),
+    "llama3_8b_h100_fp8cs": (  # Megatron-Bridge's llama3_8b_pretrain_8gpu_h100_fp8cs_config layout
+        space("llama3_8b_fp8cs", STDLIB_LLAMA3_8B, cluster(H100, 1)),
+        Candidate(tp=1, pp=1, mbs=1, gbs=128, seq_len=8192, precision="fp8", fp8_recipe="tensorwise",
+                  recompute=Recompute("full", 5, "block")),
     ),
     "llama8b_zbv": (
         space("llama8b_zbv", LLAMA3_8B, cluster(MI325X, 1)),

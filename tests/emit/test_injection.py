@@ -32,7 +32,8 @@ def hostile(canary: Path) -> str:
 
 
 def emitted(tmp_path: Path, target: str, value: str, **extra: str) -> tuple[Path, dict[str, str]]:
-    space, cand = CASES["mixtral_h100"]
+    # Bridge builds only the models it has recipes for (emit/bridge.py), Mixtral not among them
+    space, cand = CASES["llama3_8b_h100_fp8cs" if target.startswith("bridge+") else "mixtral_h100"]
     space = attrs.evolve(space, name=f"mix\n$(touch {tmp_path / 'canary'})`x`'\"")
     ctx = EmitContext(
         source_name=f"evil\n`touch {tmp_path / 'canary'}`.prx",

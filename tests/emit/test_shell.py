@@ -70,6 +70,9 @@ def test_dry_run_prints_every_rank(case: str, target: str, files: dict[str, str]
     if target.startswith("megatron"):
         assert argv[argv.index("--tensor-model-parallel-size") + 1] == str(cand.tp)
         assert argv[argv.index("--global-batch-size") + 1] == str(cand.gbs)
+    elif target.startswith("bridge"):
+        assert argv[argv.index("--recipe") + 1].endswith("_config")
+        assert f"model.tensor_model_parallel_size={cand.tp}" in argv and f"train.global_batch_size={cand.gbs}" in argv
     else:
         assert argv[-3:-1] == ["pretrain", "--config"] and argv[-1].endswith("/experiment.yaml")
 

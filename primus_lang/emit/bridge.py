@@ -1,0 +1,327 @@
+"""Megatron-Bridge: one table from primusc's settings to Bridge's ConfigContainer, read both ways.
+
+Bridge (NVIDIA-NeMo/Megatron-Bridge, pinned at ``BRIDGE_COMMIT``) launches a recipe function,
+``scripts/training/run_recipe.py --recipe NAME``, followed by Hydra-style ``section.field=value``
+overrides of the recipe's ConfigContainer (run_recipe.py's ``_collect_overrides``, applied by
+``omegaconf_utils.process_config_with_overrides``, which refuses keys the container lacks).
+
+``PATHS`` maps each setting primusc writes (the Megatron-LM argparse ``dest`` the other frameworks
+use, arguments.py) to the Bridge fields that hold it. Emission reads it forwards; ``import-recipe``
+reads it backwards (``dest_of``), so a fact about a field lives in one place. What Bridge's recipe
+cannot take is named in ``UNEXPRESSIBLE`` or found missing from the table, and emission stops on it.
+
+``bridge_fields.txt`` beside this module records the fields of the sections written here, read
+from Bridge's and megatron-core's dataclasses at the pinned commits; a test checks every emitted
+override against it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from primus_lang.emit.arguments import Setting, Settings
+
+BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
+# the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
+BRIDGE_SCRIPT = "scripts/training/run_recipe.py"
+BRIDGE_DIR = "/opt/Megatron-Bridge"
+
+# stdlib card -> the model stem of Bridge's library recipe ``<stem>_pretrain_config``
+# (src/megatron/bridge/recipes/<family>/*.py, the names they export at BRIDGE_COMMIT)
+BRIDGE_MODELS: dict[str, str] = {
+    "llama2_7b": "llama2_7b",
+    "llama3_8b": "llama3_8b",
+    "llama3_70b": "llama3_70b",
+    "llama3_1_8b": "llama31_8b",
+    "llama3_1_70b": "llama31_70b",
+    "llama3_1_405b": "llama31_405b",
+    "qwen3_30b_a3b": "qwen3_30b_a3b",
+    "qwen3_235b_a22b": "qwen3_235b_a22b",
+    "gpt_oss_20b": "gpt_oss_20b",
+    "gpt_oss_120b": "gpt_oss_120b",
+    "deepseek_v3": "deepseek_v3",
+}
+
+# Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
+# keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
+PATHS: dict[str, tuple[str, ...]] = {
+    # parallel layout
+    "tensor_model_parallel_size": ("model.tensor_model_parallel_size",),
+    "pipeline_model_parallel_size": ("model.pipeline_model_parallel_size",),
+    "num_virtual_stages_per_pipeline_rank": ("model.virtual_pipeline_model_parallel_size",),
+    "pipeline_model_parallel_layout": ("model.pipeline_model_parallel_layout",),
+    "decoder_first_pipeline_num_layers": ("model.num_layers_in_first_pipeline_stage",),
+    "decoder_last_pipeline_num_layers": ("model.num_layers_in_last_pipeline_stage",),
+    "account_for_embedding_in_pipeline_split": ("model.account_for_embedding_in_pipeline_split",),
+    "account_for_loss_in_pipeline_split": ("model.account_for_loss_in_pipeline_split",),
+    "context_parallel_size": ("model.context_parallel_size",),
+    "cp_comm_type": ("model.cp_comm_type",),
+    "sequence_parallel": ("model.sequence_parallel",),
+    "expert_model_parallel_size": ("model.expert_model_parallel_size",),
+    "expert_tensor_parallel_size": ("model.expert_tensor_parallel_size",),
+    "moe_token_dispatcher_type": ("model.moe_token_dispatcher_type",),
+    "moe_flex_dispatcher_backend": ("model.moe_flex_dispatcher_backend",),
+    "overlap_moe_expert_parallel_comm": ("model.overlap_moe_expert_parallel_comm",),
+    # batch
+    "micro_batch_size": ("train.micro_batch_size",),
+    "global_batch_size": ("train.global_batch_size",),
+    "seq_length": ("dataset.seq_length", "model.seq_length"),
+    # recomputation
+    "recompute_granularity": ("model.recompute_granularity",),
+    "recompute_method": ("model.recompute_method",),
+    "recompute_num_layers": ("model.recompute_num_layers",),
+    "recompute_modules": ("model.recompute_modules",),
+    # sharding and data-parallel overlap
+    "use_distributed_optimizer": ("ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"),
+    "use_megatron_fsdp": ("ddp.use_megatron_fsdp",),
+    "data_parallel_sharding_strategy": ("ddp.data_parallel_sharding_strategy",),
+    "gradient_accumulation_fusion": ("model.gradient_accumulation_fusion",),
+    "overlap_grad_reduce": ("ddp.overlap_grad_reduce",),
+    "overlap_param_gather": ("ddp.overlap_param_gather",),
+    "tp_comm_overlap": ("model.tp_comm_overlap",),
+    # kernels and graphs
+    "attention_backend": ("model.attention_backend",),
+    "cuda_graph_impl": ("model.cuda_graph_impl",),
+    "cuda_graph_scope": ("model.cuda_graph_scope",),
+    "te_rng_tracker": ("rng.te_rng_tracker", "model.use_te_rng_tracker"),
+    "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
+    # optimizer precision
+    "use_precision_aware_optimizer": ("optimizer.use_precision_aware_optimizer",),
+    "main_grads_dtype": ("optimizer.main_grads_dtype",),
+    "exp_avg_dtype": ("optimizer.exp_avg_dtype",),
+    "exp_avg_sq_dtype": ("optimizer.exp_avg_sq_dtype",),
+    # the run: schedule, optimizer, logging, data, tokenizer, checkpoints
+    "train_iters": ("train.train_iters",),
+    "lr": ("optimizer.lr",),
+    "min_lr": ("optimizer.min_lr",),
+    "lr_decay_style": ("scheduler.lr_decay_style",),
+    "lr_warmup_iters": ("scheduler.lr_warmup_iters",),
+    "lr_decay_iters": ("scheduler.lr_decay_iters",),
+    "lr_warmup_fraction": ("scheduler.lr_warmup_fraction",),
+    "weight_decay": ("optimizer.weight_decay",),
+    "adam_beta1": ("optimizer.adam_beta1",),
+    "adam_beta2": ("optimizer.adam_beta2",),
+    "adam_eps": ("optimizer.adam_eps",),
+    "clip_grad": ("optimizer.clip_grad",),
+    "init_method_std": ("model.init_method_std",),
+    "log_interval": ("logger.log_interval",),
+    "log_throughput": ("logger.log_throughput",),
+    "tensorboard_dir": ("logger.tensorboard_dir",),
+    "wandb_project": ("logger.wandb_project",),
+    "wandb_exp_name": ("logger.wandb_exp_name",),
+    "eval_iters": ("validation.eval_iters",),
+    "eval_interval": ("validation.eval_interval",),
+    # GPTDatasetConfig.data_path: Bridge's command-line form of the blend, split on whitespace
+    "data_path": ("dataset.data_path",),
+    "split": ("dataset.split",),
+    "mock_data": ("dataset.mock",),
+    "tokenizer_type": ("tokenizer.tokenizer_type",),
+    "tokenizer_model": ("tokenizer.tokenizer_model",),
+    "vocab_size": ("tokenizer.vocab_size",),
+    "save": ("checkpoint.save",),
+    "load": ("checkpoint.load",),
+    "save_interval": ("checkpoint.save_interval",),
+    "finetune": ("checkpoint.finetune",),
+    "ckpt_format": ("checkpoint.ckpt_format",),
+    "manual_gc": ("train.manual_gc",),
+    "manual_gc_interval": ("train.manual_gc_interval",),
+    "seed": ("rng.seed",),
+    "exit_interval": ("train.exit_interval",),
+    "exit_duration_in_mins": ("train.exit_duration_in_mins",),
+    "moe_router_dtype": ("model.moe_router_dtype",),
+    "moe_permute_fusion": ("model.moe_permute_fusion",),
+    "moe_router_fusion": ("model.moe_router_fusion",),
+    "cross_entropy_loss_fusion": ("model.cross_entropy_loss_fusion",),
+    "cross_entropy_fusion_impl": ("model.cross_entropy_fusion_impl",),
+    "transformer_impl": ("model.transformer_impl",),
+}
+
+# Settings the recipe's model provider owns: Bridge builds the model from the card's Hugging Face
+# config (AutoBridge.from_hf_pretrained), so a space writes the card as it stands, never these.
+ARCHITECTURE = frozenset({
+    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "kv_channels", "group_query_attention",
+    "num_query_groups", "max_position_embeddings", "position_embedding_type", "rotary_base", "normalization",
+    "swiglu", "squared_relu", "untie_embeddings_and_output_weights", "add_bias_linear", "qk_layernorm",
+    "hidden_dropout", "attention_dropout", "window_size", "window_attn_skip_freq", "softmax_type",
+    "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
+    "num_experts", "moe_router_topk", "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size",
+    "moe_layer_freq", "moe_latent_size", "moe_grouped_gemm", "moe_router_score_function",
+    "moe_router_load_balancing_type", "moe_aux_loss_coeff", "moe_router_enable_expert_bias", "mtp_num_layers",
+    "spec", "is_hybrid_model", "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "mamba_state_dim",
+    "mamba_num_groups", "mtp_hybrid_override_pattern",
+})
+
+# (precision, its recipe) -> Bridge's registered mixed-precision recipe (training/mixed_precision.py)
+PRECISIONS: dict[tuple[str, str], str] = {
+    ("bf16", ""): "bf16_mixed",
+    ("fp8", "tensorwise"): "bf16_with_fp8_current_scaling_mixed",
+    ("fp8", "delayed"): "bf16_with_fp8_delayed_scaling_mixed",
+    ("fp8", "mxfp8"): "bf16_with_mxfp8_mixed",
+    ("fp8", "blockwise"): "bf16_with_fp8_subchannel_scaling_mixed",
+    ("fp4", "nvfp4"): "bf16_with_nvfp4_mixed",
+}
+PRECISION_DESTS = frozenset({"bf16", "fp8", "fp8_recipe", "fp4", "fp4_recipe"})
+
+# Megatron settings with no Bridge field: why the recipe cannot take them
+UNEXPRESSIBLE: dict[str, str] = {
+    "train_data_path": "Bridge takes per-split corpora as `dataset.blend_per_split`, a list of (paths, weights) "
+                       "pairs that primusc does not write; give one blend (`--var data_path`) instead",
+    "valid_data_path": "see train_data_path",
+    "test_data_path": "see train_data_path",
+}
+
+# What primusc leaves unwritten when off, written here as off: the recipe sets its own otherwise
+# (Llama 3 70B's recipe interleaves, its FP8 ones recompute, the GB200 ones graph).
+RESETS: dict[str, str] = {
+    "num_virtual_stages_per_pipeline_rank": "null",
+    "pipeline_model_parallel_layout": "null",
+    "decoder_first_pipeline_num_layers": "null",
+    "decoder_last_pipeline_num_layers": "null",
+    "recompute_granularity": "null",
+    "use_megatron_fsdp": "false",
+    "cuda_graph_impl": "none",
+    "use_precision_aware_optimizer": "false",
+}
+
+_PLAIN = re.compile(r"[A-Za-z0-9_./:+-]+")
+
+# A space's passthrough names a Bridge field that no Megatron argument holds as ``bridge__`` and the
+# field's path with ``__`` for each dot (``bridge__comm_overlap__tp_comm_bootstrap_backend``): a
+# passthrough name is one word of the language. ``bridge__recipe`` is the recipe function itself.
+PASSTHROUGH_PREFIX = "bridge__"
+RECIPE_KEY = PASSTHROUGH_PREFIX + "recipe"
+
+
+def bridge_passthrough(key: str) -> str | None:
+    """The Bridge field a passthrough name stands for ("" for the recipe), or None for a Megatron one."""
+    if not key.startswith(PASSTHROUGH_PREFIX):
+        return None
+    if key == RECIPE_KEY:
+        return ""
+    return key.removeprefix(PASSTHROUGH_PREFIX).replace("__", ".")
+
+
+def passthrough_key(path: str) -> str:
+    return PASSTHROUGH_PREFIX + path.replace(".", "__")
+
+
+def hydra_text(value: bool | int | float | str) -> str:
+    """A carried value as the override writes it: text is the recipe's Hydra text, kept as written."""
+    if isinstance(value, str):
+        return value
+    return hydra_value(value)
+
+
+@functools.cache
+def recorded_fields() -> dict[str, str]:
+    """``section.field`` -> its annotation, and ``mixed_precision=NAME`` -> "" for each precision recipe."""
+    out: dict[str, str] = {}
+    for line in (Path(__file__).parent / "bridge_fields.txt").read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("mixed_precision="):
+            out[line] = ""
+            continue
+        path, _, annotation = line.partition(" ")
+        out[path] = annotation
+    return out
+
+
+def dest_of(path: str) -> str | None:
+    """The Megatron setting a Bridge field holds (the first field of a pair names it), else None."""
+    return _DESTS.get(path)
+
+
+_DESTS: dict[str, str] = {}
+for _dest, _paths in PATHS.items():
+    for _path in _paths:
+        _DESTS.setdefault(_path, _dest)
+
+
+def precision_name(settings: Settings) -> str | None:
+    """Bridge's mixed-precision recipe for the settings' precision; None for a combination it lacks."""
+    if "fp4" in settings:
+        return PRECISIONS.get(("fp4", str(settings.get("fp4_recipe", ""))))
+    if "fp8" in settings:
+        return PRECISIONS.get(("fp8", str(settings.get("fp8_recipe", ""))))
+    return PRECISIONS[("bf16", "")]
+
+
+def precision_settings(name: str) -> Settings | None:
+    """The settings a mixed-precision recipe name stands for, as primusc writes them."""
+    for (precision, recipe), known in PRECISIONS.items():
+        if known == name:
+            if precision == "fp8":
+                return {"fp8": "hybrid", "fp8_recipe": recipe}
+            if precision == "fp4":
+                return {"fp4": "e2m1", "fp4_recipe": recipe}
+            return {}
+    return None
+
+
+def hydra_value(value: Setting) -> str:
+    """A value as Hydra's override grammar reads it: bare where it can be, a list in brackets,
+    else a double-quoted string (Hydra unescapes ``\\"`` and ``\\\\``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    if _PLAIN.fullmatch(value) and value not in ("true", "false", "null") and not _numeric(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def overrides(settings: Settings) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
+    setting cannot be written (empty: all can)."""
+    out: list[tuple[str, str]] = []
+    problems: list[str] = []
+    name = precision_name(settings)
+    if name is None:
+        problems.append("the precision recipe "
+                        f"`{settings.get('fp8_recipe', settings.get('fp4_recipe'))}`: Bridge registers no "
+                        "mixed-precision recipe for it")
+    else:
+        out.append(("mixed_precision", name))
+    for dest, value in settings.items():
+        if dest in ARCHITECTURE or dest in PRECISION_DESTS:
+            continue
+        if dest == "attention_backend":
+            # model.attention_backend is megatron-core's AttnBackend enum, and the library recipes
+            # leave it None, where an override stays a string no backend check matches: the
+            # memory-efficient kernel is the recipe's own choice, the unfused one cannot be asked for
+            if value != "auto":
+                problems.append("`attention` = unfused: Bridge's override of model.attention_backend reaches "
+                                "megatron-core as text, not its AttnBackend enum, so no backend would be forced")
+            continue
+        if dest in UNEXPRESSIBLE:
+            problems.append(f"`{dest}`: {UNEXPRESSIBLE[dest]}")
+            continue
+        paths = PATHS.get(dest)
+        if paths is None:
+            problems.append(f"`{dest}`: no Megatron-Bridge ConfigContainer field primusc knows holds it")
+            continue
+        if dest == "data_path" and isinstance(value, tuple):
+            value = " ".join(value)  # GPTDatasetConfig.data_path splits a string on whitespace
+        for path in paths:
+            out.append((path, hydra_value(value)))
+        if dest == "recompute_granularity" and value == "selective" and "recompute_modules" not in settings:
+            out.append(("model.recompute_modules", "[core_attn]"))  # Megatron's default, the recipe may set others
+    for dest, off in RESETS.items():
+        if dest not in settings:
+            out += [(path, off) for path in PATHS[dest]]
+    return out, problems

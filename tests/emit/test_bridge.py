@@ -1,0 +1,97 @@
+"""The bridge framework: every emitted override names a ConfigContainer field recorded from
+Megatron-Bridge 067f987 (primus_lang/emit/bridge_fields.txt) with a value of that field's kind; what
+Bridge's recipe cannot take is refused, not dropped."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import attrs
+import pytest
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import emit
+from primus_lang.emit.bridge import PATHS, PRECISIONS, recorded_fields
+from tests.emit.harness import emissions
+from tests.emit.ir_cases import CASES
+
+
+def overrides_of(node_sh: str) -> tuple[str, list[str]]:
+    block = re.search(r"^ARGS=\(\n(.*?)^\)", node_sh, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    words = shlex.split(block.group(1))
+    assert words[:2] == ["--recipe", words[1]] and words[2:4] == ["--mode", "pretrain"]
+    return words[1], words[4:]
+
+
+def kind_fits(annotation: str, value: str) -> bool:
+    """Whether Hydra's reading of ``value`` suits the recorded annotation."""
+    if value == "null":
+        return "Optional" in annotation or "None" in annotation
+    if value in ("true", "false"):
+        return "bool" in annotation
+    if value.startswith("["):
+        return bool(re.search(r"List|list|Tuple|tuple", annotation))
+    if re.fullmatch(r"-?[0-9]+", value):
+        return bool(re.search(r"\bint\b|\bfloat\b", annotation))
+    if re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", value):
+        return "float" in annotation
+    if "Literal[" in annotation and "str" not in annotation:
+        return f"'{value.strip(chr(34))}'" in annotation
+    return bool(re.search(r"\bstr\b|dtype|Literal", annotation))
+
+
+BRIDGE = [(case, target, files) for case, target, files in emissions() if target.startswith("bridge+")]
+
+
+def test_some_cases_emit_for_bridge() -> None:
+    assert {case for case, _, _ in BRIDGE} >= {"llama3_8b_h100_fp8cs"}
+
+
+@pytest.mark.parametrize(("case", "target", "files"), [pytest.param(*b, id=f"{b[0]}-{b[1]}") for b in BRIDGE])
+def test_every_override_is_a_recorded_field_of_its_kind(case: str, target: str, files: dict[str, str]) -> None:
+    fields = recorded_fields()
+    _, words = overrides_of(files["node.sh"])
+    seen = set()
+    for word in words:
+        path, eq, value = word.partition("=")
+        assert eq, word
+        assert path not in seen, f"{path} written twice"
+        seen.add(path)
+        if path == "mixed_precision":
+            assert f"mixed_precision={value}" in fields
+            continue
+        assert path in fields, f"{path} is not a recorded ConfigContainer field"
+        assert kind_fits(fields[path], value), f"{path}={value} does not fit {fields[path]}"
+
+
+def test_the_table_names_recorded_fields_only() -> None:
+    fields = recorded_fields()
+    assert [p for paths in PATHS.values() for p in paths if p not in fields] == []
+    assert [n for n in PRECISIONS.values() if f"mixed_precision={n}" not in fields] == []
+
+
+def test_the_candidate_reaches_the_overrides() -> None:
+    space, cand = CASES["llama3_8b_h100_fp8cs"]
+    recipe, words = overrides_of(emit(space, cand, "bridge+slurm")["node.sh"])
+    assert recipe == "llama3_8b_pretrain_config"
+    for expected in ("mixed_precision=bf16_with_fp8_current_scaling_mixed", "model.recompute_granularity=full",
+                     "model.recompute_method=block", "model.recompute_num_layers=5", "train.global_batch_size=128",
+                     "dataset.seq_length=8192", "model.virtual_pipeline_model_parallel_size=null",
+                     "model.cuda_graph_impl=none"):
+        assert expected in words
+
+
+def test_what_bridge_cannot_take_is_refused() -> None:
+    space, cand = CASES["llama3_8b_h100_fp8cs"]
+    with pytest.raises(CompileError) as err:
+        emit(space, attrs.evolve(cand, attention="unfused"), "bridge+slurm")
+    assert "P7001" in str(err.value.diagnostics[0].code.id) and "attention_backend" in err.value.diagnostics[0].message
+    mixtral, mcand = CASES["mixtral_h100"]
+    with pytest.raises(CompileError) as err:
+        emit(mixtral, mcand, "bridge+local")
+    assert "Bridge builds the model from its recipe" in err.value.diagnostics[0].message
+    changed = attrs.evolve(space, model=attrs.evolve(space.model, num_layers=16))
+    with pytest.raises(CompileError):
+        emit(changed, cand, "bridge+slurm")
