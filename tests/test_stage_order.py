@@ -22,9 +22,6 @@ FRONT_ENDS = ("commands", "cli", "lsp")
 
 # Imports from a stage into a later one, kept on purpose: (importer, imported) -> why.
 LATER_STAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("primus_lang.search.explain", "primus_lang.report.units"):
-        "the search's winner explanation writes sizes in the report's GiB format; the formats belong "
-        "to the report's owners and move down with them",
     ("primus_lang.bench.campaign", "primus_lang.emit.templating"):
         "a benchmark campaign renders its job scripts with the emitters' shell-quoting Jinja2 "
         "environment rather than a second one",
@@ -53,7 +50,6 @@ PRIVATE_IMPORT_DEBTS = frozenset({
     ("primus_lang.report.explain_row", "primus_lang.project.validate"),
     ("primus_lang.report.trace", "primus_lang.search.trace"),
     ("primus_lang.report.trace", "primus_lang.search.trial"),
-    ("primus_lang.search.explain", "primus_lang.report.units"),
     ("primus_lang.search.stages", "primus_lang.memory.result"),
     ("primus_lang.search.stages", "primus_lang.project.oracle"),
     ("primus_lang.search.ties", "primus_lang.project.trust"),

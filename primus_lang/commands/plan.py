@@ -27,10 +27,9 @@ from primus_lang.commands._options import (
 )
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
-from primus_lang.ir import Provenance, serialize
+from primus_lang.ir import Provenance, serialize, units
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.project.trust import describe
-from primus_lang.report import units
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
 from primus_lang.search.explain import explain

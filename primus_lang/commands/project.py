@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from primus_lang.report import units
+    from primus_lang.ir import units
 
     table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {len(cands):,} fit in memory, "
                         f"projected in {seconds:.2f} s (ranked by {metric})")

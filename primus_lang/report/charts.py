@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from attrs import frozen
 
-from primus_lang.report import units
+from primus_lang.ir import units
 from primus_lang.report.pareto import pareto_front
 from primus_lang.report.sampling import TOP, scatter_sample, trajectory_sample
 from primus_lang.report.svg import Scale, Svg, nice_ticks

@@ -6,7 +6,7 @@ import math
 
 from attrs import frozen
 
-from primus_lang.report import units
+from primus_lang.ir import units
 from primus_lang.report.view import CandidateView, RankMemory
 
 

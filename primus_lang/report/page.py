@@ -7,7 +7,8 @@ import math
 from collections.abc import Sequence
 
 from primus_lang import __version__
-from primus_lang.report import charts, units
+from primus_lang.ir import units
+from primus_lang.report import charts
 from primus_lang.report.compare import diff
 from primus_lang.report.view import CandidateView, ReportData
 

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from primus_lang.report import units
+from primus_lang.ir import units
 from primus_lang.report.compare import CandidateDiff
 from primus_lang.report.view import CandidateView
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from primus_lang.ir.candidate import Candidate, format_value
-from primus_lang.report.units import gib
+from primus_lang.ir.units import gib
 from primus_lang.search.trial import Trial
 
 NAMES = {

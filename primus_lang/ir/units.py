@@ -1,4 +1,6 @@
-"""How numbers read in the report and the terminal: one formatting rule per quantity."""
+"""How quantities read for people, in the report, the terminal and the search's explanations: one
+formatting rule per quantity (sizes in GiB everywhere). Not the unit suffixes a source may write,
+which are ``syntax/units.py``."""
 
 from __future__ import annotations
 
