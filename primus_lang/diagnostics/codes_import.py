@@ -14,10 +14,13 @@ UNKNOWN_MODEL_TYPE = register(
     "P3102",
     "hf-unknown-model-type",
     "the config's `model_type` is not one primusc can map to a model card",
-    "The importer maps the architectures it knows field by field: llama, mistral, mixtral, qwen3, "
-    "qwen3_moe, deepseek_v3 (and deepseek_v2, kimi_k2), gpt_oss and nemotron. Another family may differ in ways "
-    "that change parameter counts or memory (biases, norms, gating), so it is refused rather than "
-    "guessed. Write the card by hand (see `stdlib/models/` for examples) or map it in "
+    "The importer maps the architectures it knows field by field: llama, llama4_text, mistral, mixtral, "
+    "qwen2, qwen3, qwen3_moe, phi3, olmo2, gemma, gemma2, gemma3_text, glm4_moe, deepseek_v3 (and "
+    "deepseek_v2, kimi_k2), gpt_oss, nemotron and nemotron_h. Another family may differ in ways that "
+    "change parameter counts or memory (biases, norms, gating), so it is refused rather than guessed; "
+    "for a family primusc knows of, the message names the feature the model card lacks. A near name is "
+    "suggested only when it has the same version digits: `qwen2` and `qwen3` are different "
+    "architectures, not a typo. Write the card by hand (see `stdlib/models/` for examples) or map it in "
     "`primus_lang/hfimport/mapping.py`.",
 )
 MISSING_FIELD = register(
@@ -44,9 +47,10 @@ UNSUPPORTED_FEATURE = register(
     "hf-unsupported-feature",
     "the config uses a feature the model card cannot represent faithfully",
     "Some settings change the shape of the model in ways the IR has no field for: MoE on only some "
-    "layers in a pattern other than a dense prefix, a gated GELU MLP, sliding-window attention on "
-    "every layer longer than the training sequence. The message names the field and value; write the "
-    "card by hand with the closest faithful description, and say in a comment what it approximates.",
+    "layers in a pattern other than a dense prefix (Llama 4 Maverick), chunked local attention "
+    "shorter than the training sequence (Llama 4), windowed layers that are not every layer but the "
+    "n-th. The message names the field and value; write the card by hand with the closest faithful "
+    "description, and say in a comment what it approximates.",
 )
 BAD_VALUE = register(
     "P3106",

@@ -95,16 +95,20 @@ def _attention(r: Reader) -> Fields:
     }
 
 
-def _gated_activation(r: Reader) -> str:
-    act = r.text("hidden_act", "silu")
+_GELUS = ("gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python")
+
+
+def _gated_activation(r: Reader, key: str = "hidden_act", default: str = "silu") -> str:
+    act = r.text(key, default)
     if act in ("silu", "swish"):
         return "swiglu"
+    if act in _GELUS:
+        return "geglu"  # a gated GELU, whichever approximation of GELU it uses
     raise _unsupported(
         r.config,
-        "hidden_act",
-        f"gated MLP with `hidden_act` `{act}` has no IR activation (only SwiGLU is gated)",
-        "write the card by hand; a GeGLU MLP has SwiGLU's shapes, so `activation = swiglu` with a "
-        "comment is the closest faithful card",
+        key,
+        f"gated MLP with `{key}` `{act}` has no IR activation (the gated ones are SwiGLU and GeGLU)",
+        "write the card by hand with the closest activation and say in a comment what it approximates",
     )
 
 
@@ -166,20 +170,64 @@ def _seq_len(r: Reader, fields: Fields, pretrain_len: int, override: int | None,
 
 
 def _full_sliding_window(r: Reader, fields: Fields, key: str, notes: list[str]) -> None:
-    """A window on every layer: harmless when training never exceeds it, unrepresentable otherwise."""
+    """A window on every layer (Mistral 7B v0.1, Phi-3): left out when training never exceeds it."""
     window = r.config.data.get(key)
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
         return
     seq = int(fields["seq_len"])
     if window < seq:
-        raise _unsupported(
-            r.config,
-            key,
-            f"sliding-window attention of {window} tokens on every layer is shorter than seq_len {seq}",
-            "the IR's `sliding_window` means alternating layers; import with `--seq-len` at most the "
-            "window, or write the card by hand",
-        )
+        fields["sliding_window"] = window
+        fields["full_attention_every"] = 0
+        return
     notes.append(f"{key} {window} left out: no longer than seq_len {seq}, so the window never binds")
+
+
+def _window_pattern(r: Reader, fields: Fields, notes: list[str], period_key: str = "") -> None:
+    """Windowed and full layers from ``layer_types`` (or a period field, Gemma 3's
+    ``sliding_window_pattern``): the IR holds "every n-th layer full, the rest windowed", megatron-core's
+    --window-attn-skip-freq."""
+    window = r.count("sliding_window", "the sliding-window width", default=0, minimum=0)
+    if not window:
+        return
+    n = int(fields["num_layers"])
+    layer_types = r.config.data.get("layer_types")
+    every = 0
+    if isinstance(layer_types, list) and layer_types:
+        full = [i + 1 for i, t in enumerate(layer_types) if t != "sliding_attention"]
+        every = full[0] if full else 0
+        expected = [i for i in range(1, len(layer_types) + 1) if every and i % every == 0]
+        if full != expected or len(layer_types) != n:
+            raise _unsupported(
+                r.config,
+                "layer_types",
+                f"full-attention layers {full[:8]}{'...' if len(full) > 8 else ''} are not every n-th layer",
+                "the IR (and megatron-core's --window-attn-skip-freq) holds a full-attention layer every n "
+                "layers; write the card by hand",
+            )
+    elif period_key and r.config.has(period_key):
+        every = r.count(period_key, "the windowed/full layer period")
+    else:
+        every = 2
+    # kept even where seq_len does not reach it: the card describes the model, and a space may train longer
+    fields["sliding_window"] = window
+    fields["full_attention_every"] = every
+
+
+def _norm_epsilon(r: Reader, fields: Fields) -> None:
+    for key in ("rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps", "norm_eps", "norm_epsilon"):
+        value = r.config.data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+            r.problems.append(r.config.bad(key, value, "a number in (0, 1)"))
+        else:
+            fields["norm_epsilon"] = float(value)
+        return
+
+
+def _softcaps(r: Reader, fields: Fields) -> None:
+    for key, field in (("attn_logit_softcapping", "attention_softcap"), ("final_logit_softcapping", "logit_softcap")):
+        fields[field] = r.real(key, 0.0)
 
 
 def _biases(r: Reader, fields: Fields, notes: list[str]) -> None:
@@ -211,6 +259,151 @@ def _qwen3(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["qk_layernorm"] = True
     if r.flag("use_sliding_window", False):
         _full_sliding_window(r, fields, "sliding_window", notes)
+
+
+def _qwen2(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Qwen2 and Qwen2.5: Llama's layer with a bias on the q, k and v projections alone (transformers'
+    Qwen2Attention builds them with bias=True and o_proj without)."""
+    _llama(r, fields, notes)
+    fields["bias"] = False
+    fields["qkv_bias"] = True
+    if r.flag("use_sliding_window", False):
+        layers = r.count("max_window_layers", "the layers without a window", default=0, minimum=0)
+        if layers < int(fields["num_layers"]):
+            raise _unsupported(
+                r.config, "use_sliding_window",
+                f"a sliding window on the layers from {layers} on: the IR's windowed layers follow a period",
+                "import with use_sliding_window false (the released Qwen2.5 models train without it)")
+
+
+def _partial_rotary(r: Reader, notes: list[str]) -> None:
+    partial = r.config.data.get("partial_rotary_factor")
+    if partial is not None and partial != 1:
+        notes.append(f"RoPE on a {partial} share of each head recorded as rope (no parameter change)")
+
+
+def _phi3(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Phi-3 and Phi-4: Llama's shapes with fused qkv_proj and gate_up_proj (same parameter counts)."""
+    _llama(r, fields, notes)
+    _partial_rotary(r, notes)
+    _full_sliding_window(r, fields, "sliding_window", notes)
+
+
+def _olmo2(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """OLMo 2: norms after attention and after the MLP (none before), and RMSNorm over all heads'
+    queries and keys at once (q_norm over heads·head_dim, k_norm over kv_heads·head_dim)."""
+    _llama(r, fields, notes)
+    fields["norm_placement"] = "post"
+    fields["qk_layernorm"] = True
+    fields["qk_norm_whole"] = True
+
+
+def _gemma(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Gemma: GeGLU (tanh GELU), tied embeddings scaled by sqrt(hidden) (no parameters), RMSNorm with a
+    (1 + weight) scale (same shapes)."""
+    fields["ffn_hidden"] = r.count("intermediate_size", "the MLP width")
+    key = "hidden_activation" if r.config.has("hidden_activation") else "hidden_act"
+    fields["activation"] = _gated_activation(r, key, "gelu_pytorch_tanh")
+    fields["norm"] = "rmsnorm"
+    fields["tied_embeddings"] = r.flag("tie_word_embeddings", True)
+    _biases(r, fields, notes)
+    if r.config.has("query_pre_attn_scalar"):
+        notes.append(f"query_pre_attn_scalar {r.config.data['query_pre_attn_scalar']} (the attention scale) "
+                     "not represented (no effect on parameters, FLOPs or memory)")
+
+
+def _gemma2(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Gemma 2: norms before and after each sublayer, tanh soft-capping of the attention and final
+    logits, a sliding window on every other layer."""
+    _gemma(r, fields, notes)
+    fields["norm_placement"] = "sandwich"
+    _softcaps(r, fields)
+    _window_pattern(r, fields, notes)
+
+
+def _gemma3(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Gemma 3 (text): Gemma 2's sandwich norms with per-head RMSNorm on queries and keys instead of
+    soft-capping, a window on five layers of six."""
+    _gemma(r, fields, notes)
+    fields["norm_placement"] = "sandwich"
+    fields["qk_layernorm"] = True
+    _softcaps(r, fields)
+    _window_pattern(r, fields, notes, "sliding_window_pattern")
+    local = r.config.data.get("rope_local_base_freq")
+    if local is not None:
+        notes.append(f"the windowed layers' RoPE base rope_local_base_freq {local} not represented (rope_theta "
+                     "is the full layers'; no effect on parameters, FLOPs or memory)")
+
+
+def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """GLM-4.5 / GLM-4.6 (transformers' Glm4MoeConfig): DeepSeek-V3's MoE (sigmoid router with a
+    correction bias, shared expert, dense first layers, MTP) on grouped-query attention whose q, k and
+    v projections carry biases (attention_bias), with optional per-head QK norms."""
+    fields["ffn_hidden"] = r.count("intermediate_size", "the dense MLP width of the first layers")
+    fields["activation"] = _gated_activation(r)
+    fields["norm"] = "rmsnorm"
+    fields["qkv_bias"] = r.flag("attention_bias", False)
+    fields["qk_layernorm"] = r.flag("use_qk_norm", False)
+    _partial_rotary(r, notes)
+    moe_width = r.count("moe_intermediate_size", "the expert width")
+    shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
+    fields["moe"] = Moe(
+        num_experts=r.count("n_routed_experts", "the routed-expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=moe_width,
+        shared_experts=shared,
+        shared_ffn_hidden=moe_width if shared else 0,
+        dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
+        router_score="sigmoid",  # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
+        bias_balancing=True,
+    )
+    fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
+    routing = [f"{k} {r.config.data[k]}" for k in ("n_group", "topk_group", "routed_scaling_factor")
+               if r.config.data.get(k) is not None]
+    if routing:
+        notes.append("routing details not represented: " + ", ".join(routing))
+
+
+def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Llama 4 text (Scout): MoE with one shared expert on every layer, chunked local attention on
+    three layers of four and no RoPE on the fourth (NoPE), L2-normalized queries and keys."""
+    if r.count("interleave_moe_layer_step", "the MoE layer period", default=1) != 1:
+        raise _unsupported(
+            r.config, "interleave_moe_layer_step",
+            "MoE on every n-th layer, dense layers between (Llama 4 Maverick): the IR's dense layers are a "
+            "leading block",
+            "missing feature: interleaved MoE layers (megatron-core's --moe-layer-freq N); write no card "
+            "rather than a wrong one")
+    chunk = r.count("attention_chunk_size", "the chunked-attention width", default=0, minimum=0)
+    if chunk and chunk < int(fields["seq_len"]):
+        raise _unsupported(
+            r.config, "attention_chunk_size",
+            f"chunked local attention over {chunk}-token chunks is shorter than seq_len {fields['seq_len']}",
+            "missing feature: chunked attention (neither the IR nor megatron-core 0.16.1 has it); import "
+            f"with `--seq-len {chunk}` or less, where the chunks never bind")
+    if chunk:
+        notes.append(f"attention_chunk_size {chunk} left out: no shorter than seq_len {fields['seq_len']}, so "
+                     "the chunks never bind")
+    width = r.count("intermediate_size", "the expert width")
+    fields["ffn_hidden"] = r.count("intermediate_size_mlp", "the dense MLP width", default=width)
+    fields["activation"] = _gated_activation(r)
+    fields["norm"] = "rmsnorm"
+    _biases(r, fields, notes)
+    fields["moe"] = Moe(
+        num_experts=r.count("num_local_experts", "the expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=width,
+        shared_experts=1,  # Llama4TextMoe always has one shared expert of the experts' width
+        shared_ffn_hidden=width,
+        router_score="sigmoid",
+        aux_loss=_aux_loss(r, notes),
+    )
+    if r.config.data.get("no_rope_layers"):
+        notes.append("NoPE layers (no_rope_layers) recorded as rope: no effect on parameters, FLOPs or memory; "
+                     "megatron-core's --no-rope-freq 4 would train them")
+    if r.flag("use_qk_norm", False):
+        notes.append("L2 norm of queries and keys (use_qk_norm) not represented: it has no parameters")
+    notes.append("every layer is MoE: ffn_hidden is intermediate_size_mlp and is unused")
 
 
 def _aux_loss(r: Reader, notes: list[str]) -> float:
@@ -331,18 +524,7 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
         expert_bias=True,
         aux_loss=_aux_loss(r, notes),
     )
-    window = r.count("sliding_window", "the sliding-window width", default=0, minimum=0)
-    layer_types = r.config.data.get("layer_types")
-    if window and isinstance(layer_types, list) and layer_types:
-        sliding = sum(1 for t in layer_types if t == "sliding_attention")
-        if 2 * sliding != len(layer_types):
-            raise _unsupported(
-                r.config,
-                "layer_types",
-                f"{sliding} of {len(layer_types)} layers use the sliding window; the IR means every other layer",
-                "write the card by hand",
-            )
-    fields["sliding_window"] = window
+    _window_pattern(r, fields, notes)
     fields["attention_sinks"] = True  # gpt-oss learns one sink logit per head and layer
     if r.config.data.get("swiglu_limit") is not None:
         notes.append(f"clamped SwiGLU (swiglu_limit {r.config.data['swiglu_limit']}) recorded as swiglu")
@@ -423,9 +605,17 @@ Family = Callable[[Reader, Fields, list[str]], None]
 
 FAMILIES: dict[str, Family] = {
     "llama": _llama,
+    "llama4_text": _llama4,
     "mistral": _mistral,
     "mixtral": _mixtral,
+    "qwen2": _qwen2,
     "qwen3": _qwen3,
+    "phi3": _phi3,
+    "olmo2": _olmo2,
+    "gemma": _gemma,
+    "gemma2": _gemma2,
+    "gemma3_text": _gemma3,
+    "glm4_moe": _glm4_moe,
     "qwen3_moe": _qwen3_moe,
     "deepseek_v2": _deepseek,
     "deepseek_v3": _deepseek,
@@ -435,6 +625,18 @@ FAMILIES: dict[str, Family] = {
     "nemotron_h": _nemotron_h,
 }
 SUPPORTED_MODEL_TYPES = tuple(sorted(FAMILIES))
+
+# Families primusc knows of and cannot map, by what is missing: said instead of a near name, which
+# may be another architecture (qwen2_moe is not qwen3_moe).
+MISSING_FEATURES: dict[str, str] = {
+    "llama4": "a vision encoder (Llama 4's multimodal wrapper); import its `text_config` as a "
+              "config.json of model_type llama4_text",
+    "gemma3": "a vision encoder (Gemma 3's multimodal wrapper); import its `text_config` as a config.json "
+              "of model_type gemma3_text",
+    "qwen2_moe": "the shared expert's sigmoid gate (shared_expert_gate, megatron-core's "
+                 "--moe-shared-expert-gate), which the IR's MoE block does not hold",
+    "gemma3n": "per-layer embeddings, AltUp and LAuReL blocks",
+}
 
 
 def _family(config: HfConfig) -> Family:
@@ -453,8 +655,18 @@ def _family(config: HfConfig) -> Family:
                 BAD_VALUE, f"`model_type` is {mt!r}, expected a string", span=config.span_of("model_type")
             )
         )
+    if mt in MISSING_FEATURES:
+        raise CompileError(
+            Diagnostic(
+                UNKNOWN_MODEL_TYPE,
+                f"cannot import `model_type` `{mt}`: the IR has no {MISSING_FEATURES[mt]}",
+                span=config.span_of("model_type"),
+                help="write no card rather than a wrong one, or one by hand that says in a comment what it "
+                f"leaves out; importable: {', '.join(SUPPORTED_MODEL_TYPES)}",
+            )
+        )
     if mt not in FAMILIES:
-        close = difflib.get_close_matches(mt, SUPPORTED_MODEL_TYPES, n=1)
+        close = [c for c in difflib.get_close_matches(mt, SUPPORTED_MODEL_TYPES, n=3) if _digits(c) == _digits(mt)]
         hint = f"did you mean `{close[0]}`? " if close else ""
         raise CompileError(
             Diagnostic(
@@ -467,6 +679,12 @@ def _family(config: HfConfig) -> Family:
     return FAMILIES[mt]
 
 
+def _digits(name: str) -> str:
+    """The version digits of a model type: a near name with other digits is another generation of the
+    family, often another architecture (qwen2 has QKV biases, qwen3 QK norms), never a typo's fix."""
+    return "".join(ch for ch in name if ch.isdigit())
+
+
 def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Imported:
     """Map ``config`` to a model card named ``name``; ``seq_len`` overrides the default training length."""
     _refuse_hybrid(config)
@@ -477,6 +695,7 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     fields["attention_dropout"] = _dropout(r)
     pretrain_len = _rope_notes(r, fields, notes)
     _seq_len(r, fields, pretrain_len, seq_len, notes)
+    _norm_epsilon(r, fields)
     family(r, fields, notes)
     r.done()
     origin = config.data.get("_name_or_path")

@@ -90,8 +90,8 @@ def test_hybrid_by_field(tmp_path: Path) -> None:
     assert codes(refuse(tmp_path, base_llama() | {"layer_types": layer_types})) == ["P3104"]
 
 
-def test_gated_gelu_is_unsupported(tmp_path: Path) -> None:
-    err = refuse(tmp_path, base_llama() | {"hidden_act": "gelu_pytorch_tanh"})
+def test_gated_relu_is_unsupported(tmp_path: Path) -> None:
+    err = refuse(tmp_path, base_llama() | {"hidden_act": "relu"})
     assert codes(err) == ["P3105"]
     assert err.diagnostics[0].span is not None
 
@@ -110,14 +110,37 @@ def test_qwen3_moe_dense_prefix_is_kept(tmp_path: Path) -> None:
     assert model.moe is not None and model.moe.dense_layers == 2
 
 
-def test_short_sliding_window_on_every_layer(tmp_path: Path) -> None:
-    mixtral = json.loads((FIXTURES / "mixtral_8x7b.json").read_text())
-    assert codes(refuse(tmp_path, mixtral | {"sliding_window": 1024})) == ["P3105"]
-
-
-def test_gpt_oss_window_pattern_must_alternate(tmp_path: Path) -> None:
+def test_gpt_oss_window_pattern_must_be_periodic(tmp_path: Path) -> None:
     gpt = json.loads((FIXTURES / "gpt_oss_120b.json").read_text())
-    assert codes(refuse(tmp_path, gpt | {"layer_types": ["sliding_attention"] * 36})) == ["P3105"]
+    irregular = ["sliding_attention", "full_attention", "full_attention"] + ["sliding_attention"] * 33
+    err = refuse(tmp_path, gpt | {"layer_types": irregular})
+    assert codes(err) == ["P3105"] and "every n-th layer" in err.diagnostics[0].message
+    assert err.diagnostics[0].span is not None and err.diagnostics[0].span.line > 1
+
+
+def test_no_near_name_into_another_architecture(tmp_path: Path) -> None:
+    """issue 20: qwen2 was told "did you mean `qwen3`?", whose QK norms Qwen2.5 lacks."""
+    for other in ("qwen4", "gemma4", "llama5", "deepseek_v4"):
+        err = refuse(tmp_path, base_llama() | {"model_type": other})
+        assert codes(err) == ["P3102"] and "did you mean" not in (err.diagnostics[0].help or ""), other
+
+
+@pytest.mark.parametrize(("model_type", "missing"), [
+    ("qwen2_moe", "shared_expert_gate"), ("llama4", "text_config"), ("gemma3", "text_config"),
+])
+def test_known_family_names_the_missing_feature(tmp_path: Path, model_type: str, missing: str) -> None:
+    err = refuse(tmp_path, base_llama() | {"model_type": model_type})
+    assert codes(err) == ["P3102"] and missing in err.diagnostics[0].message
+    assert "did you mean" not in (err.diagnostics[0].help or "")
+    assert err.diagnostics[0].span is not None
+
+
+def test_llama4_maverick_and_long_chunks_name_the_feature(tmp_path: Path) -> None:
+    scout = json.loads((FIXTURES / "llama4_scout.json").read_text())
+    err = refuse(tmp_path, scout | {"interleave_moe_layer_step": 2})
+    assert codes(err) == ["P3105"] and "interleaved MoE layers" in (err.diagnostics[0].help or "")
+    err = refuse(tmp_path, scout | {"attention_chunk_size": 2048})
+    assert codes(err) == ["P3105"] and "chunked attention" in (err.diagnostics[0].help or "")
 
 
 def test_bad_values(tmp_path: Path) -> None:

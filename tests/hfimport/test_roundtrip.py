@@ -23,6 +23,14 @@ CASES = [
     ("nemotron4_15b", "nemotron4", None),
     # a hybrid Mamba-2 model; its config names no training length, the stdlib card Megatron-Bridge's 8192
     ("nemotron_3_nano_30b_a3b", "nemotron3", 8192),
+    # issue 20's families; fixtures written by hand from each model's published config.json
+    ("qwen2_5_72b", "qwen2", None),
+    ("gemma2_2b", "gemma", 8192),  # the Gemma 2 report's training length; the config names none
+    ("gemma3_27b", "gemma", 8192),
+    ("phi4", "phi", None),
+    ("olmo2_7b", "olmo2", None),
+    ("glm4_5_air", "glm4", None),
+    ("llama4_scout", "llama4", None),
 ]
 
 
