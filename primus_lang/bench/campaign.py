@@ -108,7 +108,7 @@ def campaign_files(
     gpus_per_node: int, variables: Mapping[str, str], source: str = "",
 ) -> dict[str, str]:
     """``{relative path: text}`` of the job; ``launcher`` is ``slurm`` or ``k8s``."""
-    from primus_lang.emit.templating import render
+    from primus_lang.emit import render_template as render
 
     if not _DEVICE.fullmatch(device):
         raise _refuse(f"a benchmark job runs on `cpu` or `cuda`, not `{device}`",

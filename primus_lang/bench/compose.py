@@ -37,9 +37,7 @@ class DownscaledStep:
 def project_downscaled(
     model: Model, cluster: Cluster, cand: Candidate, db: ProfileDB, device: DeviceInfo, oracle: BenchmarkOracle,
 ) -> DownscaledStep:
-    from primus_lang.project.collectives import group_layout
-    from primus_lang.project.ops import Collective, Group
-    from primus_lang.project.schedule import simulate
+    from primus_lang.project import Collective, Group, group_layout, simulate_schedule
 
     if cand.recompute.kind not in ("none", "selective", "full"):
         raise CompileError(Diagnostic(
@@ -89,7 +87,7 @@ def project_downscaled(
         stride = cand.tp * cand.cp * dp
         p2p = coll("p2p", act_bytes // max(1, cand.tp if cand.sp else 1), group_layout(2, stride, cluster.domain))
     zeros = [[0.0] * vpp for _ in range(pp)]
-    sched = simulate(cand.schedule, pp, m, fwd, bwd, zeros, p2p)
+    sched = simulate_schedule(cand.schedule, pp, m, fwd, bwd, zeros, p2p)
     stage_layers = max(int(split.stage_layers(s)) for s in range(pp))
     params = stage_layers * layer_params(model, cand.tp) + outer_params(model, cand.tp)
     sync = 0.0

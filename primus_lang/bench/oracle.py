@@ -24,8 +24,7 @@ from primus_lang.bench.timing import time_call
 from primus_lang.ir import Candidate, Cluster, Model
 
 if TYPE_CHECKING:
-    from primus_lang.project.ops import Collective, Compute, Op, Task
-    from primus_lang.project.oracle import Oracle
+    from primus_lang.project import Collective, Compute, Op, Oracle, Task
 
 SOURCES = ("measured", "interpolated", "restored", "simulated")  # restored: collectives beyond scope
 ORACLE_KINDS = ("simulate", "benchmark", "hybrid")
@@ -33,7 +32,7 @@ ORACLE_KINDS = ("simulate", "benchmark", "hybrid")
 
 def spec_of(op: Op) -> KernelSpec | None:
     """The harness kernel that times a projection op (None for collectives)."""
-    from primus_lang.project.ops import Attention, Gemm, GroupedGemm, MemoryOp
+    from primus_lang.project import Attention, Gemm, GroupedGemm, MemoryOp
 
     if isinstance(op, Gemm):
         return KernelSpec("gemm", (op.m, op.n, op.k, op.batch), op.dtype)
@@ -55,7 +54,7 @@ class BenchmarkOracle:
     def __init__(
         self, db: ProfileDB, device: DeviceInfo, cluster: Cluster, *, measure: bool = True, budget_s: float = 0.1
     ) -> None:
-        from primus_lang.project.oracle import SimulateOracle
+        from primus_lang.project import SimulateOracle
 
         self.db, self.device, self.cluster, self.measure = db, device, cluster, measure
         self.budget_s = budget_s
@@ -87,8 +86,7 @@ class BenchmarkOracle:
         (``measure=False``) anchors only the shapes the database already holds. Call it before the
         first ``project()`` with this oracle: the projection caches block timings per oracle."""
         from primus_lang.bench.downscale import BlockShape, block_times, tail_time
-        from primus_lang.project import stage_ops
-        from primus_lang.project.ops import Collective
+        from primus_lang.project import Collective, stage_ops
 
         def kernel_sum(tasks: Iterable[Task]) -> tuple[float, list[tuple[object, ...]]]:
             total, keys = 0.0, []
@@ -166,7 +164,7 @@ class BenchmarkOracle:
         return seconds
 
     def _collective(self, op: Collective) -> tuple[float, str]:
-        from primus_lang.project.collectives import Links, collective_time
+        from primus_lang.project import Links, collective_time
 
         inside = op.group.domains == 1
         if inside:
@@ -193,7 +191,7 @@ def make_oracle(
 ) -> Oracle:
     """Build the oracle ``--oracle KIND`` names: ``simulate`` needs no torch, the others do.
     With ``model`` and ``cands`` the benchmark oracles are anchored to measured layers (``anchor``)."""
-    from primus_lang.project.oracle import SimulateOracle
+    from primus_lang.project import SimulateOracle
 
     if kind == "simulate":
         return SimulateOracle(cluster)

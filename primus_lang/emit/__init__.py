@@ -12,6 +12,7 @@ from primus_lang.emit.emitter import (
     target_warnings,
     unsupported,
 )
+from primus_lang.emit.templating import render as render_template
 
 __all__ = ["CUDA_GRAPH_SETTINGS", "MANIFEST", "TARGETS", "VARIABLES", "EmitContext", "Variables", "check_target", "emit", "emitted_names",
-           "parse_target", "resolve_variables", "target_warnings", "unsupported"]
+           "parse_target", "render_template", "resolve_variables", "target_warnings", "unsupported"]

@@ -94,7 +94,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     ``--var`` values; ``override`` the ``--campaign-var`` ones; ``profile_file`` the file defining
     the space's GPU profile, relative to the campaign folder, when the stdlib does not; ``space_file``
     the space's file, relative to the campaign folder (where ``primusc learn`` finds it)."""
-    from primus_lang.project.trust import band
+    from primus_lang.project import trust
 
     framework_cls, launcher_cls = parse_target(target)
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"
@@ -109,7 +109,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
         per_job = {**chosen, "job_name": _job_name(variables.job_name, i)}
         emitted = emit(space, job.candidate, target, attrs.evolve(context, variables=per_job))
         files.update({f"{folder(i)}/{path}": text for path, text in emitted.items()})
-        b = band(space.cluster.gpu, job.tokens_per_gpu, job.step_time)
+        b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time)
         entries.append({
             "index": i, "folder": folder(i), "log": f"{folder(i)}/{LOG}", "job_name": per_job["job_name"],
             "label": job.candidate.label(), "tied": job.tied, "candidate": to_data(job.candidate),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 from attrs import frozen
 
-from primus_lang.check.enumerate import legal_points
+from primus_lang.check import legal_points
 from primus_lang.emit.context import EmitContext
 from primus_lang.emit.emitter import unsupported
 from primus_lang.ir import Candidate, Space

@@ -26,8 +26,7 @@ from primus_lang.lower.site import site_blocks
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
-from primus_lang.syntax import ast, parse
-from primus_lang.syntax.parser import read_source
+from primus_lang.syntax import ast, parse, read_source
 
 CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster, "site": Site}
 KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}

@@ -18,8 +18,7 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
 from primus_lang.ir.ranges import ceiling_problem
 from primus_lang.ir.span import Span
-from primus_lang.syntax import ast
-from primus_lang.syntax.units import UNITS
+from primus_lang.syntax import UNITS, ast
 
 _UNIT_KINDS = (Kind.BYTES, Kind.BANDWIDTH, Kind.FLOPS, Kind.TIME)
 _EXAMPLE_UNIT = {Kind.BYTES: "GiB", Kind.BANDWIDTH: "GB/s", Kind.FLOPS: "TFLOP/s", Kind.TIME: "ms"}

@@ -520,6 +520,6 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]]
         lines.append(f"# {gpu}: {note}")
         lines.append(f"gpu {gpu}_calibrated = {imports[gpu][1]} {{ efficiency {{ {body} }}{prov} }}")
         lines.append("")
-    from primus_lang.syntax.format import format_source
+    from primus_lang.syntax import format_source
 
     return format_source("\n".join(lines), "calibrated.prx")

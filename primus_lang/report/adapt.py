@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from primus_lang.ir import Candidate, Space
-from primus_lang.project.trust import describe
+from primus_lang.project import trust
 from primus_lang.report.candidate_view import NAN, candidate_view, figure
 from primus_lang.report.view import (
     CandidateView,
@@ -89,17 +89,16 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     tied = 0
     said: list[tuple[str, str]] = []  # what plan said in the terminal that the page must say too
     if space is not None:
-        from primus_lang.project.trust import fix_for, warnings
-        from primus_lang.search.ties import settle, why_winner
+        from primus_lang.search import ties
 
         # the winner plan chose: among candidates tied with the best projection, the space's tie-break
-        settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
+        settled = ties.settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
         if settled.winner is not None:
             best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
-            said += [("tie-break", line) for line in why_winner(settled, metric)[1:]]
+            said += [("tie-break", line) for line in ties.why_winner(settled, metric)[1:]]
         gpu = space.cluster.gpu
         mfu = [(t.candidate.label(), t.evaluation.mfu) for t in ranked if t.candidate is not None and t.evaluation]
-        said += [(f"warning {d.code.id}", d.message) for d in warnings(gpu, mfu, fix_for(gpu))]
+        said += [(f"warning {d.code.id}", d.message) for d in trust.warnings(gpu, mfu, trust.fix_for(gpu))]
     baseline = getattr(result, "baseline", None)
     shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
     winner_cand = best.candidate if best is not None else None
@@ -140,7 +139,7 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     notes = [("strategy", str(result.strategy)), ("seed", str(result.seed)),
              *([("tied with the winner", f"{tied} (the best ahead by at most {space.cluster.gpu.provenance.paired:.1%})")]
                if space is not None and tied else []),
-             *([("GPU profile", describe(space.cluster.gpu.name, space.cluster.gpu.provenance))]
+             *([("GPU profile", trust.describe(space.cluster.gpu.name, space.cluster.gpu.provenance))]
                if space is not None else []),
              *said,
              ("stopped", str(getattr(result, "stop_reason", ""))),

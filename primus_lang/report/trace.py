@@ -15,8 +15,15 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_report import TRACE_EMPTY
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
-from primus_lang.search.trace import FORMAT, iter_events, read_trace
-from primus_lang.search.trial import EVALUATED, Evaluation, SearchResult, Trial
+from primus_lang.search import (
+    EVALUATED,
+    TRACE_FORMAT,
+    Evaluation,
+    SearchResult,
+    Trial,
+    iter_events,
+    read_trace,
+)
 
 
 def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
@@ -28,7 +35,7 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
     end: dict[str, Any] = {}
     for event in iter_events(path):
         kind = event["event"]
-        if kind == "start" and event.get("format") == FORMAT:
+        if kind == "start" and event.get("format") == TRACE_FORMAT:
             header = event
         elif kind == "proposal":
             proposals[int(event["n"])] = event

@@ -3,9 +3,26 @@
 ``run_search(space, strategy, budget, seed, ...)`` is the stage's entry point (docs/search.md).
 """
 
+from primus_lang.search import ties
 from primus_lang.search.budget import Limits
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import prepare, run_search
-from primus_lang.search.trial import Evaluation, Proposal, SearchResult, Trial
+from primus_lang.search.trace import FORMAT as TRACE_FORMAT
+from primus_lang.search.trace import iter_events, read_trace
+from primus_lang.search.trial import EVALUATED, Evaluation, Proposal, SearchResult, Trial
 
-__all__ = ["Evaluation", "Limits", "LlmConfig", "Proposal", "SearchResult", "Trial", "prepare", "run_search"]
+__all__ = [
+    "EVALUATED",
+    "TRACE_FORMAT",
+    "Evaluation",
+    "Limits",
+    "LlmConfig",
+    "Proposal",
+    "SearchResult",
+    "Trial",
+    "iter_events",
+    "prepare",
+    "read_trace",
+    "run_search",
+    "ties",
+]

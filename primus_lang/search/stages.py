@@ -18,14 +18,13 @@ from primus_lang.search.landscape import AxisView, Landscape
 from primus_lang.search.trial import Evaluation
 
 if TYPE_CHECKING:
-    from primus_lang.project import Projection
-    from primus_lang.project.oracle import Oracle
+    from primus_lang.project import Oracle, Projection
 
 COMM_KINDS = ("tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm")
 
 
 def usable_bytes(capacity: int, headroom: float) -> int:
-    from primus_lang.memory.result import usable_bytes as usable
+    from primus_lang.memory import usable_bytes as usable
 
     return usable(capacity, headroom)
 

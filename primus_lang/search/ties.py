@@ -13,7 +13,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Provenance
-from primus_lang.project.trust import numerics_cost, tie_group
+from primus_lang.project import trust
 from primus_lang.search.trial import SearchResult, Trial
 
 
@@ -43,7 +43,7 @@ def settle(result: SearchResult, prov: Provenance, metric: str, tie_break: str =
         assert t.candidate is not None  # ranked holds evaluated candidates only
         return t.candidate
 
-    group, rest = tie_group(ranked, prov, lambda t: _value(t, metric), cand, prefer=tie_break)
+    group, rest = trust.tie_group(ranked, prov, lambda t: _value(t, metric), cand, prefer=tie_break)
     return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired)
 
 
@@ -63,8 +63,8 @@ def why_winner(s: Settled, metric: str) -> list[str]:
             f"coarser, FP32 gradients and Adam moments before BF16); the projected fastest, "
             f"{s.fastest.candidate.label()}, differs by {gain:+.1%} "
             f"(`assume tie_break = speed` ranks by the projection alone).")
-    elif s.winner is s.fastest and numerics_cost(s.winner.candidate) > min(
-            numerics_cost(t.candidate) for t in s.tied if t.candidate is not None):
+    elif s.winner is s.fastest and trust.numerics_cost(s.winner.candidate) > min(
+            trust.numerics_cost(t.candidate) for t in s.tied if t.candidate is not None):
         lines.append("The space asks for speed (`assume tie_break = speed`): the projected fastest wins "
                      "although a tied candidate changes numerics less.")
     return lines
