@@ -42,7 +42,17 @@ def run_sweeps(args: argparse.Namespace) -> int:
                                               help=f"did you mean {', '.join(f'`{n}`' for n in near)}?"
                                               if near else ""))
         sweeps = [s for s in sweeps if s.id in set(args.sweep)]
-    results = [rank_sweep(s) for s in sweeps]
+    if args.cross_validate:
+        from primus_lang.commands._corpus import bundled_runs, load
+        from primus_lang.project.sweep_holdout import leave_sweep_out
+
+        def log(message: str) -> None:
+            if not args.json:
+                print(message, file=sys.stderr)
+
+        results = leave_sweep_out(sweeps, load(str(bundled_runs()), False), progress=log)
+    else:
+        results = [rank_sweep(s) for s in sweeps]
     broken = [f"{r.id}/{v.id}" for r in results for v in r.variants if v.skipped.startswith(INTERNAL_ERROR)]
     if broken:
         print(f"primusc: {INTERNAL_ERROR} on {len(broken)} variant(s): {', '.join(broken)}; "
@@ -55,7 +65,7 @@ def run_sweeps(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     console = Console(width=max(Console().width, 160), highlight=False)
-    profile = "spec-sheet" if args.spec else "calibrated"
+    profile = "spec-sheet" if args.spec else "calibrated, leave one sweep out" if args.cross_validate else "calibrated"
     table = Table(title=f"rank fidelity on controlled sweeps ({args.sweeps}, {profile} profiles)")
     for col in ("sweep", "gpu", "projected", "Spearman", "Kendall", "concordant", "top-1 regret", "top-3 regret",
                 "ratio error (median |.|)"):
@@ -70,6 +80,8 @@ def run_sweeps(args: argparse.Namespace) -> int:
     console.print(table)
     for r in results:
         console.print(f"\n[bold]{r.id}[/bold]: {r.title}" + (f" (ratios to `{r.base}`)" if r.base else ""))
+        if r.refit:
+            console.print(f"  projected on: {r.refit}" + (f" ({', '.join(r.held_out)})" if r.held_out else ""))
         for field, why in r.assumed:
             console.print(f"  assumed {field} = {why}")
         for v in r.variants:

@@ -21,8 +21,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="controlled sweeps YAML (schema of validation/sweeps.yaml): how well projections order "
                            "each sweep's variants")
     p.add_argument("--sweep", action="append", metavar="ID", help="with --sweeps: report only this sweep (repeatable)")
-    p.add_argument("--spec", action="store_true",
-                   help="with --sweeps: project on the spec-sheet profiles instead of the calibrated ones")
+    profiles = p.add_mutually_exclusive_group()
+    profiles.add_argument("--spec", action="store_true",
+                          help="with --sweeps: project on the spec-sheet profiles instead of the calibrated ones")
+    profiles.add_argument("--cross-validate", action="store_true",
+                          help="with --sweeps: leave one sweep out, each ranked on its GPU's profile refitted without "
+                               "the corpus rows of its recipes (minutes)")
     p.add_argument("--json", action="store_true", help="print rows and summary as JSON")
     p.add_argument("--calibrated", action="store_true",
                    help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")

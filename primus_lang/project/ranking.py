@@ -12,9 +12,10 @@ import math
 import statistics
 from collections.abc import Sequence
 
+import attrs
 from attrs import frozen
 
-from primus_lang.ir import Settings
+from primus_lang.ir import Efficiency, Settings
 from primus_lang.project.projection import project
 from primus_lang.project.sweeps import Sweep
 from primus_lang.project.validate import INTERNAL_ERROR, spearman
@@ -48,6 +49,9 @@ class SweepResult:
     top1_regret: float | None = None
     top3_regret: float | None = None
     assumed: tuple[tuple[str, str], ...] = ()
+    # leave one sweep out (``sweep_holdout``): the corpus rows the refit left out, and what projected it
+    held_out: tuple[str, ...] = ()
+    refit: str = ""
 
     @property
     def ranked(self) -> list[VariantResult]:
@@ -103,8 +107,9 @@ def regret(projected: Sequence[float], measured: Sequence[float], top: int) -> f
     return 1.0 - chosen / max(measured)
 
 
-def rank_sweep(sweep: Sweep, settings: Settings | None = None) -> SweepResult:
-    """Project every resolved variant of ``sweep`` and score the order."""
+def rank_sweep(sweep: Sweep, settings: Settings | None = None, efficiency: Efficiency | None = None) -> SweepResult:
+    """Project every resolved variant of ``sweep`` and score the order; ``efficiency``: project on the
+    variants' GPU with these efficiencies instead of its profile's (a refit without the sweep)."""
     settings = settings or Settings()
     results: list[VariantResult] = []
     gpu = ""
@@ -114,8 +119,11 @@ def rank_sweep(sweep: Sweep, settings: Settings | None = None) -> SweepResult:
             results.append(VariantResult(v.id, v.measured, skipped=v.reason or "not resolved"))
             continue
         gpu = gpu or run.cluster.gpu.name
+        cluster = run.cluster
+        if efficiency is not None:
+            cluster = attrs.evolve(cluster, gpu=attrs.evolve(cluster.gpu, efficiency=efficiency))
         try:
-            p = project(run.model, run.cluster, run.cand, run.settings(settings))
+            p = project(run.model, cluster, run.cand, run.settings(settings))
         except Exception as exc:  # a bug on one variant is reported there, not by dropping the sweep
             results.append(VariantResult(v.id, v.measured, skipped=f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}"))
             continue
@@ -177,6 +185,7 @@ def to_json(results: Sequence[SweepResult]) -> dict[str, object]:
             {"id": r.id, "title": r.title, "metric": r.metric, "gpu": r.gpu, "base": r.base or None,
              "spearman": r.spearman, "kendall": r.kendall, "concordant": r.concordant, "pairs": r.pairs,
              "top1_regret": r.top1_regret, "top3_regret": r.top3_regret, "assumed": dict(r.assumed),
+             **({"refit": r.refit, "held_out": list(r.held_out)} if r.refit else {}),
              "variants": [{"id": v.id, "label": v.label or None, "projected": v.projected, "measured": v.measured,
                            "error": v.error, "ratio_error": v.ratio_error, "skipped": v.skipped or None}
                           for v in r.variants]}
