@@ -22,8 +22,10 @@ from primus_lang.diagnostics.codes_import import (
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "import-recipe",
-        help="write a space (.prx) whose baseline is a Megatron-LM command line or a Primus experiment",
-        description="Read a Megatron-LM command line or arguments file, or a Primus experiment YAML (nothing "
+        help="write a space (.prx) whose baseline is a Megatron-LM command line, a Megatron-Bridge launch "
+        "or a Primus experiment",
+        description="Read a Megatron-LM command line or arguments file, a Megatron-Bridge launch (run_recipe.py "
+        "--recipe NAME and its overrides), or a Primus experiment YAML (nothing "
         "is run), and write a space: the model card, the cluster, the recipe as its baseline, axes around it, "
         "and the settings primusc does not model carried through to emission.",
     )
@@ -75,7 +77,13 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     recipe = read_recipe(args.recipe)
     cards = stdlib_cards()
     card: tuple[str, str, dict[str, Any]] | None = None
-    if recipe.kind == "primus":
+    if recipe.kind == "bridge":
+        # the recipe names its model: Bridge builds it from the card's Hugging Face config
+        assert recipe.card is not None
+        module, model = cards[recipe.card.value]
+        card = (module, recipe.card.value, card_fields(model))
+        imp = interpret(recipe, card[2], fill_all=True)
+    elif recipe.kind == "primus":
         assert recipe.card is not None
         wanted = find_card(primus_card_name(recipe.card.value), cards) or primus_card_name(recipe.card.value)
         if wanted not in cards:
@@ -103,7 +111,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     if bad_keys:
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{bad_keys[0]}` cannot be written as a passthrough "
                                       "field (a keyword of the language)"))
-    target = "primus+slurm" if recipe.kind == "primus" else "megatron+slurm"
+    target = {"primus": "primus+slurm", "bridge": "bridge+slurm"}.get(recipe.kind, "megatron+slurm")
     name = args.name or _name(args.recipe)
     notes = list(recipe.notes)
     notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]

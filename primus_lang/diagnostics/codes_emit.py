@@ -87,3 +87,24 @@ PRIMUS_ON_NVIDIA = register(
     "    target primus + slurm          # on an H100 cluster\n\n"
     "Fix: emit for Megatron-LM on NVIDIA clusters (`--target megatron+slurm`), or target an AMD cluster.",
 )
+BRIDGE_UNKNOWN_FIELD = register(
+    "P7020",
+    "bridge-unknown-field",
+    "a space's passthrough names a Megatron-Bridge field the recorded ConfigContainer lacks",
+    "A passthrough setting `bridge__section__field = value` is written to the bridge target as the\n"
+    "override `section.field=value`. Bridge refuses a key its ConfigContainer lacks, so emission\n"
+    "checks the field against the fields recorded from Megatron-Bridge 067f987 and its megatron-core\n"
+    "(primus_lang/emit/bridge_fields.txt) and stops on one that is not there.\n\n"
+    "    passthrough { bridge__model__moe_hybridep_num_sms = 32 }\n\n"
+    "Fix: correct the field's name, or remove the setting.",
+)
+BRIDGE_ONLY_DROPPED = register(
+    "W7020",
+    "bridge-only-setting-dropped",
+    "a space imported from a Megatron-Bridge recipe carries settings only Bridge can take",
+    "`import-recipe` of a Bridge launch keeps the recipe's name (`bridge__recipe`) and its overrides of\n"
+    "fields no Megatron-LM argument holds (`bridge__comm_overlap__...`) in the space's passthrough.\n"
+    "The megatron and primus targets write the candidate and the Megatron settings but not these; the\n"
+    "warning lists them so the launch is not mistaken for the recipe in every detail.\n\n"
+    "Fix: emit with `--target bridge+...` to keep them, or accept the list as what changes.",
+)

@@ -114,7 +114,9 @@ RECIPE_UNREADABLE = register(
     "`primusc import-recipe FILE` reads a Megatron-LM command line or arguments file (a `torchrun ... "
     "pretrain_gpt.py --tensor-model-parallel-size 8 ...` script, or the flags alone) or a Primus "
     "experiment YAML (`modules.pre_trainer.model` and `overrides`). The file must be UTF-8 text of at "
-    "most 16 MiB. A Megatron-Bridge recipe is Python and is not read: write its settings as flags.",
+    "most 16 MiB, and a Megatron-Bridge launch is read as a command line (`scripts/training/run_recipe.py "
+    "--recipe NAME` and its `section.field=value` overrides, P3140-P3142); a Bridge recipe's Python "
+    "source is not read.",
 )
 RECIPE_SHELL_SYNTAX = register(
     "P3121",
@@ -211,4 +213,36 @@ RECIPE_NO_BASELINE = register(
     "value per knob (knobs it leaves out take the space's fixed value, else the knob's default, else "
     "the axis's first value). `passthrough { name = value }` holds Megatron settings primusc carries "
     "to the launch files unchanged: text, numbers or true/false.",
+)
+
+# --- P3140-P3149: `primusc import-recipe` of a Megatron-Bridge launch ---------------------------------
+
+BRIDGE_UNKNOWN_RECIPE = register(
+    "P3140",
+    "bridge-unknown-recipe",
+    "the Megatron-Bridge launch names a recipe whose settings primusc has not recorded",
+    "Bridge's recipes are Python functions; primusc never runs them, so it knows a recipe's settings "
+    "only where they were written down from its source (primus_lang/recipes/bridge_recipes.py, "
+    "Megatron-Bridge 067f987). The message lists the recorded recipes and the nearest name. Launch "
+    "lines of `scripts/training/run_recipe.py` (or `train.sh`) with `--recipe NAME` or `--model STEM` "
+    "are read; the performance launcher's selector flags (`setup_experiment.py -m ... -mr ...`) are "
+    "not: name the flat recipe function with `--recipe` instead.",
+)
+BRIDGE_UNKNOWN_KEY = register(
+    "P3141",
+    "bridge-unknown-override",
+    "a Megatron-Bridge override names no ConfigContainer field, or an option run_recipe.py lacks",
+    "Every `section.field=value` override must name a field of the recipe's ConfigContainer (recorded "
+    "from Megatron-Bridge 067f987 and the megatron-core it pins, primus_lang/emit/bridge_fields.txt): "
+    "Bridge refuses a key its config lacks, so a misspelt key is refused here too, at its span, with "
+    "the nearest field. `mixed_precision=NAME` takes one of Bridge's registered precision recipes.",
+)
+BRIDGE_BAD_OVERRIDE = register(
+    "P3142",
+    "bridge-bad-override",
+    "a word after the Bridge script is neither an option nor a `KEY=VALUE` override primusc reads",
+    "run_recipe.py takes its options, then Hydra-style overrides `section.field=value` (`+field=value` "
+    "adds one). A deletion (`~field`), a mode other than pretraining (`--mode sft`) or a dataset "
+    "preset other than mock data change what the recipe runs in ways a space does not describe, so "
+    "they are refused with the reason rather than dropped.",
 )

@@ -17,6 +17,8 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import (
     BAD_VARIABLE,
+    BRIDGE_ONLY_DROPPED,
+    BRIDGE_UNKNOWN_FIELD,
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
@@ -115,6 +117,9 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
                 for p in problems
             ]
         )
+    unknown = framework.unknown_fields()
+    if unknown:
+        raise CompileError([Diagnostic(BRIDGE_UNKNOWN_FIELD, p, help="see `primusc explain P7020`") for p in unknown])
     _refuse_missing(launcher)
     _refuse_site(space, launcher, variables)
     return _render(space, cand, target, ctx, framework, launcher, variables)
@@ -144,8 +149,17 @@ def _refuse_site(space: Space, launcher: Launcher, variables: Variables) -> None
 
 
 def target_warnings(space: Space, target: str) -> list[Diagnostic]:
-    """What ``emit`` writes as asked but a user should hear about: W7001 for Primus on NVIDIA GPUs."""
+    """What ``emit`` writes as asked but a user should hear about: W7020 for a Bridge recipe's own
+    settings another framework leaves out, W7001 for Primus on NVIDIA GPUs."""
+    from primus_lang.emit.bridge import bridge_passthrough
+
     framework, _ = parse_target(target)
+    bridge_only = [k for k, _ in space.passthrough if bridge_passthrough(k) is not None]
+    if framework.NAME != "bridge" and bridge_only:
+        return [Diagnostic(BRIDGE_ONLY_DROPPED,
+                           f"the {framework.NAME} target leaves out the Megatron-Bridge settings of the space's "
+                           f"passthrough: {', '.join(bridge_only)}",
+                           help="emit with `--target bridge+...` to keep them (see `primusc explain W7020`)")]
     if framework.NAME == "primus" and space.cluster.gpu.vendor == "nvidia":
         return [Diagnostic(PRIMUS_ON_NVIDIA,
                            f"Primus runs on AMD GPUs with ROCm; cluster `{space.cluster.name}` has NVIDIA "

@@ -116,6 +116,10 @@ class Framework:
     def render_values(self) -> dict[str, Any]:
         return {}
 
+    def unknown_fields(self) -> list[str]:
+        """Settings carried for this framework that name none of its fields (P7020)."""
+        return []
+
     def deepep_on_amd(self) -> bool:
         """The flex dispatcher (written with the DeepEP backend) on an AMD cluster."""
         return self.cluster.gpu.vendor == "amd" and self.model.moe is not None and self.cand.moe_dispatcher == "flex"
@@ -310,19 +314,21 @@ class Bridge(Framework):
         return f"{BRIDGE_MODELS[card]}_pretrain_config" if card is not None else ""
 
     def overrides(self) -> tuple[list[str], list[str]]:
+        """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
         written, problems = overrides(self.settings)
         out = [f"{path}={value}" for path, value in written]
         fields = recorded_fields()
         for key, value in self.bridge_only:
             path = bridge_passthrough(key)
-            if not path:
-                continue
-            if path not in fields:
-                problems.append(f"passthrough `{key}`: `{path}` is not a Megatron-Bridge ConfigContainer field "
-                                f"(recorded at {BRIDGE_COMMIT_SHORT})")
-                continue
-            out.append(f"{path}={hydra_text(value)}")
+            if path and path in fields:
+                out.append(f"{path}={hydra_text(value)}")
         return out, problems
+
+    def unknown_fields(self) -> list[str]:
+        fields = recorded_fields()
+        return [f"passthrough `{key}` names `{path}`, which is no field of Megatron-Bridge's ConfigContainer "
+                f"(recorded at {BRIDGE_COMMIT_SHORT})"
+                for key, _ in self.bridge_only if (path := bridge_passthrough(key)) and path not in fields]
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()

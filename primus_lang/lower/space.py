@@ -42,7 +42,7 @@ from primus_lang.lower.site import lower_run
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
 from primus_lang.syntax import ast
 
-FRAMEWORKS = ("megatron", "primus")
+FRAMEWORKS = ("megatron", "primus", "bridge")
 LAUNCHERS = ("slurm", "k8s", "local")
 ORACLES = ("simulate", "benchmark", "hybrid")
 

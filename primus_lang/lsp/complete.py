@@ -26,7 +26,7 @@ from primus_lang.lsp.knowledge import (
 
 Item = tuple[str, str, str, str]  # label, kind (keyword|field|value|module|name|function|variable), detail, doc
 
-FRAMEWORKS = ("megatron", "primus")
+FRAMEWORKS = ("megatron", "primus", "bridge")
 LAUNCHERS = ("slurm", "k8s", "local")
 
 

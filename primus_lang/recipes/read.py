@@ -1,4 +1,5 @@
-"""A recipe file of either kind: a Primus experiment when it is a YAML mapping, else a command line."""
+"""A recipe file of any kind: a Primus experiment when it is a YAML mapping, else a command line,
+Megatron-Bridge's (run_recipe.py and its overrides) or Megatron-LM's."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from primus_lang.datafiles import DataCodes, load_yaml, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
 from primus_lang.ir.span import Span
+from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
 from primus_lang.recipes.primus import read_experiment
 from primus_lang.recipes.settings import Recipe
@@ -18,7 +20,7 @@ CODES = DataCodes(unreadable=RECIPE_UNREADABLE, encoding=RECIPE_UNREADABLE, too_
 
 def read_recipe(path: str | Path) -> Recipe:
     name = str(path)
-    what = "a Megatron-LM command line or a Primus experiment YAML"
+    what = "a Megatron-LM command line, a Megatron-Bridge launch or a Primus experiment YAML"
     text = read_text(path, CODES, what)
     if name.endswith((".yaml", ".yml")):
         data = load_yaml(path, CODES, what)
@@ -28,5 +30,9 @@ def read_recipe(path: str | Path) -> Recipe:
         return read_experiment(text, name, data)
     if name.endswith(".py"):
         raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is Python (a Megatron-Bridge recipe?), which "
-                                      "primusc does not run or read", help="write its settings as Megatron flags"))
+                                      "primusc does not run or read",
+                                      help="pass the launch line instead: scripts/training/run_recipe.py --recipe NAME "
+                                      "section.field=value ..."))
+    if is_bridge_launch(text):
+        return read_bridge_launch(text, name)
     return read_command_line(text, name)

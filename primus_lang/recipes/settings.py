@@ -25,11 +25,11 @@ class Recipe:
     """What a recipe file says, before interpretation."""
 
     file: str
-    kind: str  # "megatron" | "primus"
+    kind: str  # "megatron" | "primus" | "bridge"
     entries: dict[str, Entry]
     nodes: Entry | None = None  # torchrun's --nnodes
     gpus_per_node: Entry | None = None  # torchrun's --nproc-per-node
-    card: Entry | None = None  # a Primus experiment's model card
+    card: Entry | None = None  # a Primus experiment's model card; a Bridge recipe's stdlib card
     gpu_hint: str = ""  # a GPU named by the file's folder (Primus: configs/MI300X/...)
     notes: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Space
+from primus_lang.ir.run import Run
 
 MI325X = Gpu(
     name="mi325x", vendor="amd", peak_bf16=1307.4e12, peak_fp8=2614.9e12, hbm_capacity=256 * 10**9,
@@ -105,6 +106,14 @@ CASES: dict[str, tuple[Space, Candidate]] = {
         space("llama3_8b_fp8cs", STDLIB_LLAMA3_8B, cluster(H100, 1)),
         Candidate(tp=1, pp=1, mbs=1, gbs=128, seq_len=8192, precision="fp8", fp8_recipe="tensorwise",
                   recompute=Recompute("full", 5, "block")),
+    ),
+    # a run block: every run setting reaches each framework, the init std over the model card's
+    "llama3_8b_run": (
+        Space(name="llama3_8b_run", model=STDLIB_LLAMA3_8B, cluster=cluster(H100, 1),
+              run=Run(lr=3.0e-4, min_lr=3.0e-5, warmup_iters=100, decay="cosine", init_std=0.008, adam_beta2=0.999,
+                      adam_eps=1e-8, clip_grad=1.0, weight_decay=0.1, log_throughput=True,
+                      tensorboard_dir="/runs/tb", wandb_project="primusc-runs")),
+        Candidate(tp=2, pp=1, mbs=1, gbs=64, seq_len=8192),
     ),
     "llama8b_zbv": (
         space("llama8b_zbv", LLAMA3_8B, cluster(MI325X, 1)),

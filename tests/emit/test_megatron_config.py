@@ -30,7 +30,7 @@ pytest.importorskip("megatron.core")
 # Arguments Megatron reads outside the three config classes (model construction, data, training loop).
 RUN_ARGS = {
     "seq_length", "max_position_embeddings", "position_embedding_type", "untie_embeddings_and_output_weights",
-    "group_query_attention", "micro_batch_size", "global_batch_size", "train_iters", "lr", "mock_data",
+    "group_query_attention", "micro_batch_size", "global_batch_size", "train_iters", "mock_data",
     "data_path", "tokenizer_type", "tokenizer_model", "vocab_size", "save", "load", "ckpt_format",
     "gradient_accumulation_fusion",
     # the training loop's schedule, logging, validation and checkpoint cadence (arguments.py's
@@ -40,7 +40,14 @@ RUN_ARGS = {
     "te_rng_tracker", "no_check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
     # pretrain_mamba.py's model construction (mamba_builders.py): the layer spec and the hybrid pattern
     "spec", "hybrid_override_pattern",
+    # a run block's schedule, logging and data (arguments.py's _add_learning_rate_args, _add_logging_args,
+    # _add_data_args): the scheduler and the loggers read them from the arguments, not from a config
+    "lr_decay_style", "lr_decay_iters", "log_throughput", "tensorboard_dir", "wandb_project", "wandb_exp_name",
+    "split", "train_data_path", "valid_data_path", "test_data_path",
 }
+# A run block's optimizer settings: OptimizerConfig fields of the same names (megatron/core/optimizer/
+# optimizer_config.py, 0.16.1), checked there rather than listed as run arguments.
+OPTIMIZER_NUMBERS = ("lr", "min_lr", "weight_decay", "adam_beta1", "adam_beta2", "adam_eps", "clip_grad")
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
 RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend",
@@ -129,8 +136,9 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         if key in args:
             value = args.pop(key)
             opt[key] = dtypes[value] if isinstance(value, str) else value
-    if "weight_decay" in args:
-        opt["weight_decay"] = float(args.pop("weight_decay"))
+    for key in OPTIMIZER_NUMBERS:
+        if key in args:
+            opt[key] = float(args.pop(key))
     if opt:  # Megatron hands the distributed-optimizer switch to both configs
         opt["use_distributed_optimizer"] = ddp.get("use_distributed_optimizer", False)
     assert set(opt) <= opt_fields

@@ -1,0 +1,246 @@
+"""A Megatron-Bridge launch → ``Recipe``: ``[torchrun ...] scripts/training/run_recipe.py --recipe NAME
+[options] section.field=value ...`` (Megatron-Bridge 067f987, run_recipe.py's parser).
+
+The recipe's own settings come from what primusc recorded of it (bridge_recipes.py); the options
+and overrides replace them. Every key goes through emit/bridge.py's one table: a field that holds a
+Megatron argument becomes that argument (so ``interpret`` reads it as it reads any recipe), any
+other recorded field is carried through for the bridge target as ``bridge__section__field``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+import yaml
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import (
+    BRIDGE_BAD_OVERRIDE,
+    BRIDGE_UNKNOWN_KEY,
+    BRIDGE_UNKNOWN_RECIPE,
+    RECIPE_BAD_VALUE,
+    RECIPE_CONTRADICTION,
+    RECIPE_UNSUPPORTED,
+)
+from primus_lang.emit.bridge import (
+    BRIDGE_MODELS,
+    RECIPE_KEY,
+    dest_of,
+    passthrough_key,
+    precision_settings,
+    recorded_fields,
+)
+from primus_lang.ir.span import Span
+from primus_lang.recipes.bridge_recipes import CONVENIENCE, RECIPES, SWITCHES, BridgeRecipe
+from primus_lang.recipes.megatron import _launcher
+from primus_lang.recipes.settings import Entry, Recipe
+from primus_lang.recipes.words import Word, split_words
+
+SCRIPTS = ("run_recipe.py", "train.sh")
+# the performance launcher's scripts, whose selector flags name a recipe indirectly
+PERFORMANCE_SCRIPTS = ("setup_experiment.py", "run_script.py")
+# stdlib GPUs and how many a node of each holds (GB200/GB300 NVL72 trays: 4)
+_GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
+
+
+def is_bridge_launch(text: str) -> bool:
+    """Whether a command line runs Bridge's recipe entry point (read before Megatron's reader)."""
+    return re.search(r"(^|[\s/])(run_recipe\.py|train\.sh|setup_experiment\.py|run_script\.py)(\s|$)",
+                     text) is not None and "pretrain_gpt.py" not in text
+
+
+def read_bridge_launch(text: str, file: str) -> Recipe:
+    words, problems = split_words(text, file)
+    start = next((i for i, w in enumerate(words) if w.text.rsplit("/", 1)[-1] in SCRIPTS + PERFORMANCE_SCRIPTS),
+                 None)
+    if start is None:
+        raise CompileError(Diagnostic(BRIDGE_UNKNOWN_RECIPE, "no Megatron-Bridge entry point in the command line",
+                                      span=Span(file, 1, 1, 1, 2),
+                                      help="the line should run scripts/training/run_recipe.py --recipe NAME"))
+    script = words[start]
+    if script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS:
+        raise CompileError(Diagnostic(
+            BRIDGE_UNKNOWN_RECIPE, f"`{script.text}` selects its recipe from model, GPU and precision flags, "
+            "which primusc does not resolve", span=script.span,
+            help="launch the flat recipe by name: scripts/training/run_recipe.py --recipe <function>_config"))
+    launcher: dict[str, Entry] = {}
+    notes: list[str] = []
+    if start:
+        launcher, notes = _launcher(words[:start], problems)
+    reader = _Reader(file, words[start + 1:], problems)
+    reader.read()
+    if problems:
+        raise CompileError(problems)
+    recipe = reader.recipe()
+    entries = _entries(recipe, reader, problems)
+    if problems:
+        raise CompileError(problems)
+    gpu = recipe.gpu
+    per_node = _GPUS_PER_NODE.get(gpu, 8)
+    nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
+    if nodes is None and gpus is None:
+        where = f"the recipe name's {recipe.gpus}gpu"
+        gpus = Entry("nproc_per_node", str(per_node), None, where)
+        nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, where)
+    notes += reader.notes
+    notes.append(f"recipe `{recipe.name}` read from {recipe.source} (Megatron-Bridge 067f987)")
+    return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
+                  card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
+                  gpu_hint=gpu, notes=tuple(notes))
+
+
+class _Reader:
+    def __init__(self, file: str, words: list[Word], problems: list[Diagnostic]) -> None:
+        self.file, self.words, self.problems = file, words, problems
+        self.recipe_name = ""
+        self.recipe_span: Span | None = None
+        self.recipe_written = ""
+        self.overrides: list[tuple[str, str, Word]] = []  # (path, Hydra text, where)
+        self.notes: list[str] = []
+
+    def read(self) -> None:
+        i = 0
+        while i < len(self.words):
+            w = self.words[i]
+            name, eq, inline = w.text.partition("=")
+            if w.text.startswith("-") and name in ("--recipe", "--model", "--mode", "--dataset", "--step-func",
+                                                   "--step_func", *CONVENIENCE):
+                value, i = (inline, i + 1) if eq else ((self.words[i + 1].text, i + 2) if i + 1 < len(self.words)
+                                                       else ("", i + 1))
+                if not value:
+                    self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name}` needs a value", span=w.span))
+                    continue
+                self.option(name, value, w)
+                continue
+            if w.text in SWITCHES:
+                self.notes.append(f"`{w.text}` changes how run_recipe.py runs, not the recipe; not carried")
+                i += 1
+                continue
+            if w.text.startswith("-"):
+                known = ["--recipe", "--model", "--mode", "--dataset", *CONVENIENCE, *SWITCHES]
+                close = difflib.get_close_matches(name, known, n=1)
+                self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{name}` is not a run_recipe.py option",
+                                                span=w.span, help=f"did you mean `{close[0]}`?" if close
+                                                else "options: " + ", ".join(known)))
+                i += 1
+                continue
+            self.override(w)
+            i += 1
+
+    def option(self, name: str, value: str, w: Word) -> None:
+        if name == "--recipe":
+            self.recipe_name, self.recipe_span, self.recipe_written = value, w.span, f"--recipe {value}"
+        elif name == "--model":
+            self.recipe_name, self.recipe_span, self.recipe_written = f"{value}_pretrain_config", w.span, \
+                f"--model {value}"
+        elif name == "--mode":
+            if value != "pretrain":
+                self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--mode {value}`: primusc plans pretraining "
+                                                "runs only", span=w.span, help="use --mode pretrain"))
+        elif name == "--dataset":
+            if value != "mock":
+                self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--dataset {value}`: a dataset preset is "
+                                                "Bridge's own; primusc reads mock data or `dataset.data_path=`",
+                                                span=w.span, help="write the corpus as dataset.data_path=PREFIX"))
+        elif name in ("--step-func", "--step_func"):
+            self.notes.append(f"`{name} {value}` is Bridge's forward step; not carried")
+        else:
+            self.overrides.append((CONVENIENCE[name], value, w))
+
+    def override(self, w: Word) -> None:
+        key, eq, value = w.text.partition("=")
+        if key.startswith("~"):
+            self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{w.text}` deletes a field of the recipe, which "
+                                            "a space cannot describe", span=w.span, help="set the field's value instead"))
+            return
+        if not eq or not key:
+            self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{w.text}` is not a `section.field=value` override",
+                                            span=w.span, help="write KEY=VALUE, one word"))
+            return
+        key = key.lstrip("+")
+        fields = recorded_fields()
+        if key != "mixed_precision" and key not in fields:
+            close = difflib.get_close_matches(key, [f for f in fields if "=" not in f], n=1)
+            self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge's "
+                                            "ConfigContainer", span=w.span,
+                                            help=f"did you mean `{close[0]}`?" if close else "check the key"))
+            return
+        self.overrides.append((key, value, w))
+
+    def recipe(self) -> BridgeRecipe:
+        found = RECIPES.get(self.recipe_name)
+        if found is not None:
+            return found
+        known = sorted(RECIPES)
+        close = difflib.get_close_matches(self.recipe_name, known, n=1)
+        stem = next((s for s in BRIDGE_MODELS.values() if self.recipe_name.startswith(s + "_")), None)
+        why = (f"the recipe `{self.recipe_name}`'s settings are not recorded"
+               if self.recipe_name else "the launch names no recipe (`--recipe NAME` or `--model STEM`)")
+        hint = (f"did you mean `{close[0]}`? " if close else "") + "recorded: " + ", ".join(known)
+        if stem is not None:
+            hint += f"; or take a recorded {stem} recipe and state the rest as overrides"
+        raise CompileError(Diagnostic(BRIDGE_UNKNOWN_RECIPE, why, span=self.recipe_span, help=hint))
+
+
+def hydra_scalar(text: str) -> Any:
+    """A Hydra override value as Python: true/false/null, numbers, ``[a,b]`` lists, quoted text."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        return tuple(str(hydra_scalar(x.strip())) for x in inner.split(",")) if inner else ()
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, (bool, int, float)) or value is None else text
+
+
+def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) -> dict[str, Entry]:
+    """The recipe's recorded settings (no span), then the launch's overrides over them, keyed by the
+    Megatron argument each field holds, else by the field's passthrough name."""
+    entries: dict[str, Entry] = {RECIPE_KEY: Entry(RECIPE_KEY, recipe.name, None, "--recipe")}
+    stated: dict[str, tuple[Any, Word]] = {}
+
+    def put(path: str, value: Any, where: Word | None, text: str) -> None:
+        span = where.span if where is not None else None
+        if path == "mixed_precision":
+            settings = precision_settings(str(value))
+            if settings is None:
+                if where is not None and f"mixed_precision={value}" not in recorded_fields():
+                    problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`mixed_precision={value}` is no precision "
+                                               "recipe Bridge registers", span=span,
+                                               help="e.g. bf16_mixed, bf16_with_fp8_current_scaling_mixed"))
+                elif where is not None:
+                    problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`mixed_precision={value}`: primusc models BF16 "
+                                               "training with FP8 or FP4 GEMMs, not this recipe", span=span,
+                                               help="choose a bf16 precision recipe"))
+                return
+            for dest in ("fp8", "fp8_recipe", "fp4", "fp4_recipe"):
+                entries.pop(dest, None)
+            for dest, v in settings.items():
+                entries[dest] = Entry(dest, v, span, f"mixed_precision={value}")
+            return
+        dest = dest_of(path) or passthrough_key(path)
+        if where is not None:
+            previous = stated.get(dest)
+            if previous is not None and previous[0] != value:
+                problems.append(Diagnostic(RECIPE_CONTRADICTION, f"`{text}` contradicts `{previous[1].text}`",
+                                           span=span, notes=(f"first at {previous[1].span}",),
+                                           help="run_recipe.py keeps the last silently; keep the one you mean"))
+            stated[dest] = (value, where)
+        if dest == "cuda_graph_scope" and isinstance(value, str):
+            value = (value,)
+        if dest == "recompute_modules" and value is not None and not isinstance(value, tuple):
+            value = (str(value),)
+        entries[dest] = Entry(dest, value, span, text)
+
+    for path, value in recipe.settings.items():
+        put(path, value, None, f"{recipe.name}'s {path}")
+    for path, text, where in reader.overrides:
+        put(path, hydra_scalar(text), where, where.text)
+    # run_recipe.py sets the model's sequence length from the dataset's after the overrides
+    # (recipe_runner.sync_model_dataset_sequence_length): one sequence length either way
+    return entries
