@@ -139,7 +139,7 @@ def _build(rank: int, world: int, port: int, out: str) -> None:
     multi_latent_attention.HAVE_TE = False
     whole = _whole_linear()
     # MLASelfAttention picks the duplicated (whole) layout by class: TELinear's, here the stand-in's
-    multi_latent_attention.TELinear = whole  # type: ignore[misc]
+    multi_latent_attention.TELinear = whole
     counts: dict[str, dict[str, int]] = {}
     for family, model in FAMILIES.items():
         cfg = _config(model, world)
