@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from primus_lang.ir.expr import Binary, Call, Const, Expr, Name, Tuple_, Unary, Visitor, to_text
+from primus_lang.ir.expr import Binary, Call, Const, Expr, Name, Tuple_, Unary, Visitor, alternatives, to_text
 
 __all__ = ["evaluate"]
 
@@ -76,9 +76,8 @@ class _Evaluate(Visitor[Any]):
     def binary(self, e: Binary) -> Any:
         if e.op == "in":
             left = self.visit(e.left)
-            items = e.right.items if isinstance(e.right, Tuple_) else (e.right,)
             out: Any = False
-            for item in items:
+            for item in alternatives(e):
                 out = np.logical_or(out, np.equal(left, self.visit(item)))
             return out
         a = self.visit(e.left)

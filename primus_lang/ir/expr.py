@@ -119,6 +119,11 @@ def walk(e: Expr) -> Iterator[tuple[Expr, int]]:
         stack.extend((c, depth + 1) for c in reversed(children(node)))
 
 
+def alternatives(e: Binary) -> tuple[Expr, ...]:
+    """What the left side of ``x in (a, b)`` is compared with (``x in a`` compares with ``a`` alone)."""
+    return e.right.items if isinstance(e.right, Tuple_) else (e.right,)
+
+
 def depth(e: Expr) -> int:
     return max(d for _, d in walk(e))
 
@@ -255,6 +260,7 @@ __all__ = [
     "Tuple_",
     "Unary",
     "Visitor",
+    "alternatives",
     "children",
     "depth",
     "map_children",

@@ -27,6 +27,7 @@ from primus_lang.ir.expr import (
     Tuple_,
     Unary,
     Visitor,
+    alternatives,
 )
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
 
@@ -131,8 +132,7 @@ class _Type(Visitor[str]):
     def binary(self, e: Binary) -> str:
         left = self.visit(e.left)
         if e.op == "in":
-            items = e.right.items if isinstance(e.right, Tuple_) else (e.right,)
-            for item in items:
+            for item in alternatives(e):
                 if self.visit(item) != left:
                     raise _bad(item, f"`in` compares a {left} with a {self.visit(item)}")
             return "bool"

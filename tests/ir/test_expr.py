@@ -14,6 +14,7 @@ from primus_lang.ir.expr import (
     Tuple_,
     Unary,
     Visitor,
+    alternatives,
     children,
     depth,
     map_children,
@@ -47,6 +48,13 @@ def test_depth_of_a_tree_deeper_than_the_recursion_limit() -> None:
     for _ in range(5000):
         e = Unary("-", e)
     assert depth(e) == 5001
+
+
+def test_alternatives_of_in() -> None:
+    inside = EXPR.left
+    assert isinstance(inside, Unary) and isinstance(inside.operand, Binary)
+    assert alternatives(inside.operand) == (Name("pp"), Const(4))
+    assert alternatives(Binary("in", Name("x"), Name("y"))) == (Name("y"),)
 
 
 def test_names_in() -> None:
