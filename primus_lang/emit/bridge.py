@@ -285,9 +285,12 @@ def _numeric(text: str) -> bool:
     return True
 
 
-def overrides(settings: Settings) -> tuple[list[tuple[str, str]], list[str]]:
+def overrides(settings: Settings, recipe_precision: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
     """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
-    setting cannot be written (empty: all can)."""
+    setting cannot be written (empty: all can). ``recipe_precision`` is the precision recipe the
+    launched recipe already runs, where primusc recorded it: naming it again would replace the
+    recipe's tuned copy (a performance recipe computes its first and last layers in FP8 too) with
+    the registered one."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
     name = precision_name(settings)
@@ -295,7 +298,7 @@ def overrides(settings: Settings) -> tuple[list[tuple[str, str]], list[str]]:
         problems.append("the precision recipe "
                         f"`{settings.get('fp8_recipe', settings.get('fp4_recipe'))}`: Bridge registers no "
                         "mixed-precision recipe for it")
-    else:
+    elif name != recipe_precision:
         out.append(("mixed_precision", name))
     for dest, value in settings.items():
         if dest in ARCHITECTURE or dest in PRECISION_DESTS:

@@ -24,7 +24,7 @@ from primus_lang.emit.bridge import (
     overrides,
     recorded_fields,
 )
-from primus_lang.emit.context import Variables
+from primus_lang.emit.context import VARIABLES, Variables
 from primus_lang.emit.primus_configs import (
     CARDS_WITH_SHARED_EXPERT_OVERLAP,
     DEEPEP_SWITCHES,
@@ -299,7 +299,16 @@ class Bridge(Framework):
     def preprocess(self, settings: Settings) -> Settings:
         # Bridge pins its own megatron-core; the Megatron-LM flag profiles do not apply, only
         # Megatron-FSDP's checkpoint format, which megatron-core asserts whatever the launcher
-        return PROFILES["core_v0.16"].extras(settings)
+        out = PROFILES["core_v0.16"].extras(settings)
+        if self.run is None:
+            # A throughput run writes Megatron's optimizer defaults out for Megatron and Primus to
+            # agree; Bridge's recipe has its own optimizer and schedule, which stand unless the
+            # user gave a learning rate (`--var lr`)
+            for dest in ("weight_decay", "lr_warmup_iters"):
+                out.pop(dest, None)
+            if self.variables.lr == VARIABLES["lr"].default:
+                out.pop("lr", None)
+        return out
 
     def card(self) -> str | None:
         """The stdlib card the space's model is, as written (its sequence length aside), when
@@ -315,7 +324,11 @@ class Bridge(Framework):
 
     def overrides(self) -> tuple[list[str], list[str]]:
         """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
-        written, problems = overrides(self.settings)
+        from primus_lang.recipes.bridge_recipes import RECIPES
+
+        recorded = RECIPES.get(self.recipe())
+        precision = recorded.settings.get("mixed_precision") if recorded is not None else None
+        written, problems = overrides(self.settings, precision if isinstance(precision, str) else None)
         out = [f"{path}={value}" for path, value in written]
         fields = recorded_fields()
         for key, value in self.bridge_only:

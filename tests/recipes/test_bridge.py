@@ -10,6 +10,7 @@ import re
 import shlex
 from pathlib import Path
 
+import attrs
 import pytest
 import yaml
 
@@ -110,7 +111,11 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert cand is not None and (cand.tp, cand.cp, cand.sp, cand.precision) == (2, 1, True, "bf16")
     _, written = emitted_words(emit(space, cand, "bridge+local")["node.sh"])
     assert written["comm_overlap.tp_comm_bootstrap_backend"] == "nccl" and written["model.moe_router_dtype"] == "fp32"
-    assert written["mixed_precision"] == "bf16_mixed"
+    # the recipe's own precision object stays; another precision is named
+    assert "mixed_precision" not in written
+    _, written = emitted_words(emit(space, attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8"),
+                                    "bridge+local")["node.sh"])
+    assert written["mixed_precision"] == "bf16_with_mxfp8_mixed"
 
 
 @pytest.mark.parametrize(("line", "code", "needle"), [
