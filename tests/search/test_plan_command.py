@@ -149,13 +149,15 @@ def test_ctrl_c_on_plan_leaves_a_trace_that_resume_finishes(tmp_path: Path) -> N
     import sys
     import time
 
+    from tests.signals import hear_sigint
+
     root = Path(__file__).resolve().parents[2]
     space = str(root / "examples" / "mixtral_8x22b_mi355x.prx")
     trace = tmp_path / "trace.jsonl"
     args = [sys.executable, "-m", "primus_lang.cli", "plan", space, "--strategy", "random", "--budget", "600",
             "--seed", "1", "--no-emit", "--json", "--trace", str(trace)]
     proc = subprocess.Popen([*args, "--out", str(tmp_path / "a")], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=hear_sigint)
     # a guard against a hang only: how long the plan takes to reach 20 evaluations is the machine's business
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:

@@ -18,6 +18,7 @@ from primus_lang.search.run import search_landscape
 from primus_lang.search.trace import read_trace
 from primus_lang.search.trial import Evaluation
 from tests.search import synthetic
+from tests.signals import hear_sigint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,7 +111,7 @@ def test_sigint_leaves_a_resumable_trace(tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     script = tmp_path / "run.py"
     script.write_text(SCRIPT.format(root=str(ROOT)))
-    proc = subprocess.Popen([sys.executable, str(script), str(trace)], cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, str(script), str(trace)], cwd=ROOT, preexec_fn=hear_sigint)
     # a guard against a hang only: the child blocks at its ninth evaluation until the signal comes
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and proc.poll() is None:
