@@ -114,7 +114,13 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     target = {"primus": "primus+slurm", "bridge": "bridge+slurm"}.get(recipe.kind, "megatron+slurm")
     name = args.name or _name(args.recipe)
     notes = list(recipe.notes)
-    notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]
+    if recipe.kind == "bridge":
+        # what primusc did not record of a Bridge recipe is the recipe's own choice, not Megatron's default
+        notes += [f"`{k}` is left to the recipe (`{k} = flash`: Transformer Engine picks a memory-efficient kernel)"
+                  if k == "attention" else f"`{k}` is not recorded for the recipe; Megatron's default is assumed"
+                  for k in imp.assumed]
+    else:
+        notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]
     text = render_space(imp, name, card, (vendor, gpu), nodes, gpus, target, notes)
     program = loads_program(text, f"<space from {args.recipe}>")
     space = program.spaces[0]

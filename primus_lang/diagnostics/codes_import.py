@@ -224,9 +224,9 @@ BRIDGE_UNKNOWN_RECIPE = register(
     "Bridge's recipes are Python functions; primusc never runs them, so it knows a recipe's settings "
     "only where they were written down from its source (primus_lang/recipes/bridge_recipes.py, "
     "Megatron-Bridge 067f987). The message lists the recorded recipes and the nearest name. Launch "
-    "lines of `scripts/training/run_recipe.py` (or `train.sh`) with `--recipe NAME` or `--model STEM` "
-    "are read; the performance launcher's selector flags (`setup_experiment.py -m ... -mr ...`) are "
-    "not: name the flat recipe function with `--recipe` instead.",
+    "lines of `scripts/training/run_recipe.py` (or `train.sh`) name it with `--recipe NAME` or "
+    "`--model STEM`; the performance launcher (`setup_experiment.py`, `run_script.py`) by its parts, "
+    "`-mr`, `-ng`, `-g` and `-c`, all of which it needs.",
 )
 BRIDGE_UNKNOWN_KEY = register(
     "P3141",
@@ -242,7 +242,9 @@ BRIDGE_BAD_OVERRIDE = register(
     "bridge-bad-override",
     "a word after the Bridge script is neither an option nor a `KEY=VALUE` override primusc reads",
     "run_recipe.py takes its options, then Hydra-style overrides `section.field=value` (`+field=value` "
-    "adds one). A deletion (`~field`), a mode other than pretraining (`--mode sft`) or a dataset "
-    "preset other than mock data change what the recipe runs in ways a space does not describe, so "
-    "they are refused with the reason rather than dropped.",
+    "adds one). A deletion (`~field`), a mode other than pretraining (`--mode sft`, `--task sft`), a "
+    "dataset preset other than mock data, or a performance-launcher option that changes the run and "
+    "that primusc does not read (`--use_megatron_fsdp true`: write it as the override of its field) "
+    "would change what the recipe runs in ways a space does not describe, so they are refused with the "
+    "reason rather than dropped.",
 )

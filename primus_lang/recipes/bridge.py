@@ -33,7 +33,17 @@ from primus_lang.emit.bridge import (
     recorded_fields,
 )
 from primus_lang.ir.span import Span
-from primus_lang.recipes.bridge_recipes import CONVENIENCE, RECIPES, SWITCHES, BridgeRecipe
+from primus_lang.recipes.bridge_recipes import (
+    CONVENIENCE,
+    PERF_OPTIONS,
+    PERF_PRECISIONS,
+    PERF_SELECTORS,
+    PERF_SITE_SWITCHES,
+    PERF_SITE_VALUES,
+    RECIPES,
+    SWITCHES,
+    BridgeRecipe,
+)
 from primus_lang.recipes.megatron import _launcher
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Word, split_words
@@ -60,16 +70,15 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
                                       span=Span(file, 1, 1, 1, 2),
                                       help="the line should run scripts/training/run_recipe.py --recipe NAME"))
     script = words[start]
-    if script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS:
-        raise CompileError(Diagnostic(
-            BRIDGE_UNKNOWN_RECIPE, f"`{script.text}` selects its recipe from model, GPU and precision flags, "
-            "which primusc does not resolve", span=script.span,
-            help="launch the flat recipe by name: scripts/training/run_recipe.py --recipe <function>_config"))
     launcher: dict[str, Entry] = {}
     notes: list[str] = []
     if start:
-        launcher, notes = _launcher(words[:start], problems)
-    reader = _Reader(file, words[start + 1:], problems)
+        # Bridge's READMEs launch through uv (`uv run python scripts/...`), which only picks the environment
+        before = [w for k, w in enumerate(words[:start])
+                  if not (w.text == "uv" or (w.text == "run" and k and words[k - 1].text == "uv"))]
+        launcher, notes = _launcher(before, problems)
+    perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
+    reader = _Reader(file, words[start + 1:], problems, perf=perf)
     reader.read()
     if problems:
         raise CompileError(problems)
@@ -80,6 +89,11 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
     gpu = recipe.gpu
     per_node = _GPUS_PER_NODE.get(gpu, 8)
     nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
+    given = reader.selectors.get("gpus_per_node")
+    if given is not None and nodes is None and gpus is None:
+        gpus = Entry("nproc_per_node", given[0], given[1].span, given[1].text)
+        per_node = int(given[0]) if given[0].isdigit() and int(given[0]) > 0 else per_node
+        nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, "the recipe's GPU count")
     if nodes is None and gpus is None:
         where = f"the recipe name's {recipe.gpus}gpu"
         gpus = Entry("nproc_per_node", str(per_node), None, where)
@@ -92,15 +106,96 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
 
 
 class _Reader:
-    def __init__(self, file: str, words: list[Word], problems: list[Diagnostic]) -> None:
-        self.file, self.words, self.problems = file, words, problems
+    def __init__(self, file: str, words: list[Word], problems: list[Diagnostic], *, perf: bool = False) -> None:
+        self.file, self.words, self.problems, self.perf = file, words, problems, perf
         self.recipe_name = ""
         self.recipe_span: Span | None = None
         self.recipe_written = ""
         self.overrides: list[tuple[str, str, Word]] = []  # (path, Hydra text, where)
+        self.late: list[tuple[str, str, Word]] = []  # the performance launcher's options, over the overrides
+        self.selectors: dict[str, tuple[str, Word]] = {}
         self.notes: list[str] = []
 
+    def value(self, i: int, inline: str, eq: str) -> tuple[str, int]:
+        if eq:
+            return inline, i + 1
+        return (self.words[i + 1].text, i + 2) if i + 1 < len(self.words) else ("", i + 1)
+
     def read(self) -> None:
+        if self.perf:
+            self.read_performance()
+        else:
+            self.read_training()
+        self.overrides += self.late
+        if self.perf:
+            self.perf_recipe()
+
+    def read_performance(self) -> None:
+        """setup_experiment.py / run_script.py: the recipe's parts, its options, Hydra overrides."""
+        i = 0
+        while i < len(self.words):
+            w = self.words[i]
+            name, eq, inline = w.text.partition("=")
+            if not w.text.startswith("-"):
+                self.override(w)
+                i += 1
+                continue
+            if name in PERF_SITE_SWITCHES:
+                self.notes.append(f"`{name}` is the performance launcher's own; the emitted launch files run the job")
+                i += 1
+                continue
+            if name not in PERF_SELECTORS and name not in PERF_OPTIONS and name not in PERF_SITE_VALUES:
+                self.problems.append(Diagnostic(
+                    BRIDGE_BAD_OVERRIDE, f"`{name}` is a performance-launcher option primusc does not read",
+                    span=w.span, help="write its effect as a `section.field=value` override, or drop it"))
+                i += 1
+                continue
+            value, i = self.value(i, inline, eq)
+            if not value:
+                self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name}` needs a value", span=w.span))
+            elif name in PERF_SELECTORS:
+                self.selectors[PERF_SELECTORS[name]] = (value, w)
+            elif name in PERF_OPTIONS:
+                path = PERF_OPTIONS[name]
+                self.late.append((path, "null" if value == "None" else value, w))
+                if path == "model.tensor_model_parallel_size" and value.isdigit():
+                    self.late.append(("model.sequence_parallel", "true" if int(value) > 1 else "false", w))
+            else:
+                self.notes.append(f"`{name}` is a launcher or site setting; the emitted launch files set their own")
+
+    def perf_recipe(self) -> None:
+        """The flat recipe the selectors name (utils/utils.py, _recipe_function_name)."""
+        missing = [flag for flag, part in (("-mr", "recipe"), ("-ng", "gpus"), ("-g", "gpu"))
+                   if part not in self.selectors]
+        if missing:
+            self.problems.append(Diagnostic(BRIDGE_UNKNOWN_RECIPE, "the performance launch does not name its "
+                                            f"recipe: {', '.join(missing)} missing", span=self.words[0].span
+                                            if self.words else None, help="give -mr, -ng and -g (and -c)"))
+            return
+        task, task_word = self.selectors.get("task", ("pretrain", None))
+        if task != "pretrain":
+            self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--task {task}`: primusc plans pretraining runs only",
+                                            span=task_word.span if task_word else None, help="use --task pretrain"))
+        domain = self.selectors.get("domain")
+        if domain is not None and domain[0] != "llm":
+            self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--domain {domain[0]}`: primusc plans language "
+                                            "models", span=domain[1].span, help="use --domain llm"))
+        precision, precision_word = self.selectors.get("precision", ("bf16", None))
+        if precision not in PERF_PRECISIONS:
+            self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`-c {precision}` is no precision of the launcher",
+                                            span=precision_word.span if precision_word else None,
+                                            help="one of " + ", ".join(PERF_PRECISIONS)))
+            return
+        variant = self.selectors.get("variant", ("", None))[0].lower()
+        suffix = "" if variant in ("", "v1", "v2") else f"_{variant}"
+        recipe, recipe_word = self.selectors["recipe"]
+        gpus = self.selectors["gpus"][0]
+        gpu = self.selectors["gpu"][0].lower()
+        self.recipe_name = f"{recipe.lower()}_{task}_{gpus}gpu_{gpu}_{PERF_PRECISIONS[precision]}{suffix}_config"
+        self.recipe_span, self.recipe_written = recipe_word.span, f"-mr {recipe}"
+
+    def read_training(self) -> None:
+        """scripts/training/run_recipe.py (or train.sh): its options, then Hydra overrides."""
         i = 0
         while i < len(self.words):
             w = self.words[i]

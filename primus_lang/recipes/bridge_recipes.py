@@ -106,3 +106,40 @@ CONVENIENCE: dict[str, str] = {
 }
 # run_recipe.py's runtime switches: they change how it runs, not the recipe
 SWITCHES = frozenset({"--dry-run", "--dry_run", "--deterministic", "--dump-env", "--dump_env"})
+
+# The performance launcher (scripts/performance/setup_experiment.py, run_script.py and argument_parser.py):
+# it names a flat recipe by its parts, ``<-mr>_<--task>_<-ng>gpu_<-g>_<precision>[_<variant>]_config``
+# (utils/utils.py, _recipe_function_name), applies the trailing Hydra overrides, then these options
+# over them (run_script.py, _apply_perf_recipe_overrides; utils/overrides.py, set_user_overrides).
+PERF_SELECTORS: dict[str, str] = {
+    "-m": "family", "--model_family_name": "family", "-mr": "recipe", "--model_recipe_name": "recipe",
+    "-ng": "gpus", "--num_gpus": "gpus", "-g": "gpu", "--gpu": "gpu", "-c": "precision", "--compute_dtype": "precision",
+    "--task": "task", "-cv": "variant", "--config_variant": "variant", "-gn": "gpus_per_node",
+    "--gpus_per_node": "gpus_per_node", "--domain": "domain",
+}
+PERF_PRECISIONS = {"bf16": "bf16", "fp8_cs": "fp8cs", "fp8_ds": "fp8ds", "fp8_mx": "fp8mx", "fp8_sc": "fp8sc",
+                   "nvfp4": "nvfp4"}
+PERF_OPTIONS: dict[str, str] = {
+    "-ms": "train.train_iters", "--max_steps": "train.train_iters",
+    "-gb": "train.global_batch_size", "--global_batch_size": "train.global_batch_size",
+    "-mb": "train.micro_batch_size", "--micro_batch_size": "train.micro_batch_size",
+    "-sl": "dataset.seq_length", "--seq_length": "dataset.seq_length",
+    # set_user_overrides also turns sequence parallelism on exactly when TP > 1
+    "-tp": "model.tensor_model_parallel_size", "--tensor_model_parallel_size": "model.tensor_model_parallel_size",
+    "-pp": "model.pipeline_model_parallel_size", "--pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
+    "-cp": "model.context_parallel_size", "--context_parallel_size": "model.context_parallel_size",
+    "-vp": "model.virtual_pipeline_model_parallel_size",
+    "--virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
+    "-ep": "model.expert_model_parallel_size", "--expert_model_parallel_size": "model.expert_model_parallel_size",
+    "-et": "model.expert_tensor_parallel_size", "--expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+}
+# where and how the job runs, not what it trains: the emitted launch files and the site say these
+PERF_SITE_VALUES = frozenset({
+    "-a", "--account", "-p", "--partition", "-t", "--time_limit", "-i", "--container_image", "-nh", "--nemo_home",
+    "-hf", "--hf_token", "-l", "--log_dir", "--detach", "--max_retries", "-cm", "--custom_mounts",
+    "-ce", "--custom_env_vars", "-E", "--env", "-cs", "--custom_srun_args", "--gres", "--additional_slurm_params",
+    "--packager", "--enable_pct_binding", "--preempt_time", "-wdk", "--wandb_key", "-wdp", "--wandb_project_name",
+    "-wde", "--wandb_entity_name", "-wdj", "--wandb_experiment_name", "-wds", "--wandb_save_dir",
+    "--save_config_filepath", "-vb", "--enable_vboost", "-lgc", "--lock_gpu_freq", "-lmc", "--peak_mem_clk",
+})
+PERF_SITE_SWITCHES = frozenset({"-d", "--dryrun", "--offline", "--dump_env", "-en", "--enable_nsys"})

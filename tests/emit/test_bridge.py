@@ -95,3 +95,17 @@ def test_what_bridge_cannot_take_is_refused() -> None:
     changed = attrs.evolve(space, model=attrs.evolve(space.model, num_layers=16))
     with pytest.raises(CompileError):
         emit(changed, cand, "bridge+slurm")
+
+
+def test_a_run_blocks_init_std_overrides_the_cards_in_every_framework() -> None:
+    """The model card's initialisation (Primus's card YAML, Bridge's Hugging Face config) is the
+    default; a run block's init std is written over it for all three frameworks."""
+    import yaml
+
+    space, cand = CASES["llama3_8b_run"]
+    assert space.run is not None and space.run.init_std == 0.008
+    assert "--init-method-std 0.008" in emit(space, cand, "megatron+local")["node.sh"]
+    experiment = yaml.safe_load(emit(space, cand, "primus+local")["experiment.yaml"])
+    assert experiment["modules"]["pre_trainer"]["overrides"]["init_method_std"] == 0.008
+    _, words = overrides_of(emit(space, cand, "bridge+local")["node.sh"])
+    assert "model.init_method_std=0.008" in words and "optimizer.adam_beta2=0.999" in words

@@ -130,7 +130,10 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
      "P3121", "shell"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config train.micro_batch_size=1 "
      "train.micro_batch_size=2", "P3124", "contradicts"),
-    ("setup_experiment.py -m llama -mr llama3_8b -g h100", "P3140", "--recipe"),
+    ("setup_experiment.py -m llama -mr llama3_8b -g h100", "P3140", "-ng"),
+    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --use_megatron_fsdp true", "P3142",
+     "--use_megatron_fsdp"),
+    ("setup_experiment.py -mr llama3_8b -ng 16 -g h100 -c fp8_cs", "P3140", "llama3_8b_pretrain_16gpu_h100_fp8cs_config"),
 ])
 def test_bad_launches_get_diagnostics_with_spans(tmp_path: Path, line: str, code: str, needle: str) -> None:
     launch = tmp_path / "launch.sh"
@@ -153,3 +156,18 @@ def test_a_bridge_field_the_record_lacks_is_refused_at_emission(tmp_path: Path) 
     with pytest.raises(CompileError) as err:
         emit(space, cand, "bridge+slurm")
     assert [d.code.id for d in err.value.diagnostics] == ["P7020"]
+
+
+def test_the_performance_launcher_names_its_recipe_by_parts(tmp_path: Path) -> None:
+    launch = tmp_path / "perf.sh"
+    launch.write_text("uv run python scripts/performance/setup_experiment.py --account acct --partition batch "
+                      "-i nvcr.io/nvidia/nemo:26.04 -m llama -mr llama3_8b -ng 8 -g h100 -c fp8_cs "
+                      "model.recompute_num_layers=4 -tp 2 -gb 256\n")
+    recipe = read_recipe(launch)
+    assert recipe.entries["bridge__recipe"].value == "llama3_8b_pretrain_8gpu_h100_fp8cs_config"
+    assert recipe.entries["tensor_model_parallel_size"].value == 2
+    assert recipe.entries["sequence_parallel"].value is True  # the launcher's -tp turns it on above TP 1
+    assert recipe.entries["global_batch_size"].value == 256 and recipe.entries["recompute_num_layers"].value == 4
+    assert any("--account" in n for n in recipe.notes)
+    assert recipe.nodes is not None and recipe.gpus_per_node is not None
+    assert (recipe.nodes.value, recipe.gpus_per_node.value) == ("1", "8")
