@@ -77,3 +77,38 @@ def test_w6010_names_uncosted_features() -> None:
     assert feature_warnings(BASE) == [] and ignored_features(BASE.replace(logit_softcap=30.0))
     (w,) = feature_warnings(BASE.replace(attention_softcap=50.0, logit_softcap=30.0))
     assert w.code.id == "W6010" and len(w.notes) == 2
+
+
+def _attention_tasks(m: Model) -> list[tuple[int, float]]:
+    from primus_lang.ir import Candidate
+    from primus_lang.project import stage_ops
+    from primus_lang.project.ops import Attention
+    from tests.project.fixtures import cluster
+
+    cand = Candidate(tp=1, mbs=1, gbs=8, seq_len=4096)
+    tasks = [t for st in stage_ops(m, cluster(), cand) for ch in st.chunks for b in ch for t in b.tasks
+             if isinstance(t.op, Attention) and not t.op.backward and t.phase == "F"]
+    return sorted({(t.op.window, t.times) for t in tasks})
+
+
+def test_projection_windows_the_cards_share_of_layers() -> None:
+    # megatron-core windows 10 of 12 layers at every 6 (Gemma 3's pattern), 6 of 12 alternating, all at 0
+    m = BASE.replace(seq_len=4096, max_position_embeddings=8192, sliding_window=1024)
+    assert _attention_tasks(m.replace(full_attention_every=6)) == [(0, pytest.approx(2 / 12)),
+                                                                   (1024, pytest.approx(10 / 12))]
+    assert _attention_tasks(m) == [(0, 0.5), (1024, 0.5)]
+    assert _attention_tasks(m.replace(full_attention_every=0)) == [(1024, 1.0)]
+
+
+def test_projection_costs_sandwich_norms_and_logit_capping() -> None:
+    from primus_lang.ir import Candidate
+    from primus_lang.project import project
+    from tests.project.fixtures import cluster
+
+    cand = Candidate(tp=1, mbs=1, gbs=8, seq_len=512)
+    plain = project(BASE, cluster(), cand).step_time
+    assert project(BASE.replace(norm_placement="sandwich"), cluster(), cand).step_time > plain
+    assert project(BASE.replace(logit_softcap=30.0), cluster(), cand).step_time > plain
+    # GeGLU has SwiGLU's shapes and costs; the attention soft-cap is not costed (W6010 says so)
+    assert project(BASE.replace(activation="geglu"), cluster(), cand).step_time == pytest.approx(plain, rel=1e-12)
+    assert project(BASE.replace(attention_softcap=50.0), cluster(), cand).step_time == pytest.approx(plain, rel=1e-12)
