@@ -146,3 +146,42 @@ def test_kimi_k2_maps_like_deepseek_v3(tmp_path: Path) -> None:
     model = map_config(read_config(write(tmp_path, ds | {"model_type": "kimi_k2"})), "k").model
     reference = map_config(read_config(FIXTURES / "deepseek_v3.json"), "k").model
     assert model.replace(source="") == reference.replace(source="")
+
+
+def test_qwen2_has_qkv_bias_not_qk_norms() -> None:
+    """issue 20: a Qwen2.5 config imported as qwen3 came out with QK norms and without its QKV bias."""
+    m = imported("qwen2_5_72b").model
+    assert (m.qkv_bias, m.bias, m.qk_layernorm) == (True, False, False)
+
+
+def test_gemma2_features() -> None:
+    result = imported("gemma2_2b", seq_len=8192)
+    m = result.model
+    assert (m.activation, m.norm_placement, m.tied_embeddings, m.norm_epsilon) == ("geglu", "sandwich", True, 1e-6)
+    assert (m.attention_softcap, m.logit_softcap) == (50.0, 30.0)
+    assert (m.sliding_window, m.full_attention_every, m.windowed_layers) == (4096, 2, 13)
+    assert any("query_pre_attn_scalar" in note for note in result.notes)
+
+
+def test_gemma3_window_period_and_olmo2_norms() -> None:
+    g = imported("gemma3_27b").model
+    assert (g.full_attention_every, g.qk_layernorm, g.attention_softcap) == (6, True, 0.0)
+    o = imported("olmo2_7b").model
+    assert (o.norm_placement, o.qk_layernorm, o.qk_norm_whole) == ("post", True, True)
+
+
+def test_window_on_every_layer_shorter_than_seq_len(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "mixtral_8x7b.json").read_text()) | {"sliding_window": 1024}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    m = map_config(read_config(path), "m").model
+    assert (m.sliding_window, m.full_attention_every, m.windowed_layers) == (1024, 0, m.num_layers)
+
+
+def test_layer_types_give_the_full_attention_period(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "gpt_oss_120b.json").read_text())
+    data["layer_types"] = (["sliding_attention"] * 5 + ["full_attention"]) * 6
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    m = map_config(read_config(path), "m").model
+    assert (m.full_attention_every, m.windowed_layers) == (6, 30)
