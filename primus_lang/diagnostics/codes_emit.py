@@ -108,3 +108,14 @@ BRIDGE_ONLY_DROPPED = register(
     "warning lists them so the launch is not mistaken for the recipe in every detail.\n\n"
     "Fix: emit with `--target bridge+...` to keep them, or accept the list as what changes.",
 )
+BRIDGE_ON_AMD = register(
+    "W7021",
+    "bridge-on-amd",
+    "the Megatron-Bridge target is chosen for a cluster of AMD GPUs",
+    "Megatron-Bridge's launch scripts and performance recipes run in NVIDIA's NeMo containers\n"
+    "(`nvcr.io/nvidia/nemo`, scripts/performance/README.md at Megatron-Bridge 067f987), and its\n"
+    "performance recipes are written for H100, B200, B300, GB200 and GB300 GPUs. The launch files are\n"
+    "written as asked, but nothing says Bridge runs on the AMD nodes they name.\n\n"
+    "    target bridge + slurm          # on an MI325X cluster\n\n"
+    "Fix: emit for Primus on AMD clusters (`--target primus+slurm`), or target an NVIDIA cluster.",
+)

@@ -185,7 +185,8 @@ RESETS: dict[str, str] = {
     "use_precision_aware_optimizer": "false",
 }
 
-_PLAIN = re.compile(r"[A-Za-z0-9_./:+-]+")
+# what Hydra's override grammar reads as a bare word; anything else is double-quoted
+_PLAIN = re.compile(r"[A-Za-z0-9_./-]+")
 
 # A space's passthrough names a Bridge field that no Megatron argument holds as ``bridge__`` and the
 # field's path with ``__`` for each dot (``bridge__comm_overlap__tp_comm_bootstrap_backend``): a
@@ -320,6 +321,11 @@ def overrides(settings: Settings, recipe_precision: str | None = None) -> tuple[
             continue
         if dest == "data_path" and isinstance(value, tuple):
             value = " ".join(value)  # GPTDatasetConfig.data_path splits a string on whitespace
+        if any("${" in v for v in (value if isinstance(value, tuple) else (value,)) if isinstance(v, str)):
+            # OmegaConf resolves `${...}` in a value as an interpolation of another field
+            problems.append(f"`{dest}` = {value!r}: Bridge's overrides read `${{...}}` as an OmegaConf "
+                            "interpolation, not as text")
+            continue
         for path in paths:
             out.append((path, hydra_value(value)))
         if dest == "recompute_granularity" and value == "selective" and "recompute_modules" not in settings:

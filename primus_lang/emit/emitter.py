@@ -17,6 +17,7 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import (
     BAD_VARIABLE,
+    BRIDGE_ON_AMD,
     BRIDGE_ONLY_DROPPED,
     BRIDGE_UNKNOWN_FIELD,
     ILLEGAL_CANDIDATE,
@@ -150,7 +151,7 @@ def _refuse_site(space: Space, launcher: Launcher, variables: Variables) -> None
 
 def target_warnings(space: Space, target: str) -> list[Diagnostic]:
     """What ``emit`` writes as asked but a user should hear about: W7020 for a Bridge recipe's own
-    settings another framework leaves out, W7001 for Primus on NVIDIA GPUs."""
+    settings another framework leaves out, W7021 for Bridge on AMD GPUs, W7001 for Primus on NVIDIA GPUs."""
     from primus_lang.emit.bridge import bridge_passthrough
 
     framework, _ = parse_target(target)
@@ -160,6 +161,11 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            f"the {framework.NAME} target leaves out the Megatron-Bridge settings of the space's "
                            f"passthrough: {', '.join(bridge_only)}",
                            help="emit with `--target bridge+...` to keep them (see `primusc explain W7020`)")]
+    if framework.NAME == "bridge" and space.cluster.gpu.vendor == "amd":
+        return [Diagnostic(BRIDGE_ON_AMD,
+                           f"Megatron-Bridge is launched from NVIDIA's NeMo containers; cluster `{space.cluster.name}` "
+                           f"has AMD `{space.cluster.gpu.name}` GPUs",
+                           help="use `--target primus+...` on AMD clusters (see `primusc explain W7021`)")]
     if framework.NAME == "primus" and space.cluster.gpu.vendor == "nvidia":
         return [Diagnostic(PRIMUS_ON_NVIDIA,
                            f"Primus runs on AMD GPUs with ROCm; cluster `{space.cluster.name}` has NVIDIA "

@@ -352,6 +352,9 @@ class Bridge(Framework):
         elif self.card() is None:
             out.append(f"model `{self.model.name}`: the recipe `{self.recipe()}` builds its own model; a card "
                        "changed in the space cannot be written as its overrides")
+        if self.deepep_on_amd():
+            # the flex dispatcher's DeepEP backend is megatron-core's, whose kernels are CUDA-only
+            out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only")
         out += self.overrides()[1]
         return list(dict.fromkeys(out))
 

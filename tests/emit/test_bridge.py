@@ -109,3 +109,29 @@ def test_a_run_blocks_init_std_overrides_the_cards_in_every_framework() -> None:
     assert experiment["modules"]["pre_trainer"]["overrides"]["init_method_std"] == 0.008
     _, words = overrides_of(emit(space, cand, "bridge+local")["node.sh"])
     assert "model.init_method_std=0.008" in words and "optimizer.adam_beta2=0.999" in words
+
+
+def test_bridge_on_amd_is_written_with_a_warning_and_deepep_refused() -> None:
+    from primus_lang.emit import target_warnings
+
+    space = CASES["llama70b_mi325x"][0]
+    assert [w.code.id for w in target_warnings(space, "bridge+slurm")] == ["W7021"]
+    assert target_warnings(CASES["llama3_8b_h100_fp8cs"][0], "bridge+slurm") == []
+    ds, dcand = CASES["deepseek_v3_b200"]
+    amd = attrs.evolve(ds, cluster=CASES["llama70b_mi325x"][0].cluster)
+    with pytest.raises(CompileError) as err:
+        emit(amd, attrs.evolve(dcand, moe_dispatcher="flex"), "bridge+slurm")
+    assert any("DeepEP backend is CUDA-only" in d.message for d in err.value.diagnostics)
+
+
+def test_a_value_hydra_would_interpolate_is_refused() -> None:
+    from primus_lang.emit import EmitContext
+
+    space, cand = CASES["llama3_8b_h100_fp8cs"]
+    ctx = EmitContext(variables={"data_path": "/data/${USER}/corpus", "tokenizer_model": "meta-llama/Meta-Llama-3-8B"})
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "bridge+slurm", ctx)
+    assert "interpolation" in err.value.diagnostics[0].message
+    ctx = EmitContext(variables={"data_path": "0.7 /data/a 0.3 /data/b", "tokenizer_model": "meta-llama/Meta-Llama-3-8B"})
+    _, words = overrides_of(emit(space, cand, "bridge+slurm", ctx)["node.sh"])
+    assert 'dataset.data_path="0.7 /data/a 0.3 /data/b"' in words and "dataset.mock=true" not in words
