@@ -51,7 +51,9 @@ OPTIMIZER_NUMBERS = ("lr", "min_lr", "weight_decay", "adam_beta1", "adam_beta2",
 NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
            "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
 RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend",
-           "fp8_format": "fp8", "fp4_format": "fp4"}
+           "fp8_format": "fp8", "fp4_format": "fp4",
+           # Megatron-LM's core_transformer_config_from_args: layernorm_epsilon = args.norm_epsilon
+           "norm_epsilon": "layernorm_epsilon"}
 
 
 LIST_ARGS = {"recompute_modules", "cuda_graph_scope", "spec"}  # nargs flags
