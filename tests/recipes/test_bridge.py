@@ -18,9 +18,11 @@ from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, target_warnings
+from primus_lang.emit.bridge import BRIDGE_MODELS, recorded_fields
 from primus_lang.lower import load_space
 from primus_lang.recipes import read_recipe
 from primus_lang.recipes.bridge import hydra_scalar
+from primus_lang.recipes.bridge_recipes import RECIPES
 from primus_lang.resources import data_dir
 from primus_lang.search.plan import prepare, space_baseline
 
@@ -171,3 +173,20 @@ def test_the_performance_launcher_names_its_recipe_by_parts(tmp_path: Path) -> N
     assert any("--account" in n for n in recipe.notes)
     assert recipe.nodes is not None and recipe.gpus_per_node is not None
     assert (recipe.nodes.value, recipe.gpus_per_node.value) == ("1", "8")
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_every_recorded_recipe_is_bridge_fields_and_imports_legal(tmp_path: Path, name: str) -> None:
+    recipe = RECIPES[name]
+    fields = recorded_fields()
+    assert recipe.card in BRIDGE_MODELS and f"_{recipe.gpus}gpu_{recipe.gpu}_" in name
+    for path, value in recipe.settings.items():
+        assert (f"mixed_precision={value}" if path == "mixed_precision" else path) in fields, path
+    launch = tmp_path / "launch.sh"
+    launch.write_text(f"python scripts/training/run_recipe.py --recipe {name}\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None and legality(space, cand) == []
+    assert space.cluster.world == recipe.gpus and space.cluster.gpu.name == recipe.gpu
