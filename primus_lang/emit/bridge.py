@@ -262,9 +262,23 @@ def precision_settings(name: str) -> Settings | None:
     return None
 
 
+def hydra_problem(value: Setting) -> str | None:
+    """Why a value has no Hydra override spelling primusc trusts (None: it has one). A quoted
+    string holds one kind of quote, not both, and no backslash, whose escaping Hydra's grammar
+    treats differently before a quote and elsewhere; `${` is an OmegaConf interpolation."""
+    for text in (value if isinstance(value, tuple) else (value,)):
+        if not isinstance(text, str):
+            continue
+        if "${" in text:
+            return "Bridge's overrides read `${...}` as an OmegaConf interpolation, not as text"
+        if "\\" in text or ("'" in text and '"' in text):
+            return "a backslash, or both kinds of quote, have no Hydra override spelling primusc trusts"
+    return None
+
+
 def hydra_value(value: Setting) -> str:
     """A value as Hydra's override grammar reads it: bare where it can be, a list in brackets,
-    else a double-quoted string (Hydra unescapes ``\\"`` and ``\\\\``)."""
+    else quoted with the quote it does not hold (what ``hydra_problem`` refuses never gets here)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -275,7 +289,8 @@ def hydra_value(value: Setting) -> str:
         return "[" + ",".join(hydra_value(v) for v in value) + "]"
     if _PLAIN.fullmatch(value) and value not in ("true", "false", "null") and not _numeric(value):
         return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    quote = "'" if '"' in value else '"'
+    return quote + value + quote
 
 
 def _numeric(text: str) -> bool:
@@ -321,10 +336,9 @@ def overrides(settings: Settings, recipe_precision: str | None = None) -> tuple[
             continue
         if dest == "data_path" and isinstance(value, tuple):
             value = " ".join(value)  # GPTDatasetConfig.data_path splits a string on whitespace
-        if any("${" in v for v in (value if isinstance(value, tuple) else (value,)) if isinstance(v, str)):
-            # OmegaConf resolves `${...}` in a value as an interpolation of another field
-            problems.append(f"`{dest}` = {value!r}: Bridge's overrides read `${{...}}` as an OmegaConf "
-                            "interpolation, not as text")
+        why = hydra_problem(value)
+        if why is not None:
+            problems.append(f"`{dest}` = {value!r}: {why}")
             continue
         for path in paths:
             out.append((path, hydra_value(value)))

@@ -282,7 +282,7 @@ class _Reader:
 def hydra_scalar(text: str) -> Any:
     """A Hydra override value as Python: true/false/null, numbers, ``[a,b]`` lists, quoted text."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        return text[1:-1]
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1].strip()
         return tuple(str(hydra_scalar(x.strip())) for x in inner.split(",")) if inner else ()

@@ -135,3 +135,17 @@ def test_a_value_hydra_would_interpolate_is_refused() -> None:
     ctx = EmitContext(variables={"data_path": "0.7 /data/a 0.3 /data/b", "tokenizer_model": "meta-llama/Meta-Llama-3-8B"})
     _, words = overrides_of(emit(space, cand, "bridge+slurm", ctx)["node.sh"])
     assert 'dataset.data_path="0.7 /data/a 0.3 /data/b"' in words and "dataset.mock=true" not in words
+
+
+@pytest.mark.parametrize("value", ['/data/"a" b\'s', "/data/a\\b"])
+def test_a_value_hydra_cannot_spell_is_refused(value: str) -> None:
+    from primus_lang.emit import EmitContext
+
+    space, cand = CASES["llama3_8b_h100_fp8cs"]
+    ctx = EmitContext(variables={"data_path": value, "tokenizer_model": "meta-llama/Meta-Llama-3-8B"})
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "bridge+local", ctx)
+    assert "Hydra override spelling" in err.value.diagnostics[0].message
+    _, words = overrides_of(emit(space, cand, "bridge+local", EmitContext(variables={
+        "data_path": "/data/it's here", "tokenizer_model": "meta-llama/Meta-Llama-3-8B"}))["node.sh"])
+    assert "dataset.data_path=\"/data/it's here\"" in words

@@ -26,8 +26,11 @@ with open(os.environ["PROBE_OUT"], "w") as f:
 """
 
 
-def hostile(canary: Path) -> str:
-    """Quotes, command substitution, backticks, a glob, a separator and non-ASCII, each a way out."""
+def hostile(canary: Path, target: str = "") -> str:
+    """Quotes, command substitution, backticks, a glob, a separator and non-ASCII, each a way out.
+    For Bridge one kind of quote and no backslash: its Hydra overrides refuse the rest (P7001)."""
+    if target.startswith("bridge+"):
+        return f"""it's $(touch {canary}) `touch {canary}` ; touch {canary} * ünïcødé ✓ $HOME"""
     return f"""it's "q" $(touch {canary}) `touch {canary}` ; touch {canary} * ünïcødé ✓ \\ $HOME"""
 
 
@@ -49,7 +52,7 @@ def emitted(tmp_path: Path, target: str, value: str, **extra: str) -> tuple[Path
 @pytest.mark.parametrize("target", TARGETS)
 def test_dry_run_executes_nothing(target: str, tmp_path: Path) -> None:
     canary = tmp_path / "canary"
-    folder, files = emitted(tmp_path, target, hostile(canary))
+    folder, files = emitted(tmp_path, target, hostile(canary, target))
     script = {"slurm": "launch.sbatch", "local": "launch.sh", "k8s": "node.sh"}[target.split("+")[1]]
     result = subprocess.run(["bash", str(folder / script), "--dry-run"], capture_output=True, text=True,
                             env={"PATH": "/usr/bin:/bin"}, timeout=60)
