@@ -118,6 +118,12 @@ def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
         for phase in ("F", "B"):
             tasks.append(Task(Collective("all_gather", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
             tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+        # The column-parallel layer keeps only its sequence shard of the input (the activation memory
+        # sequence parallelism saves) and gathers it again in the backward for its weight gradient:
+        # Transformer Engine's backward_input_needs_gather, megatron-core's
+        # LinearWithGradAccumulationAndAsyncCommunication; the tp-comm-overlap configs name it the
+        # bulk overlap of the dgrad GEMM. So the backward moves three tensors where the forward moves two.
+        tasks.append(Task(Collective("all_gather", size, sh.tp_group), "B", "tp_comm", hides_under="gemm"))
     else:
         for phase in ("F", "B"):
             tasks.append(Task(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))

@@ -62,6 +62,13 @@ PRIOR_SIGMA = 10.0  # in the logit space: a weak pull toward the profile's own v
 # the rows of every profile of its vendor, so a profile with few rows, or rows that cannot tell two
 # parameters apart, borrows what its siblings' rows say about efficiencies that are fractions of a peak.
 POOL_SIGMA = 4.0
+# What the host does per launched op (PyTorch's dispatch, Transformer Engine's and the framework's
+# Python, the launch call) is the same software on either vendor's GPUs, unlike the kernels' rates.
+# A vendor whose rows cannot move it (the MI325X rows are large dense layers, never host-bound) would
+# keep the stdlib's bare-launch 10 us, which projected DeepSeek-V2-Lite on MI355X at MBS 1 3.6x too
+# fast (docs/projection.md, rank fidelity). So a vendor's pool starts from, and is pulled toward, the
+# value pooled over the rows of the vendors with more rows than it; their rows decide it where they can.
+HOST_PARAMS = ("host_launch",)
 
 
 @frozen
@@ -232,20 +239,42 @@ def fit_efficiency(runs: Sequence[Run], base: Efficiency, settings: Settings | N
                                    settings or Settings(), iterations))
 
 
-def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations: int = 25) -> dict[str, float]:
+def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations: int = 25,
+               borrowed: Mapping[str, float] | None = None) -> dict[str, float]:
     """One set of values shared by every profile in ``runs`` (each row on its own GPU's peaks and
     bandwidths): the efficiencies a GPU without rows of its own would get from the others. The
-    start and the weak prior are the mean of the profiles' own values (logit space)."""
+    start and the weak prior are the mean of the profiles' own values (logit space), or for a
+    parameter in ``borrowed`` that value (``vendor_pool``)."""
     # calibrate's fit on all rows and vendor_pools ask for the same pool: fit it once
-    return dict(_fit_pooled(tuple(runs), settings or Settings(), iterations))
+    return dict(_fit_pooled(tuple(runs), settings or Settings(), iterations, tuple(sorted((borrowed or {}).items()))))
+
+
+def vendor_pool(by_vendor: Mapping[str, Sequence[Run]], vendor: str, settings: Settings | None = None) -> dict[str, float]:
+    """The values pooled over ``vendor``'s rows, its ``HOST_PARAMS`` started from and pulled toward
+    the values pooled over the rows of every vendor with more rows (the host's software is shared;
+    see ``HOST_PARAMS``). The vendor with the most rows borrows nothing; a vendor without rows has
+    no pool."""
+    mine = by_vendor.get(vendor, ())
+    larger = {v for v, rows in by_vendor.items() if v != vendor and len(rows) > len(mine)}
+    borrowed: dict[str, float] = {}
+    if larger and mine:
+        # built as _fit_profiles builds a vendor's rows, so a vendor alone among the larger ones is a cache hit
+        donors = [r for v, rows in by_vendor.items() if v in larger for r in rows]
+        donor = fit_pooled(donors, settings)
+        borrowed = {n: donor[n] for n in HOST_PARAMS if n in donor}
+    return fit_pooled(mine, settings, borrowed=borrowed) if mine else {}
 
 
 @functools.lru_cache(maxsize=16)
-def _fit_pooled(runs: tuple[Run, ...], settings: Settings, iterations: int) -> tuple[tuple[str, float], ...]:
+def _fit_pooled(runs: tuple[Run, ...], settings: Settings, iterations: int,
+                borrowed: tuple[tuple[str, float], ...] = ()) -> tuple[tuple[str, float], ...]:
     names = identifiable(runs)
     bases = {r.cluster.gpu.name: r.cluster.gpu.efficiency for r in runs if r.cluster}
+    lent = dict(borrowed)
 
     def mean_unit(name: str) -> float:
+        if name in lent:
+            return lent[name]
         return _from_unit(name, float(np.mean([_to_unit(name, _value(b, name)) for b in bases.values()])))
 
     def base_of(run: Run) -> Efficiency:
@@ -260,6 +289,16 @@ def layout_key(run: Run) -> str:
     return f"{run.cluster.gpu.name}|{run.model.name}|{run.cluster.world}|{run.cand.label()}"
 
 
+def _by_vendor(by_gpu: Mapping[str, Sequence[Run]]) -> dict[str, list[Run]]:
+    """Every row by its GPU's vendor, in ``by_gpu``'s order (a pool's sums run in row order)."""
+    out: dict[str, list[Run]] = {}
+    for rows in by_gpu.values():
+        for r in rows:
+            if r.cluster:
+                out.setdefault(r.cluster.gpu.vendor, []).append(r)
+    return out
+
+
 def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficiency], pool_sigma: float | None,
                   settings: Settings, only: Collection[str] | None = None) -> dict[str, Efficiency]:
     """Per-profile fits; with ``pool_sigma`` each is pulled toward the values pooled over the rows of
@@ -271,9 +310,9 @@ def _fit_profiles(by_gpu: Mapping[str, list[Run]], bases: Mapping[str, Efficienc
     wanted = sorted(only) if only is not None else list(by_gpu)
     pooled: dict[str, dict[str, float]] = {}
     if pool_sigma is not None:
+        by_vendor = _by_vendor(by_gpu)
         for vendor in sorted({vendor_of[g] for g in wanted if g in vendor_of}):
-            rows = [r for g, rs in by_gpu.items() if vendor_of.get(g) == vendor for r in rs]
-            pooled[vendor] = fit_pooled(rows, settings)
+            pooled[vendor] = vendor_pool(by_vendor, vendor, settings)
     out = {}
     for gpu in wanted:
         rows = by_gpu[gpu]
@@ -447,12 +486,11 @@ def vendor_pools(by_gpu: Mapping[str, Sequence[Run]], others: Mapping[str, Gpu],
     """Profiles for GPUs without rows of their own (``others``): each base profile with the values
     pooled over every row of its vendor (``transfer`` measures how well such values carry to a GPU
     the pool never saw)."""
-    rows = [r for rs in by_gpu.values() for r in rs if r.cluster]
+    by_vendor = _by_vendor(by_gpu)
     out = {}
     for vendor in sorted({g.vendor for g in others.values()}):
-        mine = [r for r in rows if r.cluster and r.cluster.gpu.vendor == vendor]
-        if mine:
-            values = fit_pooled(mine, settings)
+        values = vendor_pool(by_vendor, vendor, settings)
+        if values:
             out.update({name: _apply(g.efficiency, values) for name, g in sorted(others.items()) if g.vendor == vendor})
     return out
 

@@ -59,7 +59,9 @@ def _method(setup: Setup) -> str:
     else:
         prior = (f"with a prior (sigma {setup.pool_sigma:g} in logit space) toward the values fitted on the rows of "
                  "every profile of its vendor (partial pooling); what a profile's rows cannot move keeps the "
-                 "pooled value, and a GPU without rows of its own carries its vendor's pooled values.")
+                 "pooled value, and a GPU without rows of its own carries its vendor's pooled values. host_launch is "
+                 "the host's software, not the vendor's kernels: a vendor's pool starts from, and is pulled "
+                 "toward, the value pooled over the vendors with more rows.")
     return (
         "Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's rows, "
         f"{prior} The FP8 plateau is fitted as a ratio to the BF16 one and the NVFP4 plateau as a ratio to "

@@ -28,7 +28,38 @@ def validation_summary() -> str:
     return (f"(`primusc validate --summary`, {manifest().label})\n\n" + to_markdown(error_table(*sides)))
 
 
-SECTIONS: dict[str, Callable[[], str]] = {"validation-summary": validation_summary}
+def sweeps_table() -> str:
+    """``validate --sweeps`` on the bundled sweeps, calibrated profiles: one row per sweep and the
+    medians (the leave-one-sweep-out figures take minutes and are quoted, not generated)."""
+    from primus_lang.project.corpus import folder
+    from primus_lang.project.ranking import rank_sweep, summary
+    from primus_lang.project.sweeps import load_sweeps
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1%}"
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:+.2f}".replace("-", "\u2212")
+
+    results = [rank_sweep(s) for s in load_sweeps(folder() / "sweeps.yaml")]
+    lines = ["| sweep | GPU | projected | Spearman | Kendall | concordant | top-1 regret | top-3 regret | "
+             "median \\|ratio error\\| |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        ratios = sorted(abs(v.ratio_error) for v in r.ranked if v.ratio_error is not None and v.id != r.base)
+        mid = (ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+               ) if ratios else None
+        lines.append(f"| `{r.id}` | {r.gpu.removesuffix('_calibrated')} | {len(r.ranked)}/{len(r.variants)} | "
+                     f"{num(r.spearman)} | {num(r.kendall)} | {r.concordant}/{r.pairs} | {pct(r.top1_regret)} | "
+                     f"{pct(r.top3_regret)} | {pct(mid)} |")
+    s = summary(results)
+    lines.append(f"| **all ({s['judged']} judged)** | | **{s['projected']}/{s['variants']}** | "
+                 f"**median {num(s['median_spearman'])}** | **median {num(s['median_kendall'])}** | "  # type: ignore[arg-type]
+                 f"**{s['concordant_pairs']}/{s['pairs']}** | **median {pct(s['median_top1_regret'])}, worst "  # type: ignore[arg-type]
+                 f"{pct(s['worst_top1_regret'])}** | | **{pct(s['median_abs_ratio_error'])}** |")  # type: ignore[arg-type]
+    return "(`primusc validate --sweeps validation/sweeps.yaml`, calibrated profiles)\n\n" + "\n".join(lines)
+
+
+SECTIONS: dict[str, Callable[[], str]] = {"validation-summary": validation_summary, "sweeps": sweeps_table}
 
 
 def render(text: str) -> str:
