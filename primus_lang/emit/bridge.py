@@ -87,6 +87,8 @@ PATHS: dict[str, tuple[str, ...]] = {
     "cuda_graph_scope": ("model.cuda_graph_scope",),
     "te_rng_tracker": ("rng.te_rng_tracker", "model.use_te_rng_tracker"),
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
+    # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
+    "moe_pad_experts_for_cuda_graph_inference": ("model.moe_pad_experts_for_cuda_graph_inference",),
     # optimizer precision
     "use_precision_aware_optimizer": ("optimizer.use_precision_aware_optimizer",),
     "main_grads_dtype": ("optimizer.main_grads_dtype",),
@@ -301,12 +303,13 @@ def _numeric(text: str) -> bool:
     return True
 
 
-def overrides(settings: Settings, recipe_precision: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+def overrides(settings: Settings, recipe_precision: str | None = None,
+              architecture: frozenset[str] = ARCHITECTURE) -> tuple[list[tuple[str, str]], list[str]]:
     """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
     setting cannot be written (empty: all can). ``recipe_precision`` is the precision recipe the
     launched recipe already runs, where primusc recorded it: naming it again would replace the
     recipe's tuned copy (a performance recipe computes its first and last layers in FP8 too) with
-    the registered one."""
+    the registered one. ``architecture`` names the settings the recipe's model provider owns."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
     name = precision_name(settings)
@@ -317,7 +320,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None) -> tuple[
     elif name != recipe_precision:
         out.append(("mixed_precision", name))
     for dest, value in settings.items():
-        if dest in ARCHITECTURE or dest in PRECISION_DESTS:
+        if dest in architecture or dest in PRECISION_DESTS:
             continue
         if dest == "attention_backend":
             # model.attention_backend is megatron-core's AttnBackend enum, and the library recipes

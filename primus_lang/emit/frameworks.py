@@ -16,6 +16,7 @@ import yaml
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
 from primus_lang.emit.bridge import (
+    ARCHITECTURE,
     BRIDGE_DIR,
     BRIDGE_MODELS,
     BRIDGE_SCRIPT,
@@ -324,11 +325,15 @@ class Bridge(Framework):
 
     def overrides(self) -> tuple[list[str], list[str]]:
         """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
+        from primus_lang.emit.arguments import model_settings
         from primus_lang.recipes.bridge_recipes import RECIPES
 
         recorded = RECIPES.get(self.recipe())
         precision = recorded.settings.get("mixed_precision") if recorded is not None else None
-        written, problems = overrides(self.settings, precision if isinstance(precision, str) else None)
+        # every setting that describes the model is the recipe's (model_settings: whatever the card
+        # says, today and as the card grows), beside the routing ARCHITECTURE lists
+        architecture = ARCHITECTURE | frozenset(model_settings(self.model, self.cand.seq_len)) - {"seq_length"}
+        written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture)
         out = [f"{path}={value}" for path, value in written]
         fields = recorded_fields()
         for key, value in self.bridge_only:
