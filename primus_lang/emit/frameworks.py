@@ -14,7 +14,7 @@ import attrs
 import yaml
 
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit.arguments import Settings, entry_script, megatron_settings
+from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
 from primus_lang.emit.bridge import (
     ARCHITECTURE,
     BRIDGE_DIR,
@@ -101,8 +101,15 @@ class Framework:
                 "equivalent; the nearest settings bracket it: `selective(layernorm, mlp)` keeps less "
                 "activation memory, `selective` (core_attn) keeps more"
             )
-        if self.model.activation not in self.SUPPORTED_ACTIVATIONS:
+        if self.model.activation == "geglu" and "geglu" not in self.SUPPORTED_ACTIVATIONS:
+            # megatron-core builds it (gated_linear_unit with gelu, as Megatron-Bridge's Gemma providers do),
+            # but Megatron-LM's command line gates only SiLU (--swiglu) and the sigmoid-approximated
+            # quick GELU (--quick-geglu, gpt-oss's)
+            out.append("`activation` = geglu: Megatron-LM's command line has --swiglu and --quick-geglu (a "
+                       "sigmoid approximation of GELU), no flag for a gated tanh-GELU")
+        elif self.model.activation not in self.SUPPORTED_ACTIVATIONS:
             out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
+        out += model_feature_problems(self.model)
         moe = self.model.moe
         if moe is not None and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
             for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):
