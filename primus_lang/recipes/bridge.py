@@ -13,8 +13,6 @@ import difflib
 import re
 from typing import Any
 
-import yaml
-
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
     BRIDGE_BAD_OVERRIDE,
@@ -286,11 +284,21 @@ def hydra_scalar(text: str) -> Any:
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1].strip()
         return tuple(str(hydra_scalar(x.strip())) for x in inner.split(",")) if inner else ()
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, (bool, int, float)) or value is None else text
+    # Hydra's grammar, not YAML 1.1's: `3e-05` is a float there, `True` a bool, `null` nothing
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "null":
+        return None
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)", re.IGNORECASE)
 
 
 def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) -> dict[str, Entry]:

@@ -103,7 +103,8 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     launch = tmp_path / "launch.sh"
     launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_bf16_config "
                       "-tp 2 model.sequence_parallel=true model.context_parallel_size=1 "
-                      "model.moe_router_dtype=fp32 +comm_overlap.tp_comm_bootstrap_backend=nccl\n")
+                      "model.moe_router_dtype=fp32 +comm_overlap.tp_comm_bootstrap_backend=nccl "
+                      "optimizer.min_lr=3e-05\n")
     assert main(["import-recipe", str(launch), "--out", str(tmp_path / "s.prx")]) == 0
     text = (tmp_path / "s.prx").read_text()
     assert "tp = 2" in text  # the baseline's, among the axis around it
@@ -113,6 +114,7 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert cand is not None and (cand.tp, cand.cp, cand.sp, cand.precision) == (2, 1, True, "bf16")
     _, written = emitted_words(emit(space, cand, "bridge+local")["node.sh"])
     assert written["comm_overlap.tp_comm_bootstrap_backend"] == "nccl" and written["model.moe_router_dtype"] == "fp32"
+    assert written["optimizer.min_lr"] == "3e-05"  # a number, as Hydra reads it, not the text "3e-05"
     # the recipe's own precision object stays; another precision is named
     assert "mixed_precision" not in written
     _, written = emitted_words(emit(space, attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8"),
