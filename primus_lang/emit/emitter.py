@@ -110,20 +110,19 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"
     refuse_illegal(space, cand)
     framework, launcher, variables = _parts(space, cand, target, ctx)
-    problems = framework.unsupported() + launcher.unsupported()
-    if problems:
-        raise CompileError(
-            [
-                Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}", help="see `primusc explain P7001`")
-                for p in problems
-            ]
-        )
+    _refuse_unsupported(target, framework.unsupported() + launcher.unsupported())
     unknown = framework.unknown_fields()
     if unknown:
         raise CompileError([Diagnostic(BRIDGE_UNKNOWN_FIELD, p, help="see `primusc explain P7020`") for p in unknown])
     _refuse_missing(launcher)
     _refuse_site(space, launcher, variables)
     return _render(space, cand, target, ctx, framework, launcher, variables)
+
+
+def _refuse_unsupported(target: str, problems: list[str]) -> None:
+    if problems:
+        raise CompileError([Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}",
+                                       help="see `primusc explain P7001`") for p in problems])
 
 
 def _refuse_missing(launcher: Launcher) -> None:
@@ -175,9 +174,12 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
 
 
 def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:
-    """What ``emit`` refuses whatever the candidate: an unknown target, an unknown or malformed
-    variable, one the launcher needs and was not given. ``plan`` asks before it searches."""
-    _, launcher_cls = parse_target(target)
+    """What ``emit`` refuses whatever the candidate: an unknown target, a model the framework cannot
+    build, an unknown or malformed variable, one the launcher needs and was not given. ``plan`` asks
+    before it searches."""
+    framework_cls, launcher_cls = parse_target(target)
+    _refuse_unsupported(f"{framework_cls.NAME}+{launcher_cls.NAME}",
+                        framework_cls.model_problems(space.model, space.passthrough))
     variables = resolve_variables(given, space.name, variable_defaults(space))
     launcher = launcher_cls(space.cluster, variables, space.site)
     _refuse_missing(launcher)

@@ -39,6 +39,9 @@ from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 
+# a space's passthrough: settings carried to the launch files as written
+Passthrough = tuple[tuple[str, bool | int | float | str], ...]
+
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
 # Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
@@ -57,7 +60,7 @@ class Framework:
 
     def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
                  run: Run | None = None, site: Site | None = None,
-                 passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()) -> None:
+                 passthrough: Passthrough = ()) -> None:
         self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
         self.run, self.site = run, site
         # an imported Bridge recipe's own settings (its name, its fields without a Megatron
@@ -86,6 +89,30 @@ class Framework:
     def preprocess(self, settings: Settings) -> Settings:
         return self.profile.extras(settings)
 
+    @classmethod
+    def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:
+        """What this framework cannot build of the model whatever the candidate: ``plan`` asks
+        before it searches, so a refused card costs no search."""
+        out: list[str] = []
+        if model.activation == "geglu" and "geglu" not in cls.SUPPORTED_ACTIVATIONS:
+            # megatron-core builds it (gated_linear_unit with gelu, as Megatron-Bridge's Gemma providers do),
+            # but Megatron-LM's command line gates only SiLU (--swiglu) and the sigmoid-approximated
+            # quick GELU (--quick-geglu, gpt-oss's)
+            out.append("`activation` = geglu: Megatron-LM's command line has --swiglu and --quick-geglu (a "
+                       "sigmoid approximation of GELU), no flag for a gated tanh-GELU")
+        elif model.activation not in cls.SUPPORTED_ACTIVATIONS:
+            out.append(f"`activation` = {model.activation}: Megatron has no flag for this activation")
+        out += model_feature_problems(model)
+        moe = model.moe
+        if moe is not None and not cls.SUPPORTS_SEPARATE_EXPERT_BIAS:
+            for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):
+                if value != model.bias:
+                    out.append(
+                        f"`moe.{name}` = {str(value).lower()} with `bias` = {str(model.bias).lower()}: "
+                        "Megatron gives experts and the router biases exactly when every linear has them"
+                    )
+        return out
+
     def unsupported(self) -> list[str]:
         """Why the candidate cannot be expressed exactly; empty when it can."""
         out: list[str] = []
@@ -101,23 +128,7 @@ class Framework:
                 "equivalent; the nearest settings bracket it: `selective(layernorm, mlp)` keeps less "
                 "activation memory, `selective` (core_attn) keeps more"
             )
-        if self.model.activation == "geglu" and "geglu" not in self.SUPPORTED_ACTIVATIONS:
-            # megatron-core builds it (gated_linear_unit with gelu, as Megatron-Bridge's Gemma providers do),
-            # but Megatron-LM's command line gates only SiLU (--swiglu) and the sigmoid-approximated
-            # quick GELU (--quick-geglu, gpt-oss's)
-            out.append("`activation` = geglu: Megatron-LM's command line has --swiglu and --quick-geglu (a "
-                       "sigmoid approximation of GELU), no flag for a gated tanh-GELU")
-        elif self.model.activation not in self.SUPPORTED_ACTIVATIONS:
-            out.append(f"`activation` = {self.model.activation}: Megatron has no flag for this activation")
-        out += model_feature_problems(self.model)
-        moe = self.model.moe
-        if moe is not None and not self.SUPPORTS_SEPARATE_EXPERT_BIAS:
-            for name, value in (("expert_bias", moe.expert_bias), ("router_bias", moe.router_bias)):
-                if value != self.model.bias:
-                    out.append(
-                        f"`moe.{name}` = {str(value).lower()} with `bias` = {str(self.model.bias).lower()}: "
-                        "Megatron gives experts and the router biases exactly when every linear has them"
-                    )
+        out += self.model_problems(self.model, self.bridge_only)
         out += self.profile.problems(self.settings)
         return list(dict.fromkeys(out))
 
@@ -324,10 +335,15 @@ class Bridge(Framework):
         return bridge_card(self.model)
 
     def recipe(self) -> str:
-        for key, value in self.bridge_only:
+        return self.recipe_of(self.model, self.bridge_only)
+
+    @staticmethod
+    def recipe_of(model: Model, passthrough: Passthrough) -> str:
+        """The recipe a launch names: an imported recipe's own, else the card's."""
+        for key, value in passthrough:
             if bridge_passthrough(key) == "":
                 return str(value)
-        card = self.card()
+        card = bridge_card(model)
         return f"{BRIDGE_MODELS[card]}_pretrain_config" if card is not None else ""
 
     def overrides(self) -> tuple[list[str], list[str]]:
@@ -355,15 +371,21 @@ class Bridge(Framework):
                 f"(recorded at {BRIDGE_COMMIT_SHORT})"
                 for key, _ in self.bridge_only if (path := bridge_passthrough(key)) and path not in fields]
 
+    @classmethod
+    def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:
+        out = super().model_problems(model, passthrough)
+        recipe = cls.recipe_of(model, passthrough)
+        if bridge_card(model) is None and not recipe:
+            known = ", ".join(sorted(BRIDGE_MODELS))
+            out.append(f"model `{model.name}`: Bridge builds the model from its recipe, and primusc knows "
+                       f"Bridge recipes only for these stdlib cards as written (sequence length aside): {known}")
+        elif bridge_card(model) is None:
+            out.append(f"model `{model.name}`: the recipe `{recipe}` builds its own model; a card "
+                       "changed in the space cannot be written as its overrides")
+        return out
+
     def unsupported(self) -> list[str]:
         out = super().unsupported()
-        if self.card() is None and not self.recipe():
-            known = ", ".join(sorted(BRIDGE_MODELS))
-            out.append(f"model `{self.model.name}`: Bridge builds the model from its recipe, and primusc knows "
-                       f"Bridge recipes only for these stdlib cards as written (sequence length aside): {known}")
-        elif self.card() is None:
-            out.append(f"model `{self.model.name}`: the recipe `{self.recipe()}` builds its own model; a card "
-                       "changed in the space cannot be written as its overrides")
         if self.deepep_on_amd():
             # the flex dispatcher's DeepEP backend is megatron-core's, whose kernels are CUDA-only
             out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only")

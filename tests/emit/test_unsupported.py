@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import attrs
 import pytest
 
@@ -178,3 +180,22 @@ def test_a_hybrid_model_with_mtp_is_refused(version: str) -> None:
     text = " ".join(d.message for d in err.value.diagnostics)
     assert "mtp_hybrid_override_pattern" in text
     assert ("moe_latent_size" in text) == (version == "core_v0.12")
+
+
+@pytest.mark.parametrize(("card", "target"), [("gemma2_2b", "megatron+slurm"), ("qwen2_5_7b", "bridge+local")])
+def test_plan_refuses_a_model_the_framework_cannot_build_before_searching(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], card: str, target: str
+) -> None:
+    """A model-level refusal does not depend on the candidate: plan says it before any search, and
+    leaves no trace behind that would make the next plan into the same folder need --force."""
+    from primus_lang.cli import main
+
+    module = "gemma" if card.startswith("gemma") else "qwen2"
+    space = tmp_path / "s.prx"
+    space.write_text(f"import models.{module} ({card})\nimport clusters.nvidia (h100_x8)\n\n"
+                     f"space s on h100_x8 {{\n  model = {card}\n  gbs = 64\n  tp : 1 | 2\n  target {target}\n}}\n")
+    out = tmp_path / "out"
+    assert main(["plan", str(space), "--out", str(out), "--budget", "5"]) == 1
+    err = capsys.readouterr().err
+    assert "P7001" in err and "legal points" not in err
+    assert not out.exists()
