@@ -12,6 +12,12 @@ Megatron-FSDP user guide (docs/discussions/megatron-fsdp-user-guide) for the FSD
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from typing import Any
+
+from attrs import frozen
+
 from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
 from primus_lang.ir import Candidate, Cluster, Model
@@ -51,6 +57,81 @@ def moe_layer_pattern(model: Model) -> str | int:
 MEGATRON_NORM_EPSILON = 1e-5
 
 
+@frozen
+class CardArgument:
+    """A model-card field that one Megatron argument sets: emission writes it with ``write``,
+    ``import-recipe`` reads it back with ``read``, so the argument's name and spelling live here only."""
+
+    field: str  # the Model field
+    dest: str  # Megatron's argparse dest
+    switch: bool  # a flag without a value
+    absent: Any  # the card value Megatron builds when the argument is not given
+    write: Callable[[Model], Setting | None]  # None: not written for this card
+    read: Callable[[Any], Any]  # the recipe's value -> the card's; ValueError(what was expected)
+
+
+def _window_size(model: Model) -> Setting | None:
+    # Megatron's window counts the tokens before the current one: a 128-token window is (127, 0)
+    # (Megatron-Bridge gpt_oss_bridge.py)
+    return f"({model.sliding_window - 1},0)" if model.sliding_window else None
+
+
+def _read_window(value: Any) -> int:
+    # megatron/training/arguments.py (core_v0.16.1) parses --window-size as two integers, `(left,right)`
+    m = re.fullmatch(r"\(?\s*(\d+)\s*,\s*0\s*\)?", str(value))
+    if m is None:
+        raise ValueError("a causal window `(W,0)`: W tokens before the current one, none after")
+    return int(m.group(1)) + 1
+
+
+def _read_skip(value: Any) -> int:
+    # --window-attn-skip-freq also takes a per-layer list (`([0]*3+[1])*8`); the card says one period
+    if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,6}", str(value)):
+        raise ValueError("a whole number (every n-th layer attends in full); a per-layer list is not modelled")
+    return int(value)
+
+
+def _read_softmax(value: Any) -> bool:
+    if value not in ("vanilla", "learnable"):
+        raise ValueError("`vanilla` or `learnable` (an off-by-one softmax is not modelled)")
+    return bool(value == "learnable")
+
+
+def _read_epsilon(value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError("a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError("a number") from None
+
+
+# The card features the GPT layer's arguments carry one to one (megatron/training/arguments.py,
+# core_v0.16.1). model_settings writes them in this place of the command line; import-recipe reads them.
+CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
+    CardArgument("norm_epsilon", "norm_epsilon", False, MEGATRON_NORM_EPSILON,
+                 lambda m: m.norm_epsilon if m.norm_epsilon != MEGATRON_NORM_EPSILON else None, _read_epsilon),
+    # with --add-bias-linear the QKV projection has its bias already; the flag would say it twice
+    CardArgument("qkv_bias", "add_qkv_bias", True, False,
+                 lambda m: True if m.qkv_bias and not m.bias else None, bool),
+    CardArgument("sliding_window", "window_size", False, 0, _window_size, _read_window),
+    # megatron-core windows layer i (from 1) unless i is a multiple of the frequency; without one
+    # every layer is windowed (transformer/utils.py, is_layer_window_attention)
+    CardArgument("full_attention_every", "window_attn_skip_freq", False, 0,
+                 lambda m: m.full_attention_every if m.sliding_window and m.full_attention_every else None,
+                 _read_skip),
+    CardArgument("attention_sinks", "softmax_type", False, False,
+                 lambda m: "learnable" if m.attention_sinks else None, _read_softmax),
+)}
+
+
+def _card_argument(s: Settings, model: Model, field: str) -> None:
+    a = CARD_ARGUMENTS[field]
+    value = a.write(model)
+    if value is not None:
+        s[a.dest] = value
+
+
 def model_settings(model: Model, seq_len: int) -> Settings:
     """The architecture: what makes Megatron build exactly this model card."""
     s: Settings = {
@@ -70,28 +151,18 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         # Megatron's --rotary-base is an integer; every published base is a whole number.
         s["rotary_base"] = int(model.rope_theta)
     s["normalization"] = _NORMS[model.norm]
-    if model.norm_epsilon != MEGATRON_NORM_EPSILON:
-        s["norm_epsilon"] = model.norm_epsilon
+    _card_argument(s, model, "norm_epsilon")
     s["swiglu"] = model.activation == "swiglu"
     s["squared_relu"] = model.activation == "squared_relu"
     s["untie_embeddings_and_output_weights"] = not model.tied_embeddings
     s["add_bias_linear"] = model.bias
-    if model.qkv_bias and not model.bias:
-        s["add_qkv_bias"] = True
+    _card_argument(s, model, "qkv_bias")
     s["qk_layernorm"] = model.qk_layernorm
     # Always written: Megatron's default dropout is 0.1, the model card's default is 0.
     s["hidden_dropout"] = model.dropout
     s["attention_dropout"] = model.attention_dropout
-    if model.sliding_window:
-        # Megatron's window counts the tokens before the current one: a 128-token window is (127, 0)
-        # (Megatron-Bridge gpt_oss_bridge.py).
-        s["window_size"] = f"({model.sliding_window - 1},0)"
-        # megatron-core windows layer i (from 1) unless i is a multiple of the frequency; without
-        # one every layer is windowed (transformer/utils.py, is_layer_window_attention)
-        if model.full_attention_every:
-            s["window_attn_skip_freq"] = model.full_attention_every
-    if model.attention_sinks:
-        s["softmax_type"] = "learnable"
+    for field in ("sliding_window", "full_attention_every", "attention_sinks"):
+        _card_argument(s, model, field)
     if model.mla is not None:
         s["multi_latent_attention"] = True
         if model.mla.q_lora_rank:

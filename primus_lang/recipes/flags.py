@@ -8,6 +8,8 @@ of the command line reads.
 
 from __future__ import annotations
 
+from primus_lang.emit.arguments import CARD_ARGUMENTS
+
 SWITCH, VALUE, LIST = "switch", "value", "list"
 
 # What the importer turns into the model card, a knob or the cluster.
@@ -27,8 +29,9 @@ MODELLED: dict[str, str] = {
         "recompute_granularity", "recompute_method", "recompute_num_layers", "moe_token_dispatcher_type",
         "cuda_graph_impl", "attention_backend", "main_grads_dtype",
         "exp_avg_dtype", "exp_avg_sq_dtype", "pp_algorithm",
-        "window_size", "softmax_type",
     ), VALUE),
+    # the card features emission writes from one table (emit/arguments.py), read back from it
+    **{a.dest: SWITCH if a.switch else VALUE for a in CARD_ARGUMENTS.values()},
     **dict.fromkeys(("recompute_modules", "cuda_graph_scope"), LIST),
     **dict.fromkeys((
         "group_query_attention", "swiglu", "squared_relu", "untie_embeddings_and_output_weights",
@@ -46,7 +49,7 @@ PASSTHROUGH: dict[str, str] = {
     **dict.fromkeys((
         "train_iters", "train_samples", "lr", "min_lr", "lr_decay_style", "lr_decay_iters", "lr_warmup_iters",
         "lr_warmup_fraction", "lr_warmup_samples", "lr_decay_samples", "weight_decay", "adam_beta1",
-        "adam_beta2", "adam_eps", "clip_grad", "init_method_std", "norm_epsilon", "log_interval",
+        "adam_beta2", "adam_eps", "clip_grad", "init_method_std", "log_interval",
         "eval_iters", "eval_interval", "save_interval", "save", "load", "split", "tokenizer_type",
         "tokenizer_model", "vocab_file", "merge_file", "seed", "tensorboard_dir", "wandb_project",
         "wandb_exp_name", "wandb_save_dir", "ckpt_format", "exit_interval", "exit_duration_in_mins",
@@ -62,7 +65,7 @@ PASSTHROUGH: dict[str, str] = {
         "moe_shared_expert_overlap_value", "hysteresis", "loss_scale", "initial_loss_scale",
         "min_loss_scale", "loss_scale_window", "profile_step_start", "profile_step_end",
         "num_distributed_optimizer_instances", "high_priority_stream_groups", "moe_flex_dispatcher_backend",
-        "data_parallel_sharding_strategy", "window_attn_skip_freq",
+        "data_parallel_sharding_strategy",
     ), VALUE),
     **dict.fromkeys(("data_path", "train_data_path", "valid_data_path", "test_data_path", "profile_ranks",
                      "rampup_batch_size"), LIST),

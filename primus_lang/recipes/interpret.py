@@ -5,6 +5,7 @@ launched without ``--use-distributed-optimizer`` has none, without ``--swiglu`` 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -17,6 +18,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_UNSUPPORTED,
 )
 from primus_lang.emit import CUDA_GRAPH_SETTINGS
+from primus_lang.emit.arguments import CARD_ARGUMENTS
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Moe
 from primus_lang.ir.span import Span
@@ -132,10 +134,10 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         else:
             out[field] = base[field]
 
-    for dest in ("multi_latent_attention", "mtp_num_layers", "window_size", "softmax_type"):
+    for dest in ("multi_latent_attention", "mtp_num_layers"):
         if r.has(dest):
-            r.unsupported(dest, "the importer reads dense and MoE transformers only (no MLA, MTP, sliding window "
-                          "or attention sinks yet); write the space by hand from a stdlib card")
+            r.unsupported(dest, "the importer reads dense and MoE transformers only (no MLA or MTP yet); write "
+                          "the space by hand from a stdlib card")
     put("num_layers", "num_layers", r.int("num_layers"))
     put("hidden", "hidden_size", r.int("hidden_size"))
     heads = r.int("num_attention_heads")
@@ -171,6 +173,7 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         r.clash("add_bias_linear", "disable_bias_linear", "both on and off")
     put("bias", "disable_bias_linear" if r.has("disable_bias_linear") else "add_bias_linear", bias)
     put("qk_layernorm", "qk_layernorm", r.flag("qk_layernorm"))
+    _card_arguments(r, out, put)
     put("dropout", "hidden_dropout", r.float("hidden_dropout", 0.1))
     put("attention_dropout", "attention_dropout", r.float("attention_dropout", 0.1))
     if r.has("num_experts"):
@@ -186,6 +189,27 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
                 RECIPE_MISSING, f"the recipe does not set `--{dest.replace('_', '-')}`",
                 help="add it to the recipe" + (" (a tokenizer's vocabulary is not read)" if name == "vocab" else "")))
     return out, frozenset(stated)
+
+
+def _card_arguments(r: _Reader, out: dict[str, Any], put: Callable[[str, str, Any], None]) -> None:
+    """The card features of emission's table, read back as it writes them (what the recipe leaves out
+    is Megatron's default)."""
+    for field, a in CARD_ARGUMENTS.items():
+        if field == "qkv_bias" and out["bias"] and not r.has(a.dest):
+            continue  # every linear's bias includes the QKV one: the card's own value stands
+        if field == "full_attention_every" and not out.get("sliding_window"):
+            continue  # no window: the period means nothing, the card's stands
+        value = a.absent
+        e = r.s.get(a.dest)
+        if e is not None and e.value is not None:
+            if a.switch:
+                value = r.flag(a.dest)
+            else:
+                try:
+                    value = a.read(e.value)
+                except ValueError as why:
+                    r.bad(e, str(why))
+        put(field, a.dest, value)
 
 
 def _moe(r: _Reader, model: dict[str, Any]) -> Moe:
