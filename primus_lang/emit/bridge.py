@@ -42,7 +42,26 @@ BRIDGE_MODELS: dict[str, str] = {
     "gpt_oss_20b": "gpt_oss_20b",
     "gpt_oss_120b": "gpt_oss_120b",
     "deepseek_v3": "deepseek_v3",
+    # each recipe below builds its model with AutoBridge.from_hf_pretrained of the checkpoint the stdlib
+    # card was read from (recipes/<family>/h100/*.py at BRIDGE_COMMIT); Kimi K2's loads
+    # Kimi-K2-Instruct, whose config.json has the Base model's architecture
+    "qwen2_5_7b": "qwen25_7b",
+    "qwen2_5_72b": "qwen25_72b",
+    "qwen3_8b": "qwen3_8b",
+    "qwen3_32b": "qwen3_32b",
+    "llama3_2_1b": "llama32_1b",
+    "llama3_2_3b": "llama32_3b",
+    "gemma2_2b": "gemma2_2b",
+    "gemma2_9b": "gemma2_9b",
+    "gemma2_27b": "gemma2_27b",
+    "deepseek_v2": "deepseek_v2",
+    "deepseek_v2_lite": "deepseek_v2_lite",
+    "kimi_k2": "kimi_k2",
+    "glm4_5_air": "glm45_air_106b",
 }
+# Families of the stdlib without a Bridge library recipe at BRIDGE_COMMIT: Mistral 7B and Mixtral
+# (recipes/ has ministral3 only), Phi-3/4, OLMo 2 (olmoe only), Gemma 3 27B (gemma3_1b only), Llama 2
+# 13B/70B, Llama 4, Nemotron 4; Bridge emission names the cards it knows
 
 # Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
 # keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.

@@ -373,7 +373,10 @@ class Bridge(Framework):
 
     @classmethod
     def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:
-        out = super().model_problems(model, passthrough)
+        # A library recipe's model is built by Bridge's provider for it, not from Megatron-LM's flags:
+        # Gemma 2's has the gated GELU, soft-capping in its attention and output layer and post-norms
+        # (TERowParallelLinearLayerNorm) that the command line cannot say (models/gemma/gemma2_provider.py)
+        out = super().model_problems(model, passthrough) if bridge_card(model) is None else []
         recipe = cls.recipe_of(model, passthrough)
         if bridge_card(model) is None and not recipe:
             known = ", ".join(sorted(BRIDGE_MODELS))

@@ -268,7 +268,8 @@ class _Reader:
             return found
         known = sorted(RECIPES)
         close = difflib.get_close_matches(self.recipe_name, known, n=1)
-        stem = next((s for s in BRIDGE_MODELS.values() if self.recipe_name.startswith(s + "_")), None)
+        # the longest stem: deepseek_v2_lite's recipes start with deepseek_v2's stem too
+        stem = max((s for s in BRIDGE_MODELS.values() if self.recipe_name.startswith(s + "_")), key=len, default=None)
         why = (f"the recipe `{self.recipe_name}`'s settings are not recorded"
                if self.recipe_name else "the launch names no recipe (`--recipe NAME` or `--model STEM`)")
         hint = (f"did you mean `{close[0]}`? " if close else "") + "recorded: " + ", ".join(known)
