@@ -17,6 +17,7 @@ from primus_lang.emit import emit
 from primus_lang.lower import load_space
 from primus_lang.recipes import interpret, read_recipe
 from primus_lang.recipes.megatron import read_command_line
+from primus_lang.resources import data_dir
 from primus_lang.search.plan import baseline_trial, prepare, space_baseline
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -33,7 +34,14 @@ CASES = [
      "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp,overlap_param_gather=false"),
     # --add-qkv-bias and --norm-epsilon read into the card (qwen2_5_7b as written), written back
     ("megatron_qwen2_5_7b.sh", ["--gpu", "h100"], "tp=2"),
+    ("MI325X/llama3.1_8B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
+     "mbs=2,precision=fp8,fp8_recipe=delayed,sequence_parallel=false"),
 ]
+# fixture -> the corpus row (validation/published_runs.yaml) that measured its layout. The other
+# Primus fixtures have none: the corpus's AMD rows are Llama 3.1 8B/70B FP8 and BF16 on MI325X, Mixtral
+# 8x22B on MI355X and a DeepSeek-V4 proxy, none of them the MI300X Llama 3.1 8B BF16, MI325X Mixtral
+# 8x7B BF16 or MI355X Llama 2 70B FP8 examples
+PUBLISHED = {"MI325X/llama3.1_8B-FP8-pretrain.yaml": "primus_blog_002"}
 
 
 def imported(tmp_path: Path, fixture: str, extra: list[str]) -> Path:
@@ -109,6 +117,22 @@ def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str
                                                       re.MULTILINE | re.DOTALL).group(1), "node.sh"),  # type: ignore[union-attr]
                           require_vocab=False)
         assert again.candidate == cand
+
+
+@pytest.mark.parametrize(("fixture", "row"), sorted(PUBLISHED.items()))
+def test_the_baseline_projects_within_the_profiles_error_of_its_measured_throughput(
+        tmp_path: Path, fixture: str, row: str) -> None:
+    extra = next(c[1] for c in CASES if c[0] == fixture)
+    space = load_space(imported(tmp_path, fixture, extra))
+    trial = space_baseline(prepare(space))
+    assert trial is not None and trial.evaluation is not None
+    rows = yaml.safe_load((data_dir("validation") / "published_runs.yaml").read_text(encoding="utf-8"))
+    measured = float(next(r for r in rows if r["id"] == row)["measured"]["tokens_per_sec_per_gpu"])
+    # within the error the GPU's fitted profile was cross-validated to (calibrated.prx)
+    provenance = space.cluster.gpu.provenance
+    assert provenance is not None
+    projected = trial.evaluation.tokens_per_gpu
+    assert abs(projected - measured) / measured <= provenance.error, (projected, measured)
 
 
 def test_plan_reports_the_recipe_first_and_the_winner_against_it(tmp_path: Path,
