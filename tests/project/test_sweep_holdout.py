@@ -3,6 +3,7 @@ saw the corpus rows of its recipes, and that refit is a real one (it moves with 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import attrs
@@ -66,6 +67,9 @@ def test_command_reports_the_refit(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--sweeps", str(CORPUS), "--sweep", SWEEP, "--cross-validate"]) == 0
     out = capsys.readouterr().out
     assert "leave one sweep out" in out and "refitted without" in out
+    assert main(["validate", "--sweeps", str(CORPUS), "--sweep", SWEEP, "--cross-validate", "--json"]) == 0
+    (sweep,) = json.loads(capsys.readouterr().out)["sweeps"]
+    assert "refitted without" in sweep["refit"] and sweep["held_out"]
 
 
 def test_cross_validate_and_spec_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
