@@ -36,16 +36,19 @@ def sweep_keys(sweep: Sweep) -> set[tuple[str, str, int]]:
 
 
 def refit_without(runs: Sequence[Run], gone: set[str], gpu: Gpu, key: str, settings: Settings,
-                  min_rows: int = MIN_ROWS) -> Efficiency:
-    """``gpu``'s efficiencies fitted as ``calibrate`` fits them on ``runs`` less the ids in ``gone``:
-    its own rows with the pull toward its vendor's pool when it keeps ``min_rows``, else the pool."""
+                  min_rows: int = MIN_ROWS) -> tuple[Efficiency, str]:
+    """``gpu``'s efficiencies fitted as ``calibrate`` fits them on ``runs`` less the ids in ``gone``
+    (its own rows with the pull toward its vendor's pool when it keeps ``min_rows``, else the pool,
+    else its spec sheet when its vendor has no row left to fit), and which of those it is."""
     train = _groups([r for r in runs if r.id not in gone], min_rows)
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in train.items() if rows[0].cluster}
     if key in train:
-        return _fit_profiles(train, bases, POOL_SIGMA, settings, only={key})[key]
-    spec = next((r.cluster.gpu for r in runs if r.cluster and gpu_key(r) == key), None)
-    pooled = vendor_pools(train, {key: spec or gpu}, settings)
-    return pooled.get(key, (spec or gpu).efficiency)
+        return _fit_profiles(train, bases, POOL_SIGMA, settings, only={key})[key], f"fitted on {len(train[key])} rows"
+    spec = next((r.cluster.gpu for r in runs if r.cluster and gpu_key(r) == key), None) or gpu
+    pooled = vendor_pools(train, {key: spec}, settings)
+    if key in pooled:
+        return pooled[key], "its vendor's pool"
+    return spec.efficiency, "its spec sheet (no row of its vendor left to fit)"
 
 
 def leave_sweep_out(sweeps: Sequence[Sweep], corpus: Sequence[Run], settings: Settings | None = None,
@@ -72,8 +75,8 @@ def leave_sweep_out(sweeps: Sequence[Sweep], corpus: Sequence[Run], settings: Se
         if progress:
             progress(f"sweep {n + 1}/{len(sweeps)}: {sweep.id} (refit {key} without {len(fitted_gone)} rows)")
         variant_gpu = next(v.run.cluster.gpu for v in sweep.variants if not v.reason and v.run and v.run.cluster)
-        eff = refit_without(runs, gone, variant_gpu, key, settings)
+        eff, how = refit_without(runs, gone, variant_gpu, key, settings)
         result = rank_sweep(sweep, settings, efficiency=eff)
         out.append(attrs.evolve(result, held_out=tuple(fitted_gone),
-                                refit=f"{key} refitted without {len(fitted_gone)} corpus rows of its recipes"))
+                                refit=f"{key} refitted without {len(fitted_gone)} corpus rows of its recipes: {how}"))
     return out
