@@ -69,9 +69,10 @@ def _count(given: int | None, entry: Any, what: str, flag: str) -> int:
 def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
     from primus_lang.check import baseline_point, legality
-    from primus_lang.lower import loads_program
+    from primus_lang.ir.model import card_fields
+    from primus_lang.lower import loads_program, stdlib_cards
     from primus_lang.recipes import interpret, read_recipe, render_space
-    from primus_lang.recipes.cards import card_fields, find_card, match_shape, primus_card_name, stdlib_cards
+    from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
     from primus_lang.recipes.render import passthrough_keys_ok
 
     recipe = read_recipe(args.recipe)

@@ -222,7 +222,7 @@ BRIDGE_UNKNOWN_RECIPE = register(
     "bridge-unknown-recipe",
     "the Megatron-Bridge launch names a recipe whose settings primusc has not recorded",
     "Bridge's recipes are Python functions; primusc never runs them, so it knows a recipe's settings "
-    "only where they were written down from its source (primus_lang/recipes/bridge_recipes.py, "
+    "only where they were written down from its source (primus_lang/emit/bridge_recipes.py, "
     "Megatron-Bridge 067f987). The message lists the recorded recipes and the nearest name. Launch "
     "lines of `scripts/training/run_recipe.py` (or `train.sh`) name it with `--recipe NAME` or "
     "`--model STEM`; the performance launcher (`setup_experiment.py`, `run_script.py`) by its parts, "

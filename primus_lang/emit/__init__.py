@@ -1,6 +1,28 @@
-"""Emission: a chosen candidate to runnable launch files (Megatron-LM or Primus × Slurm, k8s, local)."""
+"""Emission: a chosen candidate to runnable launch files (Megatron-LM, Primus or Megatron-Bridge ×
+Slurm, k8s, local). Besides ``emit``, the package's tables of what each framework's launch states
+(a card's Megatron arguments, Bridge's field paths and recorded recipes) are public: import-recipe
+reads a launch back through the same tables."""
 
-from primus_lang.emit.arguments import CUDA_GRAPH_SETTINGS
+from primus_lang.emit.arguments import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS
+from primus_lang.emit.bridge import (
+    BRIDGE_MODELS,
+    RECIPE_KEY,
+    dest_of,
+    passthrough_key,
+    precision_settings,
+    recorded_fields,
+)
+from primus_lang.emit.bridge_recipes import (
+    CONVENIENCE,
+    PERF_OPTIONS,
+    PERF_PRECISIONS,
+    PERF_SELECTORS,
+    PERF_SITE_SWITCHES,
+    PERF_SITE_VALUES,
+    RECIPES,
+    SWITCHES,
+    BridgeRecipe,
+)
 from primus_lang.emit.context import VARIABLES, EmitContext, Variables, resolve_variables
 from primus_lang.emit.emitter import (
     MANIFEST,
@@ -14,5 +36,10 @@ from primus_lang.emit.emitter import (
 )
 from primus_lang.emit.templating import render as render_template
 
-__all__ = ["CUDA_GRAPH_SETTINGS", "MANIFEST", "TARGETS", "VARIABLES", "EmitContext", "Variables", "check_target", "emit", "emitted_names",
-           "parse_target", "render_template", "resolve_variables", "target_warnings", "unsupported"]
+__all__ = [
+    "BRIDGE_MODELS", "CARD_ARGUMENTS", "CONVENIENCE", "CUDA_GRAPH_SETTINGS", "MANIFEST", "PERF_OPTIONS",
+    "PERF_PRECISIONS", "PERF_SELECTORS", "PERF_SITE_SWITCHES", "PERF_SITE_VALUES", "RECIPES", "RECIPE_KEY",
+    "SWITCHES", "TARGETS", "VARIABLES", "BridgeRecipe", "EmitContext", "Variables", "check_target", "dest_of",
+    "emit", "emitted_names", "parse_target", "passthrough_key", "precision_settings", "recorded_fields",
+    "render_template", "resolve_variables", "target_warnings", "unsupported",
+]

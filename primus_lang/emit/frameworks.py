@@ -36,6 +36,7 @@ from primus_lang.emit.primus_configs import (
 )
 from primus_lang.emit.profiles import PROFILES, Profile
 from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 
@@ -349,7 +350,7 @@ class Bridge(Framework):
     def overrides(self) -> tuple[list[str], list[str]]:
         """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
         from primus_lang.emit.arguments import model_settings
-        from primus_lang.recipes.bridge_recipes import RECIPES
+        from primus_lang.emit.bridge_recipes import RECIPES
 
         recorded = RECIPES.get(self.recipe())
         precision = recorded.settings.get("mixed_precision") if recorded is not None else None
@@ -408,8 +409,6 @@ FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, 
 def bridge_card(model: Model) -> str | None:
     """The stdlib card with a Bridge recipe that ``model`` is, field for field (name, sequence
     length and provenance aside), else None."""
-    from primus_lang.recipes.cards import card_fields
-
     mine = card_fields(model)
     mine.pop("seq_len", None)
     cards = _bridge_cards()
@@ -424,7 +423,7 @@ def bridge_card(model: Model) -> str | None:
 
 @functools.cache
 def _bridge_cards() -> dict[str, Model]:
-    from primus_lang.recipes.cards import stdlib_cards
+    from primus_lang.lower import stdlib_cards
 
     cards = stdlib_cards()
     return {name: cards[name][1] for name in BRIDGE_MODELS if name in cards}

@@ -251,3 +251,8 @@ def _kind_prefix(pattern: str, kind: str) -> tuple[int, ...]:
     for ch in pattern:
         out.append(out[-1] + (ch == kind))
     return tuple(out)
+
+
+def card_fields(model: Model) -> dict[str, Any]:
+    """What makes a card the model it is: every field but its name, its source and where it was written."""
+    return {f.name: getattr(model, f.name) for f in attrs.fields(Model) if f.name not in ("name", "source", "span")}

@@ -1,7 +1,7 @@
 """A Megatron-Bridge launch → ``Recipe``: ``[torchrun ...] scripts/training/run_recipe.py --recipe NAME
 [options] section.field=value ...`` (Megatron-Bridge 067f987, run_recipe.py's parser).
 
-The recipe's own settings come from what primusc recorded of it (bridge_recipes.py); the options
+The recipe's own settings come from what primusc recorded of it (emit/bridge_recipes.py); the options
 and overrides replace them. Every key goes through emit/bridge.py's one table: a field that holds a
 Megatron argument becomes that argument (so ``interpret`` reads it as it reads any recipe), any
 other recorded field is carried through for the bridge target as ``bridge__section__field``.
@@ -22,26 +22,24 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_CONTRADICTION,
     RECIPE_UNSUPPORTED,
 )
-from primus_lang.emit.bridge import (
+from primus_lang.emit import (
     BRIDGE_MODELS,
-    RECIPE_KEY,
-    dest_of,
-    passthrough_key,
-    precision_settings,
-    recorded_fields,
-)
-from primus_lang.ir.span import Span
-from primus_lang.recipes.bridge_recipes import (
     CONVENIENCE,
     PERF_OPTIONS,
     PERF_PRECISIONS,
     PERF_SELECTORS,
     PERF_SITE_SWITCHES,
     PERF_SITE_VALUES,
+    RECIPE_KEY,
     RECIPES,
     SWITCHES,
     BridgeRecipe,
+    dest_of,
+    passthrough_key,
+    precision_settings,
+    recorded_fields,
 )
+from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import _launcher
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Word, split_words

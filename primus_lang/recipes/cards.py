@@ -1,33 +1,15 @@
-"""The stdlib's model cards, found by a Primus card name or by the shape a command line states."""
+"""The stdlib's model cards (lower.stdlib_cards), found by a Primus card name or by the shape a command line states."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-import attrs
-
 from primus_lang.ir.model import Model
-from primus_lang.resources import data_dir
 
 # The fields that make two cards the same model; the rest (sequence, dropout, RoPE base, ...) is
 # a run's choice and becomes an inline override of the card.
 IDENTITY = ("num_layers", "hidden", "ffn_hidden", "heads", "kv_heads", "head_dim", "activation", "norm")
-
-
-def stdlib_cards() -> dict[str, tuple[str, Model]]:
-    """name -> (stdlib module, card), for every card of stdlib/models/."""
-    from primus_lang.lower import load_program
-
-    out: dict[str, tuple[str, Model]] = {}
-    for path in sorted((data_dir("stdlib") / "models").glob("*.prx")):
-        for model in load_program(path).models:
-            out.setdefault(model.name, (f"models.{path.stem}", model))
-    return out
-
-
-def card_fields(model: Model) -> dict[str, Any]:
-    return {f.name: getattr(model, f.name) for f in attrs.fields(Model) if f.name not in ("name", "source", "span")}
 
 
 def primus_card_name(file: str) -> str:

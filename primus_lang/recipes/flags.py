@@ -8,7 +8,7 @@ of the command line reads.
 
 from __future__ import annotations
 
-from primus_lang.emit.arguments import CARD_ARGUMENTS
+from primus_lang.emit import CARD_ARGUMENTS
 
 SWITCH, VALUE, LIST = "switch", "value", "list"
 

@@ -17,8 +17,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_MISSING,
     RECIPE_UNSUPPORTED,
 )
-from primus_lang.emit import CUDA_GRAPH_SETTINGS
-from primus_lang.emit.arguments import CARD_ARGUMENTS
+from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Moe
 from primus_lang.ir.span import Span

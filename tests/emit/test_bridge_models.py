@@ -13,8 +13,7 @@ from primus_lang.check import parse_point
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
 from primus_lang.emit.bridge import BRIDGE_MODELS, recorded_fields
-from primus_lang.lower import load_space
-from primus_lang.recipes.cards import stdlib_cards
+from primus_lang.lower import load_space, stdlib_cards
 
 ADDED = {
     "qwen2_5_7b": "qwen25_7b", "qwen2_5_72b": "qwen25_72b", "qwen3_8b": "qwen3_8b", "qwen3_32b": "qwen3_32b",

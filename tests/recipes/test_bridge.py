@@ -19,10 +19,10 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, target_warnings
 from primus_lang.emit.bridge import BRIDGE_MODELS, recorded_fields
+from primus_lang.emit.bridge_recipes import RECIPES
 from primus_lang.lower import load_space
 from primus_lang.recipes import read_recipe
 from primus_lang.recipes.bridge import hydra_scalar
-from primus_lang.recipes.bridge_recipes import RECIPES
 from primus_lang.resources import data_dir
 from primus_lang.search.plan import prepare, space_baseline
 
