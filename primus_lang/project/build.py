@@ -475,14 +475,14 @@ def _layer(sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
         width = _dense_mlp(sh, tasks, params, sh.model.ffn_hidden)
         _tag(tasks, start, "mlp")
     norms = 2 if mixer == "T" else 1
+    if mixer == "T" and sh.model.norm_placement == "sandwich":
+        norms = 4  # Gemma 2/3 normalize each sublayer's input and output
     _elementwise(sh, tasks, width, norms, rope=mixer in ("T", "*"))
     norm_params = norms * sh.h
     _fsdp(sh, tasks, sum(params) + sum(expert_params) + norm_params)
     moe = mlp == "E"
     if recompute:
         tasks += _recomputed(tasks)
-    if mixer == "T" and sh.model.norm_placement == "sandwich":
-        norms = 4  # Gemma 2/3 normalize each sublayer's input and output
     elif sh.cand.recompute.kind == "op":
         tasks += _op_recomputed(sh, moe or mixer != "T", tasks)
     suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
@@ -516,17 +516,17 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
     # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
     tasks.append(Task(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F"))
     tasks.append(Task(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B"))
+    if sh.model.logit_softcap:
+        # cap·tanh(x/cap) over the BF16 logits: read and write them; the backward reads the output
+        # and its gradient and writes the input's
+        tasks.append(Task(MemoryOp("logit_softcap", logits * 2 * BF16), "F"))
+        tasks.append(Task(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B"))
     nparams = sum(params) if not sh.model.tied_embeddings else 0
     return Block(name, tuple(tasks)), nparams
 
 
 def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
     """Index of (stage, chunk) along the model's layer order."""
-    if sh.model.logit_softcap:
-        # cap·tanh(x/cap) over the BF16 logits: read and write them; the backward reads the output
-        # and its gradient and writes the input's
-        tasks.append(Task(MemoryOp("logit_softcap", logits * 2 * BF16), "F"))
-        tasks.append(Task(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B"))
     pp = cand.pp
     if cand.schedule == "zbv":
         return stage if chunk == 0 else 2 * pp - 1 - stage
