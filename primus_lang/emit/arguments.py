@@ -393,13 +393,19 @@ def _one_or_many(paths: tuple[str, ...]) -> Setting:
     return paths[0] if len(paths) == 1 else paths
 
 
+def _tenth(lr: float) -> float:
+    """A tenth of the peak learning rate as a person writes it: 1.5e-4 / 10 is 1.4999999999999999e-05
+    in binary, and the launch file would say so."""
+    return float(f"{lr / 10:.12g}")
+
+
 def training_settings(model: Model, cand: Candidate, v: Variables, run: Run, site: Site | None) -> Settings:
     """A ``run`` block's training run: schedule, optimizer, data splits, logging, checkpoints. What
     the block leaves out is the published recipe's value (ir/run.py names the source)."""
     iters = int(v.train_iters)
     lr = float(v.lr)
     s: Settings = {
-        "train_iters": iters, "lr": lr, "min_lr": run.min_lr or lr / 10,
+        "train_iters": iters, "lr": lr, "min_lr": run.min_lr or _tenth(lr),
         "lr_decay_style": DECAY_STYLES[run.decay], "lr_warmup_iters": run.warmup_iters,
         "lr_decay_iters": run.decay_iters or iters,
         "weight_decay": run.weight_decay, "adam_beta1": run.adam_beta1, "adam_beta2": run.adam_beta2,
