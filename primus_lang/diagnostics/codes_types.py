@@ -124,8 +124,8 @@ SITE_PATH = register(
     "site-path-not-absolute",
     "a site's mount, checkout or data path is not an absolute path",
     "Mounts and the folders a site names are seen from every node and inside the container, where no\n"
-    "working folder is agreed on: `path`, `host`, `megatron_dir`, `primus_dir`, `data_root` and\n"
-    "`checkpoint_root` start with `/`, and hold no `:` or `,` (the runtimes' mount lists split on them).\n\n"
+    "working folder is agreed on: `path`, `host`, `megatron_dir`, `primus_dir`, `bridge_dir`,\n"
+    "`data_root` and `checkpoint_root` start with `/`, and hold no `:` or `,` (the runtimes' mount lists split on them).\n\n"
     "    mounts { data { host = \"lustre/data\"; path = \"/data\" } }    # refused\n\n"
     "Fix: write the full path, `host = \"/lustre/data\"`.",
 )

@@ -26,7 +26,6 @@ from primus_lang.emit.arguments import Setting, Settings
 BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
 BRIDGE_SCRIPT = "scripts/training/run_recipe.py"
-BRIDGE_DIR = "/opt/Megatron-Bridge"
 
 # stdlib card -> the model stem of Bridge's library recipe ``<stem>_pretrain_config``
 # (src/megatron/bridge/recipes/<family>/*.py, the names they export at BRIDGE_COMMIT)

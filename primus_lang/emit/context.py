@@ -133,6 +133,7 @@ VARIABLES: dict[str, Variable] = {
         Variable("megatron_version", "core_v0.16", "Megatron-LM flag profile", _choice(MEGATRON_VERSIONS)),
         Variable("megatron_dir", "/workspace/Megatron-LM", "Megatron-LM checkout on the nodes"),
         Variable("primus_dir", "/workspace/Primus", "Primus checkout on the nodes"),
+        Variable("bridge_dir", "/opt/Megatron-Bridge", "Megatron-Bridge checkout on the nodes (NeMo containers keep it here)"),
         Variable("master_port", "29500", "rendezvous TCP port", _positive_int(65535)),
         Variable("namespace", "default", "Kubernetes namespace",
                  _pattern(_LABEL, "a Kubernetes namespace name")),
@@ -164,6 +165,7 @@ class Variables:
     megatron_version: str
     megatron_dir: str
     primus_dir: str
+    bridge_dir: str
     master_port: str
     namespace: str
 

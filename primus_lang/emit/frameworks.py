@@ -17,7 +17,6 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
 from primus_lang.emit.bridge import (
     ARCHITECTURE,
-    BRIDGE_DIR,
     BRIDGE_MODELS,
     BRIDGE_SCRIPT,
     bridge_passthrough,
@@ -129,6 +128,12 @@ class Framework:
                 "equivalent; the nearest settings bracket it: `selective(layernorm, mlp)` keeps less "
                 "activation memory, `selective` (core_attn) keeps more"
             )
+        if self.cand.precision == "fp8" and self.cand.fp8_recipe == "rowwise":
+            # torchao's rowwise scaling (torchtitan); Transformer Engine, which Megatron, Primus and
+            # Bridge train FP8 with, scales per tensor, per 1x128/128x128 block or per 32 values (MX)
+            out.append(f"`fp8_recipe` = rowwise: torchao's rowwise FP8 recipe (torchtitan) has no "
+                       f"Transformer Engine equivalent, which {self.NAME} trains FP8 with; use `blockwise` "
+                       "(per-block scales) or `tensorwise`")
         out += self.model_problems(self.model, self.bridge_only)
         out += self.profile.problems(self.settings)
         return list(dict.fromkeys(out))
@@ -397,8 +402,7 @@ class Bridge(Framework):
         return list(dict.fromkeys(out))
 
     def render_values(self) -> dict[str, Any]:
-        return {"recipe": self.recipe(), "overrides": self.overrides()[0], "script": BRIDGE_SCRIPT,
-                "bridge_dir": BRIDGE_DIR}
+        return {"recipe": self.recipe(), "overrides": self.overrides()[0], "script": BRIDGE_SCRIPT}
 
 
 BRIDGE_COMMIT_SHORT = "Megatron-Bridge 067f987"

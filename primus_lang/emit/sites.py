@@ -27,7 +27,8 @@ def variable_defaults(space: Space) -> dict[str, str]:
     if site is not None:
         out.update({name: value for name, value in (
             ("partition", site.partition), ("account", site.account), ("container_image", site.image),
-            ("megatron_dir", site.megatron_dir), ("primus_dir", site.primus_dir), ("namespace", site.namespace),
+            ("megatron_dir", site.megatron_dir), ("primus_dir", site.primus_dir), ("bridge_dir", site.bridge_dir),
+            ("namespace", site.namespace),
         ) if value})
         out["container"] = site.runtime
         out["slurm_gpus"] = site.gpu_request.replace("_", "-")

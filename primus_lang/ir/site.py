@@ -70,6 +70,7 @@ class Site:
     # where things are inside the container
     megatron_dir: str = field(default="", metadata=q(Kind.TEXT, "Megatron-LM checkout (empty: /workspace/Megatron-LM)"))
     primus_dir: str = field(default="", metadata=q(Kind.TEXT, "Primus checkout (empty: /workspace/Primus)"))
+    bridge_dir: str = field(default="", metadata=q(Kind.TEXT, "Megatron-Bridge checkout (empty: /opt/Megatron-Bridge)"))
     data_root: str = field(default="", metadata=q(Kind.TEXT, "folder relative data prefixes are read from"))
     checkpoint_root: str = field(default="", metadata=q(Kind.TEXT, "folder a relative checkpoint folder lies in"))
     # Kubernetes

@@ -19,7 +19,7 @@ from primus_lang.ir.span import Span
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.syntax import ast
 
-PATH_FIELDS = ("megatron_dir", "primus_dir", "data_root", "checkpoint_root")
+PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpoint_root")
 SLURM_WORDS = ("partition", "account", "qos", "reservation")
 K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class")
 # set by the launch files themselves: the rendezvous, Megatron's required value, the test hook

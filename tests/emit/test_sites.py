@@ -175,3 +175,20 @@ def test_var_overrides_the_site_and_a_space_without_one_is_unchanged() -> None:
     assert "#SBATCH --partition=debug\n" in files["launch.sbatch"]
     bare = attrs.evolve(space, site=None, run=None)
     assert "#SBATCH --partition" not in emit(bare, cand, "megatron+slurm")["launch.sbatch"]
+
+
+def test_a_site_says_where_each_framework_lives() -> None:
+    """megatron_dir, primus_dir and bridge_dir are one mechanism: the site's value is the launch's
+    default working folder, `--var` overrides it, and the environment variable overrides both."""
+    base = load_space(SITES / "llama3_70b_h100_pyxis.prx")
+    cand = next(iter(legal_points(base)))
+    assert base.site is not None
+    space = attrs.evolve(base, site=attrs.evolve(base.site, bridge_dir="/opt/bridge checkout"))
+    node = emit(space, cand, "bridge+slurm")["node.sh"]
+    assert "WORKDIR=${BRIDGE_DIR:-'/opt/bridge checkout'}\n" in node
+    node = emit(space, cand, "bridge+slurm", EmitContext(variables={"bridge_dir": "/elsewhere"}))["node.sh"]
+    assert "WORKDIR=${BRIDGE_DIR:-/elsewhere}\n" in node
+    assert "WORKDIR=${MEGATRON_DIR:-/opt/megatron-lm}\n" in emit(space, cand, "megatron+slurm")["node.sh"]
+    with pytest.raises(CompileError) as err:
+        loads_program(BASE.format(site='bridge_dir = "Megatron-Bridge"', space=""), "site.prx")
+    assert [d.code.id for d in err.value.diagnostics] == ["P3030"]
