@@ -24,7 +24,8 @@ RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "mlp", "moe_act", 
 # ``fp4`` is NVFP4 (Transformer Engine's NVFP4BlockScaling: E2M1 values, an E4M3 scale per 16, an
 # FP32 scale per tensor); ``fp8_recipe`` applies to ``fp8`` only.
 PRECISIONS = ("bf16", "fp8", "fp4")
-FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8")
+# ``rowwise`` is torchao's (torchtitan's float8 rowwise recipe), not Transformer Engine's blockwise.
+FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8", "rowwise")
 SHARDINGS = ("none", "dist_opt", "fsdp")
 SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
 ATTENTIONS = ("flash", "unfused")

@@ -18,7 +18,7 @@ from primus_lang.memory.dual import Num
 RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "op": 3}
 SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
 SCHEDULE_CODES = {"1f1b": 0, "interleaved": 1, "zero_bubble": 2, "zbv": 3}
-FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3}
+FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3, "rowwise": 4}
 STATE_BYTES = {"fp32": 4, "bf16": 2}
 # Selective recomputation as a bit set of Megatron's --recompute-modules.
 MODULE_BITS = {name: 1 << i for i, name in enumerate(RECOMPUTE_MODULES)}

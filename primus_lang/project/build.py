@@ -36,7 +36,22 @@ BF16 = 2
 # delayed scaling casts with last step's amax and writes a transposed copy for the backward (2+1+1);
 # tensorwise (current) scaling first reads the tensor for its amax (+2); blockwise and MXFP8 write
 # row- and column-wise copies with their block scales (MXFP8: one E8M0 scale per 32 values, x2).
-FP8_CAST_BYTES = {"delayed": 4.0, "tensorwise": 6.0, "blockwise": 4.0 + 2 / 128, "mxfp8": 4.0 + 2 / 32}
+# torchao's rowwise recipe (torchtitan) scales each operand along the GEMM's reduction axis, which is
+# a different axis for the forward and for the backward GEMM that reads it transposed: an activation
+# is cast along its rows while a BF16 transposed copy is written (2+1+2), then that copy is cast (2+1);
+# a weight is cast (2+1), transposed in BF16 (2+2) and cast again (2+1). These are torchao's own
+# roofline counts (torchao/testing/training/roofline_utils.py, get_tensor_memory_traffic_ovhd_s, pytorch/ao
+# at 36027d8, Aug 2026). Its GEMMs run at the FP8 rate: on large H100 shapes the CUTLASS rowwise kernel
+# matches cuBLAS's tensorwise one (FBGEMM PR #2546: 1083-1141 against BF16's 546-585 TFLOP/s; pytorch/ao
+# PR #2185), so what sets it apart from tensorwise is this traffic, not the GEMM.
+FP8_CAST_BYTES = {"delayed": 4.0, "tensorwise": 6.0, "blockwise": 4.0 + 2 / 128, "mxfp8": 4.0 + 2 / 32,
+                  "rowwise": 8.0}
+FP8_WEIGHT_CAST_BYTES = {**FP8_CAST_BYTES, "rowwise": 10.0}
+# torchao runs the rowwise recipe's two backward GEMMs (no fast accumulation) as cuBLAS tensorwise GEMMs
+# and applies the row and column scales to their BF16 outputs in a separate kernel, read and written
+# (2+2 per output element): its CUTLASS rowwise kernel was slower without fast accumulation
+# (torchao/float8/float8_ops.py, addmm_float8_unwrapped; pytorch/ao issue #2184).
+ROWWISE_RESCALE_BYTES = 4.0
 # NVFP4 is current-scaled too (an FP32 scale per tensor from a first amax pass, +2) and writes row-
 # and column-wise copies of half a byte per value, each with an E4M3 scale per 16 values.
 NVFP4_CAST_BYTES = 2.0 + 2.0 + 2 * (0.5 + 1 / 16)
@@ -47,6 +62,13 @@ def cast_bytes(cand: Candidate) -> float:
     if cand.precision == "fp8":
         return FP8_CAST_BYTES[cand.fp8_recipe]
     return NVFP4_CAST_BYTES if cand.precision == "fp4" else 0.0
+
+
+def weight_cast_bytes(cand: Candidate) -> float:
+    """Bytes the quantize kernels move per weight element once a step (0: BF16)."""
+    if cand.precision == "fp8":
+        return FP8_WEIGHT_CAST_BYTES[cand.fp8_recipe]
+    return cast_bytes(cand)
 
 
 def _backward(op: Gemm | GroupedGemm) -> tuple[Gemm | GroupedGemm, Gemm | GroupedGemm]:
@@ -75,6 +97,7 @@ class _Shapes:
         self.tokens_sp = self.tokens // self.tp if self.sp else self.tokens
         self.dtype = cand.precision  # the dtype of the linear layers' GEMMs
         self.cast = cast_bytes(cand)
+        self.weight_cast = weight_cast_bytes(cand)
         self.h = model.hidden
         domain = cluster.domain
         self.tp_group = group_layout(self.tp, 1, domain)
@@ -107,6 +130,11 @@ def _linear(sh: _Shapes, tasks: list[Task], params: list[int], op: Gemm | Groupe
         rows = op.m * groups
         tasks.append(Task(MemoryOp(f"{op.dtype}_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed))
         tasks.append(Task(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed))
+        if sh.cand.fp8_recipe == "rowwise":
+            tasks.append(Task(MemoryOp("fp8_rescale_dgrad", int(rows * op.k * ROWWISE_RESCALE_BYTES)), "B",
+                              routed=routed))
+            tasks.append(Task(MemoryOp("fp8_rescale_wgrad", int(groups * op.k * op.n * ROWWISE_RESCALE_BYTES)), "W",
+                              routed=routed))
 
 
 def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
@@ -653,7 +681,7 @@ def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     """Once per step: gradient reduction, parameter gathers, the optimizer and FP8 weight casts."""
     cand = sh.cand
     key = (dense_p, expert_p, sh.dp_group, sh.edp_group, cand.sharding, sh.grad_bytes, cand.optimizer_dtype,
-           sh.cast)
+           sh.cast, sh.weight_cast)
     hit = _steps.get(key)
     if hit is None:
         if len(_steps) > 50_000:
@@ -682,7 +710,7 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
     state = 2 if cand.optimizer_dtype == "bf16" else 4
     per_param = (BF16 + sh.grad_bytes + 4 + 2 * state) + (BF16 + 4 + 2 * state)
     tasks.append(Task(MemoryOp("optimizer", local * per_param), "W", model_flops=False))
-    if sh.cast > 0:
-        tasks.append(Task(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.cast)), "W",
+    if sh.weight_cast > 0:
+        tasks.append(Task(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.weight_cast)), "W",
                           model_flops=False))
     return tuple(tasks)

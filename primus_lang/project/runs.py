@@ -8,8 +8,8 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 - plain "FP8" is delayed scaling (Transformer Engine's default recipe) unless the row's config
   names, table heading or source say current scaling (Megatron-Bridge's performance summary);
   "FP8-CS", "per-tensor current scaling", "tensorwise" are tensorwise; "FP8-MX"/"MXFP8" are MXFP8;
-  "FP8-alt-granularity" is MXFP8 on Blackwell and blockwise on Hopper; "rowwise" and "blockwise"
-  are blockwise;
+  "FP8-alt-granularity" is MXFP8 on Blackwell and blockwise on Hopper; "blockwise" is blockwise,
+  "rowwise" torchao's rowwise recipe;
 - FSDP is on when the row's ``fsdp`` is a positive degree or "yes"; otherwise the distributed
   optimizer (the default of every Megatron performance recipe in the corpus);
 - ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
@@ -269,7 +269,9 @@ def precision_of(text: str | None, gpu: str = "", context: str = "") -> tuple[st
     if "alt-granularity" in t:
         return ("fp8", "mxfp8" if gpu.lower() in _MX_NATIVE else "blockwise")
     # Megatron-Bridge's compute dtypes: fp8_cs current, fp8_ds delayed, fp8_sc sub-channel (blockwise)
-    if "rowwise" in t or "blockwise" in t or "subchannel" in t or "sc" in words:
+    if "rowwise" in t:
+        return ("fp8", "rowwise")  # torchao's recipe (torchtitan): Transformer Engine has none
+    if "blockwise" in t or "subchannel" in t or "sc" in words:
         return ("fp8", "blockwise")
     if "delayed" in t or "ds" in words:
         return ("fp8", "delayed")

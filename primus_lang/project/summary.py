@@ -16,7 +16,8 @@ from attrs import frozen
 from primus_lang.project.runs import Run, gpu_key
 from primus_lang.project.validate import RowResult
 
-_RECIPES = {"delayed": "FP8 delayed", "tensorwise": "FP8 tensorwise", "blockwise": "FP8 blockwise", "mxfp8": "MXFP8"}
+_RECIPES = {"delayed": "FP8 delayed", "tensorwise": "FP8 tensorwise", "blockwise": "FP8 blockwise", "mxfp8": "MXFP8",
+            "rowwise": "FP8 rowwise"}
 
 
 @frozen

@@ -65,7 +65,7 @@ def tied(prov: Provenance, a: float, b: float) -> bool:
 # FP8 recipes from the finest scaling to the coarsest: per-block scales track outliers best, a
 # per-tensor scale computed from the current tensor next, and delayed scaling (an amax history from
 # earlier steps) can lag a changing distribution.
-_FP8 = {"mxfp8": 0, "blockwise": 0, "tensorwise": 1, "delayed": 2}
+_FP8 = {"mxfp8": 0, "blockwise": 0, "rowwise": 0, "tensorwise": 1, "delayed": 2}
 _PRECISION = {"bf16": 0, "fp8": 1, "fp4": 2}
 _STATE = {"fp32": 0, "bf16": 1}
 

@@ -100,7 +100,7 @@ def test_precision_labels() -> None:
     assert precision_of("FP8-CS") == ("fp8", "tensorwise")
     assert precision_of("MXFP8") == ("fp8", "mxfp8")
     assert precision_of("FP8-alt-granularity") == ("fp8", "blockwise")
-    assert precision_of("FP8 rowwise") == ("fp8", "blockwise")
+    assert precision_of("FP8 rowwise") == ("fp8", "rowwise")
     assert precision_of("FP8") == ("fp8", "delayed")
     # the row's config names or source say what a bare "FP8" is; alt-granularity is MX on Blackwell
     assert precision_of("FP8", "H100 SXM", "QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1") == ("fp8", "tensorwise")
