@@ -1,9 +1,9 @@
 """``project``: one candidate's step time, throughput and breakdown.
 
 Each stage's per-micro-batch F, B and W times come from its op list through the oracle, with the
-communication a candidate can hide taken off: TP collectives under the GEMMs when
-``tp_comm_overlap``, the CP ring under attention, EP all-to-alls under the layer's compute when
-``ep_comm_overlap``, FSDP gathers under the layer they prefetch for; what hides still costs
+communication a candidate can hide taken off: TP collectives under (TP-1)/TP of the GEMMs of their
+own attention or MLP, shared, when ``tp_comm_overlap``, the CP ring under attention, EP all-to-alls
+under the layer's compute when ``ep_comm_overlap``, FSDP gathers under the layer they prefetch for; what hides still costs
 ``overlap_slowdown`` of its time in slower compute (``_comm_cost``). The schedule plan then places
 the passes; after a stage's last backward come the exposed part of its gradient reduction (it
 overlaps that last backward when ``overlap_grad_reduce``), the parameter all-gather (it overlaps the
@@ -114,7 +114,8 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
         return hit[1]
     out = []
     for phase in ("F", "B", "W"):
-        compute = gemm = attention = 0.0
+        compute = attention = 0.0
+        gemm: dict[str, float] = {}  # GEMM seconds per layer part ("attn", "mlp", "moe", "" the rest)
         comms: list[tuple[Task, float]] = []
         for task in block.tasks:
             if task.phase != phase:
@@ -127,14 +128,25 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
             t = oracle.compute(op) * scale
             compute += t
             if isinstance(op, Gemm | GroupedGemm):
-                gemm += t
+                gemm[task.part] = gemm.get(task.part, 0.0) + t
             elif isinstance(op, Attention):
                 attention += t
         parts = {"compute": compute}
+        room: dict[str, float] = {}  # GEMM seconds per part that overlapped TP collectives may still use
         for task, t in comms:
             hide = 0.0
             if task.hides_under == "gemm" and cand.tp_comm_overlap:
-                hide = gemm
+                # Overlapped TP (torch's async TP, Transformer Engine's userbuffers) splits a collective
+                # into TP-degree chunks pipelined with the GEMMs that consume or produce it, the linears
+                # of its own attention or MLP: the first chunk's GEMM waits for no transfer, the last
+                # transfer for no GEMM, so what hides is at most (TP-1)/TP of them, shared by the
+                # part's collectives (PyTorch's async-TP post, "all-gather -> qkv projection",
+                # "ffn -> reduce-scatter"; torchtitan PR #429).
+                size = task.op.group.size if isinstance(task.op, Collective) else 1
+                if task.part not in room:
+                    room[task.part] = gemm.get(task.part, 0.0) * ((size - 1) / size if size > 1 else 1.0)
+                hide = room[task.part]
+                room[task.part] = hide - min(t, hide)
             elif task.hides_under == "attention":
                 hide = attention
             elif task.hides_under == "block" and (task.kind != "ep_comm" or cand.ep_comm_overlap):
