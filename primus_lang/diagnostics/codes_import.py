@@ -113,10 +113,12 @@ RECIPE_UNREADABLE = register(
     "the recipe file could not be read, or is neither a command line nor a Primus experiment",
     "`primusc import-recipe FILE` reads a Megatron-LM command line or arguments file (a `torchrun ... "
     "pretrain_gpt.py --tensor-model-parallel-size 8 ...` script, or the flags alone) or a Primus "
-    "experiment YAML (`modules.pre_trainer.model` and `overrides`). The file must be UTF-8 text of at "
+    "experiment YAML (`modules.pre_trainer.model` and `overrides`; one written as JSON is read alike, "
+    "whatever the file's name). The file must be UTF-8 text of at "
     "most 16 MiB, and a Megatron-Bridge launch is read as a command line (`scripts/training/run_recipe.py "
     "--recipe NAME` and its `section.field=value` overrides, P3140-P3142); a Bridge recipe's Python "
-    "source is not read.",
+    "source is not read. A file with no command line in it (empty, or comments only), or a launcher and "
+    "script without a single flag, has nothing to read and is refused once, here.",
 )
 RECIPE_SHELL_SYNTAX = register(
     "P3121",

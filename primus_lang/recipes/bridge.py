@@ -40,7 +40,7 @@ from primus_lang.emit import (
     recorded_fields,
 )
 from primus_lang.ir.span import Span
-from primus_lang.recipes.megatron import _launcher
+from primus_lang.recipes.megatron import _launcher, torchrun_nodes
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Word, split_words
 
@@ -94,6 +94,8 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
         where = f"the recipe name's {recipe.gpus}gpu"
         gpus = Entry("nproc_per_node", str(per_node), None, where)
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, where)
+    if nodes is None and start:
+        nodes, notes = torchrun_nodes(words[:start], notes)
     notes += reader.notes
     notes.append(f"recipe `{recipe.name}` read from {recipe.source} (Megatron-Bridge 067f987)")
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,

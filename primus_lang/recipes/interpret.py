@@ -18,8 +18,11 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_UNSUPPORTED,
 )
 from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS
+from primus_lang.emit.bridge import PATHS
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Moe
+from primus_lang.ir.quantity import Kind
+from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
@@ -41,29 +44,61 @@ class Imported:
 class _Reader:
     def __init__(self, recipe: Recipe) -> None:
         self.s = recipe.entries
+        self.kind = recipe.kind
         self.problems: list[Diagnostic] = []
+        self.refused: set[str] = set()  # settings already reported: not reported missing again
 
     def has(self, dest: str) -> bool:
         e = self.s.get(dest)
         return e is not None and e.value is not None
 
     def bad(self, e: Entry, expected: str) -> None:
+        self.refused.add(e.dest)
         self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{e.written}` is {e.value!r}, expected {expected}",
                                         span=e.span, help="fix the value in the recipe"))
+
+    def missing(self, dest: str, help: str) -> None:
+        """``dest`` unset, said in the recipe's own terms, unless its value was refused already."""
+        if dest in self.refused:
+            return
+        if self.kind == "bridge":
+            # a Bridge user writes the ConfigContainer's field, not the Megatron argument it holds
+            name = f"`{PATHS.get(dest, (f'model.{dest}',))[0]}`"
+        elif self.kind == "primus":
+            name = f"`{dest}` in `modules.pre_trainer.overrides`"
+        else:
+            name = f"`--{dest.replace('_', '-')}`"
+        self.problems.append(Diagnostic(RECIPE_MISSING, f"the recipe does not set {name}", help=help))
 
     def int(self, dest: str, default: int = 0, *, floor: int = 1) -> int:
         e = self.s.get(dest)
         if e is None or e.value is None:
             return default
         v = e.value
-        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and re.fullmatch(r"[0-9]{1,12}", v))):
+        if isinstance(v, float) and v == float("inf"):
+            self.too_large(e)
+            return default
+        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and v.isascii() and v.isdigit())):
             self.bad(e, "a whole number")
+            return default
+        # Python refuses to convert integers of more than 4,300 digits; any such is past every ceiling
+        if isinstance(v, str) and len(v) > 20:
+            self.too_large(e)
             return default
         n = int(v)
         if n < floor:
             self.bad(e, f"at least {floor}")
             return default
+        if n > _ceiling(dest):
+            self.too_large(e)
+            return default
         return n
+
+    def too_large(self, e: Entry) -> None:
+        self.refused.add(e.dest)
+        self.problems.append(Diagnostic(
+            RECIPE_BAD_VALUE, f"`{e.written}` is {e.value!r}, too large: at most {_ceiling(e.dest):,}",
+            span=e.span, help="fix the value in the recipe (the ceiling is far above any published run's)"))
 
     def float(self, dest: str, default: float) -> float:
         e = self.s.get(dest)
@@ -184,9 +219,8 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         if not out.get(name) and (require_vocab or name != "vocab"):
             dest = {"hidden": "hidden_size", "heads": "num_attention_heads", "vocab": "vocab_size",
                     "seq_len": "seq_length"}.get(name, name)
-            r.problems.append(Diagnostic(
-                RECIPE_MISSING, f"the recipe does not set `--{dest.replace('_', '-')}`",
-                help="add it to the recipe" + (" (a tokenizer's vocabulary is not read)" if name == "vocab" else "")))
+            r.missing(dest, "add it to the recipe" + (" (a tokenizer's vocabulary is not read)" if name == "vocab"
+                                                      else ""))
     return out, frozenset(stated)
 
 
@@ -251,6 +285,22 @@ _KNOB_DESTS = {
 }
 
 
+# Megatron's argument -> the IR field whose ceiling (ir/ranges.py) bounds it
+_FIELDS = {dest: knob for knob, dest in reversed(_KNOB_DESTS.items())} | {
+    "hidden_size": "hidden", "num_attention_heads": "heads", "ffn_hidden_size": "ffn_hidden",
+    "num_query_groups": "kv_heads", "kv_channels": "head_dim", "vocab_size": "vocab", "seq_length": "seq_len",
+    "num_experts": "num_experts", "moe_router_topk": "top_k", "moe_ffn_hidden_size": "ffn_hidden",
+    "moe_shared_expert_intermediate_size": "shared_ffn_hidden", "recompute_num_layers": "num_layers",
+    "num_layers_per_virtual_pipeline_stage": "num_layers",
+}
+
+
+def _ceiling(dest: str) -> int | float:
+    """The largest value the IR takes for the field ``dest`` sets; a count's ceiling when it sets none."""
+    field = _FIELDS.get(dest, dest)
+    return CEILINGS.get(field, KIND_CEILINGS[Kind.COUNT])
+
+
 def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]:
     s = r.s
     v: dict[str, Any] = {}
@@ -282,8 +332,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["mbs"] = r.int("micro_batch_size", 1)
     v["gbs"] = r.int("global_batch_size", 0)
     if not v["gbs"]:
-        r.problems.append(Diagnostic(RECIPE_MISSING, "the recipe does not set `--global-batch-size`",
-                                     help="add it: the space fixes the global batch"))
+        r.missing("global_batch_size", "add it: the space fixes the global batch")
         v["gbs"] = 1
     v["seq_len"] = model.get("seq_len") or 1
     fp8 = s.get("fp8") or s.get("fp8_format")

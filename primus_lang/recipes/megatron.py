@@ -6,7 +6,12 @@ from __future__ import annotations
 import difflib
 
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_import import RECIPE_BAD_VALUE, RECIPE_CONTRADICTION, RECIPE_UNKNOWN_FLAG
+from primus_lang.diagnostics.codes_import import (
+    RECIPE_BAD_VALUE,
+    RECIPE_CONTRADICTION,
+    RECIPE_UNKNOWN_FLAG,
+    RECIPE_UNREADABLE,
+)
 from primus_lang.recipes.flags import KNOWN, LAUNCHER_SWITCHES, LAUNCHER_VALUES, LAUNCHERS, LIST, SWITCH
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Word, split_words
@@ -14,12 +19,20 @@ from primus_lang.recipes.words import Word, split_words
 
 def read_command_line(text: str, file: str) -> Recipe:
     words, problems = split_words(text, file)
+    if not words and not problems:
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{file}` holds no command line (it is empty, or comments "
+                                      "only): nothing to read",
+                                      help="pass a Megatron-LM command line (`torchrun ... pretrain_gpt.py --flags`), "
+                                      "a Megatron-Bridge launch (`run_recipe.py --recipe NAME ...`) or a Primus "
+                                      "experiment YAML"))
     notes: list[str] = []
     start = _script_end(words)
     nodes = gpus = None
     if start:
         launcher, notes = _launcher(words[:start], problems)
         nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
+        if nodes is None:
+            nodes, notes = torchrun_nodes(words[:start], notes)
     entries: dict[str, Entry] = {}
     i = start
     while i < len(words):
@@ -71,6 +84,12 @@ def read_command_line(text: str, file: str) -> Recipe:
         entries[dest] = Entry(dest, value, w.span, f"--{name}")
     if problems:
         raise CompileError(problems)
+    if not entries:
+        # a launcher and a script alone: every setting would be reported missing, one cause
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, "the command line sets no Megatron-LM argument: nothing "
+                                      "to read", span=words[start - 1].span if start else None,
+                                      help="add the run's flags after the script (`pretrain_gpt.py "
+                                      "--num-layers 32 --hidden-size 4096 ...`)"))
     return Recipe(file, "megatron", entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes))
 
 
@@ -87,6 +106,18 @@ def _script_end(words: list[Word]) -> int:
         if w.text.startswith("--") and w.text[2:].partition("=")[0].replace("-", "_") in KNOWN:
             return 0  # Megatron's flags before any script: a plain arguments file
     return 0
+
+
+# torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
+_TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+
+
+def torchrun_nodes(words: list[Word], notes: list[str]) -> tuple[Entry | None, list[str]]:
+    """The node count torchrun takes when its line gives no ``--nnodes``: one; None without torchrun."""
+    if not any(w.text.rsplit("/", 1)[-1] in _TORCHRUN for w in words):
+        return None, notes
+    return (Entry("nnodes", "1", None, "torchrun's default"),
+            [*notes, "torchrun is given no `--nnodes`: one node, torchrun's default"])
 
 
 def _launcher(words: list[Word], problems: list[Diagnostic]) -> tuple[dict[str, Entry], list[str]]:

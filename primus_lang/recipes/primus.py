@@ -71,9 +71,10 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
 
 
 def _span_of(text: str, file: str, key: str) -> Span | None:
-    m = re.search(r"^[ \t]*" + re.escape(key) + r"[ \t]*:", text, re.MULTILINE)
+    m = re.search(r"^[ \t]*" + re.escape(key) + r"[ \t]*:", text, re.MULTILINE) \
+        or re.search(r'"' + re.escape(key) + r'"[ \t]*:', text)  # an experiment written as JSON
     if m is None:
         return None
     line = text.count("\n", 0, m.start()) + 1
-    col = m.group(0).index(key[0]) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + m.group(0).index(key[0]) + 1
     return Span(file, line, col, line, col + len(key))

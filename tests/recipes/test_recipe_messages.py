@@ -1,0 +1,121 @@
+"""What a new user meets importing a recipe: torchrun's defaults taken as torchrun takes them, one
+diagnostic per cause, a value too large said to be too large, an experiment written as JSON read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.ir.model import card_fields
+from primus_lang.lower import stdlib_cards
+from primus_lang.recipes import interpret, read_recipe
+from primus_lang.recipes.megatron import read_command_line
+from tests.recipes.test_bad_recipes import LLAMA8B, codes_of
+
+BRIDGE = "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_bf16_config"
+
+
+def test_torchrun_without_nnodes_runs_on_one_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = tmp_path / "run.sh"
+    recipe.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B, encoding="utf-8")
+    assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 0
+    err = capsys.readouterr().err
+    assert "cluster  1 x 8 h100" in err and "torchrun's default" in err
+    # the same line given `--nodes 2` contradicts torchrun's one node, as an explicit `--nnodes 1` would
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--nodes", "2"]) == 1
+    assert "P3124" in capsys.readouterr().err
+
+
+def test_bridge_torchrun_without_nnodes_runs_on_one_node(tmp_path: Path) -> None:
+    recipe = read_recipe(_write(tmp_path / "b.sh", f"torchrun --nproc-per-node 8 {BRIDGE} -tp 2"))
+    assert recipe.nodes is not None and recipe.nodes.value == "1"
+    assert any("torchrun's default" in n for n in recipe.notes)
+
+
+def test_a_flags_file_without_torchrun_still_asks_for_the_nodes(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = read_command_line(LLAMA8B, "args.txt")
+    assert recipe.nodes is None
+    recipe = read_command_line("python pretrain_gpt.py " + LLAMA8B, "args.txt")
+    assert recipe.nodes is None
+
+
+def test_a_refused_value_is_not_reported_missing_again(tmp_path: Path) -> None:
+    bridge = read_recipe(_write(tmp_path / "b.sh", f"{BRIDGE} train.global_batch_size=1e400"))
+    with pytest.raises(CompileError) as err:
+        interpret(bridge, _llama3_8b(), fill_all=True)
+    assert codes_of(err) == ["P3123"] and "too large" in err.value.diagnostics[0].message
+    text = LLAMA8B.replace("--global-batch-size 128", "--global-batch-size 0").replace("--num-layers 32",
+                                                                                      "--num-layers x")
+    with pytest.raises(CompileError) as err:
+        interpret(read_command_line(text, "f"))
+    assert codes_of(err) == ["P3123", "P3123"]
+
+
+def test_a_missing_setting_is_named_as_the_recipe_writes_it(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        interpret(read_command_line(LLAMA8B.replace("--global-batch-size 128", ""), "f"))
+    assert codes_of(err) == ["P3126"] and "`--global-batch-size`" in err.value.diagnostics[0].message
+    bridge = read_recipe(_write(tmp_path / "b.sh", BRIDGE))
+    del bridge.entries["global_batch_size"]
+    with pytest.raises(CompileError) as err:
+        interpret(bridge, _llama3_8b(), fill_all=True)
+    message = err.value.diagnostics[-1].message
+    assert "`train.global_batch_size`" in message and "--" not in message
+
+
+@pytest.mark.parametrize("text", ["", "# a comment only\n", "torchrun --nproc-per-node 8 pretrain_gpt.py\n"])
+def test_nothing_to_read_is_one_diagnostic(tmp_path: Path, text: str) -> None:
+    with pytest.raises(CompileError) as err:
+        read_recipe(_write(tmp_path / "run.sh", text))
+    assert codes_of(err) == ["P3120"] and "nothing to read" in err.value.diagnostics[0].message
+
+
+def test_an_empty_yaml_is_one_diagnostic(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        read_recipe(_write(tmp_path / "e.yaml", ""))
+    assert codes_of(err) == ["P3127"] and "empty" in err.value.diagnostics[0].message
+
+
+def test_a_count_past_the_irs_ceiling_is_too_large_not_a_non_number() -> None:
+    with pytest.raises(CompileError) as err:
+        interpret(read_command_line(LLAMA8B.replace("--num-layers 32", "--num-layers 100000000000000000000"), "f"))
+    d = err.value.diagnostics[0]
+    assert codes_of(err) == ["P3123"] and "too large: at most 4,096" in d.message and "whole number" not in d.message
+    with pytest.raises(CompileError) as err:
+        interpret(read_command_line(LLAMA8B.replace("--num-layers 32", "--num-layers 5000"), "f"))
+    assert "too large" in err.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("name", ["exp.json", "exp.txt"])
+def test_a_primus_experiment_written_as_json_is_read(tmp_path: Path, name: str) -> None:
+    text = ('{"modules": {"pre_trainer": {"model": "llama3.1_8B.yaml", "overrides": '
+            '{"global_batch_size": 64, "micro_batch_size": 1, "seq_length": 8192}}}}')
+    recipe = read_recipe(_write(tmp_path / name, text))
+    assert recipe.kind == "primus" and recipe.entries["global_batch_size"].value == 64
+    span = recipe.entries["global_batch_size"].span
+    assert span is not None and span.column == text.index("global_batch_size") + 1
+
+
+def test_a_primus_experiment_under_another_name_is_read_as_yaml(tmp_path: Path) -> None:
+    recipe = read_recipe(_write(tmp_path / "exp.cfg", "modules:\n  pre_trainer:\n    model: llama3.1_8B.yaml\n"))
+    assert recipe.kind == "primus"
+
+
+def test_invalid_yaml_says_what_a_yaml_recipe_is(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        read_recipe(_write(tmp_path / "d.yaml", "a: [1, 2\n"))
+    assert codes_of(err) == ["P3120"] and err.value.diagnostics[0].help == "a Primus experiment is a YAML file"
+
+
+def _llama3_8b() -> dict[str, Any]:
+    return card_fields(stdlib_cards()["llama3_8b"][1])
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
