@@ -20,7 +20,8 @@ UNKNOWN_MODEL_TYPE = register(
     "change parameter counts or memory (biases, norms, gating), so it is refused rather than guessed; "
     "for a family primusc knows of, the message names the feature the model card lacks. A near name is "
     "suggested only when it has the same version digits: `qwen2` and `qwen3` are different "
-    "architectures, not a typo. Write the card by hand (see `stdlib/models/` for examples) or map it in "
+    "architectures, not a typo. A multimodal wrapper (a config holding a `text_config`, such as LLaVA's) is "
+    "refused as one, with its `text_config` to import as a config of its own. Write the card by hand (see `stdlib/models/` for examples) or map it in "
     "`primus_lang/hfimport/mapping.py`.",
 )
 MISSING_FIELD = register(

@@ -659,10 +659,27 @@ def _family(config: HfConfig) -> Family:
         raise CompileError(
             Diagnostic(
                 UNKNOWN_MODEL_TYPE,
-                f"cannot import `model_type` `{mt}`: the IR has no {MISSING_FEATURES[mt]}",
+                f"cannot import `model_type` `{mt}`: the IR cannot express {MISSING_FEATURES[mt]}",
                 span=config.span_of("model_type"),
                 help="write no card rather than a wrong one, or one by hand that says in a comment what it "
                 f"leaves out; importable: {', '.join(SUPPORTED_MODEL_TYPES)}",
+            )
+        )
+    text = config.data.get("text_config")
+    if mt not in FAMILIES and isinstance(text, dict):
+        # a multimodal wrapper (LLaVA, Idefics, ...): its language model is a config of its own, whose
+        # name may be near the wrapper's (`llava` is not a typo of `llama`)
+        inner = text.get("model_type")
+        known = f"`{inner}`, which primusc imports" if inner in FAMILIES else \
+            f"`{inner}`, which primusc does not import either" if isinstance(inner, str) else "not given"
+        raise CompileError(
+            Diagnostic(
+                UNKNOWN_MODEL_TYPE,
+                f"cannot import `model_type` `{mt}`: a multimodal wrapper (a vision encoder around a language "
+                "model), and the IR has no vision encoder",
+                span=config.span_of("model_type"),
+                help=f"import its `text_config` as a config.json of its own (its model_type: {known}); the card "
+                "then describes the language model alone",
             )
         )
     if mt not in FAMILIES:
