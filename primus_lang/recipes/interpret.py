@@ -17,8 +17,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_MISSING,
     RECIPE_UNSUPPORTED,
 )
-from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS
-from primus_lang.emit.bridge import PATHS
+from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, PATHS
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Moe
 from primus_lang.ir.quantity import Kind
