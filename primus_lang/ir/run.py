@@ -23,6 +23,14 @@ TOKENIZERS = ("HuggingFaceTokenizer", "SentencePieceTokenizer", "GPT2BPETokenize
 DECAY_STYLES = {"constant": "constant", "linear": "linear", "cosine": "cosine",
                 "inverse_square_root": "inverse-square-root"}
 CKPT_FORMATS = ("torch_dist", "torch", "torch_dcp", "fsdp_dtensor")
+# Megatron-LM's argument -> the run field that sets it, where the names differ: a Megatron user's
+# name (`lr_decay_style`) is nearer another field (`decay_iters`) than its own (`decay`)
+MEGATRON_NAMES: dict[str, str] = {
+    "lr_decay_style": "decay", "lr_decay_iters": "decay_iters", "lr_warmup_iters": "warmup_iters",
+    "init_method_std": "init_std", "data_path": "data", "train_data_path": "train_data",
+    "valid_data_path": "valid_data", "test_data_path": "test_data", "tokenizer_type": "tokenizer",
+    "save": "checkpoint_dir", "load": "checkpoint_dir",
+}
 
 
 @frozen

@@ -46,6 +46,11 @@ class Toleration:
     effect: str
 
 
+# A launcher's name for a site field -> the field, where they differ: Slurm's `--time`, pyxis's
+# `--container-image` and `--container-mounts`
+LAUNCHER_NAMES: dict[str, str] = {"time": "time_limit", "container_image": "image", "container_mounts": "mounts"}
+
+
 @frozen
 class Site:
     name: str = field(metadata=q(Kind.TEXT, "the site's name"))

@@ -18,7 +18,8 @@ from primus_lang.ir.hardware import Cluster, Gpu, Provenance
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import range_problems
-from primus_lang.ir.site import Site
+from primus_lang.ir.run import MEGATRON_NAMES, Run
+from primus_lang.ir.site import LAUNCHER_NAMES, Site
 from primus_lang.ir.space import Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.scope import Entry, LoadedModule
@@ -34,6 +35,10 @@ KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
 
 # Fields a definition may leave out because they follow from others, per class (ir/derived.py).
 DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {Model: MODEL_DEFAULTS}
+# Another tool's name for a field, by block: said instead of the nearest field name
+_OTHER_NAMES: dict[type, tuple[dict[str, str], str]] = {
+    Run: (MEGATRON_NAMES, "Megatron's"), Site: (LAUNCHER_NAMES, "the launcher's"),
+}
 
 
 def display_name(path: Path) -> str:
@@ -267,6 +272,9 @@ class Loader:
                     hint = (
                         f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
                     )
+                    own, whose = _OTHER_NAMES.get(cls, ({}, ""))
+                    if st.name in own:
+                        hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
                     raise fail(
                         N.UNKNOWN_FIELD,
                         f"a {what} has no field `{st.name}`",
