@@ -90,7 +90,7 @@ def run_sweeps(args: argparse.Namespace) -> int:
                 continue
             error = "" if v.error is None else f", error {_pct(v.error)}"
             console.print(f"  {v.id} ({v.label}): projected {v.projected:,.1f}, measured {v.measured:,.1f}{error}, "
-                          f"ratio to base {_pct(v.ratio_error)}")
+                          f"error of the ratio to base {_pct(v.ratio_error)}")
     s = summary(results)
     console.print(f"\nsweeps: {s['sweeps']} ({s['judged']} with two or more projected variants); variants: "
                   f"{s['variants']}, projected: {s['projected']}")

@@ -177,6 +177,9 @@ def load_sweeps(path: str | Path, calibrated: bool = True) -> list[Sweep]:
     doc = load_yaml(path, SWEEPS_CODES, "a sweeps file")
     if not isinstance(doc, dict):
         raise _problem(name, "expected a mapping with `schema` and `sweeps`")
+    if "schema" not in doc:
+        raise CompileError(Diagnostic(SWEEPS_SCHEMA, f"`{name}` has no `schema` key; this primusc reads schema "
+                                                     f"{SCHEMA}", help=f"start the file with `schema: {SCHEMA}`"))
     if doc.get("schema") != SCHEMA:
         raise CompileError(Diagnostic(SWEEPS_SCHEMA, f"`{name}` says `schema: {doc.get('schema')}`; this primusc "
                                                      f"reads schema {SCHEMA}"))
