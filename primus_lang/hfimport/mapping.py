@@ -335,6 +335,23 @@ def _gemma3(r: Reader, fields: Fields, notes: list[str]) -> None:
                      "is the full layers'; no effect on parameters, FLOPs or memory)")
 
 
+def _deepseek_moe(r: Reader, router_score: str, bias_balancing: bool) -> Moe:
+    """DeepSeek's MoE layout, which GLM-4 MoE shares: routed experts of moe_intermediate_size, shared
+    experts of the same width, and a dense prefix of first_k_dense_replace layers."""
+    moe_width = r.count("moe_intermediate_size", "the expert width")
+    shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
+    return Moe(
+        num_experts=r.count("n_routed_experts", "the routed-expert count"),
+        top_k=r.count("num_experts_per_tok", "the routing top-k"),
+        ffn_hidden=moe_width,
+        shared_experts=shared,
+        shared_ffn_hidden=moe_width if shared else 0,
+        dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
+        router_score=router_score,
+        bias_balancing=bias_balancing,
+    )
+
+
 def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
     """GLM-4.5 / GLM-4.6 (transformers' Glm4MoeConfig): DeepSeek-V3's MoE (sigmoid router with a
     correction bias, shared expert, dense first layers, MTP) on grouped-query attention whose q, k and
@@ -345,18 +362,8 @@ def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["qkv_bias"] = r.flag("attention_bias", False)
     fields["qk_layernorm"] = r.flag("use_qk_norm", False)
     _partial_rotary(r, notes)
-    moe_width = r.count("moe_intermediate_size", "the expert width")
-    shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
-    fields["moe"] = Moe(
-        num_experts=r.count("n_routed_experts", "the routed-expert count"),
-        top_k=r.count("num_experts_per_tok", "the routing top-k"),
-        ffn_hidden=moe_width,
-        shared_experts=shared,
-        shared_ffn_hidden=moe_width if shared else 0,
-        dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
-        router_score="sigmoid",  # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
-        bias_balancing=True,
-    )
+    # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
+    fields["moe"] = _deepseek_moe(r, router_score="sigmoid", bias_balancing=True)
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
     routing = [f"{k} {r.config.data[k]}" for k in ("n_group", "topk_group", "routed_scaling_factor")
                if r.config.data.get(k) is not None]
@@ -476,16 +483,9 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
             "MoE on every n-th layer (moe_layer_freq > 1) cannot be expressed",
             "the IR supports MoE on all layers after a dense prefix",
         )
-    moe_width = r.count("moe_intermediate_size", "the expert width")
-    shared = r.count("n_shared_experts", "the shared-expert count", default=0, minimum=0)
-    fields["moe"] = Moe(
-        num_experts=r.count("n_routed_experts", "the routed-expert count"),
-        top_k=r.count("num_experts_per_tok", "the routing top-k"),
-        ffn_hidden=moe_width,
-        shared_experts=shared,
-        shared_ffn_hidden=moe_width if shared else 0,
-        dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
-        # DeepSeek-V3 balances without a loss: sigmoid scores plus a per-expert bias (noaux_tc)
+    # DeepSeek-V3 balances without a loss: sigmoid scores plus a per-expert bias (noaux_tc)
+    fields["moe"] = _deepseek_moe(
+        r,
         router_score="sigmoid" if r.text("scoring_func", "softmax") == "sigmoid" else "softmax",
         bias_balancing=r.text("topk_method") == "noaux_tc" and r.text("scoring_func") == "sigmoid",
     )
