@@ -158,6 +158,21 @@ PATHS: dict[str, tuple[str, ...]] = {
     "transformer_impl": ("model.transformer_impl",),
 }
 
+# The overlap settings a recipe's CommOverlapConfig writes over (training/comm_overlap.py, setup at
+# BRIDGE_COMMIT): after the overrides, ConfigContainer validation runs ``comm_overlap.setup``, whose
+# ``_apply_cfgs`` copies ``tp_comm_overlap`` and ``overlap_moe_expert_parallel_comm`` onto the model
+# (False unless the config says otherwise) and, with the distributed optimizer, ``overlap_grad_reduce``
+# and ``overlap_param_gather`` onto ddp and optimizer (True whenever DP > 1 unless it says otherwise).
+# Where the recipe has one, the candidate's values go into it, else the recipe's win.
+COMM_OVERLAP_PATHS: dict[str, str] = {
+    "tp_comm_overlap": "comm_overlap.tp_comm_overlap",
+    "overlap_moe_expert_parallel_comm": "comm_overlap.overlap_moe_expert_parallel_comm",
+    "overlap_grad_reduce": "comm_overlap.overlap_grad_reduce",
+    "overlap_param_gather": "comm_overlap.overlap_param_gather",
+}
+# the model fields setup replaces outright; the ddp ones still hold without the distributed optimizer
+_REPLACED_BY_COMM_OVERLAP = frozenset({"tp_comm_overlap", "overlap_moe_expert_parallel_comm"})
+
 # Settings the recipe's model provider owns: Bridge builds the model from the card's Hugging Face
 # config (AutoBridge.from_hf_pretrained), so a space writes the card as it stands, never these.
 ARCHITECTURE = frozenset({
@@ -259,6 +274,8 @@ _DESTS: dict[str, str] = {}
 for _dest, _paths in PATHS.items():
     for _path in _paths:
         _DESTS.setdefault(_path, _dest)
+for _dest, _path in COMM_OVERLAP_PATHS.items():
+    _DESTS.setdefault(_path, _dest)
 
 
 def precision_name(settings: Settings) -> str | None:
@@ -322,12 +339,15 @@ def _numeric(text: str) -> bool:
 
 
 def overrides(settings: Settings, recipe_precision: str | None = None,
-              architecture: frozenset[str] = ARCHITECTURE) -> tuple[list[tuple[str, str]], list[str]]:
+              architecture: frozenset[str] = ARCHITECTURE,
+              comm_overlap: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
     """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
     setting cannot be written (empty: all can). ``recipe_precision`` is the precision recipe the
     launched recipe already runs, where primusc recorded it: naming it again would replace the
     recipe's tuned copy (a performance recipe computes its first and last layers in FP8 too) with
-    the registered one. ``architecture`` names the settings the recipe's model provider owns."""
+    the registered one. ``architecture`` names the settings the recipe's model provider owns.
+    ``comm_overlap``: the launched recipe sets a CommOverlapConfig, so the overlap settings go into it
+    (``COMM_OVERLAP_PATHS``)."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
     name = precision_name(settings)
@@ -355,12 +375,22 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
         if paths is None:
             problems.append(f"`{dest}`: no Megatron-Bridge ConfigContainer field primusc knows holds it")
             continue
+        if dest == "data_path" and isinstance(value, str) and len(value.split()) > 1:
+            # GPTDatasetConfig.data_path is split on whitespace into a blend's words, so one prefix
+            # holding a space would reach Bridge as several prefixes (or a weight and a prefix)
+            problems.append(f"`data_path` = {value!r}: Megatron-Bridge splits dataset.data_path on whitespace, "
+                            "so a path with a space becomes a broken blend; link or move the corpus to a path "
+                            "without spaces (the megatron target takes it as one argument)")
+            continue
         if dest == "data_path" and isinstance(value, tuple):
             value = " ".join(value)  # GPTDatasetConfig.data_path splits a string on whitespace
         why = hydra_problem(value)
         if why is not None:
             problems.append(f"`{dest}` = {value!r}: {why}")
             continue
+        if comm_overlap and dest in COMM_OVERLAP_PATHS:
+            paths = (COMM_OVERLAP_PATHS[dest],) if dest in _REPLACED_BY_COMM_OVERLAP \
+                else (*paths, COMM_OVERLAP_PATHS[dest])
         for path in paths:
             out.append((path, hydra_value(value)))
         if dest == "recompute_granularity" and value == "selective" and "recompute_modules" not in settings:

@@ -355,14 +355,15 @@ class Bridge(Framework):
     def overrides(self) -> tuple[list[str], list[str]]:
         """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
         from primus_lang.emit.arguments import model_settings
-        from primus_lang.emit.bridge_recipes import RECIPES
+        from primus_lang.emit.bridge_recipes import RECIPES, comm_overlap_of
 
         recorded = RECIPES.get(self.recipe())
         precision = recorded.settings.get("mixed_precision") if recorded is not None else None
         # every setting that describes the model is the recipe's (model_settings: whatever the card
         # says, today and as the card grows), beside the routing ARCHITECTURE lists
         architecture = ARCHITECTURE | frozenset(model_settings(self.model, self.cand.seq_len)) - {"seq_length"}
-        written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture)
+        written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture,
+                                      comm_overlap=bool(comm_overlap_of(self.recipe())))
         out = [f"{path}={value}" for path, value in written]
         fields = recorded_fields()
         for key, value in self.bridge_only:
@@ -379,19 +380,37 @@ class Bridge(Framework):
 
     @classmethod
     def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:
-        # A library recipe's model is built by Bridge's provider for it, not from Megatron-LM's flags:
-        # Gemma 2's has the gated GELU, soft-capping in its attention and output layer and post-norms
-        # (TERowParallelLinearLayerNorm) that the command line cannot say (models/gemma/gemma2_provider.py)
-        out = super().model_problems(model, passthrough) if bridge_card(model) is None else []
+        # A library recipe's model is built by Bridge's provider for it, not from Megatron-LM's flags
+        # (Gemma 2's gated GELU, soft-capping and post-norms: models/gemma/gemma2_provider.py), so
+        # Megatron-LM's reasons never apply here: a card without a recipe gets that reason alone
+        card = bridge_card(model)
         recipe = cls.recipe_of(model, passthrough)
-        if bridge_card(model) is None and not recipe:
+        if card is None and not recipe:
             known = ", ".join(sorted(BRIDGE_MODELS))
-            out.append(f"model `{model.name}`: Bridge builds the model from its recipe, and primusc knows "
-                       f"Bridge recipes only for these stdlib cards as written (sequence length aside): {known}")
-        elif bridge_card(model) is None:
-            out.append(f"model `{model.name}`: the recipe `{recipe}` builds its own model; a card "
-                       "changed in the space cannot be written as its overrides")
-        return out
+            megatron = "" if Megatron.model_problems(model) else \
+                "; the megatron framework builds this card (`--target megatron+...`)"
+            return [f"model `{model.name}`: Bridge builds the model from its recipe, and primusc knows Bridge "
+                    f"recipes only for these stdlib cards as written (sequence length aside): {known}{megatron}"]
+        if card is None:
+            return [f"model `{model.name}`: the recipe `{recipe}` builds its own model; a card "
+                    "changed in the space cannot be written as its overrides"]
+        return cls.recipe_problems(card, recipe)
+
+    @staticmethod
+    def recipe_problems(card: str, recipe: str) -> list[str]:
+        """Why a recipe named in the passthrough does not train the space's card (it would launch
+        another model than the one projected)."""
+        from primus_lang.emit.bridge_recipes import RECIPES
+
+        library = f"{BRIDGE_MODELS[card]}_pretrain_config"
+        recorded = RECIPES.get(recipe)
+        if recipe == library or (recorded is not None and recorded.card == card):
+            return []
+        mine = sorted({library, *(r.name for r in RECIPES.values() if r.card == card)})
+        whose = f"is recorded for `{recorded.card}`" if recorded is not None else \
+            f"is not a recipe primusc recorded ({BRIDGE_COMMIT_SHORT})"
+        return [f"passthrough `bridge__recipe` = {recipe}: the recipe {whose}, not for the space's model "
+                f"`{card}`, so the launch would train another model; recorded for `{card}`: {', '.join(mine)}"]
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()

@@ -83,7 +83,8 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
     if problems:
         raise CompileError(problems)
     gpu = recipe.gpu
-    per_node = _GPUS_PER_NODE.get(gpu, 8)
+    # a recipe for fewer GPUs than a node holds (Llama 3 8B's library alias: 2) runs on part of one
+    per_node = min(_GPUS_PER_NODE.get(gpu, 8), recipe.gpus)
     nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
     given = reader.selectors.get("gpus_per_node")
     if given is not None and nodes is None and gpus is None:

@@ -38,10 +38,13 @@ def emitted(tmp_path: Path, target: str, value: str, **extra: str) -> tuple[Path
     # Bridge builds only the models it has recipes for (emit/bridge.py), Mixtral not among them
     space, cand = CASES["llama3_8b_h100_fp8cs" if target.startswith("bridge+") else "mixtral_h100"]
     space = attrs.evolve(space, name=f"mix\n$(touch {tmp_path / 'canary'})`x`'\"")
+    # Bridge splits a data path on whitespace and refuses one holding a space (P7001): its hostile
+    # path separates the words with $IFS, which a shell that expanded it would split again
+    data_path = value.replace(" ", "$IFS") if target.startswith("bridge+") else value
     ctx = EmitContext(
         source_name=f"evil\n`touch {tmp_path / 'canary'}`.prx",
         variables={
-            "data_path": value, "tokenizer_model": value, "checkpoint_dir": value,
+            "data_path": data_path, "tokenizer_model": value, "checkpoint_dir": value,
             "container_image": "img:1", "megatron_dir": str(tmp_path / "work ünï $(x)"), **extra,
         },
     )
