@@ -39,6 +39,7 @@ from primus_lang.emit import (
     precision_settings,
     recorded_fields,
 )
+from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import _launcher, torchrun_nodes
 from primus_lang.recipes.settings import Entry, Recipe
@@ -293,13 +294,16 @@ def hydra_scalar(text: str) -> Any:
     if lowered == "null":
         return None
     if _INT.fullmatch(text):
-        return int(text)
+        # Python refuses to convert integers of more than 4,300 digits; any such is past every ceiling
+        return int(text) if len(text) <= 40 else float("-inf" if text.startswith("-") else "inf")
     if _FLOAT.fullmatch(text):
         return float(text)
     return text
 
 
 _INT = re.compile(r"[+-]?[0-9]+")
+# the largest ceiling of any kind of quantity in the IR (ir/ranges.py): FLOP/s
+_LARGEST = max(KIND_CEILINGS.values())
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)", re.IGNORECASE)
 
 
@@ -329,6 +333,14 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
                 entries[dest] = Entry(dest, v, span, f"mixed_precision={value}")
             return
         dest = dest_of(path) or passthrough_key(path)
+        if where is not None and not isinstance(value, bool) and isinstance(value, (int, float)) \
+                and abs(value) > _LARGEST and (isinstance(value, int) or value == float("inf")):
+            # a knob's value is bounded by its own ceiling later (interpret); a value carried to the space
+            # would otherwise reach it as a number the language cannot hold (P1016 at the space's line)
+            problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{where.text}` is too large: no count, size or "
+                                       f"time primusc knows exceeds {_LARGEST:,.0f}", span=span,
+                                       help="fix the value in the launch (check the digits)"))
+            return
         if where is not None:
             previous = stated.get(dest)
             if previous is not None and previous[0] != value:

@@ -1,0 +1,146 @@
+"""What a new user's review of the bridge target found (issue 19): the overlap a recipe's
+CommOverlapConfig would write over the candidate's, a recipe of another card named in the passthrough,
+a data path Bridge would split, launches of the library aliases import-recipe could not read back,
+and a card without a recipe told Megatron-LM's reasons."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+from primus_lang.check import baseline_point, parse_point
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import EmitContext, emit
+from primus_lang.emit.bridge import BRIDGE_MODELS, COMM_OVERLAP_PATHS
+from primus_lang.emit.bridge_recipes import LIBRARY, RECIPES, UNRECORDED, comm_overlap_of
+from primus_lang.lower import load_space, stdlib_cards
+from primus_lang.recipes import read_recipe
+from tests.emit.harness import write
+
+
+def _space(tmp_path: Path, card: str, extra: str = "") -> Path:
+    module = stdlib_cards()[card][0]
+    path = tmp_path / f"{card}.prx"
+    path.write_text(f"import {module} ({card})\nimport clusters.nvidia (h100_x8)\n\n"
+                    f"space s_{card} on h100_x8 {{\n  model = {card}\n  gbs = 64\n{extra}"
+                    "  target bridge + local\n}\n")
+    return path
+
+
+def _words(node_sh: str) -> dict[str, str]:
+    block = re.search(r"^ARGS=\(\n(.*?)^\)", node_sh, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    return dict(w.split("=", 1) for w in shlex.split(block.group(1)) if "=" in w)
+
+
+def _refusals(space_path: Path, point: str, target: str = "bridge+local", ctx: EmitContext | None = None) -> str:
+    space = load_space(space_path)
+    with pytest.raises(CompileError) as err:
+        emit(space, parse_point(space, point), target, ctx)
+    return " ".join(f"{d.code.id} {d.message}" for d in err.value.diagnostics)
+
+
+def test_every_library_alias_says_whether_it_sets_a_comm_overlap_config() -> None:
+    aliases = {f"{stem}_pretrain_config": card for card, stem in BRIDGE_MODELS.items()}
+    assert set(LIBRARY) | {f"{BRIDGE_MODELS[c]}_pretrain_config" for c in UNRECORDED} == set(aliases)
+    with_config = sorted(aliases[n] for n in aliases if comm_overlap_of(n))
+    # read at Megatron-Bridge 067f987: the TP-overlap ones are the 70B/405B Llamas and Qwen3 30B-A3B
+    assert with_config == ["deepseek_v2", "deepseek_v2_lite", "deepseek_v3", "kimi_k2", "llama2_7b", "llama3_1_405b",
+                           "llama3_1_70b", "llama3_70b", "qwen3_30b_a3b"]
+    assert sorted(aliases[n] for n in aliases if "tp_comm_overlap=True" in comm_overlap_of(n)) == \
+        ["llama3_1_405b", "llama3_1_70b", "llama3_70b", "qwen3_30b_a3b"]
+
+
+@pytest.mark.parametrize(("card", "point", "config"), [
+    ("llama3_70b", "tp=8,pp=2,sequence_parallel=true,tp_comm_overlap=false", True),  # dense, TP overlap
+    ("llama3_8b", "tp=2,sequence_parallel=true,tp_comm_overlap=true", False),  # no config: the model's field holds
+    ("llama2_7b", "tp=2,sequence_parallel=true,tp_comm_overlap=true", True),  # a config without TP overlap
+])
+def test_the_candidates_overlap_goes_into_the_recipes_comm_overlap(tmp_path: Path, card: str, point: str,
+                                                                   config: bool) -> None:
+    space = load_space(_space(tmp_path, card))
+    cand = parse_point(space, point)
+    words = _words(emit(space, cand, "bridge+local")["node.sh"])
+    tp_overlap = "true" if cand.tp_comm_overlap else "false"
+    grad = "true" if cand.overlap_grad_reduce else "false"
+    assert words["ddp.overlap_grad_reduce"] == grad
+    if config:
+        assert words["comm_overlap.tp_comm_overlap"] == tp_overlap and "model.tp_comm_overlap" not in words
+        assert words["comm_overlap.overlap_grad_reduce"] == grad
+        assert words["comm_overlap.overlap_param_gather"] == words["ddp.overlap_param_gather"]
+    else:
+        assert words["model.tp_comm_overlap"] == tp_overlap and not any(k.startswith("comm_overlap.") for k in words)
+
+
+def test_a_moe_recipes_config_gets_the_expert_overlap(tmp_path: Path) -> None:
+    space = load_space(_space(tmp_path, "qwen3_30b_a3b"))
+    cand = parse_point(space, "tp=1,ep=8")
+    words = _words(emit(space, cand, "bridge+local")["node.sh"])
+    assert words["comm_overlap.overlap_moe_expert_parallel_comm"] == ("true" if cand.ep_comm_overlap else "false")
+    assert "model.overlap_moe_expert_parallel_comm" not in words
+    assert set(COMM_OVERLAP_PATHS.values()) <= set(words)
+
+
+def test_a_passthrough_recipe_of_another_card_is_refused(tmp_path: Path) -> None:
+    path = _space(tmp_path, "llama3_8b", '  passthrough { bridge__recipe = "qwen3_235b_a22b_pretrain_config" }\n')
+    message = _refusals(path, "tp=1")
+    assert "P7001" in message and "another model" in message and "llama3_8b_pretrain_config" in message
+    own = _space(tmp_path, "llama3_8b", '  passthrough { bridge__recipe = "llama3_8b_pretrain_8gpu_h100_bf16_config" }\n')
+    space = load_space(own)
+    assert "llama3_8b_pretrain_8gpu_h100_bf16_config" in emit(space, parse_point(space, "tp=1"), "bridge+local")[
+        "node.sh"]
+
+
+def test_a_data_path_with_a_space_is_refused_on_bridge_only(tmp_path: Path) -> None:
+    path = _space(tmp_path, "llama3_8b")
+    ctx = EmitContext(variables={"data_path": "/data/my corpus/x", "tokenizer_model": "meta-llama/Meta-Llama-3-8B"})
+    message = _refusals(path, "tp=1", ctx=ctx)
+    assert "P7001" in message and "splits dataset.data_path on whitespace" in message
+    space = load_space(path)
+    node = emit(space, parse_point(space, "tp=1"), "megatron+local", ctx)["node.sh"]
+    assert "'/data/my corpus/x'" in node
+
+
+def test_a_card_without_a_recipe_is_told_only_that(tmp_path: Path) -> None:
+    message = _refusals(_space(tmp_path, "gemma3_27b"), "tp=1")
+    assert "Bridge builds the model from its recipe" in message and "geglu" not in message.lower()
+    assert "megatron" not in message.split("stdlib cards")[1]  # megatron cannot build Gemma 3 either
+    message = _refusals(_space(tmp_path, "mistral_7b"), "tp=1")
+    assert "`--target megatron+...`" in message and message.count("P7001") == 1
+
+
+@pytest.mark.parametrize(("card", "point"), [("llama3_8b", "tp=2,sequence_parallel=true,mbs=1"), ("qwen3_30b_a3b", "tp=1,ep=8,sequence_parallel=false")])
+def test_emit_then_import_gives_the_same_baseline(tmp_path: Path, card: str, point: str) -> None:
+    space = load_space(_space(tmp_path, card))
+    cand = parse_point(space, point)
+    folder = write(emit(space, cand, "bridge+local"), tmp_path / "out")
+    dry = subprocess.run(["bash", str(folder / "node.sh"), "--dry-run"], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}, timeout=60, check=True)
+    line = next(x for x in dry.stdout.splitlines() if x.startswith("node 0:"))
+    launch = tmp_path / "launch.sh"
+    launch.write_text(line.split("&&", 1)[1] + "\n")
+    out = tmp_path / "imported.prx"
+    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
+    imported = load_space(out)
+    back = baseline_point(imported)
+    assert back is not None and attrs.asdict(back) == attrs.asdict(cand)
+    assert imported.cluster.world == space.cluster.world
+
+
+def test_a_huge_number_in_an_override_is_refused_at_the_override(tmp_path: Path) -> None:
+    launch = tmp_path / "launch.sh"
+    for key, digits in (("logger.log_interval", 29), ("comm_overlap.bucket_size", 29), ("train.exit_interval", 5000)):
+        launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_bf16_config "
+                          f"{key}={'9' * digits}\n")
+        with pytest.raises(CompileError) as err:
+            read_recipe(launch)
+        first = err.value.diagnostics[0]
+        assert first.code.id == "P3123" and key in first.message
+        assert first.span is not None and first.span.file == str(launch)
+    assert RECIPES["llama3_8b_pretrain_config"].card == "llama3_8b"
