@@ -7,9 +7,9 @@ example (and the bundled validation corpus) under OUTDIR, so that two trees can 
 that checkout as their working directory, so ``python -m primus_lang.cli`` imports its package and
 reads its examples, stdlib and corpus. A refactor that keeps behaviour is checked with::
 
-    python benchmarks/golden_outputs.py /tmp/before --repo /tmp/clone-before
-    python benchmarks/golden_outputs.py /tmp/after --repo /tmp/clone-after
-    diff -r /tmp/before /tmp/after
+    python benchmarks/golden_outputs.py "$TMPDIR/before" --repo "$TMPDIR/clone-before"
+    python benchmarks/golden_outputs.py "$TMPDIR/after" --repo "$TMPDIR/clone-after"
+    diff -r "$TMPDIR/before" "$TMPDIR/after"
 
 Each command's stdout, stderr and exit status go to ``<example>/<command>.out`` (and the launch files
 ``emit`` and ``plan`` write, under ``<example>/<command>-files/``). What varies between two runs of
