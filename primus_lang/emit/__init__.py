@@ -3,7 +3,7 @@ Slurm, k8s, local). Besides ``emit``, the package's tables of what each framewor
 (a card's Megatron arguments, Bridge's field paths and recorded recipes) are public: import-recipe
 reads a launch back through the same tables."""
 
-from primus_lang.emit.arguments import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS
+from primus_lang.emit.arguments import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH
 from primus_lang.emit.bridge import (
     BRIDGE_MODELS,
     PATHS,
@@ -38,7 +38,8 @@ from primus_lang.emit.emitter import (
 from primus_lang.emit.templating import render as render_template
 
 __all__ = [
-    "BRIDGE_MODELS", "CARD_ARGUMENTS", "CONVENIENCE", "CUDA_GRAPH_SETTINGS", "MANIFEST", "PATHS", "PERF_OPTIONS",
+    "BRIDGE_MODELS", "CARD_ARGUMENTS", "CONVENIENCE", "CUDA_GRAPH_SETTINGS", "MANIFEST", "MLA_ARGUMENTS", "MLA_SWITCH",
+    "PATHS", "PERF_OPTIONS",
     "PERF_PRECISIONS", "PERF_SELECTORS", "PERF_SITE_SWITCHES", "PERF_SITE_VALUES", "RECIPES", "RECIPE_KEY",
     "SWITCHES", "TARGETS", "VARIABLES", "BridgeRecipe", "EmitContext", "Variables", "check_target", "dest_of",
     "emit", "emitted_names", "parse_target", "passthrough_key", "precision_settings", "recorded_fields",

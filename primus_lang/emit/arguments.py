@@ -21,6 +21,8 @@ from attrs import frozen
 from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
 from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir.model import Mla
+from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.run import DECAY_STYLES, Run
 from primus_lang.ir.site import Site
 
@@ -106,6 +108,18 @@ def _read_epsilon(value: Any) -> float:
         raise ValueError("a number") from None
 
 
+def _read_count(field: str) -> Callable[[Any], int]:
+    """A whole number from 1 to the IR's ceiling for ``field`` (ir/ranges.py), as argparse's int reads it."""
+    ceiling = CEILINGS[field]
+
+    def read(value: Any) -> int:
+        text = str(value).strip()
+        if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,12}", text) or not 1 <= int(text) <= ceiling:
+            raise ValueError(f"a whole number from 1 to {ceiling:,}")
+        return int(text)
+    return read
+
+
 # The card features the GPT layer's arguments carry one to one (megatron/training/arguments.py,
 # core_v0.16.1). model_settings writes them in this place of the command line; import-recipe reads them.
 CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
@@ -122,6 +136,31 @@ CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
                  _read_skip),
     CardArgument("attention_sinks", "softmax_type", False, False,
                  lambda m: "learnable" if m.attention_sinks else None, _read_softmax),
+    # Megatron's default is None: no MTP block (transformer_config.py, core_v0.16.1)
+    CardArgument("mtp_layers", "mtp_num_layers", False, 0, lambda m: m.mtp_layers or None, _read_count("mtp_layers")),
+)}
+
+# --multi-latent-attention turns MLA on; MLA_ARGUMENTS give its widths, keyed by the card's `mla`
+# fields. `absent` is Megatron's default when the flag is left out (_add_mla_args in
+# megatron/training/arguments.py, core_v0.16.1: no query compression, kv 32, qk 128, rope 64, v 128).
+MLA_SWITCH = "multi_latent_attention"
+
+
+def _mla(model: Model) -> Mla:
+    assert model.mla is not None, "MLA widths are written for an MLA card only"
+    return model.mla
+
+
+MLA_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
+    CardArgument("q_lora_rank", "q_lora_rank", False, 0, lambda m: _mla(m).q_lora_rank or None,
+                 _read_count("q_lora_rank")),
+    CardArgument("kv_lora_rank", "kv_lora_rank", False, 32, lambda m: _mla(m).kv_lora_rank,
+                 _read_count("kv_lora_rank")),
+    CardArgument("qk_nope_head_dim", "qk_head_dim", False, 128, lambda m: _mla(m).qk_nope_head_dim,
+                 _read_count("qk_nope_head_dim")),
+    CardArgument("qk_rope_head_dim", "qk_pos_emb_head_dim", False, 64, lambda m: _mla(m).qk_rope_head_dim,
+                 _read_count("qk_rope_head_dim")),
+    CardArgument("v_head_dim", "v_head_dim", False, 128, lambda m: _mla(m).v_head_dim, _read_count("v_head_dim")),
 )}
 
 
@@ -164,13 +203,11 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     for field in ("sliding_window", "full_attention_every", "attention_sinks"):
         _card_argument(s, model, field)
     if model.mla is not None:
-        s["multi_latent_attention"] = True
-        if model.mla.q_lora_rank:
-            s["q_lora_rank"] = model.mla.q_lora_rank
-        s["kv_lora_rank"] = model.mla.kv_lora_rank
-        s["qk_head_dim"] = model.mla.qk_nope_head_dim
-        s["qk_pos_emb_head_dim"] = model.mla.qk_rope_head_dim
-        s["v_head_dim"] = model.mla.v_head_dim
+        s[MLA_SWITCH] = True
+        for a in MLA_ARGUMENTS.values():
+            value = a.write(model)
+            if value is not None:
+                s[a.dest] = value
     if model.moe is not None:
         moe = model.moe
         s["num_experts"] = moe.num_experts
@@ -185,11 +222,10 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         s["moe_grouped_gemm"] = True
     if model.hybrid:
         s.update(hybrid_settings(model))
-    if model.mtp_layers:
-        s["mtp_num_layers"] = model.mtp_layers
-        if model.hybrid:
-            # Nemotron 3's MTP layer is attention then MoE; megatron-core 0.16.1's MambaModel has no MTP
-            s["mtp_hybrid_override_pattern"] = "*E"
+    _card_argument(s, model, "mtp_layers")
+    if model.mtp_layers and model.hybrid:
+        # Nemotron 3's MTP layer is attention then MoE; megatron-core 0.16.1's MambaModel has no MTP
+        s["mtp_hybrid_override_pattern"] = "*E"
     return s
 
 

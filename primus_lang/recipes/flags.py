@@ -8,7 +8,7 @@ of the command line reads.
 
 from __future__ import annotations
 
-from primus_lang.emit import CARD_ARGUMENTS
+from primus_lang.emit import CARD_ARGUMENTS, MLA_ARGUMENTS, MLA_SWITCH
 
 SWITCH, VALUE, LIST = "switch", "value", "list"
 
@@ -19,8 +19,7 @@ MODELLED: dict[str, str] = {
         "kv_channels", "seq_length", "max_position_embeddings", "position_embedding_type", "rotary_base",
         "normalization", "vocab_size", "hidden_dropout", "attention_dropout", "num_experts",
         "moe_router_topk", "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size", "moe_layer_freq",
-        "moe_router_score_function", "moe_router_load_balancing_type", "moe_aux_loss_coeff", "q_lora_rank",
-        "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
+        "moe_router_score_function", "moe_router_load_balancing_type", "moe_aux_loss_coeff",
         "tensor_model_parallel_size", "pipeline_model_parallel_size", "num_virtual_stages_per_pipeline_rank",
         "num_layers_per_virtual_pipeline_stage", "decoder_first_pipeline_num_layers",
         "decoder_last_pipeline_num_layers", "pipeline_model_parallel_layout", "context_parallel_size",
@@ -31,11 +30,12 @@ MODELLED: dict[str, str] = {
         "exp_avg_dtype", "exp_avg_sq_dtype", "pp_algorithm",
     ), VALUE),
     # the card features emission writes from one table (emit/arguments.py), read back from it
-    **{a.dest: SWITCH if a.switch else VALUE for a in CARD_ARGUMENTS.values()},
+    **{a.dest: SWITCH if a.switch else VALUE for a in (*CARD_ARGUMENTS.values(), *MLA_ARGUMENTS.values())},
+    MLA_SWITCH: SWITCH,
     **dict.fromkeys(("recompute_modules", "cuda_graph_scope"), LIST),
     **dict.fromkeys((
         "group_query_attention", "swiglu", "squared_relu", "untie_embeddings_and_output_weights",
-        "disable_bias_linear", "add_bias_linear", "qk_layernorm", "moe_grouped_gemm", "multi_latent_attention",
+        "disable_bias_linear", "add_bias_linear", "qk_layernorm", "moe_grouped_gemm",
         "moe_router_enable_expert_bias", "account_for_embedding_in_pipeline_split",
         "account_for_loss_in_pipeline_split", "sequence_parallel", "use_distributed_optimizer",
         "use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2", "overlap_grad_reduce",
@@ -66,6 +66,8 @@ PASSTHROUGH: dict[str, str] = {
         "min_loss_scale", "loss_scale_window", "profile_step_start", "profile_step_end",
         "num_distributed_optimizer_instances", "high_priority_stream_groups", "moe_flex_dispatcher_backend",
         "data_parallel_sharding_strategy",
+        # DeepSeek launches: YaRN's settings (the cards do not represent YaRN) and the MTP loss weight
+        "rope_type", "mscale", "mscale_all_dim", "mtp_loss_scaling_factor",
     ), VALUE),
     **dict.fromkeys(("data_path", "train_data_path", "valid_data_path", "test_data_path", "profile_ranks",
                      "rampup_batch_size"), LIST),

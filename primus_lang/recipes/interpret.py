@@ -17,9 +17,9 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_MISSING,
     RECIPE_UNSUPPORTED,
 )
-from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, PATHS
+from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH, PATHS
 from primus_lang.ir.candidate import Candidate, Recompute
-from primus_lang.ir.model import Moe
+from primus_lang.ir.model import Mla, Moe
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
@@ -167,10 +167,6 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         else:
             out[field] = base[field]
 
-    for dest in ("multi_latent_attention", "mtp_num_layers"):
-        if r.has(dest):
-            r.unsupported(dest, "the importer reads dense and MoE transformers only (no MLA or MTP yet); write "
-                          "the space by hand from a stdlib card")
     put("num_layers", "num_layers", r.int("num_layers"))
     put("hidden", "hidden_size", r.int("hidden_size"))
     heads = r.int("num_attention_heads")
@@ -207,10 +203,13 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     put("bias", "disable_bias_linear" if r.has("disable_bias_linear") else "add_bias_linear", bias)
     put("qk_layernorm", "qk_layernorm", r.flag("qk_layernorm"))
     _card_arguments(r, out, put)
+    out["mla"] = _mla(r, base.get("mla"))
+    if r.has(MLA_SWITCH) or any(r.has(a.dest) for a in MLA_ARGUMENTS.values()):
+        stated.add("mla")
     put("dropout", "hidden_dropout", r.float("hidden_dropout", 0.1))
     put("attention_dropout", "attention_dropout", r.float("attention_dropout", 0.1))
     if r.has("num_experts"):
-        out["moe"] = _moe(r, out)
+        out["moe"] = _moe(r, out, card.get("moe") if card else None)
         stated.add("moe")
     elif "moe" in base:
         out["moe"] = base["moe"]
@@ -244,23 +243,82 @@ def _card_arguments(r: _Reader, out: dict[str, Any], put: Callable[[str, str, An
         put(field, a.dest, value)
 
 
-def _moe(r: _Reader, model: dict[str, Any]) -> Moe:
-    experts = r.int("num_experts")
+def _mla(r: _Reader, card: Mla | None) -> Mla | None:
+    """Multi-latent attention as emission's table writes it: the switch, then each width (Megatron's
+    default where the recipe leaves one out; a Primus experiment's card where it has MLA already)."""
+    on = r.flag(MLA_SWITCH) if r.has(MLA_SWITCH) else card is not None
+    given = [a for a in MLA_ARGUMENTS.values() if r.has(a.dest)]
+    if not on and card is not None:
+        # a derived card keeps its base's blocks: the space could not say "no MLA"
+        r.unsupported(MLA_SWITCH, "the card has multi-latent attention; a card without it is another model "
+                      "(write the space from a card without MLA)")
+        return card
+    if not on:
+        for a in given:
+            r.unsupported(a.dest, f"Megatron ignores `{a.dest}` without `{MLA_SWITCH}` (multi-latent attention off)")
+        return None
+    if r.flag("group_query_attention"):
+        r.clash(MLA_SWITCH, "group_query_attention", "Megatron refuses grouped-query attention with multi-latent "
+                "attention (megatron/training/arguments.py)")
+    widths = {f: getattr(card, f) if card is not None else a.absent for f, a in MLA_ARGUMENTS.items()}
+    for field, a in MLA_ARGUMENTS.items():
+        e = r.s[a.dest] if r.has(a.dest) else None
+        if e is not None:
+            try:
+                widths[field] = a.read(e.value)
+            except ValueError as why:
+                r.bad(e, str(why))
+    return Mla(**widths)
+
+
+# --moe-layer-freq as a dense prefix: `([0]*k+[1]*n)`, `[0]+[1]*n` (k = 1), or a literal list of 0s then 1s
+_DENSE_PREFIX = re.compile(r"\(?\[0\](?:\*(\d+))?\+\[1\]\*(\d+)\)?")
+_LAYER_LIST = re.compile(r"\[([01](?:,[01])*)\]")
+
+
+def _dense_layers(r: _Reader, num_layers: int) -> int:
+    """The leading dense layers ``--moe-layer-freq`` states; anything else names what is not modelled."""
     freq = r.s.get("moe_layer_freq")
-    dense = 0
-    if freq is not None and freq.value not in (1, "1", None):
-        m = re.fullmatch(r"\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?", str(freq.value).replace(" ", ""))
-        if m is None or int(m.group(1)) + int(m.group(2)) != model["num_layers"]:
-            r.unsupported("moe_layer_freq", "only every layer MoE, or a dense prefix `([0]*k+[1]*n)`, is modelled")
-        else:
-            dense = int(m.group(1))
+    if freq is None or freq.value in (1, "1", None):
+        return 0
+    text = str(freq.value).replace(" ", "")
+    m = _DENSE_PREFIX.fullmatch(text)
+    layers: list[int] | None = None
+    if m is not None:
+        dense = int(m.group(1) or 1)
+        layers = [0] * dense + [1] * int(m.group(2))
+    elif (m := _LAYER_LIST.fullmatch(text)) is not None:
+        layers = [int(x) for x in m.group(1).split(",")]
+    if layers is not None and len(layers) != num_layers:
+        r.bad(freq, f"one entry per layer ({num_layers}), not {len(layers)}")
+        return 0
+    if layers is not None and 1 not in layers:
+        r.bad(freq, "at least one MoE layer (1)")
+        return 0
+    if layers is None or layers != sorted(layers):
+        r.unsupported("moe_layer_freq", "dense and MoE layers interleaved are not modelled: the card's "
+                      "`moe.dense_layers` is a dense prefix only (write 1, every layer MoE, or `([0]*k+[1]*n)`)")
+        return 0
+    return layers.count(0)
+
+
+def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
+    """``card``: the matched card's block, whose spelling of the shared experts stands when it sums to
+    the recipe's width."""
+    experts = r.int("num_experts")
+    dense = _dense_layers(r, model["num_layers"])
     shared = r.int("moe_shared_expert_intermediate_size", 0, floor=0)
+    count, width = (1, shared) if shared else (0, 0)
+    # Megatron builds the shared experts as one MLP of their summed width (emission writes the sum):
+    # the same weights as the card's n experts of a share each
+    if card is not None and shared and card.shared_experts * (card.shared_ffn_hidden or card.ffn_hidden) == shared:
+        count, width = card.shared_experts, card.shared_ffn_hidden
     ffn = r.int("moe_ffn_hidden_size", model["ffn_hidden"])
     balancing = r.choice("moe_router_load_balancing_type", ("aux_loss", "seq_aux_loss", "global_aux_loss", "none"),
                          "aux_loss")
     aux = r.float("moe_aux_loss_coeff", 0.0) if balancing != "none" else 0.0
     return Moe(num_experts=experts, top_k=r.int("moe_router_topk", 2), ffn_hidden=ffn,
-               shared_experts=1 if shared else 0, shared_ffn_hidden=shared,
+               shared_experts=count, shared_ffn_hidden=width,
                dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
                router_score=r.choice("moe_router_score_function", ("softmax", "sigmoid"), "softmax"),
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from primus_lang.ir.candidate import Candidate, format_value
-from primus_lang.ir.model import Model, Moe
+from primus_lang.ir.model import Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.recipes.interpret import Imported
 
@@ -42,20 +42,21 @@ def _model_lines(fields: dict[str, Any], base: dict[str, Any] | None, indent: st
     """``field = value`` for every field (a new card) or every field differing from ``base``."""
     out: list[str] = []
     for f in attrs.fields(Model):
-        if f.name in ("name", "source", "span", "pattern", "mamba", "mla"):
+        if f.name in ("name", "source", "span", "pattern", "mamba"):
             continue
         if f.name not in fields:
             continue
         v = fields[f.name]
         if base is not None and base.get(f.name) == v:
             continue
-        if f.name == "moe":
+        if f.name in ("moe", "mla"):
             if v is None:
                 continue
-            old = base.get("moe") if base else None
-            inner = [f"{m.name} = {_field_value(m, getattr(v, m.name))}" for m in attrs.fields(Moe)
+            old = base.get(f.name) if base else None
+            block = Moe if f.name == "moe" else Mla
+            inner = [f"{m.name} = {_field_value(m, getattr(v, m.name))}" for m in attrs.fields(block)
                      if old is None or getattr(old, m.name) != getattr(v, m.name)]
-            out.append(f"{indent}moe {{ " + "; ".join(inner) + " }")
+            out.append(f"{indent}{f.name} {{ " + "; ".join(inner) + " }")
             continue
         out.append(f"{indent}{f.name} = {_field_value(f, v)}")
     return out

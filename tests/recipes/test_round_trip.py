@@ -36,6 +36,11 @@ CASES = [
     ("megatron_qwen2_5_7b.sh", ["--gpu", "h100"], "tp=2"),
     ("MI325X/llama3.1_8B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
      "mbs=2,precision=fp8,fp8_recipe=delayed,sequence_parallel=false"),
+    # multi-latent attention, shared experts (two of 1408 written as one of 2816), a dense first layer
+    ("megatron_deepseek_v2_lite.sh", ["--gpu", "h100"], "ep=8,sequence_parallel=false"),
+    # MLA with query compression, one MTP layer, sigmoid routing balanced by the expert bias
+    ("megatron_deepseek_v3.sh", ["--gpu", "h100"],
+     "tp=2,pp=8,first_stage_layers=7,last_stage_layers=6,ep=32,etp=1,recompute=full(1,uniform)"),
 ]
 # fixture -> the corpus row (validation/published_runs.yaml) that measured its layout. The other
 # Primus fixtures have none: the corpus's AMD rows are Llama 3.1 8B/70B FP8 and BF16 on MI325X, Mixtral
