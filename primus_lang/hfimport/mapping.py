@@ -718,7 +718,16 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     origin = config.data.get("_name_or_path")
     where = f"{origin} config.json" if isinstance(origin, str) and origin else config.file
     source = f"{where} (primusc import-hf)".replace('"', "'").replace("\\", "/")
-    return Imported(Model(name=name, source=source, **fields), config.model_type, tuple(notes))
+    try:
+        model = Model(name=name, source=source, **fields)
+    except ValueError as err:
+        # the card's own consistency checks (a hybrid pattern's symbols and length against the layer
+        # count): each value was read on its own, so what disagrees is said of the pattern
+        raise CompileError(Diagnostic(
+            BAD_VALUE, f"`{config.file}` does not describe one model: {err}",
+            span=config.span_of("hybrid_override_pattern") or config.span_of("num_hidden_layers"),
+            help="make `hybrid_override_pattern` one symbol (M * - E) a layer, `num_hidden_layers` long")) from None
+    return Imported(model, config.model_type, tuple(notes))
 
 
 def _dropout(r: Reader) -> float:

@@ -158,10 +158,13 @@ def _sweep(raw: Any, cards: dict[str, Any], calibrated: bool, path: str) -> Swee
     if twice:
         raise CompileError(Diagnostic(SWEEPS_DUPLICATE, f"sweep `{sid}` has two variants named `{twice[0]}`"))
     assumed = raw.get("assumed") or {}
+    source = raw.get("source") or {}
+    if not isinstance(source, dict):
+        raise _problem(path, f"sweep `{sid}` has a `source` that is not a mapping (its `title`, `url`, `read_from`)")
     return Sweep(
         id=sid, title=str(raw.get("title") or ""), metric=metric,
         varies=tuple(str(v) for v in raw.get("varies") or ()),
-        source=dict(raw.get("source") or {}),
+        source=dict(source),
         unknown=tuple(str(u) for u in raw.get("unknown") or ()),
         assumed=tuple((str(k), f"{v.get('value')}: {v.get('why', '')}") for k, v in assumed.items()
                       if isinstance(v, dict)),

@@ -10,7 +10,8 @@ not part of the stream.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -21,6 +22,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import TRACE_INTERLEAVED, TRACE_INVALID, TRACE_MISMATCH
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.span import Span
 from primus_lang.search.trial import Evaluation
 
 FORMAT = 1
@@ -101,6 +103,93 @@ def _interleaved(path: Path, why: str) -> CompileError:
         help="rerun the plan into an --out of its own"))
 
 
+# What each field of an event holds, where the event has it: a trace is a data file like any other,
+# and a line that parses as JSON may still hold a string where a count goes, a NaN where a figure
+# goes, or a candidate that is no candidate. Each is refused at its line here, so the search that
+# resumes and the report that draws it read only events a plan could have written.
+_MEMORY_BOUND = 2**63  # bytes: far beyond any GPU, and small enough for a chart's arithmetic
+_FIGURE_BOUND = 1e18  # seconds, tokens/s, TFLOP/s: past any real one; 1e308 overflows the charts' scales
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_figure(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            and abs(value) <= _FIGURE_BOUND)
+
+
+def _is_bytes(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool)
+                             and math.isfinite(value) and 0 <= value <= _MEMORY_BOUND)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+_FIELDS: dict[str, dict[str, tuple[Callable[[Any], bool], str]]] = {
+    "start": {"space": (_is_text, "a string"), "strategy": (_is_text, "a string"), "seed": (_is_int, "an integer"),
+              "objective": (_is_text, "a string"), "legal_points": (_is_int, "an integer"),
+              "fitting_points": (_is_int, "an integer")},
+    "proposal": {"n": (_is_int, "an integer"), "source": (_is_text, "a string"),
+                 "hypothesis": (_is_text, "a string")},
+    "gate": {"n": (_is_int, "an integer"), "verdict": (_is_text, "a string"), "label": (_is_text, "a string"),
+             "reasons": (lambda v: isinstance(v, list) and all(isinstance(r, str) for r in v), "a list of strings"),
+             "memory_peak": (_is_bytes, "a number of bytes"), "memory_limit": (_is_bytes, "a number of bytes")},
+    "evaluation": {"n": (_is_int, "an integer"), "evaluation_number": (_is_int, "an integer"),
+                   "score": (lambda v: v is None or _is_figure(v), "a finite number (at most 1e18)"),
+                   "elapsed": (lambda v: _is_figure(v) and v >= 0, "a finite number of seconds")},
+    "end": {"reason": (_is_text, "a string"), "optimum_proven": (lambda v: isinstance(v, bool), "true or false")},
+    "llm": {"request": (_is_text, "a string")},
+}
+_REQUIRED = {"proposal": ("n",), "gate": ("n", "verdict"), "evaluation": ("n", "candidate", "evaluation")}
+
+
+def _invalid(path: Path, number: int, why: str) -> CompileError:
+    return CompileError(Diagnostic(
+        TRACE_INVALID, f"`{path}` line {number} is not an event primusc writes: {why}",
+        span=Span(str(path), number, 1, number, 2),
+        help="pass the trace `primusc plan --trace` wrote, unedited, or start a new search"))
+
+
+def _structured(path: Path, number: int, raw: Any, cls: type[Any], key: str) -> Any:
+    """``raw`` as a ``cls`` (a candidate or an evaluation), refused at its line when it is not one."""
+    if not isinstance(raw, dict):
+        raise _invalid(path, number, f"`{key}` is not a mapping")
+    try:
+        value = serialize.from_data(raw, cls)
+    except Exception:  # cattrs raises its own validation groups beside TypeError and ValueError
+        raise _invalid(path, number, f"`{key}` is not a {cls.__name__.lower()}") from None
+    if isinstance(value, Evaluation):
+        figures = [value.step_time, value.tokens_per_gpu, value.tflops_per_gpu, value.mfu, value.bubble_fraction,
+                   value.exposed_comm, *(seconds for _, seconds in value.breakdown)]
+        if not all(_is_figure(f) for f in figures):
+            raise _invalid(path, number, f"`{key}` holds a figure that is not a finite number up to 1e18")
+    return value
+
+
+def check_event(path: Path, number: int, event: dict[str, Any]) -> None:
+    """Refuse ``event`` (line ``number``) when a field it has is not of the kind primusc writes."""
+    kind = event["event"]
+    if not isinstance(kind, str):
+        raise _invalid(path, number, "`event` is not a string")
+    for key in _REQUIRED.get(kind, ()):
+        if key not in event:
+            raise _invalid(path, number, f"a `{kind}` event without `{key}`")
+    for key, (ok, expected) in _FIELDS.get(kind, {}).items():
+        if key in event and not ok(event[key]):
+            raise _invalid(path, number, f"`{key}` of a `{kind}` event is {json.dumps(event[key])[:40]}, "
+                                         f"expected {expected}")
+    if kind in ("proposal", "evaluation") and event.get("candidate") is not None:
+        _structured(path, number, event["candidate"], Candidate, "candidate")
+    if kind == "evaluation":
+        _structured(path, number, event["evaluation"], Evaluation, "evaluation")
+    if kind == "llm" and event.get("reply") is not None and not isinstance(event["reply"], dict):
+        raise _invalid(path, number, "`reply` of an `llm` event is not a mapping")
+
+
 def read_trace(path: Path) -> TraceLog:
     if not path.is_file():
         raise CompileError(Diagnostic(TRACE_INVALID, f"no trace at `{path}`", help="pass the file given to --trace"))
@@ -120,6 +209,7 @@ def read_trace(path: Path) -> TraceLog:
             if scanned is None:
                 continue
             event = scanned
+            check_event(path, number, event)
             kind = event["event"]
             if kind in MARKERS:
                 continue

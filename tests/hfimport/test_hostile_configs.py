@@ -103,3 +103,23 @@ def test_every_card_import_hf_writes_passes_check(stem: str, tmp_path: Path,
     space = tmp_path / "space.prx"
     space.write_text(SPACE.format(name="imported"))
     assert main(["check", str(space)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("pattern", "layers", "said"), [
+    ("NaN", None, "pattern holds 'N', 'a'"),
+    ("4", None, "pattern holds '4'"),
+    (None, 2**31, "num_layers is 2147483648"),
+])
+def test_a_hybrid_pattern_that_disagrees_is_a_bad_value(pattern: str | None, layers: int | None, said: str,
+                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the card's own consistency check (ir/model.py) raised ValueError past import-hf: P9001
+    data = fixture("nemotron_3_nano_30b_a3b")
+    if pattern is not None:
+        data["hybrid_override_pattern"] = pattern
+    if layers is not None:
+        data["num_hidden_layers"] = layers
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(data, indent=2))
+    (diag,) = refused(config, capsys)
+    assert diag["code"] == "P3106" and said in diag["message"]
+    assert diag["span"]["line"] > 1

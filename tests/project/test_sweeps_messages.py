@@ -25,3 +25,14 @@ def test_missing_schema_key_is_said_missing(tmp_path: Path, capsys: pytest.Captu
     assert main(["validate", "--sweeps", _write(tmp_path, doc)]) == 1
     err = capsys.readouterr().err
     assert "P6041" in err and "no `schema` key" in err and "None" not in err
+
+
+@pytest.mark.parametrize("source", ["a title", ["a", "b"], 1e999])
+def test_a_source_that_is_not_a_mapping_is_p6040(source: object, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # `source: "a title"` used to reach dict() and end in an internal error (ValueError)
+    doc = _fixture()
+    doc["sweeps"][0]["source"] = source  # type: ignore[index]
+    assert main(["validate", "--sweeps", _write(tmp_path, doc)]) == 1
+    err = capsys.readouterr().err
+    assert "P6040" in err and "`source` that is not a mapping" in err and "P9001" not in err
