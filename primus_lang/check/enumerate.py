@@ -30,12 +30,17 @@ from primus_lang.check.frame import (
     knob_deps,
 )
 from primus_lang.check.rules import RULES, Rule
+from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_legality as L
 from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in, to_text
 from primus_lang.ir.space import Axis, Constraint, Space
 
 CHUNK = 1 << 17
+# bounds that keep every command on a hostile space to seconds and well under a gigabyte
+MAX_TABLE = 1 << 22  # cells of one rule's (or condition's) 0/1 table while counting
+MAX_WALK = 1 << 22  # slots a walk over the space visits (values of its axes multiplied)
+MAX_POINTS = 1 << 18  # legal points a search or `check`'s memory walk holds at once (~1 KiB each)
 
 
 @frozen
@@ -98,10 +103,43 @@ def _slots(axis: Axis) -> int:
     return len(axis.domain.values) + (1 if axis.when is not None else 0)
 
 
+def too_large(space: Space, message: str, limit: int) -> CompileError:
+    """P4190 at the space: ``message`` says what is too large, ``limit`` what primusc takes."""
+    widest = sorted(space.axes, key=lambda a: -len(a.domain.values))[:3]
+    named = ", ".join(f"`{a.name}` ({len(a.domain.values):,} values)" for a in widest)
+    return CompileError(
+        Diagnostic(
+            L.SPACE_TOO_LARGE,
+            f"{message}, more than the {limit:,} primusc takes",
+            space.span,
+            help="fix more knobs, take fewer values on the widest axes"
+            + (f" ({named})" if named else "")
+            + " or split the space into several",
+        )
+    )
+
+
+def walk_size(space: Space) -> int:
+    """The slots a walk over the whole space visits (a conditional axis has one more)."""
+    return math.prod(_slots(a) for a in space.axes)
+
+
+def require_walkable(space: Space, legal: int | None = None) -> None:
+    """Raise P4190 when walking ``space`` (or holding its ``legal`` points) would not end quickly."""
+    if (n := walk_size(space)) > MAX_WALK:
+        raise too_large(space, f"walking space `{space.name}` visits {n:,} combinations of its axes' values",
+                        MAX_WALK)
+    if legal is not None and legal > MAX_POINTS:
+        raise too_large(space, f"space `{space.name}` has {legal:,} legal points to search", MAX_POINTS)
+
+
 def _chunks(space: Space, axes: list[Axis], chunk: int = CHUNK) -> Iterator[tuple[Frame, Any]]:
     """(frame, valid-mask) chunks over the product of ``axes``; other knobs fixed or default."""
     sizes = [_slots(a) for a in axes]
     total = math.prod(sizes)
+    if total > MAX_WALK:
+        raise too_large(space, f"walking space `{space.name}` visits {total:,} combinations of its axes' values",
+                        MAX_WALK)
     const = constant_columns(space, {a.name for a in axes})
     values = []
     for a in axes:
@@ -132,6 +170,10 @@ def _grid(space: Space, axes: list[Axis]) -> tuple[Frame, list[Any]]:
     """The full product of ``axes`` (default slots included), with each row's slot per axis."""
     sizes = [_slots(a) for a in axes]
     total = math.prod(sizes)
+    if total > MAX_TABLE:
+        names = ", ".join(f"`{a.name}`" for a in axes)
+        raise too_large(space, f"counting space `{space.name}` judges a rule over {names} together: "
+                        f"{total:,} combinations", MAX_TABLE)
     digits = list(np.unravel_index(np.arange(total, dtype=np.int64), sizes)) if axes else []
     cols: dict[str, Any] = constant_columns(space, {a.name for a in axes})
     for a, d in zip(axes, digits, strict=True):
@@ -229,6 +271,13 @@ def legal_points(space: Space) -> Iterator[Candidate]:
         yield from _candidates(space, frame, keep)
 
 
+def legal_list(space: Space) -> list[Candidate]:
+    """Every legal point of ``space`` in a list; P4190 when more than ``MAX_POINTS`` (they would fill
+    gigabytes) or when the walk itself is too long."""
+    require_walkable(space, summarize(space).legal)  # counting takes milliseconds; walking may not
+    return list(legal_points(space))
+
+
 def legal_mask(space: Space, cands: Sequence[Candidate]) -> Any:
     """A numpy bool array: which of ``cands`` pass every rule and ``require`` (one vectorised pass)."""
     frame = frame_of(space, list(cands))
@@ -320,10 +369,12 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
     """Raise a P4 diagnostic when the space has points but none of them is legal."""
     if summary.legal or not summary.raw:
         return
-    from primus_lang.diagnostics import CompileError, Diagnostic, lookup
+    from primus_lang.diagnostics import lookup
 
-    first = next(raw_points(space))
-    violations = {v.code: v for v in legality(space, first)}
+    try:  # a space too large to walk is still named empty, by the rules' counts alone
+        violations = {v.code: v for v in legality(space, next(raw_points(space)))}
+    except CompileError:
+        violations = {}
     spans = dict(space.knob_spans)
     reads = {r.code.id: r.reads for r in RULES}
     out: list[Diagnostic] = []

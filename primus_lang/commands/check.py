@@ -76,10 +76,10 @@ def _least_peak(space: Space) -> tuple[int, int, bool]:
     """(legal points, the least per-GPU peak among them, whether one fits). The points most spread
     over GPUs come first, and the walk stops at the first chunk with a fit: a space where most
     points fit costs one chunk, not the account of every point."""
-    from primus_lang.check import legal_points
+    from primus_lang.check.enumerate import legal_list
     from primus_lang.memory import prefilter
 
-    points = sorted(legal_points(space), key=lambda c: (-c.tp * c.pp * c.cp * c.ep, c.mbs))
+    points = sorted(legal_list(space), key=lambda c: (-c.tp * c.pp * c.cp * c.ep, c.mbs))
     limit = usable_bytes_of(space)
     least = -1
     for start in range(0, len(points), _CHUNK):
@@ -193,9 +193,23 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
     )
     for space, summary in summaries:
         for section in SECTIONS:
-            for line in section(space, summary, args):
+            for line in _section_lines(section, space, summary, args):
                 print(line)
     return 0
+
+
+def _section_lines(section: Section, space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
+    """A section's lines; a space too large to walk (P4190) keeps its counts and says what was not walked."""
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.diagnostics.codes_legality import SPACE_TOO_LARGE
+
+    try:
+        return section(space, summary, args)
+    except CompileError as err:
+        if not all(d.code is SPACE_TOO_LARGE for d in err.diagnostics):
+            raise
+        name = section.__name__.removesuffix("_lines")
+        return [f"  warning {d.code.id}: {name} not checked: {d.message}" for d in err.diagnostics]
 
 
 def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -> int:

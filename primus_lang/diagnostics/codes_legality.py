@@ -319,3 +319,14 @@ DIVISION_BY_ZERO = register(
     "    require pp == 1 or layers // (pp - 1) >= 4\n\nor keep the divisor away from 0 with "
     "`max(pp - 1, 1)`.",
 )
+SPACE_TOO_LARGE = register(
+    "P4190",
+    "space-too-large",
+    "the space has more points than primusc can walk, or a rule reads axes with too many combinations",
+    "Counting judges each rule over the product of the axes it reads, and `check`'s memory walk,\n"
+    "`project` and `plan` visit the space's points one by one. A space whose walk would cover more than\n"
+    "4,194,304 slots (its axes' values multiplied, a conditional axis counting one more), that holds\n"
+    "more than 262,144 legal points for a search, or where one rule reads axes whose values multiply\n"
+    "past 4,194,304, would take minutes and gigabytes to say anything. Fix more knobs, take fewer values\n"
+    "on the widest axes (`pow2(...)` or a `step`), or split the space into several.",
+)

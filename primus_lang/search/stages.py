@@ -38,9 +38,10 @@ def memory_peaks(space: Space, points: list[Candidate]) -> np.ndarray:
 
 def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
     """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom."""
-    from primus_lang.check import legal_points, legality
+    from primus_lang.check import legality
+    from primus_lang.check.enumerate import legal_list
 
-    points = list(legal_points(space))
+    points = legal_list(space)
     if not points:
         raise CompileError(
             Diagnostic(NO_LEGAL_POINT, f"space `{space.name}` has no legal point", span=space.span,
