@@ -15,6 +15,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
+from primus_lang.ir import derived
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import Mamba
 from primus_lang.ir.pipeline import Split, problems
@@ -437,6 +438,17 @@ RULES: tuple[Rule, ...] = (
         ("vpp", "gbs", "mbs", "tp", "pp", "cp"),
         lambda f, s: (f["vpp"] == 1) | (f["microbatches"] >= f["pp"]) & (f["microbatches"] % f["pp"] == 0),
         lambda f, s: _interleave_problem(f),
+    ),
+    Rule(
+        L.SCHEDULE_TOO_LONG,
+        ("vpp", "gbs", "mbs", "tp", "pp", "cp"),
+        lambda f, s: derived.schedule_slots(f["pp"], f["vpp"], f["microbatches"]) <= derived.MAX_SCHEDULE_SLOTS,
+        lambda f, s: (
+            f"PP {f['pp']} x VPP {f['vpp']} over {f['microbatches']} micro-batches: "
+            f"{derived.schedule_slots(f['pp'], f['vpp'], f['microbatches']):,} schedule slots, above the "
+            f"{derived.MAX_SCHEDULE_SLOTS:,} primusc simulates (schedule-too-long)",
+            "use a smaller PP or fewer virtual stages",
+        ),
     ),
     Rule(
         L.CP_SEQUENCE,

@@ -330,3 +330,13 @@ SPACE_TOO_LARGE = register(
     "past 4,194,304, would take minutes and gigabytes to say anything. Fix more knobs, take fewer values\n"
     "on the widest axes (`pow2(...)` or a `step`), or split the space into several.",
 )
+SCHEDULE_TOO_LONG = register(
+    "P4191",
+    "schedule-too-long",
+    "the point's pipeline schedule has more slots than primusc simulates",
+    "The projection runs the pipeline schedule op by op: every (stage, virtual chunk, micro-batch)\n"
+    "of the first four groups of PP micro-batches, after which the schedule repeats and the rest is\n"
+    "extrapolated. A point needing more than 524,288 such slots (PP x VPP x min(micro-batches, 4 PP):\n"
+    "PP above 256, or above 181 with VPP 2) would take minutes and gigabytes to project, far beyond\n"
+    "any published pipeline (Llama 3.1 405B ran PP 16). Use a smaller PP, or fewer virtual stages.",
+)

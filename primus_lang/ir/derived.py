@@ -63,6 +63,23 @@ def microbatches(gbs: Num, mbs: Num, dp: Num) -> Num:
     return gbs // at_least_one(mbs * dp)
 
 
+# The pipeline schedule is simulated op by op (project/schedule.py), about a kilobyte each: a point
+# needing more (stage, chunk, micro-batch) slots than this is refused by legality (P4191) rather
+# than projected for minutes and gigabytes. 2^19 admits PP 256 with every micro-batch count.
+MAX_SCHEDULE_SLOTS = 2**19
+
+
+def schedule_slots(pp: Num, vpp: Num, microbatches: Num) -> Num:
+    """The slots the projection simulates for one step: every micro-batch on every virtual stage,
+    or, once the pipeline has reached its period, the first four groups of PP micro-batches only
+    (schedule.fast extrapolates the rest)."""
+    m = at_least_one(microbatches)
+    window = 4 * pp
+    if isinstance(m, int) and isinstance(pp, int):
+        return pp * vpp * min(m, window)
+    return pp * vpp * np.minimum(m, window)
+
+
 def _head_dim(v: dict[str, Any]) -> Any:
     return v["hidden"] // v["heads"] if "hidden" in v and v.get("heads") else None
 

@@ -233,7 +233,8 @@ def project(
     sched = cand.schedule if cand.pp > 1 else "1f1b"
     if sched == "interleaved" and v == 1:
         sched = "1f1b"
-    if timeline:
+    # a timeline records every op of the step: past the slot limit it is left out, as unreadable
+    if timeline and cand.pp * v * m <= derived.MAX_SCHEDULE_SLOTS:
         result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
     else:
         result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)
@@ -246,7 +247,7 @@ def project(
     parts = _stage_parts(stages[critical], cand, oracle, imbalance, launch, slowdown)
     breakdown = _breakdown(parts, m, result, critical, tails[critical], p2p, cand, v)
     events: tuple[tuple[int, str, int, float, float], ...] = ()
-    if timeline:
+    if result.events:
         events = tuple((s, k, i, a, b) for s, k, _c, i, a, b in result.events)
         events += tuple((s, "comm", -1, result.finish[s], ends[s]) for s in range(len(stages)) if ends[s] > result.finish[s])
     return Projection(

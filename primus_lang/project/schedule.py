@@ -25,6 +25,8 @@ from collections.abc import Sequence
 import attrs
 from attrs import frozen
 
+from primus_lang.ir import derived
+
 Times = Sequence[Sequence[float]]  # [stage][chunk] seconds
 
 
@@ -142,8 +144,23 @@ class Plan:
     slot_count: tuple[int, ...] = ()  # per slot, how many ops run it
 
 
-@functools.lru_cache(maxsize=512)
 def plan(schedule: str, pp: int, v: int, m: int) -> Plan:
+    """``_plan``, memoized while small: a plan near the slot limit takes a hundred megabytes, and a
+    search visits many micro-batch counts."""
+    if pp * v * m <= _CACHED_SLOTS:
+        return _cached_plan(schedule, pp, v, m)
+    return _plan(schedule, pp, v, m)
+
+
+_CACHED_SLOTS = 2**14
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_plan(schedule: str, pp: int, v: int, m: int) -> Plan:
+    return _plan(schedule, pp, v, m)
+
+
+def _plan(schedule: str, pp: int, v: int, m: int) -> Plan:
     """The op order of ``schedule``: Megatron's fixed orders, or for the zero-bubble schedules the
     order the greedy rule picks when F, B and W take equal time (the paper's handcrafted ZB-H1 and
     ZB-V patterns come from that same assumption)."""
@@ -481,7 +498,10 @@ def fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p
     makespan grows by the same amount for every further group of ``pp``. When the middle stages are
     identical (the usual case: only the first and last stages carry the embedding and the head),
     three short replays ``m0, m0+pp, m0+2pp`` with equal increments give the makespan at ``m`` by
-    that increment; otherwise, or when the increments differ, the whole plan is replayed.
+    that increment; otherwise, or when the increments differ, the whole plan is replayed. A plan
+    too long to replay whole (``derived.MAX_SCHEDULE_SLOTS``, only reached with unequal middle
+    stages and thousands of micro-batches) is extrapolated from replays further out instead: an
+    approximation by what remains of the start-up transient (under 5% in the tests).
     The tests check this against ``replay`` and the event simulation. Results are memoized on the
     exact inputs: candidates that differ only in step-level knobs share their pipeline.
     """
@@ -501,16 +521,38 @@ def _fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2
     m0 = pp
     middle = range(1, pp - 1)
     uniform = all(_same(fwd[s], fwd[1]) and _same(bwd[s], bwd[1]) and _same(wgt[s], wgt[1]) for s in middle)
-    if m < m0 + 2 * pp or not uniform:
+    affordable = pp * v * m <= derived.MAX_SCHEDULE_SLOTS
+    if m < m0 + 2 * pp or (not uniform and affordable):
         return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
-    groups, rest = divmod(m - m0, pp)
-    runs = [replay(plan(schedule, pp, v, m0 + rest + i * pp), fwd, bwd, wgt, p2p) for i in range(3)]
-    # every stage's finish (not only the last one) must grow by a constant per group
+    base = m0
+    while True:
+        result, periodic = _extrapolate(schedule, pp, v, m, base, fwd, bwd, wgt, p2p)
+        if periodic:
+            return result
+        if affordable:
+            return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
+        # Too long to replay whole: unequal stages can take several groups to settle into their
+        # period, so look further out while the replays stay affordable, then take the latest
+        # increment, whose error is what is left of the start-up transient.
+        base *= 2
+        if base + 3 * pp > m or pp * v * (base + 3 * pp) > derived.MAX_SCHEDULE_SLOTS:
+            return result
+
+
+def _extrapolate(schedule: str, pp: int, v: int, m: int, base: int, fwd: Times, bwd: Times, wgt: Times,
+                 p2p: float) -> tuple[ScheduleResult, bool]:
+    """The step at ``m`` from replays at ``base + rest``, one and two groups of PP later, and whether
+    every stage's finish grew by the same amount in both groups (the plan has reached its period)."""
+    groups, rest = divmod(m - base, pp)
+    runs = [replay(plan(schedule, pp, v, base + rest + i * pp), fwd, bwd, wgt, p2p) for i in range(3)]
     steps = [runs[1].finish[s] - runs[0].finish[s] for s in range(pp)]
-    if any(abs(runs[2].finish[s] - runs[1].finish[s] - steps[s]) > 1e-9 * runs[2].makespan for s in range(pp)):
-        return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
-    base = runs[0]
-    finish = tuple(f + groups * d for f, d in zip(base.finish, steps, strict=True))
+    periodic = all(abs(runs[2].finish[s] - runs[1].finish[s] - steps[s]) <= 1e-9 * runs[2].makespan
+                   for s in range(pp))
+    if periodic:
+        finish = tuple(f + groups * d for f, d in zip(runs[0].finish, steps, strict=True))
+    else:
+        late = [runs[2].finish[s] - runs[1].finish[s] for s in range(pp)]
+        finish = tuple(f + (groups - 2) * d for f, d in zip(runs[2].finish, late, strict=True))
     busy = tuple(m * (sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s])) for s in range(pp))
     # the in-flight peak is reached within the first 3 pp micro-batches of every schedule here
-    return ScheduleResult(max(finish), finish, busy, runs[2].inflight, base.last_backward)
+    return ScheduleResult(max(finish), finish, busy, runs[2].inflight, runs[0].last_backward), periodic
