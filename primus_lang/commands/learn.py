@@ -73,6 +73,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != FORMAT or any(k not in data for k in keys):
         raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{path}` is not a campaign manifest of format {FORMAT}",
                                       help="write the campaign again with `primusc plan --shortlist K`"))
+    from primus_lang.commands._manifest import check_manifest
+
+    check_manifest(path, data)
     return data
 
 

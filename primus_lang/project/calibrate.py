@@ -97,7 +97,9 @@ def _bounds(name: str) -> tuple[float, float]:
 def _to_unit(name: str, value: float) -> float:
     lo, hi = _bounds(name)
     if name in LOG_SCALE:
-        lo, hi, value = math.log(lo), math.log(hi), math.log(value)
+        # a starting value at or below 0 (a profile's zero knee) has no logarithm; it maps to the
+        # low end, as any value below the bounds does
+        lo, hi, value = math.log(lo), math.log(hi), math.log(min(max(value, lo), hi))
     x = min(max((value - lo) / (hi - lo), 1e-6), 1 - 1e-6)
     return math.log(x / (1 - x))
 
