@@ -54,7 +54,26 @@ def cases(tmp: Path) -> list[tuple[str, list[str]]]:
     space = file("s.prx", SPACE)
     file("cards/model_cards.yaml", "c: " + "[" * 1000 + "]" * 1000)
     cards = file("cards/runs.yaml", "- id: x\n")
+    start = {"event": "start", "format": 1, "space": "s", "strategy": "auto", "seed": 0, "legal_points": 1,
+             "fitting_points": 1}
+    candidate = {"tp": 1, "pp": 1, "mbs": 1, "gbs": 128, "seq_len": 8192, "precision": "bf16", "attention": "flash",
+                 "recompute": {"kind": "none", "layers": 0, "method": "block", "modules": []}}
+    figures = {"step_time": 1.0, "tokens_per_gpu": 8000.0, "tflops_per_gpu": 400.0, "mfu": 0.4, "bubble_fraction": 0.0,
+               "exposed_comm": 0.1, "breakdown": [["compute", 0.9]]}
+    trace = tmp / "trace.jsonl"
+    with trace.open("w") as f:  # 250 MiB of proposals no gate reads, after one evaluated candidate
+        f.write(json.dumps(start) + "\n")
+        f.write(json.dumps({"event": "proposal", "n": 1, "source": "x", "candidate": candidate}) + "\n")
+        f.write(json.dumps({"event": "gate", "n": 1, "verdict": "evaluated", "memory_peak": 1, "memory_limit": 2}) + "\n")
+        f.write(json.dumps({"event": "evaluation", "n": 1, "candidate": candidate, "evaluation": figures,
+                            "score": 8000.0}) + "\n")
+        n = 2
+        while f.tell() < 250 * 2**20:
+            f.write("".join(json.dumps({"event": "proposal", "n": n + i, "source": "x", "hypothesis": "y" * 100,
+                                        "candidate": candidate}) + "\n" for i in range(1000)))
+            n += 1000
     return [
+        ("trace: 250 MiB proposals (accepted)", ["report", str(trace), "--out", str(tmp / "r.html")]),
         ("runs: alias bomb", ["validate", "--runs", file("bomb/runs.yaml", BOMB)]),
         ("runs: list nested 1,000 deep", ["validate", "--runs", file("deep/runs.yaml", "- " + "[" * 1000 + "]" * 1000)]),
         ("runs: not UTF-8", ["validate", "--runs", file("latin1/runs.yaml", b"- id: caf\xe9\n")]),

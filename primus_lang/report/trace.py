@@ -8,6 +8,7 @@ space is known.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
     """The ``SearchResult`` the traced run returned (or had reached when it stopped), and the trace header."""
     read_trace(path)  # validates the header and the lines, with the search stage's own diagnostics
     header: dict[str, Any] = {}
-    proposals: dict[int, dict[str, Any]] = {}
+    # a proposal waits for its gate as (source, hypothesis, candidate as compact JSON): the parsed
+    # event would hold a dict per knob, several KiB each, and a trace of 250 MiB of proposals that
+    # never reach a gate took 1.6 GB that way; each is dropped once its gate has read it
+    proposals: dict[int, tuple[str, str, str | None]] = {}
     trials: dict[int, Trial] = {}
     end: dict[str, Any] = {}
     for event in iter_events(path):
@@ -38,26 +42,26 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
         if kind == "start" and event.get("format") == TRACE_FORMAT:
             header = event
         elif kind == "proposal":
-            proposals[int(event["n"])] = event
+            raw = event.get("candidate")
+            proposals[int(event["n"])] = (str(event.get("source", "")), str(event.get("hypothesis", "")),
+                                          json.dumps(raw, separators=(",", ":")) if raw is not None else None)
         elif kind == "gate":
             n = int(event["n"])
-            prop = proposals.get(n, {})
-            raw = prop.get("candidate")
+            source, hypothesis, cand = proposals.pop(n, ("", "", None))
             trials[n] = Trial(
                 number=n,
-                source=str(prop.get("source", "")),
+                source=source,
                 verdict=str(event["verdict"]),
-                candidate=serialize.from_data(raw, Candidate) if raw is not None else None,
+                candidate=serialize.from_data(json.loads(cand), Candidate) if cand is not None else None,
                 label=str(event.get("label", "")),
-                hypothesis=str(prop.get("hypothesis", "")),
+                hypothesis=hypothesis,
                 reasons=tuple(event.get("reasons", ())),
                 memory_peak=event.get("memory_peak"),
                 memory_limit=event.get("memory_limit"),
             )
         elif kind == "evaluation":
             n = int(event["n"])
-            base = trials.get(n) or Trial(number=n, source=str(proposals.get(n, {}).get("source", "")),
-                                          verdict=EVALUATED)
+            base = trials.get(n) or Trial(number=n, source=proposals.get(n, ("", "", None))[0], verdict=EVALUATED)
             trials[n] = Trial(
                 number=n, source=base.source, verdict=EVALUATED,
                 candidate=serialize.from_data(event["candidate"], Candidate),
