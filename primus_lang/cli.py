@@ -100,7 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     from primus_lang.diagnostics import CompileError, Diagnostic, render
-    from primus_lang.diagnostics.codes_internal import INTERNAL
     from primus_lang.diagnostics.codes_names import FILE_ACCESS
     from primus_lang.gc_policy import use_bulk_thresholds
     from primus_lang.sources import SOURCES
@@ -127,20 +126,37 @@ def _main(argv: Sequence[str] | None) -> int:
                           help="check the path and its permissions")
         print(render([diag], args.error_format), file=sys.stderr)
         return EXIT_USER
-    except Exception as exc:  # the last line of defence: never a bare traceback for any input
-        diag = Diagnostic(
-            INTERNAL,
-            f"internal error: {type(exc).__name__}: {exc}",
-            help="this is a bug in primusc; rerun with PRIMUSC_TRACEBACK=1 and report the output",
-        )
+    except RuntimeError as exc:
+        # Path.resolve() on Python 3.11 reports a symbolic-link loop so, not as an OSError (ELOOP)
+        loop = str(exc).removeprefix("Symlink loop from ")
+        if loop == str(exc):
+            return _internal(exc, args.error_format)
+        diag = Diagnostic(FILE_ACCESS, f"cannot use `{loop.strip(chr(39))}`: a loop of symbolic links",
+                          help="check the path and its links")
         print(render([diag], args.error_format), file=sys.stderr)
-        import os
+        return EXIT_USER
+    except Exception as exc:
+        return _internal(exc, args.error_format)
 
-        if os.environ.get("PRIMUSC_TRACEBACK"):
-            import traceback
 
-            traceback.print_exc()
-        return EXIT_INTERNAL
+def _internal(exc: Exception, error_format: str) -> int:
+    """The last line of defence: never a bare traceback for any input."""
+    import os
+
+    from primus_lang.diagnostics import Diagnostic, render
+    from primus_lang.diagnostics.codes_internal import INTERNAL
+
+    diag = Diagnostic(
+        INTERNAL,
+        f"internal error: {type(exc).__name__}: {exc}",
+        help="this is a bug in primusc; rerun with PRIMUSC_TRACEBACK=1 and report the output",
+    )
+    print(render([diag], error_format), file=sys.stderr)
+    if os.environ.get("PRIMUSC_TRACEBACK"):
+        import traceback
+
+        traceback.print_exc()
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -15,11 +15,15 @@ total. The caller names the diagnostic codes (``DataCodes``), since each command
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 from attrs import frozen
@@ -57,11 +61,33 @@ class _Refusal(Exception):
         self.kind, self.message, self.line, self.column, self.help = kind, message, line, column, help
 
 
+def open_input(path: str | Path) -> IO[bytes]:
+    """``path`` opened to read, never blocking: a named pipe or a socket is refused with an
+    ``OSError`` (as a folder is) before anything is read, since the open of a pipe waits for a writer
+    and its read for data that may never come. Devices are opened: every reader here reads a bounded
+    number of bytes, so ``/dev/zero`` ends in a size diagnostic. Callers turn the ``OSError`` into
+    their own "cannot read" diagnostic."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket"
+            raise OSError(errno.EINVAL, f"it is {kind}, not a file (primusc reads files only)", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
-    """The UTF-8 text of ``path``, refused beyond ``MAX_BYTES`` without reading further."""
+    """The UTF-8 text of ``path`` (a leading byte-order mark dropped), refused beyond ``MAX_BYTES``
+    without reading further."""
     name = str(path)
     try:
-        with open(path, "rb") as f:
+        with open_input(path) as f:
             raw = f.read(MAX_BYTES + 1)
     except OSError as err:
         raise CompileError(Diagnostic(codes.unreadable, f"cannot read `{name}`: {err.strerror or err}",
@@ -76,6 +102,7 @@ def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
         raise CompileError(Diagnostic(codes.encoding, f"`{name}` is not UTF-8 text (byte {err.start})",
                                       span=Span(name, line, 1, line, 2),
                                       help=f"save {what} as UTF-8")) from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write; JSON refuses one
     SOURCES.add(name, text)
     return text
 
@@ -85,7 +112,7 @@ def read_lines(path: str | Path, unreadable: Code, too_large: Code, what: str) -
     ends; refused past ``MAX_LOG_BYTES``, so ``/dev/zero`` ends in a diagnostic instead of never."""
     name, read = str(path), 0
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open_input(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
             while line := f.readline(MAX_LINE):
                 read += len(line)
                 if read > MAX_LOG_BYTES:
@@ -257,7 +284,7 @@ def read_json_lines(path: str | Path, codes: DataCodes, what: str) -> Iterator[t
     but not UTF-8, nested too deep or holding too long an integer refuses the whole file."""
     name, read = str(path), 0
     try:
-        handle = open(path, "rb")  # noqa: SIM115 -- closed below; a generator cannot `with` across its yields and the open's error
+        handle = open_input(path)  # closed below; a generator cannot `with` across its yields and the open's error
     except OSError as err:
         raise CompileError(Diagnostic(codes.unreadable, f"cannot read `{name}`: {err.strerror or err}",
                                       help=f"pass the path of {what}")) from None

@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import itertools
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,24 @@ def run(args: argparse.Namespace) -> int:
     return _node(args)
 
 
+MAX_LOCAL_RANKS = 64  # processes one node's group spawns; no node holds more GPUs
+
+
+def _ranks(text: str) -> tuple[int, ...]:
+    """The group sizes of ``--ranks 2,4,8``: each is spawned as that many processes, so a word that is
+    no count (`x`, `²`) is refused rather than dropped, and so is a size beyond one node's."""
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
+    ranks: set[int] = set()
+    for word in (w.strip() for w in text.split(",")):
+        if not (word.isascii() and word.isdigit()) or not 2 <= int(word) <= MAX_LOCAL_RANKS:
+            raise CompileError(Diagnostic(BAD_ARGUMENT, f"--ranks `{text}`: `{word}` is not a group size of 2 to "
+                                          f"{MAX_LOCAL_RANKS} ranks", help="e.g. --ranks 2,4,8"))
+        ranks.add(int(word))
+    return tuple(sorted(ranks))
+
+
 def _sizes(max_bytes: int) -> tuple[int, ...]:
     return tuple(size for size in (1 << p for p in range(12, 41, 2)) if size <= max(max_bytes, 4096))
 
@@ -68,7 +87,7 @@ def _write_job(args: argparse.Namespace) -> int:
     space = load_space(args.file, args.space)
     legal_points = importlib.import_module("primus_lang.check").legal_points
     points = legal_points(space)
-    cands = list(itertools.islice(points, args.limit) if args.limit > 0 else points)
+    cands = list(itertools.islice(points, min(args.limit, sys.maxsize)) if args.limit > 0 else points)
     specs, count, _ = collect_specs(space.model, space.cluster, cands)
     gpu = space.cluster.gpu
     source = Path(args.file)
@@ -119,7 +138,7 @@ def _node(args: argparse.Namespace) -> int:
               f"{len(stats.unsupported)} not measurable here on {device.name} -> {db.path}", flush=True)
     if args.collectives == "local":
         if args.ranks:
-            ranks = tuple(sorted({int(r) for r in args.ranks.split(",") if r.strip().isdigit()}))
+            ranks = _ranks(args.ranks)
         else:
             gpus = torch().cuda.device_count() if device.kind != "cpu" else 2
             ranks = tuple(n for n in (2, 4, 8, 16) if n <= gpus) or (2,)

@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from primus_lang.project.oracle import Oracle
 
 
+def natural(text: str) -> int:
+    """An argparse ``type`` for a count or a seed: a whole number of ASCII digits, 0 or more (``int``
+    alone takes ``-1``, which a seed or a limit reads as something else or fails on deep inside)."""
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()):
+        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number of 0 or more")
+    return int(stripped)
+
+
 def add_space_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="the .prx file")
     p.add_argument("--space", default=None, help="the space's name when the file defines several")

@@ -14,6 +14,7 @@ import itertools
 import sys
 
 from primus_lang.bench.database import DEFAULT_DB
+from primus_lang.commands._options import natural
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--space", help="which space of the file (default: the only one)")
     p.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cpu; a --job: cuda)")
     p.add_argument("--db", default=str(DEFAULT_DB), help=f"profile database (default: {DEFAULT_DB})")
-    p.add_argument("--limit", type=int, default=0, help="profile at most N legal candidates (0: all)")
+    p.add_argument("--limit", type=natural, default=0, help="profile at most N legal candidates (0: all)")
     p.add_argument(
         "--blocks", action="store_true",
         help="also run each distinct layer shape of a dense model for real (downscale; slow on CPUs)",
@@ -81,7 +82,7 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
     from primus_lang.bench.provenance import facts_of
 
     db.put_provenance(device.key, facts_of(device, backend_of(device)))
-    cands = list(itertools.islice(legal_points(space), args.limit) if args.limit > 0 else legal_points(space))
+    cands = list(itertools.islice(legal_points(space), min(args.limit, sys.maxsize)) if args.limit > 0 else legal_points(space))
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
     from primus_lang.bench.profile import profile
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -12,7 +13,7 @@ import yaml
 from primus_lang.ir.serialize import to_data
 from primus_lang.ir.span import Span
 from primus_lang.lower import load_program
-from primus_lang.syntax.parser import _decode, parse
+from primus_lang.syntax.parser import _decode, parse, read_source
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,8 +40,8 @@ def ast_data(node: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     if args.stage == "ast":
-        with open(args.file, "rb") as fh:
-            data = ast_data(parse(_decode(fh.read(), args.file), args.file))
+        # bounded and refusing pipes and devices, as every other command reads a source
+        data = ast_data(parse(_decode(read_source(Path(args.file), args.file), args.file), args.file))
     else:
         data = to_data(load_program(args.file))
     if args.format == "yaml":

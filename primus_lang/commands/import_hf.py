@@ -29,6 +29,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
+    if out is not None:
+        from primus_lang.outputs import refuse_collisions
+
+        # --force replaces an existing card, never the config.json the card is read from
+        source = Path(args.config) / "config.json" if Path(args.config).is_dir() else Path(args.config)
+        refuse_collisions({"--out": out}, {"the config": source})
     if out is not None and out.exists() and not args.force:
         raise CompileError(
             Diagnostic(

@@ -49,7 +49,7 @@ def _count(given: int | None, entry: Any, what: str, flag: str) -> int:
     from_recipe = None
     if entry is not None:
         text = str(entry.value)
-        if not text.isdigit() or int(text) < 1:
+        if not (text.isascii() and text.isdigit()) or int(text) < 1:  # `²` passes isdigit() alone
             raise CompileError(Diagnostic(RECIPE_MISSING, f"`{entry.written}` is `{text}`, not a count primusc can "
                                           "read", span=entry.span, help=f"pass `{flag}`"))
         from_recipe = int(text)
@@ -162,6 +162,11 @@ def _span_for(violation: Any, spans: dict[str, Any]) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
+    if out is not None:
+        from primus_lang.outputs import refuse_collisions
+
+        # --force replaces an existing space, never the recipe it is read from
+        refuse_collisions({"--out": out}, {"the recipe": Path(args.recipe)})
     if out is not None and out.exists() and not args.force:
         raise CompileError(Diagnostic(OUTPUT_EXISTS, f"`{out}` exists; not overwriting it",
                                       help="pass `--force` to replace it, or choose another `--out`"))

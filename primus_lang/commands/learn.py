@@ -58,14 +58,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
+    from primus_lang.datafiles import MAX_BYTES, open_input
+
     path = folder / "manifest.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open_input(path) as f:  # bounded, and never waiting on a pipe planted as the manifest
+            blob = f.read(MAX_BYTES + 1)
+        if len(blob) > MAX_BYTES:
+            raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{path}` is larger than {MAX_BYTES // 2**20} MiB",
+                                          help="write the campaign again with `primusc plan --shortlist K`"))
+        data = json.loads(blob.decode("utf-8"))
     except FileNotFoundError:
         raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` holds no manifest.json",
                                       help="pass the folder `primusc plan --shortlist K` wrote (<out>/campaign)")) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"cannot read `{path}`: {err}",
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"cannot read `{path}`: {getattr(err, 'strerror', None) or err}",
                                       help="write the campaign again with `primusc plan --shortlist K`")) from None
     from primus_lang.emit.campaign import FORMAT
 
@@ -101,9 +108,9 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
 
 
 def _read_log(path: Path) -> str:
-    from primus_lang.datafiles import MAX_LOG_BYTES
+    from primus_lang.datafiles import MAX_LOG_BYTES, open_input
 
-    with open(path, "rb") as f:
+    with open_input(path) as f:
         blob = f.read(MAX_LOG_BYTES + 1)
     if len(blob) > MAX_LOG_BYTES:
         raise CompileError(Diagnostic(LOG_TOO_LARGE, f"`{path}` is longer than {MAX_LOG_BYTES // 2**20} MiB",
@@ -162,7 +169,7 @@ def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.ir import Candidate, Gpu
     from primus_lang.ir.serialize import from_data
-    from primus_lang.outputs import refuse_link, write_file
+    from primus_lang.outputs import refuse_collisions, refuse_link, write_file
     from primus_lang.project.learn import Measured, learn, site_profile, tokens_per_gpu
 
     folder = Path(args.campaign)
@@ -175,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
                                       help=f"an identifier other than `{start.name}`, e.g. --name {start.name}_site"))
     out = Path(args.out) if args.out else folder / "site.prx"
     refuse_link(out)
+    # --force replaces an earlier site profile, never what this one is learnt from
+    space_file = Path(args.space) if args.space else folder / manifest["source"].get("path", "")
+    inputs = {"the manifest": folder / "manifest.json", "the space file": space_file}
+    inputs |= {f"the log of job {job['index']}": folder / job["log"] for job in manifest["jobs"]}
+    refuse_collisions({"--out": out}, inputs)
     if out.exists() and not args.force:
         from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 

@@ -22,6 +22,7 @@ from primus_lang.commands._options import (
     add_space_arguments,
     build_oracle,
     check_outputs,
+    natural,
     oracle_kind,
     warn_trust,
 )
@@ -56,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--budget", default=None,
                    help="evaluations and/or time: 100, 30min or 100,30min (default: the space's budget, else 100)")
     p.add_argument("--patience", type=int, default=None, help="stop after this many evaluations without improvement")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: the space's, else 0)")
+    p.add_argument("--seed", type=natural, default=None, help="random seed (default: the space's, else 0)")
     p.add_argument("--out", default=None, help="output folder (default: ./plan-<space>/); must be empty unless --force")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out, and replace an existing --trace or --report file")
@@ -99,7 +100,7 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     seconds: float | None = None
     for part in (p.strip() for p in text.replace(" ", "").split(",") if p.strip()):
         m = _TIME.match(part)
-        if part.isdigit() and evals is None:
+        if part.isascii() and part.isdigit() and evals is None:  # not `²`, which isdigit() takes
             evals = int(part)
         elif m and seconds is None:
             seconds = float(m.group(1)) * _UNITS[m.group(2)]

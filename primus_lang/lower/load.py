@@ -67,7 +67,9 @@ class Loader:
 
     # ---- files -------------------------------------------------------------------------------
     def load_path(self, path: Path, span: Span | None = None, shown: str | None = None) -> LoadedModule:
-        key = path.resolve()
+        # not Path.resolve(): on Python 3.11 it raises RuntimeError for a symbolic-link loop, which
+        # read_source below reports as the unreadable file it is
+        key = Path(os.path.realpath(path))
         on_stack = [k for k, _ in self.stack]
         if key in on_stack:
             chain = [name for _, name in self.stack[on_stack.index(key) :]] + [shown or display_name(path)]

@@ -8,6 +8,8 @@ document version it was computed for and is dropped if the editor has moved on.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -290,5 +292,59 @@ def build() -> PrimusServer:
     return server
 
 
+MAX_MESSAGE = 16 * MAX_BYTES  # a JSON-RPC body: a whole source escaped, with room to spare
+MAX_HEADER = 4096  # a header line (`Content-Length: N`); a longer one is read in pieces, none a header
+
+
+class BoundedStdin:
+    """The server's stdin as pygls reads it, bounded: pygls reads a body with one ``read(N)`` of the
+    length the client claims (``Content-Length: 10**15`` allocated it at once: a MemoryError that
+    ended the server) and a header with an unbounded ``readline`` (an endless line without a
+    newline). A body over ``MAX_MESSAGE`` is read and dropped in pieces, and pygls is handed
+    ``null`` in its place, which it reports as a message it cannot handle, and reads on."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def readline(self) -> bytes:
+        return bytes(self.raw.readline(MAX_HEADER))
+
+    def read(self, n: int) -> bytes:
+        if n <= MAX_MESSAGE:
+            return bytes(self.raw.read(n))
+        left = n
+        while left > 0:
+            chunk = self.raw.read(min(left, 2**20))
+            if not chunk:
+                return b""  # the client closed the stream inside the body: the end, as for any short read
+            left -= len(chunk)
+        return b"null"
+
+
+class _OneLine(logging.Formatter):
+    """pygls logs a message it cannot handle with its traceback (as ``exc_info`` or pasted into the
+    message); an editor's log gets one line: the message's first and the exception's."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        head, _, rest = message.partition("\n")
+        last = ""
+        if record.exc_info and record.exc_info[1] is not None:
+            last = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        elif "Traceback (most recent call last)" in rest:
+            lines = [ln.strip().lstrip("|").strip() for ln in rest.splitlines()]
+            last = next((ln for ln in reversed(lines) if ln and not ln.startswith("+")), "")
+        if last or rest:
+            record = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
+                                            "msg": f"{head}: {last}" if last else head, "args": ()})
+        return super().format(record)
+
+
 def serve() -> None:
-    build().start_io()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine("%(levelname)s %(name)s: %(message)s"))
+    for name in ("pygls", "asyncio"):  # asyncio: a handler cancelled when the editor closes the stream
+        log = logging.getLogger(name)
+        log.addHandler(handler)
+        log.propagate = False
+    build().start_io(BoundedStdin(sys.stdin.buffer))  # type: ignore[arg-type]  # read and readline are all it calls

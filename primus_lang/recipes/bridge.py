@@ -90,7 +90,7 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
     given = reader.selectors.get("gpus_per_node")
     if given is not None and nodes is None and gpus is None:
         gpus = Entry("nproc_per_node", given[0], given[1].span, given[1].text)
-        per_node = int(given[0]) if given[0].isdigit() and int(given[0]) > 0 else per_node
+        per_node = int(given[0]) if given[0].isascii() and given[0].isdigit() and int(given[0]) > 0 else per_node
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, "the recipe's GPU count")
     if nodes is None and gpus is None:
         where = f"the recipe name's {recipe.gpus}gpu"
@@ -158,7 +158,7 @@ class _Reader:
             elif name in PERF_OPTIONS:
                 path = PERF_OPTIONS[name]
                 self.late.append((path, "null" if value == "None" else value, w))
-                if path == "model.tensor_model_parallel_size" and value.isdigit():
+                if path == "model.tensor_model_parallel_size" and value.isascii() and value.isdigit():
                     self.late.append(("model.sequence_parallel", "true" if int(value) > 1 else "false", w))
             else:
                 self.notes.append(f"`{name}` is a launcher or site setting; the emitted launch files set their own")

@@ -69,7 +69,7 @@ def coerce(knob: str, raw: object) -> object:
             return raw
         if isinstance(raw, float) and raw.is_integer():
             return int(raw)
-        if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        if isinstance(raw, str) and raw.strip().lstrip("-").isascii() and raw.strip().lstrip("-").isdigit():
             return int(raw.strip())
         raise ValueError(f"`{knob}` takes an integer, got {raw!r}")
     if kind is Kind.FLAG:

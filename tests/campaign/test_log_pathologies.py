@@ -157,3 +157,17 @@ def test_a_moved_campaign_asks_for_its_space(campaign: Path, tmp_path: Path,
     err = code_of(capsys, str(moved))
     assert "the campaign folder moved" in err and "--space" in err
     assert main(["learn", str(moved), "--space", str(SPACE), "--json"]) == 0
+
+
+def test_the_site_profile_never_replaces_what_it_is_learnt_from(campaign: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # `--out manifest.json --force` (or a log, or the space) wrote the profile over the campaign's input
+    copy = fill(campaign, tmp_path, {})
+    manifest = (copy / "manifest.json").read_bytes()
+    for out in (copy / "manifest.json", copy / "job-0" / "train.log"):
+        assert "P8012" in code_of(capsys, str(copy), "--out", str(out), "--force")
+    assert (copy / "manifest.json").read_bytes() == manifest
+    space = tmp_path / "space.prx"
+    space.write_text(SPACE.read_text())
+    assert "P8012" in code_of(capsys, str(copy), "--space", str(space), "--out", str(space), "--force")
+    assert space.read_text() == SPACE.read_text()
