@@ -49,10 +49,22 @@ class DeviceInfo:
         return f"{self.name}|{self.runtime}|{self.driver}|torch {self.torch_version}"
 
 
+MAX_THREADS = 4096
+
+
 def cpu_threads() -> int:
     """One CPU "device" is one core: a rank of a local gloo job gets one core too, so kernel timings
     taken here compose into multi-process steps. ``PRIMUSC_BENCH_THREADS`` overrides it."""
-    return max(1, int(os.environ.get("PRIMUSC_BENCH_THREADS", "1")))
+    given = os.environ.get("PRIMUSC_BENCH_THREADS", "1").strip()
+    if not (given.isascii() and given.isdigit()) or int(given) > MAX_THREADS:
+        # int() took `²` as a digit and failed on it, and torch on a count past a C long: both P9001
+        from primus_lang.diagnostics import CompileError, Diagnostic
+        from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
+        raise CompileError(Diagnostic(BAD_ARGUMENT, f"the environment's PRIMUSC_BENCH_THREADS={given!r} is not a "
+                                      f"count of threads up to {MAX_THREADS}",
+                                      help="unset it (one thread a device), or set it to e.g. 4"))
+    return max(1, int(given))
 
 
 def _cpu_name() -> str:

@@ -257,3 +257,17 @@ def test_the_language_server_survives_a_malformed_stream() -> None:
     # the huge Content-Length was a MemoryError, exit 2; every bad message a logged traceback
     assert done.returncode == 0 and "Traceback" not in err and "P9001" not in err, err
     assert b'"id": 1' in done.stdout
+
+
+@pytest.mark.parametrize("value", ["abc", "²", "-1", "9" * 20])
+def test_a_thread_count_from_the_environment_is_a_count(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # int() failed on `abc` and `²`, torch on a count past a C long: P9001 from `bench`
+    from primus_lang.bench.runtime import cpu_threads
+    from primus_lang.diagnostics import CompileError
+
+    monkeypatch.setenv("PRIMUSC_BENCH_THREADS", value)
+    with pytest.raises(CompileError) as err:
+        cpu_threads()
+    assert [d.code.id for d in err.value.diagnostics] == ["P2017"]
+    monkeypatch.setenv("PRIMUSC_BENCH_THREADS", " 3 ")
+    assert cpu_threads() == 3
