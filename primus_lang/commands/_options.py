@@ -28,6 +28,20 @@ def natural(text: str) -> int:
     return int(stripped)
 
 
+def positive(text: str) -> float:
+    """An argparse ``type`` for a scale: a finite number above 0 (``float`` alone takes ``nan``, ``inf``,
+    ``0`` and ``-1``, which a prior's width divides by or turns every fit into NaN with)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"`{text}` is not a finite number above 0")
+    return value
+
+
 def add_space_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="the .prx file")
     p.add_argument("--space", default=None, help="the space's name when the file defines several")

@@ -22,6 +22,8 @@ POOL_SIGMA = 4.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --hel
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from primus_lang.commands._options import positive
+
     p = sub.add_parser("calibrate", help="fit hardware efficiency parameters to measured runs (k-fold CV)")
     p.add_argument("--runs", help=RUNS_HELP)
     add_corpus_arguments(p)
@@ -33,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="repeat the cross-validation with seeds SEED, SEED+1, ... and report each MAPE (default 1)")
     p.add_argument("--gpu", action="append", help="calibrate only this profile (repeatable)")
     p.add_argument("--min-rows", type=int, default=3, help="skip profiles with fewer rows (default 3)")
-    p.add_argument("--pool-sigma", type=float, default=POOL_SIGMA,
+    p.add_argument("--pool-sigma", type=positive, default=POOL_SIGMA,
                    help=f"pull of each profile toward the values pooled over all profiles, logit space (default {POOL_SIGMA})")
     p.add_argument("--no-pool", action="store_true", help="fit each profile alone, with a weak prior to its base")
     p.add_argument("--transfer", action="store_true",

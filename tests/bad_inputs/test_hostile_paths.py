@@ -271,3 +271,11 @@ def test_a_thread_count_from_the_environment_is_a_count(value: str, monkeypatch:
     assert [d.code.id for d in err.value.diagnostics] == ["P2017"]
     monkeypatch.setenv("PRIMUSC_BENCH_THREADS", " 3 ")
     assert cpu_threads() == 3
+
+
+@pytest.mark.parametrize("sigma", ["nan", "inf", "0", "-1", "1e400", "²"])
+def test_the_pooling_width_is_a_finite_positive_number(
+    sigma: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # float() took each of these: 0 divided by zero, nan made every fit NaN, and the fit ran minutes on them
+    assert "[P2017]" in refused(capsys, "calibrate", "--runs", "/nonexistent.yaml", "--pool-sigma", sigma)
