@@ -76,7 +76,7 @@ def _least_peak(space: Space) -> tuple[int, int, bool]:
     """(legal points, the least per-GPU peak among them, whether one fits). The points most spread
     over GPUs come first, and the walk stops at the first chunk with a fit: a space where most
     points fit costs one chunk, not the account of every point."""
-    from primus_lang.check.enumerate import legal_list
+    from primus_lang.check import legal_list
     from primus_lang.memory import prefilter
 
     points = sorted(legal_list(space), key=lambda c: (-c.tp * c.pp * c.cp * c.ep, c.mbs))

@@ -38,8 +38,7 @@ def memory_peaks(space: Space, points: list[Candidate]) -> np.ndarray:
 
 def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
     """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom."""
-    from primus_lang.check import legality
-    from primus_lang.check.enumerate import legal_list
+    from primus_lang.check import legal_list, legality
 
     points = legal_list(space)
     if not points:
