@@ -298,6 +298,8 @@ def read_json_lines(path: str | Path, codes: DataCodes, what: str) -> Iterator[t
                                               help=f"{what} this large is not one primusc wrote; check the path"))
             try:
                 text = raw.decode("utf-8").strip()
+                if number == 1:
+                    text = text.removeprefix("\ufeff")  # as read_text: an editor's byte-order mark
             except UnicodeDecodeError as err:
                 raise CompileError(Diagnostic(codes.encoding, f"`{name}` is not UTF-8 text (line {number}, byte {err.start})",
                                               span=Span(name, number, err.start + 1, number, err.start + 2),

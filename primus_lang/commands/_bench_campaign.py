@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from primus_lang.bench.collectives import DEFAULT_SIZES
+from primus_lang.commands._options import positive_up_to, whole_between
 
 
 def register_campaign(p: argparse.ArgumentParser) -> None:
@@ -33,8 +34,10 @@ def register_campaign(p: argparse.ArgumentParser) -> None:
     g.add_argument("--collectives", choices=("local", "net"),
                    help="local: the collectives inside this node; net: one rank of those between nodes")
     g.add_argument("--ranks", help="group sizes of --collectives local, e.g. 2,4,8 (default: this node's)")
-    g.add_argument("--max-bytes", type=int, default=DEFAULT_SIZES[-1], help="largest collective message")
-    g.add_argument("--budget-s", type=float, default=0.2, help="seconds of repeats per kernel")
+    # 16 GiB: nccl-tests' usual top size is 8 GiB; past a GPU's memory a message only fails to allocate
+    g.add_argument("--max-bytes", type=whole_between(4096, 2**34), default=DEFAULT_SIZES[-1],
+                   help="largest collective message (4096 to 2^34)")
+    g.add_argument("--budget-s", type=positive_up_to(60.0), default=0.2, help="seconds of repeats per kernel (at most 60)")
     g.add_argument("--merge", nargs="+", metavar="FILE", help="fold campaign files into --db")
 
 

@@ -6,7 +6,7 @@ The leading underscore keeps this module out of the CLI's command discovery.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,19 @@ def natural(text: str) -> int:
     return int(stripped)
 
 
+def whole_between(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a count with a physical ceiling: ``natural`` from ``low`` to ``high``
+    (a count of 10^30 seeds or a 1 TiB message is accepted by ``int`` and then runs for ever)."""
+
+    def read(text: str) -> int:
+        value = natural(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"`{text}` is not a whole number from {low:,} to {high:,}")
+        return value
+
+    return read
+
+
 def positive(text: str) -> float:
     """An argparse ``type`` for a scale: a finite number above 0 (``float`` alone takes ``nan``, ``inf``,
     ``0`` and ``-1``, which a prior's width divides by or turns every fit into NaN with)."""
@@ -40,6 +53,18 @@ def positive(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"`{text}` is not a finite number above 0")
     return value
+
+
+def positive_up_to(high: float) -> Callable[[str], float]:
+    """``positive`` with a ceiling: seconds of repeats per kernel past a minute never end a campaign."""
+
+    def read(text: str) -> float:
+        value = positive(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"`{text}` is above {high:g}")
+        return value
+
+    return read
 
 
 def add_space_arguments(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from primus_lang.commands._options import whole_between
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import serialize
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("files", nargs="+", help=".prx files (each file's only space, or FILE:SPACE)")
     p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)), help="evaluation budgets, comma-separated")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per strategy and budget")
+    p.add_argument("--seeds", type=whole_between(1, 1000), default=5, help="seeds per strategy and budget (1 to 1,000)")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="strategies, comma-separated")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--out", default=None, help="also write the markdown tables to this file (kept if it exists, "

@@ -279,3 +279,19 @@ def test_the_pooling_width_is_a_finite_positive_number(
 ) -> None:
     # float() took each of these: 0 divided by zero, nan made every fit NaN, and the fit ran minutes on them
     assert "[P2017]" in refused(capsys, "calibrate", "--runs", "/nonexistent.yaml", "--pool-sigma", sigma)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        # 10^30 seeds ran for ever; a 1 TiB message or endless repeats per kernel never end a campaign
+        ["tune-compare", str(SPACE), "--budgets", "5", "--strategies", "random", "--seeds", "1" + "0" * 30],
+        ["tune-compare", str(SPACE), "--budgets", "5", "--strategies", "random", "--seeds", "0"],
+        ["bench", str(SPACE), "--collectives", "local", "--ranks", "2", "--max-bytes", "1" + "0" * 30],
+        ["bench", str(SPACE), "--collectives", "local", "--ranks", "2", "--max-bytes", "4095"],
+        ["bench", str(SPACE), "--collectives", "local", "--ranks", "2", "--budget-s", "1e300"],
+        ["bench", str(SPACE), "--collectives", "local", "--ranks", "2", "--budget-s", "inf"],
+    ],
+)
+def test_counts_and_seconds_with_no_end_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert "[P2017]" in refused(capsys, *argv)

@@ -147,6 +147,13 @@ def test_the_well_formed_trace_of_these_tests_reads_and_reports(tmp_path: Path) 
     assert main(["report", str(trace), "--out", str(tmp_path / "r.html")]) == 0
 
 
+def test_a_trace_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    # an editor's BOM made line 1 unreadable, refused as a torn line "two plans wrote"
+    trace = _trace(tmp_path)
+    trace.write_bytes(b"\xef\xbb\xbf" + trace.read_bytes())
+    assert read_trace(trace).finished
+
+
 def test_the_report_keeps_of_a_proposal_only_what_its_gate_reads(tmp_path: Path) -> None:
     # a proposal waits for its gate as three strings and is dropped once read (a trace of 250 MiB of
     # ungated proposals took 1.6 GB as parsed events; benchmarks/hostile_data.py measures it): what the
