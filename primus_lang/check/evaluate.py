@@ -47,7 +47,59 @@ def _divide(e: Binary, a: Any, b: Any, live: Any) -> Any:
                     f"`{divisor} != 0 and ...`")
         raise CompileError(Diagnostic(DIVISION_BY_ZERO, f"`{to_text(e)}` divides by zero{where}", e.span,
                                       help=hint))
-    return _DIVIDE[e.op](a, np.where(zero, 1, b))  # the points not read still need a finite value
+    out = _DIVIDE[e.op](a, np.where(zero, 1, b))  # the points not read still need a finite value
+    return _checked(e, out, _overflows(e.op, a, b, out), live)
+
+
+_INT_MIN = np.iinfo(np.int64).min
+
+
+def _ints(v: Any) -> Any:
+    return np.asarray(v).astype(np.int64)
+
+
+def _overflows(op: str, a: Any, b: Any, out: Any) -> Any:
+    """Where ``a op b`` (``op a`` when ``b`` is None) left 64-bit arithmetic: a whole number that
+    wrapped, or a decimal that became infinite or NaN. Inputs are finite (literals are, P1016), so a
+    non-finite result is the operation's own."""
+    kind = np.asarray(out).dtype.kind
+    if kind == "f":
+        return np.logical_not(np.isfinite(out))
+    if kind not in "iu":
+        return False
+    r, x = _ints(out), _ints(a)
+    if b is None:  # unary minus: only -(-2^63) wraps
+        return x == _INT_MIN
+    y = _ints(b)
+    if op == "+":
+        return ((x ^ r) & (y ^ r)) < 0
+    if op == "-":
+        return ((x ^ y) & (x ^ r)) < 0
+    if op == "*":
+        wrapped = np.logical_and(x != 0, np.floor_divide(r, np.where(x == 0, 1, x)) != y)
+        edge = np.logical_or(np.logical_and(x == -1, y == _INT_MIN), np.logical_and(y == -1, x == _INT_MIN))
+        return np.logical_or(wrapped, edge)
+    if op == "//":
+        return np.logical_and(x == _INT_MIN, y == -1)
+    return False
+
+
+def _checked(e: Expr, out: Any, bad: Any, live: Any) -> Any:
+    """``out``, refusing it where it overflowed at a point where the expression is read."""
+    if np.any(np.logical_and(live, bad)):
+        from primus_lang.diagnostics import CompileError, Diagnostic
+        from primus_lang.diagnostics.codes_legality import EXPRESSION_OVERFLOW
+
+        raise CompileError(
+            Diagnostic(
+                EXPRESSION_OVERFLOW,
+                f"`{to_text(e)}` overflows 64-bit arithmetic at some point of the space",
+                e.span,
+                help="whole numbers stop at 2^63 - 1 and decimals at about 1.8e308; keep the values to what "
+                "the recipe can hold, or guard the expression with `and`/`or`",
+            )
+        )
+    return out
 
 
 def evaluate(expr: Expr, env: Mapping[str, Any]) -> Any:
@@ -71,7 +123,10 @@ class _Evaluate(Visitor[Any]):
 
     def unary(self, e: Unary) -> Any:
         v = self.visit(e.operand)
-        return np.logical_not(v) if e.op == "not" else np.negative(v)
+        if e.op == "not":
+            return np.logical_not(v)
+        out = np.negative(v)
+        return _checked(e, out, _overflows("-", v, None, out), self.live)
 
     def binary(self, e: Binary) -> Any:
         if e.op == "in":
@@ -89,7 +144,8 @@ class _Evaluate(Visitor[Any]):
         if e.op in _COMPARE:
             return _COMPARE[e.op](a, b)
         if e.op in _ARITH:
-            return _ARITH[e.op](a, b)
+            out = _ARITH[e.op](a, b)
+            return _checked(e, out, _overflows(e.op, a, b, out), self.live)
         if e.op in _DIVIDE:
             return _divide(e, a, b, self.live)
         raise ValueError(f"unknown operator {e.op!r}")

@@ -319,6 +319,17 @@ DIVISION_BY_ZERO = register(
     "    require pp == 1 or layers // (pp - 1) >= 4\n\nor keep the divisor away from 0 with "
     "`max(pp - 1, 1)`.",
 )
+EXPRESSION_OVERFLOW = register(
+    "P4192",
+    "expression-overflow",
+    "a `require`, `let` or `when` computes a value past 64-bit arithmetic at some point of the space",
+    "Expressions are judged over whole frames of points in 64-bit numbers: a whole number past\n"
+    "2^63 - 1 would wrap to a negative one and a decimal past about 1.8e308 become infinite (or NaN),\n"
+    "deciding the constraint silently against what was meant (`require 9223372036854775807 * tp > 0`\n"
+    "would remove every point with TP > 1). `+`, `-`, `*`, `/`, `//` and unary `-` refuse such a\n"
+    "result at a point where the expression is read; the right side of `and` (`or`) is read only where\n"
+    "the left is true (false), so a guard works. Keep the numbers to what the recipe can hold.",
+)
 SPACE_TOO_LARGE = register(
     "P4190",
     "space-too-large",
