@@ -119,12 +119,23 @@ class Frame(Mapping[str, Array]):
             return m.moe.num_experts if m.moe is not None else 0
         if name in MODEL_FACTS:
             return getattr(m, name)
-        for let in sp.lets:
-            if let.name == name:
-                from primus_lang.check.evaluate import evaluate
+        lets = {let.name: let for let in sp.lets}
+        if name not in lets:
+            raise KeyError(name)
+        # the lets this one reads, earliest first: each finds the ones it reads already derived, so a
+        # chain of 10,000 lets is 10,000 evaluations, not 10,000 nested ones (a RecursionError)
+        from primus_lang.check.evaluate import evaluate
 
-                return evaluate(let.expr, self)
-        raise KeyError(name)
+        needed, todo = {name}, [name]
+        while todo:
+            for dep in names_in(lets[todo.pop()].expr):
+                if dep in lets and dep not in needed and dep not in self._cols:
+                    needed.add(dep)
+                    todo.append(dep)
+        for let in sp.lets:
+            if let.name in needed and let.name not in self._cols:
+                self._cols[let.name] = evaluate(let.expr, self)
+        return self._cols[name]
 
 
 def constant_columns(space: Space, exclude: set[str]) -> dict[str, Array]:

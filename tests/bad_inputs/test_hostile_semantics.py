@@ -71,3 +71,16 @@ def test_values_at_the_edge_that_do_not_overflow_still_pass(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str
 ) -> None:
     assert _run(tmp_path, body, "check") == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [("check",), ("project", "--top", "1", "--oracle", "simulate")])
+def test_a_long_chain_of_lets_is_read_without_recursion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    """Each `let` reading the one before it, 2,000 deep: the frame derived a let by evaluating it,
+    which derived the one it read, and so on, a RecursionError (P9001) past a few hundred."""
+    lets = "  let x0 = tp\n" + "".join(f"  let x{i} = x{i - 1} + 1\n" for i in range(1, 2000))
+    assert _run(tmp_path, lets + "  require x1999 >= 2000", *argv) == 0, capsys.readouterr().err
+    assert _run(tmp_path, lets + "  require x1999 > 2000", *argv) == 0  # tp = 2 only
+    err = capsys.readouterr()
+    assert "P9001" not in err.err and "Traceback" not in err.err
