@@ -279,6 +279,13 @@ def _search(space: Any, args: argparse.Namespace, limits: Limits, prep: Prepared
 
 def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, result: SearchResult,
             out: Path, trace: Path, report: Path, replace: Callable[[Path], bool]) -> int:
+    if result.evaluations == 0 and result.best is None:
+        # `budget 0 evals` or `budget 1 ns` in the space: an empty table and exit 1 said nothing
+        raise CompileError(Diagnostic(
+            BAD_BUDGET, f"the search stopped before its first evaluation ({result.stop_reason})",
+            getattr(space.budget, "span", None),
+            help="give the search at least one evaluation and the time for it, e.g. `budget 50 evals, 5 min` "
+                 "in the space or --budget 50"))
     axes = tuple(a.name for a in prep.land.axes)
     metric = prep.land.objective.metric
     settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)

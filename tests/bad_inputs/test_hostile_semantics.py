@@ -84,3 +84,15 @@ def test_a_long_chain_of_lets_is_read_without_recursion(
     assert _run(tmp_path, lets + "  require x1999 > 2000", *argv) == 0  # tp = 2 only
     err = capsys.readouterr()
     assert "P9001" not in err.err and "Traceback" not in err.err
+
+
+@pytest.mark.parametrize("budget", ["budget 0 evals", "budget 1 ns", "budget 0 min"])
+def test_a_budget_that_ends_before_the_first_evaluation_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    """The space's own budget of nothing: plan printed an empty table and exited 1 with no code."""
+    path = tmp_path / "s.prx"
+    path.write_text(HEAD + f"  {budget}\n}}\n")
+    assert main(["plan", str(path), "--out", str(tmp_path / "o"), "--error-format", "short"]) == 1
+    err = capsys.readouterr().err
+    assert "P8009" in err and f"{path}:8:" in err
