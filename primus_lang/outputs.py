@@ -116,7 +116,7 @@ def ours(name: str) -> bool:
     return name == LOCK_NAME or _LEFTOVER.fullmatch(name) is not None
 
 
-def _write_temp(fd: int, name: str, blob: bytes, executable: bool) -> str:
+def _write_temp(fd: int, name: str, blob: bytes, mode: int | None) -> str:
     while True:
         tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
         try:
@@ -127,8 +127,8 @@ def _write_temp(fd: int, name: str, blob: bytes, executable: bool) -> str:
     try:
         with os.fdopen(out, "wb") as f:
             f.write(blob)
-            if executable:
-                os.fchmod(f.fileno(), 0o755)
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
     except BaseException:
         os.unlink(tmp, dir_fd=fd)
         raise
@@ -153,21 +153,58 @@ def _put(fd: int, tmp: str, name: str, path: Path, force: bool, option: str) -> 
 
 
 def write_file(path: Path, data: str | bytes, *, force: bool = False, root: Path | None = None,
-               executable: bool = False, option: str = "out") -> Path:
+               executable: bool = False, option: str = "out", mode: int | None = None) -> Path:
     """Write ``data`` (text as UTF-8) to ``path`` atomically. ``root``: the output folder ``path`` lies
     in, whose sub-folders are made as needed and may not be links; ``option`` names the command-line
-    option a refusal points at; ``executable``: mode 0755, as launch scripts need."""
+    option a refusal points at; ``executable``: mode 0755, as launch scripts need; ``mode``: these
+    permission bits instead (a replaced file's own)."""
     base, dirs, name = _split(Path(path), root)
     blob = data.encode("utf-8") if isinstance(data, str) else data
     with _folder(base, dirs) as fd:
         _look(fd, name, Path(path), force, option)
-        tmp = _write_temp(fd, name, blob, executable)
+        tmp = _write_temp(fd, name, blob, 0o755 if executable else mode)
         try:
             _put(fd, tmp, name, Path(path), force, option)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp, dir_fd=fd)
     return Path(path)
+
+
+def rewrite_file(path: Path, before: bytes, data: str, *, option: str = "files") -> None:
+    """Replace the user's own file ``path``, read as ``before``, with ``data`` (``fmt --write``).
+
+    Its permission bits stay (a 0600 file does not become world-readable); a file with more than one
+    hard link is written through its inode, so every name sees the new text rather than one keeping
+    the old; a file with no write permission is refused, as is one changed since it was read (an
+    editor's save would otherwise be lost)."""
+    from primus_lang.diagnostics.codes_names import FILE_ACCESS
+
+    st = os.stat(path, follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        raise _refusal(path, st, option)
+    if not st.st_mode & 0o222:
+        raise CompileError(Diagnostic(FILE_ACCESS, f"`{path}` is read-only", help="make it writable "
+                                      "(`chmod u+w`) to format it in place, or leave out --write"))
+    fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC)
+    try:
+        with os.fdopen(os.dup(fd), "rb") as f:
+            now = f.read(len(before) + 1)
+        if now != before:
+            raise CompileError(Diagnostic(FILE_ACCESS, f"`{path}` changed while it was being formatted; "
+                                          "left as it is now", help="run `primusc fmt --write` again"))
+        blob = data.encode("utf-8")
+        if st.st_nlink > 1:
+            os.lseek(fd, 0, os.SEEK_SET)
+            view = memoryview(blob)
+            while view:
+                view = view[os.write(fd, view):]
+            os.ftruncate(fd, len(blob))
+            os.fsync(fd)
+            return
+    finally:
+        os.close(fd)
+    write_file(path, blob, force=True, option=option, mode=stat.S_IMODE(st.st_mode))
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes], *, force: bool | Callable[[str], bool] = False,

@@ -57,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
                     )
         elif args.write:
             if out != text:
-                from primus_lang.outputs import write_file
+                from primus_lang.outputs import rewrite_file
 
-                # atomically, so a crash mid-write never leaves the user's file half-written; a
-                # source reached through a link is formatted where it lives
-                write_file(path.resolve(), out, force=True, option="files")
+                # atomically, so a crash mid-write never leaves the user's file half-written (a file
+                # with several hard links is written through its inode instead); a source reached
+                # through a link is formatted where it lives; its permissions stay
+                try:
+                    rewrite_file(path.resolve(), data, out)
+                except CompileError as err:
+                    errors.extend(err.diagnostics)
+                    continue
                 print(f"reformatted {name}", file=sys.stderr)
         else:
             sys.stdout.write(out)

@@ -6,6 +6,7 @@ Precedence, lowest first: the variable table's defaults, the site and run block,
 
 from __future__ import annotations
 
+import math
 import posixpath
 
 from primus_lang.ir import Space
@@ -14,8 +15,9 @@ from primus_lang.ir.site import Site
 
 
 def slurm_time(seconds: float) -> str:
-    """``D-HH:MM:SS``, rounded up to the minute Slurm counts in."""
-    minutes = -(-int(seconds) // 60)
+    """``D-HH:MM:SS``, rounded up to the minute Slurm counts in: a fraction of a second is a minute,
+    never ``00:00:00``, which Slurm reads as no time limit at all."""
+    minutes = math.ceil(seconds / 60)
     days, rest = divmod(minutes, 24 * 60)
     text = f"{rest // 60:02d}:{rest % 60:02d}:00"
     return f"{days}-{text}" if days else text
