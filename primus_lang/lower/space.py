@@ -36,7 +36,7 @@ from primus_lang.ir.space import (
 )
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
-from primus_lang.lower.names import base_names, resolve_expr, type_of
+from primus_lang.lower.names import base_names, enum_values, resolve_expr, type_of
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.lower.site import lower_run
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
@@ -183,6 +183,14 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
                     raise fail(
                         N.DUPLICATE_FIELD,
                         f"`let {st.name}` hides a name that already exists",
+                        st.span,
+                        help="choose another name",
+                    )
+                if st.name in ("true", "false") or st.name in enum_values():
+                    # `let bf16 = 4` turned `precision == bf16` into a number; `let true = 0` was unreadable
+                    raise fail(
+                        N.DUPLICATE_FIELD,
+                        f"`let {st.name}` hides the constant `{st.name}`",
                         st.span,
                         help="choose another name",
                     )

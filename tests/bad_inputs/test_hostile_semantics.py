@@ -96,3 +96,12 @@ def test_a_budget_that_ends_before_the_first_evaluation_is_said(
     assert main(["plan", str(path), "--out", str(tmp_path / "o"), "--error-format", "short"]) == 1
     err = capsys.readouterr().err
     assert "P8009" in err and f"{path}:8:" in err
+
+
+@pytest.mark.parametrize("name", ["bf16", "zbv", "none", "true", "false"])
+def test_a_let_may_not_hide_a_constant(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """`let bf16 = 4` turned every later `bf16` into 4 (`precision == bf16` a type error far from its
+    cause); `let true = 0` was accepted and could never be read."""
+    assert _run(tmp_path, f"  precision : bf16 | fp8\n  let {name} = 4", "check") == 1
+    err = capsys.readouterr().err
+    assert "P2007" in err and f"hides the constant `{name}`" in err
