@@ -162,7 +162,11 @@ def write_file(path: Path, data: str | bytes, *, force: bool = False, root: Path
     blob = data.encode("utf-8") if isinstance(data, str) else data
     with _folder(base, dirs) as fd:
         _look(fd, name, Path(path), force, option)
-        tmp = _write_temp(fd, name, blob, 0o755 if executable else mode)
+        try:
+            tmp = _write_temp(fd, name, blob, 0o755 if executable else mode)
+        except OSError as err:
+            # the error names the hidden temporary file; the user knows the path they gave
+            raise OSError(err.errno, err.strerror, str(path)) from err
         try:
             _put(fd, tmp, name, Path(path), force, option)
         finally:

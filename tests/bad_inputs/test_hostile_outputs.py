@@ -164,3 +164,11 @@ def _pod_specs(doc: object) -> list[dict[str, object]]:
         for value in doc:
             found += _pod_specs(value)
     return found
+
+
+def test_an_unwritable_out_is_named_as_given(capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = Path(__file__).parents[1] / "hfimport" / "fixtures" / "mixtral_8x7b.json"
+    assert main(["import-hf", str(fixture), "--out", "/proc/self/card.prx"]) == 1
+    err = capsys.readouterr().err
+    # it named the hidden temporary file `.card.prx.<hex>.tmp` before
+    assert "P2015" in err and "`/proc/self/card.prx`" in err and ".tmp" not in err
