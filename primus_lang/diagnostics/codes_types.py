@@ -158,7 +158,9 @@ SITE_ENV = register(
     "`env { NCCL_SOCKET_IFNAME = \"ib0\"; WANDB_API_KEY = forward }` sets a value or forwards the\n"
     "submitter's. The rendezvous (MASTER_ADDR, MASTER_PORT, NNODES, NODE_RANK, GPUS_PER_NODE, RANK,\n"
     "WORLD_SIZE, LOCAL_RANK), CUDA_DEVICE_MAX_CONNECTIONS (Megatron asserts its value) and the probe\n"
-    "hook PRIMUSC_TORCHRUN come from the launch files and cannot be set here.",
+    "hook PRIMUSC_TORCHRUN come from the launch files and cannot be set here; nor can the variables\n"
+    "that change how bash reads the launch script (SHELLOPTS, BASHOPTS, BASH_ENV, ENV, IFS, PS4,\n"
+    "BASH_XTRACEFD, CDPATH, GLOBIGNORE, POSIXLY_CORRECT).",
 )
 SITE_SELECTOR = register(
     "P3035",

@@ -25,6 +25,11 @@ K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class")
 # set by the launch files themselves: the rendezvous, Megatron's required value, the test hook
 RESERVED_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK", "GPUS_PER_NODE", "RANK",
                           "WORLD_SIZE", "LOCAL_RANK", "CUDA_DEVICE_MAX_CONNECTIONS", "PRIMUSC_TORCHRUN"})
+# Variables that change how bash itself reads the launch script: SHELLOPTS and BASHOPTS are
+# read-only (the export fails when the job starts), the rest re-split words, source files or
+# redirect tracing in every later line.
+SHELL_ENV = frozenset({"SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "IFS", "PS4", "BASH_XTRACEFD", "CDPATH",
+                       "GLOBIGNORE", "POSIXLY_CORRECT"})
 
 _ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
 _SLURM_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,128}")
@@ -137,6 +142,10 @@ def _env(body: ast.Block) -> tuple[EnvVar, ...]:
         if st.name in RESERVED_ENV:
             errors.append(Diagnostic(T.SITE_ENV, f"`{st.name}` is set by the launch files", st.span,
                                      help="`primusc explain P3034` lists the variables primusc controls"))
+            continue
+        if st.name in SHELL_ENV:
+            errors.append(Diagnostic(T.SITE_ENV, f"`{st.name}` changes how bash runs the launch script", st.span,
+                                     help="leave it out: the launch files are bash scripts, and no training setting needs it"))
             continue
         value: str | None
         if isinstance(st.value, ast.Str):

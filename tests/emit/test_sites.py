@@ -147,6 +147,14 @@ def test_site_diagnostics_point_at_what_is_written(code: str) -> None:
     assert written in line[span.column - 1:] or written in line
 
 
+@pytest.mark.parametrize("name", ["SHELLOPTS", "BASH_ENV", "IFS", "PS4"])
+def test_a_site_cannot_set_what_changes_how_bash_reads_the_script(name: str) -> None:
+    # `export SHELLOPTS=v` passes bash -n and fails when the job starts; IFS re-splits every line
+    with pytest.raises(CompileError) as err:
+        loads_program(BASE.format(site=f'env {{ {name} = "v" }}', space=""), "site.prx")
+    assert [(d.code.id, name in d.message) for d in err.value.diagnostics] == [("P3034", True)]
+
+
 def test_launcher_refuses_what_it_cannot_do_of_a_site() -> None:
     space = load_space(SITES / "llama3_1_8b_h100_k8s.prx")
     cand = next(iter(legal_points(space)))
