@@ -50,7 +50,7 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -77,7 +77,7 @@ def slurm_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
         (folder / sub).mkdir()
     host = socket.gethostname().split(".")[0]
     conf = folder / "slurm.conf"
-    conf.write_text(CONF.format(host=host, dir=folder, ctld_port=_free_port(), d_port=_free_port(),
+    conf.write_text(CONF.format(host=host, dir=folder, ctld_port=free_port(), d_port=free_port(),
                                 cpus=os.cpu_count() or 1))
     env = {**os.environ, "SLURM_CONF": str(conf)}
     logs = (folder / "slurmctld.out").open("wb"), (folder / "slurmd.out").open("wb")

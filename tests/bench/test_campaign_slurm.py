@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from primus_lang.cli import main
-from tests.slurm_cluster import CLIENTS, slurm_fixture, wait_job
+from tests.slurm_cluster import CLIENTS, free_port, slurm_fixture, wait_job
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 slurm = slurm_fixture
@@ -44,8 +44,9 @@ def test_a_campaign_runs_under_slurm_merges_and_feeds_the_hybrid_oracle(
     space.write_text(SPACE)
     job = tmp_path / "job dir"  # a space in the path: everything that reaches a shell is quoted
     primusc = Path(sys.executable).parent / "primusc"
+    # the rendezvous port is a free one: a fixed port fails the job whenever another suite holds it
     variables = {"nodes": "1", "tasks_per_node": "2", "max_bytes": "16384", "budget_s": "0.005",
-                 "time_limit": "00:10:00", "master_port": "29641", "primusc": str(primusc), "slurm_gpus": "none"}
+                 "time_limit": "00:10:00", "master_port": str(free_port()), "primusc": str(primusc), "slurm_gpus": "none"}
     argv = ["bench", str(space), "--job", "slurm", "--out", str(job), "--device", "cpu"]
     argv += [a for name, value in variables.items() for a in ("--var", f"{name}={value}")]
     assert main(argv) == 0
