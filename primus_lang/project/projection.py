@@ -26,7 +26,7 @@ from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.project.build import stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
-from primus_lang.project.schedule import ScheduleResult, fast, plan, replay
+from primus_lang.project.schedule import ScheduleResult, fast, plan, replay, replayable
 
 BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
 
@@ -234,7 +234,7 @@ def project(
     if sched == "interleaved" and v == 1:
         sched = "1f1b"
     # a timeline records every op of the step: past the slot limit it is left out, as unreadable
-    if timeline and cand.pp * v * m <= derived.MAX_SCHEDULE_SLOTS:
+    if timeline and replayable(cand.pp, v, m):
         result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
     else:
         result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)

@@ -488,6 +488,11 @@ def _same(a: Sequence[float], b: Sequence[float]) -> bool:
     return all(abs(x - y) <= 1e-12 * max(1.0, abs(x)) for x, y in zip(a, b, strict=True))
 
 
+def replayable(pp: int, v: int, m: int) -> bool:
+    """Whether the whole plan of ``m`` micro-batches is short enough to replay op by op."""
+    return pp * v * m <= derived.MAX_SCHEDULE_SLOTS
+
+
 _results: dict[tuple[object, ...], ScheduleResult] = {}
 
 
@@ -521,7 +526,7 @@ def _fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2
     m0 = pp
     middle = range(1, pp - 1)
     uniform = all(_same(fwd[s], fwd[1]) and _same(bwd[s], bwd[1]) and _same(wgt[s], wgt[1]) for s in middle)
-    affordable = pp * v * m <= derived.MAX_SCHEDULE_SLOTS
+    affordable = replayable(pp, v, m)
     if m < m0 + 2 * pp or (not uniform and affordable):
         return replay(plan(schedule, pp, v, m), fwd, bwd, wgt, p2p)
     base = m0
