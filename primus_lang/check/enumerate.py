@@ -223,12 +223,39 @@ def _contract(space: Space, factors: list[Factor]) -> int:
     scalars = [int(t) for names, t in factors if not names]
     if any(v == 0 for v in scalars):
         return 0
-    tensors = [(names, t) for names, t in factors if names]
+    tensors = _merged([(names, t) for names, t in factors if names], [a.name for a in space.axes])
     if not tensors:
         return free
     subscripts = ",".join("".join(letters[n] for n in names) for names, _ in tensors) + "->"
     total = np.einsum(subscripts, *(t for _, t in tensors), optimize="greedy")
     return int(total) * free
+
+
+def _merged(factors: list[Factor], order: list[str]) -> list[Factor]:
+    """The factors with each one over the same axes as another, or over a subset of them, multiplied
+    into it: a product of 0/1 tables is one 0/1 table, and einsum's search for a contraction order
+    grows with the cube of the operands (a thousand `require tp <= ...` lines took minutes)."""
+    rank = {name: i for i, name in enumerate(order)}
+    ordered: list[Factor] = []
+    for names, table in factors:
+        if len(set(names)) != len(names):  # a repeated axis is a diagonal: left to einsum
+            ordered.append((names, table))
+            continue
+        perm = sorted(range(len(names)), key=lambda i: rank[names[i]])
+        ordered.append((tuple(names[i] for i in perm), np.transpose(table, perm)))
+    ordered.sort(key=lambda f: -len(f[0]))
+    out: list[Factor] = []
+    for names, table in ordered:
+        host = next((i for i, (held, _) in enumerate(out)
+                     if len(set(held)) == len(held) and set(names) <= set(held)), None)
+        if host is None or len(set(names)) != len(names):
+            out.append((names, table))
+            continue
+        held, product = out[host]
+        # both in the axes' order, so the smaller table broadcasts once its missing axes are added as 1s
+        shape = [table.shape[names.index(n)] if n in names else 1 for n in held]
+        out[host] = (held, product * table.reshape(shape))
+    return out
 
 
 def raw_size(space: Space) -> int:

@@ -58,6 +58,16 @@ def _ints(v: Any) -> Any:
     return np.asarray(v).astype(np.int64)
 
 
+def _magnitude(v: Any) -> int:
+    """The largest absolute value in ``v`` (0 when empty; 2^64 for what is not a whole number)."""
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "iub":
+        return 2**64
+    if arr.size == 0:
+        return 0
+    return max(abs(int(arr.max())), abs(int(arr.min())))
+
+
 def _overflows(op: str, a: Any, b: Any, out: Any) -> Any:
     """Where ``a op b`` (``op a`` when ``b`` is None) left 64-bit arithmetic: a whole number that
     wrapped, or a decimal that became infinite or NaN. Inputs are finite (literals are, P1016), so a
@@ -66,6 +76,15 @@ def _overflows(op: str, a: Any, b: Any, out: Any) -> Any:
     if kind == "f":
         return np.logical_not(np.isfinite(out))
     if kind not in "iu":
+        return False
+    # the bounds of the operands, exact as Python ints, clear nearly every expression in two reductions each
+    if b is None:
+        bound = _magnitude(a)
+    elif op in ("+", "-"):
+        bound = _magnitude(a) + _magnitude(b)
+    else:
+        bound = _magnitude(a) * _magnitude(b) if op == "*" else 2**64
+    if bound < 2**63:
         return False
     r, x = _ints(out), _ints(a)
     if b is None:  # unary minus: only -(-2^63) wraps

@@ -674,6 +674,25 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.LEARNED_POSITIONS,
+        ("seq_len",),
+        lambda f, s: (f["seq_len"] <= s.model.max_position_embeddings) | (s.model.position != "learned"),
+        lambda f, s: (
+            f"seq_len {int(f['seq_len'])} on `{s.model.name}`, whose learned position table holds "
+            f"{s.model.max_position_embeddings} (learned-positions-too-short)",
+            f"keep `seq_len` at most {s.model.max_position_embeddings}, or give the card a longer table",
+        ),
+    ),
+    Rule(
+        L.FP8_NEEDS_FP8,
+        ("precision",),
+        lambda f, s: (f["precision"] != "fp8") | (s.cluster.gpu.peak_fp8 > 0),
+        lambda f, s: (
+            f"precision fp8 on `{s.cluster.gpu.name}`, whose profile has no FP8 peak (fp8-needs-fp8)",
+            "use `bf16` on this GPU, or set the profile's `peak_fp8` if the part has FP8 tensor cores",
+        ),
+    ),
+    Rule(
         L.FP4_NEEDS_NVFP4,
         ("precision",),
         lambda f, s: (f["precision"] != "fp4") | s.cluster.gpu.nvfp4,

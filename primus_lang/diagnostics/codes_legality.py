@@ -268,6 +268,25 @@ FP4_NEEDS_NVFP4 = register(
     "Blackwell+ architecture\"). It needs an NVIDIA GPU with FP4 tensor cores (`peak_fp4` > 0: B200,\n"
     "GB200, B300, GB300). AMD's MXFP4 is another format, not this recipe. Use `fp8` or `bf16` elsewhere.",
 )
+FP8_NEEDS_FP8 = register(
+    "P4040",
+    "fp8-needs-fp8",
+    "FP8 precision on a GPU without FP8 tensor cores",
+    "`precision = fp8` is Megatron's --fp8-format through Transformer Engine, which refuses to start on\n"
+    "a part without FP8 tensor cores (it asks for compute capability 8.9 on NVIDIA: Ada, Hopper and\n"
+    "later; CDNA3 and later on AMD). A GPU whose profile has no `peak_fp8` (0: no FP8) is such a part;\n"
+    "a projection of FP8 there would price a run that cannot start. Use `bf16`, or give the profile its\n"
+    "FP8 peak if the part has one.",
+)
+LEARNED_POSITIONS = register(
+    "P4041",
+    "learned-positions-too-short",
+    "a sequence longer than the model's learned position table",
+    "A model with `position = learned` holds one embedding row per position, `max_position_embeddings`\n"
+    "of them; a longer `seq_len` would read past the table (Megatron's --max-position-embeddings must be\n"
+    "at least --seq-length). Rotary models have no table and take any length. Shorten `seq_len`, or\n"
+    "give the card the longer table it was trained with.",
+)
 MAMBA_TP = register(
     "P4036",
     "mamba-tp-divisibility",

@@ -138,6 +138,10 @@ class Loader:
     def _import(self, module: LoadedModule, imp: ast.Import) -> None:
         if imp.path:
             path = module.base_dir / imp.source
+            if path.suffix != ".prx":
+                # read as a source it would fail, and its first line would be quoted in the diagnostic
+                raise fail(N.UNKNOWN_MODULE, f"`{imp.source}` is not a .prx file", imp.span,
+                           help="an import names a source file: `import \"./models.prx\" (name)`")
             if not path.is_file():
                 raise fail(N.UNKNOWN_MODULE, f"no file `{imp.source}` next to `{module.file}`", imp.span)
             shown = None
@@ -353,13 +357,20 @@ class Loader:
 def _nic(value: ast.Value) -> dict[str, Any]:
     """``nic = 8 x 400 Gbps`` sets the NIC count and each NIC's bandwidth."""
     if isinstance(value, ast.Times):
-        return {
+        out = {
             "nics_per_node": count(value.count, "nic"),
             "nic_bandwidth": unit_quantity(value.each, Kind.BANDWIDTH, "nic"),
         }
-    if isinstance(value, ast.Quantity) and value.unit is not None:
-        return {"nic_bandwidth": unit_quantity(value, Kind.BANDWIDTH, "nic")}
-    raise fail(T.WRONG_TYPE, "`nic` takes `COUNT x BANDWIDTH`", value.span, help="e.g. `nic = 8 x 400 Gbps`")
+    elif isinstance(value, ast.Quantity) and value.unit is not None:
+        out = {"nic_bandwidth": unit_quantity(value, Kind.BANDWIDTH, "nic")}
+    else:
+        raise fail(T.WRONG_TYPE, "`nic` takes `COUNT x BANDWIDTH`", value.span, help="e.g. `nic = 8 x 400 Gbps`")
+    # 0 in the fields means "the default" (one NIC per GPU, the GPU profile's bandwidth): written
+    # here it would be read as that default without a word
+    if any(v <= 0 for v in out.values()):
+        raise fail(T.OUT_OF_RANGE, "`nic` needs at least one NIC of some bandwidth", value.span,
+                   help="e.g. `nic = 8 x 400 Gbps`; leave `nic` out for the GPU profile's NICs")
+    return out
 
 
 SPECIAL: dict[tuple[type, str], Any] = {(Cluster, "nic"): _nic}

@@ -97,7 +97,7 @@ def _knob_type(name: str) -> str:
     kind = kind_of(f)
     if kind is Kind.FLAG:
         return "bool"
-    if kind in (Kind.ENUM, Kind.BLOCK):  # `recompute` reads as its kind
+    if kind in (Kind.ENUM, Kind.BLOCK, Kind.TEXT):  # `recompute` reads as its kind, a layout as its text
         return "name"
     return "number"
 
@@ -135,6 +135,7 @@ class _Type(Visitor[str]):
             for item in alternatives(e):
                 if self.visit(item) != left:
                     raise _bad(item, f"`in` compares a {left} with a {self.visit(item)}")
+                _one_of_its_values(e.left, item)
             return "bool"
         right = self.visit(e.right)
         if e.op in ("and", "or"):
@@ -144,6 +145,8 @@ class _Type(Visitor[str]):
         if e.op in ("==", "!="):
             if left != right:
                 raise _bad(e, f"`{e.op}` compares a {left} with a {right}")
+            _one_of_its_values(e.left, e.right)
+            _one_of_its_values(e.right, e.left)
             return "bool"
         if left != "number" or right != "number":
             raise _bad(e, f"`{e.op}` needs numbers, not a {left if left != 'number' else right}")
@@ -157,6 +160,17 @@ class _Type(Visitor[str]):
 
     def tuple_(self, e: Tuple_) -> str:
         raise _bad(e, "a tuple is only allowed after `in`")
+
+
+def _one_of_its_values(knob: Expr, value: Expr) -> None:
+    """An enum knob compared with a name it never takes (``precision == "fp9"``, ``schedule == fp8``)
+    would be a condition that is always false or always true without a word."""
+    if not (isinstance(knob, Name) and knob.id in KNOBS and isinstance(value, Const) and isinstance(value.value, str)):
+        return
+    f = KNOBS[knob.id]
+    choices = choices_of(f)
+    if kind_of(f) is Kind.ENUM and choices and value.value not in choices:
+        raise _bad(value, f"`{value.value}` is not a value of `{knob.id}`, which is one of {', '.join(choices)}")
 
 
 def type_of(expr: Expr, lets: dict[str, str]) -> str:

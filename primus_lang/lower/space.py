@@ -162,6 +162,13 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
                     model = loader.reference(module, st.value, Model, "model")
                 elif st.name == "cluster":
                     claim("cluster", st, "`cluster`")
+                    named = st.value.name if isinstance(st.value, ast.Ident) else \
+                        st.value.base if isinstance(st.value, ast.Override) else None
+                    if d.on is not None and named != d.on:
+                        # one of the two would be dropped without a word
+                        raise fail(N.DUPLICATE_FIELD, f"space `{d.name}` is `on {d.on}` and sets `cluster` to "
+                                   f"`{named or 'another'}`", st.span,
+                                   help=f"keep one: drop `on {d.on}`, or this statement")
                     cluster = loader.reference(module, st.value, Cluster, "cluster")
                 elif st.name == "site":
                     claim("site", st, "`site`")

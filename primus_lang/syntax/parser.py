@@ -648,6 +648,9 @@ def _decode(data: bytes | str, file: str) -> str:
     if len(text) > MAX_BYTES:
         raise CompileError(_too_large(file, len(text)))
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+    # a line may end in \r\n or a lone \r (an old Mac file): one spelling, so that a comment ends
+    # where its line does and a span's line is the line an editor shows
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
         raise CompileError(
             Diagnostic(C.NOT_TEXT, f"`{file}` contains NUL bytes: not a text file", help="check the path")

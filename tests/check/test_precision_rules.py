@@ -1,5 +1,5 @@
-"""P4035: NVFP4 (``precision = fp4``) needs an NVIDIA GPU with FP4 tensor cores. The vectorised mask,
-the lazy enumeration and the one-point path agree."""
+"""P4035: NVFP4 (``precision = fp4``) needs an NVIDIA GPU with FP4 tensor cores; P4040: FP8 needs a
+GPU with FP8 tensor cores. The vectorised mask, the lazy enumeration and the one-point path agree."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ model d { num_layers = 24; hidden = 2048; ffn_hidden = 8192; heads = 16; kv_head
 GPUS = {
     "blackwell": "vendor = nvidia; peak_bf16 = 2250 TFLOP/s; peak_fp8 = 4500 TFLOP/s; peak_fp4 = 9000 TFLOP/s",
     "hopper": "vendor = nvidia; peak_bf16 = 989 TFLOP/s; peak_fp8 = 1979 TFLOP/s",
+    "ampere": "vendor = nvidia; peak_bf16 = 312 TFLOP/s",  # no FP8: Transformer Engine refuses it
     # MXFP4 tensor cores, but NVFP4 is Transformer Engine's recipe
     "mi355x": "vendor = amd; peak_bf16 = 2517 TFLOP/s; peak_fp8 = 5033 TFLOP/s; peak_fp4 = 10066 TFLOP/s",
 }
@@ -44,3 +45,15 @@ def test_fp4_needs_nvfp4_tensor_cores(gpu: str, fp4_legal: bool) -> None:
     assert {c.precision for c in one} == ({"bf16", "fp8", "fp4"} if fp4_legal else {"bf16", "fp8"})
     removed = {r.code: r.removed for r in summarize(s).rules}
     assert removed.get("P4035", 0) == (0 if fp4_legal else 2)
+
+
+def test_fp8_needs_fp8_tensor_cores() -> None:
+    s = space("ampere")
+    refused = {v.code: v for v in legality(s, Candidate(gbs=64, precision="fp8"))}
+    assert "(fp8-needs-fp8)" in refused["P4040"].message and "bf16" in refused["P4040"].help
+    assert "P4040" not in {v.code for v in legality(space("hopper"), Candidate(gbs=64, precision="fp8"))}
+    points = list(raw_points(s))
+    one = [c for c in points if not legality(s, c)]
+    assert [c for c, ok in zip(points, legal_mask(s, points), strict=True) if ok] == one
+    assert {c.precision for c in one} == {"bf16"}
+    assert {r.code: r.removed for r in summarize(s).rules}["P4040"] == 2

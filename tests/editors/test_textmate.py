@@ -25,6 +25,7 @@ TERMINALS = {
     "COMPARE": ("  require tp >= 2", ">=", "keyword.operator.comparison"),
     "ADD_OP": ("  let a = tp - 1", "-", "keyword.operator.arithmetic"),
     "MUL_OP": ("  let a = tp // 2", "//", "keyword.operator.arithmetic"),
+    "PERCENT": ("  fits memory headroom 5%", "%", "keyword.other.unit"),
     "STAR": ("import models.llama3 (*)", "*", "keyword.operator"),
 }
 DEFINITION_KINDS = re.findall(r'"(\w+)"', re.search(r"^!def_kind:(.*)$", LARK, re.M).group(1))  # type: ignore[union-attr]
