@@ -108,8 +108,9 @@ def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
 
 
 def read_lines(path: str | Path, unreadable: Code, too_large: Code, what: str) -> Iterator[str]:
-    """The lines of a text file as they are read (undecodable bytes replaced), without their line
-    ends; refused past ``MAX_LOG_BYTES``, so ``/dev/zero`` ends in a diagnostic instead of never."""
+    """The lines of a text file as they are read (undecodable bytes replaced), with their line ends,
+    so a reader can tell a last line cut off mid-write; refused past ``MAX_LOG_BYTES``, so
+    ``/dev/zero`` ends in a diagnostic instead of never."""
     name, read = str(path), 0
     try:
         with open_input(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
@@ -119,7 +120,7 @@ def read_lines(path: str | Path, unreadable: Code, too_large: Code, what: str) -
                     raise CompileError(Diagnostic(too_large, f"`{name}` is longer than {MAX_LOG_BYTES // 2**20} MiB",
                                                   help=f"pass a shorter {what}: the arguments block and the "
                                                        "iteration lines are all primusc reads"))
-                yield line.removesuffix("\n")
+                yield line
     except OSError as err:
         raise CompileError(Diagnostic(unreadable, f"cannot read `{name}`: {err.strerror or err}",
                                       help=f"pass the path of {what}")) from None
@@ -204,8 +205,12 @@ _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 def load_yaml(path: str | Path, codes: DataCodes, what: str) -> Any:
     """One YAML document of ``path`` (None when empty), within the limits above."""
-    name = str(path)
-    text = read_text(path, codes, what)
+    return loads_yaml(read_text(path, codes, what), str(path), codes, what)
+
+
+def loads_yaml(text: str, name: str, codes: DataCodes, what: str) -> Any:
+    """``text`` (already read by ``read_text``, or a value taken from such a file) as one YAML
+    document, within the limits above."""
     loader = _BoundedLoader(text)
     try:
         return loader.get_single_data()

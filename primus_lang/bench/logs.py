@@ -8,10 +8,11 @@ iterations include warm-up (compilation, allocator growth), so they are skipped.
 
 from __future__ import annotations
 
+import io
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from attrs import frozen
 
@@ -92,17 +93,17 @@ def _optional(match: re.Match[str] | None, what: str, name: str, line: int, top:
 
 
 def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
-    """The iterations and arguments of a log (its text, or its lines as they are read)."""
+    """The iterations and arguments of a log (its text, or its lines with their line ends as they
+    are read)."""
     iterations: list[Iteration] = []
     args: dict[str, str] = {}
     lines: dict[str, int] = {}
-    all_lines: Iterable[str] = text.split("\n") if isinstance(text, str) else text
     cut = 0
-    if isinstance(text, str) and not text.endswith("\n") and "\n" in text:
-        # a log still being written, or copied from a job killed mid-line: its last figure may be cut
-        split = text.split("\n")
-        all_lines, cut = split[:-1], len(split)
-    for number, line in enumerate(all_lines, 1):
+    for number, line, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
+        if not ended:
+            # a log still being written, or copied from a job killed mid-line: its last figure may be cut
+            cut = number
+            continue
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
             step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3)
@@ -130,6 +131,18 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             help="pass the stdout log of a Megatron-LM or Primus training run",
         ))
     return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut)
+
+
+def _numbered(pieces: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
+    """(number, line without its end, whether it ended) for each line. Only the last line of a log of
+    several can have been cut off; a piece of an overlong line, also without an end, is read as a line."""
+    held: tuple[int, str] | None = None
+    for number, piece in enumerate(pieces, 1):
+        if held is not None:
+            yield held[0], held[1].removesuffix("\n"), True
+        held = (number, piece)
+    if held is not None:
+        yield held[0], held[1].removesuffix("\n"), held[0] == 1 or held[1].endswith("\n")
 
 
 def _count(match: re.Match[str] | None) -> int:

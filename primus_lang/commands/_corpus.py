@@ -73,6 +73,22 @@ def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]
             more = f" and {len(twins) - 1} more" if len(twins) > 1 else ""
             raise CompileError(Diagnostic(RUNS_DUPLICATE, f"row `{twins[0]}`{more} of `{args.runs}` is also a row "
                                                           "of the bundled corpus"))
+        _warn_malformed(args, mine)
         runs += mine
         label = f"{args.runs} and {label}" if bundled else args.runs
     return runs, label
+
+
+def _warn_malformed(args: argparse.Namespace, runs: list[Run]) -> None:
+    """A warning per row of the user's file that is skipped for a malformed field (the bundled
+    corpus has none)."""
+    import sys
+
+    from primus_lang.diagnostics import render
+    from primus_lang.diagnostics.codes_projection import RUNS_ROW_MALFORMED
+    from primus_lang.project.runs import malformed
+
+    found = [Diagnostic(RUNS_ROW_MALFORMED, f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
+                        help="fix the field; the other rows are read") for r in runs if malformed(r)]
+    if found:
+        print(render(found, getattr(args, "error_format", "human")), file=sys.stderr)

@@ -67,6 +67,16 @@ IMPLAUSIBLE = register(
     "figure says the profile's efficiencies are too high (a spec sheet, or a hand-edited profile), not\n"
     "that the recipe is that good. Project on a fitted profile, or measure the recipe.",
 )
+RUNS_ROW_MALFORMED = register(
+    "W6011",
+    "runs-row-malformed",
+    "a row of the runs file has a field of the wrong type or outside what a run can have; it is skipped",
+    "Each row of `--runs` is read on its own, so one bad row does not stop a file of good ones: a\n"
+    "degree that is `true` or `2.5`, a `parallel` that is not a mapping, a measurement that is not a\n"
+    "positive number. The row is left out of the table and of any fit, and this warning names it and\n"
+    "the field. Rows skipped for what primusc does not model (an unknown GPU, an incomplete layout)\n"
+    "are listed by `primusc validate --runs FILE --json` without a warning.",
+)
 RUNS_FILE_TOO_LARGE = register(
     "P6007",
     "runs-file-too-large",

@@ -376,6 +376,10 @@ def _offloads(rec: Any) -> bool:
     return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
 
 
+class WrongType(ValueError):
+    """A field the projection reads holding another kind of value (``precision: [BF16]``)."""
+
+
 class OutOfRange(ValueError):
     """A number no run can have (``gbs: 1.0e+308``, ``tp: -4``): its row is skipped with this reason
     before any product of it overflows a float or an int64 array."""
@@ -401,6 +405,9 @@ def _int(value: Any, default: int, name: str, low: int = 0) -> int:
         return default
     if isinstance(value, float) and not math.isfinite(value):
         raise OutOfRange(f"`{name}` is {value}, not a finite number")
+    # YAML's `true` is an int to Python and `2.5` truncates: either would project another run
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise OutOfRange(f"`{name}` is {value}, not a whole number")
     try:
         number = int(value)
     except (TypeError, ValueError):
@@ -408,10 +415,11 @@ def _int(value: Any, default: int, name: str, low: int = 0) -> int:
     return _bounded(number, name, low)
 
 
-def _positive(value: float, name: str, top: float) -> float:
-    if not 0 < value <= top:
-        raise OutOfRange(f"`{name}` is {value:.6g}, not a number above 0 and at most {top:,.0f}")
-    return value
+def _positive(value: Any, name: str, top: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= top:
+        shown = f"{value:.6g}" if isinstance(value, float) else str(value)[:40]
+        raise OutOfRange(f"`{name}` is {shown}, not a number above 0 and at most {top:,.0f}")
+    return float(value)
 
 
 # Far above any GPU's throughput (hundreds of thousands of tokens/s on a small model) and memory (288 GB)
@@ -425,7 +433,7 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
     measured = row.get("measured") or {}
     tokens = measured.get("tokens_per_sec_per_gpu")
     if tokens is not None:
-        return _positive(float(tokens), "measured.tokens_per_sec_per_gpu", _MAX_TOKENS)
+        return _positive(tokens, "measured.tokens_per_sec_per_gpu", _MAX_TOKENS)
     values = [measured.get("step_time_s"), row.get("gbs"), row.get("seq_len"), row.get("num_gpus")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and v > 0]
     if len(numbers) < len(values):
@@ -446,7 +454,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
     run = Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
               balanced=balanced,
-              measured_memory=round(_positive(float(memory_gib), "measured.memory_gib", _MAX_GIB) * 2**30)
+              measured_memory=round(_positive(memory_gib, "measured.memory_gib", _MAX_GIB) * 2**30)
               if memory_gib else None)
 
     def skip(reason: str) -> Run:
@@ -489,7 +497,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(prec)
     if prec[0] == "fp4" and not gpus[gpu_name].nvfp4:
         return skip(f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores")
-    par = row.get("parallel") or {}
+    par = {} if row.get("parallel") is None else row["parallel"]
+    if not isinstance(par, dict):
+        raise OutOfRange(f"`parallel` is {str(par)[:40]}, not a mapping of the layout's degrees")
     tp, pp = _int(par.get("tp"), 1, "tp", 1), _int(par.get("pp"), 1, "pp", 1)
     cp, ep = _int(par.get("cp"), 1, "cp", 1), _int(par.get("ep"), 1, "ep", 1)
     vp = _int(par.get("vp"), 1, "vp")
@@ -590,13 +600,46 @@ def resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
     """``resolve``, with a row whose fields have the wrong shape skipped with the reason (one bad
     row must not stop a file of good ones)."""
     if not isinstance(row, dict):
-        return Run(str(row)[:40], ("", "", ""), None, skip="row not understood: not a mapping")
+        return Run(str(row)[:40], ("", "", ""), None, skip=f"{NOT_UNDERSTOOD}: not a mapping")
     try:
+        _check_shapes(row)
         return resolve(row, cards, calibrated)
     except OutOfRange as exc:
-        return _unresolved(row, f"value out of range: {exc}")
+        return _unresolved(row, f"{OUT_OF_RANGE}: {exc}")
+    except WrongType as exc:
+        return _unresolved(row, f"{WRONG_TYPE}: {exc}")
     except (AttributeError, KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError, CompileError) as exc:
-        return _unresolved(row, f"row not understood: {type(exc).__name__}: {exc}")
+        return _unresolved(row, f"{NOT_UNDERSTOOD}: {type(exc).__name__}: {exc}")
+
+
+# the kind of value each field the projection reads holds (null is always allowed: the field is unset)
+_SHAPES: dict[str, tuple[type, ...]] = {
+    "id": (str, int), "model_card": (str,), "precision": (str,), "framework": (str,), "task": (str,),
+    "source": (str,), "quality_flag": (str,), "config_complete": (bool,),
+    "hardware": (dict,), "measured": (dict,), "parallel": (dict,), "source_ref": (dict,),
+    "recompute": (dict, str), "notes": (list, str),
+}
+_KINDS = {str: "text", int: "a number", bool: "true or false", dict: "a mapping", list: "a list"}
+
+
+def _check_shapes(row: dict[str, Any]) -> None:
+    for name, kinds in _SHAPES.items():
+        value = row.get(name)
+        if value is not None and not isinstance(value, kinds):
+            want = " or ".join(_KINDS[k] for k in kinds)
+            raise WrongType(f"`{name}` is {type(value).__name__} `{str(value)[:40]}`, not {want}")
+    hardware = row.get("hardware") or {}
+    if not isinstance(hardware.get("gpu") or "", str):
+        raise WrongType(f"`hardware.gpu` is `{str(hardware['gpu'])[:40]}`, not text")
+
+
+# how the skip reason of a row whose fields are malformed starts (the others skip a well-formed row
+# primusc cannot model); ``validate`` and ``calibrate`` warn about these in a user's file
+OUT_OF_RANGE, WRONG_TYPE, NOT_UNDERSTOOD = "value out of range", "wrong type", "row not understood"
+
+
+def malformed(run: Run) -> bool:
+    return run.skip.startswith((OUT_OF_RANGE, WRONG_TYPE, NOT_UNDERSTOOD))
 
 
 _resolve_row = resolve_row

@@ -5,6 +5,7 @@ launched without ``--use-distributed-optimizer`` has none, without ``--swiglu`` 
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
@@ -53,7 +54,7 @@ class _Reader:
 
     def bad(self, e: Entry, expected: str) -> None:
         self.refused.add(e.dest)
-        self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{e.written}` is {e.value!r}, expected {expected}",
+        self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{e.written}` is {_shown(e.value)}, expected {expected}",
                                         span=e.span, help="fix the value in the recipe"))
 
     def missing(self, dest: str, help: str) -> None:
@@ -96,7 +97,7 @@ class _Reader:
     def too_large(self, e: Entry) -> None:
         self.refused.add(e.dest)
         self.problems.append(Diagnostic(
-            RECIPE_BAD_VALUE, f"`{e.written}` is {e.value!r}, too large: at most {_ceiling(e.dest):,}",
+            RECIPE_BAD_VALUE, f"`{e.written}` is {_shown(e.value)}, too large: at most {_ceiling(e.dest):,}",
             span=e.span, help="fix the value in the recipe (the ceiling is far above any published run's)"))
 
     def float(self, dest: str, default: float) -> float:
@@ -276,30 +277,45 @@ _DENSE_PREFIX = re.compile(r"\(?\[0\](?:\*(\d+))?\+\[1\]\*(\d+)\)?")
 _LAYER_LIST = re.compile(r"\[([01](?:,[01])*)\]")
 
 
+def _shown(value: Any) -> str:
+    """A recipe's value in a message, cut short: a file may hold a list of a million entries."""
+    shown = reprlib.Repr()  # its keyword arguments are Python 3.12's
+    shown.maxlevel, shown.maxlist, shown.maxdict, shown.maxstring, shown.maxother = 2, 4, 4, 60, 60
+    return shown.repr(value)
+
+
 def _dense_layers(r: _Reader, num_layers: int) -> int:
     """The leading dense layers ``--moe-layer-freq`` states; anything else names what is not modelled."""
     freq = r.s.get("moe_layer_freq")
     if freq is None or freq.value in (1, "1", None):
         return 0
     text = str(freq.value).replace(" ", "")
-    m = _DENSE_PREFIX.fullmatch(text)
-    layers: list[int] | None = None
-    if m is not None:
-        dense = int(m.group(1) or 1)
-        layers = [0] * dense + [1] * int(m.group(2))
+    # counted, never built: `[1]*10**12` is a short string
+    dense: int | None = None
+    moe = 0
+    ordered = True
+    if (m := _DENSE_PREFIX.fullmatch(text)) is not None:
+        dense, moe = _repeat(m.group(1) or "1"), _repeat(m.group(2))
     elif (m := _LAYER_LIST.fullmatch(text)) is not None:
-        layers = [int(x) for x in m.group(1).split(",")]
-    if layers is not None and len(layers) != num_layers:
-        r.bad(freq, f"one entry per layer ({num_layers}), not {len(layers)}")
+        flags = m.group(1).split(",")
+        dense, moe = flags.count("0"), flags.count("1")
+        ordered = flags == sorted(flags)
+    if dense is not None and dense + moe != num_layers:
+        r.bad(freq, f"one entry per layer ({num_layers}), not {dense + moe:,}")
         return 0
-    if layers is not None and 1 not in layers:
+    if dense is not None and moe == 0:
         r.bad(freq, "at least one MoE layer (1)")
         return 0
-    if layers is None or layers != sorted(layers):
+    if dense is None or not ordered:
         r.unsupported("moe_layer_freq", "dense and MoE layers interleaved are not modelled: the card's "
                       "`moe.dense_layers` is a dense prefix only (write 1, every layer MoE, or `([0]*k+[1]*n)`)")
         return 0
-    return layers.count(0)
+    return dense
+
+
+def _repeat(digits: str) -> int:
+    """A list repetition's count; past any model's layer count it only has to compare unequal."""
+    return int(digits) if len(digits) <= 9 else 10**9
 
 
 def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:

@@ -7,14 +7,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
-
+from primus_lang.datafiles import loads_yaml
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_import import RECIPE_ENV_DEFAULT, RECIPE_NOT_PRIMUS, RECIPE_SHELL_SYNTAX
+from primus_lang.diagnostics.codes_import import (
+    RECIPE_BAD_VALUE,
+    RECIPE_ENV_DEFAULT,
+    RECIPE_NOT_PRIMUS,
+    RECIPE_SHELL_SYNTAX,
+    RECIPE_UNKNOWN_FLAG,
+)
 from primus_lang.ir.span import Span
-from primus_lang.recipes.settings import Entry, Recipe
+from primus_lang.recipes.settings import CODES, Entry, Recipe
 
 _ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?\}$")
+_ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200", "B300", "GB300")
 
 
@@ -43,6 +49,11 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
     notes: list[str] = []
     for key, value in overrides.items():
         span = _span_of(text, file, str(key))
+        if not isinstance(key, str) or _ARGUMENT.fullmatch(key) is None:
+            problems.append(Diagnostic(RECIPE_UNKNOWN_FLAG, f"`{str(key)[:60]}` in `overrides` is not an argument name",
+                                       span=span, help="an override is a Megatron or Primus argument, e.g. "
+                                       "`micro_batch_size: 2`"))
+            continue
         if isinstance(value, str):
             m = _ENV.match(value.strip())
             if m is not None:
@@ -50,7 +61,10 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
                     problems.append(Diagnostic(RECIPE_SHELL_SYNTAX, f"`{key}` is `{value}`, an environment reference "
                                                "without a default", span=span, help="write the value the run used"))
                     continue
-                value = yaml.safe_load(m.group(2)) if m.group(2) else ""
+                value = _default(m.group(2), str(key), span) if m.group(2) else ""
+                if isinstance(value, Diagnostic):
+                    problems.append(value)
+                    continue
                 warnings.append(Diagnostic(RECIPE_ENV_DEFAULT, f"`{key}` reads ${{{m.group(1)}}}; took its default "
                                            f"`{m.group(2)}`", span=span))
         if value is None:
@@ -70,11 +84,28 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
                   gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings))
 
 
+def _default(written: str, key: str, span: Span | None) -> Any:
+    """A ``${NAME:default}``'s default read as the YAML scalar Primus substitutes, with the limits of
+    any data file; a diagnostic when it is not one value."""
+    name = f"the default of overrides.{key}"
+    help = "write the default as a number, a word or true/false"
+    try:
+        value = loads_yaml(written, name, CODES, "an environment reference's default")
+    except CompileError as err:
+        return Diagnostic(RECIPE_BAD_VALUE, err.diagnostics[0].message, span=span, help=help)
+    if isinstance(value, dict | list):
+        return Diagnostic(RECIPE_BAD_VALUE, f"`{name}` is a {'mapping' if isinstance(value, dict) else 'list'}, "
+                          "not one value", span=span, help=help)
+    return value
+
+
 def _span_of(text: str, file: str, key: str) -> Span | None:
-    m = re.search(r"^[ \t]*" + re.escape(key) + r"[ \t]*:", text, re.MULTILINE) \
-        or re.search(r'"' + re.escape(key) + r'"[ \t]*:', text)  # an experiment written as JSON
+    m = (re.search(r"^[ \t]*" + re.escape(key) + r"[ \t]*:", text, re.MULTILINE) if key else None) \
+        or re.search(r"([\"'])" + re.escape(key) + r"\1[ \t]*:", text)  # quoted, or an experiment written as JSON
     if m is None:
         return None
     line = text.count("\n", 0, m.start()) + 1
-    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + m.group(0).index(key[0]) + 1
-    return Span(file, line, col, line, col + len(key))
+    # at the key's first character: past the indent, or past the opening quote (at it when the key is empty)
+    skip = len(m.group(0)) - len(m.group(0).lstrip()) if m.lastindex is None else int(bool(key))
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + skip + 1
+    return Span(file, line, col, line, col + max(len(key), 1))

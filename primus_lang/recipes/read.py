@@ -6,17 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from primus_lang.datafiles import DataCodes, load_yaml, loads_json, read_text
+from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
 from primus_lang.ir.span import Span
 from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
 from primus_lang.recipes.primus import read_experiment
-from primus_lang.recipes.settings import Recipe
-
-CODES = DataCodes(unreadable=RECIPE_UNREADABLE, encoding=RECIPE_UNREADABLE, too_large=RECIPE_UNREADABLE,
-                  too_deep=RECIPE_UNREADABLE, too_many_nodes=RECIPE_UNREADABLE, number=RECIPE_UNREADABLE)
+from primus_lang.recipes.settings import CODES, Recipe
 
 
 def read_recipe(path: str | Path) -> Recipe:

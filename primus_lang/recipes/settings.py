@@ -6,8 +6,14 @@ from typing import Any
 
 from attrs import field, frozen
 
+from primus_lang.datafiles import DataCodes
 from primus_lang.diagnostics import Diagnostic
+from primus_lang.diagnostics.codes_import import RECIPE_UNREADABLE
 from primus_lang.ir.span import Span
+
+# a recipe file, and a value inside one, is refused with one code whichever limit it passes
+CODES = DataCodes(unreadable=RECIPE_UNREADABLE, encoding=RECIPE_UNREADABLE, too_large=RECIPE_UNREADABLE,
+                  too_deep=RECIPE_UNREADABLE, too_many_nodes=RECIPE_UNREADABLE, number=RECIPE_UNREADABLE)
 
 
 @frozen

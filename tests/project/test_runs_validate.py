@@ -454,7 +454,7 @@ def test_a_bad_card_or_row_is_skipped_with_its_reason_and_the_rest_projected(
     # read as a transformer a hybrid card would be projected wrong, not skipped
     assert out["t_hybrid"]["skipped"].startswith(
         "model card `hybrid` describes a hybrid model (it has `hybrid_override_pattern`")
-    assert out["t_parallel_text"]["skipped"].startswith("row not understood: AttributeError")
+    assert out["t_parallel_text"]["skipped"] == "wrong type: `parallel` is str `tp2`, not a mapping"
     assert sum(r["skipped"] == "row not understood: not a mapping" for r in out.values()) == 1
 
 
