@@ -82,13 +82,10 @@ def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]
 def _warn_malformed(args: argparse.Namespace, runs: list[Run]) -> None:
     """A warning per row of the user's file that is skipped for a malformed field (the bundled
     corpus has none)."""
-    import sys
-
-    from primus_lang.diagnostics import render
+    from primus_lang.commands.emit import print_warnings
     from primus_lang.diagnostics.codes_projection import RUNS_ROW_MALFORMED
     from primus_lang.project.runs import malformed
 
-    found = [Diagnostic(RUNS_ROW_MALFORMED, f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
-                        help="fix the field; the other rows are read") for r in runs if malformed(r)]
-    if found:
-        print(render(found, getattr(args, "error_format", "human")), file=sys.stderr)
+    print_warnings([Diagnostic(RUNS_ROW_MALFORMED, f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
+                               help="fix the field; the other rows are read") for r in runs if malformed(r)],
+                   getattr(args, "error_format", "human"))

@@ -497,9 +497,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(prec)
     if prec[0] == "fp4" and not gpus[gpu_name].nvfp4:
         return skip(f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores")
-    par = {} if row.get("parallel") is None else row["parallel"]
-    if not isinstance(par, dict):
-        raise OutOfRange(f"`parallel` is {str(par)[:40]}, not a mapping of the layout's degrees")
+    par = row.get("parallel") or {}  # a mapping or null: resolve_row checked its shape
     tp, pp = _int(par.get("tp"), 1, "tp", 1), _int(par.get("pp"), 1, "pp", 1)
     cp, ep = _int(par.get("cp"), 1, "cp", 1), _int(par.get("ep"), 1, "ep", 1)
     vp = _int(par.get("vp"), 1, "vp")
