@@ -1,4 +1,4 @@
-"""Where the language's data folders (grammar/, stdlib/, emitters/, examples/, validation/) live.
+"""Where the language's data folders (grammar/, stdlib/, emitters/, examples/, validation/, frameworks/) live.
 
 In a checkout they sit at the repository root; in an installed wheel they are packed under
 ``primus_lang/_data`` (see pyproject.toml). Callers ask by folder name and never care which.
@@ -12,7 +12,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
-    """Return the folder ``name`` (``grammar``, ``stdlib``, ``emitters``, ``examples`` or ``validation``)."""
+    """Return the folder ``name`` (``grammar``, ``stdlib``, ``emitters``, ``examples``, ``validation`` or ``frameworks``)."""
     packed = _PACKAGE / "_data" / name
     if packed.is_dir():
         return packed

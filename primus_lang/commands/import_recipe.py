@@ -15,7 +15,6 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_CONTRADICTION,
     RECIPE_ILLEGAL,
     RECIPE_MISSING,
-    RECIPE_UNKNOWN_CARD,
 )
 
 
@@ -33,10 +32,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--nodes", type=int, help="nodes, where the recipe does not say (torchrun's --nnodes)")
     p.add_argument("--gpus-per-node", type=int, help="GPUs per node, where the recipe does not say")
     p.add_argument("--gpu", help="the GPU profile (stdlib hardware name: mi300x, mi325x, mi355x, h100, h200, b200, ...)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="given",
+                   help="a value the script reads from its environment or arguments (`--set TP=4`, `--set 1=/data` "
+                   "for its first argument, `--set PRIMUS_TP=2` for a Primus `${PRIMUS_TP:1}`); repeatable")
+    p.add_argument("--megatron-version", choices=_megatron_versions(),
+                   help="the Megatron-LM release the command line runs on (default: core_v0.16, or the release "
+                   "its flags need)")
+    p.add_argument("--primus-version", choices=_primus_versions(),
+                   help="the Primus release the experiment runs on (default: v26.5)")
     p.add_argument("--name", help="the space's name (default: from the file's name)")
     p.add_argument("--out", help="write the space here instead of standard output")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.set_defaults(func=run)
+
+
+def _megatron_versions() -> tuple[str, ...]:
+    from primus_lang.frameworks import megatron
+
+    return megatron.releases()
+
+
+def _primus_versions() -> tuple[str, ...]:
+    from primus_lang.frameworks import primus
+
+    return primus.version_names()
+
+
+def _given(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[1-9][0-9]?", name):
+            raise CompileError(Diagnostic(RECIPE_MISSING, f"`--set {pair}` is not NAME=VALUE",
+                                          help="a variable's name, `=`, and its value (`--set TP=4`; `--set 1=PATH` "
+                                          "for the script's first argument)"))
+        out[name] = value
+    return out
 
 
 def _name(path: str) -> str:
@@ -71,11 +102,11 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     from primus_lang.check import baseline_point, legality
     from primus_lang.ir.model import card_fields
     from primus_lang.lower import loads_program, stdlib_cards
-    from primus_lang.recipes import interpret, read_recipe, render_space
+    from primus_lang.recipes import ReadOptions, interpret, read_recipe, render_space
     from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
     from primus_lang.recipes.render import passthrough_keys_ok
 
-    recipe = read_recipe(args.recipe)
+    recipe = read_recipe(args.recipe, ReadOptions(_given(args.given), args.megatron_version, args.primus_version))
     cards = stdlib_cards()
     card: tuple[str, str, dict[str, Any]] | None = None
     if recipe.kind == "bridge":
@@ -84,26 +115,20 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         module, model = cards[recipe.card.value]
         card = (module, recipe.card.value, card_fields(model))
         imp = interpret(recipe, card[2], fill_all=True)
-    elif recipe.kind == "primus":
-        assert recipe.card is not None
-        wanted = find_card(primus_card_name(recipe.card.value), cards) or primus_card_name(recipe.card.value)
-        if wanted not in cards:
-            raise CompileError(Diagnostic(RECIPE_UNKNOWN_CARD, f"the model card `{recipe.card.value}` has no stdlib "
-                                          f"card (looked for `{wanted}`)", span=recipe.card.span,
-                                          help="stdlib cards: " + ", ".join(sorted(cards))))
-        module, model = cards[wanted]
-        card = (module, wanted, card_fields(model))
-        imp = interpret(recipe, card[2], fill_all=True)
     else:
+        # a command line states the whole model; a Primus experiment's presets do (merged as Primus does):
+        # a stdlib card of the same shape supplies only what a tokenizer hides, the vocabulary
         shape = interpret(recipe, require_vocab=False)
         found = match_shape(shape.model, cards)
+        if found is None and recipe.kind == "primus" and recipe.card is not None:
+            found = find_card(primus_card_name(recipe.card.value), cards)
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
         imp = interpret(recipe, card[2] if card else None)
     nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes")
     gpus = _count(args.gpus_per_node, recipe.gpus_per_node, "GPUs per node", "--gpus-per-node")
-    gpu = (args.gpu or recipe.gpu_hint or "").lower()
+    gpu = (args.gpu or recipe.gpu_hint or _gpu_in_name(args.recipe)).lower()
     if not gpu:
         raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say which GPU it runs on",
                                       help="pass `--gpu NAME` (mi300x, mi325x, mi355x, h100, h200, b200, ...)"))
@@ -143,6 +168,15 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                        + ", ".join(k for k, _ in imp.passthrough))
     summary += [f"  note: {n}" for n in notes]
     return text, summary, list(recipe.warnings)
+
+
+# a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first
+_GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|mi355x|mi350x|mi325x|mi300x)(?![a-z0-9])")
+
+
+def _gpu_in_name(path: str) -> str:
+    m = _GPU_IN_NAME.search(str(path).lower())
+    return m.group(1) if m is not None else ""
 
 
 def _overrides(model: dict[str, Any], base: dict[str, Any]) -> list[str]:

@@ -218,6 +218,35 @@ RECIPE_NO_BASELINE = register(
     "to the launch files unchanged: text, numbers or true/false.",
 )
 
+RECIPE_VALUE_UNKNOWN = register(
+    "P3132",
+    "recipe-value-unknown",
+    "a setting primusc models reads a value only the running script knows",
+    "A launch script is read, never run: a variable the script does not set (`$TP` from the environment, "
+    "`$1` the script was not given), a command substitution (`$(nproc)`) or a file test has no value "
+    "until the script runs. When such a value reaches a setting primusc models (the parallel layout, "
+    "the batch, the model's shape), the space would be a guess, so it is refused; give the variable "
+    "the run uses with `--set NAME=VALUE` (`--set 1=VALUE` for the script's first argument).",
+)
+RECIPE_VALUE_NOT_CARRIED = register(
+    "W3133",
+    "recipe-value-not-carried",
+    "a setting primusc carries through reads a value only the running script knows; it is left out",
+    "A flag primusc does not model (a data path, a cache folder, a run name) is carried to the launch "
+    "files as written, but a value the script computes when it runs (`${PWD}/cache`, `$1`) has no text "
+    "to carry. It is left out of the space and said here; give the variable with `--set NAME=VALUE` "
+    "to carry it.",
+)
+
+PRIMUS_UNREAD_OVERRIDE = register(
+    "W3134",
+    "primus-override-unread",
+    "a Primus override names neither a Megatron-LM argument nor a setting of Primus's presets",
+    "Primus merges every override into the arguments it hands Megatron, whatever its name; one that "
+    "no Megatron argument of the version Primus pins and no Primus preset has is read by nothing, "
+    "which is most often a misspelling. It is carried through as written; check its spelling.",
+)
+
 # --- P3140-P3149: `primusc import-recipe` of a Megatron-Bridge launch ---------------------------------
 
 BRIDGE_UNKNOWN_RECIPE = register(

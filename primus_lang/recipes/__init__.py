@@ -7,7 +7,7 @@ the settings carried through unchanged, and ``render`` writes the space.
 """
 
 from primus_lang.recipes.interpret import Imported, interpret
-from primus_lang.recipes.read import read_recipe
+from primus_lang.recipes.read import ReadOptions, read_recipe
 from primus_lang.recipes.render import render_space
 
-__all__ = ["Imported", "interpret", "read_recipe", "render_space"]
+__all__ = ["Imported", "ReadOptions", "interpret", "read_recipe", "render_space"]

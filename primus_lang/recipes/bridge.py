@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -21,6 +22,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_BAD_VALUE,
     RECIPE_CONTRADICTION,
     RECIPE_UNSUPPORTED,
+    RECIPE_VALUE_UNKNOWN,
 )
 from primus_lang.emit import (
     BRIDGE_MODELS,
@@ -41,9 +43,9 @@ from primus_lang.emit import (
 )
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
-from primus_lang.recipes.megatron import _launcher, torchrun_nodes
+from primus_lang.recipes.megatron import launcher_settings, torchrun_nodes
 from primus_lang.recipes.settings import Entry, Recipe
-from primus_lang.recipes.words import Word, split_words
+from primus_lang.recipes.words import Launch, Word
 
 SCRIPTS = ("run_recipe.py", "train.sh")
 # the performance launcher's scripts, whose selector flags name a recipe indirectly
@@ -52,14 +54,15 @@ PERFORMANCE_SCRIPTS = ("setup_experiment.py", "run_script.py")
 _GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
 
 
-def is_bridge_launch(text: str) -> bool:
-    """Whether a command line runs Bridge's recipe entry point (read before Megatron's reader)."""
-    return re.search(r"(^|[\s/])(run_recipe\.py|train\.sh|setup_experiment\.py|run_script\.py)(\s|$)",
-                     text) is not None and "pretrain_gpt.py" not in text
+def is_bridge_launch(words: Sequence[Word]) -> bool:
+    """Whether a launch runs Bridge's recipe entry point (read before Megatron's reader)."""
+    names = {w.text.rsplit("/", 1)[-1] for w in words}
+    return bool(names & {*SCRIPTS, *PERFORMANCE_SCRIPTS}) and "pretrain_gpt.py" not in names
 
 
-def read_bridge_launch(text: str, file: str) -> Recipe:
-    words, problems = split_words(text, file)
+def read_bridge_launch(launch: Launch, file: str) -> Recipe:
+    words = list(launch.words)
+    problems: list[Diagnostic] = []
     start = next((i for i, w in enumerate(words) if w.text.rsplit("/", 1)[-1] in SCRIPTS + PERFORMANCE_SCRIPTS),
                  None)
     if start is None:
@@ -73,7 +76,7 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
         # Bridge's READMEs launch through uv (`uv run python scripts/...`), which only picks the environment
         before = [w for k, w in enumerate(words[:start])
                   if not (w.text == "uv" or (w.text == "run" and k and words[k - 1].text == "uv"))]
-        launcher, notes = _launcher(before, problems)
+        launcher, notes = launcher_settings(before, problems)
     perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
     reader = _Reader(file, words[start + 1:], problems, perf=perf)
     reader.read()
@@ -98,7 +101,7 @@ def read_bridge_launch(text: str, file: str) -> Recipe:
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, where)
     if nodes is None and start:
         nodes, notes = torchrun_nodes(words[:start], notes)
-    notes += reader.notes
+    notes = [*launch.notes, *notes, *reader.notes]
     notes.append(f"recipe `{recipe.name}` read from {recipe.source} (Megatron-Bridge 067f987)")
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
@@ -122,6 +125,14 @@ class _Reader:
         return (self.words[i + 1].text, i + 2) if i + 1 < len(self.words) else ("", i + 1)
 
     def read(self) -> None:
+        for w in self.words:
+            if w.unknown:
+                why = w.unknown[0]
+                self.problems.append(Diagnostic(
+                    RECIPE_VALUE_UNKNOWN, f"`{_cut(w.text)}` reads {why.what}", span=why.span or w.span,
+                    help=f"give it with `--set {why.variable}=VALUE`" if why.variable else "write the value the run used"))
+        if self.problems:
+            return
         if self.perf:
             self.read_performance()
         else:
@@ -361,3 +372,7 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
     # run_recipe.py sets the model's sequence length from the dataset's after the overrides
     # (recipe_runner.sync_model_dataset_sequence_length): one sequence length either way
     return entries
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -70,9 +70,19 @@ class _Reader:
             name = f"`--{dest.replace('_', '-')}`"
         self.problems.append(Diagnostic(RECIPE_MISSING, f"the recipe does not set {name}", help=help))
 
-    def int(self, dest: str, default: int = 0, *, floor: int = 1) -> int:
+    def entry(self, dest: str) -> Entry | None:
+        """A setting, a one-element list read as its element: Megatron takes several flags per layer
+        group as lists (`--moe-aux-loss-coeff 1e-3`, nargs='+'), and a recipe gives most of them one."""
         e = self.s.get(dest)
         if e is None or e.value is None:
+            return None
+        if isinstance(e.value, tuple | list) and len(e.value) == 1:
+            return Entry(e.dest, e.value[0], e.span, e.written, e.preset)
+        return e
+
+    def int(self, dest: str, default: int = 0, *, floor: int = 1) -> int:
+        e = self.entry(dest)
+        if e is None:
             return default
         v = e.value
         if isinstance(v, float) and v == float("inf"):
@@ -101,8 +111,8 @@ class _Reader:
             span=e.span, help="fix the value in the recipe (the ceiling is far above any published run's)"))
 
     def float(self, dest: str, default: float) -> float:
-        e = self.s.get(dest)
-        if e is None or e.value is None:
+        e = self.entry(dest)
+        if e is None:
             return default
         try:
             if isinstance(e.value, bool):
@@ -113,8 +123,8 @@ class _Reader:
             return default
 
     def flag(self, dest: str, default: bool = False) -> bool:
-        e = self.s.get(dest)
-        if e is None or e.value is None:
+        e = self.entry(dest)
+        if e is None:
             return default
         v = e.value
         if isinstance(v, bool):
@@ -127,8 +137,8 @@ class _Reader:
         return default
 
     def choice(self, dest: str, choices: tuple[str, ...], default: str) -> str:
-        e = self.s.get(dest)
-        if e is None or e.value is None:
+        e = self.entry(dest)
+        if e is None:
             return default
         if isinstance(e.value, str) and e.value in choices:
             return e.value
@@ -232,8 +242,8 @@ def _card_arguments(r: _Reader, out: dict[str, Any], put: Callable[[str, str, An
         if field == "full_attention_every" and not out.get("sliding_window"):
             continue  # no window: the period means nothing, the card's stands
         value = a.absent
-        e = r.s.get(a.dest)
-        if e is not None and e.value is not None:
+        e = r.entry(a.dest)
+        if e is not None:
             if a.switch:
                 value = r.flag(a.dest)
             else:
@@ -256,7 +266,9 @@ def _mla(r: _Reader, card: Mla | None) -> Mla | None:
         return card
     if not on:
         for a in given:
-            r.unsupported(a.dest, f"Megatron ignores `{a.dest}` without `{MLA_SWITCH}` (multi-latent attention off)")
+            if not r.s[a.dest].preset:  # a preset's widths wait for a model that turns MLA on
+                r.unsupported(a.dest, f"Megatron ignores `{a.dest}` without `{MLA_SWITCH}` (multi-latent attention "
+                              "off)")
         return None
     if r.flag("group_query_attention"):
         r.clash(MLA_SWITCH, "group_query_attention", "Megatron refuses grouped-query attention with multi-latent "
@@ -286,7 +298,7 @@ def _shown(value: Any) -> str:
 
 def _dense_layers(r: _Reader, num_layers: int) -> int:
     """The leading dense layers ``--moe-layer-freq`` states; anything else names what is not modelled."""
-    freq = r.s.get("moe_layer_freq")
+    freq = r.entry("moe_layer_freq")
     if freq is None or freq.value in (1, "1", None):
         return 0
     text = str(freq.value).replace(" ", "")
@@ -410,7 +422,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["seq_len"] = model.get("seq_len") or 1
     fp8 = s.get("fp8") or s.get("fp8_format")
     fp4 = s.get("fp4") or s.get("fp4_format")
-    if r.has("fp16"):
+    if r.flag("fp16"):
         r.unsupported("fp16", "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based")
     precision = "bf16"
     if fp8 is not None and fp8.value not in (None, False):
@@ -504,7 +516,7 @@ def _cuda_graph(r: _Reader) -> str:
 def _passthrough(recipe: Recipe) -> Passthrough:
     out: list[tuple[str, bool | int | float | str]] = []
     for dest, e in recipe.entries.items():
-        if dest in MODELLED or e.value is None:
+        if dest in MODELLED or e.value is None or e.preset:
             continue
         value = e.value
         if isinstance(value, (list, tuple)):

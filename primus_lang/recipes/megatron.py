@@ -1,40 +1,106 @@
-"""A Megatron-LM command line or arguments file → ``Recipe``: launcher words skipped (torchrun's
-node and GPU counts kept for the cluster), every flag checked against the known arguments."""
+"""A Megatron-LM launch → ``Recipe``: the launch command's words (``shell`` reads a script into them),
+the launcher's words skipped (torchrun's node and GPU counts kept for the cluster), and every flag
+read as the Megatron-LM version's own parser reads it (``frameworks.megatron``): a switch, one value
+or a list, checked against its type and choices. A flag the version lacks is an error naming the
+versions that have it; a flag primusc does not model is carried through unchanged."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping, Sequence
+
+from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
     RECIPE_BAD_VALUE,
     RECIPE_CONTRADICTION,
+    RECIPE_SHELL_SYNTAX,
     RECIPE_UNKNOWN_FLAG,
     RECIPE_UNREADABLE,
+    RECIPE_VALUE_NOT_CARRIED,
+    RECIPE_VALUE_UNKNOWN,
 )
-from primus_lang.recipes.flags import KNOWN, LAUNCHER_SWITCHES, LAUNCHER_VALUES, LAUNCHERS, LIST, SWITCH
+from primus_lang.frameworks import megatron
+from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
 from primus_lang.recipes.settings import Entry, Recipe
-from primus_lang.recipes.words import Word, split_words
+from primus_lang.recipes.shell import launch_of
+from primus_lang.recipes.words import Launch, Word
+
+# torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
+_TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
 
 
-def read_command_line(text: str, file: str) -> Recipe:
-    words, problems = split_words(text, file)
-    if not words and not problems:
+@frozen
+class _Read:
+    entries: dict[str, Entry]
+    problems: list[Diagnostic]
+    missing: list[tuple[Word, str]]  # flags the version lacks, with their option string
+    warnings: list[Diagnostic]
+
+
+def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
+    """``version``: the Megatron-LM version the user named; None reads at the default version, or at a
+    newer release when the recipe uses flags only a newer one has (said in a note)."""
+    words = list(launch.words)
+    if not words:
         raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{file}` holds no command line (it is empty, or comments "
                                       "only): nothing to read",
                                       help="pass a Megatron-LM command line (`torchrun ... pretrain_gpt.py --flags`), "
                                       "a Megatron-Bridge launch (`run_recipe.py --recipe NAME ...`) or a Primus "
                                       "experiment YAML"))
-    notes: list[str] = []
+    notes: list[str] = list(launch.notes)
     start = _script_end(words)
     nodes = gpus = None
+    problems: list[Diagnostic] = []
     if start:
-        launcher, notes = _launcher(words[:start], problems)
+        launcher, launcher_notes = launcher_settings(words[:start], problems)
+        notes += launcher_notes
         nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
         if nodes is None:
             nodes, notes = torchrun_nodes(words[:start], notes)
+    flags = words[start:]
+    chosen = version or megatron.DEFAULT_VERSION
+    read = _read_flags(flags, chosen)
+    if read.missing and version is None:
+        # a recipe for a newer release: the oldest release from the default on that has every flag
+        newer = [v for v in megatron.releases() if v > chosen]
+        for candidate in newer:
+            attempt = _read_flags(flags, candidate)
+            if not attempt.missing:
+                notes.append(f"read as Megatron-LM {candidate}: {_listed([o for _, o in read.missing])} "
+                             f"{'is' if len(read.missing) == 1 else 'are'} not in {chosen} "
+                             "(`--megatron-version` names another)")
+                chosen, read = candidate, attempt
+                break
+    problems += read.problems
+    for word, option in read.missing:
+        problems.append(_unknown_flag(word, option, chosen, version is not None))
+    if problems:
+        raise CompileError(problems)
+    if not read.entries:
+        # a launcher and a script alone: every setting would be reported missing, one cause
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, "the command line sets no Megatron-LM argument: nothing "
+                                      "to read", span=words[start - 1].span if start else None,
+                                      help="add the run's flags after the script (`pretrain_gpt.py "
+                                      "--num-layers 32 --hidden-size 4096 ...`)"))
+    return Recipe(file, "megatron", read.entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes),
+                  warnings=tuple(read.warnings), version=chosen, env=launch.env)
+
+
+def read_command_text(text: str, file: str, version: str | None = None,
+                      given: Mapping[str, str] | None = None) -> Recipe:
+    """A command line or script's text, read as ``read_recipe`` reads a file of it."""
+    return read_command_line(launch_of(text, file, given), file, version)
+
+
+def _read_flags(words: list[Word], version: str) -> _Read:
+    known = megatron.flags(version)
     entries: dict[str, Entry] = {}
-    i = start
+    problems: list[Diagnostic] = []
+    missing: list[tuple[Word, str]] = []
+    warnings: list[Diagnostic] = []
+    i = 0
     while i < len(words):
         w = words[i]
         if not w.text.startswith("--"):
@@ -42,60 +108,125 @@ def read_command_line(text: str, file: str) -> Recipe:
                                        span=w.span, help="every word after the script is `--flag` or its value"))
             i += 1
             continue
-        name, eq, inline = w.text[2:].partition("=")
-        dest = name.replace("-", "_")
-        arity = KNOWN.get(dest)
-        if arity is None:
-            close = difflib.get_close_matches(dest, list(KNOWN), n=1)
-            hint = f"did you mean `--{close[0].replace('_', '-')}`?" if close else "check the flag's spelling"
-            problems.append(Diagnostic(RECIPE_UNKNOWN_FLAG, f"`--{name}` is not a Megatron-LM argument primusc knows",
-                                       span=w.span, help=hint))
+        option, eq, inline = w.text.partition("=")
+        flag = known.get(option)
+        if flag is None:
+            missing.append((w, option))
             i += 1
-            while i < len(words) and not words[i].text.startswith("--"):
+            while i < len(words) and not _is_flag(words[i].text):
                 i += 1  # its values, whatever they are, belong to it
             continue
         values: list[Word] = []
         i += 1
         if eq:
-            values.append(Word(inline, w.span))
-        elif arity != SWITCH:
-            while i < len(words) and not _is_flag(words[i].text) and (arity == LIST or not values):
+            values.append(Word(inline, w.span, w.unknown))
+        elif flag.arity != megatron.SWITCH:
+            while i < len(words) and not _is_flag(words[i].text) and (flag.arity == megatron.LIST or not values):
                 values.append(words[i])
                 i += 1
+        name = setting_name(option)
+        unknown = [why for v in values for why in v.unknown]
+        if unknown:
+            why = unknown[0]
+            how = f"`--set {why.variable}=VALUE`" if why.variable else "the value the run used"
+            if name in MODELLED:
+                problems.append(Diagnostic(RECIPE_VALUE_UNKNOWN, f"`{option}` reads {why.what}",
+                                           span=why.span or w.span, help=f"give it with {how}"))
+            else:
+                warnings.append(Diagnostic(RECIPE_VALUE_NOT_CARRIED, f"`{option}` reads {why.what}: not carried to "
+                                           "the launch files", span=why.span or w.span,
+                                           help=f"give it with {how} to carry it"))
+            continue
         value: object
-        if arity == SWITCH:
+        if flag.arity == megatron.SWITCH:
             if eq:
-                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`--{name}` is a switch and takes no value",
-                                           span=w.span, help=f"write `--{name}` alone"))
+                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{option}` is a switch and takes no value",
+                                           span=w.span, help=f"write `{option}` alone"))
             value = True
         elif not values:
-            problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`--{name}` needs a value", span=w.span,
-                                       help="give it before the next flag"))
-            continue
-        elif arity == LIST:
+            if flag.nargs == "*":
+                value = ()
+            else:
+                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{option}` needs a value", span=w.span,
+                                           help="give it before the next flag"))
+                continue
+        elif flag.arity == megatron.LIST:
             value = tuple(v.text for v in values)
         else:
             value = values[0].text
-        previous = entries.get(dest)
+        bad = _value_problem(flag, value, version)
+        if bad is not None:
+            problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{option}` is `{_shown(value)}`, expected {bad}",
+                                       span=values[0].span if values else w.span,
+                                       help="fix the value in the recipe"))
+            continue
+        previous = entries.get(name)
         if previous is not None and previous.value != value:
-            problems.append(Diagnostic(RECIPE_CONTRADICTION, f"`--{name}` is given twice, with different values",
+            problems.append(Diagnostic(RECIPE_CONTRADICTION, f"`{option}` is given twice, with different values",
                                        span=w.span, notes=(f"first at {previous.span}",),
                                        help="Megatron keeps the last silently; keep the one you mean"))
-        entries[dest] = Entry(dest, value, w.span, f"--{name}")
-    if problems:
-        raise CompileError(problems)
-    if not entries:
-        # a launcher and a script alone: every setting would be reported missing, one cause
-        raise CompileError(Diagnostic(RECIPE_UNREADABLE, "the command line sets no Megatron-LM argument: nothing "
-                                      "to read", span=words[start - 1].span if start else None,
-                                      help="add the run's flags after the script (`pretrain_gpt.py "
-                                      "--num-layers 32 --hidden-size 4096 ...`)"))
-    return Recipe(file, "megatron", entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes))
+        entries[name] = Entry(name, value, w.span, option)
+    return _Read(entries, problems, missing, warnings)
+
+
+def _value_problem(flag: megatron.Flag, value: object, version: str) -> str | None:
+    """Why the version's parser would refuse ``value`` (its type, its choices), or None."""
+    items = value if isinstance(value, tuple) else (value,) if isinstance(value, str) else ()
+    for item in items:
+        if flag.type == "int" and not _is_int(item):
+            return "a whole number"
+        if flag.type == "float" and not _is_float(item):
+            return "a number"
+        if flag.choices is not None:
+            choices = [str(c) for c in flag.choices]
+            if item not in choices:
+                return f"one of {', '.join(choices)} (Megatron-LM {version})"
+    return None
+
+
+def _is_int(text: str) -> bool:
+    t = text.strip()
+    return (t[1:] if t[:1] in "+-" else t).isascii() and (t[1:] if t[:1] in "+-" else t).isdigit()
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
+
+
+def _shown(value: object) -> str:
+    text = " ".join(value) if isinstance(value, tuple) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _listed(options: Sequence[str]) -> str:
+    shown = [f"`{o}`" for o in dict.fromkeys(options)]
+    return ", ".join(shown[:4]) + (f" and {len(shown) - 4} more" if len(shown) > 4 else "")
+
+
+def _unknown_flag(word: Word, option: str, version: str, named: bool) -> Diagnostic:
+    have = megatron.versions_with(option)
+    if have:
+        newest_release = next((v for v in reversed(megatron.releases()) if v in have), None)
+        hint = (f"pass `--megatron-version {newest_release}` if the recipe runs on it" if newest_release
+                else "drop it, or read the recipe at a version that has it")
+        return Diagnostic(RECIPE_UNKNOWN_FLAG, f"`{option}` is not a flag of Megatron-LM {version}; "
+                          f"{megatron.describe(have)} {'has' if len(have) == 1 else 'have'} it",
+                          span=word.span, help=hint)
+    known = megatron.flags(version)
+    close = difflib.get_close_matches(option, list(known), n=1, cutoff=0.75)
+    hint = f"did you mean `{close[0]}`?" if close else "check the flag's spelling"
+    return Diagnostic(RECIPE_UNKNOWN_FLAG, f"`{option}` is not a flag of any Megatron-LM version primusc has read "
+                      f"({megatron.describe(megatron.version_names())})", span=word.span, help=hint)
 
 
 def _is_flag(text: str) -> bool:
     # a negative number (`--moe-aux-loss-coeff -1` never occurs, but `-1` is a value) is not a flag
-    return text.startswith("--") or (text.startswith("-") and len(text) > 1 and not text[1:2].isdigit())
+    return text.startswith("--") or (text.startswith("-") and len(text) > 1 and not text[1:2].isdigit()
+                                     and not text[1:2] == ".")
 
 
 def _script_end(words: list[Word]) -> int:
@@ -103,13 +234,10 @@ def _script_end(words: list[Word]) -> int:
     for i, w in enumerate(words):
         if w.text.endswith(".py"):
             return i + 1
-        if w.text.startswith("--") and w.text[2:].partition("=")[0].replace("-", "_") in KNOWN:
+        if w.text.startswith("--") and w.text.partition("=")[0] in megatron.flags(megatron.DEFAULT_VERSION) \
+                and w.text.partition("=")[0].lstrip("-").replace("-", "_") not in LAUNCHER_VALUES:
             return 0  # Megatron's flags before any script: a plain arguments file
     return 0
-
-
-# torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
-_TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
 
 
 def torchrun_nodes(words: list[Word], notes: list[str]) -> tuple[Entry | None, list[str]]:
@@ -120,7 +248,9 @@ def torchrun_nodes(words: list[Word], notes: list[str]) -> tuple[Entry | None, l
             [*notes, "torchrun is given no `--nnodes`: one node, torchrun's default"])
 
 
-def _launcher(words: list[Word], problems: list[Diagnostic]) -> tuple[dict[str, Entry], list[str]]:
+def launcher_settings(words: list[Word], problems: list[Diagnostic]) -> tuple[dict[str, Entry], list[str]]:
+    """torchrun's options before the script; the launcher programs around them (``uv run``, ``srun``,
+    ``python -m``, ``env``) are skipped, and their own options with them."""
     out: dict[str, Entry] = {}
     notes: list[str] = []
     i = 0
@@ -129,23 +259,26 @@ def _launcher(words: list[Word], problems: list[Diagnostic]) -> tuple[dict[str, 
         name, eq, inline = w.text.lstrip("-").partition("=")
         key = name.replace("-", "_")
         if w.text.startswith("-") and key in LAUNCHER_VALUES:
-            if eq:
-                out[key] = Entry(key, inline, w.span, w.text)
-                i += 1
-            elif i + 1 < len(words):
-                out[key] = Entry(key, words[i + 1].text, w.span, w.text)
-                i += 2
-            else:
+            value: Word | None = Word(inline, w.span, w.unknown) if eq else (words[i + 1] if i + 1 < len(words)
+                                                                              else None)
+            i += 1 if eq else 2
+            if value is None:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` needs a value", span=w.span))
-                i += 1
-            if key not in ("nnodes", "nproc_per_node"):
+                continue
+            if key in ("nnodes", "nproc_per_node"):
+                if value.unknown:
+                    why = value.unknown[0]
+                    problems.append(Diagnostic(RECIPE_SHELL_SYNTAX, f"`{w.text}` reads {why.what}",
+                                               span=why.span or w.span,
+                                               help=f"give it with `--set {why.variable}=VALUE`" if why.variable
+                                               else "pass `--nodes` and `--gpus-per-node`"))
+                    continue
+                out[key] = Entry(key, value.text, w.span, w.text)
+            else:
                 notes.append(f"launcher `{w.text}` is the launcher's own setting; the emitted launch files set it")
             continue
-        if (w.text.startswith("-") and key in LAUNCHER_SWITCHES) or w.text.rsplit("/", 1)[-1] in LAUNCHERS \
-                or w.text.endswith(".py"):
+        if w.text.startswith("-") and key in LAUNCHER_SWITCHES:
             i += 1
             continue
-        problems.append(Diagnostic(RECIPE_UNKNOWN_FLAG, f"`{w.text}` is not a launcher word primusc knows",
-                                   span=w.span, help="the line should read `torchrun [options] pretrain_gpt.py --flags`"))
         i += 1
-    return out, notes
+    return out, list(dict.fromkeys(notes))

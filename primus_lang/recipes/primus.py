@@ -1,25 +1,31 @@
-"""A Primus experiment YAML → ``Recipe``: ``modules.pre_trainer`` with its model card and overrides
-(AMD-AGI/Primus examples/megatron/configs/<GPU>/*.yaml). Override keys are Megatron's argument names
-(Primus adds its own, which are carried through); ``${NAME:default}`` takes the default (W3130)."""
+"""A Primus experiment YAML → ``Recipe``, read as Primus loads it (``frameworks.primus``, the rules are in
+its docstring): ``${VAR:default}`` substituted, the module preset (``config: pre_trainer.yaml``) and the
+model preset (``model: NAME.yaml``) of the Primus release merged under the experiment's ``overrides``
+(AMD-AGI/Primus examples/megatron/configs/<GPU>/*.yaml). Every merged setting is read (Primus's
+defaults are what the run uses); only the experiment's own overrides are carried through, since the
+presets come with Primus."""
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from primus_lang.datafiles import loads_yaml
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
-    RECIPE_BAD_VALUE,
     RECIPE_ENV_DEFAULT,
     RECIPE_NOT_PRIMUS,
     RECIPE_SHELL_SYNTAX,
+    RECIPE_UNKNOWN_CARD,
     RECIPE_UNKNOWN_FLAG,
+    PRIMUS_UNREAD_OVERRIDE,
 )
+from primus_lang.frameworks import megatron, primus
 from primus_lang.ir.span import Span
-from primus_lang.recipes.settings import CODES, Entry, Recipe
+from primus_lang.recipes.flags import setting_name
+from primus_lang.recipes.settings import Entry, Recipe
 
-_ENV = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::(.*))?\}$")
 _ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200", "B300", "GB300")
 
@@ -28,13 +34,39 @@ def looks_like_yaml(data: Any) -> bool:
     return isinstance(data, dict)
 
 
-def read_experiment(text: str, file: str, data: Any) -> Recipe:
+def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | None = None,
+                    version: str | None = None) -> Recipe:
+    given = dict(given or {})
+    release = version or primus.DEFAULT_VERSION
+    if release not in primus.version_names():
+        raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"Primus `{release}` is not a release primusc has read",
+                                      help="releases: " + ", ".join(primus.version_names())))
     pre = data.get("modules", {}).get("pre_trainer") if isinstance(data.get("modules"), dict) else None
     if not isinstance(pre, dict) or "model" not in pre:
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{file}` has no `modules.pre_trainer.model`",
                                       span=Span(file, 1, 1, 1, 2),
                                       help="pass a Primus experiment (examples/megatron/configs/<GPU>/*.yaml)"))
-    framework = pre.get("framework", "megatron")
+    warnings: list[Diagnostic] = []
+    problems: list[Diagnostic] = []
+    notes: list[str] = []
+
+    def substituted(key: str, value: Any, span: Span | None) -> Any:
+        if not isinstance(value, str) or primus.ENV.search(value) is None:
+            return value
+        out, read = primus.substitute(value, given)
+        if isinstance(out, primus.Unset):
+            problems.append(Diagnostic(RECIPE_SHELL_SYNTAX, f"`{key}` is `{value}`: `${{{out.variable}}}` has no "
+                                       "default, and only the run's environment gives it", span=span,
+                                       help=f"give it with `--set {out.variable}=VALUE`"))
+            return None
+        taken = [name for name in read if name not in given]
+        if taken:
+            warnings.append(Diagnostic(RECIPE_ENV_DEFAULT, f"`{key}` reads {', '.join(f'${{{n}}}' for n in taken)}; "
+                                       f"took the default: `{out}`", span=span,
+                                       help=f"`--set {taken[0]}=VALUE` gives another"))
+        return out
+
+    framework = substituted("framework", pre.get("framework", "megatron"), _span_of(text, file, "framework"))
     if framework != "megatron":
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"the experiment's framework is `{framework}`, not megatron",
                                       span=_span_of(text, file, "framework"),
@@ -43,10 +75,24 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
     if not isinstance(overrides, dict):
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, "`modules.pre_trainer.overrides` is not a mapping",
                                       span=_span_of(text, file, "overrides")))
-    entries: dict[str, Entry] = {}
-    warnings: list[Diagnostic] = []
-    problems: list[Diagnostic] = []
-    notes: list[str] = []
+    model_span = _span_of(text, file, "model")
+    model_name = substituted("model", pre["model"], model_span)
+    config_name = substituted("config", pre.get("config", "pre_trainer.yaml"), _span_of(text, file, "config"))
+    if problems:
+        raise CompileError(problems)
+    module = primus.preset("modules", str(config_name), release)
+    model = primus.preset("models", str(model_name), release)
+    if module is None:
+        raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"Primus {release} has no module preset `{config_name}`",
+                                      span=_span_of(text, file, "config"),
+                                      help="presets: " + ", ".join(primus.preset_names("modules", release))))
+    if model is None:
+        names = primus.preset_names("models", release)
+        close = difflib.get_close_matches(str(model_name), names, n=1)
+        raise CompileError(Diagnostic(RECIPE_UNKNOWN_CARD, f"Primus {release} has no model preset `{model_name}`",
+                                      span=model_span, help=f"did you mean `{close[0]}`?" if close
+                                      else "Primus's model presets: " + ", ".join(names)))
+    ours: dict[str, Any] = {}
     for key, value in overrides.items():
         span = _span_of(text, file, str(key))
         if not isinstance(key, str) or _ARGUMENT.fullmatch(key) is None:
@@ -54,49 +100,47 @@ def read_experiment(text: str, file: str, data: Any) -> Recipe:
                                        span=span, help="an override is a Megatron or Primus argument, e.g. "
                                        "`micro_batch_size: 2`"))
             continue
-        if isinstance(value, str):
-            m = _ENV.match(value.strip())
-            if m is not None:
-                if m.group(2) is None:
-                    problems.append(Diagnostic(RECIPE_SHELL_SYNTAX, f"`{key}` is `{value}`, an environment reference "
-                                               "without a default", span=span, help="write the value the run used"))
-                    continue
-                value = _default(m.group(2), str(key), span) if m.group(2) else ""
-                if isinstance(value, Diagnostic):
-                    problems.append(value)
-                    continue
-                warnings.append(Diagnostic(RECIPE_ENV_DEFAULT, f"`{key}` reads ${{{m.group(1)}}}; took its default "
-                                           f"`{m.group(2)}`", span=span))
-        if value is None:
-            notes.append(f"`{key}: null` leaves the setting to Primus's default; not carried through")
-            continue
-        entries[str(key)] = Entry(str(key), value, span, f"overrides.{key}")
+        ours[key] = substituted(key, value, span)
     if problems:
         raise CompileError(problems)
-    if pre.get("config") == "pre_trainer.yaml" and "use_distributed_optimizer" not in entries:
-        # Primus's pre_trainer.yaml turns the distributed optimizer on over Megatron's default
-        entries["use_distributed_optimizer"] = Entry("use_distributed_optimizer", True, None,
-                                                     "pre_trainer.yaml's use_distributed_optimizer")
-        notes.append("`use_distributed_optimizer: true` is Primus's pre_trainer.yaml default")
-    card = pre["model"]
+    megatron_version = primus.megatron_version(release)
+    merged, origin = primus.module_config(_substituted_all(module, given), _substituted_all(model, given), ours)
+    megatron_names = {setting_name(o) for o in megatron.flags(megatron_version)} | set(megatron.by_dest(megatron_version))
+    entries: dict[str, Entry] = {}
+    for key, value in merged.items():
+        if value is None or not isinstance(key, str):
+            continue
+        if origin[key] == "overrides":
+            written, span, preset = f"overrides.{key}", _span_of(text, file, key), False
+        else:
+            written, span, preset = f"{model_name if origin[key] == 'model' else config_name}: {key}", None, True
+        if origin[key] == "overrides" and key not in megatron_names and key not in module and key not in model:
+            warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is not a Megatron-LM "
+                                       f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
+                                       "nothing reads it", span=span, help="check its spelling"))
+        entries[key] = Entry(key, value, span, written, preset=preset)
+    nulls = [k for k, v in ours.items() if v is None]
+    if nulls:
+        notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
+                     f"{'leaves' if len(nulls) == 1 else 'leave'} the setting to Megatron's default")
+    notes.append(f"read as Primus {release} would: `{config_name}` and the model preset `{model_name}` under the "
+                 "experiment's overrides")
     gpu = next((g for g in _GPUS if f"/{g}/" in file.replace("\\", "/")), "")
-    return Recipe(file, "primus", entries, card=Entry("model", str(card), _span_of(text, file, "model"), "model"),
-                  gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings))
+    return Recipe(file, "primus", entries, card=Entry("model", str(model_name), model_span, "model"),
+                  gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings), version=release)
 
 
-def _default(written: str, key: str, span: Span | None) -> Any:
-    """A ``${NAME:default}``'s default read as the YAML scalar Primus substitutes, with the limits of
-    any data file; a diagnostic when it is not one value."""
-    name = f"the default of overrides.{key}"
-    help = "write the default as a number, a word or true/false"
-    try:
-        value = loads_yaml(written, name, CODES, "an environment reference's default")
-    except CompileError as err:
-        return Diagnostic(RECIPE_BAD_VALUE, err.diagnostics[0].message, span=span, help=help)
-    if isinstance(value, dict | list):
-        return Diagnostic(RECIPE_BAD_VALUE, f"`{name}` is a {'mapping' if isinstance(value, dict) else 'list'}, "
-                          "not one value", span=span, help=help)
-    return value
+def _substituted_all(preset: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, Any]:
+    """A preset's values with ``${VAR:default}`` substituted (a reference without a default is left out:
+    the preset's author meant the environment to give it)."""
+    out: dict[str, Any] = {}
+    for key, value in preset.items():
+        if isinstance(value, str) and primus.ENV.search(value):
+            value, _ = primus.substitute(value, given)
+            if isinstance(value, primus.Unset):
+                continue
+        out[key] = value
+    return out
 
 
 def _span_of(text: str, file: str, key: str) -> Span | None:

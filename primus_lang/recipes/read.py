@@ -1,10 +1,14 @@
-"""A recipe file of any kind: a Primus experiment when it is a YAML mapping (or JSON), else a command line,
-Megatron-Bridge's (run_recipe.py and its overrides) or Megatron-LM's."""
+"""A recipe file of any kind: a Primus experiment when it is a YAML mapping (or JSON), else a launch script
+or command line (read by ``shell`` into the launch command's words), Megatron-Bridge's (run_recipe.py
+and its overrides, or the performance launcher) or Megatron-LM's."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
+
+from attrs import frozen
 
 from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -14,9 +18,21 @@ from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
 from primus_lang.recipes.primus import read_experiment
 from primus_lang.recipes.settings import CODES, Recipe
+from primus_lang.recipes.shell import launch_of
 
 
-def read_recipe(path: str | Path) -> Recipe:
+@frozen
+class ReadOptions:
+    """What the user says of a recipe beside the file: values of what the script reads from its
+    environment or arguments (``--set``), and the framework versions it runs on."""
+
+    given: Mapping[str, str] = {}
+    megatron_version: str | None = None  # None: the default, or a newer release the flags need
+    primus_version: str | None = None
+
+
+def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
+    options = options or ReadOptions()
     name = str(path)
     text = read_text(path, CODES, "a Megatron-LM command line, a Megatron-Bridge launch or a Primus experiment")
     data: object = _NOT_DATA
@@ -32,15 +48,22 @@ def read_recipe(path: str | Path) -> Recipe:
         if not isinstance(data, dict):
             raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{name}` is not a YAML mapping",
                                           span=Span(name, 1, 1, 1, 2), help="pass a Primus experiment"))
-        return read_experiment(text, name, data)
+        return read_experiment(text, name, data, options.given, options.primus_version)
     if name.endswith(".py"):
         raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is Python (a Megatron-Bridge recipe?), which "
                                       "primusc does not run or read",
                                       help="pass the launch line instead: scripts/training/run_recipe.py --recipe NAME "
                                       "section.field=value ..."))
-    if is_bridge_launch(text):
-        return read_bridge_launch(text, name)
-    return read_command_line(text, name)
+    if not text.strip() or all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines()):
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` holds no command line (it is empty, or comments "
+                                      "only): nothing to read",
+                                      help="pass a Megatron-LM command line (`torchrun ... pretrain_gpt.py --flags`), "
+                                      "a Megatron-Bridge launch (`run_recipe.py --recipe NAME ...`) or a Primus "
+                                      "experiment YAML"))
+    launch = launch_of(text, name, options.given)
+    if is_bridge_launch(launch.words):
+        return read_bridge_launch(launch, name)
+    return read_command_line(launch, name, options.megatron_version)
 
 
 _NOT_DATA = object()

@@ -24,6 +24,7 @@ class Entry:
     value: Any
     span: Span | None = field(default=None, eq=False)
     written: str = ""  # how the recipe spells it: `--tensor-model-parallel-size`, `overrides.tensor_...`
+    preset: bool = False  # a framework preset's value (Primus's pre_trainer.yaml), not the recipe's own
 
 
 @frozen
@@ -39,3 +40,5 @@ class Recipe:
     gpu_hint: str = ""  # a GPU named by the file's folder (Primus: configs/MI300X/...)
     notes: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    version: str = ""  # the framework version its settings were read at (`core_v0.16`, Primus `v26.5`)
+    env: tuple[tuple[str, str], ...] = ()  # environment variables the launch script exports

@@ -10,8 +10,8 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.lower import loads_program
 from primus_lang.recipes import read_recipe
-from primus_lang.recipes.megatron import read_command_line
-from primus_lang.recipes.words import split_words
+from primus_lang.recipes.megatron import read_command_text
+from primus_lang.recipes.shell import launch_of
 
 LLAMA8B = ("--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
            "--group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm "
@@ -26,30 +26,32 @@ def codes_of(err: pytest.ExceptionInfo[CompileError]) -> list[str]:
 
 def test_unknown_flag_points_at_it_with_the_nearest() -> None:
     with pytest.raises(CompileError) as err:
-        read_command_line("pretrain_gpt.py \\\n  --num-layers 2 \\\n  --tensor-model-paralel-size 8\n", "run.sh")
+        read_command_text("pretrain_gpt.py \\\n  --num-layers 2 \\\n  --tensor-model-paralel-size 8\n", "run.sh")
     d = err.value.diagnostics[0]
     assert d.code.id == "P3122"
     assert d.span is not None and (d.span.line, d.span.column) == (3, 3)
     assert "--tensor-model-parallel-size" in d.help
 
 
-def test_shell_syntax_is_reported_not_run(tmp_path: Path) -> None:
+def test_what_only_a_running_shell_knows_is_named_not_run(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     text = f"torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --seed $(touch {marker}) | tee log\n"
-    _, problems = split_words(text, "run.sh")
-    assert [p.code.id for p in problems] == ["P3121", "P3121", "P3121"]
-    assert [p.span.column for p in problems if p.span] == [text.index("$TP") + 1, text.index("$(") + 1,
-                                                           text.index("|") + 1]
-    assert "variable" in problems[0].message and "command substitution" in problems[1].message
-    with pytest.raises(CompileError):
-        read_command_line(text, "run.sh")
+    with pytest.raises(CompileError) as err:
+        read_command_text(text, "run.sh")
+    [d] = err.value.diagnostics  # the modelled TP is refused; the unmodelled seed is left out with a warning
+    assert d.code.id == "P3132" and "`TP`" in d.message and "--set TP=VALUE" in (d.help or "")
+    assert d.span is not None and d.span.column == text.index("$TP") + 1
+    recipe = read_command_text(text, "run.sh", given={"TP": "4"})
+    assert recipe.entries["tensor_model_parallel_size"].value == "4" and "seed" not in recipe.entries
+    [w] = recipe.warnings
+    assert w.code.id == "W3133" and "command substitution" in w.message
     assert not marker.exists()
 
 
 def test_line_continuations_and_quotes_read_as_a_shell_would() -> None:
-    words, problems = split_words("a \\\n  'b c' \"d\"e # note\nf", "x")
-    assert problems == [] and [w.text for w in words] == ["a", "b c", "de", "f"]
-    assert (words[1].span.line, words[1].span.column) == (2, 3)
+    launch = launch_of("torchrun pretrain_gpt.py --a \\\n  'b c' \"d\"e # note\n", "x")
+    assert [w.text for w in launch.words] == ["torchrun", "pretrain_gpt.py", "--a", "b c", "de"]
+    assert (launch.words[3].span.line, launch.words[3].span.column) == (2, 3)
 
 
 def test_tp_not_dividing_heads_points_at_the_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,13 +74,13 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as err:
         from primus_lang.recipes import interpret
 
-        interpret(read_command_line(LLAMA8B + "--fp16 --fp8-format hybrid --fp4-format e2m1", "f"))
+        interpret(read_command_text(LLAMA8B + "--fp16 --fp8-format hybrid --fp4-format e2m1", "f"))
     assert codes_of(err) == ["P3125", "P3124"]
     with pytest.raises(CompileError) as err:
-        read_command_line("--micro-batch-size 1 --micro-batch-size 2", "f")
+        read_command_text("--micro-batch-size 1 --micro-batch-size 2", "f")
     assert codes_of(err) == ["P3124"]
     with pytest.raises(CompileError) as err:
-        read_command_line("--micro-batch-size --global-batch-size 8", "f")
+        read_command_text("--micro-batch-size --global-batch-size 8", "f")
     assert codes_of(err) == ["P3123"]
 
 
@@ -106,13 +108,20 @@ def test_a_new_model_card_when_no_stdlib_card_matches(tmp_path: Path) -> None:
     assert "import models.llama3 (llama3_8b)" in (tmp_path / "m.prx").read_text()  # the first card of that shape
 
 
-def test_primus_card_without_stdlib_twin_and_env_references(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_primus_presets_and_env_references(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = tmp_path / "MI300X" / "exp.yaml"
     exp.parent.mkdir()
     exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
                    "    model: grok1.yaml\n    overrides:\n      global_batch_size: 8\n", encoding="utf-8")
+    # Grok-1's shape comes from Primus's own preset; only the vocabulary its tokenizer hides is missing
     assert main(["import-recipe", str(exp), "--nodes", "1", "--gpus-per-node", "8"]) == 1
-    assert "P3128" in capsys.readouterr().err
+    err_text = capsys.readouterr().err
+    assert "P3126" in err_text and "vocab_size" in err_text
+    exp.write_text(exp.read_text().replace("grok1.yaml", "llama3.1_8b.yaml"), encoding="utf-8")
+    with pytest.raises(CompileError) as raised:
+        read_recipe(exp)
+    [d] = raised.value.diagnostics
+    assert d.code.id == "P3128" and "llama3.1_8B.yaml" in (d.help or "")
     exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
                    "    model: llama3.1_8B.yaml\n    overrides:\n      global_batch_size: 64\n"
                    "      tensor_model_parallel_size: ${PRIMUS_TP:2}\n      pipeline_model_parallel_size: ${PRIMUS_PP}\n",

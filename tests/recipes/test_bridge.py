@@ -135,7 +135,7 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config --mode sft", "P3142", "pretraining"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config mixed_precision=fp16_mixed", "P3125", "FP8"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config model.tensor_model_parallel_size=$TP",
-     "P3121", "shell"),
+     "P3132", "--set TP=VALUE"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config train.micro_batch_size=1 "
      "train.micro_batch_size=2", "P3124", "contradicts"),
     ("setup_experiment.py -m llama -mr llama3_8b -g h100", "P3140", "-ng"),

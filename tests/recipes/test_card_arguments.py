@@ -18,16 +18,18 @@ from primus_lang.emit import emit
 from primus_lang.emit.arguments import CARD_ARGUMENTS, model_settings
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import interpret
-from primus_lang.recipes.flags import MODELLED, PASSTHROUGH
-from primus_lang.recipes.megatron import read_command_line
+from primus_lang.frameworks import megatron
+from primus_lang.recipes.flags import MODELLED
+from primus_lang.recipes.megatron import read_command_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
-QWEN = (FIXTURES / "megatron_qwen2_5_7b.sh").read_text()
+# one command line: what is appended must continue it, not start a command of its own
+QWEN = (FIXTURES / "megatron_qwen2_5_7b.sh").read_text().rstrip()
 
 
 def test_every_card_argument_is_modelled_not_carried() -> None:
     for a in CARD_ARGUMENTS.values():
-        assert a.dest in MODELLED and a.dest not in PASSTHROUGH
+        assert a.dest in MODELLED and f"--{a.dest.replace('_', '-')}" in megatron.flags(megatron.DEFAULT_VERSION)
 
 
 def test_qwen2_5_command_line_is_the_stdlib_card_as_written(tmp_path: Path) -> None:
@@ -44,20 +46,20 @@ def test_qwen2_5_command_line_is_the_stdlib_card_as_written(tmp_path: Path) -> N
 
 def test_a_command_line_without_the_flags_takes_megatrons_defaults() -> None:
     line = QWEN.replace("--add-qkv-bias", "").replace("--norm-epsilon 1e-6", "")
-    imp = interpret(read_command_line(line, "q.sh"), {"vocab": 152064})
+    imp = interpret(read_command_text(line, "q.sh"), {"vocab": 152064})
     assert imp.model["qkv_bias"] is False and imp.model["norm_epsilon"] == 1e-5
     assert not {"norm_epsilon", "add_qkv_bias"} & {k for k, _ in imp.passthrough}
 
 
 def test_with_every_linear_biased_the_qkv_bias_is_the_cards() -> None:
-    line = QWEN.replace("--disable-bias-linear --add-qkv-bias", "--add-bias-linear")
-    imp = interpret(read_command_line(line, "q.sh"), {"vocab": 152064})
+    line = QWEN.replace("--disable-bias-linear --add-qkv-bias", "")  # Megatron biases every linear by default
+    imp = interpret(read_command_text(line, "q.sh"), {"vocab": 152064})
     assert imp.model["bias"] is True and "qkv_bias" not in imp.model
 
 
 def test_sliding_window_and_sinks_read_as_emission_writes_them() -> None:
     line = QWEN + " --window-size '(127,0)' --window-attn-skip-freq 2 --softmax-type learnable"
-    imp = interpret(read_command_line(line, "q.sh"), {"vocab": 152064})
+    imp = interpret(read_command_text(line, "q.sh"), {"vocab": 152064})
     assert (imp.model["sliding_window"], imp.model["full_attention_every"], imp.model["attention_sinks"]) == \
         (128, 2, True)
     # back through emission's table: the same three flags
@@ -66,7 +68,7 @@ def test_sliding_window_and_sinks_read_as_emission_writes_them() -> None:
     s = model_settings(model, 4096)
     assert (s["window_size"], s["window_attn_skip_freq"], s["softmax_type"]) == ("(127,0)", 2, "learnable")
     # a window without a period windows every layer, as megatron-core does
-    alone = interpret(read_command_line(QWEN + " --window-size 4095,0", "q.sh"), {"vocab": 152064})
+    alone = interpret(read_command_text(QWEN + " --window-size 4095,0", "q.sh"), {"vocab": 152064})
     assert (alone.model["sliding_window"], alone.model["full_attention_every"]) == (4096, 0)
 
 
@@ -78,7 +80,7 @@ def test_sliding_window_and_sinks_read_as_emission_writes_them() -> None:
 ])
 def test_values_the_card_cannot_hold_point_at_the_flag(extra: str, flag: str) -> None:
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(QWEN.replace("--norm-epsilon 1e-6", "") + " " + extra, "q.sh"),
+        interpret(read_command_text(QWEN.replace("--norm-epsilon 1e-6", "") + " " + extra, "q.sh"),
                   {"vocab": 152064})
     [d] = err.value.diagnostics
     assert d.code.id == "P3123" and flag in d.message and d.span is not None

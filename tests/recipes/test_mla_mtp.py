@@ -18,11 +18,12 @@ from primus_lang.emit.profiles import CORE_V0_16
 from primus_lang.ir.model import Mla, card_fields
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import interpret
-from primus_lang.recipes.flags import MODELLED, PASSTHROUGH
-from primus_lang.recipes.megatron import read_command_line
+from primus_lang.frameworks import megatron
+from primus_lang.recipes.flags import MODELLED
+from primus_lang.recipes.megatron import read_command_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
-V2_LITE = (FIXTURES / "megatron_deepseek_v2_lite.sh").read_text()
+V2_LITE = (FIXTURES / "megatron_deepseek_v2_lite.sh").read_text().rstrip()
 MLA_CARDS = sorted(n for n, (_, m) in stdlib_cards().items() if (m.mla is not None or m.mtp_layers) and not m.pattern)
 
 
@@ -33,7 +34,7 @@ def _line(settings: Settings) -> str:
 
 def test_mla_flags_are_modelled_not_carried() -> None:
     for a in MLA_ARGUMENTS.values():
-        assert a.dest in MODELLED and a.dest not in PASSTHROUGH
+        assert a.dest in MODELLED and f"--{a.dest.replace('_', '-')}" in megatron.flags(megatron.DEFAULT_VERSION)
     assert "multi_latent_attention" in MODELLED and "mtp_num_layers" in MODELLED
 
 
@@ -47,7 +48,7 @@ def test_every_mla_or_mtp_card_reads_back_from_its_emitted_arguments(name: str) 
     settings: Settings = {**model_settings(card, card.seq_len), "global_batch_size": 8}
     if card.moe is not None:
         settings.update(balancing_settings(card))
-    imp = interpret(read_command_line(_line(settings), "emitted.sh"), card_fields(card))
+    imp = interpret(read_command_text(_line(settings), "emitted.sh"), card_fields(card))
     assert imp.model["mla"] == card.mla
     assert imp.model["mtp_layers"] == card.mtp_layers
     assert imp.model["moe"] == card.moe
@@ -67,7 +68,7 @@ def test_a_deepseek_command_line_is_the_stdlib_card_as_written(tmp_path: Path, f
 
 def test_mla_without_its_widths_takes_megatrons_defaults() -> None:
     line = V2_LITE.replace("--kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128", "")
-    imp = interpret(read_command_line(line, "d.sh"), {"vocab": 102400})
+    imp = interpret(read_command_text(line, "d.sh"), {"vocab": 102400})
     assert imp.model["mla"] == Mla(kv_lora_rank=32, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
 
 
@@ -85,7 +86,7 @@ def test_a_new_mla_shape_is_written_as_a_card_of_its_own(tmp_path: Path) -> None
 
 def test_a_dense_prefix_written_as_a_list_reads_the_same() -> None:
     line = V2_LITE.replace("'([0]*1+[1]*26)'", "'[" + ",".join(["0"] + ["1"] * 26) + "]'")
-    imp = interpret(read_command_line(line, "d.sh"), {"vocab": 102400})
+    imp = interpret(read_command_text(line, "d.sh"), {"vocab": 102400})
     assert imp.model["moe"].dense_layers == 1
 
 
@@ -109,7 +110,7 @@ def test_what_the_card_cannot_hold_points_at_the_flag(change: str, code: str, fl
         ("--v-head-dim 128", "P3123"): "--v-head-dim 0",
     }[(change, code)]
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(V2_LITE.replace(change, replacement, 1), "d.sh"), {"vocab": 102400})
+        interpret(read_command_text(V2_LITE.replace(change, replacement, 1), "d.sh"), {"vocab": 102400})
     found = [d for d in err.value.diagnostics if d.code.id == code]
     assert found, [d.message for d in err.value.diagnostics]
     d = found[0]
@@ -118,7 +119,7 @@ def test_what_the_card_cannot_hold_points_at_the_flag(change: str, code: str, fl
 
 def test_an_experiment_cannot_switch_its_cards_mla_off() -> None:
     card = card_fields(stdlib_cards()["deepseek_v2_lite"][1])
-    recipe = read_command_line(V2_LITE, "d.sh")
+    recipe = read_command_text(V2_LITE, "d.sh")
     entries = dict(recipe.entries)
     entries["multi_latent_attention"] = attrs.evolve(entries["multi_latent_attention"], value=False)
     with pytest.raises(CompileError) as err:

@@ -13,7 +13,7 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.ir.model import card_fields
 from primus_lang.lower import stdlib_cards
 from primus_lang.recipes import interpret, read_recipe
-from primus_lang.recipes.megatron import read_command_line
+from primus_lang.recipes.megatron import read_command_text
 from tests.recipes.test_bad_recipes import LLAMA8B, codes_of
 
 BRIDGE = "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_bf16_config"
@@ -38,9 +38,9 @@ def test_bridge_torchrun_without_nnodes_runs_on_one_node(tmp_path: Path) -> None
 
 def test_a_flags_file_without_torchrun_still_asks_for_the_nodes(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    recipe = read_command_line(LLAMA8B, "args.txt")
+    recipe = read_command_text(LLAMA8B, "args.txt")
     assert recipe.nodes is None
-    recipe = read_command_line("python pretrain_gpt.py " + LLAMA8B, "args.txt")
+    recipe = read_command_text("python pretrain_gpt.py " + LLAMA8B, "args.txt")
     assert recipe.nodes is None
 
 
@@ -50,16 +50,20 @@ def test_a_refused_value_is_not_reported_missing_again(tmp_path: Path) -> None:
         interpret(read_recipe(_write(tmp_path / "b.sh", f"{BRIDGE} train.global_batch_size=1e400")),
                   _llama3_8b(), fill_all=True)
     assert codes_of(err) == ["P3123"] and "too large" in err.value.diagnostics[0].message
+    # a value the flag's type refuses is refused where it is read, as Megatron's parser would
     text = LLAMA8B.replace("--global-batch-size 128", "--global-batch-size 0").replace("--num-layers 32",
                                                                                       "--num-layers x")
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(text, "f"))
-    assert codes_of(err) == ["P3123", "P3123"]
+        read_command_text(text, "f")
+    assert codes_of(err) == ["P3123"] and "whole number" in err.value.diagnostics[0].message
+    with pytest.raises(CompileError) as err:
+        interpret(read_command_text(text.replace("--num-layers x", "--num-layers 32"), "f"))
+    assert codes_of(err) == ["P3123"] and "--global-batch-size" in err.value.diagnostics[0].message
 
 
 def test_a_missing_setting_is_named_as_the_recipe_writes_it(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(LLAMA8B.replace("--global-batch-size 128", ""), "f"))
+        interpret(read_command_text(LLAMA8B.replace("--global-batch-size 128", ""), "f"))
     assert codes_of(err) == ["P3126"] and "`--global-batch-size`" in err.value.diagnostics[0].message
     bridge = read_recipe(_write(tmp_path / "b.sh", BRIDGE))
     del bridge.entries["global_batch_size"]
@@ -84,11 +88,11 @@ def test_an_empty_yaml_is_one_diagnostic(tmp_path: Path) -> None:
 
 def test_a_count_past_the_irs_ceiling_is_too_large_not_a_non_number() -> None:
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(LLAMA8B.replace("--num-layers 32", "--num-layers 100000000000000000000"), "f"))
+        interpret(read_command_text(LLAMA8B.replace("--num-layers 32", "--num-layers 100000000000000000000"), "f"))
     d = err.value.diagnostics[0]
     assert codes_of(err) == ["P3123"] and "too large: at most 4,096" in d.message and "whole number" not in d.message
     with pytest.raises(CompileError) as err:
-        interpret(read_command_line(LLAMA8B.replace("--num-layers 32", "--num-layers 5000"), "f"))
+        interpret(read_command_text(LLAMA8B.replace("--num-layers 32", "--num-layers 5000"), "f"))
     assert "too large" in err.value.diagnostics[0].message
 
 

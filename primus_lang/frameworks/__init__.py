@@ -1,0 +1,7 @@
+"""What each training framework accepts, per version, as data generated from its own sources
+(``frameworks/``, written by ``tools/framework_knowledge.py``): Megatron-LM's flags and Primus's
+presets. Readers of recipes and logs and the emitters ask here instead of restating a framework's facts."""
+
+from primus_lang.frameworks import megatron, primus
+
+__all__ = ["megatron", "primus"]

@@ -1,0 +1,128 @@
+"""Megatron-LM's command-line flags per version, as ``tools/framework_knowledge.py`` read them from each
+release's own parser (``frameworks/megatron/arguments.json``): every reader of a command line and every
+writer of one asks here whether a flag exists at a version, what it takes and what it defaults to."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.resources import data_dir
+
+# the version a launch names when nothing says otherwise: the megatron-core the ground-truth tests install
+DEFAULT_VERSION = "core_v0.16"
+SWITCH, VALUE, LIST = "switch", "value", "list"
+
+
+@frozen
+class Version:
+    name: str  # `core_v0.16`, `primus_v26.5`: what launches and messages say
+    ref: str  # the tag or commit it was read at
+    commit: str
+    date: str
+    what: str
+
+
+@frozen
+class Flag:
+    """One option string at one version."""
+
+    option: str  # `--tensor-model-parallel-size`
+    dest: str
+    action: str  # store, store_true, store_false, store_const, append, ...
+    nargs: int | str | None = None
+    type: str | None = None  # the argparse type's name: int, float, str, or a Megatron converter's
+    choices: tuple[Any, ...] | None = None
+    default: Any = None
+    const: Any = None
+
+    @property
+    def arity(self) -> str:
+        """How a command line reads it: a switch takes no word, a value one, a list any number."""
+        if self.action in ("store_true", "store_false", "store_const", "count") or self.nargs == 0:
+            return SWITCH
+        if self.nargs in ("*", "+") or (isinstance(self.nargs, int) and self.nargs > 1):
+            return LIST
+        return VALUE
+
+
+@functools.cache
+def _table() -> dict[str, Any]:
+    with (data_dir("frameworks") / "megatron" / "arguments.json").open(encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+@functools.cache
+def versions() -> tuple[Version, ...]:
+    """Every version read, oldest first."""
+    return tuple(Version(**v) for v in _table()["versions"])
+
+
+def version_names() -> tuple[str, ...]:
+    return tuple(v.name for v in versions())
+
+
+def version(name: str) -> Version:
+    for v in versions():
+        if v.name == name:
+            return v
+    raise KeyError(name)
+
+
+@functools.cache
+def flags(at: str) -> dict[str, Flag]:
+    """option string -> its flag, at version ``at``."""
+    out: dict[str, Flag] = {}
+    for option, forms in _table()["flags"].items():
+        for form in forms:
+            if at in form["versions"]:
+                out[option] = Flag(option=option, dest=form["dest"], action=form["action"],
+                                   nargs=form.get("nargs"), type=form.get("type"),
+                                   choices=tuple(form["choices"]) if form.get("choices") is not None else None,
+                                   default=form.get("default"), const=form.get("const"))
+                break
+    return out
+
+
+@functools.cache
+def by_dest(at: str) -> dict[str, tuple[Flag, ...]]:
+    """argparse dest -> the flags that set it at ``at`` (a dest may have several spellings)."""
+    out: dict[str, list[Flag]] = {}
+    for flag in flags(at).values():
+        out.setdefault(flag.dest, []).append(flag)
+    return {dest: tuple(fs) for dest, fs in out.items()}
+
+
+def versions_with(option: str) -> tuple[str, ...]:
+    """The versions that have ``option``, oldest first."""
+    forms = _table()["flags"].get(option, ())
+    have = {name for form in forms for name in form["versions"]}
+    return tuple(v for v in version_names() if v in have)
+
+
+def releases() -> tuple[str, ...]:
+    """The tagged Megatron-LM releases, oldest first (not the commits other frameworks pin)."""
+    return tuple(v.name for v in versions() if v.name.startswith("core_v"))
+
+
+def describe(names: tuple[str, ...]) -> str:
+    """Versions as a reader wants them: runs of consecutive releases as ranges, pins by name."""
+    order = releases()
+    rel = [n for n in order if n in names]
+    parts: list[str] = []
+    run: list[str] = []
+    for name in order:
+        if name in rel:
+            run.append(name)
+            continue
+        if run:
+            parts.append(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}")
+            run = []
+    if run:
+        parts.append(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}")
+    parts += [n for n in names if n not in order]
+    return ", ".join(parts) if parts else "no version primusc has read"

@@ -1,0 +1,172 @@
+"""Primus's Megatron presets per release (``frameworks/primus/presets.json``) and the rules Primus
+loads an experiment by, so an experiment file reads as the settings Primus hands Megatron.
+
+The rules, from Primus v26.5.1 (primus/core/config/yaml_loader.py, preset_loader.py and
+primus/core/launcher/parser.py), in the order Primus applies them:
+
+1. ``${VAR}`` and ``${VAR:default}`` anywhere in a string take the environment's value or the default;
+   a string that changed becomes ``true``/``false``, an integer or a float when it reads as one.
+   primusc reads no environment: it takes the default, or the value ``--set VAR=VALUE`` gives.
+2. A preset's ``extends:`` files are merged first, each later one over the earlier, the file itself
+   over them all; mappings merge key by key, anything else is replaced.
+3. The module preset (``config: pre_trainer.yaml``, from ``primus/configs/modules/megatron/``) is the
+   base; the model preset (``model: NAME.yaml``, from ``primus/configs/models/megatron/``) adds only
+   the keys the module preset lacks (the module preset wins a key both have).
+4. The experiment's ``overrides`` are merged over the result.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.frameworks import megatron
+from primus_lang.resources import data_dir
+
+# Primus's pattern: a name without `:`, `{` or `}`, then an optional default up to the first `}`
+ENV = re.compile(r"\$\{([^:{}]+)(?::([^}]*))?\}")
+_FLOAT = re.compile(r"-?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
+DEFAULT_VERSION = "v26.5"
+
+
+@frozen
+class Version:
+    name: str
+    ref: str
+    commit: str
+    date: str
+    megatron: str  # the Megatron-LM commit it pins
+
+
+@frozen
+class Unset:
+    """A ``${VAR}`` without a default, which only the environment of the run can fill."""
+
+    variable: str
+
+
+@functools.cache
+def _table() -> dict[str, Any]:
+    with (data_dir("frameworks") / "primus" / "presets.json").open(encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+@functools.cache
+def versions() -> tuple[Version, ...]:
+    return tuple(Version(**v) for v in _table()["versions"])
+
+
+def version_names() -> tuple[str, ...]:
+    return tuple(v.name for v in versions())
+
+
+def megatron_version(primus: str) -> str:
+    """The name of the Megatron-LM version table a Primus release runs on (its pinned commit)."""
+    pin = next(v.megatron for v in versions() if v.name == primus)
+    for v in megatron.versions():
+        if v.commit == pin:
+            return v.name
+    raise KeyError(f"Primus {primus} pins Megatron-LM {pin[:10]}, which tools/framework_knowledge.py did not read")
+
+
+def scalar(text: str) -> Any:
+    """A substituted string as Primus types it (``_try_scalar``)."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    return text
+
+
+def substitute(value: str, given: Mapping[str, str]) -> tuple[Any, tuple[str, ...]]:
+    """``value`` with each ``${VAR:default}`` replaced (``given`` first, then the default), and the
+    variables it read; an ``Unset`` when a ``${VAR}`` without a default is not given."""
+    read: list[str] = []
+    unset: list[str] = []
+
+    def replace(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        read.append(name)
+        if name in given:
+            return given[name]
+        if default is None:
+            unset.append(name)
+            return ""
+        return default
+
+    replaced = ENV.sub(replace, value)
+    if unset:
+        return Unset(unset[0]), tuple(read)
+    return (scalar(replaced) if replaced != value else value), tuple(read)
+
+
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(base))
+    for key, value in over.items():
+        if isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _raw(path: str, version: str) -> dict[str, Any] | None:
+    for form in _table()["presets"].get(path, ()):
+        if version in form["versions"]:
+            data: dict[str, Any] = form["data"]
+            return data
+    return None
+
+
+def preset_names(kind: str, version: str) -> tuple[str, ...]:
+    """The preset files of ``kind`` (``models`` or ``modules``) a release ships."""
+    prefix = f"{kind}/"
+    return tuple(p[len(prefix):] for p, forms in _table()["presets"].items()
+                 if p.startswith(prefix) and any(version in f["versions"] for f in forms))
+
+
+def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
+    """A preset with its ``extends:`` merged (rule 2), as written (no substitution); None if the release
+    has no such file."""
+    return _preset(kind, name if name.endswith((".yaml", ".yml")) else f"{name}.yaml", version, ())
+
+
+def _preset(kind: str, name: str, version: str, seen: tuple[str, ...]) -> dict[str, Any] | None:
+    if name in seen:
+        return None
+    raw = _raw(f"{kind}/{name}", version)
+    if raw is None:
+        return None
+    merged: dict[str, Any] = {}
+    for parent in raw.get("extends") or ():
+        base = _preset(kind, str(parent), version, (*seen, name))
+        if base is not None:
+            merged = deep_merge(merged, base)
+    return deep_merge(merged, {k: v for k, v in raw.items() if k != "extends"})
+
+
+def module_config(module: Mapping[str, Any], model: Mapping[str, Any],
+                  overrides: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Rules 3 and 4: the settings Primus hands Megatron, and which of the three each came from
+    (``module``, ``model`` or ``overrides``)."""
+    out = copy.deepcopy(dict(module))
+    origin = dict.fromkeys(out, "module")
+    for key, value in model.items():
+        if key not in out:
+            out[key] = copy.deepcopy(value)
+            origin[key] = "model"
+    out = deep_merge(out, overrides)
+    origin.update(dict.fromkeys(overrides, "overrides"))
+    return out, origin

@@ -1,0 +1,1496 @@
+"""A launch script read as bash would run it, without running anything: the launch command's words.
+
+Real recipes build their command line from variables and arrays (Megatron-LM's example scripts),
+choose arguments in ``if`` and ``case`` on values the script itself sets, parse their own options in a
+``while`` loop over ``$#``, and hand the command to ``bash -c`` inside an ``sbatch`` here-document.
+This module evaluates that subset of bash statically: assignments (``export``, ``local``,
+``declare``), ``+=``, arrays and their elements, every ``${...}`` form a recipe uses (defaults,
+assignments, alternatives, lengths, elements, ``@``/``*``), ``$((...))`` arithmetic, word splitting of
+unquoted expansions, quoting, comments, line continuations, here-documents, ``if``/``elif``/``else``,
+``case``, ``while``/``until`` and ``for`` over known words, ``&&``/``||``/``!``, ``[ ]``/``[[ ]]``/``test``
+on strings and numbers, functions, and the nested scripts of ``bash -c`` and ``sbatch <<EOF``.
+
+What only a running shell knows (a command substitution, a file test, an environment variable the
+script does not set and ``--set`` does not give) is an ``Unknown`` value, named with the variable or
+the construct it came from: the reader of the launch line decides whether it matters.
+
+The launch command is the last simple command that runs a ``.py`` training script (``pretrain_gpt.py``,
+``run_recipe.py``, ``primus/cli/main.py``) or torchrun; every other command (``mkdir``, ``echo``,
+``cd``) is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from attrs import define, field, frozen
+
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
+from primus_lang.ir.span import Span
+from primus_lang.recipes.words import Launch, Why, Word
+
+MAX_STEPS = 200_000  # statements and loop turns: a recipe runs a few hundred
+MAX_DEPTH = 16  # nested `bash -c` / functions
+MAX_TEXT = 1 << 20  # one expanded value: a recipe's longest is its command line
+
+
+class ShellError(Exception):
+    """The script cannot be read statically; ``span`` is where."""
+
+    def __init__(self, message: str, span: Span | None, help: str = "") -> None:
+        super().__init__(message)
+        self.message, self.span, self.help = message, span, help
+
+
+@frozen
+class Piece:
+    """A run of characters of one expanded word: ``quoted`` pieces are not split."""
+
+    text: str
+    quoted: bool
+    span: Span | None = field(default=None, eq=False)  # where the value was written
+    unknown: tuple[Why, ...] = ()
+
+
+# ---- tokens -------------------------------------------------------------------------------------
+
+@frozen
+class _Tok:
+    kind: str  # word | op | newline | heredoc
+    text: str  # a word's raw source (quotes kept), an operator
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    body: str = ""  # a here-document's text
+    body_expands: bool = True
+    body_line: int = 0
+
+
+_OPS = ("&&", "||", ";;", "<<<", "<<-", "<<", ">>", "&>", ">&", "2>", "(", ")", ";", "&", "|", "<", ">")
+_RESERVED = {"if", "then", "elif", "else", "fi", "case", "esac", "while", "until", "for", "do", "done", "in",
+             "function", "{", "}", "!", "[[", "]]", "select", "time"}
+
+
+class _Lexer:
+    def __init__(self, text: str, file: str, line: int = 1, col: int = 1) -> None:
+        self.text, self.file = text, file
+        self.i, self.line, self.col = 0, line, col
+        self.pending: list[list[Any]] = []  # here-documents waiting for the next newline
+
+    def _advance(self, n: int) -> None:
+        for ch in self.text[self.i:self.i + n]:
+            if ch == "\n":
+                self.line, self.col = self.line + 1, 1
+            else:
+                self.col += 1
+        self.i += n
+
+    def span(self, line: int, col: int) -> Span:
+        return Span(self.file, line, col, self.line, max(self.col, col + 1) if self.line == line else self.col)
+
+    def tokens(self) -> list[_Tok]:
+        out: list[_Tok] = []
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            ch = text[self.i]
+            if ch == "\\" and text[self.i + 1:self.i + 2] == "\n":
+                self._advance(2)
+                continue
+            if ch in " \t\r":
+                self._advance(1)
+                continue
+            if ch == "#":
+                while self.i < n and text[self.i] != "\n":
+                    self._advance(1)
+                continue
+            if ch == "\n":
+                out.append(_Tok("newline", "\n", self.line, self.col, self.line, self.col + 1))
+                self._advance(1)
+                self._read_heredocs(out)
+                continue
+            op = next((o for o in _OPS if text.startswith(o, self.i)), None)
+            if op is not None and not (op in ("<", ">") and text.startswith("(", self.i + 1)):
+                line, col = self.line, self.col
+                self._advance(len(op))
+                if op in ("<<", "<<-"):
+                    self._heredoc_word(out, line, col, strip=op == "<<-")
+                    continue
+                out.append(_Tok("op", op, line, col, self.line, self.col))
+                continue
+            line, col = self.line, self.col
+            start = self.i
+            self._word()
+            out.append(_Tok("word", text[start:self.i], line, col, self.line, self.col))
+        out.append(_Tok("newline", "\n", self.line, self.col, self.line, self.col))
+        self._read_heredocs(out)
+        return out
+
+    def _word(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            ch = text[self.i]
+            if ch in " \t\r\n;&|<>()" and not (ch in "<>" and text.startswith("(", self.i + 1)):
+                if ch == "(" and self.i > 0 and text[self.i - 1] == "=":
+                    self._balanced("(", ")")  # an array assignment `A=( ... )` is one word
+                    continue
+                return
+            if ch == "\\":
+                self._advance(2)
+            elif ch == "'":
+                end = text.find("'", self.i + 1)
+                if end < 0:
+                    raise ShellError("an unclosed single quote", self.span(self.line, self.col))
+                self._advance(end + 1 - self.i)
+            elif ch == '"':
+                self._double()
+            elif ch == "`":
+                end = self.i + 1
+                while end < n and text[end] != "`":
+                    end += 2 if text[end] == "\\" else 1
+                if end >= n:
+                    raise ShellError("an unclosed backquote", self.span(self.line, self.col))
+                self._advance(end + 1 - self.i)
+            elif ch == "$" and text.startswith("((", self.i + 1):
+                self._advance(1)
+                self._balanced("(", ")")
+            elif ch == "$" and text[self.i + 1:self.i + 2] in "({":
+                self._advance(1)
+                self._balanced(text[self.i], ")" if text[self.i] == "(" else "}")
+            else:
+                self._advance(1)
+
+    def _double(self) -> None:
+        text, n = self.text, len(self.text)
+        line, col = self.line, self.col
+        self._advance(1)
+        while self.i < n and text[self.i] != '"':
+            if text[self.i] == "\\":
+                self._advance(2)
+            elif text[self.i] == "$" and text[self.i + 1:self.i + 2] in "({":
+                self._advance(1)
+                self._balanced(text[self.i], ")" if text[self.i] == "(" else "}")
+            elif text[self.i] == "`":
+                end = text.find("`", self.i + 1)
+                self._advance((end if end > 0 else n) + 1 - self.i)
+            else:
+                self._advance(1)
+        if self.i >= n:
+            raise ShellError("an unclosed double quote", self.span(line, col))
+        self._advance(1)
+
+    def _balanced(self, open_: str, close: str) -> None:
+        text, n = self.text, len(self.text)
+        line, col = self.line, self.col
+        depth = 0
+        while self.i < n:
+            ch = text[self.i]
+            if ch == "\\":
+                self._advance(2)
+                continue
+            if ch == "'" and open_ == "(":
+                end = text.find("'", self.i + 1)
+                self._advance((end if end >= 0 else n - 1) + 1 - self.i)
+                continue
+            if ch == '"':
+                self._double()
+                continue
+            if ch == open_:
+                depth += 1
+            elif ch == close:
+                depth -= 1
+                if depth == 0:
+                    self._advance(1)
+                    return
+            self._advance(1)
+        raise ShellError(f"an unclosed `{open_}`", self.span(line, col))
+
+    def _heredoc_word(self, out: list[_Tok], line: int, col: int, strip: bool) -> None:
+        while self.i < len(self.text) and self.text[self.i] in " \t":
+            self._advance(1)
+        start = self.i
+        self._word()
+        raw = self.text[start:self.i]
+        quoted = any(q in raw for q in "'\"\\")
+        delimiter = raw.replace("'", "").replace('"', "").replace("\\", "")
+        tok = [delimiter, strip, not quoted, len(out), line, col]
+        out.append(_Tok("heredoc", "<<", line, col, self.line, self.col))
+        self.pending.append(tok)
+
+    def _read_heredocs(self, out: list[_Tok]) -> None:
+        for delimiter, strip, expands, index, line, col in self.pending:
+            body_line = self.line
+            lines: list[str] = []
+            while self.i < len(self.text):
+                end = self.text.find("\n", self.i)
+                end = len(self.text) if end < 0 else end
+                row = self.text[self.i:end]
+                self._advance(end - self.i + (1 if end < len(self.text) else 0))
+                if (row.lstrip("\t") if strip else row) == delimiter:
+                    break
+                lines.append(row.lstrip("\t") if strip else row)
+            old = out[index]
+            out[index] = _Tok("heredoc", "<<", old.line, old.col, old.end_line, old.end_col,
+                              body="\n".join(lines) + "\n", body_expands=expands, body_line=body_line)
+        self.pending = []
+
+
+# ---- the evaluator -----------------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
+_TRAINING = re.compile(r"\.py$")
+_FIELD_BREAK = "\0"
+_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+
+
+@define
+class _Var:
+    """A variable: a scalar (one value) or an array (its elements), each value's pieces kept with the
+    place it was written and what in it is unknown."""
+
+    values: list[list[Piece]]
+    array: bool = False
+    exported: bool = False
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _Return(Exception):
+    pass
+
+
+@define
+class _Result:
+    status: int | None  # None: unknown
+
+
+class Shell:
+    def __init__(self, file: str, given: Mapping[str, str], positional: tuple[str, ...] = ()) -> None:
+        self.file = file
+        self.vars: dict[str, _Var] = {}
+        self.given = dict(given)
+        for name, value in given.items():
+            self.vars[name] = _Var([[Piece(value, True, None)]], exported=True)
+        self.positional = list(positional)
+        self.functions: dict[str, list[_Tok]] = {}
+        self.launches: list[tuple[list[Word], dict[str, str]]] = []
+        self.notes: list[str] = []
+        self.directives: list[tuple[str, str]] = []
+        self.steps = 0
+        self.depth = 0
+        self.used_defaults: dict[str, str] = {}
+        self.empty_in_tests: dict[str, None] = {}
+        self.flag_lines: list[Word] = []
+
+    # -- values
+
+    def span(self, tok: _Tok) -> Span:
+        return Span(self.file, tok.line, tok.col, tok.end_line, tok.end_col)
+
+    def lookup(self, name: str, at: Span | None) -> list[list[Piece]] | None:
+        """A variable's values, or None when the script has not set it."""
+        if name.isdigit():
+            i = int(name)
+            if i == 0:
+                return [[Piece(self.file, True, at)]]
+            if i <= len(self.positional):
+                return [[Piece(self.positional[i - 1], True, at)]]
+            return None
+        if name == "#":
+            return [[Piece(str(len(self.positional)), True, at)]]
+        if name in ("@", "*"):
+            return [[Piece(p, True, at)] for p in self.positional]
+        var = self.vars.get(name)
+        if var is None:
+            return None
+        return var.values
+
+    def unknown_var(self, name: str, at: Span | None) -> list[Piece]:
+        if name.isdigit():
+            why = Why(f"the script's argument `${name}`, which only the command that runs it gives",
+                      name, at, unset=True)
+        else:
+            why = Why(f"`{name}`, which the script reads from its environment", name, at, unset=True)
+        return [Piece("${" + name + "}", True, at, (why,))]
+
+    # -- expansion
+
+    def expand_word(self, raw: str, span: Span, split: bool = True) -> list[list[Piece]]:
+        """A word's fields after expansion and word splitting (a quoted empty word stays one field)."""
+        pieces, had_quotes = self._pieces(raw, span)
+        if not split:
+            return [pieces]
+        return _split(pieces, had_quotes)
+
+    def expand_text(self, raw: str, span: Span) -> list[Piece]:
+        """A word expanded to one value (an assignment's right side: no splitting)."""
+        pieces, _ = self._pieces(raw, span)
+        return pieces
+
+    def _pieces(self, raw: str, span: Span) -> tuple[list[Piece], bool]:
+        out: list[Piece] = []
+        quoted = False
+        i, n = 0, len(raw)
+        if raw.startswith("~") and (n == 1 or raw[1] == "/"):
+            out.extend(self._var_pieces("HOME", span, False))
+            i = 1
+        while i < n:
+            ch = raw[i]
+            if ch == "\\":
+                out.append(Piece(raw[i + 1:i + 2], True, span))
+                i += 2
+            elif ch == "'":
+                end = raw.index("'", i + 1)
+                out.append(Piece(raw[i + 1:end], True, span))
+                quoted = True
+                i = end + 1
+            elif ch == '"':
+                quoted = True
+                j = i + 1
+                while raw[j] != '"':
+                    if raw[j] == "\\" and raw[j + 1] in '"\\$`\n':
+                        if raw[j + 1] != "\n":
+                            out.append(Piece(raw[j + 1], True, span))
+                        j += 2
+                    elif raw[j] in "$`":
+                        got, j = self._dollar(raw, j, span, True)
+                        out.extend(got)
+                    else:
+                        k = j
+                        while raw[k] not in '"\\$`':
+                            k += 1
+                        out.append(Piece(raw[j:k], True, span))
+                        j = k
+                i = j + 1
+            elif ch in "$`":
+                got, i = self._dollar(raw, i, span, False)
+                out.extend(got)
+            else:
+                k = i
+                while k < n and raw[k] not in "\\'\"$`":
+                    k += 1
+                out.append(Piece(raw[i:k], True, span))  # literal text is never split
+                i = k
+        return out, quoted
+
+    def _dollar(self, raw: str, i: int, span: Span, quoted: bool) -> tuple[list[Piece], int]:
+        if raw[i] == "`":
+            end = raw.index("`", i + 1)
+            return [self._substitution(raw[i:end + 1], span)], end + 1
+        if raw.startswith("$((", i):
+            end = _matching(raw, i + 1, "(", ")")
+            return [self._arith_piece(raw[i + 3:end - 1], span)], end + 1
+        if raw.startswith("$(", i):
+            end = _matching(raw, i + 1, "(", ")")
+            return [self._substitution(raw[i:end + 1], span)], end + 1
+        if raw.startswith("${", i):
+            end = _matching(raw, i + 1, "{", "}")
+            return self._braced(raw[i + 2:end], span, quoted), end + 1
+        m = _NAME.match(raw, i + 1)
+        if m is not None:
+            return self._var_pieces(m.group(0), span, quoted), m.end()
+        nxt = raw[i + 1:i + 2]
+        if nxt and (nxt.isdigit() or nxt in "#@*?$!-"):
+            if nxt in "?$!-":
+                return [Piece("$" + nxt, True, span, (Why(f"`${nxt}`, which only the running shell knows"),))], i + 2
+            return self._var_pieces(nxt, span, quoted), i + 2
+        return [Piece("$", True, span)], i + 1
+
+    def _substitution(self, text: str, span: Span) -> Piece:
+        return Piece(text, True, span, (Why(f"a command substitution `{_short(text)}`, which primusc does not run",
+                                            "", span),))
+
+    def _var_pieces(self, name: str, span: Span, quoted: bool, element: str | None = None) -> list[Piece]:
+        values = self.lookup(name, span)
+        if values is None:
+            return self.unknown_var(name, span)
+        if element in ("@", "*") or (name in ("@", "*")):
+            apart = quoted and "@" in (element, name)
+            joined: list[Piece] = []
+            for k, v in enumerate(values):
+                if k:
+                    # "${A[@]}" keeps its elements apart even when quoted (a field break the splitter
+                    # honours); "${A[*]}" joins them with a blank; unquoted, the blank splits them
+                    joined.append(Piece(_FIELD_BREAK if apart else " ", quoted and not apart, span))
+                joined.extend(_requote(v, quoted))
+            if apart and not values:
+                joined.append(Piece(_FIELD_BREAK, False, span))
+            return joined
+        if element is not None:
+            index = self.arith(element, span)
+            if isinstance(index, Why) or not 0 <= index < len(values):
+                return []
+            return _requote(values[index], quoted)
+        return _requote(values[0] if values else [], quoted)
+
+    def _braced(self, body: str, span: Span, quoted: bool) -> list[Piece]:
+        if body.startswith("#") and len(body) > 1:
+            name = body[1:]
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", name)
+            if m is not None:
+                values = self.lookup(m.group(1), span)
+                return [Piece(str(len(values or [])), True, span)]
+            value = self.value_of(name, span)
+            if value.unknown:
+                return [Piece("", True, span, value.unknown)]
+            return [Piece(str(len(value.text)), True, span)]
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#])(\[([^\]]*)\])?", body)
+        if m is None:
+            raise ShellError(f"`${{{body}}}` is a parameter expansion primusc cannot read", span)
+        name, element = m.group(1), m.group(3)
+        rest = body[m.end():]
+        if not rest:
+            return self._var_pieces(name, span, quoted, element)
+        op = re.match(r":?[-=+?]", rest)
+        if op is not None:
+            word = rest[op.end():]
+            values = self.lookup(name, span)
+            current = self._var_pieces(name, span, quoted, element) if values is not None else None
+            empty = values is None or (":" in op.group(0) and current is not None
+                                       and "".join(p.text for p in current) == "" and not _unknown(current))
+            kind = op.group(0)[-1]
+            if kind == "+":
+                return [] if empty else self._pieces(word, span)[0]
+            if not empty:
+                assert current is not None
+                return current
+            if kind == "?":
+                raise ShellError(f"`${{{body}}}` stops the script when `{name}` is unset", span)
+            default, _ = self._pieces(word, span)
+            if kind == "=":
+                self.vars[name] = _Var([default])
+            if not name.isdigit() and name not in self.given:
+                self.used_defaults.setdefault(name, "".join(p.text for p in default))
+            return _requote(default, quoted)
+        # pattern removal and substitution: on a known value, with shell patterns read as glob
+        value = self.value_of(name, span)
+        if value.unknown:
+            return [Piece(value.text, True, span, value.unknown)]
+        text = _pattern_op(value.text, rest, lambda w: self.value_of_raw(w, span))
+        if text is None:
+            raise ShellError(f"`${{{body}}}` is a parameter expansion primusc cannot read", span)
+        return [Piece(text, quoted, span)]
+
+    def value_of(self, name: str, span: Span) -> Word:
+        return _join(self._var_pieces(name, span, True))
+
+    def value_of_raw(self, raw: str, span: Span) -> str:
+        return _join(self._pieces(raw, span)[0]).text
+
+    def _arith_piece(self, expr: str, span: Span) -> Piece:
+        value = self.arith(expr, span)
+        if isinstance(value, Why):
+            return Piece("$((" + expr + "))", True, span, (value,))
+        return Piece(str(value), False, span)
+
+    def arith(self, expr: str, span: Span) -> int | Why:
+        """``$((...))`` on integers the script knows (``+ - * / % **``, comparisons, parentheses)."""
+        pieces, _ = self._pieces(expr, span)
+        text = "".join(p.text for p in pieces)
+        unknown = _unknown(pieces)
+        if unknown:
+            return unknown[0]
+
+        def name_value(m: re.Match[str]) -> str:
+            v = self.value_of(m.group(0), span)
+            if v.unknown:
+                raise _Unknown(v.unknown[0])
+            return v.text.strip() or "0"
+
+        try:
+            text = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", name_value, text)
+        except _Unknown as u:
+            return u.why
+        if not re.fullmatch(r"[0-9+\-*/%() <>=!&|]*", text):
+            return Why(f"the arithmetic `$(({_short(expr)}))`, which primusc cannot evaluate", "", span)
+        try:
+            return _evaluate_int(text)
+        except (ValueError, ZeroDivisionError, IndexError):
+            return Why(f"the arithmetic `$(({_short(expr)}))`, which primusc cannot evaluate", "", span)
+
+    # -- statements
+
+    def run(self, toks: list[_Tok]) -> None:
+        _Parser(self, toks).run_list(stop=())
+
+    def step(self, span: Span | None) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise ShellError(f"the script runs more than {MAX_STEPS:,} statements: a loop primusc cannot "
+                             "bound statically", span)
+
+    def nested(self, text: str, span: Span, origin: str) -> None:
+        """A script inside the script (``bash -c TEXT``, an ``sbatch`` here-document)."""
+        if self.depth >= MAX_DEPTH:
+            raise ShellError("scripts nested too deep", span)
+        self.depth += 1
+        try:
+            toks = _Lexer(text, self.file, span.line, span.column).tokens()
+            # the nested text's positions are not the file's: report them at the construct
+            toks = [_Tok(t.kind, t.text, span.line, span.column, span.end_line, span.end_column, t.body,
+                         t.body_expands, t.body_line) for t in toks]
+            self.notes.append(f"read the script {origin} runs")
+            try:
+                self.run(toks)
+            except _Exit:
+                pass
+        finally:
+            self.depth -= 1
+
+    def launch(self, words: list[Word], env: dict[str, str]) -> None:
+        self.launches.append((words, env))
+
+    def tested(self, pieces: list[Piece]) -> Word:
+        """A value a condition tests: a variable the script never sets reads as empty, as bash reads
+        it when the environment lacks it (said in a note); anything else unknown stays unknown."""
+        unset = [w for p in pieces for w in p.unknown if w.unset]
+        if not unset or any(not w.unset for p in pieces for w in p.unknown):
+            return _join(pieces)
+        for why in unset:
+            self.empty_in_tests.setdefault(why.variable, None)
+        word = _join([Piece("" if p.unknown else p.text, p.quoted, p.span) for p in pieces])
+        return word
+
+    def exported(self) -> dict[str, str]:
+        return {name: _join(var.values[0]).text for name, var in self.vars.items()
+                if var.exported and not var.array and var.values and not _join(var.values[0]).unknown
+                and name not in self.given}
+
+
+class _Unknown(Exception):
+    def __init__(self, why: Why) -> None:
+        self.why = why
+
+
+class _Parser:
+    """Recursive descent over the tokens, evaluating as it goes (the branch not taken is parsed and
+    skipped)."""
+
+    def __init__(self, shell: Shell, toks: list[_Tok]) -> None:
+        self.sh, self.toks, self.i = shell, toks, 0
+
+    def peek(self) -> _Tok:
+        return self.toks[min(self.i, len(self.toks) - 1)]
+
+    def at_word(self, *texts: str) -> bool:
+        t = self.peek()
+        return t.kind == "word" and t.text in texts
+
+    def skip_newlines(self) -> None:
+        while self.i < len(self.toks) and (self.peek().kind == "newline" or
+                                           (self.peek().kind == "op" and self.peek().text == ";")):
+            self.i += 1
+
+    def expect_word(self, text: str) -> None:
+        self.skip_newlines()
+        if not self.at_word(text):
+            t = self.peek()
+            raise ShellError(f"expected `{text}` here, found `{t.text.strip() or 'the end'}`", self.sh.span(t))
+        self.i += 1
+
+    def run_list(self, stop: tuple[str, ...], execute: bool = True) -> _Result:
+        """Statements until one of the ``stop`` words (not consumed) or the end."""
+        result = _Result(0)
+        while True:
+            self.skip_newlines()
+            if self.i >= len(self.toks) or (self.peek().kind == "word" and self.peek().text in stop) \
+                    or (self.peek().kind == "op" and self.peek().text in (")", ";;") and stop):
+                return result
+            result = self.and_or(execute)
+
+    def and_or(self, execute: bool) -> _Result:
+        result = self.pipeline(execute)
+        while self.peek().kind == "op" and self.peek().text in ("&&", "||"):
+            op = self.peek().text
+            self.i += 1
+            self.skip_newlines()
+            if result.status is None:
+                # an unknown left side: whether the right side runs is unknown too
+                self.pipeline(False)
+                result = _Result(None)
+                continue
+            runs = execute and ((result.status == 0) == (op == "&&"))
+            right = self.pipeline(runs)
+            if runs:
+                result = right
+        if self.peek().kind == "op" and self.peek().text in (";", "&"):
+            self.i += 1
+        return result
+
+    def pipeline(self, execute: bool) -> _Result:
+        negate = False
+        if self.at_word("!"):
+            negate = True
+            self.i += 1
+        if self.at_word("time"):
+            self.i += 1
+        result = self.command(execute)
+        while self.peek().kind == "op" and self.peek().text == "|":
+            self.i += 1
+            self.skip_newlines()
+            result = self.command(False)  # a filter after a pipe (`| tee log`) changes no variable
+            result = _Result(None)
+        if negate and result.status is not None:
+            return _Result(0 if result.status else 1)
+        return result
+
+    def command(self, execute: bool) -> _Result:
+        t = self.peek()
+        if t.kind == "word":
+            handler = {"if": self.if_, "while": self.while_, "until": self.while_, "for": self.for_,
+                       "case": self.case_, "{": self.group_, "[[": self.test_, "function": self.function_}.get(t.text)
+            if handler is not None:
+                result: _Result = handler(execute)
+                self.redirections()
+                return result
+            if self.toks[self.i + 1].kind == "op" and self.toks[self.i + 1].text == "(" and \
+                    _NAME.fullmatch(t.text) and self.toks[self.i + 2].text == ")":
+                return self.function_(execute)
+        if t.kind == "op" and t.text == "(":
+            self.i += 1
+            result = self.run_list(stop=(), execute=execute)
+            if self.peek().text != ")":
+                raise ShellError("an unclosed `(`", self.sh.span(t))
+            self.i += 1
+            return result
+        return self.simple(execute)
+
+    def redirections(self) -> list[_Tok]:
+        heredocs = []
+        while True:
+            t = self.peek()
+            if t.kind == "heredoc":
+                heredocs.append(t)
+                self.i += 1
+                if self.peek().kind == "word":
+                    pass
+                continue
+            if t.kind == "op" and t.text in ("<", ">", ">>", "&>", ">&", "2>", "<<<"):
+                self.i += 1
+                if self.peek().kind == "word":
+                    self.i += 1
+                continue
+            if t.kind == "word" and re.fullmatch(r"[0-9]*>&?[0-9-]*", t.text):
+                self.i += 1
+                continue
+            return heredocs
+
+    # -- compound commands
+
+    def if_(self, execute: bool) -> _Result:
+        start = self.peek()
+        self.i += 1
+        taken = False
+        result = _Result(0)
+        condition = self.run_list(stop=("then",), execute=execute)
+        self.expect_word("then")
+        branches: list[tuple[_Result, int]] = []
+        while True:
+            runs = execute and not taken and condition.status == 0
+            if execute and not taken and condition.status is None:
+                branches.append((condition, self.i))
+                self.skip_branch(("elif", "else", "fi"))
+            else:
+                body = self.run_list(stop=("elif", "else", "fi"), execute=runs)
+                if runs:
+                    taken, result = True, body
+            self.skip_newlines()
+            if self.at_word("elif"):
+                self.i += 1
+                condition = self.run_list(stop=("then",), execute=execute and not taken and not branches)
+                self.expect_word("then")
+                if branches:
+                    condition = _Result(None)
+                continue
+            if self.at_word("else"):
+                self.i += 1
+                runs = execute and not taken
+                if branches:
+                    branches.append((_Result(0), self.i))
+                    self.skip_branch(("fi",))
+                else:
+                    body = self.run_list(stop=("fi",), execute=runs)
+                    if runs:
+                        taken, result = True, body
+            self.expect_word("fi")
+            break
+        if branches:
+            result = self._unknown_branches(start, branches)
+        return result
+
+    def skip_branch(self, stop: tuple[str, ...]) -> None:
+        self.run_list(stop=stop, execute=False)
+
+    def _unknown_branches(self, start: _Tok, branches: list[tuple[_Result, int]]) -> _Result:
+        """An ``if`` whose condition only the running shell can tell: a branch that exits the script
+        is taken to be the guard it is (the recipe runs the other); one that changes nothing primusc
+        reads does not matter; otherwise primusc cannot choose and says so."""
+        end = self.i
+        exiting = [self._exits(pos) for _, pos in branches]
+        live = [pos for (_, pos), ex in zip(branches, exiting, strict=True) if not ex]
+        has_else = len(branches) > 1 and branches[-1][0].status == 0
+        if not has_else and exiting and all(exiting):
+            self.sh.notes.append(f"line {start.line}: took the `if` whose condition primusc cannot test to be "
+                                 "false (its branch stops the script, and the recipe runs)")
+            return _Result(0)
+        if len(live) == 1 and (has_else or any(exiting)):
+            self.i = live[0]
+            self.run_list(stop=("elif", "else", "fi"), execute=True)
+            self.i = end
+            self.sh.notes.append(f"line {start.line}: took the branch of an `if` primusc cannot test that does "
+                                 "not stop the script")
+            return _Result(0)
+        if all(not self._effects(pos) for pos in live):
+            return _Result(0)
+        raise ShellError("primusc cannot tell which branch of this `if` runs: its condition reads what only the "
+                         "running shell knows", self.sh.span(start),
+                         help="give the variables the condition reads with `--set NAME=VALUE`")
+
+    def _scan(self, pos: int) -> Iterator[_Tok]:
+        depth = 0
+        for t in self.toks[pos:]:
+            if t.kind == "word" and t.text in ("if", "case", "while", "until", "for"):
+                depth += 1
+            elif t.kind == "word" and t.text in ("fi", "esac", "done"):
+                if depth == 0:
+                    return
+                depth -= 1
+            elif depth == 0 and t.kind == "word" and t.text in ("elif", "else"):
+                return
+            yield t
+
+    def _exits(self, pos: int) -> bool:
+        return any(t.kind == "word" and t.text == "exit" for t in self._scan(pos))
+
+    def _effects(self, pos: int) -> bool:
+        for t in self._scan(pos):
+            if t.kind == "word" and (_ASSIGN.match(t.text) or _TRAINING.search(t.text) or
+                                     t.text.rsplit("/", 1)[-1] in _LAUNCHERS or t.text in ("export", "unset")):
+                return True
+        return False
+
+    def while_(self, execute: bool) -> _Result:
+        start = self.peek()
+        until = start.text == "until"
+        self.i += 1
+        begin = self.i
+        turns = 0
+        while True:
+            self.i = begin
+            condition = self.run_list(stop=("do",), execute=execute)
+            self.expect_word("do")
+            status = condition.status
+            if status is not None and until:
+                status = 0 if status else 1
+            if execute and status is None:
+                if self._effects(self.i):
+                    raise ShellError("primusc cannot tell whether this loop runs: its condition reads what only "
+                                     "the running shell knows", self.sh.span(start),
+                                     help="give the variables the condition reads with `--set NAME=VALUE`")
+                execute = False
+            runs = execute and status == 0
+            try:
+                self.run_list(stop=("done",), execute=runs)
+            except _Break:
+                runs = False
+            self.expect_word("done")
+            if not runs:
+                return _Result(0)
+            turns += 1
+            self.sh.step(self.sh.span(start))
+
+    def for_(self, execute: bool) -> _Result:
+        start = self.peek()
+        self.i += 1
+        name = self.peek().text
+        self.i += 1
+        items: list[list[Piece]] = []
+        self.skip_newlines_only()
+        if self.at_word("in"):
+            self.i += 1
+            while self.peek().kind == "word" and self.peek().text != "do":
+                t = self.peek()
+                if execute:
+                    items.extend(self.sh.expand_word(t.text, self.sh.span(t)))
+                self.i += 1
+        elif execute:
+            items = [[Piece(p, True, None)] for p in self.sh.positional]
+        self.skip_newlines()
+        self.expect_word("do")
+        begin = self.i
+        if execute and any(_unknown(item) for item in items) and self._effects(begin):
+            raise ShellError("primusc cannot tell what this loop runs over", self.sh.span(start),
+                             help="give the variables it reads with `--set NAME=VALUE`")
+        for item in items if execute else []:
+            self.i = begin
+            self.sh.vars[name] = _Var([item])
+            try:
+                self.run_list(stop=("done",), execute=True)
+            except _Break:
+                break
+            self.sh.step(self.sh.span(start))
+        self.i = begin
+        self.run_list(stop=("done",), execute=False)
+        self.expect_word("done")
+        return _Result(0)
+
+    def skip_newlines_only(self) -> None:
+        while self.peek().kind == "newline":
+            self.i += 1
+
+    def case_(self, execute: bool) -> _Result:
+        start = self.peek()
+        self.i += 1
+        t = self.peek()
+        subject = _join(self.sh.expand_text(t.text, self.sh.span(t))) if execute else Word("")
+        self.i += 1
+        self.expect_word("in")
+        taken = False
+        while True:
+            self.skip_newlines()
+            if self.at_word("esac"):
+                self.i += 1
+                return _Result(0)
+            if self.peek().kind == "op" and self.peek().text == "(":
+                self.i += 1
+            patterns: list[str] = []
+            while not (self.peek().kind == "op" and self.peek().text == ")"):
+                p = self.peek()
+                if p.kind == "word":
+                    patterns.append(self.sh.value_of_raw(p.text, self.sh.span(p)) if execute else p.text)
+                elif p.text != "|":
+                    raise ShellError("a `case` pattern primusc cannot read", self.sh.span(p))
+                self.i += 1
+            self.i += 1
+            runs = False
+            if execute and not taken:
+                if subject.unknown:
+                    if self._effects(self.i):
+                        raise ShellError("primusc cannot tell which branch of this `case` runs", self.sh.span(start),
+                                         help="give the variables it reads with `--set NAME=VALUE`")
+                else:
+                    runs = any(_glob(pattern, subject.text) for pattern in patterns)
+            self.run_list(stop=("esac",), execute=runs)
+            taken = taken or runs
+            if self.peek().kind == "op" and self.peek().text == ";;":
+                self.i += 1
+
+    def group_(self, execute: bool) -> _Result:
+        self.i += 1
+        result = self.run_list(stop=("}",), execute=execute)
+        self.expect_word("}")
+        return result
+
+    def function_(self, execute: bool) -> _Result:
+        if self.at_word("function"):
+            self.i += 1
+        name = self.peek().text
+        self.i += 1
+        if self.peek().kind == "op" and self.peek().text == "(":
+            self.i += 2
+        self.skip_newlines()
+        begin = self.i
+        self.command(False)  # its body, run when it is called
+        if execute:
+            self.sh.functions[name] = self.toks[begin:self.i] + [_Tok("newline", "\n", 0, 0, 0, 0)]
+        return _Result(0)
+
+    def test_(self, execute: bool) -> _Result:
+        start = self.peek()
+        self.i += 1
+        words: list[_Tok] = []
+        while not self.at_word("]]"):
+            t = self.peek()
+            if t.kind == "newline" and self.i >= len(self.toks) - 1:
+                raise ShellError("an unclosed `[[`", self.sh.span(start))
+            words.append(t)
+            self.i += 1
+        self.i += 1
+        if not execute:
+            return _Result(0)
+        return _Result(_Condition(self.sh, words, double=True).evaluate())
+
+    # -- simple commands
+
+    def simple(self, execute: bool) -> _Result:
+        toks: list[_Tok] = []
+        while True:
+            t = self.peek()
+            if t.kind == "word" and not (not toks and t.text in _RESERVED and t.text not in ("{", "}")):
+                if re.fullmatch(r"[0-9]*>&?[0-9-]*|[0-9]*<", t.text):
+                    self.redirections()
+                    continue
+                toks.append(t)
+                self.i += 1
+                continue
+            if t.kind == "word" and t.text in ("}",) and not toks:
+                break
+            if t.kind == "heredoc" or (t.kind == "op" and t.text in ("<", ">", ">>", "&>", ">&", "2>", "<<<")):
+                heredocs = self.redirections()
+                if heredocs and execute and toks:
+                    self._heredoc_command(toks, heredocs)
+                    toks = []
+                continue
+            break
+        if not toks:
+            if self.i < len(self.toks) and self.peek().kind == "word" and self.peek().text in _RESERVED:
+                t = self.peek()
+                raise ShellError(f"`{t.text}` where a command was expected", self.sh.span(t))
+            if self.peek().kind == "op" and self.peek().text not in (";", "&", "&&", "||", "|", ")", ";;"):
+                t = self.peek()
+                raise ShellError(f"`{t.text}` where a command was expected", self.sh.span(t))
+            return _Result(0)
+        if not execute:
+            return _Result(0)
+        self.sh.step(self.sh.span(toks[0]))
+        return self.execute(toks)
+
+    def _heredoc_command(self, toks: list[_Tok], heredocs: list[_Tok]) -> None:
+        name = toks[0].text
+        if name in ("sbatch", "bash", "sh") and len(toks) == 1:
+            doc = heredocs[-1]
+            span = Span(self.sh.file, doc.body_line, 1, doc.body_line, 2)
+            body = doc.body
+            if doc.body_expands:
+                body = _join(self.sh.expand_text(_heredoc_word(body), span)).text
+            for m in re.finditer(r"^#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", body, re.MULTILINE):
+                self.sh.directives.append((m.group(1), m.group(2) or ""))
+            self.sh.nested(body, span, f"`{name}` reads from its here-document")
+
+    def execute(self, toks: list[_Tok]) -> _Result:
+        sh = self.sh
+        # leading assignments: alone they set variables; before a command, its environment
+        assigns: list[tuple[_Tok, re.Match[str]]] = []
+        k = 0
+        while k < len(toks) and (m := _ASSIGN.match(toks[k].text)) is not None:
+            assigns.append((toks[k], m))
+            k += 1
+        if k == len(toks):
+            for tok, m in assigns:
+                self.assign(tok, m, exported=False)
+            return _Result(0)
+        first = toks[k].text
+        if first in ("export", "declare", "typeset", "local", "readonly") and k == 0:
+            exported = first == "export" or any(t.text.startswith("-") and "x" in t.text for t in toks[1:])
+            for tok in toks[1:]:
+                if tok.text.startswith("-"):
+                    continue
+                m = _ASSIGN.match(tok.text)
+                if m is not None:
+                    self.assign(tok, m, exported)
+                elif exported and tok.text in sh.vars:
+                    sh.vars[tok.text].exported = True
+                elif first != "export" and _NAME.fullmatch(tok.text):
+                    sh.vars.setdefault(tok.text, _Var([[]]))
+            return _Result(0)
+        fields: list[Word] = []
+        for tok in toks[k:]:
+            fields.extend(_join(f) for f in sh.expand_word(tok.text, sh.span(tok)))
+        env = {tok_m.group(1): _join(sh.expand_text(tok.text[tok_m.end():], sh.span(tok))).text
+               for tok, tok_m in assigns}
+        return self.run_command(fields, env, toks)
+
+    def assign(self, tok: _Tok, m: re.Match[str], exported: bool) -> None:
+        sh = self.sh
+        name, index, append = m.group(1), m.group(2), m.group(3) == "+"
+        rest = tok.text[m.end():]
+        span = sh.span(tok)
+        if rest.startswith("(") and rest.endswith(")") and index is None:
+            elements = self._array_words(rest[1:-1], tok)
+            old = sh.vars.get(name)
+            values = (list(old.values) if old is not None and append else []) + elements
+            sh.vars[name] = _Var(values, array=True, exported=exported or bool(old and old.exported))
+            return
+        value = sh.expand_text(rest, span)
+        old = sh.vars.get(name)
+        if index is not None:
+            i = sh.arith(index[1:-1], span)
+            var = old if old is not None else _Var([], array=True)
+            if isinstance(i, Why):
+                raise ShellError(f"`{tok.text}` sets an element primusc cannot number", span)
+            while len(var.values) <= i:
+                var.values.append([])
+            var.values[i] = (var.values[i] + value) if append else value
+            var.array = True
+            sh.vars[name] = var
+            return
+        if append and old is not None:
+            if old.array:
+                old.values = [*old.values, value]
+            else:
+                old.values = [(old.values[0] if old.values else []) + value]
+            old.exported = old.exported or exported
+            return
+        sh.vars[name] = _Var([value], exported=exported or bool(old and old.exported))
+
+    def _array_words(self, text: str, tok: _Tok) -> list[list[Piece]]:
+        line, col = tok.line, tok.col + tok.text.index("(") + 1
+        inner = _Lexer(text, self.sh.file, line, col).tokens()
+        out: list[list[Piece]] = []
+        for t in inner:
+            if t.kind == "word":
+                out.extend(self.sh.expand_word(t.text, self.sh.span(t)))
+            elif t.kind not in ("newline",):
+                raise ShellError(f"`{t.text}` inside an array", self.sh.span(t))
+        return out
+
+    def run_command(self, fields: list[Word], env: dict[str, str], toks: list[_Tok]) -> _Result:
+        sh = self.sh
+        if not fields:
+            return _Result(0)
+        name = fields[0].text
+        span = fields[0].span
+        if fields[0].unknown:
+            if any(_TRAINING.search(f.text) for f in fields):
+                sh.launch(fields, env)
+            return _Result(None)
+        if name in sh.functions and name not in ("exit",):
+            saved = sh.positional
+            sh.positional = [f.text for f in fields[1:]]
+            try:
+                _Parser(sh, sh.functions[name]).run_list(stop=())
+            except _Return:
+                pass
+            finally:
+                sh.positional = saved
+            return _Result(0)
+        if name == "exit":
+            status = fields[1].text if len(fields) > 1 else "0"
+            raise _Exit(int(status) if status.isdigit() else 1)
+        if name == "return":
+            raise _Return()
+        if name in ("break", "continue"):
+            raise _Break()
+        if name == "shift":
+            n = int(fields[1].text) if len(fields) > 1 and fields[1].text.isdigit() else 1
+            sh.positional = sh.positional[n:]
+            return _Result(0)
+        if name == "unset":
+            for f in fields[1:]:
+                if not f.text.startswith("-"):
+                    sh.vars.pop(f.text, None)
+            return _Result(0)
+        if name == "set":
+            if len(fields) > 1 and fields[1].text == "--":
+                sh.positional = [f.text for f in fields[2:]]
+            return _Result(0)
+        if name in ("true", ":"):
+            return _Result(0)
+        if name == "false":
+            return _Result(1)
+        if name in ("[", "test"):
+            words = fields[1:-1] if name == "[" and fields[-1].text == "]" else fields[1:]
+            words = [sh.tested([Piece(w.text, True, w.span, w.unknown)]) for w in words]
+            return _Result(_Condition(sh, words, double=False).evaluate())
+        if name in ("source", "."):
+            sh.notes.append(f"`{name} {fields[1].text if len(fields) > 1 else ''}` was not followed: primusc "
+                            "reads the one file it is given")
+            return _Result(0)
+        script = _inline_script(fields)
+        if script is not None:
+            # what is unknown in it keeps its source text (`${PYTHONPATH}`, `$(pwd)`), unknown again
+            # when the nested script expands it
+            sh.nested(script.text, script.span or sh.span(toks[0]), "`bash -c`")
+            return _Result(None)
+        if name.startswith("--"):
+            # a file of flags alone (an arguments file, one flag a line) is one launch line
+            sh.flag_lines.extend(fields)
+            return _Result(None)
+        if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS:
+            sh.launch(fields, {**sh.exported(), **env})
+            return _Result(None)
+        return _Result(None)  # a command primusc does not run: its status is unknown
+
+
+class _Break(Exception):
+    pass
+
+
+def _inline_script(fields: list[Word]) -> Word | None:
+    """The script of a ``bash -c SCRIPT`` anywhere in a command (after ``srun`` and its options, say)."""
+    for k, f in enumerate(fields):
+        if f.text.rsplit("/", 1)[-1] not in ("bash", "sh", "zsh"):
+            continue
+        j = k + 1
+        takes_script = False
+        while j < len(fields) and fields[j].text.startswith("-"):
+            takes_script = takes_script or (not fields[j].text.startswith("--") and "c" in fields[j].text)
+            j += 1
+        if takes_script and j < len(fields):
+            return fields[j]
+    return None
+
+
+class _Condition:
+    """``[ ... ]``, ``[[ ... ]]`` and ``test``: 0 true, 1 false, None unknown."""
+
+    def __init__(self, sh: Shell, words: list[Any], double: bool) -> None:
+        self.sh = sh
+        self.double = double
+        if double:
+            self.words = [self._expand(t) for t in words]
+        else:
+            self.words = list(words)
+        self.i = 0
+
+    def _expand(self, t: _Tok) -> Word:
+        if t.kind == "op":
+            return Word(t.text, self.sh.span(t))
+        return self.sh.tested(self.sh.expand_text(t.text, self.sh.span(t)))
+
+    def evaluate(self) -> int | None:
+        if not self.words:
+            return 1
+        try:
+            value = self.or_()
+        except IndexError:
+            return None
+        return None if value is None else (0 if value else 1)
+
+    def take(self) -> Word:
+        w: Word = self.words[self.i]
+        self.i += 1
+        return w
+
+    def or_(self) -> bool | None:
+        left = self.and_()
+        while self.i < len(self.words) and self.words[self.i].text in ("||", "-o"):
+            self.i += 1
+            right = self.and_()
+            left = True if (left is True or right is True) else (None if None in (left, right) else False)
+        return left
+
+    def and_(self) -> bool | None:
+        left = self.not_()
+        while self.i < len(self.words) and self.words[self.i].text in ("&&", "-a"):
+            self.i += 1
+            right = self.not_()
+            left = False if (left is False or right is False) else (None if None in (left, right) else True)
+        return left
+
+    def not_(self) -> bool | None:
+        if self.words[self.i].text == "!":
+            self.i += 1
+            v = self.not_()
+            return None if v is None else not v
+        if self.words[self.i].text == "(":
+            self.i += 1
+            v = self.or_()
+            self.i += 1
+            return v
+        return self.primary()
+
+    def primary(self) -> bool | None:
+        first = self.take()
+        if first.text in ("-z", "-n") and self.i < len(self.words) and self.words[self.i].text not in _BINARY:
+            operand = self.take()
+            if operand.unknown:
+                return None
+            return (operand.text == "") == (first.text == "-z")
+        if first.text.startswith("-") and len(first.text) == 2 and first.text[1] in "fdeLrwxsSpbch" and \
+                self.i < len(self.words) and self.words[self.i].text not in _BINARY:
+            self.take()
+            return None  # a file test: only the machine that runs the script can say
+        if self.i < len(self.words) and self.words[self.i].text in _BINARY:
+            op = self.take().text
+            right = self.take()
+            if first.unknown or right.unknown:
+                return None
+            return _compare(first.text, op, right.text, glob=self.double)
+        if first.unknown:
+            return None
+        return first.text != ""
+
+
+_BINARY = {"=", "==", "!=", "-eq", "-ne", "-gt", "-ge", "-lt", "-le", "=~", "<", ">"}
+
+
+def _compare(a: str, op: str, b: str, glob: bool) -> bool | None:
+    if op in ("=", "=="):
+        return _glob(b, a) if glob else a == b
+    if op == "!=":
+        return not (_glob(b, a) if glob else a == b)
+    if op == "=~":
+        try:
+            return re.search(b, a) is not None
+        except re.error:
+            return None
+    if op in ("<", ">"):
+        return a < b if op == "<" else a > b
+    try:
+        x, y = int(a.strip() or "0"), int(b.strip() or "0")
+    except ValueError:
+        return None
+    return {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-ge": x >= y, "-lt": x < y, "-le": x <= y}[op]
+
+
+def _glob(pattern: str, text: str) -> bool:
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(ch))
+            else:
+                out.append("[" + pattern[i + 1:end].replace("!", "^", 1) + "]")
+                i = end
+        elif ch == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return re.fullmatch("".join(out), text, re.DOTALL) is not None
+
+
+def _pattern_op(value: str, rest: str, expand: Callable[[str], str]) -> str | None:
+    """``#pat``, ``##pat``, ``%pat``, ``%%pat``, ``/pat/rep``, ``//pat/rep``, ``:offset:length``, ``^``/``,``."""
+    for op in ("##", "#", "%%", "%"):
+        if rest.startswith(op):
+            pattern = expand(rest[len(op):])
+            cuts = range(len(value) + 1)
+            if op.startswith("#"):
+                hits = [k for k in cuts if _glob(pattern, value[:k])]
+                if not hits:
+                    return value
+                return value[(max(hits) if op == "##" else min(hits)):]
+            hits = [k for k in cuts if _glob(pattern, value[k:])]
+            if not hits:
+                return value
+            return value[:(min(hits) if op == "%%" else max(hits))]
+    if rest.startswith("/"):
+        whole = rest.startswith("//")
+        body = rest[2:] if whole else rest[1:]
+        pattern, _, replacement = body.partition("/")
+        pattern, replacement = expand(pattern), expand(replacement)
+        regex = _glob_regex(pattern)
+        return re.sub(regex, lambda _: replacement, value, count=0 if whole else 1)
+    m = re.fullmatch(r":\s*(-?\d+)(?::\s*(-?\d+))?", rest)
+    if m is not None:
+        start = int(m.group(1))
+        if m.group(2) is None:
+            return value[start:]
+        length = int(m.group(2))
+        return value[start:start + length] if length >= 0 else value[start:length]
+    if rest in ("^^", "^"):
+        return value.upper() if rest == "^^" else value[:1].upper() + value[1:]
+    if rest in (",,", ","):
+        return value.lower() if rest == ",," else value[:1].lower() + value[1:]
+    return None
+
+
+def _glob_regex(pattern: str) -> str:
+    return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) or "(?!)"
+
+
+def _heredoc_word(body: str) -> str:
+    """A here-document's text as a double-quoted word, so expansion treats it as one."""
+    return '"' + body.replace("\\", "\\\\").replace('"', '\\"').replace("\\\\$", "\\$").replace("\\\\`", "\\`") + '"'
+
+
+def _matching(text: str, i: int, open_: str, close: str) -> int:
+    depth = 0
+    j = i
+    while j < len(text):
+        ch = text[j]
+        if ch == "\\":
+            j += 2
+            continue
+        if ch == "'" and open_ == "(":
+            j = text.index("'", j + 1) + 1
+            continue
+        if ch == open_:
+            depth += 1
+        elif ch == close:
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    raise ShellError(f"an unclosed `{open_}`", None)
+
+
+def _requote(pieces: list[Piece], quoted: bool) -> list[Piece]:
+    """A variable's value as it lands in a word: split (unquoted) or kept whole (quoted)."""
+    return [Piece(p.text, quoted, p.span, p.unknown) for p in pieces]
+
+
+def _split(pieces: list[Piece], had_quotes: bool) -> list[list[Piece]]:
+    """Word splitting: unquoted pieces split on blanks; a field break (between the elements of
+    "${A[@]}") always ends a field."""
+    fields: list[list[Piece]] = []
+    cur: list[Piece] = []
+    started = False
+    for p in pieces:
+        if p.text == _FIELD_BREAK and not p.quoted:
+            if cur or started:
+                fields.append(cur)
+            cur, started = [], False
+            continue
+        if p.quoted or p.unknown:
+            cur.append(p)
+            started = True
+            continue
+        parts = re.split(r"[ \t\n]+", p.text)
+        for k, part in enumerate(parts):
+            if k > 0 and (cur or started):
+                fields.append(cur)
+                cur, started = [], False
+            if part:
+                cur.append(Piece(part, True, p.span, p.unknown))
+                started = True
+    if cur or started:
+        fields.append(cur)
+    if not fields and had_quotes and not any(p.text == _FIELD_BREAK for p in pieces):
+        fields.append([])  # "" is one empty word; "${EMPTY[@]}" is none
+    return fields
+
+
+def _join(pieces: list[Piece]) -> Word:
+    # unsplit ("${A[@]}" inside a longer string, or assigned), elements are joined by a blank
+    text = "".join(" " if p.text == _FIELD_BREAK else p.text for p in pieces)
+    if len(text) > MAX_TEXT:
+        raise ShellError(f"a value longer than {MAX_TEXT:,} characters", pieces[0].span if pieces else None)
+    unknown = _unknown(pieces)
+    span = next((p.span for p in pieces if p.span is not None), None)
+    return Word(text, span, unknown)
+
+
+def _unknown(pieces: list[Piece]) -> tuple[Why, ...]:
+    out: list[Why] = []
+    for p in pieces:
+        for why in p.unknown:
+            if why not in out:
+                out.append(why)
+    return tuple(out)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _evaluate_int(text: str) -> int:
+    """Integer arithmetic with bash's operators, by precedence climbing (no ``eval``)."""
+    tokens = re.findall(r"\d+|\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]", text)
+    pos = 0
+
+    def peek() -> str:
+        return tokens[pos] if pos < len(tokens) else ""
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    levels = [("||",), ("&&",), ("==", "!="), ("<", ">", "<=", ">="), ("+", "-"), ("*", "/", "%")]
+
+    def binary(level: int) -> int:
+        if level == len(levels):
+            return power()
+        left = binary(level + 1)
+        while peek() in levels[level]:
+            op = take()
+            right = binary(level + 1)
+            left = _apply(op, left, right)
+        return left
+
+    def power() -> int:
+        base = unary()
+        if peek() == "**":
+            take()
+            exponent = power()
+            if exponent > 64:
+                raise ValueError("too large")
+            return int(base**exponent)
+        return base
+
+    def unary() -> int:
+        if peek() in ("-", "+", "!"):
+            op = take()
+            v = unary()
+            return -v if op == "-" else v if op == "+" else int(not v)
+        if peek() == "(":
+            take()
+            v = binary(0)
+            if take() != ")":
+                raise ValueError("unbalanced")
+            return v
+        token = take()
+        if not token.isdigit():
+            raise ValueError(token)
+        return int(token)
+
+    value = binary(0)
+    if pos != len(tokens):
+        raise ValueError("trailing")
+    return value
+
+
+def _apply(op: str, a: int, b: int) -> int:
+    if op == "/":
+        if b == 0:
+            raise ZeroDivisionError
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    if op == "%":
+        if b == 0:
+            raise ZeroDivisionError
+        return a - b * _apply("/", a, b)
+    return {"+": a + b, "-": a - b, "*": a * b, "<": int(a < b), ">": int(a > b), "<=": int(a <= b),
+            ">=": int(a >= b), "==": int(a == b), "!=": int(a != b), "&&": int(bool(a and b)),
+            "||": int(bool(a or b))}[op]
+
+
+def read_launch(text: str, file: str, given: Mapping[str, str], positional: tuple[str, ...] = ()) -> Launch:
+    """The launch command of a script, its words expanded; ShellError when it cannot be read."""
+    sh = Shell(file, given, positional)
+    toks = _Lexer(text, file).tokens()
+    for m in re.finditer(r"^#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", text, re.MULTILINE):
+        sh.directives.append((m.group(1), m.group(2) or ""))
+    try:
+        sh.run(toks)
+    except _Exit:
+        pass
+    except (_Return, _Break):
+        pass
+    if not sh.launches and sh.flag_lines:
+        sh.launches.append((list(sh.flag_lines), {}))
+    if not sh.launches:
+        raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
+                         "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
+                         help="pass the script that launches training, or its command line")
+    words, env = sh.launches[-1]
+    notes = list(dict.fromkeys(sh.notes))
+    if sh.used_defaults:
+        taken = ", ".join(f"`{n}`=`{_short(d)}`" for n, d in sh.used_defaults.items())
+        notes.append(f"took the script's defaults for what its environment would set: {taken} "
+                     "(`--set NAME=VALUE` gives another)")
+    if sh.empty_in_tests:
+        names = ", ".join(f"`{n}`" if not n.isdigit() else f"`${n}`" for n in sh.empty_in_tests)
+        notes.append(f"tested as empty, as bash reads a variable nobody set: {names} (`--set NAME=VALUE` gives one)")
+    if len(sh.launches) > 1:
+        notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
+    return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives))
+
+
+def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch:
+    """``read_launch`` with its failure as a diagnostic."""
+    try:
+        return read_launch(text, file, given or {})
+    except ShellError as err:
+        raise CompileError(Diagnostic(RECIPE_SHELL_SYNTAX, err.message, span=err.span,
+                                      help=err.help or "primusc reads a script as bash would, without running it; "
+                                      "write the value the run used, or give it with `--set NAME=VALUE`")) from None

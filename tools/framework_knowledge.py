@@ -1,0 +1,207 @@
+"""Writes the framework knowledge primusc reads (``frameworks/``) from the frameworks' own sources.
+
+Not run by the tests: rerun it against git checkouts (a clone, or a bare mirror) to refresh the tables,
+then commit what it wrote. Each table names the tag and commit it came from.
+
+    python tools/framework_knowledge.py megatron MEGATRON_LM_GIT_DIR
+    python tools/framework_knowledge.py primus PRIMUS_GIT_DIR
+
+``megatron``: every command-line flag of megatron/training/arguments.py at each release below and at
+the commits Primus and Megatron-Bridge pin, with its dest, action, nargs, type, default and choices,
+and those pretrain_gpt.py adds when nvidia-modelopt is installed (megatron/post_training/arguments.py,
+marked ``"provider": "modelopt"``).
+The parser is built by the release's own code (``add_megatron_arguments``) in a subprocess
+(tools/megatron_parser_probe.py), with the GPU-only packages stubbed, so the flags it generates from
+config dataclasses are counted too; nothing is copied from the sources.
+
+``primus``: Primus's Megatron trainer defaults (primus/configs/modules/megatron/*.yaml) and its model
+files (primus/configs/models/megatron/*.yaml) as written, at each Primus release below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import posixpath
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "frameworks"
+PROBE = Path(__file__).resolve().parent / "megatron_parser_probe.py"
+
+# name -> (git ref, what it is). The latest patch of each minor release from core_v0.12, then the
+# Megatron-LM commits the other frameworks pin as submodules.
+MEGATRON_VERSIONS: dict[str, tuple[str, str]] = {
+    "core_v0.12": ("core_v0.12.3", "release core_v0.12.3"),
+    "core_v0.13": ("core_v0.13.1", "release core_v0.13.1"),
+    "core_v0.14": ("core_v0.14.0", "release core_v0.14.0"),
+    "core_v0.15": ("core_v0.15.3", "release core_v0.15.3"),
+    "core_v0.16": ("core_v0.16.1", "release core_v0.16.1"),
+    "core_v0.17": ("core_v0.17.1", "release core_v0.17.1"),
+    "core_v0.18": ("core_v0.18.2", "release core_v0.18.2"),
+    "core_v0.19": ("core_v0.19.0", "release core_v0.19.0"),
+    "primus_v26.2": ("3bec9aa97dda898d16ff5a89bac0ed2b6682b172",
+                     "the third_party/Megatron-LM commit AMD-AGI/Primus v26.2.1 pins"),
+    "primus_v26.5": ("d3528a21301db2d12e92912b3ec025dc8a2ed4d6",
+                     "the third_party/Megatron-LM commit AMD-AGI/Primus v26.3.1 to v26.5.1 pin"),
+    "bridge_v0.6": ("cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54",
+                    "the 3rdparty/Megatron-LM commit NVIDIA-NeMo/Megatron-Bridge v0.6.0 pins"),
+}
+
+# Primus releases whose trainer defaults and model files are read
+PRIMUS_VERSIONS: dict[str, str] = {"v26.2": "v26.2.1", "v26.3": "v26.3.1", "v26.4": "v26.4.0", "v26.5": "v26.5.1"}
+PRIMUS_CONFIGS = "primus/configs"
+
+
+def git(git_dir: str, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", git_dir, *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def git_dir_of(path: str) -> str:
+    p = Path(path)
+    return str(p / ".git") if (p / ".git").exists() else str(p)
+
+
+def megatron_flags(git_dir: str, ref: str, python: str) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as tree:
+        archive = subprocess.run(["git", "--git-dir", git_dir, "archive", ref, "megatron"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+        done = subprocess.run([python, str(PROBE)], cwd=tree, env={"PYTHONPATH": tree, "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(f"building the parser at {ref} failed:\n{done.stderr[-3000:]}")
+        flags: list[dict[str, Any]] = json.loads(done.stdout)
+        return flags
+
+
+_ACTIONS = {"_StoreAction": "store", "_StoreTrueAction": "store_true", "_StoreFalseAction": "store_false",
+            "_StoreConstAction": "store_const", "_AppendAction": "append", "_CountAction": "count",
+            "BooleanOptionalAction": "boolean_optional"}
+
+
+def _form(action: dict[str, Any]) -> dict[str, Any]:
+    """What a flag is at one version: the parts a reader of a command line needs."""
+    kind = _ACTIONS.get(action["action"], action["action"])
+    form: dict[str, Any] = {"dest": action["dest"], "action": kind}
+    if kind in ("store", "append"):
+        form["nargs"] = action["nargs"]
+        form["type"] = action["type"]
+        form["choices"] = action["choices"]
+    form["default"] = action["default"]
+    if kind == "store_const":
+        form["const"] = action["const"]
+    if action.get("provider"):
+        form["provider"] = action["provider"]
+    return form
+
+
+def megatron(git_dir: str, python: str) -> dict[str, Any]:
+    versions = []
+    per_flag: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, (ref, what) in MEGATRON_VERSIONS.items():
+        commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+        date = git(git_dir, "log", "-1", "--format=%cs", commit).strip()
+        versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "what": what})
+        print(f"{name}: {ref} ({commit[:10]}, {date})", file=sys.stderr)
+        for action in megatron_flags(git_dir, ref, python):
+            for option in action["options"]:
+                if option.startswith("--"):
+                    per_flag.setdefault(option, []).append((name, _form(action)))
+    order = [v["name"] for v in sorted(versions, key=lambda v: (v["date"], v["name"]))]
+    flags: dict[str, list[dict[str, Any]]] = {}
+    for option in sorted(per_flag):
+        forms: list[dict[str, Any]] = []
+        for name, form in sorted(per_flag[option], key=lambda nf: order.index(nf[0])):
+            same = next((f for f in forms if {k: v for k, v in f.items() if k != "versions"} == form), None)
+            if same is None:
+                forms.append({**form, "versions": [name]})
+            else:
+                same["versions"].append(name)
+        flags[option] = forms
+    return {
+        "source": "NVIDIA/Megatron-LM megatron/training/arguments.py: the parser add_megatron_arguments builds, "
+                  "read by tools/framework_knowledge.py",
+        "versions": sorted(versions, key=lambda v: order.index(v["name"])),
+        "flags": flags,
+    }
+
+
+def primus(git_dir: str) -> dict[str, Any]:
+    """Each preset file as written (its ``extends:`` list kept: primusc merges by Primus's rules when it
+    reads them), with the Primus versions that ship it unchanged."""
+    versions = []
+    presets: dict[str, list[dict[str, Any]]] = {}
+    for name, ref in PRIMUS_VERSIONS.items():
+        commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+        date = git(git_dir, "log", "-1", "--format=%cs", commit).strip()
+        megatron_pin = git(git_dir, "ls-tree", commit, "third_party/Megatron-LM").split()[2]
+        versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "megatron": megatron_pin})
+        for path in git(git_dir, "ls-tree", "-r", "--name-only", commit, PRIMUS_CONFIGS).splitlines():
+            rel = path[len(PRIMUS_CONFIGS) + 1:]
+            kind, _, rest = rel.partition("/")
+            if kind not in ("models", "modules") or not rest.startswith("megatron/") or not rest.endswith(".yaml"):
+                continue
+            if "/" in rest[len("megatron/"):]:
+                continue  # diffusion and other sub-folders: not language-model presets
+            data = yaml.safe_load(git(git_dir, "show", f"{commit}:{path}")) or {}
+            forms = presets.setdefault(f"{kind}/{rest[len('megatron/'):]}", [])
+            same = next((f for f in forms if f["data"] == data), None)
+            if same is None:
+                forms.append({"data": data, "versions": [name]})
+            else:
+                same["versions"].append(name)
+    versions.sort(key=lambda v: v["date"])
+    return {
+        "source": "AMD-AGI/Primus primus/configs/{modules,models}/megatron/*.yaml (trainer defaults and model "
+                  "presets) as written, read by tools/framework_knowledge.py",
+        "versions": versions,
+        "presets": dict(sorted(presets.items())),
+    }
+
+
+def write(path: Path, data: dict[str, Any], table: str) -> None:
+    """Top-level keys pretty, each entry of ``table`` on one line: a refresh diffs flag by flag."""
+    lines = ["{"]
+    keys = list(data)
+    for i, key in enumerate(keys):
+        comma = "," if i < len(keys) - 1 else ""
+        if key == table:
+            lines.append(f"  {json.dumps(key)}: {{")
+            entries = list(data[key].items())
+            for j, (name, value) in enumerate(entries):
+                sep = "," if j < len(entries) - 1 else ""
+                lines.append(f"    {json.dumps(name)}: {json.dumps(value, sort_keys=True)}{sep}")
+            lines.append(f"  }}{comma}")
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(data[key], sort_keys=True)}{comma}")
+    lines.append("}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("framework", choices=("megatron", "primus"))
+    parser.add_argument("git", help="the framework's git checkout or bare mirror")
+    parser.add_argument("--python", default=sys.executable,
+                        help="a Python with torch installed, to build Megatron's parser (megatron only)")
+    args = parser.parse_args()
+    git_dir = git_dir_of(args.git)
+    if args.framework == "megatron":
+        write(OUT / "megatron" / "arguments.json", megatron(git_dir, args.python), "flags")
+    else:
+        data = primus(git_dir)
+        write(OUT / "primus" / "presets.json", data, "presets")
+
+
+if __name__ == "__main__":
+    main()
