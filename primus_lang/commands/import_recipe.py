@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_import import (
@@ -16,6 +17,9 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_ILLEGAL,
     RECIPE_MISSING,
 )
+
+if TYPE_CHECKING:
+    from primus_lang.ir import Candidate, Space
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,7 +80,42 @@ def _name(path: str) -> str:
     return name if name[0].isalpha() else "r_" + name
 
 
-def _count(given: int | None, entry: Any, what: str, flag: str) -> int:
+# GPUs in a node where the recipe does not say: NVL72 trays hold 4, every other stdlib node 8
+_GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
+_MOST_NODES = 4096
+
+
+def _fewest_nodes(cand: Candidate, gpus: int,
+                  space_of: Callable[[int], tuple[Space, Candidate]]) -> tuple[int, str]:
+    """The fewest nodes on which the recipe's layout is legal and its baseline fits in memory, else the
+    fewest on which it is legal: a recipe that does not say its node count ran on some count, and the
+    smallest that holds it is the one a user reads it for."""
+    from primus_lang.check import legality
+    from primus_lang.memory import account
+
+    model_parallel = cand.tp * cand.pp * cand.cp
+    legal: int | None = None
+    tried = 0
+    for n in range(1, _MOST_NODES + 1):
+        world = n * gpus
+        if world % model_parallel or cand.gbs % (cand.mbs * (world // model_parallel)):
+            continue
+        tried += 1
+        if tried > 64:
+            break
+        space, baseline = space_of(n)
+        if legality(space, baseline):
+            continue
+        legal = legal or n
+        if account(space.model, space.cluster, baseline, space.settings).fits(space.headroom):
+            return n, "the fewest on which its layout is legal and it fits in memory"
+    if legal is None:
+        raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say how many nodes, and no count up to "
+                                      f"{_MOST_NODES:,} makes its layout legal", help="pass `--nodes N`"))
+    return legal, "the fewest on which its layout is legal (it fits in memory on none primusc tried)"
+
+
+def _count(given: int | None, entry: Any, what: str, flag: str, default: int | None = None) -> int:
     from_recipe = None
     if entry is not None:
         text = str(entry.value)
@@ -90,7 +129,7 @@ def _count(given: int | None, entry: Any, what: str, flag: str) -> int:
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{flag} {given}` contradicts the recipe's "
                                       f"`{entry.written} {from_recipe}`", span=entry.span,
                                       help=f"drop `{flag}`, or change the recipe"))
-    value = from_recipe if from_recipe is not None else given
+    value = from_recipe if from_recipe is not None else given if given is not None else default
     if value is None:
         raise CompileError(Diagnostic(RECIPE_MISSING, f"the recipe does not say the {what}",
                                       help=f"pass `{flag} N`"))
@@ -126,12 +165,18 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             module, model = cards[found]
             card = (module, found, card_fields(model))
         imp = interpret(recipe, card[2] if card else None)
-    nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes")
-    gpus = _count(args.gpus_per_node, recipe.gpus_per_node, "GPUs per node", "--gpus-per-node")
+    notes = list(recipe.notes)
     gpu = (args.gpu or recipe.gpu_hint or _gpu_in_name(args.recipe)).lower()
     if not gpu:
         raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say which GPU it runs on",
                                       help="pass `--gpu NAME` (mi300x, mi325x, mi355x, h100, h200, b200, ...)"))
+    if not (args.gpu or recipe.gpu_hint):
+        notes.append(f"the GPU, {gpu}, is the one the file's name names (`--gpu` chooses another)")
+    gpus = _count(args.gpus_per_node, recipe.gpus_per_node, "GPUs per node", "--gpus-per-node",
+                  default=_GPUS_PER_NODE.get(gpu, 8))
+    if args.gpus_per_node is None and recipe.gpus_per_node is None:
+        notes.append(f"{gpus} GPUs a node, as a {gpu} node holds (`--gpus-per-node` chooses)")
+    nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes", default=0)
     vendor = "amd" if gpu.startswith("mi") else "nvidia"
     bad_keys = passthrough_keys_ok(imp)
     if bad_keys:
@@ -139,7 +184,6 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                                       "field (a keyword of the language)"))
     target = {"primus": "primus+slurm", "bridge": "bridge+slurm"}.get(recipe.kind, "megatron+slurm")
     name = args.name or _name(args.recipe)
-    notes = list(recipe.notes)
     if recipe.kind == "bridge":
         # what primusc did not record of a Bridge recipe is the recipe's own choice, not Megatron's default
         notes += [f"`{k}` is left to the recipe (`{k} = flash`: Transformer Engine picks a memory-efficient kernel)"
@@ -147,11 +191,17 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                   for k in imp.assumed]
     else:
         notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]
-    text = render_space(imp, name, card, (vendor, gpu), nodes, gpus, target, notes)
-    program = loads_program(text, f"<space from {args.recipe}>")
-    space = program.spaces[0]
-    cand = baseline_point(space)
-    assert cand is not None
+    def space_of(count: int, said: list[str]) -> tuple[str, Space, Candidate]:
+        text = render_space(imp, name, card, (vendor, gpu), count, gpus, target, said, recipe.version)
+        space = loads_program(text, f"<space from {args.recipe}>").spaces[0]
+        cand = baseline_point(space)
+        assert cand is not None
+        return text, space, cand
+
+    if not nodes:
+        nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
+        notes.append(f"the recipe does not say how many nodes: {nodes}, {why} (`--nodes` chooses)")
+    text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",

@@ -33,7 +33,8 @@ from primus_lang.emit.primus_configs import (
     PRIMUS_GPUS,
     TURBO_SWITCHES,
 )
-from primus_lang.emit.profiles import PROFILES, Profile
+from primus_lang.emit.profiles import PROFILES, Profile, profile_for
+from primus_lang.frameworks import megatron, primus
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
@@ -44,6 +45,10 @@ Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
+# the Megatron-LM commit the Primus release primusc writes experiments for pins (frameworks/primus)
+PRIMUS_MEGATRON = primus.megatron_version(primus.DEFAULT_VERSION)
+# the Megatron-LM commit the Megatron-Bridge release pins, whose megatron-core a Bridge launch runs
+BRIDGE_MEGATRON = "bridge_v0.6"
 # Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
 PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
 
@@ -57,6 +62,9 @@ class Framework:
     PROGRAM_TEMPLATE: ClassVar[str] = ""
     # output path -> template, for files only this framework writes
     TEMPLATES: ClassVar[dict[str, str]] = {}
+    # settings the framework reads itself, for one that hands Megatron the rest by argparse dest
+    # (None: a command line of flags, each checked against the version's parser)
+    OWN_SETTINGS: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
                  run: Run | None = None, site: Site | None = None,
@@ -67,12 +75,14 @@ class Framework:
         # argument) are the bridge framework's alone; the others are told so (W7020)
         self.bridge_only = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is not None)
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
-        self.profile: Profile = PROFILES[variables.megatron_version]
+        self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
         # follows the rest, as the recipe wrote it
         self.settings.update(self.carried(dict(passthrough)))
         carried = {k for k, _ in passthrough}
+        # what the user's own recipe carried: Primus drops a name Megatron lacks as the recipe's run did
+        self.carried_keys = frozenset(carried)
         if DATA_PATHS & carried:
             self.settings.pop("mock_data", None)  # the recipe's corpus, not mock data
         if carried & {"tokenizer_type", "tokenizer_model", "vocab_file"}:
@@ -80,6 +90,10 @@ class Framework:
             for dest in ("tokenizer_type", "vocab_size"):
                 if dest not in carried:
                     self.settings.pop(dest, None)
+
+    def megatron_version(self, variables: Variables) -> str:
+        """The Megatron-LM whose flags this framework's launch hands on: the one the launch names."""
+        return variables.megatron_version
 
     def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
         # a command line's multi-word value (a data blend) is one flag's several arguments
@@ -135,7 +149,8 @@ class Framework:
                        f"Transformer Engine equivalent, which {self.NAME} trains FP8 with; use `blockwise` "
                        "(per-block scales) or `tensorwise`")
         out += self.model_problems(self.model, self.bridge_only)
-        out += self.profile.problems(self.settings)
+        own = None if self.OWN_SETTINGS is None else self.OWN_SETTINGS | self.carried_keys
+        out += self.profile.problems(self.settings, own)
         return list(dict.fromkeys(out))
 
     def render_values(self) -> dict[str, Any]:
@@ -172,6 +187,12 @@ class Primus(Framework):
     SUPPORTED_SCHEDULES = frozenset({"1f1b", "interleaved", "zero_bubble", "zbv"})
     PROGRAM_TEMPLATE = "primus/program.sh.j2"
     TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
+    # Primus's own settings: what its presets define beyond Megatron's arguments (frameworks/primus)
+    OWN_SETTINGS = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}
+
+    def megatron_version(self, variables: Variables) -> str:
+        # Primus runs the Megatron-LM it pins as a submodule, whatever release a Megatron launch would name
+        return PRIMUS_MEGATRON
 
     def preprocess(self, settings: Settings) -> Settings:
         out = super().preprocess(settings)
@@ -255,9 +276,9 @@ class Primus(Framework):
             # only when it finds CudaGraphScope.full_iteration there, so no graph would be captured.
             # core_v0.19 names it by --cuda-graph-impl full_iteration, a string it compares as such.
             out.append(
-                "`cuda_graph` = full: Primus passes `cuda_graph_scope` to Megatron as text, and Megatron's "
-                "training loop captures the full-iteration graph only for its enum value; use "
-                "`attn_moe_router`/`attn`, the megatron framework, or `--var megatron_version=core_v0.19`"
+                "`cuda_graph` = full: Primus passes `cuda_graph_scope` to Megatron as text, and the Megatron-LM "
+                "Primus pins captures the full-iteration graph only for its enum value; use "
+                "`attn_moe_router`/`attn`, or the megatron framework (`--var megatron_version=core_v0.19`)"
             )
         return out
 
@@ -272,8 +293,14 @@ class Primus(Framework):
 
     def overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        flags = megatron.flags(self.profile.name)
         for dest, setting in self.settings.items():
             key = self.profile.dest(dest)
+            flag = flags.get("--" + key.replace("_", "-"))
+            if flag is not None and flag.action == "store":
+                # Primus sets Megatron's parsed arguments by dest, dropping other names: `--norm-epsilon`
+                # is read as `layernorm_epsilon` by the Megatron-LM Primus pins
+                key = flag.dest
             value: Any = setting
             if dest == "window_size" and isinstance(setting, str):
                 # On the command line Megatron parses "(127,0)"; Primus hands YAML values to it as
@@ -320,6 +347,10 @@ class Bridge(Framework):
 
     NAME = "bridge"
     PROGRAM_TEMPLATE = "bridge/program.sh.j2"
+
+    def megatron_version(self, variables: Variables) -> str:
+        # Bridge runs the megatron-core it pins, whatever release a Megatron launch would name
+        return BRIDGE_MEGATRON
 
     def preprocess(self, settings: Settings) -> Settings:
         # Bridge pins its own megatron-core; the Megatron-LM flag profiles do not apply, only

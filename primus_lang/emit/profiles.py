@@ -12,11 +12,14 @@ Megatron-FSDP user guide.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
+import attrs
 from attrs import frozen
 
 from primus_lang.emit.arguments import Setting, Settings
+from primus_lang.frameworks import megatron
 
 # dest -> its flag, where the spelling is not the dest's (in every version)
 _SPELLING = {"fp8": "--fp8-format", "fp4": "--fp4-format"}
@@ -46,11 +49,45 @@ class Profile:
     extras: Callable[[Settings], Settings]  # version-required companions of some settings
     hybrid_script: str = "pretrain_mamba.py"  # the training script of a hybrid (Mamba) model
 
-    def problems(self, settings: Settings) -> list[str]:
+    def problems(self, settings: Settings, own: frozenset[str] | None = None) -> list[str]:
+        """``own``: for a framework that hands Megatron its settings by argparse dest (Primus sets them on
+        the parsed namespace), the settings it reads itself; None for a command line of flags."""
         out = []
         for rule in self.unsupported:
             if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings):
                 out.append(f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}")
+        if out:
+            # a written reason says more than "the parser lacks the flag" of it and its companions
+            return out
+        if own is not None:
+            dests = megatron.by_dest(self.name)
+            flags = megatron.flags(self.name)
+            absent = [k for k in settings if k not in own and self.dest(k) not in dests
+                      and "--" + self.dest(k).replace("_", "-") not in flags]
+            return [f"the Megatron-LM Primus runs ({self.name}) has no argument "
+                    + ", ".join(f"`{self.dest(k)}`" for k in absent)] if absent else []
+        return self.missing(settings)
+
+    def missing(self, settings: Settings) -> list[str]:
+        """Flags the version's own parser lacks or values it refuses (frameworks/megatron), each once:
+        a launch that writes one exits at start."""
+        known = megatron.flags(self.name)
+        out: list[str] = []
+        absent: list[str] = []
+        for flag, values in self.argv(settings):
+            have = known.get(flag)
+            if have is None:
+                others = megatron.versions_with(flag)
+                absent.append(f"`{flag}` ({megatron.describe(others)} {'has' if len(others) == 1 else 'have'} it)"
+                              if others else f"`{flag}` (no version primusc has read has it)")
+                continue
+            if have.choices is not None:
+                choices = [str(c) for c in have.choices]
+                bad = [v for v in values if v not in choices]
+                if bad:
+                    out.append(f"`{flag} {bad[0]}`: Megatron-LM {self.name} takes one of {', '.join(choices)}")
+        if absent:
+            out.insert(0, f"Megatron-LM {self.name} has no {', '.join(absent)}")
         return out
 
     def dest(self, dest: str) -> str:
@@ -203,6 +240,23 @@ CORE_V0_19 = Profile(
 )
 
 PROFILES = {p.name: p for p in (CORE_V0_16, CORE_V0_12, CORE_V0_19)}
+
+
+@functools.cache
+def profile_for(version: str) -> Profile:
+    """The profile a launch naming ``version`` is written with: a profile of its own where primusc has one,
+    else the written profile whose release shares most flags with it (frameworks/megatron), under the
+    version's name, so every flag is still checked against the version's own parser."""
+    if version in PROFILES:
+        return PROFILES[version]
+    flags = set(megatron.flags(version))
+
+    def overlap(profile: Profile) -> float:
+        theirs = set(megatron.flags(profile.name))
+        return len(flags & theirs) / max(1, len(flags | theirs))
+
+    nearest = max(PROFILES.values(), key=overlap)
+    return attrs.evolve(nearest, name=version)
 
 # What changed in megatron/training/arguments.py's flags between core_v0.16.1 (55ac708) and
 # core_v0.19.0 (5be9626, package version 0.19.1), read from the parsers both build

@@ -47,6 +47,8 @@ def variable_defaults(space: Space) -> dict[str, str]:
         ) if value})
         if run.lr:
             out["lr"] = repr(run.lr)
+    if space.settings.megatron_version:
+        out["megatron_version"] = space.settings.megatron_version
     return out
 
 

@@ -87,6 +87,9 @@ class Settings:
     # among candidates a projection cannot tell apart (within the profile's paired band), plan picks
     # the recipe that changes numerics least (``numerics``) or the projected fastest (``speed``)
     tie_break: str = "numerics"
+    # the Megatron-LM release the launch files name (`core_v0.19`); empty: emission's default. An imported
+    # command line that needs a newer release's flags says so here
+    megatron_version: str = ""
 
 
 @frozen

@@ -105,7 +105,8 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
         raise CompileError(problems)
     megatron_version = primus.megatron_version(release)
     merged, origin = primus.module_config(_substituted_all(module, given), _substituted_all(model, given), ours)
-    megatron_names = {setting_name(o) for o in megatron.flags(megatron_version)} | set(megatron.by_dest(megatron_version))
+    dests = megatron.by_dest(megatron_version)
+    flags = megatron.flags(megatron_version)
     entries: dict[str, Entry] = {}
     for key, value in merged.items():
         if value is None or not isinstance(key, str):
@@ -114,11 +115,22 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
             written, span, preset = f"overrides.{key}", _span_of(text, file, key), False
         else:
             written, span, preset = f"{model_name if origin[key] == 'model' else config_name}: {key}", None, True
-        if origin[key] == "overrides" and key not in megatron_names and key not in module and key not in model:
+        flag = flags.get("--" + key.replace("_", "-"))
+        if key not in dests and flag is not None:
+            # Primus hands Megatron its settings by argparse dest and drops any other name: a flag's
+            # name whose dest differs (`norm_epsilon`, read as `layernorm_epsilon`) reaches nothing
+            if not preset:
+                warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is the flag `{flag.option}`'s name, but "
+                                           f"Primus sets Megatron-LM {megatron_version}'s arguments by dest and this "
+                                           f"one's is `{flag.dest}`: nothing reads `{key}`", span=span,
+                                           help=f"write `{flag.dest}: {value}`"))
+            continue
+        if key not in dests and key not in module and key not in model and not preset:
             warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is not a Megatron-LM "
                                        f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
                                        "nothing reads it", span=span, help="check its spelling"))
-        entries[key] = Entry(key, value, span, written, preset=preset)
+        name = _setting_of(key, dests.get(key, ()))
+        entries[name] = Entry(name, value, span, written, preset=preset)
     nulls = [k for k, v in ours.items() if v is None]
     if nulls:
         notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
@@ -128,6 +140,15 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
     gpu = next((g for g in _GPUS if f"/{g}/" in file.replace("\\", "/")), "")
     return Recipe(file, "primus", entries, card=Entry("model", str(model_name), model_span, "model"),
                   gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings), version=release)
+
+
+def _setting_of(dest: str, flags: tuple[megatron.Flag, ...]) -> str:
+    """A dest as primusc's settings name it: the flag's name (``layernorm_epsilon`` is ``--norm-epsilon``'s,
+    ``norm_epsilon``) where its one flag stores a value under another name; the dest itself otherwise."""
+    names = [setting_name(f.option) for f in flags]
+    if dest in names or len(flags) != 1 or flags[0].action != "store":
+        return dest
+    return names[0]
 
 
 def _substituted_all(preset: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, Any]:

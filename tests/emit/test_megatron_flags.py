@@ -1,6 +1,6 @@
-"""Every flag a Megatron version profile emits is one of that release's flags, as recorded in
-``tests/emit/megatron_flags/`` (read from the parser megatron/training/arguments.py builds at the
-release tag), and the core_v0.19 profile spells what changed since core_v0.16."""
+"""Every flag a Megatron version profile emits is one of that release's flags, as the generated table
+``frameworks/megatron/arguments.json`` records them (read from the parser megatron/training/arguments.py
+builds at the release tag), and the core_v0.19 profile spells what changed since core_v0.16."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from primus_lang.emit import emit, unsupported
 from primus_lang.emit.context import resolve_variables
 from primus_lang.emit.frameworks import Megatron
 from primus_lang.emit.profiles import CORE_V0_19, MEGATRON_CHANGES_0_16_TO_0_19
+from primus_lang.frameworks import megatron, primus
 from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space
 from primus_lang.resources import data_dir
 from tests.emit.harness import all_cases, context
 
-FLAGS = Path(__file__).parent / "megatron_flags"
-# profile -> the release whose flags it is checked against
-RELEASES = {"core_v0.16": "core_v0.16.1", "core_v0.19": "core_v0.19.0"}
+# the profiles primusc writes, each checked against its own release's flags
+RELEASES = ("core_v0.16", "core_v0.19")
 # variables that bring the run's flags: data, tokenizer, checkpoints
 RUN_VARIABLES = {"data_path": "0.7 /data/a 0.3 /data/b", "tokenizer_model": "meta-llama/Llama-3.1-8B",
                  "checkpoint_dir": "/ckpt/run", "save_interval": "50"}
@@ -31,9 +31,8 @@ SAMPLES = 25  # random legal points per example, besides each case's own point
 
 
 def recorded(release: str) -> dict[str, str]:
-    """flag -> its argparse dest, as recorded for the release."""
-    lines = (FLAGS / f"{release}.txt").read_text(encoding="utf-8").splitlines()
-    return dict(line.split(" ", 1) for line in lines if line and not line.startswith("#"))
+    """flag -> its argparse dest at the release (frameworks/megatron)."""
+    return {option: flag.dest for option, flag in megatron.flags(release).items()}
 
 
 def spaces() -> list[tuple[str, Space, list[Candidate]]]:
@@ -69,14 +68,14 @@ def emitted_flags(profile: str) -> set[str]:
 
 @pytest.mark.parametrize("profile", sorted(RELEASES))
 def test_every_emitted_flag_is_in_the_release(profile: str) -> None:
-    known = recorded(RELEASES[profile])
+    known = recorded(profile)
     flags = emitted_flags(profile)
     assert len(flags) > 70  # the cases reach most of what primusc writes
     assert flags - set(known) == set()
 
 
 def test_the_recorded_changes_match_the_recorded_flags() -> None:
-    old, new = recorded("core_v0.16.1"), recorded("core_v0.19.0")
+    old, new = recorded("core_v0.16"), recorded("core_v0.19")
     assert set(old) - set(new) <= set(MEGATRON_CHANGES_0_16_TO_0_19)
     for flag, replacement in MEGATRON_CHANGES_0_16_TO_0_19.items():
         # a deprecated alias stays among the new flags; a removed one was among the old
@@ -135,11 +134,22 @@ def test_the_full_iteration_graph_is_its_own_implementation() -> None:
     assert old[old.index("--cuda-graph-scope") + 1] == "full_iteration"
 
 
-def test_primus_writes_the_full_iteration_graph_on_core_v0_19() -> None:
+def test_primus_writes_for_the_megatron_it_pins_whatever_release_a_megatron_launch_names() -> None:
+    """Primus runs its own Megatron-LM submodule (frameworks/primus: v26.5 pins a commit before
+    core_v0.16): a `megatron_version` asked of a Megatron launch changes none of its keys, and the
+    full-iteration graph it cannot name is refused rather than written in core_v0.19's spelling."""
     space, cand = all_cases()["llama70b_mi325x"]
-    cand = cand.replace(cuda_graph="full")
-    assert any("`cuda_graph` = full" in why for why in unsupported(space, cand, "primus+local", context()))
-    files = emit(space, cand, "primus+local", context(megatron_version="core_v0.19"))
-    overrides = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
-    assert overrides["cuda_graph_impl"] == "full_iteration" and overrides["cuda_graph_modules"] == []
-    assert overrides["check_for_nan_in_loss_and_grad"] is False and "cuda_graph_scope" not in overrides
+    graphed = cand.replace(cuda_graph="full")
+    for version in ("core_v0.16", "core_v0.19"):
+        assert any("`cuda_graph` = full" in why for why in unsupported(space, graphed, "primus+local",
+                                                                        context(megatron_version=version)))
+    plain = emit(space, cand, "primus+local", context())["experiment.yaml"]
+    assert emit(space, cand, "primus+local", context(megatron_version="core_v0.19"))["experiment.yaml"] == plain
+    overrides = yaml.safe_load(plain)["modules"]["pre_trainer"]["overrides"]
+    # Primus sets its overrides on Megatron's parsed arguments: each is a dest of the parser it pins
+    dests = megatron.by_dest("primus_v26.5")
+    assert [k for k in overrides if k not in dests and k not in PRIMUS_OWN] == []
+
+
+# keys Primus's own presets define (frameworks/primus), which Megatron's parser does not have
+PRIMUS_OWN = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}

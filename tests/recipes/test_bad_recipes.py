@@ -84,13 +84,16 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
     assert codes_of(err) == ["P3123"]
 
 
-def test_cluster_and_gpu_are_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_gpu_is_asked_for_and_the_node_count_is_the_fewest_that_holds_the_recipe(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = tmp_path / "args.txt"
     recipe.write_text(LLAMA8B, encoding="utf-8")
     assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "8"]) == 1
     assert "P3126" in capsys.readouterr().err
-    assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 1
-    assert "P3126" in capsys.readouterr().err
+    assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 0
+    captured = capsys.readouterr()
+    assert "nodes = 1; gpus_per_node = 8" in captured.out
+    assert "8 GPUs a node" in captured.err and "does not say how many nodes: 1" in captured.err
 
 
 def test_a_new_model_card_when_no_stdlib_card_matches(tmp_path: Path) -> None:

@@ -91,7 +91,8 @@ def test_primus_experiment_overrides_reach_the_card_and_come_back(tmp_path: Path
     overrides of a card both sides have: llama3.1_8B with Qwen's QKV bias and epsilon."""
     source = yaml.safe_load((FIXTURES / "MI300X" / "llama3.1_8B-BF16-pretrain.yaml").read_text())
     overrides = source["modules"]["pre_trainer"]["overrides"]
-    overrides.update({"add_qkv_bias": True, "norm_epsilon": 1.0e-6})
+    # Primus sets Megatron's arguments by dest: the epsilon of --norm-epsilon is `layernorm_epsilon`
+    overrides.update({"add_qkv_bias": True, "layernorm_epsilon": 1.0e-6})
     gpu_dir = tmp_path / "MI300X"
     gpu_dir.mkdir()
     experiment = gpu_dir / "exp.yaml"
@@ -104,4 +105,4 @@ def test_primus_experiment_overrides_reach_the_card_and_come_back(tmp_path: Path
     cand = baseline_point(space)
     assert cand is not None
     back = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
-    assert back["add_qkv_bias"] is True and back["norm_epsilon"] == 1.0e-6
+    assert back["add_qkv_bias"] is True and back["layernorm_epsilon"] == 1.0e-6 and "norm_epsilon" not in back

@@ -14,6 +14,7 @@ import yaml
 from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
 from primus_lang.emit import emit
+from primus_lang.frameworks import megatron, primus
 from primus_lang.lower import load_space
 from primus_lang.recipes import interpret, read_recipe
 from primus_lang.recipes.megatron import read_command_text
@@ -107,8 +108,10 @@ def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str
         if entry.span is None:
             continue  # a default the importer states (Primus's pre_trainer.yaml), not the recipe
         key = dest
-        if recipe.kind == "primus" and dest == "data_path":
-            key = "train_data_path"
+        if recipe.kind == "primus":
+            # an experiment writes Megatron's argparse dests (`fp8` for --fp8-format), as Primus hands them on
+            flag = megatron.flags(primus.megatron_version(recipe.version)).get("--" + dest.replace("_", "-"))
+            key = "train_data_path" if dest == "data_path" else flag.dest if flag is not None else dest
         if key not in emitted and EMITTED_ONLY_WHEN_NOT_DEFAULT.get(key) == entry.value:
             continue
         assert key in emitted, f"{entry.written} is not in the launch files"
