@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import posixpath
 import subprocess
 import sys
 import tempfile

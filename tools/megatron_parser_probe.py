@@ -128,23 +128,23 @@ def _type_name(kind: Any) -> str | None:
 
 def main() -> None:
     # torch decides once, on first use, whether triton is there: decided before the stub exists
-    import torch._dynamo  # noqa: F401, PLC0415
-    import torch._inductor.codecache  # noqa: F401, PLC0415
+    import torch._dynamo
+    import torch._inductor.codecache  # noqa: F401
 
     sys.meta_path.insert(0, _Finder())
     # releases from core_v0.18 use Python 3.12's typing.override, a decorator that changes nothing
-    import typing  # noqa: PLC0415
+    import typing
 
     if not hasattr(typing, "override"):
         typing.override = lambda fn: fn  # type: ignore[attr-defined]
-    from megatron.training import arguments  # noqa: PLC0415  (the release's own module)
+    from megatron.training import arguments
 
     parser = argparse.ArgumentParser(allow_abbrev=False, conflict_handler="resolve")
     arguments.add_megatron_arguments(parser)
     core = {id(a) for a in parser._actions}
     try:
         # pretrain_gpt.py passes these as its extra_args_provider when nvidia-modelopt is installed
-        from megatron.post_training.arguments import add_modelopt_args  # noqa: PLC0415
+        from megatron.post_training.arguments import add_modelopt_args
     except ImportError:
         pass
     else:

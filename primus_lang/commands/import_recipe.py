@@ -184,6 +184,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                                       "field (a keyword of the language)"))
     target = {"primus": "primus+slurm", "bridge": "bridge+slurm"}.get(recipe.kind, "megatron+slurm")
     name = args.name or _name(args.recipe)
+    notes += [n for n in imp.notes if n not in notes]
     if recipe.kind == "bridge":
         # what primusc did not record of a Bridge recipe is the recipe's own choice, not Megatron's default
         notes += [f"`{k}` is left to the recipe (`{k} = flash`: Transformer Engine picks a memory-efficient kernel)"

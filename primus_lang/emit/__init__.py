@@ -9,6 +9,7 @@ from primus_lang.emit.bridge import (
     PATHS,
     RECIPE_KEY,
     dest_of,
+    negated_dest_of,
     passthrough_key,
     precision_settings,
     recorded_fields,
@@ -42,6 +43,6 @@ __all__ = [
     "PATHS", "PERF_OPTIONS",
     "PERF_PRECISIONS", "PERF_SELECTORS", "PERF_SITE_SWITCHES", "PERF_SITE_VALUES", "RECIPES", "RECIPE_KEY",
     "SWITCHES", "TARGETS", "VARIABLES", "BridgeRecipe", "EmitContext", "Variables", "check_target", "dest_of",
-    "emit", "emitted_names", "parse_target", "passthrough_key", "precision_settings", "recorded_fields",
+    "emit", "emitted_names", "negated_dest_of", "parse_target", "passthrough_key", "precision_settings", "recorded_fields",
     "render_template", "resolve_variables", "target_warnings", "unsupported",
 ]

@@ -336,11 +336,16 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s["attention_backend"] = "auto" if cand.attention == "flash" else "unfused"
     s["tp_comm_overlap"] = cand.tp_comm_overlap
     s.update(cuda_graph_settings(model, cand))
-    if cand.main_grad_dtype != "fp32" or cand.optimizer_dtype != "fp32":
+    if cand.optimizer_dtype != "fp32":
         s["use_precision_aware_optimizer"] = True
         s["main_grads_dtype"] = cand.main_grad_dtype
         s["exp_avg_dtype"] = cand.optimizer_dtype
         s["exp_avg_sq_dtype"] = cand.optimizer_dtype
+    elif cand.main_grad_dtype != "fp32":
+        # BF16 gradients with FP32 Adam moments: the plain DDP switch published recipes use (validate_args
+        # then keeps the gradient buffer in BF16, as --main-grads-dtype bf16 would under the precision-aware
+        # optimizer, which the moments do not need)
+        s["grad_reduce_in_bf16"] = True
     return s
 
 

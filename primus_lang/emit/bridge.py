@@ -158,6 +158,9 @@ PATHS: dict[str, tuple[str, ...]] = {
     "transformer_impl": ("model.transformer_impl",),
 }
 
+# Megatron switches a Bridge field holds negated: --grad-reduce-in-bf16 is ddp.grad_reduce_in_fp32=False
+NEGATED_PATHS: dict[str, str] = {"grad_reduce_in_bf16": "ddp.grad_reduce_in_fp32"}
+
 # The overlap settings a recipe's CommOverlapConfig writes over (training/comm_overlap.py, setup at
 # BRIDGE_COMMIT): after the overrides, ConfigContainer validation runs ``comm_overlap.setup``, whose
 # ``_apply_cfgs`` copies ``tp_comm_overlap`` and ``overlap_moe_expert_parallel_comm`` onto the model
@@ -266,8 +269,13 @@ def recorded_fields() -> dict[str, str]:
 
 
 def dest_of(path: str) -> str | None:
-    """The Megatron setting a Bridge field holds (the first field of a pair names it), else None."""
+    """The Megatron setting a Bridge field holds (the first field of a pair names it), else None; a negated
+    one (``NEGATED_PATHS``) is not: ``negated_dest_of`` names it."""
     return _DESTS.get(path)
+
+
+def negated_dest_of(path: str) -> str | None:
+    return next((dest for dest, p in NEGATED_PATHS.items() if p == path), None)
 
 
 _DESTS: dict[str, str] = {}
@@ -370,6 +378,9 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             continue
         if dest in UNEXPRESSIBLE:
             problems.append(f"`{dest}`: {UNEXPRESSIBLE[dest]}")
+            continue
+        if dest in NEGATED_PATHS and isinstance(value, bool):
+            out.append((NEGATED_PATHS[dest], hydra_value(not value)))
             continue
         paths = PATHS.get(dest)
         if paths is None:

@@ -43,6 +43,10 @@ from primus_lang.ir.site import Site
 # a space's passthrough: settings carried to the launch files as written
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 
+# Megatron's schedule in samples and its iteration-based counterparts, which validate_args refuses
+# beside any of the first (megatron/training/arguments.py, core_v0.16.1)
+SAMPLE_SCHEDULE = frozenset({"train_samples", "lr_decay_samples", "lr_warmup_samples"})
+ITERATION_SCHEDULE = frozenset({"train_iters", "lr_decay_iters", "lr_warmup_iters"})
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
 # the Megatron-LM commit the Primus release primusc writes experiments for pins (frameworks/primus)
@@ -86,10 +90,17 @@ class Framework:
         if DATA_PATHS & carried:
             self.settings.pop("mock_data", None)  # the recipe's corpus, not mock data
         if carried & {"tokenizer_type", "tokenizer_model", "vocab_file"}:
-            # the recipe's tokenizer, not the null tokenizer of the card's vocabulary
+            # the recipe's tokenizer, not the null tokenizer of the card's vocabulary; Megatron's
+            # NullTokenizer has no vocabulary of its own and asserts one is given
+            null = self.settings.get("tokenizer_type") == "NullTokenizer"
             for dest in ("tokenizer_type", "vocab_size"):
-                if dest not in carried:
+                if dest not in carried and not (dest == "vocab_size" and null):
                     self.settings.pop(dest, None)
+        if carried & SAMPLE_SCHEDULE:
+            # a recipe that counts training in samples: Megatron asserts no iteration-based setting
+            # beside it ("expected sample-based training"), so the throughput run's are left out
+            for dest in ITERATION_SCHEDULE - carried:
+                self.settings.pop(dest, None)
 
     def megatron_version(self, variables: Variables) -> str:
         """The Megatron-LM whose flags this framework's launch hands on: the one the launch names."""

@@ -37,6 +37,7 @@ from primus_lang.emit import (
     SWITCHES,
     BridgeRecipe,
     dest_of,
+    negated_dest_of,
     passthrough_key,
     precision_settings,
     recorded_fields,
@@ -343,7 +344,11 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
             for dest, v in settings.items():
                 entries[dest] = Entry(dest, v, span, f"mixed_precision={value}")
             return
-        dest = dest_of(path) or passthrough_key(path)
+        negated = negated_dest_of(path)
+        if negated is not None and isinstance(value, bool):
+            dest, value = negated, not value
+        else:
+            dest = dest_of(path) or passthrough_key(path)
         if where is not None and not isinstance(value, bool) and isinstance(value, (int, float)) \
                 and abs(value) > _LARGEST and (isinstance(value, int) or value == float("inf")):
             # a knob's value is bounded by its own ceiling later (interpret); a value carried to the space

@@ -24,7 +24,7 @@ MODELLED: frozenset[str] = frozenset({
         "global_batch_size", "fp8_format", "fp8", "fp8_recipe", "fp4_format", "fp4", "fp4_recipe",
         "recompute_granularity", "recompute_method", "recompute_num_layers", "moe_token_dispatcher_type",
         "cuda_graph_impl", "attention_backend", "main_grads_dtype",
-        "exp_avg_dtype", "exp_avg_sq_dtype", "pp_algorithm",
+        "exp_avg_dtype", "exp_avg_sq_dtype", "pp_algorithm", "recompute_layer_ids",
     ),
     # the card features emission writes from one table (emit/arguments.py), read back from it
     *(a.dest for a in (*CARD_ARGUMENTS.values(), *MLA_ARGUMENTS.values())),
@@ -36,7 +36,7 @@ MODELLED: frozenset[str] = frozenset({
         "account_for_loss_in_pipeline_split", "sequence_parallel", "use_distributed_optimizer",
         "use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2", "overlap_grad_reduce",
         "overlap_param_gather", "overlap_moe_expert_parallel_comm", "tp_comm_overlap", "bf16", "fp16",
-        "use_precision_aware_optimizer", "patch_primus_pipeline",
+        "use_precision_aware_optimizer", "patch_primus_pipeline", "grad_reduce_in_bf16",
     ),
 })
 

@@ -39,6 +39,7 @@ class Imported:
     knob_spans: dict[str, Span]
     passthrough: Passthrough
     assumed: tuple[str, ...]  # knobs the recipe leaves to Megatron's default, said in the output
+    notes: tuple[str, ...] = ()  # how settings were read (a recipe's spelling primusc maps to a knob)
 
 
 class _Reader:
@@ -47,6 +48,7 @@ class _Reader:
         self.kind = recipe.kind
         self.problems: list[Diagnostic] = []
         self.refused: set[str] = set()  # settings already reported: not reported missing again
+        self.notes: list[str] = []  # how a setting was read, said in the import's summary
 
     def has(self, dest: str) -> bool:
         e = self.s.get(dest)
@@ -439,7 +441,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     # Megatron's --fp8-recipe defaults to delayed scaling
     v["fp8_recipe"] = r.choice("fp8_recipe", ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"
-    v["recompute"] = _recompute(r)
+    v["recompute"] = _recompute(r, v["pp"])
     fsdp = [d for d in ("use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2") if r.flag(d)]
     if fsdp:
         v["sharding"] = "fsdp"
@@ -463,12 +465,21 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
     if model.get("moe") is not None:
         v["moe_dispatcher"] = r.choice("moe_token_dispatcher_type", ("allgather", "alltoall", "flex"), "allgather")
+        if _turbo_deepep(r) and v["tp"] == 1:
+            # Primus swaps in Primus Turbo's DeepEP and sets the flex dispatcher itself, at TP 1 only
+            # (primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py, v26.5.1)
+            v["moe_dispatcher"] = "flex"
+            r.notes.append("`use_turbo_deepep` with Primus Turbo at TP 1: Primus runs the flex dispatcher "
+                           "(Primus Turbo's DeepEP), whatever `moe_token_dispatcher_type` says")
     v["tp_comm_overlap"] = r.flag("tp_comm_overlap")
     v["overlap_grad_reduce"] = r.flag("overlap_grad_reduce")
     v["overlap_param_gather"] = r.flag("overlap_param_gather")
     v["ep_comm_overlap"] = r.flag("overlap_moe_expert_parallel_comm")
     v["cuda_graph"] = _cuda_graph(r)
-    v["main_grad_dtype"] = r.choice("main_grads_dtype", ("fp32", "bf16"), "fp32")
+    # --grad-reduce-in-bf16 keeps the gradient buffer in BF16 as the precision-aware optimizer's
+    # --main-grads-dtype bf16 does (validate_args turns off FP32 accumulation either way)
+    v["main_grad_dtype"] = "bf16" if r.flag("grad_reduce_in_bf16") else \
+        r.choice("main_grads_dtype", ("fp32", "bf16"), "fp32")
     v["optimizer_dtype"] = r.choice("exp_avg_dtype", ("fp32", "bf16"), "fp32")
     if r.has("exp_avg_sq_dtype") and r.s["exp_avg_sq_dtype"].value != v["optimizer_dtype"]:
         r.clash("exp_avg_dtype", "exp_avg_sq_dtype", "primusc keeps both Adam moments in one dtype")
@@ -477,11 +488,32 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     return Candidate(**v), assumed
 
 
-def _recompute(r: _Reader) -> Recompute:
+def _turbo_deepep(r: _Reader) -> bool:
+    """Primus Turbo's DeepEP: asked for, or turned on by sync-free MoE stage 2 or 3 (Primus's
+    rocm_arg_validation.py), with Primus Turbo enabled."""
+    stage = r.int("turbo_sync_free_moe_stage", 0, floor=0) if r.has("turbo_sync_free_moe_stage") else 0
+    return r.flag("enable_primus_turbo") and (r.flag("use_turbo_deepep") or stage >= 2)
+
+
+def _recompute(r: _Reader, pp: int) -> Recompute:
     granularity = r.choice("recompute_granularity", ("full", "selective"), "")
     if granularity == "full":
-        return Recompute("full", r.int("recompute_num_layers", 1),
-                         r.choice("recompute_method", ("uniform", "block"), "uniform"))
+        method = r.choice("recompute_method", ("uniform", "block"), "uniform")
+        ids = r.entry("recompute_layer_ids")
+        if ids is not None and str(ids.value).strip():
+            # Primus recomputes the listed layers (by their number in the model); the space says a
+            # count per stage, the listed layers spread over the stages
+            listed = [x for x in re.split(r"[,\s]+", str(ids.value).strip("[]() ")) if x]
+            per_stage = -(-len(listed) // max(1, pp))
+            r.notes.append(f"`recompute_layer_ids` lists {len(listed)} layers: read as full recomputation of "
+                           f"{per_stage} per stage (block), the listed layers spread over {pp} stage(s)")
+            return Recompute("full", per_stage, "block")
+        layers = r.int("recompute_num_layers", 1, floor=0)
+        if layers == 0:
+            # Megatron recomputes no layer then; Primus's sweeps write it to turn recomputation off
+            r.notes.append("full recomputation of 0 layers recomputes nothing: read as `recompute = none`")
+            return Recompute()
+        return Recompute("full", layers, method)
     if granularity == "selective":
         e = r.s.get("recompute_modules")
         modules: tuple[str, ...] = ()
@@ -540,4 +572,4 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
         e = recipe.entries.get(dest)
         if e is not None and e.span is not None:
             spans[knob] = e.span
-    return Imported(recipe, model, stated, cand, spans, _passthrough(recipe), tuple(assumed))
+    return Imported(recipe, model, stated, cand, spans, _passthrough(recipe), tuple(assumed), tuple(r.notes))

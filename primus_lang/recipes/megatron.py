@@ -226,7 +226,7 @@ def _unknown_flag(word: Word, option: str, version: str, named: bool) -> Diagnos
 def _is_flag(text: str) -> bool:
     # a negative number (`--moe-aux-loss-coeff -1` never occurs, but `-1` is a value) is not a flag
     return text.startswith("--") or (text.startswith("-") and len(text) > 1 and not text[1:2].isdigit()
-                                     and not text[1:2] == ".")
+                                     and text[1:2] != ".")
 
 
 def _script_end(words: list[Word]) -> int:

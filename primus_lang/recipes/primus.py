@@ -14,12 +14,12 @@ from typing import Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
+    PRIMUS_UNREAD_OVERRIDE,
     RECIPE_ENV_DEFAULT,
     RECIPE_NOT_PRIMUS,
     RECIPE_SHELL_SYNTAX,
     RECIPE_UNKNOWN_CARD,
     RECIPE_UNKNOWN_FLAG,
-    PRIMUS_UNREAD_OVERRIDE,
 )
 from primus_lang.frameworks import megatron, primus
 from primus_lang.ir.span import Span
@@ -28,10 +28,6 @@ from primus_lang.recipes.settings import Entry, Recipe
 
 _ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200", "B300", "GB300")
-
-
-def looks_like_yaml(data: Any) -> bool:
-    return isinstance(data, dict)
 
 
 def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | None = None,

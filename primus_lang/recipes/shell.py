@@ -21,6 +21,7 @@ The launch command is the last simple command that runs a ``.py`` training scrip
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -221,7 +222,7 @@ class _Lexer:
         self.pending.append(tok)
 
     def _read_heredocs(self, out: list[_Tok]) -> None:
-        for delimiter, strip, expands, index, line, col in self.pending:
+        for delimiter, strip, expands, index, _line, _col in self.pending:
             body_line = self.line
             lines: list[str] = []
             while self.i < len(self.text):
@@ -252,9 +253,12 @@ class _Var:
     """A variable: a scalar (one value) or an array (its elements), each value's pieces kept with the
     place it was written and what in it is unknown."""
 
-    values: list[list[Piece]]
+    values: list[list[Piece] | None]  # an array's unset elements are None (bash arrays are sparse)
     array: bool = False
     exported: bool = False
+
+    def set_values(self) -> list[list[Piece]]:
+        return [v for v in self.values if v is not None]
 
 
 class _Exit(Exception):
@@ -288,14 +292,15 @@ class Shell:
         self.used_defaults: dict[str, str] = {}
         self.empty_in_tests: dict[str, None] = {}
         self.flag_lines: list[Word] = []
+        self.frames: list[dict[str, _Var | None]] = []  # `local` variables' outer values, per function call
 
     # -- values
 
     def span(self, tok: _Tok) -> Span:
         return Span(self.file, tok.line, tok.col, tok.end_line, tok.end_col)
 
-    def lookup(self, name: str, at: Span | None) -> list[list[Piece]] | None:
-        """A variable's values, or None when the script has not set it."""
+    def lookup(self, name: str, at: Span | None) -> list[list[Piece] | None] | None:
+        """A variable's values (None for an array's unset element), or None when the script has not set it."""
         if name.isdigit():
             i = int(name)
             if i == 0:
@@ -334,8 +339,13 @@ class Shell:
         pieces, _ = self._pieces(raw, span)
         return pieces
 
-    def _pieces(self, raw: str, span: Span) -> tuple[list[Piece], bool]:
+    def _pieces(self, raw: str, span: Span, literal_quoted: bool = True,
+                escape_quoted: bool = False) -> tuple[list[Piece], bool]:
+        """``literal_quoted``: whether unquoted literal text is kept from splitting (a word's own text is;
+        a ``${X:-a b}`` default outside quotes is not). ``escape_quoted``: quoted text has its glob
+        characters escaped (a pattern's quoted part matches literally)."""
         out: list[Piece] = []
+        lit = _escape_glob if escape_quoted else (lambda t: t)
         quoted = False
         i, n = 0, len(raw)
         if raw.startswith("~") and (n == 1 or raw[1] == "/"):
@@ -344,11 +354,11 @@ class Shell:
         while i < n:
             ch = raw[i]
             if ch == "\\":
-                out.append(Piece(raw[i + 1:i + 2], True, span))
+                out.append(Piece(lit(raw[i + 1:i + 2]), True, span))
                 i += 2
             elif ch == "'":
                 end = raw.index("'", i + 1)
-                out.append(Piece(raw[i + 1:end], True, span))
+                out.append(Piece(lit(raw[i + 1:end]), True, span))
                 quoted = True
                 i = end + 1
             elif ch == '"':
@@ -357,16 +367,16 @@ class Shell:
                 while raw[j] != '"':
                     if raw[j] == "\\" and raw[j + 1] in '"\\$`\n':
                         if raw[j + 1] != "\n":
-                            out.append(Piece(raw[j + 1], True, span))
+                            out.append(Piece(lit(raw[j + 1]), True, span))
                         j += 2
                     elif raw[j] in "$`":
                         got, j = self._dollar(raw, j, span, True)
-                        out.extend(got)
+                        out.extend(Piece(lit(p.text), p.quoted, p.span, p.unknown) for p in got)
                     else:
                         k = j
                         while raw[k] not in '"\\$`':
                             k += 1
-                        out.append(Piece(raw[j:k], True, span))
+                        out.append(Piece(lit(raw[j:k]), True, span))
                         j = k
                 i = j + 1
             elif ch in "$`":
@@ -376,7 +386,7 @@ class Shell:
                 k = i
                 while k < n and raw[k] not in "\\'\"$`":
                     k += 1
-                out.append(Piece(raw[i:k], True, span))  # literal text is never split
+                out.append(Piece(raw[i:k], literal_quoted, span))  # a word's literal text is never split
                 i = k
         return out, quoted
 
@@ -412,31 +422,43 @@ class Shell:
         if values is None:
             return self.unknown_var(name, span)
         if element in ("@", "*") or (name in ("@", "*")):
+            present = [v for v in values if v is not None]
             apart = quoted and "@" in (element, name)
             joined: list[Piece] = []
-            for k, v in enumerate(values):
+            for k, v in enumerate(present):
                 if k:
                     # "${A[@]}" keeps its elements apart even when quoted (a field break the splitter
                     # honours); "${A[*]}" joins them with a blank; unquoted, the blank splits them
                     joined.append(Piece(_FIELD_BREAK if apart else " ", quoted and not apart, span))
+                if apart:
+                    joined.append(Piece("", True, span))  # an empty element is still a word
                 joined.extend(_requote(v, quoted))
-            if apart and not values:
+            if apart and not present:
                 joined.append(Piece(_FIELD_BREAK, False, span))
             return joined
         if element is not None:
-            index = self.arith(element, span)
-            if isinstance(index, Why) or not 0 <= index < len(values):
-                return []
-            return _requote(values[index], quoted)
-        return _requote(values[0] if values else [], quoted)
+            picked = self._element(values, element, span)
+            return _requote(picked, quoted) if picked is not None else []
+        return _requote(values[0] or [] if values else [], quoted)
+
+    def _element(self, values: list[list[Piece] | None], element: str, span: Span) -> list[Piece] | None:
+        index = self.arith(element, span)
+        if isinstance(index, Why):
+            return None
+        if index < 0:
+            index += len(values)  # bash counts a negative index back from the highest one set + 1
+        return values[index] if 0 <= index < len(values) else None
 
     def _braced(self, body: str, span: Span, quoted: bool) -> list[Piece]:
         if body.startswith("#") and len(body) > 1:
             name = body[1:]
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", name)
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[([^\]]*)\]", name)
             if m is not None:
-                values = self.lookup(m.group(1), span)
-                return [Piece(str(len(values or [])), True, span)]
+                values = self.lookup(m.group(1), span) or []
+                if m.group(2) in ("@", "*"):
+                    return [Piece(str(sum(v is not None for v in values)), True, span)]
+                one = self._element(values, m.group(2), span)
+                return [Piece(str(len(_join(one).text)) if one is not None else "0", True, span)]
             value = self.value_of(name, span)
             if value.unknown:
                 return [Piece("", True, span, value.unknown)]
@@ -451,29 +473,29 @@ class Shell:
         op = re.match(r":?[-=+?]", rest)
         if op is not None:
             word = rest[op.end():]
-            values = self.lookup(name, span)
-            current = self._var_pieces(name, span, quoted, element) if values is not None else None
-            empty = values is None or (":" in op.group(0) and current is not None
+            found = self.lookup(name, span)
+            current = self._var_pieces(name, span, quoted, element) if found is not None else None
+            empty = found is None or (":" in op.group(0) and current is not None
                                        and "".join(p.text for p in current) == "" and not _unknown(current))
             kind = op.group(0)[-1]
             if kind == "+":
-                return [] if empty else self._pieces(word, span)[0]
+                return [] if empty else self._pieces(word, span, literal_quoted=quoted)[0]
             if not empty:
                 assert current is not None
                 return current
             if kind == "?":
                 raise ShellError(f"`${{{body}}}` stops the script when `{name}` is unset", span)
-            default, _ = self._pieces(word, span)
+            default, _ = self._pieces(word, span, literal_quoted=quoted)
             if kind == "=":
                 self.vars[name] = _Var([default])
             if not name.isdigit() and name not in self.given:
                 self.used_defaults.setdefault(name, "".join(p.text for p in default))
-            return _requote(default, quoted)
+            return [Piece(p.text, p.quoted or quoted, p.span, p.unknown) for p in default]
         # pattern removal and substitution: on a known value, with shell patterns read as glob
         value = self.value_of(name, span)
         if value.unknown:
             return [Piece(value.text, True, span, value.unknown)]
-        text = _pattern_op(value.text, rest, lambda w: self.value_of_raw(w, span))
+        text = _pattern_op(value.text, rest, lambda w: self.pattern(w, span).text)
         if text is None:
             raise ShellError(f"`${{{body}}}` is a parameter expansion primusc cannot read", span)
         return [Piece(text, quoted, span)]
@@ -483,6 +505,10 @@ class Shell:
 
     def value_of_raw(self, raw: str, span: Span) -> str:
         return _join(self._pieces(raw, span)[0]).text
+
+    def pattern(self, raw: str, span: Span) -> Word:
+        """A word used as a pattern (``case``, ``[[ == ]]``, ``${X#...}``): its quoted parts match literally."""
+        return self.tested(self._pieces(raw, span, escape_quoted=True)[0])
 
     def _arith_piece(self, expr: str, span: Span) -> Piece:
         value = self.arith(expr, span)
@@ -537,12 +563,23 @@ class Shell:
             toks = [_Tok(t.kind, t.text, span.line, span.column, span.end_line, span.end_column, t.body,
                          t.body_expands, t.body_line) for t in toks]
             self.notes.append(f"read the script {origin} runs")
-            try:
+            with contextlib.suppress(_Exit):
                 self.run(toks)
-            except _Exit:
-                pass
         finally:
             self.depth -= 1
+
+    def script_text(self, pieces: list[Piece]) -> str:
+        """An expanded value as the text of a script to run: what is unknown in it becomes a reference to
+        a variable holding that unknown value, so the nested script neither loses nor re-expands it."""
+        out: list[str] = []
+        for p in pieces:
+            if p.unknown:
+                name = f"__primusc_unknown_{len(self.vars)}"
+                self.vars[name] = _Var([[Piece(p.text, True, p.span, p.unknown)]])
+                out.append("${" + name + "}")
+            else:
+                out.append(" " if p.text == _FIELD_BREAK else p.text)
+        return "".join(out)
 
     def launch(self, words: list[Word], env: dict[str, str]) -> None:
         self.launches.append((words, env))
@@ -559,8 +596,8 @@ class Shell:
         return word
 
     def exported(self) -> dict[str, str]:
-        return {name: _join(var.values[0]).text for name, var in self.vars.items()
-                if var.exported and not var.array and var.values and not _join(var.values[0]).unknown
+        return {name: _join(var.values[0] or []).text for name, var in self.vars.items()
+                if var.exported and not var.array and var.values and not _join(var.values[0] or []).unknown
                 and name not in self.given}
 
 
@@ -781,7 +818,6 @@ class _Parser:
         until = start.text == "until"
         self.i += 1
         begin = self.i
-        turns = 0
         while True:
             self.i = begin
             condition = self.run_list(stop=("do",), execute=execute)
@@ -803,7 +839,6 @@ class _Parser:
             self.expect_word("done")
             if not runs:
                 return _Result(0)
-            turns += 1
             self.sh.step(self.sh.span(start))
 
     def for_(self, execute: bool) -> _Result:
@@ -864,7 +899,7 @@ class _Parser:
             while not (self.peek().kind == "op" and self.peek().text == ")"):
                 p = self.peek()
                 if p.kind == "word":
-                    patterns.append(self.sh.value_of_raw(p.text, self.sh.span(p)) if execute else p.text)
+                    patterns.append(self.sh.pattern(p.text, self.sh.span(p)).text if execute else p.text)
                 elif p.text != "|":
                     raise ShellError("a `case` pattern primusc cannot read", self.sh.span(p))
                 self.i += 1
@@ -899,7 +934,7 @@ class _Parser:
         begin = self.i
         self.command(False)  # its body, run when it is called
         if execute:
-            self.sh.functions[name] = self.toks[begin:self.i] + [_Tok("newline", "\n", 0, 0, 0, 0)]
+            self.sh.functions[name] = [*self.toks[begin:self.i], _Tok("newline", "\n", 0, 0, 0, 0)]
         return _Result(0)
 
     def test_(self, execute: bool) -> _Result:
@@ -959,9 +994,10 @@ class _Parser:
             span = Span(self.sh.file, doc.body_line, 1, doc.body_line, 2)
             body = doc.body
             if doc.body_expands:
-                body = _join(self.sh.expand_text(_heredoc_word(body), span)).text
-            for m in re.finditer(r"^#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", body, re.MULTILINE):
-                self.sh.directives.append((m.group(1), m.group(2) or ""))
+                # expanded once, here, as bash does before the command reads it
+                body = self.sh.script_text(self.sh.expand_text(_heredoc_word(body), span))
+            if name == "sbatch":
+                self.sh.directives += _directives(body)
             self.sh.nested(body, span, f"`{name}` reads from its here-document")
 
     def execute(self, toks: list[_Tok]) -> _Result:
@@ -983,6 +1019,11 @@ class _Parser:
                 if tok.text.startswith("-"):
                     continue
                 m = _ASSIGN.match(tok.text)
+                if first in ("local", "declare", "typeset") and sh.frames:
+                    # a function's local: the outer value comes back when the function returns
+                    local = m.group(1) if m is not None else tok.text
+                    if local not in sh.frames[-1]:
+                        sh.frames[-1][local] = sh.vars.get(local)
                 if m is not None:
                     self.assign(tok, m, exported)
                 elif exported and tok.text in sh.vars:
@@ -990,12 +1031,12 @@ class _Parser:
                 elif first != "export" and _NAME.fullmatch(tok.text):
                     sh.vars.setdefault(tok.text, _Var([[]]))
             return _Result(0)
-        fields: list[Word] = []
+        pieces: list[list[Piece]] = []
         for tok in toks[k:]:
-            fields.extend(_join(f) for f in sh.expand_word(tok.text, sh.span(tok)))
+            pieces.extend(sh.expand_word(tok.text, sh.span(tok)))
         env = {tok_m.group(1): _join(sh.expand_text(tok.text[tok_m.end():], sh.span(tok))).text
                for tok, tok_m in assigns}
-        return self.run_command(fields, env, toks)
+        return self.run_command(pieces, env, toks)
 
     def assign(self, tok: _Tok, m: re.Match[str], exported: bool) -> None:
         sh = self.sh
@@ -1005,7 +1046,7 @@ class _Parser:
         if rest.startswith("(") and rest.endswith(")") and index is None:
             elements = self._array_words(rest[1:-1], tok)
             old = sh.vars.get(name)
-            values = (list(old.values) if old is not None and append else []) + elements
+            values: list[list[Piece] | None] = [*(old.values if old is not None and append else []), *elements]
             sh.vars[name] = _Var(values, array=True, exported=exported or bool(old and old.exported))
             return
         value = sh.expand_text(rest, span)
@@ -1015,9 +1056,11 @@ class _Parser:
             var = old if old is not None else _Var([], array=True)
             if isinstance(i, Why):
                 raise ShellError(f"`{tok.text}` sets an element primusc cannot number", span)
+            if i < 0:
+                i += len(var.values)
             while len(var.values) <= i:
-                var.values.append([])
-            var.values[i] = (var.values[i] + value) if append else value
+                var.values.append(None)
+            var.values[i] = ((var.values[i] or []) + value) if append else value
             var.array = True
             sh.vars[name] = var
             return
@@ -1025,7 +1068,7 @@ class _Parser:
             if old.array:
                 old.values = [*old.values, value]
             else:
-                old.values = [(old.values[0] if old.values else []) + value]
+                old.values = [(old.values[0] or [] if old.values else []) + value]
             old.exported = old.exported or exported
             return
         sh.vars[name] = _Var([value], exported=exported or bool(old and old.exported))
@@ -1041,12 +1084,12 @@ class _Parser:
                 raise ShellError(f"`{t.text}` inside an array", self.sh.span(t))
         return out
 
-    def run_command(self, fields: list[Word], env: dict[str, str], toks: list[_Tok]) -> _Result:
+    def run_command(self, pieces: list[list[Piece]], env: dict[str, str], toks: list[_Tok]) -> _Result:
         sh = self.sh
+        fields = [_join(f) for f in pieces]
         if not fields:
             return _Result(0)
         name = fields[0].text
-        span = fields[0].span
         if fields[0].unknown:
             if any(_TRAINING.search(f.text) for f in fields):
                 sh.launch(fields, env)
@@ -1054,12 +1097,18 @@ class _Parser:
         if name in sh.functions and name not in ("exit",):
             saved = sh.positional
             sh.positional = [f.text for f in fields[1:]]
+            sh.frames.append({})
             try:
                 _Parser(sh, sh.functions[name]).run_list(stop=())
             except _Return:
                 pass
             finally:
                 sh.positional = saved
+                for local, outer in sh.frames.pop().items():
+                    if outer is None:
+                        sh.vars.pop(local, None)
+                    else:
+                        sh.vars[local] = outer
             return _Result(0)
         if name == "exit":
             status = fields[1].text if len(fields) > 1 else "0"
@@ -1093,11 +1142,9 @@ class _Parser:
             sh.notes.append(f"`{name} {fields[1].text if len(fields) > 1 else ''}` was not followed: primusc "
                             "reads the one file it is given")
             return _Result(0)
-        script = _inline_script(fields)
-        if script is not None:
-            # what is unknown in it keeps its source text (`${PYTHONPATH}`, `$(pwd)`), unknown again
-            # when the nested script expands it
-            sh.nested(script.text, script.span or sh.span(toks[0]), "`bash -c`")
+        at = _inline_script(fields)
+        if at is not None:
+            sh.nested(sh.script_text(pieces[at]), fields[at].span or sh.span(toks[0]), "`bash -c`")
             return _Result(None)
         if name.startswith("--"):
             # a file of flags alone (an arguments file, one flag a line) is one launch line
@@ -1106,15 +1153,17 @@ class _Parser:
         if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS:
             sh.launch(fields, {**sh.exported(), **env})
             return _Result(None)
-        return _Result(None)  # a command primusc does not run: its status is unknown
+        # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that
+        # reaches its launch needs it to: `cd DIR && torchrun ...` launches
+        return _Result(0)
 
 
 class _Break(Exception):
     pass
 
 
-def _inline_script(fields: list[Word]) -> Word | None:
-    """The script of a ``bash -c SCRIPT`` anywhere in a command (after ``srun`` and its options, say)."""
+def _inline_script(fields: list[Word]) -> int | None:
+    """Where the script of a ``bash -c SCRIPT`` is, anywhere in a command (after ``srun`` and its options)."""
     for k, f in enumerate(fields):
         if f.text.rsplit("/", 1)[-1] not in ("bash", "sh", "zsh"):
             continue
@@ -1124,7 +1173,7 @@ def _inline_script(fields: list[Word]) -> Word | None:
             takes_script = takes_script or (not fields[j].text.startswith("--") and "c" in fields[j].text)
             j += 1
         if takes_script and j < len(fields):
-            return fields[j]
+            return j
     return None
 
 
@@ -1136,8 +1185,12 @@ class _Condition:
         self.double = double
         if double:
             self.words = [self._expand(t) for t in words]
+            # the right side of `==` in `[[ ]]` is a pattern whose quoted parts match literally
+            self.patterns: list[Word | None] = [
+                sh.pattern(t.text, sh.span(t)) if t.kind == "word" else None for t in words]
         else:
             self.words = list(words)
+            self.patterns = [None] * len(words)
         self.i = 0
 
     def _expand(self, t: _Tok) -> Word:
@@ -1200,10 +1253,13 @@ class _Condition:
             return None  # a file test: only the machine that runs the script can say
         if self.i < len(self.words) and self.words[self.i].text in _BINARY:
             op = self.take().text
+            at = self.i
             right = self.take()
-            if first.unknown or right.unknown:
+            pattern = self.patterns[at] if self.double and op in ("=", "==", "!=") else None
+            if first.unknown or right.unknown or (pattern is not None and pattern.unknown):
                 return None
-            return _compare(first.text, op, right.text, glob=self.double)
+            return _compare(first.text, op, pattern.text if pattern is not None else right.text,
+                            glob=pattern is not None)
         if first.unknown:
             return None
         return first.text != ""
@@ -1232,6 +1288,16 @@ def _compare(a: str, op: str, b: str, glob: bool) -> bool | None:
 
 
 def _glob(pattern: str, text: str) -> bool:
+    return re.fullmatch(_glob_to_regex(pattern), text, re.DOTALL) is not None
+
+
+def _escape_glob(text: str) -> str:
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
+
+
+def _glob_to_regex(pattern: str) -> str:
+    """A shell pattern as a regular expression: ``*``, ``?``, ``[...]`` (``[!...]`` negated) and
+    backslash escapes."""
     out = []
     i = 0
     while i < len(pattern):
@@ -1253,7 +1319,7 @@ def _glob(pattern: str, text: str) -> bool:
         else:
             out.append(re.escape(ch))
         i += 1
-    return re.fullmatch("".join(out), text, re.DOTALL) is not None
+    return "".join(out)
 
 
 def _pattern_op(value: str, rest: str, expand: Callable[[str], str]) -> str | None:
@@ -1276,8 +1342,8 @@ def _pattern_op(value: str, rest: str, expand: Callable[[str], str]) -> str | No
         body = rest[2:] if whole else rest[1:]
         pattern, _, replacement = body.partition("/")
         pattern, replacement = expand(pattern), expand(replacement)
-        regex = _glob_regex(pattern)
-        return re.sub(regex, lambda _: replacement, value, count=0 if whole else 1)
+        regex = _glob_to_regex(pattern) or "(?!)"
+        return re.sub(regex, lambda _: replacement, value, count=0 if whole else 1, flags=re.DOTALL)
     m = re.fullmatch(r":\s*(-?\d+)(?::\s*(-?\d+))?", rest)
     if m is not None:
         start = int(m.group(1))
@@ -1292,8 +1358,17 @@ def _pattern_op(value: str, rest: str, expand: Callable[[str], str]) -> str | No
     return None
 
 
-def _glob_regex(pattern: str) -> str:
-    return "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern) or "(?!)"
+def _directives(script: str) -> list[tuple[str, str]]:
+    """``#SBATCH`` options as sbatch reads them: comment lines before the script's first command."""
+    out: list[tuple[str, str]] = []
+    for line in script.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        m = re.match(r"#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", stripped)
+        if m is not None:
+            out.append((m.group(1), m.group(2) or ""))
+    return out
 
 
 def _heredoc_word(body: str) -> str:
@@ -1364,7 +1439,9 @@ def _join(pieces: list[Piece]) -> Word:
     if len(text) > MAX_TEXT:
         raise ShellError(f"a value longer than {MAX_TEXT:,} characters", pieces[0].span if pieces else None)
     unknown = _unknown(pieces)
-    span = next((p.span for p in pieces if p.span is not None), None)
+    # where the value was written: its first character's piece (an empty marker piece says nothing)
+    span = next((p.span for p in pieces if p.span is not None and p.text),
+                next((p.span for p in pieces if p.span is not None), None))
     return Word(text, span, unknown)
 
 
@@ -1384,7 +1461,7 @@ def _short(text: str) -> str:
 
 def _evaluate_int(text: str) -> int:
     """Integer arithmetic with bash's operators, by precedence climbing (no ``eval``)."""
-    tokens = re.findall(r"\d+|\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]", text)
+    tokens: list[str] = re.findall(r"\d+|\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]", text)
     pos = 0
 
     def peek() -> str:
@@ -1458,8 +1535,7 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     """The launch command of a script, its words expanded; ShellError when it cannot be read."""
     sh = Shell(file, given, positional)
     toks = _Lexer(text, file).tokens()
-    for m in re.finditer(r"^#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", text, re.MULTILINE):
-        sh.directives.append((m.group(1), m.group(2) or ""))
+    sh.directives += _directives(text)
     try:
         sh.run(toks)
     except _Exit:

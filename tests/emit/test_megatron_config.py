@@ -22,6 +22,7 @@ import pytest
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
+from primus_lang.frameworks import megatron
 from tests.emit.harness import all_cases, context, emission, emissions, write
 
 torch = pytest.importorskip("torch")
@@ -37,7 +38,7 @@ RUN_ARGS = {
     # _add_training_args, _add_logging_args, _add_validation_args, _add_checkpointing_args)
     "lr_warmup_iters", "log_interval", "eval_iters", "eval_interval", "save_interval", "finetune",
     # CUDA-graph companions validate_args requires (arguments.py, core_v0.16.1), outside the configs
-    "te_rng_tracker", "no_check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
+    "te_rng_tracker", "check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
     # pretrain_mamba.py's model construction (mamba_builders.py): the layer spec and the hybrid pattern
     "spec", "hybrid_override_pattern",
     # a run block's schedule, logging and data (arguments.py's _add_learning_rate_args, _add_logging_args,
@@ -48,12 +49,8 @@ RUN_ARGS = {
 # A run block's optimizer settings: OptimizerConfig fields of the same names (megatron/core/optimizer/
 # optimizer_config.py, 0.16.1), checked there rather than listed as run arguments.
 OPTIMIZER_NUMBERS = ("lr", "min_lr", "weight_decay", "adam_beta1", "adam_beta2", "adam_eps", "clip_grad")
-NEGATED = {"--disable-bias-linear": ("add_bias_linear", False),
-           "--no-gradient-accumulation-fusion": ("gradient_accumulation_fusion", False)}
-RENAMED = {"use_custom_fsdp": "use_megatron_fsdp", "moe_enable_deepep": "moe_flex_dispatcher_backend",
-           "fp8_format": "fp8", "fp4_format": "fp4",
-           # Megatron-LM's core_transformer_config_from_args: layernorm_epsilon = args.norm_epsilon
-           "norm_epsilon": "layernorm_epsilon"}
+# megatron-core 0.16's config has the flex dispatcher's backend where core_v0.12 had a DeepEP switch
+RENAMED = {"moe_enable_deepep": "moe_flex_dispatcher_backend", "use_custom_fsdp": "use_megatron_fsdp"}
 
 
 LIST_ARGS = {"recompute_modules", "cuda_graph_scope", "spec"}  # nargs flags
@@ -64,27 +61,26 @@ TEXT_FIELDS = {"normalization", "recompute_granularity", "recompute_method", "fp
                "cuda_graph_impl"}
 
 
-def parse_argv(argv: list[str]) -> dict[str, Any]:
-    """Flags to dest names: ``--x-y v`` is x_y=v, a bare switch is True."""
+def parse_argv(argv: list[str], version: str = "core_v0.16") -> dict[str, Any]:
+    """Flags to their argparse dests as the version's own parser reads them (frameworks/megatron): a
+    store_false switch sets its dest False (`--disable-bias-linear` is add_bias_linear), a store_true one
+    True, a value flag its words."""
+    known = megatron.flags(version)
     out: dict[str, Any] = {}
     i = 0
     while i < len(argv):
         flag = argv[i]
-        assert flag.startswith("--"), flag
-        if flag in NEGATED:
-            dest, value = NEGATED[flag]
-            out[dest] = value
-            i += 1
-            continue
-        dest = flag[2:].replace("-", "_")
-        dest = RENAMED.get(dest, dest)
+        assert flag.startswith("--") and flag in known, f"{flag} is not a flag of Megatron-LM {version}"
+        spec = known[flag]
+        dest = RENAMED.get(spec.dest, spec.dest)
         values = []
         i += 1
         while i < len(argv) and not argv[i].startswith("--"):
             values.append(argv[i])
             i += 1
-        if not values:
-            out[dest] = "deepep" if dest == "moe_flex_dispatcher_backend" else True
+        if spec.arity == megatron.SWITCH:
+            assert not values, flag
+            out[dest] = "deepep" if dest == "moe_flex_dispatcher_backend" else spec.action != "store_false"
         else:
             out[dest] = values if dest in LIST_ARGS else values[0]
     return out
@@ -132,6 +128,9 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     ddp_fields = {f.name for f in dataclasses.fields(DistributedDataParallelConfig)}
     opt_fields = {f.name for f in dataclasses.fields(OptimizerConfig)}
     ddp = {k: args.pop(k) for k in list(args) if k in ddp_fields and k not in ("delay_wgrad_compute",)}
+    if args.pop("grad_reduce_in_bf16", False):
+        # validate_args turns FP32 accumulation off, which pretrain_gpt.py hands DDP as grad_reduce_in_fp32
+        ddp["grad_reduce_in_fp32"] = False
     opt: dict[str, Any] = {}
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
     for key in ("use_precision_aware_optimizer", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype"):
@@ -233,7 +232,7 @@ def test_core_v0_12_profile_is_accepted_too(tmp_path: Path) -> None:
     files = emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
     argv = megatron_argv(files, tmp_path)
     assert "--moe-enable-deepep" in argv and "--moe-flex-dispatcher-backend" not in argv
-    build_configs(parse_argv(argv))
+    build_configs(parse_argv(argv, "core_v0.12"))
 
 
 def test_an_explicit_layout_builds_the_stages_primusc_places(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ builds at the release tag), and the core_v0.19 profile spells what changed since
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import attrs
 import pytest

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from primus_lang.emit import emit
-from primus_lang.emit.primus_configs import DEEPEP_SWITCHES, KERNEL_SWITCHES
+from primus_lang.frameworks import megatron, primus
 from tests.emit.harness import all_cases, context, emissions
 
 EXPERIMENTS = [pytest.param(c, f["experiment.yaml"], id=f"{c}-{t}") for c, t, f in emissions() if t == "primus+local"]
@@ -65,37 +65,15 @@ def test_data_and_checkpoint_variables() -> None:
     assert "vocab_size" not in o
 
 
-# Keys Primus adds to Megatron's (primus/configs/modules/megatron/primus_pipeline.yaml), and the
-# training corpus key its trainer config uses.
-# model_type picks pretrain_mamba's providers (primus/backends/megatron/megatron_pretrain_trainer.py)
-# Primus's own switches (its trainer config and patches): the pipeline algorithms, the corpus, the
-# model provider, and Primus Turbo's ROCm DeepEP dispatcher
-PRIMUS_KEYS = {"patch_primus_pipeline", "pp_algorithm", "train_data_path", "model_type", *KERNEL_SWITCHES,
-               *DEEPEP_SWITCHES}
-# Megatron argparse dests outside the config classes: torch FSDP2's switch (arguments.py, core_v0.16.1)
-MEGATRON_ONLY_DESTS = {"use_torch_fsdp2"}
+# Keys Primus reads itself: its presets' own settings (frameworks/primus) and the model provider switch
+# (model_type picks pretrain_mamba's providers, primus/backends/megatron/megatron_pretrain_trainer.py)
+PRIMUS_KEYS = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}
 
 
 @pytest.mark.parametrize(("case", "text"), EXPERIMENTS)
 def test_override_keys_are_megatron_dests(case: str, text: str) -> None:
-    """Primus merges overrides onto Megatron's argument namespace: a key that is no Megatron dest
-    (a config field or one of the run arguments) would be carried along and do nothing."""
-    pytest.importorskip("megatron.core")
-    import dataclasses
-
-    from megatron.core.distributed import DistributedDataParallelConfig
-    from megatron.core.optimizer import OptimizerConfig
-    from megatron.core.transformer.transformer_config import MLATransformerConfig
-
-    from tests.emit.test_megatron_config import RUN_ARGS
-
-    # argparse dests that core_transformer_config_from_args renames into config fields
-    known = set(RUN_ARGS) | PRIMUS_KEYS | MEGATRON_ONLY_DESTS | {"num_experts", "num_virtual_stages_per_pipeline_rank",
-                                           "swiglu", "squared_relu", "multi_latent_attention",
-                                           "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
-                                           # --norm-epsilon's dest (TransformerConfig's layernorm_epsilon);
-                                           # Primus's own model cards set it under this name
-                                           "norm_epsilon"}
-    for cls in (MLATransformerConfig, DistributedDataParallelConfig, OptimizerConfig):
-        known |= {f.name for f in dataclasses.fields(cls)}
-    assert set(overrides(text)) - known == set()
+    """Primus sets its overrides on Megatron's parsed arguments by dest and drops any other name
+    (primus/backends/megatron/argument_builder.py): every key is a dest of the parser of the Megatron-LM
+    Primus pins (frameworks/megatron) or a setting Primus reads itself."""
+    dests = megatron.by_dest(primus.megatron_version(primus.DEFAULT_VERSION))
+    assert [k for k in overrides(text) if k not in dests and k not in PRIMUS_KEYS] == []

@@ -16,9 +16,9 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
 from primus_lang.emit.arguments import CARD_ARGUMENTS, model_settings
+from primus_lang.frameworks import megatron
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import interpret
-from primus_lang.frameworks import megatron
 from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.megatron import read_command_text
 

@@ -15,10 +15,10 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit.arguments import MLA_ARGUMENTS, Settings, balancing_settings, model_settings
 from primus_lang.emit.profiles import CORE_V0_16
+from primus_lang.frameworks import megatron
 from primus_lang.ir.model import Mla, card_fields
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import interpret
-from primus_lang.frameworks import megatron
 from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.megatron import read_command_text
 

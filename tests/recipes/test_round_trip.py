@@ -28,9 +28,11 @@ CASES = [
     # (fixture, extra command-line arguments, the baseline's label)
     ("megatron_gpt3_175b.sh", ["--gpu", "h100"],
      "tp=8,pp=16,sharding=none,sequence_parallel=false,overlap_grad_reduce=false,overlap_param_gather=false"),
-    # Primus's presets set sequence parallelism on (language_model.yaml) and Mixtral's dispatcher to all-to-all
+    # Primus's presets set sequence parallelism on (language_model.yaml); Primus Turbo's DeepEP at TP 1
+    # runs Mixtral's MoE on the flex dispatcher whatever the preset's all-to-all says
     ("MI300X/llama3.1_8B-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"], "mbs=2"),
-    ("MI325X/mixtral_8x7B_v0.1-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"], "ep=8,mbs=3"),
+    ("MI325X/mixtral_8x7B_v0.1-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
+     "ep=8,mbs=3,moe_dispatcher=flex"),
     ("MI355X/llama2_70B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
      "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp,overlap_param_gather=false"),
     # --add-qkv-bias and --norm-epsilon read into the card (qwen2_5_7b as written), written back
