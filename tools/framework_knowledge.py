@@ -133,6 +133,15 @@ def megatron(git_dir: str, python: str) -> dict[str, Any]:
     }
 
 
+def _megatron_preset(rel: str) -> bool:
+    """A Megatron language-model preset or a file one extends: ``modules/megatron/*.yaml``,
+    ``models/megatron/*.yaml`` and the shared ``modules/*.yaml`` / ``models/*.yaml`` beside them."""
+    parts = rel.split("/")
+    if not rel.endswith(".yaml") or parts[0] not in ("modules", "models"):
+        return False
+    return len(parts) == 2 or (len(parts) == 3 and parts[1] == "megatron")
+
+
 def primus(git_dir: str) -> dict[str, Any]:
     """Each preset file as written (its ``extends:`` list kept: primusc merges by Primus's rules when it
     reads them), with the Primus versions that ship it unchanged."""
@@ -145,13 +154,10 @@ def primus(git_dir: str) -> dict[str, Any]:
         versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "megatron": megatron_pin})
         for path in git(git_dir, "ls-tree", "-r", "--name-only", commit, PRIMUS_CONFIGS).splitlines():
             rel = path[len(PRIMUS_CONFIGS) + 1:]
-            kind, _, rest = rel.partition("/")
-            if kind not in ("models", "modules") or not rest.startswith("megatron/") or not rest.endswith(".yaml"):
+            if not _megatron_preset(rel):
                 continue
-            if "/" in rest[len("megatron/"):]:
-                continue  # diffusion and other sub-folders: not language-model presets
             data = yaml.safe_load(git(git_dir, "show", f"{commit}:{path}")) or {}
-            forms = presets.setdefault(f"{kind}/{rest[len('megatron/'):]}", [])
+            forms = presets.setdefault(rel, [])
             same = next((f for f in forms if f["data"] == data), None)
             if same is None:
                 forms.append({"data": data, "versions": [name]})
@@ -160,7 +166,8 @@ def primus(git_dir: str) -> dict[str, Any]:
     versions.sort(key=lambda v: v["date"])
     return {
         "source": "AMD-AGI/Primus primus/configs/{modules,models}/megatron/*.yaml (trainer defaults and model "
-                  "presets) as written, read by tools/framework_knowledge.py",
+                  "presets) and the shared presets they extend, as written, by path under primus/configs, read by "
+                  "tools/framework_knowledge.py",
         "versions": versions,
         "presets": dict(sorted(presets.items())),
     }

@@ -95,6 +95,8 @@ def _fewest_nodes(cand: Candidate, gpus: int,
 
     model_parallel = cand.tp * cand.pp * cand.cp
     legal: int | None = None
+    first: int | None = None
+    fewest_broken = 0
     tried = 0
     for n in range(1, _MOST_NODES + 1):
         world = n * gpus
@@ -104,14 +106,20 @@ def _fewest_nodes(cand: Candidate, gpus: int,
         if tried > 64:
             break
         space, baseline = space_of(n)
-        if legality(space, baseline):
+        broken = len(legality(space, baseline))
+        if first is None or broken < fewest_broken:
+            # the count that breaks fewest rules: what is still broken there no node count mends
+            first, fewest_broken = n, broken
+        if broken:
             continue
         legal = legal or n
         if account(space.model, space.cluster, baseline, space.settings).fits(space.headroom):
             return n, "the fewest on which its layout is legal and it fits in memory"
     if legal is None:
-        raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say how many nodes, and no count up to "
-                                      f"{_MOST_NODES:,} makes its layout legal", help="pass `--nodes N`"))
+        if first is None:
+            raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say how many nodes, and no count up "
+                                          f"to {_MOST_NODES:,} divides its batch over its layout", help="pass `--nodes N`"))
+        return first, ""  # a rule no node count mends: the caller reports it at the setting that breaks it
     return legal, "the fewest on which its layout is legal (it fits in memory on none primusc tried)"
 
 
@@ -201,7 +209,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
 
     if not nodes:
         nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
-        notes.append(f"the recipe does not say how many nodes: {nodes}, {why} (`--nodes` chooses)")
+        if why:
+            notes.append(f"the recipe does not say how many nodes: {nodes}, {why} (`--nodes` chooses)")
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:
@@ -238,6 +247,9 @@ def _span_for(violation: Any, spans: dict[str, Any]) -> Any:
     for knob in getattr(violation, "knobs", ()) or ():
         if knob in spans:
             return spans[knob]
+    rule = str(getattr(violation, "rule", "")).replace("-", "_")
+    if rule in spans:
+        return spans[rule]
     text = violation.message
     for knob, span in spans.items():
         if re.search(rf"\b{knob}\b", text) or re.search(rf"\b{knob.upper()}\b", text):

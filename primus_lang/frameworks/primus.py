@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -131,27 +132,29 @@ def _raw(path: str, version: str) -> dict[str, Any] | None:
 
 
 def preset_names(kind: str, version: str) -> tuple[str, ...]:
-    """The preset files of ``kind`` (``models`` or ``modules``) a release ships."""
-    prefix = f"{kind}/"
+    """The Megatron preset files of ``kind`` (``models`` or ``modules``) a release ships."""
+    prefix = f"{kind}/megatron/"
     return tuple(p[len(prefix):] for p, forms in _table()["presets"].items()
                  if p.startswith(prefix) and any(version in f["versions"] for f in forms))
 
 
 def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
-    """A preset with its ``extends:`` merged (rule 2), as written (no substitution); None if the release
-    has no such file."""
-    return _preset(kind, name if name.endswith((".yaml", ".yml")) else f"{name}.yaml", version, ())
+    """A Megatron preset (``primus/configs/KIND/megatron/NAME``) with its ``extends:`` merged (rule 2), as
+    written (no substitution); None if the release has no such file."""
+    file = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+    return _preset(f"{kind}/megatron/{file}", version, ())
 
 
-def _preset(kind: str, name: str, version: str, seen: tuple[str, ...]) -> dict[str, Any] | None:
-    if name in seen:
+def _preset(path: str, version: str, seen: tuple[str, ...]) -> dict[str, Any] | None:
+    if path in seen or ".." in path.split("/"):
         return None
-    raw = _raw(f"{kind}/{name}", version)
+    raw = _raw(path, version)
     if raw is None:
         return None
     merged: dict[str, Any] = {}
+    folder = posixpath.dirname(path)
     for parent in raw.get("extends") or ():
-        base = _preset(kind, str(parent), version, (*seen, name))
+        base = _preset(posixpath.normpath(posixpath.join(folder, str(parent))), version, (*seen, path))
         if base is not None:
             merged = deep_merge(merged, base)
     return deep_merge(merged, {k: v for k, v in raw.items() if k != "extends"})

@@ -45,6 +45,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
     warnings: list[Diagnostic] = []
     problems: list[Diagnostic] = []
     notes: list[str] = []
+    taken: list[tuple[str, str, Any, Span | None]] = []  # (setting, variable, the default taken, where)
 
     def substituted(key: str, value: Any, span: Span | None) -> Any:
         if not isinstance(value, str) or primus.ENV.search(value) is None:
@@ -55,11 +56,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        "default, and only the run's environment gives it", span=span,
                                        help=f"give it with `--set {out.variable}=VALUE`"))
             return None
-        taken = [name for name in read if name not in given]
-        if taken:
-            warnings.append(Diagnostic(RECIPE_ENV_DEFAULT, f"`{key}` reads {', '.join(f'${{{n}}}' for n in taken)}; "
-                                       f"took the default: `{out}`", span=span,
-                                       help=f"`--set {taken[0]}=VALUE` gives another"))
+        taken.extend((key, name, out, span) for name in read if name not in given)
         return out
 
     framework = substituted("framework", pre.get("framework", "megatron"), _span_of(text, file, "framework"))
@@ -127,6 +124,14 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
         entries[name] = Entry(name, value, span, written, preset=preset)
+    if taken:
+        # one warning for the run's environment, each default a line of it
+        key, name, value, span = taken[0]
+        warnings.insert(0, Diagnostic(
+            RECIPE_ENV_DEFAULT, f"the experiment reads {len(taken)} environment variable(s) primusc does not read; "
+            f"took their defaults, `{name}` = `{value}` first", span=span,
+            notes=tuple(f"`{k}`: ${{{n}}} = `{v}`" for k, n, v, _ in taken),
+            help=f"`--set {name}=VALUE` gives another"))
     nulls = [k for k, v in ours.items() if v is None]
     if nulls:
         notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
