@@ -693,6 +693,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.FP8_PARAM_GATHER,
+        ("fp8_param_gather", "precision", "sharding"),
+        lambda f, s: ~_flag(f["fp8_param_gather"]) | ((f["precision"] == "fp8") & (f["sharding"] != "none")),
+        lambda f, s: (
+            "fp8_param_gather needs FP8 GEMMs and a sharded optimizer (fp8-param-gather)",
+            "set `precision = fp8` and `sharding = dist_opt` or `fsdp`, or `fp8_param_gather = false`",
+        ),
+    ),
+    Rule(
         L.FP4_NEEDS_NVFP4,
         ("precision",),
         lambda f, s: (f["precision"] != "fp4") | s.cluster.gpu.nvfp4,

@@ -37,7 +37,7 @@ from primus_lang.search.explain import explain
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import Prepared, baseline_trial, limits_of, prepare, run_search
 from primus_lang.search.strategies import NAMES
-from primus_lang.search.ties import settle, why_winner
+from primus_lang.search.ties import against_baseline, settle, why_winner
 from primus_lang.search.trial import ILLEGAL, OOM, REFUSED, SearchResult, Trial
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
@@ -293,10 +293,16 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     baseline = baseline_trial(prep, result)
     winner = settled.winner
     lines: list[str] = []
+    own = baseline if baseline is not None and baseline.source.startswith("space baseline") else None
+    kept = ""
+    if winner is not None:
+        winner, kept = against_baseline(winner, own, space.cluster.gpu.provenance, metric, prep.land.objective.sense)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
                space.model)
-    if winner is not None:
+    if winner is not None and kept:
+        lines = [kept]
+    elif winner is not None:
         lines = why_winner(settled, metric) + explain(winner, ranked[1] if len(ranked) > 1 else None, baseline,
                                                       axes, metric)
     target = args.target or space.settings.target

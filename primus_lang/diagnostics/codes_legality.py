@@ -287,6 +287,16 @@ LEARNED_POSITIONS = register(
     "at least --seq-length). Rotary models have no table and take any length. Shorten `seq_len`, or\n"
     "give the card the longer table it was trained with.",
 )
+FP8_PARAM_GATHER = register(
+    "P4042",
+    "fp8-param-gather",
+    "FP8 primary weights without FP8 training or a sharded optimizer",
+    "`fp8_param_gather = true` is Megatron's --fp8-param-gather: Transformer Engine keeps the GEMM weights\n"
+    "themselves in FP8 and the data-parallel all-gather sends FP8. It needs FP8 GEMMs (`precision = fp8`)\n"
+    "and a sharded optimizer, since megatron/training/arguments.py asserts the distributed optimizer or\n"
+    "FSDP beside it (core_v0.16.1). Turn it off, or choose `precision = fp8` with `sharding = dist_opt`\n"
+    "or `fsdp`.",
+)
 MAMBA_TP = register(
     "P4036",
     "mamba-tp-divisibility",

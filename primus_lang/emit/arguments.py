@@ -327,6 +327,8 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     if cand.precision == "fp8":
         s["fp8"] = FP8_FORMAT  # argparse dest of --fp8-format
         s["fp8_recipe"] = cand.fp8_recipe
+        if cand.fp8_param_gather:
+            s["fp8_param_gather"] = True
     elif cand.precision == "fp4":
         # Parameters stay BF16 (no --fp4-param-gather), as the memory account assumes
         s["fp4"] = FP4_FORMAT  # argparse dest of --fp4-format

@@ -107,6 +107,8 @@ PATHS: dict[str, tuple[str, ...]] = {
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
     # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
     "moe_pad_experts_for_cuda_graph_inference": ("model.moe_pad_experts_for_cuda_graph_inference",),
+    # FP8 primary weights: the precision recipe's switch, which Bridge hands DDP as well
+    "fp8_param_gather": ("mixed_precision.fp8_param_gather", "ddp.fp8_param_gather"),
     # optimizer precision
     "use_precision_aware_optimizer": ("optimizer.use_precision_aware_optimizer",),
     "main_grads_dtype": ("optimizer.main_grads_dtype",),

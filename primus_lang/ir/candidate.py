@@ -113,6 +113,8 @@ class Candidate:
     ep_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap EP all-to-all with compute"))
     cuda_graph: str = field(default="none", metadata=q(Kind.ENUM, "what CUDA graphs capture (no host launches)",
                                                        CUDA_GRAPHS))
+    fp8_param_gather: bool = field(default=False, metadata=q(
+        Kind.FLAG, "FP8 primary weights: GEMM weights kept and data-parallel gathered in FP8 (--fp8-param-gather)"))
     main_grad_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "gradient buffer dtype", STATE_DTYPES))
     optimizer_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "Adam moment dtype", STATE_DTYPES))
 

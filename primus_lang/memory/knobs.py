@@ -45,6 +45,7 @@ class Knobs:
     fp8: Num  # bool
     fp4: Num  # bool: NVFP4
     fp8_recipe: Num
+    fp8_param: Num  # bool: FP8 primary weights (--fp8-param-gather), FP8 GEMMs only
     recompute: Num
     recompute_layers: Num
     recompute_uniform: Num  # bool
@@ -93,6 +94,11 @@ def module_mask(c: Candidate) -> int:
     return sum(MODULE_BITS[m] for m in set(c.recompute.modules or ("core_attn",)))
 
 
+def fp8_param(c: Candidate) -> bool:
+    """FP8 primary weights in effect: the knob, with FP8 GEMMs (legality refuses it otherwise)."""
+    return c.fp8_param_gather and c.precision == "fp8"
+
+
 def _vpp(c: Candidate) -> int:
     return 2 if c.schedule == "zbv" else c.vpp
 
@@ -116,6 +122,7 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         fp8=c.precision == "fp8",
         fp4=c.precision == "fp4",
         fp8_recipe=FP8_RECIPE_CODES[c.fp8_recipe],
+        fp8_param=fp8_param(c),
         recompute=RECOMPUTE_CODES[c.recompute.kind],
         recompute_layers=c.recompute.layers,
         recompute_uniform=c.recompute.method == "uniform",

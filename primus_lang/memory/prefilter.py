@@ -20,13 +20,14 @@ from primus_lang.memory.knobs import (
     SHARDING_CODES,
     STATE_BYTES,
     Knobs,
+    fp8_param,
     module_mask,
 )
 from primus_lang.memory.stage import layer_totals, stage_activation_total
 from primus_lang.memory.states import state_terms
 
 _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp4", "fp8_recipe",
-           "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
+           "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
 _FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name not in ("world", "layout"))
 
 
@@ -36,14 +37,15 @@ def _row(c: Candidate) -> tuple[int, ...]:
     return (
         c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.first_stage_layers, c.last_stage_layers,
         c.account_for_embedding, c.account_for_loss, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
-        c.precision == "fp8", c.precision == "fp4", FP8_RECIPE_CODES[c.fp8_recipe], RECOMPUTE_CODES[rc.kind], rc.layers,
+        c.precision == "fp8", c.precision == "fp4", FP8_RECIPE_CODES[c.fp8_recipe], fp8_param(c),
+        RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
         STATE_BYTES[c.main_grad_dtype], STATE_BYTES[c.optimizer_dtype],
     )
 
 
-_BOOL = frozenset({"fp8", "fp4", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss"})
+_BOOL = frozenset({"fp8", "fp4", "fp8_param", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss"})
 
 
 def knob_columns(cands: Sequence[Candidate], world: int, layout: str = "") -> Knobs:

@@ -64,7 +64,7 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
-                "fp4", "fp8_recipe", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
+                "fp4", "fp8_recipe", "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -75,7 +75,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         last=values["last"], embedding=bool(values["embedding"]), loss=bool(values["loss"]), cp=values["cp"],
         ep=values["ep"],
         etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp4=bool(values["fp4"]),
-        fp8_recipe=values["fp8_recipe"],
+        fp8_recipe=values["fp8_recipe"], fp8_param=bool(values["fp8_param"]),
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
@@ -106,20 +106,28 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         if k.overlap_grad_reduce and stage == 0 and not fsdp:
             bucket = max(40_000_000, 1_000_000 * shard)
         numel = buffer_numel([t.numel for t in group], shard, dist_opt, bucket)
+        # FP8 primary weights (--fp8-param-gather): Transformer Engine keeps each GEMM weight itself in FP8,
+        # one byte; the other parameters (embeddings, norms, router) stay BF16
+        fp8_gemm = sum(t.numel for t in group if t.gemm) if k.fp8_param else 0
         if fsdp:
             local = cdiv(raw, shard)
-            p_bytes, g_bytes = 2 * local, int(k.grad_bytes) * local
-            terms.append(_term(f"parameters bf16{tag}", f"2 × ⌈params / {shard_name}⌉ (FSDP shard)",
-                               {"params": raw, shard_name: shard}, p_bytes))
+            p_bytes, g_bytes = 2 * local - cdiv(fp8_gemm, shard), int(k.grad_bytes) * local
+            terms.append(_term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
+                               f"2 × ⌈params / {shard_name}⌉ (FSDP shard)"
+                               + (" − ⌈fp8 gemm weights / " + shard_name + "⌉" if fp8_gemm else ""),
+                               {"params": raw, shard_name: shard, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})},
+                               p_bytes))
             terms.append(_term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)",
                                {"grad_bytes": k.grad_bytes, "params": raw, shard_name: shard}, g_bytes))
             opt_numel = local
         else:
             p_numel = numel if dist_opt else raw
-            p_bytes = 2 * p_numel
+            p_bytes = 2 * p_numel - fp8_gemm
             g_bytes = int(k.grad_bytes) * numel
             what = "param buffer (padded)" if dist_opt else "params"
-            terms.append(_term(f"parameters bf16{tag}", f"2 × {what}", {what: p_numel}, p_bytes))
+            terms.append(_term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
+                               f"2 × {what}" + (" − fp8 gemm weights" if fp8_gemm else ""),
+                               {what: p_numel, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})}, p_bytes))
             terms.append(_term(f"gradients{tag}", "grad_bytes × grad buffer (padded)",
                                {"grad_bytes": k.grad_bytes, "grad buffer": numel}, g_bytes))
             opt_numel = numel // shard if dist_opt else raw
@@ -142,6 +150,14 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         if k.fp4:
             name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
                                              2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
+        elif k.fp8_param:
+            # the row-wise FP8 weight is the parameter itself (counted above): only the transposed copy
+            recipe = int(k.fp8_recipe)
+            name, formula, copies, scales = "fp8 weight transposes", "gemm weights + scales", gemm, 0
+            if recipe == FP8_RECIPE_CODES["mxfp8"]:
+                scales = 2 * cdiv(gemm, 32)
+            elif recipe == FP8_RECIPE_CODES["blockwise"]:
+                scales = 2 * 4 * cdiv(gemm, 128 * 128)
         else:
             recipe = int(k.fp8_recipe)
             name, formula, copies, scales = "fp8 weight copies", "2 × gemm weights + scales", 2 * gemm, 0

@@ -64,6 +64,13 @@ def cast_bytes(cand: Candidate) -> float:
     return NVFP4_CAST_BYTES if cand.precision == "fp4" else 0.0
 
 
+def gathered_bytes(cand: Candidate) -> int:
+    """Bytes a data-parallel parameter all-gather moves per parameter: FP8 primary weights gather in FP8.
+    The GEMM weights, which FP8 holds, are nearly all of a layer's parameters; the rest is counted at one
+    byte too (BF16 embeddings gather in FP8 nowhere, but a layer's norms are a rounding error)."""
+    return 1 if cand.fp8_param_gather and cand.precision == "fp8" else BF16
+
+
 def weight_cast_bytes(cand: Candidate) -> float:
     """Bytes the quantize kernels move per weight element once a step (0: BF16)."""
     if cand.precision == "fp8":
@@ -388,7 +395,7 @@ def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
     """FSDP gathers a layer's parameters before its forward and again before its backward."""
     if sh.cand.sharding != "fsdp" or sh.dp_group.size <= 1:
         return
-    gathered = nparams * BF16
+    gathered = nparams * gathered_bytes(sh.cand)
     tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "F", "dp_comm", hides_under="block"))
     tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "B", "dp_comm", hides_under="block"))
 
@@ -702,7 +709,7 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
         else:
             tasks.append(Task(Collective("reduce_scatter", grads, group), "W", "dp_comm", hides_under="grad"))
             if cand.sharding == "dist_opt":
-                tasks.append(Task(Collective("all_gather", nparams * BF16, group), "F", "dp_comm",
+                tasks.append(Task(Collective("all_gather", nparams * gathered_bytes(cand), group), "F", "dp_comm",
                                   hides_under="param"))
     shards = 1 if cand.sharding == "none" else sh.dp_group.size
     eshards = 1 if cand.sharding == "none" else sh.edp_group.size

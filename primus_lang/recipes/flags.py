@@ -37,6 +37,7 @@ MODELLED: frozenset[str] = frozenset({
         "use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2", "overlap_grad_reduce",
         "overlap_param_gather", "overlap_moe_expert_parallel_comm", "tp_comm_overlap", "bf16", "fp16",
         "use_precision_aware_optimizer", "patch_primus_pipeline", "grad_reduce_in_bf16",
+        "fp8_param_gather",
     ),
 })
 

@@ -442,6 +442,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["fp8_recipe"] = r.choice("fp8_recipe", ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"
     v["recompute"] = _recompute(r, v["pp"])
+    v["fp8_param_gather"] = r.flag("fp8_param_gather")
     fsdp = [d for d in ("use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2") if r.flag(d)]
     if fsdp:
         v["sharding"] = "fsdp"

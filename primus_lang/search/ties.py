@@ -47,6 +47,29 @@ def settle(result: SearchResult, prov: Provenance, metric: str, tie_break: str =
     return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired)
 
 
+def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, metric: str,
+                     sense: str) -> tuple[Trial, str]:
+    """The recipe to launch when the space has one of its own (an imported recipe, ``baseline { }``): the
+    search's winner only when it beats the recipe by more than the profile's paired band, else the recipe
+    itself, never less than what the user runs. The second value says why the recipe stays ("" if not)."""
+    if baseline is None or baseline.evaluation is None or baseline.candidate is None or winner.evaluation is None \
+            or winner.candidate is None or winner.candidate == baseline.candidate:
+        return winner, ""
+    ours, theirs = _value(winner, metric), _value(baseline, metric)
+    ahead = ours > theirs if sense == "maximize" else ours < theirs
+    if ahead and not trust.tied(prov, ours, theirs):
+        return winner, ""
+    change = ours / theirs - 1 if theirs else 0.0
+    fits = baseline.spare is None or baseline.spare >= 0
+    said = (f"Nothing the search found beats the space's baseline (the recipe) by more than the profile's paired band "
+            f"({prov.paired:.1%}): the best found, {winner.candidate.label()}, projects {change:+.1%} {metric}; the "
+            "launch files are the recipe's own.")
+    if not fits:
+        said += (" The memory account says the recipe does not fit; if it runs as it is, the account overcounts it "
+                 "(`primusc check SPACE --explain --point baseline` lists its terms).")
+    return baseline, said
+
+
 def why_winner(s: Settled, metric: str) -> list[str]:
     """Sentences on the tie: how many, by which band, and why the winner is first."""
     if s.winner is None or len(s.tied) < 2:

@@ -45,6 +45,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "overlap_param_gather": {"overlap_param_gather": False},
     "ep_comm_overlap": {"ep_comm_overlap": False},
     "cuda_graph": {"cuda_graph": "attn_moe_router"},  # legal with the EP overlap; `full` is not
+    "fp8_param_gather": {"precision": "fp8", "fp8_param_gather": True},
     "main_grad_dtype": {"main_grad_dtype": "bf16"},
     "optimizer_dtype": {"optimizer_dtype": "bf16"},
 }
@@ -53,6 +54,7 @@ BASE_COMPANIONS: dict[str, dict[str, Any]] = {
     "account_for_embedding": {"pp": 1, "schedule": "1f1b", "vpp": 1},
     "account_for_loss": {"pp": 1, "schedule": "1f1b", "vpp": 1},
     "fp8_recipe": {"precision": "fp8"},
+    "fp8_param_gather": {"precision": "fp8"},
     "overlap_grad_reduce": {"overlap_param_gather": False},
     "sequence_parallel": {"ep": 1, "ep_comm_overlap": False},
 }
