@@ -19,7 +19,9 @@ from attrs import frozen
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
-from primus_lang.ir import Candidate, Recompute
+from primus_lang.frameworks import spelling
+from primus_lang.ir import KNOBS, Candidate, Recompute
+from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.span import Span
 
@@ -188,12 +190,10 @@ def steady(log: TrainingLog, warmup: int) -> Steady:
     return Steady(seconds, len(kept), len(log.iterations), tuple(notes))
 
 
-# Megatron argument -> Candidate knob (integers)
-_INT_ARGS = {
-    "tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "pp", "context_parallel_size": "cp",
-    "expert_model_parallel_size": "ep", "expert_tensor_parallel_size": "etp", "micro_batch_size": "mbs",
-    "global_batch_size": "gbs", "seq_length": "seq_len", "num_virtual_stages_per_pipeline_rank": "vpp",
-}
+# Megatron argument -> Candidate knob, for the knobs that are counts (frameworks.spelling: a log prints the
+# parsed arguments, VPP as virtual_pipeline_model_parallel_size)
+_INT_ARGS = {name: knob for name, knob in {**{s: k for k, s in spelling.KNOBS.items()}, **spelling.ALIASES}.items()
+             if knob in KNOBS and kind_of(KNOBS[knob]) is Kind.COUNT}
 _UNSET = ("None", "none", "null", "")  # how Megatron prints an argument left at its default
 
 
@@ -218,20 +218,21 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         value = _whole(log, arg, knob, name)
         if value is not None:
             changes[knob] = value
-    granularity = log.arg("recompute_granularity")
+    K, P = spelling.KNOBS, spelling.PARTS
+    granularity = log.arg(K["recompute"])
     if granularity in ("full", "selective"):
-        layers = _whole(log, "recompute_num_layers", "layers", name) if granularity == "full" else None
-        method = log.arg("recompute_method") or "block"
+        layers = _whole(log, P["recompute.layers"], "layers", name) if granularity == "full" else None
+        method = log.arg(P["recompute.method"]) or "block"
         changes["recompute"] = Recompute(
             granularity, layers or 0, method if method in ("uniform", "block") else "block",
         )
-    if log.arg("fp8") not in (None, "None", "False"):
+    if log.arg(K["precision"]) not in (None, "None", "False"):
         changes["precision"] = "fp8"
-    elif log.arg("fp4") not in (None, "None", "False"):
+    elif log.arg(P["precision.fp4"]) not in (None, "None", "False"):
         changes["precision"] = "fp4"
-    if log.arg("sequence_parallel") in ("True", "False"):
-        changes["sequence_parallel"] = log.arg("sequence_parallel") == "True"
-    if log.arg("use_distributed_optimizer") == "True":
+    if log.arg(K["sequence_parallel"]) in ("True", "False"):
+        changes["sequence_parallel"] = log.arg(K["sequence_parallel"]) == "True"
+    if log.arg(K["sharding"]) == "True":
         changes["sharding"] = "dist_opt"
     return cand.replace(**changes)
 

@@ -73,11 +73,12 @@ def refuse_illegal(space: Space, cand: Candidate, log: TrainingLog, name: str) -
     ``require`` lines are its search's business, not the log's."""
     from primus_lang.bench.logs import bad_value
     from primus_lang.check import legality
+    from primus_lang.frameworks import spelling
 
     broken = legality(attrs.evolve(space, constraints=()), cand)
     if broken:
-        first = min((line for arg in ("tensor_model_parallel_size", "pipeline_model_parallel_size")
-                     if (line := log.line_of(arg))), default=0)
+        first = min((line for arg in (spelling.KNOBS["tp"], spelling.KNOBS["pp"]) if (line := log.line_of(arg))),
+                    default=0)
         raise bad_value(name, first, f"`{name}` ran `{cand.label()}`, which space `{space.name}`'s model and "
                         f"cluster cannot: {broken[0].message}",
                         "calibrate against a space with the log's model and cluster")

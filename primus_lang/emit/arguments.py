@@ -20,6 +20,7 @@ from attrs import frozen
 
 from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
+from primus_lang.frameworks import spelling
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import Mla
 from primus_lang.ir.ranges import CEILINGS
@@ -28,6 +29,8 @@ from primus_lang.ir.site import Site
 
 Setting = bool | int | float | str | tuple[str, ...]  # a tuple is a multi-value flag (nargs)
 Settings = dict[str, Setting]
+# how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
+K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
@@ -174,32 +177,32 @@ def _card_argument(s: Settings, model: Model, field: str) -> None:
 def model_settings(model: Model, seq_len: int) -> Settings:
     """The architecture: what makes Megatron build exactly this model card."""
     s: Settings = {
-        "num_layers": model.num_layers,
-        "hidden_size": model.hidden,
-        "ffn_hidden_size": model.ffn_hidden,
-        "num_attention_heads": model.heads,
-        "kv_channels": model.head_dim,
-        "group_query_attention": model.kv_heads != model.heads,
+        C["num_layers"]: model.num_layers,
+        C["hidden"]: model.hidden,
+        C["ffn_hidden"]: model.ffn_hidden,
+        C["heads"]: model.heads,
+        C["head_dim"]: model.head_dim,
+        C["kv_heads.grouped"]: model.kv_heads != model.heads,
     }
     if model.kv_heads != model.heads:
-        s["num_query_groups"] = model.kv_heads
-    s["seq_length"] = seq_len
-    s["max_position_embeddings"] = max(model.max_position_embeddings, seq_len)
-    s["position_embedding_type"] = _POSITIONS[model.position]
+        s[C["kv_heads"]] = model.kv_heads
+    s[K["seq_len"]] = seq_len
+    s[C["max_position_embeddings"]] = max(model.max_position_embeddings, seq_len)
+    s[C["position"]] = _POSITIONS[model.position]
     if model.position == "rope":
         # Megatron's --rotary-base is an integer; every published base is a whole number.
-        s["rotary_base"] = int(model.rope_theta)
-    s["normalization"] = _NORMS[model.norm]
+        s[C["rope_theta"]] = int(model.rope_theta)
+    s[C["norm"]] = _NORMS[model.norm]
     _card_argument(s, model, "norm_epsilon")
-    s["swiglu"] = model.activation == "swiglu"
-    s["squared_relu"] = model.activation == "squared_relu"
-    s["untie_embeddings_and_output_weights"] = not model.tied_embeddings
-    s["add_bias_linear"] = model.bias
+    s[C["activation.swiglu"]] = model.activation == "swiglu"
+    s[C["activation.squared_relu"]] = model.activation == "squared_relu"
+    s[C["tied_embeddings"]] = not model.tied_embeddings
+    s[C["bias"]] = model.bias
     _card_argument(s, model, "qkv_bias")
-    s["qk_layernorm"] = model.qk_layernorm
+    s[C["qk_layernorm"]] = model.qk_layernorm
     # Always written: Megatron's default dropout is 0.1, the model card's default is 0.
-    s["hidden_dropout"] = model.dropout
-    s["attention_dropout"] = model.attention_dropout
+    s[C["dropout"]] = model.dropout
+    s[C["attention_dropout"]] = model.attention_dropout
     for field in ("sliding_window", "full_attention_every", "attention_sinks"):
         _card_argument(s, model, field)
     if model.mla is not None:
@@ -210,16 +213,16 @@ def model_settings(model: Model, seq_len: int) -> Settings:
                 s[a.dest] = value
     if model.moe is not None:
         moe = model.moe
-        s["num_experts"] = moe.num_experts
-        s["moe_router_topk"] = moe.top_k
-        s["moe_ffn_hidden_size"] = moe.ffn_hidden
+        s[C["moe.num_experts"]] = moe.num_experts
+        s[C["moe.top_k"]] = moe.top_k
+        s[C["moe.ffn_hidden"]] = moe.ffn_hidden
         if moe.shared_experts:
-            s["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+            s[C["moe.shared_ffn_hidden"]] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         if not model.hybrid:  # a hybrid model's pattern says which layers are MoE
-            s["moe_layer_freq"] = moe_layer_pattern(model)
+            s[C["moe.dense_layers"]] = moe_layer_pattern(model)
         if moe.latent:
             s["moe_latent_size"] = moe.latent
-        s["moe_grouped_gemm"] = True
+        s[C["moe.grouped_gemm"]] = True
     if model.hybrid:
         s.update(hybrid_settings(model))
     _card_argument(s, model, "mtp_layers")
@@ -276,78 +279,78 @@ def entry_script(model: Model) -> str:
 def parallel_settings(model: Model, cand: Candidate) -> Settings:
     """Parallel layout, batch, recomputation, sharding, precision and overlap knobs."""
     s: Settings = {
-        "tensor_model_parallel_size": cand.tp,
-        "pipeline_model_parallel_size": cand.pp,
+        K["tp"]: cand.tp,
+        K["pp"]: cand.pp,
     }
     if cand.pipeline_layout:
         # Megatron (training/arguments.py) takes at most one of the layout and the VPP flags; it reads
         # VPP from the layout's stage count
-        s["pipeline_model_parallel_layout"] = cand.pipeline_layout
+        s[K["pipeline_layout"]] = cand.pipeline_layout
     elif cand.vpp > 1:
-        s["num_virtual_stages_per_pipeline_rank"] = cand.vpp
+        s[K["vpp"]] = cand.vpp
     # Megatron's uneven split: unset (even) unless the knob is; the middle stages share the rest
     if cand.first_stage_layers:
-        s["decoder_first_pipeline_num_layers"] = cand.first_stage_layers
+        s[K["first_stage_layers"]] = cand.first_stage_layers
     if cand.last_stage_layers:
-        s["decoder_last_pipeline_num_layers"] = cand.last_stage_layers
-    s["account_for_embedding_in_pipeline_split"] = cand.account_for_embedding
-    s["account_for_loss_in_pipeline_split"] = cand.account_for_loss
-    s["context_parallel_size"] = cand.cp
+        s[K["last_stage_layers"]] = cand.last_stage_layers
+    s[K["account_for_embedding"]] = cand.account_for_embedding
+    s[K["account_for_loss"]] = cand.account_for_loss
+    s[K["cp"]] = cand.cp
     if cand.cp > 1:
-        s["cp_comm_type"] = cand.cp_comm
-    s["sequence_parallel"] = cand.sp
+        s[K["cp_comm"]] = cand.cp_comm
+    s[K["sequence_parallel"]] = cand.sp
     if model.moe is not None:
-        s["expert_model_parallel_size"] = cand.ep
-        s["expert_tensor_parallel_size"] = cand.expert_tp
-        s["moe_token_dispatcher_type"] = cand.moe_dispatcher
+        s[K["ep"]] = cand.ep
+        s[K["etp"]] = cand.expert_tp
+        s[K["moe_dispatcher"]] = cand.moe_dispatcher
         if cand.moe_dispatcher == "flex":
-            s["moe_flex_dispatcher_backend"] = "deepep"
-        s["overlap_moe_expert_parallel_comm"] = cand.ep_comm_overlap
+            s[P["moe_dispatcher.backend"]] = "deepep"
+        s[K["ep_comm_overlap"]] = cand.ep_comm_overlap
         s.update(balancing_settings(model))
-    s["micro_batch_size"] = cand.mbs
-    s["global_batch_size"] = cand.gbs
+    s[K["mbs"]] = cand.mbs
+    s[K["gbs"]] = cand.gbs
     if cand.recompute.kind == "selective":
-        s["recompute_granularity"] = "selective"
+        s[K["recompute"]] = "selective"
         modules = tuple(getattr(cand.recompute, "modules", ()))
         if modules:
-            s["recompute_modules"] = modules
+            s[P["recompute.modules"]] = modules
     elif cand.recompute.kind == "full":
-        s["recompute_granularity"] = "full"
-        s["recompute_method"] = cand.recompute.method
-        s["recompute_num_layers"] = cand.recompute.layers
-    s["use_distributed_optimizer"] = cand.sharding in ("dist_opt", "fsdp")
+        s[K["recompute"]] = "full"
+        s[P["recompute.method"]] = cand.recompute.method
+        s[P["recompute.layers"]] = cand.recompute.layers
+    s[K["sharding"]] = cand.sharding in ("dist_opt", "fsdp")
     if cand.sharding == "fsdp":
-        s["use_megatron_fsdp"] = True
-        s["data_parallel_sharding_strategy"] = "optim_grads_params"
+        s[P["sharding.fsdp"]] = True
+        s[P["sharding.fsdp_strategy"]] = "optim_grads_params"
         s["gradient_accumulation_fusion"] = False
-    s["overlap_grad_reduce"] = cand.overlap_grad_reduce
+    s[K["overlap_grad_reduce"]] = cand.overlap_grad_reduce
     # The knob defaults to on; without a sharded optimizer there is no parameter all-gather to overlap.
-    s["overlap_param_gather"] = cand.overlap_param_gather and cand.sharding != "none"
-    s["bf16"] = True
+    s[K["overlap_param_gather"]] = cand.overlap_param_gather and cand.sharding != "none"
+    s[P["precision.bf16"]] = True
     if cand.precision == "fp8":
-        s["fp8"] = FP8_FORMAT  # argparse dest of --fp8-format
-        s["fp8_recipe"] = cand.fp8_recipe
+        s[K["precision"]] = FP8_FORMAT  # argparse dest of --fp8-format
+        s[K["fp8_recipe"]] = cand.fp8_recipe
         if cand.fp8_param_gather:
-            s["fp8_param_gather"] = True
+            s[K["fp8_param_gather"]] = True
     elif cand.precision == "fp4":
         # Parameters stay BF16 (no --fp4-param-gather), as the memory account assumes
-        s["fp4"] = FP4_FORMAT  # argparse dest of --fp4-format
-        s["fp4_recipe"] = "nvfp4"
+        s[P["precision.fp4"]] = FP4_FORMAT  # argparse dest of --fp4-format
+        s[P["precision.fp4_recipe"]] = "nvfp4"
     # "flash" is any memory-efficient kernel (flash-attn, cuDNN or ROCm CK fused attention, none of
     # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.
-    s["attention_backend"] = "auto" if cand.attention == "flash" else "unfused"
-    s["tp_comm_overlap"] = cand.tp_comm_overlap
+    s[K["attention"]] = "auto" if cand.attention == "flash" else "unfused"
+    s[K["tp_comm_overlap"]] = cand.tp_comm_overlap
     s.update(cuda_graph_settings(model, cand))
     if cand.optimizer_dtype != "fp32":
-        s["use_precision_aware_optimizer"] = True
-        s["main_grads_dtype"] = cand.main_grad_dtype
-        s["exp_avg_dtype"] = cand.optimizer_dtype
-        s["exp_avg_sq_dtype"] = cand.optimizer_dtype
+        s[P["optimizer_dtype.precision_aware"]] = True
+        s[K["main_grad_dtype"]] = cand.main_grad_dtype
+        s[K["optimizer_dtype"]] = cand.optimizer_dtype
+        s[P["optimizer_dtype.second_moment"]] = cand.optimizer_dtype
     elif cand.main_grad_dtype != "fp32":
         # BF16 gradients with FP32 Adam moments: the plain DDP switch published recipes use (validate_args
         # then keeps the gradient buffer in BF16, as --main-grads-dtype bf16 would under the precision-aware
         # optimizer, which the moments do not need)
-        s["grad_reduce_in_bf16"] = True
+        s[P["main_grad_dtype.bf16_reduce"]] = True
     return s
 
 
@@ -360,9 +363,9 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
     if model.hybrid and "attn" in scope:
         # the knob's `attn` is the sequence mixer: a hybrid model's Mamba layers are graphed with it
         scope = (*scope[:1], "mamba", *scope[1:])
-    s: Settings = {"cuda_graph_impl": impl}
+    s: Settings = {K["cuda_graph"]: impl}
     if scope:
-        s["cuda_graph_scope"] = scope
+        s[P["cuda_graph.scope"]] = scope
     # Graph replay needs Transformer Engine's RNG tracker; Megatron turns it on with a warning, the
     # launch files say so themselves.
     s["te_rng_tracker"] = True
@@ -380,14 +383,14 @@ def balancing_settings(model: Model) -> Settings:
     Megatron's defaults (a balancing loss of coefficient 0) balance nothing."""
     moe = model.moe
     assert moe is not None
-    s: Settings = {"moe_router_score_function": moe.router_score}
+    s: Settings = {C["moe.router_score"]: moe.router_score}
     if moe.aux_loss > 0:
-        s["moe_router_load_balancing_type"] = moe.aux_loss_type
+        s[C["moe.aux_loss_type"]] = moe.aux_loss_type
         s["moe_aux_loss_coeff"] = moe.aux_loss
     else:
-        s["moe_router_load_balancing_type"] = "none"
+        s[C["moe.aux_loss_type"]] = "none"
     if moe.bias_balancing:
-        s["moe_router_enable_expert_bias"] = True
+        s[C["moe.bias_balancing"]] = True
     return s
 
 
@@ -421,7 +424,7 @@ def _tokenizer_and_checkpoints(s: Settings, model: Model, v: Variables, site: Si
     if v.tokenizer_model:
         s["tokenizer_model"] = v.tokenizer_model
     else:
-        s["vocab_size"] = model.vocab
+        s[C["vocab"]] = model.vocab
     if v.checkpoint_dir:
         folder = under(site.checkpoint_root if site is not None else "", v.checkpoint_dir)
         s["save"] = folder

@@ -21,7 +21,8 @@ import functools
 import re
 from pathlib import Path
 
-from primus_lang.emit.arguments import Setting, Settings
+from primus_lang.emit.arguments import CARD_ARGUMENTS, MLA_ARGUMENTS, MLA_SWITCH, Setting, Settings
+from primus_lang.frameworks import spelling
 
 BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
@@ -62,58 +63,61 @@ BRIDGE_MODELS: dict[str, str] = {
 # (recipes/ has ministral3 only), Phi-3/4, OLMo 2 (olmoe only), Gemma 3 27B (gemma3_1b only), Llama 2
 # 13B/70B, Llama 4, Nemotron 4; Bridge emission names the cards it knows
 
+# how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
+K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
+
 # Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
 # keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
 PATHS: dict[str, tuple[str, ...]] = {
     # parallel layout
-    "tensor_model_parallel_size": ("model.tensor_model_parallel_size",),
-    "pipeline_model_parallel_size": ("model.pipeline_model_parallel_size",),
-    "num_virtual_stages_per_pipeline_rank": ("model.virtual_pipeline_model_parallel_size",),
-    "pipeline_model_parallel_layout": ("model.pipeline_model_parallel_layout",),
-    "decoder_first_pipeline_num_layers": ("model.num_layers_in_first_pipeline_stage",),
-    "decoder_last_pipeline_num_layers": ("model.num_layers_in_last_pipeline_stage",),
-    "account_for_embedding_in_pipeline_split": ("model.account_for_embedding_in_pipeline_split",),
-    "account_for_loss_in_pipeline_split": ("model.account_for_loss_in_pipeline_split",),
-    "context_parallel_size": ("model.context_parallel_size",),
-    "cp_comm_type": ("model.cp_comm_type",),
-    "sequence_parallel": ("model.sequence_parallel",),
-    "expert_model_parallel_size": ("model.expert_model_parallel_size",),
-    "expert_tensor_parallel_size": ("model.expert_tensor_parallel_size",),
-    "moe_token_dispatcher_type": ("model.moe_token_dispatcher_type",),
-    "moe_flex_dispatcher_backend": ("model.moe_flex_dispatcher_backend",),
-    "overlap_moe_expert_parallel_comm": ("model.overlap_moe_expert_parallel_comm",),
+    K["tp"]: ("model.tensor_model_parallel_size",),
+    K["pp"]: ("model.pipeline_model_parallel_size",),
+    K["vpp"]: ("model.virtual_pipeline_model_parallel_size",),
+    K["pipeline_layout"]: ("model.pipeline_model_parallel_layout",),
+    K["first_stage_layers"]: ("model.num_layers_in_first_pipeline_stage",),
+    K["last_stage_layers"]: ("model.num_layers_in_last_pipeline_stage",),
+    K["account_for_embedding"]: ("model.account_for_embedding_in_pipeline_split",),
+    K["account_for_loss"]: ("model.account_for_loss_in_pipeline_split",),
+    K["cp"]: ("model.context_parallel_size",),
+    K["cp_comm"]: ("model.cp_comm_type",),
+    K["sequence_parallel"]: ("model.sequence_parallel",),
+    K["ep"]: ("model.expert_model_parallel_size",),
+    K["etp"]: ("model.expert_tensor_parallel_size",),
+    K["moe_dispatcher"]: ("model.moe_token_dispatcher_type",),
+    P["moe_dispatcher.backend"]: ("model.moe_flex_dispatcher_backend",),
+    K["ep_comm_overlap"]: ("model.overlap_moe_expert_parallel_comm",),
     # batch
-    "micro_batch_size": ("train.micro_batch_size",),
-    "global_batch_size": ("train.global_batch_size",),
-    "seq_length": ("dataset.seq_length", "model.seq_length"),
+    K["mbs"]: ("train.micro_batch_size",),
+    K["gbs"]: ("train.global_batch_size",),
+    K["seq_len"]: ("dataset.seq_length", "model.seq_length"),
     # recomputation
-    "recompute_granularity": ("model.recompute_granularity",),
-    "recompute_method": ("model.recompute_method",),
-    "recompute_num_layers": ("model.recompute_num_layers",),
-    "recompute_modules": ("model.recompute_modules",),
+    K["recompute"]: ("model.recompute_granularity",),
+    P["recompute.method"]: ("model.recompute_method",),
+    P["recompute.layers"]: ("model.recompute_num_layers",),
+    P["recompute.modules"]: ("model.recompute_modules",),
     # sharding and data-parallel overlap
-    "use_distributed_optimizer": ("ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"),
-    "use_megatron_fsdp": ("ddp.use_megatron_fsdp",),
-    "data_parallel_sharding_strategy": ("ddp.data_parallel_sharding_strategy",),
+    K["sharding"]: ("ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"),
+    P["sharding.fsdp"]: ("ddp.use_megatron_fsdp",),
+    P["sharding.fsdp_strategy"]: ("ddp.data_parallel_sharding_strategy",),
     "gradient_accumulation_fusion": ("model.gradient_accumulation_fusion",),
-    "overlap_grad_reduce": ("ddp.overlap_grad_reduce",),
-    "overlap_param_gather": ("ddp.overlap_param_gather",),
-    "tp_comm_overlap": ("model.tp_comm_overlap",),
+    K["overlap_grad_reduce"]: ("ddp.overlap_grad_reduce",),
+    K["overlap_param_gather"]: ("ddp.overlap_param_gather",),
+    K["tp_comm_overlap"]: ("model.tp_comm_overlap",),
     # kernels and graphs
-    "attention_backend": ("model.attention_backend",),
-    "cuda_graph_impl": ("model.cuda_graph_impl",),
-    "cuda_graph_scope": ("model.cuda_graph_scope",),
+    K["attention"]: ("model.attention_backend",),
+    K["cuda_graph"]: ("model.cuda_graph_impl",),
+    P["cuda_graph.scope"]: ("model.cuda_graph_scope",),
     "te_rng_tracker": ("rng.te_rng_tracker", "model.use_te_rng_tracker"),
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
     # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
     "moe_pad_experts_for_cuda_graph_inference": ("model.moe_pad_experts_for_cuda_graph_inference",),
     # FP8 primary weights: the precision recipe's switch, which Bridge hands DDP as well
-    "fp8_param_gather": ("mixed_precision.fp8_param_gather", "ddp.fp8_param_gather"),
+    K["fp8_param_gather"]: ("mixed_precision.fp8_param_gather", "ddp.fp8_param_gather"),
     # optimizer precision
-    "use_precision_aware_optimizer": ("optimizer.use_precision_aware_optimizer",),
-    "main_grads_dtype": ("optimizer.main_grads_dtype",),
-    "exp_avg_dtype": ("optimizer.exp_avg_dtype",),
-    "exp_avg_sq_dtype": ("optimizer.exp_avg_sq_dtype",),
+    P["optimizer_dtype.precision_aware"]: ("optimizer.use_precision_aware_optimizer",),
+    K["main_grad_dtype"]: ("optimizer.main_grads_dtype",),
+    K["optimizer_dtype"]: ("optimizer.exp_avg_dtype",),
+    P["optimizer_dtype.second_moment"]: ("optimizer.exp_avg_sq_dtype",),
     # the run: schedule, optimizer, logging, data, tokenizer, checkpoints
     "train_iters": ("train.train_iters",),
     "lr": ("optimizer.lr",),
@@ -141,7 +145,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     "mock_data": ("dataset.mock",),
     "tokenizer_type": ("tokenizer.tokenizer_type",),
     "tokenizer_model": ("tokenizer.tokenizer_model",),
-    "vocab_size": ("tokenizer.vocab_size",),
+    C["vocab"]: ("tokenizer.vocab_size",),
     "save": ("checkpoint.save",),
     "load": ("checkpoint.load",),
     "save_interval": ("checkpoint.save_interval",),
@@ -161,7 +165,7 @@ PATHS: dict[str, tuple[str, ...]] = {
 }
 
 # Megatron switches a Bridge field holds negated: --grad-reduce-in-bf16 is ddp.grad_reduce_in_fp32=False
-NEGATED_PATHS: dict[str, str] = {"grad_reduce_in_bf16": "ddp.grad_reduce_in_fp32"}
+NEGATED_PATHS: dict[str, str] = {P["main_grad_dtype.bf16_reduce"]: "ddp.grad_reduce_in_fp32"}
 
 # The overlap settings a recipe's CommOverlapConfig writes over (training/comm_overlap.py, setup at
 # BRIDGE_COMMIT): after the overrides, ConfigContainer validation runs ``comm_overlap.setup``, whose
@@ -170,10 +174,10 @@ NEGATED_PATHS: dict[str, str] = {"grad_reduce_in_bf16": "ddp.grad_reduce_in_fp32
 # and ``overlap_param_gather`` onto ddp and optimizer (True whenever DP > 1 unless it says otherwise).
 # Where the recipe has one, the candidate's values go into it, else the recipe's win.
 COMM_OVERLAP_PATHS: dict[str, str] = {
-    "tp_comm_overlap": "comm_overlap.tp_comm_overlap",
-    "overlap_moe_expert_parallel_comm": "comm_overlap.overlap_moe_expert_parallel_comm",
-    "overlap_grad_reduce": "comm_overlap.overlap_grad_reduce",
-    "overlap_param_gather": "comm_overlap.overlap_param_gather",
+    K["tp_comm_overlap"]: "comm_overlap.tp_comm_overlap",
+    K["ep_comm_overlap"]: "comm_overlap.overlap_moe_expert_parallel_comm",
+    K["overlap_grad_reduce"]: "comm_overlap.overlap_grad_reduce",
+    K["overlap_param_gather"]: "comm_overlap.overlap_param_gather",
 }
 # the model fields setup replaces outright; the ddp ones still hold without the distributed optimizer
 _REPLACED_BY_COMM_OVERLAP = frozenset({"tp_comm_overlap", "overlap_moe_expert_parallel_comm"})
@@ -181,16 +185,13 @@ _REPLACED_BY_COMM_OVERLAP = frozenset({"tp_comm_overlap", "overlap_moe_expert_pa
 # Settings the recipe's model provider owns: Bridge builds the model from the card's Hugging Face
 # config (AutoBridge.from_hf_pretrained), so a space writes the card as it stands, never these.
 ARCHITECTURE = frozenset({
-    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "kv_channels", "group_query_attention",
-    "num_query_groups", "max_position_embeddings", "position_embedding_type", "rotary_base", "normalization",
-    "swiglu", "squared_relu", "untie_embeddings_and_output_weights", "add_bias_linear", "qk_layernorm",
-    "hidden_dropout", "attention_dropout", "window_size", "window_attn_skip_freq", "softmax_type",
-    "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim",
-    "num_experts", "moe_router_topk", "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size",
-    "moe_layer_freq", "moe_latent_size", "moe_grouped_gemm", "moe_router_score_function",
-    "moe_router_load_balancing_type", "moe_aux_loss_coeff", "moe_router_enable_expert_bias", "mtp_num_layers",
-    "spec", "is_hybrid_model", "hybrid_override_pattern", "mamba_num_heads", "mamba_head_dim", "mamba_state_dim",
-    "mamba_num_groups", "mtp_hybrid_override_pattern",
+    # the card's fields and the card features emission writes from its own tables, but the vocabulary (the
+    # tokenizer's, tokenizer.vocab_size); an epsilon or a QKV bias the card changes has no Bridge field, and is
+    # refused (P7001) rather than launched as the recipe's model
+    *(name for field, name in spelling.CARD.items() if field != "vocab"),
+    *(a.dest for a in (*CARD_ARGUMENTS.values(), *MLA_ARGUMENTS.values()) if a.field not in ("norm_epsilon", "qkv_bias")),
+    MLA_SWITCH, "moe_latent_size", "spec", "is_hybrid_model", "hybrid_override_pattern", "mamba_num_heads",
+    "mamba_head_dim", "mamba_state_dim", "mamba_num_groups", "mtp_hybrid_override_pattern",
 })
 
 # (precision, its recipe) -> Bridge's registered mixed-precision recipe (training/mixed_precision.py)
@@ -215,14 +216,14 @@ UNEXPRESSIBLE: dict[str, str] = {
 # What primusc leaves unwritten when off, written here as off: the recipe sets its own otherwise
 # (Llama 3 70B's recipe interleaves, its FP8 ones recompute, the GB200 ones graph).
 RESETS: dict[str, str] = {
-    "num_virtual_stages_per_pipeline_rank": "null",
-    "pipeline_model_parallel_layout": "null",
-    "decoder_first_pipeline_num_layers": "null",
-    "decoder_last_pipeline_num_layers": "null",
-    "recompute_granularity": "null",
-    "use_megatron_fsdp": "false",
-    "cuda_graph_impl": "none",
-    "use_precision_aware_optimizer": "false",
+    K["vpp"]: "null",
+    K["pipeline_layout"]: "null",
+    K["first_stage_layers"]: "null",
+    K["last_stage_layers"]: "null",
+    K["recompute"]: "null",
+    P["sharding.fsdp"]: "false",
+    K["cuda_graph"]: "none",
+    P["optimizer_dtype.precision_aware"]: "false",
 }
 
 # what Hydra's override grammar reads as a bare word; anything else is double-quoted

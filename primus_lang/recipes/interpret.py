@@ -19,6 +19,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_UNSUPPORTED,
 )
 from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH, PATHS
+from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Mla, Moe
 from primus_lang.ir.quantity import Kind
@@ -28,6 +29,8 @@ from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
 
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
+# how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
+K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 
 
 @frozen
@@ -180,48 +183,48 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         else:
             out[field] = base[field]
 
-    put("num_layers", "num_layers", r.int("num_layers"))
-    put("hidden", "hidden_size", r.int("hidden_size"))
-    heads = r.int("num_attention_heads")
+    put("num_layers", C["num_layers"], r.int(C["num_layers"]))
+    put("hidden", C["hidden"], r.int(C["hidden"]))
+    heads = r.int(C["heads"])
     put("heads", "num_attention_heads", heads)
     hidden = out["hidden"]
-    swiglu = r.flag("swiglu")
-    activation = "swiglu" if swiglu else "squared_relu" if r.flag("squared_relu") else "gelu"
-    if "activation" not in base or any(r.has(d) for d in ("swiglu", "squared_relu")):
+    swiglu = r.flag(C["activation.swiglu"])
+    activation = "swiglu" if swiglu else "squared_relu" if r.flag(C["activation.squared_relu"]) else "gelu"
+    if "activation" not in base or any(r.has(d) for d in (C["activation.swiglu"], C["activation.squared_relu"])):
         out["activation"] = activation
         stated.add("activation")
     else:
         out["activation"] = base["activation"]
-    put("ffn_hidden", "ffn_hidden_size", r.int("ffn_hidden_size", 4 * hidden))
-    gqa = r.flag("group_query_attention") or ("kv_heads" in base and not r.has("group_query_attention"))
-    groups = r.int("num_query_groups") if r.has("num_query_groups") else 0
-    if r.has("num_query_groups") and not r.flag("group_query_attention") and "kv_heads" not in base:
-        r.unsupported("num_query_groups", "Megatron ignores `--num-query-groups` without `--group-query-attention`")
+    put("ffn_hidden", C["ffn_hidden"], r.int(C["ffn_hidden"], 4 * hidden))
+    gqa = r.flag(C["kv_heads.grouped"]) or ("kv_heads" in base and not r.has(C["kv_heads.grouped"]))
+    groups = r.int(C["kv_heads"]) if r.has(C["kv_heads"]) else 0
+    if r.has(C["kv_heads"]) and not r.flag(C["kv_heads.grouped"]) and "kv_heads" not in base:
+        r.unsupported(C["kv_heads"], "Megatron ignores `--num-query-groups` without `--group-query-attention`")
     put("kv_heads", "num_query_groups", groups if (gqa and groups) else (out.get("heads") or heads))
-    put("head_dim", "kv_channels", r.int("kv_channels", (hidden // heads) if heads else 0))
-    put("vocab", "vocab_size", r.int("vocab_size"))
-    seq = r.int("seq_length")
+    put("head_dim", C["head_dim"], r.int(C["head_dim"], (hidden // heads) if heads else 0))
+    put("vocab", C["vocab"], r.int(C["vocab"]))
+    seq = r.int(K["seq_len"])
     put("seq_len", "seq_length", seq)
-    put("max_position_embeddings", "max_position_embeddings", r.int("max_position_embeddings", seq))
-    position = r.choice("position_embedding_type", ("rope", "learned_absolute", "none", "mrope"), "learned_absolute")
+    put("max_position_embeddings", C["max_position_embeddings"], r.int(C["max_position_embeddings"], seq))
+    position = r.choice(C["position"], ("rope", "learned_absolute", "none", "mrope"), "learned_absolute")
     if position == "mrope":
-        r.unsupported("position_embedding_type", "multimodal RoPE is not modelled")
+        r.unsupported(C["position"], "multimodal RoPE is not modelled")
     put("position", "position_embedding_type", _POSITIONS.get(position, "rope"))
-    put("rope_theta", "rotary_base", float(r.int("rotary_base", 10000)))
-    put("norm", "normalization", _NORMS.get(r.choice("normalization", ("RMSNorm", "LayerNorm"), "LayerNorm"), "layernorm"))
-    put("tied_embeddings", "untie_embeddings_and_output_weights", not r.flag("untie_embeddings_and_output_weights"))
-    bias = r.flag("add_bias_linear", True) and not r.flag("disable_bias_linear")
-    if r.has("disable_bias_linear") and r.has("add_bias_linear") and r.flag("add_bias_linear"):
+    put("rope_theta", C["rope_theta"], float(r.int(C["rope_theta"], 10000)))
+    put("norm", C["norm"], _NORMS.get(r.choice(C["norm"], ("RMSNorm", "LayerNorm"), "LayerNorm"), "layernorm"))
+    put("tied_embeddings", C["tied_embeddings"], not r.flag(C["tied_embeddings"]))
+    bias = r.flag(C["bias"], True) and not r.flag(C["bias.disabled"])
+    if r.has(C["bias.disabled"]) and r.has(C["bias"]) and r.flag(C["bias"]):
         r.clash("add_bias_linear", "disable_bias_linear", "both on and off")
-    put("bias", "disable_bias_linear" if r.has("disable_bias_linear") else "add_bias_linear", bias)
-    put("qk_layernorm", "qk_layernorm", r.flag("qk_layernorm"))
+    put("bias", C["bias.disabled"] if r.has(C["bias.disabled"]) else C["bias"], bias)
+    put("qk_layernorm", C["qk_layernorm"], r.flag(C["qk_layernorm"]))
     _card_arguments(r, out, put)
     out["mla"] = _mla(r, base.get("mla"))
     if r.has(MLA_SWITCH) or any(r.has(a.dest) for a in MLA_ARGUMENTS.values()):
         stated.add("mla")
-    put("dropout", "hidden_dropout", r.float("hidden_dropout", 0.1))
-    put("attention_dropout", "attention_dropout", r.float("attention_dropout", 0.1))
-    if r.has("num_experts"):
+    put("dropout", C["dropout"], r.float(C["dropout"], 0.1))
+    put("attention_dropout", C["attention_dropout"], r.float(C["attention_dropout"], 0.1))
+    if r.has(C["moe.num_experts"]):
         out["moe"] = _moe(r, out, card.get("moe") if card else None)
         stated.add("moe")
     elif "moe" in base:
@@ -272,8 +275,8 @@ def _mla(r: _Reader, card: Mla | None) -> Mla | None:
                 r.unsupported(a.dest, f"Megatron ignores `{a.dest}` without `{MLA_SWITCH}` (multi-latent attention "
                               "off)")
         return None
-    if r.flag("group_query_attention"):
-        r.clash(MLA_SWITCH, "group_query_attention", "Megatron refuses grouped-query attention with multi-latent "
+    if r.flag(C["kv_heads.grouped"]):
+        r.clash(MLA_SWITCH, C["kv_heads.grouped"], "Megatron refuses grouped-query attention with multi-latent "
                 "attention (megatron/training/arguments.py)")
     widths = {f: getattr(card, f) if card is not None else a.absent for f, a in MLA_ARGUMENTS.items()}
     for field, a in MLA_ARGUMENTS.items():
@@ -300,7 +303,7 @@ def _shown(value: Any) -> str:
 
 def _dense_layers(r: _Reader, num_layers: int) -> int:
     """The leading dense layers ``--moe-layer-freq`` states; anything else names what is not modelled."""
-    freq = r.entry("moe_layer_freq")
+    freq = r.entry(C["moe.dense_layers"])
     if freq is None or freq.value in (1, "1", None):
         return 0
     text = str(freq.value).replace(" ", "")
@@ -321,7 +324,7 @@ def _dense_layers(r: _Reader, num_layers: int) -> int:
         r.bad(freq, "at least one MoE layer (1)")
         return 0
     if dense is None or not ordered:
-        r.unsupported("moe_layer_freq", "dense and MoE layers interleaved are not modelled: the card's "
+        r.unsupported(C["moe.dense_layers"], "dense and MoE layers interleaved are not modelled: the card's "
                       "`moe.dense_layers` is a dense prefix only (write 1, every layer MoE, or `([0]*k+[1]*n)`)")
         return 0
     return dense
@@ -335,51 +338,30 @@ def _repeat(digits: str) -> int:
 def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
     """``card``: the matched card's block, whose spelling of the shared experts stands when it sums to
     the recipe's width."""
-    experts = r.int("num_experts")
+    experts = r.int(C["moe.num_experts"])
     dense = _dense_layers(r, model["num_layers"])
-    shared = r.int("moe_shared_expert_intermediate_size", 0, floor=0)
+    shared = r.int(C["moe.shared_ffn_hidden"], 0, floor=0)
     count, width = (1, shared) if shared else (0, 0)
     # Megatron builds the shared experts as one MLP of their summed width (emission writes the sum):
     # the same weights as the card's n experts of a share each
     if card is not None and shared and card.shared_experts * (card.shared_ffn_hidden or card.ffn_hidden) == shared:
         count, width = card.shared_experts, card.shared_ffn_hidden
-    ffn = r.int("moe_ffn_hidden_size", model["ffn_hidden"])
-    balancing = r.choice("moe_router_load_balancing_type", ("aux_loss", "seq_aux_loss", "global_aux_loss", "none"),
+    ffn = r.int(C["moe.ffn_hidden"], model["ffn_hidden"])
+    balancing = r.choice(C["moe.aux_loss_type"], ("aux_loss", "seq_aux_loss", "global_aux_loss", "none"),
                          "aux_loss")
     aux = r.float("moe_aux_loss_coeff", 0.0) if balancing != "none" else 0.0
-    return Moe(num_experts=experts, top_k=r.int("moe_router_topk", 2), ffn_hidden=ffn,
+    return Moe(num_experts=experts, top_k=r.int(C["moe.top_k"], 2), ffn_hidden=ffn,
                shared_experts=count, shared_ffn_hidden=width,
                dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
-               router_score=r.choice("moe_router_score_function", ("softmax", "sigmoid"), "softmax"),
+               router_score=r.choice(C["moe.router_score"], ("softmax", "sigmoid"), "softmax"),
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
-               bias_balancing=r.flag("moe_router_enable_expert_bias"))
-
-
-_KNOB_DESTS = {
-    "tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size",
-    "vpp": "num_virtual_stages_per_pipeline_rank", "first_stage_layers": "decoder_first_pipeline_num_layers",
-    "last_stage_layers": "decoder_last_pipeline_num_layers",
-    "account_for_embedding": "account_for_embedding_in_pipeline_split",
-    "account_for_loss": "account_for_loss_in_pipeline_split", "pipeline_layout": "pipeline_model_parallel_layout",
-    "cp": "context_parallel_size", "ep": "expert_model_parallel_size", "etp": "expert_tensor_parallel_size",
-    "mbs": "micro_batch_size", "gbs": "global_batch_size", "seq_len": "seq_length", "precision": "fp8",
-    "fp8_recipe": "fp8_recipe", "recompute": "recompute_granularity", "sharding": "use_distributed_optimizer",
-    "schedule": "num_virtual_stages_per_pipeline_rank", "sequence_parallel": "sequence_parallel",
-    "attention": "attention_backend", "cp_comm": "cp_comm_type", "moe_dispatcher": "moe_token_dispatcher_type",
-    "tp_comm_overlap": "tp_comm_overlap", "overlap_grad_reduce": "overlap_grad_reduce",
-    "overlap_param_gather": "overlap_param_gather", "ep_comm_overlap": "overlap_moe_expert_parallel_comm",
-    "cuda_graph": "cuda_graph_impl", "main_grad_dtype": "main_grads_dtype", "optimizer_dtype": "exp_avg_dtype",
-}
+               bias_balancing=r.flag(C["moe.bias_balancing"]))
 
 
 # Megatron's argument -> the IR field whose ceiling (ir/ranges.py) bounds it
-_FIELDS = {dest: knob for knob, dest in reversed(_KNOB_DESTS.items())} | {
-    "hidden_size": "hidden", "num_attention_heads": "heads", "ffn_hidden_size": "ffn_hidden",
-    "num_query_groups": "kv_heads", "kv_channels": "head_dim", "vocab_size": "vocab", "seq_length": "seq_len",
-    "num_experts": "num_experts", "moe_router_topk": "top_k", "moe_ffn_hidden_size": "ffn_hidden",
-    "moe_shared_expert_intermediate_size": "shared_ffn_hidden", "recompute_num_layers": "num_layers",
-    "num_layers_per_virtual_pipeline_stage": "num_layers",
-}
+_FIELDS = {name: knob for knob, name in K.items()} | {
+    name: field.rpartition(".")[2] for field, name in C.items()} | {
+    "num_layers_per_virtual_pipeline_stage": "num_layers", P["recompute.layers"]: "num_layers"}
 
 
 def _ceiling(dest: str) -> int | float:
@@ -391,41 +373,41 @@ def _ceiling(dest: str) -> int | float:
 def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]:
     s = r.s
     v: dict[str, Any] = {}
-    v["tp"] = r.int("tensor_model_parallel_size", 1)
-    v["pp"] = r.int("pipeline_model_parallel_size", 1)
-    vpp = r.int("num_virtual_stages_per_pipeline_rank", 1)
-    if r.has("num_layers_per_virtual_pipeline_stage"):
-        per = r.int("num_layers_per_virtual_pipeline_stage", 1)
-        if r.has("num_virtual_stages_per_pipeline_rank"):
-            r.clash("num_virtual_stages_per_pipeline_rank", "num_layers_per_virtual_pipeline_stage",
+    v["tp"] = r.int(K["tp"], 1)
+    v["pp"] = r.int(K["pp"], 1)
+    vpp = r.int(K["vpp"], 1)
+    if r.has(P["vpp.layers"]):
+        per = r.int(P["vpp.layers"], 1)
+        if r.has(K["vpp"]):
+            r.clash(K["vpp"], P["vpp.layers"],
                     "Megatron takes one of the two")
         vpp = max(1, model["num_layers"] // (v["pp"] * per)) if per else 1
-    v["pipeline_layout"] = str(s["pipeline_model_parallel_layout"].value) if r.has("pipeline_model_parallel_layout") else ""
-    if v["pipeline_layout"] and r.has("num_virtual_stages_per_pipeline_rank"):
-        r.clash("pipeline_model_parallel_layout", "num_virtual_stages_per_pipeline_rank", "Megatron takes one of the two")
+    v["pipeline_layout"] = str(s[K["pipeline_layout"]].value) if r.has(K["pipeline_layout"]) else ""
+    if v["pipeline_layout"] and r.has(K["vpp"]):
+        r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two")
     if v["pipeline_layout"]:
         stages = v["pipeline_layout"].count("|") + 1
         vpp = max(1, stages // v["pp"])
     v["vpp"] = vpp
-    v["first_stage_layers"] = r.int("decoder_first_pipeline_num_layers", 0, floor=0)
-    v["last_stage_layers"] = r.int("decoder_last_pipeline_num_layers", 0, floor=0)
-    v["account_for_embedding"] = r.flag("account_for_embedding_in_pipeline_split")
-    v["account_for_loss"] = r.flag("account_for_loss_in_pipeline_split")
-    v["cp"] = r.int("context_parallel_size", 1)
-    v["cp_comm"] = r.choice("cp_comm_type", ("p2p", "a2a", "allgather"), "p2p")
-    v["ep"] = r.int("expert_model_parallel_size", 1)
-    etp = r.int("expert_tensor_parallel_size", 0, floor=0)
+    v["first_stage_layers"] = r.int(K["first_stage_layers"], 0, floor=0)
+    v["last_stage_layers"] = r.int(K["last_stage_layers"], 0, floor=0)
+    v["account_for_embedding"] = r.flag(K["account_for_embedding"])
+    v["account_for_loss"] = r.flag(K["account_for_loss"])
+    v["cp"] = r.int(K["cp"], 1)
+    v["cp_comm"] = r.choice(K["cp_comm"], ("p2p", "a2a", "allgather"), "p2p")
+    v["ep"] = r.int(K["ep"], 1)
+    etp = r.int(K["etp"], 0, floor=0)
     v["etp"] = 0 if etp == v["tp"] else etp
-    v["mbs"] = r.int("micro_batch_size", 1)
-    v["gbs"] = r.int("global_batch_size", 0)
+    v["mbs"] = r.int(K["mbs"], 1)
+    v["gbs"] = r.int(K["gbs"], 0)
     if not v["gbs"]:
-        r.missing("global_batch_size", "add it: the space fixes the global batch")
+        r.missing(K["gbs"], "add it: the space fixes the global batch")
         v["gbs"] = 1
     v["seq_len"] = model.get("seq_len") or 1
-    fp8 = s.get("fp8") or s.get("fp8_format")
-    fp4 = s.get("fp4") or s.get("fp4_format")
-    if r.flag("fp16"):
-        r.unsupported("fp16", "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based")
+    fp8 = s.get(K["precision"]) or s.get(P["precision.fp8_format"])
+    fp4 = s.get(P["precision.fp4"]) or s.get(P["precision.fp4_format"])
+    if r.flag(P["precision.fp16"]):
+        r.unsupported(P["precision.fp16"], "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based")
     precision = "bf16"
     if fp8 is not None and fp8.value not in (None, False):
         precision = "fp8"
@@ -433,25 +415,25 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
             r.unsupported(fp8.dest, f"FP8 format `{fp8.value}`: primusc emits `hybrid` (E4M3 forward, E5M2 gradients)")
     if fp4 is not None and fp4.value not in (None, False):
         if precision == "fp8":
-            r.clash(fp8.dest if fp8 else "fp8", fp4.dest, "a run computes its GEMMs in one of FP8 and FP4")
+            r.clash(fp8.dest if fp8 else K["precision"], fp4.dest, "a run computes its GEMMs in one of FP8 and FP4")
         precision = "fp4"
         if str(fp4.value) != "e2m1":
             r.bad(fp4, "e2m1")
     v["precision"] = precision
     # Megatron's --fp8-recipe defaults to delayed scaling
-    v["fp8_recipe"] = r.choice("fp8_recipe", ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
+    v["fp8_recipe"] = r.choice(K["fp8_recipe"], ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"
     v["recompute"] = _recompute(r, v["pp"])
-    v["fp8_param_gather"] = r.flag("fp8_param_gather")
-    fsdp = [d for d in ("use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2") if r.flag(d)]
+    v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
+    fsdp = [d for d in (P["sharding.fsdp"], P["sharding.custom_fsdp"], P["sharding.torch_fsdp2"]) if r.flag(d)]
     if fsdp:
         v["sharding"] = "fsdp"
-        if r.flag("use_distributed_optimizer") and "use_torch_fsdp2" in fsdp:
-            r.clash("use_distributed_optimizer", "use_torch_fsdp2", "torch FSDP2 runs without the distributed optimizer")
+        if r.flag(K["sharding"]) and P["sharding.torch_fsdp2"] in fsdp:
+            r.clash(K["sharding"], P["sharding.torch_fsdp2"], "torch FSDP2 runs without the distributed optimizer")
     else:
-        v["sharding"] = "dist_opt" if r.flag("use_distributed_optimizer") else "none"
-    algorithm = s.get("pp_algorithm")
-    if algorithm is not None and algorithm.value is not None and r.flag("patch_primus_pipeline"):
+        v["sharding"] = "dist_opt" if r.flag(K["sharding"]) else "none"
+    algorithm = s.get(P["schedule.algorithm"])
+    if algorithm is not None and algorithm.value is not None and r.flag(P["schedule.patch"]):
         schedules = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
                      "1f1b-interleaved": "interleaved"}
         if algorithm.value not in schedules:
@@ -461,30 +443,30 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
             v["vpp"] = 2
     else:
         v["schedule"] = "interleaved" if v["vpp"] > 1 else "1f1b"
-    v["sequence_parallel"] = r.flag("sequence_parallel")
-    backend = r.choice("attention_backend", ("auto", "flash", "fused", "unfused", "local"), "auto")
+    v["sequence_parallel"] = r.flag(K["sequence_parallel"])
+    backend = r.choice(K["attention"], ("auto", "flash", "fused", "unfused", "local"), "auto")
     v["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
     if model.get("moe") is not None:
-        v["moe_dispatcher"] = r.choice("moe_token_dispatcher_type", ("allgather", "alltoall", "flex"), "allgather")
+        v["moe_dispatcher"] = r.choice(K["moe_dispatcher"], ("allgather", "alltoall", "flex"), "allgather")
         if _turbo_deepep(r) and v["tp"] == 1:
             # Primus swaps in Primus Turbo's DeepEP and sets the flex dispatcher itself, at TP 1 only
             # (primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py, v26.5.1)
             v["moe_dispatcher"] = "flex"
             r.notes.append("`use_turbo_deepep` with Primus Turbo at TP 1: Primus runs the flex dispatcher "
                            "(Primus Turbo's DeepEP), whatever `moe_token_dispatcher_type` says")
-    v["tp_comm_overlap"] = r.flag("tp_comm_overlap")
-    v["overlap_grad_reduce"] = r.flag("overlap_grad_reduce")
-    v["overlap_param_gather"] = r.flag("overlap_param_gather")
-    v["ep_comm_overlap"] = r.flag("overlap_moe_expert_parallel_comm")
+    v["tp_comm_overlap"] = r.flag(K["tp_comm_overlap"])
+    v["overlap_grad_reduce"] = r.flag(K["overlap_grad_reduce"])
+    v["overlap_param_gather"] = r.flag(K["overlap_param_gather"])
+    v["ep_comm_overlap"] = r.flag(K["ep_comm_overlap"])
     v["cuda_graph"] = _cuda_graph(r)
     # --grad-reduce-in-bf16 keeps the gradient buffer in BF16 as the precision-aware optimizer's
     # --main-grads-dtype bf16 does (validate_args turns off FP32 accumulation either way)
-    v["main_grad_dtype"] = "bf16" if r.flag("grad_reduce_in_bf16") else \
-        r.choice("main_grads_dtype", ("fp32", "bf16"), "fp32")
-    v["optimizer_dtype"] = r.choice("exp_avg_dtype", ("fp32", "bf16"), "fp32")
-    if r.has("exp_avg_sq_dtype") and r.s["exp_avg_sq_dtype"].value != v["optimizer_dtype"]:
-        r.clash("exp_avg_dtype", "exp_avg_sq_dtype", "primusc keeps both Adam moments in one dtype")
-    assumed = [k for k, dest in _KNOB_DESTS.items() if not r.has(dest)
+    v["main_grad_dtype"] = "bf16" if r.flag(P["main_grad_dtype.bf16_reduce"]) else \
+        r.choice(K["main_grad_dtype"], ("fp32", "bf16"), "fp32")
+    v["optimizer_dtype"] = r.choice(K["optimizer_dtype"], ("fp32", "bf16"), "fp32")
+    if r.has(P["optimizer_dtype.second_moment"]) and r.s[P["optimizer_dtype.second_moment"]].value != v["optimizer_dtype"]:
+        r.clash(K["optimizer_dtype"], P["optimizer_dtype.second_moment"], "primusc keeps both Adam moments in one dtype")
+    assumed = [k for k, dest in K.items() if not r.has(dest)
                and k in ("sharding", "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather", "attention")]
     return Candidate(**v), assumed
 
@@ -497,10 +479,10 @@ def _turbo_deepep(r: _Reader) -> bool:
 
 
 def _recompute(r: _Reader, pp: int) -> Recompute:
-    granularity = r.choice("recompute_granularity", ("full", "selective"), "")
+    granularity = r.choice(K["recompute"], ("full", "selective"), "")
     if granularity == "full":
-        method = r.choice("recompute_method", ("uniform", "block"), "uniform")
-        ids = r.entry("recompute_layer_ids")
+        method = r.choice(P["recompute.method"], ("uniform", "block"), "uniform")
+        ids = r.entry(P["recompute.layer_ids"])
         if ids is not None and str(ids.value).strip():
             # Primus recomputes the listed layers (by their number in the model); the space says a
             # count per stage, the listed layers spread over the stages
@@ -509,14 +491,14 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
             r.notes.append(f"`recompute_layer_ids` lists {len(listed)} layers: read as full recomputation of "
                            f"{per_stage} per stage (block), the listed layers spread over {pp} stage(s)")
             return Recompute("full", per_stage, "block")
-        layers = r.int("recompute_num_layers", 1, floor=0)
+        layers = r.int(P["recompute.layers"], 1, floor=0)
         if layers == 0:
             # Megatron recomputes no layer then; Primus's sweeps write it to turn recomputation off
             r.notes.append("full recomputation of 0 layers recomputes nothing: read as `recompute = none`")
             return Recompute()
         return Recompute("full", layers, method)
     if granularity == "selective":
-        e = r.s.get("recompute_modules")
+        e = r.s.get(P["recompute.modules"])
         modules: tuple[str, ...] = ()
         if e is not None and e.value is not None:
             value = e.value
@@ -528,12 +510,12 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
 
 
 def _cuda_graph(r: _Reader) -> str:
-    if not r.has("cuda_graph_impl"):
+    if not r.has(K["cuda_graph"]):
         return "none"
-    impl = r.s["cuda_graph_impl"].value
+    impl = r.s[K["cuda_graph"]].value
     if impl == "none":
         return "none"
-    scope_entry = r.s.get("cuda_graph_scope")
+    scope_entry = r.s.get(P["cuda_graph.scope"])
     scope: tuple[str, ...] = ()
     if scope_entry is not None and scope_entry.value is not None:
         v = scope_entry.value
@@ -569,7 +551,7 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
     if r.problems:
         raise CompileError(r.problems)
     spans: dict[str, Span] = {}
-    for knob, dest in _KNOB_DESTS.items():
+    for knob, dest in {**K, "schedule": K["vpp"]}.items():
         e = recipe.entries.get(dest)
         if e is not None and e.span is not None:
             spans[knob] = e.span

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
+from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import KNOBS, RECOMPUTE_KINDS, Candidate, Recompute
 from primus_lang.ir.quantity import Kind, choices_of, kind_of
 from primus_lang.search.landscape import Landscape
@@ -34,20 +35,9 @@ TRAINED_NAMES = frozenset(
     }
 )
 
-# Megatron argument names that mean one of our knobs.
-ALIASES = {
-    "global_batch_size": "gbs",
-    "seq_length": "seq_len",
-    "sequence_length": "seq_len",
-    "micro_batch_size": "mbs",
-    "tensor_model_parallel_size": "tp",
-    "pipeline_model_parallel_size": "pp",
-    "context_parallel_size": "cp",
-    "expert_model_parallel_size": "ep",
-    "expert_tensor_parallel_size": "etp",
-    "num_virtual_stages_per_pipeline_rank": "vpp",
-    "virtual_pipeline_model_parallel_size": "vpp",
-}
+# Megatron argument names that mean one of our count knobs (frameworks.spelling), and their other names
+ALIASES = {**{name: knob for knob, name in spelling.KNOBS.items() if kind_of(KNOBS[knob]) is Kind.COUNT},
+           **spelling.ALIASES}
 
 _FULL = re.compile(r"^full\s*\(\s*(?:layers\s*[:=]\s*)?(\d+)\s*(?:,\s*(?:method\s*[:=]\s*)?(\w+)\s*)?\)$")
 

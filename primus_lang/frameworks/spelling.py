@@ -1,0 +1,123 @@
+"""How Megatron-LM spells what primusc models: the one table every writer and reader of a Megatron setting
+asks (emission, import-recipe, a training log's arguments block, the LLM gate, the published runs).
+
+A setting is named as primusc's settings name it everywhere: the flag without ``--``, dashes as
+underscores (``--tensor-model-parallel-size`` is ``tensor_model_parallel_size``); which flags exist at a
+version, and what each takes, is ``frameworks.megatron``'s. Keys are primusc's names: a knob
+(``ir.KNOBS``), a model card field, or a knob's part (``recompute.layers``).
+"""
+
+from __future__ import annotations
+
+# knob -> the Megatron setting that states it (the pipeline schedule has none of its own: interleaved is VPP > 1,
+# Primus's others its pp_algorithm)
+KNOBS: dict[str, str] = {
+    "tp": "tensor_model_parallel_size",
+    "pp": "pipeline_model_parallel_size",
+    "vpp": "num_virtual_stages_per_pipeline_rank",
+    "first_stage_layers": "decoder_first_pipeline_num_layers",
+    "last_stage_layers": "decoder_last_pipeline_num_layers",
+    "account_for_embedding": "account_for_embedding_in_pipeline_split",
+    "account_for_loss": "account_for_loss_in_pipeline_split",
+    "pipeline_layout": "pipeline_model_parallel_layout",
+    "cp": "context_parallel_size",
+    "cp_comm": "cp_comm_type",
+    "ep": "expert_model_parallel_size",
+    "etp": "expert_tensor_parallel_size",
+    "mbs": "micro_batch_size",
+    "gbs": "global_batch_size",
+    "seq_len": "seq_length",
+    "precision": "fp8",  # with `fp4`: --fp8-format / --fp4-format, whose dests these are
+    "fp8_recipe": "fp8_recipe",
+    "fp8_param_gather": "fp8_param_gather",
+    "recompute": "recompute_granularity",
+    "sharding": "use_distributed_optimizer",
+    "sequence_parallel": "sequence_parallel",
+    "attention": "attention_backend",
+    "moe_dispatcher": "moe_token_dispatcher_type",
+    "tp_comm_overlap": "tp_comm_overlap",
+    "overlap_grad_reduce": "overlap_grad_reduce",
+    "overlap_param_gather": "overlap_param_gather",
+    "ep_comm_overlap": "overlap_moe_expert_parallel_comm",
+    "cuda_graph": "cuda_graph_impl",
+    "main_grad_dtype": "main_grads_dtype",
+    "optimizer_dtype": "exp_avg_dtype",
+}
+
+# a knob's parts and companions: the other settings that write one knob's value
+PARTS: dict[str, str] = {
+    "recompute.method": "recompute_method",
+    "recompute.layers": "recompute_num_layers",
+    "recompute.modules": "recompute_modules",
+    "vpp.layers": "num_layers_per_virtual_pipeline_stage",  # the older way to say VPP: layers per virtual stage
+    "precision.fp4": "fp4",
+    "precision.fp4_recipe": "fp4_recipe",
+    "precision.bf16": "bf16",
+    "precision.fp16": "fp16",
+    "sharding.fsdp": "use_megatron_fsdp",
+    "sharding.fsdp_strategy": "data_parallel_sharding_strategy",
+    "moe_dispatcher.backend": "moe_flex_dispatcher_backend",
+    "cuda_graph.scope": "cuda_graph_scope",
+    "main_grad_dtype.bf16_reduce": "grad_reduce_in_bf16",
+    "optimizer_dtype.precision_aware": "use_precision_aware_optimizer",
+    "optimizer_dtype.second_moment": "exp_avg_sq_dtype",
+    "precision.fp8_format": "fp8_format",  # the flag's own name, where a recipe writes it as a setting
+    "precision.fp4_format": "fp4_format",
+    "sharding.custom_fsdp": "use_custom_fsdp",  # core_v0.12's name of Megatron-FSDP
+    "sharding.torch_fsdp2": "use_torch_fsdp2",
+    "recompute.layer_ids": "recompute_layer_ids",  # Primus's: the layers to recompute, by number
+    "schedule.algorithm": "pp_algorithm",  # Primus's pipeline schedules
+    "schedule.patch": "patch_primus_pipeline",
+}
+# settings of those above that primusc writes but does not read back: a recipe's own value is carried
+CARRIED_PARTS = frozenset({"sharding.fsdp_strategy", "moe_dispatcher.backend"})
+
+# model card field -> the Megatron setting that states it (the card's features beyond these are
+# emit.CARD_ARGUMENTS and emit.MLA_ARGUMENTS)
+CARD: dict[str, str] = {
+    "num_layers": "num_layers",
+    "hidden": "hidden_size",
+    "ffn_hidden": "ffn_hidden_size",
+    "heads": "num_attention_heads",
+    "kv_heads": "num_query_groups",
+    "head_dim": "kv_channels",
+    "vocab": "vocab_size",
+    "max_position_embeddings": "max_position_embeddings",
+    "position": "position_embedding_type",
+    "rope_theta": "rotary_base",
+    "norm": "normalization",
+    "tied_embeddings": "untie_embeddings_and_output_weights",
+    "bias": "add_bias_linear",
+    "qk_layernorm": "qk_layernorm",
+    "dropout": "hidden_dropout",
+    "attention_dropout": "attention_dropout",
+    "moe.num_experts": "num_experts",
+    "moe.top_k": "moe_router_topk",
+    "moe.ffn_hidden": "moe_ffn_hidden_size",
+    "moe.shared_ffn_hidden": "moe_shared_expert_intermediate_size",
+    "moe.dense_layers": "moe_layer_freq",
+    "moe.router_score": "moe_router_score_function",
+    "moe.aux_loss_type": "moe_router_load_balancing_type",
+    "moe.aux_loss": "moe_aux_loss_coeff",
+    "moe.bias_balancing": "moe_router_enable_expert_bias",
+    "moe.grouped_gemm": "moe_grouped_gemm",
+    "kv_heads.grouped": "group_query_attention",
+    "activation.swiglu": "swiglu",
+    "activation.squared_relu": "squared_relu",
+    "bias.disabled": "disable_bias_linear",
+}
+
+# other names Megatron and the frameworks around it give the same knobs: a log's arguments block prints the
+# parsed namespace (VPP as virtual_pipeline_model_parallel_size), Bridge's fields and others' configs
+ALIASES: dict[str, str] = {
+    "virtual_pipeline_model_parallel_size": "vpp",
+    "sequence_length": "seq_len",
+}
+
+
+def knob_of(setting: str) -> str | None:
+    """The knob a Megatron setting (or one of its other names) states, None for any other setting."""
+    for knob, name in KNOBS.items():
+        if name == setting:
+            return knob
+    return ALIASES.get(setting)
