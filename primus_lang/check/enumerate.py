@@ -85,6 +85,12 @@ class _Check:
         return evaluate(self.constraint.expr, frame)
 
 
+# the rules of a parallel layout's shape: the GPUs it takes, how it splits the batch, the heads, the layers and
+# the experts; the others are the rules of one framework (Megatron's argument checks), at its release
+SHAPE_RULES = frozenset(c.id for c in (L.WORLD_DIVISIBILITY, L.BATCH_DIVISIBILITY, L.HEADS_TP, L.QUERY_GROUPS_TP,
+                                       L.PIPELINE_SPLIT, L.EXPERTS_EP, L.EP_NEEDS_MOE, L.EXPERT_WORLD))
+
+
 def _checks(space: Space) -> list[_Check]:
     out = [_Check(r.code.id, r.code.name, r.code.summary, frozenset(r.reads), rule=r) for r in RULES]
     for c in space.constraints:
@@ -314,12 +320,16 @@ def legal_mask(space: Space, cands: Sequence[Candidate]) -> Any:
     return keep
 
 
-def legality(space: Space, cand: Candidate) -> list[Violation]:
-    """Every rule and ``require`` that ``cand`` breaks, each with a message naming the values."""
+def legality(space: Space, cand: Candidate, shape_only: bool = False) -> list[Violation]:
+    """Every rule and ``require`` that ``cand`` breaks, each with a message naming the values.
+    ``shape_only``: only the rules of how a layout splits the model and the batch, which every framework
+    shares (``SHAPE_RULES``); a run measured on another framework or release is judged by these."""
     frame = frame_of(space, [cand])
     env = ScalarView(frame)
     out: list[Violation] = []
     for check in _checks(space):
+        if shape_only and check.code not in SHAPE_RULES:
+            continue
         if bool(_mask(check, frame, space)[0]):
             continue
         if check.rule is not None:
