@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import import_stubs  # noqa: E402
+import import_stubs
 
 STUBBED = ("transformer_engine", "transformer_engine_torch", "apex", "flash_attn", "flash_attn_interface",
            "flashattn_hopper", "flash_mla", "mamba_ssm", "causal_conv1d", "deep_ep", "deep_gemm", "grouped_gemm",
@@ -145,6 +145,10 @@ def main() -> None:
             "model_class": type(config.model).__qualname__,
             "comm_overlap": config.comm_overlap is not None, "paths": flat,
         }
+    from megatron.bridge.training.mixed_precision import MIXED_PRECISION_RECIPES
+
+    # the names `mixed_precision=NAME` takes, and the settings each precision recipe applies
+    out["precisions"] = {name: _flatten(vars(make())) for name, make in sorted(MIXED_PRECISION_RECIPES.items())}
     json.dump(out, sys.stdout, sort_keys=True, default=repr)
 
 

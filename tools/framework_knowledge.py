@@ -5,6 +5,7 @@ then commit what it wrote. Each table names the tag and commit it came from.
 
     python tools/framework_knowledge.py megatron MEGATRON_LM_GIT_DIR
     python tools/framework_knowledge.py primus PRIMUS_GIT_DIR
+    python tools/framework_knowledge.py bridge BRIDGE_GIT_DIR --megatron-git MEGATRON_LM_GIT_DIR --python PY
 
 ``megatron``: every command-line flag of megatron/training/arguments.py at each release below and at
 the commits Primus and Megatron-Bridge pin, with its dest, action, nargs, type, default and choices,
@@ -14,6 +15,11 @@ The parser is built by the release's own code (``add_megatron_arguments``) in a 
 (tools/megatron_parser_probe.py), with the GPU-only packages stubbed, so the flags it generates from
 config dataclasses are counted too; nothing is copied from the sources.
 
+``bridge``: every pretraining recipe of Megatron-Bridge (library and performance) at each ref below, evaluated
+by Bridge's own code in a subprocess (tools/bridge_recipe_probe.py), which needs a Python with torch,
+omegaconf, hydra-core and transformers (``--python``): the settings each applies, as the paths Hydra overrides
+take, and the paths each model class accepts.
+
 ``primus``: Primus's Megatron trainer defaults (primus/configs/modules/megatron/*.yaml) and its model
 files (primus/configs/models/megatron/*.yaml) as written, at each Primus release below.
 """
@@ -21,6 +27,7 @@ files (primus/configs/models/megatron/*.yaml) as written, at each Primus release
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import subprocess
 import sys
@@ -51,7 +58,18 @@ MEGATRON_VERSIONS: dict[str, tuple[str, str]] = {
                      "the third_party/Megatron-LM commit AMD-AGI/Primus v26.3.1 to v26.5.1 pin"),
     "bridge_v0.6": ("cd4afffa648426a959dc7cb1e24b5ce7d0c3ff54",
                     "the 3rdparty/Megatron-LM commit NVIDIA-NeMo/Megatron-Bridge v0.6.0 pins"),
+    "bridge_067f987": ("2a75ac12c54ba6a42b34024756820bf819a2e25f",
+                       "the 3rdparty/Megatron-LM commit NVIDIA-NeMo/Megatron-Bridge 067f987 pins"),
 }
+
+# Megatron-Bridge refs whose recipes are evaluated: the release, and the main commit primusc's Bridge launches
+# were first written for (its Llama recipes build a nested model config: `model.transformer.*` paths)
+BRIDGE_VERSIONS: dict[str, str] = {"v0.6": "v0.6.0", "067f987": "067f987df03b8355b03192d88d70f1709fedf51a"}
+BRIDGE_PROBE = Path(__file__).resolve().parent / "bridge_recipe_probe.py"
+# the sections of a ConfigContainer a recipe's settings are kept from (the others are paths and names of
+# the machine it runs on: logger folders, checkpoint paths, the profiler)
+BRIDGE_SECTIONS = ("model", "train", "ddp", "optimizer", "scheduler", "mixed_precision", "comm_overlap", "dataset",
+                   "tokenizer", "rng", "dist")
 
 # Primus releases whose trainer defaults and model files are read
 PRIMUS_VERSIONS: dict[str, str] = {"v26.2": "v26.2.1", "v26.3": "v26.3.1", "v26.4": "v26.4.0", "v26.5": "v26.5.1"}
@@ -173,6 +191,131 @@ def primus(git_dir: str) -> dict[str, Any]:
     }
 
 
+def bridge(git_dir: str, megatron_git: str, python: str) -> dict[str, Any]:
+    """Every pretraining recipe of each ref, evaluated by Bridge's own code (tools/bridge_recipe_probe.py):
+    its settings as the paths Hydra overrides take, kept as the differences from the most common value of
+    each path over every recipe of every ref (``base``), the paths a launch may override per model class,
+    and the recipes this CPU could not evaluate with why."""
+    versions, probes = [], {}
+    for name, ref in BRIDGE_VERSIONS.items():
+        commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+        date = git(git_dir, "log", "-1", "--format=%cs", commit).strip()
+        pin = git(git_dir, "ls-tree", commit, "3rdparty/Megatron-LM").split()[2]
+        versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "megatron": pin})
+        with tempfile.TemporaryDirectory() as tree:
+            for repo, what, sub in ((git_dir, commit, "src"), (megatron_git, pin, "megatron")):
+                archive = subprocess.run(["git", "--git-dir", repo, "archive", what, sub], check=True,
+                                         capture_output=True).stdout
+                subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+            done = subprocess.run([python, str(BRIDGE_PROBE), f"{tree}/src", tree], capture_output=True, text=True,
+                                  timeout=3600, cwd=tree)
+            if done.returncode != 0:
+                raise SystemExit(f"evaluating Bridge's recipes at {ref} failed:\n{done.stderr[-3000:]}")
+            probes[name] = json.loads(done.stdout)
+        print(f"bridge {name}: {len(probes[name]['recipes'])} recipes, {len(probes[name]['errors'])} not evaluated",
+              file=sys.stderr)
+    kept = {(v, r): _bridge_kept(x["paths"]) for v, p in probes.items() for r, x in p["recipes"].items()}
+    classes = {(v, r): x["model_class"] for v, p in probes.items() for r, x in p["recipes"].items()}
+    bases = {c: common_settings([s for key, s in kept.items() if classes[key] == c]) for c in sorted(set(classes.values()))}
+    recipes: dict[str, list[dict[str, Any]]] = {}
+    errors: dict[str, dict[str, str]] = {}
+    for name, probe in probes.items():
+        for r, v in sorted(probe["recipes"].items()):
+            entry = {"where": v["where"], "gpu": v["gpu"], "hf_id": v["hf_id"], "model_class": v["model_class"],
+                     "comm_overlap": v["comm_overlap"],
+                     **difference(bases[v["model_class"]], kept[(name, r)])}
+            forms = recipes.setdefault(r, [])
+            same = next((f for f in forms if {k: f[k] for k in entry} == entry), None)
+            if same is None:
+                forms.append({**entry, "versions": [name]})
+            else:
+                same["versions"].append(name)
+        for r, why in probe["errors"].items():
+            errors.setdefault(r, {})[name] = why
+    return {
+        "source": "NVIDIA-NeMo/Megatron-Bridge: every pretraining recipe megatron.bridge.recipes and "
+                  "megatron.bridge.perf_recipes export, evaluated by its own code on CPU "
+                  "(tools/bridge_recipe_probe.py), as Hydra override paths (a nested model config's "
+                  "model.transformer.X as model.X); a recipe's settings are its differences from the `base` of "
+                  "its model class, less the paths it lists `absent`",
+        "versions": versions,
+        "base": bases,
+        "sections": {v: sorted({p for x in p_["recipes"].values() for p in x["paths"] if not p.startswith("model.")})
+                     for v, p_ in probes.items()},
+        "models": {v: {c: sorted({p for x in p_["recipes"].values() if x["model_class"] == c for p in x["paths"]
+                                  if p.startswith("model.")})
+                       for c in sorted({x["model_class"] for x in p_["recipes"].values()})}
+                   for v, p_ in probes.items()},
+        "precisions": {v: {n: {k: x for k, x in c.items() if not k.startswith("_")} for n, c in p_["precisions"].items()}
+                       for v, p_ in probes.items()},
+        "errors": dict(sorted(errors.items())),
+        "perf_default_counts": {v["name"]: perf_default_counts(git_dir, v["commit"]) for v in versions},
+        "recipes": dict(sorted(recipes.items())),
+    }
+
+
+def perf_default_counts(git_dir: str, commit: str) -> list[list[Any]]:
+    """The performance launcher's GPU count for a model, task, GPU, precision and variant when a launch's
+    count has no recipe (scripts/performance/utils/utils.py, _DEFAULT_GPU_COUNT_OVERRIDES; the largest
+    count otherwise): read from the literal, not run."""
+    text = git(git_dir, "show", f"{commit}:scripts/performance/utils/utils.py")
+    for node in ast.parse(text).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and target.id == "_DEFAULT_GPU_COUNT_OVERRIDES":
+            table = ast.literal_eval(node.value)
+            return sorted([*key, count] for key, count in table.items())
+    return []
+
+
+def common_settings(settings: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each path's most common value over ``settings`` (the recipes of one model class)."""
+    counts: dict[str, dict[str, int]] = {}
+    for one in settings:
+        for path, value in one.items():
+            text = json.dumps(value, sort_keys=True)
+            counts.setdefault(path, {}).setdefault(text, 0)
+            counts[path][text] += 1
+    return {path: json.loads(max(c.items(), key=lambda kv: (kv[1], kv[0]))[0]) for path, c in sorted(counts.items())}
+
+
+def difference(base: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """A recipe as its model class's ``base`` changes: the values that differ, and the paths it lacks
+    (a precision given by name has no mixed_precision.*)."""
+    return {"settings": {p: x for p, x in settings.items()
+                         if json.dumps(x, sort_keys=True) != json.dumps(base.get(p), sort_keys=True)},
+            "absent": absent_prefixes(set(base), set(settings))}
+
+
+def absent_prefixes(base: set[str], have: set[str]) -> list[str]:
+    """The paths of ``base`` missing from ``have``, a whole missing subtree as its prefix and ``.*``
+    (a recipe without a CommOverlapConfig lacks every comm_overlap path): frameworks.bridge reads both."""
+    missing = base - have
+    out: set[str] = set()
+    for path in missing:
+        parts = path.split(".")
+        chosen = path
+        for k in range(1, len(parts)):
+            prefix = ".".join(parts[:k]) + "."
+            if not any(p.startswith(prefix) for p in have):
+                chosen = prefix + "*"
+                break
+        out.add(chosen)
+    return sorted(out)
+
+
+def _bridge_kept(paths: dict[str, Any]) -> dict[str, Any]:
+    """A recipe's settings, a nested model config's ``model.transformer.X`` as ``model.X`` (the paths a model
+    class accepts say where a launch writes each: ``frameworks.bridge.spelled``)."""
+    out: dict[str, Any] = {}
+    for p, v in paths.items():
+        if p.split(".", 1)[0] not in BRIDGE_SECTIONS or p.startswith(
+                ("dataset.blend", "dataset.path_to_cache", "tokenizer.tokenizer_model")):
+            continue
+        flat = "model." + p.removeprefix("model.transformer.") if p.startswith("model.transformer.") else p
+        out.setdefault(flat, v)
+    return out
+
+
 def write(path: Path, data: dict[str, Any], table: str) -> None:
     """Top-level keys pretty, each entry of ``table`` on one line: a refresh diffs flag by flag."""
     lines = ["{"]
@@ -196,17 +339,21 @@ def write(path: Path, data: dict[str, Any], table: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("framework", choices=("megatron", "primus"))
+    parser.add_argument("framework", choices=("megatron", "primus", "bridge"))
     parser.add_argument("git", help="the framework's git checkout or bare mirror")
+    parser.add_argument("--megatron-git", help="Megatron-LM's checkout or mirror, whose commit Bridge pins (bridge only)")
     parser.add_argument("--python", default=sys.executable,
                         help="a Python with torch installed, to build Megatron's parser (megatron only)")
     args = parser.parse_args()
     git_dir = git_dir_of(args.git)
     if args.framework == "megatron":
         write(OUT / "megatron" / "arguments.json", megatron(git_dir, args.python), "flags")
+    elif args.framework == "primus":
+        write(OUT / "primus" / "presets.json", primus(git_dir), "presets")
     else:
-        data = primus(git_dir)
-        write(OUT / "primus" / "presets.json", data, "presets")
+        if not args.megatron_git:
+            raise SystemExit("bridge needs --megatron-git (the recipes import the megatron-core Bridge pins)")
+        write(OUT / "bridge" / "recipes.json", bridge(git_dir, git_dir_of(args.megatron_git), args.python), "recipes")
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ class _Loader(importlib.abc.Loader):
 def install(packages: Iterable[str], prefixes: Iterable[str] = (), version: str = "0.0.0") -> None:
     """Stub ``packages`` (top-level names) and the modules under ``prefixes``; the stubs report ``version``."""
     # torch decides once, on first use, whether triton is there: decided before a stub could answer
-    import torch._dynamo  # noqa: F401
+    import torch._dynamo
     import torch._inductor.codecache  # noqa: F401
 
     sys.meta_path.insert(0, _Finder(frozenset(packages), tuple(prefixes), version))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import import_stubs  # noqa: E402  (beside this file; the release's tree is first on sys.path)
+import import_stubs
 
 # top-level packages Megatron imports optionally or that need a GPU build; stubbed. Packages it checks
 # the version or registry of (nvidia_resiliency_ext, emerging_optimizers) are left absent instead.

@@ -15,6 +15,8 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
+from primus_lang.frameworks import megatron
+from primus_lang.frameworks.target import megatron_of
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import Mamba
@@ -52,6 +54,25 @@ def _mamba_tp_ok(f: Env, s: Space) -> Any:
     local_groups = m.groups // np.maximum(tp, 1)
     groups_ok = (m.groups % tp == 0) & ((local_groups % cp == 0) | (cp % np.maximum(local_groups, 1) == 0))
     return heads_ok & groups_ok
+
+
+def _megatron_of(space: Space) -> str:
+    """The Megatron-LM the space's launches run (frameworks.target): whose asserts a candidate meets."""
+    return megatron_of(space.settings.target.split("+")[0], space.settings.megatron_version,
+                       space.settings.bridge_version)
+
+
+def _validate_args(space: Space) -> bool:
+    """Whether the space's launch goes through Megatron-LM's validate_args (megatron/training/arguments.py):
+    Megatron-LM and Primus do; Megatron-Bridge builds megatron-core's configs itself, so the asserts only
+    arguments.py makes (the overlap, FP8-gather and torch-FSDP2 ones) do not stop it."""
+    return space.settings.target.split("+")[0] != "bridge"
+
+
+def _ep_overlap_takes_any_graph(space: Space) -> bool:
+    # TransformerConfig asserts the overlap's graphs are transformer_engine ones up to core_v0.17; from
+    # core_v0.18 it refuses only TE graphs over the MLP or MoE (and megatron-core's own graphs pass)
+    return megatron.at_least(_megatron_of(space), "core_v0.18")
 
 
 def _divisors(n: int, limit: int = 0) -> str:
@@ -479,7 +500,7 @@ RULES: tuple[Rule, ...] = (
         ("overlap_param_gather", "sharding", "overlap_grad_reduce"),
         lambda f, s: (
             ~np.asarray(f["overlap_param_gather"])
-            | ((f["sharding"] != "none") & np.asarray(f["overlap_grad_reduce"]))
+            | ((f["sharding"] != "none") & (np.asarray(f["overlap_grad_reduce"]) | (not _validate_args(s))))
         ),
         lambda f, s: (
             f"overlap_param_gather with sharding {f['sharding']} and overlap_grad_reduce "
@@ -491,7 +512,8 @@ RULES: tuple[Rule, ...] = (
         L.FSDP_RESTRICTIONS,
         ("sharding", "pp", "ep"),
         lambda f, s: (
-            (f["sharding"] != "fsdp") | ((f["pp"] == 1) & (f["ep"] == 1) & (not s.model.tied_embeddings))
+            (f["sharding"] != "fsdp")
+            | ((f["pp"] == 1) & ((f["ep"] == 1) | (not _validate_args(s))) & (not s.model.tied_embeddings))
         ),
         lambda f, s: (
             f"FSDP with PP {f['pp']}, EP {f['ep']}"
@@ -632,10 +654,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         L.CUDA_GRAPH_EP_OVERLAP,
         ("cuda_graph", "ep_comm_overlap"),
-        lambda f, s: ~np.asarray(f["ep_comm_overlap"]) | (np.asarray(f["cuda_graph"]) != "full"),
+        lambda f, s: ~np.asarray(f["ep_comm_overlap"]) | (np.asarray(f["cuda_graph"]) != "full")
+        | _ep_overlap_takes_any_graph(s),
         lambda f, s: (
             "ep_comm_overlap with cuda_graph full: Megatron overlaps EP communication only with the "
-            "transformer_engine graphs (cuda-graph-ep-overlap)",
+            f"transformer_engine graphs before core_v0.18, and the launch runs {_megatron_of(s)} "
+            "(cuda-graph-ep-overlap)",
             "use `attn_moe_router` (or `attn`) with ep_comm_overlap, or turn the overlap off for `full`",
         ),
     ),
@@ -695,7 +719,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         L.FP8_PARAM_GATHER,
         ("fp8_param_gather", "precision", "sharding"),
-        lambda f, s: ~_flag(f["fp8_param_gather"]) | ((f["precision"] == "fp8") & (f["sharding"] != "none")),
+        lambda f, s: ~_flag(f["fp8_param_gather"])
+        | ((f["precision"] == "fp8") & ((f["sharding"] != "none") | (not _validate_args(s)))),
         lambda f, s: (
             "fp8_param_gather needs FP8 GEMMs and a sharded optimizer (fp8-param-gather)",
             "set `precision = fp8` and `sharding = dist_opt` or `fsdp`, or `fp8_param_gather = false`",

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "its flags need)")
     p.add_argument("--primus-version", choices=_primus_versions(),
                    help="the Primus release the experiment runs on (default: v26.5)")
+    p.add_argument("--bridge-version", choices=_bridge_versions(),
+                   help="the Megatron-Bridge release the launch runs on (default: v0.6)")
     p.add_argument("--name", help="the space's name (default: from the file's name)")
     p.add_argument("--out", help="write the space here instead of standard output")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
@@ -60,6 +62,12 @@ def _primus_versions() -> tuple[str, ...]:
     from primus_lang.frameworks import primus
 
     return primus.version_names()
+
+
+def _bridge_versions() -> tuple[str, ...]:
+    from primus_lang.frameworks import bridge
+
+    return bridge.version_names()
 
 
 def _given(pairs: list[str]) -> dict[str, str]:
@@ -153,7 +161,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
     from primus_lang.recipes.render import passthrough_keys_ok
 
-    recipe = read_recipe(args.recipe, ReadOptions(_given(args.given), args.megatron_version, args.primus_version))
+    recipe = read_recipe(args.recipe, ReadOptions(_given(args.given), args.megatron_version, args.primus_version,
+                                                      args.bridge_version))
     cards = stdlib_cards()
     card: tuple[str, str, dict[str, Any]] | None = None
     if recipe.kind == "bridge":

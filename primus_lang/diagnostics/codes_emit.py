@@ -93,8 +93,8 @@ BRIDGE_UNKNOWN_FIELD = register(
     "a space's passthrough names a Megatron-Bridge field the recorded ConfigContainer lacks",
     "A passthrough setting `bridge__section__field = value` is written to the bridge target as the\n"
     "override `section.field=value`. Bridge refuses a key its ConfigContainer lacks, so emission\n"
-    "checks the field against the fields recorded from Megatron-Bridge 067f987 and its megatron-core\n"
-    "(primus_lang/emit/bridge_fields.txt) and stops on one that is not there.\n\n"
+    "checks the field against the fields the recipe's model class has at the launch's Bridge release\n"
+    "(frameworks/bridge/recipes.json, read by Bridge's own code) and stops on one that is not there.\n\n"
     "    passthrough { bridge__model__moe_hybridep_num_sms = 32 }\n\n"
     "Fix: correct the field's name, or remove the setting.",
 )

@@ -253,9 +253,11 @@ BRIDGE_UNKNOWN_RECIPE = register(
     "P3140",
     "bridge-unknown-recipe",
     "the Megatron-Bridge launch names a recipe whose settings primusc has not recorded",
-    "Bridge's recipes are Python functions; primusc never runs them, so it knows a recipe's settings "
-    "only where they were written down from its source (primus_lang/emit/bridge_recipes.py, "
-    "Megatron-Bridge 067f987). The message lists the recorded recipes and the nearest name. Launch "
+    "Bridge's recipes are Python functions; primusc knows their settings from the table its tools wrote "
+    "by running every pretraining recipe of each release read (frameworks/bridge/recipes.json, "
+    "`import-recipe --bridge-version` chooses the release). A name that is no recipe of the release, "
+    "a recipe whose model has no stdlib card, or one Bridge's code could not build on CPU is refused "
+    "with the reason, the nearest name and the recipes primusc reads. Launch "
     "lines of `scripts/training/run_recipe.py` (or `train.sh`) name it with `--recipe NAME` or "
     "`--model STEM`; the performance launcher (`setup_experiment.py`, `run_script.py`) by its parts, "
     "`-mr`, `-ng`, `-g` and `-c`, all of which it needs.",
@@ -264,8 +266,8 @@ BRIDGE_UNKNOWN_KEY = register(
     "P3141",
     "bridge-unknown-override",
     "a Megatron-Bridge override names no ConfigContainer field, or an option run_recipe.py lacks",
-    "Every `section.field=value` override must name a field of the recipe's ConfigContainer (recorded "
-    "from Megatron-Bridge 067f987 and the megatron-core it pins, primus_lang/emit/bridge_fields.txt): "
+    "Every `section.field=value` override must name a field of the recipe's ConfigContainer at the "
+    "launch's Bridge release (frameworks/bridge/recipes.json): "
     "Bridge refuses a key its config lacks, so a misspelt key is refused here too, at its span, with "
     "the nearest field. `mixed_precision=NAME` takes one of Bridge's registered precision recipes.",
 )

@@ -101,7 +101,10 @@ PARAM_GATHER_NEEDS_DIST_OPT = register(
     "P4014",
     "param-gather-needs-dist-opt",
     "overlapped parameter all-gather without the distributed optimizer",
-    "`--overlap-param-gather` needs the distributed optimizer (or FSDP) and `--overlap-grad-reduce`.",
+    "`--overlap-param-gather` needs the distributed optimizer (or FSDP) and `--overlap-grad-reduce`.\n"
+    "megatron-core asserts the first (param_and_grad_buffer.py); Megatron-LM's validate_args the second,\n"
+    "which a Megatron-Bridge launch does not run (its DeepSeek-V3 H100 recipes gather parameters\n"
+    "overlapped with the gradient reduction not overlapped), so for `target bridge` only the first holds.",
 )
 FSDP_RESTRICTIONS = register(
     "P4015",
@@ -111,7 +114,9 @@ FSDP_RESTRICTIONS = register(
     "as torch FSDP2 (`use_torch_fsdp2`, as Primus's own example configs do), which Megatron's\n"
     "validate_args (megatron/training/arguments.py, core_v0.16.1) accepts only with PP = 1, EP = 1 and\n"
     "untied embeddings; the megatron target runs Megatron-FSDP (`--use-megatron-fsdp`), which accepts\n"
-    "those points too. The rule keeps the points both frameworks can launch.\n\n"
+    "those points too. The rule keeps the points both frameworks can launch. A `target bridge` space\n"
+    "runs Megatron-FSDP (`ddp.use_megatron_fsdp`) with expert parallelism, as Bridge's DeepSeek-V3\n"
+    "FSDP recipes do: there the rule asks PP = 1 and untied embeddings only.\n\n"
     "    sharding = fsdp   pp = 2          # refused\n\n"
     "Fix: use `dist_opt` with pipeline or expert parallelism, or PP = 1 and EP = 1 with FSDP.",
 )
@@ -255,9 +260,12 @@ CUDA_GRAPH_EP_OVERLAP = register(
     "P4034",
     "cuda-graph-ep-overlap",
     "EP communication overlap with the full-iteration CUDA graph",
-    "megatron-core 0.16.1 (TransformerConfig): --overlap-moe-expert-parallel-comm takes only the\n"
+    "megatron-core 0.16 and 0.17 (TransformerConfig): --overlap-moe-expert-parallel-comm takes only the\n"
     "transformer_engine graphs (attention and router scopes); the full-iteration graph\n"
-    "(`cuda_graph = full`, --cuda-graph-impl local) is refused with it.",
+    "(`cuda_graph = full`, --cuda-graph-impl local) is refused with it. From core_v0.18 the assert\n"
+    "refuses only Transformer Engine graphs over the MLP or MoE, so the rule applies where the space's\n"
+    "launch runs an older Megatron-LM: `assume megatron_version`, or the commit its Primus or\n"
+    "Megatron-Bridge release pins (`assume bridge_version`).",
 )
 FP4_NEEDS_NVFP4 = register(
     "P4035",
@@ -295,7 +303,8 @@ FP8_PARAM_GATHER = register(
     "themselves in FP8 and the data-parallel all-gather sends FP8. It needs FP8 GEMMs (`precision = fp8`)\n"
     "and a sharded optimizer, since megatron/training/arguments.py asserts the distributed optimizer or\n"
     "FSDP beside it (core_v0.16.1). Turn it off, or choose `precision = fp8` with `sharding = dist_opt`\n"
-    "or `fsdp`.",
+    "or `fsdp`. A `target bridge` space needs FP8 GEMMs only: Megatron-Bridge does not run validate_args\n"
+    "(its Kimi K2 FP8 recipes gather FP8 weights beside a non-distributed optimizer).",
 )
 MAMBA_TP = register(
     "P4036",

@@ -1,6 +1,6 @@
 """Megatron-Bridge: one table from primusc's settings to Bridge's ConfigContainer, read both ways.
 
-Bridge (NVIDIA-NeMo/Megatron-Bridge, pinned at ``BRIDGE_COMMIT``) launches a recipe function,
+Bridge (NVIDIA-NeMo/Megatron-Bridge, at the release ``bridge_version`` names) launches a recipe function,
 ``scripts/training/run_recipe.py --recipe NAME``, followed by Hydra-style ``section.field=value``
 overrides of the recipe's ConfigContainer (run_recipe.py's ``_collect_overrides``, applied by
 ``omegaconf_utils.process_config_with_overrides``, which refuses keys the container lacks).
@@ -10,26 +10,24 @@ use, arguments.py) to the Bridge fields that hold it. Emission reads it forwards
 reads it backwards (``dest_of``), so a fact about a field lives in one place. What Bridge's recipe
 cannot take is named in ``UNEXPRESSIBLE`` or found missing from the table, and emission stops on it.
 
-``bridge_fields.txt`` beside this module records the fields of the sections written here, read
-from Bridge's and megatron-core's dataclasses at the pinned commits; a test checks every emitted
-override against it.
+The fields a release's recipes accept, and what each recipe sets, are generated data
+(``frameworks/bridge/recipes.json``, read by ``primus_lang.frameworks.bridge``): emission checks every
+override against the fields of the launched recipe's model class at the launch's release.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from pathlib import Path
+from collections.abc import Callable, Mapping
 
 from primus_lang.emit.arguments import CARD_ARGUMENTS, MLA_ARGUMENTS, MLA_SWITCH, Setting, Settings
-from primus_lang.frameworks import spelling
+from primus_lang.frameworks import bridge, spelling
 
-BRIDGE_COMMIT = "067f987df03b8355b03192d88d70f1709fedf51a"
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
 BRIDGE_SCRIPT = "scripts/training/run_recipe.py"
 
 # stdlib card -> the model stem of Bridge's library recipe ``<stem>_pretrain_config``
-# (src/megatron/bridge/recipes/<family>/*.py, the names they export at BRIDGE_COMMIT)
+# (src/megatron/bridge/recipes/<family>/*.py, exported at v0.6.0 and 067f987)
 BRIDGE_MODELS: dict[str, str] = {
     "llama2_7b": "llama2_7b",
     "llama3_8b": "llama3_8b",
@@ -43,7 +41,7 @@ BRIDGE_MODELS: dict[str, str] = {
     "gpt_oss_120b": "gpt_oss_120b",
     "deepseek_v3": "deepseek_v3",
     # each recipe below builds its model with AutoBridge.from_hf_pretrained of the checkpoint the stdlib
-    # card was read from (recipes/<family>/h100/*.py at BRIDGE_COMMIT); Kimi K2's loads
+    # card was read from (recipes/<family>/h100/*.py at 067f987); Kimi K2's loads
     # Kimi-K2-Instruct, whose config.json has the Base model's architecture
     "qwen2_5_7b": "qwen25_7b",
     "qwen2_5_72b": "qwen25_72b",
@@ -58,8 +56,10 @@ BRIDGE_MODELS: dict[str, str] = {
     "deepseek_v2_lite": "deepseek_v2_lite",
     "kimi_k2": "kimi_k2",
     "glm4_5_air": "glm45_air_106b",
+    # recipes/nemotronh/nemotron_3_nano.py: Nemotron3NanoProvider, the card's source
+    "nemotron_3_nano_30b_a3b": "nemotron_3_nano",
 }
-# Families of the stdlib without a Bridge library recipe at BRIDGE_COMMIT: Mistral 7B and Mixtral
+# Families of the stdlib without a Bridge library recipe at v0.6.0 and 067f987: Mistral 7B and Mixtral
 # (recipes/ has ministral3 only), Phi-3/4, OLMo 2 (olmoe only), Gemma 3 27B (gemma3_1b only), Llama 2
 # 13B/70B, Llama 4, Nemotron 4; Bridge emission names the cards it knows
 
@@ -145,7 +145,6 @@ PATHS: dict[str, tuple[str, ...]] = {
     "mock_data": ("dataset.mock",),
     "tokenizer_type": ("tokenizer.tokenizer_type",),
     "tokenizer_model": ("tokenizer.tokenizer_model",),
-    C["vocab"]: ("tokenizer.vocab_size",),
     "save": ("checkpoint.save",),
     "load": ("checkpoint.load",),
     "save_interval": ("checkpoint.save_interval",),
@@ -168,7 +167,7 @@ PATHS: dict[str, tuple[str, ...]] = {
 NEGATED_PATHS: dict[str, str] = {P["main_grad_dtype.bf16_reduce"]: "ddp.grad_reduce_in_fp32"}
 
 # The overlap settings a recipe's CommOverlapConfig writes over (training/comm_overlap.py, setup at
-# BRIDGE_COMMIT): after the overrides, ConfigContainer validation runs ``comm_overlap.setup``, whose
+# v0.6.0 and 067f987): after the overrides, ConfigContainer validation runs ``comm_overlap.setup``, whose
 # ``_apply_cfgs`` copies ``tp_comm_overlap`` and ``overlap_moe_expert_parallel_comm`` onto the model
 # (False unless the config says otherwise) and, with the distributed optimizer, ``overlap_grad_reduce``
 # and ``overlap_param_gather`` onto ddp and optimizer (True whenever DP > 1 unless it says otherwise).
@@ -185,10 +184,12 @@ _REPLACED_BY_COMM_OVERLAP = frozenset({"tp_comm_overlap", "overlap_moe_expert_pa
 # Settings the recipe's model provider owns: Bridge builds the model from the card's Hugging Face
 # config (AutoBridge.from_hf_pretrained), so a space writes the card as it stands, never these.
 ARCHITECTURE = frozenset({
-    # the card's fields and the card features emission writes from its own tables, but the vocabulary (the
-    # tokenizer's, tokenizer.vocab_size); an epsilon or a QKV bias the card changes has no Bridge field, and is
-    # refused (P7001) rather than launched as the recipe's model
-    *(name for field, name in spelling.CARD.items() if field != "vocab"),
+    # the card's fields and the card features emission writes from its own tables; an epsilon or a QKV bias
+    # the card changes has no Bridge field, and is refused (P7001) rather than launched as the recipe's model.
+    # The vocabulary too: the model keeps its Hugging Face config's unless the tokenizer's is larger
+    # (training/setup.py, _validate_and_set_vocab_size), so tokenizer.vocab_size, which a mock-data recipe
+    # sets below it, is carried as the recipe's and not read as the card's
+    *spelling.CARD.values(),
     *(a.dest for a in (*CARD_ARGUMENTS.values(), *MLA_ARGUMENTS.values()) if a.field not in ("norm_epsilon", "qkv_bias")),
     MLA_SWITCH, "moe_latent_size", "spec", "is_hybrid_model", "hybrid_override_pattern", "mamba_num_heads",
     "mamba_head_dim", "mamba_state_dim", "mamba_num_groups", "mtp_hybrid_override_pattern",
@@ -229,6 +230,15 @@ RESETS: dict[str, str] = {
 # what Hydra's override grammar reads as a bare word; anything else is double-quoted
 _PLAIN = re.compile(r"[A-Za-z0-9_./-]+")
 
+# Megatron's defaults for knobs primusc leaves unwritten at them, written where the launched recipe holds
+# another value (emit/frameworks.py, Bridge.resets): the recipe's own stand otherwise
+BRIDGE_DEFAULTS: dict[str, str] = {
+    K["main_grad_dtype"]: "fp32",
+    K["optimizer_dtype"]: "fp32",
+    P["optimizer_dtype.second_moment"]: "fp32",
+    K["cp_comm"]: "p2p",
+}
+
 # A space's passthrough names a Bridge field that no Megatron argument holds as ``bridge__`` and the
 # field's path with ``__`` for each dot (``bridge__comm_overlap__tp_comm_bootstrap_backend``): a
 # passthrough name is one word of the language. ``bridge__recipe`` is the recipe function itself.
@@ -256,19 +266,10 @@ def hydra_text(value: bool | int | float | str) -> str:
     return hydra_value(value)
 
 
-@functools.cache
-def recorded_fields() -> dict[str, str]:
-    """``section.field`` -> its annotation, and ``mixed_precision=NAME`` -> "" for each precision recipe."""
-    out: dict[str, str] = {}
-    for line in (Path(__file__).parent / "bridge_fields.txt").read_text(encoding="utf-8").splitlines():
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("mixed_precision="):
-            out[line] = ""
-            continue
-        path, _, annotation = line.partition(" ")
-        out[path] = annotation
-    return out
+def recorded_fields(version: str = bridge.DEFAULT_VERSION) -> frozenset[str]:
+    """Every ``section.field`` a recipe of the release may be given (frameworks.bridge, any model class),
+    and ``mixed_precision=NAME`` for each precision recipe it registers."""
+    return bridge.fields(version) | {f"mixed_precision={name}" for name in bridge.precisions(version)}
 
 
 def dest_of(path: str) -> str | None:
@@ -287,6 +288,41 @@ for _dest, _paths in PATHS.items():
         _DESTS.setdefault(_path, _dest)
 for _dest, _path in COMM_OVERLAP_PATHS.items():
     _DESTS.setdefault(_path, _dest)
+
+
+# The MixedPrecisionConfig fields primusc's knobs set, and each knob's value for them: the precision's setup
+# writes its fields over ddp's and the optimizer's at run time (training/mixed_precision.py,
+# update_config_with_precision_overrides), so a ddp override of them alone is lost
+# (the field's value the settings mean, the knob setting that means a value)
+PRECISION_KNOBS: dict[str, tuple[Callable[[Settings], bool], Callable[[bool], str]]] = {
+    "grad_reduce_in_fp32": (
+        lambda s: not (s.get(P["main_grad_dtype.bf16_reduce"], False) or s.get(K["main_grad_dtype"]) == "bf16"),
+        lambda v: f"main_grad_dtype = {'fp32' if v else 'bf16'}"),
+    "fp8_param_gather": (lambda s: bool(s.get(K["fp8_param_gather"], False)),
+                         lambda v: f"fp8_param_gather = {'true' if v else 'false'}"),
+}
+
+
+def precision_overrides(settings: Settings, precision: str, is_config: bool,
+                        fields: Mapping[str, object]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The ``mixed_precision.X`` overrides the knobs need over the precision the launch runs
+    (``precision``: its registered name; ``is_config``: the recipe's own MixedPrecisionConfig, whose
+    fields a launch may override, with ``fields`` its values); and why a registered one cannot be
+    changed (Hydra cannot override a field of a precision given by name)."""
+    out: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for field, (wanted, shown) in PRECISION_KNOBS.items():
+        want, have = wanted(settings), bool(fields.get(field))
+        if want == have:
+            continue
+        if is_config:
+            out.append((f"mixed_precision.{field}", hydra_value(want)))
+        else:
+            problems.append(f"`{shown(want)}`: Megatron-Bridge's precision recipe `{precision}` sets {field}="
+                            f"{hydra_value(have)}, which its setup writes over ddp's, and a precision given by "
+                            f"name takes no field overrides; plan with `{shown(have)}`, or launch a recipe whose "
+                            "precision is its own config (a performance recipe)")
+    return out, problems
 
 
 def precision_name(settings: Settings) -> str | None:

@@ -1,21 +1,26 @@
-"""What Megatron-Bridge's recipe functions set, for the recipes ``import-recipe`` reads by name.
+"""What Megatron-Bridge's recipe functions set, for the recipes ``import-recipe`` reads by name and the
+recipe a bridge launch names: from the generated table of every pretraining recipe (frameworks.bridge,
+evaluated by Bridge's own code), the settings that map to a primusc knob or run setting.
 
-Bridge's recipes are Python (``src/megatron/bridge/recipes`` and ``perf_recipes`` at
-NVIDIA-NeMo/Megatron-Bridge 067f987); primusc never runs them, so the settings a space needs from
-a recipe are written here by hand from the function's source, as ConfigContainer paths and the
-values the function leaves there. A flat performance recipe is its library base
-(``llama3_8b_pretrain_config`` is ``llama3_8b_pretrain_2gpu_h100_bf16_config``) with its own
-assignments and ``_benchmark_common``'s (perf_recipes/_common.py) on top, which is how the entries
-below were read. Only what maps to a primusc knob or run setting is listed.
-
-``overlap`` values: with a ``comm_overlap`` config and the distributed optimizer, Bridge's
-CommOverlapConfig.setup turns data-parallel overlap on whenever DP > 1 (comm_overlap.py,
-``_get_optimizer_overlap_cfgs``); these recipes all run DP 8.
+A recipe's ``comm_overlap`` config is applied at run time (``CommOverlapConfig.setup``,
+training/comm_overlap.py): it writes its TP overlap over the model's (on at TP >= 2 with sequence
+parallelism only), and with the distributed optimizer turns data-parallel overlap on whenever DP > 1
+unless it says otherwise (without it, ddp's values stay); EP overlap is its own value, off unless set. The settings below are what that
+leaves on the GPU count the recipe's name says (a library recipe: the count of the full-form recipe it
+aliases).
 """
 
 from __future__ import annotations
 
-from attrs import frozen
+import functools
+import math
+import re
+from typing import Any
+
+from attrs import field, frozen
+
+from primus_lang.frameworks import bridge
+from primus_lang.ir.pipeline import layout_text
 
 Value = bool | int | float | str | tuple[str, ...] | None
 
@@ -25,402 +30,186 @@ class BridgeRecipe:
     name: str
     card: str  # the stdlib model card
     gpu: str  # the stdlib GPU the recipe is written for
-    gpus: int  # the GPU count in its name
-    source: str  # the file and function it was read from
+    # the GPU count in its name (a library recipe: the count of the recipe it aliases, else the fewest its
+    # parallel layout starts on)
+    gpus: int
+    source: str  # the module that exports it, at which Bridge release
     settings: dict[str, Value]
     # where the function sets a CommOverlapConfig ("" where it sets none): Bridge's setup writes its
     # overlap values over the model's and ddp's (emit/bridge.py, COMM_OVERLAP_PATHS)
     comm_overlap: str = ""
+    model_class: str = ""  # the model config class its model is (which paths a launch may override)
+    gpus_from: str = ""  # where ``gpus`` comes from, as import-recipe says it
+    # its precision is a MixedPrecisionConfig (a launch may override ``mixed_precision.X``), not a
+    # registered recipe's name; and the precision's fields, which its setup writes over model, optimizer
+    # and ddp (``after_precision``)
+    precision_is_config: bool = False
+    precision: dict[str, Value] = field(factory=dict)
 
 
-# _benchmark_common: 50 iterations, 10 warm-up, decay over the run, a log line each step, manual GC
-_BENCHMARK_RUN: dict[str, Value] = {
-    "train.train_iters": 50, "scheduler.lr_warmup_iters": 10, "scheduler.lr_decay_iters": 50,
-    "logger.log_interval": 1, "train.manual_gc": True, "train.manual_gc_interval": 100,
-}
-# llama3_8b_pretrain_2gpu_h100_bf16_config (recipes/llama/h100/llama3.py), the base of the Llama 3 8B
-# performance recipes, as the performance recipes leave it
-_LLAMA3_8B_BASE: dict[str, Value] = {
-    "dataset.seq_length": 8192, "model.seq_length": 8192, "model.pipeline_model_parallel_layout": None,
-    "model.recompute_granularity": None, "ddp.use_distributed_optimizer": True, "ddp.use_megatron_fsdp": False,
-    "ddp.overlap_grad_reduce": True, "ddp.overlap_param_gather": True, "model.tp_comm_overlap": False,
-    "model.cuda_graph_impl": "none",
-}
+def _read_paths() -> frozenset[str]:
+    from primus_lang.emit.bridge import COMM_OVERLAP_PATHS, NEGATED_PATHS, PATHS
 
-RECIPES: dict[str, BridgeRecipe] = {r.name: r for r in (
-    BridgeRecipe(
-        "llama3_8b_pretrain_8gpu_h100_fp8cs_config", "llama3_8b", "h100", 8,
-        "src/megatron/bridge/perf_recipes/llama/h100/llama3.py",
-        {**_LLAMA3_8B_BASE, **_BENCHMARK_RUN,
-         "mixed_precision": "bf16_with_fp8_current_scaling_mixed",
-         "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-         "model.context_parallel_size": 1, "model.virtual_pipeline_model_parallel_size": None,
-         "model.sequence_parallel": False, "train.global_batch_size": 128, "train.micro_batch_size": 1,
-         "model.recompute_granularity": "full", "model.recompute_method": "block", "model.recompute_num_layers": 5},
-        "perf_recipes/llama/h100/llama3.py:91 CommOverlapConfig(tp_comm_overlap=False)",
-    ),
-    BridgeRecipe(
-        "llama3_8b_pretrain_8gpu_h100_bf16_config", "llama3_8b", "h100", 8,
-        "src/megatron/bridge/perf_recipes/llama/h100/llama3.py",
-        {**_LLAMA3_8B_BASE, **_BENCHMARK_RUN,
-         "mixed_precision": "bf16_mixed",
-         "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-         "model.context_parallel_size": 2, "model.virtual_pipeline_model_parallel_size": None,
-         "model.sequence_parallel": False, "train.global_batch_size": 128, "train.micro_batch_size": 1},
-        "perf_recipes/llama/h100/llama3.py:49 CommOverlapConfig(tp_comm_overlap=False)",
-    ),
-    BridgeRecipe(
-        "llama3_8b_pretrain_8gpu_gb200_fp8cs_config", "llama3_8b", "gb200", 8,
-        "src/megatron/bridge/perf_recipes/llama/gb200/llama3.py",
-        {**_LLAMA3_8B_BASE, **_BENCHMARK_RUN,
-         "mixed_precision": "bf16_with_fp8_current_scaling_mixed",
-         "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-         "model.context_parallel_size": 1, "model.virtual_pipeline_model_parallel_size": None,
-         "model.sequence_parallel": False, "train.global_batch_size": 128, "train.micro_batch_size": 2,
-         "model.cuda_graph_impl": "local", "model.cuda_graph_scope": ("full_iteration",),
-         "rng.te_rng_tracker": True},
-        "perf_recipes/llama/gb200/llama3.py:96 CommOverlapConfig(tp_comm_overlap=False)",
-    ),
-    BridgeRecipe(
-        "llama3_8b_pretrain_8gpu_gb200_bf16_config", "llama3_8b", "gb200", 8,
-        "src/megatron/bridge/perf_recipes/llama/gb200/llama3.py",
-        {**_LLAMA3_8B_BASE, **_BENCHMARK_RUN,
-         "mixed_precision": "bf16_mixed",
-         "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-         "model.context_parallel_size": 1, "model.virtual_pipeline_model_parallel_size": None,
-         "model.sequence_parallel": False, "train.global_batch_size": 128, "train.micro_batch_size": 2,
-         "model.cuda_graph_impl": "local", "model.cuda_graph_scope": ("full_iteration",),
-         "rng.te_rng_tracker": True},
-        "perf_recipes/llama/gb200/llama3.py:54 CommOverlapConfig(tp_comm_overlap=False)",
-    ),
-)}
+    return frozenset({p for paths in PATHS.values() for p in paths} | set(NEGATED_PATHS.values())
+                     | set(COMM_OVERLAP_PATHS.values()))
 
 
+def _precision_name(fields: dict[str, Any]) -> str:
+    """The registered mixed-precision recipe a precision's fields amount to (its GEMM precision and
+    scaling), as a launch names one."""
+    from primus_lang.emit.bridge import PRECISIONS
 
-def _library(card: str, target: str, gpus: int, source: str, comm_overlap: str,
-             settings: dict[str, Value]) -> BridgeRecipe:
+    if fields.get("fp4"):
+        key = ("fp4", str(fields.get("fp4_recipe") or ""))
+    elif fields.get("fp8"):
+        key = ("fp8", str(fields.get("fp8_recipe") or ""))
+    else:
+        key = ("bf16", "")
+    return PRECISIONS.get(key, f"{key[0]}:{key[1]}")
+
+
+def precision_fields(settings: dict[str, Any], version: str) -> tuple[bool, dict[str, Any]]:
+    """Whether a recipe's precision is a config (its fields overridable as ``mixed_precision.X``) rather than
+    a registered recipe's name, and its fields: the name's as Bridge registers it."""
+    name = settings.get("mixed_precision")
+    if isinstance(name, str):
+        return False, dict(bridge.precisions(version).get(name, {}))
+    return True, {p.removeprefix("mixed_precision."): v for p, v in settings.items()
+                  if p.startswith("mixed_precision.")}
+
+
+def after_precision(settings: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """The settings as ``MixedPrecisionConfig.setup`` leaves them (training/mixed_precision.py): every field
+    of the precision that the model, optimizer or ddp config has is written over theirs."""
+    out = dict(settings)
+    for section in PRECISION_SECTIONS:
+        for name, value in fields.items():
+            if f"{section}.{name}" in out:
+                out[f"{section}.{name}"] = value
+    return out
+
+
+PRECISION_SECTIONS = ("model", "optimizer", "ddp")
+
+
+def _after_setup(s: dict[str, Any], gpus: int) -> dict[str, Any]:
+    """The overlap settings as ``CommOverlapConfig.setup`` leaves them on ``gpus`` GPUs."""
+    out = dict(s)
+    tp = int(s.get("model.tensor_model_parallel_size") or 1)
+    pp = int(s.get("model.pipeline_model_parallel_size") or 1)
+    cp = int(s.get("model.context_parallel_size") or 1)
+    dp = max(1, gpus // (tp * pp * cp)) if gpus else 1
+    tp_overlap = s.get("comm_overlap.tp_comm_overlap")
+    out["model.tp_comm_overlap"] = bool(tp_overlap) and tp >= 2 and bool(s.get("model.sequence_parallel"))
+    ep_overlap = s.get("comm_overlap.overlap_moe_expert_parallel_comm")
+    out["model.overlap_moe_expert_parallel_comm"] = bool(ep_overlap)
+    if s.get("ddp.use_distributed_optimizer"):  # without it, setup leaves ddp's values as the recipe set them
+        for field in ("overlap_grad_reduce", "overlap_param_gather"):
+            said = s.get(f"comm_overlap.{field}")
+            out[f"ddp.{field}"] = bool(said) if said is not None else dp > 1
+    return out
+
+
+@functools.cache
+def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
+    """Every recipe of the release whose model is a stdlib card (emit/bridge.py, BRIDGE_MODELS)."""
     from primus_lang.emit.bridge import BRIDGE_MODELS
 
-    return BridgeRecipe(f"{BRIDGE_MODELS[card]}_pretrain_config", card, "h100", gpus, f"{source} {target}",
-                        settings, comm_overlap)
+    cards = {stem: card for card, stem in BRIDGE_MODELS.items()}
+    read = _read_paths()
+    names = bridge.recipe_names(version)
+    out: dict[str, BridgeRecipe] = {}
+    for name in names:
+        # the longest stem: deepseek_v2_lite's recipes start with deepseek_v2's stem too
+        stem = max((s for s in cards if name.startswith(s + "_pretrain")), key=len, default=None)
+        found = bridge.recipe(name, version)
+        if stem is None or found is None:
+            continue
+        alias = "" if found.gpus else _aliased(found, names, version)
+        if found.gpus:
+            gpus, gpus_from = found.gpus, f"the recipe name's {found.gpus}gpu"
+        elif alias:
+            gpus, gpus_from = recipes_gpus(alias), f"the {recipes_gpus(alias)}gpu of `{alias}`, which it aliases"
+        else:
+            gpus = _smallest_world(found.settings)
+            gpus_from = f"{gpus} GPUs, the fewest its parallel layout starts on (its name gives no count)"
+        flat = {bridge.canonical(p): v for p, v in found.settings.items()}
+        layout = flat.get(_LAYOUT)
+        if isinstance(layout, list) and all(isinstance(stage, list) for stage in layout):
+            # a recipe may give its layout as megatron-core's list of stages: read as the string form
+            flat[_LAYOUT] = layout_text(layout)
+        if flat.get(_SCOPE) is None and _MODULES in flat:
+            flat[_SCOPE] = _graph_modules(flat.pop(_MODULES))
+        is_config, fields = precision_fields(flat, version)
+        settings = after_precision(_after_setup(flat, gpus) if found.comm_overlap else flat, fields)
+        kept: dict[str, Value] = {p: _value(v) for p, v in settings.items() if p in read}
+        kept["mixed_precision"] = _precision_name(fields)
+        out[name] = BridgeRecipe(name, cards[stem], found.gpu, gpus, f"{found.where} (Megatron-Bridge {version})",
+                                 kept, f"{found.where} CommOverlapConfig" if found.comm_overlap else "",
+                                 found.model_class, gpus_from, is_config,
+                                 {f: _value(v) for f, v in fields.items()})
+    return out
 
 
-# The library names ``<stem>_pretrain_config`` (emit/bridge.py BRIDGE_MODELS), what a bridge launch of
-# a stdlib card runs: each is an alias of an H100 BF16 recipe with a fixed GPU count
-# (``recipes/<family>/<family>.py`` imports ``<stem>_pretrain_<N>gpu_h100_bf16_config as
-# <stem>_pretrain_config``). Read from the function at BRIDGE_COMMIT (a function that starts from
-# another recipe, as Qwen3 8B's and 30B-A3B's do, over that one's), and from _pretrain_common
-# (recipes/common.py) for what it leaves: global batch 32, micro-batch 2, sequence 4096, the
-# distributed optimizer with both overlaps, bf16_mixed. Where the function sets a CommOverlapConfig
-# the overlap values are what its setup leaves: TP overlap only at TP >= 2 with sequence
-# parallelism, data-parallel overlap exactly when the recipe's GPU count leaves DP > 1, EP overlap off.
-LIBRARY: dict[str, BridgeRecipe] = {r.name: r for r in (
-    _library("llama2_7b", "llama2_7b_pretrain_2gpu_h100_bf16_config", 2,
-             "src/megatron/bridge/recipes/llama/h100/llama2.py",
-             "recipes/llama/h100/llama2.py:119 CommOverlapConfig(tp_comm_overlap=False)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("llama3_8b", "llama3_8b_pretrain_2gpu_h100_bf16_config", 2,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 8192,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 2,
-              "model.sequence_parallel": False, "model.seq_length": 8192, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("llama3_70b", "llama3_70b_pretrain_32gpu_h100_bf16_config", 32,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "recipes/llama/h100/llama3.py:796 CommOverlapConfig(tp_comm_overlap=True, userbuffers h8192 tp4)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 8192,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 4, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": 5, "model.context_parallel_size": 2,
-              "model.sequence_parallel": True, "model.seq_length": 8192, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": True}),
-    _library("llama3_1_8b", "llama31_8b_pretrain_2gpu_h100_bf16_config", 2,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 8192,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 2,
-              "model.sequence_parallel": False, "model.seq_length": 8192, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("llama3_1_70b", "llama31_70b_pretrain_32gpu_h100_bf16_config", 32,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "recipes/llama/h100/llama3.py:1186 CommOverlapConfig(tp_comm_overlap=True, userbuffers h8192 tp4)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 131072,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 4, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": 5, "model.context_parallel_size": 2,
-              "model.sequence_parallel": True, "model.seq_length": 131072, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": True}),
-    _library("llama3_1_405b", "llama31_405b_pretrain_256gpu_h100_bf16_config", 256,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "recipes/llama/h100/llama3.py:1283 CommOverlapConfig(tp_comm_overlap=True, userbuffers h16384 tp8 cp2)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 131072,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 8, "model.pipeline_model_parallel_size": 8,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": 2, "model.context_parallel_size": 4,
-              "model.sequence_parallel": True, "model.seq_length": 131072,
-              "model.account_for_embedding_in_pipeline_split": True,
-              "model.account_for_loss_in_pipeline_split": True, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": True}),
-    _library("qwen3_30b_a3b", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", 16,
-             "src/megatron/bridge/recipes/qwen/h100/qwen3_moe.py",
-             "recipes/qwen/h100/qwen3_moe.py:218 CommOverlapConfig(tp_comm_overlap=True)",
-             {"train.global_batch_size": 1024, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 16, "model.expert_tensor_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096,
-              "model.moe_token_dispatcher_type": "flex", "model.moe_flex_dispatcher_backend": "hybridep",
-              "model.cuda_graph_impl": "transformer_engine",
-              "model.cuda_graph_scope": ("moe_router", "moe_preprocess"),
-              "model.recompute_granularity": None, "model.recompute_method": None,
-              "model.recompute_num_layers": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False,
-              "model.overlap_moe_expert_parallel_comm": False,
-              "optimizer.use_precision_aware_optimizer": True, "rng.te_rng_tracker": True}),
-    _library("gpt_oss_20b", "gpt_oss_20b_pretrain_16gpu_h100_bf16_config", 16,
-             "src/megatron/bridge/recipes/gpt_oss/h100/gpt_oss.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 4, "model.expert_tensor_parallel_size": 1,
-              "model.sequence_parallel": True, "model.seq_length": 4096,
-              "model.account_for_embedding_in_pipeline_split": False,
-              "model.account_for_loss_in_pipeline_split": False,
-              "model.moe_token_dispatcher_type": "alltoall", "model.moe_flex_dispatcher_backend": "deepep",
-              "model.cuda_graph_impl": "none", "model.recompute_granularity": None,
-              "model.recompute_modules": None, "ddp.use_megatron_fsdp": False,
-              "model.tp_comm_overlap": False}),
-    _library("gpt_oss_120b", "gpt_oss_120b_pretrain_64gpu_h100_bf16_config", 64,
-             "src/megatron/bridge/recipes/gpt_oss/h100/gpt_oss.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 16, "model.expert_tensor_parallel_size": 1,
-              "model.sequence_parallel": True, "model.seq_length": 4096,
-              "model.account_for_embedding_in_pipeline_split": False,
-              "model.account_for_loss_in_pipeline_split": False,
-              "model.moe_token_dispatcher_type": "alltoall", "model.moe_flex_dispatcher_backend": "deepep",
-              "model.cuda_graph_impl": "none", "model.recompute_granularity": None,
-              "model.recompute_modules": None, "ddp.use_megatron_fsdp": False,
-              "model.tp_comm_overlap": False}),
-    _library("qwen2_5_7b", "qwen25_7b_pretrain_2gpu_h100_bf16_config", 2,
-             "src/megatron/bridge/recipes/qwen/h100/qwen2.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("qwen2_5_72b", "qwen25_72b_pretrain_32gpu_h100_bf16_config", 32,
-             "src/megatron/bridge/recipes/qwen/h100/qwen2.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 8, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("qwen3_8b", "qwen3_8b_pretrain_16gpu_h100_bf16_config", 16,
-             "src/megatron/bridge/recipes/qwen/h100/qwen3.py",
-             "",
-             {"train.global_batch_size": 1024, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("qwen3_32b", "qwen3_32b_pretrain_16gpu_h100_bf16_config", 16,
-             "src/megatron/bridge/recipes/qwen/h100/qwen3.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 8, "model.pipeline_model_parallel_size": 2,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": "full", "model.recompute_method": "uniform",
-              "model.recompute_num_layers": 1, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("llama3_2_1b", "llama32_1b_pretrain_1gpu_h100_bf16_config", 1,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 8192,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 8192, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("llama3_2_3b", "llama32_3b_pretrain_1gpu_h100_bf16_config", 1,
-             "src/megatron/bridge/recipes/llama/h100/llama3.py",
-             "",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 8192,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 8192, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("gemma2_2b", "gemma2_2b_pretrain_2gpu_h100_bf16_config", 2,
-             "src/megatron/bridge/recipes/gemma/h100/gemma2.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 2, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("gemma2_9b", "gemma2_9b_pretrain_8gpu_h100_bf16_config", 8,
-             "src/megatron/bridge/recipes/gemma/h100/gemma2.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 8, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("gemma2_27b", "gemma2_27b_pretrain_16gpu_h100_bf16_config", 16,
-             "src/megatron/bridge/recipes/gemma/h100/gemma2.py",
-             "",
-             {"train.global_batch_size": 32, "train.micro_batch_size": 2, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": False,
-              "ddp.overlap_param_gather": False, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 8, "model.pipeline_model_parallel_size": 2,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.sequence_parallel": False, "model.seq_length": 4096, "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": None, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False}),
-    _library("deepseek_v2", "deepseek_v2_pretrain_128gpu_h100_bf16_config", 128,
-             "src/megatron/bridge/recipes/deepseek/h100/deepseek_v2.py",
-             "recipes/deepseek/h100/deepseek_v2.py:237 CommOverlapConfig(tp_comm_overlap=False)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 32, "model.sequence_parallel": False,
-              "model.seq_length": 4096, "model.moe_token_dispatcher_type": "alltoall",
-              "model.moe_flex_dispatcher_backend": "deepep", "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": "full", "model.recompute_method": "uniform",
-              "model.recompute_num_layers": 1, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False,
-              "model.overlap_moe_expert_parallel_comm": False}),
-    _library("deepseek_v2_lite", "deepseek_v2_lite_pretrain_8gpu_h100_bf16_config", 8,
-             "src/megatron/bridge/recipes/deepseek/h100/deepseek_v2.py",
-             "recipes/deepseek/h100/deepseek_v2.py:115 CommOverlapConfig(tp_comm_overlap=False)",
-             {"train.global_batch_size": 512, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 1,
-              "model.pipeline_model_parallel_layout": None,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 8, "model.sequence_parallel": False,
-              "model.seq_length": 4096, "model.moe_token_dispatcher_type": "alltoall",
-              "model.moe_flex_dispatcher_backend": "deepep", "model.cuda_graph_impl": "none",
-              "model.recompute_granularity": "full", "model.recompute_method": "uniform",
-              "model.recompute_num_layers": 1, "model.recompute_modules": None,
-              "ddp.use_megatron_fsdp": False, "model.tp_comm_overlap": False,
-              "model.overlap_moe_expert_parallel_comm": False}),
-    _library("glm4_5_air", "glm45_air_106b_pretrain_32gpu_h100_bf16_config", 32,
-             "src/megatron/bridge/recipes/glm/h100/glm45.py",
-             "",
-             {"train.global_batch_size": 2048, "train.micro_batch_size": 1, "dataset.seq_length": 4096,
-              "ddp.use_distributed_optimizer": True, "ddp.overlap_grad_reduce": True,
-              "ddp.overlap_param_gather": True, "mixed_precision": "bf16_mixed",
-              "model.tensor_model_parallel_size": 1, "model.pipeline_model_parallel_size": 4,
-              "model.pipeline_model_parallel_layout": None, "model.num_layers_in_first_pipeline_stage": 11,
-              "model.num_layers_in_last_pipeline_stage": 11,
-              "model.virtual_pipeline_model_parallel_size": None, "model.context_parallel_size": 1,
-              "model.expert_model_parallel_size": 8, "model.expert_tensor_parallel_size": 1,
-              "model.sequence_parallel": True, "model.seq_length": 4096,
-              "model.account_for_embedding_in_pipeline_split": False,
-              "model.account_for_loss_in_pipeline_split": False,
-              "model.moe_token_dispatcher_type": "alltoall", "model.moe_flex_dispatcher_backend": "deepep",
-              "model.cuda_graph_impl": "none", "model.recompute_granularity": "selective",
-              "model.recompute_modules": None, "model.recompute_method": None,
-              "model.recompute_num_layers": None, "ddp.use_megatron_fsdp": False,
-              "model.tp_comm_overlap": False}),
-)}
-# the library recipes not recorded above, and why; where they set a CommOverlapConfig
-UNRECORDED: dict[str, tuple[str, str]] = {
-    'qwen3_235b_a22b': ('apply_flex_dispatcher_backend picks its dispatcher on the GPU it runs on', ''),
-    'deepseek_v3': ('its MixedPrecisionConfig and pipeline layout come from helpers', 'recipes/deepseek/h100/deepseek_v3.py:228 CommOverlapConfig(tp_comm_overlap=False)'),
-    'kimi_k2': ('its MixedPrecisionConfig, layout and optimizer come from helpers', 'recipes/kimi/h100/kimi_k2.py:189 CommOverlapConfig(tp_comm_overlap=False)'),
-}
-RECIPES.update(LIBRARY)
+_LAYOUT = "model.pipeline_model_parallel_layout"
+# megatron-core at the commit Bridge v0.6 pins renamed cuda_graph_scope to cuda_graph_modules (the old
+# name still read, and migrated in TransformerConfig.__post_init__); a recipe may set either
+_SCOPE, _MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
+_ENUM_REPR = re.compile(r"<\w+\.(\w+): \d+>")
 
 
-def comm_overlap_of(recipe: str) -> str:
+def _graph_modules(value: Any) -> Any:
+    """cuda_graph_modules as the scope list: ``full`` is the whole layer (), enum members by name."""
+    if value == "full":
+        return []
+    if isinstance(value, list):
+        return [m.group(1) if (m := _ENUM_REPR.fullmatch(str(v))) else v for v in value]
+    return value
+
+
+def _aliased(found: bridge.Recipe, names: tuple[str, ...], version: str) -> str:
+    """The full-form recipe a library alias is (same settings, a GPU count in its name), "" if none."""
+    for other in names:
+        full = bridge.recipe(other, version) if other != found.name and "gpu_" in other else None
+        if full is not None and full.settings == found.settings and full.gpus:
+            return other
+    return ""
+
+
+def recipes_gpus(name: str) -> int:
+    m = re.search(r"_(\d+)gpu_", name)
+    return int(m.group(1)) if m else 0
+
+
+def _smallest_world(s: dict[str, Any]) -> int:
+    """The fewest GPUs a recipe's layout starts on (a library recipe that names no count and aliases
+    none): a multiple of TP·PP·CP and of ETP·EP·PP, as megatron-core's process groups need."""
+    def size(name: str) -> int:
+        v = s.get(f"model.{name}") or s.get(f"model.transformer.{name}")
+        return int(v) if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+
+    tp, pp = size("tensor_model_parallel_size"), size("pipeline_model_parallel_size")
+    etp = size("expert_tensor_parallel_size") if s.get("model.expert_tensor_parallel_size") is not None else tp
+    return math.lcm(tp * pp * size("context_parallel_size"), etp * size("expert_model_parallel_size") * pp)
+
+
+# torch.dtype values as Megatron-LM's arguments spell them (a recipe holds torch.float32; a launch may
+# write float32, torch.float32 or fp32, which Bridge's str_to_dtype all take)
+DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "uint8": "fp8"}
+
+
+def _value(v: Any) -> Value:
+    if isinstance(v, str) and v.startswith("torch."):
+        return DTYPES.get(v.removeprefix("torch."), v)
+    if isinstance(v, list):
+        return tuple(str(x) for x in v)
+    return v if isinstance(v, bool | int | float | str) or v is None else str(v)
+
+
+def comm_overlap_of(recipe: str, version: str = bridge.DEFAULT_VERSION) -> str:
     """Where the recipe sets a CommOverlapConfig, "" where it sets none (or is unknown)."""
-    found = RECIPES.get(recipe)
-    if found is not None:
-        return found.comm_overlap
-    from primus_lang.emit.bridge import BRIDGE_MODELS
-
-    card = next((c for c, stem in BRIDGE_MODELS.items() if recipe == f"{stem}_pretrain_config"), None)
-    return UNRECORDED[card][1] if card in UNRECORDED else ""
+    found = recipes(version).get(recipe)
+    return found.comm_overlap if found is not None else ""
 
 
 # run_recipe.py's convenience options (scripts/training/run_recipe.py, COMMON_OVERRIDE_FIELDS)

@@ -18,8 +18,10 @@ from attrs import field, frozen
 from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, UNKNOWN_VARIABLE
+from primus_lang.frameworks import bridge, megatron
 
-MEGATRON_VERSIONS = ("core_v0.16", "core_v0.12", "core_v0.19")
+# every Megatron-LM release primusc has read (frameworks/megatron): a launch may name any
+MEGATRON_VERSIONS = megatron.releases()
 CONTAINERS = ("none", "pyxis", "apptainer", "docker", "podman")
 SLURM_GPU_REQUESTS = ("gpus-per-node", "gres", "none")
 
@@ -130,7 +132,10 @@ VARIABLES: dict[str, Variable] = {
         Variable("container", "none", "container runtime for Slurm (pyxis, apptainer, docker, podman)",
                  _choice(CONTAINERS)),
         Variable("container_image", "", "container image (required for k8s and Slurm containers)"),
-        Variable("megatron_version", "core_v0.16", "Megatron-LM flag profile", _choice(MEGATRON_VERSIONS)),
+        Variable("megatron_version", megatron.DEFAULT_VERSION, "Megatron-LM release the launch's flags are written for",
+                 _choice(MEGATRON_VERSIONS)),
+        Variable("bridge_version", bridge.DEFAULT_VERSION, "Megatron-Bridge release the bridge target's launch runs",
+                 _choice(bridge.version_names())),
         Variable("megatron_dir", "/workspace/Megatron-LM", "Megatron-LM checkout on the nodes"),
         Variable("primus_dir", "/workspace/Primus", "Primus checkout on the nodes"),
         Variable("bridge_dir", "/opt/Megatron-Bridge", "Megatron-Bridge checkout on the nodes (NeMo containers keep it here)"),
@@ -163,6 +168,7 @@ class Variables:
     container: str
     container_image: str
     megatron_version: str
+    bridge_version: str
     megatron_dir: str
     primus_dir: str
     bridge_dir: str

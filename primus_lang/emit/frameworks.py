@@ -17,13 +17,17 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
 from primus_lang.emit.bridge import (
     ARCHITECTURE,
+    BRIDGE_DEFAULTS,
     BRIDGE_MODELS,
     BRIDGE_SCRIPT,
+    PATHS,
     bridge_passthrough,
     hydra_text,
+    hydra_value,
     overrides,
-    recorded_fields,
+    precision_overrides,
 )
+from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
 from primus_lang.emit.context import VARIABLES, Variables
 from primus_lang.emit.primus_configs import (
     CARDS_WITH_SHARED_EXPERT_OVERLAP,
@@ -34,7 +38,8 @@ from primus_lang.emit.primus_configs import (
     TURBO_SWITCHES,
 )
 from primus_lang.emit.profiles import PROFILES, Profile, profile_for
-from primus_lang.frameworks import megatron, primus
+from primus_lang.frameworks import bridge, megatron, primus
+from primus_lang.frameworks.target import megatron_of
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
@@ -49,10 +54,6 @@ SAMPLE_SCHEDULE = frozenset({"train_samples", "lr_decay_samples", "lr_warmup_sam
 ITERATION_SCHEDULE = frozenset({"train_iters", "lr_decay_iters", "lr_warmup_iters"})
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
-# the Megatron-LM commit the Primus release primusc writes experiments for pins (frameworks/primus)
-PRIMUS_MEGATRON = primus.megatron_version(primus.DEFAULT_VERSION)
-# the Megatron-LM commit the Megatron-Bridge release pins, whose megatron-core a Bridge launch runs
-BRIDGE_MEGATRON = "bridge_v0.6"
 # Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
 PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
 
@@ -69,6 +70,9 @@ class Framework:
     # settings the framework reads itself, for one that hands Megatron the rest by argparse dest
     # (None: a command line of flags, each checked against the version's parser)
     OWN_SETTINGS: ClassVar[frozenset[str] | None] = None
+    # whether the launch hands its settings to Megatron-LM's argument parser (whose flags and choices at
+    # the version must then hold); Bridge writes megatron-core's config fields, checked against its own
+    READS_MEGATRON_ARGUMENTS: ClassVar[bool] = True
 
     def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
                  run: Run | None = None, site: Site | None = None,
@@ -103,8 +107,8 @@ class Framework:
                 self.settings.pop(dest, None)
 
     def megatron_version(self, variables: Variables) -> str:
-        """The Megatron-LM whose flags this framework's launch hands on: the one the launch names."""
-        return variables.megatron_version
+        """The Megatron-LM whose flags this framework's launch hands on (frameworks.target)."""
+        return megatron_of(self.NAME, variables.megatron_version, variables.bridge_version)
 
     def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
         # a command line's multi-word value (a data blend) is one flag's several arguments
@@ -160,8 +164,11 @@ class Framework:
                        f"Transformer Engine equivalent, which {self.NAME} trains FP8 with; use `blockwise` "
                        "(per-block scales) or `tensorwise`")
         out += self.model_problems(self.model, self.bridge_only)
-        own = None if self.OWN_SETTINGS is None else self.OWN_SETTINGS | self.carried_keys
-        out += self.profile.problems(self.settings, own)
+        if self.READS_MEGATRON_ARGUMENTS:
+            own = None if self.OWN_SETTINGS is None else self.OWN_SETTINGS | self.carried_keys
+            out += self.profile.problems(self.settings, own)
+        else:
+            out += self.profile.rule_problems(self.settings)
         return list(dict.fromkeys(out))
 
     def render_values(self) -> dict[str, Any]:
@@ -200,10 +207,6 @@ class Primus(Framework):
     TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
     # Primus's own settings: what its presets define beyond Megatron's arguments (frameworks/primus)
     OWN_SETTINGS = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}
-
-    def megatron_version(self, variables: Variables) -> str:
-        # Primus runs the Megatron-LM it pins as a submodule, whatever release a Megatron launch would name
-        return PRIMUS_MEGATRON
 
     def preprocess(self, settings: Settings) -> Settings:
         out = super().preprocess(settings)
@@ -357,11 +360,19 @@ class Bridge(Framework):
     (emit/bridge.py holds the mapping, its source and the recorded fields)."""
 
     NAME = "bridge"
+    READS_MEGATRON_ARGUMENTS = False
     PROGRAM_TEMPLATE = "bridge/program.sh.j2"
 
-    def megatron_version(self, variables: Variables) -> str:
-        # Bridge runs the megatron-core it pins, whatever release a Megatron launch would name
-        return BRIDGE_MEGATRON
+    @property
+    def version(self) -> str:
+        return self.variables.bridge_version
+
+    def recorded(self) -> BridgeRecipe | None:
+        return recipes(self.version).get(self.recipe())
+
+    def model_class(self) -> str | None:
+        recorded = self.recorded()
+        return recorded.model_class if recorded is not None else None
 
     def preprocess(self, settings: Settings) -> Settings:
         # Bridge pins its own megatron-core; the Megatron-LM flag profiles do not apply, only
@@ -395,30 +406,63 @@ class Bridge(Framework):
         return f"{BRIDGE_MODELS[card]}_pretrain_config" if card is not None else ""
 
     def overrides(self) -> tuple[list[str], list[str]]:
-        """The ``section.field=value`` words, and why a setting cannot be written (P7001)."""
+        """The ``section.field=value`` words, each path as the recipe's model class takes it at the Bridge
+        release (frameworks.bridge.spelled), and why a setting cannot be written (P7001)."""
         from primus_lang.emit.arguments import model_settings
-        from primus_lang.emit.bridge_recipes import RECIPES, comm_overlap_of
 
-        recorded = RECIPES.get(self.recipe())
+        recorded = self.recorded()
         precision = recorded.settings.get("mixed_precision") if recorded is not None else None
         # every setting that describes the model is the recipe's (model_settings: whatever the card
         # says, today and as the card grows), beside the routing ARCHITECTURE lists
         architecture = ARCHITECTURE | frozenset(model_settings(self.model, self.cand.seq_len)) - {"seq_length"}
         written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture,
-                                      comm_overlap=bool(comm_overlap_of(self.recipe())))
-        out = [f"{path}={value}" for path, value in written]
-        fields = recorded_fields()
-        for key, value in self.bridge_only:
-            path = bridge_passthrough(key)
-            if path and path in fields:
-                out.append(f"{path}={hydra_text(value)}")
+                                      comm_overlap=bool(recorded is not None and recorded.comm_overlap))
+        # the precision's own fields are written by precision_overrides, which knows whether they can be
+        written = [(p, v) for p, v in written if not p.startswith("mixed_precision.")]
+        if recorded is not None:
+            named = next((v for p, v in written if p == "mixed_precision"), None)
+            is_config = recorded.precision_is_config and named is None
+            fields = recorded.precision if named is None else bridge.precisions(self.version).get(named, {})
+            extra, why = precision_overrides(self.settings, named or str(precision), is_config, fields)
+            written += extra + self.resets(recorded)
+            problems += why
+        passed = {bridge_passthrough(key) for key, _ in self.bridge_only}
+        if ("tokenizer.tokenizer_type", "NullTokenizer") in written and "tokenizer.vocab_size" not in passed:
+            # mock data's tokenizer needs a vocabulary: the card's, which the model's (its Hugging Face
+            # config's) is not smaller than
+            written.append(("tokenizer.vocab_size", hydra_value(self.model.vocab)))
+        out: list[str] = []
+        for path, value in written:
+            spelled = path if "=" in path or path == "mixed_precision" else \
+                bridge.spelled(path, self.version, self.model_class())
+            if spelled is None:
+                problems.append(f"`{path}`: Megatron-Bridge {self.version} has no such field for "
+                                f"`{self.recipe()}`'s model ({self.model_class() or 'its model'})")
+                continue
+            out.append(f"{spelled}={value}")
+        for key, carried in self.bridge_only:
+            field = bridge_passthrough(key)
+            where = bridge.spelled(field, self.version, self.model_class()) if field else None
+            if where is not None:
+                out.append(f"{where}={hydra_text(carried)}")
         return out, problems
 
+    def resets(self, recorded: BridgeRecipe) -> list[tuple[str, str]]:
+        """Megatron's default for each knob the candidate leaves at it, where the launched recipe holds
+        another (a recipe may keep its main gradients in BF16 or split attention over CP with a2a)."""
+        out: list[tuple[str, str]] = []
+        for dest, off in BRIDGE_DEFAULTS.items():
+            path = PATHS[dest][0]
+            held = recorded.settings.get(path)
+            if dest not in self.settings and held is not None and hydra_value(held) != off:
+                out.append((path, off))
+        return out
+
     def unknown_fields(self) -> list[str]:
-        fields = recorded_fields()
-        return [f"passthrough `{key}` names `{path}`, which is no field of Megatron-Bridge's ConfigContainer "
-                f"(recorded at {BRIDGE_COMMIT_SHORT})"
-                for key, _ in self.bridge_only if (path := bridge_passthrough(key)) and path not in fields]
+        return [f"passthrough `{key}` names `{path}`, which is no field of Megatron-Bridge {self.version}'s "
+                "ConfigContainer for the recipe's model"
+                for key, _ in self.bridge_only if (path := bridge_passthrough(key))
+                and bridge.spelled(path, self.version, self.model_class()) is None]
 
     @classmethod
     def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:
@@ -442,31 +486,36 @@ class Bridge(Framework):
     def recipe_problems(card: str, recipe: str) -> list[str]:
         """Why a recipe named in the passthrough does not train the space's card (it would launch
         another model than the one projected)."""
-        from primus_lang.emit.bridge_recipes import RECIPES
-
         library = f"{BRIDGE_MODELS[card]}_pretrain_config"
-        recorded = RECIPES.get(recipe)
+        # any release's: whether the launch's release has it is Bridge.unsupported's question
+        known = {name: r for version in bridge.version_names() for name, r in recipes(version).items()}
+        recorded = known.get(recipe)
         if recipe == library or (recorded is not None and recorded.card == card):
             return []
-        mine = sorted({library, *(r.name for r in RECIPES.values() if r.card == card)})
-        whose = f"is recorded for `{recorded.card}`" if recorded is not None else \
-            f"is not a recipe primusc recorded ({BRIDGE_COMMIT_SHORT})"
-        return [f"passthrough `bridge__recipe` = {recipe}: the recipe {whose}, not for the space's model "
-                f"`{card}`, so the launch would train another model; recorded for `{card}`: {', '.join(mine)}"]
+        mine = [library, *sorted({r.name for r in known.values() if r.card == card} - {library})]
+        whose = f"trains `{recorded.card}`" if recorded is not None else \
+            f"is no pretraining recipe of Megatron-Bridge {', '.join(bridge.version_names())}"
+        shown = ", ".join(mine[:6]) + (f" and {len(mine) - 6} more" if len(mine) > 6 else "")
+        return [f"passthrough `bridge__recipe` = {recipe}: the recipe {whose}, not the space's model "
+                f"`{card}`, so the launch would train another model; recipes for `{card}`: {shown}"]
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()
         if self.deepep_on_amd():
             # the flex dispatcher's DeepEP backend is megatron-core's, whose kernels are CUDA-only
             out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only")
+        if self.recorded() is None and self.card() is not None:
+            out.append(f"`bridge__recipe` = {self.recipe()}: Megatron-Bridge {self.version} has no such recipe "
+                       f"(`--var bridge_version=` names the release; {', '.join(bridge.version_names())} are read)")
         out += self.overrides()[1]
         return list(dict.fromkeys(out))
 
     def render_values(self) -> dict[str, Any]:
-        return {"recipe": self.recipe(), "overrides": self.overrides()[0], "script": BRIDGE_SCRIPT}
+        release = next(v.ref for v in bridge.versions() if v.name == self.version)
+        return {"recipe": self.recipe(), "overrides": self.overrides()[0], "script": BRIDGE_SCRIPT,
+                "release": release if release.startswith("v") else release[:10]}
 
 
-BRIDGE_COMMIT_SHORT = "Megatron-Bridge 067f987"
 
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
 

@@ -52,10 +52,7 @@ class Profile:
     def problems(self, settings: Settings, own: frozenset[str] | None = None) -> list[str]:
         """``own``: for a framework that hands Megatron its settings by argparse dest (Primus sets them on
         the parsed namespace), the settings it reads itself; None for a command line of flags."""
-        out = []
-        for rule in self.unsupported:
-            if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings):
-                out.append(f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}")
+        out = self.rule_problems(settings)
         if out:
             # a written reason says more than "the parser lacks the flag" of it and its companions
             return out
@@ -67,6 +64,11 @@ class Profile:
             return [f"the Megatron-LM Primus runs ({self.name}) has no argument "
                     + ", ".join(f"`{self.dest(k)}`" for k in absent)] if absent else []
         return self.missing(settings)
+
+    def rule_problems(self, settings: Settings) -> list[str]:
+        """The version's written refusals of a setting (``unsupported``), whatever reads it."""
+        return [f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}" for rule in self.unsupported
+                if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings)]
 
     def missing(self, settings: Settings) -> list[str]:
         """Flags the version's own parser lacks or values it refuses (frameworks/megatron), each once:

@@ -49,6 +49,8 @@ def variable_defaults(space: Space) -> dict[str, str]:
             out["lr"] = repr(run.lr)
     if space.settings.megatron_version:
         out["megatron_version"] = space.settings.megatron_version
+    if space.settings.bridge_version:
+        out["bridge_version"] = space.settings.bridge_version
     return out
 
 

@@ -1,7 +1,7 @@
 """What each training framework accepts, per version, as data generated from its own sources
 (``frameworks/``, written by ``tools/framework_knowledge.py``): Megatron-LM's flags and Primus's
-presets. Readers of recipes and logs and the emitters ask here instead of restating a framework's facts."""
+presets, Megatron-Bridge's recipes. Readers of recipes and logs and the emitters ask here instead of restating a framework's facts."""
 
-from primus_lang.frameworks import megatron, primus
+from primus_lang.frameworks import bridge, megatron, primus
 
-__all__ = ["megatron", "primus"]
+__all__ = ["bridge", "megatron", "primus"]

@@ -5,12 +5,11 @@ writer of one asks here whether a flag exists at a version, what it takes and wh
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 from attrs import frozen
 
-from primus_lang.resources import data_dir
+from primus_lang.frameworks import table
 
 # the version a launch names when nothing says otherwise: the megatron-core the ground-truth tests install
 DEFAULT_VERSION = "core_v0.16"
@@ -49,11 +48,8 @@ class Flag:
         return VALUE
 
 
-@functools.cache
 def _table() -> dict[str, Any]:
-    with (data_dir("frameworks") / "megatron" / "arguments.json").open(encoding="utf-8") as f:
-        data: dict[str, Any] = json.load(f)
-    return data
+    return table.load("megatron", "arguments.json")
 
 
 @functools.cache
@@ -64,6 +60,14 @@ def versions() -> tuple[Version, ...]:
 
 def version_names() -> tuple[str, ...]:
     return tuple(v.name for v in versions())
+
+
+def named_for_commit(commit: str, who: str) -> str:
+    """The version table read at ``commit`` (the Megatron-LM another framework's release pins)."""
+    for v in versions():
+        if v.commit == commit:
+            return v.name
+    raise KeyError(f"{who} pins Megatron-LM {commit[:10]}, which tools/framework_knowledge.py did not read")
 
 
 def version(name: str) -> Version:
@@ -102,6 +106,11 @@ def versions_with(option: str) -> tuple[str, ...]:
     forms = _table()["flags"].get(option, ())
     have = {name for form in forms for name in form["versions"]}
     return tuple(v for v in version_names() if v in have)
+
+
+def at_least(name: str, release: str) -> bool:
+    """Whether version ``name`` (a release or a pinned commit) is as new as ``release``, by date."""
+    return version(name).date >= version(release).date
 
 
 def releases() -> tuple[str, ...]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import posixpath
 import re
 from collections.abc import Mapping
@@ -27,8 +26,7 @@ from typing import Any
 
 from attrs import frozen
 
-from primus_lang.frameworks import megatron
-from primus_lang.resources import data_dir
+from primus_lang.frameworks import megatron, table
 
 # Primus's pattern: a name without `:`, `{` or `}`, then an optional default up to the first `}`
 ENV = re.compile(r"\$\{([^:{}]+)(?::([^}]*))?\}")
@@ -52,11 +50,8 @@ class Unset:
     variable: str
 
 
-@functools.cache
 def _table() -> dict[str, Any]:
-    with (data_dir("frameworks") / "primus" / "presets.json").open(encoding="utf-8") as f:
-        data: dict[str, Any] = json.load(f)
-    return data
+    return table.load("primus", "presets.json")
 
 
 @functools.cache
@@ -70,11 +65,7 @@ def version_names() -> tuple[str, ...]:
 
 def megatron_version(primus: str) -> str:
     """The name of the Megatron-LM version table a Primus release runs on (its pinned commit)."""
-    pin = next(v.megatron for v in versions() if v.name == primus)
-    for v in megatron.versions():
-        if v.commit == pin:
-            return v.name
-    raise KeyError(f"Primus {primus} pins Megatron-LM {pin[:10]}, which tools/framework_knowledge.py did not read")
+    return megatron.named_for_commit(next(v.megatron for v in versions() if v.name == primus), f"Primus {primus}")
 
 
 def scalar(text: str) -> Any:

@@ -31,6 +31,7 @@ groups candidates by layout), and only ``stage``/``chunk`` arguments may be arra
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,21 @@ def _int(flag: Num) -> Num:
 
 
 LAYER_CHARS = {"E": "embedding", "t": "decoder layer", "m": "MTP layer", "L": "loss"}
+# megatron-core's LayerType names, which a layout given as a list of stages uses
+# (transformer/enums.py; PipelineParallelLayerLayout takes [["embedding", "decoder"], ...])
+LAYER_NAMES = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+def layout_text(stages: Sequence[Sequence[str]]) -> str:
+    """A layout given as a list of stages, each a list of LayerType names, as the string form;
+    ``ValueError`` for a name that is no layer primusc places."""
+    out = []
+    for stage in stages:
+        unknown = [name for name in stage if name not in LAYER_NAMES]
+        if unknown:
+            raise ValueError(f"`{unknown[0]}` is no layer type of a pipeline layout; known: {', '.join(LAYER_NAMES)}")
+        out.append("".join(LAYER_NAMES[name] for name in stage))
+    return "|".join(out)
 
 
 # An unrolled layout has one character per layer, stage separator, embedding or loss; real ones have a

@@ -90,6 +90,8 @@ class Settings:
     # the Megatron-LM release the launch files name (`core_v0.19`); empty: emission's default. An imported
     # command line that needs a newer release's flags says so here
     megatron_version: str = ""
+    # the Megatron-Bridge release a bridge launch runs (`067f987`); empty: emission's default
+    bridge_version: str = ""
 
 
 @frozen

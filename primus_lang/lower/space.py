@@ -11,7 +11,7 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.frameworks import megatron
+from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
 from primus_lang.ir.hardware import Cluster
@@ -86,7 +86,8 @@ def _setting(name: str, value: ast.Value, span: Any) -> Any:
         text = value.name
     else:
         raise fail(T.WRONG_TYPE, f"`{name}` takes a name or a string", value.span)
-    choices = {"oracle": ORACLES, "tie_break": TIE_BREAKS, "megatron_version": megatron.releases()}.get(name)
+    choices = {"oracle": ORACLES, "tie_break": TIE_BREAKS, "megatron_version": megatron.releases(),
+               "bridge_version": bridge.version_names()}.get(name)
     return _choose(text, choices, name, value.span) if choices else text
 
 

@@ -1,8 +1,9 @@
 """A Megatron-Bridge launch → ``Recipe``: ``[torchrun ...] scripts/training/run_recipe.py --recipe NAME
-[options] section.field=value ...`` (Megatron-Bridge 067f987, run_recipe.py's parser).
+[options] section.field=value ...`` (run_recipe.py's parser), or the performance launcher's
+``setup_experiment.py -m FAMILY -mr MODEL -ng GPUS -g GPU -c PRECISION ...``, read at one Bridge release.
 
-The recipe's own settings come from what primusc recorded of it (emit/bridge_recipes.py); the options
-and overrides replace them. Every key goes through emit/bridge.py's one table: a field that holds a
+The recipe's own settings come from the generated table of the release's recipes (frameworks.bridge,
+through emit/bridge_recipes.py); the options and overrides replace them. Every key goes through emit/bridge.py's one table: a field that holds a
 Megatron argument becomes that argument (so ``interpret`` reads it as it reads any recipe), any
 other recorded field is carried through for the bridge target as ``bridge__section__field``.
 """
@@ -13,6 +14,8 @@ import difflib
 import re
 from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
@@ -25,23 +28,28 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_VALUE_UNKNOWN,
 )
 from primus_lang.emit import (
-    BRIDGE_MODELS,
     CONVENIENCE,
+    DTYPES,
     PERF_OPTIONS,
     PERF_PRECISIONS,
     PERF_SELECTORS,
     PERF_SITE_SWITCHES,
     PERF_SITE_VALUES,
+    PRECISION_KNOBS,
+    PRECISION_SECTIONS,
     RECIPE_KEY,
-    RECIPES,
     SWITCHES,
     BridgeRecipe,
     dest_of,
     negated_dest_of,
     passthrough_key,
     precision_settings,
+    recipes,
     recorded_fields,
 )
+from primus_lang.frameworks import bridge
+from primus_lang.frameworks.spelling import KNOBS as K
+from primus_lang.frameworks.spelling import PARTS as P
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import launcher_settings, torchrun_nodes
@@ -61,7 +69,8 @@ def is_bridge_launch(words: Sequence[Word]) -> bool:
     return bool(names & {*SCRIPTS, *PERFORMANCE_SCRIPTS}) and "pretrain_gpt.py" not in names
 
 
-def read_bridge_launch(launch: Launch, file: str) -> Recipe:
+def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_VERSION) -> Recipe:
+    """``version``: the Megatron-Bridge release the launch runs, whose recipes and fields it is read by."""
     words = list(launch.words)
     problems: list[Diagnostic] = []
     start = next((i for i, w in enumerate(words) if w.text.rsplit("/", 1)[-1] in SCRIPTS + PERFORMANCE_SCRIPTS),
@@ -79,7 +88,7 @@ def read_bridge_launch(launch: Launch, file: str) -> Recipe:
                   if not (w.text == "uv" or (w.text == "run" and k and words[k - 1].text == "uv"))]
         launcher, notes = launcher_settings(before, problems)
     perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
-    reader = _Reader(file, words[start + 1:], problems, perf=perf)
+    reader = _Reader(file, words[start + 1:], problems, version, perf=perf)
     reader.read()
     if problems:
         raise CompileError(problems)
@@ -97,21 +106,22 @@ def read_bridge_launch(launch: Launch, file: str) -> Recipe:
         per_node = int(given[0]) if given[0].isascii() and given[0].isdigit() and int(given[0]) > 0 else per_node
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, "the recipe's GPU count")
     if nodes is None and gpus is None:
-        where = f"the recipe name's {recipe.gpus}gpu"
+        where = recipe.gpus_from
         gpus = Entry("nproc_per_node", str(per_node), None, where)
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, where)
     if nodes is None and start:
         nodes, notes = torchrun_nodes(words[:start], notes)
     notes = [*launch.notes, *notes, *reader.notes]
-    notes.append(f"recipe `{recipe.name}` read from {recipe.source} (Megatron-Bridge 067f987)")
+    notes.append(f"recipe `{recipe.name}` read from {recipe.source}")
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
-                  gpu_hint=gpu, notes=tuple(notes))
+                  gpu_hint=gpu, notes=tuple(notes), version=version)
 
 
 class _Reader:
-    def __init__(self, file: str, words: list[Word], problems: list[Diagnostic], *, perf: bool = False) -> None:
-        self.file, self.words, self.problems, self.perf = file, words, problems, perf
+    def __init__(self, file: str, words: list[Word], problems: list[Diagnostic], version: str, *,
+                 perf: bool = False) -> None:
+        self.file, self.words, self.problems, self.version, self.perf = file, words, problems, version, perf
         self.recipe_name = ""
         self.recipe_span: Span | None = None
         self.recipe_written = ""
@@ -267,29 +277,75 @@ class _Reader:
                                             span=w.span, help="write KEY=VALUE, one word"))
             return
         key = key.lstrip("+")
-        fields = recorded_fields()
+        fields = recorded_fields(self.version)
         if key != "mixed_precision" and key not in fields:
             close = difflib.get_close_matches(key, [f for f in fields if "=" not in f], n=1)
-            self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge's "
-                                            "ConfigContainer", span=w.span,
-                                            help=f"did you mean `{close[0]}`?" if close else "check the key"))
+            self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge "
+                                            f"{self.version}'s ConfigContainer", span=w.span,
+                                            help=f"did you mean `{close[0]}`?" if close else
+                                            "check the key (`--bridge-version` names the release)"))
             return
-        self.overrides.append((key, value, w))
+        self.overrides.append((bridge.canonical(key), value, w))
 
     def recipe(self) -> BridgeRecipe:
-        found = RECIPES.get(self.recipe_name)
+        known_recipes = recipes(self.version)
+        found = known_recipes.get(self.recipe_name)
         if found is not None:
             return found
-        known = sorted(RECIPES)
-        close = difflib.get_close_matches(self.recipe_name, known, n=1)
-        # the longest stem: deepseek_v2_lite's recipes start with deepseek_v2's stem too
-        stem = max((s for s in BRIDGE_MODELS.values() if self.recipe_name.startswith(s + "_")), key=len, default=None)
-        why = (f"the recipe `{self.recipe_name}`'s settings are not recorded"
-               if self.recipe_name else "the launch names no recipe (`--recipe NAME` or `--model STEM`)")
-        hint = (f"did you mean `{close[0]}`? " if close else "") + "recorded: " + ", ".join(known)
-        if stem is not None:
-            hint += f"; or take a recorded {stem} recipe and state the rest as overrides"
+        if self.perf:
+            fallback = self.fallback(known_recipes)
+            if fallback is not None:
+                return fallback
+        release = self.version
+        evaluated = bridge.recipe(self.recipe_name, release)
+        failed = bridge.error(self.recipe_name, release)
+        if evaluated is not None:
+            why = (f"Megatron-Bridge {release}'s recipe `{self.recipe_name}` trains `{evaluated.hf_id}`, which has no "
+                   "stdlib model card")
+            hint = ("write its card from the model's config.json (`primusc import-hf config.json`), then the space by "
+                    "hand; recipes primusc reads: " + _shown_names(known_recipes))
+        elif failed is not None:
+            why = f"Megatron-Bridge {release}'s recipe `{self.recipe_name}` could not be evaluated on CPU ({failed})"
+            hint = "its settings are not in frameworks/bridge; name another recipe, or write the space by hand"
+        else:
+            close = difflib.get_close_matches(self.recipe_name, bridge.recipe_names(release), n=1)
+            why = (f"`{self.recipe_name}` is not a pretraining recipe of Megatron-Bridge {release}"
+                   if self.recipe_name else "the launch names no recipe (`--recipe NAME` or `--model STEM`)")
+            hint = (f"did you mean `{close[0]}`? " if close else "") + "recipes primusc reads: " + \
+                _shown_names(known_recipes)
         raise CompileError(Diagnostic(BRIDGE_UNKNOWN_RECIPE, why, span=self.recipe_span, help=hint))
+
+    def fallback(self, known: dict[str, BridgeRecipe]) -> BridgeRecipe | None:
+        """The performance launcher's own answer to a GPU count it has no recipe for
+        (scripts/performance/utils/utils.py, get_perf_optimized_recipe): the recipe of the same model, GPU
+        and precision at the count its table of defaults names, else the most GPUs, its global batch
+        scaled by the data-parallel ratio (utils/overrides.py, set_post_overrides)."""
+        m = re.fullmatch(r"(.+)_(pretrain)_(\d+)gpu_([a-z0-9]+)_([a-z0-9]+)(_\w+)?_config", self.recipe_name)
+        if m is None:
+            return None
+        model, task, count, gpu, precision, variant = m.groups()
+        head, tail = f"{model}_{task}_", f"gpu_{gpu}_{precision}{variant or ''}_config"
+        others = [r for name, r in known.items() if name.startswith(head) and name.endswith(tail)
+                  and name[len(head):-len(tail)].isdigit()]
+        if not others:
+            return None
+        default = bridge.perf_default_count(model, task, gpu, precision, variant and variant[1:], self.version)
+        base = next((r for r in others if r.gpus == default), None) or max(others, key=lambda r: r.gpus)
+        gpus = int(count)
+        settings = dict(base.settings)
+        batch = settings.get("train.global_batch_size")
+        if isinstance(batch, int) and not isinstance(batch, bool):
+            settings["train.global_batch_size"] = max(1, batch * gpus // base.gpus)
+        self.notes.append(f"Megatron-Bridge has no `{self.recipe_name}`: the launcher runs `{base.name}` with its "
+                          f"global batch scaled from {base.gpus} to {gpus} GPUs, as read here")
+        return attrs.evolve(base, name=base.name, gpus=gpus, settings=settings,
+                            gpus_from=f"the launcher's -ng {gpus}")
+
+
+def _shown_names(known: dict[str, BridgeRecipe]) -> str:
+    """The library names (one per model) and how many more: the performance recipes are hundreds."""
+    library = sorted(n for n in known if "gpu_" not in n)
+    return ", ".join(library) + f" and {len(known) - len(library)} performance recipes of their models"
 
 
 def hydra_scalar(text: str) -> Any:
@@ -330,7 +386,7 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
         if path == "mixed_precision":
             settings = precision_settings(str(value))
             if settings is None:
-                if where is not None and f"mixed_precision={value}" not in recorded_fields():
+                if where is not None and f"mixed_precision={value}" not in recorded_fields(reader.version):
                     problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`mixed_precision={value}` is no precision "
                                                "recipe Bridge registers", span=span,
                                                help="e.g. bf16_mixed, bf16_with_fp8_current_scaling_mixed"))
@@ -364,6 +420,8 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
                                            span=span, notes=(f"first at {previous[1].span}",),
                                            help="run_recipe.py keeps the last silently; keep the one you mean"))
             stated[dest] = (value, where)
+        if dest in _DTYPE_DESTS and isinstance(value, str):
+            value = DTYPES.get(value.removeprefix("torch."), value)
         if dest == "cuda_graph_scope" and isinstance(value, str):
             value = (value,)
         if dest == "recompute_modules" and value is not None and not isinstance(value, tuple):
@@ -374,9 +432,45 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
         put(path, value, None, f"{recipe.name}'s {path}")
     for path, text, where in reader.overrides:
         put(path, hydra_scalar(text), where, where.text)
+    _precision_setup(recipe, reader, entries, problems)
     # run_recipe.py sets the model's sequence length from the dataset's after the overrides
     # (recipe_runner.sync_model_dataset_sequence_length): one sequence length either way
     return entries
+
+
+def _precision_setup(recipe: BridgeRecipe, reader: _Reader, entries: dict[str, Entry],
+                     problems: list[Diagnostic]) -> None:
+    """The knobs the precision's fields set, as its setup leaves them after the overrides
+    (bridge_recipes.after_precision): a ddp override of such a field is written over, said in a note."""
+    is_config, fields = recipe.precision_is_config, dict(recipe.precision)
+    for path, text, where in reader.overrides:
+        if path == "mixed_precision":
+            is_config, fields = False, dict(bridge.precisions(reader.version).get(str(hydra_scalar(text)), {}))
+        elif path.startswith("mixed_precision."):
+            if not is_config:
+                problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{where.text}`: the precision is a registered "
+                                           "recipe's name here, whose fields Hydra cannot override", span=where.span,
+                                           help="drop it, or name the field's section (ddp., optimizer.) only if "
+                                           "the precision leaves it"))
+                return
+            fields[path.removeprefix("mixed_precision.")] = hydra_scalar(text)
+    for field in PRECISION_KNOBS:
+        if field not in fields:
+            continue
+        value = bool(fields[field])
+        negated = field == "grad_reduce_in_fp32"
+        dest = P["main_grad_dtype.bf16_reduce"] if negated else K[field]
+        stated = next((w for p, _, w in reader.overrides if p.startswith(PRECISION_SECTIONS) and
+                       p.endswith("." + field) and not p.startswith("mixed_precision.")), None)
+        if stated is not None and bool(hydra_scalar(stated.text.partition("=")[2])) != value:
+            reader.notes.append(f"`{stated.text}` is written over by the precision's {field}={str(value).lower()} "
+                                "(Bridge's MixedPrecisionConfig.setup): read as the precision says")
+        entries[dest] = Entry(dest, (not value) if negated else value, None, f"the precision's {field}")
+
+
+# the torch.dtype fields primusc reads, as Megatron-LM spells them (bridge_recipes.DTYPES)
+_DTYPE_DESTS = frozenset({K["main_grad_dtype"], K["optimizer_dtype"], P["optimizer_dtype.second_moment"],
+                          "moe_router_dtype"})
 
 
 def _cut(text: str) -> str:

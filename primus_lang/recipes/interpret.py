@@ -22,6 +22,7 @@ from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS,
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.model import Mla, Moe
+from primus_lang.ir.pipeline import parse_layout
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
@@ -383,11 +384,18 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
                     "Megatron takes one of the two")
         vpp = max(1, model["num_layers"] // (v["pp"] * per)) if per else 1
     v["pipeline_layout"] = str(s[K["pipeline_layout"]].value) if r.has(K["pipeline_layout"]) else ""
-    if v["pipeline_layout"] and r.has(K["vpp"]):
-        r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two")
     if v["pipeline_layout"]:
-        stages = v["pipeline_layout"].count("|") + 1
-        vpp = max(1, stages // v["pp"])
+        try:
+            stages = len(parse_layout(v["pipeline_layout"]))
+        except ValueError:
+            stages = v["pipeline_layout"].count("|") + 1  # the checker reports the layout itself
+        from_layout = max(1, stages // v["pp"])
+        # Megatron-LM's arguments take one of the two; megatron-core's config (what Bridge builds) takes
+        # both when they agree (TransformerConfig.__post_init__)
+        if r.has(K["vpp"]) and (r.kind != "bridge" or vpp != from_layout):
+            r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two" if r.kind != "bridge" else
+                    f"the layout has {from_layout} virtual stages per rank, which megatron-core asserts they agree on")
+        vpp = from_layout
     v["vpp"] = vpp
     v["first_stage_layers"] = r.int(K["first_stage_layers"], 0, floor=0)
     v["last_stage_layers"] = r.int(K["last_stage_layers"], 0, floor=0)
@@ -395,6 +403,8 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["account_for_loss"] = r.flag(K["account_for_loss"])
     v["cp"] = r.int(K["cp"], 1)
     v["cp_comm"] = r.choice(K["cp_comm"], ("p2p", "a2a", "allgather"), "p2p")
+    if v["cp"] == 1:
+        v["cp_comm"] = "p2p"  # no context-parallel group to talk over: the candidate says the default
     v["ep"] = r.int(K["ep"], 1)
     etp = r.int(K["etp"], 0, floor=0)
     v["etp"] = 0 if etp == v["tp"] else etp
@@ -521,6 +531,12 @@ def _cuda_graph(r: _Reader) -> str:
         v = scope_entry.value
         scope = tuple(v.split()) if isinstance(v, str) else tuple(str(x) for x in v)
     scope = tuple(x for x in scope if x != "mamba")
+    # megatron-core's newer spellings (TransformerConfig at the commit Bridge v0.6 pins): scope `full` is
+    # the deprecated name of the whole layer (), the full-iteration graph is an impl of its own
+    if scope == ("full",):
+        scope = ()
+    if impl == "full_iteration" and not scope:
+        impl, scope = CUDA_GRAPH_SETTINGS["full"]
     for name, (i, sc) in CUDA_GRAPH_SETTINGS.items():
         if i == impl and sc == scope:
             return name

@@ -13,6 +13,7 @@ from attrs import frozen
 from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
+from primus_lang.frameworks import bridge
 from primus_lang.ir.span import Span
 from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
@@ -29,6 +30,7 @@ class ReadOptions:
     given: Mapping[str, str] = {}
     megatron_version: str | None = None  # None: the default, or a newer release the flags need
     primus_version: str | None = None
+    bridge_version: str | None = None
 
 
 def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
@@ -62,7 +64,7 @@ def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
                                       "experiment YAML"))
     launch = launch_of(text, name, options.given)
     if is_bridge_launch(launch.words):
-        return read_bridge_launch(launch, name)
+        return read_bridge_launch(launch, name, options.bridge_version or bridge.DEFAULT_VERSION)
     return read_command_line(launch, name, options.megatron_version)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from primus_lang.frameworks import megatron
+from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.ir.model import Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
@@ -89,7 +89,8 @@ def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) 
 def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]] | None, gpu: tuple[str, str],
                  nodes: int, gpus_per_node: int, target: str, notes: list[str], version: str = "") -> str:
     """``card``: (stdlib module, card name, its fields) when the recipe's model is a stdlib card;
-    ``version``: the Megatron-LM release a command line was read at, which its launch files then name."""
+    ``version``: the Megatron-LM release a command line was read at (a Bridge launch: the Bridge release),
+    which its launch files then name."""
     c = imp.candidate
     lines = [f"# Space written by `primusc import-recipe` from {imp.recipe.file} ({imp.recipe.kind}).",
              "# The recipe is the space's baseline; `primusc plan` reports it first and what the best found changes."]
@@ -146,6 +147,8 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     lines.append(f"  target {framework} + {launcher}")
     if framework == "megatron" and version and version != megatron.DEFAULT_VERSION:
         lines.append(f"  assume megatron_version = {_value(version)}")
+    if framework == "bridge" and version and version != bridge.DEFAULT_VERSION:
+        lines.append(f"  assume bridge_version = {_value(version)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -102,10 +102,12 @@ CASES: dict[str, tuple[Space, Candidate]] = {
         space("nemotron_super", NEMOTRON_SUPER.replace(mtp_layers=0), cluster(B200, 8)),
         Candidate(tp=2, pp=2, ep=16, etp=1, mbs=1, gbs=512, seq_len=8192, precision="fp4"),
     ),
-    "llama3_8b_h100_fp8cs": (  # Megatron-Bridge's llama3_8b_pretrain_8gpu_h100_fp8cs_config layout
+    # Megatron-Bridge's llama3_8b_pretrain_8gpu_h100_fp8cs_config layout, FP8 weights gathered as its
+    # registered precision recipe (bf16_with_fp8_current_scaling_mixed) does
+    "llama3_8b_h100_fp8cs": (
         space("llama3_8b_fp8cs", STDLIB_LLAMA3_8B, cluster(H100, 1)),
         Candidate(tp=1, pp=1, mbs=1, gbs=128, seq_len=8192, precision="fp8", fp8_recipe="tensorwise",
-                  recompute=Recompute("full", 5, "block")),
+                  recompute=Recompute("full", 5, "block"), fp8_param_gather=True),
     ),
     # a run block: every run setting reaches each framework, the init std over the model card's
     "llama3_8b_run": (

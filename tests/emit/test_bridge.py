@@ -1,9 +1,11 @@
-"""The bridge framework: every emitted override names a ConfigContainer field recorded from
-Megatron-Bridge 067f987 (primus_lang/emit/bridge_fields.txt) with a value of that field's kind; what
-Bridge's recipe cannot take is refused, not dropped."""
+"""The bridge framework: every emitted override names a ConfigContainer field the launched recipe's
+model class has at the launch's Megatron-Bridge release (frameworks/bridge/recipes.json, read by
+Bridge's own code), with a value of the kind the recipe holds there; what Bridge's recipe cannot take
+is refused, not dropped."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
@@ -13,6 +15,7 @@ import pytest
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
 from primus_lang.emit.bridge import PATHS, PRECISIONS, recorded_fields
+from primus_lang.frameworks import bridge
 from tests.emit.harness import emissions
 from tests.emit.ir_cases import CASES
 
@@ -25,21 +28,27 @@ def overrides_of(node_sh: str) -> tuple[str, list[str]]:
     return words[1], words[4:]
 
 
-def kind_fits(annotation: str, value: str) -> bool:
-    """Whether Hydra's reading of ``value`` suits the recorded annotation."""
-    if value == "null":
-        return "Optional" in annotation or "None" in annotation
+@functools.cache
+def held_kinds(path: str, version: str = bridge.DEFAULT_VERSION) -> frozenset[type]:
+    """The kinds of value the release's recipes hold at ``path`` (a field may take text or a list)."""
+    found = (bridge.recipe(n, version) for n in bridge.recipe_names(version))
+    return frozenset(type(r.settings[path]) for r in found if r is not None and r.settings.get(path) is not None)
+
+
+def kind_fits(kinds: frozenset[type], value: str) -> bool:
+    """Whether Hydra's reading of ``value`` is of a kind some recipe holds at the field (a field every
+    recipe leaves None takes anything)."""
+    if value == "null" or not kinds:
+        return True
     if value in ("true", "false"):
-        return "bool" in annotation
+        return bool in kinds
     if value.startswith("["):
-        return bool(re.search(r"List|list|Tuple|tuple", annotation))
+        return list in kinds
     if re.fullmatch(r"-?[0-9]+", value):
-        return bool(re.search(r"\bint\b|\bfloat\b", annotation))
+        return bool(kinds & {int, float})
     if re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", value):
-        return "float" in annotation
-    if "Literal[" in annotation and "str" not in annotation:
-        return f"'{value.strip(chr(34))}'" in annotation
-    return bool(re.search(r"\bstr\b|dtype|Literal", annotation))
+        return float in kinds
+    return str in kinds
 
 
 BRIDGE = [(case, target, files) for case, target, files in emissions() if target.startswith("bridge+")]
@@ -51,8 +60,10 @@ def test_some_cases_emit_for_bridge() -> None:
 
 @pytest.mark.parametrize(("case", "target", "files"), [pytest.param(*b, id=f"{b[0]}-{b[1]}") for b in BRIDGE])
 def test_every_override_is_a_recorded_field_of_its_kind(case: str, target: str, files: dict[str, str]) -> None:
-    fields = recorded_fields()
-    _, words = overrides_of(files["node.sh"])
+    name, words = overrides_of(files["node.sh"])
+    recipe = bridge.recipe(name)
+    assert recipe is not None, f"{name} is not a recipe of Megatron-Bridge {bridge.DEFAULT_VERSION}"
+    fields = bridge.fields(bridge.DEFAULT_VERSION, recipe.model_class)
     seen = set()
     for word in words:
         path, eq, value = word.partition("=")
@@ -60,16 +71,18 @@ def test_every_override_is_a_recorded_field_of_its_kind(case: str, target: str, 
         assert path not in seen, f"{path} written twice"
         seen.add(path)
         if path == "mixed_precision":
-            assert f"mixed_precision={value}" in fields
+            assert value in bridge.precisions()
             continue
-        assert path in fields, f"{path} is not a recorded ConfigContainer field"
-        assert kind_fits(fields[path], value), f"{path}={value} does not fit {fields[path]}"
+        assert path in fields, f"{path} is not a field of {recipe.model_class}'s ConfigContainer"
+        kinds = held_kinds(path)
+        assert kind_fits(kinds, value), f"{path}={value} is none of the kinds the recipes hold there: {kinds}"
 
 
 def test_the_table_names_recorded_fields_only() -> None:
-    fields = recorded_fields()
-    assert [p for paths in PATHS.values() for p in paths if p not in fields] == []
-    assert [n for n in PRECISIONS.values() if f"mixed_precision={n}" not in fields] == []
+    for version in bridge.version_names():
+        fields = recorded_fields(version)
+        assert [p for paths in PATHS.values() for p in paths if bridge.spelled(p, version) is None] == [], version
+        assert [n for n in PRECISIONS.values() if f"mixed_precision={n}" not in fields] == [], version
 
 
 def test_the_candidate_reaches_the_overrides() -> None:

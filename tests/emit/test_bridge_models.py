@@ -1,5 +1,5 @@
 """The stdlib cards with a Megatron-Bridge library recipe (emit/bridge.py BRIDGE_MODELS, read from
-src/megatron/bridge/recipes at Megatron-Bridge 067f987) emit as that recipe with no architecture
+src/megatron/bridge/recipes at Megatron-Bridge v0.6.0 and 067f987) emit as that recipe with no architecture
 override: Bridge's provider builds the model from the checkpoint's config, Gemma 2's soft-capping and
 post-norms included. A family without a recipe is refused before any search."""
 
@@ -19,11 +19,11 @@ ADDED = {
     "qwen2_5_7b": "qwen25_7b", "qwen2_5_72b": "qwen25_72b", "qwen3_8b": "qwen3_8b", "qwen3_32b": "qwen3_32b",
     "llama3_2_1b": "llama32_1b", "llama3_2_3b": "llama32_3b", "gemma2_2b": "gemma2_2b", "gemma2_9b": "gemma2_9b",
     "gemma2_27b": "gemma2_27b", "deepseek_v2": "deepseek_v2", "deepseek_v2_lite": "deepseek_v2_lite",
-    "kimi_k2": "kimi_k2", "glm4_5_air": "glm45_air_106b",
+    "kimi_k2": "kimi_k2", "glm4_5_air": "glm45_air_106b", "nemotron_3_nano_30b_a3b": "nemotron_3_nano",
 }
 
 # the provider's fields that shape the model (megatron-core TransformerConfig and Bridge's
-# GPTModelProvider, as recorded in emit/bridge_fields.txt)
+# GPTModelProvider, as frameworks/bridge/recipes.json records them)
 ARCHITECTURE = {f"model.{f}" for f in (
     "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "kv_channels", "num_query_groups",
     "layernorm_epsilon", "add_qkv_bias", "add_bias_linear", "window_size", "window_attn_skip_freq",

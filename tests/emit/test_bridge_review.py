@@ -18,7 +18,8 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import EmitContext, emit
 from primus_lang.emit.bridge import BRIDGE_MODELS, COMM_OVERLAP_PATHS
-from primus_lang.emit.bridge_recipes import LIBRARY, RECIPES, UNRECORDED, comm_overlap_of
+from primus_lang.emit.bridge_recipes import comm_overlap_of, recipes
+from primus_lang.frameworks import bridge
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import read_recipe
 from tests.emit.harness import write
@@ -48,13 +49,19 @@ def _refusals(space_path: Path, point: str, target: str = "bridge+local", ctx: E
 
 def test_every_library_alias_says_whether_it_sets_a_comm_overlap_config() -> None:
     aliases = {f"{stem}_pretrain_config": card for card, stem in BRIDGE_MODELS.items()}
-    assert set(LIBRARY) | {f"{BRIDGE_MODELS[c]}_pretrain_config" for c in UNRECORDED} == set(aliases)
-    with_config = sorted(aliases[n] for n in aliases if comm_overlap_of(n))
-    # read at Megatron-Bridge 067f987: the TP-overlap ones are the 70B/405B Llamas and Qwen3 30B-A3B
-    assert with_config == ["deepseek_v2", "deepseek_v2_lite", "deepseek_v3", "kimi_k2", "llama2_7b", "llama3_1_405b",
-                           "llama3_1_70b", "llama3_70b", "qwen3_30b_a3b"]
-    assert sorted(aliases[n] for n in aliases if "tp_comm_overlap=True" in comm_overlap_of(n)) == \
-        ["llama3_1_405b", "llama3_1_70b", "llama3_70b", "qwen3_30b_a3b"]
+    for version in bridge.version_names():
+        known = recipes(version)
+        assert set(aliases) <= set(known)
+        with_config = sorted(aliases[n] for n in aliases if comm_overlap_of(n, version))
+        # read at Megatron-Bridge v0.6.0 and 067f987: the TP-overlap ones are the 70B/405B Llamas; Qwen3
+        # 30B-A3B's config asks for TP overlap too, which setup turns off at the recipe's TP 1
+        assert with_config == ["deepseek_v2", "deepseek_v2_lite", "deepseek_v3", "kimi_k2", "llama2_7b",
+                               "llama3_1_405b", "llama3_1_70b", "llama3_70b", "nemotron_3_nano_30b_a3b",
+                               "qwen3_30b_a3b"]
+        assert sorted(aliases[n] for n in aliases if known[n].settings["model.tp_comm_overlap"]) == \
+            ["llama3_1_405b", "llama3_1_70b", "llama3_70b"]
+        qwen = known["qwen3_30b_a3b_pretrain_config"].settings
+        assert qwen["model.tensor_model_parallel_size"] == 1 and qwen["model.tp_comm_overlap"] is False
 
 
 @pytest.mark.parametrize(("card", "point", "config"), [
@@ -143,4 +150,4 @@ def test_a_huge_number_in_an_override_is_refused_at_the_override(tmp_path: Path)
         first = err.value.diagnostics[0]
         assert first.code.id == "P3123" and key in first.message
         assert first.span is not None and first.span.file == str(launch)
-    assert RECIPES["llama3_8b_pretrain_config"].card == "llama3_8b"
+    assert recipes()["llama3_8b_pretrain_config"].card == "llama3_8b"

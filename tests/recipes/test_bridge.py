@@ -1,5 +1,5 @@
 """`import-recipe` of Megatron-Bridge launches: two performance recipes (fixtures written by hand from
-Megatron-Bridge 067f987, each naming its source) become spaces whose baseline is the recipe; `emit
+Megatron-Bridge 067f987, each naming its source; every recipe of the release: test_bridge_recipes.py) become spaces whose baseline is the recipe; `emit
 bridge` gives back every stated setting, override by override; the baseline projects within the GPU
 profile's cross-validated error of the throughput the corpus publishes for it; bad launches get
 diagnostics with spans."""
@@ -18,8 +18,8 @@ from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, target_warnings
-from primus_lang.emit.bridge import BRIDGE_MODELS, COMM_OVERLAP_PATHS, recorded_fields
-from primus_lang.emit.bridge_recipes import RECIPES, comm_overlap_of
+from primus_lang.emit.bridge import COMM_OVERLAP_PATHS
+from primus_lang.emit.bridge_recipes import comm_overlap_of
 from primus_lang.lower import load_space
 from primus_lang.recipes import read_recipe
 from primus_lang.recipes.bridge import hydra_scalar
@@ -29,8 +29,12 @@ from primus_lang.search.plan import prepare, space_baseline
 FIXTURES = Path(__file__).parent / "fixtures" / "bridge"
 CASES = [
     # (fixture, the baseline's label, the corpus row of its published throughput)
-    ("llama3_8b_h100_fp8cs.sh", "precision=fp8,recompute=full(5,block),sequence_parallel=false", "mbridge_287"),
-    ("llama3_8b_gb200_fp8cs.sh", "mbs=2,precision=fp8,sequence_parallel=false,cuda_graph=full", "mbridge_266"),
+    # the recipe's own precision config gathers FP8 weights and reduces gradients in BF16 (its
+    # MixedPrecisionConfig, which setup writes over ddp's: frameworks/bridge)
+    ("llama3_8b_h100_fp8cs.sh", "precision=fp8,recompute=full(5,block),sequence_parallel=false,fp8_param_gather=true,"
+     "main_grad_dtype=bf16", "mbridge_287"),
+    ("llama3_8b_gb200_fp8cs.sh", "mbs=2,precision=fp8,sequence_parallel=false,cuda_graph=full,fp8_param_gather=true,"
+     "main_grad_dtype=bf16", "mbridge_266"),
 ]
 
 
@@ -121,9 +125,15 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert written["optimizer.min_lr"] == "3e-05"  # a number, as Hydra reads it, not the text "3e-05"
     # the recipe's own precision object stays; another precision is named
     assert "mixed_precision" not in written
-    _, written = emitted_words(emit(space, attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8"),
+    assert (cand.main_grad_dtype, cand.fp8_param_gather) == ("bf16", False)  # the recipe's precision config's
+    mxfp8 = attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8")
+    # the registered MXFP8 recipe reduces in FP32 and gathers FP8 weights, and its fields take no override
+    with pytest.raises(CompileError) as err:
+        emit(space, mxfp8, "bridge+local")
+    assert "`main_grad_dtype = fp32`" in str(err.value.diagnostics[0].message)
+    _, written = emitted_words(emit(space, attrs.evolve(mxfp8, main_grad_dtype="fp32", fp8_param_gather=True),
                                     "bridge+local")["node.sh"])
-    assert written["mixed_precision"] == "bf16_with_mxfp8_mixed"
+    assert written["mixed_precision"] == "bf16_with_mxfp8_mixed" and "mixed_precision.fp8_param_gather" not in written
 
 
 @pytest.mark.parametrize(("line", "code", "needle"), [
@@ -141,7 +151,7 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     ("setup_experiment.py -m llama -mr llama3_8b -g h100", "P3140", "-ng"),
     ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --use_megatron_fsdp true", "P3142",
      "--use_megatron_fsdp"),
-    ("setup_experiment.py -mr llama3_8b -ng 16 -g h100 -c fp8_cs", "P3140", "llama3_8b_pretrain_16gpu_h100_fp8cs_config"),
+    ("setup_experiment.py -mr llama3_9b -ng 8 -g h100 -c fp8_cs", "P3140", "llama3_8b_pretrain_8gpu_h100_fp8cs_config"),
 ])
 def test_bad_launches_get_diagnostics_with_spans(tmp_path: Path, line: str, code: str, needle: str) -> None:
     launch = tmp_path / "launch.sh"
@@ -181,19 +191,14 @@ def test_the_performance_launcher_names_its_recipe_by_parts(tmp_path: Path) -> N
     assert (recipe.nodes.value, recipe.gpus_per_node.value) == ("1", "8")
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
-def test_every_recorded_recipe_is_bridge_fields_and_imports_legal(tmp_path: Path, name: str) -> None:
-    recipe = RECIPES[name]
-    fields = recorded_fields()
-    # a library alias (`llama3_8b_pretrain_config`) names its GPUs in the function it aliases
-    assert recipe.card in BRIDGE_MODELS and f"_{recipe.gpus}gpu_{recipe.gpu}_" in f"{name} {recipe.source}"
-    for path, value in recipe.settings.items():
-        assert (f"mixed_precision={value}" if path == "mixed_precision" else path) in fields, path
-    launch = tmp_path / "launch.sh"
-    launch.write_text(f"python scripts/training/run_recipe.py --recipe {name}\n")
-    out = tmp_path / "space.prx"
-    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
-    space = load_space(out)
-    cand = baseline_point(space)
-    assert cand is not None and legality(space, cand) == []
-    assert space.cluster.world == recipe.gpus and space.cluster.gpu.name == recipe.gpu
+def test_a_gpu_count_without_a_recipe_runs_the_largest_one_scaled(tmp_path: Path) -> None:
+    """The performance launcher's own answer (utils/utils.py get_perf_optimized_recipe; overrides.py
+    set_post_overrides): the same model, GPU and precision at its largest count, its batch scaled."""
+    launch = tmp_path / "perf.sh"
+    launch.write_text("python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 16 -g h100 "
+                      "-c fp8_cs\n")
+    recipe = read_recipe(launch)
+    assert recipe.entries["bridge__recipe"].value == "llama3_8b_pretrain_8gpu_h100_fp8cs_config"
+    assert recipe.entries["global_batch_size"].value == 2 * 128
+    assert recipe.nodes is not None and recipe.nodes.value == "2"
+    assert any("scaled from 8 to 16 GPUs" in n for n in recipe.notes)

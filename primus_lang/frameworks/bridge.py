@@ -1,0 +1,136 @@
+"""Megatron-Bridge's pretraining recipes per release (``frameworks/bridge/recipes.json``), as Bridge's own code
+built them (tools/bridge_recipe_probe.py): each recipe's settings as the paths Hydra overrides take, and
+the paths each model class accepts, so a launch names only fields its Bridge has.
+
+A release may nest a model's transformer settings: at 067f987 the Llama recipes build
+``BridgeGPTModelConfig``, whose parallel sizes, recomputation and graphs are ``model.transformer.*``
+where v0.6.0 has them at ``model.*``; ``spelled`` gives a field as a recipe's model class takes it."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from attrs import frozen
+
+from primus_lang.frameworks import table
+
+DEFAULT_VERSION = "v0.6"
+_GPUS_IN_NAME = re.compile(r"_(\d+)gpu_([a-z0-9]+)_")
+
+
+@frozen
+class Version:
+    name: str
+    ref: str
+    commit: str
+    date: str
+    megatron: str  # the Megatron-LM commit it pins as 3rdparty/Megatron-LM
+
+
+@frozen
+class Recipe:
+    """One recipe function at one release."""
+
+    name: str
+    version: str
+    where: str  # the module that exports it
+    gpu: str  # the GPU its name says (a library recipe: h100)
+    gpus: int  # the GPU count its name says (0: a library recipe names none)
+    hf_id: str  # the Hugging Face model its AutoBridge reads
+    model_class: str
+    comm_overlap: bool  # it sets a CommOverlapConfig, whose setup writes the overlap settings at run time
+    settings: dict[str, Any]
+
+
+def _table() -> dict[str, Any]:
+    return table.load("bridge", "recipes.json")
+
+
+@functools.cache
+def versions() -> tuple[Version, ...]:
+    return tuple(Version(**v) for v in _table()["versions"])
+
+
+def version_names() -> tuple[str, ...]:
+    return tuple(v.name for v in versions())
+
+
+def megatron_version(bridge: str) -> str:
+    """The name of the Megatron-LM version table the release runs on (its pinned commit)."""
+    from primus_lang.frameworks import megatron
+
+    return megatron.named_for_commit(next(v.megatron for v in versions() if v.name == bridge), f"Megatron-Bridge {bridge}")
+
+
+@functools.cache
+def recipe_names(version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+    return tuple(n for n, forms in _table()["recipes"].items() if any(version in f["versions"] for f in forms))
+
+
+@functools.cache
+def recipe(name: str, version: str = DEFAULT_VERSION) -> Recipe | None:
+    for form in _table()["recipes"].get(name, ()):
+        if version in form["versions"]:
+            m = _GPUS_IN_NAME.search(name)
+            absent = form.get("absent", ())
+            base = _table()["base"][form["model_class"]]
+            settings = {**{p: v for p, v in base.items() if not _absent(p, absent)}, **form["settings"]}
+            return Recipe(name=name, version=version, where=form["where"], gpu=m.group(2) if m else form["gpu"],
+                          gpus=int(m.group(1)) if m else 0, hf_id=form["hf_id"], model_class=form["model_class"],
+                          comm_overlap=form["comm_overlap"], settings=settings)
+    return None
+
+
+def perf_default_count(model: str, task: str, gpu: str, precision: str, variant: str | None,
+                       version: str = DEFAULT_VERSION) -> int | None:
+    """The GPU count the performance launcher runs a model's recipe at when the launch's count has none
+    (its table of defaults; None: it takes the largest count there is)."""
+    for *key, count in _table()["perf_default_counts"].get(version, ()):
+        if key == [model, task, gpu, precision, variant]:
+            return int(count)
+    return None
+
+
+def _absent(path: str, absent: list[str]) -> bool:
+    """Whether the recipe lacks ``path``: named, or under a ``prefix.*`` it lacks whole."""
+    return any(path == a or (a.endswith(".*") and path.startswith(a[:-1])) for a in absent)
+
+
+def error(name: str, version: str = DEFAULT_VERSION) -> str | None:
+    """Why the recipe could not be evaluated (a Bridge recipe primusc has no settings of), None otherwise."""
+    why: str | None = _table()["errors"].get(name, {}).get(version)
+    return why
+
+
+@functools.cache
+def fields(version: str = DEFAULT_VERSION, model_class: str | None = None) -> frozenset[str]:
+    """The override paths a recipe of ``model_class`` accepts at ``version`` (any class: their union)."""
+    models = _table()["models"][version]
+    classes = [model_class] if model_class in models else list(models)
+    return frozenset(_table()["sections"][version]).union(*(models[c] for c in classes))
+
+
+@functools.cache
+def precisions(version: str = DEFAULT_VERSION) -> dict[str, dict[str, Any]]:
+    """The mixed-precision recipes Bridge registers (``mixed_precision=NAME``), each with its settings."""
+    found: dict[str, dict[str, Any]] = _table()["precisions"][version]
+    return found
+
+
+def canonical(path: str) -> str:
+    """A field as primusc's tables name it: a nested ``model.transformer.X`` is ``model.X``."""
+    return "model." + path.removeprefix("model.transformer.") if path.startswith("model.transformer.") else path
+
+
+def spelled(path: str, version: str = DEFAULT_VERSION, model_class: str | None = None) -> str | None:
+    """``path`` as a recipe of ``model_class`` takes it at ``version`` (``model.X`` may be
+    ``model.transformer.X``), None when it has no such field."""
+    known = fields(version, model_class)
+    if path in known:
+        return path
+    nested = "model.transformer." + path.removeprefix("model.")
+    if path.startswith("model.") and nested in known:
+        return nested
+    return None
