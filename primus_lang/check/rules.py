@@ -15,8 +15,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
-from primus_lang.frameworks import megatron
-from primus_lang.frameworks.target import megatron_of
+from primus_lang.frameworks import megatron, megatron_of
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import Mamba
@@ -67,6 +66,12 @@ def _validate_args(space: Space) -> bool:
     Megatron-LM and Primus do; Megatron-Bridge builds megatron-core's configs itself, so the asserts only
     arguments.py makes (the overlap, FP8-gather and torch-FSDP2 ones) do not stop it."""
     return space.settings.target.split("+")[0] != "bridge"
+
+
+def _torch_fsdp2(space: Space) -> bool:
+    """Whether the space's launch shards with torch FSDP2 (Primus, as its example configs do) rather than
+    Megatron-FSDP (Megatron-LM, Megatron-Bridge), which shards experts over their own data-parallel group."""
+    return space.settings.target.split("+")[0] == "primus"
 
 
 def _ep_overlap_takes_any_graph(space: Space) -> bool:
@@ -513,7 +518,7 @@ RULES: tuple[Rule, ...] = (
         ("sharding", "pp", "ep"),
         lambda f, s: (
             (f["sharding"] != "fsdp")
-            | ((f["pp"] == 1) & ((f["ep"] == 1) | (not _validate_args(s))) & (not s.model.tied_embeddings))
+            | ((f["pp"] == 1) & ((f["ep"] == 1) | (not _torch_fsdp2(s))) & (not s.model.tied_embeddings))
         ),
         lambda f, s: (
             f"FSDP with PP {f['pp']}, EP {f['ep']}"

@@ -223,8 +223,16 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:
+        elsewhere: tuple[str, ...] = ()
+        if args.nodes is None and recipe.nodes is not None:
+            # a script that reads its node count from the scheduler (`${SLURM_NNODES:-1}`) said its default
+            other, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
+            if why and other != nodes:
+                elsewhere = (f"on {other} nodes it starts ({why}); the recipe's `{recipe.nodes.written}` gave "
+                             f"{nodes}: if the script reads the count from its environment, give it with "
+                             f"`--set NAME={other}` or `--nodes {other}`",)
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
-                                       span=_span_for(v, imp.knob_spans),
+                                       span=_span_for(v, imp.knob_spans), notes=elsewhere,
                                        help=v.help or f"`primusc explain {v.code}` says why")
                             for v in violations])
     summary = [f"space `{name}`: {args.recipe} ({recipe.kind})",

@@ -114,9 +114,9 @@ FSDP_RESTRICTIONS = register(
     "as torch FSDP2 (`use_torch_fsdp2`, as Primus's own example configs do), which Megatron's\n"
     "validate_args (megatron/training/arguments.py, core_v0.16.1) accepts only with PP = 1, EP = 1 and\n"
     "untied embeddings; the megatron target runs Megatron-FSDP (`--use-megatron-fsdp`), which accepts\n"
-    "those points too. The rule keeps the points both frameworks can launch. A `target bridge` space\n"
-    "runs Megatron-FSDP (`ddp.use_megatron_fsdp`) with expert parallelism, as Bridge's DeepSeek-V3\n"
-    "FSDP recipes do: there the rule asks PP = 1 and untied embeddings only.\n\n"
+    "those points too. The rule keeps PP = 1 and untied embeddings for every target; expert parallelism\n"
+    "is refused only for `target primus`: Megatron-FSDP shards experts over their own data-parallel group,\n"
+    "as Megatron-LM's Megatron-FSDP DeepSeek-V3 example and Bridge's DeepSeek-V3 FSDP recipes run it.\n\n"
     "    sharding = fsdp   pp = 2          # refused\n\n"
     "Fix: use `dist_opt` with pipeline or expert parallelism, or PP = 1 and EP = 1 with FSDP.",
 )

@@ -38,8 +38,7 @@ from primus_lang.emit.primus_configs import (
     TURBO_SWITCHES,
 )
 from primus_lang.emit.profiles import PROFILES, Profile, profile_for
-from primus_lang.frameworks import bridge, megatron, primus
-from primus_lang.frameworks.target import megatron_of
+from primus_lang.frameworks import bridge, megatron, megatron_of, primus
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run

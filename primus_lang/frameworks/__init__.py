@@ -2,6 +2,7 @@
 (``frameworks/``, written by ``tools/framework_knowledge.py``): Megatron-LM's flags and Primus's
 presets, Megatron-Bridge's recipes. Readers of recipes and logs and the emitters ask here instead of restating a framework's facts."""
 
-from primus_lang.frameworks import bridge, megatron, primus
+from primus_lang.frameworks import bridge, megatron, primus, spelling
+from primus_lang.frameworks.target import megatron_of
 
-__all__ = ["bridge", "megatron", "primus"]
+__all__ = ["bridge", "megatron", "megatron_of", "primus", "spelling"]

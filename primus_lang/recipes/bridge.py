@@ -47,15 +47,14 @@ from primus_lang.emit import (
     recipes,
     recorded_fields,
 )
-from primus_lang.frameworks import bridge
-from primus_lang.frameworks.spelling import KNOBS as K
-from primus_lang.frameworks.spelling import PARTS as P
+from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import launcher_settings, torchrun_nodes
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Launch, Word
 
+K, P = spelling.KNOBS, spelling.PARTS
 SCRIPTS = ("run_recipe.py", "train.sh")
 # the performance launcher's scripts, whose selector flags name a recipe indirectly
 PERFORMANCE_SCRIPTS = ("setup_experiment.py", "run_script.py")

@@ -467,6 +467,11 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["tp_comm_overlap"] = r.flag(K["tp_comm_overlap"])
     v["overlap_grad_reduce"] = r.flag(K["overlap_grad_reduce"])
     v["overlap_param_gather"] = r.flag(K["overlap_param_gather"])
+    if P["sharding.torch_fsdp2"] in fsdp and not v["overlap_param_gather"] and v["overlap_grad_reduce"]:
+        # torch FSDP2 gathers the next unit's parameters on its own stream while this one computes;
+        # Megatron's switch, which it asserts off beside FSDP2, is not what overlaps them
+        v["overlap_param_gather"] = True
+        r.notes.append("torch FSDP2 overlaps its parameter all-gathers itself: read as `overlap_param_gather = true`")
     v["ep_comm_overlap"] = r.flag(K["ep_comm_overlap"])
     v["cuda_graph"] = _cuda_graph(r)
     # --grad-reduce-in-bf16 keeps the gradient buffer in BF16 as the precision-aware optimizer's

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import attrs
 import pytest
 
 from primus_lang.check import legal_mask, legal_points, legality, raw_points, summarize
@@ -119,3 +120,27 @@ def test_counts_match_brute_force(which: str) -> None:
     assert list(legal_points(space)) == one
     assert {c.cuda_graph for c in one} == set(CUDA_GRAPHS) - ({"layer"} if which == "moe" else
                                                                  {"moe_router", "attn_moe_router"})
+
+
+def _targeted(target: str, version: str = "") -> Space:
+    return attrs.evolve(MOE_SPACE, settings=attrs.evolve(MOE_SPACE.settings, target=target, bridge_version=version))
+
+
+def test_the_megatron_a_launch_runs_decides_the_rules_it_meets() -> None:
+    """A rule megatron-core relaxed at a release applies where the launch runs an older one, and what
+    only Megatron-LM's validate_args or torch FSDP2 asserts applies where they run (frameworks.target)."""
+    overlap = Candidate(gbs=64, cuda_graph="full", ep=2, ep_comm_overlap=True)
+    # Megatron-LM core_v0.16 and Primus's pin assert it; Bridge v0.6 pins a megatron-core past core_v0.18
+    assert "P4034" in codes_of(_targeted("megatron+slurm"), overlap)
+    assert "P4034" in codes_of(_targeted("primus+slurm"), overlap)
+    assert "P4034" not in codes_of(_targeted("bridge+slurm"), overlap)
+    assert "P4034" not in codes_of(_targeted("bridge+slurm", "067f987"), overlap)
+    # torch FSDP2 (Primus) runs no expert parallelism; Megatron-FSDP (Megatron-LM, Bridge) shards experts
+    fsdp = Candidate(gbs=64, ep=2, sharding="fsdp")
+    assert "P4015" in {v.code for v in legality(_targeted("primus+slurm"), fsdp)}
+    for target in ("megatron+slurm", "bridge+slurm"):
+        assert "P4015" not in {v.code for v in legality(_targeted(target), fsdp)}
+    # overlapped parameter gather without overlapped reduction: validate_args refuses it, Bridge never runs it
+    gather = Candidate(gbs=64, overlap_grad_reduce=False, overlap_param_gather=True)
+    assert "P4014" in {v.code for v in legality(_targeted("megatron+slurm"), gather)}
+    assert "P4014" not in {v.code for v in legality(_targeted("bridge+slurm"), gather)}

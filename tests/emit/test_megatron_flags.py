@@ -5,6 +5,8 @@ builds at the release tag), and the core_v0.19 profile spells what changed since
 from __future__ import annotations
 
 import random
+import re
+import shlex
 
 import attrs
 import pytest
@@ -15,14 +17,15 @@ from primus_lang.emit import emit, unsupported
 from primus_lang.emit.context import resolve_variables
 from primus_lang.emit.frameworks import Megatron
 from primus_lang.emit.profiles import CORE_V0_19, MEGATRON_CHANGES_0_16_TO_0_19
-from primus_lang.frameworks import megatron, primus
+from primus_lang.frameworks import bridge, megatron, primus
 from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space
 from primus_lang.resources import data_dir
 from tests.emit.harness import all_cases, context
 
-# the profiles primusc writes, each checked against its own release's flags
-RELEASES = ("core_v0.16", "core_v0.19")
+# every release a launch may name, each checked against its own flags (a release without a profile of
+# its own is written with the nearest profile, and what its parser lacks is refused)
+RELEASES = megatron.releases()
 # variables that bring the run's flags: data, tokenizer, checkpoints
 RUN_VARIABLES = {"data_path": "0.7 /data/a 0.3 /data/b", "tokenizer_model": "meta-llama/Llama-3.1-8B",
                  "checkpoint_dir": "/ckpt/run", "save_interval": "50"}
@@ -69,8 +72,49 @@ def emitted_flags(profile: str) -> set[str]:
 def test_every_emitted_flag_is_in_the_release(profile: str) -> None:
     known = recorded(profile)
     flags = emitted_flags(profile)
-    assert len(flags) > 70  # the cases reach most of what primusc writes
+    assert len(flags) > 60  # the cases reach most of what primusc writes
     assert flags - set(known) == set()
+
+
+def test_every_primus_key_is_a_dest_of_the_megatron_primus_pins() -> None:
+    """Every example's points and cases on the primus target: each override key is a dest of the
+    Megatron-LM the Primus release pins, or a key of Primus's own presets."""
+    dests = megatron.by_dest(primus.megatron_version(primus.DEFAULT_VERSION))
+    keys: set[str] = set()
+    for _, space, points in spaces():
+        target = "primus+" + space.settings.target.split("+")[1]  # the launcher its site is for
+        for cand in points:
+            if unsupported(space, cand, target, context()):
+                continue
+            experiment = yaml.safe_load(emit(space, cand, target, context())["experiment.yaml"])
+            keys |= set(experiment["modules"]["pre_trainer"]["overrides"])
+    assert len(keys) > 60
+    assert {k for k in keys if k not in dests and k not in PRIMUS_OWN} == set()
+
+
+@pytest.mark.parametrize("version", bridge.version_names())
+def test_every_bridge_override_is_a_field_of_the_recipes_model_class(version: str) -> None:
+    """Every example's points and cases on the bridge target at each Bridge release: each override names
+    a field the launched recipe's model class has there (frameworks/bridge), once."""
+    written = 0
+    for _, space, points in spaces():
+        target = "bridge+" + space.settings.target.split("+")[1]
+        for cand in points:
+            ctx = context(bridge_version=version)
+            if unsupported(space, cand, target, ctx):
+                continue
+            node = emit(space, cand, target, ctx)["node.sh"]
+            block = re.search(r"^ARGS=\(\n(.*?)^\)", node, re.MULTILINE | re.DOTALL)
+            assert block is not None
+            words = shlex.split(block.group(1))
+            recipe = bridge.recipe(words[1], version)
+            assert recipe is not None, words[1]
+            fields = bridge.fields(version, recipe.model_class)
+            paths = [w.partition("=")[0] for w in words[4:]]
+            assert len(paths) == len(set(paths))
+            assert [p for p in paths if p != "mixed_precision" and p not in fields] == []
+            written += 1
+    assert written > 20
 
 
 def test_the_recorded_changes_match_the_recorded_flags() -> None:

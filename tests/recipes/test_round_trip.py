@@ -8,18 +8,21 @@ import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
 from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
-from primus_lang.emit import emit
+from primus_lang.emit import emit, unsupported
 from primus_lang.frameworks import megatron, primus
+from primus_lang.ir import Candidate
 from primus_lang.lower import load_space
 from primus_lang.recipes import interpret, read_recipe
 from primus_lang.recipes.megatron import read_command_text
 from primus_lang.resources import data_dir
 from primus_lang.search.plan import baseline_trial, prepare, space_baseline
+from tests.emit.harness import all_cases, context
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Megatron's defaults primusc leaves unwritten where they change nothing: EP on a dense model
@@ -34,7 +37,7 @@ CASES = [
     ("MI325X/mixtral_8x7B_v0.1-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
      "ep=8,mbs=3,moe_dispatcher=flex"),
     ("MI355X/llama2_70B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
-     "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp,overlap_param_gather=false"),
+     "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp"),  # FSDP2 prefetches
     # --add-qkv-bias and --norm-epsilon read into the card (qwen2_5_7b as written), written back
     ("megatron_qwen2_5_7b.sh", ["--gpu", "h100"], "tp=2"),
     ("MI325X/llama3.1_8B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
@@ -195,3 +198,39 @@ def test_point_baseline_names_the_spaces_recipe(tmp_path: Path, capsys: pytest.C
     assert main(["emit", str(data_dir("examples") / "llama3_1_8b_mi325x.prx"), "--point", "baseline",
                  "--out", str(tmp_path / "f")]) == 1
     assert "P3131" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("framework", ["megatron", "primus"])
+@pytest.mark.parametrize("case", sorted(all_cases()))
+def test_every_case_and_example_emitted_reads_back_to_its_candidate(tmp_path: Path, case: str,
+                                                                     framework: str) -> None:
+    """import-recipe of what primusc emits (the command line, the Primus experiment) gives back the
+    candidate: the examples' and the emission cases' points, on both targets that write Megatron's
+    arguments (a Bridge launch: tests/recipes/test_bridge_recipes.py)."""
+    space, cand = all_cases()[case]
+    target = f"{framework}+local"
+    if unsupported(space, cand, target, context()):
+        pytest.skip(f"{target} cannot express {case}")
+    files = emit(space, cand, target, context())
+    if framework == "megatron":
+        node = files["node.sh"]
+        block = re.search(r"^ARGS=\(\n(.*?)^\)", node, re.MULTILINE | re.DOTALL)
+        script = re.search(r"^SCRIPT=(\S+)", node, re.MULTILINE)
+        assert block is not None and script is not None
+        recipe = tmp_path / "launch.sh"
+        recipe.write_text(f"torchrun --nnodes {space.cluster.nodes} --nproc-per-node {space.cluster.gpus_per_node} "
+                          f"{script.group(1)} {' '.join(block.group(1).split())}\n")
+    else:
+        recipe = tmp_path / "experiment.yaml"
+        recipe.write_text(files["experiment.yaml"])
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(recipe), "--gpu", space.cluster.gpu.name, "--nodes", str(space.cluster.nodes),
+                 "--gpus-per-node", str(space.cluster.gpus_per_node), "--out", str(out)]) == 0
+    back = baseline_point(load_space(out))
+    assert back is not None
+
+    def running(c: Candidate) -> dict[str, Any]:
+        # as it runs: sequence parallelism needs TP > 1, ETP 0 means ETP = TP
+        return attrs.asdict(attrs.evolve(c, sequence_parallel=c.sp, etp=c.etp or c.tp))
+
+    assert running(back) == running(cand)
