@@ -175,9 +175,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         # a command line states the whole model; a Primus experiment's presets do (merged as Primus does):
         # a stdlib card of the same shape supplies only what a tokenizer hides, the vocabulary
         shape = interpret(recipe, require_vocab=False)
-        found = match_shape(shape.model, cards)
-        if found is None and recipe.kind == "primus" and recipe.card is not None:
-            found = find_card(primus_card_name(recipe.card.value), cards)
+        # the card a Primus experiment names, where its shape is the experiment's (cards of one shape
+        # differ in what a tokenizer hides: Llama 2 70B and Llama 3.1 70B), else the first of its shape
+        named = find_card(primus_card_name(recipe.card.value), cards) \
+            if recipe.kind == "primus" and recipe.card is not None else None
+        found = named if named is not None and match_shape(shape.model, {named: cards[named]}) else None
+        found = found or match_shape(shape.model, cards) or named
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
@@ -224,7 +227,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     violations = legality(space, cand)
     if violations:
         elsewhere: tuple[str, ...] = ()
-        if args.nodes is None and recipe.nodes is not None:
+        if args.nodes is None and recipe.nodes is not None and recipe.kind == "megatron":
             # a script that reads its node count from the scheduler (`${SLURM_NNODES:-1}`) said its default
             other, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
             if why and other != nodes:

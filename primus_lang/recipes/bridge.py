@@ -56,6 +56,7 @@ from primus_lang.recipes.words import Launch, Word
 
 K, P = spelling.KNOBS, spelling.PARTS
 SCRIPTS = ("run_recipe.py", "train.sh")
+PERF_MODULES = "megatron.bridge.perf_recipes"
 # the performance launcher's scripts, whose selector flags name a recipe indirectly
 PERFORMANCE_SCRIPTS = ("setup_experiment.py", "run_script.py")
 # stdlib GPUs and how many a node of each holds (GB200/GB300 NVL72 trays: 4)
@@ -111,6 +112,8 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     if nodes is None and start:
         nodes, notes = torchrun_nodes(words[:start], notes)
     notes = [*launch.notes, *notes, *reader.notes]
+    if f"_{gpu}_" not in recipe.name:
+        notes.append(f"the GPU, {gpu}, is the one Bridge's library recipes are written for (`--gpu` chooses)")
     notes.append(f"recipe `{recipe.name}` read from {recipe.source}")
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
@@ -288,6 +291,10 @@ class _Reader:
 
     def recipe(self) -> BridgeRecipe:
         known_recipes = recipes(self.version)
+        if self.perf:
+            # the performance launcher looks among the flat performance recipes only (utils/utils.py,
+            # flat_perf_recipe_names): a library recipe of the same name is not what it runs
+            known_recipes = {n: r for n, r in known_recipes.items() if r.source.startswith(PERF_MODULES)}
         found = known_recipes.get(self.recipe_name)
         if found is not None:
             return found

@@ -456,6 +456,9 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["sequence_parallel"] = r.flag(K["sequence_parallel"])
     backend = r.choice(K["attention"], ("auto", "flash", "fused", "unfused", "local"), "auto")
     v["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
+    if backend in ("flash", "fused"):
+        r.notes.append(f"`--attention-backend {backend}` is read as `attention = flash`, a memory-efficient kernel: "
+                       "the launch files write `auto` (Transformer Engine picks among them)")
     if model.get("moe") is not None:
         v["moe_dispatcher"] = r.choice(K["moe_dispatcher"], ("allgather", "alltoall", "flex"), "allgather")
         if _turbo_deepep(r) and v["tp"] == 1:
@@ -518,6 +521,11 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
         if e is not None and e.value is not None:
             value = e.value
             modules = tuple(value.split()) if isinstance(value, str) else tuple(str(m) for m in value)
+            if not modules:
+                # megatron-core recomputes the listed modules only: an empty list recomputes nothing
+                r.notes.append(f"`{e.written}` lists no module: selective recomputation of nothing, read as "
+                               "`recompute = none`")
+                return Recompute()
         if modules == ("core_attn",):
             modules = ()  # Megatron's default, written as plain `selective`
         return Recompute("selective", modules=modules)
@@ -576,4 +584,13 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
         e = recipe.entries.get(dest)
         if e is not None and e.span is not None:
             spans[knob] = e.span
-    return Imported(recipe, model, stated, cand, spans, _passthrough(recipe), tuple(assumed), tuple(r.notes))
+    carried = _passthrough(recipe)
+    kept = dict(carried)
+    tokenizer = kept.get("tokenizer_type")
+    if isinstance(tokenizer, str) and not tokenizer.startswith("Null") and not {"tokenizer_model", "vocab_file"} & set(kept):
+        # a tokenizer reads its files (Megatron asserts them at start): without the ones the recipe's command
+        # left unknown, the launch runs mock data's NullTokenizer, as it does where no tokenizer is given
+        carried = tuple((k, v) for k, v in carried if k != "tokenizer_type")
+        r.notes.append(f"`tokenizer_type` {tokenizer} is not carried: its files (`--tokenizer-model`) are not in the "
+                       "recipe as read; give `--var tokenizer_type=... --var tokenizer_model=...` to launch with it")
+    return Imported(recipe, model, stated, cand, spans, carried, tuple(assumed), tuple(r.notes))

@@ -74,5 +74,8 @@ def explain(winner: Trial, runner_up: Trial | None, baseline: Trial | None, axes
     if baseline is not None and baseline.candidate != winner.candidate:
         lines.append(compare(winner, baseline, axes, metric, "Over the baseline"))
     elif baseline is not None:
-        lines.append("The baseline recipe (least model parallelism that fits, no recompute) is already the best found.")
+        # the space's own recipe (an import's), or the seed planner's when the space names none
+        what = "The space's baseline (the recipe it was imported from)" if baseline.source.startswith("space baseline") \
+            else "The baseline recipe (least model parallelism that fits, no recompute)"
+        lines.append(f"{what} is already the best found.")
     return [line for line in lines if line]

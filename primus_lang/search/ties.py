@@ -61,9 +61,14 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
         return winner, ""
     change = ours / theirs - 1 if theirs else 0.0
     fits = baseline.spare is None or baseline.spare >= 0
-    said = (f"Nothing the search found beats the space's baseline (the recipe) by more than the profile's paired band "
-            f"({prov.paired:.1%}): the best found, {winner.candidate.label()}, projects {change:+.1%} {metric}; the "
-            "launch files are the recipe's own.")
+    if ahead:
+        said = (f"Nothing the search found beats the space's baseline (the recipe) by more than the profile's paired "
+                f"band ({prov.paired:.1%}): the best found, {winner.candidate.label()}, projects {change:+.1%} "
+                f"{metric}; the launch files are the recipe's own.")
+    else:
+        said = (f"The space's baseline (the recipe) projects at least as well as anything the search found (its "
+                f"pick, {winner.candidate.label()}, projects {change:+.1%} {metric} against it); the launch files "
+                "are the recipe's own.")
     if not fits:
         said += (" The memory account says the recipe does not fit; if it runs as it is, the account overcounts it "
                  "(`primusc check SPACE --explain --point baseline` lists its terms).")

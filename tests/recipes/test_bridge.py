@@ -202,3 +202,23 @@ def test_a_gpu_count_without_a_recipe_runs_the_largest_one_scaled(tmp_path: Path
     assert recipe.entries["global_batch_size"].value == 2 * 128
     assert recipe.nodes is not None and recipe.nodes.value == "2"
     assert any("scaled from 8 to 16 GPUs" in n for n in recipe.notes)
+
+
+def test_plan_never_writes_less_than_the_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 29: a short search on the imported recipe found layouts slower than the recipe and wrote one.
+    The plan writes a candidate other than the recipe only when it projects ahead of it by more than the
+    profile's paired band; else the recipe's own launch, saying so."""
+    import json
+
+    space = imported(tmp_path, "llama3_8b_h100_fp8cs.sh")
+    out = tmp_path / "out"
+    assert main(["plan", str(space), "--budget", "10", "--out", str(out), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    baseline, written = plan["baseline"], plan["explanation"]
+    header = next(line for line in (out / "node.sh").read_text().splitlines() if "candidate" in line)
+    launched = header.rsplit("candidate ", 1)[1].rstrip(".")
+    if launched == baseline["label"]:
+        assert any("the launch files are the recipe's own" in line for line in written)
+    else:
+        best = next(r for r in plan["ranked"] if r["label"] == launched)
+        assert best["score"] > baseline["score"] * (1 + plan["provenance"]["paired"])
