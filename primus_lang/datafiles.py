@@ -211,7 +211,15 @@ def load_yaml(path: str | Path, codes: DataCodes, what: str) -> Any:
 def loads_yaml(text: str, name: str, codes: DataCodes, what: str) -> Any:
     """``text`` (already read by ``read_text``, or a value taken from such a file) as one YAML
     document, within the limits above."""
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)  # PyYAML's reader checks every character here, before parsing
+    except yaml.reader.ReaderError as err:
+        line = text.count("\n", 0, err.position) + 1
+        column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1
+        raise CompileError(Diagnostic(codes.unreadable, f"`{name}` holds the control character U+{err.character:04X}, "
+                                      "which YAML does not allow (even in a comment)",
+                                      span=Span(name, line, column, line, column + 1),
+                                      help=f"remove it: {what} is plain text")) from None
     try:
         return loader.get_single_data()
     except _Refusal as refusal:
@@ -225,6 +233,34 @@ def loads_yaml(text: str, name: str, codes: DataCodes, what: str) -> Any:
                                       help=f"{what} is a YAML file")) from None
     finally:
         loader.dispose()
+
+
+# --- numbers ----------------------------------------------------------------------------------------
+
+COUNT_DIGITS = 18  # a count on a command line or in a log: 10^18 of anything is no count primusc meets
+
+
+def read_count(text: str, digits: int = COUNT_DIGITS) -> int:
+    """A whole number of 0 or more written in ASCII digits, at most ``digits`` of them: the one reader of
+    counts from command lines, logs and data, since ``int`` takes ``-1``, ``²`` and ``1_000`` and spends
+    quadratic time on, or refuses past 4,300 digits with a ``ValueError`` no caller expects, a long one.
+    ``ValueError`` with a sentence to show otherwise."""
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()):
+        raise ValueError(f"`{text[:40]}` is not a whole number of 0 or more")
+    if len(stripped) > digits:
+        raise ValueError(f"`{text[:20]}...` has {len(stripped):,} digits; a count here has at most {digits}")
+    return int(stripped)
+
+
+def parse_json(text: str) -> Any:
+    """``text`` as JSON with the limits of a data file (integers of at most ``MAX_DIGITS`` digits, nesting
+    of at most ``MAX_DEPTH``), for JSON that comes from elsewhere than a file (an LLM's reply, a tool
+    call's arguments). ``ValueError`` (``json.JSONDecodeError`` among them) when it is not that."""
+    try:
+        return _parse_json(text)
+    except _Refusal as refusal:
+        raise ValueError(refusal.message) from None
 
 
 # --- JSON -------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import stat
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
@@ -54,6 +55,26 @@ def _not_folder(where: Path, st: os.stat_result) -> CompileError:
         return _refusal(where, st, "out")
     return CompileError(Diagnostic(OUTPUT_IS_LINK, f"`{where}` is a file where a folder goes",
                                    help="choose another --out"))
+
+
+def refuse_unwritable(path: Path, option: str = "out") -> None:
+    """Refuse, before any work, an output whose folder cannot take it: the nearest folder of ``path``
+    that exists must be a folder, and a file must be creatable there (tried: permissions, a read-only
+    mount or ``/proc`` say no only when asked). A plan that searched for minutes and then failed to
+    write its report would leave a half-written --out."""
+    here = path.parent
+    while not os.path.lexists(here) and here != here.parent:
+        here = here.parent
+    if os.path.lexists(here) and not here.is_dir():
+        raise CompileError(Diagnostic(OUTPUT_IS_LINK, f"cannot write `{path}`: `{here}` is not a folder",
+                                      help=f"choose another --{option}"))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".primusc-probe-", dir=here)
+    except OSError as err:
+        raise CompileError(Diagnostic(OUTPUT_IS_LINK, f"cannot write `{path}`: {err.strerror or err}",
+                                      help=f"choose another --{option}")) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def refuse_link(path: Path, option: str = "out") -> None:
@@ -218,12 +239,14 @@ def write_files(root: Path, files: Mapping[str, str | bytes], *, force: bool | C
     per file (a resumed plan replaces only the launch files it wrote itself)."""
     replace = force if callable(force) else (lambda rel: bool(force))
     for rel in files:
-        _preflight(root, rel, replace(rel))
+        preflight(root, rel, replace(rel))
     return [write_file(root / rel, text, force=replace(rel), root=root, executable=executable(rel))
             for rel, text in files.items()]
 
 
-def _preflight(root: Path, rel: str, force: bool) -> None:
+def preflight(root: Path, rel: str, force: bool) -> None:
+    """Refuse to write ``root/rel`` where a folder on the way below ``root`` is a link or a file, or
+    where ``rel`` itself is anything but a regular file that ``force`` allows replacing."""
     *dirs, name = Path(rel).parts
     here = root
     for part in dirs:

@@ -39,6 +39,8 @@ _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
 _MAX_STEP_S = 1e6  # an iteration of 11 days: past any real one, below any float trouble
+_MIN_STEP_MS = 1e-3  # a microsecond: less than one kernel launch, so no training step
+_LOWEST = 1e-9  # any other logged figure (TFLOP/s, tokens/s) this small is a misprint, not a measurement
 
 
 @frozen
@@ -71,9 +73,11 @@ class TrainingLog:
         return dict(self.arg_lines).get(name, 0)
 
     def step_time(self, skip: int = 1) -> float:
-        """Median step time after ``skip`` logged iterations of warm-up."""
-        kept = self.iterations[skip:] or self.iterations[-1:]
-        return float(statistics.median(i.seconds for i in kept))
+        """Median step time after ``skip`` logged iterations of warm-up; ``ValueError`` when that
+        leaves none (a log of fewer iterations is no steady state to measure)."""
+        if not 0 <= skip < len(self.iterations):
+            raise ValueError(f"it logs {len(self.iterations)} iteration(s): skipping {skip} leaves none")
+        return float(statistics.median(i.seconds for i in self.iterations[skip:]))
 
 
 def bad_value(name: str, line: int, message: str, help: str) -> CompileError:
@@ -81,11 +85,12 @@ def bad_value(name: str, line: int, message: str, help: str) -> CompileError:
     return CompileError(Diagnostic(LOG_VALUE, message, span=span, help=help))
 
 
-def _real(text: str, what: str, name: str, line: int, top: float) -> float:
-    """A logged figure: ASCII digits in decimal or exponent form, finite, above 0 and at most ``top``."""
+def _real(text: str, what: str, name: str, line: int, top: float, low: float = _LOWEST) -> float:
+    """A logged figure: ASCII digits in decimal or exponent form, from ``low`` (above 0 and a normal
+    float: a subnormal step time turns every ratio to it into 0 or infinity) to ``top``."""
     value = float(text) if _REAL.fullmatch(text) else math.nan
-    if not 0 < value <= top:
-        raise bad_value(name, line, f"{what} is `{text[:40]}`, not a number above 0 and at most {top:g}",
+    if not low <= value <= top:
+        raise bad_value(name, line, f"{what} is `{text[:40]}`, not a number from {low:g} to {top:g}",
                         "the line is not one Megatron or Primus prints; fix or drop this log")
     return value
 
@@ -108,7 +113,8 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             continue
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
-            step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3)
+            step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3,
+                         _MIN_STEP_MS)
             gbs = _optional(_GBS.search(line), "the global batch size", name, number, 2**24)
             if gbs is not None and gbs != int(gbs):
                 raise bad_value(name, number, f"the global batch size is {gbs:g}, not a whole number",

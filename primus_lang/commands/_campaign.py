@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_SHORTLIST
 
@@ -20,7 +21,7 @@ MAX_JOBS = 64  # a campaign measures a shortlist, not a space: more is a sweep f
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--shortlist", type=int, default=None, metavar="K",
+    p.add_argument("--shortlist", type=natural, default=None, metavar="K",
                    help="also write <out>/campaign/: a job per top-K candidate (the tied group first), run for a "
                         "few dozen iterations on your cluster to decide by measurement; see docs/emit.md")
     p.add_argument("--campaign-var", action="append", default=[], metavar="NAME=VALUE",
@@ -84,7 +85,10 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
                       variables=parse_vars(args.var))
     files = campaign(space, jobs, target, ctx, parse_vars(args.campaign_var), profile_file,
                      os.path.relpath(source.resolve(), root.resolve()))
-    written = write_files(root, files, force=lambda rel: replace(root / rel), executable=executable)
+    # written from --out, not from the campaign folder: a link planted as `campaign` is refused as any
+    # link below --out is, not followed
+    written = write_files(out, {f"{FOLDER}/{rel}": text for rel, text in files.items()},
+                          force=lambda rel: replace(out / rel), executable=executable)
     short = f" ({len(jobs)} of the {args.shortlist} asked: the others are not evaluated or the target cannot " \
             "express them)" if len(jobs) < args.shortlist else ""
     return [str(p) for p in written], (f"campaign: {len(jobs)} jobs{short} in {root}; run them, then "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from primus_lang.bench.oracle import ORACLE_KINDS
+from primus_lang.datafiles import read_count
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
 def natural(text: str) -> int:
     """An argparse ``type`` for a count or a seed: a whole number of ASCII digits, 0 or more (``int``
     alone takes ``-1``, which a seed or a limit reads as something else or fails on deep inside)."""
-    stripped = text.strip()
-    if not (stripped.isascii() and stripped.isdigit()):
-        raise argparse.ArgumentTypeError(f"`{text}` is not a whole number of 0 or more")
-    return int(stripped)
+    try:
+        return read_count(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def whole_between(low: int, high: int) -> Callable[[str], int]:
@@ -110,12 +111,13 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
     folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
     ``resume`` continues and the files ``own`` a resumed plan wrote there itself. ``force`` allows
     both; a folder that is a file, and an output that is a link or a folder, are refused regardless."""
-    from primus_lang.outputs import ours, refuse_link
+    from primus_lang.outputs import ours, refuse_link, refuse_unwritable
 
     if out is not None and out.exists() and not out.is_dir():
         raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
     for what, path in files.items():
         refuse_link(path, what)
+        refuse_unwritable(path, what)
     if force:
         return
     keep = {p.resolve() for p in own} | ({resume.resolve()} if resume is not None else set())

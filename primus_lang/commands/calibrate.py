@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
+from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
 
@@ -29,12 +30,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_corpus_arguments(p)
     p.add_argument("--out", help="write the calibrated profiles to this .prx file (kept if it exists, unless --force)")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="shuffle of the layouts into folds (default 0)")
-    p.add_argument("--repeats", type=int, default=1,
+    p.add_argument("--folds", type=natural, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--seed", type=natural, default=0, help="shuffle of the layouts into folds (default 0)")
+    p.add_argument("--repeats", type=natural, default=1,
                    help="repeat the cross-validation with seeds SEED, SEED+1, ... and report each MAPE (default 1)")
     p.add_argument("--gpu", action="append", help="calibrate only this profile (repeatable)")
-    p.add_argument("--min-rows", type=int, default=3, help="skip profiles with fewer rows (default 3)")
+    p.add_argument("--min-rows", type=natural, default=3, help="skip profiles with fewer rows (default 3)")
     p.add_argument("--pool-sigma", type=positive, default=POOL_SIGMA,
                    help=f"pull of each profile toward the values pooled over all profiles, logit space (default {POOL_SIGMA})")
     p.add_argument("--no-pool", action="store_true", help="fit each profile alone, with a weak prior to its base")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from primus_lang.commands._options import add_oracle_arguments, oracle_kind
+from primus_lang.commands._options import add_oracle_arguments, natural, oracle_kind
 
 if TYPE_CHECKING:
     from primus_lang.bench.logs import TrainingLog
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
     p.add_argument("--name", help="which space of the file (default: the only one)")
     add_oracle_arguments(p)
-    p.add_argument("--skip", type=int, default=1, help="logged iterations to drop as warm-up (default 1)")
+    p.add_argument("--skip", type=natural, default=1, help="logged iterations to drop as warm-up (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
     from primus_lang.bench.oracle import make_oracle
     from primus_lang.datafiles import read_lines
+    from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.diagnostics.codes_projection import LOG_TOO_LARGE
     from primus_lang.ir import Candidate
@@ -52,7 +53,12 @@ def run(args: argparse.Namespace) -> int:
         cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
-        off = Offset(name, log.step_time(args.skip), proj.step_time)
+        try:
+            measured = log.step_time(args.skip)
+        except ValueError as err:
+            raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: {err}",
+                                          help="pass a longer log, or a smaller --skip")) from None
+        off = Offset(name, measured, proj.step_time)
         offsets.append(off)
         rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,
                      "projected_s": off.projected, "factor": off.factor})

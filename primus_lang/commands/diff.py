@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from primus_lang.commands._options import natural
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -23,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--rev", action="append", metavar="REV",
                    help="a git revision of FILE; twice to compare two revisions, once to compare it with the work tree")
-    p.add_argument("--budget", type=int, default=200, metavar="N",
+    p.add_argument("--budget", type=natural, default=200, metavar="N",
                    help="with --rev: evaluations of the search on each side (default 200)")
     p.add_argument("--markdown", action="store_true", help="with --rev: print the report as Markdown (for a pull request)")
     p.set_defaults(func=run)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import BAD_VALUE, OUTPUT_EXISTS
 from primus_lang.hfimport import card_name, map_config, read_config, render_card
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--name", help="the card's name (default: from the Hub id or the folder)")
     p.add_argument("--out", help="write the card here instead of standard output")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    p.add_argument("--seq-len", type=int, help="the card's default training sequence length")
+    p.add_argument("--seq-len", type=natural, help="the card's default training sequence length")
     p.set_defaults(func=run)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_import import (
     OUTPUT_EXISTS,
@@ -33,8 +34,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "and the settings primusc does not model carried through to emission.",
     )
     p.add_argument("recipe", help="the launch script, the flags file, or the Primus experiment YAML")
-    p.add_argument("--nodes", type=int, help="nodes, where the recipe does not say (torchrun's --nnodes)")
-    p.add_argument("--gpus-per-node", type=int, help="GPUs per node, where the recipe does not say")
+    p.add_argument("--nodes", type=natural, help="nodes, where the recipe does not say (torchrun's --nnodes)")
+    p.add_argument("--gpus-per-node", type=natural, help="GPUs per node, where the recipe does not say")
     p.add_argument("--gpu", help="the GPU profile (stdlib hardware name: mi300x, mi325x, mi355x, h100, h200, b200, ...)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="given",
                    help="a value the script reads from its environment or arguments (`--set TP=4`, `--set 1=/data` "

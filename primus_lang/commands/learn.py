@@ -16,9 +16,11 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_projection import (
     BAD_PROFILE_NAME,
@@ -49,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", default=None, help="the site profile to write (default: CAMPAIGN/site.prx)")
     p.add_argument("--name", default=None, help="the profile's name (default: <starting profile>_site)")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
-    p.add_argument("--warmup", type=int, default=5,
+    p.add_argument("--warmup", type=natural, default=5,
                    help="iterations of each run (and of each restart) left out as warm-up (default 5)")
     p.add_argument("--partial", action="store_true",
                    help="learn from the jobs with usable logs and list the others, instead of stopping")
@@ -58,22 +60,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
-    from primus_lang.datafiles import MAX_BYTES, open_input
+    from primus_lang.datafiles import DataCodes, loads_json, read_text
 
     path = folder / "manifest.json"
-    try:
-        with open_input(path) as f:  # bounded, and never waiting on a pipe planted as the manifest
-            blob = f.read(MAX_BYTES + 1)
-        if len(blob) > MAX_BYTES:
-            raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{path}` is larger than {MAX_BYTES // 2**20} MiB",
-                                          help="write the campaign again with `primusc plan --shortlist K`"))
-        data = json.loads(blob.decode("utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` holds no manifest.json",
-                                      help="pass the folder `primusc plan --shortlist K` wrote (<out>/campaign)")) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"cannot read `{path}`: {getattr(err, 'strerror', None) or err}",
-                                      help="write the campaign again with `primusc plan --shortlist K`")) from None
+                                      help="pass the folder `primusc plan --shortlist K` wrote (<out>/campaign)"))
+    # bounded like every data file: its size, nesting and integers (a 5,000-digit one is no count)
+    codes = DataCodes(*(CAMPAIGN_MANIFEST,) * 6)
+    data = loads_json(read_text(path, codes, "a campaign manifest"), str(path), codes, "a campaign manifest")
     from primus_lang.emit.campaign import FORMAT
 
     keys = ("format", "space", "model", "cluster", "gpu", "profile", "jobs", "source")
@@ -107,15 +102,21 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
     return space
 
 
-def _read_log(path: Path) -> str:
-    from primus_lang.datafiles import MAX_LOG_BYTES, open_input
+class _Lines:
+    """A log's lines as they are read, keeping the last that holds anything (what a job that died
+    before training printed last), so the log is streamed, never held whole."""
 
-    with open_input(path) as f:
-        blob = f.read(MAX_LOG_BYTES + 1)
-    if len(blob) > MAX_LOG_BYTES:
-        raise CompileError(Diagnostic(LOG_TOO_LARGE, f"`{path}` is longer than {MAX_LOG_BYTES // 2**20} MiB",
-                                      help="pass a shorter log"))
-    return blob.decode("utf-8", errors="replace")
+    def __init__(self, path: Path) -> None:
+        from primus_lang.datafiles import read_lines
+        from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
+
+        self.lines, self.last = read_lines(path, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), ""
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.lines:
+            if line.strip():
+                self.last = line.strip()
+            yield line
 
 
 def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[str, ...]]:
@@ -130,14 +131,14 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[st
         raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
                                       help=f"run the job (Slurm: sbatch --array={job['index']} campaign.sbatch), "
                                            "or pass --partial to learn without it"))
-    text = _read_log(path)
+    lines = _Lines(path)
     try:
-        log = parse_log(text, str(path))
+        log = parse_log(lines, str(path))
     except CompileError as err:
         if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
-            tail = text.strip().splitlines()[-1:] or ["(empty)"]
             raise CompileError(Diagnostic(
-                CAMPAIGN_LOG_SHORT, f"{label}: `{path}` holds no iteration lines; it ends: {tail[0][:160]!r}",
+                CAMPAIGN_LOG_SHORT, f"{label}: `{path}` holds no iteration lines; it ends: "
+                f"{(lines.last or '(empty)')[:160]!r}",
                 help="read the log for why the job stopped before training, rerun it, or pass --partial")) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            seconds, said = measure(job, folder / job["log"], max(0, args.warmup))
+            seconds, said = measure(job, folder / job["log"], args.warmup)
         except CompileError as err:
             problems += err.diagnostics
             unmeasured.append((job["index"], job["label"], cand))

@@ -26,6 +26,7 @@ from primus_lang.commands._options import (
     oracle_kind,
     warn_trust,
 )
+from primus_lang.datafiles import read_count
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
@@ -41,7 +42,7 @@ from primus_lang.search.ties import against_baseline, settle, why_winner
 from primus_lang.search.trial import ILLEGAL, OOM, REFUSED, SearchResult, Trial
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
-_TIME = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|sec|min|m|h)$")
+_TIME = re.compile(r"^(\d{1,12}(?:\.\d{1,12})?)\s*(s|sec|min|m|h)$", re.ASCII)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--strategy", choices=NAMES, default=None, help="search strategy (default: the space's, else auto)")
     p.add_argument("--budget", default=None,
                    help="evaluations and/or time: 100, 30min or 100,30min (default: the space's budget, else 100)")
-    p.add_argument("--patience", type=int, default=None, help="stop after this many evaluations without improvement")
+    p.add_argument("--patience", type=natural, default=None, help="stop after this many evaluations without improvement")
     p.add_argument("--seed", type=natural, default=None, help="random seed (default: the space's, else 0)")
     p.add_argument("--out", default=None, help="output folder (default: ./plan-<space>/); must be empty unless --force")
     p.add_argument("--force", action="store_true",
@@ -69,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--trace", default=None, help="the search trace, JSONL (default: <out>/trace.jsonl)")
     p.add_argument("--resume", default=None, metavar="TRACE", help="continue the search this trace records")
     p.add_argument("--report", default=None, help="the HTML report (default: <out>/report.html)")
-    p.add_argument("--top", type=int, default=10, help="rows of the ranked table")
+    p.add_argument("--top", type=natural, default=10, help="rows of the ranked table")
     p.add_argument("--llm-model", default="", help="litellm model string for the llm strategy (or PRIMUSC_LLM_MODEL)")
     p.add_argument("--llm-cassette", default=None, help="record LLM requests and replies to this file")
     p.add_argument("--llm-replay", default=None, metavar="CASSETTE", help="rerun offline from a recorded cassette")
@@ -98,14 +99,19 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
         return None, None
     evals: int | None = None
     seconds: float | None = None
-    for part in (p.strip() for p in text.replace(" ", "").split(",") if p.strip()):
+    parts = [p.strip() for p in text.replace(" ", "").split(",") if p.strip()]
+    for part in parts or [text]:  # `--budget ,` says nothing: refused, not read as no budget
         m = _TIME.match(part)
         if part.isascii() and part.isdigit() and evals is None:  # not `²`, which isdigit() takes
-            evals = int(part)
+            try:
+                evals = read_count(part)
+            except ValueError as err:
+                raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget: {err}",
+                                              help="e.g. --budget 100, --budget 30min or --budget 100,30min")) from None
         elif m and seconds is None:
             seconds = float(m.group(1)) * _UNITS[m.group(2)]
         else:
-            raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget `{text}`",
+            raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget `{text[:40]}`",
                                           help="e.g. --budget 100, --budget 30min or --budget 100,30min"))
     if evals == 0:
         raise CompileError(Diagnostic(BAD_BUDGET, "a budget of 0 evaluations finds nothing"))
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.emit import parse_vars, print_warnings
     from primus_lang.emit import check_target, emitted_names, target_warnings
     from primus_lang.lower import load_space
-    from primus_lang.outputs import folder_lock, refuse_link
+    from primus_lang.outputs import folder_lock, preflight
 
     source = Path(args.file)
     space = load_space(source, args.space)
@@ -161,11 +167,11 @@ def run(args: argparse.Namespace) -> int:
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
     launch += _campaign.check(args, out, target)
     _refuse_collisions(source, trace, report, resume, launch)
-    for path in launch:
-        refuse_link(path)
     own = _own_files(out, resume, (*launch, report))
     outputs = {"trace": trace, "report": report}
     check_outputs(out, outputs, args.force, resume, own)
+    for path in launch:  # nothing on the way below --out may be a link either (a planted `campaign`)
+        preflight(out, str(path.relative_to(out)), force=True)
     llm = LlmConfig.resolve(
         model=args.llm_model,
         space_model=space.settings.llm_model,

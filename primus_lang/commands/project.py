@@ -12,6 +12,7 @@ from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
     build_oracle,
+    natural,
     oracle_kind,
     warn_trust,
 )
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_space_arguments(p)
     add_oracle_arguments(p)
     p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
-    p.add_argument("--top", type=int, default=20, help="rows to print (default 20; 0 for all)")
+    p.add_argument("--top", type=natural, default=20, help="rows to print (default 20; 0 for all)")
     p.add_argument("--json", action="store_true",
                    help='print {"candidates", "legal", "fit", "seconds", "provenance", "results"} as JSON')
     p.set_defaults(func=run)

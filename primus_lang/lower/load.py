@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_syntax as S
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.suggest import NameIndex
 from primus_lang.ir.derived import MODEL_DEFAULTS
 from primus_lang.ir.hardware import Cluster, Gpu, Provenance
 from primus_lang.ir.model import Model
@@ -57,12 +59,58 @@ def stdlib_modules() -> list[str]:
     return sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.prx"))
 
 
+def _read(path: Path, name: str, span: Span | None) -> ast.Module:
+    try:
+        data = read_source(path, name)
+    except OSError as exc:
+        raise fail(N.UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}", span, help="check the path") from None
+    return parse(data, name)
+
+
+def _duplicate(name: str, span: Span | None, first: Span | None) -> Diagnostic:
+    return Diagnostic(N.DUPLICATE_DEFINITION, f"`{name}` is defined twice", span,
+                      help=f"the first definition is at {first}; rename one" if first else "rename one")
+
+
+@attrs.define(eq=False)
+class _Frame:
+    """A file being loaded: its own definitions bound, its imports taken one by one."""
+
+    key: Path
+    module: LoadedModule
+    imports: Iterator[ast.Import]
+    errors: list[Diagnostic]
+    failed: bool = False  # an import failed: this file cannot load either
+    waiting: tuple[ast.Import, Path] | None = None  # the import whose file is the frame above
+
+    @classmethod
+    def opened(cls, key: Path, name: str, tree_of: Callable[[str], ast.Module]) -> _Frame:
+        module = LoadedModule(name, key.parent, tree_of(name))
+        errors: list[Diagnostic] = []
+        for item in module.tree.items:
+            if isinstance(item, ast.Definition):
+                if item.name in module.local:
+                    errors.append(_duplicate(item.name, item.name_span, module.local[item.name].definition.span))
+                    continue
+                module.local[item.name] = module.visible[item.name] = Entry(item.kind, item, module)
+        imports = (item for item in module.tree.items if isinstance(item, ast.Import))
+        return cls(key, module, imports, errors)
+
+    def attempt(self, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except CompileError as err:
+            self.errors.extend(err.diagnostics)
+
+
 class Loader:
     """One compilation: every file is read and bound once; definitions are lowered on first use."""
 
     def __init__(self) -> None:
         self.modules: dict[Path, LoadedModule] = {}
-        self.stack: list[tuple[Path, str]] = []
+        # files that did not load, with their diagnostics (reported once, by their first importer)
+        self.failed: dict[Path, list[Diagnostic]] = {}
+        self._indexes: dict[tuple[int, str], NameIndex] = {}
         self.resolving: set[int] = set()
 
     # ---- files -------------------------------------------------------------------------------
@@ -70,72 +118,69 @@ class Loader:
         # not Path.resolve(): on Python 3.11 it raises RuntimeError for a symbolic-link loop, which
         # read_source below reports as the unreadable file it is
         key = Path(os.path.realpath(path))
-        on_stack = [k for k, _ in self.stack]
-        if key in on_stack:
-            chain = [name for _, name in self.stack[on_stack.index(key) :]] + [shown or display_name(path)]
-            raise fail(
-                N.IMPORT_CYCLE,
-                "import cycle: " + " → ".join(f"`{c}`" for c in chain),
-                span,
-                help="move the shared definitions into a file that both import",
-            )
         if key in self.modules:
             return self.modules[key]
-        name = shown or display_name(path)
-        try:
-            data = read_source(path, name)
-        except OSError as exc:
-            raise fail(
-                N.UNKNOWN_MODULE, f"cannot read `{name}`: {exc.strerror or exc}", span, help="check the path"
-            ) from None
-        return self._bind(parse(data, name), key, name)
+        return self._load(_Frame.opened(key, shown or display_name(path), lambda n: _read(path, n, span)))
 
     def load_text(self, text: str, file: str) -> LoadedModule:
         base = Path(file).parent if not file.startswith("<") else Path.cwd()
         key = (base / Path(file).name).resolve() if not file.startswith("<") else base / file
-        return self._bind(parse(text, file), key, file)
+        return self._load(_Frame.opened(key, file, lambda n: parse(text, n)))
 
-    def _bind(self, tree: ast.Module, key: Path, name: str) -> LoadedModule:
-        module = LoadedModule(name, key.parent, tree)
-        self.stack.append((key, name))
-        try:
-            self._bind_names(module)
-        finally:
-            self.stack.pop()
-        self.modules[key] = module
-        return module
-
-    def _bind_names(self, module: LoadedModule) -> None:
-        errors: list[Diagnostic] = []
-        for item in module.tree.items:
-            if isinstance(item, ast.Definition):
-                if item.name in module.local:
-                    errors.append(
-                        self._duplicate(item.name, item.name_span, module.local[item.name].definition.span)
-                    )
-                    continue
-                entry = Entry(item.kind, item, module)
-                module.local[item.name] = entry
-                module.visible[item.name] = entry
-        for item in module.tree.items:
-            if not isinstance(item, ast.Import):
+    def _load(self, root: _Frame) -> LoadedModule:
+        """``root`` and every file it imports, depth first with a stack of its own rather than
+        Python's: a chain of hundreds of files each importing the next is a chain, not a crash."""
+        frames = [root]
+        while frames:
+            top = frames[-1]
+            if top.waiting is not None:
+                imp, child = top.waiting
+                top.waiting = None
+                if child in self.modules:
+                    top.attempt(self._take, top.module, imp, self.modules[child])
+                else:
+                    top.failed = True  # the child's diagnostics are already the parent's
+            item = next(top.imports, None)
+            if item is not None:
+                top.attempt(self._follow, frames, item)
                 continue
+            frames.pop()
+            if not top.failed and not top.errors:
+                self.modules[top.key] = top.module
+                continue
+            self.failed.setdefault(top.key, top.errors)
+            if frames:
+                frames[-1].errors.extend(top.errors)
+                frames[-1].failed = True
+            else:
+                raise CompileError(top.errors or next(iter(self.failed.values())))
+        return self.modules[root.key]
+
+    def _follow(self, frames: list[_Frame], imp: ast.Import) -> None:
+        """Take ``imp`` of the top frame's module: its names now if its file is loaded, else its file
+        opened as the next frame (its names taken when that frame ends)."""
+        top = frames[-1]
+        path, shown = self._import_path(top.module, imp)
+        key = Path(os.path.realpath(path))
+        on_stack = [f.key for f in frames]
+        if key in on_stack:
+            chain = [f.module.file for f in frames[on_stack.index(key):]] + [shown or display_name(path)]
+            raise fail(N.IMPORT_CYCLE, "import cycle: " + " → ".join(f"`{c}`" for c in chain), imp.span,
+                       help="move the shared definitions into a file that both import")
+        if key in self.modules:
+            self._take(top.module, imp, self.modules[key])
+        elif key in self.failed:
+            top.failed = True
+        else:
             try:
-                self._import(module, item)
-            except CompileError as err:
-                errors.extend(err.diagnostics)
-        if errors:
-            raise CompileError(errors)
+                frames.append(_Frame.opened(key, shown or display_name(path), lambda n: _read(path, n, imp.span)))
+            except CompileError:
+                self.failed[key] = []
+                raise
+            top.waiting = (imp, key)
 
-    def _duplicate(self, name: str, span: Span | None, first: Span | None) -> Diagnostic:
-        return Diagnostic(
-            N.DUPLICATE_DEFINITION,
-            f"`{name}` is defined twice",
-            span,
-            help=f"the first definition is at {first}; rename one" if first else "rename one",
-        )
-
-    def _import(self, module: LoadedModule, imp: ast.Import) -> None:
+    def _import_path(self, module: LoadedModule, imp: ast.Import) -> tuple[Path, str | None]:
+        """The file ``imp`` names, and how to show it (None: its path)."""
         if imp.path:
             path = module.base_dir / imp.source
             if path.suffix != ".prx":
@@ -153,29 +198,40 @@ class Loader:
                 raise fail(N.UNKNOWN_MODULE, f"no stdlib module `{imp.source}`", imp.span, help=hint)
             path = data_dir("stdlib").joinpath(*imp.source.split(".")).with_suffix(".prx")
             shown = f"<stdlib>/{imp.source.replace('.', '/')}.prx"
-        other = self.load_path(path, imp.span, shown)
+        return path, shown
+
+    def _take(self, module: LoadedModule, imp: ast.Import, other: LoadedModule) -> None:
+        """The names ``imp`` takes from the loaded ``other`` made visible in ``module``."""
         names = list(other.local) if imp.names is None else list(imp.names)
         for i, name in enumerate(names):
             where = imp.name_spans[i] if i < len(imp.name_spans) else imp.span
             entry = other.visible.get(name)
             if entry is None:
-                close = difflib.get_close_matches(name, list(other.visible), n=1)
-                hint = f"did you mean `{close[0]}`?" if close else "it defines: " + ", ".join(other.local)
+                close = self._index(other, "").closest(name)
+                defines = list(other.local)
+                listed = ", ".join(defines[:20]) + (f" and {len(defines) - 20:,} more" if len(defines) > 20 else "")
+                hint = f"did you mean `{close}`?" if close else f"it defines: {listed}"
                 raise fail(N.NOT_EXPORTED, f"`{other.file}` defines no `{name}`", where, help=hint)
             existing = module.visible.get(name)
             if existing is not None and existing is not entry:
-                raise CompileError(self._duplicate(name, where, existing.definition.span))
+                raise CompileError(_duplicate(name, where, existing.definition.span))
             module.visible[name] = entry
 
     # ---- names -------------------------------------------------------------------------------
+    def _index(self, module: LoadedModule, kind: str) -> NameIndex:
+        """The names ``module`` sees of ``kind`` (every name if it sees none of it, or for ``""``), for
+        suggestions; built once per scope and kind, since a file's unknown names may be thousands."""
+        key = (id(module), kind)
+        if key not in self._indexes:
+            same = [n for n, e in module.visible.items() if e.kind == kind] if kind else []
+            self._indexes[key] = NameIndex(same or module.visible)
+        return self._indexes[key]
+
     def resolve(self, module: LoadedModule, name: str, kind: str, span: Span | None) -> Any:
         entry = module.visible.get(name)
         if entry is None:
-            same = [n for n, e in module.visible.items() if e.kind == kind]
-            close = difflib.get_close_matches(name, same or list(module.visible), n=1)
-            hint = (
-                f"did you mean `{close[0]}`?" if close else f"define it or import it (`import ... ({name})`)"
-            )
+            close = self._index(module, kind).closest(name)
+            hint = f"did you mean `{close}`?" if close else f"define it or import it (`import ... ({name})`)"
             raise fail(N.UNKNOWN_NAME, f"no {kind} named `{name}`", span, help=hint)
         if entry.kind != kind:
             raise fail(
@@ -189,7 +245,26 @@ class Loader:
     def value_of(self, entry: Entry) -> Any:
         if entry.value is not None:
             return entry.value
+        # the bases first, deepest first: a chain of a thousand definitions each over the last is a
+        # loop here, not a thousand nested calls
+        chain = [entry]
+        while (d := chain[-1].definition).kind != "space" and d.base is not None:
+            base = chain[-1].module.visible.get(d.base)
+            if base is None or base.kind != d.kind or base.value is not None:
+                break
+            again = next((e for e in chain if e is base), None)
+            if again is not None:
+                raise fail(N.INHERITANCE_CYCLE, f"`{again.definition.name}` inherits from itself",
+                           again.definition.name_span)
+            chain.append(base)
+        for e in reversed(chain):
+            self._lower(e)
+        return entry.value
+
+    def _lower(self, entry: Entry) -> None:
         d = entry.definition
+        if entry.value is not None:
+            return
         if id(entry) in self.resolving:
             raise fail(N.INHERITANCE_CYCLE, f"`{d.name}` inherits from itself", d.name_span)
         self.resolving.add(id(entry))
@@ -208,7 +283,6 @@ class Loader:
                 entry.value = self.build(cls, d.body, base, entry.module, {"name": d.name, "span": d.span}, d)
         finally:
             self.resolving.discard(id(entry))
-        return entry.value
 
     def reference(self, module: LoadedModule, value: ast.Value, cls: type, what: str) -> Any:
         """A REF value: a name, or ``name { overrides }``."""

@@ -3,6 +3,7 @@ document rarely parses, and completion and go-to-definition must still work then
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -91,24 +92,37 @@ def import_file(source: str, is_path: bool, base: Path | None) -> Path | None:
 
 
 def _read(path: Path) -> str:
+    """A file's text as the compiler reads it (regular files only, bounded, never blocking on a FIFO or
+    reading a device without end), or "" where the compiler would refuse it."""
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.syntax.parser import read_source
+
     try:
-        if path.stat().st_size > 4 * 2**20:
-            return ""
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_source(path, str(path)).decode("utf-8", errors="replace")
+    except (OSError, CompileError):
         return ""
 
 
-def visible(text: str, base: Path | None, depth: int = 0) -> dict[str, Origin]:
+MAX_DEPTH = 8  # imports followed this deep, as far as completion needs to look
+
+
+def visible(text: str, base: Path | None, depth: int = 0, seen: dict[Path, dict[str, Origin]] | None = None,
+            ) -> dict[str, Origin]:
     """Every name a file sees: its own definitions and what its imports bring (stdlib or relative
-    files, followed through their own imports a few levels, as lowering does)."""
+    files, followed through their own imports a few levels, as lowering does). Each file is read once
+    (``seen``): a file importing itself six times would otherwise be read 6^9 times."""
+    seen = {} if seen is None else seen
     out: dict[str, Origin] = {}
     for source, is_path, names in imports(text):
         path = import_file(source, is_path, base)
-        if path is None or depth > 8:
+        if path is None or depth > MAX_DEPTH:
             continue
         module = "" if is_path else source
-        theirs = visible(_read(path), path.parent, depth + 1)
+        key = Path(os.path.realpath(path))
+        if key not in seen:
+            seen[key] = {}  # while it is read: an import back to it (a cycle) sees nothing more
+            seen[key] = visible(_read(path), path.parent, depth + 1, seen)
+        theirs = seen[key]
         for name, origin in theirs.items():
             if names is None and origin.file is not None and origin.file != path:
                 continue  # `*` brings the file's own definitions only

@@ -28,6 +28,7 @@ from primus_lang.lsp.analysis import Analysis, analyse, resolve
 from primus_lang.lsp.context import imports
 from primus_lang.lsp.knowledge import code_markdown, resolved_markdown
 from primus_lang.lsp.positions import from_client, lines, span_range
+from primus_lang.lsp.protocol import PrimusProtocol
 from primus_lang.lsp.slow import Cancelled, Fits, SlowWork, fitting_points
 from primus_lang.syntax.format import format_source
 from primus_lang.syntax.parser import MAX_BYTES
@@ -48,7 +49,7 @@ _SYMBOL = {"model": lsp.SymbolKind.Class, "gpu": lsp.SymbolKind.Struct, "cluster
 
 class PrimusServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("primusc", __version__)
+        super().__init__("primusc", __version__, protocol_cls=PrimusProtocol)
         self.parser_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="primusc-parse")
         self.slow = SlowWork()
         self.versions: dict[str, int] = {}
@@ -118,11 +119,19 @@ def to_lsp(d: Diagnostic, analysis: Analysis, text_lines: list[str], units: Call
     )
 
 
+def _opened(ls: PrimusServer, uri: str) -> Any:
+    """The document the client opened at ``uri``, or None: pygls's ``get_text_document`` would read an
+    unopened URI from disk, where ``file:///dev/zero`` never ends and a FIFO blocks for ever."""
+    return ls.workspace.text_documents.get(uri)
+
+
 def build() -> PrimusServer:
     server = PrimusServer()
 
     async def refresh(ls: PrimusServer, uri: str) -> None:
-        doc = ls.workspace.get_text_document(uri)
+        doc = _opened(ls, uri)
+        if doc is None:
+            return
         version = doc.version or 0
         ls.versions[uri] = version
         text, file = doc.source, _file_of(uri)
@@ -181,7 +190,10 @@ def build() -> PrimusServer:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
 
     def cursor(ls: PrimusServer, uri: str, pos: lsp.Position) -> tuple[str, str, list[str], int, int] | None:
-        text = ls.workspace.get_text_document(uri).source
+        doc = _opened(ls, uri)
+        if doc is None:
+            return None
+        text = doc.source
         if len(text) > MAX_BYTES:
             return None  # the document is refused anyway (P1010); scanning it would stall the server
         text_lines = lines(text)
@@ -238,7 +250,10 @@ def build() -> PrimusServer:
     @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
     async def formatting(ls: PrimusServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
         uri = params.text_document.uri
-        text, file = ls.workspace.get_text_document(uri).source, _file_of(uri)
+        doc = _opened(ls, uri)
+        if doc is None:
+            return None
+        text, file = doc.source, _file_of(uri)
 
         def job() -> str | None:
             try:

@@ -8,11 +8,13 @@ import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_report import REPORT_WRITE, SPACE_NOT_FOUND
+from primus_lang.diagnostics.codes_search import TRACE_MISMATCH
 from primus_lang.ir import Space
 from primus_lang.outputs import write_file
 from primus_lang.report.adapt import from_search
 from primus_lang.report.page import render_page
 from primus_lang.report.trace import result_from_trace
+from primus_lang.search import SearchResult
 
 
 def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None,
@@ -29,6 +31,7 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
             raise CompileError(Diagnostic(SPACE_NOT_FOUND, f"no space file at `{file}`",
                                           help="pass `--space FILE`"))
         space = load_space(Path(file), space_name or header.get("space") or None)
+        _refuse_foreign(trace, space, result)
     data = from_search(result, space)
     if space is None:
         data = attrs.evolve(data, notes=(*data.notes, (
@@ -40,3 +43,19 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
         raise CompileError(Diagnostic(REPORT_WRITE, f"cannot write `{out}`: {err.strerror}")) from None
     return out, space is not None
 
+
+
+def _refuse_foreign(trace: Path, space: Space, result: SearchResult) -> None:
+    """A trace is data, not a proof: every evaluated candidate it names must be a legal point of the
+    space the report is drawn with (a trace of another space, or edited by hand, would have its winner's
+    memory terms and timeline computed for a layout the space cannot have)."""
+    from primus_lang.search import landscape_of
+
+    land = landscape_of(space, require_fit=False)
+    for t in result.trials:
+        if t.candidate is not None and t.evaluation is not None and land.lookup(t.candidate) is None:
+            raise CompileError(Diagnostic(
+                TRACE_MISMATCH, f"`{trace}` evaluates {t.candidate.label()} (evaluation {t.number}), which is no legal "
+                f"point of space `{space.name}`", notes=tuple(land.why_illegal(t.candidate))[:3],
+                help="the trace is of another space or was edited: pass the space it was planned from with --space, "
+                     "or plan again"))

@@ -7,6 +7,7 @@ from primus_lang.search import ties
 from primus_lang.search.budget import Limits
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import prepare, run_search
+from primus_lang.search.stages import landscape_of
 from primus_lang.search.trace import FORMAT as TRACE_FORMAT
 from primus_lang.search.trace import iter_events, read_trace
 from primus_lang.search.trial import EVALUATED, Evaluation, Proposal, SearchResult, Trial
@@ -21,6 +22,7 @@ __all__ = [
     "SearchResult",
     "Trial",
     "iter_events",
+    "landscape_of",
     "prepare",
     "read_trace",
     "run_search",

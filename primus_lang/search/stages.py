@@ -53,7 +53,8 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
 
     def explain(cand: Candidate) -> list[str]:
         try:
-            return [str(getattr(v, "message", v)) for v in legality(space, cand)]
+            with np.errstate(all="ignore"):  # a zero count (a candidate from a hand-edited trace) is a verdict
+                return [str(getattr(v, "message", v)) for v in legality(space, cand)]
         except Exception:  # a half-built candidate may trip an earlier stage; the verdict stays "illegal"
             return []
 

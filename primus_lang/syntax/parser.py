@@ -612,17 +612,21 @@ def read_source(path: Path, file: str) -> bytes:
     ``/dev/zero`` is refused after reading that much, and a pipe or a device before reading at all
     (``/dev/zero`` never ends, a named pipe blocks until someone writes). ``OSError`` for a path that
     cannot be opened; the caller names it."""
-    mode = os.stat(path).st_mode
-    if not stat.S_ISREG(mode):
-        what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise CompileError(Diagnostic(
-            C.NOT_A_FILE, f"`{file}` is {what}, not a source file",
-            help="give the path of a .prx file; primusc does not read devices, pipes or folders",
-        ))
-    with path.open("rb") as handle:
+    # opened without blocking and looked at through the descriptor: a file swapped for a FIFO between a
+    # look at the path and the open would block the open (and the language server with it) for ever
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise CompileError(Diagnostic(
+                C.NOT_A_FILE, f"`{file}` is {what}, not a source file",
+                help="give the path of a .prx file; primusc does not read devices, pipes or folders",
+            ))
+        os.set_blocking(fd, True)
         data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
-        raise CompileError(_too_large(file, max(len(data), os.stat(path).st_size)))
+        raise CompileError(_too_large(file, max(len(data), st.st_size)))
     return data
 
 

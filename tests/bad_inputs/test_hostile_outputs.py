@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -65,14 +66,14 @@ def test_fmt_write_leaves_a_file_changed_while_formatting(
     src = tmp_path / "edited.prx"
     src.write_text(UNFORMATTED)
     saved = "# saved by an editor meanwhile\n" + UNFORMATTED
-    real = fmt_command.format_source
+    real = fmt_command.format_module
 
-    def format_and_edit(text: str, name: str) -> str:
-        out = real(text, name)
+    def format_and_edit(module: Any, text: str) -> str:
+        out = real(module, text)
         src.write_text(saved)
         return out
 
-    monkeypatch.setattr(fmt_command, "format_source", format_and_edit)
+    monkeypatch.setattr(fmt_command, "format_module", format_and_edit)
     assert main(["fmt", "--write", str(src)]) == 1
     err = capsys.readouterr().err
     assert "P2015" in err and "changed while" in err

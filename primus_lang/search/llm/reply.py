@@ -8,6 +8,8 @@ from typing import Any
 
 from attrs import frozen
 
+from primus_lang.datafiles import parse_json
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -38,10 +40,13 @@ def _json_text(text: str) -> str:
 def parse_reply(text: str, most: int = 5) -> list[LlmProposal]:
     if not text.strip():
         raise MalformedReply("the reply is empty")
+    json_text = _json_text(text)  # a MalformedReply of its own, which the handlers below would rename
     try:
-        data: Any = json.loads(_json_text(text))
+        data: Any = parse_json(json_text)
     except json.JSONDecodeError as err:
         raise MalformedReply(f"the reply is not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except ValueError as err:
+        raise MalformedReply(f"the reply's JSON {err}") from None
     items = data.get("proposals") if isinstance(data, dict) else data
     if not isinstance(items, list) or not items:
         raise MalformedReply('the reply must be {"proposals": [...]} with at least one proposal')

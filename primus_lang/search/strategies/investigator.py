@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from primus_lang.datafiles import parse_json
 from primus_lang.search.gate import gate_changes
 from primus_lang.search.llm.client import LlmClient, Reply
 from primus_lang.search.llm.config import LlmConfig
@@ -158,10 +159,12 @@ class Investigator(Strategy):
     def _tool(self, name: str, arguments: str) -> str:
         s = self.search
         try:
-            args = json.loads(arguments or "{}")
+            args = parse_json(arguments or "{}")
             changes = args.get("changes", args) if isinstance(args, dict) else None
         except json.JSONDecodeError as err:
             return f"error: arguments are not JSON ({err.msg})"
+        except ValueError as err:
+            return f"error: the arguments' JSON {err}"
         if not isinstance(changes, dict):
             return 'error: pass {"changes": {"<axis>": <value>}}'
         items = tuple((str(k), v) for k, v in changes.items())

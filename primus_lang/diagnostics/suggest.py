@@ -1,0 +1,41 @@
+"""Did-you-mean suggestions, bounded: one unknown name is compared with a few dozen names at most,
+however many a file defines, so a file of thousands of unknown names costs thousands of small
+searches, not thousands of scans of every name (``difflib`` compares each pair character by character).
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections.abc import Iterable
+
+SCAN = 256  # a list this short is searched whole: every suggestion it gave before stays
+_NEAR = 16  # otherwise: this many neighbours each side, in order by spelling and by spelling backwards
+_CUTOFF = 0.6  # difflib's default
+
+
+class NameIndex:
+    """The names of a scope in order by spelling and by spelling backwards. A typo keeps either the
+    start or the end of a name, so the name meant sorts next to it one way or the other: the names
+    searched are its neighbours in both orders, found by bisection."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = sorted(set(names))
+        backwards = sorted((n[::-1], n) for n in self.names) if len(self.names) > SCAN else []
+        self._keys = [k for k, _ in backwards]
+        self._backwards = [n for _, n in backwards]
+
+    def closest(self, word: str, cutoff: float = _CUTOFF) -> str | None:
+        pool = self.names
+        if len(pool) > SCAN:
+            i = bisect.bisect(self.names, word)
+            j = bisect.bisect(self._keys, word[::-1])
+            pool = sorted({*self.names[max(0, i - _NEAR):i + _NEAR], *self._backwards[max(0, j - _NEAR):j + _NEAR]})
+        found = difflib.get_close_matches(word, pool, n=1, cutoff=cutoff)
+        return found[0] if found else None
+
+
+def closest(word: str, names: Iterable[str], cutoff: float = _CUTOFF) -> str | None:
+    """The name of ``names`` nearest ``word``, or None; for a one-off search (a scope searched for many
+    words keeps its ``NameIndex``)."""
+    return NameIndex(names).closest(word, cutoff)

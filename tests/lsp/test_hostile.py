@@ -1,0 +1,160 @@
+"""The language server against hostile documents and requests (issue 34): imports of a device, a FIFO
+or a file importing itself many times; requests on URIs never opened; params that do not deserialize.
+Each is answered (a result or a JSON-RPC error) and the server keeps answering.
+
+Waits are hang guards only: each ends on what the server sent, never on elapsed time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is in the `test` extra")
+pytest.importorskip("pygls", reason="pygls is in the `lsp` extra")
+
+from lsprotocol import types as lsp  # noqa: E402
+from pygls import uris  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "llama3_1_8b_mi325x.prx"
+GUARD = 60.0
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "primus_lang.cli", "lsp"]))
+async def client(lsp_client: LanguageClient):  # type: ignore[no-untyped-def]
+    await lsp_client.initialize_session(lsp.InitializeParams(capabilities=lsp.ClientCapabilities(),
+                                                             root_uri=uris.from_fs_path(str(ROOT))))
+    yield
+    await lsp_client.shutdown_session()
+
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def _open(client: LanguageClient, path: Path, text: str) -> str:
+    uri = uris.from_fs_path(str(path))
+    assert uri is not None
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "primus", 1, text)))
+    return uri
+
+
+async def _complete(client: LanguageClient, uri: str, line: int, character: int) -> Any:
+    return await asyncio.wait_for(client.text_document_completion_async(lsp.CompletionParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Position(line, character))), GUARD)
+
+
+async def _alive(client: LanguageClient) -> None:
+    text = EXAMPLE.read_text()
+    uri = _open(client, EXAMPLE, text)
+    hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Position(text.splitlines().index(
+            next(line for line in text.splitlines() if line.strip().startswith("tp"))), 3))), GUARD)
+    assert hover is not None
+
+
+async def test_imports_of_a_device_a_fifo_and_a_file_importing_itself(client: LanguageClient, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path_factory.mktemp("imports")
+    (folder / "zero.prx").symlink_to("/dev/zero")
+    os.mkfifo(folder / "pipe.prx")
+    (folder / "self.prx").write_text('import "./self.prx" (*)\n' * 6 + "model m = x { }\n")
+    text = ('import "./zero.prx" (*)\nimport "./pipe.prx" (*)\nimport "./self.prx" (*)\n'
+            "space s on c {\n  model = \n}\n")
+    uri = _open(client, folder / "doc.prx", text)
+    items = await _complete(client, uri, 4, 10)
+    assert items is not None and any(item.label == "m" for item in items.items)
+    await _alive(client)
+
+
+async def test_requests_on_a_uri_never_opened_read_nothing(client: LanguageClient) -> None:
+    for uri in ("file:///dev/zero", "file:///nonexistent/x.prx"):
+        hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
+            lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0))), GUARD)
+        assert hover is None
+        items = await _complete(client, uri, 0, 0)
+        assert items is not None and not items.items
+    await _alive(client)
+
+
+class RawClient:
+    """JSON-RPC over the server's stdio with no client library between: params are sent as written, so
+    a request can carry what no typed client would build."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "primus_lang.cli", "lsp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while (header := out.readline()) not in (b"\r\n", b""):
+                if header.lower().startswith(b"content-length:"):
+                    length = int(header.split(b":")[1])
+            if not header:
+                return
+            self.inbox.put(json.loads(out.read(length)))
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        while True:  # the guard turns a request never answered into a failure
+            message = self.inbox.get(timeout=GUARD)
+            if message.get("id") == self.next_id:
+                return message
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def raw() -> Iterator[RawClient]:
+    client = RawClient()
+    client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    client.send({"method": "initialized", "params": {}})
+    uri = uris.from_fs_path(str(EXAMPLE))
+    client.send({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": uri, "languageId": "primus", "version": 1, "text": EXAMPLE.read_text()}}})
+    yield client
+    client.close()
+
+
+HOVER_AT_TP = {"line": 13, "character": 3}
+
+
+@pytest.mark.parametrize("params", [
+    {"position": {"line": -1, "character": 0}}, {"position": {"line": 2**31, "character": 0}},
+    {"position": {"line": "x", "character": 0}}, {"position": None}, {}, None, [], "text",
+    {"textDocument": 5, "position": HOVER_AT_TP},
+])
+def test_params_that_do_not_deserialize_get_a_json_rpc_error(raw: RawClient, params: Any) -> None:
+    if isinstance(params, dict) and "textDocument" not in params:
+        params = {"textDocument": {"uri": uris.from_fs_path(str(EXAMPLE))}, **params}
+    answer = raw.request("textDocument/hover", params)
+    assert answer.get("error", {}).get("code") == -32602, answer
+    assert "Traceback" not in json.dumps(answer)
+    good = raw.request("textDocument/hover", {"textDocument": {"uri": uris.from_fs_path(str(EXAMPLE))},
+                                              "position": HOVER_AT_TP})
+    assert "result" in good
