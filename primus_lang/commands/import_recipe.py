@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("recipe", help="the launch script, the flags file, or the Primus experiment YAML")
     p.add_argument("--nodes", type=natural, help="nodes, where the recipe does not say (torchrun's --nnodes)")
     p.add_argument("--gpus-per-node", type=natural, help="GPUs per node, where the recipe does not say")
+    p.add_argument("--vocab-size", type=natural, default=None,
+                   help="the vocabulary, where the recipe's tokenizer hides it and no stdlib card has the model")
     p.add_argument("--gpu", help="the GPU profile (stdlib hardware name: mi300x, mi325x, mi355x, h100, h200, b200, ...)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="given",
                    help="a value the script reads from its environment or arguments (`--set TP=4`, `--set 1=/data` "
@@ -185,7 +187,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
-        imp = interpret(recipe, card[2] if card else None)
+        given = {"vocab": args.vocab_size} if args.vocab_size else {}
+        imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
     notes = list(recipe.notes)
     gpu = (args.gpu or recipe.gpu_hint or _gpu_in_name(args.recipe)).lower()
     if not gpu:

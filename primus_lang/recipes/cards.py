@@ -29,7 +29,7 @@ def find_card(name: str, cards: dict[str, tuple[str, Model]]) -> str | None:
 def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> str | None:
     """The first stdlib card with the recipe's shape (and vocabulary, where the recipe states one)."""
     for name, (_, card) in cards.items():
-        if card.pattern or model.get("mla") != card.mla:
+        if model.get("pattern", "") != card.pattern or model.get("mamba") != card.mamba or model.get("mla") != card.mla:
             continue
         if any(model.get(f) != getattr(card, f) for f in IDENTITY):
             continue

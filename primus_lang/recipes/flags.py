@@ -10,12 +10,18 @@ from __future__ import annotations
 from primus_lang.emit import CARD_ARGUMENTS, MLA_ARGUMENTS, MLA_SWITCH
 from primus_lang.frameworks import spelling
 
+# A Mamba-2 hybrid's layers and mixer: the pattern (Megatron-LM's name, then the newer one) and the rest
+HYBRID_PATTERNS = ("hybrid_override_pattern", "hybrid_layer_pattern")
+MAMBA_SETTINGS = ("mamba_num_heads", "mamba_head_dim", "mamba_state_dim", "mamba_num_groups")
+HYBRID_SWITCH = "is_hybrid_model"
+
 # What the importer turns into the model card, a knob or the cluster: every setting frameworks.spelling
 # names, but those whose own value a recipe keeps (carried through), and the card features emission writes
 MODELLED: frozenset[str] = frozenset({
     *spelling.KNOBS.values(), *spelling.CARD.values(),
     *(name for part, name in spelling.PARTS.items() if part not in spelling.CARRIED_PARTS),
     *(a.dest for a in (*CARD_ARGUMENTS.values(), *MLA_ARGUMENTS.values())), MLA_SWITCH,
+    *HYBRID_PATTERNS, *MAMBA_SETTINGS, HYBRID_SWITCH,
 })
 
 

@@ -21,12 +21,12 @@ from primus_lang.diagnostics.codes_import import (
 from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH, PATHS
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
-from primus_lang.ir.model import Mla, Moe
+from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
 from primus_lang.ir.pipeline import parse_layout
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
-from primus_lang.recipes.flags import MODELLED
+from primus_lang.recipes.flags import HYBRID_PATTERNS, HYBRID_SWITCH, MAMBA_SETTINGS, MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
 
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
@@ -163,6 +163,40 @@ class _Reader:
                                         help="keep the one the run means"))
 
 
+# what else makes a recipe's model a Mamba one (Megatron-LM's and Primus's names)
+_HYBRID_SIGNS = ("hybrid_attention_ratio", "hybrid_mlp_ratio", HYBRID_SWITCH, *MAMBA_SETTINGS)
+
+
+def _hybrid(r: _Reader, out: dict[str, Any], stated: set[str]) -> None:
+    """A Mamba-2 hybrid's layer pattern and mixer, from the pattern the recipe writes. Without one (a pure
+    Mamba model, or layers allotted by ratio) the recipe is refused: read as a transformer it would be
+    another model."""
+    written = next((d for d in HYBRID_PATTERNS if r.has(d)), None)
+    if written is None:
+        said = [d for d in _HYBRID_SIGNS if r.has(d) and r.s[d].value not in (False, "", "false", "False", 0, "0")]
+        said += [d for d in ("spec", "model_type") if r.has(d) and "mamba" in str(r.s[d].value).lower()]
+        if said:
+            r.unsupported(said[0], "a Mamba model without a hybrid layer pattern (`--hybrid-override-pattern`): "
+                          "primusc reads a hybrid's layers from its pattern, and read as a transformer it would be "
+                          "another model")
+        return
+    pattern = str(r.s[written].value).strip("'\"")
+    if not pattern or set(pattern) - set(HYBRID_LAYERS):
+        r.unsupported(written, f"layers {pattern[:60]!r}: primusc reads a pattern of "
+                      f"{', '.join(HYBRID_LAYERS)} (one character a layer, no stage or MTP separators)")
+        return
+    out["pattern"] = pattern
+    stated.add("pattern")
+    if not r.has(C["num_layers"]):
+        out["num_layers"] = len(pattern)  # megatron-core counts the layers from the pattern
+    if "M" in pattern:
+        heads, head_dim, state_dim, groups = MAMBA_SETTINGS
+        width = r.int(head_dim, 64)  # megatron-core's defaults; its heads fill twice the hidden width
+        out["mamba"] = Mamba(heads=r.int(heads, 2 * out["hidden"] // width if width else 0), head_dim=width,
+                             state_dim=r.int(state_dim, 128), groups=r.int(groups, 8))
+        stated.add("mamba")
+
+
 _POSITIONS = {"rope": "rope", "learned_absolute": "learned", "none": "none"}
 _NORMS = {"RMSNorm": "rmsnorm", "LayerNorm": "layernorm"}
 
@@ -225,6 +259,7 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         stated.add("mla")
     put("dropout", C["dropout"], r.float(C["dropout"], 0.1))
     put("attention_dropout", C["attention_dropout"], r.float(C["attention_dropout"], 0.1))
+    _hybrid(r, out, stated)
     if r.has(C["moe.num_experts"]):
         out["moe"] = _moe(r, out, card.get("moe") if card else None)
         stated.add("moe")
@@ -234,8 +269,8 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         if not out.get(name) and (require_vocab or name != "vocab"):
             dest = {"hidden": "hidden_size", "heads": "num_attention_heads", "vocab": "vocab_size",
                     "seq_len": "seq_length"}.get(name, name)
-            r.missing(dest, "add it to the recipe" + (" (a tokenizer's vocabulary is not read)" if name == "vocab"
-                                                      else ""))
+            r.missing(dest, "give it with `--vocab-size N` (a tokenizer's vocabulary is not read)" if name == "vocab"
+                      else "add it to the recipe")
     return out, frozenset(stated)
 
 
@@ -340,7 +375,7 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
     """``card``: the matched card's block, whose spelling of the shared experts stands when it sums to
     the recipe's width."""
     experts = r.int(C["moe.num_experts"])
-    dense = _dense_layers(r, model["num_layers"])
+    dense = 0 if model.get("pattern") else _dense_layers(r, model["num_layers"])  # a hybrid's pattern says
     shared = r.int(C["moe.shared_ffn_hidden"], 0, floor=0)
     count, width = (1, shared) if shared else (0, 0)
     # Megatron builds the shared experts as one MLP of their summed width (emission writes the sum):

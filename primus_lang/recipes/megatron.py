@@ -59,6 +59,8 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
         nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
         if nodes is None:
             nodes, notes = torchrun_nodes(words[:start], notes)
+    nodes = nodes or sbatch_setting(launch, ("--nodes", "-N"), "nnodes")
+    gpus = gpus or sbatch_setting(launch, ("--gpus-per-node", "--ntasks-per-node"), "nproc_per_node")
     flags = words[start:]
     chosen = version or megatron.DEFAULT_VERSION
     read = _read_flags(flags, chosen)
@@ -238,6 +240,17 @@ def _script_end(words: list[Word]) -> int:
                 and w.text.partition("=")[0].lstrip("-").replace("-", "_") not in LAUNCHER_VALUES:
             return 0  # Megatron's flags before any script: a plain arguments file
     return 0
+
+
+def sbatch_setting(launch: Launch, options: tuple[str, ...], key: str) -> Entry | None:
+    """A count an ``#SBATCH`` line of the script gives (``--nodes=4``; a task per GPU under ``srun``), where
+    the launch line itself does not: the first of ``options`` set to a whole number."""
+    given = dict(launch.directives)
+    for option in options:
+        value = given.get(option, "").split("-", 1)[0]  # `--nodes=2-4` asks for at least 2
+        if value.isascii() and value.isdigit() and len(value) <= 6:
+            return Entry(key, value, None, f"#SBATCH {option}={given[option]}")
+    return None
 
 
 def torchrun_nodes(words: list[Word], notes: list[str]) -> tuple[Entry | None, list[str]]:

@@ -9,7 +9,7 @@ import attrs
 
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import Candidate, format_value
-from primus_lang.ir.model import Mla, Model, Moe
+from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.recipes.interpret import Imported
 
@@ -39,22 +39,25 @@ def _knob_value(knob: str, v: Any) -> str:
     return format_value(v)
 
 
+_BLOCKS: dict[str, type] = {"moe": Moe, "mla": Mla, "mamba": Mamba}
+
+
 def _model_lines(fields: dict[str, Any], base: dict[str, Any] | None, indent: str) -> list[str]:
     """``field = value`` for every field (a new card) or every field differing from ``base``."""
     out: list[str] = []
     for f in attrs.fields(Model):
-        if f.name in ("name", "source", "span", "pattern", "mamba"):
+        if f.name in ("name", "source", "span"):
             continue
         if f.name not in fields:
             continue
         v = fields[f.name]
         if base is not None and base.get(f.name) == v:
             continue
-        if f.name in ("moe", "mla"):
+        if f.name in _BLOCKS:
             if v is None:
                 continue
             old = base.get(f.name) if base else None
-            block = Moe if f.name == "moe" else Mla
+            block = _BLOCKS[f.name]
             inner = [f"{m.name} = {_field_value(m, getattr(v, m.name))}" for m in attrs.fields(block)
                      if old is None or getattr(old, m.name) != getattr(v, m.name)]
             out.append(f"{indent}{f.name} {{ " + "; ".join(inner) + " }")

@@ -1564,8 +1564,13 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
 
 def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch:
     """``read_launch`` with its failure as a diagnostic."""
+    given = dict(given or {})
+    # `--set 1=VALUE` gives the script's first argument: the arguments are those given from $1 on, in order
+    positional: list[str] = []
+    while str(len(positional) + 1) in given:
+        positional.append(given.pop(str(len(positional) + 1)))
     try:
-        return read_launch(text, file, given or {})
+        return read_launch(text, file, given, tuple(positional))
     except ShellError as err:
         raise CompileError(Diagnostic(RECIPE_SHELL_SYNTAX, err.message, span=err.span,
                                       help=err.help or "primusc reads a script as bash would, without running it; "

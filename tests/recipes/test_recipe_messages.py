@@ -124,3 +124,54 @@ def _llama3_8b() -> dict[str, Any]:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_scripts_arguments_are_given_with_set_by_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set 1=VALUE` gives $1, as the warning for a script's argument says."""
+    recipe = _write(tmp_path / "run.sh", f"torchrun --nproc-per-node 8 pretrain_gpt.py {LLAMA8B} --data-path $1\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--out", str(out)]) == 0
+    assert "W3133" in capsys.readouterr().err and "data_path" not in out.read_text()
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--set", "1=/data/x", "--out", str(out),
+                 "--force"]) == 0
+    assert "W3133" not in capsys.readouterr().err and 'data_path = "/data/x"' in out.read_text()
+
+
+def test_sbatch_directives_give_the_nodes_a_launch_line_leaves_out(tmp_path: Path) -> None:
+    text = "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\nsrun python pretrain_gpt.py " + LLAMA8B
+    recipe = read_recipe(_write(tmp_path / "job.sbatch", text))
+    assert recipe.nodes is not None and recipe.nodes.value == "4" and recipe.nodes.written == "#SBATCH --nodes=4"
+    assert recipe.gpus_per_node is not None and recipe.gpus_per_node.value == "8"
+
+
+HYBRID = ("--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 4096 "
+          "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 "
+          "--bf16 --spec megatron.core.models.mamba.mamba_layer_specs mamba_stack_spec ")
+
+
+def test_a_hybrid_is_read_from_its_pattern_not_as_a_transformer(tmp_path: Path) -> None:
+    recipe = read_recipe(_write(tmp_path / "h.sh", "torchrun --nproc-per-node 8 pretrain_mamba.py " + HYBRID +
+                                "--hybrid-override-pattern 'M-M*M-M-' --mamba-num-groups 4"))
+    model = interpret(recipe).model
+    assert model["pattern"] == "M-M*M-M-" and model["num_layers"] == 8
+    assert model["mamba"] is not None and (model["mamba"].heads, model["mamba"].groups) == (2 * 1024 // 64, 4)
+
+
+def test_a_mamba_model_without_a_pattern_is_refused(tmp_path: Path) -> None:
+    recipe = read_recipe(_write(tmp_path / "m.sh", "torchrun --nproc-per-node 8 pretrain_mamba.py " + HYBRID +
+                                "--mamba-state-dim 16 --is-hybrid-model"))
+    with pytest.raises(CompileError) as err:
+        interpret(recipe)
+    assert "P3125" in codes_of(err) and "without a hybrid layer pattern" in str(err.value.diagnostics)
+
+
+def test_a_vocabulary_a_tokenizer_hides_is_given_on_the_command_line(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    line = HYBRID.replace("--vocab-size 32000 ", "--tokenizer-type GPT2BPETokenizer ")
+    recipe = _write(tmp_path / "v.sh", "torchrun --nproc-per-node 8 pretrain_mamba.py " + line +
+                    "--hybrid-override-pattern 'M-M*M-M-'")
+    assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 1
+    assert "--vocab-size N" in capsys.readouterr().err
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--vocab-size", "50304", "--out", str(out)]) == 0
+    assert "vocab = 50304" in out.read_text()

@@ -226,8 +226,13 @@ def test_every_case_and_example_emitted_reads_back_to_its_candidate(tmp_path: Pa
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(recipe), "--gpu", space.cluster.gpu.name, "--nodes", str(space.cluster.nodes),
                  "--gpus-per-node", str(space.cluster.gpus_per_node), "--out", str(out)]) == 0
-    back = baseline_point(load_space(out))
+    imported = load_space(out)
+    back = baseline_point(imported)
     assert back is not None
+    # and the model is the one launched (a hybrid read as a transformer once gave the same candidate)
+    shape = ("num_layers", "hidden", "heads", "kv_heads", "ffn_hidden", "pattern", "mamba", "mla")
+    assert {f: getattr(imported.model, f) for f in shape} == {f: getattr(space.model, f) for f in shape}
+    assert (imported.model.moe is None) == (space.model.moe is None)
 
     def running(c: Candidate) -> dict[str, Any]:
         # as it runs: sequence parallelism needs TP > 1, ETP 0 means ETP = TP
