@@ -29,7 +29,7 @@ from primus_lang.lower.site import site_blocks
 from primus_lang.lower.space import lower_space
 from primus_lang.lower.values import block_class, count, describe, fail, name_span, scalar, unit_quantity
 from primus_lang.resources import data_dir
-from primus_lang.syntax import ast, parse, read_source
+from primus_lang.syntax import ast, parse, parse_by_item, read_source
 
 CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster, "site": Site}
 KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
@@ -125,7 +125,9 @@ class Loader:
     def load_text(self, text: str, file: str) -> LoadedModule:
         base = Path(file).parent if not file.startswith("<") else Path.cwd()
         key = (base / Path(file).name).resolve() if not file.startswith("<") else base / file
-        return self._load(_Frame.opened(key, file, lambda n: parse(text, n)))
+        # a text given (an editor's buffer, a generated source) is parsed an item at a time, each cached:
+        # typing in one definition re-parses that one
+        return self._load(_Frame.opened(key, file, lambda n: parse_by_item(text, n)))
 
     def _load(self, root: _Frame) -> LoadedModule:
         """``root`` and every file it imports, depth first with a stack of its own rather than
@@ -187,8 +189,9 @@ class Loader:
                 # read as a source it would fail, and its first line would be quoted in the diagnostic
                 raise fail(N.UNKNOWN_MODULE, f"`{imp.source}` is not a .prx file", imp.span,
                            help="an import names a source file: `import \"./models.prx\" (name)`")
-            if not path.is_file():
+            if not os.path.lexists(path):
                 raise fail(N.UNKNOWN_MODULE, f"no file `{imp.source}` next to `{module.file}`", imp.span)
+            # anything else there (a FIFO, a device, a folder, a link loop) is refused by the reader as what it is
             shown = None
         else:
             modules = stdlib_modules()

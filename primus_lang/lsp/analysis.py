@@ -19,8 +19,8 @@ from primus_lang.ir.space import Space
 from primus_lang.ir.span import Span
 from primus_lang.lower import loads_program
 from primus_lang.lower.load import Loader
-from primus_lang.syntax import ast, parse
-from primus_lang.syntax.parser import MAX_BYTES, read_source
+from primus_lang.syntax import ast
+from primus_lang.syntax.parser import MAX_BYTES, parse_by_item, read_source
 
 
 @attrs.frozen
@@ -80,7 +80,7 @@ def analyse(text: str, file: str) -> Analysis:
 
 def _analyse(text: str, file: str) -> Analysis:
     data = source_of(text, file)
-    module = parse(data, file)
+    module = parse_by_item(data, file)
     try:
         program = loads_program(text, file)
     except CompileError as err:

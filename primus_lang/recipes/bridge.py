@@ -376,6 +376,9 @@ def hydra_scalar(text: str) -> Any:
 
 
 _INT = re.compile(r"[+-]?[0-9]+")
+# the shape of the model (Megatron's names, which TransformerConfig shares): a Bridge recipe's model is its card
+_ARCHITECTURE = frozenset(spelling.CARD[f] for f in ("num_layers", "hidden", "ffn_hidden", "heads", "kv_heads",
+                                                     "head_dim", "vocab", "moe.ffn_hidden", "moe.top_k"))
 # the largest ceiling of any kind of quantity in the IR (ir/ranges.py): FLOP/s
 _LARGEST = max(KIND_CEILINGS.values())
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)", re.IGNORECASE)
@@ -386,6 +389,9 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
     Megatron argument each field holds, else by the field's passthrough name."""
     entries: dict[str, Entry] = {RECIPE_KEY: Entry(RECIPE_KEY, recipe.name, None, "--recipe")}
     stated: dict[str, tuple[Any, Word]] = {}
+    recorded = bridge.recipe(recipe.name, reader.version)
+    # the model's shape as the recipe builds it (its card's), which an override may restate but not change
+    shape = {bridge.canonical(p): v for p, v in recorded.settings.items()} if recorded is not None else {}
 
     def put(path: str, value: Any, where: Word | None, text: str) -> None:
         span = where.span if where is not None else None
@@ -405,6 +411,13 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
                 entries.pop(dest, None)
             for dest, v in settings.items():
                 entries[dest] = Entry(dest, v, span, f"mixed_precision={value}")
+            return
+        if where is not None and path.removeprefix("model.") in _ARCHITECTURE and value != shape.get(path, value):
+            # the model is the card the recipe's Hugging Face config gives; an override of its shape would
+            # launch a model other than the one primusc accounts and projects
+            problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`{text}` changes the model the recipe names",
+                                       span=span, help="primusc plans a Bridge recipe's own model: write a space "
+                                       "over a card with this change (`model m = CARD { ... }`) by hand"))
             return
         negated = negated_dest_of(path)
         if negated is not None and isinstance(value, bool):

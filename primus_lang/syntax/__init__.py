@@ -1,7 +1,7 @@
 """Syntax: the Lark grammar → AST with spans, and the formatter."""
 
 from primus_lang.syntax.generated import render_sections
-from primus_lang.syntax.parser import parse, read_source
+from primus_lang.syntax.parser import parse, parse_by_item, read_source
 from primus_lang.syntax.units import UNITS
 
 
@@ -13,4 +13,4 @@ def format_source(text: str, file: str = "<input>") -> str:
     return layout(text, file)
 
 
-__all__ = ["UNITS", "format_source", "parse", "read_source", "render_sections"]
+__all__ = ["UNITS", "format_source", "parse", "parse_by_item", "read_source", "render_sections"]

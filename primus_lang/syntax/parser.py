@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import math
 import os
 import re
@@ -681,6 +682,75 @@ def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
     if len(text) <= _CACHED_TEXT:
         return _parse_cached(text, file)
     return _parse_text(text, file)
+
+
+def parse_by_item(data: str | bytes, file: str = "<input>") -> ast.Module:
+    """``parse``, one top-level item (an import, a definition) at a time, each cached: a file edited
+    again and again (in an editor) re-parses only the items whose text or first line changed. Any
+    syntax error is reported as ``parse`` reports it, from the whole text."""
+    text = _decode(data, file)
+    chunks = _items(text)
+    if len(chunks) < 2:
+        return parse(text, file)
+    items: list[ast.Import | ast.Definition] = []
+    comments: list[ast.Comment] = []
+    try:
+        for line, chunk in chunks:
+            # padded to its first line, so every span is the whole text's
+            part = _parse_item("\n" * line + chunk, file)
+            items += part.items
+            comments += part.comments
+    except CompileError:
+        return parse(text, file)
+    SOURCES.add(file, text)
+    return ast.Module(file, tuple(items), tuple(comments))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_item(text: str, file: str) -> ast.Module:
+    return _parse_text(text, file)
+
+
+_STARTS = ("import", "model", "gpu", "cluster", "space", "site")
+
+
+def _items(text: str) -> list[tuple[int, str]]:
+    """The text cut before each line that starts a top-level item (0-based line, text), or one piece
+    when the braces, parentheses and strings do not close where an item should start."""
+    cuts: list[int] = []  # 0-based lines
+    depth, in_string = 0, False
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        head = line.split(None, 1)[0] if line.strip() else ""
+        if depth == 0 and not in_string and head in _STARTS and line[:1] not in (" ", "\t"):
+            cuts.append(number)
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            if in_string:
+                if ch == "\\":
+                    i += 1
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == "#":
+                break
+            elif ch in "{(":
+                depth += 1
+            elif ch in "})":
+                depth -= 1
+                if depth < 0:
+                    return [(0, text)]
+            i += 1
+        if in_string:
+            return [(0, text)]  # a string does not span lines: leave the error to the whole parse
+    if depth != 0 or not cuts:
+        return [(0, text)]
+    if cuts[0] != 0:
+        cuts[0] = 0  # comments and blank lines before the first item go with it
+    bounds = [*cuts, len(lines)]
+    return [(a, "\n".join(lines[a:b]) + ("\n" if b < len(lines) else "")) for a, b in itertools.pairwise(bounds)]
 
 
 @functools.lru_cache(maxsize=32)

@@ -222,3 +222,18 @@ def test_plan_never_writes_less_than_the_recipe(tmp_path: Path, capsys: pytest.C
     else:
         best = next(r for r in plan["ranked"] if r["label"] == launched)
         assert best["score"] > baseline["score"] * (1 + plan["provenance"]["paired"])
+
+
+def test_an_override_of_the_models_shape_is_refused_and_a_restatement_kept(tmp_path: Path) -> None:
+    """A user's trial: `model.num_layers=16` on a Llama 3 8B recipe was carried to the launch while the
+    account and projection kept the card's 32 layers."""
+    line = ("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config "
+            "model.num_layers={layers} model.hidden_size=4096")
+    launch = tmp_path / "run.sh"
+    launch.write_text(line.format(layers=16))
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    [diag] = err.value.diagnostics
+    assert diag.code.id == "P3125" and "model.num_layers=16" in diag.message
+    launch.write_text(line.format(layers=32))  # the card's own values: nothing changes
+    assert read_recipe(launch).card is not None

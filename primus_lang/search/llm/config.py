@@ -40,8 +40,10 @@ class LlmConfig:
     def usable(self) -> tuple[bool, str]:
         """Whether the investigator can run, and if not, a sentence saying why."""
         if self.replay:
-            if self.cassette is None or not self.cassette.is_file():
+            if self.cassette is None or not self.cassette.exists():
                 return False, f"--llm-replay needs a recorded cassette; `{self.cassette}` does not exist"
+            if not self.cassette.is_file():
+                return False, f"--llm-replay needs a recorded cassette; `{self.cassette}` is not a file"
             return True, ""
         if not self.model:
             return False, (
