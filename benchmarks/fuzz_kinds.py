@@ -117,7 +117,10 @@ def _lsp(count: int, seed: int, found: list[str], codes: Counter[str]) -> int:
             codes["error" if "error" in answer else "result"] += 1
             if "Traceback" in json.dumps(answer):
                 found.append(f"a traceback in the answer to {method}")
-        print(f"slowest language-server answer {slowest * 1000:.0f} ms")
+        status = Path(f"/proc/{client.proc.pid}/status")
+        peak = next((line.split(":")[1].strip() for line in status.read_text().splitlines()
+                     if line.startswith("VmHWM")), "?") if status.exists() else "?"
+        print(f"slowest language-server answer {slowest * 1000:.0f} ms; the server's peak resident memory {peak}")
     finally:
         client.close()
     return count

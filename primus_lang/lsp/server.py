@@ -51,6 +51,8 @@ class PrimusServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("primusc", __version__, protocol_cls=PrimusProtocol)
         self.parser_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="primusc-parse")
+        # a hover's lookup runs beside the document's analysis, never queued behind it
+        self.quick_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="primusc-quick")
         self.slow = SlowWork()
         self.versions: dict[str, int] = {}
         self.analyses: dict[str, Analysis] = {}
@@ -59,6 +61,9 @@ class PrimusServer(LanguageServer):
 
     async def on_parser(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.parser_thread, fn)
+
+    async def on_quick(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.quick_thread, fn)
 
     def units(self, text: str) -> int:
         return int(self.workspace.position_codec.client_num_units(text))
@@ -214,7 +219,7 @@ def build() -> PrimusServer:
         parts = list(facts.parts)
         origin = facts.resolve
         if origin is not None:
-            found = await ls.on_parser(lambda: resolve(text, file, origin.name, origin.file))
+            found = await ls.on_quick(lambda: resolve(text, file, origin.name, origin.file))
             if found is not None:
                 parts.append(resolved_markdown(*found))
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))

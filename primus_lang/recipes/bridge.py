@@ -88,10 +88,17 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
                   if not (w.text == "uv" or (w.text == "run" and k and words[k - 1].text == "uv"))]
         launcher, notes = launcher_settings(before, problems)
     perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
-    reader = _Reader(file, words[start + 1:], problems, version, perf=perf)
+    rest = words[start + 1:]
+    if script.text.rsplit("/", 1)[-1] == "train.sh":
+        rest, own, said = _launcher_options(rest, problems)
+        launcher |= own
+        notes += said
+    reader = _Reader(file, rest, problems, version, perf=perf)
     reader.read()
     if problems:
-        raise CompileError(problems)
+        # a word lost to a redirection (a README's `<account>`) is the likely cause of what is missing
+        lost = tuple(n for n in launch.notes if "is a redirection in bash" in n)
+        raise CompileError([attrs.evolve(d, notes=(*d.notes, *lost)) for d in problems])
     recipe = reader.recipe()
     entries = _entries(recipe, reader, problems)
     if problems:
@@ -118,6 +125,45 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
                   gpu_hint=gpu, notes=tuple(notes), version=version)
+
+
+DETERMINISTIC = (("model.deterministic_mode", "true"), ("model.cross_entropy_loss_fusion", "false"),
+                 ("comm_overlap.tp_comm_overlap", "false"))
+
+# scripts/training/train.sh runs scripts/training/setup_experiment.py, which takes the cluster's options and
+# forwards the rest to run_recipe.py (Megatron-Bridge 067f987, its "Execution" argument group)
+TRAIN_SH_VALUES = ("--nodes", "--gpus-per-node", "--account", "--partition", "--time", "--gres",
+                   "--additional-slurm-params", "--container-image", "--mount", "--env", "--srun-arg",
+                   "--peak-mem-clk", "--experiment-name")
+TRAIN_SH_SWITCHES = ("--no-gpu-resource-request", "--submission-dry-run", "--wait")
+_TRAIN_SH_SHAPE = {"--nodes": "nnodes", "--gpus-per-node": "nproc_per_node"}
+
+
+def _launcher_options(words: list[Word], problems: list[Diagnostic]) -> tuple[list[Word], dict[str, Entry], list[str]]:
+    """train.sh's own options out of ``words``: the cluster's shape read, the rest noted as the launcher's."""
+    rest: list[Word] = []
+    shape: dict[str, Entry] = {}
+    notes: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        name, eq, inline = w.text.partition("=")
+        if name in TRAIN_SH_VALUES:
+            value = Word(inline, w.span, w.unknown) if eq else (words[i + 1] if i + 1 < len(words) else None)
+            i += 1 if eq else 2
+            if value is None or not value.text:
+                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name}` needs a value", span=w.span))
+            elif name in _TRAIN_SH_SHAPE:
+                shape[_TRAIN_SH_SHAPE[name]] = Entry(_TRAIN_SH_SHAPE[name], value.text, w.span, f"{name} {value.text}")
+            else:
+                notes.append(f"`{name}` is train.sh's own (the Slurm job's); the emitted launch files set it")
+            continue
+        if w.text in TRAIN_SH_SWITCHES:
+            notes.append(f"`{w.text}` is train.sh's own; not carried")
+        else:
+            rest.append(w)
+        i += 1
+    return rest, shape, list(dict.fromkeys(notes))
 
 
 class _Reader:
@@ -166,6 +212,15 @@ class _Reader:
                 continue
             if name in PERF_SITE_SWITCHES:
                 self.notes.append(f"`{name}` is the performance launcher's own; the emitted launch files run the job")
+                i += 1
+                continue
+            if name == "--deterministic":
+                # what the launcher applies (recipes/utils/determinism_utils.py, apply_determinism_overrides):
+                # deterministic kernels, no fused cross entropy, no TP communication overlap
+                self.late += [(path, value, w) for path, value in DETERMINISTIC]
+                self.notes.append("`--deterministic` is read as Bridge applies it: model.deterministic_mode, "
+                                  "no fused cross-entropy, no TP communication overlap (its NCCL and cuBLAS "
+                                  "environment is the launcher's, not carried)")
                 i += 1
                 continue
             if name not in PERF_SELECTORS and name not in PERF_OPTIONS and name not in PERF_SITE_VALUES:

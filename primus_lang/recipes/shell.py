@@ -246,6 +246,9 @@ _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _TRAINING = re.compile(r"\.py$")
 _FIELD_BREAK = "\0"
 _LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+# a launcher script that runs a training script of its own: Megatron-Bridge's scripts/training/train.sh,
+# a launch when it names a recipe
+_WRAPPERS = ("train.sh",)
 
 
 @define
@@ -712,6 +715,13 @@ class _Parser:
             if t.kind == "op" and t.text in ("<", ">", ">>", "&>", ">&", "2>", "<<<"):
                 self.i += 1
                 if self.peek().kind == "word":
+                    target = self.peek()
+                    if target.text.startswith("-"):
+                        # a README's placeholder (`--account <account> --gpu h100`): bash reads `<` and `>` as
+                        # redirections, and the option after one as a file name
+                        self.sh.notes.append(f"line {target.line}: `{t.text} {target.text}` is a redirection in "
+                                             f"bash, so `{target.text}` is a file name, not an option: write "
+                                             "placeholders such as `<account>` as values")
                     self.i += 1
                 continue
             if t.kind == "word" and re.fullmatch(r"[0-9]*>&?[0-9-]*", t.text):
@@ -1150,7 +1160,8 @@ class _Parser:
             # a file of flags alone (an arguments file, one flag a line) is one launch line
             sh.flag_lines.extend(fields)
             return _Result(None)
-        if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS:
+        wrapper = name.rsplit("/", 1)[-1] in _WRAPPERS and any(f.text == "--recipe" for f in fields)
+        if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS or wrapper:
             sh.launch(fields, {**sh.exported(), **env})
             return _Result(None)
         # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +34,20 @@ MAX_BYTES = 4 * 2**20
 
 
 # Comments are ignored by the grammar but collected for the formatter through a lexer callback;
-# the parser is shared, so the callback appends to whichever list the running ``parse`` installed.
-_comment_sink: list[Token] = []
+# the parser is shared (each parse keeps its own state), so the callback appends to the running parse's
+# list: one per thread, since the language server parses for a hover while an analysis parses.
+_local = threading.local()
+
+
+def _sink() -> list[Token]:
+    if not hasattr(_local, "comments"):
+        _local.comments = []
+    found: list[Token] = _local.comments
+    return found
 
 
 def _collect_comment(tok: Token) -> Token:
-    _comment_sink.append(tok)
+    _sink().append(tok)
     return tok
 
 
@@ -616,15 +625,16 @@ def read_source(path: Path, file: str) -> bytes:
     # opened without blocking and looked at through the descriptor: a file swapped for a FIFO between a
     # look at the path and the open would block the open (and the language server with it) for ever
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        raise CompileError(Diagnostic(
+            C.NOT_A_FILE, f"`{file}` is {what}, not a source file",
+            help="give the path of a .prx file; primusc does not read devices, pipes or folders",
+        ))
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            what = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
-            raise CompileError(Diagnostic(
-                C.NOT_A_FILE, f"`{file}` is {what}, not a source file",
-                help="give the path of a .prx file; primusc does not read devices, pipes or folders",
-            ))
-        os.set_blocking(fd, True)
         data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise CompileError(_too_large(file, max(len(data), st.st_size)))
@@ -763,7 +773,7 @@ def _parse_cached(text: str, file: str) -> ast.Module:
 
 def _parse_text(text: str, file: str) -> ast.Module:
     parser = _parser()
-    _comment_sink.clear()
+    _sink().clear()
     try:
         tree = parser.parse(text)
     except lark.exceptions.UnexpectedInput as err:
@@ -775,8 +785,8 @@ def _parse_text(text: str, file: str) -> ast.Module:
             )
         ) from None
     finally:
-        found = list(_comment_sink)
-        _comment_sink.clear()
+        found = list(_sink())
+        _sink().clear()
     comments = tuple(ast.Comment(str(t).rstrip(), t.line or 1, t.column or 1) for t in found)
     try:
         items = _ToAst(file).transform(tree)

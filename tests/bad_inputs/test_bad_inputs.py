@@ -216,16 +216,16 @@ def test_a_huge_file_is_read_only_up_to_the_limit(tmp_path: Path, monkeypatch: p
     with big.open("wb") as f:  # sparse: 20 GB on paper, nothing on disk
         f.truncate(20 * 10**9)
     asked: list[int] = []
-    real_open = Path.open
+    real_fdopen = os.fdopen
 
-    def spy(self: Path, *args: object, **kwargs: object) -> object:
-        handle = real_open(self, *args, **kwargs)  # type: ignore[call-overload]
-        if self == big:
+    def spy(fd: int, *args: object, **kwargs: object) -> object:
+        handle = real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
+        if os.fstat(fd).st_size == 20 * 10**9:
             read = handle.read
-            handle.read = lambda n=-1: asked.append(n) or read(n)  # type: ignore[method-assign]
+            handle.read = lambda n=-1: asked.append(n) or read(n)
         return handle
 
-    monkeypatch.setattr(Path, "open", spy)
+    monkeypatch.setattr(os, "fdopen", spy)
     with pytest.raises(CompileError) as err:
         load_program(big)
     assert err.value.diagnostics[0].code.id == "P1010"

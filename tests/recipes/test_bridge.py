@@ -237,3 +237,35 @@ def test_an_override_of_the_models_shape_is_refused_and_a_restatement_kept(tmp_p
     assert diag.code.id == "P3125" and "model.num_layers=16" in diag.message
     launch.write_text(line.format(layers=32))  # the card's own values: nothing changes
     assert read_recipe(launch).card is not None
+
+
+def test_bridges_train_sh_launcher_is_read_with_its_cluster_options(tmp_path: Path) -> None:
+    """scripts/training/train.sh runs setup_experiment.py, which takes the Slurm job's options and forwards
+    the rest to run_recipe.py (a new user's trial: `the script runs no training command`)."""
+    launch = tmp_path / "train.sh"
+    launch.write_text("./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --account A --partition P "
+                      "--container-image /i.sqsh --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config "
+                      "--mode pretrain --wait train.global_batch_size=256\n")
+    recipe = read_recipe(launch)
+    assert recipe.nodes is not None and recipe.nodes.value == "2"
+    assert recipe.gpus_per_node is not None and recipe.gpus_per_node.value == "8"
+    assert recipe.entries["global_batch_size"].value == 256
+    assert any("train.sh's own" in n for n in recipe.notes)
+
+
+def test_the_performance_launchers_deterministic_switch_is_applied(tmp_path: Path) -> None:
+    launch = tmp_path / "perf.sh"
+    line = "python scripts/performance/setup_experiment.py -m llama3 -mr llama3_70b -ng 64 -g h100 -c bf16"
+    launch.write_text(line + " --deterministic\n")
+    recipe = read_recipe(launch)
+    assert recipe.entries["tp_comm_overlap"].value is False
+    assert recipe.entries["cross_entropy_loss_fusion"].value is False
+
+
+def test_a_readme_placeholder_read_as_a_redirection_is_named(tmp_path: Path) -> None:
+    launch = tmp_path / "perf.sh"
+    launch.write_text("python scripts/performance/setup_experiment.py --account <account> --partition <partition> "
+                      "--gpu h100 -mr llama3_70b -ng 64\n")
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    assert any("is a redirection in bash" in n for d in err.value.diagnostics for n in d.notes)
