@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 
 from primus_lang.lsp.knowledge import stdlib_index, stdlib_path
+from primus_lang.syntax.lexical import code_of
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -21,20 +22,8 @@ def block_path(text_lines: list[str], line: int, index: int) -> tuple[str, ...]:
     statement = ""  # text of the statement since the last `{`, `}`, `;` or newline
     for row in range(min(line + 1, len(text_lines))):
         src = text_lines[row] if row < line else text_lines[row][:index]
-        in_string = False
-        i = 0
-        while i < len(src):
-            ch = src[i]
-            if in_string:
-                if ch == "\\":
-                    i += 1
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "#":
-                break
-            elif ch == "{":
+        for ch in code_of(src)[0]:
+            if ch == "{":
                 m = _NAME.search(statement)
                 stack.append(m.group() if m else "")
                 statement = ""
@@ -46,7 +35,6 @@ def block_path(text_lines: list[str], line: int, index: int) -> tuple[str, ...]:
                 statement = ""
             else:
                 statement += ch
-            i += 1
         statement = ""
     return tuple(stack)
 

@@ -28,6 +28,7 @@ from primus_lang.ir.span import Span
 from primus_lang.resources import data_dir
 from primus_lang.sources import SOURCES, lines
 from primus_lang.syntax import ast
+from primus_lang.syntax.lexical import code_of
 from primus_lang.syntax.units import UNITS, suggest_unit
 
 MAX_BYTES = 4 * 2**20
@@ -728,33 +729,22 @@ def _items(text: str) -> list[tuple[int, str]]:
     """The text cut before each line that starts a top-level item (0-based line, text), or one piece
     when the braces, parentheses and strings do not close where an item should start."""
     cuts: list[int] = []  # 0-based lines
-    depth, in_string = 0, False
+    depth = 0
     lines = text.split("\n")
     for number, line in enumerate(lines):
         head = line.split(None, 1)[0] if line.strip() else ""
-        if depth == 0 and not in_string and head in _STARTS and line[:1] not in (" ", "\t"):
+        if depth == 0 and head in _STARTS and line[:1] not in (" ", "\t"):
             cuts.append(number)
-        i = 0
-        while i < len(line):
-            ch = line[i]
-            if in_string:
-                if ch == "\\":
-                    i += 1
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == "#":
-                break
-            elif ch in "{(":
+        code, open_string = code_of(line)
+        if open_string:
+            return [(0, text)]  # a string does not span lines: leave the error to the whole parse
+        for ch in code:
+            if ch in "{(":
                 depth += 1
             elif ch in "})":
                 depth -= 1
                 if depth < 0:
                     return [(0, text)]
-            i += 1
-        if in_string:
-            return [(0, text)]  # a string does not span lines: leave the error to the whole parse
     if depth != 0 or not cuts:
         return [(0, text)]
     if cuts[0] != 0:
