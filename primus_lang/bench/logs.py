@@ -28,9 +28,12 @@ from primus_lang.ir.span import Span
 # Labels and the field each takes, up to the next `|`; the field is checked strictly afterwards, so a
 # value like `1.2.3`, `-4` or `²` is a diagnostic naming its line, never a crash in `float()`.
 _ITER = re.compile(r"iteration\s+([0-9]{1,18})\s*/\s*([0-9]{1,18})", re.ASCII)
-_ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([^|\s]*)")
-_TFLOPS = re.compile(r"throughput per GPU \(TFLOP/s/GPU\):\s*([^|\s]*)")
-_TOKENS = re.compile(r"tokens per GPU \(tokens/s/GPU\):\s*([^|\s]*)")
+# Primus's current line gives the elapsed time as `instant/running average` and its own names for the
+# throughputs (primus/backends/megatron/patches/training_log/print_rank_last_patches.py): the instant
+# value is read, as Megatron-LM's and Megatron-Bridge's lines give it
+_ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([^|\s/]*)(?:/[^|\s]*)?")
+_TFLOPS = re.compile(r"(?:throughput|compute) per GPU \(TFLOP/s/GPU\):\s*([^|\s]*)")
+_TOKENS = re.compile(r"(?:tokens per GPU \(tokens/s/GPU\)|tokens/s/GPU inst/harmonic mean):\s*([^|\s/]*)")
 _GBS = re.compile(r"global batch size:\s*([^|\s]*)")
 _SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII)
 _NANS = re.compile(r"number of nan iterations:\s*([0-9]{1,18})", re.ASCII)
@@ -38,6 +41,14 @@ _LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
+# the iteration lines read, by the framework that prints them
+FORMATS = (
+    "Megatron-LM and Megatron-Bridge: `iteration N/M | ... | elapsed time per iteration (ms): T | throughput per "
+    "GPU (TFLOP/s/GPU): F | ... | global batch size: B |`",
+    "Primus, earlier releases: the same with `tokens per GPU (tokens/s/GPU): K`",
+    "Primus, current (its print_rank_last patch): `elapsed time per iteration (ms): T/AVG`, `compute per GPU (TFLOP/s/GPU): F (avg A)`, "
+    "`tokens/s/GPU inst/harmonic mean: K/H`",
+)
 _MAX_STEP_S = 1e6  # an iteration of 11 days: past any real one, below any float trouble
 _MIN_STEP_MS = 1e-3  # a microsecond: less than one kernel launch, so no training step
 _LOWEST = 1e-9  # any other logged figure (TFLOP/s, tokens/s) this small is a misprint, not a measurement
@@ -136,7 +147,9 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     if not iterations:
         raise CompileError(Diagnostic(
             LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
-            help="pass the stdout log of a Megatron-LM or Primus training run",
+            notes=FORMATS,
+            help="pass the stdout log of the rank that prints the iteration lines (Megatron prints them from "
+                 "the last rank: a multi-node job's last node)",
         ))
     return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut)
 

@@ -66,3 +66,30 @@ def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run["factor"] == pytest.approx(run["measured_s"] / run["projected_s"])
     assert out["factor"] == pytest.approx(run["factor"])
     assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1
+
+
+PRIMUS_NOW = (" [2026-12-01 10:00:00] iteration {i:>8}/     100 | consumed samples:         1280 | elapsed time per "
+              "iteration (ms): {ms}/21412.0 | hip mem usage/free/total/usage_ratio: 100.00GB/156.00GB/256.00GB/39.06% "
+              "| compute per GPU (TFLOP/s/GPU): 350.1 (avg 349.0)  | tokens/s/GPU inst/harmonic mean: 1234.5/1230.0 | "
+              "learning rate: 1.000000E-04 | global batch size:   128 | lm loss: 1.050000E+01 |\n")
+BRIDGE = (" [2026-12-01 10:00:00] iteration {i:>8}/     100 | consumed samples:         1280 | elapsed time per "
+          "iteration (ms): {ms} | throughput per GPU (TFLOP/s/GPU): 512.3 | learning rate: 1.000000E-04 | "
+          "global batch size:   128 | lm loss: 1.050000E+01 |\n")
+
+
+@pytest.mark.parametrize("line", [PRIMUS_NOW, BRIDGE], ids=["primus-current", "megatron-bridge"])
+def test_the_iteration_lines_primus_and_bridge_print_today(line: str) -> None:
+    """Primus's print_rank_last patch writes `instant/average` and its own throughput names; `learn`
+    refused its default format (P6012) before."""
+    log = parse_log("".join(line.format(i=i, ms=f"{21000.0 + i:.1f}") for i in range(1, 5)))
+    assert [it.seconds for it in log.iterations] == pytest.approx([21.001, 21.002, 21.003, 21.004])
+    assert log.iterations[0].gbs == 128 and log.iterations[0].tflops_per_gpu in (350.1, 512.3)
+    if line is PRIMUS_NOW:
+        assert log.iterations[0].tokens_per_gpu == pytest.approx(1234.5)
+
+
+def test_a_log_of_no_known_format_names_the_formats() -> None:
+    with pytest.raises(CompileError) as err:
+        parse_log("step 10 | time 21.2 s\n", "other.log")
+    notes = " ".join(err.value.diagnostics[0].notes)
+    assert "Megatron-Bridge" in notes and "Primus" in notes and "instant" not in notes
