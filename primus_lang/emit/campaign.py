@@ -22,6 +22,7 @@ from attrs import frozen
 
 from primus_lang.emit.context import EmitContext, resolve_variables
 from primus_lang.emit.emitter import emit, parse_target
+from primus_lang.emit.sites import variable_defaults
 from primus_lang.emit.templating import render
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -102,7 +103,8 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     prov = space.cluster.gpu.provenance
     if "time_limit" not in chosen:
         chosen["time_limit"] = time_limit(jobs, int(chosen["train_iters"]), 1 / prov.low)
-    variables = resolve_variables(chosen, space.name)
+    # the site's values (its namespace, queue, image) as every job's manifest has them
+    variables = resolve_variables(chosen, space.name, variable_defaults(space))
     files: dict[str, str] = {}
     entries = []
     for i, job in enumerate(jobs):
@@ -119,7 +121,10 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
         })
     cluster = space.cluster
     hours = len(jobs) * cluster.nodes * _seconds(variables.time_limit) / 3600
+    # Megatron prints the iteration lines from the last rank, on the last node: PyTorchJob's last worker
+    printing = f"worker-{cluster.nodes - 2}" if cluster.nodes > 1 else "master-0"
     values = {"jobs": entries, "v": variables, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
+              "printing_pod": printing,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",
               "wait_seconds": int(_seconds(variables.time_limit))}

@@ -1,0 +1,50 @@
+"""The Kubernetes campaign driver against a fake `kubectl` that records its calls (issue 31): it applies
+in the site's namespace, ends a job's wait when the job fails (not at the time limit), saves the log of
+the pod Megatron prints from (the last rank, on the last worker), and deletes only the job, never the
+namespace's shared LocalQueue."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.resources import data_dir
+
+FAKE = """#!/usr/bin/env bash
+echo "$*" >> "$CALLS"
+case "$1" in
+  get) case "$*" in *-c0*) echo "Created Running Succeeded" ;; *) echo "Created Failed" ;; esac ;;
+  logs) echo " iteration        1/      30 | elapsed time per iteration (ms): 1000.0 |" ;;
+esac
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_k8s_campaign_applies_in_the_sites_namespace_and_deletes_only_jobs(tmp_path: Path) -> None:
+    out = tmp_path / "plan"
+    space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
+    assert main(["plan", str(space), "--budget", "6", "--shortlist", "2", "--out", str(out)]) == 0
+    driver = out / "campaign" / "campaign.sh"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "kubectl").write_text(FAKE)
+    (fake / "kubectl").chmod(0o755)
+    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")  # a poll never waits in the test
+    (fake / "sleep").chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls)}
+    done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "failed" in done.stderr  # job 1 failed: said at once, the run exits 1
+    lines = calls.read_text().splitlines()
+    applied = [c for c in lines if c.startswith("apply")]
+    assert len(applied) == 2 and all("-n llm-training" in c for c in applied)
+    deleted = [c for c in lines if c.startswith("delete")]
+    assert len(deleted) == 2 and all(" pytorchjob/" in c and " -f " not in c for c in deleted)
+    logs = [c for c in lines if c.startswith("logs")]
+    assert logs and all(c.endswith("-worker-6") for c in logs)  # 8 nodes: the master and workers 0-6
+    assert "elapsed time per iteration" in (out / "campaign" / "job-0" / "train.log").read_text()
