@@ -41,6 +41,26 @@ _LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
+# How a job that did not run to the end ended, read from what its log says last (the first that matches):
+# PyTorch's and ROCm's out-of-memory errors, Slurm's time limit and cancellation lines, Kubernetes' deadline
+ENDINGS = (
+    ("out of memory", re.compile(r"out of memory|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED")),
+    ("timed out", re.compile(r"DUE TO TIME LIMIT|DeadlineExceeded")),
+    ("cancelled", re.compile(r"CANCELLED AT")),
+)
+_ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback")
+
+
+def ending(line: str) -> str | None:
+    """The way a job ended that ``line`` says (``ENDINGS``), or None."""
+    return next((cause for cause, pattern in ENDINGS if pattern.search(line)), None)
+
+
+def error_line(line: str) -> bool:
+    """Whether ``line`` reports an error (the first such line is why a job failed to start)."""
+    return bool(_ERROR.search(line))
+
+
 # the iteration lines read, by the framework that prints them
 FORMATS = (
     "Megatron-LM and Megatron-Bridge: `iteration N/M | ... | elapsed time per iteration (ms): T | throughput per "

@@ -103,20 +103,42 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
 
 
 class _Lines:
-    """A log's lines as they are read, keeping the last that holds anything (what a job that died
-    before training printed last), so the log is streamed, never held whole."""
+    """A log's lines as they are read, keeping what says how a job ended: the last line that holds
+    anything, the first error line, and the first way of ending it names (out of memory, timed out,
+    cancelled); the log is streamed, never held whole."""
 
     def __init__(self, path: Path) -> None:
         from primus_lang.datafiles import read_lines
         from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 
         self.lines, self.last = read_lines(path, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), ""
+        self.first_error, self.ended = "", ""
 
     def __iter__(self) -> Iterator[str]:
+        from primus_lang.bench.logs import ending, error_line
+
         for line in self.lines:
-            if line.strip():
-                self.last = line.strip()
+            text = line.strip()
+            if text:
+                self.last = text
+                self.ended = self.ended or ending(text) or ""
+                if not self.first_error and error_line(text):
+                    self.first_error = text
             yield line
+
+    def cause(self, trained: bool) -> str:
+        """How the job ended, as `learn` reports it."""
+        if self.ended:
+            return self.ended
+        return "stopped early" if trained else "failed to start"
+
+
+class JobFailed(CompileError):
+    """A job whose log shows it did not run to the end (not one never run): ``cause`` says how."""
+
+    def __init__(self, diagnostic: Diagnostic, cause: str) -> None:
+        super().__init__(diagnostic)
+        self.cause = cause
 
 
 def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[str, ...]]:
@@ -136,10 +158,12 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[st
         log = parse_log(lines, str(path))
     except CompileError as err:
         if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
-            raise CompileError(Diagnostic(
-                CAMPAIGN_LOG_SHORT, f"{label}: `{path}` holds no iteration lines; it ends: "
-                f"{(lines.last or '(empty)')[:160]!r}",
-                help="read the log for why the job stopped before training, rerun it, or pass --partial")) from None
+            cause = lines.cause(trained=False)
+            said = lines.first_error if cause == "failed to start" and lines.first_error else lines.last
+            raise JobFailed(Diagnostic(
+                CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{path}` holds no iteration lines; it "
+                f"{'says' if said != lines.last else 'ends'}: {(said or '(empty)')[:160]!r}",
+                help="read the log for why the job stopped before training, rerun it, or pass --partial"), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
     ran = candidate_from_log(log, cand, str(path))
@@ -150,12 +174,13 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[st
                                       help="put each job's log in its own folder, or rerun the job"))
     st = steady(log, warmup)
     if st.kept < MIN_ITERATIONS:
-        raise CompileError(Diagnostic(
+        short = Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
-            f"{MIN_ITERATIONS}", notes=st.notes,
+            f"{MIN_ITERATIONS}" + (f"; it ended {lines.ended}" if lines.ended else ""), notes=st.notes,
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
-                 "lower --warmup, or pass --partial"))
+                 "lower --warmup, or pass --partial")
+        raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
     return st.seconds, st.notes
 
 
@@ -197,10 +222,18 @@ def run(args: argparse.Namespace) -> int:
 
     cluster = attrs.evolve(space.cluster, gpu=start)
     measured, unmeasured, problems, notes = [], [], [], []
+    failed: list[tuple[int, str, str]] = []  # (index, label, how it ended): never ranked
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
             seconds, said = measure(job, folder / job["log"], args.warmup)
+        except JobFailed as err:
+            # it ran and failed on this cluster: evidence about the candidate, not a result to rank
+            problems += err.diagnostics
+            failed.append((job["index"], job["label"], err.cause))
+            if err.cause == "out of memory":
+                notes.append(_memory_said(space, cand, job["index"]))
+            continue
         except CompileError as err:
             problems += err.diagnostics
             unmeasured.append((job["index"], job["label"], cand))
@@ -233,8 +266,23 @@ def run(args: argparse.Namespace) -> int:
     write_file(out, text, force=args.force)
     if problems:
         print(render(problems, args.error_format), file=sys.stderr)
-    _print(args, result, start, out, name, notes, problems)
+    _print(args, result, start, out, name, notes, problems, failed)
     return 0
+
+
+def _memory_said(space: Any, cand: Any, index: int) -> str:
+    """What an out-of-memory death says of the memory account on this cluster: stated, never applied."""
+    from primus_lang.memory import prefilter, usable_bytes
+
+    peak = int(prefilter(space.model, space.cluster, [cand], space.settings)[0])
+    limit = usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
+    if peak > limit:
+        return (f"job {index} ran out of memory, as the account said it would ({peak / 2**30:.1f} GiB against "
+                f"{limit / 2**30:.1f} GiB usable)")
+    return (f"job {index} ran out of memory on this cluster though the memory account gives it {peak / 2**30:.1f} GiB "
+            f"of {limit / 2**30:.1f} GiB usable: here the account undercounts it by at least "
+            f"{(limit - peak) / 2**30:.1f} GiB (allocator fragmentation, the framework's own buffers, or a term the "
+            "account lacks); plan with more headroom on this cluster (`fits memory headroom ...`)")
 
 
 def _command(args: argparse.Namespace, folder: Path, out: Path, name: str) -> str:
@@ -250,7 +298,7 @@ def _command(args: argparse.Namespace, folder: Path, out: Path, name: str) -> st
 
 
 def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: str, notes: list[str],
-           problems: list[Diagnostic]) -> None:
+           problems: list[Diagnostic], failed: list[tuple[int, str, str]]) -> None:
     from primus_lang.project.calibrate import PARAMS
 
     if args.json:
@@ -263,6 +311,7 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
                      for r in result.runs],
             "ranked": [{"label": r.label, "tokens_per_gpu": r.tokens_per_gpu, "measured": r.measured,
                         "index": r.index} for r in result.ranked],
+            "failed": [{"index": i, "label": label, "ended": how} for i, label, how in failed],
             "notes": notes, "left_out": [d.message for d in problems],
         }, indent=2))
         return
@@ -279,4 +328,8 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
     for i, r in enumerate(result.ranked, 1):
         how = "measured" if r.measured else "projected on the learned profile"
         print(f"{i:>4}. {r.label:<40} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")
+    if failed:
+        print("did not run to the end (not ranked):")
+        for i, label, how in failed:
+            print(f"{i:>4}. {label:<40} {how}")
     print(f"wrote `{out}` (gpu `{name}`); plan with it: import it and set `gpu = {name}` in your cluster")

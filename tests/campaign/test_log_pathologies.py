@@ -171,3 +171,28 @@ def test_the_site_profile_never_replaces_what_it_is_learnt_from(campaign: Path, 
     space.write_text(SPACE.read_text())
     assert "P8012" in code_of(capsys, str(copy), "--space", str(space), "--out", str(space), "--force")
     assert space.read_text() == SPACE.read_text()
+
+
+def test_jobs_that_failed_are_reported_with_how_they_ended_and_never_ranked(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: an out-of-memory death was ranked #1 "by measurement" with --partial. A job whose log
+    shows how it ended (out of memory, the time limit, an error before training) is evidence, not a
+    result: listed with its cause, left out of the ranking, and an out-of-memory death is set against
+    the memory account."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[2]["candidate"]["tp"], mbs=jobs[2]["candidate"]["mbs"])
+    copy = fill(campaign, tmp_path, {
+        0: head + "[rank7]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+        2: log([(i, 2000.0) for i in range(1, 6)], head)
+        + "slurmstepd: error: *** JOB 1234 ON node7 CANCELLED AT 2026-12-01T10:00:00 DUE TO TIME LIMIT ***\n",
+    })
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["index"] for r in result["ranked"]] == [1]
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory", 2: "timed out"}
+    assert any("job 0 ran out of memory" in n and "account" in n for n in result["notes"])
+    (copy / "job-0" / "train.log").write_text(head + "Traceback (most recent call last):\nImportError: no module x\n"
+                                               "srun: error: node1: task 0: Exited with exit code 1\n")
+    assert main(["learn", str(copy), "--partial", "--force"]) == 0
+    captured = capsys.readouterr()
+    assert "failed to start" in captured.out and "Traceback" in captured.err
