@@ -198,6 +198,7 @@ class Steady:
     kept: int
     logged: int
     notes: tuple[str, ...]  # one sentence per pathology met, naming the line
+    spread: float = 0.0  # the kept step times' interquartile range over their median: the run's noise
 
 
 def steady(log: TrainingLog, warmup: int) -> Steady:
@@ -226,7 +227,11 @@ def steady(log: TrainingLog, warmup: int) -> Steady:
         notes.append(f"line {log.cut_line}: cut off without its line end (a log still being written, or a "
                      "killed job); left unread")
     seconds = float(statistics.median(it.seconds for it in kept)) if kept else math.nan
-    return Steady(seconds, len(kept), len(log.iterations), tuple(notes))
+    spread = 0.0
+    if len(kept) >= 4:
+        quartiles = statistics.quantiles([it.seconds for it in kept], n=4)
+        spread = (quartiles[2] - quartiles[0]) / seconds
+    return Steady(seconds, len(kept), len(log.iterations), tuple(notes), spread)
 
 
 # Megatron argument -> Candidate knob, for the knobs that are counts (frameworks.spelling: a log prints the

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_SHORTLIST
@@ -50,22 +52,38 @@ def check(args: argparse.Namespace, out: Path, target: str) -> tuple[Path, ...]:
     return tuple(out / FOLDER / rel for rel in file_names(target, k))
 
 
-def shortlist(space: Any, ranked: tuple[Any, ...], target: str, k: int) -> list[Any]:
-    """The first ``k`` trials of ``ranked`` (the tied group first) that ``target`` can express."""
+def shortlist(space: Any, ranked: tuple[Any, ...], target: str, k: int, baseline: Any = None) -> list[Any]:
+    """``k`` trials of ``ranked`` (the tied group first) that ``target`` can express, spread over layouts:
+    each first pick differs from the ones before in more than its recomputation depth (four recompute
+    depths of one layout measure one decision), then the rest in order; and ``baseline`` (the space's
+    own recipe) among them when there is one, so the campaign says whether the plan beats it."""
     from primus_lang.emit import unsupported
 
-    chosen = []
-    for trial in ranked:
-        if trial.candidate is not None and trial.evaluation is not None and not unsupported(space, trial.candidate,
-                                                                                             target):
-            chosen.append(trial)
-        if len(chosen) == k:
-            break
+    def expressible(t: Any) -> bool:
+        return t is not None and t.candidate is not None and t.evaluation is not None \
+            and not unsupported(space, t.candidate, target)
+
+    def layout(t: Any) -> Any:
+        return attrs.evolve(t.candidate, recompute=type(t.candidate.recompute)()), t.candidate.recompute.kind
+
+    usable = [t for t in ranked if expressible(t)]
+    room = k - 1 if expressible(baseline) and all(t.candidate != baseline.candidate for t in usable[:k]) else k
+    chosen: list[Any] = []
+    seen: set[Any] = set()
+    for t in usable:  # a new layout each
+        if len(chosen) < room and layout(t) not in seen:
+            chosen.append(t)
+            seen.add(layout(t))
+    for t in usable:  # then the best of what is left
+        if len(chosen) < room and t not in chosen:
+            chosen.append(t)
+    if room < k:
+        chosen.append(baseline)
     return chosen
 
 
 def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, target: str, out: Path,
-          replace: Callable[[Path], bool]) -> tuple[list[str], str]:
+          replace: Callable[[Path], bool], baseline: Any = None) -> tuple[list[str], str]:
     """Write the campaign; the paths written and a sentence for the terminal."""
     from primus_lang.commands.emit import executable, parse_vars
     from primus_lang.emit import EmitContext
@@ -73,8 +91,10 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
     from primus_lang.outputs import write_files
 
     tied = {id(t) for t in settled.tied}
-    trials = shortlist(space, settled.ranked, target, args.shortlist)
-    jobs = [Job(t.candidate, t.evaluation.tokens_per_gpu, t.evaluation.step_time, id(t) in tied) for t in trials]
+    trials = shortlist(space, settled.ranked, target, args.shortlist, baseline)
+    ours = baseline.candidate if baseline is not None else None
+    jobs = [Job(t.candidate, t.evaluation.tokens_per_gpu, t.evaluation.step_time, id(t) in tied,
+                t.candidate == ours) for t in trials]
     if not jobs:
         return [], "no candidate the target can express: no campaign written"
     root = out / FOLDER

@@ -141,7 +141,7 @@ class JobFailed(CompileError):
         self.cause = cause
 
 
-def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[str, ...]]:
+def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[float, tuple[str, ...], float]:
     """(step time in seconds, notes) of one job's log; a ``CompileError`` naming the file when it
     cannot be measured."""
     from primus_lang.bench.logs import candidate_from_log, parse_log, steady
@@ -181,7 +181,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[Any, tuple[st
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
                  "lower --warmup, or pass --partial")
         raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
-    return st.seconds, st.notes
+    return st.seconds, st.notes, st.spread
 
 
 def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
@@ -223,10 +223,11 @@ def run(args: argparse.Namespace) -> int:
     cluster = attrs.evolve(space.cluster, gpu=start)
     measured, unmeasured, problems, notes = [], [], [], []
     failed: list[tuple[int, str, str]] = []  # (index, label, how it ended): never ranked
+    spreads: dict[int, float] = {}  # each measured job's noise (its step times' spread)
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            seconds, said = measure(job, folder / job["log"], args.warmup)
+            seconds, said, spreads[job["index"]] = measure(job, folder / job["log"], args.warmup)
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics
@@ -266,8 +267,34 @@ def run(args: argparse.Namespace) -> int:
     write_file(out, text, force=args.force)
     if problems:
         print(render(problems, args.error_format), file=sys.stderr)
+    notes += _against_baseline(manifest, measured, spreads, failed)
     _print(args, result, start, out, name, notes, problems, failed)
     return 0
+
+
+def _against_baseline(manifest: dict[str, Any], measured: list[Any], spreads: dict[int, float],
+                      failed: list[tuple[int, str, str]]) -> list[str]:
+    """Whether the best measured job beat the space's own recipe, by how much, against the noise of
+    the two runs' iterations; [] for a campaign without the recipe among its jobs."""
+    base = next((j for j in manifest["jobs"] if j.get("baseline") is True), None)
+    if base is None:
+        return []
+    runs = {m.index: m for m in measured}
+    ours = runs.get(base["index"])
+    if ours is None:
+        how = next((h for i, _, h in failed if i == base["index"]), "not measured")
+        return [f"the baseline (job {base['index']}, {base['label']}) did not give a measurement ({how}): "
+                "the campaign cannot say whether the plan beats it"]
+    others = [m for m in measured if m.index != base["index"]]
+    if not others:
+        return [f"only the baseline (job {base['index']}) was measured"]
+    best = max(others, key=lambda m: m.tokens_per_gpu)
+    change = best.tokens_per_gpu / ours.tokens_per_gpu - 1
+    noise = spreads.get(best.index, 0.0) + spreads.get(base["index"], 0.0)
+    verdict = "beyond" if abs(change) > noise else "within"
+    return [f"the best measured, job {best.index} ({best.label}), is {change:+.1%} in tokens/s/GPU over the "
+            f"baseline, job {base['index']} ({base['label']}): {verdict} the noise of their iterations "
+            f"(±{noise:.1%}, the two runs' step-time spreads)"]
 
 
 def _memory_said(space: Any, cand: Any, index: int) -> str:

@@ -325,7 +325,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
             )
         files = _emit(args, source, space, launched, target, out, replace)
         if args.shortlist is not None:
-            written, said = _campaign.write(args, source, space, settled, target, out, replace)
+            written, said = _campaign.write(args, source, space, settled, target, out, replace, own)
             files += written
             lines.append(said)
     if winner is not None:

@@ -50,6 +50,7 @@ class Job:
     tokens_per_gpu: float
     step_time: float
     tied: bool  # in the group tied with the best projection
+    baseline: bool = False  # the space's own recipe (what the user runs today), measured to compare against
 
 
 def folder(index: int) -> str:
@@ -114,7 +115,8 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
         b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time)
         entries.append({
             "index": i, "folder": folder(i), "log": f"{folder(i)}/{LOG}", "job_name": per_job["job_name"],
-            "label": job.candidate.label(), "tied": job.tied, "candidate": to_data(job.candidate),
+            "label": job.candidate.label(), "tied": job.tied, "baseline": job.baseline,
+            "candidate": to_data(job.candidate),
             "projected": {"tokens_per_gpu": job.tokens_per_gpu, "step_time": job.step_time,
                           "band": {"coverage": b.coverage, "tokens_per_gpu": [b.tokens_low, b.tokens_high],
                                    "step_time": [b.step_low, b.step_high], "paired": b.paired}},

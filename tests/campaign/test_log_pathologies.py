@@ -196,3 +196,18 @@ def test_jobs_that_failed_are_reported_with_how_they_ended_and_never_ranked(
     assert main(["learn", str(copy), "--partial", "--force"]) == 0
     captured = capsys.readouterr()
     assert "failed to start" in captured.out and "Traceback" in captured.err
+
+
+def test_learn_says_whether_the_best_beat_the_baseline_beyond_the_noise(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"])
+    # job 0 at 1.5 s an iteration, jittering by 1%; the others at 2 s
+    faster = log([(i, 1500.0 * (1.01 if i % 2 else 0.99)) for i in range(1, 31)], head)
+    copy = fill(campaign, tmp_path, {0: faster})
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["jobs"][2]["baseline"] = True
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["learn", str(copy), "--json"]) == 0
+    said = [n for n in json.loads(capsys.readouterr().out)["notes"] if "over the baseline" in n]
+    assert len(said) == 1 and "job 0" in said[0] and "+34.7%" in said[0] and "beyond the noise" in said[0]

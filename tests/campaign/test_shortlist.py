@@ -99,3 +99,22 @@ def test_a_bad_campaign_variable_is_refused_before_the_search(tmp_path: Path, ca
     assert main(["plan", str(SPACE), "--out", str(tmp_path / "p"), "--shortlist", "2",
                  "--campaign-var", "train_iters=lots"]) == 1
     assert "P7004" in capsys.readouterr().err
+
+
+def test_the_shortlist_spreads_over_layouts_and_measures_the_baseline(tmp_path: Path) -> None:
+    """Issue 31: four of 23 tied candidates that differed only in recompute depth were shortlisted and the
+    space's recipe left out, so the campaign could not say whether the plan beats it."""
+    text = SPACE.read_text().replace("  maximize tokens_per_gpu",
+                                     "  baseline { tp = 4; mbs = 1; recompute = full(layers: 2) }\n"
+                                     "  maximize tokens_per_gpu")
+    space = tmp_path / "with_baseline.prx"
+    space.write_text(text)
+    assert main(["plan", str(space), "--out", str(tmp_path / "p"), "--shortlist", "4", "--target",
+                 "primus+local"]) == 0
+    jobs = json.loads((tmp_path / "p" / "campaign" / "manifest.json").read_text())["jobs"]
+    assert len(jobs) == 4
+    marked = [j for j in jobs if j["baseline"]]
+    assert len(marked) == 1 and marked[0]["candidate"]["tp"] == 4 and marked[0]["candidate"]["mbs"] == 1
+    others = [j["candidate"] for j in jobs if not j["baseline"]]
+    layouts = {(c["tp"], c["mbs"], c["recompute"]["kind"]) for c in others}
+    assert len(layouts) == len(others)  # no two picks are one layout at two recompute depths
