@@ -119,3 +119,16 @@ BRIDGE_ON_AMD = register(
     "    target bridge + slurm          # on an MI325X cluster\n\n"
     "Fix: emit for Primus on AMD clusters (`--target primus+slurm`), or target an NVIDIA cluster.",
 )
+TIME_LIMIT_SHORT = register(
+    "W7022",
+    "time-limit-short",
+    "the launch's iterations are projected to take longer than the scheduler's time limit",
+    "A Slurm job is killed at its time limit (`time_limit`, `#SBATCH --time`), and the work since its last\n"
+    "checkpoint is lost with it. `plan` compares the launch's iterations (`train_iters`) at the winner's\n"
+    "projected step time, with the start-up allowance, against the limit. Every Slurm launch also tells the\n"
+    "framework to stop by itself before the kill (Megatron-LM's and Primus's `exit_duration_in_mins`,\n"
+    "Megatron-Bridge's `train.exit_duration_in_mins`): a tenth of the limit, at least 5 minutes, before it.\n\n"
+    "    --var train_iters=2000 --var time_limit=02:00:00   # 2,000 x 5.34 s is about 3 h\n\n"
+    "Fix: raise the time limit, lower `train_iters`, or save checkpoints (`--var checkpoint_dir=...`) and\n"
+    "run the job again from them.",
+)

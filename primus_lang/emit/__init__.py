@@ -39,6 +39,7 @@ from primus_lang.emit.emitter import (
     emitted_names,
     parse_target,
     target_warnings,
+    time_warnings,
     unsupported,
 )
 from primus_lang.emit.templating import render as render_template
@@ -82,5 +83,6 @@ __all__ = [
     "render_template",
     "resolve_variables",
     "target_warnings",
+    "time_warnings",
     "unsupported",
 ]

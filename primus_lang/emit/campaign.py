@@ -22,7 +22,7 @@ from attrs import frozen
 
 from primus_lang.emit.context import EmitContext, resolve_variables
 from primus_lang.emit.emitter import emit, parse_target
-from primus_lang.emit.sites import variable_defaults
+from primus_lang.emit.sites import slurm_seconds, variable_defaults
 from primus_lang.emit.templating import render
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -122,14 +122,14 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
                                    "step_time": [b.step_low, b.step_high], "paired": b.paired}},
         })
     cluster = space.cluster
-    hours = len(jobs) * cluster.nodes * _seconds(variables.time_limit) / 3600
+    hours = len(jobs) * cluster.nodes * slurm_seconds(variables.time_limit) / 3600
     # Megatron prints the iteration lines from the last rank, on the last node: PyTorchJob's last worker
     printing = f"worker-{cluster.nodes - 2}" if cluster.nodes > 1 else "master-0"
     values = {"jobs": entries, "v": variables, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
               "printing_pod": printing,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",
-              "wait_seconds": int(_seconds(variables.time_limit))}
+              "wait_seconds": int(slurm_seconds(variables.time_limit))}
     driver, template = DRIVERS[launcher_cls.NAME]
     files[driver] = render(template, **values)
     data = {
@@ -163,18 +163,3 @@ def profile_of(space: Space, profile_file: str) -> dict[str, str]:
 
 def _plain(value: Any) -> Any:
     raise TypeError(f"not plain data: {type(value).__name__}")
-
-
-def _seconds(limit: str) -> float:
-    """Seconds of a Slurm ``[D-]HH:MM:SS`` (or ``MM``, ``MM:SS``, ``HH:MM:SS``) time."""
-    days, _, clock = limit.rpartition("-")
-    parts = [int(p) for p in clock.split(":")]
-    if days:  # D-HH[:MM[:SS]]
-        parts += [0] * (3 - len(parts))
-    if len(parts) == 1:
-        seconds = parts[0] * 60
-    elif len(parts) == 2:
-        seconds = parts[0] * 60 + parts[1]
-    else:
-        seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
-    return float(seconds + (int(days) * 86400 if days else 0))

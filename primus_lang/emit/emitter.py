@@ -24,6 +24,7 @@ from primus_lang.diagnostics.codes_emit import (
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
     SITE_UNSUPPORTED,
+    TIME_LIMIT_SHORT,
     UNKNOWN_TARGET,
     UNSUPPORTED,
 )
@@ -31,7 +32,7 @@ from primus_lang.emit.context import EmitContext, Variables, resolve_variables
 from primus_lang.emit.environment import collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, Framework
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
-from primus_lang.emit.sites import site_problems, variable_defaults
+from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
 from primus_lang.emit.templating import render
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -94,8 +95,36 @@ def _parts(space: Space, cand: Candidate, target: str,
            ctx: EmitContext) -> tuple[Framework, Launcher, Variables]:
     framework_cls, launcher_cls = parse_target(target)
     variables = resolve_variables(ctx.variables, space.name, variable_defaults(space))
-    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, space.passthrough),
+    passthrough = space.passthrough
+    if launcher_cls.TIME_LIMITED and EXIT_SETTING not in dict(passthrough):
+        # the run stops by itself before the scheduler kills it, in each framework's spelling
+        passthrough = (*passthrough, (EXIT_SETTING, exit_minutes(variables.time_limit)))
+    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough),
             launcher_cls(space.cluster, variables, space.site), variables)
+
+
+EXIT_SETTING = "exit_duration_in_mins"  # Megatron-LM's; Primus takes the same key, Bridge train.exit_duration_in_mins
+
+
+def time_warnings(space: Space, target: str, step_time: float, given: Mapping[str, str],
+                  start_up: float) -> list[Diagnostic]:
+    """W7022 when the launch's iterations at ``step_time`` (projected) and ``start_up`` seconds exceed the
+    scheduler's time limit: the run stops early at the exit the launch sets, its work since the last
+    checkpoint lost unless it saves one."""
+    _, launcher_cls = parse_target(target)
+    if not launcher_cls.TIME_LIMITED:
+        return []
+    v = resolve_variables(given, space.name, variable_defaults(space))
+    needed = start_up + int(v.train_iters) * step_time
+    limit = slurm_seconds(v.time_limit)
+    if needed <= limit:
+        return []
+    return [Diagnostic(TIME_LIMIT_SHORT,
+                       f"{v.train_iters} iterations at the projected {step_time:.2f} s and {start_up / 60:.0f} min to "
+                       f"start take about {needed / 3600:.2f} h, over the time limit of {v.time_limit}: the run stops "
+                       f"itself after {exit_minutes(v.time_limit)} min (`{EXIT_SETTING}`), before the kill",
+                       help="raise `time_limit` (`--var time_limit=...` or the site's), lower `train_iters`, or save "
+                            "checkpoints (`--var checkpoint_dir=...`) and run it again from them")]
 
 
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:

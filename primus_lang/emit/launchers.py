@@ -20,6 +20,7 @@ class Launcher:
     NEEDS_IMAGE: ClassVar[bool] = False
     TEMPLATES: ClassVar[dict[str, str]] = {}
     EXECUTABLE: ClassVar[frozenset[str]] = frozenset({"node.sh"})
+    TIME_LIMITED: ClassVar[bool] = False  # the scheduler kills a job at the `time_limit` variable
 
     def __init__(self, cluster: Cluster, variables: Variables, site: Site | None = None) -> None:
         self.cluster, self.variables, self.site = cluster, variables, site
@@ -44,6 +45,7 @@ class Slurm(Launcher):
     CONTAINER_RUNTIMES = frozenset({"none", "pyxis", "apptainer", "docker", "podman"})
     TEMPLATES: ClassVar[dict[str, str]] = {"launch.sbatch": "slurm/launch.sbatch.j2"}
     EXECUTABLE = frozenset({"node.sh", "launch.sbatch"})
+    TIME_LIMITED = True
 
     def missing(self) -> list[str]:
         if self.variables.container != "none" and not self.variables.container_image:

@@ -23,6 +23,29 @@ def slurm_time(seconds: float) -> str:
     return f"{days}-{text}" if days else text
 
 
+def slurm_seconds(limit: str) -> float:
+    """Seconds of a Slurm ``[D-]HH:MM:SS`` (or ``MM``, ``MM:SS``, ``HH:MM:SS``) time."""
+    days, _, clock = limit.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if days:  # D-HH[:MM[:SS]]
+        parts += [0] * (3 - len(parts))
+    if len(parts) == 1:
+        seconds = parts[0] * 60
+    elif len(parts) == 2:
+        seconds = parts[0] * 60 + parts[1]
+    else:
+        seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    return float(seconds + (int(days) * 86400 if days else 0))
+
+
+def exit_minutes(limit: str) -> int:
+    """When a run under the time limit ``limit`` should stop by itself (Megatron's
+    ``--exit-duration-in-mins``): a tenth of the limit, at least 5 minutes, before the kill, which is
+    the time to write a checkpoint; at least one minute in."""
+    minutes = slurm_seconds(limit) / 60
+    return max(1, math.floor(minutes - max(5.0, math.ceil(minutes / 10))))
+
+
 def variable_defaults(space: Space) -> dict[str, str]:
     out: dict[str, str] = {}
     site, run = space.site, space.run

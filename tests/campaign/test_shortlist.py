@@ -118,3 +118,18 @@ def test_the_shortlist_spreads_over_layouts_and_measures_the_baseline(tmp_path: 
     others = [j["candidate"] for j in jobs if not j["baseline"]]
     layouts = {(c["tp"], c["mbs"], c["recompute"]["kind"]) for c in others}
     assert len(layouts) == len(others)  # no two picks are one layout at two recompute depths
+
+
+def test_a_launch_projected_past_the_time_limit_is_warned_and_exits_before_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: 2,000 iterations at 5.34 s against a 2 h limit were written with no word and no exit option."""
+    out = tmp_path / "p"
+    assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+slurm", "--var", "train_iters=100000",
+                 "--var", "time_limit=02:00:00"]) == 0
+    err = capsys.readouterr().err
+    assert "W7022" in err and "over the time limit of 02:00:00" in err
+    assert "--exit-duration-in-mins 108" in (out / "node.sh").read_text()  # 120 min less a tenth
+    assert main(["plan", str(SPACE), "--out", str(tmp_path / "q"), "--target", "megatron+slurm"]) == 0
+    assert "W7022" not in capsys.readouterr().err
+    assert main(["plan", str(SPACE), "--out", str(tmp_path / "r"), "--target", "megatron+local"]) == 0
+    assert "exit-duration" not in (tmp_path / "r" / "node.sh").read_text()  # no scheduler kills it
