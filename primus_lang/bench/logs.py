@@ -38,6 +38,11 @@ _GBS = re.compile(r"global batch size:\s*([^|\s]*)")
 _SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII)
 _NANS = re.compile(r"number of nan iterations:\s*([0-9]{1,18})", re.ASCII)
 _LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
+# Megatron's report_memory (megatron/training/utils/common_utils.py), printed by each data-parallel rank 0,
+# and Primus's device line (hip/rocm mem usage/free/total/usage_ratio: USEDGB/...)
+_MEMORY = re.compile(r"memory \(MB\) \| allocated: ([0-9.]{1,20}) \| max allocated: ([0-9.]{1,20}) \| "
+                     r"reserved: ([0-9.]{1,20}) \| max reserved: ([0-9.]{1,20})")
+_DEVICE_USED = re.compile(r"(?:hip|rocm) mem usage/free/total/usage_ratio: ([0-9.]{1,20})GB/")
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
@@ -96,6 +101,10 @@ class TrainingLog:
     args: tuple[tuple[str, str], ...]  # Megatron's arguments block, as printed
     arg_lines: tuple[tuple[str, int], ...] = ()  # the line each argument was read from
     cut_line: int = 0  # a last line without its line end, left unread: the log was cut off there
+    # the most any printing rank held, in bytes: PyTorch's allocations, and what its allocator reserved
+    # (or the device's used memory, where the log gives only that); 0 where the log prints neither
+    max_allocated: int = 0
+    max_reserved: int = 0
 
     def arg(self, name: str) -> str | None:
         return dict(self.args).get(name)
@@ -137,11 +146,19 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     args: dict[str, str] = {}
     lines: dict[str, int] = {}
     cut = 0
+    allocated = reserved = 0.0
     for number, line, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
         if not ended:
             # a log still being written, or copied from a job killed mid-line: its last figure may be cut
             cut = number
             continue
+        memory, device = _MEMORY.search(line), _DEVICE_USED.search(line)
+        if memory is not None:
+            allocated = max(allocated, _real(memory.group(2), "max allocated (MB)", name, number, 1e9, 0.0) * 2**20)
+            reserved = max(reserved, _real(memory.group(4), "max reserved (MB)", name, number, 1e9, 0.0) * 2**20)
+        elif device is not None:
+            reserved = max(reserved, _real(device.group(1), "the device memory used (GB)", name, number, 1e6, 0.0)
+                           * 2**30)
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
             step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3,
@@ -171,7 +188,8 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             help="pass the stdout log of the rank that prints the iteration lines (Megatron prints them from "
                  "the last rank: a multi-node job's last node)",
         ))
-    return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut)
+    return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut, int(allocated),
+                       int(reserved))
 
 
 def _numbered(pieces: Iterable[str]) -> Iterator[tuple[int, str, bool]]:

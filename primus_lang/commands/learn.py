@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from attrs import frozen
+
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_projection import (
@@ -141,7 +143,18 @@ class JobFailed(CompileError):
         self.cause = cause
 
 
-def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[float, tuple[str, ...], float]:
+@frozen
+class JobRun:
+    """What one job's log measured."""
+
+    seconds: float  # steady step time
+    notes: tuple[str, ...]
+    spread: float  # the step times' interquartile range over their median
+    allocated: int  # the most bytes a printing rank allocated (0: the log does not say)
+    reserved: int  # the most its allocator reserved, or the device's used memory
+
+
+def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
     """(step time in seconds, notes) of one job's log; a ``CompileError`` naming the file when it
     cannot be measured."""
     from primus_lang.bench.logs import candidate_from_log, parse_log, steady
@@ -181,7 +194,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> tuple[float, tuple[
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
                  "lower --warmup, or pass --partial")
         raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
-    return st.seconds, st.notes, st.spread
+    return JobRun(st.seconds, st.notes, st.spread, log.max_allocated, log.max_reserved)
 
 
 def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
@@ -227,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            seconds, said, spreads[job["index"]] = measure(job, folder / job["log"], args.warmup)
+            ran = measure(job, folder / job["log"], args.warmup)
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics
@@ -239,8 +252,12 @@ def run(args: argparse.Namespace) -> int:
             problems += err.diagnostics
             unmeasured.append((job["index"], job["label"], cand))
             continue
-        notes += [f"job {job['index']} ({job['log']}): {n}" for n in said]
-        measured.append(Measured(job["index"], job["label"], cand, tokens_per_gpu(cand, cluster, seconds), seconds))
+        spreads[job["index"]] = ran.spread
+        notes += [f"job {job['index']} ({job['log']}): {n}" for n in ran.notes]
+        if ran.allocated or ran.reserved:
+            notes.append(_memory_measured(space, cand, job["index"], ran))
+        measured.append(Measured(job["index"], job["label"], cand, tokens_per_gpu(cand, cluster, ran.seconds),
+                                 ran.seconds))
     if problems and not args.partial:
         raise CompileError(problems)
     if not measured:
@@ -295,6 +312,21 @@ def _against_baseline(manifest: dict[str, Any], measured: list[Any], spreads: di
     return [f"the best measured, job {best.index} ({best.label}), is {change:+.1%} in tokens/s/GPU over the "
             f"baseline, job {base['index']} ({base['label']}): {verdict} the noise of their iterations "
             f"(±{noise:.1%}, the two runs' step-time spreads)"]
+
+
+def _memory_measured(space: Any, cand: Any, index: int, ran: JobRun) -> str:
+    """The memory account against what the run's printing ranks measured: the proof checked on this cluster."""
+    from primus_lang.memory import prefilter
+
+    peak = int(prefilter(space.model, space.cluster, [cand], space.settings)[0])
+    seen = ran.allocated or ran.reserved
+    what = "allocated" if ran.allocated else "in use on the device"
+    change = peak / seen - 1
+    said = (f"job {index}: the memory account gives the busiest GPU {peak / 2**30:.1f} GiB; the ranks that print "
+            f"measured at most {seen / 2**30:.1f} GiB {what}")
+    if ran.allocated and ran.reserved:
+        said += f" ({ran.reserved / 2**30:.1f} GiB reserved)"
+    return said + f": the account is {abs(change):.0%} {'above' if change >= 0 else 'below'} it on this cluster"
 
 
 def _memory_said(space: Any, cand: Any, index: int) -> str:

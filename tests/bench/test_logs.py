@@ -93,3 +93,18 @@ def test_a_log_of_no_known_format_names_the_formats() -> None:
         parse_log("step 10 | time 21.2 s\n", "other.log")
     notes = " ".join(err.value.diagnostics[0].notes)
     assert "Megatron-Bridge" in notes and "Primus" in notes and "instant" not in notes
+
+
+def test_the_memory_the_printing_ranks_report_is_read() -> None:
+    """Megatron's report_memory lines (one per data-parallel rank 0) and Primus's device line: the most any
+    printing rank held, to check the memory account against the cluster."""
+    text = MEGATRON.read_text() + (
+        "[Rank 0] (after 10 iterations) memory (MB) | allocated: 30000.00 | max allocated: 61440.00 | "
+        "reserved: 70000.00 | max reserved: 71680.00\n"
+        "[Rank 4] (after 10 iterations) memory (MB) | allocated: 30000.00 | max allocated: 65536.00 | "
+        "reserved: 70000.00 | max reserved: 70000.00\n")
+    log = parse_log(text)
+    assert log.max_allocated == 64 * 2**30 and log.max_reserved == 70 * 2**30
+    primus = parse_log(PRIMUS_NOW.format(i=1, ms="21000.0"))
+    assert primus.max_reserved == 100 * 2**30 and primus.max_allocated == 0
+    assert parse_log(MEGATRON.read_text()).max_allocated == 0

@@ -211,3 +211,15 @@ def test_learn_says_whether_the_best_beat_the_baseline_beyond_the_noise(
     assert main(["learn", str(copy), "--json"]) == 0
     said = [n for n in json.loads(capsys.readouterr().out)["notes"] if "over the baseline" in n]
     assert len(said) == 1 and "job 0" in said[0] and "+34.7%" in said[0] and "beyond the noise" in said[0]
+
+
+def test_learn_sets_the_measured_memory_against_the_account(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"])
+    memory = ("[Rank 0] (after 5 iterations) memory (MB) | allocated: 20000.00 | max allocated: 40960.00 | "
+              "reserved: 45000.00 | max reserved: 46080.00\n")
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 31)], head + memory)})
+    assert main(["learn", str(copy), "--json"]) == 0
+    said = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("job 0: the memory account")]
+    assert len(said) == 1 and "40.0 GiB allocated (45.0 GiB reserved)" in said[0] and "on this cluster" in said[0]
