@@ -126,7 +126,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     # Megatron prints the iteration lines from the last rank, on the last node: PyTorchJob's last worker
     printing = f"worker-{cluster.nodes - 2}" if cluster.nodes > 1 else "master-0"
     values = {"jobs": entries, "v": variables, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
-              "printing_pod": printing,
+              "printing_pod": printing, "site": space.site,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",
               "wait_seconds": int(slurm_seconds(variables.time_limit))}

@@ -63,6 +63,13 @@ class Site:
     exclusive: bool = field(default=True, metadata=q(Kind.FLAG, "whole nodes (`#SBATCH --exclusive`)"))
     gpu_request: str = field(default="gpus_per_node", metadata=q(
         Kind.ENUM, "how sbatch asks for GPUs", SLURM_GPU_REQUESTS))
+    constraint: str = field(default="", metadata=q(Kind.TEXT, "Slurm node features (`#SBATCH --constraint`)"))
+    sbatch_args: str = field(default="", metadata=q(
+        Kind.TEXT, "more `#SBATCH` options, space-separated (`--mail-type=END --gres-flags=enforce-binding`)"))
+    srun_args: str = field(default="", metadata=q(
+        Kind.TEXT, "more srun options, space-separated (`--mpi=pmix --container-writable`)"))
+    preamble: str = field(default="", metadata=q(
+        Kind.TEXT, "a script the job sources before it launches (modules, environment), absolute path"))
     # containers
     runtime: str = field(default="none", metadata=q(
         Kind.TEXT, "container runtime on Slurm: none | pyxis | apptainer | docker | podman"))
@@ -91,6 +98,12 @@ class Site:
         Kind.TEXT, "Kueue ClusterQueue: also write the LocalQueue `queue` pointing at it"))
     priority_class: str = field(default="", metadata=q(Kind.TEXT, "Kueue WorkloadPriorityClass (empty: none)"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
+
+    def sbatch_list(self) -> tuple[str, ...]:
+        return tuple(self.sbatch_args.split())
+
+    def srun_list(self) -> tuple[str, ...]:
+        return tuple(self.srun_args.split())
 
     def forwarded(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.env if v.value is None)

@@ -19,7 +19,8 @@ from primus_lang.ir.span import Span
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.syntax import ast
 
-PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpoint_root")
+PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpoint_root", "preamble")
+OPTION_LISTS = ("sbatch_args", "srun_args")
 SLURM_WORDS = ("partition", "account", "qos", "reservation")
 K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class")
 # set by the launch files themselves: the rendezvous, Megatron's required value, the test hook
@@ -33,6 +34,9 @@ SHELL_ENV = frozenset({"SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "IFS", "PS4",
 
 _ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
 _SLURM_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,128}")
+# a feature expression (`a100&ib`, `[rack1|rack2]`, `gpu*2`) and an option (`--mpi=pmix`), as sbatch reads them
+_CONSTRAINT = re.compile(r"[A-Za-z0-9_.+\-&|*\[\]():,]{1,256}")
+_OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9-]*(=[^\s\x00-\x1f'\"`$\\;]*)?")
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                         r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
@@ -180,6 +184,15 @@ def _check_fields(block: ast.Block, base: dict[str, Any]) -> list[Diagnostic]:
         for what in names:
             if what in texts and texts[what].text and not regex.fullmatch(texts[what].text):
                 errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` must be {form}", texts[what].span))
+    if "constraint" in texts and texts["constraint"].text and not _CONSTRAINT.fullmatch(texts["constraint"].text):
+        errors.append(Diagnostic(T.SITE_VALUE, "`constraint` must be a Slurm feature expression (letters, digits, "
+                                 "`&|*[]():,_.+-`)", texts["constraint"].span))
+    for what in OPTION_LISTS:
+        bad = [w for w in texts[what].text.split() if not _OPTION.fullmatch(w)] if what in texts else []
+        if bad:
+            errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` holds `{bad[0][:60]}`, not an option `--name[=value]`",
+                                     texts[what].span, help="options, space-separated, each `--name` or "
+                                     "`--name=value` (no quotes, `$` or `;`: they are written as given)"))
     for what, value in texts.items():
         if _CONTROL.search(value.text):
             errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` holds a control character", value.span))

@@ -200,3 +200,31 @@ def test_a_site_says_where_each_framework_lives() -> None:
     with pytest.raises(CompileError) as err:
         loads_program(BASE.format(site='bridge_dir = "Megatron-Bridge"', space=""), "site.prx")
     assert [d.code.id for d in err.value.diagnostics] == ["P3030"]
+
+
+SITE_OPTIONS = ('constraint = "h100&ib"; sbatch_args = "--mail-type=END --gres-flags=enforce-binding"; '
+                'srun_args = "--mpi=pmix --container-writable"; preamble = "/shared/env/setup.sh"')
+
+
+def test_a_site_gives_its_own_slurm_options_and_setup(tmp_path: Path) -> None:
+    """Issue 31: sites could not say `--constraint`, extra sbatch/srun options or a setup script."""
+    space = loads_program(BASE.format(site=SITE_OPTIONS, space=""), "site.prx").spaces[0]
+    files = emit(space, next(iter(legal_points(space))), "megatron+slurm", EmitContext(primusc_version="test"))
+    batch = files["launch.sbatch"]
+    for line in ("#SBATCH --constraint=h100&ib", "#SBATCH --mail-type=END", "#SBATCH --gres-flags=enforce-binding",
+                 "source /shared/env/setup.sh"):
+        assert line in batch.splitlines() or f"  {line}" in batch.splitlines(), line
+    folder = write(files, tmp_path / "out")
+    lines = dry_run(folder, "launch.sbatch")
+    assert lines[0] == "source /shared/env/setup.sh"  # a dry run sources nothing
+    assert any(line.startswith("srun:") and "--mpi=pmix --container-writable" in line for line in lines)
+    if SHELLCHECK:
+        subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("site", ['srun_args = "--mpi=pmix; rm -rf x"', 'sbatch_args = "mail"',
+                                  'constraint = "a b"', 'preamble = "setup.sh"', "sbatch_args = \"--x=$(id)\""])
+def test_site_options_that_would_reach_a_shell_or_sbatch_unread_are_refused(site: str) -> None:
+    with pytest.raises(CompileError) as err:
+        loads_program(BASE.format(site=site, space=""), "site.prx")
+    assert {d.code.id for d in err.value.diagnostics} <= {"P3036", "P3030"}
