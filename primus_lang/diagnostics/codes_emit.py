@@ -127,8 +127,18 @@ TIME_LIMIT_SHORT = register(
     "checkpoint is lost with it. `plan` compares the launch's iterations (`train_iters`) at the winner's\n"
     "projected step time, with the start-up allowance, against the limit. Every Slurm launch also tells the\n"
     "framework to stop by itself before the kill (Megatron-LM's and Primus's `exit_duration_in_mins`,\n"
-    "Megatron-Bridge's `train.exit_duration_in_mins`): a tenth of the limit, at least 5 minutes, before it.\n\n"
+    "Megatron-Bridge's `train.exit_duration_in_mins`): a tenth of the limit (1 to 15 minutes) before it.\n\n"
     "    --var train_iters=2000 --var time_limit=02:00:00   # 2,000 x 5.34 s is about 3 h\n\n"
     "Fix: raise the time limit, lower `train_iters`, or save checkpoints (`--var checkpoint_dir=...`) and\n"
     "run the job again from them.",
+)
+SITE_UNEXPANDED = register(
+    "W7023",
+    "site-path-unexpanded",
+    "a site's path holds a shell variable, which the launch files write as it is",
+    "Every value primusc writes into a launch file is single-quoted, so nothing in it expands: a mount\n"
+    "`host = \"/home/$USER/data\"` reaches the container runtime as the folder named `$USER`, which does\n"
+    "not exist. The warning names each such path.\n\n"
+    "    mounts { data { host = \"/home/$USER/data\"; path = \"/data\" } }\n\n"
+    "Fix: write the path itself, or give it per user with `--var` where a variable holds it.",
 )

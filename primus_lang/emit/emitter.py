@@ -23,6 +23,7 @@ from primus_lang.diagnostics.codes_emit import (
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
+    SITE_UNEXPANDED,
     SITE_UNSUPPORTED,
     TIME_LIMIT_SHORT,
     UNKNOWN_TARGET,
@@ -179,27 +180,46 @@ def _refuse_site(space: Space, launcher: Launcher, variables: Variables) -> None
 
 def target_warnings(space: Space, target: str) -> list[Diagnostic]:
     """What ``emit`` writes as asked but a user should hear about: W7020 for a Bridge recipe's own
-    settings another framework leaves out, W7021 for Bridge on AMD GPUs, W7001 for Primus on NVIDIA GPUs."""
+    settings another framework leaves out, W7021 for Bridge on AMD GPUs, W7001 for Primus on NVIDIA GPUs,
+    W7023 for a site path that holds a shell variable."""
     from primus_lang.emit.bridge import bridge_passthrough
 
     framework, _ = parse_target(target)
+    unexpanded = _unexpanded(space)
+    first: list[Diagnostic] = []
+    if unexpanded:
+        first = [Diagnostic(SITE_UNEXPANDED, f"the site's {unexpanded[0][0]} `{unexpanded[0][1]}` is written as it is: "
+                           "the launch files quote every value, so the shell never expands `$` in it",
+                           notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
+                           help="write the path itself (`/home/alice/data`), or `--var` it per user")]
     bridge_only = [k for k, _ in space.passthrough if bridge_passthrough(k) is not None]
     if framework.NAME != "bridge" and bridge_only:
-        return [Diagnostic(BRIDGE_ONLY_DROPPED,
+        return [*first, Diagnostic(BRIDGE_ONLY_DROPPED,
                            f"the {framework.NAME} target leaves out the Megatron-Bridge settings of the space's "
                            f"passthrough: {', '.join(bridge_only)}",
                            help="emit with `--target bridge+...` to keep them (see `primusc explain W7020`)")]
     if framework.NAME == "bridge" and space.cluster.gpu.vendor == "amd":
-        return [Diagnostic(BRIDGE_ON_AMD,
+        return [*first, Diagnostic(BRIDGE_ON_AMD,
                            f"Megatron-Bridge is launched from NVIDIA's NeMo containers; cluster `{space.cluster.name}` "
                            f"has AMD `{space.cluster.gpu.name}` GPUs",
                            help="use `--target primus+...` on AMD clusters (see `primusc explain W7021`)")]
     if framework.NAME == "primus" and space.cluster.gpu.vendor == "nvidia":
-        return [Diagnostic(PRIMUS_ON_NVIDIA,
+        return [*first, Diagnostic(PRIMUS_ON_NVIDIA,
                            f"Primus runs on AMD GPUs with ROCm; cluster `{space.cluster.name}` has NVIDIA "
                            f"`{space.cluster.gpu.name}` GPUs",
                            help="use `--target megatron+...` on NVIDIA clusters (see `primusc explain W7001`)")]
-    return []
+    return first
+
+
+def _unexpanded(space: Space) -> list[tuple[str, str]]:
+    """The site's paths that hold a shell variable (`/home/$USER/data`), which no launch expands."""
+    site = space.site
+    if site is None:
+        return []
+    paths = [(f"`{name}`", getattr(site, name)) for name in ("data_root", "checkpoint_root", "megatron_dir",
+                                                            "primus_dir", "bridge_dir", "preamble", "image")]
+    paths += [(f"mount `{m.name}`", m.host) for m in site.mounts if m.host]
+    return [(what, value) for what, value in paths if "$" in value]
 
 
 def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:

@@ -40,10 +40,10 @@ def slurm_seconds(limit: str) -> float:
 
 def exit_minutes(limit: str) -> int:
     """When a run under the time limit ``limit`` should stop by itself (Megatron's
-    ``--exit-duration-in-mins``): a tenth of the limit, at least 5 minutes, before the kill, which is
-    the time to write a checkpoint; at least one minute in."""
+    ``--exit-duration-in-mins``): a tenth of the limit before the kill, at least one minute and at
+    most fifteen (the time to write a checkpoint); at least one minute in."""
     minutes = slurm_seconds(limit) / 60
-    return max(1, math.floor(minutes - max(5.0, math.ceil(minutes / 10))))
+    return max(1, math.floor(minutes - min(15.0, max(1.0, math.ceil(minutes / 10)))))
 
 
 def variable_defaults(space: Space) -> dict[str, str]:

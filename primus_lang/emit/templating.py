@@ -35,6 +35,17 @@ def one_line(value: object) -> str:
     return json.dumps(str(value), ensure_ascii=True)[1:-1]
 
 
+def enroot_image(image: str) -> str:
+    """An image as pyxis passes it to enroot: ``REGISTRY#PATH:TAG``. enroot before 4.0 reads
+    ``nvcr.io/nvidia/nemo:25.09`` as a Docker Hub image named so; the ``#`` form names the registry
+    in every version. A squashfs file, or an image already in that form or on Docker Hub, stays."""
+    first, slash, rest = image.partition("/")
+    registry = "." in first or ":" in first or first == "localhost"
+    if "#" in image or image.startswith(("/", "./", "docker://")) or not slash or not registry:
+        return image
+    return f"{first}#{rest}"
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -48,6 +59,7 @@ def environment() -> jinja2.Environment:
     env.filters["sh"] = shell_quote
     env.filters["json"] = json_scalar
     env.filters["comment"] = one_line
+    env.filters["enroot"] = enroot_image
     return env
 
 

@@ -112,7 +112,7 @@ def test_slurm_containers(case: str, container: str, tmp_path: Path) -> None:
     assert srun[:5] == ["srun", "--export=ALL", f"--nodes={space.cluster.nodes}", "--ntasks-per-node=1",
                         "--kill-on-bad-exit=1"]
     if container == "pyxis":
-        assert f"--container-image={IMAGE}" in srun
+        assert f"--container-image={IMAGE.replace('/', '#', 1)}" in srun  # the registry as enroot reads it
     else:
         assert srun[5:7] == [container, "run"] and IMAGE in srun
         gpu_flags = ["--device=/dev/kfd", "--device=/dev/dri"] if space.cluster.gpu.vendor == "amd" else ["--gpus"]

@@ -53,7 +53,7 @@ def test_pyxis_site_reaches_srun_and_megatron(tmp_path: Path) -> None:
     srun = shlex.split(dry_run(write(files, tmp_path), "launch.sbatch")[0].split(":", 1)[1])
     mounts = next(a for a in srun if a.startswith("--container-mounts="))
     assert mounts.endswith(",/lustre/fsw/datasets:/data:ro,/lustre/fsw/checkpoints:/checkpoints")
-    assert "--container-env=WANDB_API_KEY" in srun and "--container-image=nvcr.io/nvidia/nemo:25.09" in srun
+    assert "--container-env=WANDB_API_KEY" in srun and "--container-image=nvcr.io#nvidia/nemo:25.09" in srun
     sbatch = files["launch.sbatch"]
     for line in ("--partition=batch", "--account=llm_pretrain", "--qos=normal", "--time=04:00:00", "--exclusive"):
         assert f"#SBATCH {line}\n" in sbatch
@@ -228,3 +228,32 @@ def test_site_options_that_would_reach_a_shell_or_sbatch_unread_are_refused(site
     with pytest.raises(CompileError) as err:
         loads_program(BASE.format(site=site, space=""), "site.prx")
     assert {d.code.id for d in err.value.diagnostics} <= {"P3036", "P3030"}
+
+
+@pytest.mark.parametrize(("image", "written"), [
+    ("nvcr.io/nvidia/nemo:25.09", "nvcr.io#nvidia/nemo:25.09"), ("nvcr.io#nvidia/nemo:25.09", "nvcr.io#nvidia/nemo:25.09"),
+    ("localhost:5000/team/img:1", "localhost:5000#team/img:1"), ("rocm/megatron-lm:v25.9", "rocm/megatron-lm:v25.9"),
+    ("/images/nemo.sqsh", "/images/nemo.sqsh"),
+])
+def test_pyxis_names_the_registry_as_every_enroot_reads_it(image: str, written: str) -> None:
+    """enroot before 4.0 reads `nvcr.io/nvidia/nemo` as a Docker Hub image of that name."""
+    site = f'runtime = pyxis; image = "{image}"'
+    space = loads_program(BASE.format(site=site, space=""), "site.prx").spaces[0]
+    batch = emit(space, next(iter(legal_points(space))), "megatron+slurm", EmitContext())["launch.sbatch"]
+    assert f"--container-image={shlex.quote(written)}" in batch
+
+
+def test_a_site_path_holding_a_shell_variable_is_warned() -> None:
+    from primus_lang.emit import target_warnings
+
+    site = 'mounts { data { host = "/home/$USER/data"; path = "/data" } }; data_root = "/data"'
+    space = loads_program(BASE.format(site=site, space=""), "site.prx").spaces[0]
+    [warning] = target_warnings(space, "megatron+slurm")
+    assert warning.code.id == "W7023" and "/home/$USER/data" in warning.message
+
+
+def test_the_exit_before_the_limit_leaves_a_tenth_of_it_for_a_checkpoint() -> None:
+    from primus_lang.emit.sites import exit_minutes
+
+    assert [exit_minutes(t) for t in ("00:01:00", "00:05:00", "01:00:00", "02:00:00", "1-00:00:00")] == \
+        [1, 4, 54, 108, 1425]

@@ -102,7 +102,7 @@ def test_pyxis_site_runs(slurm: dict[str, str], tmp_path: Path) -> None:
     srun = record["probes"]["srun.json"]  # type: ignore[index]
     assert any(a.endswith(",/lustre/fsw/datasets:/data:ro,/lustre/fsw/checkpoints:/checkpoints")
                for a in srun if a.startswith("--container-mounts="))
-    assert "--container-image=nvcr.io/nvidia/nemo:25.09" in srun and "--container-env=WANDB_API_KEY" in srun
+    assert "--container-image=nvcr.io#nvidia/nemo:25.09" in srun and "--container-env=WANDB_API_KEY" in srun
     env, argv = record["env"], record["argv"]
     assert env["NCCL_SOCKET_IFNAME"] == "ib0" and env["NCCL_IB_QPS_PER_CONNECTION"] == "2"  # type: ignore[index]
     assert env["NCCL_IB_HCA"].startswith("mlx5_0,") and env["WANDB_API_KEY"] == "k-123"  # type: ignore[index]
