@@ -100,8 +100,10 @@ def site_problems(site: Site | None, launcher: str) -> list[str]:
         out += [f"mount `{m.name}` is the volume claim `{m.claim}`, which only Kubernetes mounts"
                 for m in site.mounts if m.claim]
     else:
-        out += [f"`env` forwards `{name}`: a Kubernetes pod has no submitter's environment to take it from"
-                for name in site.forwarded()]
+        out += [f"`env` forwards `{name}`: a Kubernetes pod has no submitter's environment to take it from "
+                f"(read it from a Secret: `secrets = \"{name}=SECRET/KEY\"`)" for name in site.forwarded()]
+    if launcher != "k8s" and site.secrets:
+        out.append("`secrets` are read from Kubernetes Secrets, which only a pod has (on Slurm: `env { NAME = forward }`)")
     if launcher == "local" and site.mounts:
         out.append("the site mounts folders into containers, and the local launcher starts none")
     return out

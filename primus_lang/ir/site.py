@@ -97,6 +97,12 @@ class Site:
     cluster_queue: str = field(default="", metadata=q(
         Kind.TEXT, "Kueue ClusterQueue: also write the LocalQueue `queue` pointing at it"))
     priority_class: str = field(default="", metadata=q(Kind.TEXT, "Kueue WorkloadPriorityClass (empty: none)"))
+    annotations: str = field(default="", metadata=q(
+        Kind.TEXT, "`key=value,...` pod annotations (Multus: k8s.v1.cni.cncf.io/networks=...)"))
+    image_pull_secret: str = field(default="", metadata=q(Kind.TEXT, "the Secret the pods pull the image with"))
+    service_account: str = field(default="", metadata=q(Kind.TEXT, "the pods' ServiceAccount (empty: default)"))
+    secrets: str = field(default="", metadata=q(
+        Kind.TEXT, "`VAR=secret/key,...`: environment variables read from Kubernetes Secrets"))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
 
     def sbatch_list(self) -> tuple[str, ...]:
@@ -110,6 +116,19 @@ class Site:
 
     def values(self) -> tuple[tuple[str, str], ...]:
         return tuple((v.name, v.value) for v in self.env if v.value is not None)
+
+    def annotation_list(self) -> tuple[tuple[str, str], ...]:
+        """``annotations`` as pairs (lowering has checked its form; a value may hold `=`)."""
+        return tuple(tuple(p.strip().split("=", 1)) for p in self.annotations.split(",") if p.strip())  # type: ignore[misc]
+
+    def secret_list(self) -> tuple[tuple[str, str, str], ...]:
+        """``secrets`` as (variable, Secret, key)."""
+        out = []
+        for part in (p.strip() for p in self.secrets.split(",") if p.strip()):
+            name, _, ref = part.partition("=")
+            secret, _, key = ref.partition("/")
+            out.append((name, secret, key))
+        return tuple(out)
 
     def labels(self) -> tuple[tuple[str, str], ...]:
         """``node_selector`` as pairs (lowering has checked its form)."""

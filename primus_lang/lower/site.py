@@ -22,7 +22,7 @@ from primus_lang.syntax import ast
 PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpoint_root", "preamble")
 OPTION_LISTS = ("sbatch_args", "srun_args")
 SLURM_WORDS = ("partition", "account", "qos", "reservation")
-K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class")
+K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class", "image_pull_secret", "service_account")
 # set by the launch files themselves: the rendezvous, Megatron's required value, the test hook
 RESERVED_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK", "GPUS_PER_NODE", "RANK",
                           "WORLD_SIZE", "LOCAL_RANK", "CUDA_DEVICE_MAX_CONNECTIONS", "PRIMUSC_TORCHRUN"})
@@ -215,7 +215,39 @@ def _check_fields(block: ast.Block, base: dict[str, Any]) -> list[Diagnostic]:
         errors += _selector(texts["node_selector"])
     if "tolerations" in texts:
         errors += _tolerations(texts["tolerations"])
+    if "annotations" in texts:
+        errors += _annotations(texts["annotations"])
+    if "secrets" in texts:
+        errors += _secrets(texts["secrets"])
     return errors
+
+
+def _annotations(st: _Text) -> list[Diagnostic]:
+    for part in (p.strip() for p in st.text.split(",") if p.strip()):
+        key, eq, value = part.partition("=")
+        if not (eq and _LABEL_KEY.fullmatch(key) and value and not _CONTROL.search(value)):
+            return [Diagnostic(T.SITE_SELECTOR, f"`{part}` is not a `key=value` pod annotation", st.span,
+                               help="e.g. `annotations = \"k8s.v1.cni.cncf.io/networks=rdma-net\"`")]
+    return []
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")
+
+
+def _secrets(st: _Text) -> list[Diagnostic]:
+    for part in (p.strip() for p in st.text.split(",") if p.strip()):
+        name, eq, ref = part.partition("=")
+        secret, slash, key = ref.partition("/")
+        if not (eq and slash and _ENV_NAME.fullmatch(name) and _DNS_LABEL.fullmatch(secret)
+                and _SECRET_KEY.fullmatch(key)):
+            return [Diagnostic(T.SITE_SELECTOR, f"`{part}` is not `VARIABLE=secret/key`", st.span,
+                               help="e.g. `secrets = \"HF_TOKEN=hf-token/token\"`: the variable is read from the "
+                                    "key `token` of the Secret `hf-token` in the namespace")]
+        if name in RESERVED_ENV or name in SHELL_ENV:
+            return [Diagnostic(T.SITE_SELECTOR, f"`{name}` is set by the launch files or changes how bash reads "
+                               "them; a secret cannot hold it", st.span)]
+    return []
 
 
 def _selector(st: _Text) -> list[Diagnostic]:

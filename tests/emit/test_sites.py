@@ -257,3 +257,37 @@ def test_the_exit_before_the_limit_leaves_a_tenth_of_it_for_a_checkpoint() -> No
 
     assert [exit_minutes(t) for t in ("00:01:00", "00:05:00", "01:00:00", "02:00:00", "1-00:00:00")] == \
         [1, 4, 54, 108, 1425]
+
+
+K8S_SITE = ('namespace = "llm"; annotations = "k8s.v1.cni.cncf.io/networks=rdma-net,example.com/team=a=b"; '
+            'image_pull_secret = "regcred"; service_account = "trainer"; secrets = "HF_TOKEN=hf-token/token"; '
+            'image = "nvcr.io/nvidia/nemo:25.09"')
+
+
+def test_a_kubernetes_site_gives_annotations_pull_secrets_its_account_and_secret_variables() -> None:
+    """Issue 31: a forwarded HF_TOKEN was P7013 with nothing to say instead; Multus needs pod annotations."""
+    space = loads_program(BASE.format(site=K8S_SITE, space=""), "site.prx").spaces[0]
+    files = emit(space, next(iter(legal_points(space))), "megatron+k8s", EmitContext())
+    docs = [d for d in yaml.safe_load_all(files["pytorchjob.yaml"]) if d]
+    job = next(d for d in docs if d["kind"] == "PyTorchJob")
+    for d in docs:
+        validate(d)
+    pod = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
+    assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rdma-net", "example.com/team": "a=b"}
+    assert pod["spec"]["serviceAccountName"] == "trainer" and pod["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
+    env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
+    assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "hf-token", "key": "token"}
+
+
+@pytest.mark.parametrize("site", ['secrets = "HF_TOKEN=hf-token"', 'secrets = "IFS=s/k"', 'annotations = "x"',
+                                  'service_account = "Trainer"'])
+def test_kubernetes_site_fields_of_the_wrong_form_are_refused(site: str) -> None:
+    with pytest.raises(CompileError):
+        loads_program(BASE.format(site=site, space=""), "site.prx")
+
+
+def test_secrets_on_slurm_are_refused_with_the_way_slurm_forwards() -> None:
+    space = loads_program(BASE.format(site='secrets = "HF_TOKEN=hf-token/token"', space=""), "site.prx").spaces[0]
+    with pytest.raises(CompileError) as err:
+        emit(space, next(iter(legal_points(space))), "megatron+slurm", EmitContext())
+    assert "P7013" in {d.code.id for d in err.value.diagnostics} and "forward" in str(err.value.diagnostics)
