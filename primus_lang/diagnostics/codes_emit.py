@@ -137,8 +137,8 @@ SITE_UNEXPANDED = register(
     "site-path-unexpanded",
     "a site's path holds a shell variable, which the launch files write as it is",
     "Every value primusc writes into a launch file is single-quoted, so nothing in it expands: a mount\n"
-    "`host = \"/home/$USER/data\"` reaches the container runtime as the folder named `$USER`, which does\n"
+    "`host = \"/lustre/$USER/data\"` reaches the container runtime as the folder named `$USER`, which does\n"
     "not exist. The warning names each such path.\n\n"
-    "    mounts { data { host = \"/home/$USER/data\"; path = \"/data\" } }\n\n"
+    "    mounts { data { host = \"/lustre/$USER/data\"; path = \"/data\" } }\n\n"
     "Fix: write the path itself, or give it per user with `--var` where a variable holds it.",
 )

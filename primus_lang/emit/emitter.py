@@ -191,7 +191,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
         first = [Diagnostic(SITE_UNEXPANDED, f"the site's {unexpanded[0][0]} `{unexpanded[0][1]}` is written as it is: "
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
-                           help="write the path itself (`/home/alice/data`), or `--var` it per user")]
+                           help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
     bridge_only = [k for k, _ in space.passthrough if bridge_passthrough(k) is not None]
     if framework.NAME != "bridge" and bridge_only:
         return [*first, Diagnostic(BRIDGE_ONLY_DROPPED,
@@ -212,7 +212,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
 
 
 def _unexpanded(space: Space) -> list[tuple[str, str]]:
-    """The site's paths that hold a shell variable (`/home/$USER/data`), which no launch expands."""
+    """The site's paths that hold a shell variable (`/lustre/$USER/data`), which no launch expands."""
     site = space.site
     if site is None:
         return []

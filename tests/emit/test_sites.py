@@ -246,10 +246,10 @@ def test_pyxis_names_the_registry_as_every_enroot_reads_it(image: str, written: 
 def test_a_site_path_holding_a_shell_variable_is_warned() -> None:
     from primus_lang.emit import target_warnings
 
-    site = 'mounts { data { host = "/home/$USER/data"; path = "/data" } }; data_root = "/data"'
+    site = 'mounts { data { host = "/lustre/$USER/data"; path = "/data" } }; data_root = "/data"'
     space = loads_program(BASE.format(site=site, space=""), "site.prx").spaces[0]
     [warning] = target_warnings(space, "megatron+slurm")
-    assert warning.code.id == "W7023" and "/home/$USER/data" in warning.message
+    assert warning.code.id == "W7023" and "/lustre/$USER/data" in warning.message
 
 
 def test_the_exit_before_the_limit_leaves_a_tenth_of_it_for_a_checkpoint() -> None:
