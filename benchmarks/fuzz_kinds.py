@@ -81,7 +81,7 @@ def run(count: int, seed: int, limit: float) -> int:
     for kind, counter in codes.items():
         print(f"{kind:8} {sum(counter.values()):6,} cases  exits {dict(sorted(counter.items()))}")
     print(f"{lsp:,} language-server requests; {seconds:.0f} s; peak resident {peak:.0f} MiB (this process; the "
-          "server's own is bounded by its test)")
+          "server's is printed above)")
     for line in found:
         print("FOUND", line)
     print(f"{len(found)} breaches")
