@@ -7,6 +7,7 @@ arguments (Megatron-LM: ``pretrain_gpt.py --tensor-model-parallel-size ...``; Pr
 manifest's candidate for job ``$PRIMUSC_CAMPAIGN_JOB``, projects that candidate on the space with
 the true efficiencies, and prints an arguments block and one line per iteration in the program's
 format: slow first iterations (warm-up) and a small deterministic jitter. Only node rank 0 logs.
+``$FAKE_ENDINGS`` (a JSON file: job index -> oom, timeout or start) makes a job end as such a job's log does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,24 @@ from primus_lang.project import project
 def fail(message: str) -> None:
     print(f"fake torchrun: {message}", file=sys.stderr)
     raise SystemExit(3)
+
+
+# How a job that does not run to the end ends, as its log shows it: PyTorch's out-of-memory error before
+# the first iteration, slurmstepd's line at the time limit after a few, an import error at start
+ENDINGS = {
+    "oom": ("------------------------ arguments ------------------------",
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total "
+            "capacity of 139.72 GiB of which 1.21 GiB is free."),
+    "timeout": (" [2026-12-01 10:00:00] iteration        1/      30 | elapsed time per iteration (ms): 90000.0 |",
+                "slurmstepd: error: *** STEP 7.0 ON node1 CANCELLED AT 2026-12-01T10:01:30 DUE TO TIME LIMIT ***"),
+    "start": ("Traceback (most recent call last):", "ModuleNotFoundError: No module named 'megatron'"),
+}
+
+
+def end(how: str, index: int) -> None:
+    for line in ENDINGS[how]:
+        print(line, flush=True)
+    raise SystemExit(1)
 
 
 def main(argv: list[str]) -> None:
@@ -55,6 +74,10 @@ def main(argv: list[str]) -> None:
             fail(f"job {job['index']} was given {knob} {value}, its candidate has {getattr(cand, knob)}")
     if opts["--node_rank"] != "0":
         return
+    endings = os.environ.get("FAKE_ENDINGS")
+    ending = json.loads(Path(endings).read_text()).get(str(job["index"])) if endings else None
+    if ending is not None:
+        end(ending, job["index"])
     space = load_space(folder / manifest["source"]["path"], manifest["space"])
     eff = attrs.evolve(space.cluster.gpu.efficiency, **truth["efficiency"])
     cluster = attrs.evolve(space.cluster, gpu=attrs.evolve(space.cluster.gpu, efficiency=eff))
