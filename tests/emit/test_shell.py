@@ -114,8 +114,42 @@ def test_slurm_containers(case: str, container: str, tmp_path: Path) -> None:
     if container == "pyxis":
         assert f"--container-image={IMAGE.replace('/', '#', 1)}" in srun  # the registry as enroot reads it
     else:
-        assert srun[5:7] == [container, "run"] and IMAGE in srun
+        # a wrapper that stops the named container on SIGTERM runs `CONTAINER run --name NAME ...`
+        assert srun[5:7] == ["bash", "-c"] and srun[8] == "run-container" and srun[10] == container and IMAGE in srun
+        assert srun[9].startswith("primusc-") and '"$runtime" stop --time 30 "$name"' in srun[7]
         gpu_flags = ["--device=/dev/kfd", "--device=/dev/dri"] if space.cluster.gpu.vendor == "amd" else ["--gpus"]
         assert all(flag in srun for flag in gpu_flags)
     assert srun[-2:] == ["bash", f"{folder}/node.sh"]
     assert sum(line.startswith("node ") for line in lines) == space.cluster.nodes
+
+
+def test_a_container_job_stops_its_named_container_when_slurm_signals_it(tmp_path: Path) -> None:
+    """Issue 31: scancel reached only the docker client and left the container running."""
+    import signal
+    import time
+
+    from primus_lang.check import legal_points
+    from primus_lang.emit import EmitContext, emit
+    from primus_lang.lower import load_space
+    from primus_lang.resources import data_dir
+
+    space_ = load_space(data_dir("examples") / "sites" / "llama3_1_8b_mi325x_docker.prx")
+    files = emit(space_, next(iter(legal_points(space_))), "primus+slurm", EmitContext())
+    wrapper = next(line for line in files["launch.sbatch"].splitlines() if line.startswith("RUN_CONTAINER="))
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    (fake / "docker").write_text(f'#!/usr/bin/env bash\necho "$*" >> {calls}\n'
+                                 'if [[ $1 == run ]]; then touch "$STARTED"; sleep 60; fi\n')
+    (fake / "docker").chmod(0o755)
+    started = tmp_path / "started"
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "STARTED": str(started)}
+    job = subprocess.Popen(["bash", "-c", f'{wrapper}\nexec bash -c "$RUN_CONTAINER" run-container primusc-7 docker '
+                            "--rm img bash node.sh"], env=env)
+    guard = 600  # polls of the hang guard, not a timing: the run ends on the marker
+    while not started.exists() and guard:
+        time.sleep(0.1)
+        guard -= 1
+    job.send_signal(signal.SIGTERM)
+    assert job.wait(timeout=60) == 143
+    assert calls.read_text().splitlines() == ["run --name primusc-7 --rm img bash node.sh", "stop --time 30 primusc-7"]
