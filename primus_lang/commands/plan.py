@@ -338,7 +338,9 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     if winner is not None:
         from primus_lang.report import write_report
 
-        write_report(result, report, space, force=replace(report))
+        # the report's baseline is the one this output names (the space's recipe when it has one)
+        shown = attrs.evolve(result, baseline=baseline) if baseline is not None else result
+        write_report(shown, report, space, force=replace(report))
         files.append(str(report))
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate))

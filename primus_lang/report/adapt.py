@@ -157,7 +157,15 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
         winner=winner,
         runners_up=tuple(o for o in others if winner is None or o.label != winner.label)[:runners_up],
         baseline=base,
+        baseline_is=baseline_meaning(baseline.source) if base is not None and baseline is not None else "",
         evaluated=tuple(evaluated),
         trajectories=trajectories(result.trials, metric, sense),
         notes=tuple(notes),
     )
+
+
+def baseline_meaning(source: str) -> str:
+    """What a baseline trial is, in the words plan's terminal output uses (search/explain.py)."""
+    if source.startswith("space baseline"):
+        return "the space's recipe"
+    return "least model parallelism that fits, no recompute"

@@ -112,7 +112,8 @@ def _cards(data: ReportData) -> str:
     if b is not None:
         gain = _gain(data, w, b)
         cards.append(
-            f"<div class='card'><div class='label'>baseline · {_e(title)}</div>"
+            f"<div class='card'><div class='label'>baseline{_e(f' ({data.baseline_is})' if data.baseline_is else '')}"
+            f" · {_e(title)}</div>"
             f"<div class='big'>{_e(units.metric(metric, b.metric(metric)))}</div><code>{_e(b.label)}</code>"
             f"<div class='label'>winner vs baseline: {_e(gain)}</div></div>"
         )

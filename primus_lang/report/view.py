@@ -100,6 +100,7 @@ class ReportData:
     winner: CandidateView | None = None
     runners_up: tuple[CandidateView, ...] = ()
     baseline: CandidateView | None = None
+    baseline_is: str = ""  # which baseline: the space's own recipe, or the planner's start (one meaning everywhere)
     evaluated: tuple[CandidateView, ...] = ()
     trajectories: tuple[Trajectory, ...] = ()
     notes: tuple[tuple[str, str], ...] = field(default=())  # extra facts for the header: (name, value)

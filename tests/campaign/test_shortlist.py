@@ -133,3 +133,15 @@ def test_a_launch_projected_past_the_time_limit_is_warned_and_exits_before_it(
     assert "W7022" not in capsys.readouterr().err
     assert main(["plan", str(SPACE), "--out", str(tmp_path / "r"), "--target", "megatron+local"]) == 0
     assert "exit-duration" not in (tmp_path / "r" / "node.sh").read_text()  # no scheduler kills it
+
+
+def test_the_report_and_the_terminal_mean_one_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 31: the HTML report's baseline card showed the planner's start while the terminal compared
+    with the space's recipe."""
+    space = tmp_path / "with_baseline.prx"
+    space.write_text(SPACE.read_text().replace("  maximize tokens_per_gpu",
+                                               "  baseline { tp = 4; mbs = 1 }\n  maximize tokens_per_gpu"))
+    assert main(["plan", str(space), "--out", str(tmp_path / "p")]) == 0
+    assert "baseline (the space's recipe): tp=4" in capsys.readouterr().out
+    page = (tmp_path / "p" / "report.html").read_text()
+    assert "baseline (the space&#x27;s recipe) · " in page and "<code>tp=4</code>" in page
