@@ -53,6 +53,40 @@ def test_manifest_validates(case: str, text: str) -> None:
         assert container["image"] == IMAGE
 
 
+# the Kubernetes release whose published schemas the core objects are held to (kubernetes-validate's bundle)
+K8S_RELEASE = "1.33"
+
+
+def validate_core(doc: dict[str, Any]) -> None:
+    """A manifest's core/v1 parts against the Kubernetes API's own schemas, strictly (an unknown field
+    fails): a ConfigMap whole, and each PyTorchJob replica's pod template as a PodTemplate. The custom
+    resources' envelopes (PyTorchJob, Kueue's LocalQueue) are held to the schemas beside this file."""
+    kv = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is in the `test` extra")
+    if doc["kind"] == "ConfigMap":
+        kv.validate(doc, K8S_RELEASE, strict=True)
+    elif doc["kind"] == "PyTorchJob":
+        for role, spec in doc["spec"]["pytorchReplicaSpecs"].items():
+            template = {"apiVersion": "v1", "kind": "PodTemplate", "template": spec["template"],
+                        "metadata": {"name": f"{doc['metadata']['name']}-{role.lower()}",
+                                     "namespace": doc["metadata"]["namespace"]}}
+            kv.validate(template, K8S_RELEASE, strict=True)
+
+
+@pytest.mark.parametrize(("case", "text"), MANIFESTS)
+def test_manifest_core_objects_validate_against_the_kubernetes_schemas(case: str, text: str) -> None:
+    for doc in yaml.safe_load_all(text):
+        validate_core(doc)
+
+
+def test_the_kubernetes_schemas_catch_a_misspelt_field() -> None:
+    kv = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is in the `test` extra")
+    text = next(f["pytorchjob.yaml"] for _, t, f in emissions() if t.endswith("+k8s"))
+    job = [d for d in yaml.safe_load_all(text)][1]
+    job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    with pytest.raises(kv.ValidationError):
+        validate_core(job)
+
+
 def test_schema_catches_mistakes() -> None:
     text = next(f["pytorchjob.yaml"] for _, t, f in emissions() if t.endswith("+k8s"))
     job = list(yaml.safe_load_all(text))[1]

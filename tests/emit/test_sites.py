@@ -17,7 +17,7 @@ from primus_lang.emit import EmitContext, emit
 from primus_lang.lower import load_space, loads_program
 from primus_lang.resources import data_dir
 from tests.emit.harness import SHELLCHECK, write
-from tests.emit.test_k8s import KINDS, validate
+from tests.emit.test_k8s import KINDS, validate, validate_core
 from tests.emit.test_shell import dry_run
 
 SITES = data_dir("examples") / "sites"
@@ -272,6 +272,7 @@ def test_a_kubernetes_site_gives_annotations_pull_secrets_its_account_and_secret
     job = next(d for d in docs if d["kind"] == "PyTorchJob")
     for d in docs:
         validate(d)
+        validate_core(d)
     pod = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]
     assert pod["metadata"]["annotations"] == {"k8s.v1.cni.cncf.io/networks": "rdma-net", "example.com/team": "a=b"}
     assert pod["spec"]["serviceAccountName"] == "trainer" and pod["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
