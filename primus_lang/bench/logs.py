@@ -152,7 +152,8 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             # a log still being written, or copied from a job killed mid-line: its last figure may be cut
             cut = number
             continue
-        memory, device = _MEMORY.search(line), _DEVICE_USED.search(line)
+        # only the few lines that name memory are searched for it: a log is mostly iteration lines
+        memory, device = (_MEMORY.search(line), _DEVICE_USED.search(line)) if " mem" in line else (None, None)
         if memory is not None:
             allocated = max(allocated, _real(memory.group(2), "max allocated (MB)", name, number, 1e9, 0.0) * 2**20)
             reserved = max(reserved, _real(memory.group(4), "max reserved (MB)", name, number, 1e9, 0.0) * 2**20)

@@ -128,11 +128,9 @@ class _Lines:
                     self.first_error = text
             yield line
 
-    def cause(self, trained: bool) -> str:
-        """How the job ended, as `learn` reports it."""
-        if self.ended:
-            return self.ended
-        return "stopped early" if trained else "failed to start"
+    def cause(self) -> str:
+        """How a job that logged no iteration ended, as `learn` reports it."""
+        return self.ended or "failed to start"
 
 
 class JobFailed(CompileError):
@@ -155,8 +153,8 @@ class JobRun:
 
 
 def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
-    """(step time in seconds, notes) of one job's log; a ``CompileError`` naming the file when it
-    cannot be measured."""
+    """What one job's log measured; a ``JobFailed`` when the log shows the job did not run to the end,
+    a ``CompileError`` naming the file when it cannot be measured otherwise."""
     from primus_lang.bench.logs import candidate_from_log, parse_log, steady
     from primus_lang.ir import Candidate
     from primus_lang.ir.serialize import from_data
@@ -171,7 +169,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
         log = parse_log(lines, str(path))
     except CompileError as err:
         if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
-            cause = lines.cause(trained=False)
+            cause = lines.cause()
             said = lines.first_error if cause == "failed to start" and lines.first_error else lines.last
             raise JobFailed(Diagnostic(
                 CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{path}` holds no iteration lines; it "
@@ -314,11 +312,16 @@ def _against_baseline(manifest: dict[str, Any], measured: list[Any], spreads: di
             f"(±{noise:.1%}, the two runs' step-time spreads)"]
 
 
-def _memory_measured(space: Any, cand: Any, index: int, ran: JobRun) -> str:
-    """The memory account against what the run's printing ranks measured: the proof checked on this cluster."""
+def _account_peak(space: Any, cand: Any) -> int:
+    """The memory account's busiest GPU for ``cand`` on the space's cluster, in bytes."""
     from primus_lang.memory import prefilter
 
-    peak = int(prefilter(space.model, space.cluster, [cand], space.settings)[0])
+    return int(prefilter(space.model, space.cluster, [cand], space.settings)[0])
+
+
+def _memory_measured(space: Any, cand: Any, index: int, ran: JobRun) -> str:
+    """The memory account against what the run's printing ranks measured: the proof checked on this cluster."""
+    peak = _account_peak(space, cand)
     seen = ran.allocated or ran.reserved
     what = "allocated" if ran.allocated else "in use on the device"
     change = peak / seen - 1
@@ -331,9 +334,9 @@ def _memory_measured(space: Any, cand: Any, index: int, ran: JobRun) -> str:
 
 def _memory_said(space: Any, cand: Any, index: int) -> str:
     """What an out-of-memory death says of the memory account on this cluster: stated, never applied."""
-    from primus_lang.memory import prefilter, usable_bytes
+    from primus_lang.memory import usable_bytes
 
-    peak = int(prefilter(space.model, space.cluster, [cand], space.settings)[0])
+    peak = _account_peak(space, cand)
     limit = usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
     if peak > limit:
         return (f"job {index} ran out of memory, as the account said it would ({peak / 2**30:.1f} GiB against "

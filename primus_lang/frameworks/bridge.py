@@ -20,13 +20,7 @@ DEFAULT_VERSION = "v0.6"
 _GPUS_IN_NAME = re.compile(r"_(\d+)gpu_([a-z0-9]+)_")
 
 
-@frozen
-class Version:
-    name: str
-    ref: str
-    commit: str
-    date: str
-    megatron: str  # the Megatron-LM commit it pins as 3rdparty/Megatron-LM
+Version = table.Release
 
 
 @frozen
@@ -44,13 +38,15 @@ class Recipe:
     settings: dict[str, Any]
 
 
+_TABLE = "recipes.json"
+
+
 def _table() -> dict[str, Any]:
-    return table.load("bridge", "recipes.json")
+    return table.load("bridge", _TABLE)
 
 
-@functools.cache
 def versions() -> tuple[Version, ...]:
-    return tuple(Version(**v) for v in _table()["versions"])
+    return table.releases("bridge", _TABLE)
 
 
 def version_names() -> tuple[str, ...]:
@@ -59,9 +55,7 @@ def version_names() -> tuple[str, ...]:
 
 def megatron_version(bridge: str) -> str:
     """The name of the Megatron-LM version table the release runs on (its pinned commit)."""
-    from primus_lang.frameworks import megatron
-
-    return megatron.named_for_commit(next(v.megatron for v in versions() if v.name == bridge), f"Megatron-Bridge {bridge}")
+    return table.pinned_megatron("bridge", _TABLE, bridge, f"Megatron-Bridge {bridge}")
 
 
 @functools.cache

@@ -18,7 +18,6 @@ primus/core/launcher/parser.py), in the order Primus applies them:
 from __future__ import annotations
 
 import copy
-import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -26,7 +25,7 @@ from typing import Any
 
 from attrs import frozen
 
-from primus_lang.frameworks import megatron, table
+from primus_lang.frameworks import table
 
 # Primus's pattern: a name without `:`, `{` or `}`, then an optional default up to the first `}`
 ENV = re.compile(r"\$\{([^:{}]+)(?::([^}]*))?\}")
@@ -34,13 +33,7 @@ _FLOAT = re.compile(r"-?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?
 DEFAULT_VERSION = "v26.5"
 
 
-@frozen
-class Version:
-    name: str
-    ref: str
-    commit: str
-    date: str
-    megatron: str  # the Megatron-LM commit it pins
+Version = table.Release
 
 
 @frozen
@@ -50,13 +43,15 @@ class Unset:
     variable: str
 
 
+_TABLE = "presets.json"
+
+
 def _table() -> dict[str, Any]:
-    return table.load("primus", "presets.json")
+    return table.load("primus", _TABLE)
 
 
-@functools.cache
 def versions() -> tuple[Version, ...]:
-    return tuple(Version(**v) for v in _table()["versions"])
+    return table.releases("primus", _TABLE)
 
 
 def version_names() -> tuple[str, ...]:
@@ -65,7 +60,7 @@ def version_names() -> tuple[str, ...]:
 
 def megatron_version(primus: str) -> str:
     """The name of the Megatron-LM version table a Primus release runs on (its pinned commit)."""
-    return megatron.named_for_commit(next(v.megatron for v in versions() if v.name == primus), f"Primus {primus}")
+    return table.pinned_megatron("primus", _TABLE, primus, f"Primus {primus}")
 
 
 def scalar(text: str) -> Any:
