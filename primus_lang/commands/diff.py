@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
     from primus_lang.project.trust import tied
     from primus_lang.report.compare import diff
-    from primus_lang.report.explain import explained_json, violations
+    from primus_lang.report.explain import explained_json, precision_gain, precision_json, violations
     from primus_lang.report.terminal import diff_view
 
     given = [p for p in (args.a, args.b) if p] + list(args.points or ())
@@ -55,10 +55,13 @@ def run(args: argparse.Namespace) -> int:
     ea, eb = evaluated(space, given, args.error_format)
     broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
     d = diff(ea.view, eb.view)
+    gains = [precision_gain(space, e.candidate) for e in (ea, eb)]
     if args.json:
         print(json.dumps({
-            "a": {**explained_json(ea), "violations": [list(v) for v in broken_a]},
-            "b": {**explained_json(eb), "violations": [list(v) for v in broken_b]},
+            "a": {**explained_json(ea), "precision_gain": precision_json(gains[0]),
+                  "violations": [list(v) for v in broken_a]},
+            "b": {**explained_json(eb), "precision_gain": precision_json(gains[1]),
+                  "violations": [list(v) for v in broken_b]},
             "knobs": [list(k) for k in d.knobs],
             "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
@@ -71,5 +74,8 @@ def run(args: argparse.Namespace) -> int:
     print_broken(out, broken_a, "A")
     print_broken(out, broken_b, "B")
     out.print(diff_view(d))
+    for name, g in zip("AB", gains, strict=True):
+        out.print(f"{name} in {g.label} against BF16, same recipe: {g.ratio:.2f}x the tokens/s "
+                  "(`primusc explain` shows where the difference goes)")
     sys.stdout.flush()
     return 0

@@ -32,19 +32,22 @@ def explain_candidate(args: argparse.Namespace) -> int:
     import json
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
-    from primus_lang.report.explain import explained_json, violations
-    from primus_lang.report.terminal import explain_view
+    from primus_lang.report.explain import explained_json, precision_gain, precision_json, violations
+    from primus_lang.report.terminal import explain_view, precision_table
 
     space = load(args)
     [ev] = evaluated(space, [args.point or ""], args.error_format)
     broken = violations(space, ev.candidate)
     status = 0 if ev.view.fits and not broken else 1
+    gain = precision_gain(space, ev.candidate)
     if args.json:
-        print(json.dumps({**explained_json(ev), "violations": [list(v) for v in broken]}, indent=2))
+        print(json.dumps({**explained_json(ev), "precision_gain": precision_json(gain),
+                          "violations": [list(v) for v in broken]}, indent=2))
         return status
     out = console()
     print_broken(out, broken)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
+    out.print(precision_table(gain))
     return status
 
 

@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "where its projected step time goes (repeatable)")
     add_oracle_arguments(p)
     add_corpus_arguments(p)
+    p.add_argument("--pairs", action="store_true",
+                   help="compare the projected and measured ratio of tokens/s of the recipes measured in BF16 and "
+                        "in FP8 or NVFP4 (the table docs/projection.md shows)")
     p.add_argument("--summary", action="store_true",
                    help="print the error per vendor, GPU and precision, on the spec sheets and on the calibrated "
                         "profiles (the table docs/projection.md shows)")
@@ -49,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.commands._sweeps import run_sweeps
 
         return run_sweeps(args)
-    if args.summary and args.row:
-        raise CompileError(Diagnostic(BAD_ARGUMENT, "`--summary` and `--row` ask for different reports: give one"))
+    if sum(bool(x) for x in (args.summary, args.row, args.pairs)) > 1:
+        raise CompileError(Diagnostic(BAD_ARGUMENT, "`--summary`, `--row` and `--pairs` ask for different reports: give one"))
     runs, label = runs_of(args, args.calibrated)
     kind = oracle_kind(args)
     oracles: dict[object, Any] = {}
@@ -74,7 +77,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.summary:
         return _summary(args, runs, label, None if kind == "simulate" else oracle_for)
-    rows = validate_rows(runs, memory=not args.no_memory, oracle_for=None if kind == "simulate" else oracle_for)
+    rows = validate_rows(runs, memory=not args.no_memory and not args.pairs,
+                         oracle_for=None if kind == "simulate" else oracle_for)
+    if args.pairs:
+        return _pairs(args, runs, rows, label)
     summary = summarize(rows)
     broken = [r.id for r in rows if r.skipped.startswith(INTERNAL_ERROR)]
     if broken:
@@ -127,4 +133,19 @@ def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: 
     else:
         print(f"projected vs measured tokens/s/GPU on {label}: error of the projection (above 0: too fast)")
         print(to_markdown(lines))
+    return 0
+
+
+def _pairs(args: argparse.Namespace, runs: list[Any], rows: list[Any], label: str) -> int:
+    from primus_lang.project.precision_pairs import pairs_summary, precision_pairs, to_markdown
+
+    pairs = precision_pairs(runs, {r.id: r.projected for r in rows if r.projected is not None})
+    if args.json:
+        print(json.dumps({"source": label, "pairs": [
+            {"bf16": p.bf16_id, "low": p.low_id, "recipe": p.group, "precision": p.low, "measured": p.measured,
+             "projected": p.projected, "error": p.error} for p in pairs], "summary": pairs_summary(pairs)}, indent=2))
+        return 0
+    print(f"recipes measured in BF16 and in a low precision on {label}: tokens/s ratio, low precision over BF16 "
+          "(error above 0: the gain is overestimated)")
+    print(to_markdown(pairs) if pairs else "no recipe of these rows was measured in both precisions")
     return 0

@@ -52,3 +52,16 @@ def evaluate_point(space: Space, cand: Candidate, text: str) -> Evaluated:
             help="the notes name the rules it breaks; `primusc explain CODE` says what each needs",
             notes=tuple(f"{code} {message}" for code, message in broken),
         )) from None
+
+
+def precision_gain(space: Space, cand: Candidate) -> Any:
+    """The candidate's recipe in BF16 beside its low precision (``project.precision``)."""
+    from primus_lang.project.precision import precision_gain as gain
+
+    return gain(space.model, space.cluster, cand, space.settings)
+
+
+def precision_json(gain: Any) -> dict[str, Any]:
+    return {"precision": gain.label, "ratio": gain.ratio, "bf16_tokens_per_gpu": gain.bf16_tokens,
+            "low_tokens_per_gpu": gain.low_tokens,
+            "parts": [{"part": p, "bf16": a, "low": b} for p, a, b in gain.parts]}

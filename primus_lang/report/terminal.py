@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -159,3 +161,19 @@ def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> Renderab
     if d.memory:
         parts += [Text(""), mem]
     return Group(*parts)
+
+
+def precision_table(gain: Any) -> Table:
+    """A ``project.precision.PrecisionGain``: the recipe's GPU work per part in BF16 and in its low
+    precision, under the projected ratio of tokens/s."""
+    t = Table(title=f"{gain.label} against BF16, same recipe: {gain.ratio:.2f}x the tokens/s "
+                    f"({gain.low_tokens:,.0f} against {gain.bf16_tokens:,.0f})", title_justify="left",
+              caption="GPU work per step of one rank, before overlap and the pipeline schedule", caption_justify="left")
+    for col in ("part", "BF16", gain.precision.upper(), "change"):
+        t.add_column(col, justify="right" if col != "part" else "left")
+    for part, a, b in gain.parts:
+        if a == 0 and b == 0:
+            continue
+        colour = "green" if b < a else "red" if b > a else "dim"
+        t.add_row(part, units.seconds(a), units.seconds(b), f"[{colour}]{units.signed_seconds(b - a)}[/{colour}]")
+    return t

@@ -1,4 +1,4 @@
-"""Calibration fits the FP8 GEMM plateau as a ratio to the BF16 one."""
+"""Calibration fits the BF16 GEMM plateau; the FP8 one follows it through the kernels' FP8/BF16 ratio."""
 
 from __future__ import annotations
 
@@ -7,20 +7,26 @@ from pathlib import Path
 import pytest
 
 from primus_lang.ir import Efficiency
+from primus_lang.ir.hardware import FP8_GEMM_RATIO
 from primus_lang.project.calibrate import fit_efficiency, identifiable
 from primus_lang.project.runs import load_runs
 
 RUNS = Path(__file__).parent / "data" / "runs.yaml"
 
 
-def test_the_ratio_is_fitted_only_with_rows_of_both_dtypes() -> None:
+def test_the_fp8_ratio_is_never_fitted() -> None:
     runs = [r for r in load_runs(RUNS) if not r.skip]
     bf16 = [r for r in runs if r.cand and r.cand.precision == "bf16"]
     fp8 = [r for r in runs if r.cand and r.cand.precision == "fp8"]
     assert bf16 and fp8
-    assert "fp8_ratio" in identifiable(bf16 + fp8)
-    assert "fp8_ratio" not in identifiable(bf16) and "fp8_ratio" not in identifiable(fp8)
+    for rows in (bf16 + fp8, bf16, fp8):
+        assert "fp8_ratio" not in identifiable(rows)
     assert "gemm_max" in identifiable(fp8)  # FP8 rows move the BF16 plateau through the ratio
+
+
+def test_the_default_ratio_is_the_kernels() -> None:
+    base = Efficiency()
+    assert base.fp8_gemm_max / base.gemm_max == pytest.approx(FP8_GEMM_RATIO, rel=1e-12)
 
 
 def test_one_dtype_keeps_the_base_ratio() -> None:

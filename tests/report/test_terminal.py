@@ -87,10 +87,15 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
     peak = max(one["memory"], key=lambda r: r["total"])
     assert one["memory_peak"] == peak["total"] == sum(t["bytes"] for t in peak["terms"])
     assert one["fits"] == (one["memory_peak"] <= one["limit"])
+    gain = one["precision_gain"]  # the BF16 point set beside its FP8 twin
+    assert gain["bf16_tokens_per_gpu"] == pytest.approx(one["figures"]["tokens_per_gpu"], rel=1e-9)
+    assert gain["ratio"] == pytest.approx(gain["low_tokens_per_gpu"] / gain["bf16_tokens_per_gpu"])
+    assert {p["part"] for p in gain["parts"]} >= {"GEMMs", "quantize kernels", "attention"}
     assert main(["diff", str(EXAMPLE), "--a", "tp=8", "--b", "tp=4,pp=2", "--json"]) == 0
     two = json.loads(capsys.readouterr().out)
     assert ["tp", "8", "4"] in two["knobs"]
     assert two["a"]["figures"]["step_time"] > 0 and two["summary"]
+    assert two["a"]["precision_gain"]["precision"].startswith("fp8")
     # tied: the two step times within the profile's paired band, as the verdict in `summary` says
     ratio = two["a"]["figures"]["step_time"] / two["b"]["figures"]["step_time"]
     paired = two["a"]["band"]["paired"]
@@ -99,7 +104,8 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", str(EXAMPLE), "tp=8"]) == 1
     assert "P8902" in capsys.readouterr().err
     assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2"]) == 0
-    assert "the fullest rank class" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "the fullest rank class" in out and "against BF16, same recipe" in out and "quantize kernels" in out
 
 
 def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.CaptureFixture[str]) -> None:
