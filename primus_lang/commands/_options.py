@@ -6,7 +6,7 @@ The leading underscore keeps this module out of the CLI's command discovery.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -136,7 +136,7 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
 
 
 def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human",
-               model: Model | None = None) -> None:
+               model: Model | None = None, shown: Sequence[tuple[Candidate, int]] = ()) -> None:
     """W6002 (a profile never fitted) and W6003 (a projection above any measured MFU) on stderr, with
     the import or command that gives the space a fitted profile; W6010 for what ``model`` has that
     the projection does not cost."""
@@ -146,7 +146,7 @@ def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "
     from primus_lang.project import trust
     from primus_lang.project.features import feature_warnings
 
-    found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu))
+    found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu), shown)
     if model is not None:
         found += feature_warnings(model)
     if found:

@@ -31,6 +31,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
 from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.project import trust
 from primus_lang.project.trust import describe
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
@@ -305,7 +306,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         winner, kept = against_baseline(winner, own, space.cluster.gpu.provenance, metric, prep.land.objective.sense)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
-               space.model)
+               space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None])
     if winner is not None and kept:
         lines = [kept]
     elif winner is not None:
@@ -436,7 +437,8 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         table.add_row(
             f"{i}{'≈' if t.candidate.label() in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
             units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",
-            units.band(ev.tokens_per_gpu * prov.low, ev.tokens_per_gpu * prov.high), f"{ev.mfu:.1%}",
+            units.band(*(ev.tokens_per_gpu * f for f in trust.factors(prov, t.candidate, prep.space.cluster.world))),
+            f"{ev.mfu:.1%}",
             f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )
     console.print(table)

@@ -111,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
     if "false_ooms" in summary:
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
                       f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")
+        from primus_lang.ir import units
+
+        terms_of = summary.get("false_oom_terms")
+        for rid, why in (terms_of.items() if isinstance(terms_of, dict) else ()):
+            terms = ", ".join(f"{name} {units.gib(size)}" for name, size in why["terms"])
+            console.print(f"  {rid}: over by {units.gib(why['over_bytes'])} on its fullest rank; largest terms: {terms}")
     rho, ceiling = summary["spearman_by_group"], summary["spearman_ceiling_by_group"]
     if isinstance(rho, dict) and isinstance(ceiling, dict):
         for g, value in rho.items():
@@ -137,9 +143,12 @@ def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: 
 
 
 def _pairs(args: argparse.Namespace, runs: list[Any], rows: list[Any], label: str) -> int:
-    from primus_lang.project.precision_pairs import pairs_summary, precision_pairs, to_markdown
+    from primus_lang.project.precision_pairs import bundled_pairs, pairs_summary, precision_pairs, to_markdown
 
-    pairs = precision_pairs(runs, {r.id: r.projected for r in rows if r.projected is not None})
+    projected = {r.id: r.projected for r in rows if r.projected is not None}
+    # the bundled corpus brings its controlled sweeps; a user's runs file stands alone
+    bundled = not args.runs or args.with_bundled
+    pairs = (bundled_pairs if bundled else precision_pairs)(runs, projected)
     if args.json:
         print(json.dumps({"source": label, "pairs": [
             {"bf16": p.bf16_id, "low": p.low_id, "recipe": p.group, "precision": p.low, "measured": p.measured,

@@ -67,6 +67,17 @@ IMPLAUSIBLE = register(
     "figure says the profile's efficiencies are too high (a spec sheet, or a hand-edited profile), not\n"
     "that the recipe is that good. Project on a fitted profile, or measure the recipe.",
 )
+BEYOND_EVIDENCE = register(
+    "W6012",
+    "beyond-evidence",
+    "a projection lies beyond the runs its GPU profile was fitted on",
+    "A calibrated profile records the longest sequence and the most GPUs of the runs it was fitted on.\n"
+    "A candidate beyond them (sequence 65,536 on a profile that saw 8,192) is a kind of run its band\n"
+    "was never measured on: attention's share of the step, or the network at that scale, may behave\n"
+    "as none of its runs did. Its band widens to the `far` band of the profile's provenance (the errors\n"
+    "of GPUs' runs projected by fits that never saw those GPUs). Measure one such run and fit it\n"
+    "(`primusc calibrate --runs my_runs.yaml --out site.prx`) to narrow it.",
+)
 RUNS_ROW_MALFORMED = register(
     "W6011",
     "runs-row-malformed",

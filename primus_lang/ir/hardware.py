@@ -100,6 +100,17 @@ class Provenance:
         Kind.FRACTION, "share of measured pairs whose ratio erred less than `paired`"))
     note: str = field(default="the stdlib defaults on 202 published runs of 7 GPUs", metadata=q(
         Kind.TEXT, "how the band was measured"))
+    # What the fit saw: a candidate beyond it (a longer sequence, more GPUs) is a kind of run the band
+    # was never measured on, and carries the ``far`` band instead (``project.trust.factors``).
+    seq_max: int = field(default=0, metadata=q(
+        Kind.COUNT, "longest sequence of the runs the efficiencies were fitted on (0: not recorded)", zero_ok=True))
+    world_max: int = field(default=0, metadata=q(
+        Kind.COUNT, "most GPUs of a run the efficiencies were fitted on (0: not recorded)", zero_ok=True))
+    far_low: float = field(default=0.0, metadata=q(
+        Kind.NUMBER, "low end of the band beyond what the fit saw (a GPU's runs projected by a fit without "
+                     "them); 0: the band above", zero_ok=True))
+    far_high: float = field(default=0.0, metadata=q(
+        Kind.NUMBER, "high end of the band beyond what the fit saw; 0: the band above", zero_ok=True))
 
 
 @frozen

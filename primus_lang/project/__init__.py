@@ -19,6 +19,7 @@ from primus_lang.project.ops import (
     Task,
 )
 from primus_lang.project.oracle import Oracle, SimulateOracle
+from primus_lang.project.precision import PrecisionGain, precision_gain
 from primus_lang.project.projection import Projection, project
 from primus_lang.project.schedule import simulate as simulate_schedule
 
@@ -47,11 +48,13 @@ __all__ = [
     "MemoryOp",
     "Op",
     "Oracle",
+    "PrecisionGain",
     "Projection",
     "SimulateOracle",
     "Task",
     "collective_time",
     "group_layout",
+    "precision_gain",
     "project",
     "row_result",
     "simulate_schedule",

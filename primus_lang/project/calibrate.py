@@ -515,7 +515,8 @@ def _fmt(name: str, value: float) -> str:
 def _provenance_block(prov: Provenance) -> str:
     return (f"provenance {{ basis = {prov.basis}; rows = {prov.rows}; error = {prov.error:.3f}; low = {prov.low:.3f}; "
             f"high = {prov.high:.3f}; paired = {prov.paired:.3f}; coverage = {prov.coverage:.2f}; "
-            f"paired_coverage = {prov.paired_coverage:.2f}; "
+            f"paired_coverage = {prov.paired_coverage:.2f}; seq_max = {prov.seq_max}; world_max = {prov.world_max}; "
+            f"far_low = {prov.far_low:.3f}; far_high = {prov.far_high:.3f}; "
             f"note = {json.dumps(prov.note)} }}")
 
 

@@ -62,13 +62,13 @@ def sweeps_table() -> str:
 def precision_pairs_table() -> str:
     """``validate --pairs`` on the bundled corpus, calibrated profiles."""
     from primus_lang.project.corpus import runs_file
-    from primus_lang.project.precision_pairs import precision_pairs, to_markdown
+    from primus_lang.project.precision_pairs import bundled_pairs, to_markdown
     from primus_lang.project.runs import load_runs
     from primus_lang.project.validate import validate_rows
 
     runs = load_runs(runs_file(), True)
     projected = {r.id: r.projected for r in validate_rows(runs, memory=False) if r.projected is not None}
-    return "(`primusc validate --calibrated --pairs`)\n\n" + to_markdown(precision_pairs(runs, projected))
+    return "(`primusc validate --calibrated --pairs`)\n\n" + to_markdown(bundled_pairs(runs, projected))
 
 
 SECTIONS: dict[str, Callable[[], str]] = {"validation-summary": validation_summary, "sweeps": sweeps_table,

@@ -11,6 +11,7 @@ from attrs import frozen
 
 from primus_lang.ir import Candidate
 from primus_lang.project.runs import Run
+from primus_lang.project.sweeps import Sweep
 
 # knobs that only mean something in a low precision: a recipe's BF16 twin leaves them at their default
 LOW_PRECISION_KNOBS = ("precision", "fp8_recipe", "fp8_param_gather")
@@ -58,6 +59,36 @@ def precision_pairs(runs: Sequence[Run], projected: Mapping[str, float]) -> list
                 out.append(PrecisionPair(b.id, low.id, f"{model} / {gpu} / {world}", label,
                                          low.measured / b.measured, projected[low.id] / projected[b.id]))
     return out
+
+
+def sweep_pairs(sweeps: Sequence[Sweep]) -> list[PrecisionPair]:
+    """The pairs inside the controlled sweeps that vary the precision: one recipe measured in both
+    on one release, everything else as the sweep holds it (where a row of the corpus may differ in
+    what it does not record, such as torch.compile)."""
+    from primus_lang.project.ranking import rank_sweep
+
+    out: list[PrecisionPair] = []
+    for sweep in sweeps:
+        if not {"precision", "fp8_recipe"} & set(sweep.varies) or sweep.metric == "step_time_s":
+            continue
+        result = {v.id: v.projected for v in rank_sweep(sweep).variants if v.projected is not None}
+        runs = [attrs.evolve(v.run, id=f"{sweep.id}/{v.id}") for v in sweep.variants
+                if v.run is not None and not v.reason and v.id in result]
+        out += precision_pairs(runs, {f"{sweep.id}/{k}": p for k, p in result.items()})
+    return out
+
+
+def bundled_pairs(runs: Sequence[Run], projected: Mapping[str, float]) -> list[PrecisionPair]:
+    """The pairs inside the bundled controlled sweeps (validation/sweeps.yaml), and among ``runs`` those
+    of a model, GPU and GPU count no sweep compares: a sweep holds fixed what rows leave unrecorded
+    (the corpus's torchtitan rows pair an eager BF16 run with a compiled FP8 one, and an async-TP
+    run with one without it; their sweeps pair like with like)."""
+    from primus_lang.project.corpus import folder
+    from primus_lang.project.sweeps import load_sweeps
+
+    controlled = sweep_pairs(load_sweeps(folder() / "sweeps.yaml"))
+    covered = {p.group for p in controlled}
+    return [p for p in precision_pairs(runs, projected) if p.group not in covered] + controlled
 
 
 def pairs_summary(pairs: Sequence[PrecisionPair]) -> dict[str, float | int | None]:

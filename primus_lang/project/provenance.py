@@ -16,7 +16,7 @@ few, so every fitted profile takes the pairs of all cross-validated rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -67,15 +67,23 @@ class _Rows:
     def coverage(self, targets: Mapping[str, float], evidence: Mapping[str, float]) -> tuple[int, int]:
         return held_out_coverage(targets, evidence, self.layout)
 
+    def seen(self, ids: Iterable[str]) -> tuple[int, int]:
+        """The longest sequence and the most GPUs among these rows: what a fit on them saw."""
+        runs = [self.by_id[i] for i in ids]
+        return (max((r.cand.seq_len for r in runs if r.cand), default=0),
+                max((r.cluster.world for r in runs if r.cluster), default=0))
+
 
 def _share(inside: int, rows: int) -> dict[str, object]:
     return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
 
 
-def _provenance(basis: str, band: MeasuredBand, rows: int, note: str) -> Provenance:
+def _provenance(basis: str, band: MeasuredBand, rows: int, note: str, seen: tuple[int, int],
+                far: MeasuredBand | None) -> Provenance:
     return Provenance(basis=basis, rows=rows, error=round(band.error, 3), low=round(band.low, 3),
                       high=round(band.high, 3), paired=round(band.paired, 3), coverage=band.coverage,
-                      paired_coverage=band.paired_coverage, note=note)
+                      paired_coverage=band.paired_coverage, note=note, seq_max=seen[0], world_max=seen[1],
+                      far_low=round(far.low, 3) if far else 0.0, far_high=round(far.high, 3) if far else 0.0)
 
 
 def _evidence(own: Mapping[str, float], vendor: Mapping[str, float], every: Mapping[str, float],
@@ -99,6 +107,10 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
     vendors = sorted({rows.vendor(rid) for rid in cv})
     vendor_cv = {v: {k: e for k, e in cv.items() if rows.vendor(k) == v} for v in vendors}
     cv_pairs = rows.pairs(cv)
+    moved = {rid: e for errs in transferred.values() for rid, e in errs}
+    moved_pairs = rows.pairs(moved)
+    # beyond what a fit saw, the nearest measured stand-in: GPUs' runs projected by fits without them
+    far = measure(moved, moved_pairs) if moved else None
     out: dict[str, Provenance] = {}
     fitted: dict[str, object] = {}
     inside: dict[str, list[int]] = {v: [0, 0] for v in vendors}
@@ -110,7 +122,7 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         band = attrs.evolve(measure(evidence, cv_pairs), error=float(np.mean(np.abs([own[k] for k in sorted(own)]))))
         note = (f"{f.folds}-fold cross-validated on {len(own)} rows; band from {whose} {band.rows} "
                 f"held-out residuals; paired band from {band.pairs} pairs of rows of one model, GPU and GPU count")
-        out[f.gpu] = _provenance("fitted", band, f.rows, note)
+        out[f.gpu] = _provenance("fitted", band, f.rows, note, rows.seen(f.row_ids), far)
         hit, judged = rows.coverage(own, evidence)
         inside[vendor][0] += hit
         inside[vendor][1] += judged
@@ -121,8 +133,6 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         "fitted": fitted,
         "held_out_coverage": {v: _share(i, n) for v, (i, n) in inside.items()},
     }
-    moved = {rid: e for errs in transferred.values() for rid, e in errs}
-    moved_pairs = rows.pairs(moved)
     pooled_report: dict[str, object] = {}
     for gpu, vendor in pooled:
         mine = {k: e for k, e in moved.items() if rows.vendor(k) == vendor}
@@ -140,7 +150,8 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
             continue
         band = measure(evidence, pairs)
         note = f"no rows of its own: its vendor's pooled values; band from {whose}"
-        out[gpu] = _provenance("pooled", band, 0, note)
+        seen = rows.seen(k for k in rows.by_id if rows.vendor(k) == vendor)
+        out[gpu] = _provenance("pooled", band, 0, note, seen, far)
         pooled_report[gpu] = {**band.to_json(), "basis": "pooled", "evidence": whose}
     report["pooled"] = pooled_report
     if moved:

@@ -18,7 +18,7 @@ from typing import TypeVar
 from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
-from primus_lang.diagnostics.codes_projection import IMPLAUSIBLE, SPEC_SHEET
+from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
 from primus_lang.ir import Candidate, Gpu, Provenance
 
 # The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
@@ -47,10 +47,37 @@ class Band:
     paired: float  # relative error of a ratio of two projections on this profile
 
 
-def band(gpu: Gpu, tokens_per_gpu: float, step_time: float) -> Band:
+def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0) -> Band:
+    """The band of a projection of ``cand`` on ``world`` GPUs (both omitted: the profile's own band)."""
     p = gpu.provenance
-    return Band(p.basis, p.coverage, tokens_per_gpu * p.low, tokens_per_gpu * p.high,
-                step_time / p.high, step_time / p.low, p.paired)
+    low, high = factors(p, cand, world) if cand is not None else (p.low, p.high)
+    return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
+                step_time / high, step_time / low, p.paired)
+
+
+def beyond(prov: Provenance, cand: Candidate, world: int) -> list[str]:
+    """How ``cand`` on ``world`` GPUs lies beyond the runs the profile was fitted on (empty: inside)."""
+    out = []
+    if prov.seq_max and cand.seq_len > prov.seq_max:
+        out.append(f"sequence {cand.seq_len:,} beyond the longest of its runs ({prov.seq_max:,}): attention's share "
+                   "of the step was never measured this large")
+    if prov.world_max and world > prov.world_max:
+        out.append(f"{world:,} GPUs beyond the most of its runs ({prov.world_max:,})")
+    return out
+
+
+def factors(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float]:
+    """Measured-over-projected bounds for ``cand``: the profile's band, or where the candidate lies
+    beyond what the fit saw, the wider of it and the ``far`` band (a GPU's runs projected by a fit
+    that never saw that GPU, the nearest measured stand-in for a kind of run the fit never saw)."""
+    return far(prov) if beyond(prov, cand, world) else (prov.low, prov.high)
+
+
+def far(prov: Provenance) -> tuple[float, float]:
+    """The band beyond what the fit saw: the wider of the profile's own and its ``far`` band."""
+    if not prov.far_high:
+        return prov.low, prov.high
+    return min(prov.low, prov.far_low), max(prov.high, prov.far_high)
 
 
 def tied(prov: Provenance, a: float, b: float) -> bool:
@@ -111,11 +138,25 @@ def describe(gpu: str, p: Provenance) -> str:
     return f"{line}\n  band measured: {p.note}" if p.note else line
 
 
-def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str) -> list[Diagnostic]:
+def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
+             shown: Sequence[tuple[Candidate, int]] = ()) -> list[Diagnostic]:
     """W6002 when ``gpu`` has no fitted efficiencies, W6003 for projections above ``MFU_CEILING``
-    (``mfu``: (label, MFU) of the projections shown). ``fix`` names the command or import that gives
-    the space a fitted profile."""
+    (``mfu``: (label, MFU) of the projections shown), W6012 for candidates of ``shown`` (with their
+    GPU counts) beyond the runs the profile was fitted on. ``fix`` names the command or import that
+    gives the space a fitted profile."""
     out = []
+    outside = [(c, reasons) for c, world in shown if (reasons := beyond(gpu.provenance, c, world))]
+    if outside:
+        cand, reasons = outside[0]
+        p = gpu.provenance
+        low, high = far(p)
+        out.append(Diagnostic(
+            BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs `{gpu.name}` was fitted on "
+            f"(`{cand.label()}`: {'; '.join(reasons)})",
+            notes=(f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of GPUs' runs "
+                   "projected by fits that never saw those GPUs; no run of this kind has measured it",),
+            help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
+                 "the projection as a rough guide"))
     if gpu.provenance.basis == "spec":
         p = gpu.provenance
         band = (f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "

@@ -32,6 +32,7 @@ class MemoryVerdict:
     offload: bool = False  # the run offloaded activations to CPU, which the account does not model
     spare_bytes: int | None = None  # usable bytes (capacity less the runtime's reserve) minus the peak
     measured_bytes: int | None = None  # what the source measured, where it says
+    terms: tuple[tuple[str, int], ...] = ()  # the largest terms of the fullest rank, (name, bytes)
 
     @property
     def margin(self) -> float | None:
@@ -69,7 +70,8 @@ def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
     assumed = tuple((knob, str(getattr(cand, knob))) for knob in run.unpublished)
     return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity,
                          "least memory" if run.unpublished else "published", assumed, run.offload,
-                         acc.spare(0), run.measured_memory)
+                         acc.spare(0), run.measured_memory,
+                         tuple((t.name, int(t.bytes)) for t in acc.peak.largest(TERMS)))
 
 
 def validate_rows(
@@ -95,6 +97,7 @@ def validate_rows(
     return out
 
 
+TERMS = 3  # the largest terms of a false OOM's fullest rank that validate names
 INTERNAL_ERROR = "internal error (a bug in primusc; please report it)"
 
 
@@ -221,6 +224,9 @@ def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:
         "memory_judged": len(judged),
         "memory_offloaded": sum(1 for r in judged if r.memory and r.memory.offload),
         "false_ooms": [r.id for r in judged if r.memory and r.memory.false_oom],
+        # a run that ran is evidence it fits: what the account says exceeds, to correct the model
+        "false_oom_terms": {r.id: {"over_bytes": -(r.memory.spare_bytes or 0), "terms": [list(t) for t in r.memory.terms]}
+                            for r in judged if r.memory and r.memory.false_oom},
         "tightest_memory_margins": {r.id: r.memory.margin for r in fitting[:TIGHTEST] if r.memory},
         # account / measured where the source reports memory; the account is of the Megatron recipe
         # the row maps to, at the least-memory reading, so a framework that keeps more (torchtitan's

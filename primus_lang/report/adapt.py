@@ -125,6 +125,7 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
             projection=enrichment.projections.get(cand), strategy=str(trial.source),
             evaluation=int(getattr(trial, "evaluation_number", 0)),
             provenance=space.cluster.gpu.provenance if space is not None else None,
+            world=space.cluster.world if space is not None else 0,
         )
         views[cand] = v
         return v

@@ -13,6 +13,7 @@ import attrs
 
 from primus_lang.ir import Candidate, Provenance
 from primus_lang.ir.candidate import format_value
+from primus_lang.project import trust
 from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, TimelineEvent
 
 NAN = float("nan")
@@ -73,6 +74,7 @@ def candidate_view(
     strategy: str = "",
     evaluation: int = 0,
     provenance: Provenance | None = None,
+    world: int = 0,
 ) -> CandidateView:
     """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
     ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
@@ -80,6 +82,7 @@ def candidate_view(
     source = figures if figures is not None else projection
     tokens = figure(source, "tokens_per_gpu")
     p = provenance
+    low, high = trust.factors(p, cand, world) if p is not None else (0.0, 0.0)
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),
@@ -95,8 +98,8 @@ def candidate_view(
         timeline=timeline_of(projection),
         strategy=strategy,
         evaluation=evaluation,
-        tokens_low=tokens * p.low if p is not None else 0.0,
-        tokens_high=tokens * p.high if p is not None else 0.0,
+        tokens_low=tokens * low,
+        tokens_high=tokens * high,
         coverage=p.coverage if p is not None else 0.0,
         paired=p.paired if p is not None else 0.0,
         basis=p.basis if p is not None else "",

@@ -31,14 +31,15 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     fits = bool(acc.fits(space.headroom))
     proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
             if fits or project_overflow else None)
-    return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance)
+    return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance, space.cluster.world)
 
 
-def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance) -> Evaluated:
+def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance,
+               world: int) -> Evaluated:
     from primus_lang.memory import usable_bytes
 
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
-                          projection=proj, provenance=provenance)
+                          projection=proj, provenance=provenance, world=world)
     return Evaluated(cand, acc, proj, view, usable_bytes(acc.capacity, headroom))
 
 
@@ -52,4 +53,4 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
 
     acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     proj = project(run.model, run.cluster, run.cand, settings, oracle=oracle)
-    return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance), judged
+    return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance, run.cluster.world), judged

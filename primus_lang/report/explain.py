@@ -56,7 +56,7 @@ def evaluate_point(space: Space, cand: Candidate, text: str) -> Evaluated:
 
 def precision_gain(space: Space, cand: Candidate) -> Any:
     """The candidate's recipe in BF16 beside its low precision (``project.precision``)."""
-    from primus_lang.project.precision import precision_gain as gain
+    from primus_lang.project import precision_gain as gain
 
     return gain(space.model, space.cluster, cand, space.settings)
 

@@ -79,6 +79,11 @@ def test_false_ooms_exclude_cpu_offload(tmp_path: Path) -> None:
     assert off is not None and off.verdict == "exceeds" and off.offload and not off.false_oom
     s = summarize(rows)
     assert s["false_ooms"] == ["oom"]
+    # each false OOM with what the account says exceeds: the shortfall and its largest terms
+    why = s["false_oom_terms"]["oom"]  # type: ignore[index]
+    assert why["over_bytes"] == -by_id["oom"].memory.spare_bytes > 0
+    names = [name for name, _ in why["terms"]]
+    assert len(names) == 3 and "parameters bf16" in names  # 70B at TP 1: its state is what exceeds
     assert s["memory_offloaded"] == 1 and s["memory_judged"] == 3
     assert list(s["tightest_memory_margins"]) == ["fits"]  # type: ignore[call-overload]
 

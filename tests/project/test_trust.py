@@ -232,3 +232,45 @@ def test_efficiencies_set_by_hand_lose_the_base_profiles_band() -> None:
     assert gpus["kept"].provenance.basis == "fitted" and gpus["kept"].provenance.rows == 9
     warned = trust.warnings(gpus["hot"], [], "fix")
     assert [d.code.id for d in warned] == ["W6002"] and "set by hand" in warned[0].notes[0]
+
+
+FAR = Provenance(basis="fitted", rows=30, error=0.1, low=0.9, high=1.1, paired=0.1, seq_max=8192, world_max=64,
+                 far_low=0.75, far_high=1.3)
+
+
+def test_a_candidate_beyond_what_the_fit_saw_gets_the_far_band() -> None:
+    inside = Candidate(seq_len=8192)
+    assert trust.beyond(FAR, inside, 64) == [] and trust.factors(FAR, inside, 64) == (0.9, 1.1)
+    long = Candidate(seq_len=65536)
+    [why] = trust.beyond(FAR, long, 64)
+    assert "65,536" in why and "8,192" in why
+    assert trust.factors(FAR, long, 64) == (0.75, 1.3)
+    assert "512 GPUs" in trust.beyond(FAR, inside, 512)[0]
+    # the far band only ever widens, and a profile that records nothing checks nothing
+    narrow = attrs.evolve(FAR, far_low=0.95, far_high=1.05)
+    assert trust.factors(narrow, long, 64) == (0.9, 1.1)
+    blank = Provenance(basis="fitted", rows=30, error=0.1, low=0.9, high=1.1, paired=0.1)
+    assert trust.beyond(blank, long, 10_000) == [] and trust.far(blank) == (0.9, 1.1)
+    b = trust.band(attrs.evolve(GPU, provenance=FAR), 1000.0, 2.0, long, 64)
+    assert (b.tokens_low, b.tokens_high) == pytest.approx((750.0, 1300.0))
+
+
+def test_w6012_names_the_first_candidate_beyond_and_the_wider_band() -> None:
+    gpu = attrs.evolve(GPU, provenance=FAR)
+    assert trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64)]) == []
+    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64), (Candidate(seq_len=32768), 64)])
+    assert w.code.id == "W6012" and "1 projection(s)" in w.message and "32,768" in w.message
+    assert "0.75-1.30x" in w.notes[0]
+
+
+def test_project_warns_and_widens_beyond_the_longest_sequence(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "s.prx"
+    text = SPACE.format(paired="0.05", extra="seq_len = 32768").replace(
+        "paired = 0.05", "paired = 0.05; seq_max = 8192; far_low = 0.7; far_high = 1.4")
+    src.write_text(text)
+    assert main(["project", str(src), "--json", "--top", "2"]) == 0
+    out = capsys.readouterr()
+    assert "W6012" in out.err and "32,768" in out.err
+    first = json.loads(out.out)["results"][0]
+    assert first["band"]["tokens_low"] == pytest.approx(0.7 * first["projection"]["tokens_per_gpu"])
