@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
 
 if TYPE_CHECKING:
+    from primus_lang.ir import Provenance
     from primus_lang.project.calibrate import Fit
     from primus_lang.project.runs import Run
 
@@ -48,6 +49,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--hold-out-models", action="store_true",
                    help="also project each model's rows, on every GPU, with fits that never saw that model "
                         "(leave one model out): the error a new model can expect")
+    p.add_argument("--hold-out-sources", action="store_true",
+                   help="also project each source's rows (a vendor's table, a framework's benchmarks, a paper), on "
+                        "every GPU, with fits that never saw that source, and count those inside the band their "
+                        "profile ships with: how the bands hold on a new kind of data")
     p.add_argument("--json", action="store_true", help="print the fits as JSON")
     p.set_defaults(func=run)
 
@@ -134,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.project.calibrate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
+    sources: dict[str, Any] = {}
+    if args.hold_out_sources:
+        from primus_lang.project.calibrate import hold_out_sources
+
+        gpu_of = {r.id: g for g, rows in kept.items() for r in rows}
+        sources = _by_source(hold_out_sources(kept, bases, pool, progress=log, gpus=args.gpu), runs, provs, gpu_of)
     cv = [abs(e) for f in fits for e in f.cross_validated]
     total = by_seed[0]
     ranks = _cv_ranks(fits, runs)
@@ -157,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
                 "holdout_signed_error_by_group": held["signed_error_by_group"],
                 "holdout_mape": held["mape"]} if held else {}),
             **({"holdout_models": _by_model(unseen, runs)} if args.hold_out_models else {}),
+            **({"holdout_sources": sources} if sources else {}),
             "bands": bands,
             **({"sibling_transfer": {g: {"sibling": near, "rows": len(e), "mape": _mean(abs(x) for _, x in e),
                                          "signed": _mean(x for _, x in e), "errors": dict(e)}
@@ -201,6 +213,13 @@ def run(args: argparse.Namespace) -> int:
               f"{table['rows']} rows")
         for name, m in table["models"].items():
             print(f"  {name:40} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}")
+    if sources:
+        print(f"each source held out on every GPU (leave one source out): MAPE {sources['mape']:.1%} over "
+              f"{sources['rows']} rows; inside the band their profile ships with {sources['inside']}/{sources['rows']}, "
+              f"inside the wider band beyond a fit's runs {sources['inside_far']}/{sources['rows']}")
+        for name, m in sources["sources"].items():
+            print(f"  {name[:48]:48} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}  "
+                  f"inside {m['inside']:3}/{m['rows']:<3} far {m['inside_far']:3}/{m['rows']}")
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         tables = [_rho(r, key) for r in shuffled]
@@ -223,6 +242,34 @@ def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:
     return {"rows": len(errors), "mape": _mean(abs(e) for e in errors.values()),
             "models": {m: {"rows": len(es), "mape": _mean(abs(e) for e in es), "signed": _mean(es)}
                        for m, es in sorted(models.items())},
+            "errors": dict(sorted(errors.items()))}
+
+
+def _by_source(errors: dict[str, float], runs: list[Run], provs: Mapping[str, Provenance],
+               gpu_of: Mapping[str, str]) -> dict[str, Any]:
+    """Held-out errors per source, and how many land inside the band their profile ships with and
+    inside the wider one a candidate beyond the fit's runs gets (``trust.far``)."""
+    from primus_lang.project import trust
+
+    source_of = {r.id: r.source for r in runs}
+
+    def inside(rid: str, e: float, wide: bool) -> bool:
+        p = provs.get(gpu_of.get(rid, ""))
+        if p is None:
+            return False
+        low, high = trust.far(p) if wide else (p.low, p.high)
+        return low <= 1 / (1 + e) <= high
+
+    def counts(items: list[tuple[str, float]]) -> dict[str, Any]:
+        es = [e for _, e in items]
+        return {"rows": len(es), "mape": _mean(abs(e) for e in es), "signed": _mean(es),
+                "inside": sum(inside(rid, e, False) for rid, e in items),
+                "inside_far": sum(inside(rid, e, True) for rid, e in items)}
+
+    by: dict[str, list[tuple[str, float]]] = {}
+    for rid, e in sorted(errors.items()):
+        by.setdefault(source_of[rid], []).append((rid, e))
+    return {**counts(sorted(errors.items())), "sources": {s: counts(items) for s, items in sorted(by.items())},
             "errors": dict(sorted(errors.items()))}
 
 

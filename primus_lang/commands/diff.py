@@ -74,8 +74,14 @@ def run(args: argparse.Namespace) -> int:
     print_broken(out, broken_a, "A")
     print_broken(out, broken_b, "B")
     out.print(diff_view(d))
+    from primus_lang.ir import units
+
+    for name, e in zip("AB", (ea, eb), strict=True):
+        if not e.view.fits:
+            out.print(f"[yellow]{name} does not fit in memory: its fullest rank is over the limit by "
+                      f"{units.gib(e.view.memory_peak - e.limit)}[/yellow] (`primusc explain` shows its terms)")
     for name, g in zip("AB", gains, strict=True):
-        out.print(f"{name} in {g.label} against BF16, same recipe: {g.ratio:.2f}x the tokens/s "
+        out.print(f"{name}: its recipe in {g.label} runs at {g.ratio:.2f}x the tokens/s of the same in BF16 "
                   "(`primusc explain` shows where the difference goes)")
     sys.stdout.flush()
     return 0

@@ -93,6 +93,7 @@ class Plan:
     gpu: str  # the GPU profile projected on
     provenance: Provenance  # its evidence and error band
     tied: tuple[str, ...] = ()  # candidates tied with the best projection, the winner first
+    report: str = ""  # the HTML report's path, one of ``files`` ("" when there is no winner)
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -344,7 +345,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         write_report(shown, report, space, force=replace(report))
         files.append(str(report))
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
-                space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate))
+                space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
+                str(report) if winner is not None else "")
     if args.json:
         print(serialize.to_json(plan))
         return 0 if winner is not None else 1
@@ -452,5 +454,8 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         console.print(f"baseline: {layout(b, axes)}: {b.evaluation.tokens_per_gpu:,.0f} tokens/s/GPU")
     for line in plan.explanation:
         console.print(line)
-    if plan.files:
+    launch = [f for f in plan.files if f != plan.report]
+    if launch:
         console.print(f"wrote {len(plan.files)} files to {plan.out} ({plan.target}); trace: {plan.trace}")
+    elif plan.files:  # --no-emit: the report alone
+        console.print(f"wrote the report to {plan.out} (no launch files: --no-emit); trace: {plan.trace}")

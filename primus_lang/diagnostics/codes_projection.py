@@ -74,8 +74,9 @@ BEYOND_EVIDENCE = register(
     "A calibrated profile records the longest sequence and the most GPUs of the runs it was fitted on.\n"
     "A candidate beyond them (sequence 65,536 on a profile that saw 8,192) is a kind of run its band\n"
     "was never measured on: attention's share of the step, or the network at that scale, may behave\n"
-    "as none of its runs did. Its band widens to the `far` band of the profile's provenance (the errors\n"
-    "of GPUs' runs projected by fits that never saw those GPUs). Measure one such run and fit it\n"
+    "as none of its runs did. Its band becomes the wider of its own and the `far` band of the profile's\n"
+    "provenance (the errors of GPUs' runs projected by fits that never saw those GPUs); runs of 32k-64k\n"
+    "tokens outside the corpus have measured slower still. Measure one such run and fit it\n"
     "(`primusc calibrate --runs my_runs.yaml --out site.prx`) to narrow it.",
 )
 RUNS_ROW_MALFORMED = register(

@@ -405,6 +405,19 @@ def hold_out_models(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Eff
                      progress, "model")
 
 
+def hold_out_sources(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency],
+                     pool_sigma: float | None = POOL_SIGMA, settings: Settings | None = None,
+                     progress: Callable[[str], None] | None = None,
+                     gpus: Collection[str] | None = None) -> dict[str, float]:
+    """Leave one source out: every row of a source (a vendor's performance table, a framework's
+    benchmarks, a paper), on every GPU, held out at once and projected by fits of the other sources'
+    rows. Rows of one source share a software stack, a way of measuring and a kind of recipe, so this
+    is what a band can expect of a new kind of data, where k-fold folds only ever hide rows whose
+    siblings stay in. Signed error per row; ``gpus``: only the rows on these profiles."""
+    return _held_out(by_gpu, bases, lambda r: r.source, lambda _rows: True, gpus, pool_sigma, settings,
+                     progress, "source")
+
+
 def _held_out(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficiency], key: Callable[[Run], str],
               enough: Callable[[list[Run]], bool], gpus: Collection[str] | None, pool_sigma: float | None,
               settings: Settings | None, progress: Callable[[str], None] | None, noun: str) -> dict[str, float]:

@@ -45,14 +45,16 @@ class Band:
     step_low: float
     step_high: float
     paired: float  # relative error of a ratio of two projections on this profile
+    beyond: tuple[str, ...] = ()  # how the candidate lies beyond the fit's runs (its band then widened)
 
 
 def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0) -> Band:
     """The band of a projection of ``cand`` on ``world`` GPUs (both omitted: the profile's own band)."""
     p = gpu.provenance
     low, high = factors(p, cand, world) if cand is not None else (p.low, p.high)
+    why = tuple(beyond(p, cand, world)) if cand is not None else ()
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
-                step_time / high, step_time / low, p.paired)
+                step_time / high, step_time / low, p.paired, why)
 
 
 def beyond(prov: Provenance, cand: Candidate, world: int) -> list[str]:
@@ -71,6 +73,12 @@ def factors(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float
     beyond what the fit saw, the wider of it and the ``far`` band (a GPU's runs projected by a fit
     that never saw that GPU, the nearest measured stand-in for a kind of run the fit never saw)."""
     return far(prov) if beyond(prov, cand, world) else (prov.low, prov.high)
+
+
+# what runs outside the corpus measured at long sequences (issue 30: a fresh set of published runs)
+LONG_SEQUENCES = ("runs of 32k-64k tokens outside the corpus measured 24-58% slower than projected (issue 30), "
+                  "beyond any band here: attention's efficiency as the sequence grows is the least measured part "
+                  "of a step")
 
 
 def far(prov: Provenance) -> tuple[float, float]:
@@ -154,7 +162,8 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
             BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs `{gpu.name}` was fitted on "
             f"(`{cand.label()}`: {'; '.join(reasons)})",
             notes=(f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of GPUs' runs "
-                   "projected by fits that never saw those GPUs; no run of this kind has measured it",),
+                   "projected by fits that never saw those GPUs; no run of this kind has measured it",
+                   *((LONG_SEQUENCES,) if cand.seq_len > p.seq_max > 0 else ())),
             help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
                  "the projection as a rough guide"))
     if gpu.provenance.basis == "spec":

@@ -103,4 +103,5 @@ def candidate_view(
         coverage=p.coverage if p is not None else 0.0,
         paired=p.paired if p is not None else 0.0,
         basis=p.basis if p is not None else "",
+        beyond=tuple(trust.beyond(p, cand, world)) if p is not None else (),
     )

@@ -23,7 +23,7 @@ def explained_json(ev: Evaluated) -> dict[str, Any]:
         "figures": {k: getattr(ev.view, k) for k in
                     ("step_time", "tokens_per_gpu", "tflops_per_gpu", "mfu", "bubble_fraction")},
         "band": {"basis": ev.view.basis, "coverage": ev.view.coverage, "tokens_low": ev.view.tokens_low,
-                 "tokens_high": ev.view.tokens_high, "paired": ev.view.paired},
+                 "tokens_high": ev.view.tokens_high, "paired": ev.view.paired, "beyond": list(ev.view.beyond)},
         "breakdown": [list(p) for p in ev.view.breakdown],
         "memory": [to_data(r) for r in ev.view.ranks],
     }

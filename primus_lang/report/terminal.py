@@ -22,8 +22,8 @@ def figures_table(view: CandidateView, limit: int) -> Table:
     spare = limit - view.memory_peak
     rows = [
         ("tokens/s/GPU", units.rate(view.tokens_per_gpu)),
-        *([(f"{view.coverage:.0%} band", f"{units.band(view.tokens_low, view.tokens_high)} ({view.basis} profile)")]
-          if view.basis else []),
+        *([(f"{view.coverage:.0%} band", f"{units.band(view.tokens_low, view.tokens_high)} ({view.basis} profile"
+            + ("; widened: beyond its runs, W6012)" if view.beyond else ")"))] if view.basis else []),
         ("step time", units.seconds(view.step_time)),
         ("TFLOP/s/GPU", f"{view.tflops_per_gpu:,.1f}"),
         ("MFU", units.percent(view.mfu)),

@@ -62,6 +62,7 @@ class CandidateView:
     coverage: float = 0.0
     paired: float = 0.0  # relative error of the ratio of two projections on this profile
     basis: str = ""  # spec, pooled or fitted
+    beyond: tuple[str, ...] = ()  # how the candidate lies beyond its profile's runs (the band widened)
 
     def metric(self, name: str) -> float:
         """The value of an objective metric by its language name."""

@@ -15,7 +15,7 @@ from primus_lang.check import parse_point
 from primus_lang.cli import main
 from primus_lang.ir import Efficiency, Recompute
 from primus_lang.project.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
-from primus_lang.project.runs import load_runs, precision_of
+from primus_lang.project.runs import Run, load_runs, precision_of
 from primus_lang.project.validate import RowResult, spearman, spearman_ceiling, summarize, validate_rows
 
 DATA = Path(__file__).parent / "data"
@@ -210,7 +210,7 @@ def test_cross_validation_never_sees_the_held_out_row() -> None:
     import attrs
 
     from primus_lang.project.calibrate import calibrate
-    from primus_lang.project.runs import Run, stdlib_definitions
+    from primus_lang.project.runs import stdlib_definitions
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
@@ -358,7 +358,7 @@ def test_transfer_projects_a_gpu_with_its_siblings_pool_only() -> None:
     import attrs
 
     from primus_lang.project.calibrate import transfer
-    from primus_lang.project.runs import Run, stdlib_definitions
+    from primus_lang.project.runs import stdlib_definitions
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
@@ -387,7 +387,7 @@ def test_a_held_out_group_is_ranked_by_one_fit_that_never_saw_it() -> None:
     import attrs
 
     from primus_lang.project.calibrate import hold_out_groups
-    from primus_lang.project.runs import Run, stdlib_definitions
+    from primus_lang.project.runs import stdlib_definitions
     from primus_lang.project.validate import MIN_GROUP
 
     b200 = stdlib_definitions()[1]["b200"]
@@ -512,7 +512,6 @@ def test_a_held_out_model_is_projected_by_fits_that_never_saw_it() -> None:
     import attrs
 
     from primus_lang.project.calibrate import hold_out_models
-    from primus_lang.project.runs import Run
 
     rows = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
     models = {r.group[0] for r in rows}
@@ -669,3 +668,38 @@ def test_nearest_sibling_transfer_borrows_the_closest_peak_of_the_vendor() -> No
     assert {g: near for g, (near, _) in out.items()} == {"h100_sxm": "h200", "h200": "h100_sxm", "b200": "h100_sxm"}
     assert [rid for rid, _ in out["b200"][1]] == [r.id for r in by_gpu["b200"]]
     assert sibling_transfer(by_gpu, {}) == {}
+
+
+def test_a_held_out_source_is_projected_by_fits_that_never_saw_it() -> None:
+    import attrs
+
+    from primus_lang.project.calibrate import hold_out_sources
+
+    rows = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
+    llama = rows[0].group[0]
+    # two sources: the llama rows come from one table, the rest from another
+    rows = [attrs.evolve(r, source="table a" if r.group[0] == llama else "table b") for r in rows]
+    assert rows[0].cluster is not None
+    bases = {"h100_sxm": rows[0].cluster.gpu.efficiency}
+
+    def projections(runs: list[Run]) -> dict[str, float]:
+        errors = hold_out_sources({"h100_sxm": runs}, bases, pool_sigma=1.0)
+        return {r.id: (r.measured or 0.0) * (1 + errors[r.id]) for r in runs}
+
+    before = projections(rows)
+    scaled = [attrs.evolve(r, measured=3 * (r.measured or 0.0)) if r.source == "table a" else r for r in rows]
+    after = projections(scaled)
+    for r in rows:
+        if r.source == "table a":
+            assert after[r.id] == pytest.approx(before[r.id], rel=1e-9)
+        else:
+            assert after[r.id] != pytest.approx(before[r.id], rel=1e-4)
+
+
+def test_calibrate_command_holds_out_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["holdout_sources"]
+    assert set(report["sources"]) == {"test"}
+    assert report["rows"] == len(report["errors"]) >= report["inside_far"] >= report["inside"] >= 0
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources"]) == 0
+    assert "leave one source out" in capsys.readouterr().out

@@ -274,3 +274,8 @@ def test_project_warns_and_widens_beyond_the_longest_sequence(tmp_path: Path,
     assert "W6012" in out.err and "32,768" in out.err
     first = json.loads(out.out)["results"][0]
     assert first["band"]["tokens_low"] == pytest.approx(0.7 * first["projection"]["tokens_per_gpu"])
+    assert "32,768" in first["band"]["beyond"][0]
+    assert "issue 30" in out.err  # a sequence beyond the fit's: what long runs elsewhere measured
+    assert main(["explain", str(src), "--point", first["label"]]) == 0
+    said = capsys.readouterr().out
+    assert "widened: beyond its runs" in said
