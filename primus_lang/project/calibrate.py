@@ -26,6 +26,7 @@ import numpy as np
 from attrs import frozen
 
 from primus_lang.ir import Efficiency, Gpu, Provenance, Settings
+from primus_lang.ir.hardware import FP8_RATIO_MEASURED
 from primus_lang.project.oracle import SimulateOracle
 from primus_lang.project.projection import project
 from primus_lang.project.runs import Run
@@ -47,10 +48,11 @@ PARAMS: dict[str, tuple[float, float]] = {
     "ssm_scan": (0.02, 1.25),
 }
 LOG_SCALE = ("gemm_knee_flops", "host_launch")  # fitted on a log scale: they span decades
-# The FP8 plateau is the BF16 one times the profile's FP8/BF16 kernel ratio (``FP8_GEMM_RATIO``,
-# measured on GEMMs, never fitted here): every FP8 and BF16 row then moves the one plateau, and
-# the FP8 gain a plan is projected to have is what the kernels measure, not what a corpus of
-# mostly FP8 rows could trade against everything else a step does.
+# The FP8 plateau is the BF16 one times the profile's FP8/BF16 kernel ratio: on the vendors whose
+# GEMMs it was measured on (``FP8_RATIO_MEASURED``) never fitted here, so every FP8 and BF16 row
+# moves the one plateau and the FP8 gain a plan is projected to have is what the kernels measure,
+# not what a corpus of mostly FP8 rows could trade against everything else a step does; on another
+# vendor fitted from its rows of both dtypes (and kept where a profile has one dtype only).
 # NVFP4's plateau is a ratio to the FP8 one (the same tensor-core GEMM kernels at twice the rate): a
 # profile without NVFP4 rows reaches the same share of its FP4 peak as of its FP8 peak, times the
 # ratio its vendor's NVFP4 rows say.
@@ -121,13 +123,16 @@ def projected(run: Run, eff: Efficiency, settings: Settings) -> float:
 
 def identifiable(runs: Sequence[Run]) -> list[str]:
     """The parameters these rows can move: the GEMM plateau (BF16, and FP8/NVFP4 through their
-    ratios to it), the NVFP4 ratio only with NVFP4 rows beside others (else the plateau and the
-    ratio trade off; the FP8 ratio is the kernels' own, never fitted), buses only where a layout
-    communicates over that link class."""
+    ratios to it), a low-precision ratio only with rows of that dtype beside others (else the plateau
+    and the ratio trade off) and the FP8 one only on a vendor whose kernels never measured it, buses
+    only where a layout communicates over that link class."""
     names = ["gemm_max", "gemm_knee_flops", "attention", "hbm", "host_launch"]
     dtypes = {r.cand.precision for r in runs if r.cand}
     if "fp4" in dtypes and dtypes & {"bf16", "fp8"}:
         names.insert(1, "fp4_ratio")
+    unmeasured = any(r.cluster and r.cluster.gpu.vendor not in FP8_RATIO_MEASURED for r in runs)
+    if {"bf16", "fp8"} <= dtypes and unmeasured:
+        names.insert(1, "fp8_ratio")
     if any(r.cluster and r.cluster.world > 1 for r in runs):
         names += ["scale_up_bus", "overlap_slowdown"]
     if any(r.cluster and r.cluster.world > r.cluster.domain for r in runs):

@@ -64,8 +64,9 @@ def _method(setup: Setup) -> str:
                  "toward, the value pooled over the vendors with more rows.")
     return (
         "Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's rows, "
-        f"{prior} The FP8 plateau is the BF16 one times the GEMM kernels' FP8/BF16 ratio (measured on "
-        "GEMMs, never fitted) and the NVFP4 plateau is fitted as a ratio to the FP8 one. gemm_knee_flops is the fixed per-kernel cost in BF16 FLOPs; host_launch the host's "
+        f"{prior} The FP8 plateau is the BF16 one times the GEMM kernels' FP8/BF16 ratio: measured on "
+        "NVIDIA's GEMMs and never fitted there, fitted from rows of both dtypes on a vendor no kernel timing "
+        "measured; the NVFP4 plateau is fitted as a ratio to the FP8 one. gemm_knee_flops is the fixed per-kernel cost in BF16 FLOPs; host_launch the host's "
         "time per op of primusc's op list outside CUDA graphs (a pass takes the longer of GPU and host); "
         "overlap_slowdown the compute lost per second of communication hidden under it; sink_attention "
         "attention with learned sinks (Transformer Engine runs it on cuDNN's kernel, not flash attention) "
