@@ -75,7 +75,7 @@ def test_validate_pairs_on_the_bundled_corpus(capsys: pytest.CaptureFixture[str]
     assert main(["validate", "--calibrated", "--pairs", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     ids = {(p["bf16"], p["low"]) for p in data["pairs"]}
-    assert ("torchao_fp8_004", "torchao_fp8_005") in ids  # the torchao float8 README's MI300X pair
+    assert ("torchao_llama3_8b_mi300x_float8/bf16", "torchao_llama3_8b_mi300x_float8/fp8_tensorwise") in ids
     assert ("tt2412_llama3_8b_8gpu_float8/fsdp_compile", "tt2412_llama3_8b_8gpu_float8/fsdp_compile_float8") in ids
     assert data["summary"]["pairs"] == len(data["pairs"]) >= 10
     for p in data["pairs"]:
