@@ -73,7 +73,7 @@ class Runner:
 
     def run(self, dest: str, *args: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([sys.executable, "-m", "primus_lang.cli", *args], cwd=self.repo, env=self.env,
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, timeout=1800)
         path = self.out / f"{dest}.out"
         path.parent.mkdir(parents=True, exist_ok=True)
         body = (f"$ primusc {' '.join(args)}\nexit {done.returncode}\n--- stdout\n{done.stdout}"
@@ -94,7 +94,7 @@ def winner(runner: Runner, rel: str) -> str | None:
     import json
 
     done = subprocess.run([sys.executable, "-m", "primus_lang.cli", "project", rel, "--top", "1", "--json"],
-                          cwd=runner.repo, env=runner.env, capture_output=True, text=True, check=False)
+                          cwd=runner.repo, env=runner.env, capture_output=True, text=True, check=False, timeout=1800)
     try:
         results = json.loads(done.stdout)["results"]
     except (ValueError, KeyError, TypeError):

@@ -100,7 +100,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         for name, argv in cases(Path(folder)):
             start = time.perf_counter()
-            done = subprocess.run([sys.executable, "-c", RUNNER, *argv], capture_output=True, text=True, cwd=ROOT)
+            done = subprocess.run([sys.executable, "-c", RUNNER, *argv], capture_output=True, text=True, cwd=ROOT, timeout=1800)
             seconds = time.perf_counter() - start
             rss = int(done.stderr.rsplit("maxrss_kib=", 1)[1]) // 1024 if "maxrss_kib=" in done.stderr else -1
             code = next((line.split("[", 1)[1].split("]")[0] for line in done.stderr.splitlines()

@@ -87,7 +87,7 @@ def slurm_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
     try:
         deadline = time.monotonic() + 300  # a hang guard: daemons start slowly on a loaded machine
         while time.monotonic() < deadline:
-            state = subprocess.run([CLIENTS[1], "show", "node", host], env=env, capture_output=True, text=True)
+            state = subprocess.run([CLIENTS[1], "show", "node", host], env=env, capture_output=True, text=True, timeout=600)
             if "State=IDLE" in state.stdout:
                 break
             time.sleep(0.5)
@@ -104,7 +104,7 @@ def slurm_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str
 def wait_job(job: str, env: dict[str, str], timeout: float = 600) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        out = subprocess.run([CLIENTS[1], "show", "job", job], env=env, capture_output=True, text=True).stdout
+        out = subprocess.run([CLIENTS[1], "show", "job", job], env=env, capture_output=True, text=True, timeout=600).stdout
         state = next((w.split("=", 1)[1] for w in out.split() if w.startswith("JobState=")), "")
         if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
             return state

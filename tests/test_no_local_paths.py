@@ -25,7 +25,7 @@ def _escapes(name: str, line: str) -> bool:
 
 @pytest.mark.skipif(not (ROOT / ".git").exists() or shutil.which("git") is None, reason="needs the git checkout")
 def test_no_tracked_file_names_a_path_outside_the_repository() -> None:
-    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, timeout=600).stdout
     found = []
     for name in names.decode().split("\0"):
         path = ROOT / name

@@ -172,7 +172,7 @@ def test_the_cli_module_imports_no_stage_at_import_time() -> None:
     """The console script imports it outside any handler: a Ctrl-C there printed a traceback."""
     probe = ("import sys; before = set(sys.modules); import primus_lang.cli; "
              "print(sorted(set(sys.modules) - before))")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=600).stdout
     assert set(ast.literal_eval(out)) <= {"__future__", "primus_lang", "primus_lang.cli"}  # not even argparse or typing
 
 

@@ -78,7 +78,7 @@ PRIMUS_CONFIGS = "primus/configs"
 
 def git(git_dir: str, *args: str) -> str:
     return subprocess.run(["git", "--git-dir", git_dir, *args], check=True, capture_output=True,
-                          text=True).stdout
+                          text=True, timeout=3600).stdout
 
 
 def git_dir_of(path: str) -> str:
@@ -89,8 +89,8 @@ def git_dir_of(path: str) -> str:
 def megatron_flags(git_dir: str, ref: str, python: str) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tree:
         archive = subprocess.run(["git", "--git-dir", git_dir, "archive", ref, "megatron"], check=True,
-                                 capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+                                 capture_output=True, timeout=3600).stdout
+        subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True, timeout=3600)
         done = subprocess.run([python, str(PROBE)], cwd=tree, env={"PYTHONPATH": tree, "PATH": "/usr/bin:/bin"},
                               capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
@@ -205,8 +205,8 @@ def bridge(git_dir: str, megatron_git: str, python: str) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tree:
             for repo, what, sub in ((git_dir, commit, "src"), (megatron_git, pin, "megatron")):
                 archive = subprocess.run(["git", "--git-dir", repo, "archive", what, sub], check=True,
-                                         capture_output=True).stdout
-                subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+                                         capture_output=True, timeout=3600).stdout
+                subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True, timeout=3600)
             done = subprocess.run([python, str(BRIDGE_PROBE), f"{tree}/src", tree], capture_output=True, text=True,
                                   timeout=3600, cwd=tree)
             if done.returncode != 0:

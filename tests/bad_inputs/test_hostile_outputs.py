@@ -126,9 +126,9 @@ def _escape(text: str) -> str:
 def check_scripts(out: Path) -> None:
     for path in out.rglob("*"):
         if path.suffix in (".sh", ".sbatch"):
-            subprocess.run(["bash", "-n", str(path)], check=True)
+            subprocess.run(["bash", "-n", str(path)], check=True, timeout=600)
             if shutil.which("shellcheck"):
-                subprocess.run(["shellcheck", "-S", "warning", str(path)], check=True, capture_output=True)
+                subprocess.run(["shellcheck", "-S", "warning", str(path)], check=True, capture_output=True, timeout=600)
 
 
 @pytest.mark.parametrize("target", ["megatron+slurm", "primus+slurm", "bridge+slurm", "megatron+k8s"])

@@ -46,10 +46,10 @@ def test_the_job_is_deterministic_and_quotes_what_reaches_a_shell(tmp_path: Path
     for name, text in first.items():
         if name.endswith((".sh", ".sbatch")):
             (tmp_path / name).write_text(text)
-            assert subprocess.run(["bash", "-n", str(tmp_path / name)]).returncode == 0
+            assert subprocess.run(["bash", "-n", str(tmp_path / name)], timeout=600).returncode == 0
             if shutil.which("shellcheck"):
                 check = subprocess.run(["shellcheck", "-s", "bash", str(tmp_path / name)], capture_output=True,
-                                       text=True)
+                                       text=True, timeout=600)
                 assert check.returncode == 0, check.stdout
 
 

@@ -53,7 +53,7 @@ def test_a_campaign_runs_under_slurm_merges_and_feeds_the_hybrid_oracle(
     capsys.readouterr()
     env = {**os.environ, "SLURM_CONF": slurm["SLURM_CONF"]}
     submit = subprocess.run([CLIENTS[0], "--parsable", f"--chdir={job}", str(job / "bench.sbatch")],
-                            env=env, capture_output=True, text=True, check=True)
+                            env=env, capture_output=True, text=True, check=True, timeout=600)
     state = wait_job(submit.stdout.strip().split(";")[0], env)
     logs = "\n".join(p.read_text(errors="replace") for p in job.glob("*.out"))
     assert state == "COMPLETED", logs

@@ -38,7 +38,7 @@ def test_a_slurm_job_array_campaign_teaches_a_profile_that_picks_the_true_best(
     submit = subprocess.run(
         [CLIENTS[0], "--parsable", f"--chdir={campaign}",
          f"--export=ALL,PRIMUSC_TORCHRUN={torchrun()},FAKE_TRUTH={truth}", str(campaign / "campaign.sbatch")],
-        env=env, capture_output=True, text=True, check=True)
+        env=env, capture_output=True, text=True, check=True, timeout=600)
     array = submit.stdout.strip().split(";")[0]
     for index in range(6):
         state = wait_job(f"{array}_{index}", env)
@@ -73,7 +73,7 @@ def test_jobs_that_fail_on_slurm_are_reported_by_cause_and_the_baseline_compared
     submit = subprocess.run(
         [CLIENTS[0], "--parsable", f"--chdir={campaign}", f"--export=ALL,PRIMUSC_TORCHRUN={torchrun()},"
          f"FAKE_TRUTH={truth},FAKE_ENDINGS={ends}", str(campaign / "campaign.sbatch")],
-        env=env, capture_output=True, text=True, check=True)
+        env=env, capture_output=True, text=True, check=True, timeout=600)
     array = submit.stdout.strip().split(";")[0]
     for index in range(6):
         state = wait_job(f"{array}_{index}", env)

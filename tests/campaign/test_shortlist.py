@@ -78,10 +78,10 @@ def test_scripts_parse_and_dry_run_without_executing_values(tmp_path: Path) -> N
                    out=target.replace("+", "-"))
         root = out / "campaign"
         driver = root / ("campaign.sbatch" if target.endswith("slurm") else "campaign.sh")
-        subprocess.run(["bash", "-n", str(driver)], check=True)
+        subprocess.run(["bash", "-n", str(driver)], check=True, timeout=600)
         if SHELLCHECK:
-            subprocess.run([SHELLCHECK, "-x", str(driver)], check=True)
-        shown = subprocess.run(["bash", str(driver), "--dry-run"], cwd=root, capture_output=True, text=True, check=True)
+            subprocess.run([SHELLCHECK, "-x", str(driver)], check=True, timeout=600)
+        shown = subprocess.run(["bash", str(driver), "--dry-run"], cwd=root, capture_output=True, text=True, check=True, timeout=600)
         assert "job 0:" in shown.stdout and "job 1:" in shown.stdout and "pretrain_gpt.py" in shown.stdout
     assert not marker.exists()
 

@@ -65,7 +65,7 @@ def test_dry_run_executes_nothing(target: str, tmp_path: Path) -> None:
     if SHELLCHECK:
         for path in files:
             if path.endswith((".sh", ".sbatch")):
-                check = subprocess.run([SHELLCHECK, str(folder / path)], capture_output=True, text=True)
+                check = subprocess.run([SHELLCHECK, str(folder / path)], capture_output=True, text=True, timeout=600)
                 assert check.returncode == 0, check.stdout
 
 

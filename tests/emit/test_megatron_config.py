@@ -199,7 +199,7 @@ def _transformer_engine_present(monkeypatch: pytest.MonkeyPatch) -> None:
 def megatron_argv(files: dict[str, str], tmp_path: Path) -> list[str]:
     folder = write(files, tmp_path)
     out = subprocess.run(["bash", str(folder / "node.sh"), "--dry-run"], capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin"}, check=True).stdout
+                         env={"PATH": "/usr/bin:/bin"}, check=True, timeout=600).stdout
     rank0 = next(line for line in out.splitlines() if line.startswith("rank 0:"))
     argv = shlex.split(rank0.split(":", 1)[1])
     script = next(a for a in argv if a in ("pretrain_gpt.py", "pretrain_mamba.py"))
@@ -374,7 +374,7 @@ def test_a_hybrid_model_runs_pretrain_mamba_with_its_pattern(tmp_path: Path) -> 
     assert files is not None
     folder = write(files, tmp_path)
     dry = subprocess.run(["bash", str(folder / "node.sh"), "--dry-run"], capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin"}, check=True).stdout
+                         env={"PATH": "/usr/bin:/bin"}, check=True, timeout=600).stdout
     assert "pretrain_mamba.py" in dry and "pretrain_gpt.py" not in dry
     args = parse_argv(megatron_argv(files, tmp_path))
     assert args["spec"] == ["megatron.core.models.mamba.mamba_layer_specs", "mamba_stack_spec"]

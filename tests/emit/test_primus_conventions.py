@@ -159,6 +159,6 @@ def test_primus_on_nvidia_is_w7001(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = subprocess.run(
         [sys.executable, "-m", "primus_lang.cli", "emit", str(EXAMPLES / "llama3_70b_h100.prx"), "--point", "tp=8,pp=4",
-         "--target", "primus+local", "--out", str(out)], capture_output=True, text=True, check=False)
+         "--target", "primus+local", "--out", str(out)], capture_output=True, text=True, check=False, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "W7001" in result.stderr and (out / "experiment.yaml").exists()

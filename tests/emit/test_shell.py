@@ -21,7 +21,7 @@ SCRIPTS = [
 @pytest.mark.parametrize(("files", "path"), SCRIPTS)
 def test_bash_parses(files: dict[str, str], path: str, tmp_path: Path) -> None:
     write(files, tmp_path)
-    result = subprocess.run(["bash", "-n", str(tmp_path / path)], capture_output=True, text=True)
+    result = subprocess.run(["bash", "-n", str(tmp_path / path)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
 
 
@@ -36,7 +36,7 @@ def test_shellcheck_clean(case: str, tmp_path: Path) -> None:
             scripts += [str(folder / p) for p in files if p.endswith((".sh", ".sbatch"))]
     assert scripts
     result = subprocess.run([str(SHELLCHECK), "--shell=bash", "--severity=style", *scripts],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout
 
 
@@ -105,7 +105,7 @@ def test_slurm_containers(case: str, container: str, tmp_path: Path) -> None:
     assert "#SBATCH --partition=gpu" in text and "#SBATCH --account=proj-1" in text
     assert "#SBATCH --time=2-00:00:00" in text
     if SHELLCHECK:
-        check = subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], capture_output=True, text=True)
+        check = subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], capture_output=True, text=True, timeout=600)
         assert check.returncode == 0, check.stdout
     lines = dry_run(folder, "launch.sbatch")
     srun = shlex.split(lines[0].split(":", 1)[1])

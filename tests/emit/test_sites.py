@@ -42,9 +42,9 @@ def test_example_sites_plan_and_emit(name: str, tmp_path: Path) -> None:
     assert {"node.sh", "manifest.json"} <= files
     scripts = [str(out / f) for f in files if f.endswith((".sh", ".sbatch"))]
     for script in scripts:
-        assert subprocess.run(["bash", "-n", script]).returncode == 0
+        assert subprocess.run(["bash", "-n", script], timeout=600).returncode == 0
     if SHELLCHECK:
-        check = subprocess.run([SHELLCHECK, "--shell=bash", "--severity=style", *scripts], capture_output=True, text=True)
+        check = subprocess.run([SHELLCHECK, "--shell=bash", "--severity=style", *scripts], capture_output=True, text=True, timeout=600)
         assert check.returncode == 0, check.stdout
 
 
@@ -219,7 +219,7 @@ def test_a_site_gives_its_own_slurm_options_and_setup(tmp_path: Path) -> None:
     assert lines[0] == "source /shared/env/setup.sh"  # a dry run sources nothing
     assert any(line.startswith("srun:") and "--mpi=pmix --container-writable" in line for line in lines)
     if SHELLCHECK:
-        subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], check=True, capture_output=True)
+        subprocess.run([SHELLCHECK, str(folder / "launch.sbatch")], check=True, capture_output=True, timeout=600)
 
 
 @pytest.mark.parametrize("site", ['srun_args = "--mpi=pmix; rm -rf x"', 'sbatch_args = "mail"',

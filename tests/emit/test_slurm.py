@@ -57,7 +57,7 @@ def test_sbatch_runs_one_task_per_node_with_the_rendezvous(
          # a stray NODE_RANK in the caller must not override the per-task SLURM_NODEID
          f"--export=ALL,PRIMUSC_TORCHRUN={probe},PROBE_DIR={probe_dir},NODE_RANK=5", str(out / "launch.sbatch")],
         env=env, capture_output=True, text=True, check=True,
-    )
+     timeout=600)
     job = submit.stdout.strip().split(";")[0]
     state = wait_job(job, env)
     logs = "\n".join(p.read_text(errors="replace") for p in out.glob("*.out"))

@@ -73,7 +73,7 @@ def _run(files: dict[str, str], tmp_path: Path, slurm: dict[str, str], extra_env
     env = {**os.environ, "SLURM_CONF": slurm["SLURM_CONF"], "PATH": f"{bindir}:{os.environ['PATH']}", **extra_env}
     exports = ",".join(["ALL", f"PRIMUSC_TORCHRUN={tmp_path / 'torchrun'}", f"PROBE_DIR={probes}"])
     submit = subprocess.run([CLIENTS[0], "--parsable", f"--chdir={out}", f"--export={exports}",
-                             str(out / "launch.sbatch")], env=env, capture_output=True, text=True, check=True)
+                             str(out / "launch.sbatch")], env=env, capture_output=True, text=True, check=True, timeout=600)
     state = wait_job(submit.stdout.strip().split(";")[0], env)
     logs = "\n".join(p.read_text(errors="replace") for p in out.glob("*.out"))
     assert state == "COMPLETED", logs

@@ -34,10 +34,10 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
         ],
         check=True,
         capture_output=True,
-    )
+     timeout=600)
     wheel = next(dist.glob("primusc-*.whl"))
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
     bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
     py = bin_dir / "python"
     # Third-party dependencies come from this interpreter's site-packages (a bare path, so its .pth
@@ -48,11 +48,11 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
         text=True,
-    ).stdout.strip()
+     timeout=600).stdout.strip()
     (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
         [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True
-    )
+    , timeout=600)
     work = tmp_path / "elsewhere"
     work.mkdir()
     where = subprocess.run(
@@ -61,25 +61,25 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
         text=True,
-    ).stdout.strip()
+     timeout=600).stdout.strip()
     examples = sorted(Path(where).glob("*.prx"))
     assert examples and Path(where).is_relative_to(venv)
     for example in examples:
         shutil.copy(example, work / example.name)
         done = subprocess.run(
             [str(bin_dir / "primusc"), "check", example.name], cwd=work, capture_output=True, text=True
-        )
+        , timeout=600)
         assert done.returncode == 0, done.stderr
         assert "legal points" in done.stdout
     # the validation corpus travels too: validate and calibrate need no file of the user's
     primusc = str(bin_dir / "primusc")
-    done = subprocess.run([primusc, "validate", "--summary"], cwd=work, capture_output=True, text=True)
+    done = subprocess.run([primusc, "validate", "--summary"], cwd=work, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "the bundled validation corpus" in done.stdout and "| GPU | `gb200` |" in done.stdout
     runs = work / "runs.yaml"
     shutil.copy(ROOT / "tests" / "project" / "data" / "runs.yaml", runs)
     shutil.copy(ROOT / "tests" / "project" / "data" / "model_cards.yaml", work / "model_cards.yaml")
     done = subprocess.run([primusc, "calibrate", "--runs", runs.name, "--folds", "2", "--out", "x.prx"], cwd=work,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "gpu h100_sxm_calibrated = h100_sxm_spec" in (work / "x.prx").read_text()

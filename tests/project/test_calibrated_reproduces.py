@@ -18,7 +18,7 @@ from primus_lang.resources import data_dir
 def test_calibrate_writes_the_shipped_profiles(tmp_path: Path) -> None:
     out = tmp_path / "x.prx"
     done = subprocess.run([sys.executable, "-m", "primus_lang.cli", "calibrate", "--out", str(out)],
-                          cwd=tmp_path, capture_output=True, text=True)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-2000:]
     shipped = (data_dir("stdlib") / "hardware" / "calibrated.prx").read_text()
     written = out.read_text()

@@ -41,7 +41,7 @@ def test_plan_ranks_explains_and_emits(tmp_path: Path, capsys: pytest.CaptureFix
     import subprocess
 
     for script in [p for p in out.iterdir() if p.suffix in (".sh", ".sbatch")]:
-        subprocess.run(["bash", "-n", str(script)], check=True)
+        subprocess.run(["bash", "-n", str(script)], check=True, timeout=600)
 
 
 def test_plan_refuses_a_non_empty_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -171,7 +171,7 @@ def test_ctrl_c_on_plan_leaves_a_trace_that_resume_finishes(tmp_path: Path) -> N
     done = trace.read_text().count('"event":"evaluation"')
     assert 20 <= done < 600
     finished = subprocess.run([*args, "--out", str(tmp_path / "b"), "--resume", str(trace)], cwd=root,
-                              capture_output=True, check=True)
+                              capture_output=True, check=True, timeout=600)
     plan = json.loads(finished.stdout)
     assert plan["result"]["evaluations"] == 600
     assert trace.read_text().count('"event":"evaluation"') == 600
