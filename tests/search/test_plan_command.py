@@ -1,5 +1,6 @@
 """``primusc plan`` and ``primusc tune-compare`` on a small real space (front end, memory, projection, emit)."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -183,6 +184,7 @@ def test_plan_says_when_nothing_fits(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "P8005" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(importlib.util.find_spec("litellm") is None, reason="litellm is in the `agent` extra")
 def test_plan_llm_replay_reruns_a_recorded_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import os
 
