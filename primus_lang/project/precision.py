@@ -29,7 +29,7 @@ class PrecisionGain:
     of GPU work per step on one rank, averaged over the pipeline stages."""
 
     precision: str  # fp8 or fp4
-    recipe: str  # the FP8 scaling recipe ("" for fp4)
+    label: str  # the precision with its FP8 scaling recipe: fp8 (tensorwise), fp4
     bf16_tokens: float  # projected tokens/s/GPU in BF16
     low_tokens: float  # ... in ``precision``
     parts: tuple[tuple[str, float, float], ...]
@@ -39,9 +39,10 @@ class PrecisionGain:
         """Projected tokens/s in the low precision over BF16."""
         return self.low_tokens / self.bf16_tokens
 
-    @property
-    def label(self) -> str:
-        return f"{self.precision} ({self.recipe})" if self.recipe else self.precision
+
+def precision_label(cand: Candidate) -> str:
+    """A candidate's GEMM precision, with the scaling recipe an FP8 one uses."""
+    return f"fp8 ({cand.fp8_recipe})" if cand.precision == "fp8" else cand.precision
 
 
 def twins(cand: Candidate) -> tuple[Candidate, Candidate]:
@@ -59,7 +60,7 @@ def precision_gain(model: Model, cluster: Cluster, cand: Candidate, settings: Se
     tokens = [project(model, cluster, c, settings, oracle=oracle).tokens_per_gpu for c in (bf16, low)]
     work = [_work(model, cluster, c, oracle) for c in (bf16, low)]
     parts = tuple((p, work[0].get(p, 0.0), work[1].get(p, 0.0)) for p in PARTS)
-    return PrecisionGain(low.precision, low.fp8_recipe if low.precision == "fp8" else "", tokens[0], tokens[1], parts)
+    return PrecisionGain(low.precision, precision_label(low), tokens[0], tokens[1], parts)
 
 
 def _part(op: Op) -> str:

@@ -10,6 +10,7 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate
+from primus_lang.project.precision import precision_label
 from primus_lang.project.runs import Run
 from primus_lang.project.sweeps import Sweep
 
@@ -54,9 +55,7 @@ def precision_pairs(runs: Sequence[Run], projected: Mapping[str, float]) -> list
         for b in (r for r in members if r.cand and r.cand.precision == "bf16"):
             for low in (r for r in members if r.cand and r.cand.precision != "bf16"):
                 assert low.cand is not None and b.measured and low.measured
-                c = low.cand
-                label = f"fp8 ({c.fp8_recipe})" if c.precision == "fp8" else c.precision
-                out.append(PrecisionPair(b.id, low.id, f"{model} / {gpu} / {world}", label,
+                out.append(PrecisionPair(b.id, low.id, f"{model} / {gpu} / {world}", precision_label(low.cand),
                                          low.measured / b.measured, projected[low.id] / projected[b.id]))
     return out
 

@@ -51,8 +51,7 @@ class Band:
 def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0) -> Band:
     """The band of a projection of ``cand`` on ``world`` GPUs (both omitted: the profile's own band)."""
     p = gpu.provenance
-    low, high = factors(p, cand, world) if cand is not None else (p.low, p.high)
-    why = tuple(beyond(p, cand, world)) if cand is not None else ()
+    low, high, why = bounds(p, cand, world) if cand is not None else (p.low, p.high, ())
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
                 step_time / high, step_time / low, p.paired, why)
 
@@ -68,11 +67,20 @@ def beyond(prov: Provenance, cand: Candidate, world: int) -> list[str]:
     return out
 
 
+def bounds(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float, tuple[str, ...]]:
+    """Measured-over-projected bounds for ``cand`` and why they are widened: the profile's band, or
+    where the candidate lies beyond what the fit saw, the wider of it and the ``far`` band (a GPU's
+    runs projected by a fit that never saw that GPU, the nearest measured stand-in for a kind of run
+    the fit never saw)."""
+    why = tuple(beyond(prov, cand, world))
+    low, high = far(prov) if why else (prov.low, prov.high)
+    return low, high, why
+
+
 def factors(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float]:
-    """Measured-over-projected bounds for ``cand``: the profile's band, or where the candidate lies
-    beyond what the fit saw, the wider of it and the ``far`` band (a GPU's runs projected by a fit
-    that never saw that GPU, the nearest measured stand-in for a kind of run the fit never saw)."""
-    return far(prov) if beyond(prov, cand, world) else (prov.low, prov.high)
+    """``bounds`` without the reasons."""
+    low, high, _ = bounds(prov, cand, world)
+    return low, high
 
 
 # what runs outside the corpus measured at long sequences (issue 30: a fresh set of published runs)

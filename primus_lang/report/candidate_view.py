@@ -82,7 +82,7 @@ def candidate_view(
     source = figures if figures is not None else projection
     tokens = figure(source, "tokens_per_gpu")
     p = provenance
-    low, high = trust.factors(p, cand, world) if p is not None else (0.0, 0.0)
+    low, high, beyond = trust.bounds(p, cand, world) if p is not None else (0.0, 0.0, ())
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),
@@ -103,5 +103,5 @@ def candidate_view(
         coverage=p.coverage if p is not None else 0.0,
         paired=p.paired if p is not None else 0.0,
         basis=p.basis if p is not None else "",
-        beyond=tuple(trust.beyond(p, cand, world)) if p is not None else (),
+        beyond=beyond,
     )

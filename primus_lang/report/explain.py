@@ -3,13 +3,16 @@ evaluation (memory account and projection), the rules a point breaks, and the JS
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 from primus_lang.report.evaluate import Evaluated, evaluate
+
+if TYPE_CHECKING:
+    from primus_lang.project import PrecisionGain
 
 
 def explained_json(ev: Evaluated) -> dict[str, Any]:
@@ -54,14 +57,14 @@ def evaluate_point(space: Space, cand: Candidate, text: str) -> Evaluated:
         )) from None
 
 
-def precision_gain(space: Space, cand: Candidate) -> Any:
+def precision_gain(space: Space, cand: Candidate) -> PrecisionGain:
     """The candidate's recipe in BF16 beside its low precision (``project.precision``)."""
     from primus_lang.project import precision_gain as gain
 
     return gain(space.model, space.cluster, cand, space.settings)
 
 
-def precision_json(gain: Any) -> dict[str, Any]:
+def precision_json(gain: PrecisionGain) -> dict[str, Any]:
     return {"precision": gain.label, "ratio": gain.ratio, "bf16_tokens_per_gpu": gain.bf16_tokens,
             "low_tokens_per_gpu": gain.low_tokens,
             "parts": [{"part": p, "bf16": a, "low": b} for p, a, b in gain.parts]}

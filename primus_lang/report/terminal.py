@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -11,6 +11,9 @@ from rich.text import Text
 from primus_lang.ir import units
 from primus_lang.report.compare import CandidateDiff
 from primus_lang.report.view import CandidateView
+
+if TYPE_CHECKING:
+    from primus_lang.project import PrecisionGain
 
 MIB = 1 << 20
 
@@ -163,7 +166,7 @@ def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> Renderab
     return Group(*parts)
 
 
-def precision_table(gain: Any) -> Table:
+def precision_table(gain: PrecisionGain) -> Table:
     """A ``project.precision.PrecisionGain``: the recipe's GPU work per part in BF16 and in its low
     precision, under the projected ratio of tokens/s."""
     t = Table(title=f"{gain.label} against BF16, same recipe: {gain.ratio:.2f}x the tokens/s "
