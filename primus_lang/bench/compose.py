@@ -18,7 +18,7 @@ from primus_lang.bench.oracle import BenchmarkOracle
 from primus_lang.bench.runtime import DeviceInfo
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import UNMEASURED_RECOMPUTE
-from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.ir import Candidate, Cluster, Model, derived
 from primus_lang.ir.pipeline import split_of
 
 
@@ -47,7 +47,7 @@ def project_downscaled(
 
     world = cluster.world
     dp, m = cand.dp(world), cand.microbatches(world)
-    pp, vpp = cand.pp, cand.vpp if cand.schedule in ("interleaved",) else (2 if cand.schedule == "zbv" else 1)
+    pp, vpp = cand.pp, derived.virtual_stages(cand.schedule, cand.vpp)
     blocks, measured = block_times(BlockShape(model, cand.tp, cand.mbs, cand.seq_len), db, device)
     sources: list[tuple[str, str]] = []
 

@@ -17,7 +17,7 @@ from primus_lang.bench.database import ProfileDB
 from primus_lang.bench.gpt import build_gpt, build_layer, layer_params, outer_params
 from primus_lang.bench.runtime import DeviceInfo, torch, torch_dtype
 from primus_lang.bench.timing import cache_flusher, time_call
-from primus_lang.ir import Model
+from primus_lang.ir import Model, derived
 
 # The optimizer tail is measured on at most this many parameters and scaled linearly beyond.
 TAIL_CAP = {"cpu": 1 << 25, "cuda": 1 << 31, "rocm": 1 << 31}
@@ -112,8 +112,10 @@ def measure_block(
 
             timings["full"] = time_it(_fwd_bwd(full, layer_input, grad))
     outer = build_gpt(m, 0, dtype, dev, tp=shape.tp)
-    ids = t.randint(0, m.vocab, (shape.mbs, shape.seq), generator=gen).to(dev)
-    labels = t.randint(0, m.vocab // shape.tp, (shape.mbs, shape.seq), generator=gen).to(dev)
+    # a vocabulary-parallel rank looks up and scores only its own rows of the padded vocabulary
+    rows = derived.vocab_per_rank(m.vocab, shape.tp)
+    ids = t.randint(0, rows, (shape.mbs, shape.seq), generator=gen).to(dev)
+    labels = t.randint(0, rows, (shape.mbs, shape.seq), generator=gen).to(dev)
     outer_f = time_it(_fwd(outer, lambda: (ids, labels)))
     outer_fb = time_it(_fwd_bwd(outer, lambda: (ids, labels), None))
     return BlockTimes(timings["layer_f"], timings["plain"], timings["selective"], timings["full"], outer_f, outer_fb)

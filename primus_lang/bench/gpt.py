@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from primus_lang.bench.runtime import torch
-from primus_lang.ir import Model
+from primus_lang.ir import Model, derived
 
 
 def _modules() -> Any:
@@ -45,7 +45,7 @@ def _modules() -> Any:
     class Layer(nn.Module):  # type: ignore[misc,name-defined]
         def __init__(self, m: Model, tp: int, selective: bool) -> None:
             super().__init__()
-            self.heads, self.kv_heads = m.heads // tp, max(1, m.kv_heads // tp)
+            self.heads, self.kv_heads = derived.heads_per_rank(m.heads, tp), derived.heads_per_rank(m.kv_heads, tp)
             self.head_dim, self.rope, self.selective = m.head_dim, m.position == "rope", selective
             self.swiglu = m.activation == "swiglu"
             ffn = m.ffn_hidden // tp
@@ -89,12 +89,12 @@ def _modules() -> Any:
 
         def __init__(self, m: Model, layers: int, tp: int = 1, recompute: str = "none", full_layers: int = 0):
             super().__init__()
-            self.embed = nn.Embedding(m.vocab, m.hidden)
+            self.embed = nn.Embedding(derived.vocab_per_rank(m.vocab, tp), m.hidden)
             self.pos = nn.Embedding(m.max_position_embeddings, m.hidden) if m.position == "learned" else None
             self.layers = nn.ModuleList(Layer(m, tp, recompute == "selective") for _ in range(layers))
             self.full_layers = full_layers if recompute == "full" else 0
             self.norm = Norm(m.norm, m.hidden)
-            self.head = nn.Linear(m.hidden, m.vocab // tp, bias=False)
+            self.head = nn.Linear(m.hidden, derived.vocab_per_rank(m.vocab, tp), bias=False)
 
         def forward(self, ids: Any, labels: Any) -> Any:
             x = self.embed(ids)
@@ -127,7 +127,7 @@ def build_gpt(
 
 def layer_params(model: Model, tp: int = 1) -> int:
     """Parameters of one layer slice as built here (cross-checked against ``build_layer`` in tests)."""
-    heads, kv = model.heads // tp, max(1, model.kv_heads // tp)
+    heads, kv = derived.heads_per_rank(model.heads, tp), derived.heads_per_rank(model.kv_heads, tp)
     ffn = model.ffn_hidden // tp
     h, d = model.hidden, model.head_dim
     norms = 2 * h * (2 if model.norm == "layernorm" else 1)
@@ -143,7 +143,7 @@ def outer_params(model: Model, tp: int = 1) -> int:
     h = model.hidden
     pos = model.max_position_embeddings * h if model.position == "learned" else 0
     norm = h * (2 if model.norm == "layernorm" else 1)
-    return int(model.vocab * h + pos + norm + h * (model.vocab // tp))
+    return int(2 * derived.vocab_per_rank(model.vocab, tp) * h + pos + norm)
 
 
 def model_params(model: Model, layers: int, tp: int = 1) -> int:

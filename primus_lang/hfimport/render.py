@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -14,6 +13,7 @@ from primus_lang.hfimport.config import HfConfig
 from primus_lang.hfimport.mapping import Imported
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.text import literal
 
 # Fields every card states even at their default, so a reader never has to know the IR's defaults.
 _ALWAYS = frozenset(
@@ -97,16 +97,6 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
-def _value(kind: Kind, value: Any) -> str:
-    if kind is Kind.FLAG:
-        return "true" if value else "false"
-    if kind is Kind.TEXT:
-        return '"' + _one_line(str(value)).replace('"', "'").replace("\\", "/") + '"'
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
 def _lines(obj: Model | Moe | Mla | Mamba, indent: str, always: frozenset[str]) -> list[str]:
     out: list[str] = []
     blocks: list[tuple[str, Moe | Mla | Mamba]] = []
@@ -121,7 +111,7 @@ def _lines(obj: Model | Moe | Mla | Mamba, indent: str, always: frozenset[str]) 
             continue
         required = f.default is attrs.NOTHING
         if required or f.name in always or value != f.default:
-            out.append(f"{indent}{f.name} = {_value(kind, value)}")
+            out.append(f"{indent}{f.name} = {literal(value, kind)}")
     # The stdlib writes the sequence mixers (mla, mamba) before the MLP (moe); keep that order.
     for name, block in sorted(blocks, key=lambda b: 1 if b[0] == "moe" else 0):
         out.append(f"{indent}{name} {{")
@@ -142,7 +132,7 @@ def render_card(imported: Imported, config_file: str) -> str:
         head.extend(f"#   - {_one_line(note)}" for note in imported.notes)
     body = [f"model {check_name(model.name)} {{"]
     body.extend(_lines(model, "  ", _ALWAYS))
-    body.append(f"  source = {_value(Kind.TEXT, model.source)}")
+    body.append(f"  source = {literal(_one_line(model.source), Kind.TEXT)}")
     body.append("}")
     text = "\n".join([*head, "", *body]) + "\n"
     _check_loads(text, config_file)

@@ -80,18 +80,61 @@ def schedule_slots(pp: Num, vpp: Num, microbatches: Num) -> Num:
     return pp * vpp * np.minimum(m, window)
 
 
+# -- per-rank shapes and bytes: what one rank of a candidate holds --------------------------------
+# Memory, the projection and the benchmark oracle each build a layer's tensors; they read these so
+# that the bytes proved and the time projected are of the same layer (tests/ir/test_derived_facts.py).
+
+# Megatron-LM pads the vocabulary to a multiple of 128 x TP (--make-vocab-size-divisible-by 128).
+VOCAB_DIVISOR = 128
+
+
+def padded_vocab(vocab: Num, tp: Num) -> Num:
+    """The vocabulary Megatron builds: ``vocab`` rounded up to a multiple of 128 x TP."""
+    step = VOCAB_DIVISOR * at_least_one(tp)
+    return -(-vocab // step) * step
+
+
+def vocab_per_rank(vocab: Num, tp: Num) -> Num:
+    """Rows of the word embedding and the output layer on one TP rank (of the padded vocabulary)."""
+    return padded_vocab(vocab, tp) // at_least_one(tp)
+
+
+def heads_per_rank(heads: Num, tp: Num) -> Num:
+    """Heads TP splits (query heads, key/value heads, Mamba heads and groups) on one TP rank.
+
+    Legality requires TP to divide them (P4003, P4004); at least one, so that a point it rejects
+    stays costed when memory explains why."""
+    return at_least_one(heads // at_least_one(tp))
+
+
+def virtual_stages(schedule: Num, vpp: Num) -> Num:
+    """Model chunks each pipeline rank builds: ZBV's V shape places two, interleaving ``vpp``, and
+    legality holds every other schedule at VPP 1."""
+    if isinstance(schedule, str):
+        return 2 if schedule == "zbv" else vpp
+    return np.where(schedule == "zbv", 2, vpp)
+
+
+# Bytes of one element of each dtype a tensor is kept in (FP8 and FP4 scales are counted apart).
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+
+def dtype_bytes(dtype: str) -> int:
+    return DTYPE_BYTES[dtype]
+
+
 def _head_dim(v: dict[str, Any]) -> Any:
     return v["hidden"] // v["heads"] if "hidden" in v and v.get("heads") else None
 
 
 # Model fields a card may leave out because they follow from others (Megatron's own defaults); the
 # language, `import-hf` and the published-run reader all fill them from here.
-# Each: (how docs/language.md writes the default, the rule that computes it from the other fields,
-# None where those are missing).
+# Each: (the rule as the docs and the hover write it, the rule that computes it from the other
+# fields, None where those are missing).
 MODEL_DEFAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]] = {
-    "kv_heads": ("`heads`", lambda v: v.get("heads")),
-    "head_dim": ("`hidden / heads`", _head_dim),
-    "max_position_embeddings": ("`seq_len`", lambda v: v.get("seq_len")),
+    "kv_heads": ("heads", lambda v: v.get("heads")),
+    "head_dim": ("hidden / heads", _head_dim),
+    "max_position_embeddings": ("seq_len", lambda v: v.get("seq_len")),
 }
 
 

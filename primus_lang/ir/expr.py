@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from attrs import field, frozen
 
 from primus_lang.ir.span import Span
+from primus_lang.ir.text import quote
 
 
 @frozen
@@ -184,11 +185,6 @@ class Transformer(Visitor[Expr]):
 
 
 # --- source text ------------------------------------------------------------------------------
-def quote(text: str) -> str:
-    body = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{body}"'
-
-
 _PRECEDENCE = {"or": 1, "and": 2, "in": 4, "+": 5, "-": 5, "*": 6, "/": 6, "//": 6, "%": 6}
 
 

@@ -15,6 +15,7 @@ from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
 from primus_lang.ir.space import OBJECTIVE_METRICS, STRATEGIES, Settings
+from primus_lang.ir.text import field_default, literal
 from primus_lang.lower.values import block_class
 from primus_lang.resources import data_dir
 
@@ -94,22 +95,11 @@ def values_of(f: attrs.Attribute[Any]) -> tuple[str, ...]:
     return ()
 
 
-def _default(f: attrs.Attribute[Any]) -> str:
-    if f.default is attrs.NOTHING:
-        return "required"
-    value: Any = f.default
-    if isinstance(value, attrs.Factory):  # type: ignore[arg-type]
-        value = value.factory()
-    if attrs.has(type(value)) and not isinstance(value, Recompute):
-        return "defaults"
-    return show(value, kind_of(f))
-
-
 def field_markdown(owner: str, f: attrs.Attribute[Any]) -> str:
     kind = kind_of(f)
     what = " | ".join(values_of(f)) if values_of(f) else kind.value
     return (f"**`{f.name}`** ({owner})\n\n{doc_of(f)}\n\n"
-            f"- takes: `{what}`\n- default: `{_default(f)}`")
+            f"- takes: `{what}`\n- default: `{field_default(f)}`")
 
 
 def code_markdown(code: Code) -> str:
@@ -119,31 +109,9 @@ def code_markdown(code: Code) -> str:
     return text + f"\n\n(`primusc explain {code.id}`)"
 
 
-_BYTES = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
-_SCALED = {Kind.BANDWIDTH: ("GB/s", 1e9), Kind.FLOPS: ("TFLOP/s", 1e12)}
-
-
 def show(value: Any, kind: Kind | None = None) -> str:
     """A value as the language writes it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "none"
-    if isinstance(value, Recompute):
-        return str(value)
-    if kind is Kind.BYTES and isinstance(value, int) and value:
-        unit, size = next(((u, s) for u, s in _BYTES if value >= s), ("B", 1))
-        return f"{value / size:g} {unit}"
-    if kind in _SCALED and isinstance(value, int | float) and value:
-        unit, scale = _SCALED[kind]
-        return f"{value / scale:g} {unit}"
-    if kind is Kind.TIME and isinstance(value, float) and value:
-        return f"{value * 1e6:g} us"
-    if isinstance(value, str):
-        return f'"{value}"' if kind is Kind.TEXT else value
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return literal(value, kind)
 
 
 def resolved_markdown(kind: str, obj: Any, depth: int = 0) -> str:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from primus_lang.ir import Model, Settings
+from primus_lang.ir import Model, Settings, derived
 from primus_lang.memory.dual import Num, cdiv, logical_and, logical_not, where
 from primus_lang.memory.knobs import MODULE_BITS, Knobs
-from primus_lang.memory.layout import padded_vocab
 
 
 @frozen
@@ -54,8 +53,8 @@ def dims(model: Model, k: Knobs) -> Dims:
         T=s * k.mbs,
         Tsp=(s // tsp) * k.mbs,
         h=model.hidden,
-        a=model.heads // k.tp,
-        g=model.kv_heads // k.tp,
+        a=derived.heads_per_rank(model.heads, k.tp),
+        g=derived.heads_per_rank(model.kv_heads, k.tp),
         gin16=where(k.fp8, 16, where(k.fp4, 9, 32)),
     )
 
@@ -184,8 +183,8 @@ def mamba_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     m = model.mamba
     assert m is not None
     inner = m.inner // k.tp
-    groups = m.groups // k.tp
-    zxbcdt = 2 * inner + 2 * groups * m.state_dim + m.heads // k.tp
+    groups = derived.heads_per_rank(m.groups, k.tp)
+    zxbcdt = 2 * inner + 2 * groups * m.state_dim + derived.heads_per_rank(m.heads, k.tp)
     return [
         *norm_items(model, d, "mamba norm"),
         Item("in_proj input", "gin·Tsp·h", _keep(k, "layernorm", saved_input(d, d.Tsp * d.h))),
@@ -334,7 +333,7 @@ def embedding_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
 
 def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     """The last stage's final norm, output layer and vocabulary-parallel cross-entropy (one micro-batch)."""
-    v = padded_vocab(model, k.tp) // k.tp
+    v = derived.vocab_per_rank(model.vocab, k.tp)
     return [
         *norm_items(model, d, "final norm"),
         # megatron-core's output layer is a plain ColumnParallelLinear outside the FP8/FP4 context

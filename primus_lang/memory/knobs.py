@@ -19,7 +19,6 @@ RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "op": 3}
 SHARDING_CODES = {"none": 0, "dist_opt": 1, "fsdp": 2}
 SCHEDULE_CODES = {"1f1b": 0, "interleaved": 1, "zero_bubble": 2, "zbv": 3}
 FP8_RECIPE_CODES = {"tensorwise": 0, "delayed": 1, "blockwise": 2, "mxfp8": 3, "rowwise": 4}
-STATE_BYTES = {"fp32": 4, "bf16": 2}
 # Selective recomputation as a bit set of Megatron's --recompute-modules.
 MODULE_BITS = {name: 1 << i for i, name in enumerate(RECOMPUTE_MODULES)}
 
@@ -99,16 +98,12 @@ def fp8_param(c: Candidate) -> bool:
     return c.fp8_param_gather and c.precision == "fp8"
 
 
-def _vpp(c: Candidate) -> int:
-    return 2 if c.schedule == "zbv" else c.vpp
-
-
 def from_candidate(c: Candidate, world: int) -> Knobs:
     return Knobs(
         world=world,
         tp=c.tp,
         pp=c.pp,
-        vpp=_vpp(c),
+        vpp=derived.virtual_stages(c.schedule, c.vpp),
         first=c.first_stage_layers,
         last=c.last_stage_layers,
         embedding=c.account_for_embedding,
@@ -132,8 +127,8 @@ def from_candidate(c: Candidate, world: int) -> Knobs:
         sp=c.sp,
         flash=c.attention == "flash",
         overlap_grad_reduce=c.overlap_grad_reduce,
-        grad_bytes=STATE_BYTES[c.main_grad_dtype],
-        state_bytes=STATE_BYTES[c.optimizer_dtype],
+        grad_bytes=derived.dtype_bytes(c.main_grad_dtype),
+        state_bytes=derived.dtype_bytes(c.optimizer_dtype),
         layout=c.pipeline_layout,
     )
 

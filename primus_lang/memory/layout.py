@@ -1,4 +1,4 @@
-"""Which layers each pipeline stage holds, and the padded vocabulary.
+"""Which layers each pipeline stage holds.
 
 The split itself is Megatron's, from ``primus_lang.ir.pipeline`` (shared with the projection): even,
 uneven through the first/last stage knobs, or an explicit layout string. The first ``dense_layers`` layers of an MoE model are dense;
@@ -10,14 +10,9 @@ from __future__ import annotations
 import attrs
 
 from primus_lang.ir import Model, pipeline
-from primus_lang.memory.dual import Num, cdiv
+from primus_lang.memory.dual import Num
 from primus_lang.memory.knobs import Knobs
 
-# Megatron-LM pads the vocabulary to a multiple of 128 * TP (--make-vocab-size-divisible-by 128).
-VOCAB_DIVISOR = 128
-
-def padded_vocab(model: Model, tp: Num) -> Num:
-    return cdiv(model.vocab, VOCAB_DIVISOR * tp) * VOCAB_DIVISOR * tp
 
 def model_split(model: Model, k: Knobs) -> pipeline.Split:
     return attrs.evolve(k.split, num_layers=model.num_layers)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from primus_lang.ir import Model
+from primus_lang.ir import Model, derived
 from primus_lang.memory.knobs import Knobs
 from primus_lang.memory.layout import (
     head_stage,
     model_split,
     mtp_stage,
-    padded_vocab,
     stage_dense_layers,
     stage_layers,
 )
@@ -138,8 +137,8 @@ def mamba_tensors(model: Model, tp: int) -> list[Tensor]:
     m = model.mamba
     assert m is not None
     h = model.hidden
-    inner, bc = m.inner // tp, 2 * (m.groups // tp) * m.state_dim
-    heads = m.heads // tp
+    inner, bc = m.inner // tp, 2 * derived.heads_per_rank(m.groups, tp) * m.state_dim
+    heads = derived.heads_per_rank(m.heads, tp)
     in_proj = 2 * inner + bc + heads
     return [
         *_linear(model, "mixer.in_proj", in_proj, h, None),
@@ -182,7 +181,7 @@ def _stage_layer_kinds(model: Model, k: Knobs, stage: int) -> list[str]:
 
 
 def embedding_tensors(model: Model, tp: int) -> list[Tensor]:
-    out = [Tensor("embedding.word_embeddings.weight", padded_vocab(model, tp) // tp * model.hidden, gemm=False)]
+    out = [Tensor("embedding.word_embeddings.weight", derived.vocab_per_rank(model.vocab, tp) * model.hidden, gemm=False)]
     if model.position == "learned":
         out.append(Tensor("embedding.position_embeddings.weight", model.max_position_embeddings * model.hidden))
     return out
@@ -210,7 +209,7 @@ def head_tensors(model: Model, tp: int, pp: int, ep: int, etp: int, mtp: bool = 
     if mtp:
         out += mtp_tensors(model, tp, ep, etp)
     if not model.tied_embeddings or pp > 1:
-        out.append(Tensor("output_layer.weight", padded_vocab(model, tp) // tp * h, gemm=True))
+        out.append(Tensor("output_layer.weight", derived.vocab_per_rank(model.vocab, tp) * h, gemm=True))
     return out
 
 

@@ -12,13 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from primus_lang.ir import Candidate, Cluster, Model, Settings
+from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.memory.knobs import (
     FP8_RECIPE_CODES,
     RECOMPUTE_CODES,
     SCHEDULE_CODES,
     SHARDING_CODES,
-    STATE_BYTES,
     Knobs,
     fp8_param,
     module_mask,
@@ -35,13 +34,13 @@ def _row(c: Candidate) -> tuple[int, ...]:
     # The same values as knobs.from_candidate, in _FIELDS order, without building a Knobs per point.
     rc = c.recompute
     return (
-        c.tp, c.pp, 2 if c.schedule == "zbv" else c.vpp, c.first_stage_layers, c.last_stage_layers,
+        c.tp, c.pp, derived.virtual_stages(c.schedule, c.vpp), c.first_stage_layers, c.last_stage_layers,
         c.account_for_embedding, c.account_for_loss, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
         c.precision == "fp8", c.precision == "fp4", FP8_RECIPE_CODES[c.fp8_recipe], fp8_param(c),
         RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
-        STATE_BYTES[c.main_grad_dtype], STATE_BYTES[c.optimizer_dtype],
+        derived.dtype_bytes(c.main_grad_dtype), derived.dtype_bytes(c.optimizer_dtype),
     )
 
 

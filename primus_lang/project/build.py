@@ -11,7 +11,6 @@ innermost, then CP, then DP, then PP; experts: ETP, then EP).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -31,7 +30,7 @@ from primus_lang.project.ops import (
     Task,
 )
 
-BF16 = 2
+BF16 = derived.dtype_bytes("bf16")
 # Bytes moved per element by the quantize kernels of each FP8 recipe (read BF16, write FP8):
 # delayed scaling casts with last step's amax and writes a transposed copy for the backward (2+1+1);
 # tensorwise (current) scaling first reads the tensor for its amax (+2); blockwise and MXFP8 write
@@ -94,7 +93,7 @@ class _Shapes:
         world = cluster.world
         self.world = world
         self.tp, self.cp, self.pp = cand.tp, cand.cp, cand.pp
-        self.vpp = 2 if cand.schedule == "zbv" else (cand.vpp if cand.schedule == "interleaved" else 1)
+        self.vpp = derived.virtual_stages(cand.schedule, cand.vpp)
         self.ep, self.etp = cand.ep, cand.expert_tp
         self.dp = derived.at_least_one(cand.dp(world))
         self.edp = derived.at_least_one(cand.expert_dp(world))
@@ -106,6 +105,9 @@ class _Shapes:
         self.cast = cast_bytes(cand)
         self.weight_cast = weight_cast_bytes(cand)
         self.h = model.hidden
+        self.heads = derived.heads_per_rank(model.heads, self.tp)
+        self.kv_heads = derived.heads_per_rank(model.kv_heads, self.tp)
+        self.vocab = derived.vocab_per_rank(model.vocab, self.tp)
         domain = cluster.domain
         self.tp_group = group_layout(self.tp, 1, domain)
         self.cp_group = group_layout(self.cp, self.tp, domain)
@@ -115,7 +117,7 @@ class _Shapes:
         self.edp_group = group_layout(self.edp, self.etp * self.ep, domain)
         stride = world // self.pp
         self.pp_group = group_layout(2, stride, domain) if self.pp > 1 else group_layout(1, 1, domain)
-        self.grad_bytes = 4 if cand.main_grad_dtype == "fp32" else 2
+        self.grad_bytes = derived.dtype_bytes(cand.main_grad_dtype)
         rc = cand.recompute
         # Megatron's --recompute-modules; selective without modules is core_attn
         self.recomputed = frozenset(rc.modules or ("core_attn",)) if rc.kind == "selective" else frozenset()
@@ -172,9 +174,8 @@ def _rerun(sh: _Shapes, tasks: list[Task], start: int, module: str) -> None:
 
 
 def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
-    m, tp = sh.model, sh.tp
-    heads = max(1, m.heads // tp)
-    kv = max(1, math.ceil(m.kv_heads / tp))
+    m = sh.model
+    heads, kv = sh.heads, sh.kv_heads
     if m.mla is not None:
         mla = m.mla
         qk_dim, v_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim, mla.v_head_dim
@@ -358,7 +359,7 @@ def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     mb = sh.model.mamba
     assert mb is not None
     tp = sh.tp
-    heads, groups = max(1, mb.heads // tp), max(1, mb.groups // tp)
+    heads, groups = derived.heads_per_rank(mb.heads, tp), derived.heads_per_rank(mb.groups, tp)
     inner, bc = heads * mb.head_dim, 2 * groups * mb.state_dim
     width = 2 * inner + bc + heads
     _linear(sh, tasks, params, sh.gemm(width, sh.h))
@@ -415,8 +416,7 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
     m = sh.model
     if moe or m.mla is not None:
         return _recomputed(tasks)
-    heads = max(1, m.heads // sh.tp)
-    kv = max(1, math.ceil(m.kv_heads / sh.tp))
+    heads, kv = sh.heads, sh.kv_heads
     ffn_r = max(1, m.ffn_hidden // sh.tp)
     mms = [sh.gemm(heads * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h), sh.gemm(kv * m.head_dim, sh.h),
            sh.gemm(sh.h, heads * m.head_dim), sh.gemm(ffn_r, sh.h)]
@@ -533,7 +533,7 @@ def _tag(tasks: list[Task], start: int, part: str) -> None:
 def _embedding(sh: _Shapes) -> tuple[Block, int]:
     nbytes = sh.tokens_sp * sh.h * BF16 * 2
     tasks = [Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W")]
-    nparams = sh.model.vocab * sh.h // sh.tp
+    nparams = sh.vocab * sh.h
     return Block("embedding", tuple(tasks)), nparams
 
 
@@ -541,7 +541,7 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
     """Final norm, the vocabulary-parallel output GEMM (BF16) and the cross-entropy."""
     tasks: list[Task] = []
     params: list[int] = []
-    vocab_r = max(1, sh.model.vocab // sh.tp)
+    vocab_r = sh.vocab
     _linear(sh, tasks, params, Gemm(sh.tokens, vocab_r, sh.h, "bf16"))
     if sh.tp > 1 and sh.sp:
         size = sh.tokens * sh.h * BF16
@@ -714,7 +714,7 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
     shards = 1 if cand.sharding == "none" else sh.dp_group.size
     eshards = 1 if cand.sharding == "none" else sh.edp_group.size
     local = dense_p // shards + expert_p // eshards
-    state = 2 if cand.optimizer_dtype == "bf16" else 4
+    state = derived.dtype_bytes(cand.optimizer_dtype)
     per_param = (BF16 + sh.grad_bytes + 4 + 2 * state) + (BF16 + 4 + 2 * state)
     tasks.append(Task(MemoryOp("optimizer", local * per_param), "W", model_flops=False))
     if sh.weight_cast > 0:

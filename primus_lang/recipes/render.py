@@ -8,9 +8,10 @@ from typing import Any
 import attrs
 
 from primus_lang.frameworks import bridge, megatron
-from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported
 
 _KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget", "strategy", "target", "assume",
@@ -18,25 +19,11 @@ _KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget
 
 
 def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
-    text = "".join(c if c.isprintable() else " " for c in str(v))
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return literal(v, Kind.TEXT)
 
 
 def _knob_value(knob: str, v: Any) -> str:
-    if knob == "pipeline_layout":
-        return _value(v)
-    if knob == "recompute":
-        r = v
-        if r.kind == "full":
-            return f"full(layers: {r.layers}, method: {r.method})"
-        return str(r)
-    return format_value(v)
+    return literal(v, kind_of(KNOBS[knob]))
 
 
 _BLOCKS: dict[str, type] = {"moe": Moe, "mla": Mla, "mamba": Mamba}
@@ -67,7 +54,7 @@ def _model_lines(fields: dict[str, Any], base: dict[str, Any] | None, indent: st
 
 
 def _field_value(f: attrs.Attribute[Any], v: Any) -> str:
-    return str(v) if kind_of(f) is Kind.ENUM else _value(v)
+    return literal(v, kind_of(f))
 
 
 def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) -> dict[str, list[str]]:

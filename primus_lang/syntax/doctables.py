@@ -14,39 +14,17 @@ from typing import Any
 import attrs
 
 from primus_lang.diagnostics import all_codes
-from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
-from primus_lang.ir.derived import MODEL_DEFAULTS
+from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
+from primus_lang.ir.text import field_default, is_model_rule
 from primus_lang.syntax.units import UNITS
 
 
-def _default(f: attrs.Attribute[Any], cls: type | None = None) -> str:
-    derived = MODEL_DEFAULTS.get(f.name) if cls is Model else None
-    if derived is not None:
-        return derived[0]
-    if f.default is attrs.NOTHING:
-        return "required"
-    value: Any = f.default
-    if isinstance(value, attrs.Factory):  # type: ignore[arg-type]
-        value = value.factory()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "none"
-    if isinstance(value, Recompute):
-        return str(value)
-    kind = kind_of(f)
-    if kind is Kind.BYTES and isinstance(value, int) and value and value % 2**30 == 0:
-        return f"{value // 2**30} GiB"
-    if kind is Kind.BANDWIDTH and isinstance(value, float):
-        return f"{value / 1e9:g} GB/s"
-    if kind is Kind.TIME and isinstance(value, float):
-        return f"{value * 1e6:g} us"
-    if attrs.has(type(value)):
-        return "defaults"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def _default(f: attrs.Attribute[Any]) -> str:
+    # a rule over other fields reads as code; a value as itself
+    return f"`{field_default(f)}`" if is_model_rule(f) else field_default(f)
 
 
 def _values(f: attrs.Attribute[Any]) -> str:
@@ -72,7 +50,7 @@ def fields(cls: type) -> str:
     for f in attrs.fields(cls):
         if f.name in ("name", "span"):
             continue
-        rows.append(f"| `{f.name}` | {_values(f)} | {_default(f, cls)} | {doc_of(f)} |")
+        rows.append(f"| `{f.name}` | {_values(f)} | {_default(f)} | {doc_of(f)} |")
     if cls is Cluster:
         rows.append("| `nic` | `N x BANDWIDTH` | — | sets `nics_per_node` and `nic_bandwidth` together |")
     return "\n".join(rows)

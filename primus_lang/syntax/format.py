@@ -9,7 +9,8 @@ Formatting twice gives the same text as formatting once.
 
 from __future__ import annotations
 
-from primus_lang.ir.expr import quote, to_text
+from primus_lang.ir.expr import to_text
+from primus_lang.ir.text import quote
 from primus_lang.sources import lines
 from primus_lang.syntax import ast
 from primus_lang.syntax.parser import parse

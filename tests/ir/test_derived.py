@@ -60,11 +60,12 @@ def test_quotients_are_exact_where_legality_needs_them() -> None:
 def test_model_defaults_are_one_table() -> None:
     from primus_lang.hfimport import mapping
     from primus_lang.lower import load
+    from primus_lang.ir import text
     from primus_lang.syntax import doctables
 
     assert load.DERIVED_DEFAULTS[load.Model] is derived.MODEL_DEFAULTS
     assert mapping.model_default is derived.model_default
-    assert doctables.MODEL_DEFAULTS is derived.MODEL_DEFAULTS
+    assert doctables.field_default is text.field_default
     assert derived.model_default("head_dim", {"hidden": 4096, "heads": 32}) == 128
     assert derived.model_default("head_dim", {"heads": 32}) is None
     assert derived.model_default("kv_heads", {"heads": 32}) == 32

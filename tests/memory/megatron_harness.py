@@ -421,7 +421,7 @@ def build_gpt(model: Any, cand: Any, **overrides: Any) -> tuple[Any, Any]:
     from megatron.core.models.gpt.gpt_model import GPTModel
     from megatron.core.transformer.module import Float16Module
 
-    from primus_lang.memory.layout import padded_vocab
+    from primus_lang.ir.derived import padded_vocab
 
     cfg = transformer_config(model, cand, **overrides)
     spec = get_gpt_layer_local_spec(
@@ -432,7 +432,7 @@ def build_gpt(model: Any, cand: Any, **overrides: Any) -> tuple[Any, Any]:
     gpt = GPTModel(
         cfg,
         spec,
-        vocab_size=padded_vocab(model, cand.tp),
+        vocab_size=padded_vocab(model.vocab, cand.tp),
         max_sequence_length=model.max_position_embeddings,
         position_embedding_type="rope" if model.position == "rope" else "learned_absolute",
         share_embeddings_and_output_weights=model.tied_embeddings,
@@ -451,9 +451,9 @@ def saved_bytes_of_step(wrapped: Any, model: Any, cand: Any, seed: int = 0, back
 
     g = torch.Generator().manual_seed(seed)
     s, b = cand.seq_len, cand.mbs
-    from primus_lang.memory.layout import padded_vocab
+    from primus_lang.ir.derived import padded_vocab
 
-    vocab = padded_vocab(model, cand.tp)
+    vocab = padded_vocab(model.vocab, cand.tp)
     ids = torch.randint(0, vocab, (b, s), generator=g)
     labels = torch.randint(0, vocab, (b, s), generator=g)
     pos = torch.arange(s).unsqueeze(0).expand(b, s).contiguous()

@@ -27,9 +27,9 @@ pytest.importorskip("torch")
 import megatron_harness as mh
 
 from primus_lang.ir import Candidate, Model, Moe
+from primus_lang.ir.derived import padded_vocab
 from primus_lang.ir.model import Mla
 from primus_lang.memory.knobs import from_candidate
-from primus_lang.memory.layout import padded_vocab
 from primus_lang.memory.params import stage_tensors
 
 pytestmark = pytest.mark.ground_truth
@@ -156,7 +156,7 @@ def _build(rank: int, world: int, port: int, out: str) -> None:
                 # them; the local spec splits them column-wise, which no TE run does
                 attention.linear_q_down_proj = whole
                 attention.linear_kv_down_proj = whole
-        gpt = GPTModel(cfg, spec, vocab_size=padded_vocab(model, world),
+        gpt = GPTModel(cfg, spec, vocab_size=padded_vocab(model.vocab, world),
                        max_sequence_length=model.max_position_embeddings, position_embedding_type="rope",
                        share_embeddings_and_output_weights=model.tied_embeddings)
         counts[family] = {name: p.numel() for name, p in gpt.named_parameters()}

@@ -21,8 +21,8 @@ import ground_truth_cases as cases
 import megatron_harness as mh
 
 from primus_lang.ir import Candidate
+from primus_lang.ir.derived import padded_vocab
 from primus_lang.memory.knobs import from_candidate
-from primus_lang.memory.layout import padded_vocab
 from primus_lang.memory.params import stage_tensors
 
 pytestmark = pytest.mark.ground_truth
@@ -40,7 +40,7 @@ def _build(rank: int, world: int, port: int, out: str) -> None:
     cfg = dataclasses.replace(mh.transformer_config(MODEL.replace(num_layers=STAGE_LAYERS), cases.cand()),
                               mtp_num_layers=1)
     spec = get_gpt_layer_local_spec(normalization=cfg.normalization)
-    gpt = GPTModel(cfg, spec, vocab_size=padded_vocab(MODEL, 1), max_sequence_length=MODEL.max_position_embeddings,
+    gpt = GPTModel(cfg, spec, vocab_size=padded_vocab(MODEL.vocab, 1), max_sequence_length=MODEL.max_position_embeddings,
                    position_embedding_type="rope", pre_process=False, post_process=True,
                    mtp_block_spec=get_gpt_mtp_block_spec(cfg, spec, use_transformer_engine=False))
     numel: dict[str, int] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from primus_lang.ir import Model
-from primus_lang.memory.layout import padded_vocab
+from primus_lang.ir.derived import padded_vocab
 from primus_lang.memory.params import embedding_tensors, head_tensors, layer_tensors
 
 from .params import total_params
@@ -71,7 +71,7 @@ def _listed(m: Model) -> int:
     n += sum(t.numel for i in range(m.num_layers) for t in layer_tensors(m, 1, 1, 1, i >= m.dense_layers))
     n += sum(t.numel for t in head_tensors(m, 1, 1, 1, 1, mtp=False))
     copies = 1 if m.tied_embeddings else 2
-    return n - (int(padded_vocab(m, 1)) - m.vocab) * m.hidden * copies
+    return n - (int(padded_vocab(m.vocab, 1)) - m.vocab) * m.hidden * copies
 
 
 FAMILY_CARDS = sorted(set(PUBLISHED) | set(TO_THE_BILLION) | {"llama4_scout", "gemma3_27b"})
