@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
 from primus_lang.commands._options import natural
@@ -16,7 +18,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
 
 if TYPE_CHECKING:
-    from primus_lang.ir import Provenance
+    from primus_lang.ir import Efficiency, Gpu, Provenance
     from primus_lang.project.calibrate import Fit
     from primus_lang.project.runs import Run
 
@@ -57,10 +59,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from primus_lang.project.calibrate import PARAMS, calibrate_shuffles, to_prx
-    from primus_lang.project.runs import gpu_key
+@frozen
+class _Corpus:
+    """The rows to fit, by GPU: ``kept`` the GPUs with enough rows to fit, ``bases`` their stdlib efficiency."""
 
+    source: str
+    runs: list[Run]
+    by_gpu: dict[str, list[Run]]
+    kept: dict[str, list[Run]]
+    bases: dict[str, Efficiency]
+
+
+@frozen
+class _Outcome:
+    """What ``calibrate`` measured, for the JSON or the text report."""
+
+    runs: list[Run]
+    fits: list[Fit]  # the first shuffle's
+    seeds: range
+    by_seed: list[float]  # cross-validated MAPE per shuffle
+    ranks: dict[str, object]  # cross-validated rank agreement of the first shuffle
+    shuffled: list[dict[str, object]]  # the same, per shuffle
+    bands: dict[str, object]
+    moved: dict[str, tuple[tuple[str, float], ...]]
+    siblings: dict[str, tuple[str, tuple[tuple[str, float], ...]]]
+    held: dict[str, object]
+    unseen: dict[str, float]
+    sources: dict[str, Any]
+
+
+def run(args: argparse.Namespace) -> int:
     if args.folds < 2:
         raise CompileError(Diagnostic(BAD_FOLDS, f"`--folds {args.folds}` is below 2"))
     if args.out:
@@ -74,12 +102,37 @@ def run(args: argparse.Namespace) -> int:
     runs = [r for r in read if not r.skip]
     if not runs:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{source}` can be projected"))
+    outcome = _calibrate(args, _corpus(args, runs, source))
+    if args.json:
+        print(json.dumps(_json_report(args, outcome), indent=2))
+    else:
+        _print_report(args, outcome)
+    return 0
+
+
+def _corpus(args: argparse.Namespace, runs: list[Run], source: str) -> _Corpus:
+    from primus_lang.project.runs import gpu_key
+
     by_gpu: dict[str, list[Run]] = {}
     for r in runs:
         by_gpu.setdefault(gpu_key(r), []).append(r)
     kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
-    pool = None if args.no_pool else args.pool_sigma
+    return _Corpus(source, runs, by_gpu, kept, bases)
+
+
+def _pool(args: argparse.Namespace) -> float | None:
+    pool: float | None = None if args.no_pool else args.pool_sigma
+    return pool
+
+
+def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
+    """The fits, their cross-validation, and every transfer and hold-out the arguments ask for; writes
+    ``--out`` once the profiles and their bands are known."""
+    from primus_lang.project.calibrate import calibrate_shuffles
+
+    kept, bases, runs = corpus.kept, corpus.bases, corpus.runs
+    pool = _pool(args)
     seeds = range(args.seed, args.seed + max(args.repeats, 1))
 
     def log(message: str) -> None:
@@ -90,103 +143,146 @@ def run(args: argparse.Namespace) -> int:
                for shuffle in calibrate_shuffles(kept, bases, args.folds, seeds, pool_sigma=pool, progress=log)]
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
-    from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
-
-    gpus = stdlib_definitions()[1]
-    # the corpus's GPUs without a fit of their own get their vendor's pooled values
-    others = {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
+    others = _unfitted_gpus(fits)
     pooling = pool is not None and not args.gpu
     moved: dict[str, tuple[tuple[str, float], ...]] = {}
     # the pooled profiles' error band is the measured leave-one-GPU-out transfer
     if args.transfer or (pooling and others):
         from primus_lang.project.calibrate import transfer
 
-        few = [r for g, rows in by_gpu.items() if g not in kept for r in rows]
+        few = [r for g, rows in corpus.by_gpu.items() if g not in kept for r in rows]
         moved = transfer(kept, few, progress=log)
     siblings: dict[str, tuple[str, tuple[tuple[str, float], ...]]] = {}
     if args.transfer:
         from primus_lang.project.calibrate import sibling_transfer
 
-        siblings = sibling_transfer(by_gpu, {f.gpu: f.efficiency for f in fits})
+        siblings = sibling_transfer(corpus.by_gpu, {f.gpu: f.efficiency for f in fits})
     from primus_lang.project.provenance import provenances, spec_errors
 
     spec = spec_errors([r for rows in kept.values() for r in rows])
     provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
                                moved, spec)
     if args.out:
-        from primus_lang.outputs import write_file
-        from primus_lang.project.calibrate import vendor_pools
-
-        pooled = vendor_pools(kept, others) if pooling else {}
-        imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
-        from primus_lang.project.calibration_notes import Setup, header
-
-        setup = Setup(args.runs, args.with_bundled, args.folds, args.seed, pool, args.min_rows, tuple(args.gpu or ()))
-        thin = {g: len(rows) for g, rows in by_gpu.items() if g not in kept}
-        notes = header(setup, source, fits, runs, thin, moved, bands)
-        text = to_prx(fits, source, imports, pooled, provs, notes)
-        write_file(Path(args.out), text, force=args.force)
-    held: dict[str, object] = {}
-    if args.hold_out_groups:
-        from primus_lang.project.calibrate import hold_out_groups
-        from primus_lang.project.validate import MIN_GROUP
-
-        held = _ranks_of(hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu), runs)
-        by_layout = hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu, by_layout=True)
-        held["spearman_by_layout_group"] = _ranks_of(by_layout, runs)["spearman_by_layout_group"]
+        _write_profiles(args, corpus, fits, others if pooling else None, provs, moved, bands)
+    held = _held_out_groups(args, corpus, log) if args.hold_out_groups else {}
     unseen: dict[str, float] = {}
     if args.hold_out_models:
         from primus_lang.project.calibrate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
-    sources: dict[str, Any] = {}
-    if args.hold_out_sources:
-        from primus_lang.project.calibrate import hold_out_sources
-
-        gpu_of = {r.id: g for g, rows in kept.items() for r in rows}
-        sources = _by_source(hold_out_sources(kept, bases, pool, progress=log, gpus=args.gpu), runs, provs, gpu_of)
-    cv = [abs(e) for f in fits for e in f.cross_validated]
-    total = by_seed[0]
-    ranks = _cv_ranks(fits, runs)
+    sources = _held_out_sources(args, corpus, provs, log) if args.hold_out_sources else {}
     # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
-    shuffled = [_cv_ranks(r, runs) for r in repeats]
-    if args.json:
-        print(json.dumps({
-            "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
-                      "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in PARAMS},
-                      "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in fits],
-            "cv_mape": total,
-            "cv_mape_by_seed": dict(zip(range(args.seed, args.seed + len(by_seed)), by_seed, strict=True)),
-            "cv_spearman_by_group": ranks["spearman_by_group"],
-            "spearman_ceiling_by_group": ranks["spearman_ceiling_by_group"],
-            "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
-            "cv_signed_error_by_group": ranks["signed_error_by_group"],
-            "cv_spearman_by_seed": {seed: {k: r[k] for k in ("spearman_by_group", "spearman_by_layout_group")}
-                                    for seed, r in zip(seeds, shuffled, strict=True)},
-            **({"holdout_spearman_by_group": held["spearman_by_group"],
-                "holdout_spearman_by_layout_group": held["spearman_by_layout_group"],
-                "holdout_signed_error_by_group": held["signed_error_by_group"],
-                "holdout_mape": held["mape"]} if held else {}),
-            **({"holdout_models": _by_model(unseen, runs)} if args.hold_out_models else {}),
-            **({"holdout_sources": sources} if sources else {}),
-            "bands": bands,
-            **({"sibling_transfer": {g: {"sibling": near, "rows": len(e), "mape": _mean(abs(x) for _, x in e),
-                                         "signed": _mean(x for _, x in e), "errors": dict(e)}
-                                     for g, (near, e) in siblings.items()}} if args.transfer else {}),
-            **({"transfer": {g: {"rows": len(e), "mape": _mean(abs(x) for _, x in e),
-                                 "signed": _mean(x for _, x in e), "errors": dict(e)} for g, e in moved.items()}}
-               if args.transfer else {}),
-        }, indent=2))
-        return 0
-    for f in fits:
+    return _Outcome(runs, fits, seeds, by_seed, _cv_ranks(fits, runs), [_cv_ranks(r, runs) for r in repeats],
+                    bands, moved, siblings, held, unseen, sources)
+
+
+def _unfitted_gpus(fits: list[Fit]) -> dict[str, Gpu]:
+    """The corpus's GPUs without a fit of their own: they get their vendor's pooled values."""
+    from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
+
+    gpus = stdlib_definitions()[1]
+    return {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
+
+
+def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], others: dict[str, Gpu] | None,
+                    provs: dict[str, Provenance], moved: dict[str, tuple[tuple[str, float], ...]],
+                    bands: dict[str, object]) -> None:
+    """``--out``: the fitted profiles, and with ``others`` (when pooling) their vendors' pooled ones."""
+    from primus_lang.outputs import write_file
+    from primus_lang.project.calibrate import to_prx, vendor_pools
+
+    pooled = vendor_pools(corpus.kept, others) if others is not None else {}
+    imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
+    from primus_lang.project.calibration_notes import Setup, header
+
+    setup = Setup(args.runs, args.with_bundled, args.folds, args.seed, _pool(args), args.min_rows,
+                  tuple(args.gpu or ()))
+    thin = {g: len(rows) for g, rows in corpus.by_gpu.items() if g not in corpus.kept}
+    notes = header(setup, corpus.source, fits, corpus.runs, thin, moved, bands)
+    text = to_prx(fits, corpus.source, imports, pooled, provs, notes)
+    write_file(Path(args.out), text, force=args.force)
+
+
+def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[str], None]) -> dict[str, object]:
+    from primus_lang.project.calibrate import hold_out_groups
+    from primus_lang.project.validate import MIN_GROUP
+
+    kept, bases, pool = corpus.kept, corpus.bases, _pool(args)
+    held = _ranks_of(hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu), corpus.runs)
+    by_layout = hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu, by_layout=True)
+    held["spearman_by_layout_group"] = _ranks_of(by_layout, corpus.runs)["spearman_by_layout_group"]
+    return held
+
+
+def _held_out_sources(args: argparse.Namespace, corpus: _Corpus, provs: dict[str, Provenance],
+                      log: Callable[[str], None]) -> dict[str, Any]:
+    from primus_lang.project.calibrate import hold_out_sources
+
+    gpu_of = {r.id: g for g, rows in corpus.kept.items() for r in rows}
+    errors = hold_out_sources(corpus.kept, corpus.bases, _pool(args), progress=log, gpus=args.gpu)
+    return _by_source(errors, corpus.runs, provs, gpu_of)
+
+
+def _json_report(args: argparse.Namespace, o: _Outcome) -> dict[str, Any]:
+    from primus_lang.project.calibrate import PARAMS
+
+    held, ranks = o.held, o.ranks
+    return {
+        "fits": [{"gpu": f.gpu, "rows": f.rows, "folds": f.folds, "in_sample_mape": f.in_sample_mape,
+                  "cv_mape": f.cv_mape, "efficiency": {k: getattr(f.efficiency, k) for k in PARAMS},
+                  "cv_errors": dict(zip(f.row_ids, f.cross_validated, strict=True))} for f in o.fits],
+        "cv_mape": o.by_seed[0],
+        "cv_mape_by_seed": dict(zip(range(args.seed, args.seed + len(o.by_seed)), o.by_seed, strict=True)),
+        "cv_spearman_by_group": ranks["spearman_by_group"],
+        "spearman_ceiling_by_group": ranks["spearman_ceiling_by_group"],
+        "cv_spearman_by_layout_group": ranks["spearman_by_layout_group"],
+        "cv_signed_error_by_group": ranks["signed_error_by_group"],
+        "cv_spearman_by_seed": {seed: {k: r[k] for k in ("spearman_by_group", "spearman_by_layout_group")}
+                                for seed, r in zip(o.seeds, o.shuffled, strict=True)},
+        **({"holdout_spearman_by_group": held["spearman_by_group"],
+            "holdout_spearman_by_layout_group": held["spearman_by_layout_group"],
+            "holdout_signed_error_by_group": held["signed_error_by_group"],
+            "holdout_mape": held["mape"]} if held else {}),
+        **({"holdout_models": _by_model(o.unseen, o.runs)} if args.hold_out_models else {}),
+        **({"holdout_sources": o.sources} if o.sources else {}),
+        "bands": o.bands,
+        **({"sibling_transfer": {g: {"sibling": near, **_errors_summary(e)} for g, (near, e) in o.siblings.items()},
+            "transfer": {g: _errors_summary(e) for g, e in o.moved.items()}} if args.transfer else {}),
+    }
+
+
+def _errors_summary(errors: tuple[tuple[str, float], ...]) -> dict[str, Any]:
+    """Signed errors per row, summed up: how many, their MAPE and mean."""
+    return {"rows": len(errors), "mape": _mean(abs(x) for _, x in errors), "signed": _mean(x for _, x in errors),
+            "errors": dict(errors)}
+
+
+def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
+    for f in o.fits:
         e = f.efficiency
         print(f"{f.gpu:12} rows {f.rows:3}  in-sample MAPE {f.in_sample_mape:6.1%}  {f.folds}-fold CV MAPE "
               f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} fp4 {e.fp4_gemm_max:.3f} "
               f"knee {e.gemm_knee_flops:.2e} attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
-    print(f"all profiles: cross-validated MAPE {total:.1%} over {len(cv)} rows")
-    _print_bands(bands)
-    for g, errs in moved.items() if args.transfer else ():
+    cv = [abs(e) for f in o.fits for e in f.cross_validated]
+    print(f"all profiles: cross-validated MAPE {o.by_seed[0]:.1%} over {len(cv)} rows")
+    _print_bands(o.bands)
+    _print_transfers(o.moved if args.transfer else {}, o.siblings)
+    if len(o.by_seed) > 1:
+        print(f"  over {len(o.by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in o.by_seed)}; "
+              f"mean {sum(o.by_seed) / len(o.by_seed):.1%}")
+    if o.held:
+        _print_held_out_groups(o.held, o.ranks)
+    if args.hold_out_models:
+        _print_held_out_models(_by_model(o.unseen, o.runs))
+    if o.sources:
+        _print_held_out_sources(o.sources)
+    _print_rank_agreement(o.shuffled, o.ranks, o.seeds)
+
+
+def _print_transfers(moved: dict[str, tuple[tuple[str, float], ...]],
+                     siblings: dict[str, tuple[str, tuple[tuple[str, float], ...]]]) -> None:
+    for g, errs in moved.items():
         print(f"  transfer to {g:10} ({len(errs)} rows, vendor pool without them): MAPE "
               f"{_mean(abs(x) for _, x in errs):6.1%}, mean signed {_mean(x for _, x in errs):+6.1%}")
     for g, (near, errs) in siblings.items():
@@ -195,31 +291,36 @@ def run(args: argparse.Namespace) -> int:
     if siblings:
         every = [x for _, errs in siblings.values() for _, x in errs]
         print(f"  nearest sibling, every GPU: MAPE {_mean(abs(x) for x in every):.1%} over {len(every)} rows")
-    if len(by_seed) > 1:
-        print(f"  over {len(by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in by_seed)}; "
-              f"mean {sum(by_seed) / len(by_seed):.1%}")
-    if held:
-        reach = _rho(ranks, "spearman_ceiling_by_group")
-        print(f"rank agreement, each group held out whole and ranked by one fit (reachable); "
-              f"MAPE of those rows {held['mape']:.1%}")
-        for name, rho in _rho(held, "spearman_by_group").items():
-            print(f"  {name:60} " + "  ".join("  n/a" if v is None else f"{v:+.2f}" for v in (rho, reach.get(name))))
-        print("  over distinct layouts, each such group held out whole")
-        for name, rho in _rho(held, "spearman_by_layout_group").items():
-            print(f"  {name:60} " + ("  n/a" if rho is None else f"{rho:+.2f}"))
-    if args.hold_out_models:
-        table = _by_model(unseen, runs)
-        print(f"each model held out on every GPU (leave one model out): MAPE {table['mape']:.1%} over "
-              f"{table['rows']} rows")
-        for name, m in table["models"].items():
-            print(f"  {name:40} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}")
-    if sources:
-        print(f"each source held out on every GPU (leave one source out): MAPE {sources['mape']:.1%} over "
-              f"{sources['rows']} rows; inside the band their profile ships with {sources['inside']}/{sources['rows']}, "
-              f"inside the wider band beyond a fit's runs {sources['inside_far']}/{sources['rows']}")
-        for name, m in sources["sources"].items():
-            print(f"  {name[:48]:48} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}  "
-                  f"inside {m['inside']:3}/{m['rows']:<3} far {m['inside_far']:3}/{m['rows']}")
+
+
+def _print_held_out_groups(held: dict[str, object], ranks: dict[str, object]) -> None:
+    reach = _rho(ranks, "spearman_ceiling_by_group")
+    print(f"rank agreement, each group held out whole and ranked by one fit (reachable); "
+          f"MAPE of those rows {held['mape']:.1%}")
+    for name, rho in _rho(held, "spearman_by_group").items():
+        print(f"  {name:60} " + "  ".join("  n/a" if v is None else f"{v:+.2f}" for v in (rho, reach.get(name))))
+    print("  over distinct layouts, each such group held out whole")
+    for name, rho in _rho(held, "spearman_by_layout_group").items():
+        print(f"  {name:60} " + ("  n/a" if rho is None else f"{rho:+.2f}"))
+
+
+def _print_held_out_models(table: dict[str, Any]) -> None:
+    print(f"each model held out on every GPU (leave one model out): MAPE {table['mape']:.1%} over "
+          f"{table['rows']} rows")
+    for name, m in table["models"].items():
+        print(f"  {name:40} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}")
+
+
+def _print_held_out_sources(sources: dict[str, Any]) -> None:
+    print(f"each source held out on every GPU (leave one source out): MAPE {sources['mape']:.1%} over "
+          f"{sources['rows']} rows; inside the band their profile ships with {sources['inside']}/{sources['rows']}, "
+          f"inside the wider band beyond a fit's runs {sources['inside_far']}/{sources['rows']}")
+    for name, m in sources["sources"].items():
+        print(f"  {name[:48]:48} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}  "
+              f"inside {m['inside']:3}/{m['rows']:<3} far {m['inside_far']:3}/{m['rows']}")
+
+
+def _print_rank_agreement(shuffled: list[dict[str, object]], ranks: dict[str, object], seeds: range) -> None:
     for title, key in (("rank agreement, cross-validated (Spearman, groups of >= 4 rows)", "spearman_by_group"),
                        ("over distinct layouts (re-measured recipes merged)", "spearman_by_layout_group")):
         tables = [_rho(r, key) for r in shuffled]
@@ -230,7 +331,6 @@ def run(args: argparse.Namespace) -> int:
         for name in tables[0]:
             cells = [t.get(name) for t in tables] + ([reach.get(name)] if reach else [])
             print(f"  {name:60} " + "  ".join("  n/a" if rho is None else f"{rho:+.2f}" for rho in cells))
-    return 0
 
 
 def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:

@@ -318,74 +318,7 @@ class Loader:
         what = cls.__name__.lower()
         for st in block.stmts:
             try:
-                if isinstance(st, ast.AxisStmt):
-                    one = st.domain.alts[0] if len(st.domain.alts) == 1 else None
-                    fix = f"write `{st.name} = ...`"
-                    if isinstance(one, ast.Quantity | ast.Ident):
-                        fix = f"write `{st.name} = {one.text if isinstance(one, ast.Quantity) else one.name}`"
-                    raise fail(
-                        T.MISPLACED_STATEMENT,
-                        f"a {what} field takes `=`; `{st.name} : ...` declares an axis, which only a space has",
-                        st.span,
-                        help=fix,
-                    )
-                if not isinstance(st, ast.Assign | ast.Nested):
-                    raise fail(
-                        T.MISPLACED_STATEMENT,
-                        f"a {what} block holds only `field = value` and nested blocks",
-                        st.span,
-                        help="move this statement into a `space`",
-                    )
-                if st.name in seen:
-                    raise fail(
-                        N.DUPLICATE_FIELD,
-                        f"`{st.name}` is set twice",
-                        st.span,
-                        help=f"first at {seen[st.name].span}",
-                    )
-                seen[st.name] = st
-                special = SPECIAL.get((cls, st.name))
-                if special is not None and isinstance(st, ast.Assign):
-                    values.update(special(st.value))
-                    continue
-                f = fields.get(st.name)
-                if f is None:
-                    candidates = list(fields) + [name for (c, name) in SPECIAL if c is cls]
-                    close = difflib.get_close_matches(st.name, candidates, n=1)
-                    hint = (
-                        f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
-                    )
-                    own, whose = _OTHER_NAMES.get(cls, ({}, ""))
-                    if st.name in own:
-                        hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
-                    raise fail(
-                        N.UNKNOWN_FIELD,
-                        f"a {what} has no field `{st.name}`",
-                        name_span(st.span, st.name),
-                        help=hint,
-                    )
-                kind = kind_of(f)
-                if isinstance(st, ast.Nested):
-                    if kind is not Kind.BLOCK:
-                        raise fail(
-                            T.NOT_A_BLOCK,
-                            f"`{st.name}` is not a block",
-                            st.span,
-                            help=f"write `{st.name} = value`",
-                        )
-                    sub = block_class(cls, f.name)
-                    prev = values.get(f.name)
-                    values[f.name] = self.build(
-                        sub, st.body, fields_of(prev) if prev is not None else {}, module, {}, None
-                    )
-                elif kind is Kind.REF:
-                    values[f.name] = self.reference(module, st.value, block_class(cls, f.name), f.name)
-                elif kind is Kind.BLOCK:
-                    raise fail(
-                        T.NOT_A_BLOCK, f"`{st.name}` is a block", st.span, help=f"write `{st.name} {{ ... }}`"
-                    )
-                else:
-                    values[f.name] = scalar(f, st.value)
+                self._set(cls, st, fields, values, seen, module)
             except CompileError as err:
                 errors.extend(err.diagnostics)
         if errors:
@@ -396,39 +329,125 @@ class Loader:
             values["provenance"] = Provenance(
                 note=f"efficiencies set by hand over `{over}`'s: no band was measured for them, so the spec "
                      "sheet's is shown")
-        for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
-            if name not in values:
-                v = rule(values)
-                if v is not None:
-                    values[name] = v
+        _fill_derived_defaults(cls, values)
         values.update(fixed)
-        missing = [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING and f.name not in values]
-        if missing:
-            where = d.name_span if d is not None else block.span
-            title = f"`{d.name}`" if d is not None else f"this {what} block"
-            raise fail(
-                T.MISSING_FIELD,
-                f"{title} does not set {', '.join(f'`{m}`' for m in missing)}",
-                where,
-                help=f"a {what} needs "
-                + ", ".join(
-                    f.name
-                    for f in attrs.fields(cls)
-                    if f.default is attrs.NOTHING and f.name not in ("name", "span")
-                ),
-            )
-        problems = range_problems(cls, values)
-        if problems:
-            at = d.name_span if d is not None else block.span
-            raise CompileError([
-                Diagnostic(T.TOO_LARGE if p.too_large else T.OUT_OF_RANGE, p.message,
-                           seen[p.field].span if p.field in seen else at, help=p.help)
-                for p in problems
-            ])
+        _refuse_missing_fields(cls, values, d, block)
+        _refuse_out_of_range(cls, values, seen, d.name_span if d is not None else block.span)
         try:
             return cls(**values)
         except (TypeError, ValueError) as exc:
             raise fail(T.WRONG_TYPE, f"invalid {what}: {exc}", block.span) from None
+
+    def _set(self, cls: type, st: ast.Stmt, fields: dict[str, Any], values: dict[str, Any],
+             seen: dict[str, ast.Stmt], module: LoadedModule) -> None:
+        """One statement of a ``cls`` block: the value of the field it sets into ``values``."""
+        what = cls.__name__.lower()
+        if isinstance(st, ast.AxisStmt):
+            raise _axis_outside_space(st, what)
+        if not isinstance(st, ast.Assign | ast.Nested):
+            raise fail(
+                T.MISPLACED_STATEMENT,
+                f"a {what} block holds only `field = value` and nested blocks",
+                st.span,
+                help="move this statement into a `space`",
+            )
+        if st.name in seen:
+            raise fail(
+                N.DUPLICATE_FIELD,
+                f"`{st.name}` is set twice",
+                st.span,
+                help=f"first at {seen[st.name].span}",
+            )
+        seen[st.name] = st
+        special = SPECIAL.get((cls, st.name))
+        if special is not None and isinstance(st, ast.Assign):
+            values.update(special(st.value))
+            return
+        f = fields.get(st.name)
+        if f is None:
+            raise _unknown_field(cls, st, list(fields))
+        values[f.name] = self._field_value(cls, f, st, values.get(f.name), module)
+
+    def _field_value(self, cls: type, f: Any, st: ast.Assign | ast.Nested, prev: Any, module: LoadedModule) -> Any:
+        """What ``st`` sets field ``f`` of a ``cls`` to (``prev``: the value it had from the base)."""
+        kind = kind_of(f)
+        if isinstance(st, ast.Nested):
+            if kind is not Kind.BLOCK:
+                raise fail(
+                    T.NOT_A_BLOCK,
+                    f"`{st.name}` is not a block",
+                    st.span,
+                    help=f"write `{st.name} = value`",
+                )
+            sub = block_class(cls, f.name)
+            return self.build(sub, st.body, fields_of(prev) if prev is not None else {}, module, {}, None)
+        if kind is Kind.REF:
+            return self.reference(module, st.value, block_class(cls, f.name), f.name)
+        if kind is Kind.BLOCK:
+            raise fail(T.NOT_A_BLOCK, f"`{st.name}` is a block", st.span, help=f"write `{st.name} {{ ... }}`")
+        return scalar(f, st.value)
+
+
+def _axis_outside_space(st: ast.AxisStmt, what: str) -> CompileError:
+    one = st.domain.alts[0] if len(st.domain.alts) == 1 else None
+    fix = f"write `{st.name} = ...`"
+    if isinstance(one, ast.Quantity | ast.Ident):
+        fix = f"write `{st.name} = {one.text if isinstance(one, ast.Quantity) else one.name}`"
+    return fail(
+        T.MISPLACED_STATEMENT,
+        f"a {what} field takes `=`; `{st.name} : ...` declares an axis, which only a space has",
+        st.span,
+        help=fix,
+    )
+
+
+def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) -> CompileError:
+    what = cls.__name__.lower()
+    candidates = fields + [name for (c, name) in SPECIAL if c is cls]
+    close = difflib.get_close_matches(st.name, candidates, n=1)
+    hint = f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
+    own, whose = _OTHER_NAMES.get(cls, ({}, ""))
+    if st.name in own:
+        hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
+    return fail(N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
+
+
+def _fill_derived_defaults(cls: type, values: dict[str, Any]) -> None:
+    for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
+        if name not in values:
+            v = rule(values)
+            if v is not None:
+                values[name] = v
+
+
+def _refuse_missing_fields(cls: type, values: dict[str, Any], d: ast.Definition | None, block: ast.Block) -> None:
+    missing = [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING and f.name not in values]
+    if missing:
+        what = cls.__name__.lower()
+        where = d.name_span if d is not None else block.span
+        title = f"`{d.name}`" if d is not None else f"this {what} block"
+        raise fail(
+            T.MISSING_FIELD,
+            f"{title} does not set {', '.join(f'`{m}`' for m in missing)}",
+            where,
+            help=f"a {what} needs "
+            + ", ".join(
+                f.name
+                for f in attrs.fields(cls)
+                if f.default is attrs.NOTHING and f.name not in ("name", "span")
+            ),
+        )
+
+
+def _refuse_out_of_range(cls: type, values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:
+    """Values outside their field's range, each at the statement that set it (``at``: one inherited)."""
+    problems = range_problems(cls, values)
+    if problems:
+        raise CompileError([
+            Diagnostic(T.TOO_LARGE if p.too_large else T.OUT_OF_RANGE, p.message,
+                       seen[p.field].span if p.field in seen else at, help=p.help)
+            for p in problems
+        ])
 
 
 def _nic(value: ast.Value) -> dict[str, Any]:

@@ -103,50 +103,47 @@ def _knob_deps(names: set[str], lets: dict[str, set[str]]) -> set[str]:
     return out
 
 
-def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Space:
-    if d.base is not None:
-        raise fail(
-            T.MISPLACED_STATEMENT,
-            "a space cannot inherit from another space",
-            d.name_span,
-            help="copy the statements, or put shared models and clusters in an imported file",
-        )
-    cluster: Cluster | None = loader.resolve(module, d.on, "cluster", d.name_span) if d.on else None
-    model: Model | None = None
-    site: Site | None = None
-    run: Run | None = None
-    baseline: tuple[tuple[str, Value], ...] | None = None
-    passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()
-    fixed: dict[str, Value] = {}
-    axes: list[Axis] = []
-    lets: list[Let] = []
-    let_deps: dict[str, set[str]] = {}
-    constraints: list[Constraint] = []
-    memory: MemoryRule | None = None
-    objective = Objective()
-    budget: Budget | None = None
-    strategy = "auto"
-    settings: dict[str, Any] = {}
-    set_by: dict[str, ast.Stmt] = {}
-    errors: list[Diagnostic] = []
-    known = base_names()
+class _SpaceBody:
+    """What the statements of one space set, gathered one statement at a time."""
 
-    def claim(key: str, st: ast.Stmt, what: str) -> None:
-        if key in set_by:
-            prev = set_by[key].span
+    def __init__(self, loader: Resolver, module: LoadedModule, d: ast.Definition) -> None:
+        self.loader = loader
+        self.module = module
+        self.d = d
+        self.cluster: Cluster | None = loader.resolve(module, d.on, "cluster", d.name_span) if d.on else None
+        self.model: Model | None = None
+        self.site: Site | None = None
+        self.run: Run | None = None
+        self.baseline: tuple[tuple[str, Value], ...] | None = None
+        self.passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()
+        self.fixed: dict[str, Value] = {}
+        self.axes: list[Axis] = []
+        self.lets: list[Let] = []
+        self.let_deps: dict[str, set[str]] = {}
+        self.let_types: dict[str, str] = {}
+        self.constraints: list[Constraint] = []
+        self.memory: MemoryRule | None = None
+        self.objective = Objective()
+        self.budget: Budget | None = None
+        self.strategy = "auto"
+        self.settings: dict[str, Any] = {}
+        self.set_by: dict[str, ast.Stmt] = {}
+        self.known = base_names()
+
+    def claim(self, key: str, st: ast.Stmt, what: str) -> None:
+        if key in self.set_by:
+            prev = self.set_by[key].span
             raise fail(
                 N.DUPLICATE_FIELD,
-                f"{what} set twice in space `{d.name}`",
+                f"{what} set twice in space `{self.d.name}`",
                 st.span,
                 help=f"the first is at {prev}" if prev else "",
             )
-        set_by[key] = st
+        self.set_by[key] = st
 
-    let_types: dict[str, str] = {}
-
-    def expr(e: Expr, want: str | None = "bool") -> Expr:
-        out = resolve_expr(e, known | {let.name for let in lets})
-        got = type_of(out, let_types)
+    def expr(self, e: Expr, want: str | None = "bool") -> Expr:
+        out = resolve_expr(e, self.known | {let.name for let in self.lets})
+        got = type_of(out, self.let_types)
         if want is not None and got != want:
             raise fail(
                 T.BAD_EXPRESSION,
@@ -156,150 +153,194 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
             )
         return out
 
+    def add(self, st: ast.Stmt) -> None:
+        if isinstance(st, ast.Assign):
+            self.assign(st)
+        elif isinstance(st, ast.AxisStmt):
+            self.axis(st)
+        elif isinstance(st, ast.LetStmt):
+            self.let(st)
+        elif isinstance(st, ast.RequireStmt):
+            self.constraints.append(Constraint(self.expr(st.expr), st.message or "", st.span))
+        elif isinstance(st, ast.FitsStmt):
+            self.claim("fits", st, "`fits memory`")
+            head = fraction(st.headroom, "headroom") if st.headroom is not None else 0.0
+            self.memory = MemoryRule(head, st.span)
+        elif isinstance(st, ast.ObjectiveStmt):
+            self.claim("objective", st, "the objective")
+            metric = _choose(st.metric, OBJECTIVE_METRICS, "metric", st.span)
+            self.objective = Objective(st.sense, metric, st.span)
+        elif isinstance(st, ast.BudgetStmt):
+            self.claim("budget", st, "`budget`")
+            self.budget = _budget(st)
+        elif isinstance(st, ast.StrategyStmt):
+            self.claim("strategy", st, "`strategy`")
+            self.strategy = _choose(st.name, STRATEGIES, "strategy", st.span)
+        elif isinstance(st, ast.TargetStmt):
+            self.claim("target", st, "`target`")
+            self.settings["target"] = _target(st)
+        elif isinstance(st, ast.AssumeStmt):
+            self.claim(f"assume {st.name}", st, f"`assume {st.name}`")
+            self.settings[st.name] = _setting(st.name, st.value, st.span)
+        else:
+            self.nested(st)
+
+    def assign(self, st: ast.Assign) -> None:
+        if st.name == "model":
+            self.claim("model", st, "`model`")
+            self.model = self.loader.reference(self.module, st.value, Model, "model")
+        elif st.name == "cluster":
+            self.claim("cluster", st, "`cluster`")
+            self._refuse_second_cluster(st)
+            self.cluster = self.loader.reference(self.module, st.value, Cluster, "cluster")
+        elif st.name == "site":
+            self.claim("site", st, "`site`")
+            self.site = self.loader.reference(self.module, st.value, Site, "site")
+        elif st.name in KNOBS:
+            self.claim(st.name, st, f"knob `{st.name}`")
+            self.fixed[st.name] = single(KNOBS[st.name], st.value)
+        else:
+            _unknown_knob(st.name, name_span(st.span, st.name))
+
+    def _refuse_second_cluster(self, st: ast.Assign) -> None:
+        """``space S on C { cluster = D }``: one of the two would be dropped without a word."""
+        d = self.d
+        named = st.value.name if isinstance(st.value, ast.Ident) else \
+            st.value.base if isinstance(st.value, ast.Override) else None
+        if d.on is not None and named != d.on:
+            raise fail(N.DUPLICATE_FIELD, f"space `{d.name}` is `on {d.on}` and sets `cluster` to "
+                       f"`{named or 'another'}`", st.span,
+                       help=f"keep one: drop `on {d.on}`, or this statement")
+
+    def axis(self, st: ast.AxisStmt) -> None:
+        if st.name not in KNOBS:
+            _unknown_knob(st.name, name_span(st.span, st.name))
+        self.claim(st.name, st, f"knob `{st.name}`")
+        values = expand(KNOBS[st.name], st.domain)
+        when = self.expr(st.when) if st.when is not None else None
+        self.axes.append(Axis(st.name, Domain(values), when, st.span))
+
+    def let(self, st: ast.LetStmt) -> None:
+        if st.name in self.known or st.name in self.let_deps:
+            raise fail(
+                N.DUPLICATE_FIELD,
+                f"`let {st.name}` hides a name that already exists",
+                st.span,
+                help="choose another name",
+            )
+        if st.name in ("true", "false") or st.name in enum_values():
+            # `let bf16 = 4` turned `precision == bf16` into a number; `let true = 0` was unreadable
+            raise fail(
+                N.DUPLICATE_FIELD,
+                f"`let {st.name}` hides the constant `{st.name}`",
+                st.span,
+                help="choose another name",
+            )
+        e = self.expr(st.expr, None)
+        self.let_types[st.name] = type_of(e, self.let_types)
+        self.let_deps[st.name] = _knob_deps(names_in(e), self.let_deps)
+        self.lets.append(Let(st.name, e, st.span))
+
+    def nested(self, st: ast.Stmt) -> None:
+        if isinstance(st, ast.Nested) and st.name == "run":
+            self.claim("run", st, "`run`")
+            self.run = lower_run(self.loader, self.module, st)
+        elif isinstance(st, ast.Nested) and st.name in ("baseline", "passthrough"):
+            self.claim(st.name, st, f"`{st.name}`")
+            if st.name == "baseline":
+                self.baseline = lower_baseline(st)
+            else:
+                self.passthrough = lower_passthrough(st)
+        else:
+            raise fail(
+                T.MISPLACED_STATEMENT,
+                f"a space takes no nested block `{getattr(st, 'name', '')}`",
+                st.span,
+                help="write `model = base { field = value }` to override a model inside a space",
+            )
+
+    def missing(self) -> list[Diagnostic]:
+        """The fields every space must set that this one does not."""
+        d = self.d
+        errors: list[Diagnostic] = []
+        if self.model is None and "model" not in self.set_by:
+            errors.append(
+                Diagnostic(
+                    T.MISSING_FIELD, f"space `{d.name}` sets no `model`", d.name_span, help="add `model = NAME`"
+                )
+            )
+        if self.cluster is None and "cluster" not in self.set_by and d.on is None:
+            errors.append(
+                Diagnostic(
+                    T.MISSING_FIELD,
+                    f"space `{d.name}` names no cluster",
+                    d.name_span,
+                    help=f"write `space {d.name} on CLUSTER {{ ... }}`",
+                )
+            )
+        if "gbs" not in self.fixed and "gbs" not in self.axis_names():
+            errors.append(
+                Diagnostic(
+                    T.MISSING_FIELD,
+                    f"space `{d.name}` sets no global batch size `gbs`",
+                    d.name_span,
+                    help="add e.g. `gbs = 256` (sequences per step)",
+                )
+            )
+        return errors
+
+    def axis_names(self) -> set[str]:
+        return {a.name for a in self.axes}
+
+    def space(self) -> Space:
+        model, cluster = self.model, self.cluster
+        assert model is not None and cluster is not None
+        if "seq_len" not in self.fixed and "seq_len" not in self.axis_names():
+            self.fixed["seq_len"] = model.seq_len
+        _order_conditions(self.axes, self.let_deps)
+        return Space(
+            name=self.d.name,
+            model=model,
+            cluster=cluster,
+            fixed=tuple(self.fixed.items()),
+            axes=tuple(self.axes),
+            lets=tuple(self.lets),
+            constraints=tuple(self.constraints),
+            memory=self.memory,
+            objective=self.objective,
+            budget=self.budget or Budget(),
+            strategy=self.strategy,
+            settings=Settings(**self.settings),
+            span=self.d.span,
+            knob_spans=tuple(
+                (name, st.span) for name, st in self.set_by.items() if name in KNOBS and st.span is not None
+            ),
+            site=self.site,
+            run=self.run,
+            baseline=self.baseline,
+            passthrough=self.passthrough,
+        )
+
+
+def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Space:
+    if d.base is not None:
+        raise fail(
+            T.MISPLACED_STATEMENT,
+            "a space cannot inherit from another space",
+            d.name_span,
+            help="copy the statements, or put shared models and clusters in an imported file",
+        )
+    body = _SpaceBody(loader, module, d)
+    errors: list[Diagnostic] = []
     for st in d.body.stmts:
         try:
-            if isinstance(st, ast.Assign):
-                if st.name == "model":
-                    claim("model", st, "`model`")
-                    model = loader.reference(module, st.value, Model, "model")
-                elif st.name == "cluster":
-                    claim("cluster", st, "`cluster`")
-                    named = st.value.name if isinstance(st.value, ast.Ident) else \
-                        st.value.base if isinstance(st.value, ast.Override) else None
-                    if d.on is not None and named != d.on:
-                        # one of the two would be dropped without a word
-                        raise fail(N.DUPLICATE_FIELD, f"space `{d.name}` is `on {d.on}` and sets `cluster` to "
-                                   f"`{named or 'another'}`", st.span,
-                                   help=f"keep one: drop `on {d.on}`, or this statement")
-                    cluster = loader.reference(module, st.value, Cluster, "cluster")
-                elif st.name == "site":
-                    claim("site", st, "`site`")
-                    site = loader.reference(module, st.value, Site, "site")
-                elif st.name in KNOBS:
-                    claim(st.name, st, f"knob `{st.name}`")
-                    fixed[st.name] = single(KNOBS[st.name], st.value)
-                else:
-                    _unknown_knob(st.name, name_span(st.span, st.name))
-            elif isinstance(st, ast.AxisStmt):
-                if st.name not in KNOBS:
-                    _unknown_knob(st.name, name_span(st.span, st.name))
-                claim(st.name, st, f"knob `{st.name}`")
-                values = expand(KNOBS[st.name], st.domain)
-                when = expr(st.when) if st.when is not None else None
-                axes.append(Axis(st.name, Domain(values), when, st.span))
-            elif isinstance(st, ast.LetStmt):
-                if st.name in known or st.name in let_deps:
-                    raise fail(
-                        N.DUPLICATE_FIELD,
-                        f"`let {st.name}` hides a name that already exists",
-                        st.span,
-                        help="choose another name",
-                    )
-                if st.name in ("true", "false") or st.name in enum_values():
-                    # `let bf16 = 4` turned `precision == bf16` into a number; `let true = 0` was unreadable
-                    raise fail(
-                        N.DUPLICATE_FIELD,
-                        f"`let {st.name}` hides the constant `{st.name}`",
-                        st.span,
-                        help="choose another name",
-                    )
-                e = expr(st.expr, None)
-                let_types[st.name] = type_of(e, let_types)
-                let_deps[st.name] = _knob_deps(names_in(e), let_deps)
-                lets.append(Let(st.name, e, st.span))
-            elif isinstance(st, ast.RequireStmt):
-                constraints.append(Constraint(expr(st.expr), st.message or "", st.span))
-            elif isinstance(st, ast.FitsStmt):
-                claim("fits", st, "`fits memory`")
-                head = fraction(st.headroom, "headroom") if st.headroom is not None else 0.0
-                memory = MemoryRule(head, st.span)
-            elif isinstance(st, ast.ObjectiveStmt):
-                claim("objective", st, "the objective")
-                metric = _choose(st.metric, OBJECTIVE_METRICS, "metric", st.span)
-                objective = Objective(st.sense, metric, st.span)
-            elif isinstance(st, ast.BudgetStmt):
-                claim("budget", st, "`budget`")
-                budget = _budget(st)
-            elif isinstance(st, ast.StrategyStmt):
-                claim("strategy", st, "`strategy`")
-                strategy = _choose(st.name, STRATEGIES, "strategy", st.span)
-            elif isinstance(st, ast.TargetStmt):
-                claim("target", st, "`target`")
-                settings["target"] = _target(st)
-            elif isinstance(st, ast.AssumeStmt):
-                claim(f"assume {st.name}", st, f"`assume {st.name}`")
-                settings[st.name] = _setting(st.name, st.value, st.span)
-            elif isinstance(st, ast.Nested) and st.name == "run":
-                claim("run", st, "`run`")
-                run = lower_run(loader, module, st)
-            elif isinstance(st, ast.Nested) and st.name in ("baseline", "passthrough"):
-                claim(st.name, st, f"`{st.name}`")
-                if st.name == "baseline":
-                    baseline = lower_baseline(st)
-                else:
-                    passthrough = lower_passthrough(st)
-            else:
-                raise fail(
-                    T.MISPLACED_STATEMENT,
-                    f"a space takes no nested block `{getattr(st, 'name', '')}`",
-                    st.span,
-                    help="write `model = base { field = value }` to override a model inside a space",
-                )
+            body.add(st)
         except CompileError as err:
             errors.extend(err.diagnostics)
-    if model is None and "model" not in set_by:
-        errors.append(
-            Diagnostic(
-                T.MISSING_FIELD, f"space `{d.name}` sets no `model`", d.name_span, help="add `model = NAME`"
-            )
-        )
-    if cluster is None and "cluster" not in set_by and d.on is None:
-        errors.append(
-            Diagnostic(
-                T.MISSING_FIELD,
-                f"space `{d.name}` names no cluster",
-                d.name_span,
-                help=f"write `space {d.name} on CLUSTER {{ ... }}`",
-            )
-        )
-    axis_names = {a.name for a in axes}
-    if "gbs" not in fixed and "gbs" not in axis_names:
-        errors.append(
-            Diagnostic(
-                T.MISSING_FIELD,
-                f"space `{d.name}` sets no global batch size `gbs`",
-                d.name_span,
-                help="add e.g. `gbs = 256` (sequences per step)",
-            )
-        )
+    errors.extend(body.missing())
     if errors:
         raise CompileError(errors)
-    assert model is not None and cluster is not None
-    if "seq_len" not in fixed and "seq_len" not in axis_names:
-        fixed["seq_len"] = model.seq_len
-    _order_conditions(axes, let_deps)
-    return Space(
-        name=d.name,
-        model=model,
-        cluster=cluster,
-        fixed=tuple(fixed.items()),
-        axes=tuple(axes),
-        lets=tuple(lets),
-        constraints=tuple(constraints),
-        memory=memory,
-        objective=objective,
-        budget=budget or Budget(),
-        strategy=strategy,
-        settings=Settings(**settings),
-        span=d.span,
-        knob_spans=tuple(
-            (name, st.span) for name, st in set_by.items() if name in KNOBS and st.span is not None
-        ),
-        site=site,
-        run=run,
-        baseline=baseline,
-        passthrough=passthrough,
-    )
+    return body.space()
 
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:

@@ -58,63 +58,92 @@ def counts_title(counts: Counts, fits: Fits | None) -> str:
 
 def hover(analysis: Analysis | None, text: str, base: Path | None, text_lines: list[str], line: int, index: int,
           fits: dict[str, Fits]) -> HoverFacts | None:
-    parts: list[str] = []
-    if analysis is not None:
-        for d in analysis.diagnostics:
-            if d.span is not None and d.span.file == analysis.file and _covers(d.span, line, index):
-                parts.append(f"**{d.severity.value}[{d.code.id}]** {d.message}\n\n" + _code_text(d.code.id))
+    parts = _diagnostics_at(analysis, line, index)
     word, start, end = word_at(text_lines, line, index)
     if not word:
         return HoverFacts(tuple(parts)) if parts else None
     src = text_lines[line]
     before, after = src[:start], src[end:]
-    if _CODE.match(word) and lookup(word) is not None:
-        parts.append(_code_text(word))
-        return HoverFacts(tuple(parts))
-    if re.match(r"^\s*import\s+$", before) and word in stdlib_index():
-        names = ", ".join(f"{k} `{n}`" for k, n in stdlib_index()[word])
-        parts.append(f"**stdlib module `{word}`**\n\n{names}")
-        return HoverFacts(tuple(parts))
+    found = _code_or_module_doc(word, before)
+    if found is not None:
+        return HoverFacts((*parts, found))
     path = context.block_path(text_lines, line, start)
     statement = re.split(r"[;{]", before)[-1]
+    found = _place_doc(analysis, fits, path, statement, before, after, word)
+    if found is not None:
+        return HoverFacts((*parts, found))
+    origin = context.visible(text, base).get(word)
+    if origin is not None and origin.kind != "space":
+        return HoverFacts((*parts, _origin_doc(origin, word)), origin)
+    found = _name_doc(path, statement, word)
+    if found is not None:
+        parts.append(found)
+    return HoverFacts(tuple(parts)) if parts else None
+
+
+def _diagnostics_at(analysis: Analysis | None, line: int, index: int) -> list[str]:
+    """The analysis's diagnostics over the cursor, each with its code's explanation."""
+    if analysis is None:
+        return []
+    return [f"**{d.severity.value}[{d.code.id}]** {d.message}\n\n" + _code_text(d.code.id)
+            for d in analysis.diagnostics
+            if d.span is not None and d.span.file == analysis.file and _covers(d.span, line, index)]
+
+
+def _code_or_module_doc(word: str, before: str) -> str | None:
+    """A diagnostic code's explanation, or what a stdlib module being imported defines."""
+    if _CODE.match(word) and lookup(word) is not None:
+        return _code_text(word)
+    if re.match(r"^\s*import\s+$", before) and word in stdlib_index():
+        names = ", ".join(f"{k} `{n}`" for k, n in stdlib_index()[word])
+        return f"**stdlib module `{word}`**\n\n{names}"
+    return None
+
+
+def _place_doc(analysis: Analysis | None, fits: dict[str, Fits], path: tuple[str, ...], statement: str,
+               before: str, after: str, word: str) -> str | None:
+    """What the word is where it stands: a field being set, a space's statement or setting, or the
+    name of a space being defined (its point counts)."""
     if path and re.match(r"^\s*$", statement) and re.match(r"^\s*[=:{]", after):
         found = _field_doc(path, word)
         if found:
-            parts.append(found)
-            return HoverFacts(tuple(parts))
+            return found
     if path == ("space",) and re.match(r"^\s*$", statement) and word in SPACE_STATEMENTS:
-        parts.append(SPACE_STATEMENTS[word])
-        return HoverFacts(tuple(parts))
+        return SPACE_STATEMENTS[word]
     if path == ("space",) and re.match(r"^\s*assume\s+$", statement):
         fields = attrs.fields_dict(Settings)
         if word in fields:
-            parts.append(f"**setting `{word}`** (default `{fields[word].default}`)\n\n{SPACE_STATEMENTS['assume']}")
-            return HoverFacts(tuple(parts))
+            return f"**setting `{word}`** (default `{fields[word].default}`)\n\n{SPACE_STATEMENTS['assume']}"
     if not path and re.match(r"^\s*space\s+$", before) and analysis is not None:
         for c in analysis.counts:
             if c.name == word:
-                parts.append(counts_markdown(c, fits.get(word)))
-                return HoverFacts(tuple(parts))
-    origin = context.visible(text, base).get(word)
-    if origin is not None and origin.kind != "space":
-        where = f"from `{origin.module or origin.file}`" if origin.file is not None else "defined in this file"
-        note = ""
-        if origin.file is not None:
-            located = context.locate(origin)
-            if located is not None:
-                note = comment_above(context._read(located[0]), located[1] + 1)
-        parts.append(f"{origin.kind} `{word}` {where}" + (f"\n\n{note}" if note else ""))
-        return HoverFacts(tuple(parts), origin)
+                return counts_markdown(c, fits.get(word))
+    return None
+
+
+def _origin_doc(origin: context.Origin, word: str) -> str:
+    """Where a visible name comes from, with the comment above its definition in another file."""
+    where = f"from `{origin.module or origin.file}`" if origin.file is not None else "defined in this file"
+    note = ""
+    if origin.file is not None:
+        located = context.locate(origin)
+        if located is not None:
+            note = comment_above(context._read(located[0]), located[1] + 1)
+    return f"{origin.kind} `{word}` {where}" + (f"\n\n{note}" if note else "")
+
+
+def _name_doc(path: tuple[str, ...], statement: str, word: str) -> str | None:
+    """A value of the field being set, or a knob, derived quantity or function of the expressions."""
     value = _value_doc(path, statement, word)
     if value:
-        parts.append(value)
-    elif word in KNOBS:
-        parts.append(field_markdown("knob", KNOBS[word]))
-    elif word in DERIVED_NAMES:
-        parts.append(f"**`{word}`** (derived): {DERIVED_NAMES[word]}")
-    elif word in FUNCTIONS:
-        parts.append(FUNCTIONS[word])
-    return HoverFacts(tuple(parts)) if parts else None
+        return value
+    if word in KNOBS:
+        return field_markdown("knob", KNOBS[word])
+    if word in DERIVED_NAMES:
+        return f"**`{word}`** (derived): {DERIVED_NAMES[word]}"
+    if word in FUNCTIONS:
+        return FUNCTIONS[word]
+    return None
 
 
 def _code_text(code_id: str) -> str:

@@ -130,186 +130,213 @@ def _opened(ls: PrimusServer, uri: str) -> Any:
     return ls.workspace.text_documents.get(uri)
 
 
+_Handler = Callable[..., Any]
+_FEATURES: list[tuple[str, Any, _Handler]] = []  # (method, options, handler), registered by build()
+
+
+def _feature(method: str, options: Any = None) -> Callable[[_Handler], _Handler]:
+    def register(handler: _Handler) -> _Handler:
+        _FEATURES.append((method, options, handler))
+        return handler
+
+    return register
+
+
 def build() -> PrimusServer:
     server = PrimusServer()
-
-    async def refresh(ls: PrimusServer, uri: str) -> None:
-        doc = _opened(ls, uri)
-        if doc is None:
-            return
-        version = doc.version or 0
-        ls.versions[uri] = version
-        text, file = doc.source, _file_of(uri)
-
-        def job() -> Analysis | None:
-            if ls.versions.get(uri) != version:
-                return None  # typed over before its turn came: the next job has the text
-            return analyse(text, file)
-
-        analysis = await ls.on_parser(job)
-        if analysis is None or ls.versions.get(uri) != version:
-            return
-        ls.analyses[uri] = analysis
-        ls.fits[uri] = {}
-        text_lines = lines(text)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri, [to_lsp(d, analysis, text_lines, ls.units, uri) for d in analysis.diagnostics], version))
-        jobs: list[Callable[[threading.Event], Fits]] = [partial(fitting_points, s) for s in analysis.spaces]
-        for future in ls.slow.submit(uri, jobs):
-            task = asyncio.ensure_future(collect(ls, uri, version, future))
-            ls.waiting.add(task)
-            task.add_done_callback(ls.waiting.discard)
-
-    async def collect(ls: PrimusServer, uri: str, version: int, future: Any) -> None:
-        try:
-            fits: Fits = await asyncio.wrap_future(future)
-        except (Cancelled, asyncio.CancelledError):
-            return
-        except Exception:  # the lens then stays at "fitting …"; the diagnostics already said what they could
-            return
-        if ls.versions.get(uri) != version:
-            return
-        ls.fits.setdefault(uri, {})[fits.space] = fits
-        caps = ls.client_capabilities.workspace
-        if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
-            ls.workspace_code_lens_refresh(None)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: PrimusServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        await refresh(ls, params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: PrimusServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        await refresh(ls, params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: PrimusServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        await refresh(ls, params.text_document.uri)  # an imported file may have changed on disk
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: PrimusServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.slow.cancel(uri)
-        for table in (ls.versions, ls.analyses, ls.fits):
-            table.pop(uri, None)
-        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
-
-    def cursor(ls: PrimusServer, uri: str, pos: lsp.Position) -> tuple[str, str, list[str], int, int] | None:
-        doc = _opened(ls, uri)
-        if doc is None:
-            return None
-        text = doc.source
-        if len(text) > MAX_BYTES:
-            return None  # the document is refused anyway (P1010); scanning it would stall the server
-        text_lines = lines(text)
-        line, index = from_client(text_lines, pos.line, pos.character, ls.units)
-        return text, _file_of(uri), text_lines, line, index
-
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: PrimusServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        uri = params.text_document.uri
-        at = cursor(ls, uri, params.position)
-        if at is None:
-            return None
-        text, file, text_lines, line, index = at
-        facts = navigate.hover(ls.analyses.get(uri), text, _base(file), text_lines, line, index,
-                               ls.fits.get(uri, {}))
-        if facts is None:
-            return None
-        parts = list(facts.parts)
-        origin = facts.resolve
-        if origin is not None:
-            found = await ls.on_quick(lambda: resolve(text, file, origin.name, origin.file))
-            if found is not None:
-                parts.append(resolved_markdown(*found))
-        return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
-
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                    lsp.CompletionOptions(trigger_characters=[" ", "(", "|", ",", "=", ":"]))
-    def completion(ls: PrimusServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        at = cursor(ls, params.text_document.uri, params.position)
-        if at is None:
-            return lsp.CompletionList(is_incomplete=False, items=[])
-        text, file, text_lines, line, index = at
-        items = [
-            lsp.CompletionItem(label, kind=_COMPLETION[kind], detail=detail or None,
-                               documentation=lsp.MarkupContent(lsp.MarkupKind.Markdown, doc) if doc else None)
-            for label, kind, detail, doc in complete.complete(text, _base(file), text_lines, line, index)
-        ]
-        return lsp.CompletionList(is_incomplete=False, items=items)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: PrimusServer, params: lsp.DefinitionParams) -> lsp.Location | None:
-        uri = params.text_document.uri
-        at = cursor(ls, uri, params.position)
-        if at is None:
-            return None
-        text, file, text_lines, line, index = at
-        found = navigate.definition(text, _base(file), text_lines, line, index)
-        if found is None:
-            return None
-        path, row, col = found
-        target = uri if path is None else uris.from_fs_path(str(path.resolve())) or str(path)
-        return lsp.Location(target, _range((row, col), (row, col)))
-
-    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-    async def formatting(ls: PrimusServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-        uri = params.text_document.uri
-        doc = _opened(ls, uri)
-        if doc is None:
-            return None
-        text, file = doc.source, _file_of(uri)
-
-        def job() -> str | None:
-            try:
-                return format_source(text, file)
-            except CompileError:
-                return None  # the diagnostics already show why it does not parse
-
-        out = await ls.on_parser(job)
-        if out is None or out == text:
-            return [] if out is not None else None
-        return [lsp.TextEdit(_whole(text, ls.units), out)]
-
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: PrimusServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
-        uri = params.text_document.uri
-        analysis = ls.analyses.get(uri)
-        if analysis is None or analysis.module is None:
-            return []
-        text_lines = lines(analysis.text)
-
-        def convert(s: navigate.Symbol) -> lsp.DocumentSymbol:
-            return lsp.DocumentSymbol(
-                name=s.name, kind=_SYMBOL.get(s.kind, lsp.SymbolKind.Field),
-                range=_range(*span_range(text_lines, s.span, ls.units)),
-                selection_range=_range(*span_range(text_lines, s.selection, ls.units)),
-                children=[convert(c) for c in s.children])
-
-        return [convert(s) for s in navigate.symbols(analysis.module)]
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: PrimusServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
-        uri = params.text_document.uri
-        analysis = ls.analyses.get(uri)
-        if analysis is None:
-            return []
-        text_lines = lines(analysis.text)
-        out = []
-        for counts in analysis.counts:
-            if counts.span is None:
-                continue
-            row = counts.span.line - 1
-            title = navigate.counts_title(counts, ls.fits.get(uri, {}).get(counts.name))
-            out.append(lsp.CodeLens(_range((row, 0), (row, ls.units(text_lines[row]) if row < len(text_lines) else 0)),
-                                    lsp.Command(title, "")))
-        return out
-
-    @server.feature(lsp.SHUTDOWN)
-    def shutdown(ls: PrimusServer, params: None) -> None:
-        ls.slow.shutdown()
-
+    for method, options, handler in _FEATURES:
+        server.feature(method, options)(handler)
     return server
+
+
+async def _refresh(ls: PrimusServer, uri: str) -> None:
+    doc = _opened(ls, uri)
+    if doc is None:
+        return
+    version = doc.version or 0
+    ls.versions[uri] = version
+    text, file = doc.source, _file_of(uri)
+
+    def job() -> Analysis | None:
+        if ls.versions.get(uri) != version:
+            return None  # typed over before its turn came: the next job has the text
+        return analyse(text, file)
+
+    analysis = await ls.on_parser(job)
+    if analysis is None or ls.versions.get(uri) != version:
+        return
+    ls.analyses[uri] = analysis
+    ls.fits[uri] = {}
+    text_lines = lines(text)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+        uri, [to_lsp(d, analysis, text_lines, ls.units, uri) for d in analysis.diagnostics], version))
+    jobs: list[Callable[[threading.Event], Fits]] = [partial(fitting_points, s) for s in analysis.spaces]
+    for future in ls.slow.submit(uri, jobs):
+        task = asyncio.ensure_future(_collect(ls, uri, version, future))
+        ls.waiting.add(task)
+        task.add_done_callback(ls.waiting.discard)
+
+
+async def _collect(ls: PrimusServer, uri: str, version: int, future: Any) -> None:
+    try:
+        fits: Fits = await asyncio.wrap_future(future)
+    except (Cancelled, asyncio.CancelledError):
+        return
+    except Exception:  # the lens then stays at "fitting …"; the diagnostics already said what they could
+        return
+    if ls.versions.get(uri) != version:
+        return
+    ls.fits.setdefault(uri, {})[fits.space] = fits
+    caps = ls.client_capabilities.workspace
+    if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
+
+
+@_feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+async def did_open(ls: PrimusServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    await _refresh(ls, params.text_document.uri)
+
+
+@_feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: PrimusServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    await _refresh(ls, params.text_document.uri)
+
+
+@_feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+async def did_save(ls: PrimusServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    await _refresh(ls, params.text_document.uri)  # an imported file may have changed on disk
+
+
+@_feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: PrimusServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.slow.cancel(uri)
+    for table in (ls.versions, ls.analyses, ls.fits):
+        table.pop(uri, None)
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri, []))
+
+
+def _cursor(ls: PrimusServer, uri: str, pos: lsp.Position) -> tuple[str, str, list[str], int, int] | None:
+    doc = _opened(ls, uri)
+    if doc is None:
+        return None
+    text = doc.source
+    if len(text) > MAX_BYTES:
+        return None  # the document is refused anyway (P1010); scanning it would stall the server
+    text_lines = lines(text)
+    line, index = from_client(text_lines, pos.line, pos.character, ls.units)
+    return text, _file_of(uri), text_lines, line, index
+
+
+@_feature(lsp.TEXT_DOCUMENT_HOVER)
+async def hover(ls: PrimusServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    uri = params.text_document.uri
+    at = _cursor(ls, uri, params.position)
+    if at is None:
+        return None
+    text, file, text_lines, line, index = at
+    facts = navigate.hover(ls.analyses.get(uri), text, _base(file), text_lines, line, index,
+                           ls.fits.get(uri, {}))
+    if facts is None:
+        return None
+    parts = list(facts.parts)
+    origin = facts.resolve
+    if origin is not None:
+        found = await ls.on_quick(lambda: resolve(text, file, origin.name, origin.file))
+        if found is not None:
+            parts.append(resolved_markdown(*found))
+    return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, "\n\n---\n\n".join(parts)))
+
+
+@_feature(lsp.TEXT_DOCUMENT_COMPLETION,
+          lsp.CompletionOptions(trigger_characters=[" ", "(", "|", ",", "=", ":"]))
+def completion(ls: PrimusServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    at = _cursor(ls, params.text_document.uri, params.position)
+    if at is None:
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    text, file, text_lines, line, index = at
+    items = [
+        lsp.CompletionItem(label, kind=_COMPLETION[kind], detail=detail or None,
+                           documentation=lsp.MarkupContent(lsp.MarkupKind.Markdown, doc) if doc else None)
+        for label, kind, detail, doc in complete.complete(text, _base(file), text_lines, line, index)
+    ]
+    return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+@_feature(lsp.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: PrimusServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    uri = params.text_document.uri
+    at = _cursor(ls, uri, params.position)
+    if at is None:
+        return None
+    text, file, text_lines, line, index = at
+    found = navigate.definition(text, _base(file), text_lines, line, index)
+    if found is None:
+        return None
+    path, row, col = found
+    target = uri if path is None else uris.from_fs_path(str(path.resolve())) or str(path)
+    return lsp.Location(target, _range((row, col), (row, col)))
+
+
+@_feature(lsp.TEXT_DOCUMENT_FORMATTING)
+async def formatting(ls: PrimusServer, params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
+    uri = params.text_document.uri
+    doc = _opened(ls, uri)
+    if doc is None:
+        return None
+    text, file = doc.source, _file_of(uri)
+
+    def job() -> str | None:
+        try:
+            return format_source(text, file)
+        except CompileError:
+            return None  # the diagnostics already show why it does not parse
+
+    out = await ls.on_parser(job)
+    if out is None or out == text:
+        return [] if out is not None else None
+    return [lsp.TextEdit(_whole(text, ls.units), out)]
+
+
+@_feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def document_symbol(ls: PrimusServer, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+    uri = params.text_document.uri
+    analysis = ls.analyses.get(uri)
+    if analysis is None or analysis.module is None:
+        return []
+    text_lines = lines(analysis.text)
+
+    def convert(s: navigate.Symbol) -> lsp.DocumentSymbol:
+        return lsp.DocumentSymbol(
+            name=s.name, kind=_SYMBOL.get(s.kind, lsp.SymbolKind.Field),
+            range=_range(*span_range(text_lines, s.span, ls.units)),
+            selection_range=_range(*span_range(text_lines, s.selection, ls.units)),
+            children=[convert(c) for c in s.children])
+
+    return [convert(s) for s in navigate.symbols(analysis.module)]
+
+
+@_feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: PrimusServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    uri = params.text_document.uri
+    analysis = ls.analyses.get(uri)
+    if analysis is None:
+        return []
+    text_lines = lines(analysis.text)
+    out = []
+    for counts in analysis.counts:
+        if counts.span is None:
+            continue
+        row = counts.span.line - 1
+        title = navigate.counts_title(counts, ls.fits.get(uri, {}).get(counts.name))
+        out.append(lsp.CodeLens(_range((row, 0), (row, ls.units(text_lines[row]) if row < len(text_lines) else 0)),
+                                lsp.Command(title, "")))
+    return out
+
+
+@_feature(lsp.SHUTDOWN)
+def shutdown(ls: PrimusServer, params: None) -> None:
+    ls.slow.shutdown()
 
 
 MAX_MESSAGE = 16 * MAX_BYTES  # a JSON-RPC body: a whole source escaped, with room to spare

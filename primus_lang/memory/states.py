@@ -13,7 +13,7 @@ import functools
 import math
 
 from primus_lang.ir import Model
-from primus_lang.memory.dual import cdiv, round_up
+from primus_lang.memory.dual import Num, cdiv, round_up
 from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
 from primus_lang.memory.params import Tensor, layer_units, stage_tensors
 from primus_lang.memory.result import Term
@@ -98,84 +98,126 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
         group = [t for t in tensors if (t.expert and split_experts) == expert]
         if not group:
             continue
-        tag = " (experts)" if expert else ""
-        shard = int(k.edp if expert else k.dp_cp)
-        shard_name = "edp" if expert else "dp·cp"
-        raw = sum(t.numel for t in group)
-        bucket = None
-        if k.overlap_grad_reduce and stage == 0 and not fsdp:
-            bucket = max(40_000_000, 1_000_000 * shard)
-        numel = buffer_numel([t.numel for t in group], shard, dist_opt, bucket)
-        # FP8 primary weights (--fp8-param-gather): Transformer Engine keeps each GEMM weight itself in FP8,
-        # one byte; the other parameters (embeddings, norms, router) stay BF16
-        fp8_gemm = sum(t.numel for t in group if t.gemm) if k.fp8_param else 0
-        if fsdp:
-            local = cdiv(raw, shard)
-            p_bytes, g_bytes = 2 * local - cdiv(fp8_gemm, shard), int(k.grad_bytes) * local
-            terms.append(_term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
-                               f"2 × ⌈params / {shard_name}⌉ (FSDP shard)"
-                               + (" − ⌈fp8 gemm weights / " + shard_name + "⌉" if fp8_gemm else ""),
-                               {"params": raw, shard_name: shard, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})},
-                               p_bytes))
-            terms.append(_term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)",
-                               {"grad_bytes": k.grad_bytes, "params": raw, shard_name: shard}, g_bytes))
-            opt_numel = local
-        else:
-            p_numel = numel if dist_opt else raw
-            p_bytes = 2 * p_numel - fp8_gemm
-            g_bytes = int(k.grad_bytes) * numel
-            what = "param buffer (padded)" if dist_opt else "params"
-            terms.append(_term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
-                               f"2 × {what}" + (" − fp8 gemm weights" if fp8_gemm else ""),
-                               {what: p_numel, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})}, p_bytes))
-            terms.append(_term(f"gradients{tag}", "grad_bytes × grad buffer (padded)",
-                               {"grad_bytes": k.grad_bytes, "grad buffer": numel}, g_bytes))
-            opt_numel = numel // shard if dist_opt else raw
-        rounding += persistent_alloc(p_bytes) - p_bytes + persistent_alloc(g_bytes) - g_bytes
-        where = f"buffer / {shard_name}" if dist_opt else (f"⌈params / {shard_name}⌉" if fsdp else "params")
-        terms.append(_term(f"master weights fp32{tag}", f"4 × {where}", {"elements": opt_numel}, 4 * opt_numel))
-        terms.append(_term(f"adam moments{tag}", f"2 × state_bytes × {where}",
-                           {"state_bytes": k.state_bytes, "elements": opt_numel},
-                           2 * int(k.state_bytes) * opt_numel))
+        group_terms, group_rounding = _group_terms(k, stage, group, expert, dist_opt, fsdp)
+        terms += group_terms
+        rounding += group_rounding
     if k.fp8 or k.fp4:
-        gemm = sum(t.numel for t in tensors if t.gemm)
-        if fsdp:
-            # FSDP gathers one unit at a time, so TE's quantized weight copies exist for the units in
-            # flight (the one computing and the one prefetched), not for the whole stage.
-            units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
-            gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
-        # Row-wise and column-wise (transposed) copies of each weight with their scales: NVFP4 half a
-        # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
-        # values, blockwise an FP32 scale per 128×128 block.
-        if k.fp4:
-            name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
-                                             2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
-        elif k.fp8_param:
-            # the row-wise FP8 weight is the parameter itself (counted above): only the transposed copy
-            recipe = int(k.fp8_recipe)
-            name, formula, copies, scales = "fp8 weight transposes", "gemm weights + scales", gemm, 0
-            if recipe == FP8_RECIPE_CODES["mxfp8"]:
-                scales = 2 * cdiv(gemm, 32)
-            elif recipe == FP8_RECIPE_CODES["blockwise"]:
-                scales = 2 * 4 * cdiv(gemm, 128 * 128)
-        else:
-            recipe = int(k.fp8_recipe)
-            name, formula, copies, scales = "fp8 weight copies", "2 × gemm weights + scales", 2 * gemm, 0
-            if recipe == FP8_RECIPE_CODES["mxfp8"]:
-                scales = 2 * cdiv(gemm, 32)
-            elif recipe == FP8_RECIPE_CODES["blockwise"]:
-                scales = 2 * 4 * cdiv(gemm, 128 * 128)
-        terms.append(_term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales))
+        terms.append(_quantized_weight_copies(model, k, tensors, fsdp))
     if fsdp:
-        units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
-        unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
-        emb = sum(t.numel for t in tensors if t.name.startswith(("embedding.", "output_layer")))
-        unit = max(unit, emb)
-        terms.append(_term("fsdp gather buffers", "2 × 2 × largest unit + grad_bytes × largest unit",
-                           {"largest unit": unit, "grad_bytes": k.grad_bytes},
-                           4 * unit + int(k.grad_bytes) * unit))
+        terms.append(_fsdp_gather_buffers(model, k, tensors))
     terms.append(_term("allocator rounding (buffers)", "buffers rounded to 2 MiB segments", {}, rounding))
     return terms
+
+
+def _group_terms(k: Knobs, stage: int, group: list[Tensor], expert: bool, dist_opt: bool,
+                 fsdp: bool) -> tuple[list[Term], Num]:
+    """Parameters, gradients, master weights and Adam moments of the parameters of one grad buffer (the
+    dense ones, or the experts), and the bytes the allocator's rounding adds to the first two."""
+    tag = " (experts)" if expert else ""
+    shard = int(k.edp if expert else k.dp_cp)
+    shard_name = "edp" if expert else "dp·cp"
+    raw = sum(t.numel for t in group)
+    # FP8 primary weights (--fp8-param-gather): Transformer Engine keeps each GEMM weight itself in FP8,
+    # one byte; the other parameters (embeddings, norms, router) stay BF16
+    fp8_gemm = sum(t.numel for t in group if t.gemm) if k.fp8_param else 0
+    if fsdp:
+        terms, rounding, opt_numel = _fsdp_shards(k, raw, shard, shard_name, fp8_gemm, tag)
+    else:
+        bucket = None
+        if k.overlap_grad_reduce and stage == 0:
+            bucket = max(40_000_000, 1_000_000 * shard)
+        numel = buffer_numel([t.numel for t in group], shard, dist_opt, bucket)
+        terms, rounding, opt_numel = _ddp_buffers(k, raw, numel, shard, dist_opt, fp8_gemm, tag)
+    where = f"buffer / {shard_name}" if dist_opt else (f"⌈params / {shard_name}⌉" if fsdp else "params")
+    terms.append(_term(f"master weights fp32{tag}", f"4 × {where}", {"elements": opt_numel}, 4 * opt_numel))
+    terms.append(_term(f"adam moments{tag}", f"2 × state_bytes × {where}",
+                       {"state_bytes": k.state_bytes, "elements": opt_numel},
+                       2 * int(k.state_bytes) * opt_numel))
+    return terms, rounding
+
+
+def _fsdp_shards(k: Knobs, raw: int, shard: int, shard_name: str, fp8_gemm: int,
+                 tag: str) -> tuple[list[Term], Num, Num]:
+    """FSDP: each rank holds its shard of the parameters and gradients. (terms, allocator rounding,
+    optimizer elements)"""
+    local = cdiv(raw, shard)
+    p_bytes, g_bytes = 2 * local - cdiv(fp8_gemm, shard), int(k.grad_bytes) * local
+    terms = [
+        _term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
+              f"2 × ⌈params / {shard_name}⌉ (FSDP shard)"
+              + (" − ⌈fp8 gemm weights / " + shard_name + "⌉" if fp8_gemm else ""),
+              {"params": raw, shard_name: shard, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})},
+              p_bytes),
+        _term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)",
+              {"grad_bytes": k.grad_bytes, "params": raw, shard_name: shard}, g_bytes),
+    ]
+    return terms, _rounding(p_bytes, g_bytes), local
+
+
+def _ddp_buffers(k: Knobs, raw: int, numel: int, shard: int, dist_opt: bool, fp8_gemm: int,
+                 tag: str) -> tuple[list[Term], Num, Num]:
+    """Megatron's DDP: the whole grad buffer of ``numel`` elements on every rank, and the parameters
+    moved into a param buffer as large with the distributed optimizer. (terms, allocator rounding,
+    optimizer elements)"""
+    p_numel = numel if dist_opt else raw
+    p_bytes = 2 * p_numel - fp8_gemm
+    g_bytes = int(k.grad_bytes) * numel
+    what = "param buffer (padded)" if dist_opt else "params"
+    terms = [
+        _term(f"parameters{' (fp8 gemm weights)' if fp8_gemm else ' bf16'}{tag}",
+              f"2 × {what}" + (" − fp8 gemm weights" if fp8_gemm else ""),
+              {what: p_numel, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})}, p_bytes),
+        _term(f"gradients{tag}", "grad_bytes × grad buffer (padded)",
+              {"grad_bytes": k.grad_bytes, "grad buffer": numel}, g_bytes),
+    ]
+    return terms, _rounding(p_bytes, g_bytes), numel // shard if dist_opt else raw
+
+
+def _rounding(p_bytes: Num, g_bytes: Num) -> Num:
+    """What the caching allocator adds to the parameter and gradient buffers."""
+    return persistent_alloc(p_bytes) - p_bytes + persistent_alloc(g_bytes) - g_bytes
+
+
+def _quantized_weight_copies(model: Model, k: Knobs, tensors: list[Tensor], fsdp: bool) -> Term:
+    gemm = sum(t.numel for t in tensors if t.gemm)
+    if fsdp:
+        # FSDP gathers one unit at a time, so TE's quantized weight copies exist for the units in
+        # flight (the one computing and the one prefetched), not for the whole stage.
+        units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
+        gemm = 2 * max(sum(t.numel for t in u if t.gemm) for u in units)
+    # Row-wise and column-wise (transposed) copies of each weight with their scales: NVFP4 half a
+    # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
+    # values, blockwise an FP32 scale per 128×128 block.
+    if k.fp4:
+        name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
+                                         2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
+    elif k.fp8_param:
+        # the row-wise FP8 weight is the parameter itself (counted above): only the transposed copy
+        name, formula, copies, scales = "fp8 weight transposes", "gemm weights + scales", gemm, _fp8_scales(k, gemm)
+    else:
+        name, formula, copies, scales = "fp8 weight copies", "2 × gemm weights + scales", 2 * gemm, _fp8_scales(k, gemm)
+    return _term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales)
+
+
+def _fp8_scales(k: Knobs, gemm: int) -> Num:
+    """The scales of an FP8 weight's two copies (tensor-wise and delayed scaling: one per tensor, not counted)."""
+    recipe = int(k.fp8_recipe)
+    if recipe == FP8_RECIPE_CODES["mxfp8"]:
+        return 2 * cdiv(gemm, 32)
+    if recipe == FP8_RECIPE_CODES["blockwise"]:
+        return 2 * 4 * cdiv(gemm, 128 * 128)
+    return 0
+
+
+def _fsdp_gather_buffers(model: Model, k: Knobs, tensors: list[Tensor]) -> Term:
+    """FSDP's buffers for the largest unit gathered: its BF16 parameters, twice, and its gradients."""
+    units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
+    unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
+    emb = sum(t.numel for t in tensors if t.name.startswith(("embedding.", "output_layer")))
+    unit = max(unit, emb)
+    return _term("fsdp gather buffers", "2 × 2 × largest unit + grad_bytes × largest unit",
+                 {"largest unit": unit, "grad_bytes": k.grad_bytes},
+                 4 * unit + int(k.grad_bytes) * unit)
 
 
 def stage_param_count(model: Model, k: Knobs, stage: int) -> int:

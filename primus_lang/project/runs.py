@@ -445,60 +445,132 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
 
 def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
     """Map one corpus row to a projectable run or a reason to skip it."""
-    rid = str(row.get("id"))
-    gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
-    group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
-    measured = _measured_tokens(row)
-    memory_gib = (row.get("measured") or {}).get("memory_gib")
-    notes = " ".join(str(n) for n in row.get("notes") or []).lower()
-    balanced = "force-balanced" in notes or "fake balanced" in notes
-    release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
-    run = Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
-              balanced=balanced,
-              measured_memory=round(_positive(memory_gib, "measured.memory_gib", _MAX_GIB) * 2**30)
-              if memory_gib else None)
+    run = _published(row)
 
     def skip(reason: str) -> Run:
         return attrs.evolve(run, skip=reason)
 
-    if row.get("quality_flag"):
-        return skip(f"quality flag: {row['quality_flag']}")
-    if "degraded measurement" in notes:
-        # the source itself says a known regression slowed this run (e.g. a cuDNN bug in one container)
-        return skip("degraded measurement: the source reports a known performance regression for this run")
-    if not row.get("config_complete"):
-        return skip("config incomplete (config_complete: false)")
-    if measured is None:
-        return skip("no measured tokens/s/GPU")
-    if row.get("task") not in ("pretrain", "sft"):
-        return skip(f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)")
+    notes = _notes(row)
+    reason = _unprojectable(row, notes, run.measured)
+    if reason is not None:
+        return skip(reason)
     models, gpus = stdlib_definitions(calibrated)
     seq = _int(row.get("seq_len"), 0, "seq_len")
-    card = row.get("model_card")
-    if not card:
-        return skip("unknown model: the row names no model card")
-    model: Model | str
-    if card in models:
-        model = models[card].replace(seq_len=seq or models[card].seq_len)
-    elif card in cards:
-        model = card_model(card, cards[card], seq)
-    else:
-        model = f"unknown model `{card}` (neither stdlib nor model_cards.yaml)"
+    model = _model_of(row.get("model_card"), models, cards, seq)
     if isinstance(model, str):
         return skip(model)
+    gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:
         return skip(f"unknown GPU `{gpu_label}`")
     raw_rec = row.get("recompute")
     recipe_info: dict[str, Any] = raw_rec if isinstance(raw_rec, dict) else {}
+    prec = _precision_on(row, gpus[gpu_name], gpu_label, recipe_info)
+    if isinstance(prec, str):
+        return skip(prec)
+    par = row.get("parallel") or {}  # a mapping or null: resolve_row checked its shape
+    layout = _layout_of(row, par, seq)
+    if isinstance(layout, str):
+        return skip(layout)
+    split = pipeline_split(model, layout.pp, layout.vp if layout.vp > 1 and layout.pp > 1 else 1, recipe_info)
+    if isinstance(split, str):
+        return skip(split)
+    rec = recompute_of(row.get("recompute"))
+    if isinstance(rec, str):
+        return skip(rec)
+    framework = str(row.get("framework") or "")
+    nemo = "NeMo" in framework or "Megatron-Bridge" in framework
+    cand = _candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes)
+    cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
+                      gpus_per_node=layout.per_node)
+    # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
+    # framework and release, whose argument checks may not be the ones primusc emits for
+    broken = legality(Space(name=str(row.get("id") or "run"), model=model, cluster=cluster), cand, shape_only=True)
+    if broken:
+        return skip(f"layout inconsistent: {broken[0].message}")
+    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec, nemo),
+                        offload=_offloads(raw_rec))
+
+
+def _notes(row: dict[str, Any]) -> str:
+    return " ".join(str(n) for n in row.get("notes") or []).lower()
+
+
+def _published(row: dict[str, Any]) -> Run:
+    """What a row states about itself, before it is resolved: its identity, source and measurements."""
+    rid = str(row.get("id"))
+    gpu_label = str((row.get("hardware") or {}).get("gpu") or "")
+    group = (str(row.get("model_card")), gpu_label, str(row.get("precision")))
+    measured = _measured_tokens(row)
+    memory_gib = (row.get("measured") or {}).get("memory_gib")
+    notes = _notes(row)
+    balanced = "force-balanced" in notes or "fake balanced" in notes
+    release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
+    return Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
+               balanced=balanced,
+               measured_memory=round(_positive(memory_gib, "measured.memory_gib", _MAX_GIB) * 2**30)
+               if memory_gib else None)
+
+
+def _unprojectable(row: dict[str, Any], notes: str, measured: float | None) -> str | None:
+    """Why the row cannot be projected whatever its model and layout (None: it may be)."""
+    if row.get("quality_flag"):
+        return f"quality flag: {row['quality_flag']}"
+    if "degraded measurement" in notes:
+        # the source itself says a known regression slowed this run (e.g. a cuDNN bug in one container)
+        return "degraded measurement: the source reports a known performance regression for this run"
+    if not row.get("config_complete"):
+        return "config incomplete (config_complete: false)"
+    if measured is None:
+        return "no measured tokens/s/GPU"
+    if row.get("task") not in ("pretrain", "sft"):
+        return f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)"
+    return None
+
+
+def _model_of(card: Any, models: dict[str, Model], cards: dict[str, Any], seq: int) -> Model | str:
+    """The row's model card at its sequence length: the stdlib's, else ``model_cards.yaml``'s (a string: why none)."""
+    if not card:
+        return "unknown model: the row names no model card"
+    if card in models:
+        return models[card].replace(seq_len=seq or models[card].seq_len)
+    if card in cards:
+        return card_model(card, cards[card], seq)
+    return f"unknown model `{card}` (neither stdlib nor model_cards.yaml)"
+
+
+def _precision_on(row: dict[str, Any], gpu: Gpu, gpu_label: str,
+                  recipe_info: dict[str, Any]) -> tuple[str, str] | str:
+    """``precision_of`` the row's precision, read in the context of its source and recipe, refused where
+    the GPU lacks the tensor cores for it."""
     context = " ".join([str(row.get("source") or ""), str((row.get("source_ref") or {}).get("table_version") or ""),
                         *(str(n) for n in recipe_info.get("perf_config_names") or ())])
     prec = precision_of(row.get("precision"), gpu_label, context)
     if isinstance(prec, str):
-        return skip(prec)
-    if prec[0] == "fp4" and not gpus[gpu_name].nvfp4:
-        return skip(f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores")
-    par = row.get("parallel") or {}  # a mapping or null: resolve_row checked its shape
+        return prec
+    if prec[0] == "fp4" and not gpu.nvfp4:
+        return f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores"
+    return prec
+
+
+@frozen
+class _Layout:
+    """A row's parallel layout and batch, as published (defaults filled, nodes made whole)."""
+
+    tp: int
+    pp: int
+    cp: int
+    ep: int
+    vp: int
+    etp: int
+    world: int
+    per_node: int
+    mbs: int
+    gbs: int
+
+
+def _layout_of(row: dict[str, Any], par: dict[str, Any], seq: int) -> _Layout | str:
+    """The row's layout, or why it is incomplete or inconsistent."""
     tp, pp = _int(par.get("tp"), 1, "tp", 1), _int(par.get("pp"), 1, "pp", 1)
     cp, ep = _int(par.get("cp"), 1, "cp", 1), _int(par.get("ep"), 1, "ep", 1)
     vp = _int(par.get("vp"), 1, "vp")
@@ -507,29 +579,32 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     per_node = _int(row.get("gpus_per_node"), 8, "gpus_per_node", 1)
     mbs, gbs = _int(row.get("mbs"), 0, "mbs"), _int(row.get("gbs"), 0, "gbs")
     if not (world and mbs and gbs and seq):
-        return skip("layout incomplete: num_gpus, mbs, gbs and seq_len are all needed")
+        return "layout incomplete: num_gpus, mbs, gbs and seq_len are all needed"
     if world % (tp * pp * cp):
-        return skip(f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}")
+        return f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}"
     if world < per_node:
         per_node = world  # part of one node: every GPU of the run shares its scale-up fabric
     if world % per_node:
-        return skip(f"layout inconsistent: {world} GPUs do not fill whole nodes of {per_node}")
+        return f"layout inconsistent: {world} GPUs do not fill whole nodes of {per_node}"
     if par.get("etp") is None and ep > 1 and world % (tp * ep * pp):
         etp = 1  # Megatron would refuse ETP = TP here; the perf recipes set expert TP to 1
-    split = pipeline_split(model, pp, vp if vp > 1 and pp > 1 else 1, recipe_info)
-    if isinstance(split, str):
-        return skip(split)
-    rec = recompute_of(row.get("recompute"))
-    if isinstance(rec, str):
-        return skip(rec)
+    return _Layout(tp, pp, cp, ep, vp, etp, world, per_node, mbs, gbs)
+
+
+def _fsdp(par: dict[str, Any]) -> bool:
+    """Whether the row shards parameters with FSDP (``fsdp: 1`` beside the distributed optimizer does not)."""
     fsdp_field = par.get("fsdp")
-    fsdp = fsdp_field == "yes" or (isinstance(fsdp_field, int) and not isinstance(fsdp_field, bool) and fsdp_field > 0
+    return fsdp_field == "yes" or (isinstance(fsdp_field, int) and not isinstance(fsdp_field, bool) and fsdp_field > 0
                                    and not (fsdp_field == 1 and par.get("distributed_optimizer")))
-    framework = str(row.get("framework") or "")
-    nemo = "NeMo" in framework or "Megatron-Bridge" in framework
-    cand = Candidate(
-        tp=tp, pp=pp, vpp=vp if vp > 1 else 1, cp=cp, ep=ep, etp=etp, mbs=mbs, gbs=gbs, seq_len=seq,
-        precision=prec[0], fp8_recipe=prec[1], recompute=rec,
+
+
+def _candidate_of(layout: _Layout, seq: int, prec: tuple[str, str], rec: Recompute, split: dict[str, Any],
+                  fsdp: bool, nemo: bool, recipe_info: dict[str, Any], notes: str) -> Candidate:
+    """The row's knobs as a candidate (``nemo``: it ran on NeMo or Megatron-Bridge)."""
+    tp, pp, vp = layout.tp, layout.pp, layout.vp
+    return Candidate(
+        tp=tp, pp=pp, vpp=vp if vp > 1 else 1, cp=layout.cp, ep=layout.ep, etp=layout.etp, mbs=layout.mbs,
+        gbs=layout.gbs, seq_len=seq, precision=prec[0], fp8_recipe=prec[1], recompute=rec,
         sharding="fsdp" if fsdp else "dist_opt",
         schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
         tp_comm_overlap=nemo and tp > 1 and prec[0] != "fp4",
@@ -540,15 +615,6 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         cuda_graph=cuda_graph_of(recipe_info),
         **split,
     )
-    nodes = world // per_node
-    cluster = Cluster(name=f"{gpu_name}_{world}", gpu=gpus[gpu_name], nodes=nodes, gpus_per_node=per_node)
-    # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
-    # framework and release, whose argument checks may not be the ones primusc emits for
-    broken = legality(Space(name=str(row.get("id") or "run"), model=model, cluster=cluster), cand, shape_only=True)
-    if broken:
-        return skip(f"layout inconsistent: {broken[0].message}")
-    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec, nemo),
-                        offload=_offloads(raw_rec))
 
 
 def cuda_graph_of(info: dict[str, Any]) -> str:

@@ -353,135 +353,165 @@ def _unblock(schedule: str, pp: int, nvirt: int, orders: list[list[tuple[str, in
     return False
 
 
-def _greedy(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float,
-            record: bool) -> ScheduleResult:
-    nvirt = pp * v
-    where = _placement(schedule, pp, v)
-    # the 1F1B activation limit: stage s keeps pp - s micro-batches; ZBV keeps pp per chunk on every
-    # stage (2 pp half-size chunk units: the same bytes as 1F1B's first stage, balanced over stages)
-    cap = [pp if schedule == "zbv" else pp - s for s in range(pp)]
-    alive_chunk = [[0] * v for _ in range(pp)]
-    f_end: dict[tuple[int, int], float] = {}
-    b_end: dict[tuple[int, int], float] = {}
-    next_f = [[0] * v for _ in range(pp)]  # next micro-batch to forward, per stage and chunk
-    ready_b: list[list[tuple[int, int, int]]] = [[] for _ in range(pp)]  # (mb order key, chunk, mb)
-    pending_w: list[list[tuple[int, int]]] = [[] for _ in range(pp)]
-    b_wait: dict[tuple[int, int], float] = {}  # (virtual, mb) -> time its input gradient arrives
-    free = [0.0] * pp
-    idle = [True] * pp
-    busy = [0.0] * pp
-    alive = [0] * pp
-    peak = [0] * pp
-    last_b = [0.0] * pp
-    last_w = [0.0] * pp
-    events: list[tuple[int, str, int, int, float, float]] = []
-    clock: list[float] = [0.0]
-    pushed: set[float] = {0.0}
+class _Greedy:
+    """One run of the zero-bubble greedy rule: what each stage holds, waits for and has run, and the
+    clock of completions and arrivals."""
 
-    def wake(t: float) -> None:
-        if t not in pushed:
-            pushed.add(t)
-            heapq.heappush(clock, t)
-    done = 0
-    total = pp * v * m * 3
+    def __init__(self, schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float,
+                 record: bool) -> None:
+        self.schedule, self.pp, self.v, self.m = schedule, pp, v, m
+        self.fwd, self.bwd, self.wgt, self.p2p, self.record = fwd, bwd, wgt, p2p, record
+        self.nvirt = pp * v
+        self.where = _placement(schedule, pp, v)
+        self.virtual = [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
+        # what a forward's input adds to its sender's end: the p2p time when the sender is another stage
+        self.f_delay = [[p2p if j > 0 and self.where[j - 1][0] != s else 0.0 for c, j in enumerate(row)]
+                        for s, row in enumerate(self.virtual)]
+        # the 1F1B activation limit: stage s keeps pp - s micro-batches; ZBV keeps pp per chunk on every
+        # stage (2 pp half-size chunk units: the same bytes as 1F1B's first stage, balanced over stages)
+        self.cap = [pp if schedule == "zbv" else pp - s for s in range(pp)]
+        self.alive_chunk = [[0] * v for _ in range(pp)]
+        self.f_end: dict[tuple[int, int], float] = {}
+        self.b_end: dict[tuple[int, int], float] = {}
+        self.next_f = [[0] * v for _ in range(pp)]  # next micro-batch to forward, per stage and chunk
+        self.ready_b: list[list[tuple[int, int, int]]] = [[] for _ in range(pp)]  # (mb order key, chunk, mb)
+        self.pending_w: list[list[tuple[int, int]]] = [[] for _ in range(pp)]
+        self.b_wait: dict[tuple[int, int], float] = {}  # (virtual, mb) -> time its input gradient arrives
+        self.free = [0.0] * pp
+        self.idle = [True] * pp
+        self.busy = [0.0] * pp
+        self.alive = [0] * pp
+        self.peak = [0] * pp
+        self.last_b = [0.0] * pp
+        self.last_w = [0.0] * pp
+        self.events: list[tuple[int, str, int, int, float, float]] = []
+        self.clock: list[float] = [0.0]
+        self.pushed: set[float] = {0.0}
+        self.done = 0
+        self.total = pp * v * m * 3
+        self.now = 0.0
 
-    def f_ready(s: int, c: int, now: float) -> bool:
-        i = next_f[s][c]
-        if i >= m:
+    def wake(self, t: float) -> None:
+        if t not in self.pushed:
+            self.pushed.add(t)
+            heapq.heappush(self.clock, t)
+
+    def f_ready(self, s: int, c: int) -> bool:
+        i, j = self.next_f[s][c], self.virtual[s][c]
+        if i >= self.m:
             return False
-        j = virtual_index(schedule, pp, s, c)
         if j == 0:
             return True
-        dep = f_end.get((j - 1, i))
-        return dep is not None and dep + (p2p if where[j - 1][0] != s else 0.0) <= now
+        dep = self.f_end.get((j - 1, i))
+        return dep is not None and dep + self.f_delay[s][c] <= self.now
 
-    now = 0.0
-    while done < total:
-        for s in range(pp):
-            if not idle[s] or free[s] > now:
-                continue
-            choice: tuple[str, int, int] | None = None
-            avail = [(key, c, i) for key, c, i in ready_b[s] if b_wait[(virtual_index(schedule, pp, s, c), i)] <= now]
-            if avail:
-                key, c, i = min(avail)
-                ready_b[s].remove((key, c, i))
-                choice = ("B", c, i)
-            else:
-                # later chunks first: they sit closer to the loss and release backward work sooner
-                for c in range(v - 1, -1, -1):
-                    if alive_chunk[s][c] < cap[s] and f_ready(s, c, now):
-                        choice = ("F", c, next_f[s][c])
-                        next_f[s][c] += 1
-                        break
-            if choice is None and pending_w[s]:
-                c, i = pending_w[s].pop(0)
-                choice = ("W", c, i)
-            if choice is None:
-                continue
-            kind, c, i = choice
-            j = virtual_index(schedule, pp, s, c)
-            dur = fwd[s][c] if kind == "F" else bwd[s][c] if kind == "B" else wgt[s][c]
-            start, end = now, now + dur
-            free[s] = end
-            busy[s] += dur
-            idle[s] = False
-            wake(end)
-            if kind == "F":
-                f_end[(j, i)] = end
-                alive[s] += 1
-                alive_chunk[s][c] += 1
-                peak[s] = max(peak[s], alive[s])
-                if j == nvirt - 1:
-                    b_wait[(j, i)] = end
-                    ready_b[s].append((i * v + (v - 1 - c), c, i))
-                done += 1
-            elif kind == "B":
-                b_end[(j, i)] = end
-                pending_w[s].append((c, i))
-                alive[s] -= 1
-                alive_chunk[s][c] -= 1
-                last_b[s] = dur
-                if j > 0:
-                    ps, pc = where[j - 1]
-                    b_wait[(j - 1, i)] = end + (p2p if ps != s else 0.0)
-                    ready_b[ps].append((i * v + (v - 1 - pc), pc, i))
-                done += 1
-            else:
-                last_w[s] = dur
-                done += 1
-            if record:
-                events.append((s, kind, c, i, start, end))
-        # advance to the next completion or arrival
+    def choose(self, s: int) -> tuple[str, int, int] | None:
+        """A ready B first, then a F under the activation limit, then a deferred W."""
+        virtual, b_wait, now = self.virtual[s], self.b_wait, self.now
+        avail = [(key, c, i) for key, c, i in self.ready_b[s] if b_wait[(virtual[c], i)] <= now]
+        if avail:
+            key, c, i = min(avail)
+            self.ready_b[s].remove((key, c, i))
+            return ("B", c, i)
+        # later chunks first: they sit closer to the loss and release backward work sooner
+        for c in range(self.v - 1, -1, -1):
+            if self.alive_chunk[s][c] < self.cap[s] and self.f_ready(s, c):
+                i = self.next_f[s][c]
+                self.next_f[s][c] += 1
+                return ("F", c, i)
+        if self.pending_w[s]:
+            c, i = self.pending_w[s].pop(0)
+            return ("W", c, i)
+        return None
+
+    def run(self, s: int, kind: str, c: int, i: int) -> None:
+        j = self.virtual[s][c]
+        dur = self.fwd[s][c] if kind == "F" else self.bwd[s][c] if kind == "B" else self.wgt[s][c]
+        start, end = self.now, self.now + dur
+        self.free[s] = end
+        self.busy[s] += dur
+        self.idle[s] = False
+        self.wake(end)
+        if kind == "F":
+            self.forward_done(s, c, i, j, end)
+        elif kind == "B":
+            self.backward_done(s, c, i, j, end)
+            self.last_b[s] = dur
+        else:
+            self.last_w[s] = dur
+        self.done += 1
+        if self.record:
+            self.events.append((s, kind, c, i, start, end))
+
+    def forward_done(self, s: int, c: int, i: int, j: int, end: float) -> None:
+        self.f_end[(j, i)] = end
+        self.alive[s] += 1
+        self.alive_chunk[s][c] += 1
+        self.peak[s] = max(self.peak[s], self.alive[s])
+        if j == self.nvirt - 1:
+            self.b_wait[(j, i)] = end
+            self.ready_b[s].append((i * self.v + (self.v - 1 - c), c, i))
+
+    def backward_done(self, s: int, c: int, i: int, j: int, end: float) -> None:
+        self.b_end[(j, i)] = end
+        self.pending_w[s].append((c, i))
+        self.alive[s] -= 1
+        self.alive_chunk[s][c] -= 1
+        if j > 0:
+            ps, pc = self.where[j - 1]
+            self.b_wait[(j - 1, i)] = end + (self.p2p if ps != s else 0.0)
+            self.ready_b[ps].append((i * self.v + (self.v - 1 - pc), pc, i))
+
+    def advance(self) -> None:
+        """Move the clock to the next completion or arrival, and free the stages done by then."""
         while True:
-            nxt = heapq.heappop(clock) if clock else None
+            nxt = heapq.heappop(self.clock) if self.clock else None
             if nxt is None:
-                if done < total:
-                    raise DeadlockError(f"{schedule} with pp={pp}, v={v}, m={m} deadlocks")
+                if self.done < self.total:
+                    raise DeadlockError(f"{self.schedule} with pp={self.pp}, v={self.v}, m={self.m} deadlocks")
                 break
-            if nxt > now:
-                now = nxt
+            if nxt > self.now:
+                self.now = nxt
                 break
-        for s in range(pp):
-            if free[s] <= now:
-                idle[s] = True
-        # arrivals of inputs can fall between completions: make sure they wake the clock
-        for s in range(pp):
-            for c in range(v):
-                i = next_f[s][c]
-                j = virtual_index(schedule, pp, s, c)
+        for s in range(self.pp):
+            if self.free[s] <= self.now:
+                self.idle[s] = True
+
+    def wake_at_arrivals(self) -> None:
+        """Arrivals of inputs can fall between completions: make sure they wake the clock."""
+        now, m, f_end, b_wait, wake = self.now, self.m, self.f_end, self.b_wait, self.wake
+        for s in range(self.pp):
+            virtual, next_f, delay = self.virtual[s], self.next_f[s], self.f_delay[s]
+            for c in range(self.v):
+                i, j = next_f[c], virtual[c]
                 if i < m and j > 0:
                     dep = f_end.get((j - 1, i))
-                    if dep is not None:
-                        t = dep + (p2p if where[j - 1][0] != s else 0.0)
-                        if t > now:
-                            wake(t)
-            for _key, c, i in ready_b[s]:
-                t = b_wait[(virtual_index(schedule, pp, s, c), i)]
+                    if dep is not None and dep + delay[c] > now:
+                        wake(dep + delay[c])
+            for _key, c, i in self.ready_b[s]:
+                t = b_wait[(virtual[c], i)]
                 if t > now:
                     wake(t)
-    finish = tuple(free)
-    window = tuple(last_b[s] + last_w[s] for s in range(pp))
-    return ScheduleResult(max(finish), finish, tuple(busy), tuple(peak), window, tuple(events))
+
+    def result(self) -> ScheduleResult:
+        finish = tuple(self.free)
+        window = tuple(self.last_b[s] + self.last_w[s] for s in range(self.pp))
+        return ScheduleResult(max(finish), finish, tuple(self.busy), tuple(self.peak), window, tuple(self.events))
+
+
+def _greedy(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float,
+            record: bool) -> ScheduleResult:
+    sim = _Greedy(schedule, pp, v, m, fwd, bwd, wgt, p2p, record)
+    while sim.done < sim.total:
+        for s in range(pp):
+            if not sim.idle[s] or sim.free[s] > sim.now:
+                continue
+            choice = sim.choose(s)
+            if choice is not None:
+                sim.run(s, *choice)
+        sim.advance()
+        sim.wake_at_arrivals()
+    return sim.result()
 
 
 def _same(a: Sequence[float], b: Sequence[float]) -> bool:

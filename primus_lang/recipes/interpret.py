@@ -407,31 +407,32 @@ def _ceiling(dest: str) -> int | float:
 
 
 def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]:
-    s = r.s
+    # each setting is read once and in this order: the problems and notes come out in it
+    v = _layout_knobs(r, model)
+    v["precision"], v["fp8_recipe"] = _precision(r)
+    v["recompute"] = _recompute(r, v["pp"])
+    v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
+    v["sharding"], torch_fsdp2 = _sharding(r)
+    v["schedule"], v["vpp"] = _schedule(r, v["vpp"])
+    v["sequence_parallel"] = r.flag(K["sequence_parallel"])
+    v["attention"] = _attention(r)
+    if model.get("moe") is not None:
+        v["moe_dispatcher"] = _moe_dispatcher(r, v["tp"])
+    v.update(_overlaps(r, torch_fsdp2))
+    v["ep_comm_overlap"] = r.flag(K["ep_comm_overlap"])
+    v["cuda_graph"] = _cuda_graph(r)
+    v["main_grad_dtype"], v["optimizer_dtype"] = _dtypes(r)
+    assumed = [k for k, dest in K.items() if not r.has(dest)
+               and k in ("sharding", "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather", "attention")]
+    return Candidate(**v), assumed
+
+
+def _layout_knobs(r: _Reader, model: dict[str, Any]) -> dict[str, Any]:
+    """The parallel layout, its pipeline split and the batch."""
     v: dict[str, Any] = {}
     v["tp"] = r.int(K["tp"], 1)
     v["pp"] = r.int(K["pp"], 1)
-    vpp = r.int(K["vpp"], 1)
-    if r.has(P["vpp.layers"]):
-        per = r.int(P["vpp.layers"], 1)
-        if r.has(K["vpp"]):
-            r.clash(K["vpp"], P["vpp.layers"],
-                    "Megatron takes one of the two")
-        vpp = max(1, model["num_layers"] // (v["pp"] * per)) if per else 1
-    v["pipeline_layout"] = str(s[K["pipeline_layout"]].value) if r.has(K["pipeline_layout"]) else ""
-    if v["pipeline_layout"]:
-        try:
-            stages = len(parse_layout(v["pipeline_layout"]))
-        except ValueError:
-            stages = v["pipeline_layout"].count("|") + 1  # the checker reports the layout itself
-        from_layout = max(1, stages // v["pp"])
-        # Megatron-LM's arguments take one of the two; megatron-core's config (what Bridge builds) takes
-        # both when they agree (TransformerConfig.__post_init__)
-        if r.has(K["vpp"]) and (r.kind != "bridge" or vpp != from_layout):
-            r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two" if r.kind != "bridge" else
-                    f"the layout has {from_layout} virtual stages per rank, which megatron-core asserts they agree on")
-        vpp = from_layout
-    v["vpp"] = vpp
+    v["pipeline_layout"], v["vpp"] = _virtual_stages(r, model, v["pp"])
     v["first_stage_layers"] = r.int(K["first_stage_layers"], 0, floor=0)
     v["last_stage_layers"] = r.int(K["last_stage_layers"], 0, floor=0)
     v["account_for_embedding"] = r.flag(K["account_for_embedding"])
@@ -449,6 +450,38 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
         r.missing(K["gbs"], "add it: the space fixes the global batch")
         v["gbs"] = 1
     v["seq_len"] = model.get("seq_len") or 1
+    return v
+
+
+def _virtual_stages(r: _Reader, model: dict[str, Any], pp: int) -> tuple[str, int]:
+    """The pipeline layout (empty: none) and the virtual stages per rank that it, the virtual stage
+    count or the layers per virtual stage give; two of them set together clash."""
+    vpp = r.int(K["vpp"], 1)
+    if r.has(P["vpp.layers"]):
+        per = r.int(P["vpp.layers"], 1)
+        if r.has(K["vpp"]):
+            r.clash(K["vpp"], P["vpp.layers"],
+                    "Megatron takes one of the two")
+        vpp = max(1, model["num_layers"] // (pp * per)) if per else 1
+    layout = str(r.s[K["pipeline_layout"]].value) if r.has(K["pipeline_layout"]) else ""
+    if not layout:
+        return layout, vpp
+    try:
+        stages = len(parse_layout(layout))
+    except ValueError:
+        stages = layout.count("|") + 1  # the checker reports the layout itself
+    from_layout = max(1, stages // pp)
+    # Megatron-LM's arguments take one of the two; megatron-core's config (what Bridge builds) takes
+    # both when they agree (TransformerConfig.__post_init__)
+    if r.has(K["vpp"]) and (r.kind != "bridge" or vpp != from_layout):
+        r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two" if r.kind != "bridge" else
+                f"the layout has {from_layout} virtual stages per rank, which megatron-core asserts they agree on")
+    return layout, from_layout
+
+
+def _precision(r: _Reader) -> tuple[str, str]:
+    """The GEMM precision and the FP8 scaling recipe."""
+    s = r.s
     fp8 = s.get(K["precision"]) or s.get(P["precision.fp8_format"])
     fp4 = s.get(P["precision.fp4"]) or s.get(P["precision.fp4_format"])
     if r.flag(P["precision.fp16"]):
@@ -464,64 +497,76 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
         precision = "fp4"
         if str(fp4.value) != "e2m1":
             r.bad(fp4, "e2m1")
-    v["precision"] = precision
     # Megatron's --fp8-recipe defaults to delayed scaling
-    v["fp8_recipe"] = r.choice(K["fp8_recipe"], ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
+    recipe = r.choice(K["fp8_recipe"], ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"
-    v["recompute"] = _recompute(r, v["pp"])
-    v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
+    return precision, recipe
+
+
+def _sharding(r: _Reader) -> tuple[str, bool]:
+    """The ``sharding`` knob, and whether it is torch FSDP2's."""
     fsdp = [d for d in (P["sharding.fsdp"], P["sharding.custom_fsdp"], P["sharding.torch_fsdp2"]) if r.flag(d)]
-    if fsdp:
-        v["sharding"] = "fsdp"
-        if r.flag(K["sharding"]) and P["sharding.torch_fsdp2"] in fsdp:
-            r.clash(K["sharding"], P["sharding.torch_fsdp2"], "torch FSDP2 runs without the distributed optimizer")
-    else:
-        v["sharding"] = "dist_opt" if r.flag(K["sharding"]) else "none"
-    algorithm = s.get(P["schedule.algorithm"])
-    if algorithm is not None and algorithm.value is not None and r.flag(P["schedule.patch"]):
-        schedules = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
-                     "1f1b-interleaved": "interleaved"}
-        if algorithm.value not in schedules:
-            r.unsupported("pp_algorithm", f"the Primus schedule `{algorithm.value}` is not modelled")
-        v["schedule"] = schedules.get(str(algorithm.value), "1f1b")
-        if v["schedule"] == "zbv":
-            v["vpp"] = 2
-    else:
-        v["schedule"] = "interleaved" if v["vpp"] > 1 else "1f1b"
-    v["sequence_parallel"] = r.flag(K["sequence_parallel"])
+    if not fsdp:
+        return ("dist_opt" if r.flag(K["sharding"]) else "none"), False
+    if r.flag(K["sharding"]) and P["sharding.torch_fsdp2"] in fsdp:
+        r.clash(K["sharding"], P["sharding.torch_fsdp2"], "torch FSDP2 runs without the distributed optimizer")
+    return "fsdp", P["sharding.torch_fsdp2"] in fsdp
+
+
+def _schedule(r: _Reader, vpp: int) -> tuple[str, int]:
+    """The pipeline schedule, and the virtual stages it runs (ZBV: two)."""
+    algorithm = r.s.get(P["schedule.algorithm"])
+    if algorithm is None or algorithm.value is None or not r.flag(P["schedule.patch"]):
+        return ("interleaved" if vpp > 1 else "1f1b"), vpp
+    schedules = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
+                 "1f1b-interleaved": "interleaved"}
+    if algorithm.value not in schedules:
+        r.unsupported("pp_algorithm", f"the Primus schedule `{algorithm.value}` is not modelled")
+    schedule = schedules.get(str(algorithm.value), "1f1b")
+    return schedule, 2 if schedule == "zbv" else vpp
+
+
+def _attention(r: _Reader) -> str:
     backend = r.choice(K["attention"], ("auto", "flash", "fused", "unfused", "local"), "auto")
-    v["attention"] = "unfused" if backend in ("unfused", "local") else "flash"
     if backend in ("flash", "fused"):
         r.notes.append(f"`--attention-backend {backend}` is read as `attention = flash`, a memory-efficient kernel: "
                        "the launch files write `auto` (Transformer Engine picks among them)")
-    if model.get("moe") is not None:
-        v["moe_dispatcher"] = r.choice(K["moe_dispatcher"], ("allgather", "alltoall", "flex"), "allgather")
-        if _turbo_deepep(r) and v["tp"] == 1:
-            # Primus swaps in Primus Turbo's DeepEP and sets the flex dispatcher itself, at TP 1 only
-            # (primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py, v26.5.1)
-            v["moe_dispatcher"] = "flex"
-            r.notes.append("`use_turbo_deepep` with Primus Turbo at TP 1: Primus runs the flex dispatcher "
-                           "(Primus Turbo's DeepEP), whatever `moe_token_dispatcher_type` says")
-    v["tp_comm_overlap"] = r.flag(K["tp_comm_overlap"])
-    v["overlap_grad_reduce"] = r.flag(K["overlap_grad_reduce"])
-    v["overlap_param_gather"] = r.flag(K["overlap_param_gather"])
-    if P["sharding.torch_fsdp2"] in fsdp and not v["overlap_param_gather"] and v["overlap_grad_reduce"]:
+    return "unfused" if backend in ("unfused", "local") else "flash"
+
+
+def _moe_dispatcher(r: _Reader, tp: int) -> str:
+    dispatcher = r.choice(K["moe_dispatcher"], ("allgather", "alltoall", "flex"), "allgather")
+    if _turbo_deepep(r) and tp == 1:
+        # Primus swaps in Primus Turbo's DeepEP and sets the flex dispatcher itself, at TP 1 only
+        # (primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py, v26.5.1)
+        r.notes.append("`use_turbo_deepep` with Primus Turbo at TP 1: Primus runs the flex dispatcher "
+                       "(Primus Turbo's DeepEP), whatever `moe_token_dispatcher_type` says")
+        return "flex"
+    return dispatcher
+
+
+def _overlaps(r: _Reader, torch_fsdp2: bool) -> dict[str, bool]:
+    """The TP communication, gradient reduction and parameter gather overlaps."""
+    v = {"tp_comm_overlap": r.flag(K["tp_comm_overlap"]), "overlap_grad_reduce": r.flag(K["overlap_grad_reduce"]),
+         "overlap_param_gather": r.flag(K["overlap_param_gather"])}
+    if torch_fsdp2 and not v["overlap_param_gather"] and v["overlap_grad_reduce"]:
         # torch FSDP2 gathers the next unit's parameters on its own stream while this one computes;
         # Megatron's switch, which it asserts off beside FSDP2, is not what overlaps them
         v["overlap_param_gather"] = True
         r.notes.append("torch FSDP2 overlaps its parameter all-gathers itself: read as `overlap_param_gather = true`")
-    v["ep_comm_overlap"] = r.flag(K["ep_comm_overlap"])
-    v["cuda_graph"] = _cuda_graph(r)
+    return v
+
+
+def _dtypes(r: _Reader) -> tuple[str, str]:
+    """The main gradients' dtype and the optimizer states'."""
     # --grad-reduce-in-bf16 keeps the gradient buffer in BF16 as the precision-aware optimizer's
     # --main-grads-dtype bf16 does (validate_args turns off FP32 accumulation either way)
-    v["main_grad_dtype"] = "bf16" if r.flag(P["main_grad_dtype.bf16_reduce"]) else \
+    main_grad = "bf16" if r.flag(P["main_grad_dtype.bf16_reduce"]) else \
         r.choice(K["main_grad_dtype"], ("fp32", "bf16"), "fp32")
-    v["optimizer_dtype"] = r.choice(K["optimizer_dtype"], ("fp32", "bf16"), "fp32")
-    if r.has(P["optimizer_dtype.second_moment"]) and r.s[P["optimizer_dtype.second_moment"]].value != v["optimizer_dtype"]:
+    optimizer = r.choice(K["optimizer_dtype"], ("fp32", "bf16"), "fp32")
+    if r.has(P["optimizer_dtype.second_moment"]) and r.s[P["optimizer_dtype.second_moment"]].value != optimizer:
         r.clash(K["optimizer_dtype"], P["optimizer_dtype.second_moment"], "primusc keeps both Adam moments in one dtype")
-    assumed = [k for k, dest in K.items() if not r.has(dest)
-               and k in ("sharding", "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather", "attention")]
-    return Candidate(**v), assumed
+    return main_grad, optimizer
 
 
 def _turbo_deepep(r: _Reader) -> bool:

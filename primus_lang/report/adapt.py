@@ -8,7 +8,7 @@ as an empty chart rather than a crash.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -89,16 +89,7 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     tied = 0
     said: list[tuple[str, str]] = []  # what plan said in the terminal that the page must say too
     if space is not None:
-        from primus_lang.search import ties
-
-        # the winner plan chose: among candidates tied with the best projection, the space's tie-break
-        settled = ties.settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
-        if settled.winner is not None:
-            best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
-            said += [("tie-break", line) for line in ties.why_winner(settled, metric)[1:]]
-        gpu = space.cluster.gpu
-        mfu = [(t.candidate.label(), t.evaluation.mfu) for t in ranked if t.candidate is not None and t.evaluation]
-        said += [(f"warning {d.code.id}", d.message) for d in trust.warnings(gpu, mfu, trust.fix_for(gpu))]
+        best, ranked, tied, said = _as_plan_chose(result, space, metric, best, ranked, runners_up)
     baseline = getattr(result, "baseline", None)
     shown = [t for t in [best, *ranked, baseline] if t is not None and t.candidate is not None]
     winner_cand = best.candidate if best is not None else None
@@ -108,7 +99,55 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
     limit = next((int(t.memory_limit) for t in result.trials if getattr(t, "memory_limit", None)), 0)
     headroom = space.headroom if space is not None else 0.0
     capacity = space.cluster.gpu.hbm_capacity if space is not None else int(limit / (1.0 - headroom) or 0)
+    view = _viewer(space, enrichment, limit)
 
+    # Each candidate once: a point proposed again (a repeat, or an OOM point proposed twice) is one dot.
+    evaluated = list({t.candidate: view(t) for t in result.trials
+                      if t.candidate is not None and t.verdict in ("evaluated", "oom")
+                      and t.memory_peak is not None}.values())
+    winner = view(best) if best is not None and best.candidate is not None else None
+    others = [view(t) for t in ranked if t is not best and t.candidate is not None]
+    base = view(baseline) if baseline is not None and baseline.candidate is not None else None
+    return ReportData(
+        space=str(result.space),
+        model=space.model.name if space is not None else "",
+        cluster=space.cluster.name if space is not None else "",
+        gpu=space.cluster.gpu.name if space is not None else "",
+        world=space.cluster.world if space is not None else 0,
+        capacity=int(capacity),
+        headroom=headroom,
+        objective_metric=metric,
+        objective_sense=sense,
+        winner=winner,
+        runners_up=tuple(o for o in others if winner is None or o.label != winner.label)[:runners_up],
+        baseline=base,
+        baseline_is=baseline_meaning(baseline.source) if base is not None and baseline is not None else "",
+        evaluated=tuple(evaluated),
+        trajectories=trajectories(result.trials, metric, sense),
+        notes=tuple(_notes(result, space, tied, said)),
+    )
+
+
+def _as_plan_chose(result: Any, space: Space, metric: str, best: Any, ranked: list[Any],
+                   runners_up: int) -> tuple[Any, list[Any], int, list[tuple[str, str]]]:
+    """The winner plan chose (among candidates tied with the best projection, the space's tie-break),
+    the runners-up after it, how many tied with it, and what plan said of it and of the GPU profile."""
+    from primus_lang.search import ties
+
+    tied = 0
+    said: list[tuple[str, str]] = []
+    settled = ties.settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
+    if settled.winner is not None:
+        best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
+        said += [("tie-break", line) for line in ties.why_winner(settled, metric)[1:]]
+    gpu = space.cluster.gpu
+    mfu = [(t.candidate.label(), t.evaluation.mfu) for t in ranked if t.candidate is not None and t.evaluation]
+    said += [(f"warning {d.code.id}", d.message) for d in trust.warnings(gpu, mfu, trust.fix_for(gpu))]
+    return best, ranked, tied, said
+
+
+def _viewer(space: Space | None, enrichment: Enrichment, limit: int) -> Callable[[Any], CandidateView]:
+    """A trial as the view of its candidate; made once per candidate, from the first trial asked for."""
     views: dict[Candidate, CandidateView] = {}
 
     def view(trial: Any) -> CandidateView:
@@ -130,39 +169,19 @@ def from_search(result: Any, space: Space | None = None, runners_up: int = 4) ->
         views[cand] = v
         return v
 
-    # Each candidate once: a point proposed again (a repeat, or an OOM point proposed twice) is one dot.
-    evaluated = list({t.candidate: view(t) for t in result.trials
-                      if t.candidate is not None and t.verdict in ("evaluated", "oom")
-                      and t.memory_peak is not None}.values())
-    winner = view(best) if best is not None and best.candidate is not None else None
-    others = [view(t) for t in ranked if t is not best and t.candidate is not None]
-    base = view(baseline) if baseline is not None and baseline.candidate is not None else None
-    notes = [("strategy", str(result.strategy)), ("seed", str(result.seed)),
-             *([("tied with the winner", f"{tied} (the best ahead by at most {space.cluster.gpu.provenance.paired:.1%})")]
-               if space is not None and tied else []),
-             *([("GPU profile", trust.describe(space.cluster.gpu.name, space.cluster.gpu.provenance))]
-               if space is not None else []),
-             *said,
-             ("stopped", str(getattr(result, "stop_reason", ""))),
-             ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
-    return ReportData(
-        space=str(result.space),
-        model=space.model.name if space is not None else "",
-        cluster=space.cluster.name if space is not None else "",
-        gpu=space.cluster.gpu.name if space is not None else "",
-        world=space.cluster.world if space is not None else 0,
-        capacity=int(capacity),
-        headroom=headroom,
-        objective_metric=metric,
-        objective_sense=sense,
-        winner=winner,
-        runners_up=tuple(o for o in others if winner is None or o.label != winner.label)[:runners_up],
-        baseline=base,
-        baseline_is=baseline_meaning(baseline.source) if base is not None and baseline is not None else "",
-        evaluated=tuple(evaluated),
-        trajectories=trajectories(result.trials, metric, sense),
-        notes=tuple(notes),
-    )
+    return view
+
+
+def _notes(result: Any, space: Space | None, tied: int, said: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The search's facts under the report: strategy, seed, ties, GPU profile, what plan said, the stop."""
+    notes = [("strategy", str(result.strategy)), ("seed", str(result.seed))]
+    if space is not None and tied:
+        notes.append(("tied with the winner",
+                      f"{tied} (the best ahead by at most {space.cluster.gpu.provenance.paired:.1%})"))
+    if space is not None:
+        notes.append(("GPU profile", trust.describe(space.cluster.gpu.name, space.cluster.gpu.provenance)))
+    return [*notes, *said, ("stopped", str(getattr(result, "stop_reason", ""))),
+            ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
 
 
 def baseline_meaning(source: str) -> str:

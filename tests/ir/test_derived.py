@@ -59,8 +59,8 @@ def test_quotients_are_exact_where_legality_needs_them() -> None:
 
 def test_model_defaults_are_one_table() -> None:
     from primus_lang.hfimport import mapping
-    from primus_lang.lower import load
     from primus_lang.ir import text
+    from primus_lang.lower import load
     from primus_lang.syntax import doctables
 
     assert load.DERIVED_DEFAULTS[load.Model] is derived.MODEL_DEFAULTS
