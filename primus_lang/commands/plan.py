@@ -39,7 +39,7 @@ from primus_lang.search.explain import explain
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import Prepared, baseline_trial, limits_of, prepare, run_search
 from primus_lang.search.strategies import NAMES
-from primus_lang.search.ties import against_baseline, settle, why_winner
+from primus_lang.search.ties import choose, why_winner
 from primus_lang.search.trial import ILLEGAL, OOM, REFUSED, SearchResult, Trial
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
@@ -296,15 +296,12 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                  "in the space or --budget 50"))
     axes = tuple(a.name for a in prep.land.axes)
     metric = prep.land.objective.metric
-    settled = settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
-    ranked = settled.ranked[: max(1, args.top)]
     baseline = baseline_trial(prep, result)
-    winner = settled.winner
+    choice = choose(result, space.cluster.gpu.provenance, metric, prep.land.objective.sense,
+                    space.settings.tie_break, baseline)
+    settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
+    ranked = settled.ranked[: max(1, args.top)]
     lines: list[str] = []
-    own = baseline if baseline is not None and baseline.source.startswith("space baseline") else None
-    kept = ""
-    if winner is not None:
-        winner, kept = against_baseline(winner, own, space.cluster.gpu.provenance, metric, prep.land.objective.sense)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
                space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None])
@@ -421,7 +418,7 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     for note in res.notes:
         console.print(f"note: {note}", style="yellow")
     limit = prep.land.limit
-    given = plan.baseline if plan.baseline is not None and plan.baseline.source.startswith("space baseline") else None
+    given = plan.baseline if plan.baseline is not None and plan.baseline.is_space_recipe else None
     if given is not None:
         _print_space_baseline(console, given, prep)
     table = Table(title=f"best of {res.space} ({res.objective})", show_lines=False)

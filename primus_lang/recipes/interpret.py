@@ -21,6 +21,7 @@ from primus_lang.diagnostics.codes_import import (
 from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH, PATHS
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
+from primus_lang.ir.derived import model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
 from primus_lang.ir.pipeline import parse_layout
 from primus_lang.ir.quantity import Kind
@@ -235,12 +236,15 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     groups = r.int(C["kv_heads"]) if r.has(C["kv_heads"]) else 0
     if r.has(C["kv_heads"]) and not r.flag(C["kv_heads.grouped"]) and "kv_heads" not in base:
         r.unsupported(C["kv_heads"], "Megatron ignores `--num-query-groups` without `--group-query-attention`")
-    put("kv_heads", "num_query_groups", groups if (gqa and groups) else (out.get("heads") or heads))
-    put("head_dim", C["head_dim"], r.int(C["head_dim"], (hidden // heads) if heads else 0))
+    # what the recipe leaves out follows Megatron's rules, which ir.derived holds for every reader
+    kv_default = model_default("kv_heads", {"heads": out.get("heads") or heads})
+    put("kv_heads", "num_query_groups", groups if (gqa and groups) else kv_default)
+    put("head_dim", C["head_dim"], r.int(C["head_dim"], model_default("head_dim", {"hidden": hidden, "heads": heads}) or 0))
     put("vocab", C["vocab"], r.int(C["vocab"]))
     seq = r.int(K["seq_len"])
     put("seq_len", "seq_length", seq)
-    put("max_position_embeddings", C["max_position_embeddings"], r.int(C["max_position_embeddings"], seq))
+    put("max_position_embeddings", C["max_position_embeddings"],
+        r.int(C["max_position_embeddings"], model_default("max_position_embeddings", {"seq_len": seq})))
     position = r.choice(C["position"], ("rope", "learned_absolute", "none", "mrope"), "learned_absolute")
     if position == "mrope":
         r.unsupported(C["position"], "multimodal RoPE is not modelled")

@@ -22,6 +22,7 @@ from primus_lang.report.view import (
     Trajectory,
     TrajectoryPoint,
 )
+from primus_lang.search import SPACE_RECIPE
 
 
 def parse_objective(text: str) -> tuple[str, str]:
@@ -136,10 +137,14 @@ def _as_plan_chose(result: Any, space: Space, metric: str, best: Any, ranked: li
 
     tied = 0
     said: list[tuple[str, str]] = []
-    settled = ties.settle(result, space.cluster.gpu.provenance, metric, space.settings.tie_break)
-    if settled.winner is not None:
-        best, ranked, tied = settled.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
+    choice = ties.choose(result, space.cluster.gpu.provenance, metric, space.objective.sense,
+                         space.settings.tie_break, getattr(result, "baseline", None))
+    settled = choice.settled
+    if choice.winner is not None:
+        best, ranked, tied = choice.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
         said += [("tie-break", line) for line in ties.why_winner(settled, metric)[1:]]
+    if choice.kept:
+        said.append(("launched", choice.kept))
     gpu = space.cluster.gpu
     mfu = [(t.candidate.label(), t.evaluation.mfu) for t in ranked if t.candidate is not None and t.evaluation]
     said += [(f"warning {d.code.id}", d.message) for d in trust.warnings(gpu, mfu, trust.fix_for(gpu))]
@@ -186,6 +191,6 @@ def _notes(result: Any, space: Space | None, tied: int, said: list[tuple[str, st
 
 def baseline_meaning(source: str) -> str:
     """What a baseline trial is, in the words plan's terminal output uses (search/explain.py)."""
-    if source.startswith("space baseline"):
+    if source.startswith(SPACE_RECIPE):
         return "the space's recipe"
     return "least model parallelism that fits, no recompute"

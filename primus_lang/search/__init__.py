@@ -10,10 +10,11 @@ from primus_lang.search.plan import prepare, run_search
 from primus_lang.search.stages import landscape_of
 from primus_lang.search.trace import FORMAT as TRACE_FORMAT
 from primus_lang.search.trace import iter_events, read_trace
-from primus_lang.search.trial import EVALUATED, Evaluation, Proposal, SearchResult, Trial
+from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, Evaluation, Proposal, SearchResult, Trial
 
 __all__ = [
     "EVALUATED",
+    "SPACE_RECIPE",
     "TRACE_FORMAT",
     "Evaluation",
     "Limits",

@@ -18,7 +18,7 @@ from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.run import search_landscape
 from primus_lang.search.stages import evaluator_of, landscape_of, upper_bounds
 from primus_lang.search.strategies.planner import baseline_index
-from primus_lang.search.trial import EVALUATED, SearchResult, Trial
+from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, SearchResult, Trial
 
 if TYPE_CHECKING:
     from primus_lang.project import Oracle
@@ -96,7 +96,7 @@ def space_baseline(prep: Prepared) -> Trial | None:
     peak = account(prep.space.model, prep.space.cluster, cand, prep.space.settings).peak.total
     evaluation = prep.evaluator(cand)
     return Trial(
-        number=0, source="space baseline (the recipe; projected for comparison, not charged)",
+        number=0, source=f"{SPACE_RECIPE} (the recipe; projected for comparison, not charged)",
         verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak, memory_limit=land.limit,
         evaluation=evaluation, score=land.score(evaluation, peak),
     )

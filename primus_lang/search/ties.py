@@ -75,6 +75,29 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
     return baseline, said
 
 
+@frozen
+class Choice:
+    """What plan launches, and what every view of a plan (its terminal output, --json, the report
+    plan writes and one rebuilt from its trace) names as the winner."""
+
+    settled: Settled
+    winner: Trial | None  # the settled winner, or the space's recipe when nothing beat it by the band
+    kept: str  # why the recipe stays ("" when the search's winner is launched)
+    recipe: Trial | None  # the space's own recipe, when the baseline is one
+
+
+def choose(result: SearchResult, prov: Provenance, metric: str, sense: str, tie_break: str = "numerics",
+           baseline: Trial | None = None) -> Choice:
+    """``settle`` the tie with the best projection, then hold the winner ``against_baseline`` when the
+    baseline is the space's own recipe."""
+    settled = settle(result, prov, metric, tie_break)
+    recipe = baseline if baseline is not None and baseline.is_space_recipe else None
+    winner, kept = settled.winner, ""
+    if winner is not None:
+        winner, kept = against_baseline(winner, recipe, prov, metric, sense)
+    return Choice(settled, winner, kept, recipe)
+
+
 def why_winner(s: Settled, metric: str) -> list[str]:
     """Sentences on the tie: how many, by which band, and why the winner is first."""
     if s.winner is None or len(s.tied) < 2:

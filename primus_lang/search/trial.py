@@ -52,6 +52,11 @@ class Proposal:
     hypothesis: str = ""
 
 
+# The source of the trial that is the space's own baseline; a trace keeps it, so a report rebuilt
+# from one still knows the recipe.
+SPACE_RECIPE = "space baseline"
+
+
 @frozen
 class Trial:
     """One proposal and everything decided about it."""
@@ -68,6 +73,11 @@ class Trial:
     evaluation: Evaluation | None = None
     score: float | None = None  # the objective, oriented so that larger is better
     charged: bool = False
+
+    @property
+    def is_space_recipe(self) -> bool:
+        """The space's own ``baseline`` (the recipe it was imported from), projected beside the search."""
+        return self.source.startswith(SPACE_RECIPE)
     evaluation_number: int = 0  # how many evaluations had been charged when this one was
 
     @property

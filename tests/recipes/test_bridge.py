@@ -208,7 +208,9 @@ def test_plan_never_writes_less_than_the_recipe(tmp_path: Path, capsys: pytest.C
     """Issue 29: a short search on the imported recipe found layouts slower than the recipe and wrote one.
     The plan writes a candidate other than the recipe only when it projects ahead of it by more than the
     profile's paired band; else the recipe's own launch, saying so."""
+    import html
     import json
+    import re
 
     space = imported(tmp_path, "llama3_8b_h100_fp8cs.sh")
     out = tmp_path / "out"
@@ -217,6 +219,9 @@ def test_plan_never_writes_less_than_the_recipe(tmp_path: Path, capsys: pytest.C
     baseline, written = plan["baseline"], plan["explanation"]
     header = next(line for line in (out / "node.sh").read_text().splitlines() if "candidate" in line)
     launched = header.rsplit("candidate ", 1)[1].rstrip(".")
+    # the report plan writes names the same winner (issue 33: it settled the tie again, without the recipe)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert re.search(r"<div class='card winner'>.*?<code>(.*?)</code>", page).group(1) == html.escape(launched)
     if launched == baseline["label"]:
         assert any("the launch files are the recipe's own" in line for line in written)
     else:
