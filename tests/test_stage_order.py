@@ -27,6 +27,13 @@ LATER_STAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
         "environment rather than a second one",
 }
 
+# The package's own modules beneath every stage: where data files are (resources), the one reader of
+# data files (datafiles) and writer of outputs (outputs), the source-text cache diagnostics quote
+# (sources), the collector's thresholds (gc_policy), lazy package exports (exports). They import ir/,
+# diagnostics/ and each other only.
+BASE = ("primus_lang", "primus_lang.resources", "primus_lang.sources", "primus_lang.datafiles", "primus_lang.exports",
+        "primus_lang.outputs", "primus_lang.gc_policy")
+
 # The syntax tree is the vocabulary of parse() (docs/architecture.md: ``parse(text, file) -> ast.Module``).
 PUBLIC_SUBMODULES = frozenset({"primus_lang.syntax.ast"})
 
@@ -114,6 +121,19 @@ def test_no_stage_imports_a_later_one() -> None:
                 bad.append(f"{name}:{line} imports the front end {target}")
             elif there in rank and rank[there] > rank[here] and (name, target) not in LATER_STAGE_EXCEPTIONS:
                 bad.append(f"{name}:{line} imports {target}, a later stage")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_module_has_a_place() -> None:
+    """A module is in a stage of the table, a front end, or the base; nothing is outside the order."""
+    places = set(stage_order()) | set(FRONT_ENDS)
+    lost = [name for name in MODULES if name not in BASE and stage_of(name) not in places]
+    assert not lost, f"modules in no stage of docs/architecture.md and not in BASE: {lost}"
+
+
+def test_the_base_imports_only_the_vocabulary() -> None:
+    bad = [f"{name}:{line} imports {target}" for name in BASE for target, line in GRAPH.get(name, ())
+           if target not in BASE and stage_of(target) not in ("ir", "diagnostics")]
     assert not bad, "\n".join(bad)
 
 

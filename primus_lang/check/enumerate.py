@@ -30,7 +30,7 @@ from primus_lang.check.frame import (
     knob_deps,
 )
 from primus_lang.check.rules import RULES, Rule
-from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics import CompileError, Diagnostic, record_code
 from primus_lang.diagnostics import codes_legality as L
 from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in, to_text
@@ -49,6 +49,9 @@ class Violation:
     rule: str
     message: str
     help: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        record_code(self.code)  # a legality code is produced as a violation (a no-op outside the tests)
 
 
 @frozen

@@ -8,6 +8,7 @@ from primus_lang.diagnostics.core import (
     Severity,
     all_codes,
     lookup,
+    record_code,
     register,
 )
 from primus_lang.diagnostics.render import render
@@ -20,6 +21,7 @@ __all__ = [
     "Severity",
     "all_codes",
     "lookup",
+    "record_code",
     "register",
     "render",
 ]

@@ -9,6 +9,7 @@ warnings use W and the same digits. Each family keeps its codes and message text
 from __future__ import annotations
 
 import enum
+import os
 
 from attrs import Factory, field, frozen
 
@@ -86,6 +87,31 @@ class Diagnostic:
     notes: tuple[str, ...] = ()
     labels: tuple[Label, ...] = ()
     severity: Severity = field(default=Factory(lambda self: self.code.severity, takes_self=True))
+
+    def __attrs_post_init__(self) -> None:
+        record_code(self.code.id)
+
+
+# For the test suite only: while ``PRIMUSC_RECORD_CODES`` names a folder, every process (a test's
+# ``primusc`` subprocess too) appends each code it produces (makes a ``Diagnostic`` with, or a
+# legality ``Violation``), once per folder, to ``codes-<pid>.txt`` there; tests/codes_seen.py checks
+# that the suite produced every registered code. Unset (always, outside the tests), it costs one
+# lookup per diagnostic.
+RECORD_CODES = "PRIMUSC_RECORD_CODES"
+_recorded: set[tuple[str, str]] = set()
+
+
+def record_code(code_id: str) -> None:
+    """Note that ``code_id`` was produced (a no-op unless ``PRIMUSC_RECORD_CODES`` is set)."""
+    folder = os.environ.get(RECORD_CODES)
+    if not folder or (folder, code_id) in _recorded:
+        return
+    _recorded.add((folder, code_id))
+    try:
+        with open(os.path.join(folder, f"codes-{os.getpid()}.txt"), "a", encoding="utf-8") as out:
+            out.write(code_id + "\n")
+    except OSError:  # a folder gone: the suite's check then names the code as never produced
+        pass
 
 
 class CompileError(Exception):

@@ -487,7 +487,7 @@ class Bridge(Framework):
         another model than the one projected)."""
         library = f"{BRIDGE_MODELS[card]}_pretrain_config"
         # any release's: whether the launch's release has it is Bridge.unsupported's question
-        known = {name: r for version in bridge.version_names() for name, r in recipes(version).items()}
+        known = _every_release_recipes()
         recorded = known.get(recipe)
         if recipe == library or (recorded is not None and recorded.card == card):
             return []
@@ -532,6 +532,13 @@ def bridge_card(model: Model) -> str | None:
         if theirs == mine:
             return card
     return None
+
+
+@functools.cache
+def _every_release_recipes() -> dict[str, BridgeRecipe]:
+    """The recipes of every release read, by name (a later release's where two have one): built once,
+    not per candidate a search or an emission checks (read only)."""
+    return {name: r for version in bridge.version_names() for name, r in recipes(version).items()}
 
 
 @functools.cache

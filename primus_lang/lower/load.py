@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -56,7 +57,13 @@ def stdlib_modules() -> list[str]:
         root = data_dir("stdlib")
     except FileNotFoundError:
         return []
-    return sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.prx"))
+    return list(_modules_under(root))
+
+
+@functools.lru_cache(maxsize=4)
+def _modules_under(root: Path) -> tuple[str, ...]:
+    # the installation's data, the same for the whole process: listed once, not at every stdlib import
+    return tuple(sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.prx")))
 
 
 def _read(path: Path, name: str, span: Span | None) -> ast.Module:
@@ -251,15 +258,16 @@ class Loader:
         # the bases first, deepest first: a chain of a thousand definitions each over the last is a
         # loop here, not a thousand nested calls
         chain = [entry]
+        on_chain = {id(entry)}  # a set, not a scan of the chain: each of a long cycle's entries walks it
         while (d := chain[-1].definition).kind != "space" and d.base is not None:
             base = chain[-1].module.visible.get(d.base)
             if base is None or base.kind != d.kind or base.value is not None:
                 break
-            again = next((e for e in chain if e is base), None)
-            if again is not None:
-                raise fail(N.INHERITANCE_CYCLE, f"`{again.definition.name}` inherits from itself",
-                           again.definition.name_span)
+            if id(base) in on_chain:
+                raise fail(N.INHERITANCE_CYCLE, f"`{base.definition.name}` inherits from itself",
+                           base.definition.name_span)
             chain.append(base)
+            on_chain.add(id(base))
         for e in reversed(chain):
             self._lower(e)
         return entry.value

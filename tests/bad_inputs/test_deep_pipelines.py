@@ -39,7 +39,7 @@ def test_pp_past_the_limit_is_removed_by_its_own_rule(tmp_path: Path) -> None:
     assert summary.legal == 9  # PP 1, 2, 4, ..., 256: 512 and up are past the limit
 
 
-@pytest.mark.parametrize(("axes", "status"), [("pp : 1 .. 4096", 0), ("pp = 1024", 1)])
+@pytest.mark.parametrize(("axes", "status"), [pytest.param("pp : 1 .. 4096", 0, marks=pytest.mark.slow), ("pp = 1024", 1)])
 def test_deep_pipelines_project_or_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], axes: str, status: int
 ) -> None:

@@ -55,6 +55,7 @@ def test_a_search_over_too_many_points_is_refused(
     assert "P4190" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_check_keeps_the_counts_and_says_what_it_did_not_walk(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -91,6 +91,7 @@ def test_bad_devices_are_diagnostics(device: str) -> None:
     assert err.value.diagnostics[0].code.id == "P6802"
 
 
+@pytest.mark.slow
 def test_anchoring_puts_measured_layers_into_project(cpu: DeviceInfo) -> None:
     """``project()`` with an anchored oracle reproduces the downscaled composition of the same
     measurements; hybrid anchoring measures nothing."""

@@ -12,6 +12,7 @@ from primus_lang.cli import main
 from tests.campaign.loop import SPACE, learn_and_check, plan_on_learned, torchrun, true_best, write_truth
 
 
+@pytest.mark.slow
 def test_primus_logs_teach_a_profile_that_picks_the_true_best(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "plan"
     assert main(["plan", str(SPACE), "--out", str(out), "--target", "primus+local", "--shortlist", "6",

@@ -59,6 +59,7 @@ def test_conditional_axes_contribute_their_default_once() -> None:
     assert all(p.vpp == 1 for p in points if p.pp == 1)
 
 
+@pytest.mark.slow
 def test_counts_match_brute_force() -> None:
     space = space_of(
         "gbs = 64\ntp : 1 | 2 | 8\npp : 1 | 2 | 3\nvpp : 1 | 2 when pp > 1\n"

@@ -4,6 +4,7 @@ message names the rule and its values."""
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def _knob(name: str) -> st.SearchStrategy[object]:
 CANDIDATES = st.builds(Candidate, **{name: _knob(name) for name in KNOBS})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(CANDIDATES, CANDIDATES)
 def test_rules_read_only_what_they_declare(a: Candidate, b: Candidate) -> None:

@@ -76,6 +76,7 @@ def test_every_emitted_flag_is_in_the_release(profile: str) -> None:
     assert flags - set(known) == set()
 
 
+@pytest.mark.slow
 def test_every_primus_key_is_a_dest_of_the_megatron_primus_pins() -> None:
     """Every example's points and cases on the primus target: each override key is a dest of the
     Megatron-LM the Primus release pins, or a key of Primus's own presets."""
@@ -92,6 +93,7 @@ def test_every_primus_key_is_a_dest_of_the_megatron_primus_pins() -> None:
     assert {k for k in keys if k not in dests and k not in PRIMUS_OWN} == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", bridge.version_names())
 def test_every_bridge_override_is_a_field_of_the_recipes_model_class(version: str) -> None:
     """Every example's points and cases on the bridge target at each Bridge release: each override names

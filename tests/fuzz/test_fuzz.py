@@ -40,6 +40,7 @@ def test_mutated_sources_from_the_grammar(data: bytes, folder: Path) -> None:
     holds(data, folder)
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(data=mutated_sources(QUICK))
 def test_mutated_examples_and_stdlib(data: bytes, folder: Path) -> None:

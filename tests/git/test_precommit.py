@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +27,7 @@ def run_hook(hook_id: str, files: list[Path]) -> subprocess.CompletedProcess[str
     return subprocess.run([*command, *matched], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_hooks_pass_on_the_examples_and_fail_on_a_bad_file(tmp_path: Path) -> None:
     assert {h["id"] for h in HOOKS} == {"primusc-check", "primusc-fmt"}
     assert all(h["entry"].split()[0] == "primusc" and h["language"] == "python" for h in HOOKS)

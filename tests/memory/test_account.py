@@ -142,6 +142,7 @@ def test_prefilter_equals_account(cands: list[Candidate], model: object) -> None
     assert [int(p) for p in peaks] == [account(model, X64, c, S).peak.total for c in cands]  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_prefilter_equals_account_on_a_whole_small_space() -> None:
     cands = [
         Candidate(tp=tp, pp=pp, vpp=v, mbs=mbs, gbs=128, seq_len=4096, recompute=rc, precision=precision,

@@ -32,7 +32,8 @@ from primus_lang.ir.model import Mla
 from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.params import stage_tensors
 
-pytestmark = pytest.mark.ground_truth
+# slow as a whole: the module's fixture builds the megatron-core modules (seconds) before its first test
+pytestmark = [pytest.mark.ground_truth, pytest.mark.slow]
 
 BASE = Model(name="base", num_layers=3, hidden=64, ffn_hidden=96, heads=4, kv_heads=2, head_dim=24, vocab=256,
              seq_len=32, max_position_embeddings=64)

@@ -20,7 +20,8 @@ from primus_lang.memory import account
 from primus_lang.memory.activations import dims, softmax_kernel_runs
 from primus_lang.memory.knobs import from_candidate
 
-pytestmark = pytest.mark.ground_truth
+# slow as a whole: the module's fixture builds the megatron-core modules (seconds) before its first test
+pytestmark = [pytest.mark.ground_truth, pytest.mark.slow]
 
 GROUPS = {"SINGLE": (1, 1, 1), "TP2": (2, 2, 1), "EP2": (2, 1, 2)}
 

@@ -25,7 +25,8 @@ from primus_lang.ir.derived import padded_vocab
 from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.params import stage_tensors
 
-pytestmark = pytest.mark.ground_truth
+# slow as a whole: it builds megatron-core modules on CPU
+pytestmark = [pytest.mark.ground_truth, pytest.mark.slow]
 
 # the last stage of PP 2 over 4 layers holds 2 of them, the MTP layer and the output layer
 MODEL = cases.LLAMA.replace(name="llama_tiny_mtp", num_layers=4, mtp_layers=1)

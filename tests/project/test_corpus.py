@@ -77,6 +77,7 @@ def test_every_row_projects_or_says_why() -> None:
             assert r.measured is not None and r.measured > 0
 
 
+@pytest.mark.slow
 def test_validate_and_calibrate_read_the_bundled_corpus_without_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--summary", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -71,6 +71,7 @@ def test_pairs_are_one_recipe_in_two_precisions() -> None:
     assert pairs_summary([])["pairs"] == 0
 
 
+@pytest.mark.slow
 def test_validate_pairs_on_the_bundled_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--calibrated", "--pairs", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

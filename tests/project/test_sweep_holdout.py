@@ -63,6 +63,7 @@ def test_held_rows_do_not_reach_the_refit_and_the_others_do() -> None:
     assert all(m is not None and b is not None and m > b * 1.05 for m, b in zip(moved, before, strict=True))
 
 
+@pytest.mark.slow
 def test_command_reports_the_refit(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--sweeps", str(CORPUS), "--sweep", SWEEP, "--cross-validate"]) == 0
     out = capsys.readouterr().out

@@ -211,6 +211,7 @@ def test_plain_stdlib_names_are_fitted_and_spec_names_warn() -> None:
     assert [d.code.id for d in warned] == ["W6002"] and "import hardware.nvidia (h200)" in (warned[0].help or "")
 
 
+@pytest.mark.slow
 def test_the_readme_example_projects_without_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["project", str(data_dir("examples") / "llama3_1_70b_mi325x.prx"), "--top", "3"]) == 0
     out = capsys.readouterr()

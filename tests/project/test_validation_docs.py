@@ -11,6 +11,7 @@ from primus_lang.project.doctables import SECTIONS, render
 DOC = Path(__file__).resolve().parents[2] / "docs" / "projection.md"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DOC.is_file(), reason="docs are not shipped in the wheel")
 def test_generated_sections_are_current() -> None:
     text = DOC.read_text()
@@ -19,6 +20,7 @@ def test_generated_sections_are_current() -> None:
     assert render(text) == text, "run `python -m primus_lang.project.doctables docs/projection.md`"
 
 
+@pytest.mark.slow
 def test_summary_prints_the_table_the_docs_show(capsys: pytest.CaptureFixture[str]) -> None:
     from primus_lang.cli import main
 

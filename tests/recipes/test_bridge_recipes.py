@@ -71,6 +71,7 @@ def _same(a: Candidate, b: Candidate) -> dict[str, Any]:
     return {k: (left[k], right[k]) for k in left if left[k] != right[k]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", bridge.version_names())
 def test_every_recipe_imports_and_comes_back_or_is_refused(tmp_path: Path, version: str,
                                                             snapshot: SnapshotAssertion) -> None:

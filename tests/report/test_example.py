@@ -72,6 +72,7 @@ def test_report_command_with_the_space_matches_plan_report(searched: tuple[Space
     assert strip.sub("", rebuilt) == strip.sub("", direct)
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 def test_chromium_draws_the_example_report(searched: tuple[Space, SearchResult, Path], tmp_path: Path) -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import re
 
+import pytest
+
 from primus_lang.report import render_report
 from primus_lang.report.pareto import pareto_front
 from primus_lang.report.sampling import MAX_DRAWN, TOP, scatter_sample, trajectory_sample
 from tests.report.synthetic import report
 
 
+@pytest.mark.slow
 def test_a_large_search_writes_a_bounded_page_that_says_what_it_left_out() -> None:
     data = report(n=12_000)
     page = render_report(data)

@@ -41,6 +41,7 @@ def run(config: LlmConfig, evaluations: int = 12, trace: Path | None = None, see
                             seed=seed, trace=trace, llm=config)
 
 
+@pytest.mark.slow
 @NEEDS_LITELLM
 def test_proposals_are_parsed_gated_and_evaluated(tmp_path: Path) -> None:
     result = run(LlmConfig(model="gpt-4o-mini", mock_responses=(GOOD,)), trace=tmp_path / "t.jsonl")
