@@ -34,10 +34,6 @@ LATER_STAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
 BASE = ("primus_lang", "primus_lang.resources", "primus_lang.sources", "primus_lang.datafiles", "primus_lang.exports",
         "primus_lang.outputs", "primus_lang.gc_policy")
 
-# The syntax tree is the vocabulary of parse() (docs/architecture.md: ``parse(text, file) -> ast.Module``).
-PUBLIC_SUBMODULES = frozenset({"primus_lang.syntax.ast"})
-
-
 def stage_order() -> list[str]:
     """The stages in the order of the table of docs/architecture.md."""
     return re.findall(r"^\| `(\w+)/` \|", ARCHITECTURE.read_text(encoding="utf-8"), flags=re.M)
@@ -55,8 +51,9 @@ MODULES = modules()
 
 
 def bound_in(package: str) -> set[str]:
-    """Names a package's ``__init__`` binds: ``from package import name`` then means its attribute
-    (``memory.prefilter`` the function), not the submodule of the same name."""
+    """Names a package's ``__init__`` binds or exports in ``__all__``: ``from package import name``
+    then means its attribute (``memory.prefilter`` the function), or a submodule the package makes
+    public (``validate.trust``), not a private submodule of the same name."""
     path = MODULES.get(package)
     if path is None or path.name != "__init__.py":
         return set()
@@ -66,6 +63,10 @@ def bound_in(package: str) -> set[str]:
             out.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.FunctionDef | ast.ClassDef):
             out.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                out.update(ast.literal_eval(node.value))
     return out
 
 
@@ -145,21 +146,19 @@ def test_exceptions_are_still_needed() -> None:
 def private_imports() -> set[tuple[str, str]]:
     out = set()
     for name, targets in GRAPH.items():
-        if stage_of(name) in FRONT_ENDS:
-            continue
         for target, _ in targets:
             there = stage_of(target)
-            if (there != stage_of(name) and there not in ("ir", "diagnostics", *FRONT_ENDS)
-                    and target.count(".") > 1 and target not in PUBLIC_SUBMODULES and target in MODULES):
+            if (there != stage_of(name) and there not in ("ir", "diagnostics")
+                    and target.count(".") > 1 and target in MODULES):
                 out.add((name, target))
     return out
 
 
 def test_no_stage_imports_another_stages_submodules() -> None:
-    """A stage reads another through its package, the public API of the table of
-    docs/architecture.md (the names its ``__init__`` exports); a fact two stages share that is no
-    stage's API moves to ``ir/``. ir/ and diagnostics/ are vocabulary: every submodule of theirs is
-    public. Front ends are not held to this."""
+    """A stage or a front end reads another stage through its package, the public API of the table
+    of docs/architecture.md (the names its ``__init__`` exports in ``__all__``); a fact two stages
+    share that is no stage's API moves to ``ir/``. ir/ and diagnostics/ are vocabulary: every
+    submodule of theirs is public."""
     found = sorted(private_imports())
     assert not found, "use the stage's package (its public API), not its submodules:\n" + "\n".join(map(str, found))
 

@@ -1,5 +1,7 @@
 """Check: lazy enumeration of a space, Megatron legality rules, the user's constraints."""
 
+from typing import TYPE_CHECKING
+
 from primus_lang.check.enumerate import (
     LegalitySummary,
     RuleCount,
@@ -14,6 +16,7 @@ from primus_lang.check.enumerate import (
     summarize,
 )
 from primus_lang.check.point import baseline_point, parse_point
+from primus_lang.exports import lazy_exports
 
 __all__ = [
     "LegalitySummary",
@@ -30,3 +33,18 @@ __all__ = [
     "raw_size",
     "summarize",
 ]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.check.enumerate import require_legal
+    from primus_lang.check.point import outside_warning
+
+_EXPORTS = {
+    "outside_warning": ("primus_lang.check.point", "outside_warning"),
+    "require_legal": ("primus_lang.check.enumerate", "require_legal"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["outside_warning", "require_legal"]

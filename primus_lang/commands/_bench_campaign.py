@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from primus_lang.bench.collectives import DEFAULT_SIZES
+from primus_lang.bench import DEFAULT_SIZES
 from primus_lang.commands._options import positive_up_to, whole_between
 
 
@@ -78,8 +78,7 @@ def _sizes(max_bytes: int) -> tuple[int, ...]:
 
 
 def _write_job(args: argparse.Namespace) -> int:
-    from primus_lang.bench.campaign import campaign_files, executable
-    from primus_lang.bench.space import collect_specs
+    from primus_lang.bench import campaign_files, collect_specs, executable
     from primus_lang.lower import load_space
     from primus_lang.outputs import write_files
 
@@ -118,7 +117,7 @@ def _pair(text: str) -> tuple[str, str]:
 
 
 def _record(db: Any, device: Any, backend: str, target: str | None) -> None:
-    from primus_lang.bench.provenance import facts_of
+    from primus_lang.bench import facts_of
 
     db.put_provenance(device.key, facts_of(device, backend))
     if target:
@@ -126,10 +125,8 @@ def _record(db: Any, device: Any, backend: str, target: str | None) -> None:
 
 
 def _node(args: argparse.Namespace) -> int:
-    from primus_lang.bench.collectives import backend_of, measure_collectives
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.profile import profile
-    from primus_lang.bench.runtime import describe, torch
+    from primus_lang.bench import ProfileDB, backend_of, describe, measure_collectives, torch
+    from primus_lang.bench import profile_kernels as profile
 
     device = describe(args.device or "cpu")
     db = ProfileDB(args.db)
@@ -152,8 +149,7 @@ def _node(args: argparse.Namespace) -> int:
 
 
 def _net(args: argparse.Namespace) -> int:
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.netstep import run_net_rank
+    from primus_lang.bench import ProfileDB, run_net_rank
 
     device, backend, rows = run_net_rank(args.device or "cpu", os.environ, _sizes(args.max_bytes))
     if rows is None:
@@ -167,7 +163,7 @@ def _net(args: argparse.Namespace) -> int:
 
 
 def read_kernels(path: str) -> list[Any]:
-    from primus_lang.bench.kernels import KernelSpec
+    from primus_lang.bench import KernelSpec
     from primus_lang.datafiles import DataCodes, loads_json, read_text
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import KERNELS_FILE
@@ -194,8 +190,8 @@ def read_kernels(path: str) -> list[Any]:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.merge import merge
+    from primus_lang.bench import ProfileDB
+    from primus_lang.bench import merge_campaigns as merge
     from primus_lang.outputs import refuse_collisions
 
     refuse_collisions({"--db": Path(args.db).expanduser()}, {f"--merge {p}": Path(p) for p in args.merge})

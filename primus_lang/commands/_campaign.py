@@ -33,8 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def check(args: argparse.Namespace, out: Path, target: str) -> tuple[Path, ...]:
     """Refuse a shortlist that cannot be written, before the search; the campaign's paths."""
     from primus_lang.commands.emit import parse_vars
-    from primus_lang.emit.campaign import FOLDER, campaign_variables, file_names
-    from primus_lang.emit.context import resolve_variables
+    from primus_lang.emit import FOLDER, campaign_variables, file_names, resolve_variables
 
     k = args.shortlist
     if k is None:
@@ -86,8 +85,8 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
           replace: Callable[[Path], bool], baseline: Any = None) -> tuple[list[str], str]:
     """Write the campaign; the paths written and a sentence for the terminal."""
     from primus_lang.commands.emit import executable, parse_vars
-    from primus_lang.emit import EmitContext
-    from primus_lang.emit.campaign import FOLDER, Job, campaign
+    from primus_lang.emit import FOLDER, EmitContext, Job
+    from primus_lang.emit import campaign_files as campaign
     from primus_lang.outputs import write_files
 
     tied = {id(t) for t in settled.tied}

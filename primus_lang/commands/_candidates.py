@@ -13,8 +13,7 @@ from rich.console import Console
 
 from primus_lang.commands._options import read_point, warn_trust
 from primus_lang.ir import Space
-from primus_lang.report.evaluate import Evaluated
-from primus_lang.report.explain import evaluate_point
+from primus_lang.report import Evaluated, evaluate_point
 
 
 def load(args: argparse.Namespace) -> Space:

@@ -16,7 +16,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import NO_CORPUS, RUNS_DUPLICATE, RUNS_FILE
 
 if TYPE_CHECKING:
-    from primus_lang.project.runs import Run
+    from primus_lang.validate import Run
 
 RUNS_HELP = "runs YAML (the schema of the bundled corpus: validation/published_runs.md); default: the bundled corpus"
 
@@ -28,7 +28,7 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
 
 def load(path: str, calibrated: bool) -> list[Run]:
     """Every row of one runs file, resolved; a file that is missing or not a list of rows is P6001."""
-    from primus_lang.project.runs import load_runs
+    from primus_lang.validate import load_runs
 
     if not Path(path).is_file():
         raise CompileError(Diagnostic(RUNS_FILE, f"no runs file `{path}`"))
@@ -39,7 +39,7 @@ def load(path: str, calibrated: bool) -> list[Run]:
 
 
 def bundled_runs() -> Path:
-    from primus_lang.project.corpus import runs_file
+    from primus_lang.validate import runs_file
 
     try:
         path = runs_file()
@@ -60,7 +60,7 @@ def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]
     """The rows to read and how to name them in a report: the file's name as given, the corpus by
     its version. The bundled rows come first, so adding a file never reorders them (a fit's sums
     run in row order)."""
-    from primus_lang.project.corpus import manifest
+    from primus_lang.validate import manifest
 
     bundled = not args.runs or args.with_bundled
     runs = [*load(str(bundled_runs()), calibrated)] if bundled else []
@@ -84,7 +84,7 @@ def _warn_malformed(args: argparse.Namespace, runs: list[Run]) -> None:
     corpus has none)."""
     from primus_lang.commands.emit import print_warnings
     from primus_lang.diagnostics.codes_projection import RUNS_ROW_MALFORMED
-    from primus_lang.project.runs import malformed
+    from primus_lang.validate import malformed
 
     print_warnings([Diagnostic(RUNS_ROW_MALFORMED, f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
                                help="fix the field; the other rows are read") for r in runs if malformed(r)],

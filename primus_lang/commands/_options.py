@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from primus_lang.bench.oracle import ORACLE_KINDS
+from primus_lang.bench import ORACLE_KINDS
 from primus_lang.datafiles import read_count
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
 if TYPE_CHECKING:
     from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings, Space
-    from primus_lang.project.oracle import Oracle
+    from primus_lang.project import Oracle
 
 
 def natural(text: str) -> int:
@@ -100,7 +100,7 @@ def build_oracle(
     """The oracle ``kind`` names for ``cluster``; None means the projection's own simulate oracle."""
     if kind == "simulate":
         return None
-    from primus_lang.bench.oracle import make_oracle
+    from primus_lang.bench import make_oracle
 
     return make_oracle(kind, args.device, args.db, cluster=cluster, model=model, cands=cands)
 
@@ -143,8 +143,8 @@ def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "
     import sys
 
     from primus_lang.diagnostics import render
-    from primus_lang.project import trust
-    from primus_lang.project.features import feature_warnings
+    from primus_lang.project import feature_warnings
+    from primus_lang.validate import trust
 
     found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu), shown)
     if model is not None:
@@ -157,7 +157,7 @@ def read_point(space: Space, text: str, error_format: str = "human") -> Candidat
     """A command's ``--point``: the candidate, with W6001 on stderr when the space would never search it."""
     import sys
 
-    from primus_lang.check.point import outside_warning, parse_point
+    from primus_lang.check import outside_warning, parse_point
     from primus_lang.diagnostics import render
 
     cand = parse_point(space, text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from primus_lang.commands._rev_report import Side, as_json, changes, render, sid
 from primus_lang.commands._revisions import checkout, commit_of, locate, renamed
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import DIFF_REVISIONS
+from primus_lang.ir import serialize
 from primus_lang.ir.space import Space
 from primus_lang.lower import load_space
 
@@ -49,7 +49,7 @@ def run_revisions(args: argparse.Namespace, points: list[str]) -> int:
     sb: Side = side(lb, b, args.budget, seed)
     changed = changes(a, b)
     if args.json:
-        print(json.dumps(as_json(sa, sb, changed), indent=2))
+        print(serialize.to_json(as_json(sa, sb, changed)))
     else:
         print(render(sa, sb, changed, args.budget, args.markdown))
     return 0

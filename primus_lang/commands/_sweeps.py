@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import sys
 from pathlib import Path
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import NO_SWEEP, SWEEPS_FILE
+from primus_lang.ir import serialize
 
 
 def _pct(value: float | None, signed: bool = True) -> str:
@@ -23,9 +23,9 @@ def _num(value: float | None) -> str:
 
 
 def run_sweeps(args: argparse.Namespace) -> int:
-    from primus_lang.project.ranking import rank_sweep, summary, to_json
-    from primus_lang.project.sweeps import load_sweeps
-    from primus_lang.project.validate import INTERNAL_ERROR
+    from primus_lang.validate import INTERNAL_ERROR, load_sweeps, rank_sweep
+    from primus_lang.validate import ranking_summary as summary
+    from primus_lang.validate import ranking_to_json as to_json
 
     if not Path(args.sweeps).is_file():
         raise CompileError(Diagnostic(SWEEPS_FILE, f"no sweeps file `{args.sweeps}`"))
@@ -44,7 +44,7 @@ def run_sweeps(args: argparse.Namespace) -> int:
         sweeps = [s for s in sweeps if s.id in set(args.sweep)]
     if args.cross_validate:
         from primus_lang.commands._corpus import bundled_runs, load
-        from primus_lang.project.sweep_holdout import leave_sweep_out
+        from primus_lang.validate import leave_sweep_out
 
         def log(message: str) -> None:
             if not args.json:
@@ -59,7 +59,7 @@ def run_sweeps(args: argparse.Namespace) -> int:
               "every other variant is reported", file=sys.stderr)
     status = 2 if broken else 0
     if args.json:
-        print(json.dumps(to_json(results), indent=2))
+        print(serialize.to_json(to_json(results)))
         return status
     from rich.console import Console
     from rich.table import Table

@@ -13,7 +13,7 @@ import importlib
 import itertools
 import sys
 
-from primus_lang.bench.database import DEFAULT_DB
+from primus_lang.bench import DEFAULT_DB
 from primus_lang.commands._options import natural
 
 
@@ -36,8 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.runtime import describe
+    from primus_lang.bench import ProfileDB, describe
     from primus_lang.commands import _bench_campaign as bench_campaign
 
     if bench_campaign.wanted(args):
@@ -54,9 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check(db: object, device: object) -> int:
-    from primus_lang.bench.acceptance import CPU_CONFIGS, TINY_GPT, markdown, run_check
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.runtime import DeviceInfo
+    from primus_lang.bench import CPU_CONFIGS, TINY_GPT, DeviceInfo, ProfileDB, markdown, run_check
 
     assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
     configs = CPU_CONFIGS if device.kind == "cpu" else tuple(c for c in CPU_CONFIGS if c.world == 1)
@@ -67,10 +64,7 @@ def _check(db: object, device: object) -> int:
 def _profile(args: argparse.Namespace, db: object, device: object) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from primus_lang.bench.database import ProfileDB
-    from primus_lang.bench.kernels import KernelSpec
-    from primus_lang.bench.runtime import DeviceInfo
-    from primus_lang.bench.space import collect_specs
+    from primus_lang.bench import DeviceInfo, KernelSpec, ProfileDB, collect_specs
     from primus_lang.lower import load_space
 
     # the checker enumerates legal candidates (docs/architecture.md: ``check.legal_points``)
@@ -78,13 +72,12 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
 
     assert isinstance(db, ProfileDB) and isinstance(device, DeviceInfo)
     space = load_space(args.file, args.space)
-    from primus_lang.bench.collectives import backend_of
-    from primus_lang.bench.provenance import facts_of
+    from primus_lang.bench import backend_of, facts_of
 
     db.put_provenance(device.key, facts_of(device, backend_of(device)))
     cands = list(itertools.islice(legal_points(space), min(args.limit, sys.maxsize)) if args.limit > 0 else legal_points(space))
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
-    from primus_lang.bench.profile import profile
+    from primus_lang.bench import profile_kernels as profile
 
     print(f"{space.name}: {count} candidates, {occurrences} kernel ops, {len(distinct)} distinct shapes "
           f"to look up or measure on {device.name}", flush=True)
@@ -102,7 +95,7 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
 
         stats = profile(distinct, db, device, on_progress=tick)
     if args.blocks:
-        from primus_lang.bench.oracle import BenchmarkOracle
+        from primus_lang.bench import BenchmarkOracle
 
         fresh = BenchmarkOracle(db, device, space.cluster).anchor(space.model, cands)
         print(f"layer blocks: {fresh} measured now, the rest from {db.path}", flush=True)

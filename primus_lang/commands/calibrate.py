@@ -4,7 +4,6 @@ hardware profile to measured runs, report the k-fold cross-validated error, writ
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -16,13 +15,13 @@ from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_i
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
+from primus_lang.ir import serialize
 
 if TYPE_CHECKING:
     from primus_lang.ir import Efficiency, Gpu, Provenance
-    from primus_lang.project.calibrate import Fit
-    from primus_lang.project.runs import Run
+    from primus_lang.validate import Fit, Run
 
-POOL_SIGMA = 4.0  # primus_lang.project.calibrate.POOL_SIGMA, kept here so --help needs no projection import
+POOL_SIGMA = 4.0  # primus_lang.validate.calibrate.POOL_SIGMA, kept here so --help needs no projection import
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,14 +103,14 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{source}` can be projected"))
     outcome = _calibrate(args, _corpus(args, runs, source))
     if args.json:
-        print(json.dumps(_json_report(args, outcome), indent=2))
+        print(serialize.to_json(_json_report(args, outcome)))
     else:
         _print_report(args, outcome)
     return 0
 
 
 def _corpus(args: argparse.Namespace, runs: list[Run], source: str) -> _Corpus:
-    from primus_lang.project.runs import gpu_key
+    from primus_lang.validate import gpu_key
 
     by_gpu: dict[str, list[Run]] = {}
     for r in runs:
@@ -129,7 +128,7 @@ def _pool(args: argparse.Namespace) -> float | None:
 def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     """The fits, their cross-validation, and every transfer and hold-out the arguments ask for; writes
     ``--out`` once the profiles and their bands are known."""
-    from primus_lang.project.calibrate import calibrate_shuffles
+    from primus_lang.validate import calibrate_shuffles
 
     kept, bases, runs = corpus.kept, corpus.bases, corpus.runs
     pool = _pool(args)
@@ -148,16 +147,16 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     moved: dict[str, tuple[tuple[str, float], ...]] = {}
     # the pooled profiles' error band is the measured leave-one-GPU-out transfer
     if args.transfer or (pooling and others):
-        from primus_lang.project.calibrate import transfer
+        from primus_lang.validate import transfer
 
         few = [r for g, rows in corpus.by_gpu.items() if g not in kept for r in rows]
         moved = transfer(kept, few, progress=log)
     siblings: dict[str, tuple[str, tuple[tuple[str, float], ...]]] = {}
     if args.transfer:
-        from primus_lang.project.calibrate import sibling_transfer
+        from primus_lang.validate import sibling_transfer
 
         siblings = sibling_transfer(corpus.by_gpu, {f.gpu: f.efficiency for f in fits})
-    from primus_lang.project.provenance import provenances, spec_errors
+    from primus_lang.validate import provenances, spec_errors
 
     spec = spec_errors([r for rows in kept.values() for r in rows])
     provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
@@ -167,7 +166,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     held = _held_out_groups(args, corpus, log) if args.hold_out_groups else {}
     unseen: dict[str, float] = {}
     if args.hold_out_models:
-        from primus_lang.project.calibrate import hold_out_models
+        from primus_lang.validate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
     sources = _held_out_sources(args, corpus, provs, log) if args.hold_out_sources else {}
@@ -178,7 +177,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
 
 def _unfitted_gpus(fits: list[Fit]) -> dict[str, Gpu]:
     """The corpus's GPUs without a fit of their own: they get their vendor's pooled values."""
-    from primus_lang.project.runs import GPU_NAMES, stdlib_definitions
+    from primus_lang.validate import GPU_NAMES, stdlib_definitions
 
     gpus = stdlib_definitions()[1]
     return {g: gpus[g] for g in sorted(set(GPU_NAMES.values())) if g in gpus and g not in {f.gpu for f in fits}}
@@ -189,11 +188,12 @@ def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], 
                     bands: dict[str, object]) -> None:
     """``--out``: the fitted profiles, and with ``others`` (when pooling) their vendors' pooled ones."""
     from primus_lang.outputs import write_file
-    from primus_lang.project.calibrate import to_prx, vendor_pools
+    from primus_lang.validate import to_prx, vendor_pools
 
     pooled = vendor_pools(corpus.kept, others) if others is not None else {}
     imports = {g: _module_of(g) for g in [f.gpu for f in fits] + list(pooled)}
-    from primus_lang.project.calibration_notes import Setup, header
+    from primus_lang.validate import Setup
+    from primus_lang.validate import calibration_notes_header as header
 
     setup = Setup(args.runs, args.with_bundled, args.folds, args.seed, _pool(args), args.min_rows,
                   tuple(args.gpu or ()))
@@ -204,8 +204,7 @@ def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], 
 
 
 def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[str], None]) -> dict[str, object]:
-    from primus_lang.project.calibrate import hold_out_groups
-    from primus_lang.project.validate import MIN_GROUP
+    from primus_lang.validate import MIN_GROUP, hold_out_groups
 
     kept, bases, pool = corpus.kept, corpus.bases, _pool(args)
     held = _ranks_of(hold_out_groups(kept, bases, MIN_GROUP, pool, progress=log, gpus=args.gpu), corpus.runs)
@@ -216,7 +215,7 @@ def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[s
 
 def _held_out_sources(args: argparse.Namespace, corpus: _Corpus, provs: dict[str, Provenance],
                       log: Callable[[str], None]) -> dict[str, Any]:
-    from primus_lang.project.calibrate import hold_out_sources
+    from primus_lang.validate import hold_out_sources
 
     gpu_of = {r.id: g for g, rows in corpus.kept.items() for r in rows}
     errors = hold_out_sources(corpus.kept, corpus.bases, _pool(args), progress=log, gpus=args.gpu)
@@ -224,7 +223,7 @@ def _held_out_sources(args: argparse.Namespace, corpus: _Corpus, provs: dict[str
 
 
 def _json_report(args: argparse.Namespace, o: _Outcome) -> dict[str, Any]:
-    from primus_lang.project.calibrate import PARAMS
+    from primus_lang.validate import PARAMS
 
     held, ranks = o.held, o.ranks
     return {
@@ -349,7 +348,7 @@ def _by_source(errors: dict[str, float], runs: list[Run], provs: Mapping[str, Pr
                gpu_of: Mapping[str, str]) -> dict[str, Any]:
     """Held-out errors per source, and how many land inside the band their profile ships with and
     inside the wider one a candidate beyond the fit's runs gets (``trust.far``)."""
-    from primus_lang.project import trust
+    from primus_lang.validate import trust
 
     source_of = {r.id: r.source for r in runs}
 
@@ -397,7 +396,8 @@ def _cv_ranks(fits: list[Fit], runs: list[Run]) -> dict[str, object]:
 
 def _ranks_of(errors: dict[str, float], runs: list[Run]) -> dict[str, object]:
     """``validate``'s summary over rows projected with these signed errors."""
-    from primus_lang.project.validate import row_result, summarize
+    from primus_lang.validate import row_result
+    from primus_lang.validate import validate_summarize as summarize
 
     by_id = {r.id: r for r in runs}
     return summarize([row_result(by_id[rid], (by_id[rid].measured or 0.0) * (1 + e)) for rid, e in errors.items()])

@@ -9,15 +9,15 @@ measurements of this software stack.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
 import attrs
 
 from primus_lang.commands._options import add_oracle_arguments, natural, oracle_kind
+from primus_lang.ir import serialize
 
 if TYPE_CHECKING:
-    from primus_lang.bench.logs import TrainingLog
+    from primus_lang.bench import TrainingLog
     from primus_lang.ir import Candidate, Space
 
 
@@ -33,8 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
-    from primus_lang.bench.oracle import make_oracle
+    from primus_lang.bench import Offset, candidate_from_log, fit_offset, make_oracle, parse_log
     from primus_lang.datafiles import read_lines
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                      "projected_s": off.projected, "factor": off.factor})
     factor = fit_offset(offsets)
     if args.json:
-        print(json.dumps({"oracle": kind, "runs": rows, "factor": factor}, indent=2))
+        print(serialize.to_json({"oracle": kind, "runs": rows, "factor": factor}))
         return 0
     for r in rows:
         print(f"{r['log']}: {r['candidate']}  measured {r['measured_s']:.3f} s, projected "
@@ -77,7 +76,7 @@ def refuse_illegal(space: Space, cand: Candidate, log: TrainingLog, name: str) -
     """A recipe Megatron would refuse on the space's model and cluster (a PP that does not divide
     the layers, a TP that does not divide the heads) cannot be projected; the space's own
     ``require`` lines are its search's business, not the log's."""
-    from primus_lang.bench.logs import bad_value
+    from primus_lang.bench import bad_value
     from primus_lang.check import legality
     from primus_lang.frameworks import spelling
 

@@ -7,16 +7,13 @@ the legality summary is the first, and later stages (the memory account) append 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 
 import attrs
 
-from primus_lang.check import LegalitySummary, summarize
-from primus_lang.check.enumerate import require_legal
-from primus_lang.emit import target_warnings
-from primus_lang.emit.coverage import inexpressible
-from primus_lang.ir import Space
+from primus_lang.check import LegalitySummary, require_legal, summarize
+from primus_lang.emit import inexpressible, target_warnings
+from primus_lang.ir import Space, serialize
 from primus_lang.ir.ranges import MAX_WORLD
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
@@ -132,7 +129,7 @@ def _none_fits(legal: int) -> str:
 
 
 def usable_bytes_of(space: Space) -> int:
-    from primus_lang.memory.result import usable_bytes
+    from primus_lang.memory import usable_bytes
 
     return usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
 
@@ -172,8 +169,7 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
         require_legal(space, summary)
     if args.json:
         print(
-            json.dumps(
-                {
+            serialize.to_json({
                     "file": program.file,
                     "models": len(program.models),
                     "gpus": len(program.gpus),
@@ -182,9 +178,7 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
                     # per space: what its target cannot express, and the axis values that bring it
                     "inexpressible": {space.name: [{"reason": i.reason, "values": list(i.values)}
                                                    for i in inexpressible(space)] for space, _ in summaries},
-                },
-                indent=2,
-            )
+                })
         )
         return 0
     print(
@@ -222,9 +216,7 @@ def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -
     from primus_lang.check import legality
     from primus_lang.commands._options import read_point
     from primus_lang.diagnostics import render
-    from primus_lang.memory import account
-    from primus_lang.memory.explain import explain_overflow
-    from primus_lang.memory.table import account_to_json, render_account
+    from primus_lang.memory import account, account_to_json, explain_overflow, render_account
 
     cand = read_point(space, point, error_format)
     broken = [f"{v.code} {v.message}" for v in legality(space, cand)]
@@ -232,7 +224,7 @@ def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -
     acc = account(space.model, space.cluster, cand, space.settings)
     if as_json:
         data = {"space": space.name, "point": cand.label(), "violations": broken, **account_to_json(acc, headroom)}
-        print(json.dumps(data, indent=2))
+        print(serialize.to_json(data))
     else:
         out = Console()
         out.print(f"space {space.name}: {cand.label()} on {space.cluster.name} ({space.cluster.world} GPUs)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from primus_lang.commands._options import natural
+from primus_lang.ir import serialize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,16 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     import sys
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
-    from primus_lang.project.trust import tied
-    from primus_lang.report.compare import diff
-    from primus_lang.report.explain import explained_json, precision_gain, precision_json, violations
-    from primus_lang.report.terminal import diff_view
+    from primus_lang.report import diff, diff_view, explained_json, precision_gain, precision_json, violations
+    from primus_lang.validate import tied
 
     given = [p for p in (args.a, args.b) if p] + list(args.points or ())
     if args.rev:
@@ -57,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     d = diff(ea.view, eb.view)
     gains = [precision_gain(space, e.candidate) for e in (ea, eb)]
     if args.json:
-        print(json.dumps({
+        print(serialize.to_json({
             "a": {**explained_json(ea), "precision_gain": precision_json(gains[0]),
                   "violations": [list(v) for v in broken_a]},
             "b": {**explained_json(eb), "precision_gain": precision_json(gains[1]),
@@ -68,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             "summary": list(d.summary),
             # the two projections closer than the profile's paired band: their measured order may go either way
             "tied": tied(space.cluster.gpu.provenance, ea.view.step_time, eb.view.step_time),
-        }, indent=2))
+        }))
         return 0
     out = console()
     print_broken(out, broken_a, "A")

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 import attrs
 import yaml
 
+from primus_lang.ir import serialize
 from primus_lang.ir.serialize import to_data
 from primus_lang.ir.span import Span
 from primus_lang.lower import load_program
-from primus_lang.syntax.parser import _decode, parse, read_source
+from primus_lang.syntax import decode, parse, read_source
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,11 +41,11 @@ def ast_data(node: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     if args.stage == "ast":
         # bounded and refusing pipes and devices, as every other command reads a source
-        data = ast_data(parse(_decode(read_source(Path(args.file), args.file), args.file), args.file))
+        data = ast_data(parse(decode(read_source(Path(args.file), args.file), args.file), args.file))
     else:
         data = to_data(load_program(args.file))
     if args.format == "yaml":
         print(yaml.safe_dump(data, sort_keys=False), end="")
     else:
-        print(json.dumps(data, indent=2))
+        print(serialize.to_json(data))
     return 0

@@ -10,8 +10,7 @@ from typing import Any
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
-from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit, target_warnings
-from primus_lang.emit.emitter import refuse_illegal
+from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit, refuse_illegal, target_warnings
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 
@@ -92,8 +91,7 @@ def print_warnings(found: list[Diagnostic], error_format: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import read_point
     from primus_lang.lower import load_space
-    from primus_lang.memory import account
-    from primus_lang.memory.explain import refuse_overflow
+    from primus_lang.memory import account, refuse_overflow
 
     out = Path(args.out)
     refuse_non_empty(out, args.force)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup
 from primus_lang.diagnostics.codes_names import FILE_ACCESS, UNKNOWN_CODE
+from primus_lang.ir import serialize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,11 +30,16 @@ def explain_candidate(args: argparse.Namespace) -> int:
     """The memory account and projection of one candidate of ``args.code``'s space. What an illegal or
     overflowing point would cost is shown (often why one asks), but the status says it cannot run,
     as `check --explain` does."""
-    import json
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
-    from primus_lang.report.explain import explained_json, precision_gain, precision_json, violations
-    from primus_lang.report.terminal import explain_view, precision_table
+    from primus_lang.report import (
+        explain_view,
+        explained_json,
+        precision_gain,
+        precision_json,
+        precision_table,
+        violations,
+    )
 
     space = load(args)
     [ev] = evaluated(space, [args.point or ""], args.error_format)
@@ -41,8 +47,8 @@ def explain_candidate(args: argparse.Namespace) -> int:
     status = 0 if ev.view.fits and not broken else 1
     gain = precision_gain(space, ev.candidate)
     if args.json:
-        print(json.dumps({**explained_json(ev), "precision_gain": precision_json(gain),
-                          "violations": [list(v) for v in broken]}, indent=2))
+        print(serialize.to_json({**explained_json(ev), "precision_gain": precision_json(gain),
+                          "violations": [list(v) for v in broken]}))
         return status
     out = console()
     print_broken(out, broken)

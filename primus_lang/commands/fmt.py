@@ -9,8 +9,7 @@ from pathlib import Path
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_names import UNKNOWN_MODULE
-from primus_lang.syntax.format import format_module
-from primus_lang.syntax.parser import _decode, parse, read_source
+from primus_lang.syntax import decode, format_module, parse, read_source
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             # the file's bytes parsed as check parses them: decoding twice would drop a second
             # byte-order mark that check refuses, and fmt would write a file check reads
-            text = _decode(data, name)
+            text = decode(data, name)
             out = format_module(parse(data, name), text)
         except CompileError as err:
             errors.extend(err.diagnostics)

@@ -160,9 +160,16 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     from primus_lang.check import baseline_point, legality
     from primus_lang.ir.model import card_fields
     from primus_lang.lower import loads_program, stdlib_cards
-    from primus_lang.recipes import ReadOptions, interpret, read_recipe, render_space
-    from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
-    from primus_lang.recipes.render import passthrough_keys_ok
+    from primus_lang.recipes import (
+        ReadOptions,
+        find_card,
+        interpret,
+        match_shape,
+        passthrough_keys_ok,
+        primus_card_name,
+        read_recipe,
+        render_space,
+    )
 
     recipe = read_recipe(args.recipe, ReadOptions(_given(args.given), args.megatron_version, args.primus_version,
                                                       args.bridge_version))

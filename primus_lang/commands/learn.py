@@ -34,6 +34,7 @@ from primus_lang.diagnostics.codes_projection import (
     NOTHING_TO_LEARN,
 )
 from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
+from primus_lang.ir import serialize
 
 MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
@@ -71,7 +72,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     # bounded like every data file: its size, nesting and integers (a 5,000-digit one is no count)
     codes = DataCodes(*(CAMPAIGN_MANIFEST,) * 6)
     data = loads_json(read_text(path, codes, "a campaign manifest"), str(path), codes, "a campaign manifest")
-    from primus_lang.emit.campaign import FORMAT
+    from primus_lang.emit import FORMAT
 
     keys = ("format", "space", "model", "cluster", "gpu", "profile", "jobs", "source")
     if not isinstance(data, dict) or data.get("format") != FORMAT or any(k not in data for k in keys):
@@ -117,7 +118,7 @@ class _Lines:
         self.first_error, self.ended = "", ""
 
     def __iter__(self) -> Iterator[str]:
-        from primus_lang.bench.logs import ending, error_line
+        from primus_lang.bench import ending, error_line
 
         for line in self.lines:
             text = line.strip()
@@ -155,7 +156,7 @@ class JobRun:
 def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
     """What one job's log measured; a ``JobFailed`` when the log shows the job did not run to the end,
     a ``CompileError`` naming the file when it cannot be measured otherwise."""
-    from primus_lang.bench.logs import candidate_from_log, parse_log, steady
+    from primus_lang.bench import candidate_from_log, parse_log, steady
     from primus_lang.ir import Candidate
     from primus_lang.ir.serialize import from_data
 
@@ -207,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.ir import Candidate, Gpu
     from primus_lang.ir.serialize import from_data
     from primus_lang.outputs import refuse_collisions, refuse_link, write_file
-    from primus_lang.project.learn import Measured, learn, site_profile, tokens_per_gpu
+    from primus_lang.validate import Measured, site_profile, tokens_per_gpu
+    from primus_lang.validate import learn_site as learn
 
     folder = Path(args.campaign)
     manifest = read_manifest(folder)
@@ -361,10 +363,10 @@ def _command(args: argparse.Namespace, folder: Path, out: Path, name: str) -> st
 
 def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: str, notes: list[str],
            problems: list[Diagnostic], failed: list[tuple[int, str, str]]) -> None:
-    from primus_lang.project.calibrate import PARAMS
+    from primus_lang.validate import PARAMS
 
     if args.json:
-        print(json.dumps({
+        print(serialize.to_json({
             "profile": str(out), "name": name, "start": start.name, "fitted": list(result.fitted),
             "efficiency": {n: getattr(result.efficiency, n) for n in PARAMS},
             "start_efficiency": {n: getattr(start.efficiency, n) for n in PARAMS},
@@ -375,7 +377,7 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
                         "index": r.index} for r in result.ranked],
             "failed": [{"index": i, "label": label, "ended": how} for i, label, how in failed],
             "notes": notes, "left_out": [d.message for d in problems],
-        }, indent=2))
+        }))
         return
     for note in notes:
         print(f"note: {note}")

@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     # a server lives for hours and re-lowers on every keystroke: the batch commands' raised
     # collector thresholds (gc_policy.py) would let garbage of old analyses pile up
     gc.set_threshold(700, 10, 10)
-    from primus_lang.lsp.server import serve
+    from primus_lang.lsp import serve
 
     serve()
     return 0

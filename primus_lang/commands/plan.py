@@ -31,16 +31,26 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
 from primus_lang.ir.candidate import Candidate, format_value
-from primus_lang.project import trust
-from primus_lang.project.trust import describe
-from primus_lang.search.budget import Limits
-from primus_lang.search.engine import Search
-from primus_lang.search.explain import explain
-from primus_lang.search.llm.config import LlmConfig
-from primus_lang.search.plan import Prepared, baseline_trial, limits_of, prepare, run_search
-from primus_lang.search.strategies import NAMES
-from primus_lang.search.ties import choose, why_winner
-from primus_lang.search.trial import ILLEGAL, OOM, REFUSED, SearchResult, Trial
+from primus_lang.search import (
+    ILLEGAL,
+    NAMES,
+    OOM,
+    REFUSED,
+    Limits,
+    LlmConfig,
+    Prepared,
+    Search,
+    SearchResult,
+    Trial,
+    baseline_trial,
+    choose,
+    limits_of,
+    prepare,
+    run_search,
+    why_winner,
+)
+from primus_lang.search import explain_winner as explain
+from primus_lang.validate import describe, trust
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
 _TIME = re.compile(r"^(\d{1,12}(?:\.\d{1,12})?)\s*(s|sec|min|m|h)$", re.ASCII)
@@ -325,8 +335,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         files = _emit(args, source, space, launched, target, out, replace)
         if launched.evaluation is not None:
             from primus_lang.commands.emit import parse_vars, print_warnings
-            from primus_lang.emit import time_warnings
-            from primus_lang.emit.campaign import START_UP_S
+            from primus_lang.emit import START_UP_S, time_warnings
 
             print_warnings(time_warnings(space, target, launched.evaluation.step_time, parse_vars(args.var),
                                          START_UP_S), args.error_format)

@@ -4,7 +4,6 @@ one point) and print them ranked by the space's objective."""
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Any
 
@@ -18,6 +17,7 @@ from primus_lang.commands._options import (
 )
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT
+from primus_lang.ir import serialize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,10 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import read_point
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
-    from primus_lang.memory import account
-    from primus_lang.memory.explain import refuse_overflow
+    from primus_lang.memory import account, refuse_overflow
     from primus_lang.project import project
-    from primus_lang.search.stages import landscape_of
+    from primus_lang.search import landscape_of
 
     space = pick_space(load_program(args.file), args.space)
     start = time.perf_counter()
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     reverse = space.objective.sense == "maximize"
     results.sort(key=lambda r: _metric(r[2], metric), reverse=reverse)
     shown = results if args.top <= 0 else results[: args.top]
-    from primus_lang.project import trust
+    from primus_lang.validate import trust
 
     gpu = space.cluster.gpu
     best = _metric(results[0][2], metric) if results else 0.0
@@ -84,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
                for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
         for row in out:
             row["projection"].pop("timeline", None)
-        print(json.dumps({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
-                          "provenance": to_data(gpu.provenance), "results": out}, indent=2))
+        print(serialize.to_json({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
+                          "provenance": to_data(gpu.provenance), "results": out}))
         return 0
     from rich.console import Console
     from rich.table import Table

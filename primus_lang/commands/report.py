@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import check_outputs
     from primus_lang.outputs import refuse_collisions
-    from primus_lang.report.rebuild import report_from_trace
+    from primus_lang.report import report_from_trace
 
     target = Path(args.out)
     inputs = {"the trace": Path(args.trace)}

@@ -10,8 +10,8 @@ from primus_lang.commands._options import whole_between
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import serialize
-from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, compare, markdown
-from primus_lang.search.strategies import NAMES
+from primus_lang.search import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, NAMES, markdown
+from primus_lang.search import compare_strategies as compare
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

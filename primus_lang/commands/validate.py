@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -11,6 +10,7 @@ from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_o
 from primus_lang.commands._options import add_oracle_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+from primus_lang.ir import serialize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.project.validate import INTERNAL_ERROR, summarize, to_json_rows, validate_rows
+    from primus_lang.validate import INTERNAL_ERROR, to_json_rows, validate_rows
+    from primus_lang.validate import validate_summarize as summarize
 
     if args.sweeps:
         from primus_lang.commands._sweeps import run_sweeps
@@ -65,11 +66,11 @@ def run(args: argparse.Namespace) -> int:
         return oracles[run.cluster]
 
     if args.row:
-        from primus_lang.report.explain_row import explain_rows, rows_json, rows_view
+        from primus_lang.report import explain_rows, rows_json, rows_view
 
         explained = explain_rows(runs, args.row, lambda run: None if kind == "simulate" else oracle_for(run))
         if args.json:
-            print(json.dumps(rows_json(explained), indent=2))
+            print(serialize.to_json(rows_json(explained)))
         else:
             from rich.console import Console
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
               "every other row is reported", file=sys.stderr)
     status = 2 if broken else 0
     if args.json:
-        print(json.dumps({"rows": to_json_rows(rows), "summary": summary}, indent=2))
+        print(serialize.to_json({"rows": to_json_rows(rows), "summary": summary}))
         return status
     from rich.console import Console
     from rich.table import Table
@@ -128,14 +129,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: Any) -> int:
     """The error table per vendor, GPU and precision; both profile sets, whatever ``--calibrated`` says."""
-    from primus_lang.project.summary import error_table, to_json, to_markdown
-    from primus_lang.project.validate import validate_rows
+    from primus_lang.validate import error_table, validate_rows
+    from primus_lang.validate import summary_to_json as to_json
+    from primus_lang.validate import summary_to_markdown as to_markdown
 
     other, _ = runs_of(args, not args.calibrated)
     spec, calibrated = (other, runs) if args.calibrated else (runs, other)
     lines = error_table(*[(rs, validate_rows(rs, memory=False, oracle_for=oracle_for)) for rs in (spec, calibrated)])
     if args.json:
-        print(json.dumps({"source": label, "summary": to_json(lines)}, indent=2))
+        print(serialize.to_json({"source": label, "summary": to_json(lines)}))
     else:
         print(f"projected vs measured tokens/s/GPU on {label}: error of the projection (above 0: too fast)")
         print(to_markdown(lines))
@@ -143,16 +145,18 @@ def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: 
 
 
 def _pairs(args: argparse.Namespace, runs: list[Any], rows: list[Any], label: str) -> int:
-    from primus_lang.project.precision_pairs import bundled_pairs, pairs_summary, precision_pairs, to_markdown
+    from primus_lang.validate import bundled_pairs, pairs_summary
+    from primus_lang.validate import pair_rows as precision_pairs
+    from primus_lang.validate import precision_pairs_to_markdown as to_markdown
 
     projected = {r.id: r.projected for r in rows if r.projected is not None}
     # the bundled corpus brings its controlled sweeps; a user's runs file stands alone
     bundled = not args.runs or args.with_bundled
     pairs = (bundled_pairs if bundled else precision_pairs)(runs, projected)
     if args.json:
-        print(json.dumps({"source": label, "pairs": [
+        print(serialize.to_json({"source": label, "pairs": [
             {"bf16": p.bf16_id, "low": p.low_id, "recipe": p.group, "precision": p.low, "measured": p.measured,
-             "projected": p.projected, "error": p.error} for p in pairs], "summary": pairs_summary(pairs)}, indent=2))
+             "projected": p.projected, "error": p.error} for p in pairs], "summary": pairs_summary(pairs)}))
         return 0
     print(f"recipes measured in BF16 and in a low precision on {label}: tokens/s ratio, low precision over BF16 "
           "(error above 0: the gain is overestimated)")

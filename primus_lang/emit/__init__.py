@@ -3,6 +3,8 @@ Slurm, k8s, local). Besides ``emit``, the package's tables of what each framewor
 (a card's Megatron arguments, Bridge's field paths and recorded recipes) are public: import-recipe
 reads a launch back through the same tables."""
 
+from typing import TYPE_CHECKING
+
 from primus_lang.emit.arguments import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH
 from primus_lang.emit.bridge import (
     BRIDGE_MODELS,
@@ -43,6 +45,7 @@ from primus_lang.emit.emitter import (
     unsupported,
 )
 from primus_lang.emit.templating import render as render_template
+from primus_lang.exports import lazy_exports
 
 __all__ = [
     "BRIDGE_MODELS",
@@ -86,3 +89,27 @@ __all__ = [
     "time_warnings",
     "unsupported",
 ]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.emit.campaign import FOLDER, FORMAT, START_UP_S, Job, campaign_variables, file_names
+    from primus_lang.emit.campaign import campaign as campaign_files
+    from primus_lang.emit.coverage import inexpressible
+    from primus_lang.emit.emitter import refuse_illegal
+
+_EXPORTS = {
+    "FOLDER": ("primus_lang.emit.campaign", "FOLDER"),
+    "FORMAT": ("primus_lang.emit.campaign", "FORMAT"),
+    "Job": ("primus_lang.emit.campaign", "Job"),
+    "START_UP_S": ("primus_lang.emit.campaign", "START_UP_S"),
+    "campaign_files": ("primus_lang.emit.campaign", "campaign"),
+    "campaign_variables": ("primus_lang.emit.campaign", "campaign_variables"),
+    "file_names": ("primus_lang.emit.campaign", "file_names"),
+    "inexpressible": ("primus_lang.emit.coverage", "inexpressible"),
+    "refuse_illegal": ("primus_lang.emit.emitter", "refuse_illegal"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["FOLDER", "FORMAT", "START_UP_S", "Job", "campaign_files", "campaign_variables", "file_names", "inexpressible", "refuse_illegal"]

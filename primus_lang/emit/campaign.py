@@ -96,7 +96,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     ``--var`` values; ``override`` the ``--campaign-var`` ones; ``profile_file`` the file defining
     the space's GPU profile, relative to the campaign folder, when the stdlib does not; ``space_file``
     the space's file, relative to the campaign folder (where ``primusc learn`` finds it)."""
-    from primus_lang.project import trust
+    from primus_lang.validate import trust
 
     framework_cls, launcher_cls = parse_target(target)
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"

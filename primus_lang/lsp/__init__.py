@@ -3,3 +3,19 @@
 Only ``server.py`` imports pygls; the other modules are plain functions over text, AST and IR, so
 they are tested without a client and stay usable if the LSP library changes.
 """
+
+from typing import TYPE_CHECKING
+
+from primus_lang.exports import lazy_exports
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.lsp.server import serve
+
+_EXPORTS = {
+    "serve": ("primus_lang.lsp.server", "serve"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ = ["serve"]

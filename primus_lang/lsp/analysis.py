@@ -11,16 +11,13 @@ from typing import Any
 
 import attrs
 
-from primus_lang.check import summarize
-from primus_lang.check.enumerate import require_legal
+from primus_lang.check import require_legal, summarize
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_internal import INTERNAL
 from primus_lang.ir.space import Space
 from primus_lang.ir.span import Span
-from primus_lang.lower import loads_program
-from primus_lang.lower.load import Loader
-from primus_lang.syntax import ast
-from primus_lang.syntax.parser import MAX_BYTES, parse_by_item, read_source
+from primus_lang.lower import Loader, loads_program
+from primus_lang.syntax import MAX_BYTES, ast, parse_by_item, read_source
 
 
 @attrs.frozen

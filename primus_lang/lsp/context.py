@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 
 from primus_lang.lsp.knowledge import stdlib_index, stdlib_path
-from primus_lang.syntax.lexical import code_of
+from primus_lang.syntax import code_of
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -83,7 +83,7 @@ def _read(path: Path) -> str:
     """A file's text as the compiler reads it (regular files only, bounded, never blocking on a FIFO or
     reading a device without end), or "" where the compiler would refuse it."""
     from primus_lang.diagnostics import CompileError
-    from primus_lang.syntax.parser import read_source
+    from primus_lang.syntax import read_source
 
     try:
         return read_source(path, str(path)).decode("utf-8", errors="replace")

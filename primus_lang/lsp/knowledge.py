@@ -16,7 +16,7 @@ from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
 from primus_lang.ir.space import OBJECTIVE_METRICS, STRATEGIES, Settings
 from primus_lang.ir.text import field_default, literal
-from primus_lang.lower.values import block_class
+from primus_lang.lower import block_class
 from primus_lang.resources import data_dir
 
 CLASSES: dict[str, type] = {"model": Model, "gpu": Gpu, "cluster": Cluster}

@@ -30,8 +30,7 @@ from primus_lang.lsp.knowledge import code_markdown, resolved_markdown
 from primus_lang.lsp.positions import from_client, lines, span_range
 from primus_lang.lsp.protocol import PrimusProtocol
 from primus_lang.lsp.slow import Cancelled, Fits, SlowWork, fitting_points
-from primus_lang.syntax.format import format_source
-from primus_lang.syntax.parser import MAX_BYTES
+from primus_lang.syntax import MAX_BYTES, format_source
 
 T = TypeVar("T")
 EXPLAIN_SCHEME = "primusc-explain"  # codeDescription links: the VS Code extension opens them

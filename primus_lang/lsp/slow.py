@@ -38,8 +38,7 @@ def fitting_points(space: Space, stop: threading.Event) -> Fits:
     from itertools import islice
 
     from primus_lang.check import legal_points
-    from primus_lang.memory import prefilter
-    from primus_lang.memory.result import usable_bytes
+    from primus_lang.memory import prefilter, usable_bytes
 
     usable = usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
     points = legal_points(space)

@@ -1,5 +1,8 @@
 """Memory legality: the exact per-rank byte account of a candidate and a vectorized pre-filter."""
 
+from typing import TYPE_CHECKING
+
+from primus_lang.exports import lazy_exports
 from primus_lang.memory.account import account
 from primus_lang.memory.explain import explain_overflow
 from primus_lang.memory.prefilter import prefilter
@@ -21,3 +24,16 @@ __all__ = [
     "render_account",
     "usable_bytes",
 ]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.memory.explain import refuse_overflow
+
+_EXPORTS = {
+    "refuse_overflow": ("primus_lang.memory.explain", "refuse_overflow"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["refuse_overflow"]

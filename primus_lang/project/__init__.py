@@ -1,10 +1,9 @@
 """Projection: per-stage operator lists, the simulate oracle, collectives, the pipeline-schedule
-simulator, and validation/calibration against published runs."""
+simulator, and a recipe in BF16 beside its low precision."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from primus_lang.project import trust
+from primus_lang.exports import lazy_exports
 from primus_lang.project.build import stage_ops
 from primus_lang.project.collectives import Links, collective_time, group_layout
 from primus_lang.project.ops import (
@@ -22,20 +21,6 @@ from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.precision import PrecisionGain, precision_gain
 from primus_lang.project.projection import Projection, project
 from primus_lang.project.schedule import simulate as simulate_schedule
-
-if TYPE_CHECKING:
-    from primus_lang.project.validate import row_result
-
-# Read on first use: validation reads runs files and the language's parser, which a projection
-# (and `primusc plan`) never needs.
-_LAZY = {"row_result": "primus_lang.project.validate"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "Attention",
@@ -56,8 +41,21 @@ __all__ = [
     "group_layout",
     "precision_gain",
     "project",
-    "row_result",
     "simulate_schedule",
     "stage_ops",
-    "trust",
 ]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.project.features import feature_warnings
+    from primus_lang.project.precision import precision_label
+
+_EXPORTS = {
+    "feature_warnings": ("primus_lang.project.features", "feature_warnings"),
+    "precision_label": ("primus_lang.project.precision", "precision_label"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["feature_warnings", "precision_label"]

@@ -6,8 +6,28 @@ argument names, ``interpret`` turns those into a model, a baseline candidate, th
 the settings carried through unchanged, and ``render`` writes the space.
 """
 
+from typing import TYPE_CHECKING
+
+from primus_lang.exports import lazy_exports
 from primus_lang.recipes.interpret import Imported, interpret
 from primus_lang.recipes.read import ReadOptions, read_recipe
 from primus_lang.recipes.render import render_space
 
 __all__ = ["Imported", "ReadOptions", "interpret", "read_recipe", "render_space"]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
+    from primus_lang.recipes.render import passthrough_keys_ok
+
+_EXPORTS = {
+    "find_card": ("primus_lang.recipes.cards", "find_card"),
+    "match_shape": ("primus_lang.recipes.cards", "match_shape"),
+    "passthrough_keys_ok": ("primus_lang.recipes.render", "passthrough_keys_ok"),
+    "primus_card_name": ("primus_lang.recipes.cards", "primus_card_name"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["find_card", "match_shape", "passthrough_keys_ok", "primus_card_name"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from primus_lang.exports import lazy_exports
 from primus_lang.ir import Space
 from primus_lang.report.page import render_page
 from primus_lang.report.view import ReportData
@@ -29,3 +30,40 @@ def write_report(result: Any, path: str | Path, space: Space | None = None, forc
 
 
 __all__ = ["ReportData", "render_report", "write_report"]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.report.compare import diff
+    from primus_lang.report.evaluate import Evaluated
+    from primus_lang.report.explain import (
+        evaluate_point,
+        explained_json,
+        precision_gain,
+        precision_json,
+        violations,
+    )
+    from primus_lang.report.explain_row import explain_rows, rows_json, rows_view
+    from primus_lang.report.rebuild import report_from_trace
+    from primus_lang.report.terminal import diff_view, explain_view, precision_table
+
+_EXPORTS = {
+    "Evaluated": ("primus_lang.report.evaluate", "Evaluated"),
+    "diff": ("primus_lang.report.compare", "diff"),
+    "diff_view": ("primus_lang.report.terminal", "diff_view"),
+    "evaluate_point": ("primus_lang.report.explain", "evaluate_point"),
+    "explain_rows": ("primus_lang.report.explain_row", "explain_rows"),
+    "explain_view": ("primus_lang.report.terminal", "explain_view"),
+    "explained_json": ("primus_lang.report.explain", "explained_json"),
+    "precision_gain": ("primus_lang.report.explain", "precision_gain"),
+    "precision_json": ("primus_lang.report.explain", "precision_json"),
+    "precision_table": ("primus_lang.report.terminal", "precision_table"),
+    "report_from_trace": ("primus_lang.report.rebuild", "report_from_trace"),
+    "rows_json": ("primus_lang.report.explain_row", "rows_json"),
+    "rows_view": ("primus_lang.report.explain_row", "rows_view"),
+    "violations": ("primus_lang.report.explain", "violations"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["Evaluated", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]

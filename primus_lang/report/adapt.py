@@ -14,7 +14,6 @@ from typing import Any
 import attrs
 
 from primus_lang.ir import Candidate, Space
-from primus_lang.project import trust
 from primus_lang.report.candidate_view import NAN, candidate_view, figure
 from primus_lang.report.view import (
     CandidateView,
@@ -23,6 +22,7 @@ from primus_lang.report.view import (
     TrajectoryPoint,
 )
 from primus_lang.search import SPACE_RECIPE
+from primus_lang.validate import trust
 
 
 def parse_objective(text: str) -> tuple[str, str]:

@@ -13,8 +13,8 @@ import attrs
 
 from primus_lang.ir import Candidate, Provenance
 from primus_lang.ir.candidate import format_value
-from primus_lang.project import trust
 from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, TimelineEvent
+from primus_lang.validate import trust
 
 NAN = float("nan")
 

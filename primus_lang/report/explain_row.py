@@ -18,10 +18,10 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import NO_ROW
 from primus_lang.ir import units
 from primus_lang.ir.candidate import format_value
-from primus_lang.project import row_result
 from primus_lang.report.evaluate import Evaluated, evaluate_run
 from primus_lang.report.explain import explained_json
 from primus_lang.report.terminal import explain_view
+from primus_lang.validate import row_result
 
 
 def chosen(runs: Sequence[Any], ids: Sequence[str]) -> list[Any]:

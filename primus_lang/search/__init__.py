@@ -3,6 +3,9 @@
 ``run_search(space, strategy, budget, seed, ...)`` is the stage's entry point (docs/search.md).
 """
 
+from typing import TYPE_CHECKING
+
+from primus_lang.exports import lazy_exports
 from primus_lang.search import ties
 from primus_lang.search.budget import Limits
 from primus_lang.search.llm.config import LlmConfig
@@ -29,3 +32,37 @@ __all__ = [
     "run_search",
     "ties",
 ]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, markdown
+    from primus_lang.search.compare import compare as compare_strategies
+    from primus_lang.search.engine import Search
+    from primus_lang.search.explain import explain as explain_winner
+    from primus_lang.search.plan import Prepared, baseline_trial, limits_of
+    from primus_lang.search.strategies import NAMES
+    from primus_lang.search.ties import choose, why_winner
+    from primus_lang.search.trial import ILLEGAL, OOM, REFUSED
+
+_EXPORTS = {
+    "DEFAULT_BUDGETS": ("primus_lang.search.compare", "DEFAULT_BUDGETS"),
+    "DEFAULT_STRATEGIES": ("primus_lang.search.compare", "DEFAULT_STRATEGIES"),
+    "ILLEGAL": ("primus_lang.search.trial", "ILLEGAL"),
+    "NAMES": ("primus_lang.search.strategies", "NAMES"),
+    "OOM": ("primus_lang.search.trial", "OOM"),
+    "Prepared": ("primus_lang.search.plan", "Prepared"),
+    "REFUSED": ("primus_lang.search.trial", "REFUSED"),
+    "Search": ("primus_lang.search.engine", "Search"),
+    "baseline_trial": ("primus_lang.search.plan", "baseline_trial"),
+    "choose": ("primus_lang.search.ties", "choose"),
+    "compare_strategies": ("primus_lang.search.compare", "compare"),
+    "explain_winner": ("primus_lang.search.explain", "explain"),
+    "limits_of": ("primus_lang.search.plan", "limits_of"),
+    "markdown": ("primus_lang.search.compare", "markdown"),
+    "why_winner": ("primus_lang.search.ties", "why_winner"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "Prepared", "Search", "baseline_trial", "choose", "compare_strategies", "explain_winner", "limits_of", "markdown", "why_winner"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Provenance
-from primus_lang.project import trust
 from primus_lang.search.trial import SearchResult, Trial
+from primus_lang.validate import trust
 
 
 @frozen

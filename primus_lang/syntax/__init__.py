@@ -1,5 +1,8 @@
 """Syntax: the Lark grammar → AST with spans, and the formatter."""
 
+from typing import TYPE_CHECKING
+
+from primus_lang.exports import lazy_exports
 from primus_lang.syntax.generated import render_sections
 from primus_lang.syntax.parser import parse, parse_by_item, read_source
 from primus_lang.syntax.units import UNITS
@@ -14,3 +17,23 @@ def format_source(text: str, file: str = "<input>") -> str:
 
 
 __all__ = ["UNITS", "format_source", "parse", "parse_by_item", "read_source", "render_sections"]
+
+
+# Read by the front ends and later stages, and imported on first use: a command loads only the
+# modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
+if TYPE_CHECKING:
+    from primus_lang.syntax import ast
+    from primus_lang.syntax.format import format_module
+    from primus_lang.syntax.lexical import code_of
+    from primus_lang.syntax.parser import MAX_BYTES, decode
+
+_EXPORTS = {
+    "MAX_BYTES": ("primus_lang.syntax.parser", "MAX_BYTES"),
+    "ast": ("primus_lang.syntax.ast", None),
+    "code_of": ("primus_lang.syntax.lexical", "code_of"),
+    "decode": ("primus_lang.syntax.parser", "decode"),
+    "format_module": ("primus_lang.syntax.format", "format_module"),
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ += ["MAX_BYTES", "ast", "code_of", "decode", "format_module"]

@@ -642,7 +642,7 @@ def read_source(path: Path, file: str) -> bytes:
     return data
 
 
-def _decode(data: bytes | str, file: str) -> str:
+def decode(data: bytes | str, file: str) -> str:
     if isinstance(data, bytes):
         if len(data) > MAX_BYTES:
             raise CompileError(_too_large(file, len(data)))
@@ -688,7 +688,7 @@ _CACHED_TEXT = 64 * 2**10  # the largest stdlib file is 11 KB
 
 def parse(data: str | bytes, file: str = "<input>") -> ast.Module:
     """Parse one ``.prx`` text into a ``Module``; raise ``CompileError`` (P1) on any syntax error."""
-    text = _decode(data, file)
+    text = decode(data, file)
     SOURCES.add(file, text)
     if len(text) <= _CACHED_TEXT:
         return _parse_cached(text, file)
@@ -699,7 +699,7 @@ def parse_by_item(data: str | bytes, file: str = "<input>") -> ast.Module:
     """``parse``, one top-level item (an import, a definition) at a time, each cached: a file edited
     again and again (in an editor) re-parses only the items whose text or first line changed. Any
     syntax error is reported as ``parse`` reports it, from the whole text."""
-    text = _decode(data, file)
+    text = decode(data, file)
     chunks = _items(text)
     if len(chunks) < 2:
         return parse(text, file)

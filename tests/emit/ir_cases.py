@@ -45,7 +45,7 @@ TINY = Model(
 
 
 def _stdlib_model(name: str) -> Model:
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.runs import stdlib_definitions
 
     return stdlib_definitions()[0][name]
 

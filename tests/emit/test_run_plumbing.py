@@ -51,7 +51,7 @@ def test_deepep_on_amd_is_primus_turbos_at_tp_1_and_refused_elsewhere() -> None:
 def test_the_router_balances_the_experts_as_the_card_says() -> None:
     """Megatron's defaults balance nothing (a loss coefficient of 0): the card's balancing is written out."""
     from primus_lang.emit.arguments import balancing_settings
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.runs import stdlib_definitions
 
     models, _ = stdlib_definitions()
     mixtral = balancing_settings(models["mixtral_8x7b"])

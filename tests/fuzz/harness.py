@@ -22,7 +22,7 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import loads_program
-from primus_lang.syntax.parser import _decode
+from primus_lang.syntax.parser import decode
 
 COMMANDS = ("check", "fmt", "project")
 NAME = "fuzz.prx"
@@ -91,7 +91,7 @@ def check_source(
     path = folder / NAME
     path.write_bytes(data)
     try:
-        text: str | None = _decode(data, str(path))
+        text: str | None = decode(data, str(path))
     except CompileError:
         text = None
     before: str | None = None

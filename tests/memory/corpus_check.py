@@ -2,7 +2,7 @@
 
     python tests/memory/corpus_check.py [--runs PATH] [--assume-recompute] [--show N]
 
-Rows come through ``primus_lang.project.runs.load_runs`` (the same mapping ``primusc validate`` uses).
+Rows come through ``primus_lang.validate.runs.load_runs`` (the same mapping ``primusc validate`` uses).
 A row whose recipe enables CPU activation offloading is left out. ``--assume-recompute`` judges rows
 that publish no recompute setting under full recompute (the least activation memory Megatron offers):
 such a run may have used it, so judging it without is no evidence of a false OOM.
@@ -20,8 +20,8 @@ import yaml
 from primus_lang.ir import Settings
 from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.memory.unpublished import least_memory
-from primus_lang.project.corpus import runs_file
-from primus_lang.project.runs import load_runs
+from primus_lang.validate.corpus import runs_file
+from primus_lang.validate.runs import load_runs
 
 DEFAULT = runs_file()  # the bundled corpus
 

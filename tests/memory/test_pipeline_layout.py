@@ -14,7 +14,7 @@ from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.layout import stage_layers
 from primus_lang.project.build import stage_ops
 from primus_lang.project.projection import project
-from primus_lang.project.runs import stdlib_definitions
+from primus_lang.validate.runs import stdlib_definitions
 
 S = Settings()
 # DSV3_SMALL: 7 decoder layers (the first dense), one MTP layer

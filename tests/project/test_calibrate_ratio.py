@@ -9,8 +9,8 @@ import pytest
 
 from primus_lang.ir import Efficiency
 from primus_lang.ir.hardware import FP8_GEMM_RATIO
-from primus_lang.project.calibrate import fit_efficiency, identifiable
-from primus_lang.project.runs import load_runs
+from primus_lang.validate.calibrate import fit_efficiency, identifiable
+from primus_lang.validate.runs import load_runs
 
 RUNS = Path(__file__).parent / "data" / "runs.yaml"
 

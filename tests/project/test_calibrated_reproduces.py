@@ -45,8 +45,8 @@ def _profiles(text: str) -> dict[str, tuple[str, str]]:
 def _refit_text(shipped: str) -> str:
     """The profiles ``calibrate`` writes, from the fit on all rows alone (no folds: no bands)."""
     from primus_lang.commands._corpus import bundled_runs
-    from primus_lang.project.calibrate import POOL_SIGMA, fit_all_rows, to_prx, vendor_pools
-    from primus_lang.project.runs import GPU_NAMES, Run, gpu_key, load_runs, stdlib_definitions
+    from primus_lang.validate.calibrate import POOL_SIGMA, fit_all_rows, to_prx, vendor_pools
+    from primus_lang.validate.runs import GPU_NAMES, Run, gpu_key, load_runs, stdlib_definitions
 
     # calibrate's defaults: the bundled corpus, profiles of at least 3 rows, pooled with sigma 4
     by_gpu: dict[str, list[Run]] = {}

@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from primus_lang.cli import main
-from primus_lang.project import corpus
-from primus_lang.project.runs import load_runs
-from primus_lang.project.validate import INTERNAL_ERROR, validate_rows
+from primus_lang.validate import corpus
+from primus_lang.validate.runs import load_runs
+from primus_lang.validate.validate import INTERNAL_ERROR, validate_rows
 
 ROWS = Path(__file__).parent / "data" / "runs.yaml"
 
@@ -129,7 +129,7 @@ def test_summary_and_row_are_different_reports(capsys: pytest.CaptureFixture[str
 
 def test_the_header_says_how_to_refit_and_what_the_fit_measured(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from primus_lang.project.calibration_notes import Setup
+    from primus_lang.validate.calibration_notes import Setup
 
     assert Setup().command() == "primusc calibrate --out FILE"
     assert Setup(folds=3, pool_sigma=None, gpus=("b200",)).command() == (

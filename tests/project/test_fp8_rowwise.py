@@ -15,9 +15,9 @@ from primus_lang.ir import Candidate
 from primus_lang.project import stage_ops
 from primus_lang.project.build import FP8_CAST_BYTES, ROWWISE_RESCALE_BYTES
 from primus_lang.project.ops import Gemm, MemoryOp, Task
-from primus_lang.project.ranking import rank_sweep
-from primus_lang.project.runs import precision_of
-from primus_lang.project.sweeps import load_sweeps
+from primus_lang.validate.ranking import rank_sweep
+from primus_lang.validate.runs import precision_of
+from primus_lang.validate.sweeps import load_sweeps
 from tests.emit.ir_cases import CASES
 
 from .fixtures import H100, LLAMA3_1_8B, cluster

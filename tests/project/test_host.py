@@ -12,7 +12,7 @@ from primus_lang.ir.candidate import CUDA_GRAPHS
 from primus_lang.project import project, stage_ops
 from primus_lang.project.ops import GroupedGemm, MemoryOp, Task
 from primus_lang.project.projection import GRAPHED, with_efficiency
-from primus_lang.project.runs import cuda_graph_of
+from primus_lang.validate.runs import cuda_graph_of
 
 from .fixtures import H100, LLAMA3_1_8B, cluster
 
@@ -110,9 +110,9 @@ def test_a_vendor_without_host_bound_rows_borrows_the_host_time() -> None:
     # The host's time per op is the host's software, not the vendor's kernels: the AMD rows (large
     # dense layers) cannot move it, so the AMD pool takes what the NVIDIA rows fit; NVIDIA, with more
     # rows, borrows nothing. A few rows a side keep the fits short.
-    from primus_lang.project.calibrate import fit_pooled, vendor_pool
-    from primus_lang.project.corpus import runs_file
-    from primus_lang.project.runs import load_runs
+    from primus_lang.validate.calibrate import fit_pooled, vendor_pool
+    from primus_lang.validate.corpus import runs_file
+    from primus_lang.validate.runs import load_runs
 
     rows = [r for r in load_runs(str(runs_file()), False) if not r.skip and r.cluster and r.model]
     # Qwen3-30B-A3B at small micro-batches, host-bound already at the 10 us default

@@ -102,7 +102,7 @@ def test_wider_mixers_cost_more() -> None:
 def test_the_scan_runs_at_its_own_efficiency() -> None:
     """``ssm_scan`` scales the Mamba scan kernels only: a transformer's step does not move."""
     from primus_lang.ir import Efficiency
-    from primus_lang.project.calibrate import identifiable
+    from primus_lang.validate.calibrate import identifiable
 
     from .fixtures import LLAMA3_1_8B
 
@@ -114,7 +114,7 @@ def test_the_scan_runs_at_its_own_efficiency() -> None:
 
     assert step(DENSE_HYBRID, 0.25) > step(DENSE_HYBRID, 0.5) > step(DENSE_HYBRID, 1.0)
     assert step(LLAMA3_1_8B, 0.25) == step(LLAMA3_1_8B, 1.0)
-    from primus_lang.project.runs import Run
+    from primus_lang.validate.runs import Run
 
     def run(model: Model) -> Run:
         return Run("r", ("m", "g", "p"), 1.0, model=model, cluster=cluster(B200), cand=cand)
@@ -142,8 +142,8 @@ def test_hybrid_rows_move_only_the_scan_parameter() -> None:
     with those fixed: adding hybrid rows to a profile leaves every other parameter as it was, and
     the scan ratio moves toward what the hybrid rows measured."""
     from primus_lang.ir import Efficiency
-    from primus_lang.project.calibrate import fit_efficiency
-    from primus_lang.project.runs import Run
+    from primus_lang.validate.calibrate import fit_efficiency
+    from primus_lang.validate.runs import Run
 
     from .fixtures import LLAMA3_1_8B
 

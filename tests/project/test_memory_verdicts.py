@@ -10,8 +10,8 @@ import yaml
 
 from primus_lang.ir import Recompute
 from primus_lang.memory import account
-from primus_lang.project.runs import load_runs
-from primus_lang.project.validate import summarize, to_json_rows, validate_rows
+from primus_lang.validate.runs import load_runs
+from primus_lang.validate.validate import summarize, to_json_rows, validate_rows
 
 BASE: dict[str, Any] = {
     "id": "base", "source": "test", "framework": "Megatron-Bridge (Megatron-Core)", "task": "pretrain",

@@ -12,10 +12,10 @@ import yaml
 from primus_lang.ir import Candidate, Efficiency, Model, Recompute
 from primus_lang.project import project, stage_ops
 from primus_lang.project.build import FP8_CAST_BYTES, NVFP4_CAST_BYTES, cast_bytes
-from primus_lang.project.calibrate import _apply, _value, identifiable
 from primus_lang.project.ops import Gemm, GroupedGemm, MemoryOp, Task
-from primus_lang.project.runs import Run, load_runs, precision_of
 from primus_lang.search.bound import step_time_floor
+from primus_lang.validate.calibrate import _apply, _value, identifiable
+from primus_lang.validate.runs import Run, load_runs, precision_of
 
 from .fixtures import B200, LLAMA3_1_70B, MIXTRAL_8X7B, cluster
 

@@ -11,8 +11,8 @@ from primus_lang.cli import main
 from primus_lang.ir import Candidate
 from primus_lang.project import project
 from primus_lang.project.precision import precision_gain, twins
-from primus_lang.project.precision_pairs import pairs_summary, precision_pairs, twin_key
-from primus_lang.project.runs import Run
+from primus_lang.validate.precision_pairs import pairs_summary, precision_pairs, twin_key
+from primus_lang.validate.runs import Run
 
 from .fixtures import B200, H100, LLAMA3_1_70B, MIXTRAL_8X7B, cluster
 

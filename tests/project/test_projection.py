@@ -241,8 +241,8 @@ def test_attention_with_learned_sinks_runs_at_its_own_efficiency() -> None:
     """Transformer Engine runs cuDNN's kernel for a learnable softmax offset, not flash attention: its
     attention takes `sink_attention` of the flash efficiency; at 1.0 the step is the sink-free one."""
     from primus_lang.ir import Efficiency
-    from primus_lang.project.calibrate import identifiable
-    from primus_lang.project.runs import Run
+    from primus_lang.validate.calibrate import identifiable
+    from primus_lang.validate.runs import Run
 
     cand = Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192)
     sinks = LLAMA3_1_8B.replace(attention_sinks=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from primus_lang.project.runs import load_runs
+from primus_lang.validate.runs import load_runs
 
 from .test_memory_verdicts import row
 

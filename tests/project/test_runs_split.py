@@ -8,7 +8,7 @@ from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.layout import stage_dense_layers, stage_layers
 from primus_lang.project.build import stage_ops
 from primus_lang.project.projection import project
-from primus_lang.project.runs import pipeline_split, stdlib_definitions
+from primus_lang.validate.runs import pipeline_split, stdlib_definitions
 
 MODELS, GPUS = stdlib_definitions()
 

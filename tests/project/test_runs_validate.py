@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from primus_lang.check import parse_point
 from primus_lang.cli import main
 from primus_lang.ir import Efficiency, Recompute
-from primus_lang.project.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
-from primus_lang.project.runs import Run, load_runs, precision_of
-from primus_lang.project.validate import RowResult, spearman, spearman_ceiling, summarize, validate_rows
+from primus_lang.validate.calibrate import PARAMS, _from_unit, _to_unit, calibrate_gpu, to_prx
+from primus_lang.validate.runs import Run, load_runs, precision_of
+from primus_lang.validate.validate import RowResult, spearman, spearman_ceiling, summarize, validate_rows
 
 DATA = Path(__file__).parent / "data"
 RUNS = DATA / "runs.yaml"
@@ -81,13 +81,13 @@ def test_skips_say_why(row: str, reason: str) -> None:
     ("H100 PCIe", None), ("H100 NVL", None), ("H800", None), ("MI350X", None), ("A100 80GB", None), ("", None),
 ])
 def test_gpu_labels(label: str, gpu: str | None) -> None:
-    from primus_lang.project.runs import gpu_name_of
+    from primus_lang.validate.runs import gpu_name_of
 
     assert gpu_name_of(label) == gpu
 
 
 def test_recompute_modules_written_as_text() -> None:
-    from primus_lang.project.runs import recompute_of
+    from primus_lang.validate.runs import recompute_of
 
     selective = {"recompute_granularity": "selective"}
     assert recompute_of({**selective, "recompute_modules": "core_attn"}) == Recompute("selective", modules=("core_attn",))
@@ -209,8 +209,8 @@ def test_cross_validation_never_sees_the_held_out_row() -> None:
     # its profile's fit or through the pooled one.
     import attrs
 
-    from primus_lang.project.calibrate import calibrate
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.calibrate import calibrate
+    from primus_lang.validate.runs import stdlib_definitions
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
@@ -237,8 +237,8 @@ def test_folds_deal_each_profiles_layouts_round_robin() -> None:
     every shuffle (dealt over all eight at once, two of a GPU's would often share one)."""
     import attrs
 
-    from primus_lang.project.calibrate import calibrate_shuffles
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.calibrate import calibrate_shuffles
+    from primus_lang.validate.runs import stdlib_definitions
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
@@ -349,7 +349,7 @@ def test_validate_command_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_calibrate_command_default_pool_sigma_is_the_library_one() -> None:
     from primus_lang.commands import calibrate as command
-    from primus_lang.project import calibrate as library
+    from primus_lang.validate import calibrate as library
 
     assert command.POOL_SIGMA == library.POOL_SIGMA
 
@@ -357,8 +357,8 @@ def test_calibrate_command_default_pool_sigma_is_the_library_one() -> None:
 def test_transfer_projects_a_gpu_with_its_siblings_pool_only() -> None:
     import attrs
 
-    from primus_lang.project.calibrate import transfer
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.calibrate import transfer
+    from primus_lang.validate.runs import stdlib_definitions
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:4]
@@ -386,9 +386,9 @@ def test_calibrate_command_transfer(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_held_out_group_is_ranked_by_one_fit_that_never_saw_it() -> None:
     import attrs
 
-    from primus_lang.project.calibrate import hold_out_groups
-    from primus_lang.project.runs import stdlib_definitions
-    from primus_lang.project.validate import MIN_GROUP
+    from primus_lang.validate.calibrate import hold_out_groups
+    from primus_lang.validate.runs import stdlib_definitions
+    from primus_lang.validate.validate import MIN_GROUP
 
     b200 = stdlib_definitions()[1]["b200"]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
@@ -460,7 +460,7 @@ def test_a_bad_card_or_row_is_skipped_with_its_reason_and_the_rest_projected(
 
 def test_a_bug_on_one_row_is_reported_on_that_row_and_exits_2(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from primus_lang.project import validate as module
+    from primus_lang.validate import validate as module
 
     real = module.project
 
@@ -494,8 +494,8 @@ _CARD_FIELDS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_h
 def test_any_row_is_projected_or_skipped_with_a_reason(rid: str, row_edit: dict[str, object],
                                                        parallel_edit: dict[str, object],
                                                        card_edit: dict[str, object]) -> None:
-    from primus_lang.project.runs import _resolve_row
-    from primus_lang.project.validate import INTERNAL_ERROR
+    from primus_lang.validate.runs import _resolve_row
+    from primus_lang.validate.validate import INTERNAL_ERROR
 
     row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == rid)
     parallel = row.get("parallel") or {}
@@ -511,7 +511,7 @@ def test_any_row_is_projected_or_skipped_with_a_reason(rid: str, row_edit: dict[
 def test_a_held_out_model_is_projected_by_fits_that_never_saw_it() -> None:
     import attrs
 
-    from primus_lang.project.calibrate import hold_out_models
+    from primus_lang.validate.calibrate import hold_out_models
 
     rows = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
     models = {r.group[0] for r in rows}
@@ -631,7 +631,7 @@ def test_project_ranks_only_points_whose_memory_fits(capsys: pytest.CaptureFixtu
 
 
 def test_a_card_outside_what_a_model_can_be_is_refused_with_the_field_named() -> None:
-    from primus_lang.project.runs import card_model
+    from primus_lang.validate.runs import card_model
 
     card = {"hidden_size": 4096, "num_attention_heads": 32, "num_kv_heads": 3, "num_layers": 32,
             "vocab_size": 128256, "ffn_hidden_size": 14336}
@@ -653,8 +653,8 @@ def test_nearest_sibling_transfer_borrows_the_closest_peak_of_the_vendor() -> No
     import attrs
 
     from primus_lang.ir import Efficiency
-    from primus_lang.project.calibrate import sibling_transfer
-    from primus_lang.project.runs import stdlib_definitions
+    from primus_lang.validate.calibrate import sibling_transfer
+    from primus_lang.validate.runs import stdlib_definitions
 
     gpus = stdlib_definitions()[1]
     h100 = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"][:3]
@@ -673,7 +673,7 @@ def test_nearest_sibling_transfer_borrows_the_closest_peak_of_the_vendor() -> No
 def test_a_held_out_source_is_projected_by_fits_that_never_saw_it() -> None:
     import attrs
 
-    from primus_lang.project.calibrate import hold_out_sources
+    from primus_lang.validate.calibrate import hold_out_sources
 
     rows = [r for r in load_runs(RUNS) if not r.skip and r.cluster and r.cluster.gpu.name == "h100_sxm"]
     llama = rows[0].group[0]

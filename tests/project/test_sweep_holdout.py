@@ -10,10 +10,10 @@ import attrs
 import pytest
 
 from primus_lang.cli import main
-from primus_lang.project.corpus import runs_file
-from primus_lang.project.runs import Run, load_runs
-from primus_lang.project.sweep_holdout import leave_sweep_out, sweep_keys
-from primus_lang.project.sweeps import load_sweeps
+from primus_lang.validate.corpus import runs_file
+from primus_lang.validate.runs import Run, load_runs
+from primus_lang.validate.sweep_holdout import leave_sweep_out, sweep_keys
+from primus_lang.validate.sweeps import load_sweeps
 
 CORPUS = Path(__file__).resolve().parents[2] / "validation" / "sweeps.yaml"
 SWEEP = "primus_llama3_70b_mi325x_precision"  # AMD: a small pool, so each refit takes seconds

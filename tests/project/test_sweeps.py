@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from primus_lang.cli import main
-from primus_lang.project.ranking import concordant_pairs, kendall_tau_b, rank_sweep, regret
-from primus_lang.project.sweeps import load_sweeps
+from primus_lang.validate.ranking import concordant_pairs, kendall_tau_b, rank_sweep, regret
+from primus_lang.validate.sweeps import load_sweeps
 
 DATA = Path(__file__).parent / "data" / "sweeps"
 FIXTURE = DATA / "sweeps.yaml"

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from primus_lang.cli import main
 from primus_lang.ir import Candidate, Gpu, Provenance
-from primus_lang.project import trust
-from primus_lang.project.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
 from primus_lang.resources import data_dir
+from primus_lang.validate import trust
+from primus_lang.validate.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
 
 GPU = Gpu(name="g", vendor="nvidia", peak_bf16=1e15, hbm_capacity=2**37, hbm_bandwidth=3e12, scale_up_bandwidth=4.5e11)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from primus_lang.project.doctables import SECTIONS, render
+from primus_lang.validate.doctables import SECTIONS, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "projection.md"
 
@@ -17,7 +17,7 @@ def test_generated_sections_are_current() -> None:
     text = DOC.read_text()
     for name in SECTIONS:
         assert f"<!-- generated: {name} -->" in text
-    assert render(text) == text, "run `python -m primus_lang.project.doctables docs/projection.md`"
+    assert render(text) == text, "run `python -m primus_lang.validate.doctables docs/projection.md`"
 
 
 @pytest.mark.slow

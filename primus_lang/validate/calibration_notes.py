@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 from attrs import frozen
 
-from primus_lang.project.calibrate import PRIOR_SIGMA, Fit
-from primus_lang.project.runs import Run
+from primus_lang.validate.calibrate import PRIOR_SIGMA, Fit
+from primus_lang.validate.runs import Run
 
 WIDTH = 100
 

@@ -42,7 +42,7 @@ def runs_file() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def manifest() -> Corpus:
-    from primus_lang.project.runs import RUNS_CODES
+    from primus_lang.validate.runs import RUNS_CODES
 
     data = load_yaml(folder() / MANIFEST, RUNS_CODES, "the corpus manifest")
     files = data["files"]

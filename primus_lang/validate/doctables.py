@@ -1,7 +1,7 @@
 """The tables of docs/projection.md that come from the bundled corpus, regenerated rather than copied,
 so the figures a reader trusts are the ones ``primusc validate --summary`` prints on their machine:
 
-    python -m primus_lang.project.doctables docs/projection.md
+    python -m primus_lang.validate.doctables docs/projection.md
 
 A section is the text between ``<!-- generated: NAME -->`` and ``<!-- end: NAME -->``
 (``primus_lang.syntax.doctables`` does the same for the language reference).
@@ -16,10 +16,10 @@ from pathlib import Path
 
 def validation_summary() -> str:
     """``validate --summary`` on the bundled corpus, spec sheets beside the calibrated profiles."""
-    from primus_lang.project.corpus import manifest, runs_file
-    from primus_lang.project.runs import load_runs
-    from primus_lang.project.summary import error_table, to_markdown
-    from primus_lang.project.validate import validate_rows
+    from primus_lang.validate.corpus import manifest, runs_file
+    from primus_lang.validate.runs import load_runs
+    from primus_lang.validate.summary import error_table, to_markdown
+    from primus_lang.validate.validate import validate_rows
 
     sides = []
     for calibrated in (False, True):
@@ -31,9 +31,9 @@ def validation_summary() -> str:
 def sweeps_table() -> str:
     """``validate --sweeps`` on the bundled sweeps, calibrated profiles: one row per sweep and the
     medians (the leave-one-sweep-out figures take minutes and are quoted, not generated)."""
-    from primus_lang.project.corpus import folder
-    from primus_lang.project.ranking import rank_sweep, summary
-    from primus_lang.project.sweeps import load_sweeps
+    from primus_lang.validate.corpus import folder
+    from primus_lang.validate.ranking import rank_sweep, summary
+    from primus_lang.validate.sweeps import load_sweeps
 
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.1%}"
@@ -61,10 +61,10 @@ def sweeps_table() -> str:
 
 def precision_pairs_table() -> str:
     """``validate --pairs`` on the bundled corpus, calibrated profiles."""
-    from primus_lang.project.corpus import runs_file
-    from primus_lang.project.precision_pairs import bundled_pairs, to_markdown
-    from primus_lang.project.runs import load_runs
-    from primus_lang.project.validate import validate_rows
+    from primus_lang.validate.corpus import runs_file
+    from primus_lang.validate.precision_pairs import bundled_pairs, to_markdown
+    from primus_lang.validate.runs import load_runs
+    from primus_lang.validate.validate import validate_rows
 
     runs = load_runs(runs_file(), True)
     projected = {r.id: r.projected for r in validate_rows(runs, memory=False) if r.projected is not None}

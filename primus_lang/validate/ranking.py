@@ -16,9 +16,9 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Efficiency, Settings
-from primus_lang.project.projection import project
-from primus_lang.project.sweeps import Sweep
-from primus_lang.project.validate import INTERNAL_ERROR, spearman
+from primus_lang.project import project
+from primus_lang.validate.sweeps import Sweep
+from primus_lang.validate.validate import INTERNAL_ERROR, spearman
 
 TOP = 3
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from primus_lang.project.runs import Run, gpu_key
-from primus_lang.project.validate import RowResult
+from primus_lang.validate.runs import Run, gpu_key
+from primus_lang.validate.validate import RowResult
 
 _RECIPES = {"delayed": "FP8 delayed", "tensorwise": "FP8 tensorwise", "blockwise": "FP8 blockwise", "mxfp8": "MXFP8",
             "rowwise": "FP8 rowwise"}

@@ -10,9 +10,9 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate
-from primus_lang.project.precision import precision_label
-from primus_lang.project.runs import Run
-from primus_lang.project.sweeps import Sweep
+from primus_lang.project import precision_label
+from primus_lang.validate.runs import Run
+from primus_lang.validate.sweeps import Sweep
 
 # knobs that only mean something in a low precision: a recipe's BF16 twin leaves them at their default
 LOW_PRECISION_KNOBS = ("precision", "fp8_recipe", "fp8_param_gather")
@@ -64,7 +64,7 @@ def sweep_pairs(sweeps: Sequence[Sweep]) -> list[PrecisionPair]:
     """The pairs inside the controlled sweeps that vary the precision: one recipe measured in both
     on one release, everything else as the sweep holds it (where a row of the corpus may differ in
     what it does not record, such as torch.compile)."""
-    from primus_lang.project.ranking import rank_sweep
+    from primus_lang.validate.ranking import rank_sweep
 
     out: list[PrecisionPair] = []
     for sweep in sweeps:
@@ -82,8 +82,8 @@ def bundled_pairs(runs: Sequence[Run], projected: Mapping[str, float]) -> list[P
     of a model, GPU and GPU count no sweep compares: a sweep holds fixed what rows leave unrecorded
     (the corpus's torchtitan rows pair an eager BF16 run with a compiled FP8 one, and an async-TP
     run with one without it; their sweeps pair like with like)."""
-    from primus_lang.project.corpus import folder
-    from primus_lang.project.sweeps import load_sweeps
+    from primus_lang.validate.corpus import folder
+    from primus_lang.validate.sweeps import load_sweeps
 
     controlled = sweep_pairs(load_sweeps(folder() / "sweeps.yaml"))
     covered = {p.group for p in controlled}

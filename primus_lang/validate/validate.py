@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from attrs import frozen
 
 from primus_lang.ir import Settings
-from primus_lang.project.oracle import Oracle
-from primus_lang.project.projection import project
-from primus_lang.project.runs import Run
+from primus_lang.project import Oracle, project
+from primus_lang.validate.runs import Run
 
 MIN_GROUP = 4
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from primus_lang.ir import Efficiency, Gpu, Settings
-from primus_lang.project.calibrate import POOL_SIGMA, _fit_profiles, vendor_pools
-from primus_lang.project.ranking import SweepResult, rank_sweep
-from primus_lang.project.runs import Run, gpu_key
-from primus_lang.project.sweeps import Sweep
+from primus_lang.validate.calibrate import POOL_SIGMA, _fit_profiles, vendor_pools
+from primus_lang.validate.ranking import SweepResult, rank_sweep
+from primus_lang.validate.runs import Run, gpu_key
+from primus_lang.validate.sweeps import Sweep
 
 MIN_ROWS = 3  # calibrate's --min-rows: a profile with fewer rows is not fitted, it takes its vendor's pool
 

@@ -31,7 +31,7 @@ from primus_lang.diagnostics.codes_projection import (
 )
 from primus_lang.ir import Candidate
 from primus_lang.ir.quantity import META_CHOICES, META_KIND, Kind
-from primus_lang.project.runs import Run, load_cards, resolve_row
+from primus_lang.validate.runs import Run, load_cards, resolve_row
 
 SWEEPS_CODES = DataCodes(unreadable=SWEEPS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
                          too_deep=RUNS_FILE_TOO_DEEP, too_many_nodes=RUNS_FILE_TOO_MANY_VALUES,

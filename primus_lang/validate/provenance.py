@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from primus_lang.ir import Provenance, Settings
-from primus_lang.project.bands import (
+from primus_lang.validate.bands import (
     COVERAGE,
     PAIRED_COVERAGE,
     MeasuredBand,
@@ -30,8 +30,8 @@ from primus_lang.project.bands import (
     measure,
     pair_errors,
 )
-from primus_lang.project.calibrate import Fit, layout_key, projected
-from primus_lang.project.runs import Run
+from primus_lang.validate.calibrate import Fit, layout_key, projected
+from primus_lang.validate.runs import Run
 
 MIN_ROWS = 15  # residuals a band needs (its 10% tails are then 1.5 rows each)
 

@@ -27,9 +27,8 @@ from attrs import frozen
 
 from primus_lang.ir import Efficiency, Gpu, Provenance, Settings
 from primus_lang.ir.hardware import FP8_RATIO_MEASURED
-from primus_lang.project.oracle import SimulateOracle
-from primus_lang.project.projection import project
-from primus_lang.project.runs import Run
+from primus_lang.project import SimulateOracle, project
+from primus_lang.validate.runs import Run
 
 # parameter -> (lower, upper) bound; all fitted in a logit space inside the bounds
 PARAMS: dict[str, tuple[float, float]] = {

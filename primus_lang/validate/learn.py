@@ -19,8 +19,8 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, Provenance, Settings
-from primus_lang.project.calibrate import PARAMS, POOL_SIGMA, fit_efficiency, identifiable, projected
-from primus_lang.project.runs import Run
+from primus_lang.validate.calibrate import PARAMS, POOL_SIGMA, fit_efficiency, identifiable, projected
+from primus_lang.validate.runs import Run
 
 
 @frozen
