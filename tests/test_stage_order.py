@@ -193,3 +193,17 @@ def test_no_import_cycles() -> None:
         if name not in index:
             visit(name)
     assert not cycles, "import cycles (break them with a small interface module):\n" + "\n".join(map(str, cycles))
+
+
+def test_every_exported_name_resolves() -> None:
+    """A package's ``__all__`` is its API: each name is there, most of them found on first use in the
+    imports its ``__init__`` keeps under ``TYPE_CHECKING`` (primus_lang/exports.py)."""
+    import importlib
+
+    missing = []
+    for name, path in MODULES.items():
+        if path.name != "__init__.py" or name.count(".") != 1:
+            continue
+        package = importlib.import_module(name)
+        missing += [f"{name}.{export}" for export in getattr(package, "__all__", ()) if not hasattr(package, export)]
+    assert not missing, missing

@@ -35,40 +35,6 @@ if TYPE_CHECKING:
     from primus_lang.bench.runtime import DeviceInfo, describe, torch
     from primus_lang.bench.space import collect_specs
 
-_EXPORTS = {
-    "BenchmarkOracle": ("primus_lang.bench.oracle", "BenchmarkOracle"),
-    "CPU_CONFIGS": ("primus_lang.bench.acceptance", "CPU_CONFIGS"),
-    "DEFAULT_DB": ("primus_lang.bench.database", "DEFAULT_DB"),
-    "DEFAULT_SIZES": ("primus_lang.bench.collectives", "DEFAULT_SIZES"),
-    "DeviceInfo": ("primus_lang.bench.runtime", "DeviceInfo"),
-    "KernelSpec": ("primus_lang.bench.kernels", "KernelSpec"),
-    "ORACLE_KINDS": ("primus_lang.bench.oracle", "ORACLE_KINDS"),
-    "Offset": ("primus_lang.bench.logs", "Offset"),
-    "ProfileDB": ("primus_lang.bench.database", "ProfileDB"),
-    "TINY_GPT": ("primus_lang.bench.acceptance", "TINY_GPT"),
-    "TrainingLog": ("primus_lang.bench.logs", "TrainingLog"),
-    "backend_of": ("primus_lang.bench.collectives", "backend_of"),
-    "bad_value": ("primus_lang.bench.logs", "bad_value"),
-    "campaign_files": ("primus_lang.bench.campaign", "campaign_files"),
-    "candidate_from_log": ("primus_lang.bench.logs", "candidate_from_log"),
-    "collect_specs": ("primus_lang.bench.space", "collect_specs"),
-    "describe": ("primus_lang.bench.runtime", "describe"),
-    "ending": ("primus_lang.bench.logs", "ending"),
-    "error_line": ("primus_lang.bench.logs", "error_line"),
-    "executable": ("primus_lang.bench.campaign", "executable"),
-    "facts_of": ("primus_lang.bench.provenance", "facts_of"),
-    "fit_offset": ("primus_lang.bench.logs", "fit_offset"),
-    "make_oracle": ("primus_lang.bench.oracle", "make_oracle"),
-    "markdown": ("primus_lang.bench.acceptance", "markdown"),
-    "measure_collectives": ("primus_lang.bench.collectives", "measure_collectives"),
-    "merge_campaigns": ("primus_lang.bench.merge", "merge"),
-    "parse_log": ("primus_lang.bench.logs", "parse_log"),
-    "profile_kernels": ("primus_lang.bench.profile", "profile"),
-    "run_check": ("primus_lang.bench.acceptance", "run_check"),
-    "run_net_rank": ("primus_lang.bench.netstep", "run_net_rank"),
-    "steady": ("primus_lang.bench.logs", "steady"),
-    "torch": ("primus_lang.bench.runtime", "torch"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ = ["CPU_CONFIGS", "DEFAULT_DB", "DEFAULT_SIZES", "ORACLE_KINDS", "TINY_GPT", "BenchmarkOracle", "DeviceInfo", "KernelSpec", "Offset", "ProfileDB", "TrainingLog", "backend_of", "bad_value", "campaign_files", "candidate_from_log", "collect_specs", "describe", "ending", "error_line", "executable", "facts_of", "fit_offset", "make_oracle", "markdown", "measure_collectives", "merge_campaigns", "parse_log", "profile_kernels", "run_check", "run_net_rank", "steady", "torch"]

@@ -41,10 +41,6 @@ if TYPE_CHECKING:
     from primus_lang.check.enumerate import require_legal
     from primus_lang.check.point import outside_warning
 
-_EXPORTS = {
-    "outside_warning": ("primus_lang.check.point", "outside_warning"),
-    "require_legal": ("primus_lang.check.enumerate", "require_legal"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["outside_warning", "require_legal"]

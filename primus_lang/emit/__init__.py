@@ -99,17 +99,6 @@ if TYPE_CHECKING:
     from primus_lang.emit.coverage import inexpressible
     from primus_lang.emit.emitter import refuse_illegal
 
-_EXPORTS = {
-    "FOLDER": ("primus_lang.emit.campaign", "FOLDER"),
-    "FORMAT": ("primus_lang.emit.campaign", "FORMAT"),
-    "Job": ("primus_lang.emit.campaign", "Job"),
-    "START_UP_S": ("primus_lang.emit.campaign", "START_UP_S"),
-    "campaign_files": ("primus_lang.emit.campaign", "campaign"),
-    "campaign_variables": ("primus_lang.emit.campaign", "campaign_variables"),
-    "file_names": ("primus_lang.emit.campaign", "file_names"),
-    "inexpressible": ("primus_lang.emit.coverage", "inexpressible"),
-    "refuse_illegal": ("primus_lang.emit.emitter", "refuse_illegal"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["FOLDER", "FORMAT", "START_UP_S", "Job", "campaign_files", "campaign_variables", "file_names", "inexpressible", "refuse_illegal"]

@@ -28,9 +28,6 @@ __all__ = [
 if TYPE_CHECKING:
     from primus_lang.hfimport.render import check_name
 
-_EXPORTS = {
-    "check_name": ("primus_lang.hfimport.render", "check_name"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["check_name"]

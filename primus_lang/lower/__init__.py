@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from primus_lang.lower.load import Loader
     from primus_lang.lower.values import block_class
 
-_EXPORTS = {
-    "Loader": ("primus_lang.lower.load", "Loader"),
-    "block_class": ("primus_lang.lower.values", "block_class"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["Loader", "block_class"]

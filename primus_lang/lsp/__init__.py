@@ -13,9 +13,6 @@ from primus_lang.exports import lazy_exports
 if TYPE_CHECKING:
     from primus_lang.lsp.server import serve
 
-_EXPORTS = {
-    "serve": ("primus_lang.lsp.server", "serve"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ = ["serve"]

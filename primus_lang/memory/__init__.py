@@ -31,9 +31,6 @@ __all__ = [
 if TYPE_CHECKING:
     from primus_lang.memory.explain import refuse_overflow
 
-_EXPORTS = {
-    "refuse_overflow": ("primus_lang.memory.explain", "refuse_overflow"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["refuse_overflow"]

@@ -52,10 +52,6 @@ if TYPE_CHECKING:
     from primus_lang.project.features import feature_warnings
     from primus_lang.project.precision import precision_label
 
-_EXPORTS = {
-    "feature_warnings": ("primus_lang.project.features", "feature_warnings"),
-    "precision_label": ("primus_lang.project.precision", "precision_label"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["feature_warnings", "precision_label"]

@@ -22,12 +22,6 @@ if TYPE_CHECKING:
     from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
     from primus_lang.recipes.render import passthrough_keys_ok
 
-_EXPORTS = {
-    "find_card": ("primus_lang.recipes.cards", "find_card"),
-    "match_shape": ("primus_lang.recipes.cards", "match_shape"),
-    "passthrough_keys_ok": ("primus_lang.recipes.render", "passthrough_keys_ok"),
-    "primus_card_name": ("primus_lang.recipes.cards", "primus_card_name"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["find_card", "match_shape", "passthrough_keys_ok", "primus_card_name"]

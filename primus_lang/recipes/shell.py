@@ -1223,21 +1223,22 @@ class _Condition:
         self.i += 1
         return w
 
-    def or_(self) -> bool | None:
-        left = self.and_()
-        while self.i < len(self.words) and self.words[self.i].text in ("||", "-o"):
+    def _chain(self, ops: tuple[str, str], operand: Callable[[], bool | None], absorbing: bool) -> bool | None:
+        """Operands joined by ``ops`` in three-valued logic: ``absorbing`` (True for or, False for and)
+        decides the chain whatever the others are; else an unknown (None) operand leaves it unknown."""
+        left = operand()
+        while self.i < len(self.words) and self.words[self.i].text in ops:
             self.i += 1
-            right = self.and_()
-            left = True if (left is True or right is True) else (None if None in (left, right) else False)
+            right = operand()
+            decided = left is absorbing or right is absorbing
+            left = absorbing if decided else (None if None in (left, right) else not absorbing)
         return left
 
+    def or_(self) -> bool | None:
+        return self._chain(("||", "-o"), self.and_, True)
+
     def and_(self) -> bool | None:
-        left = self.not_()
-        while self.i < len(self.words) and self.words[self.i].text in ("&&", "-a"):
-            self.i += 1
-            right = self.not_()
-            left = False if (left is False or right is False) else (None if None in (left, right) else True)
-        return left
+        return self._chain(("&&", "-a"), self.not_, False)
 
     def not_(self) -> bool | None:
         if self.words[self.i].text == "!":

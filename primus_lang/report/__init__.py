@@ -48,22 +48,6 @@ if TYPE_CHECKING:
     from primus_lang.report.rebuild import report_from_trace
     from primus_lang.report.terminal import diff_view, explain_view, precision_table
 
-_EXPORTS = {
-    "Evaluated": ("primus_lang.report.evaluate", "Evaluated"),
-    "diff": ("primus_lang.report.compare", "diff"),
-    "diff_view": ("primus_lang.report.terminal", "diff_view"),
-    "evaluate_point": ("primus_lang.report.explain", "evaluate_point"),
-    "explain_rows": ("primus_lang.report.explain_row", "explain_rows"),
-    "explain_view": ("primus_lang.report.terminal", "explain_view"),
-    "explained_json": ("primus_lang.report.explain", "explained_json"),
-    "precision_gain": ("primus_lang.report.explain", "precision_gain"),
-    "precision_json": ("primus_lang.report.explain", "precision_json"),
-    "precision_table": ("primus_lang.report.terminal", "precision_table"),
-    "report_from_trace": ("primus_lang.report.rebuild", "report_from_trace"),
-    "rows_json": ("primus_lang.report.explain_row", "rows_json"),
-    "rows_view": ("primus_lang.report.explain_row", "rows_view"),
-    "violations": ("primus_lang.report.explain", "violations"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["Evaluated", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]

@@ -46,23 +46,6 @@ if TYPE_CHECKING:
     from primus_lang.search.ties import choose, why_winner
     from primus_lang.search.trial import ILLEGAL, OOM, REFUSED
 
-_EXPORTS = {
-    "DEFAULT_BUDGETS": ("primus_lang.search.compare", "DEFAULT_BUDGETS"),
-    "DEFAULT_STRATEGIES": ("primus_lang.search.compare", "DEFAULT_STRATEGIES"),
-    "ILLEGAL": ("primus_lang.search.trial", "ILLEGAL"),
-    "NAMES": ("primus_lang.search.strategies", "NAMES"),
-    "OOM": ("primus_lang.search.trial", "OOM"),
-    "Prepared": ("primus_lang.search.plan", "Prepared"),
-    "REFUSED": ("primus_lang.search.trial", "REFUSED"),
-    "Search": ("primus_lang.search.engine", "Search"),
-    "baseline_trial": ("primus_lang.search.plan", "baseline_trial"),
-    "choose": ("primus_lang.search.ties", "choose"),
-    "compare_strategies": ("primus_lang.search.compare", "compare"),
-    "explain_winner": ("primus_lang.search.explain", "explain"),
-    "limits_of": ("primus_lang.search.plan", "limits_of"),
-    "markdown": ("primus_lang.search.compare", "markdown"),
-    "why_winner": ("primus_lang.search.ties", "why_winner"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "Prepared", "Search", "baseline_trial", "choose", "compare_strategies", "explain_winner", "limits_of", "markdown", "why_winner"]

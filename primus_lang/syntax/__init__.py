@@ -27,13 +27,6 @@ if TYPE_CHECKING:
     from primus_lang.syntax.lexical import code_of
     from primus_lang.syntax.parser import MAX_BYTES, decode
 
-_EXPORTS = {
-    "MAX_BYTES": ("primus_lang.syntax.parser", "MAX_BYTES"),
-    "ast": ("primus_lang.syntax.ast", None),
-    "code_of": ("primus_lang.syntax.lexical", "code_of"),
-    "decode": ("primus_lang.syntax.parser", "decode"),
-    "format_module": ("primus_lang.syntax.format", "format_module"),
-}
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+__getattr__ = lazy_exports(__name__, __file__)
 
 __all__ += ["MAX_BYTES", "ast", "code_of", "decode", "format_module"]

@@ -77,11 +77,11 @@ class Evolutionary(Strategy):
         return self._rng
 
     def propose(self) -> list[Proposal]:
-        s = self.search
-        land = s.land
         open_ = self.open_mask()
         if not open_.any():
             return []
+        s = self.search
+        land = s.land
         if not self.population:
             return self._initial(open_)
         want = self.batch_size(self.size)
