@@ -453,11 +453,12 @@ def _token(obj: object) -> int:
 def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     """What a single layer's ops depend on: candidates that differ only in pipeline, schedule,
     batch or step-level knobs share layers (and their cached timings)."""
-    fsdp_pp = cand.pp if cand.sharding == "fsdp" else 0  # the DP size only matters to FSDP's gathers
+    # the DP size and the bytes a gathered parameter moves only matter to FSDP's gathers (_fsdp)
+    fsdp = (cand.pp, gathered_bytes(cand)) if cand.sharding == "fsdp" else 0
     return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
             cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
             cand.recompute.modules, cand.attention, cand.moe_dispatcher,
-            cand.sp, cand.cp_comm, fsdp_pp)
+            cand.sp, cand.cp_comm, fsdp)
 
 
 _layers: dict[tuple[LayerKey, str, bool], tuple[Block, int, int]] = {}
@@ -687,8 +688,10 @@ _steps: dict[tuple[object, ...], tuple[Task, ...]] = {}
 def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     """Once per step: gradient reduction, parameter gathers, the optimizer and FP8 weight casts."""
     cand = sh.cand
+    # everything _build_step_tasks reads: FP8 primary weights gather a byte per parameter (gathered_bytes),
+    # and the weight cast is named by its dtype
     key = (dense_p, expert_p, sh.dp_group, sh.edp_group, cand.sharding, sh.grad_bytes, cand.optimizer_dtype,
-           sh.cast, sh.weight_cast)
+           sh.cast, sh.weight_cast, gathered_bytes(cand), sh.dtype)
     hit = _steps.get(key)
     if hit is None:
         if len(_steps) > 50_000:
