@@ -6,7 +6,8 @@ run). Every process under it inherits it, the workers and the ``primusc`` subpro
 and appends the id of each code it makes a ``Diagnostic`` or a legality ``Violation`` with to a file
 of its own there (``record_code`` in primus_lang/diagnostics/core.py). At the session's end ``finish``
 reads the folder: a registered code that no process produced, and that ``NOT_YET_PRODUCED`` does not
-list with a reason, fails the run.
+list with a reason, fails the run. A run without an optional package is not asked for the codes only
+the tests that need it produce (``NEEDS``).
 
 A filtered run (paths, ``-k``, ``-m``, ``--deselect``, ``--lf``, ...) or one that stopped early checks
 nothing. To see what a part of the suite produces, set ``PRIMUSC_RECORD_CODES`` to a folder yourself:
@@ -15,6 +16,7 @@ the run then records into it and checks nothing.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -30,6 +32,14 @@ TESTS = Path(__file__).resolve().parent
 # Codes no test produces yet, each with the reason (none today: keep it so). A new code comes with a
 # test that produces it; a code leaves this list once one does.
 NOT_YET_PRODUCED: dict[str, str] = {}
+
+# Codes only tests that need an optional package produce, by package: a run where it is missing skips
+# those tests and is not asked for their codes. tests/bench needs torch whole (tests/bench/conftest.py),
+# its log, merge and job tests too; measured on the whole suite with and without those tests.
+NEEDS: dict[str, frozenset[str]] = {
+    "torch": frozenset({"P6013", "P6801", "P6802", "P6805", "P6807", "P6808", "P6809", "P6810", "P6811",
+                        "P6812", "P6813", "P6814", "P6815", "P6816"}),
+}
 
 _FOLDER = pytest.StashKey[Path]()
 _MISSING = pytest.StashKey[list[str]]()
@@ -71,7 +81,9 @@ def finish(session: pytest.Session) -> None:
         if not ran or session.shouldstop or session.shouldfail:
             return
         registered = {c.id for c in all_codes()}
-        missing = sorted(registered - produced(folder) - set(NOT_YET_PRODUCED))
+        excused = {code for package, codes in NEEDS.items() if importlib.util.find_spec(package) is None
+                   for code in codes}
+        missing = sorted(registered - produced(folder) - set(NOT_YET_PRODUCED) - excused)
         stale = sorted(set(NOT_YET_PRODUCED) - registered)
         if missing or stale:
             session.config.stash[_MISSING] = ([f"never produced by any test: {', '.join(missing)}"] if missing else []) \

@@ -24,7 +24,7 @@ from primus_lang.diagnostics import CompileError, all_codes
 from primus_lang.diagnostics.core import RECORD_CODES
 from primus_lang.ir import Candidate
 from primus_lang.lower import load_space
-from tests.codes_seen import NOT_YET_PRODUCED, produced
+from tests.codes_seen import NEEDS, NOT_YET_PRODUCED, produced
 
 HEAD = "import models.llama3 (llama3_1_8b)\nimport models.mixtral (mixtral_8x22b)\n" \
        "import models.gpt_oss (gpt_oss_120b)\nimport clusters.amd (mi325x_x8)\n"
@@ -200,6 +200,8 @@ def test_codes_not_yet_produced_are_registered_and_say_why() -> None:
     assert set(NOT_YET_PRODUCED) <= codes, set(NOT_YET_PRODUCED) - codes
     assert all(reason.strip() for reason in NOT_YET_PRODUCED.values())
     assert not set(NOT_YET_PRODUCED) & set(PRODUCERS)
+    needed = set().union(*NEEDS.values())  # left to tests that need an optional package
+    assert needed <= codes, needed - codes
 
 
 @pytest.mark.parametrize("code", sorted(PRODUCERS))
