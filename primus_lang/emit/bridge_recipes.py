@@ -212,8 +212,9 @@ def comm_overlap_of(recipe: str, version: str = bridge.DEFAULT_VERSION) -> str:
     return found.comm_overlap if found is not None else ""
 
 
-# run_recipe.py's convenience options (scripts/training/run_recipe.py, COMMON_OVERRIDE_FIELDS)
-CONVENIENCE: dict[str, str] = {
+# The options both of Bridge's launchers spell alike, the expert TP size aside (-etp in run_recipe.py, -et in
+# the performance launcher)
+_SHAPE_OPTIONS: dict[str, str] = {
     "-ms": "train.train_iters", "--max_steps": "train.train_iters",
     "-gb": "train.global_batch_size", "--global_batch_size": "train.global_batch_size",
     "-mb": "train.micro_batch_size", "--micro_batch_size": "train.micro_batch_size",
@@ -224,41 +225,33 @@ CONVENIENCE: dict[str, str] = {
     "-vp": "model.virtual_pipeline_model_parallel_size",
     "--virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
     "-ep": "model.expert_model_parallel_size", "--expert_model_parallel_size": "model.expert_model_parallel_size",
-    "-etp": "model.expert_tensor_parallel_size", "--expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+    "--expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+}
+# run_recipe.py's convenience options (scripts/training/run_recipe.py, COMMON_OVERRIDE_FIELDS)
+_CONVENIENCE: dict[str, str] = {
+    **_SHAPE_OPTIONS, "-etp": "model.expert_tensor_parallel_size",
     "--lr": "optimizer.lr", "--min_lr": "optimizer.min_lr", "--warmup_iters": "scheduler.lr_warmup_iters",
     "--save_dir": "checkpoint.save", "--load_dir": "checkpoint.load", "--save_interval": "checkpoint.save_interval",
 }
 # run_recipe.py's runtime switches: they change how it runs, not the recipe
-SWITCHES = frozenset({"--dry-run", "--dry_run", "--deterministic", "--dump-env", "--dump_env"})
+_SWITCHES = frozenset({"--dry-run", "--dry_run", "--deterministic", "--dump-env", "--dump_env"})
 
 # The performance launcher (scripts/performance/setup_experiment.py, run_script.py and argument_parser.py):
 # it names a flat recipe by its parts, ``<-mr>_<--task>_<-ng>gpu_<-g>_<precision>[_<variant>]_config``
 # (utils/utils.py, _recipe_function_name), applies the trailing Hydra overrides, then these options
 # over them (run_script.py, _apply_perf_recipe_overrides; utils/overrides.py, set_user_overrides).
-PERF_SELECTORS: dict[str, str] = {
+_PERF_SELECTORS: dict[str, str] = {
     "-m": "family", "--model_family_name": "family", "-mr": "recipe", "--model_recipe_name": "recipe",
     "-ng": "gpus", "--num_gpus": "gpus", "-g": "gpu", "--gpu": "gpu", "-c": "precision", "--compute_dtype": "precision",
     "--task": "task", "-cv": "variant", "--config_variant": "variant", "-gn": "gpus_per_node",
     "--gpus_per_node": "gpus_per_node", "--domain": "domain",
 }
-PERF_PRECISIONS = {"bf16": "bf16", "fp8_cs": "fp8cs", "fp8_ds": "fp8ds", "fp8_mx": "fp8mx", "fp8_sc": "fp8sc",
+_PERF_PRECISIONS = {"bf16": "bf16", "fp8_cs": "fp8cs", "fp8_ds": "fp8ds", "fp8_mx": "fp8mx", "fp8_sc": "fp8sc",
                    "nvfp4": "nvfp4"}
-PERF_OPTIONS: dict[str, str] = {
-    "-ms": "train.train_iters", "--max_steps": "train.train_iters",
-    "-gb": "train.global_batch_size", "--global_batch_size": "train.global_batch_size",
-    "-mb": "train.micro_batch_size", "--micro_batch_size": "train.micro_batch_size",
-    "-sl": "dataset.seq_length", "--seq_length": "dataset.seq_length",
-    # set_user_overrides also turns sequence parallelism on exactly when TP > 1
-    "-tp": "model.tensor_model_parallel_size", "--tensor_model_parallel_size": "model.tensor_model_parallel_size",
-    "-pp": "model.pipeline_model_parallel_size", "--pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
-    "-cp": "model.context_parallel_size", "--context_parallel_size": "model.context_parallel_size",
-    "-vp": "model.virtual_pipeline_model_parallel_size",
-    "--virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
-    "-ep": "model.expert_model_parallel_size", "--expert_model_parallel_size": "model.expert_model_parallel_size",
-    "-et": "model.expert_tensor_parallel_size", "--expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
-}
+# set_user_overrides also turns sequence parallelism on exactly when TP > 1
+_PERF_OPTIONS: dict[str, str] = {**_SHAPE_OPTIONS, "-et": "model.expert_tensor_parallel_size"}
 # where and how the job runs, not what it trains: the emitted launch files and the site say these
-PERF_SITE_VALUES = frozenset({
+_PERF_SITE_VALUES = frozenset({
     "-a", "--account", "-p", "--partition", "-t", "--time_limit", "-i", "--container_image", "-nh", "--nemo_home",
     "-hf", "--hf_token", "-l", "--log_dir", "--detach", "--max_retries", "-cm", "--custom_mounts",
     "-ce", "--custom_env_vars", "-E", "--env", "-cs", "--custom_srun_args", "--gres", "--additional_slurm_params",
@@ -266,4 +259,21 @@ PERF_SITE_VALUES = frozenset({
     "-wde", "--wandb_entity_name", "-wdj", "--wandb_experiment_name", "-wds", "--wandb_save_dir",
     "--save_config_filepath", "-vb", "--enable_vboost", "-lgc", "--lock_gpu_freq", "-lmc", "--peak_mem_clk",
 })
-PERF_SITE_SWITCHES = frozenset({"-d", "--dryrun", "--offline", "--dump_env", "-en", "--enable_nsys"})
+_PERF_SITE_SWITCHES = frozenset({"-d", "--dryrun", "--offline", "--dump_env", "-en", "--enable_nsys"})
+
+
+@frozen
+class Launchers:
+    """What Megatron-Bridge's two launchers accept besides Hydra overrides, as import-recipe reads them."""
+
+    convenience: dict[str, str]  # run_recipe.py option -> the recipe path it sets
+    switches: frozenset[str]  # run_recipe.py switches that change how it runs, not the recipe
+    perf_selectors: dict[str, str]  # performance launcher option -> the part of the recipe name it gives
+    perf_precisions: dict[str, str]  # its -c value -> the precision in the recipe's name
+    perf_options: dict[str, str]  # its option -> the recipe path it sets
+    perf_site_values: frozenset[str]  # its options that say where the job runs (they take a value)
+    perf_site_switches: frozenset[str]  # and the same without a value
+
+
+LAUNCHERS = Launchers(_CONVENIENCE, _SWITCHES, _PERF_SELECTORS, _PERF_PRECISIONS, _PERF_OPTIONS, _PERF_SITE_VALUES,
+                      _PERF_SITE_SWITCHES)

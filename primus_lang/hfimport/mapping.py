@@ -241,12 +241,19 @@ def _biases(r: Reader, fields: Fields, notes: list[str]) -> None:
         )
 
 
+def _mlp(r: Reader, fields: Fields, notes: list[str], width: int, activation: str | None = None,
+         norm: str = "rmsnorm") -> None:
+    """The fields most families set alike: the MLP width, its activation (gated, from `hidden_act`, unless
+    given), the norm and the biases."""
+    fields["ffn_hidden"] = width
+    fields["activation"] = _gated_activation(r) if activation is None else activation
+    fields["norm"] = norm
+    _biases(r, fields, notes)
+
+
 # --- families -----------------------------------------------------------------------------------
 def _llama(r: Reader, fields: Fields, notes: list[str]) -> None:
-    fields["ffn_hidden"] = r.count("intermediate_size", "the MLP width")
-    fields["activation"] = _gated_activation(r)
-    fields["norm"] = "rmsnorm"
-    _biases(r, fields, notes)
+    _mlp(r, fields, notes, r.count("intermediate_size", "the MLP width"))
 
 
 def _mistral(r: Reader, fields: Fields, notes: list[str]) -> None:
@@ -392,10 +399,7 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
         notes.append(f"attention_chunk_size {chunk} left out: no shorter than seq_len {fields['seq_len']}, so "
                      "the chunks never bind")
     width = r.count("intermediate_size", "the expert width")
-    fields["ffn_hidden"] = r.count("intermediate_size_mlp", "the dense MLP width", default=width)
-    fields["activation"] = _gated_activation(r)
-    fields["norm"] = "rmsnorm"
-    _biases(r, fields, notes)
+    _mlp(r, fields, notes, r.count("intermediate_size_mlp", "the dense MLP width", default=width))
     fields["moe"] = Moe(
         num_experts=r.count("num_local_experts", "the expert count"),
         top_k=r.count("num_experts_per_tok", "the routing top-k"),
@@ -472,10 +476,7 @@ def _qwen3_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
 
 
 def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
-    fields["ffn_hidden"] = r.count("intermediate_size", "the dense MLP width of the first layers")
-    fields["activation"] = _gated_activation(r)
-    fields["norm"] = "rmsnorm"
-    _biases(r, fields, notes)
+    _mlp(r, fields, notes, r.count("intermediate_size", "the dense MLP width of the first layers"))
     if r.count("moe_layer_freq", "the MoE layer period", default=1) != 1:
         raise _unsupported(
             r.config,
@@ -532,10 +533,7 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
 
 
 def _nemotron(r: Reader, fields: Fields, notes: list[str]) -> None:
-    fields["ffn_hidden"] = r.count("intermediate_size", "the MLP width")
-    fields["activation"] = _plain_activation(r)
-    fields["norm"] = "layernorm"
-    _biases(r, fields, notes)
+    _mlp(r, fields, notes, r.count("intermediate_size", "the MLP width"), _plain_activation(r), "layernorm")
     partial = r.config.data.get("partial_rotary_factor")
     if partial is not None and partial != 1:
         notes.append(f"RoPE on a {partial} share of each head recorded as rope (no parameter change)")

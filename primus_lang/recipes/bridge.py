@@ -28,17 +28,11 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_VALUE_UNKNOWN,
 )
 from primus_lang.emit import (
-    CONVENIENCE,
     DTYPES,
-    PERF_OPTIONS,
-    PERF_PRECISIONS,
-    PERF_SELECTORS,
-    PERF_SITE_SWITCHES,
-    PERF_SITE_VALUES,
+    LAUNCHERS,
     PRECISION_KNOBS,
     PRECISION_SECTIONS,
     RECIPE_KEY,
-    SWITCHES,
     BridgeRecipe,
     dest_of,
     negated_dest_of,
@@ -210,7 +204,7 @@ class _Reader:
                 self.override(w)
                 i += 1
                 continue
-            if name in PERF_SITE_SWITCHES:
+            if name in LAUNCHERS.perf_site_switches:
                 self.notes.append(f"`{name}` is the performance launcher's own; the emitted launch files run the job")
                 i += 1
                 continue
@@ -223,7 +217,8 @@ class _Reader:
                                   "environment is the launcher's, not carried)")
                 i += 1
                 continue
-            if name not in PERF_SELECTORS and name not in PERF_OPTIONS and name not in PERF_SITE_VALUES:
+            if not any(name in known for known in (LAUNCHERS.perf_selectors, LAUNCHERS.perf_options,
+                                                    LAUNCHERS.perf_site_values)):
                 self.problems.append(Diagnostic(
                     BRIDGE_BAD_OVERRIDE, f"`{name}` is a performance-launcher option primusc does not read",
                     span=w.span, help="write its effect as a `section.field=value` override, or drop it"))
@@ -232,10 +227,10 @@ class _Reader:
             value, i = self.value(i, inline, eq)
             if not value:
                 self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name}` needs a value", span=w.span))
-            elif name in PERF_SELECTORS:
-                self.selectors[PERF_SELECTORS[name]] = (value, w)
-            elif name in PERF_OPTIONS:
-                path = PERF_OPTIONS[name]
+            elif name in LAUNCHERS.perf_selectors:
+                self.selectors[LAUNCHERS.perf_selectors[name]] = (value, w)
+            elif name in LAUNCHERS.perf_options:
+                path = LAUNCHERS.perf_options[name]
                 self.late.append((path, "null" if value == "None" else value, w))
                 if path == "model.tensor_model_parallel_size" and value.isascii() and value.isdigit():
                     self.late.append(("model.sequence_parallel", "true" if int(value) > 1 else "false", w))
@@ -260,17 +255,18 @@ class _Reader:
             self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--domain {domain[0]}`: primusc plans language "
                                             "models", span=domain[1].span, help="use --domain llm"))
         precision, precision_word = self.selectors.get("precision", ("bf16", None))
-        if precision not in PERF_PRECISIONS:
+        if precision not in LAUNCHERS.perf_precisions:
             self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`-c {precision}` is no precision of the launcher",
                                             span=precision_word.span if precision_word else None,
-                                            help="one of " + ", ".join(PERF_PRECISIONS)))
+                                            help="one of " + ", ".join(LAUNCHERS.perf_precisions)))
             return
         variant = self.selectors.get("variant", ("", None))[0].lower()
         suffix = "" if variant in ("", "v1", "v2") else f"_{variant}"
         recipe, recipe_word = self.selectors["recipe"]
         gpus = self.selectors["gpus"][0]
         gpu = self.selectors["gpu"][0].lower()
-        self.recipe_name = f"{recipe.lower()}_{task}_{gpus}gpu_{gpu}_{PERF_PRECISIONS[precision]}{suffix}_config"
+        named = LAUNCHERS.perf_precisions[precision]
+        self.recipe_name = f"{recipe.lower()}_{task}_{gpus}gpu_{gpu}_{named}{suffix}_config"
         self.recipe_span, self.recipe_written = recipe_word.span, f"-mr {recipe}"
 
     def read_training(self) -> None:
@@ -280,7 +276,7 @@ class _Reader:
             w = self.words[i]
             name, eq, inline = w.text.partition("=")
             if w.text.startswith("-") and name in ("--recipe", "--model", "--mode", "--dataset", "--step-func",
-                                                   "--step_func", *CONVENIENCE):
+                                                   "--step_func", *LAUNCHERS.convenience):
                 value, i = (inline, i + 1) if eq else ((self.words[i + 1].text, i + 2) if i + 1 < len(self.words)
                                                        else ("", i + 1))
                 if not value:
@@ -288,12 +284,12 @@ class _Reader:
                     continue
                 self.option(name, value, w)
                 continue
-            if w.text in SWITCHES:
+            if w.text in LAUNCHERS.switches:
                 self.notes.append(f"`{w.text}` changes how run_recipe.py runs, not the recipe; not carried")
                 i += 1
                 continue
             if w.text.startswith("-"):
-                known = ["--recipe", "--model", "--mode", "--dataset", *CONVENIENCE, *SWITCHES]
+                known = ["--recipe", "--model", "--mode", "--dataset", *LAUNCHERS.convenience, *LAUNCHERS.switches]
                 close = difflib.get_close_matches(name, known, n=1)
                 self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{name}` is not a run_recipe.py option",
                                                 span=w.span, help=f"did you mean `{close[0]}`?" if close
@@ -321,7 +317,7 @@ class _Reader:
         elif name in ("--step-func", "--step_func"):
             self.notes.append(f"`{name} {value}` is Bridge's forward step; not carried")
         else:
-            self.overrides.append((CONVENIENCE[name], value, w))
+            self.overrides.append((LAUNCHERS.convenience[name], value, w))
 
     def override(self, w: Word) -> None:
         key, eq, value = w.text.partition("=")

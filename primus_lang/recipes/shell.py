@@ -165,49 +165,18 @@ class _Lexer:
                 self._advance(1)
 
     def _double(self) -> None:
-        text, n = self.text, len(self.text)
         line, col = self.line, self.col
-        self._advance(1)
-        while self.i < n and text[self.i] != '"':
-            if text[self.i] == "\\":
-                self._advance(2)
-            elif text[self.i] == "$" and text[self.i + 1:self.i + 2] in "({":
-                self._advance(1)
-                self._balanced(text[self.i], ")" if text[self.i] == "(" else "}")
-            elif text[self.i] == "`":
-                end = text.find("`", self.i + 1)
-                self._advance((end if end > 0 else n) + 1 - self.i)
-            else:
-                self._advance(1)
-        if self.i >= n:
+        end = quote_end(self.text, self.i)
+        if end < 0:
             raise ShellError("an unclosed double quote", self.span(line, col))
-        self._advance(1)
+        self._advance(end - self.i)
 
     def _balanced(self, open_: str, close: str) -> None:
-        text, n = self.text, len(self.text)
         line, col = self.line, self.col
-        depth = 0
-        while self.i < n:
-            ch = text[self.i]
-            if ch == "\\":
-                self._advance(2)
-                continue
-            if ch == "'" and open_ == "(":
-                end = text.find("'", self.i + 1)
-                self._advance((end if end >= 0 else n - 1) + 1 - self.i)
-                continue
-            if ch == '"':
-                self._double()
-                continue
-            if ch == open_:
-                depth += 1
-            elif ch == close:
-                depth -= 1
-                if depth == 0:
-                    self._advance(1)
-                    return
-            self._advance(1)
-        raise ShellError(f"an unclosed `{open_}`", self.span(line, col))
+        end = close_of(self.text, self.i, open_, close)
+        if end < 0:
+            raise ShellError(f"an unclosed `{open_}`", self.span(line, col))
+        self._advance(end - self.i)
 
     def _heredoc_word(self, out: list[_Tok], line: int, col: int, strip: bool) -> None:
         while self.i < len(self.text) and self.text[self.i] in " \t":
@@ -1388,25 +1357,54 @@ def _heredoc_word(body: str) -> str:
     return '"' + body.replace("\\", "\\\\").replace('"', '\\"').replace("\\\\$", "\\$").replace("\\\\`", "\\`") + '"'
 
 
-def _matching(text: str, i: int, open_: str, close: str) -> int:
-    depth = 0
-    j = i
-    while j < len(text):
+def close_of(text: str, i: int, open_: str, close: str) -> int:
+    """Just past the `close` that balances the `open_` at i, skipping escapes, quotes and nested pairs; -1
+    where it is never closed. The lexer and the word expander both scan with it, so they agree."""
+    depth, j, n = 0, i, len(text)
+    while j < n:
         ch = text[j]
         if ch == "\\":
             j += 2
-            continue
-        if ch == "'" and open_ == "(":
-            j = text.index("'", j + 1) + 1
-            continue
-        if ch == open_:
-            depth += 1
-        elif ch == close:
-            depth -= 1
-            if depth == 0:
+        elif ch == "'" and open_ == "(":
+            end = text.find("'", j + 1)
+            j = (end if end >= 0 else n - 1) + 1
+        elif ch == '"':
+            j = quote_end(text, j)
+            if j < 0:
+                return -1
+        else:
+            depth += (ch == open_) - (ch == close)
+            j += 1
+            if ch == close and depth == 0:
                 return j
-        j += 1
-    raise ShellError(f"an unclosed `{open_}`", None)
+    return -1
+
+
+def quote_end(text: str, i: int) -> int:
+    """Just past the double quote that closes the one at i (substitutions inside skipped whole); -1 where
+    it is never closed."""
+    j, n = i + 1, len(text)
+    while j < n and text[j] != '"':
+        if text[j] == "\\":
+            j += 2
+        elif text[j] == "$" and text[j + 1:j + 2] in "({":
+            j = close_of(text, j + 1, text[j + 1], ")" if text[j + 1] == "(" else "}")
+            if j < 0:
+                return -1
+        elif text[j] == "`":
+            end = text.find("`", j + 1)
+            j = (end if end > 0 else n) + 1
+        else:
+            j += 1
+    return j + 1 if j < n else -1
+
+
+def _matching(text: str, i: int, open_: str, close: str) -> int:
+    """The index of the `close` balancing the `open_` at i in a word the lexer has already read whole."""
+    end = close_of(text, i, open_, close)
+    if end < 0:
+        raise ShellError(f"an unclosed `{open_}`", None)
+    return end - 1
 
 
 def _requote(pieces: list[Piece], quoted: bool) -> list[Piece]:

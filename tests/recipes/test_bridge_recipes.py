@@ -22,7 +22,7 @@ from syrupy.assertion import SnapshotAssertion
 from primus_lang.check import baseline_point, legality
 from primus_lang.commands.import_recipe import build
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit import PERF_PRECISIONS, emit, recipes
+from primus_lang.emit import LAUNCHERS, emit, recipes
 from primus_lang.frameworks import bridge
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import Space
@@ -35,7 +35,7 @@ DEFAULTED = ("precision", "fp8_recipe", "recompute", "cuda_graph", "tp_comm_over
 
 
 _PERF_NAME = re.compile(r"(\w+?)_pretrain_(\d+)gpu_([a-z0-9]+)_(bf16|fp8cs|fp8mx|fp8sc|fp8ds|nvfp4)(?:_(\w+))?_config")
-_LAUNCHER_PRECISIONS = {name: flag for flag, name in PERF_PRECISIONS.items()}
+_LAUNCHER_PRECISIONS = {name: flag for flag, name in LAUNCHERS.perf_precisions.items()}
 
 
 def _import(tmp_path: Path, line: str, version: str, name: str) -> Space:

@@ -950,3 +950,11 @@ def test_an_endless_loop_stops_at_the_step_limit(monkeypatch: pytest.MonkeyPatch
             python pretrain_gpt.py
         """)
     assert err.value.span is not None and err.value.span.line == 2
+
+
+@pytest.mark.parametrize("word", ['"$(echo ")")"', 'x$(echo ")")y'])
+def test_a_quoted_paren_inside_a_substitution_does_not_end_it(word: str) -> None:
+    """The lexer and the word expander scan `$( ... )` with one scanner: a `)` inside double quotes in it is
+    text (the expander once stopped there and failed with an IndexError)."""
+    result = launch_of(f"python pretrain_gpt.py --name {word} --pp 2\n", FILE)
+    assert [w.text for w in result.words][-3:] == [word.strip('"'), "--pp", "2"]
