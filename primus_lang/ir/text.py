@@ -16,6 +16,7 @@ import attrs
 
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.derived import MODEL_DEFAULTS
+from primus_lang.ir.hardware import Provenance
 from primus_lang.ir.quantity import Kind, kind_of
 
 
@@ -68,6 +69,32 @@ def literal(value: Any, kind: Kind | None = None) -> str:
     if isinstance(value, int | float):
         return number(value)
     return str(value)
+
+
+def fitted(name: str, value: float) -> str:
+    """A fitted efficiency as calibrate and learn write it: rounded to what a fit can tell apart (three
+    decimals of a rate, four significant digits of the knee, a tenth of a microsecond of launch)."""
+    if name == "gemm_knee_flops":
+        return f"{value:.3e}".replace("e+0", "e").replace("e+", "e")
+    if name == "host_launch":
+        return f"{value * 1e6:.1f} us"
+    return f"{value:.3f}"
+
+
+# provenance fraction fields: shares of runs, two decimals; its other numbers are errors and ratios, three
+_PROVENANCE_DIGITS = {Kind.FRACTION: ".2f", Kind.NUMBER: ".3f"}
+
+
+def provenance_fields(p: Provenance) -> list[tuple[str, str]]:
+    """Every field of a provenance block, as written (the note last): a profile read back carries the
+    band, and what its fit saw, that it was written with."""
+    out: list[tuple[str, str]] = []
+    fields: list[attrs.Attribute[Any]] = list(attrs.fields(Provenance))
+    for f in sorted(fields, key=lambda f: kind_of(f) is Kind.TEXT):
+        value, kind = getattr(p, f.name), kind_of(f)
+        out.append((f.name, format(value, _PROVENANCE_DIGITS[kind]) if kind in _PROVENANCE_DIGITS
+                    else literal(value, kind)))
+    return out
 
 
 def is_model_rule(f: attrs.Attribute[Any]) -> bool:

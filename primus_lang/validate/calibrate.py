@@ -16,7 +16,6 @@ it never saw.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -25,7 +24,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from primus_lang.ir import Efficiency, Gpu, Provenance, Settings
+from primus_lang.ir import Efficiency, Gpu, Provenance, Settings, text
 from primus_lang.ir.hardware import FP8_RATIO_MEASURED
 from primus_lang.project import SimulateOracle, project
 from primus_lang.validate.runs import Run
@@ -532,22 +531,6 @@ def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: i
     return calibrate({gpu: runs}, {gpu: base}, folds, seed, None, settings, progress)[0]
 
 
-def _fmt(name: str, value: float) -> str:
-    if name == "gemm_knee_flops":
-        return f"{value:.3e}".replace("e+0", "e").replace("e+", "e")
-    if name == "host_launch":
-        return f"{value * 1e6:.1f} us"
-    return f"{value:.3f}"
-
-
-def _provenance_block(prov: Provenance) -> str:
-    return (f"provenance {{ basis = {prov.basis}; rows = {prov.rows}; error = {prov.error:.3f}; low = {prov.low:.3f}; "
-            f"high = {prov.high:.3f}; paired = {prov.paired:.3f}; coverage = {prov.coverage:.2f}; "
-            f"paired_coverage = {prov.paired_coverage:.2f}; seq_max = {prov.seq_max}; world_max = {prov.world_max}; "
-            f"far_low = {prov.far_low:.3f}; far_high = {prov.far_high:.3f}; "
-            f"note = {json.dumps(prov.note)} }}")
-
-
 def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]],
            pooled: Mapping[str, Efficiency] | None = None,
            provenance: Mapping[str, Provenance] | None = None, notes: Sequence[str] | None = None) -> str:
@@ -583,8 +566,9 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]]
                  f"{f.folds}-fold CV MAPE {f.cv_mape:.1%}") for f in fits]
     profiles += [(gpu, eff, "no rows of its own to fit: its vendor's pooled values") for gpu, eff in pooled.items()]
     for gpu, eff, note in profiles:
-        body = "; ".join(f"{n} = {_fmt(n, getattr(eff, n))}" for n in PARAMS)
-        prov = f" {_provenance_block(provenance[gpu])}" if gpu in provenance else ""
+        body = "; ".join(f"{n} = {text.fitted(n, getattr(eff, n))}" for n in PARAMS)
+        prov = (" provenance { " + "; ".join(f"{k} = {v}" for k, v in text.provenance_fields(provenance[gpu])) + " }"
+                if gpu in provenance else "")
         lines.append(f"# {gpu}: {note}")
         lines.append(f"gpu {gpu}_calibrated = {imports[gpu][1]} {{ efficiency {{ {body} }}{prov} }}")
         lines.append("")

@@ -12,13 +12,12 @@ projection of it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import attrs
 from attrs import frozen
 
-from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, Provenance, Settings
+from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, Provenance, Settings, text
 from primus_lang.validate.calibrate import PARAMS, POOL_SIGMA, fit_efficiency, identifiable, projected
 from primus_lang.validate.runs import Run
 
@@ -101,14 +100,6 @@ def learn(model: Model, cluster: Cluster, settings: Settings, measured: Sequence
     return Learned(start, eff, tuple(identifiable(runs)), errors, tuple(ranked))
 
 
-def _fmt(name: str, value: float) -> str:
-    if name == "gemm_knee_flops":
-        return f"{value:.4e}"
-    if name == "host_launch":
-        return f"{value * 1e6:.2f} us"
-    return f"{value:.4f}"
-
-
 def site_profile(learned: Learned, name: str, base_import: str, comments: Sequence[str]) -> str:
     """``gpu NAME = START { efficiency { ... } provenance { ... } }`` with ``comments`` above it.
 
@@ -121,13 +112,10 @@ def site_profile(learned: Learned, name: str, base_import: str, comments: Sequen
     prov = attrs.evolve(p, basis="fitted", rows=len(learned.runs), note=note)
     lines = [f"# {c}" if c else "#" for c in comments]
     lines += ["", base_import, ""]
-    body = "\n".join(f"    {n} = {_fmt(n, getattr(learned.efficiency, n))}" for n in PARAMS)
+    body = "\n".join(f"    {n} = {text.fitted(n, getattr(learned.efficiency, n))}" for n in PARAMS)
     lines += [f"gpu {name} = {start.name} {{", "  efficiency {", body, "  }", _provenance(prov), "}", ""]
     return "\n".join(lines)
 
 
 def _provenance(p: Provenance) -> str:
-    fields = [("basis", p.basis), ("rows", str(p.rows)), ("error", f"{p.error:.3f}"), ("low", f"{p.low:.3f}"),
-              ("high", f"{p.high:.3f}"), ("paired", f"{p.paired:.3f}"), ("coverage", f"{p.coverage:.2f}"),
-              ("paired_coverage", f"{p.paired_coverage:.2f}"), ("note", json.dumps(p.note))]
-    return "  provenance {\n" + "\n".join(f"    {k} = {v}" for k, v in fields) + "\n  }"
+    return "  provenance {\n" + "\n".join(f"    {k} = {v}" for k, v in text.provenance_fields(p)) + "\n  }"

@@ -6,10 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
+import attrs
 import pytest
 
 from primus_lang.bench.logs import parse_log, steady
 from primus_lang.cli import main
+from primus_lang.ir import Provenance
 from tests.campaign.loop import SPACE
 
 ARGS = """------------------------ arguments ------------------------
@@ -145,6 +147,7 @@ def test_the_site_profile_is_not_overwritten_and_is_deterministic(campaign: Path
     copy = fill(campaign, tmp_path, {})
     assert main(["learn", str(copy)]) == 0
     first = (copy / "site.prx").read_text()
+    assert all(f"{f.name} =" in first for f in attrs.fields(Provenance))  # what the band saw, too
     assert "P8003" in code_of(capsys, str(copy))
     assert main(["learn", str(copy), "--force"]) == 0
     assert (copy / "site.prx").read_text() == first

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from primus_lang.ir import KNOBS, Recompute
-from primus_lang.ir.hardware import Cluster, Efficiency, Gpu
+from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, kind_of
-from primus_lang.ir.text import field_default, literal
+from primus_lang.ir.text import field_default, literal, provenance_fields
 from primus_lang.lower.domains import single
 from primus_lang.lsp.knowledge import field_markdown
 from primus_lang.syntax import ast, parse
@@ -61,3 +61,16 @@ def test_hover_and_docs_state_the_same_defaults() -> None:
             cells = {r.split(" | ")[2].strip("`") for r in mine}
             assert not mine or said in cells, (cls.__name__, f.name, said, cells)
     assert field_default(attrs.fields_dict(Model)["kv_heads"]) == "heads"
+
+
+def test_every_provenance_field_is_written_and_reads_back() -> None:
+    """calibrate's and learn's profiles write one block: every field, so a profile read back keeps what its
+    fit saw (learn's once dropped seq_max, world_max and the far band, and read back as "not recorded")."""
+    p = Provenance(basis="fitted", rows=12, error=0.1234, low=0.8, high=1.2, paired=0.05, coverage=0.8,
+                   paired_coverage=0.5, note='a "quoted" note', seq_max=16384, world_max=512, far_low=0.7,
+                   far_high=1.3)
+    written = dict(provenance_fields(p))
+    assert list(written) == [f.name for f in attrs.fields(Provenance) if f.name != "note"] + ["note"]
+    for f in attrs.fields(Provenance):
+        back, value = _read(f, written[f.name]), getattr(p, f.name)
+        assert back == (round(value, 3) if isinstance(value, float) else value), f.name
