@@ -18,13 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-import attrs
 import yaml
-
-from primus_lang.ir import Candidate
-from primus_lang.ir.serialize import from_data
-from primus_lang.lower import load_space
-from primus_lang.project import project
 
 
 def fail(message: str) -> None:
@@ -57,7 +51,7 @@ def main(argv: list[str]) -> None:
     folder = Path(truth["campaign"])
     manifest = json.loads((folder / "manifest.json").read_text())
     job = manifest["jobs"][int(os.environ["PRIMUSC_CAMPAIGN_JOB"])]
-    cand = from_data(job["candidate"], Candidate)
+    cand = job["candidate"]
     if script == "pretrain_gpt.py":
         flags = {program[i]: program[i + 1] if i + 1 < len(program) else "" for i in range(len(program))}
         seen = {"tp": flags["--tensor-model-parallel-size"], "mbs": flags["--micro-batch-size"],
@@ -70,37 +64,35 @@ def main(argv: list[str]) -> None:
                 "gbs": over["global_batch_size"]}
         style = "primus"
     for knob, value in seen.items():
-        if int(value) != getattr(cand, knob):
-            fail(f"job {job['index']} was given {knob} {value}, its candidate has {getattr(cand, knob)}")
+        if int(value) != cand[knob]:
+            fail(f"job {job['index']} was given {knob} {value}, its candidate has {cand[knob]}")
     if opts["--node_rank"] != "0":
         return
     endings = os.environ.get("FAKE_ENDINGS")
     ending = json.loads(Path(endings).read_text()).get(str(job["index"])) if endings else None
     if ending is not None:
         end(ending, job["index"])
-    space = load_space(folder / manifest["source"]["path"], manifest["space"])
-    eff = attrs.evolve(space.cluster.gpu.efficiency, **truth["efficiency"])
-    cluster = attrs.evolve(space.cluster, gpu=attrs.evolve(space.cluster.gpu, efficiency=eff))
-    step = project(space.model, cluster, cand, space.settings).step_time
+    step = truth["steps"][str(job["index"])]
     prefix = "[rank-0] " if style == "primus" else " "
     if style == "primus":
         print(f"[Primus] {prefix}experiment: {manifest['space']}  framework: megatron")
     else:
         print("------------------------ arguments ------------------------")
-    args = {"tensor_model_parallel_size": cand.tp, "pipeline_model_parallel_size": cand.pp,
-            "micro_batch_size": cand.mbs, "global_batch_size": cand.gbs, "seq_length": cand.seq_len,
-            "recompute_granularity": cand.recompute.kind if cand.recompute.kind != "none" else "None"}
+    recompute = cand["recompute"]["kind"]
+    args = {"tensor_model_parallel_size": cand["tp"], "pipeline_model_parallel_size": cand["pp"],
+            "micro_batch_size": cand["mbs"], "global_batch_size": cand["gbs"], "seq_length": cand["seq_len"],
+            "recompute_granularity": recompute if recompute != "none" else "None"}
     for name, value in args.items():
         print(f"{prefix} {name} {'.' * (48 - len(name))} {value}")
     iters = int(manifest["bounds"]["iterations"])
-    tokens = cand.gbs * cand.seq_len / cluster.world
+    tokens = cand["gbs"] * cand["seq_len"] / truth["world"]
     for i in range(1, iters + 1):
         seconds = step * ({1: 3.0, 2: 1.4}.get(i, 1.0) + 0.003 * math.sin(7.0 * i))
-        line = (f"{prefix}[2026-12-01 10:00:00] iteration {i:>8}/{iters:>8} | consumed samples: {i * cand.gbs:>12} | "
+        line = (f"{prefix}[2026-12-01 10:00:00] iteration {i:>8}/{iters:>8} | consumed samples: {i * cand['gbs']:>12} | "
                 f"elapsed time per iteration (ms): {seconds * 1e3:.1f} | ")
         if style == "primus":
             line += f"tokens per GPU (tokens/s/GPU): {tokens / seconds:.1f} | "
-        line += (f"learning rate: 1.000000E-04 | global batch size: {cand.gbs:>5} | lm loss: 1.05E+01 | "
+        line += (f"learning rate: 1.000000E-04 | global batch size: {cand['gbs']:>5} | lm loss: 1.05E+01 | "
                  "loss scale: 1.0 | number of skipped iterations:   0 | number of nan iterations:   0 |")
         print(line, flush=True)
 
