@@ -39,8 +39,9 @@ __all__ = [
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
     from primus_lang.check.enumerate import require_legal
+    from primus_lang.check.evaluate import evaluate as evaluate_expr
     from primus_lang.check.point import outside_warning
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["outside_warning", "require_legal"]
+__all__ += ["evaluate_expr", "outside_warning", "require_legal"]

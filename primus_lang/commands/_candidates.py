@@ -21,7 +21,9 @@ def load(args: argparse.Namespace) -> Space:
 
     # `primusc explain` takes the file in the position of a diagnostic code; `diff` names it `file`.
     file = getattr(args, "file", None) or args.code
-    return load_space(Path(file), getattr(args, "space", None))
+    from primus_lang.commands._capacity import on_cluster
+
+    return on_cluster(load_space(Path(file), getattr(args, "space", None)), args)
 
 
 def evaluated(space: Space, texts: list[str], error_format: str) -> list[Evaluated]:

@@ -71,6 +71,14 @@ def positive_up_to(high: float) -> Callable[[str], float]:
 def add_space_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="the .prx file")
     p.add_argument("--space", default=None, help="the space's name when the file defines several")
+    add_cluster_argument(p)
+
+
+def add_cluster_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", default=None, metavar="LABEL",
+                   help="with cluster axes: the cluster to use, as `plan`'s table names it (e.g. "
+                        "gpu=b200_calibrated,nodes=16; default: `plan` the one its objective chooses, the other "
+                        "commands the first the axes span)")
 
 
 def add_oracle_arguments(p: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Callable
 
 import attrs
+from attrs import frozen
 
 from primus_lang.check import LegalitySummary, require_legal, summarize
 from primus_lang.emit import inexpressible, target_warnings
@@ -134,8 +135,47 @@ def usable_bytes_of(space: Space) -> int:
     return usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
 
 
+@frozen
+class ClusterCount:
+    """One cluster a space's cluster axes span: its legal points, whether one fits, the least peak."""
+
+    cluster: str
+    gpus: int
+    legal: int
+    fits: bool
+    least_peak: int  # bytes per GPU (0: no legal point)
+    usable: int  # bytes per GPU the space's headroom leaves
+
+
+def cluster_counts(space: Space) -> list[ClusterCount]:
+    from primus_lang.ir import cluster_points
+
+    out: list[ClusterCount] = []
+    for label, sub in cluster_points(space) if space.cluster_axes else ():
+        legal, least, fits = _least_peak(sub)
+        out.append(ClusterCount(label, sub.cluster.world, legal, fits, max(least, 0), usable_bytes_of(sub)))
+    return out
+
+
+def cluster_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
+    """With cluster axes, the counts above are on the first cluster: the legal points of each, and
+    whether any fits in memory (`plan` searches each)."""
+    counts = cluster_counts(space)
+    if not counts:
+        return []
+    sizes = " x ".join(f"{a.name} {len(a.values)}" for a in space.cluster_axes)
+    lines = [f"  {len(counts)} clusters ({sizes}); the counts above are on the first, {counts[0].cluster}; "
+             "`plan` searches each:"]
+    for c in counts:
+        fit = "some fit in memory" if c.fits else (
+            f"none fits: least peak {c.least_peak / 2**30:.1f} GiB of {c.usable / 2**30:.1f} GiB usable"
+            if c.legal else "none is legal")
+        lines.append(f"    {c.cluster} ({c.gpus:,} GPUs): {c.legal:,} legal, {fit}")
+    return lines
+
+
 Section = Callable[[Space, LegalitySummary, argparse.Namespace], list[str]]
-SECTIONS: list[Section] = [legality_lines, memory_lines, target_lines]
+SECTIONS: list[Section] = [legality_lines, memory_lines, target_lines, cluster_lines]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,6 +218,9 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
                     # per space: what its target cannot express, and the axis values that bring it
                     "inexpressible": {space.name: [{"reason": i.reason, "values": list(i.values)}
                                                    for i in inexpressible(space)] for space, _ in summaries},
+                    # per space with cluster axes: each cluster's counts (the summary's are on the first)
+                    "cluster_points": {space.name: cluster_counts(space) for space, _ in summaries
+                                       if space.cluster_axes},
                 })
         )
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from primus_lang.commands._options import natural
+from primus_lang.commands._options import add_cluster_argument, natural
 from primus_lang.ir import serialize
 
 
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--a", help="candidate A")
     p.add_argument("--b", help="candidate B")
     p.add_argument("--space", help="the space's name when the file defines several")
+    add_cluster_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--rev", action="append", metavar="REV",
                    help="a git revision of FILE; twice to compare two revisions, once to compare it with the work tree")

@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from primus_lang.commands._capacity import on_cluster
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     refuse_non_empty(out, args.force)
     source = Path(args.file)
-    space: Space = load_space(source, args.space)
+    space: Space = on_cluster(load_space(source, args.space), args)
     cand: Candidate = read_point(space, args.point, args.error_format)
     target = args.target or space.settings.target
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.

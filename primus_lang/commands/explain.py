@@ -10,6 +10,7 @@ import argparse
 import difflib
 from pathlib import Path
 
+from primus_lang.commands._options import add_cluster_argument
 from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup
 from primus_lang.diagnostics.codes_names import FILE_ACCESS, UNKNOWN_CODE
 from primus_lang.ir import serialize
@@ -21,6 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("code", nargs="?", help="a code or its name (omit to list them all), or a .prx file")
     p.add_argument("--space", help="the space of FILE to use")
+    add_cluster_argument(p)
     p.add_argument("--point", help="the candidate, e.g. `tp=2,pp=4,recompute=full(8)`")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)

@@ -16,7 +16,7 @@ from attrs import frozen
 from rich.console import Console
 from rich.table import Table
 
-from primus_lang.commands import _campaign
+from primus_lang.commands import _campaign, _capacity
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
@@ -36,6 +36,7 @@ from primus_lang.search import (
     NAMES,
     OOM,
     REFUSED,
+    CapacityPlan,
     Limits,
     LlmConfig,
     Prepared,
@@ -104,6 +105,8 @@ class Plan:
     provenance: Provenance  # its evidence and error band
     tied: tuple[str, ...] = ()  # candidates tied with the best projection, the winner first
     report: str = ""  # the HTML report's path, one of ``files`` ("" when there is no winner)
+    capacity: CapacityPlan | None = None  # the clusters compared, with cluster axes or a training-run objective
+    cluster: str = ""  # the cluster planned on, as ``capacity`` names it ("" without cluster axes)
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -167,6 +170,17 @@ def run(args: argparse.Namespace) -> int:
         raise CompileError(Diagnostic(BAD_BUDGET, f"a patience of {args.patience} evaluations stops before the first",
                                       help="--patience N stops after N evaluations without improvement; N >= 1"))
     limits = limits_of(space, evals, seconds, args.patience)
+    capacity, cluster = None, ""
+    if _capacity.applies(space) or args.cluster:
+        capacity, chosen = _capacity.plan_clusters(args, space, limits, lambda s: _oracle(args, s),
+                                                   args.json or not Console(stderr=True).is_terminal)
+        if chosen is None:
+            if args.json:
+                print(serialize.to_json(capacity))
+            else:
+                _capacity.print_table(capacity, "")
+            return 1
+        cluster, space = chosen
     out = Path(args.out) if args.out else Path(f"plan-{space.name}")
     resume = Path(args.resume) if args.resume else None
     trace = Path(args.trace) if args.trace else (resume if resume is not None else out / "trace.jsonl")
@@ -196,7 +210,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         land = prep.land
         err.print(
-            f"space `{space.name}`: {len(land):,} legal points, {int(land.fits.sum()):,} fit in memory "
+            f"space `{space.name}`{f' on {cluster}' if cluster else ''}: {len(land):,} legal points, "
+            f"{int(land.fits.sum()):,} fit in memory "
             f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})"
         )
     writes_out = bool(launch) or any(p.parent.resolve() == out.resolve() for p in (trace, report))
@@ -210,8 +225,14 @@ def run(args: argparse.Namespace) -> int:
             raise KeyboardInterrupt(f"interrupted; the trace is in {trace}; continue with: "
                                     f"{rerun_command(args, trace, out)}") from None
         try:
-            return _finish(args, source, space, prep, result, out, trace, report,
-                           lambda path: args.force or path.resolve() in replace)
+            plan = _finish(args, source, space, prep, result, out, trace, report,
+                           lambda path: args.force or path.resolve() in replace, capacity)
+            plan = attrs.evolve(plan, capacity=capacity, cluster=cluster)
+            if args.json:
+                print(serialize.to_json(plan))
+            else:
+                _print(plan, prep, tuple(a.name for a in prep.land.axes))
+            return 0 if plan.report else 1
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted while writing the plan's files; the search is complete in "
                                     f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
@@ -296,7 +317,8 @@ def _search(space: Any, args: argparse.Namespace, limits: Limits, prep: Prepared
 
 
 def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, result: SearchResult,
-            out: Path, trace: Path, report: Path, replace: Callable[[Path], bool]) -> int:
+            out: Path, trace: Path, report: Path, replace: Callable[[Path], bool],
+            capacity: CapacityPlan | None = None) -> Plan:
     if result.evaluations == 0 and result.best is None:
         # `budget 0 evals` or `budget 1 ns` in the space: an empty table and exit 1 said nothing
         raise CompileError(Diagnostic(
@@ -348,16 +370,12 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
 
         # the report's baseline is the one this output names (the space's recipe when it has one)
         shown = attrs.evolve(result, baseline=baseline) if baseline is not None else result
-        write_report(shown, report, space, force=replace(report))
+        write_report(shown, report, space, force=replace(report), capacity=capacity)
         files.append(str(report))
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
                 str(report) if winner is not None else "")
-    if args.json:
-        print(serialize.to_json(plan))
-        return 0 if winner is not None else 1
-    _print(plan, prep, axes)
-    return 0 if winner is not None else 1
+    return plan
 
 
 def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) -> tuple[Trial, str]:
@@ -414,6 +432,8 @@ def _print_space_baseline(console: Console, b: Trial, prep: Prepared) -> None:
 
 
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
+    if plan.capacity is not None:
+        _capacity.print_table(plan.capacity, plan.cluster)
     res = plan.result
     # Layout labels are long; below 160 columns (a pipe, a CI log) rich would wrap them letter by letter.
     console = Console(highlight=False, width=max(Console().width, 160))

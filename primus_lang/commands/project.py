@@ -7,6 +7,7 @@ import argparse
 import time
 from typing import Any
 
+from primus_lang.commands._capacity import on_cluster
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.project import project
     from primus_lang.search import landscape_of
 
-    space = pick_space(load_program(args.file), args.space)
+    space = on_cluster(pick_space(load_program(args.file), args.space), args)
     start = time.perf_counter()
     if args.point:
         cand = read_point(space, args.point, args.error_format)

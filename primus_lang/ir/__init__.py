@@ -18,6 +18,7 @@ from primus_lang.ir.space import (
     Settings,
     Space,
     Value,
+    cluster_points,
 )
 from primus_lang.ir.span import Span
 
@@ -50,4 +51,5 @@ __all__ = [
     "Space",
     "Span",
     "Value",
+    "cluster_points",
 ]

@@ -143,6 +143,9 @@ class Gpu:
         Kind.BLOCK, "where the efficiencies come from and the error band they give a projection"))
     confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
+    # What the user pays, never a built-in fact: the stdlib's profiles leave it 0
+    price_per_hour: float = field(default=0.0, metadata=q(
+        Kind.NUMBER, "what one GPU-hour costs you, in your currency (0: not given; `cost` needs it)", zero_ok=True))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))
 
     @property

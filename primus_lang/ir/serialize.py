@@ -11,7 +11,8 @@ from cattrs.strategies import configure_tagged_union
 
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.expr import Binary, Call, Const, Expr, Name, Tuple_, Unary
-from primus_lang.ir.space import Value
+from primus_lang.ir.hardware import Gpu
+from primus_lang.ir.space import ClusterValue, Value
 
 T = TypeVar("T")
 
@@ -35,6 +36,16 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(bool | int | float | str, _structure_const)
     conv.register_structure_hook(Value, _structure_value)
     conv.register_unstructure_hook(Value, lambda v: conv.unstructure(v))
+
+    def structure_cluster_value(obj: Any, _: Any) -> ClusterValue:
+        if isinstance(obj, dict):
+            return conv.structure(obj, Gpu)
+        if isinstance(obj, int | float) and not isinstance(obj, bool):
+            return obj
+        raise ValueError(f"not a cluster axis value: {obj!r}")
+
+    conv.register_structure_hook(ClusterValue, structure_cluster_value)
+    conv.register_unstructure_hook(ClusterValue, lambda v: conv.unstructure(v))
     configure_tagged_union(Name | Const | Unary | Binary | Call | Tuple_, conv, tag_name="expr")
     return conv
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
 from attrs import field, frozen
 
 from primus_lang.ir.candidate import Recompute
@@ -14,6 +19,10 @@ from primus_lang.ir.span import Span
 
 # A value an axis can take: a knob's int, enum name, flag, or a recompute setting.
 Value = bool | int | float | str | Recompute
+
+
+# A value a cluster axis can take: a count or bandwidth, or a GPU profile.
+ClusterValue = int | float | Gpu
 
 
 # --- domains ----------------------------------------------------------------------------------
@@ -46,6 +55,34 @@ class Constraint:
     expr: Expr
     message: str = ""
     span: Span | None = field(default=None, eq=False, repr=False)
+
+
+@frozen
+class ClusterAxis:
+    """An axis over a field of the cluster (``nodes : 8 | 16``, ``gpu : h100_sxm_calibrated | mi355x_calibrated``):
+    a plan searches the recipe axes on each of its clusters, and compares the clusters by a run's time and cost."""
+
+    name: str  # a field of ir.hardware.Cluster
+    values: tuple[ClusterValue, ...]
+    span: Span | None = field(default=None, eq=False, repr=False)
+
+
+# What a whole training run costs: the objectives across clusters, and the names a `require` on them uses
+CAPACITY_METRICS = ("time_to_train", "cost", "tokens_per_dollar")
+CAPACITY_NAMES = (*CAPACITY_METRICS, "gpus")
+
+
+@frozen
+class Capacity:
+    """The training run a plan across clusters sizes: its tokens, and what it optimizes and requires.
+
+    In a ``require``, ``time_to_train`` is in days, ``cost`` in the GPUs' ``price_per_hour`` currency
+    and ``gpus`` the cluster's GPU count."""
+
+    train_tokens: float = 0.0  # 0: not given
+    objective: Objective | None = None  # a CAPACITY_METRICS objective; None: the space's own, per GPU
+    constraints: tuple[Constraint, ...] = ()
+    span: Span | None = field(default=None, eq=False, repr=False)  # where train_tokens is set
 
 
 @frozen
@@ -117,6 +154,9 @@ class Space:
     baseline: tuple[tuple[str, Value], ...] | None = None
     # Megatron settings primusc does not model, carried to the launch files as written (`passthrough { }`)
     passthrough: tuple[tuple[str, bool | int | float | str], ...] = ()
+    # axes over the cluster's own fields; ``cluster`` is then their first point (``cluster_points``)
+    cluster_axes: tuple[ClusterAxis, ...] = ()
+    capacity: Capacity = field(factory=Capacity)
 
     @property
     def headroom(self) -> float:
@@ -134,3 +174,22 @@ class Program:
     clusters: tuple[Cluster, ...] = ()
     spaces: tuple[Space, ...] = ()
     sites: tuple[Site, ...] = ()
+
+
+def cluster_label(values: Mapping[str, object]) -> str:
+    """``gpu=b200_calibrated,nodes=16``: a cluster point as the plan's table and ``--cluster`` name it."""
+    return ",".join(f"{k}={v.name if isinstance(v, Gpu) else v}" for k, v in values.items())
+
+
+def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
+    """Each cluster the space's cluster axes span, as a space of its own with no cluster axes (one point,
+    labelled "", without them); the order is the axes' values, the last axis fastest."""
+    if not space.cluster_axes:
+        return (("", space),)
+    names = [a.name for a in space.cluster_axes]
+    base = attrs.evolve(space, cluster_axes=())
+    out = []
+    for values in itertools.product(*(a.values for a in space.cluster_axes)):
+        chosen: dict[str, Any] = dict(zip(names, values, strict=True))
+        out.append((cluster_label(chosen), attrs.evolve(base, cluster=attrs.evolve(space.cluster, **chosen))))
+    return tuple(out)

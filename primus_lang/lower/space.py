@@ -14,18 +14,21 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
-from primus_lang.ir.hardware import Cluster
+from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import SETTING_RANGES
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import (
+    CAPACITY_METRICS,
     OBJECTIVE_METRICS,
     STRATEGIES,
     TIE_BREAKS,
     Axis,
     Budget,
+    Capacity,
+    ClusterAxis,
     Constraint,
     Domain,
     Let,
@@ -35,6 +38,7 @@ from primus_lang.ir.space import (
     Space,
     Value,
 )
+from primus_lang.lower import capacity
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
 from primus_lang.lower.names import base_names, enum_values, resolve_expr, type_of
@@ -129,6 +133,9 @@ class _SpaceBody:
         self.settings: dict[str, Any] = {}
         self.set_by: dict[str, ast.Stmt] = {}
         self.known = base_names()
+        self.cluster_axes: list[ClusterAxis] = []
+        self.cluster_fixed: dict[str, Any] = {}
+        self.capacity = Capacity()
 
     def claim(self, key: str, st: ast.Stmt, what: str) -> None:
         if key in self.set_by:
@@ -160,6 +167,9 @@ class _SpaceBody:
             self.axis(st)
         elif isinstance(st, ast.LetStmt):
             self.let(st)
+        elif isinstance(st, ast.RequireStmt) and capacity.is_capacity(st):
+            cons = (*self.capacity.constraints, capacity.constraint(st))
+            self.capacity = attrs.evolve(self.capacity, constraints=cons)
         elif isinstance(st, ast.RequireStmt):
             self.constraints.append(Constraint(self.expr(st.expr), st.message or "", st.span))
         elif isinstance(st, ast.FitsStmt):
@@ -168,8 +178,11 @@ class _SpaceBody:
             self.memory = MemoryRule(head, st.span)
         elif isinstance(st, ast.ObjectiveStmt):
             self.claim("objective", st, "the objective")
-            metric = _choose(st.metric, OBJECTIVE_METRICS, "metric", st.span)
-            self.objective = Objective(st.sense, metric, st.span)
+            if st.metric in CAPACITY_METRICS:
+                self.capacity = attrs.evolve(self.capacity, objective=capacity.objective(st))
+            else:
+                metric = _choose(st.metric, OBJECTIVE_METRICS + CAPACITY_METRICS, "metric", st.span)
+                self.objective = Objective(st.sense, metric, st.span)
         elif isinstance(st, ast.BudgetStmt):
             self.claim("budget", st, "`budget`")
             self.budget = _budget(st)
@@ -199,6 +212,13 @@ class _SpaceBody:
         elif st.name in KNOBS:
             self.claim(st.name, st, f"knob `{st.name}`")
             self.fixed[st.name] = single(KNOBS[st.name], st.value)
+        elif st.name in capacity.CLUSTER_FIELDS:
+            self.claim(st.name, st, f"cluster field `{st.name}`")
+            (self.cluster_fixed[st.name],) = capacity.cluster_values(self.loader, self.module, st.name,
+                                                                       ast.Domain((st.value,), st.span))
+        elif st.name == "train_tokens":
+            self.claim(st.name, st, "`train_tokens`")
+            self.capacity = attrs.evolve(self.capacity, train_tokens=capacity.train_tokens(st.value), span=st.span)
         else:
             _unknown_knob(st.name, name_span(st.span, st.name))
 
@@ -213,6 +233,10 @@ class _SpaceBody:
                        help=f"keep one: drop `on {d.on}`, or this statement")
 
     def axis(self, st: ast.AxisStmt) -> None:
+        if st.name in capacity.CLUSTER_FIELDS:
+            self.claim(st.name, st, f"cluster field `{st.name}`")
+            self.cluster_axes.append(capacity.cluster_axis(self.loader, self.module, st))
+            return
         if st.name not in KNOBS:
             _unknown_knob(st.name, name_span(st.span, st.name))
         self.claim(st.name, st, f"knob `{st.name}`")
@@ -298,6 +322,10 @@ class _SpaceBody:
         if "seq_len" not in self.fixed and "seq_len" not in self.axis_names():
             self.fixed["seq_len"] = model.seq_len
         _order_conditions(self.axes, self.let_deps)
+        # the cluster the other commands see is the first the cluster axes span
+        first: dict[str, Any] = {**self.cluster_fixed, **{a.name: a.values[0] for a in self.cluster_axes}}
+        cluster = attrs.evolve(cluster, **first)
+        gpus = tuple(g for a in self.cluster_axes for g in a.values if isinstance(g, Gpu)) or (cluster.gpu,)
         return Space(
             name=self.d.name,
             model=model,
@@ -319,6 +347,8 @@ class _SpaceBody:
             run=self.run,
             baseline=self.baseline,
             passthrough=self.passthrough,
+            cluster_axes=tuple(self.cluster_axes),
+            capacity=capacity.check(self.capacity, gpus, self.d.name_span),
         )
 
 

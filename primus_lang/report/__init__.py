@@ -11,22 +11,32 @@ from primus_lang.report.page import render_page
 from primus_lang.report.view import ReportData
 
 
-def render_report(result: Any, space: Space | None = None) -> str:
+def render_report(result: Any, space: Space | None = None, capacity: Any = None) -> str:
     """One HTML document for a search result (or ready ``ReportData``); ``space`` adds the exact
-    memory accounts and the winner's timeline."""
+    memory accounts and the winner's timeline, ``capacity`` (a ``search.CapacityPlan``) the clusters
+    a plan across clusters compared."""
     if isinstance(result, ReportData):
-        return render_page(result)
-    from primus_lang.report.adapt import from_search
+        data = result
+    else:
+        from primus_lang.report.adapt import from_search
 
-    return render_page(from_search(result, space))
+        data = from_search(result, space)
+    if capacity is not None:
+        import attrs
+
+        from primus_lang.report.clusters import cluster_points
+
+        data = attrs.evolve(data, clusters=cluster_points(capacity))
+    return render_page(data)
 
 
-def write_report(result: Any, path: str | Path, space: Space | None = None, force: bool = True) -> Path:
+def write_report(result: Any, path: str | Path, space: Space | None = None, force: bool = True,
+                 capacity: Any = None) -> Path:
     """Write the report for ``primusc plan --report PATH`` (atomically, never through a link; an
     existing file only with ``force``); returns the path written."""
     from primus_lang.outputs import write_file
 
-    return write_file(Path(path), render_report(result, space), force=force, option="report")
+    return write_file(Path(path), render_report(result, space, capacity), force=force, option="report")
 
 
 __all__ = ["ReportData", "render_report", "write_report"]

@@ -39,7 +39,7 @@ def colour_map(names: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _legend(svg: Svg, items: Sequence[tuple[str, str]], x: float, y: float, width: float) -> float:
+def legend_row(svg: Svg, items: Sequence[tuple[str, str]], x: float, y: float, width: float) -> float:
     """Swatches left to right, wrapping at ``width``; returns the y below the last row."""
     cx, cy = x, y
     for label, colour in items:
@@ -172,7 +172,7 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     names = {**BLOCK_NAMES, "B": BLOCK_NAMES["B"] if split_w else "backward"}
     items = [(names[k], BLOCK_COLOURS[k]) for k in ("F", "B", "W", "comm") if any(e.kind == k for e in events)]
     items.append(("idle (bubble)", "url(#bubble)"))
-    _legend(svg, items, left, base + 40, plot_w)
+    legend_row(svg, items, left, base + 40, plot_w)
     return svg.render()
 
 
@@ -247,7 +247,7 @@ def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float 
         svg.text(x(data.limit) - 4, plot_bottom + 30,
                  f"limit after {units.percent(data.headroom)} headroom: {units.gib(data.limit)}",
                  font_size=FONT, text_anchor="end", fill=LIMIT_COLOUR)
-    _legend(svg, list(groups.items()), left, plot_bottom + 52, plot_w)
+    legend_row(svg, list(groups.items()), left, plot_bottom + 52, plot_w)
     return svg.render()
 
 
@@ -316,7 +316,7 @@ def scatter_chart(data: ReportData, width: float = 960, height: float = 420) -> 
              ("baseline (square)", "#333333"), ("capacity", CAPACITY_COLOUR), ("headroom limit", LIMIT_COLOUR)]
     absent = {"does not fit": all(c.fits for c in pts), "baseline (square)": data.baseline is None,
               "winner": data.winner is None, "headroom limit": data.headroom <= 0}
-    _legend(svg, [i for i in items if not absent.get(i[0], False)], left, bottom + 54, right - left)
+    legend_row(svg, [i for i in items if not absent.get(i[0], False)], left, bottom + 54, right - left)
     return svg.render()
 
 
@@ -368,7 +368,7 @@ def trajectory_chart(data: ReportData, width: float = 960, height: float = 360) 
     svg.text(14, (top + bottom) / 2, title, font_size=FONT, text_anchor="middle",
              transform=f"rotate(-90 14 {(top + bottom) / 2:.0f})")
     items = [(f"{s} (dots: evaluations, line: incumbent)", c) for s, c in colours.items()]
-    _legend(svg, items, left, bottom + 54, right - left)
+    legend_row(svg, items, left, bottom + 54, right - left)
     return svg.render()
 
 
@@ -405,7 +405,7 @@ def breakdown_chart(cands: Sequence[CandidateView], width: float = 960) -> str:
                  class_="step")
         svg.text(x(max(cursor, c.step_time)) + 6, y + bar_h - 5, units.seconds(c.step_time), font_size=FONT)
         y += bar_h + gap
-    _legend(svg, [*kinds.items(), ("step time (tick)", "#111111")], left, plot_bottom + 34, plot_w)
+    legend_row(svg, [*kinds.items(), ("step time (tick)", "#111111")], left, plot_bottom + 34, plot_w)
     return svg.render()
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from primus_lang import __version__
 from primus_lang.ir import units
-from primus_lang.report import charts
+from primus_lang.report import charts, clusters
 from primus_lang.report.compare import diff
 from primus_lang.report.view import CandidateView, ReportData
 
@@ -188,6 +188,7 @@ def render_page(data: ReportData) -> str:
         "<p class='facts'>" + " ".join(f"<span class='{'long' if len(v) > 60 else 'fact'}'><b>{_e(k)}</b> {_e(v)}</span>"
                                        for k, v in facts) + "</p>",
         "<section id='summary'>", _cards(data), "</section>",
+        clusters.section(data.clusters) if data.clusters else "",
         "<section id='figures'><h2>Winner, runners-up and baseline</h2>",
         _figures_table(data, cands) if cands else charts.empty_note("no candidate was evaluated"),
         "</section>",

@@ -88,6 +88,25 @@ class Trajectory:
 
 
 @frozen
+class ClusterPoint:
+    """One cluster of a plan across clusters: a whole run's days and cost, each with its band (cost NaN
+    without a price)."""
+
+    label: str
+    gpus: int
+    recipe: str
+    days: float
+    days_low: float
+    days_high: float
+    cost: float
+    cost_low: float
+    cost_high: float
+    front: bool
+    chosen: bool
+    excluded: str = ""
+
+
+@frozen
 class ReportData:
     space: str
     model: str
@@ -105,6 +124,7 @@ class ReportData:
     evaluated: tuple[CandidateView, ...] = ()
     trajectories: tuple[Trajectory, ...] = ()
     notes: tuple[tuple[str, str], ...] = field(default=())  # extra facts for the header: (name, value)
+    clusters: tuple[ClusterPoint, ...] = ()  # a plan across clusters: every cluster's run (``search.capacity``)
 
     @property
     def limit(self) -> int:

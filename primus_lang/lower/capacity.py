@@ -1,0 +1,116 @@
+"""A space's cluster axes and training run: ``nodes : 8 | 16``, ``gpu : h100_sxm_calibrated | b200_calibrated``,
+``train_tokens = 15T``, ``minimize cost``, ``require time_to_train <= 30``.
+
+The recipe axes are searched on each cluster the cluster axes span (``ir.space.cluster_points``); the
+clusters are then compared by what a whole run takes (``search.capacity``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from primus_lang.diagnostics import codes_types as T
+from primus_lang.ir.expr import Expr, names_in
+from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.space import (
+    CAPACITY_METRICS,
+    CAPACITY_NAMES,
+    Capacity,
+    ClusterAxis,
+    Constraint,
+    Objective,
+)
+from primus_lang.lower.domains import expand
+from primus_lang.lower.names import resolve_expr, type_of
+from primus_lang.lower.scope import LoadedModule, Resolver
+from primus_lang.lower.values import fail
+from primus_lang.syntax import ast
+
+# the cluster's fields a space may choose (its name and span are not choices)
+CLUSTER_FIELDS = tuple(f.name for f in attrs.fields(Cluster) if f.name not in ("name", "span"))
+# each capacity objective's only sensible direction
+_SENSES = {"time_to_train": "minimize", "cost": "minimize", "tokens_per_dollar": "maximize"}
+_TOKEN_SCALE = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_TOKEN_COUNT = re.compile(r"([0-9]{1,6})([KMBGT])", re.ASCII)
+
+
+def cluster_values(loader: Resolver, module: LoadedModule, name: str, domain: ast.Domain) -> tuple[Any, ...]:
+    """The values of a cluster field's domain: GPU profiles (a name, or a name with fields replaced)
+    for ``gpu``, numbers of the field's kind for the others."""
+    f = attrs.fields_dict(Cluster)[name]
+    if kind_of(f) is not Kind.REF:
+        return tuple(expand(f, domain))
+    gpus: list[Gpu] = []
+    for alt in domain.alts:
+        if not isinstance(alt, ast.Ident | ast.Override):
+            raise fail(T.WRONG_TYPE, "`gpu` takes GPU profiles", getattr(alt, "span", domain.span),
+                       help="e.g. `gpu : h100_sxm_calibrated | b200_calibrated { price_per_hour = 6.5 }`")
+        gpus.append(loader.reference(module, alt, Gpu, "gpu"))
+    return tuple(gpus)
+
+
+def cluster_axis(loader: Resolver, module: LoadedModule, st: ast.AxisStmt) -> ClusterAxis:
+    if st.when is not None:
+        raise fail(T.MISPLACED_STATEMENT, f"the cluster axis `{st.name}` takes no `when`", st.span,
+                   help="every cluster is searched whole; constrain the recipe axes instead")
+    return ClusterAxis(st.name, cluster_values(loader, module, st.name, st.domain), st.span)
+
+
+def train_tokens(value: ast.Value) -> float:
+    """``15T``, ``500B``, ``2M`` or a plain number of tokens."""
+    if isinstance(value, ast.Ident):
+        m = _TOKEN_COUNT.fullmatch(value.name)
+        if m is not None:
+            return int(m.group(1)) * _TOKEN_SCALE[m.group(2)]
+    elif isinstance(value, ast.Quantity) and value.unit in (None, "B") and value.value > 0:
+        # `500B` lexes as bytes; a count of tokens has no bytes, so B is the billion it means here
+        return float(value.value) * (1e9 if value.unit == "B" else 1.0)
+    raise fail(T.WRONG_TYPE, "`train_tokens` is a count of tokens", getattr(value, "span", None),
+               help="e.g. `train_tokens = 15T` (K, M, B or T) or `train_tokens = 1.5e13`")
+
+
+def objective(st: ast.ObjectiveStmt) -> Objective:
+    sense = _SENSES[st.metric]
+    if st.sense != sense:
+        raise fail(T.BAD_ENUM, f"`{st.sense} {st.metric}` asks for the worst run", st.span,
+                   help=f"write `{sense} {st.metric}`")
+    return Objective(st.sense, st.metric, st.span)
+
+
+def is_capacity(st: ast.RequireStmt) -> bool:
+    """Whether a requirement is on the whole run (its time, cost or GPUs) rather than on the recipe."""
+    return bool(names_in(st.expr) & set(CAPACITY_NAMES))
+
+
+def constraint(st: ast.RequireStmt) -> Constraint:
+    other = sorted(names_in(st.expr) - set(CAPACITY_NAMES))
+    if other:
+        raise fail(T.BAD_EXPRESSION, f"a requirement on the whole run cannot also name `{other[0]}`", st.span,
+                   help=f"it names only {', '.join(CAPACITY_NAMES)}; write a recipe's requirement on its own line")
+    e: Expr = resolve_expr(st.expr, set(CAPACITY_NAMES))
+    got = type_of(e, dict.fromkeys(CAPACITY_NAMES, "number"))
+    if got != "bool":
+        raise fail(T.BAD_EXPRESSION, f"a condition must be true or false, but this is a {got}", st.span,
+                   help="compare it: e.g. `time_to_train <= 30` (days)")
+    return Constraint(e, st.message or "", st.span)
+
+
+def check(cap: Capacity, gpus: tuple[Gpu, ...], span: Any) -> Capacity:
+    """What a run's objective and requirements need: the tokens to train, and a price for every GPU
+    when they speak of cost."""
+    named = {cap.objective.metric} if cap.objective is not None else set()
+    for c in cap.constraints:
+        named |= names_in(c.expr)
+    if named & set(CAPACITY_METRICS) and cap.train_tokens <= 0:
+        raise fail(T.MISSING_FIELD, "a run's time or cost needs the tokens it trains on", span,
+                   help="add e.g. `train_tokens = 15T` to the space")
+    if named & {"cost", "tokens_per_dollar"}:
+        unpriced = [g.name for g in gpus if g.price_per_hour <= 0]
+        if unpriced:
+            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour`, and cost needs one", span,
+                       help=f"give the price you pay: `gpu : {unpriced[0]} {{ price_per_hour = ... }}` (primusc "
+                            "knows no prices)")
+    return cap

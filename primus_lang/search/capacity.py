@@ -1,0 +1,185 @@
+"""Plan across clusters: the recipe axes searched on each cluster a space's cluster axes span, then the
+clusters compared by what the whole training run takes (its days and its cost, each with its band).
+
+On one cluster a run's time is ``train_tokens / (tokens/s/GPU × GPUs)`` and its cost that time × GPUs ×
+the GPU's price: both fall as tokens/s/GPU rises, so the recipe that maximizes tokens/s/GPU on a
+cluster is also its fastest and cheapest, and only each cluster's best can lie on the front of time
+against cost. Each cluster is searched for that recipe (the space's strategy and budget, per cluster);
+the front and the choice are then exact over those bests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from attrs import frozen
+
+from primus_lang.check import evaluate_expr
+from primus_lang.ir.expr import names_in, to_text
+from primus_lang.ir.space import Space, cluster_points
+from primus_lang.search.budget import Limits
+from primus_lang.search.plan import prepare, run_search
+from primus_lang.search.trial import Trial
+from primus_lang.validate import trust
+
+if TYPE_CHECKING:
+    from primus_lang.project import Oracle
+
+DAY = 86_400.0
+HOUR = 3_600.0
+
+
+@frozen
+class Spread:
+    """A figure and the band around it (``low`` <= ``value`` <= ``high``)."""
+
+    value: float
+    low: float
+    high: float
+
+
+@frozen
+class ClusterPlan:
+    """One cluster: its best recipe, and what a whole run on it takes."""
+
+    label: str  # ``gpu=b200_calibrated,nodes=16``
+    gpu: str
+    nodes: int
+    gpus: int
+    price_per_hour: float  # 0: not given
+    recipe: str = ""  # the best candidate's label ("" when none was evaluated)
+    tokens_per_gpu: Spread | None = None
+    days: Spread | None = None  # time to train, with the band of the projection
+    cost: Spread | None = None  # None without a price
+    excluded: str = ""  # why the cluster cannot be chosen ("" when it can)
+    front: bool = False  # on the front of days against cost (or GPUs, without prices), requirements aside
+    legal: int = 0
+    fitting: int = 0
+    evaluations: int = 0
+    beyond: tuple[str, ...] = ()  # how the best lies beyond what its profile's band was measured on
+
+
+@frozen
+class CapacityPlan:
+    """What ``plan`` prints for a space with cluster axes or a training-run objective."""
+
+    train_tokens: float
+    objective: str  # ``minimize cost``; the space's per-GPU one without a training-run objective
+    clusters: tuple[ClusterPlan, ...]
+    chosen: str  # the chosen cluster's label ("" when none can be chosen)
+
+    def cluster(self, label: str) -> ClusterPlan | None:
+        return next((c for c in self.clusters if c.label == label), None)
+
+
+def run_figures(space: Space, best: Trial) -> tuple[Spread, Spread | None, Spread | None, tuple[str, ...]]:
+    """tokens/s/GPU, days and cost of a whole run of ``best`` on the space's cluster, with their bands."""
+    ev, cluster = best.evaluation, space.cluster
+    assert ev is not None
+    band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world)
+    tokens = Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high)
+    n = space.capacity.train_tokens
+    if n <= 0:
+        return tokens, None, None, band.beyond
+
+    def seconds(rate: float) -> float:
+        return n / (rate * cluster.world)
+
+    # the slowest rate of the band is the longest run
+    days = Spread(seconds(tokens.value) / DAY, seconds(tokens.high) / DAY, seconds(tokens.low) / DAY)
+    price = cluster.gpu.price_per_hour
+    cost = (Spread(*(d * DAY / HOUR * cluster.world * price for d in (days.value, days.low, days.high)))
+            if price > 0 else None)
+    return tokens, days, cost, band.beyond
+
+
+def _variables(c: ClusterPlan, train_tokens: float) -> dict[str, float]:
+    """The names a training run's ``require`` reads (``ir.space.Capacity``)."""
+    out = {"gpus": float(c.gpus)}
+    if c.days is not None:
+        out["time_to_train"] = c.days.value
+    if c.cost is not None:
+        out["cost"] = c.cost.value
+        out["tokens_per_dollar"] = train_tokens / c.cost.value
+    return out
+
+
+def _unmet(space: Space, c: ClusterPlan) -> str:
+    """The first ``require`` on the run this cluster fails, as written ("" when it meets them all)."""
+    env = _variables(c, space.capacity.train_tokens)
+    for cons in space.capacity.constraints:
+        if not names_in(cons.expr) <= set(env):
+            continue  # a figure this cluster has none of yet (before its search)
+        if not bool(evaluate_expr(cons.expr, env)):
+            return f"fails: {cons.message}" if cons.message else f"fails `require {to_text(cons.expr)}`"
+    return ""
+
+
+def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
+    """Smaller is better: the run's objective, then fewer GPUs, then the label."""
+    obj = space.capacity.objective
+    if obj is None:
+        value = -scores[c.label]
+    elif obj.metric == "time_to_train":
+        value = c.days.value if c.days is not None else float("inf")
+    else:  # cost, or tokens per dollar: the tokens are fixed, so the cheapest run has the most
+        value = c.cost.value if c.cost is not None else float("inf")
+    return value, c.gpus, c.label
+
+
+def front(clusters: Sequence[ClusterPlan]) -> set[str]:
+    """The labels no other cluster beats on both days and cost (days and GPUs without prices)."""
+    def point(c: ClusterPlan) -> tuple[float, float]:
+        assert c.days is not None
+        return c.days.value, c.cost.value if c.cost is not None else float(c.gpus)
+
+    def beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return a[0] <= b[0] and a[1] <= b[1] and a != b
+
+    ok = [c for c in clusters if c.days is not None]  # a requirement a cluster fails does not move the front
+    return {c.label for c in ok if not any(beats(point(o), point(c)) for o in ok)}
+
+
+def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int | None,
+                  oracle_for: Callable[[Space], Oracle | None] = lambda s: None,
+                  progress: Callable[[str], None] | None = None) -> CapacityPlan:
+    """Search each cluster of ``space`` and compare the clusters by the space's training-run objective."""
+    plans: list[ClusterPlan] = []
+    scores: dict[str, float] = {}
+    for label, sub in cluster_points(space):
+        c = ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
+                        sub.cluster.gpu.price_per_hour)
+        c = attrs.evolve(c, excluded=_unmet(space, c))  # `require gpus <= N` needs no search
+        if not c.excluded:
+            if progress is not None:
+                progress(label)
+            c, score = _search(sub, c, strategy, limits, seed, oracle_for(sub))
+            if score is not None:
+                scores[label] = score
+            if not c.excluded:
+                c = attrs.evolve(c, excluded=_unmet(space, c))
+        plans.append(c)
+    on_front = front(plans)
+    plans = [attrs.evolve(c, front=c.label in on_front) for c in plans]
+    open_ = [c for c in plans if not c.excluded]
+    chosen = min(open_, key=lambda c: _key(space, c, scores)).label if open_ else ""
+    obj = space.capacity.objective or space.objective
+    return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans), chosen)
+
+
+def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, seed: int | None,
+            oracle: Any) -> tuple[ClusterPlan, float | None]:
+    prep = prepare(sub, oracle)
+    legal, fitting = len(prep.land), int(prep.land.fits.sum())
+    c = attrs.evolve(c, legal=legal, fitting=fitting)
+    if fitting == 0:
+        return attrs.evolve(c, excluded="no legal recipe fits in memory" if legal else "no legal recipe"), None
+    result = run_search(sub, strategy, limits, seed, prepared=prep)
+    best = result.best
+    c = attrs.evolve(c, evaluations=result.evaluations)
+    if best is None or best.evaluation is None or best.candidate is None:
+        return attrs.evolve(c, excluded=f"the search evaluated nothing ({result.stop_reason})"), None
+    tokens, days, cost, beyond = run_figures(sub, best)
+    c = attrs.evolve(c, recipe=best.candidate.label(), tokens_per_gpu=tokens, days=days, cost=cost, beyond=beyond)
+    return c, best.score

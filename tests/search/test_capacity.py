@@ -1,0 +1,210 @@
+"""Planning across clusters (issue 32): cluster axes, a training run's days and cost with their bands,
+the front of days against cost, and the cluster the launch files are for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
+from primus_lang.diagnostics import codes_names as N
+from primus_lang.diagnostics import codes_types as T
+from primus_lang.ir import cluster_points
+from primus_lang.lower import load_space
+from primus_lang.search import limits_of, plan_capacity, run_search
+from primus_lang.search.capacity import DAY, HOUR, front
+
+HEAD = """import models.llama3 (llama3_8b)
+import clusters.nvidia (h100_x8)
+import hardware.calibrated (h100_sxm_calibrated, b200_calibrated)
+"""
+
+
+def space_text(body: str) -> str:
+    return HEAD + f"""
+space s on h100_x8 {{
+  model = llama3_8b
+  seq_len = 4096
+  gbs = 256
+  tp : 1 | 2 | 4
+  pp : 1 | 2
+  mbs : 1 | 2
+  sharding = dist_opt
+  fits memory headroom 5%
+{body}
+}}
+"""
+
+
+PRICED = """  gpu : h100_sxm_calibrated { price_per_hour = 2 } | b200_calibrated { price_per_hour = 5 }
+  nodes : 1 | 2 | 4
+  train_tokens = 1T
+  strategy exhaustive
+"""
+
+
+def load(tmp_path: Path, body: str) -> object:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(body))
+    return load_space(path)
+
+
+def code_of(tmp_path: Path, body: str) -> object:
+    with pytest.raises(CompileError) as err:
+        load(tmp_path, body)
+    return err.value.diagnostics[0].code
+
+
+def test_cluster_axes_span_one_space_per_cluster(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    points = cluster_points(space)  # type: ignore[arg-type]
+    assert [label for label, _ in points] == [
+        f"gpu={g},nodes={n}" for g in ("h100_sxm_calibrated", "b200_calibrated") for n in (1, 2, 4)]
+    assert [(sub.cluster.gpu.name, sub.cluster.world, sub.cluster.gpu.price_per_hour) for _, sub in points][2:4] == [
+        ("h100_sxm_calibrated", 32, 2.0), ("b200_calibrated", 8, 5.0)]
+    assert all(not sub.cluster_axes for _, sub in points)
+    assert space.cluster == points[0][1].cluster  # type: ignore[attr-defined]  # what the other commands see
+    assert space.capacity.train_tokens == 1e12  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("15T", 15e12), ("500B", 5e11), ("2M", 2e6), ("1.5e13", 1.5e13)])
+def test_train_tokens_read_with_a_suffix_or_as_a_number(tmp_path: Path, text: str, tokens: float) -> None:
+    assert load(tmp_path, f"  train_tokens = {text}\n").capacity.train_tokens == tokens  # type: ignore[attr-defined]
+
+
+def test_a_space_may_fix_one_cluster_field(tmp_path: Path) -> None:
+    space = load(tmp_path, "  nodes = 3\n")
+    assert space.cluster.world == 24 and not space.cluster_axes  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ("  train_tokens = lots\n", T.WRONG_TYPE),
+    ("  train_tokens = 1T\n  maximize cost\n", T.BAD_ENUM),
+    ("  minimize time_to_train\n", T.MISSING_FIELD),
+    ("  train_tokens = 1T\n  minimize cost\n", T.MISSING_FIELD),  # h100_sxm_calibrated has no price
+    ("  train_tokens = 1T\n  require time_to_train <= 30 and tp == 2\n", T.BAD_EXPRESSION),
+    ("  nodes : 1 | 2 when tp > 1\n", T.MISPLACED_STATEMENT),
+    ("  gpu : 1 | 2\n", T.WRONG_TYPE),
+    ("  gpu : no_such_gpu\n", N.UNKNOWN_NAME),
+])
+def test_what_a_run_needs_is_refused_with_a_code(tmp_path: Path, body: str, code: object) -> None:
+    assert code_of(tmp_path, body) is code
+
+
+def test_each_cluster_gets_its_own_best_and_the_run_figures_follow(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    assert len(cap.clusters) == 6 and not any(c.excluded for c in cap.clusters)
+    for (label, sub), c in zip(cluster_points(space), cap.clusters, strict=True):  # type: ignore[arg-type]
+        alone = run_search(sub)
+        assert alone.best is not None and alone.best.candidate is not None and alone.best.evaluation is not None
+        assert c.label == label and c.recipe == alone.best.candidate.label()
+        assert c.tokens_per_gpu is not None and c.days is not None and c.cost is not None
+        rate = alone.best.evaluation.tokens_per_gpu
+        assert c.days.value == pytest.approx(1e12 / (rate * c.gpus) / DAY)
+        assert c.cost.value == pytest.approx(c.days.value * DAY / HOUR * c.gpus * c.price_per_hour)
+        # the band: the slowest rate the profile allows is the longest and dearest run
+        assert c.tokens_per_gpu.low <= rate <= c.tokens_per_gpu.high
+        assert c.days.low <= c.days.value <= c.days.high and c.cost.low <= c.cost.value <= c.cost.high
+    chosen = cap.cluster(cap.chosen)
+    assert chosen is not None and all(chosen.cost.value <= c.cost.value for c in cap.clusters)  # type: ignore[union-attr]
+
+
+def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  minimize time_to_train\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    assert {c.label for c in cap.clusters if c.front} == front(cap.clusters)
+    for c in cap.clusters:
+        assert c.days is not None and c.cost is not None
+        beaten = any(o.days is not None and o.cost is not None and o.days.value <= c.days.value
+                     and o.cost.value <= c.cost.value and o.label != c.label for o in cap.clusters)
+        assert c.front != beaten
+    fastest = min(cap.clusters, key=lambda c: c.days.value if c.days else 0)
+    assert cap.chosen == fastest.label and fastest.front
+
+
+def test_requirements_exclude_clusters_and_gpus_needs_no_search(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + '  require gpus <= 16\n  require time_to_train <= 10000 "short"\n  minimize cost\n')
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    big = [c for c in cap.clusters if c.gpus > 16]
+    assert big and all(c.excluded == "fails `require gpus <= 16`" and c.evaluations == 0 for c in big)
+    slow = [c for c in cap.clusters if c.days is not None and c.days.value > 10000]
+    assert all(c.excluded == "fails: short" for c in slow)
+    assert cap.chosen and cap.cluster(cap.chosen).gpus <= 16  # type: ignore[union-attr]
+
+
+def test_plan_writes_launch_files_for_the_chosen_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    out = tmp_path / "plan"
+    assert main(["plan", str(path), "--out", str(out), "--target", "megatron+slurm", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    chosen = plan["capacity"]["chosen"]
+    assert plan["cluster"] == chosen and plan["gpu"] == chosen.split(",")[0].removeprefix("gpu=")
+    nodes = int(chosen.split("nodes=")[1])
+    assert f"NNODES={nodes}\n" in (out / "launch.sbatch").read_text()
+    # the report plots every cluster's run, the chosen one marked, the front ringed
+    report = (out / "report.html").read_text()
+    assert "id='clusters'" in report and report.count('class="cluster') == 6
+    assert report.count('class="cluster chosen"') == 1
+    assert report.count('class="front-point"') == sum(c["front"] for c in plan["capacity"]["clusters"])
+    # another cluster of the table, named in any order
+    other = next(c["label"] for c in plan["capacity"]["clusters"] if c["label"] != chosen)
+    gpu, n = other.split(",")
+    out2 = tmp_path / "plan2"
+    assert main(["plan", str(path), "--out", str(out2), "--target", "megatron+slurm", "--cluster", f"{n},{gpu}",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cluster"] == other
+    assert f"NNODES={n.removeprefix('nodes=')}\n" in (out2 / "launch.sbatch").read_text()
+
+
+def test_plan_prints_the_table_and_refuses_an_unknown_cluster(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-emit"]) == 0
+    text = capsys.readouterr().out
+    assert "days to train" in text and "★" in text and "the launch files below are for gpu=" in text
+    assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--cluster", "gpu=b200_calibrated,nodes=3"]) == 1
+    assert "P2001" in capsys.readouterr().err
+
+
+def test_no_cluster_meeting_the_requirements_writes_nothing(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require time_to_train <= 0.001\n  minimize cost\n"))
+    out = tmp_path / "plan"
+    assert main(["plan", str(path), "--out", str(out), "--json"]) == 1
+    cap = json.loads(capsys.readouterr().out)
+    assert cap["chosen"] == "" and all(c["excluded"] for c in cap["clusters"])
+    assert not out.exists()
+
+
+def test_check_counts_the_points_of_each_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    assert main(["check", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "6 clusters (gpu 2 x nodes 3)" in text and "gpu=b200_calibrated,nodes=4 (32 GPUs)" in text
+    assert main(["check", str(path), "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["cluster_points"]["s"]
+    assert [c["gpus"] for c in counts] == [8, 16, 32, 8, 16, 32] and all(c["legal"] > 0 for c in counts)
+
+
+def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    out = tmp_path / "emit"
+    assert main(["emit", str(path), "--point", "tp=2", "--cluster", "nodes=4,gpu=b200_calibrated",
+                 "--target", "megatron+slurm", "--out", str(out)]) == 0
+    assert "NNODES=4\n" in (out / "launch.sbatch").read_text()
+    assert '"gpu": "b200_calibrated"' in (out / "manifest.json").read_text()
+    assert main(["emit", str(path), "--point", "tp=2", "--target", "megatron+slurm", "--out", str(tmp_path / "e2")]) == 0
+    assert "NNODES=1\n" in (tmp_path / "e2" / "launch.sbatch").read_text()  # the first cluster the axes span
+    capsys.readouterr()
+    assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
+    assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
+    assert "P2001" in capsys.readouterr().err
