@@ -182,10 +182,11 @@ def cluster_label(values: Mapping[str, object]) -> str:
 
 
 def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
-    """Each cluster the space's cluster axes span, as a space of its own with no cluster axes (one point,
-    labelled "", without them); the order is the axes' values, the last axis fastest."""
+    """Each cluster the space's cluster axes span, as a space of its own with no cluster axes (without
+    them, the space's one cluster, labelled by its name); the order is the axes' values, the last axis
+    fastest."""
     if not space.cluster_axes:
-        return (("", space),)
+        return ((space.cluster.name, space),)
     names = [a.name for a in space.cluster_axes]
     base = attrs.evolve(space, cluster_axes=())
     out = []

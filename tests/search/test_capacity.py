@@ -208,3 +208,12 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
     assert "P2001" in capsys.readouterr().err
+
+
+def test_a_run_objective_on_one_cluster_plans_that_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text("  gpu = b200_calibrated { price_per_hour = 5 }\n  train_tokens = 1T\n  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-emit", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    (only,) = plan["capacity"]["clusters"]
+    assert plan["cluster"] == only["label"] == "h100_x8" and only["gpu"] == "b200_calibrated" and only["front"]
