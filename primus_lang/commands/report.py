@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from primus_lang.commands._options import add_cluster_argument
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -22,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--space", dest="space_file",
                    help="the .prx file the search ran on (without it: no memory terms, no timeline)")
     p.add_argument("--space-name", help="the space's name when the file defines several (default: from the trace)")
+    add_cluster_argument(p)
     p.set_defaults(func=run)
 
 
@@ -36,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         inputs["--space"] = Path(args.space_file)
     refuse_collisions({"--out": target}, inputs)
     check_outputs(None, {"out": target}, args.force)
-    out, full = report_from_trace(Path(args.trace), target, args.space_file, args.space_name, args.force)
+    out, full = report_from_trace(Path(args.trace), target, args.space_file, args.space_name, args.force,
+                                  args.cluster)
     if not full:
         # the trace records results, not the space: the page lacks what only the space can recompute
         print("warning: no --space: the report has no memory terms, no pipeline timeline for the winner, and "

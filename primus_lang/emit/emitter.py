@@ -89,6 +89,9 @@ def _header(space: Space, cand: Candidate, target: str, ctx: EmitContext) -> dic
         "space": space.name,
         "target": target,
         "label": cand.label(),
+        # the hardware the recipe was planned and its memory proved for: a space may span several clusters
+        "cluster": f"{space.cluster.nodes} node{'s' if space.cluster.nodes != 1 else ''} x "
+                   f"{space.cluster.gpus_per_node} {space.cluster.gpu.name}",
     }
 
 

@@ -177,8 +177,14 @@ class Program:
 
 
 def cluster_label(values: Mapping[str, object]) -> str:
-    """``gpu=b200_calibrated,nodes=16``: a cluster point as the plan's table and ``--cluster`` name it."""
-    return ",".join(f"{k}={v.name if isinstance(v, Gpu) else v}" for k, v in values.items())
+    """``gpu=b200_calibrated,nodes=16``: a cluster point as the plan's table and ``--cluster`` name it,
+    each value as the language writes it (``nic_bandwidth=50 GB/s``)."""
+    from primus_lang.ir.quantity import kind_of
+    from primus_lang.ir.text import literal
+
+    fields = attrs.fields_dict(Cluster)
+    return ",".join(f"{k}={v.name if isinstance(v, Gpu) else literal(v, kind_of(fields[k]))}"
+                    for k, v in values.items())
 
 
 def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:

@@ -13,9 +13,10 @@ __all__ = ["load_program", "load_space", "loads_program", "pick_space", "single"
 # Read by the front ends and later stages, and imported on first use: a command loads only the
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
+    from primus_lang.lower.capacity import select_cluster
     from primus_lang.lower.load import Loader
     from primus_lang.lower.values import block_class
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Loader", "block_class"]
+__all__ += ["Loader", "block_class", "select_cluster"]

@@ -11,17 +11,21 @@ from typing import Any
 
 import attrs
 
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.ir.expr import Expr, names_in
+from primus_lang.ir.expr import Const, Expr, Name, map_children, names_in
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import (
-    CAPACITY_METRICS,
     CAPACITY_NAMES,
     Capacity,
     ClusterAxis,
     Constraint,
     Objective,
+    Space,
+    cluster_label,
+    cluster_points,
 )
 from primus_lang.lower.domains import expand
 from primus_lang.lower.names import resolve_expr, type_of
@@ -48,7 +52,13 @@ def cluster_values(loader: Resolver, module: LoadedModule, name: str, domain: as
         if not isinstance(alt, ast.Ident | ast.Override):
             raise fail(T.WRONG_TYPE, "`gpu` takes GPU profiles", getattr(alt, "span", domain.span),
                        help="e.g. `gpu : h100_sxm_calibrated | b200_calibrated { price_per_hour = 6.5 }`")
-        gpus.append(loader.reference(module, alt, Gpu, "gpu"))
+        gpu = loader.reference(module, alt, Gpu, "gpu")
+        if any(g.name == gpu.name for g in gpus):
+            # the table, --cluster and the launch files name a cluster by its GPU's name
+            raise fail(N.DUPLICATE_DEFINITION, f"two values of `gpu` are both named `{gpu.name}`",
+                       getattr(alt, "span", domain.span),
+                       help=f"give each its own name: `gpu {gpu.name}_b = {gpu.name} {{ ... }}` at the top level")
+        gpus.append(gpu)
     return tuple(gpus)
 
 
@@ -85,12 +95,20 @@ def is_capacity(st: ast.RequireStmt) -> bool:
     return bool(names_in(st.expr) & set(CAPACITY_NAMES))
 
 
+def _counts(e: Expr) -> Expr:
+    """``5M`` in a requirement (`require cost <= 5M`) as the number it names."""
+    if isinstance(e, Name):
+        m = _TOKEN_COUNT.fullmatch(e.id)
+        return Const(int(m.group(1)) * _TOKEN_SCALE[m.group(2)], e.span) if m is not None else e
+    return map_children(e, _counts)
+
+
 def constraint(st: ast.RequireStmt) -> Constraint:
-    other = sorted(names_in(st.expr) - set(CAPACITY_NAMES))
+    other = sorted(names_in(_counts(st.expr)) - set(CAPACITY_NAMES))
     if other:
         raise fail(T.BAD_EXPRESSION, f"a requirement on the whole run cannot also name `{other[0]}`", st.span,
                    help=f"it names only {', '.join(CAPACITY_NAMES)}; write a recipe's requirement on its own line")
-    e: Expr = resolve_expr(st.expr, set(CAPACITY_NAMES))
+    e: Expr = resolve_expr(_counts(st.expr), set(CAPACITY_NAMES))
     got = type_of(e, dict.fromkeys(CAPACITY_NAMES, "number"))
     if got != "bool":
         raise fail(T.BAD_EXPRESSION, f"a condition must be true or false, but this is a {got}", st.span,
@@ -99,18 +117,37 @@ def constraint(st: ast.RequireStmt) -> Constraint:
 
 
 def check(cap: Capacity, gpus: tuple[Gpu, ...], span: Any) -> Capacity:
-    """What a run's objective and requirements need: the tokens to train, and a price for every GPU
-    when they speak of cost."""
+    """What a run's objective and requirements need: the tokens to train for its days and cost, and a
+    price for every GPU for its cost and tokens per unit of price."""
     named = {cap.objective.metric} if cap.objective is not None else set()
     for c in cap.constraints:
         named |= names_in(c.expr)
-    if named & set(CAPACITY_METRICS) and cap.train_tokens <= 0:
-        raise fail(T.MISSING_FIELD, "a run's time or cost needs the tokens it trains on", span,
+    where = cap.objective.span if cap.objective is not None and cap.objective.span is not None else span
+    if named & {"time_to_train", "cost"} and cap.train_tokens <= 0:
+        raise fail(T.MISSING_FIELD, "a run's time and cost need the tokens it trains on", where,
                    help="add e.g. `train_tokens = 15T` to the space")
     if named & {"cost", "tokens_per_dollar"}:
         unpriced = [g.name for g in gpus if g.price_per_hour <= 0]
         if unpriced:
-            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour`, and cost needs one", span,
+            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour`, and cost needs one", where,
                        help=f"give the price you pay: `gpu : {unpriced[0]} {{ price_per_hour = ... }}` (primusc "
                             "knows no prices)")
     return cap
+
+
+def _parts(label: str) -> tuple[str, ...]:
+    return tuple(sorted(part.replace(" ", "") for part in label.split(",")))
+
+
+def select_cluster(space: Space, label: str) -> tuple[str, Space]:
+    """The cluster ``label`` names (``gpu=...,nodes=...``, in any order) as the table names it, and the
+    space on it."""
+    points = dict(cluster_points(space))
+    for known, sub in points.items():
+        if _parts(known) == _parts(label):
+            return known, sub
+    axes = "; ".join(f"{a.name}: " + " | ".join(cluster_label({a.name: v}).split("=", 1)[1] for v in a.values)
+                     for a in space.cluster_axes)
+    raise CompileError(Diagnostic(N.UNKNOWN_NAME, f"`{label}` is not a cluster of space `{space.name}`",
+                                  help=f"name one value of each axis ({axes}), e.g. {next(iter(points))}"
+                                  if axes else f"the space has no cluster axes; its one cluster is {next(iter(points))}"))

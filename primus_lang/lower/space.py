@@ -374,7 +374,7 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
 
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:
-    candidates = [*KNOBS, "model", "cluster"]
+    candidates = [*KNOBS, "model", "cluster", *capacity.CLUSTER_FIELDS, "train_tokens"]
     close = difflib.get_close_matches(name, candidates, n=1)
     if name in attrs.fields_dict(Settings):
         hint = f"`{name}` is a setting: write `assume {name} = ...`"

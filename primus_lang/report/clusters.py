@@ -98,17 +98,20 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
 def section(points: Sequence[ClusterPoint]) -> str:
     """The section: a note, the chart and a table, one row per cluster."""
     e = html.escape
+    priced = all(math.isfinite(p.cost) for p in points)
+    versus = "its cost" if priced else "its GPUs"
+    better = "both faster and cheaper" if priced else "both faster and on fewer GPUs"
     rows = "".join(
         f"<tr class='{'winner' if p.chosen else ''}'><td class='l'>{e(p.label)}</td><td>{p.gpus:,}</td>"
         f"<td class='l'><code>{e(p.recipe)}</code></td>"
         f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f})</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
-        f"</td><td>{'★' if p.front else ''}</td><td class='l'>{e(('chosen; ' if p.chosen else '') + p.excluded)}</td>"
+        f"</td><td>{'★' if p.front else ''}</td><td class='l'>{e('; '.join(x for x in ('chosen' if p.chosen else '', p.excluded) if x))}</td>"
         "</tr>"
         for p in points)
-    return ("<section id='clusters'><h2>Clusters: a whole run's days against its cost</h2>"
+    return (f"<section id='clusters'><h2>Clusters: a whole run's days against {versus}</h2>"
             "<p class='note'>Each point is one cluster's best recipe, coloured by GPU; its cross spans the "
-            "projection's band. Ringed in red and joined: the front (no other cluster both faster and cheaper); "
+            f"projection's band. Ringed in red and joined: the front (no other cluster {better}); "
             "faint: a cluster a requirement excludes; the larger point is the cluster the launch files are "
             "for.</p>" + chart(points)
             + "<table><thead><tr><th class='l'>cluster</th><th>GPUs</th><th class='l'>best recipe</th><th>days (band)</th>"

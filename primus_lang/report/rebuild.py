@@ -7,6 +7,7 @@ from pathlib import Path
 import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
 from primus_lang.diagnostics.codes_report import REPORT_WRITE, SPACE_NOT_FOUND
 from primus_lang.diagnostics.codes_search import TRACE_MISMATCH
 from primus_lang.ir import Space
@@ -18,7 +19,7 @@ from primus_lang.search import SearchResult
 
 
 def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None,
-                      force: bool = False) -> tuple[Path, bool]:
+                      force: bool = False, cluster: str | None = None) -> tuple[Path, bool]:
     """Write the report of ``trace`` to ``out``; True with it when the space was known, so the report
     has its memory terms and timeline."""
     result, header = result_from_trace(trace)
@@ -31,6 +32,7 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
             raise CompileError(Diagnostic(SPACE_NOT_FOUND, f"no space file at `{file}`",
                                           help="pass `--space FILE`"))
         space = load_space(Path(file), space_name or header.get("space") or None)
+        space = _on_cluster(space, cluster)
         _refuse_foreign(trace, space, result)
     data = from_search(result, space)
     if space is None:
@@ -43,6 +45,20 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
         raise CompileError(Diagnostic(REPORT_WRITE, f"cannot write `{out}`: {err.strerror}")) from None
     return out, space is not None
 
+
+
+def _on_cluster(space: Space, cluster: str | None) -> Space:
+    """The space on the cluster the search ran on: a trace records one cluster's search, and the
+    memory terms and timeline of another cluster would be wrong without a word."""
+    from primus_lang.lower import select_cluster
+
+    if cluster:
+        return select_cluster(space, cluster)[1]
+    if space.cluster_axes:
+        raise CompileError(Diagnostic(BAD_ARGUMENT, f"space `{space.name}` has cluster axes: the trace is one "
+                                      "cluster's search", help="name it with --cluster, as the plan printed it "
+                                      "(its `plan --json` has it as `cluster`)"))
+    return space
 
 
 def _refuse_foreign(trace: Path, space: Space, result: SearchResult) -> None:

@@ -16,6 +16,9 @@ import attrs
 from attrs import frozen
 
 from primus_lang.check import evaluate_expr
+from primus_lang.diagnostics import CompileError
+from primus_lang.diagnostics.codes_legality import NO_LEGAL_POINT as NO_LEGAL
+from primus_lang.diagnostics.codes_search import NO_FITTING_POINT, NO_LEGAL_POINT
 from primus_lang.ir.expr import names_in, to_text
 from primus_lang.ir.space import Space, cluster_points
 from primus_lang.search.budget import Limits
@@ -52,12 +55,14 @@ class ClusterPlan:
     tokens_per_gpu: Spread | None = None
     days: Spread | None = None  # time to train, with the band of the projection
     cost: Spread | None = None  # None without a price
+    tokens_per_dollar: Spread | None = None  # tokens a unit of the price buys; None without a price
     excluded: str = ""  # why the cluster cannot be chosen ("" when it can)
+    marginal: str = ""  # a requirement the projection meets and its band does not ("" when none)
     front: bool = False  # on the front of days against cost (or GPUs, without prices), requirements aside
     legal: int = 0
     fitting: int = 0
     evaluations: int = 0
-    beyond: tuple[str, ...] = ()  # how the best lies beyond what its profile's band was measured on
+    beyond: tuple[str, ...] = ()  # how the best lies beyond what its profile was fitted on, its band widened
 
 
 @frozen
@@ -73,47 +78,65 @@ class CapacityPlan:
         return next((c for c in self.clusters if c.label == label), None)
 
 
-def run_figures(space: Space, best: Trial) -> tuple[Spread, Spread | None, Spread | None, tuple[str, ...]]:
-    """tokens/s/GPU, days and cost of a whole run of ``best`` on the space's cluster, with their bands."""
+@frozen
+class Figures:
+    """A whole run of one recipe on one cluster, each figure with its band."""
+
+    tokens_per_gpu: Spread
+    days: Spread | None  # None without train_tokens
+    cost: Spread | None  # None without train_tokens or a price
+    tokens_per_dollar: Spread | None  # None without a price
+    widened: tuple[str, ...]  # why the band is wider than the profile's ("" reasons: it is not)
+
+
+def run_figures(space: Space, best: Trial) -> Figures:
+    """tokens/s/GPU, days, cost and tokens per unit of price of a whole run of ``best`` on the space's
+    cluster, with their bands: the band's slowest rate gives the longest and dearest run."""
     ev, cluster = best.evaluation, space.cluster
     assert ev is not None
+    prov = cluster.gpu.provenance
     band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world)
     tokens = Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high)
-    n = space.capacity.train_tokens
-    if n <= 0:
-        return tokens, None, None, band.beyond
-
-    def seconds(rate: float) -> float:
-        return n / (rate * cluster.world)
-
-    # the slowest rate of the band is the longest run
-    days = Spread(seconds(tokens.value) / DAY, seconds(tokens.high) / DAY, seconds(tokens.low) / DAY)
+    # the far band can lie inside the profile's own: then beyond what the fit saw is no wider
+    wider = band.tokens_low < ev.tokens_per_gpu * prov.low or band.tokens_high > ev.tokens_per_gpu * prov.high
     price = cluster.gpu.price_per_hour
+    per_dollar = Spread(*(r * HOUR / price for r in (tokens.value, tokens.low, tokens.high))) if price > 0 else None
+    n = space.capacity.train_tokens
+    days = (Spread(*(n / (r * cluster.world) / DAY for r in (tokens.value, tokens.high, tokens.low)))
+            if n > 0 else None)
     cost = (Spread(*(d * DAY / HOUR * cluster.world * price for d in (days.value, days.low, days.high)))
-            if price > 0 else None)
-    return tokens, days, cost, band.beyond
+            if days is not None and price > 0 else None)
+    return Figures(tokens, days, cost, per_dollar, band.beyond if wider else ())
 
 
-def _variables(c: ClusterPlan, train_tokens: float) -> dict[str, float]:
-    """The names a training run's ``require`` reads (``ir.space.Capacity``)."""
+def _variables(c: ClusterPlan, end: str = "value") -> dict[str, float]:
+    """The names a training run's ``require`` reads (``ir.space.Capacity``), at the projection (``value``)
+    or at the end of each band that is worst for the run (``worst``)."""
     out = {"gpus": float(c.gpus)}
-    if c.days is not None:
-        out["time_to_train"] = c.days.value
-    if c.cost is not None:
-        out["cost"] = c.cost.value
-        out["tokens_per_dollar"] = train_tokens / c.cost.value
+    for name, spread, worst in (("time_to_train", c.days, "high"), ("cost", c.cost, "high"),
+                                ("tokens_per_dollar", c.tokens_per_dollar, "low")):
+        if spread is not None:
+            out[name] = getattr(spread, worst if end == "worst" else "value")
     return out
 
 
-def _unmet(space: Space, c: ClusterPlan) -> str:
-    """The first ``require`` on the run this cluster fails, as written ("" when it meets them all)."""
-    env = _variables(c, space.capacity.train_tokens)
+def _failed(space: Space, env: dict[str, float]) -> str:
+    """The first ``require`` on the run ``env`` fails, as written ("" when it meets them all)."""
     for cons in space.capacity.constraints:
         if not names_in(cons.expr) <= set(env):
             continue  # a figure this cluster has none of yet (before its search)
         if not bool(evaluate_expr(cons.expr, env)):
-            return f"fails: {cons.message}" if cons.message else f"fails `require {to_text(cons.expr)}`"
+            return cons.message or f"`require {to_text(cons.expr)}`"
     return ""
+
+
+def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
+    """The cluster with the first requirement it fails, or the first its band reaches beyond."""
+    failed = _failed(space, _variables(c))
+    if failed:
+        return attrs.evolve(c, excluded=f"fails: {failed}")
+    marginal = _failed(space, _variables(c, "worst"))
+    return attrs.evolve(c, marginal=f"meets {marginal} on the projection, not across its band" if marginal else "")
 
 
 def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
@@ -123,8 +146,10 @@ def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float,
         value = -scores[c.label]
     elif obj.metric == "time_to_train":
         value = c.days.value if c.days is not None else float("inf")
-    else:  # cost, or tokens per dollar: the tokens are fixed, so the cheapest run has the most
+    elif obj.metric == "cost":
         value = c.cost.value if c.cost is not None else float("inf")
+    else:
+        value = -c.tokens_per_dollar.value if c.tokens_per_dollar is not None else float("inf")
     return value, c.gpus, c.label
 
 
@@ -150,7 +175,7 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     for label, sub in cluster_points(space):
         c = ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
                         sub.cluster.gpu.price_per_hour)
-        c = attrs.evolve(c, excluded=_unmet(space, c))  # `require gpus <= N` needs no search
+        c = _unmet(space, c)  # `require gpus <= N` needs no search
         if not c.excluded:
             if progress is not None:
                 progress(label)
@@ -158,7 +183,7 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
             if score is not None:
                 scores[label] = score
             if not c.excluded:
-                c = attrs.evolve(c, excluded=_unmet(space, c))
+                c = _unmet(space, c)
         plans.append(c)
     on_front = front(plans)
     plans = [attrs.evolve(c, front=c.label in on_front) for c in plans]
@@ -170,16 +195,20 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
 
 def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, seed: int | None,
             oracle: Any) -> tuple[ClusterPlan, float | None]:
-    prep = prepare(sub, oracle)
-    legal, fitting = len(prep.land), int(prep.land.fits.sum())
-    c = attrs.evolve(c, legal=legal, fitting=fitting)
-    if fitting == 0:
-        return attrs.evolve(c, excluded="no legal recipe fits in memory" if legal else "no legal recipe"), None
+    try:
+        prep = prepare(sub, oracle)
+    except CompileError as err:
+        # a cluster with no legal point, or none that fits, is a row of the table, not the end of the plan
+        if not all(d.code in (NO_LEGAL_POINT, NO_FITTING_POINT, NO_LEGAL) for d in err.diagnostics):
+            raise
+        return attrs.evolve(c, excluded=err.diagnostics[0].message), None
+    c = attrs.evolve(c, legal=len(prep.land), fitting=int(prep.land.fits.sum()))
     result = run_search(sub, strategy, limits, seed, prepared=prep)
     best = result.best
     c = attrs.evolve(c, evaluations=result.evaluations)
     if best is None or best.evaluation is None or best.candidate is None:
         return attrs.evolve(c, excluded=f"the search evaluated nothing ({result.stop_reason})"), None
-    tokens, days, cost, beyond = run_figures(sub, best)
-    c = attrs.evolve(c, recipe=best.candidate.label(), tokens_per_gpu=tokens, days=days, cost=cost, beyond=beyond)
+    f = run_figures(sub, best)
+    c = attrs.evolve(c, recipe=best.candidate.label(), tokens_per_gpu=f.tokens_per_gpu, days=f.days, cost=f.cost,
+                     tokens_per_dollar=f.tokens_per_dollar, beyond=f.widened)
     return c, best.score

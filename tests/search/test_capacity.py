@@ -89,6 +89,8 @@ def test_a_space_may_fix_one_cluster_field(tmp_path: Path) -> None:
     ("  nodes : 1 | 2 when tp > 1\n", T.MISPLACED_STATEMENT),
     ("  gpu : 1 | 2\n", T.WRONG_TYPE),
     ("  gpu : no_such_gpu\n", N.UNKNOWN_NAME),
+    ("  gpu : h100_sxm_calibrated { price_per_hour = 2 } | h100_sxm_calibrated { price_per_hour = 1 }\n",
+     N.DUPLICATE_DEFINITION),
 ])
 def test_what_a_run_needs_is_refused_with_a_code(tmp_path: Path, body: str, code: object) -> None:
     assert code_of(tmp_path, body) is code
@@ -130,7 +132,7 @@ def test_requirements_exclude_clusters_and_gpus_needs_no_search(tmp_path: Path) 
     space = load(tmp_path, PRICED + '  require gpus <= 16\n  require time_to_train <= 10000 "short"\n  minimize cost\n')
     cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
     big = [c for c in cap.clusters if c.gpus > 16]
-    assert big and all(c.excluded == "fails `require gpus <= 16`" and c.evaluations == 0 for c in big)
+    assert big and all(c.excluded == "fails: `require gpus <= 16`" and c.evaluations == 0 for c in big)
     slow = [c for c in cap.clusters if c.days is not None and c.days.value > 10000]
     assert all(c.excluded == "fails: short" for c in slow)
     assert cap.chosen and cap.cluster(cap.chosen).gpus <= 16  # type: ignore[union-attr]
@@ -202,8 +204,11 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
                  "--target", "megatron+slurm", "--out", str(out)]) == 0
     assert "NNODES=4\n" in (out / "launch.sbatch").read_text()
     assert '"gpu": "b200_calibrated"' in (out / "manifest.json").read_text()
+    assert "# Planned for 4 nodes x 8 b200_calibrated.\n" in (out / "node.sh").read_text()
+    capsys.readouterr()
     assert main(["emit", str(path), "--point", "tp=2", "--target", "megatron+slurm", "--out", str(tmp_path / "e2")]) == 0
     assert "NNODES=1\n" in (tmp_path / "e2" / "launch.sbatch").read_text()  # the first cluster the axes span
+    assert "on the first cluster, gpu=h100_sxm_calibrated,nodes=1" in capsys.readouterr().err
     capsys.readouterr()
     assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
@@ -217,3 +222,43 @@ def test_a_run_objective_on_one_cluster_plans_that_cluster(tmp_path: Path, capsy
     plan = json.loads(capsys.readouterr().out)
     (only,) = plan["capacity"]["clusters"]
     assert plan["cluster"] == only["label"] == "h100_x8" and only["gpu"] == "b200_calibrated" and only["front"]
+
+
+def test_a_cluster_where_nothing_fits_is_a_row_not_the_end(tmp_path: Path) -> None:
+    space = load(tmp_path, "  gpu = h100_sxm_calibrated { hbm_capacity = 22 GiB; price_per_hour = 2 }\n"
+                           "  nodes : 1 | 4\n  train_tokens = 1T\n  minimize cost\n  strategy exhaustive\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    small, big = cap.clusters
+    assert "fits in memory" in small.excluded and small.days is None
+    assert not big.excluded and big.days is not None and cap.chosen == big.label
+
+
+def test_a_requirement_met_only_by_the_projection_is_said(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    c = cap.clusters[0]
+    assert c.days is not None
+    between = (c.days.value + c.days.high) / 2  # the projection meets it, the band's slow end does not
+    space = load(tmp_path, PRICED + f"  require time_to_train <= {between:.6f}\n  minimize cost\n")
+    c2 = plan_capacity(space, None, limits_of(space), None).clusters[0]  # type: ignore[arg-type]
+    assert not c2.excluded and c2.marginal.startswith("meets `require time_to_train <=")
+
+
+def test_counts_with_a_suffix_read_in_a_run_requirement(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  require cost <= 5M\n  minimize cost\n")
+    (cons,) = space.capacity.constraints  # type: ignore[attr-defined]
+    assert "5000000" in str(cons.expr)
+
+
+def test_the_report_of_a_cluster_search_needs_its_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    out = tmp_path / "plan"
+    assert main(["plan", str(path), "--out", str(out), "--no-emit", "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)["cluster"]
+    trace = str(out / "trace.jsonl")
+    assert main(["report", trace, "--space", str(path), "--out", str(tmp_path / "r.html")]) == 1
+    assert "P2017" in capsys.readouterr().err
+    assert main(["report", trace, "--space", str(path), "--out", str(tmp_path / "r.html"), "--cluster", chosen]) == 0
+    gpu = chosen.split(",")[0].removeprefix("gpu=")
+    assert f"× {gpu}" in (tmp_path / "r.html").read_text()
