@@ -37,10 +37,13 @@ SlurmctldPidFile={dir}/slurmctld.pid
 SlurmdPidFile={dir}/slurmd.pid
 SlurmctldLogFile={dir}/slurmctld.log
 SlurmdLogFile={dir}/slurmd.log
-ProctrackType=proctrack/pgid
+# linuxproc: pgid tracking held each batch step ~3 s after its processes ended
+ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SchedulerType=sched/builtin
+# the next array task is allocated as soon as one ends, not at the next periodic pass
+SchedulerParameters=sched_min_interval=0,batch_sched_delay=0,sched_interval=1
 ReturnToService=2
 MpiDefault=none
 JobCompType=jobcomp/none
