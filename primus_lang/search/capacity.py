@@ -136,7 +136,7 @@ def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
     if failed:
         return attrs.evolve(c, excluded=f"fails: {failed}")
     marginal = _failed(space, _variables(c, "worst"))
-    return attrs.evolve(c, marginal=f"meets {marginal} on the projection, not across its band" if marginal else "")
+    return attrs.evolve(c, marginal=f"the band's far end fails: {marginal}" if marginal else "")
 
 
 def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:

@@ -241,7 +241,7 @@ def test_a_requirement_met_only_by_the_projection_is_said(tmp_path: Path) -> Non
     between = (c.days.value + c.days.high) / 2  # the projection meets it, the band's slow end does not
     space = load(tmp_path, PRICED + f"  require time_to_train <= {between:.6f}\n  minimize cost\n")
     c2 = plan_capacity(space, None, limits_of(space), None).clusters[0]  # type: ignore[arg-type]
-    assert not c2.excluded and c2.marginal.startswith("meets `require time_to_train <=")
+    assert not c2.excluded and c2.marginal.startswith("the band's far end fails: `require time_to_train <=")
 
 
 def test_counts_with_a_suffix_read_in_a_run_requirement(tmp_path: Path) -> None:
