@@ -72,18 +72,22 @@ def print_table(cap: CapacityPlan, launched: str) -> None:
     columns = [("cluster", "left"), ("GPUs", "right"), ("best recipe", "left"), ("tokens/s/GPU", "right"),
                ("days to train", "right"), ("cost (millions)" if millions else "cost", "right")]
     columns += [("tokens per unit of price", "right")] if per_price else []
-    for col, just in (*columns, ("front", "center"), ("note", "left")):
+    priced = any(c.cost is not None for c in cap.clusters)
+    columns += [("★", "center")] + ([("☆", "center")] if priced else [])
+    for col, just in (*columns, ("note", "left")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for c in cap.clusters:
         tps = f"{c.tokens_per_gpu.value:,.0f}" if c.tokens_per_gpu is not None else ""
         wider = " †" if c.beyond else ""
         note = "; ".join(x for x in ("chosen" if c.label == cap.chosen else "", c.excluded, c.marginal) if x)
-        row = [c.label.replace(",", ", "), f"{c.gpus:,}", c.recipe, tps + wider, _spread(c.days),
+        row = [c.label.replace(",", "\n"), f"{c.gpus:,}", c.recipe, tps + wider, _spread(c.days),
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []
-        table.add_row(*row, "★" if c.front else "", note)
+        row += ["★" if c.front else ""] + (["☆" if c.front_gpus else ""] if priced else [])
+        table.add_row(*row, note)
     console.print(table)
-    console.print("★: no other cluster is both faster and cheaper (or, without prices, faster on fewer GPUs). Each "
+    console.print("★: no other cluster is both faster and cheaper (or, without prices, faster on fewer GPUs); ☆: none "
+                  "is both faster and on fewer GPUs. Each "
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
                   "tokens/s/GPU rises.")
     if any(c.beyond for c in cap.clusters):

@@ -59,6 +59,7 @@ class ClusterPlan:
     excluded: str = ""  # why the cluster cannot be chosen ("" when it can)
     marginal: str = ""  # a requirement the projection meets and its band does not ("" when none)
     front: bool = False  # on the front of days against cost (or GPUs, without prices), requirements aside
+    front_gpus: bool = False  # on the front of days against GPUs
     legal: int = 0
     fitting: int = 0
     evaluations: int = 0
@@ -153,11 +154,12 @@ def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float,
     return value, c.gpus, c.label
 
 
-def front(clusters: Sequence[ClusterPlan]) -> set[str]:
-    """The labels no other cluster beats on both days and cost (days and GPUs without prices)."""
+def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
+    """The labels no other cluster beats on both days and ``against`` (``cost``, or ``gpus``; cost falls
+    back to GPUs where a cluster has no price)."""
     def point(c: ClusterPlan) -> tuple[float, float]:
         assert c.days is not None
-        return c.days.value, c.cost.value if c.cost is not None else float(c.gpus)
+        return c.days.value, c.cost.value if against == "cost" and c.cost is not None else float(c.gpus)
 
     def beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
         return a[0] <= b[0] and a[1] <= b[1] and a != b
@@ -185,8 +187,8 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
             if not c.excluded:
                 c = _unmet(space, c)
         plans.append(c)
-    on_front = front(plans)
-    plans = [attrs.evolve(c, front=c.label in on_front) for c in plans]
+    by_cost, by_gpus = front(plans), front(plans, "gpus")
+    plans = [attrs.evolve(c, front=c.label in by_cost, front_gpus=c.label in by_gpus) for c in plans]
     open_ = [c for c in plans if not c.excluded]
     chosen = min(open_, key=lambda c: _key(space, c, scores)).label if open_ else ""
     obj = space.capacity.objective or space.objective

@@ -124,6 +124,12 @@ def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: P
         beaten = any(o.days is not None and o.cost is not None and o.days.value <= c.days.value
                      and o.cost.value <= c.cost.value and o.label != c.label for o in cap.clusters)
         assert c.front != beaten
+    assert {c.label for c in cap.clusters if c.front_gpus} == front(cap.clusters, "gpus")
+    for c in cap.clusters:
+        assert c.days is not None
+        fewer = any(o.days is not None and o.days.value <= c.days.value and o.gpus <= c.gpus
+                    and (o.days.value, o.gpus) != (c.days.value, c.gpus) for o in cap.clusters)
+        assert c.front_gpus != fewer
     fastest = min(cap.clusters, key=lambda c: c.days.value if c.days else 0)
     assert cap.chosen == fastest.label and fastest.front
 
