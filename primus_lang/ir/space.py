@@ -198,5 +198,8 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
     out = []
     for values in itertools.product(*(a.values for a in space.cluster_axes)):
         chosen: dict[str, Any] = dict(zip(names, values, strict=True))
-        out.append((cluster_label(chosen), attrs.evolve(base, cluster=attrs.evolve(space.cluster, **chosen))))
+        label = cluster_label(chosen)
+        # named for the point, so a manifest or a report names the cluster it was planned on
+        cluster = attrs.evolve(space.cluster, name=f"{space.cluster.name} ({label})", **chosen)
+        out.append((label, attrs.evolve(base, cluster=cluster)))
     return tuple(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from primus_lang.cli import main
@@ -66,7 +67,9 @@ def test_cluster_axes_span_one_space_per_cluster(tmp_path: Path) -> None:
     assert [(sub.cluster.gpu.name, sub.cluster.world, sub.cluster.gpu.price_per_hour) for _, sub in points][2:4] == [
         ("h100_sxm_calibrated", 32, 2.0), ("b200_calibrated", 8, 5.0)]
     assert all(not sub.cluster_axes for _, sub in points)
-    assert space.cluster == points[0][1].cluster  # type: ignore[attr-defined]  # what the other commands see
+    first = points[0][1].cluster
+    assert first.name == "h100_x8 (gpu=h100_sxm_calibrated,nodes=1)"  # a manifest names the point
+    assert space.cluster == attrs.evolve(first, name="h100_x8")  # type: ignore[attr-defined]  # what the others see
     assert space.capacity.train_tokens == 1e12  # type: ignore[attr-defined]
 
 
