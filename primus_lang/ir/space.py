@@ -157,6 +157,8 @@ class Space:
     # axes over the cluster's own fields; ``cluster`` is then their first point (``cluster_points``)
     cluster_axes: tuple[ClusterAxis, ...] = ()
     capacity: Capacity = field(factory=Capacity)
+    # the point of its space's cluster axes this space is on (``cluster_points``; "" when it is none)
+    cluster_point: str = ""
 
     @property
     def headroom(self) -> float:
@@ -201,5 +203,5 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
         label = cluster_label(chosen)
         # named for the point, so a manifest or a report names the cluster it was planned on
         cluster = attrs.evolve(space.cluster, name=f"{space.cluster.name} ({label})", **chosen)
-        out.append((label, attrs.evolve(base, cluster=cluster)))
+        out.append((label, attrs.evolve(base, cluster=cluster, cluster_point=label)))
     return tuple(out)

@@ -32,7 +32,7 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
             raise CompileError(Diagnostic(SPACE_NOT_FOUND, f"no space file at `{file}`",
                                           help="pass `--space FILE`"))
         space = load_space(Path(file), space_name or header.get("space") or None)
-        space = _on_cluster(space, cluster)
+        space = _on_cluster(space, cluster or header.get("cluster"))
         _refuse_foreign(trace, space, result)
     data = from_search(result, space)
     if space is None:
@@ -55,9 +55,9 @@ def _on_cluster(space: Space, cluster: str | None) -> Space:
     if cluster:
         return select_cluster(space, cluster)[1]
     if space.cluster_axes:
-        raise CompileError(Diagnostic(BAD_ARGUMENT, f"space `{space.name}` has cluster axes: the trace is one "
-                                      "cluster's search", help="name it with --cluster, as the plan printed it "
-                                      "(its `plan --json` has it as `cluster`)"))
+        raise CompileError(Diagnostic(BAD_ARGUMENT, f"space `{space.name}` has cluster axes, and the trace does "
+                                      "not say which cluster it searched", help="name it with --cluster, as the "
+                                      "plan printed it (its `plan --json` has it as `cluster`)"))
     return space
 
 

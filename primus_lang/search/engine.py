@@ -233,6 +233,8 @@ class Search:
             "objective": f"{self.land.objective.sense} {self.land.objective.metric}",
             "evaluations": lim.evaluations,
             "patience": lim.patience,
+            # a plan across clusters: which cluster this search ran on (absent otherwise, as before)
+            **({"cluster": self.land.cluster_point} if self.land.cluster_point else {}),
         }
 
     def _record(self, trial: Trial, idx: int | None) -> Trial:

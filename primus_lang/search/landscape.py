@@ -43,10 +43,12 @@ class Landscape:
         capacity: int | None = None,
         explain_illegal: Callable[[Candidate], list[str]] | None = None,
         base: Candidate | None = None,
+        cluster_point: str = "",
     ) -> None:
         if not points:
             raise ValueError("a landscape needs at least one legal point")
         self.name = name
+        self.cluster_point = cluster_point  # the cluster of a plan across clusters ("" when none)
         self.axes = tuple(axes)
         self.points = list(points)
         self.peaks = np.asarray(peaks, dtype=np.int64)

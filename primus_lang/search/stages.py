@@ -67,6 +67,7 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
         objective=space.objective,
         capacity=capacity,
         explain_illegal=explain,
+        cluster_point=space.cluster_point,
     )
     if require_fit and not land.fits.any():
         smallest = int(peaks.min())

@@ -132,7 +132,7 @@ def _is_text(value: Any) -> bool:
 _FIELDS: dict[str, dict[str, tuple[Callable[[Any], bool], str]]] = {
     "start": {"space": (_is_text, "a string"), "strategy": (_is_text, "a string"), "seed": (_is_int, "an integer"),
               "objective": (_is_text, "a string"), "legal_points": (_is_int, "an integer"),
-              "fitting_points": (_is_int, "an integer")},
+              "fitting_points": (_is_int, "an integer"), "cluster": (_is_text, "a string")},
     "proposal": {"n": (_is_int, "an integer"), "source": (_is_text, "a string"),
                  "hypothesis": (_is_text, "a string")},
     "gate": {"n": (_is_int, "an integer"), "verdict": (_is_text, "a string"), "label": (_is_text, "a string"),

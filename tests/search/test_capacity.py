@@ -259,15 +259,25 @@ def test_counts_with_a_suffix_read_in_a_run_requirement(tmp_path: Path) -> None:
     assert "5000000" in str(cons.expr)
 
 
-def test_the_report_of_a_cluster_search_needs_its_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_report_of_a_cluster_search_is_rebuilt_on_its_cluster(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "space.prx"
     path.write_text(space_text(PRICED + "  minimize cost\n"))
     out = tmp_path / "plan"
     assert main(["plan", str(path), "--out", str(out), "--no-emit", "--json"]) == 0
     chosen = json.loads(capsys.readouterr().out)["cluster"]
-    trace = str(out / "trace.jsonl")
-    assert main(["report", trace, "--space", str(path), "--out", str(tmp_path / "r.html")]) == 1
-    assert "P2017" in capsys.readouterr().err
-    assert main(["report", trace, "--space", str(path), "--out", str(tmp_path / "r.html"), "--cluster", chosen]) == 0
+    trace = out / "trace.jsonl"
+    lines = trace.read_text().splitlines()
+    assert json.loads(lines[0])["cluster"] == chosen  # the trace says which cluster it searched
     gpu = chosen.split(",")[0].removeprefix("gpu=")
+    assert main(["report", str(trace), "--space", str(path), "--out", str(tmp_path / "r.html")]) == 0
     assert f"× {gpu}" in (tmp_path / "r.html").read_text()
+    # a trace that does not say (an older one) needs --cluster
+    start = json.loads(lines[0])
+    del start["cluster"]
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    capsys.readouterr()
+    assert main(["report", str(old), "--space", str(path), "--out", str(tmp_path / "o.html")]) == 1
+    assert "P2017" in capsys.readouterr().err
+    assert main(["report", str(old), "--space", str(path), "--out", str(tmp_path / "o.html"), "--cluster", chosen]) == 0
