@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from primus_lang.ir import Space, cluster_points
+from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
 from primus_lang.search import CapacityPlan, Limits, Spread, plan_capacity
 
@@ -45,27 +45,19 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
     return cap, (select_cluster(space, label) if label else None)
 
 
-def _spread(s: Spread | None, scale: float = 1.0, suffix: str = "") -> str:
+def _spread(s: Spread | None, scale: float = 1.0) -> str:
     """``2,609 (1,887–3,345)``: the figure and its band, three significant digits or whole units."""
     if s is None:
         return ""
     def fmt(x: float) -> str:
         x /= scale
         return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
-    return f"{fmt(s.value)}{suffix} ({fmt(s.low)}–{fmt(s.high)})"
-
-
-def count(n: float) -> str:
-    """``15T``: a count of tokens as a space writes it."""
-    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g}{suffix}"
-    return f"{n:g}"
+    return f"{fmt(s.value)} ({fmt(s.low)}–{fmt(s.high)})"
 
 
 def print_table(cap: CapacityPlan, launched: str) -> None:
     console = Console(highlight=False, width=max(Console().width, 160))
-    tokens = f", {count(cap.train_tokens)} tokens" if cap.train_tokens > 0 else ""
+    tokens = f", {text.count(cap.train_tokens)} tokens" if cap.train_tokens > 0 else ""
     table = Table(title=f"clusters ({cap.objective}{tokens}; bands: the projection's, 80%)")
     millions = any(c.cost is not None and c.cost.value >= 1e6 for c in cap.clusters)
     per_price = cap.objective.endswith("tokens_per_dollar")

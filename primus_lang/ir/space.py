@@ -13,9 +13,11 @@ from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.expr import Expr
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
+from primus_lang.ir.quantity import kind_of
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 from primus_lang.ir.span import Span
+from primus_lang.ir.text import literal
 
 # A value an axis can take: a knob's int, enum name, flag, or a recompute setting.
 Value = bool | int | float | str | Recompute
@@ -181,9 +183,6 @@ class Program:
 def cluster_label(values: Mapping[str, object]) -> str:
     """``gpu=b200_calibrated,nodes=16``: a cluster point as the plan's table and ``--cluster`` name it,
     each value as the language writes it (``nic_bandwidth=50 GB/s``)."""
-    from primus_lang.ir.quantity import kind_of
-    from primus_lang.ir.text import literal
-
     fields = attrs.fields_dict(Cluster)
     return ",".join(f"{k}={v.name if isinstance(v, Gpu) else literal(v, kind_of(fields[k]))}"
                     for k, v in values.items())

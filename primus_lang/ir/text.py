@@ -71,6 +71,18 @@ def literal(value: Any, kind: Kind | None = None) -> str:
     return str(value)
 
 
+# a count's suffix and what it multiplies (`train_tokens = 15T`, `require cost <= 5M`); G is B's alias
+COUNT_SUFFIXES = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def count(n: float) -> str:
+    """``15T``: a large count as a space writes it."""
+    for suffix in "TBMK":
+        if n >= COUNT_SUFFIXES[suffix]:
+            return f"{n / COUNT_SUFFIXES[suffix]:.3g}{suffix}"
+    return f"{n:g}"
+
+
 def fitted(name: str, value: float) -> str:
     """A fitted efficiency as calibrate and learn write it: rounded to what a fit can tell apart (three
     decimals of a rate, four significant digits of the knee, a tenth of a microsecond of launch)."""

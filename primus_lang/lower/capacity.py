@@ -27,6 +27,7 @@ from primus_lang.ir.space import (
     cluster_label,
     cluster_points,
 )
+from primus_lang.ir.text import COUNT_SUFFIXES
 from primus_lang.lower.domains import expand
 from primus_lang.lower.names import resolve_expr, type_of
 from primus_lang.lower.scope import LoadedModule, Resolver
@@ -37,8 +38,7 @@ from primus_lang.syntax import ast
 CLUSTER_FIELDS = tuple(f.name for f in attrs.fields(Cluster) if f.name not in ("name", "span"))
 # each capacity objective's only sensible direction
 _SENSES = {"time_to_train": "minimize", "cost": "minimize", "tokens_per_dollar": "maximize"}
-_TOKEN_SCALE = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-_TOKEN_COUNT = re.compile(r"([0-9]{1,6})([KMBGT])", re.ASCII)
+_TOKEN_COUNT = re.compile(r"([0-9]{1,6})([" + "".join(COUNT_SUFFIXES) + "])", re.ASCII)
 
 
 def cluster_values(loader: Resolver, module: LoadedModule, name: str, domain: ast.Domain) -> tuple[Any, ...]:
@@ -74,7 +74,7 @@ def train_tokens(value: ast.Value) -> float:
     if isinstance(value, ast.Ident):
         m = _TOKEN_COUNT.fullmatch(value.name)
         if m is not None:
-            return int(m.group(1)) * _TOKEN_SCALE[m.group(2)]
+            return int(m.group(1)) * COUNT_SUFFIXES[m.group(2)]
     elif isinstance(value, ast.Quantity) and value.unit in (None, "B") and value.value > 0:
         # `500B` lexes as bytes; a count of tokens has no bytes, so B is the billion it means here
         return float(value.value) * (1e9 if value.unit == "B" else 1.0)
@@ -99,7 +99,7 @@ def _counts(e: Expr) -> Expr:
     """``5M`` in a requirement (`require cost <= 5M`) as the number it names."""
     if isinstance(e, Name):
         m = _TOKEN_COUNT.fullmatch(e.id)
-        return Const(int(m.group(1)) * _TOKEN_SCALE[m.group(2)], e.span) if m is not None else e
+        return Const(int(m.group(1)) * COUNT_SUFFIXES[m.group(2)], e.span) if m is not None else e
     return map_children(e, _counts)
 
 

@@ -24,9 +24,9 @@ def render_report(result: Any, space: Space | None = None, capacity: Any = None)
     if capacity is not None:
         import attrs
 
-        from primus_lang.report.clusters import cluster_points
+        from primus_lang.report.clusters import views_of
 
-        data = attrs.evolve(data, clusters=cluster_points(capacity))
+        data = attrs.evolve(data, clusters=views_of(capacity))
     return render_page(data)
 
 

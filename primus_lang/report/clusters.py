@@ -17,7 +17,7 @@ FONT = 11
 FRONT = "#E15759"
 
 
-def cluster_points(capacity: Any) -> tuple[ClusterPoint, ...]:
+def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
     """The view of a ``search.CapacityPlan``: the clusters that have a run (a searched best)."""
     nan = float("nan")
     out = []
@@ -66,7 +66,7 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
     svg.line(left, bottom, right, bottom, "#333333")
     svg.line(left, top, left, bottom, "#333333")
     gpus = list(dict.fromkeys(_gpu(p.label) for p in points))
-    colours = {g: colour_map(gpus)[g] for g in gpus}
+    colours = colour_map(gpus)
     for p, (c_low, c, c_high) in zip(points, ys, strict=True):
         cx, cy = x(math.log10(p.days)), y(math.log10(c))
         colour = colours[_gpu(p.label)]
@@ -79,12 +79,12 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
         if p.front:
             svg.circle(cx, cy, 8 if p.chosen else 6.5, "none", f"front: {p.label}", stroke=FRONT, stroke_width=2,
                        class_="front-point")
-    front = sorted((p for p in points if p.front), key=lambda p: p.days)
+    front = sorted(((p.days, c) for p, (_, c, _) in zip(points, ys, strict=True) if p.front))
     stairs: list[tuple[float, float]] = []
-    for p, (_, c, _) in ((p, ys[points.index(p)]) for p in front):
+    for days, c in front:
         if stairs:
-            stairs.append((x(math.log10(p.days)), stairs[-1][1]))
-        stairs.append((x(math.log10(p.days)), y(math.log10(c))))
+            stairs.append((x(math.log10(days)), stairs[-1][1]))
+        stairs.append((x(math.log10(days)), y(math.log10(c))))
     if len(stairs) > 1:
         svg.polyline(stairs, FRONT, stroke_width=1.5, class_="front")
     svg.text((left + right) / 2, bottom + 36, "days to train (log)", font_size=FONT, text_anchor="middle")

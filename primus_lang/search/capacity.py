@@ -99,7 +99,7 @@ def run_figures(space: Space, best: Trial) -> Figures:
     band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world)
     tokens = Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high)
     # the far band can lie inside the profile's own: then beyond what the fit saw is no wider
-    wider = band.tokens_low < ev.tokens_per_gpu * prov.low or band.tokens_high > ev.tokens_per_gpu * prov.high
+    wider = trust.far(prov) != (prov.low, prov.high)
     price = cluster.gpu.price_per_hour
     per_dollar = Spread(*(r * HOUR / price for r in (tokens.value, tokens.low, tokens.high))) if price > 0 else None
     n = space.capacity.train_tokens
