@@ -519,9 +519,11 @@ class Bridge(Framework):
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
 
 
+@functools.lru_cache(maxsize=256)
 def bridge_card(model: Model) -> str | None:
     """The stdlib card with a Bridge recipe that ``model`` is, field for field (name, sequence
-    length and provenance aside), else None."""
+    length and provenance aside), else None (cached: a search asks it of every candidate's model,
+    which is the space's one)."""
     mine = card_fields(model)
     mine.pop("seq_len", None)
     cards = _bridge_cards()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -68,9 +69,9 @@ def recipe(name: str, version: str = DEFAULT_VERSION) -> Recipe | None:
     for form in _table()["recipes"].get(name, ()):
         if version in form["versions"]:
             m = _GPUS_IN_NAME.search(name)
-            absent = form.get("absent", ())
+            lacks = _absent(form.get("absent", ()))
             base = _table()["base"][form["model_class"]]
-            settings = {**{p: v for p, v in base.items() if not _absent(p, absent)}, **form["settings"]}
+            settings = {**{p: v for p, v in base.items() if not lacks(p)}, **form["settings"]}
             return Recipe(name=name, version=version, where=form["where"], gpu=m.group(2) if m else form["gpu"],
                           gpus=int(m.group(1)) if m else 0, hf_id=form["hf_id"], model_class=form["model_class"],
                           comm_overlap=form["comm_overlap"], settings=settings)
@@ -87,9 +88,12 @@ def perf_default_count(model: str, task: str, gpu: str, precision: str, variant:
     return None
 
 
-def _absent(path: str, absent: list[str]) -> bool:
-    """Whether the recipe lacks ``path``: named, or under a ``prefix.*`` it lacks whole."""
-    return any(path == a or (a.endswith(".*") and path.startswith(a[:-1])) for a in absent)
+def _absent(absent: list[str]) -> Callable[[str], bool]:
+    """Whether the recipe lacks a path: named, or under a ``prefix.*`` it lacks whole (a set and a
+    prefix tuple: every recipe of every release asks it of each of its base class's paths)."""
+    named = frozenset(a for a in absent if not a.endswith(".*"))
+    prefixes = tuple(a[:-1] for a in absent if a.endswith(".*"))
+    return lambda path: path in named or path.startswith(prefixes)
 
 
 def error(name: str, version: str = DEFAULT_VERSION) -> str | None:

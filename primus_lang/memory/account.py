@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings
-from primus_lang.memory.knobs import from_candidate
+from primus_lang.memory.knobs import Knobs, from_candidate
 from primus_lang.memory.layout import head_stage
 from primus_lang.memory.result import MemoryAccount, RankAccount, Term
-from primus_lang.memory.stage import activation_lines
+from primus_lang.memory.stage import LayerItems, activation_lines, layer_items
 from primus_lang.memory.states import state_terms
 
 
@@ -20,10 +20,10 @@ def _stage_name(stage: int, pp: int, head: int) -> str:
     return f"stage {stage}"
 
 
-def stage_account(model: Model, cluster: Cluster, cand: Candidate, settings: Settings, stage: int) -> RankAccount:
-    k = from_candidate(cand, cluster.world)
+def stage_account(model: Model, cluster: Cluster, cand: Candidate, k: Knobs, items: LayerItems,
+                  stage: int) -> RankAccount:
     terms = [t for t in state_terms(model, k, stage)]
-    for line in activation_lines(model, k, settings, stage, cluster.gpu.reserved_memory):
+    for line in activation_lines(model, k, stage, cluster.gpu.reserved_memory, items):
         inputs = tuple((n, v if isinstance(v, float) else int(v)) for n, v in line.inputs)
         terms.append(Term(line.name, line.formula, inputs, int(line.bytes)))
     kept = tuple(t for t in terms if t.bytes != 0 or t.name.startswith("reserved"))
@@ -36,5 +36,7 @@ def account(model: Model, cluster: Cluster, cand: Candidate, settings: Settings)
     Ranks of one stage hold the same bytes: with expert parallelism every rank holds ``E/EP`` experts
     of every MoE layer beside its dense share, so a stage is the unit of difference.
     """
-    ranks = tuple(stage_account(model, cluster, cand, settings, i) for i in range(cand.pp))
+    k = from_candidate(cand, cluster.world)
+    items = layer_items(model, k, settings)
+    ranks = tuple(stage_account(model, cluster, cand, k, items, i) for i in range(cand.pp))
     return MemoryAccount(ranks, cluster.gpu.hbm_capacity)

@@ -128,16 +128,34 @@ def _layer_items(model: Model, k: Knobs, settings: Settings, d: act.Dims) -> dic
     }
 
 
-def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, reserved: int) -> list[Line]:
+@frozen
+class LayerItems:
+    """The stage-independent half of ``activation_lines``: the saved tensors of each part of a layer,
+    of a checkpoint, of op-level checkpointing, the embedding and the head, and their totals. An
+    account computes it once and reads it for every stage."""
+
+    d: act.Dims
+    parts: dict[str, list[act.Item]]
+    ckpt: list[act.Item]
+    op: list[act.Item]
+    emb: list[act.Item]
+    head: list[act.Item]
+    shared: list[act.Item]
+    totals: LayerTotals
+
+
+def layer_items(model: Model, k: Knobs, settings: Settings) -> LayerItems:
     d = act.dims(model, k)
-    hd = held(model, k, stage)
-    parts = _layer_items(model, k, settings, d)
-    attn, mlp_in, dense, moe, mamba = (parts[p] for p in ("attn", "mlp_in", "dense", "moe", "mamba"))
-    ckpt = act.checkpoint_items(model, k, d)
     op_shared, op_extra = act.op_items(model, k, d)
-    op = op_shared + op_extra
-    emb = act.embedding_items(model, k, d)
-    head = act.head_items(model, k, d)
+    return LayerItems(d, _layer_items(model, k, settings, d), act.checkpoint_items(model, k, d), op_shared + op_extra,
+                      act.embedding_items(model, k, d), act.head_items(model, k, d),
+                      act.checkpoint_shared_items(model, k, d), layer_totals(model, k, settings))
+
+
+def activation_lines(model: Model, k: Knobs, stage: Num, reserved: int, items: LayerItems) -> list[Line]:
+    d, parts, ckpt, op, emb, head, shared = items.d, items.parts, items.ckpt, items.op, items.emb, items.head, items.shared
+    hd = held(model, k, stage)
+    attn, mlp_in, dense, moe, mamba = (parts[p] for p in ("attn", "mlp_in", "dense", "moe", "mamba"))
     first = where(stage == 0, 1, 0)
     last = where(stage == head_stage(k), 1, 0)
     emb_mb = first * cdiv(hd.chunks, k.vpp)
@@ -150,7 +168,6 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     lines += _lines("act: ", ckpt, hd.checkpoints, "checkpoints")
     lines += _lines("act: ", op, hd.op, "op-checkpointed layer-microbatches")
     lines += _lines("act: ", emb, emb_mb, "embedding microbatches")
-    shared = act.checkpoint_shared_items(model, k, d)
     with_ckpt = where(hd.checkpoints > 0, cdiv(hd.chunks, k.vpp), 0)
     lines += _lines("act: ", shared, with_ckpt, "microbatches with checkpoints")
     lines += _lines("act: ", head, last, "last stage")
@@ -169,7 +186,7 @@ def activation_lines(model: Model, k: Knobs, settings: Settings, stage: Num, res
     )
     lines.append(Line("allocator rounding (activations)", "Σ (⌈tensor / 512⌉·512 − tensor)", (), slack))
 
-    lt = layer_totals(model, k, settings)
+    lt = items.totals
     recompute = recomputed_bytes(model, k, lt, stage, hd)
     inputs: tuple[tuple[str, Num], ...] = ()
     if _scalar(recompute) and _scalar(lt.biggest):
