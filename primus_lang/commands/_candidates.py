@@ -14,6 +14,7 @@ from rich.console import Console
 from primus_lang.commands._options import read_point, warn_trust
 from primus_lang.ir import Space
 from primus_lang.report import Evaluated, evaluate_point
+from primus_lang.validate import trust
 
 
 def load(args: argparse.Namespace) -> Space:
@@ -31,7 +32,7 @@ def evaluated(space: Space, texts: list[str], error_format: str) -> list[Evaluat
     the profile's trust warnings (W6002, W6003) once for all of them."""
     out = [evaluate_point(space, read_point(space, text, error_format), text) for text in texts]
     warn_trust(space.cluster.gpu, [(e.view.label, e.view.mfu) for e in out], error_format, space.model,
-               [(e.candidate, space.cluster.world) for e in out])
+               [(e.candidate, space.cluster.world) for e in out], trust.target_stack(space.settings.target))
     return out
 
 

@@ -144,7 +144,7 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
 
 
 def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human",
-               model: Model | None = None, shown: Sequence[tuple[Candidate, int]] = ()) -> None:
+               model: Model | None = None, shown: Sequence[tuple[Candidate, int]] = (), stack: str = "") -> None:
     """W6002 (a profile never fitted) and W6003 (a projection above any measured MFU) on stderr, with
     the import or command that gives the space a fitted profile; W6010 for what ``model`` has that
     the projection does not cost."""
@@ -154,7 +154,7 @@ def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "
     from primus_lang.project import feature_warnings
     from primus_lang.validate import trust
 
-    found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu), shown)
+    found = trust.warnings(gpu, list(mfu), trust.fix_for(gpu), shown, model, stack)
     if model is not None:
         found += feature_warnings(model)
     if found:

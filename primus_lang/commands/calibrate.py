@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
@@ -159,8 +160,15 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     from primus_lang.validate import provenances, spec_errors
 
     spec = spec_errors([r for rows in kept.values() for r in rows])
+    # runs of a source projected by fits on the other sources: the far band, what a kind of run no
+    # fit saw can expect (minutes of refits: run where the profiles are written or it is asked for)
+    unseen_sources: dict[str, float] = {}
+    if args.out or args.hold_out_sources:
+        from primus_lang.validate import hold_out_sources
+
+        unseen_sources = hold_out_sources(kept, bases, pool, progress=log, gpus=args.gpu)
     provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
-                               moved, spec)
+                               moved, spec, unseen_sources)
     if args.out:
         _write_profiles(args, corpus, fits, others if pooling else None, provs, moved, bands)
     held = _held_out_groups(args, corpus, log) if args.hold_out_groups else {}
@@ -169,7 +177,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
         from primus_lang.validate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
-    sources = _held_out_sources(args, corpus, provs, log) if args.hold_out_sources else {}
+    sources = _held_out_sources(corpus, provs, unseen_sources) if args.hold_out_sources else {}
     # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
     return _Outcome(runs, fits, seeds, by_seed, _cv_ranks(fits, runs), [_cv_ranks(r, runs) for r in repeats],
                     bands, moved, siblings, held, unseen, sources)
@@ -213,13 +221,9 @@ def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[s
     return held
 
 
-def _held_out_sources(args: argparse.Namespace, corpus: _Corpus, provs: dict[str, Provenance],
-                      log: Callable[[str], None]) -> dict[str, Any]:
-    from primus_lang.validate import hold_out_sources
-
+def _held_out_sources(corpus: _Corpus, provs: dict[str, Provenance], errors: dict[str, float]) -> dict[str, Any]:
     gpu_of = {r.id: g for g, rows in corpus.kept.items() for r in rows}
-    errors = hold_out_sources(corpus.kept, corpus.bases, _pool(args), progress=log, gpus=args.gpu)
-    return _by_source(errors, corpus.runs, provs, gpu_of)
+    return _by_source(errors, corpus, provs, gpu_of)
 
 
 def _json_report(args: argparse.Namespace, o: _Outcome) -> dict[str, Any]:
@@ -313,10 +317,11 @@ def _print_held_out_models(table: dict[str, Any]) -> None:
 def _print_held_out_sources(sources: dict[str, Any]) -> None:
     print(f"each source held out on every GPU (leave one source out): MAPE {sources['mape']:.1%} over "
           f"{sources['rows']} rows; inside the band their profile ships with {sources['inside']}/{sources['rows']}, "
-          f"inside the wider band beyond a fit's runs {sources['inside_far']}/{sources['rows']}")
+          f"inside the band a fit without their source gives them (the far band beyond what it saw) "
+          f"{sources['inside_judged']}/{sources['rows']}, inside the far band {sources['inside_far']}/{sources['rows']}")
     for name, m in sources["sources"].items():
         print(f"  {name[:48]:48} rows {m['rows']:3}  MAPE {m['mape']:6.1%}  mean signed {m['signed']:+6.1%}  "
-              f"inside {m['inside']:3}/{m['rows']:<3} far {m['inside_far']:3}/{m['rows']}")
+              f"inside {m['inside']:3}/{m['rows']:<3} judged {m['inside_judged']:3} far {m['inside_far']:3}")
 
 
 def _print_rank_agreement(shuffled: list[dict[str, object]], ranks: dict[str, object], seeds: range) -> None:
@@ -344,30 +349,55 @@ def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:
             "errors": dict(sorted(errors.items()))}
 
 
-def _by_source(errors: dict[str, float], runs: list[Run], provs: Mapping[str, Provenance],
+def _by_source(errors: dict[str, float], corpus: _Corpus, provs: Mapping[str, Provenance],
                gpu_of: Mapping[str, str]) -> dict[str, Any]:
-    """Held-out errors per source, and how many land inside the band their profile ships with and
-    inside the wider one a candidate beyond the fit's runs gets (``trust.far``)."""
-    from primus_lang.validate import trust
+    """Held-out errors per source, and how many land inside the band their profile ships with, inside
+    the band each gets as a fit without its source would judge it, and inside the far band. A fit
+    without the source gives a row the far band where it lies beyond what that fit saw
+    (``trust.beyond``), and that far band is measured without the source too: the other sources'
+    held-out residuals, so no row is judged by a band its own error helped measure."""
+    from primus_lang.validate import band_of, seen_in, trust
 
-    source_of = {r.id: r.source for r in runs}
+    runs = {r.id: r for r in corpus.runs}
+    others = {source: [e for rid, e in sorted(errors.items()) if runs[rid].source != source]
+              for source in sorted({runs[rid].source for rid in errors})}
+    far_without = {source: band_of(errs) for source, errs in others.items() if errs}
 
-    def inside(rid: str, e: float, wide: bool) -> bool:
+    def unseen(rid: str, p: Provenance) -> Provenance:
+        """``p`` with the far band measured without the row's source (where another source has rows)."""
+        band = far_without.get(runs[rid].source)
+        return attrs.evolve(p, far_low=band[0], far_high=band[1]) if band else p
+
+    def judged(rid: str, p: Provenance) -> tuple[float, float]:
+        run = runs[rid]
+        mine = corpus.kept.get(gpu_of.get(rid, ""), [])
+        train = [r for r in mine if r.source != run.source]
+        if not train and run.cluster is not None:  # the profile is then its vendor's pool of the other sources
+            vendor = run.cluster.gpu.vendor
+            train = [r for rows in corpus.kept.values() for r in rows
+                     if r.source != run.source and r.cluster is not None and r.cluster.gpu.vendor == vendor]
+        if run.cand is None or run.cluster is None:
+            return p.low, p.high
+        return trust.factors(attrs.evolve(p, **seen_in(train)), run.cand, run.cluster.world, run.model,
+                             trust.stack_of(run.framework))
+
+    def inside(rid: str, e: float, how: str) -> bool:
         p = provs.get(gpu_of.get(rid, ""))
         if p is None:
             return False
-        low, high = trust.far(p) if wide else (p.low, p.high)
+        low, high = (trust.far(unseen(rid, p)) if how == "far" else judged(rid, unseen(rid, p)) if how == "judged"
+                     else (p.low, p.high))
         return low <= 1 / (1 + e) <= high
 
     def counts(items: list[tuple[str, float]]) -> dict[str, Any]:
         es = [e for _, e in items]
         return {"rows": len(es), "mape": _mean(abs(e) for e in es), "signed": _mean(es),
-                "inside": sum(inside(rid, e, False) for rid, e in items),
-                "inside_far": sum(inside(rid, e, True) for rid, e in items)}
+                **{key: sum(inside(rid, e, how) for rid, e in items)
+                   for key, how in (("inside", "own"), ("inside_judged", "judged"), ("inside_far", "far"))}}
 
     by: dict[str, list[tuple[str, float]]] = {}
     for rid, e in sorted(errors.items()):
-        by.setdefault(source_of[rid], []).append((rid, e))
+        by.setdefault(runs[rid].source, []).append((rid, e))
     return {**counts(sorted(errors.items())), "sources": {s: counts(items) for s, items in sorted(by.items())},
             "errors": dict(sorted(errors.items()))}
 

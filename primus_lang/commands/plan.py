@@ -336,7 +336,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     lines: list[str] = []
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
-               space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None])
+               space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None],
+               trust.target_stack(space.settings.target))
     if winner is not None and kept:
         lines = [kept]
     elif winner is not None:
@@ -458,6 +459,7 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
                       ("bubble", "right"), ("exposed comm", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     tied = set(plan.tied[1:])
+    stack = trust.target_stack(prep.space.settings.target)
     for i, t in enumerate(plan.ranked, start=1):
         ev = t.evaluation
         if ev is None or t.memory_peak is None or t.candidate is None:
@@ -465,7 +467,8 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         table.add_row(
             f"{i}{'≈' if t.candidate.label() in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
             units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",
-            units.band(*(ev.tokens_per_gpu * f for f in trust.factors(prov, t.candidate, prep.space.cluster.world))),
+            units.band(*(ev.tokens_per_gpu * f for f in trust.factors(prov, t.candidate, prep.space.cluster.world,
+                                                                     prep.space.model, stack))),
             f"{ev.mfu:.1%}",
             f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )

@@ -95,20 +95,27 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=f"projected vs measured tokens/s/GPU ({label})")
-    for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "memory"):
+    for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "band", "memory"):
         table.add_column(col, justify="right" if col in ("projected", "measured", "error") else "left")
     for r in rows:
         if r.skipped:
             continue
         mem = r.memory.verdict if r.memory else ""
+        # inside or outside the band, `far` where the row lies beyond the runs its profile was fitted on
+        band = "" if r.inside is None else ("in" if r.inside else "out") + (" far" if r.beyond else "")
         table.add_row(r.id, r.group[0], r.group[1], r.group[2], f"{r.projected:,.0f}", f"{r.measured:,.0f}",
-                      f"{r.error:+.1%}", mem)
+                      f"{r.error:+.1%}", band, mem)
     console = Console(width=max(Console().width, 160))
     console.print(table)
     mape, median = summary["mape"], summary["median_ape"]
     console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}")
     if isinstance(mape, float) and isinstance(median, float):
         console.print(f"MAPE {mape:.1%}, median APE {median:.1%}")
+    cover = summary.get("band_coverage")
+    if isinstance(cover, dict) and cover.get("rows"):
+        console.print(f"inside the band their profile gives them: {cover['inside']} of {cover['rows']} rows "
+                      f"({cover['share']:.0%}); beyond the runs a profile was fitted on (the far band): "
+                      f"{cover['beyond_inside']} of {cover['beyond_rows']} inside")
     if "false_ooms" in summary:
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
                       f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")

@@ -71,12 +71,15 @@ BEYOND_EVIDENCE = register(
     "W6012",
     "beyond-evidence",
     "a projection lies beyond the runs its GPU profile was fitted on",
-    "A calibrated profile records the longest sequence and the most GPUs of the runs it was fitted on.\n"
-    "A candidate beyond them (sequence 65,536 on a profile that saw 8,192) is a kind of run its band\n"
-    "was never measured on: attention's share of the step, or the network at that scale, may behave\n"
-    "as none of its runs did. Its band becomes the wider of its own and the `far` band of the profile's\n"
-    "provenance (the errors of GPUs' runs projected by fits that never saw those GPUs); runs of 32k-64k\n"
-    "tokens outside the corpus have measured slower still. Measure one such run and fit it\n"
+    "A calibrated profile records what the runs it was fitted on were: the longest sequence, the most\n"
+    "GPUs, the model architectures (dense, moe, hybrid), the GEMM precisions (per-tensor FP8 apart from\n"
+    "MXFP8, blockwise and rowwise), and the training software (megatron-core for Megatron-LM, NeMo, Megatron-Bridge and\n"
+    "Primus; torchtitan; ...). A candidate beyond them (sequence 65,536 on a profile that saw 8,192, a\n"
+    "MoE model on a profile fitted on dense ones, MXFP8 where its runs were BF16 and per-tensor FP8) is\n"
+    "a kind of run its band was never measured on. Its band becomes the wider of its own and the `far`\n"
+    "band of the profile's provenance: the errors of each source's runs projected by fits on the other\n"
+    "sources, what a kind of run no fit saw measured. Runs of 32k-64k tokens outside the corpus have\n"
+    "measured slower still. Measure one such run and fit it\n"
     "(`primusc calibrate --runs my_runs.yaml --out site.prx`) to narrow it.",
 )
 RUNS_ROW_MALFORMED = register(

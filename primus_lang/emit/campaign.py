@@ -112,7 +112,8 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
         per_job = {**chosen, "job_name": _job_name(variables.job_name, i)}
         emitted = emit(space, job.candidate, target, attrs.evolve(context, variables=per_job))
         files.update({f"{folder(i)}/{path}": text for path, text in emitted.items()})
-        b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time, job.candidate, space.cluster.world)
+        b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time, job.candidate, space.cluster.world,
+                       space.model, trust.target_stack(space.settings.target))
         entries.append({
             "index": i, "folder": folder(i), "log": f"{folder(i)}/{LOG}", "job_name": per_job["job_name"],
             "label": job.candidate.label(), "tied": job.tied, "baseline": job.baseline,

@@ -110,10 +110,17 @@ class Provenance:
     world_max: int = field(default=0, metadata=q(
         Kind.COUNT, "most GPUs of a run the efficiencies were fitted on (0: not recorded)", zero_ok=True))
     far_low: float = field(default=0.0, metadata=q(
-        Kind.NUMBER, "low end of the band beyond what the fit saw (a GPU's runs projected by a fit without "
-                     "them); 0: the band above", zero_ok=True))
+        Kind.NUMBER, "low end of the band beyond what the fit saw (runs of a source projected by fits on the "
+                     "other sources); 0: the band above", zero_ok=True))
     far_high: float = field(default=0.0, metadata=q(
         Kind.NUMBER, "high end of the band beyond what the fit saw; 0: the band above", zero_ok=True))
+    # What else the fit saw, comma-separated (empty: not recorded, nothing is judged beyond it)
+    kinds: str = field(default="", metadata=q(
+        Kind.TEXT, "model architectures of the runs the efficiencies were fitted on (dense, moe, hybrid)"))
+    precisions: str = field(default="", metadata=q(
+        Kind.TEXT, "GEMM precisions of those runs (bf16, fp8 per-tensor, fp8 mxfp8/blockwise/rowwise, fp4)"))
+    stacks: str = field(default="", metadata=q(
+        Kind.TEXT, "training software of those runs (megatron-core, torchtitan, automodel, ...)"))
 
 
 @frozen

@@ -102,7 +102,7 @@ def provenance_fields(p: Provenance) -> list[tuple[str, str]]:
     band, and what its fit saw, that it was written with."""
     out: list[tuple[str, str]] = []
     fields: list[attrs.Attribute[Any]] = list(attrs.fields(Provenance))
-    for f in sorted(fields, key=lambda f: kind_of(f) is Kind.TEXT):
+    for f in sorted(fields, key=lambda f: (kind_of(f) is Kind.TEXT, f.name == "note")):
         value, kind = getattr(p, f.name), kind_of(f)
         out.append((f.name, format(value, _PROVENANCE_DIGITS[kind]) if kind in _PROVENANCE_DIGITS
                     else literal(value, kind)))

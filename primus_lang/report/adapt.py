@@ -170,6 +170,8 @@ def _viewer(space: Space | None, enrichment: Enrichment, limit: int) -> Callable
             evaluation=int(getattr(trial, "evaluation_number", 0)),
             provenance=space.cluster.gpu.provenance if space is not None else None,
             world=space.cluster.world if space is not None else 0,
+            model=space.model if space is not None else None,
+            stack=trust.target_stack(space.settings.target) if space is not None else "",
         )
         views[cand] = v
         return v

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from primus_lang.ir import Candidate, Provenance
+from primus_lang.ir import Candidate, Model, Provenance
 from primus_lang.ir.candidate import format_value
 from primus_lang.report.view import CandidateView, MemoryTerm, RankMemory, TimelineEvent
 from primus_lang.validate import trust
@@ -75,6 +75,8 @@ def candidate_view(
     evaluation: int = 0,
     provenance: Provenance | None = None,
     world: int = 0,
+    model: Model | None = None,
+    stack: str = "",
 ) -> CandidateView:
     """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
     ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
@@ -82,7 +84,7 @@ def candidate_view(
     source = figures if figures is not None else projection
     tokens = figure(source, "tokens_per_gpu")
     p = provenance
-    low, high, beyond = trust.bounds(p, cand, world) if p is not None else (0.0, 0.0, ())
+    low, high, beyond = trust.bounds(p, cand, world, model, stack) if p is not None else (0.0, 0.0, ())
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),

@@ -31,15 +31,18 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     fits = bool(acc.fits(space.headroom))
     proj = (project(space.model, space.cluster, cand, space.settings, timeline=timeline)
             if fits or project_overflow else None)
-    return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance, space.cluster.world)
+    from primus_lang.validate import trust
+
+    return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance, space.cluster.world,
+                      space.model, trust.target_stack(space.settings.target))
 
 
-def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance,
-               world: int) -> Evaluated:
+def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance, world: int,
+               model: Any, stack: str) -> Evaluated:
     from primus_lang.memory import usable_bytes
 
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
-                          projection=proj, provenance=provenance, world=world)
+                          projection=proj, provenance=provenance, world=world, model=model, stack=stack)
     return Evaluated(cand, acc, proj, view, usable_bytes(acc.capacity, headroom))
 
 
@@ -53,4 +56,7 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
 
     acc, judged = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     proj = project(run.model, run.cluster, run.cand, settings, oracle=oracle)
-    return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance, run.cluster.world), judged
+    from primus_lang.validate import trust
+
+    return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance, run.cluster.world, run.model,
+                      trust.stack_of(run.framework)), judged

@@ -96,7 +96,8 @@ def run_figures(space: Space, best: Trial) -> Figures:
     ev, cluster = best.evaluation, space.cluster
     assert ev is not None
     prov = cluster.gpu.provenance
-    band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world)
+    band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world, space.model,
+                      trust.target_stack(space.settings.target))
     tokens = Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high)
     # the far band can lie inside the profile's own: then beyond what the fit saw is no wider
     wider = trust.far(prov) != (prov.low, prov.high)

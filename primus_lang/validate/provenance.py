@@ -17,11 +17,13 @@ few, so every fitted profile takes the pairs of all cross-validated rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 
 from primus_lang.ir import Provenance, Settings
+from primus_lang.validate import trust
 from primus_lang.validate.bands import (
     COVERAGE,
     PAIRED_COVERAGE,
@@ -67,22 +69,33 @@ class _Rows:
     def coverage(self, targets: Mapping[str, float], evidence: Mapping[str, float]) -> tuple[int, int]:
         return held_out_coverage(targets, evidence, self.layout)
 
-    def seen(self, ids: Iterable[str]) -> tuple[int, int]:
-        """The longest sequence and the most GPUs among these rows: what a fit on them saw."""
-        runs = [self.by_id[i] for i in ids]
-        return (max((r.cand.seq_len for r in runs if r.cand), default=0),
-                max((r.cluster.world for r in runs if r.cluster), default=0))
+    def seen(self, ids: Iterable[str]) -> dict[str, Any]:
+        return seen_in([self.by_id[i] for i in ids])
+
+
+def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
+    """What a fit on ``runs`` saw, as a provenance's fields: the longest sequence, the most GPUs, and
+    the model architectures, GEMM precisions and training software among them (a candidate beyond
+    any of them carries the far band: ``trust.beyond``)."""
+    def listed(values: Iterable[str]) -> str:
+        return ",".join(sorted({v for v in values if v}))
+
+    return {"seq_max": max((r.cand.seq_len for r in runs if r.cand), default=0),
+            "world_max": max((r.cluster.world for r in runs if r.cluster), default=0),
+            "kinds": listed(trust.architecture(r.model) for r in runs if r.model),
+            "precisions": listed(trust.gemm_precision(r.cand) for r in runs if r.cand),
+            "stacks": listed(trust.stack_of(r.framework) for r in runs)}
 
 
 def _share(inside: int, rows: int) -> dict[str, object]:
     return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
 
 
-def _provenance(basis: str, band: MeasuredBand, rows: int, note: str, seen: tuple[int, int],
+def _provenance(basis: str, band: MeasuredBand, rows: int, note: str, seen: dict[str, Any],
                 far: MeasuredBand | None) -> Provenance:
     return Provenance(basis=basis, rows=rows, error=round(band.error, 3), low=round(band.low, 3),
                       high=round(band.high, 3), paired=round(band.paired, 3), coverage=band.coverage,
-                      paired_coverage=band.paired_coverage, note=note, seq_max=seen[0], world_max=seen[1],
+                      paired_coverage=band.paired_coverage, note=note, **seen,
                       far_low=round(far.low, 3) if far else 0.0, far_high=round(far.high, 3) if far else 0.0)
 
 
@@ -97,11 +110,14 @@ def _evidence(own: Mapping[str, float], vendor: Mapping[str, float], every: Mapp
 
 def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple[str, str]],
                 transferred: Mapping[str, Sequence[tuple[str, float]]],
-                spec: Mapping[str, float]) -> tuple[dict[str, Provenance], dict[str, object]]:
+                spec: Mapping[str, float],
+                unseen_sources: Mapping[str, float] | None = None) -> tuple[dict[str, Provenance], dict[str, object]]:
     """The provenance of every fitted profile and of every pooled one (``pooled``: (GPU, vendor)),
     and a report of the bands and of their held-out coverage, per vendor (for ``calibrate --json``).
     Coverage counts each row inside or outside a band measured without it and its layout's twins,
-    the band it would get as the profile ships."""
+    the band it would get as the profile ships. The ``far`` band, for a candidate beyond what a fit
+    saw, comes from ``unseen_sources`` (each row projected by fits on the other sources: a new kind
+    of run) where given, else from the leave-one-GPU-out transfer."""
     rows = _Rows(runs)
     cv = {rid: e for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)}
     vendors = sorted({rows.vendor(rid) for rid in cv})
@@ -109,8 +125,10 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
     cv_pairs = rows.pairs(cv)
     moved = {rid: e for errs in transferred.values() for rid, e in errs}
     moved_pairs = rows.pairs(moved)
-    # beyond what a fit saw, the nearest measured stand-in: GPUs' runs projected by fits without them
-    far = measure(moved, moved_pairs) if moved else None
+    # beyond what a fit saw, the nearest measured stand-in: runs of a source projected by fits on the
+    # others (else GPUs' runs projected by fits without them)
+    far = (measure(unseen_sources, rows.pairs(unseen_sources)) if unseen_sources
+           else measure(moved, moved_pairs) if moved else None)
     out: dict[str, Provenance] = {}
     fitted: dict[str, object] = {}
     inside: dict[str, list[int]] = {v: [0, 0] for v in vendors}

@@ -115,6 +115,7 @@ class Run:
     cand: Candidate | None = None
     skip: str = ""
     source: str = ""
+    framework: str = ""  # the training software, as the row names it
     release: str = ""  # the software the source measured with (a table version or commit), as published
     balanced: bool = False  # the benchmark forced an even token split over experts (no busiest rank)
     # knobs the row leaves out (``primus_lang.memory.unpublished``): its memory is judged at their
@@ -506,7 +507,8 @@ def _published(row: dict[str, Any]) -> Run:
     notes = _notes(row)
     balanced = "force-balanced" in notes or "fake balanced" in notes
     release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
-    return Run(rid, group, measured, source=str(row.get("source", "")), release=str(release or ""),
+    return Run(rid, group, measured, source=str(row.get("source", "")), framework=str(row.get("framework") or ""),
+               release=str(release or ""),
                balanced=balanced,
                measured_memory=round(_positive(memory_gib, "measured.memory_gib", _MAX_GIB) * 2**30)
                if memory_gib else None)

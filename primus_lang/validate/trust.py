@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -19,7 +20,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
 from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
-from primus_lang.ir import Candidate, Gpu, Provenance
+from primus_lang.ir import Candidate, Gpu, Model, Provenance
 
 # The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
 # runs measured is 52.9% (Llama 3.1 405B, FP8, on GB300; BF16 runs at most 40.3%). A projection 12
@@ -48,38 +49,97 @@ class Band:
     beyond: tuple[str, ...] = ()  # how the candidate lies beyond the fit's runs (its band then widened)
 
 
-def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0) -> Band:
-    """The band of a projection of ``cand`` on ``world`` GPUs (both omitted: the profile's own band)."""
+def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0,
+         model: Model | None = None, stack: str = "") -> Band:
+    """The band of a projection of ``cand`` of ``model`` on ``world`` GPUs under the training software
+    ``stack`` (``cand`` omitted: the profile's own band)."""
     p = gpu.provenance
-    low, high, why = bounds(p, cand, world) if cand is not None else (p.low, p.high, ())
+    low, high, why = bounds(p, cand, world, model, stack) if cand is not None else (p.low, p.high, ())
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
                 step_time / high, step_time / low, p.paired, why)
 
 
-def beyond(prov: Provenance, cand: Candidate, world: int) -> list[str]:
-    """How ``cand`` on ``world`` GPUs lies beyond the runs the profile was fitted on (empty: inside)."""
+def architecture(model: Model) -> str:
+    """The kind of model a profile's evidence is counted in: its layers' compute differs in kind."""
+    return "hybrid" if model.mamba is not None else "moe" if model.moe is not None else "dense"
+
+
+# FP8 recipes that scale a whole tensor by one factor run the same GEMM kernels and casts (delayed
+# scaling reads its factor from an amax history, current scaling from the tensor): one kind of evidence
+_PER_TENSOR = ("delayed", "tensorwise")
+
+
+def gemm_precision(cand: Candidate) -> str:
+    """The GEMMs' precision as a provenance's ``precisions`` lists it: ``fp8`` for per-tensor scaling,
+    ``fp8 <recipe>`` for the finer-grained recipes, whose scales and kernels differ."""
+    if cand.precision != "fp8" or cand.fp8_recipe in _PER_TENSOR:
+        return cand.precision
+    return f"fp8 {cand.fp8_recipe}"
+
+
+# The words of a framework's name that say which training software ran it, in the order they are
+# tried: Primus runs a Megatron-LM or a TorchTitan backend, NeMo AutoModel is not Megatron-Core
+_STACK_WORDS = (("torchtitan", "torchtitan"), ("automodel", "automodel"), ("megatron", "megatron-core"),
+                ("nemo", "megatron-core"), ("primus", "megatron-core"), ("bridge", "megatron-core"))
+
+
+def stack_of(framework: str) -> str:
+    """The training software of a framework's name (a corpus row's ``framework``, a target's
+    framework): Megatron-Core for Megatron-LM, NeMo, Megatron-Bridge and Primus' Megatron backend;
+    else the name's first word; empty when unknown."""
+    name = framework.lower()
+    found = next((stack for word, stack in _STACK_WORDS if word in name), None)
+    if found is not None:
+        return found
+    words = re.findall(r"[a-z0-9][a-z0-9._-]*", name)
+    return words[0] if words else ""
+
+
+def target_stack(target: str) -> str:
+    """The training software a space's launch target runs (``megatron+slurm``: Megatron-Core)."""
+    return stack_of(target.split("+")[0]) if target else ""
+
+
+def _listed(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = None, stack: str = "") -> list[str]:
+    """How ``cand`` of ``model`` on ``world`` GPUs under ``stack`` lies beyond the runs the profile
+    was fitted on (empty: inside; a fact the profile or the caller does not record is not judged)."""
     out = []
     if prov.seq_max and cand.seq_len > prov.seq_max:
         out.append(f"sequence {cand.seq_len:,} beyond the longest of its runs ({prov.seq_max:,}): attention's share "
                    "of the step was never measured this large")
     if prov.world_max and world > prov.world_max:
         out.append(f"{world:,} GPUs beyond the most of its runs ({prov.world_max:,})")
+    kinds = _listed(prov.kinds)
+    if kinds and model is not None and architecture(model) not in kinds:
+        out.append(f"a {architecture(model)} model, where its runs trained {', '.join(kinds)} models")
+    precisions = _listed(prov.precisions)
+    if precisions and gemm_precision(cand) not in precisions:
+        out.append(f"{gemm_precision(cand)} GEMMs, which none of its runs used ({', '.join(precisions)})")
+    stacks = _listed(prov.stacks)
+    if stacks and stack and stack not in stacks:
+        out.append(f"trained with {stack}, where its runs used {', '.join(stacks)}")
     return out
 
 
-def bounds(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float, tuple[str, ...]]:
+def bounds(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
+           stack: str = "") -> tuple[float, float, tuple[str, ...]]:
     """Measured-over-projected bounds for ``cand`` and why they are widened: the profile's band, or
-    where the candidate lies beyond what the fit saw, the wider of it and the ``far`` band (a GPU's
-    runs projected by a fit that never saw that GPU, the nearest measured stand-in for a kind of run
-    the fit never saw)."""
-    why = tuple(beyond(prov, cand, world))
+    where the candidate lies beyond what the fit saw, the wider of it and the ``far`` band (runs of a
+    source the fit never saw, projected by fits on the other sources: the nearest measured stand-in
+    for a kind of run the fit never saw)."""
+    why = tuple(beyond(prov, cand, world, model, stack))
     low, high = far(prov) if why else (prov.low, prov.high)
     return low, high, why
 
 
-def factors(prov: Provenance, cand: Candidate, world: int) -> tuple[float, float]:
+def factors(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
+            stack: str = "") -> tuple[float, float]:
     """``bounds`` without the reasons."""
-    low, high, _ = bounds(prov, cand, world)
+    low, high, _ = bounds(prov, cand, world, model, stack)
     return low, high
 
 
@@ -155,13 +215,14 @@ def describe(gpu: str, p: Provenance) -> str:
 
 
 def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
-             shown: Sequence[tuple[Candidate, int]] = ()) -> list[Diagnostic]:
+             shown: Sequence[tuple[Candidate, int]] = (), model: Model | None = None,
+             stack: str = "") -> list[Diagnostic]:
     """W6002 when ``gpu`` has no fitted efficiencies, W6003 for projections above ``MFU_CEILING``
     (``mfu``: (label, MFU) of the projections shown), W6012 for candidates of ``shown`` (with their
     GPU counts) beyond the runs the profile was fitted on. ``fix`` names the command or import that
     gives the space a fitted profile."""
     out = []
-    outside = [(c, reasons) for c, world in shown if (reasons := beyond(gpu.provenance, c, world))]
+    outside = [(c, reasons) for c, world in shown if (reasons := beyond(gpu.provenance, c, world, model, stack))]
     if outside:
         cand, reasons = outside[0]
         p = gpu.provenance
@@ -169,8 +230,8 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
         out.append(Diagnostic(
             BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs `{gpu.name}` was fitted on "
             f"(`{cand.label()}`: {'; '.join(reasons)})",
-            notes=(f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of GPUs' runs "
-                   "projected by fits that never saw those GPUs; no run of this kind has measured it",
+            notes=(f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of runs of a "
+                   "source projected by fits on the other sources; no run of this kind has measured it",
                    *((LONG_SEQUENCES,) if cand.seq_len > p.seq_max > 0 else ())),
             help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
                  "the projection as a rough guide"))

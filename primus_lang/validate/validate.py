@@ -57,6 +57,17 @@ class RowResult:
     skipped: str = ""
     layout: str = ""  # GPU count and candidate label: rows re-measuring one recipe share it
     dtype: str = ""  # bf16 or fp8, whatever the published recipe label
+    # measured over projected tokens/s the row's profile expects for ``coverage`` of runs, with why it
+    # is widened (the row lies beyond the runs the profile was fitted on: ``trust.beyond``)
+    band: tuple[float, float] | None = None
+    beyond: tuple[str, ...] = ()
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the measurement fell inside the band (None: not projected, or no band)."""
+        if self.band is None or not self.projected or self.measured is None:
+            return None
+        return self.band[0] <= self.measured / self.projected <= self.band[1]
 
 
 def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
@@ -102,10 +113,15 @@ INTERNAL_ERROR = "internal error (a bug in primusc; please report it)"
 
 def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) -> RowResult:
     """A projected row: its signed error and the layout it shares with re-measurements of its recipe."""
+    from primus_lang.validate import trust
+
     assert run.cluster is not None and run.cand is not None
     err = (projected - run.measured) / run.measured if run.measured else None
     layout = f"{run.cluster.world}:{run.cand.label()}"
-    return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision)
+    low, high, why = trust.bounds(run.cluster.gpu.provenance, run.cand, run.cluster.world, run.model,
+                                  trust.stack_of(run.framework))
+    return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision,
+                     (low, high), why)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -165,8 +181,19 @@ def summarize(rows: Sequence[RowResult]) -> dict[str, object]:
         "signed_error_by_group": signed,
         "spearman_by_layout_group": _layout_spearman(done),
         "replicates": _replicates(done),
+        "band_coverage": _band_coverage(done),
         **_memory_summary(rows),
     }
+
+
+def _band_coverage(done: Sequence[RowResult]) -> dict[str, object]:
+    """How many measurements fell inside the band their profile gives them, and of the rows beyond
+    the runs a profile was fitted on (which get the wider far band), how many."""
+    judged = [r for r in done if r.inside is not None]
+    far = [r for r in judged if r.beyond]
+    return {"inside": sum(bool(r.inside) for r in judged), "rows": len(judged),
+            "share": sum(bool(r.inside) for r in judged) / len(judged) if judged else None,
+            "beyond_inside": sum(bool(r.inside) for r in far), "beyond_rows": len(far)}
 
 
 TIGHTEST = 5
@@ -281,6 +308,9 @@ def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
                    "reading": r.memory.reading, "assumed": dict(r.memory.assumed),
                    "cpu_offload": r.memory.offload, "false_oom": r.memory.false_oom,
                    "measured_bytes": r.memory.measured_bytes}
+        band = None if r.band is None or r.projected is None else {
+            "tokens_low": r.projected * r.band[0], "tokens_high": r.projected * r.band[1], "inside": r.inside,
+            "beyond": list(r.beyond)}
         out.append({"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
-                    "memory": mem, "skipped": r.skipped or None})
+                    "band": band, "memory": mem, "skipped": r.skipped or None})
     return out

@@ -259,7 +259,7 @@ def test_validate_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"rows", "summary"}
     row = next(r for r in out["rows"] if r["id"] == "t_dense_bf16")
-    assert set(row) == {"id", "projected", "measured", "error", "memory", "skipped"}
+    assert set(row) == {"id", "projected", "measured", "error", "band", "memory", "skipped"}
     assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes", "margin", "reading", "assumed",
                                   "cpu_offload", "false_oom", "measured_bytes"}
     assert row["memory"]["reading"] == "least memory"
@@ -700,6 +700,7 @@ def test_calibrate_command_holds_out_sources(capsys: pytest.CaptureFixture[str])
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["holdout_sources"]
     assert set(report["sources"]) == {"test"}
-    assert report["rows"] == len(report["errors"]) >= report["inside_far"] >= report["inside"] >= 0
+    assert report["rows"] == len(report["errors"]) >= report["inside_far"] >= report["inside_judged"] >= \
+        report["inside"] >= 0
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources"]) == 0
     assert "leave one source out" in capsys.readouterr().out

@@ -280,3 +280,49 @@ def test_project_warns_and_widens_beyond_the_longest_sequence(tmp_path: Path,
     assert main(["explain", str(src), "--point", first["label"]]) == 0
     said = capsys.readouterr().out
     assert "widened: beyond its runs" in said
+
+
+def test_a_model_precision_or_software_the_fit_never_saw_gets_the_far_band() -> None:
+    from primus_lang.lower import stdlib_cards
+
+    cards = stdlib_cards()
+    dense, moe = cards["llama3_1_8b"][1], cards["mixtral_8x7b"][1]
+    seen = attrs.evolve(FAR, kinds="dense", precisions="bf16,fp8", stacks="megatron-core,torchtitan")
+    bf16 = Candidate(seq_len=8192)
+    assert trust.beyond(seen, bf16, 64, dense, "megatron-core") == []
+    # delayed and current per-tensor scaling are one kind of FP8 evidence
+    for recipe in ("tensorwise", "delayed"):
+        fp8 = Candidate(seq_len=8192, precision="fp8", fp8_recipe=recipe)
+        assert trust.beyond(seen, fp8, 64, dense, "torchtitan") == []
+    [why] = trust.beyond(seen, bf16, 64, moe, "megatron-core")
+    assert why == "a moe model, where its runs trained dense models"
+    [why] = trust.beyond(seen, Candidate(seq_len=8192, precision="fp8", fp8_recipe="mxfp8"), 64, dense)
+    assert why.startswith("fp8 mxfp8 GEMMs, which none of its runs used")
+    [why] = trust.beyond(seen, bf16, 64, dense, trust.stack_of("MaxText (JAX)"))
+    assert why == "trained with maxtext, where its runs used megatron-core, torchtitan"
+    assert trust.factors(seen, bf16, 64, moe) == (0.75, 1.3)
+    # what the caller does not say (no model, no software) and what a profile does not record are not judged
+    assert trust.beyond(seen, bf16, 64) == [] and trust.beyond(FAR, bf16, 64, moe, "maxtext") == []
+
+
+@pytest.mark.parametrize("framework,stack", [
+    ("Megatron-Bridge (Megatron-Core)", "megatron-core"), ("NeMo 2.0 (Megatron-Core)", "megatron-core"),
+    ("Primus (Megatron-LM backend)", "megatron-core"), ("Primus (TorchTitan backend)", "torchtitan"),
+    ("NeMo AutoModel (PyTorch FSDP2)", "automodel"), ("torchtitan (torchao float8 / mx_formats)", "torchtitan"),
+    ("MosaicML LLM Foundry", "mosaicml"), ("", ""), ("bridge", "megatron-core"), ("primus", "megatron-core"),
+])
+def test_the_software_of_a_framework_name(framework: str, stack: str) -> None:
+    assert trust.stack_of(framework) == stack
+    assert trust.target_stack("primus+slurm") == "megatron-core" and trust.target_stack("") == ""
+
+
+def test_validate_gives_each_row_its_band_and_counts_the_rows_inside(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--calibrated", "--no-memory", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = [r for r in out["rows"] if r["band"] is not None]
+    assert rows and all(r["band"]["tokens_low"] <= r["projected"] <= r["band"]["tokens_high"] for r in rows)
+    inside = [r for r in rows if r["band"]["tokens_low"] <= r["measured"] <= r["band"]["tokens_high"]]
+    assert all(r["band"]["inside"] == (r in inside) for r in rows)
+    cover = out["summary"]["band_coverage"]
+    assert cover["rows"] == len(rows) and cover["inside"] == len(inside)
+    assert cover["beyond_rows"] == sum(bool(r["band"]["beyond"]) for r in rows)
