@@ -158,6 +158,8 @@ PATHS: dict[str, tuple[str, ...]] = {
     "moe_router_dtype": ("model.moe_router_dtype",),
     "moe_permute_fusion": ("model.moe_permute_fusion",),
     "moe_router_fusion": ("model.moe_router_fusion",),
+    # a benchmark's even split of tokens over experts: import-recipe reads it as `assume moe_imbalance = 1`
+    "moe_router_force_load_balancing": ("model.moe_router_force_load_balancing",),
     "cross_entropy_loss_fusion": ("model.cross_entropy_loss_fusion",),
     "cross_entropy_fusion_impl": ("model.cross_entropy_fusion_impl",),
     "transformer_impl": ("model.transformer_impl",),

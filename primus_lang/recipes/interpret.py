@@ -33,6 +33,7 @@ from primus_lang.recipes.settings import Entry, Recipe
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
 K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
+BALANCED = "moe_router_force_load_balancing"  # Megatron's dest, whichever framework's spelling set it
 
 
 @frozen
@@ -45,6 +46,9 @@ class Imported:
     passthrough: Passthrough
     assumed: tuple[str, ...]  # knobs the recipe leaves to Megatron's default, said in the output
     notes: tuple[str, ...] = ()  # how settings were read (a recipe's spelling primusc maps to a knob)
+    # the router is forced to spread tokens evenly over the experts (a benchmark's setting): no expert
+    # rank is busier than the mean, so the space assumes `moe_imbalance = 1`
+    balanced: bool = False
 
 
 class _Reader:
@@ -677,4 +681,8 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
         carried = tuple((k, v) for k, v in carried if k != "tokenizer_type")
         r.notes.append(f"`tokenizer_type` {tokenizer} is not carried: its files (`--tokenizer-model`) are not in the "
                        "recipe as read; give `--var tokenizer_type=... --var tokenizer_model=...` to launch with it")
-    return Imported(recipe, model, stated, cand, spans, carried, tuple(assumed), tuple(r.notes))
+    balanced = model.get("moe") is not None and r.flag(BALANCED)
+    if balanced:
+        r.notes.append(f"`{BALANCED}` forces an even split of tokens over the experts: the space assumes "
+                       "`moe_imbalance = 1` (no expert rank busier than the mean) where primusc's default is 1.1")
+    return Imported(recipe, model, stated, cand, spans, carried, tuple(assumed), tuple(r.notes), balanced)

@@ -135,6 +135,8 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     lines.append("  budget 200 evals, 5 min")
     framework, launcher = target.split("+")
     lines.append(f"  target {framework} + {launcher}")
+    if imp.balanced:
+        lines.append("  assume moe_imbalance = 1  # the recipe forces balanced routing: no busiest expert rank")
     if framework == "megatron" and version and version != megatron.DEFAULT_VERSION:
         lines.append(f"  assume megatron_version = {_value(version)}")
     if framework == "bridge" and version and version != bridge.DEFAULT_VERSION:

@@ -126,3 +126,17 @@ def test_an_experiment_cannot_switch_its_cards_mla_off() -> None:
         interpret(attrs.evolve(recipe, entries=entries), card, fill_all=True)
     [d] = [d for d in err.value.diagnostics if d.code.id == "P3125"]
     assert "--multi-latent-attention" in d.message and d.span is not None
+
+
+def test_a_forced_even_routing_is_read_as_no_busiest_expert_rank(tmp_path: Path) -> None:
+    """`--moe-router-force-load-balancing` (a benchmark's even split of tokens) becomes the space's
+    `assume moe_imbalance = 1`: the busiest expert rank holds the mean share, in memory and in time."""
+    plain, forced = tmp_path / "plain.prx", tmp_path / "forced.prx"
+    recipe = tmp_path / "forced.sh"
+    recipe.write_text(V2_LITE + " --moe-router-force-load-balancing\n")
+    assert main(["import-recipe", str(FIXTURES / "megatron_deepseek_v2_lite.sh"), "--gpu", "h100", "--out",
+                 str(plain)]) == 0
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--out", str(forced)]) == 0
+    assert "moe_imbalance" not in plain.read_text()
+    assert "  assume moe_imbalance = 1  #" in forced.read_text()
+    assert load_space(plain).settings.moe_imbalance == 1.1 and load_space(forced).settings.moe_imbalance == 1.0
