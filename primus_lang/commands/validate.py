@@ -113,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"MAPE {mape:.1%}, median APE {median:.1%}")
     cover = summary.get("band_coverage")
     if isinstance(cover, dict) and cover.get("rows"):
+        far = (f"{cover['beyond_inside']} of {cover['beyond_rows']} inside" if cover["beyond_rows"] else "none")
         console.print(f"inside the band their profile gives them: {cover['inside']} of {cover['rows']} rows "
-                      f"({cover['share']:.0%}); beyond the runs a profile was fitted on (the far band): "
-                      f"{cover['beyond_inside']} of {cover['beyond_rows']} inside")
+                      f"({cover['share']:.0%}); beyond the runs a profile was fitted on (the far band): {far}")
     if "false_ooms" in summary:
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
                       f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")

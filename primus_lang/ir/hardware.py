@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
+import attrs
 from attrs import field, frozen
 
 from primus_lang.ir.quantity import Kind, q
@@ -74,6 +78,32 @@ def _ordered(instance: Provenance, _attribute: object, high: float) -> None:
         raise ValueError(f"the band's high end ({high:g}) is below its low end ({instance.low:g})")
 
 
+def _far_ordered(instance: Provenance, _attribute: object, high: float) -> None:
+    if high == 0 and instance.far_low != 0:
+        raise ValueError("`far_low` without `far_high`: give both ends of the far band, or neither")
+    if high != 0 and high < instance.far_low:
+        raise ValueError(f"the far band's high end ({high:g}) is below its low end ({instance.far_low:g})")
+
+
+# What a provenance's lists may name: the architectures ``trust.architecture`` and the precisions
+# ``trust.gemm_precision`` give (the software is any lower-case name: megatron-core, torchtitan, ...)
+PROVENANCE_KINDS = ("dense", "moe", "hybrid")
+PROVENANCE_PRECISIONS = ("bf16", "fp8", "fp8 mxfp8", "fp8 blockwise", "fp8 rowwise", "fp4")
+_STACK_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+def _listed_in(allowed: tuple[str, ...] | None) -> Callable[[Provenance, attrs.Attribute[str], str], None]:
+    """A validator of a comma-separated list: each item one of ``allowed`` (None: a lower-case name)."""
+    def check(_instance: Provenance, attribute: attrs.Attribute[str], value: str) -> None:
+        for item in (v.strip() for v in value.split(",") if v.strip()):
+            if allowed is not None and item not in allowed:
+                raise ValueError(f"`{attribute.name}` names `{item}`; it lists {', '.join(allowed)}, comma-separated")
+            if allowed is None and not _STACK_NAME.fullmatch(item):
+                raise ValueError(f"`{attribute.name}` names `{item}`; a training software is a lower-case name "
+                                 "(megatron-core, torchtitan, ...), comma-separated")
+    return check
+
+
 @frozen
 class Provenance:
     """Where a profile's efficiencies come from and how far a projection on it carries.
@@ -112,14 +142,14 @@ class Provenance:
     far_low: float = field(default=0.0, metadata=q(
         Kind.NUMBER, "low end of the band beyond what the fit saw (runs of a source projected by fits on the "
                      "other sources); 0: the band above", zero_ok=True))
-    far_high: float = field(default=0.0, metadata=q(
+    far_high: float = field(default=0.0, validator=_far_ordered, metadata=q(
         Kind.NUMBER, "high end of the band beyond what the fit saw; 0: the band above", zero_ok=True))
     # What else the fit saw, comma-separated (empty: not recorded, nothing is judged beyond it)
-    kinds: str = field(default="", metadata=q(
+    kinds: str = field(default="", validator=_listed_in(PROVENANCE_KINDS), metadata=q(
         Kind.TEXT, "model architectures of the runs the efficiencies were fitted on (dense, moe, hybrid)"))
-    precisions: str = field(default="", metadata=q(
+    precisions: str = field(default="", validator=_listed_in(PROVENANCE_PRECISIONS), metadata=q(
         Kind.TEXT, "GEMM precisions of those runs (bf16, fp8 per-tensor, fp8 mxfp8/blockwise/rowwise, fp4)"))
-    stacks: str = field(default="", metadata=q(
+    stacks: str = field(default="", validator=_listed_in(None), metadata=q(
         Kind.TEXT, "training software of those runs (megatron-core, torchtitan, automodel, ...)"))
 
 

@@ -103,8 +103,9 @@ def _cards(data: ReportData) -> str:
         return charts.empty_note("the search found no candidate that fits")
     metric = data.objective_metric
     title = units.METRIC_TITLES.get(metric, metric)
+    widened = f"; widened: beyond its runs ({'; '.join(w.beyond)})" if w.beyond else ""
     band = (f"<div class='label'>{w.coverage:.0%} band {_e(units.band(w.tokens_low, w.tokens_high))} tokens/s/GPU "
-            f"({_e(w.basis)} profile)</div>" if w.basis else "")
+            f"({_e(w.basis)} profile{_e(widened)})</div>" if w.basis else "")
     cards = [
         f"<div class='card winner'><div class='label'>winner · {_e(title)}</div>"
         f"<div class='big'>{_e(units.metric(metric, w.metric(metric)))}</div><code>{_e(w.label)}</code>{band}</div>"

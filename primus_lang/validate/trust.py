@@ -78,21 +78,23 @@ def gemm_precision(cand: Candidate) -> str:
 
 
 # The words of a framework's name that say which training software ran it, in the order they are
-# tried: Primus runs a Megatron-LM or a TorchTitan backend, NeMo AutoModel is not Megatron-Core
-_STACK_WORDS = (("torchtitan", "torchtitan"), ("automodel", "automodel"), ("megatron", "megatron-core"),
-                ("nemo", "megatron-core"), ("primus", "megatron-core"), ("bridge", "megatron-core"))
+# tried: Megatron-DeepSpeed is DeepSpeed's, Primus runs a Megatron-LM or a TorchTitan backend, NeMo
+# AutoModel is not Megatron-Core
+_STACK_WORDS = (("deepspeed", "deepspeed"), ("torchtitan", "torchtitan"), ("automodel", "automodel"),
+                ("megatron", "megatron-core"), ("nemo", "megatron-core"), ("primus", "megatron-core"),
+                ("bridge", "megatron-core"))
 
 
 def stack_of(framework: str) -> str:
     """The training software of a framework's name (a corpus row's ``framework``, a target's
-    framework): Megatron-Core for Megatron-LM, NeMo, Megatron-Bridge and Primus' Megatron backend;
-    else the name's first word; empty when unknown."""
-    name = framework.lower()
-    found = next((stack for word, stack in _STACK_WORDS if word in name), None)
+    framework), by its words: Megatron-Core for Megatron-LM, NeMo, Megatron-Bridge and Primus'
+    Megatron backend; else the name's first word, lower-case, in the form a provenance's ``stacks``
+    lists (``MaxText (JAX)``: ``maxtext``); empty for a name without one (not judged)."""
+    words = re.findall(r"[^\W_]+", framework.lower())
+    found = next((stack for word, stack in _STACK_WORDS if word in words), None)
     if found is not None:
         return found
-    words = re.findall(r"[a-z0-9][a-z0-9._-]*", name)
-    return words[0] if words else ""
+    return next((w.strip("()[]{},;:'\"") for w in framework.lower().split() if w.strip("()[]{},;:'\"")), "")
 
 
 def target_stack(target: str) -> str:
@@ -227,11 +229,14 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
         cand, reasons = outside[0]
         p = gpu.provenance
         low, high = far(p)
+        band = (f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of runs of a source "
+                "projected by fits on the other sources; no run of this kind has measured it" if p.far_high else
+                f"their band stays the profile's {low:.2f}-{high:.2f}x: the profile records no far band, and no run "
+                "of this kind has measured it")
         out.append(Diagnostic(
             BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs `{gpu.name}` was fitted on "
             f"(`{cand.label()}`: {'; '.join(reasons)})",
-            notes=(f"their band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of runs of a "
-                   "source projected by fits on the other sources; no run of this kind has measured it",
+            notes=(band,
                    *((LONG_SEQUENCES,) if cand.seq_len > p.seq_max > 0 else ())),
             help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
                  "the projection as a rough guide"))

@@ -310,6 +310,7 @@ def test_a_model_precision_or_software_the_fit_never_saw_gets_the_far_band() -> 
     ("Primus (Megatron-LM backend)", "megatron-core"), ("Primus (TorchTitan backend)", "torchtitan"),
     ("NeMo AutoModel (PyTorch FSDP2)", "automodel"), ("torchtitan (torchao float8 / mx_formats)", "torchtitan"),
     ("MosaicML LLM Foundry", "mosaicml"), ("", ""), ("bridge", "megatron-core"), ("primus", "megatron-core"),
+    ("Megatron-DeepSpeed", "deepspeed"), ("MaxText (JAX)", "maxtext"), ("ünïcode stack", "ünïcode"),
 ])
 def test_the_software_of_a_framework_name(framework: str, stack: str) -> None:
     assert trust.stack_of(framework) == stack
@@ -326,3 +327,20 @@ def test_validate_gives_each_row_its_band_and_counts_the_rows_inside(capsys: pyt
     cover = out["summary"]["band_coverage"]
     assert cover["rows"] == len(rows) and cover["inside"] == len(inside)
     assert cover["beyond_rows"] == sum(bool(r["band"]["beyond"]) for r in rows)
+
+
+@pytest.mark.parametrize("fields,words", [
+    ({"kinds": "Dense"}, "`kinds` names `Dense`"), ({"kinds": "dense moe"}, "`kinds` names `dense moe`"),
+    ({"precisions": "fp9"}, "`precisions` names `fp9`"), ({"stacks": "Megatron-Core"}, "lower-case name"),
+    ({"far_low": 2.0, "far_high": 0.5}, "far band's high end"), ({"far_low": 0.5}, "without `far_high`"),
+])
+def test_a_provenance_names_only_what_a_band_can_be_judged_by(fields: dict[str, object], words: str) -> None:
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        Provenance(**fields)  # type: ignore[arg-type]
+    Provenance(kinds="dense,moe", precisions="bf16, fp8 mxfp8", stacks="megatron-core,llm-foundry")
+
+
+def test_w6012_says_when_no_far_band_widens() -> None:
+    gpu = attrs.evolve(GPU, provenance=attrs.evolve(FAR, far_low=0.0, far_high=0.0))
+    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=32768), 64)])
+    assert "stays the profile's 0.90-1.10x" in w.notes[0]
