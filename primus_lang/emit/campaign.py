@@ -120,7 +120,9 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
             "candidate": to_data(job.candidate),
             "projected": {"tokens_per_gpu": job.tokens_per_gpu, "step_time": job.step_time,
                           "band": {"coverage": b.coverage, "tokens_per_gpu": [b.tokens_low, b.tokens_high],
-                                   "step_time": [b.step_low, b.step_high], "paired": b.paired}},
+                                   "step_time": [b.step_low, b.step_high], "paired": b.paired,
+                                   # why the band is the far one (empty: the profile's own)
+                                   "beyond": list(b.beyond)}},
         })
     cluster = space.cluster
     hours = len(jobs) * cluster.nodes * slurm_seconds(variables.time_limit) / 3600
