@@ -37,7 +37,8 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
      timeout=600)
     wheel = next(dist.glob("primusc-*.whl"))
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
+    # no pip of its own (ensurepip takes seconds): this interpreter's pip installs into it (`--python`)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)
     bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
     py = bin_dir / "python"
     # Third-party dependencies come from this interpreter's site-packages (a bare path, so its .pth
@@ -51,8 +52,8 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
      timeout=600).stdout.strip()
     (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, capture_output=True
-    , timeout=600)
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", str(wheel)], check=True,
+        capture_output=True, timeout=600)
     work = tmp_path / "elsewhere"
     work.mkdir()
     where = subprocess.run(

@@ -18,6 +18,7 @@ from primus_lang.resources import data_dir
 from primus_lang.validate import trust
 from primus_lang.validate.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
 
+RUNS = Path(__file__).parent / "data" / "runs.yaml"
 GPU = Gpu(name="g", vendor="nvidia", peak_bf16=1e15, hbm_capacity=2**37, hbm_bandwidth=3e12, scale_up_bandwidth=4.5e11)
 
 
@@ -318,7 +319,7 @@ def test_the_software_of_a_framework_name(framework: str, stack: str) -> None:
 
 
 def test_validate_gives_each_row_its_band_and_counts_the_rows_inside(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--calibrated", "--no-memory", "--json"]) == 0
+    assert main(["validate", "--runs", str(RUNS), "--calibrated", "--no-memory", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = [r for r in out["rows"] if r["band"] is not None]
     assert rows and all(r["band"]["tokens_low"] <= r["projected"] <= r["band"]["tokens_high"] for r in rows)
