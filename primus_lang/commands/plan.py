@@ -107,6 +107,9 @@ class Plan:
     report: str = ""  # the HTML report's path, one of ``files`` ("" when there is no winner)
     capacity: CapacityPlan | None = None  # the clusters compared, with cluster axes or a training-run objective
     cluster: str = ""  # the cluster planned on, as ``capacity`` names it ("" without cluster axes)
+    # each ranked candidate's band (None: not projected), widened where it lies beyond the profile's
+    # runs (``beyond``: why; W6012)
+    bands: tuple[trust.Band | None, ...] = ()
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -373,9 +376,13 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         shown = attrs.evolve(result, baseline=baseline) if baseline is not None else result
         write_report(shown, report, space, force=replace(report), capacity=capacity)
         files.append(str(report))
+    stack = trust.target_stack(space.settings.target)
+    bands = tuple(trust.band(space.cluster.gpu, t.evaluation.tokens_per_gpu, t.evaluation.step_time, t.candidate,
+                             space.cluster.world, space.model, stack)
+                  if t.evaluation is not None and t.candidate is not None else None for t in ranked)
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
-                str(report) if winner is not None else "")
+                str(report) if winner is not None else "", bands=bands)
     return plan
 
 
@@ -459,28 +466,28 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
                       ("bubble", "right"), ("exposed comm", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     tied = set(plan.tied[1:])
-    stack = trust.target_stack(prep.space.settings.target)
-    for i, t in enumerate(plan.ranked, start=1):
+    for i, (t, b) in enumerate(zip(plan.ranked, plan.bands, strict=True), start=1):
         ev = t.evaluation
-        if ev is None or t.memory_peak is None or t.candidate is None:
+        if ev is None or t.memory_peak is None or t.candidate is None or b is None:
             continue
         table.add_row(
             f"{i}{'≈' if t.candidate.label() in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
             units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",
-            units.band(*(ev.tokens_per_gpu * f for f in trust.factors(prov, t.candidate, prep.space.cluster.world,
-                                                                     prep.space.model, stack))),
-            f"{ev.mfu:.1%}",
+            units.band(b.tokens_low, b.tokens_high) + (" †" if b.beyond else ""), f"{ev.mfu:.1%}",
             f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )
     console.print(table)
     console.print(describe(plan.gpu, prov))
+    if any(b is not None and b.beyond for b in plan.bands):
+        low, high = trust.far(prov)
+        console.print(f"†: beyond the runs the profile was fitted on (W6012), the band widened to {low:.2f}-{high:.2f}x")
     if tied:
         console.print(f"≈: tied with #1 (the best projection ahead by at most {prov.paired:.1%}: the projected order "
                       "among them is not evidence)")
     if given is None and plan.baseline is not None and plan.baseline.evaluation is not None:
-        b = plan.baseline
-        assert b.evaluation is not None
-        console.print(f"baseline: {layout(b, axes)}: {b.evaluation.tokens_per_gpu:,.0f} tokens/s/GPU")
+        base = plan.baseline
+        assert base.evaluation is not None
+        console.print(f"baseline: {layout(base, axes)}: {base.evaluation.tokens_per_gpu:,.0f} tokens/s/GPU")
     for line in plan.explanation:
         console.print(line)
     launch = [f for f in plan.files if f != plan.report]

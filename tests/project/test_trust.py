@@ -345,3 +345,19 @@ def test_w6012_says_when_no_far_band_widens() -> None:
     gpu = attrs.evolve(GPU, provenance=attrs.evolve(FAR, far_low=0.0, far_high=0.0))
     [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=32768), 64)])
     assert "stays the profile's 0.90-1.10x" in w.notes[0]
+
+
+def test_plan_marks_and_lists_the_widened_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "s.prx"
+    src.write_text(SPACE.format(paired="0.05", extra="seq_len = 32768").replace(
+        "paired = 0.05", "paired = 0.05; seq_max = 8192; far_low = 0.7; far_high = 1.4"))
+    args = ["plan", str(src), "--no-emit", "--strategy", "exhaustive"]
+    assert main([*args, "--out", str(tmp_path / "a"), "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert len(plan["bands"]) == len(plan["ranked"])
+    first, band = plan["ranked"][0], plan["bands"][0]
+    assert "32,768" in band["beyond"][0]
+    assert band["tokens_low"] == pytest.approx(0.7 * first["evaluation"]["tokens_per_gpu"])
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    said = capsys.readouterr().out
+    assert " †" in said and "†: beyond the runs the profile was fitted on (W6012), the band widened to 0.70-1.40x" in said

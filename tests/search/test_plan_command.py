@@ -32,6 +32,10 @@ def test_plan_ranks_explains_and_emits(tmp_path: Path, capsys: pytest.CaptureFix
     assert 1 <= len(ranked) <= 10 and scores == sorted(scores, reverse=True)
     assert ranked[0]["candidate"] == result["best"]["candidate"]
     assert all(t["memory_peak"] <= t["memory_limit"] for t in ranked)
+    # every ranked candidate carries its band, around its projection
+    assert len(data["bands"]) == len(ranked)
+    assert all(b["tokens_low"] <= t["evaluation"]["tokens_per_gpu"] <= b["tokens_high"] and b["beyond"] == []
+               for b, t in zip(data["bands"], ranked, strict=True))
     assert any(line.startswith("Over the baseline") or "baseline" in line for line in data["explanation"])
     assert data["target"] == "megatron+local"
     files = {Path(f).name for f in data["files"]}
