@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
 from attrs import frozen
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
@@ -351,49 +350,17 @@ def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:
 
 def _by_source(errors: dict[str, float], corpus: _Corpus, provs: Mapping[str, Provenance],
                gpu_of: Mapping[str, str]) -> dict[str, Any]:
-    """Held-out errors per source, and how many land inside the band their profile ships with, inside
-    the band each gets as a fit without its source would judge it, and inside the far band. A fit
-    without the source gives a row the far band where it lies beyond what that fit saw
-    (``trust.beyond``), and that far band is measured without the source too: the other sources'
-    held-out residuals, so no row is judged by a band its own error helped measure."""
-    from primus_lang.validate import band_of, seen_in, trust
+    """Held-out errors per source, and how many land inside each band ``source_coverage`` judges."""
+    from primus_lang.validate import source_coverage
 
     runs = {r.id: r for r in corpus.runs}
-    others = {source: [e for rid, e in sorted(errors.items()) if runs[rid].source != source]
-              for source in sorted({runs[rid].source for rid in errors})}
-    far_without = {source: band_of(errs) for source, errs in others.items() if errs}
-
-    def unseen(rid: str, p: Provenance) -> Provenance:
-        """``p`` with the far band measured without the row's source (where another source has rows)."""
-        band = far_without.get(runs[rid].source)
-        return attrs.evolve(p, far_low=band[0], far_high=band[1]) if band else p
-
-    def judged(rid: str, p: Provenance) -> tuple[float, float]:
-        run = runs[rid]
-        mine = corpus.kept.get(gpu_of.get(rid, ""), [])
-        train = [r for r in mine if r.source != run.source]
-        if not train and run.cluster is not None:  # the profile is then its vendor's pool of the other sources
-            vendor = run.cluster.gpu.vendor
-            train = [r for rows in corpus.kept.values() for r in rows
-                     if r.source != run.source and r.cluster is not None and r.cluster.gpu.vendor == vendor]
-        if run.cand is None or run.cluster is None:
-            return p.low, p.high
-        return trust.factors(attrs.evolve(p, **seen_in(train)), run.cand, run.cluster.world, run.model,
-                             trust.stack_of(run.framework))
-
-    def inside(rid: str, e: float, how: str) -> bool:
-        p = provs.get(gpu_of.get(rid, ""))
-        if p is None:
-            return False
-        low, high = (trust.far(unseen(rid, p)) if how == "far" else judged(rid, unseen(rid, p)) if how == "judged"
-                     else (p.low, p.high))
-        return low <= 1 / (1 + e) <= high
+    inside = source_coverage(errors, corpus.runs, corpus.kept, provs, gpu_of)
 
     def counts(items: list[tuple[str, float]]) -> dict[str, Any]:
         es = [e for _, e in items]
         return {"rows": len(es), "mape": _mean(abs(e) for e in es), "signed": _mean(es),
-                **{key: sum(inside(rid, e, how) for rid, e in items)
-                   for key, how in (("inside", "own"), ("inside_judged", "judged"), ("inside_far", "far"))}}
+                **{f"inside{suffix}": sum(inside[rid][how] for rid, _ in items)
+                   for suffix, how in (("", "own"), ("_judged", "judged"), ("_far", "far"))}}
 
     by: dict[str, list[tuple[str, float]]] = {}
     for rid, e in sorted(errors.items()):

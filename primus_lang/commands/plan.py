@@ -337,10 +337,11 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
     ranked = settled.ranked[: max(1, args.top)]
     lines: list[str] = []
+    stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
                space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None],
-               trust.target_stack(space.settings.target))
+               stack)
     if winner is not None and kept:
         lines = [kept]
     elif winner is not None:
@@ -376,7 +377,6 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         shown = attrs.evolve(result, baseline=baseline) if baseline is not None else result
         write_report(shown, report, space, force=replace(report), capacity=capacity)
         files.append(str(report))
-    stack = trust.target_stack(space.settings.target)
     bands = tuple(trust.band(space.cluster.gpu, t.evaluation.tokens_per_gpu, t.evaluation.step_time, t.candidate,
                              space.cluster.world, space.model, stack)
                   if t.evaluation is not None and t.candidate is not None else None for t in ranked)

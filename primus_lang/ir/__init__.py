@@ -2,7 +2,7 @@
 
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.expr import Expr
-from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance
+from primus_lang.ir.hardware import Cluster, Efficiency, Gpu, Provenance, provenance_items
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import EnvVar, Mount, Site
@@ -52,4 +52,5 @@ __all__ = [
     "Span",
     "Value",
     "cluster_points",
+    "provenance_items",
 ]

@@ -92,10 +92,15 @@ PROVENANCE_PRECISIONS = ("bf16", "fp8", "fp8 mxfp8", "fp8 blockwise", "fp8 rowwi
 _STACK_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
+def provenance_items(value: str) -> list[str]:
+    """The items of a provenance's comma-separated list (``kinds``, ``precisions``, ``stacks``)."""
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
 def _listed_in(allowed: tuple[str, ...] | None) -> Callable[[Provenance, attrs.Attribute[str], str], None]:
     """A validator of a comma-separated list: each item one of ``allowed`` (None: a lower-case name)."""
     def check(_instance: Provenance, attribute: attrs.Attribute[str], value: str) -> None:
-        for item in (v.strip() for v in value.split(",") if v.strip()):
+        for item in provenance_items(value):
             if allowed is not None and item not in allowed:
                 raise ValueError(f"`{attribute.name}` names `{item}`; it lists {', '.join(allowed)}, comma-separated")
             if allowed is None and not _STACK_NAME.fullmatch(item):

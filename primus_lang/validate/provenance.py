@@ -28,6 +28,7 @@ from primus_lang.validate.bands import (
     COVERAGE,
     PAIRED_COVERAGE,
     MeasuredBand,
+    band_of,
     held_out_coverage,
     measure,
     pair_errors,
@@ -85,6 +86,45 @@ def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
             "kinds": listed(trust.architecture(r.model) for r in runs if r.model),
             "precisions": listed(trust.gemm_precision(r.cand) for r in runs if r.cand),
             "stacks": listed(trust.stack_of(r.framework) for r in runs)}
+
+
+def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Mapping[str, Sequence[Run]],
+                    provs: Mapping[str, Provenance], gpu_of: Mapping[str, str]) -> dict[str, dict[str, bool]]:
+    """Whether each row held out with its source (``errors``: ``hold_out_sources``) lands inside its
+    profile's band as shipped (``own``), inside the band a fit without its source gives it
+    (``judged``: the far band where the row lies beyond what that fit saw, ``trust.beyond``), and
+    inside the far band (``far``). The far band of both is measured without the row's source too, on
+    the other sources' held-out residuals, so no row is judged by a band its own error helped measure.
+    ``by_gpu``: the rows each profile is fitted on."""
+    by_id = {r.id: r for r in runs}
+    sources = sorted({by_id[rid].source for rid in errors})
+    others = {s: [e for rid, e in sorted(errors.items()) if by_id[rid].source != s] for s in sources}
+    far_without = {s: band_of(errs) for s, errs in others.items() if errs}
+
+    def seen_without(run: Run, gpu: str) -> dict[str, Any]:
+        train = [r for r in by_gpu.get(gpu, ()) if r.source != run.source]
+        if not train and run.cluster is not None:  # the profile is then its vendor's pool of the other sources
+            vendor = run.cluster.gpu.vendor
+            train = [r for rows in by_gpu.values() for r in rows
+                     if r.source != run.source and r.cluster is not None and r.cluster.gpu.vendor == vendor]
+        return seen_in(train)
+
+    out: dict[str, dict[str, bool]] = {}
+    for rid, e in errors.items():
+        run, gpu = by_id[rid], gpu_of.get(rid, "")
+        p = provs.get(gpu)
+        if p is None:
+            out[rid] = {"own": False, "judged": False, "far": False}
+            continue
+        band = far_without.get(run.source)
+        p_out = attrs.evolve(p, far_low=band[0], far_high=band[1]) if band else p
+        judged = (trust.factors(attrs.evolve(p_out, **seen_without(run, gpu)), run.cand, run.cluster.world,
+                                run.model, trust.stack_of(run.framework))
+                  if run.cand is not None and run.cluster is not None else (p.low, p.high))
+        ratio = 1 / (1 + e)
+        out[rid] = {how: low <= ratio <= high
+                    for how, (low, high) in (("own", (p.low, p.high)), ("judged", judged), ("far", trust.far(p_out)))}
+    return out
 
 
 def _share(inside: int, rows: int) -> dict[str, object]:

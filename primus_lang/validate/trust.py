@@ -20,7 +20,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
 from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
-from primus_lang.ir import Candidate, Gpu, Model, Provenance
+from primus_lang.ir import Candidate, Gpu, Model, Provenance, provenance_items
 
 # The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
 # runs measured is 52.9% (Llama 3.1 405B, FP8, on GB300; BF16 runs at most 40.3%). A projection 12
@@ -102,10 +102,6 @@ def target_stack(target: str) -> str:
     return stack_of(target.split("+")[0]) if target else ""
 
 
-def _listed(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
 def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = None, stack: str = "") -> list[str]:
     """How ``cand`` of ``model`` on ``world`` GPUs under ``stack`` lies beyond the runs the profile
     was fitted on (empty: inside; a fact the profile or the caller does not record is not judged)."""
@@ -115,13 +111,13 @@ def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = 
                    "of the step was never measured this large")
     if prov.world_max and world > prov.world_max:
         out.append(f"{world:,} GPUs beyond the most of its runs ({prov.world_max:,})")
-    kinds = _listed(prov.kinds)
+    kinds = provenance_items(prov.kinds)
     if kinds and model is not None and architecture(model) not in kinds:
         out.append(f"a {architecture(model)} model, where its runs trained {', '.join(kinds)} models")
-    precisions = _listed(prov.precisions)
+    precisions = provenance_items(prov.precisions)
     if precisions and gemm_precision(cand) not in precisions:
         out.append(f"{gemm_precision(cand)} GEMMs, which none of its runs used ({', '.join(precisions)})")
-    stacks = _listed(prov.stacks)
+    stacks = provenance_items(prov.stacks)
     if stacks and stack and stack not in stacks:
         out.append(f"trained with {stack}, where its runs used {', '.join(stacks)}")
     return out
