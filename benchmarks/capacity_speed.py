@@ -1,15 +1,18 @@
 """Time and peak memory of an exhaustive plan across clusters (issue 32's scale check).
 
-Run: ``python benchmarks/capacity_speed.py [--large]``. Without ``--large`` it plans
+Run: ``python benchmarks/capacity_speed.py [--large] [--jobs N]``. Without ``--large`` it plans
 ``examples/capacity_llama3_70b.prx`` exhaustively (28 clusters, 5,376 raw points); with it, the same
 space with eight more recipe axes (cp, schedule, vpp, tp_comm_overlap, overlap_grad_reduce,
 overlap_param_gather, fp8_recipe, more mbs and recomputation values: 573,440 raw points a cluster,
-16.1M in all). It prints the raw and legal points, the wall and CPU seconds, and the peak resident
-memory of the process (the figures docs/search.md quotes).
+16.1M in all). ``--jobs`` is how many clusters are searched at a time (default: the CPUs this process
+may use), as ``primusc plan --jobs``. It prints the raw and legal points, the projections made, the
+wall and CPU seconds (the parent's and its workers'), and the peak resident memory of the parent and
+of its largest worker (the figures docs/search.md quotes).
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import tempfile
@@ -47,13 +50,23 @@ def main(argv: list[str]) -> int:
     points = cluster_points(space)
     counts = [summarize(sub) for _, sub in points]
     print(f"{len(points)} clusters: {sum(c.raw for c in counts):,} raw points, {sum(c.legal for c in counts):,} legal")
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else len(os.sched_getaffinity(0))
     use_bulk_thresholds()
-    wall, cpu = time.perf_counter(), time.process_time()
-    cap = plan_capacity(space, "exhaustive", limits_of(space, 10**9), None)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
-    print(f"chosen {cap.chosen}: {wall:.1f} s wall, {cpu:.1f} s CPU, peak {peak:.2f} GiB resident")
+    wall, cpu = time.perf_counter(), _cpu()
+    cap = plan_capacity(space, "exhaustive", limits_of(space, 10**9), None, jobs=jobs)
+    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    projected = sum(c.evaluations for c in cap.clusters)
+    print(f"{projected:,} projections")
+    print(f"chosen {cap.chosen}: {wall:.1f} s wall on {jobs} job(s), {cpu:.1f} s CPU, peak {own:.2f} GiB resident "
+          f"(largest worker {worker:.2f} GiB)")
     return 0
+
+
+def _cpu() -> float:
+    own, workers = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 if __name__ == "__main__":

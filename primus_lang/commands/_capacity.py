@@ -5,6 +5,7 @@ for chosen. Kept apart from ``plan.py``, whose one-cluster path it leaves as it 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from primus_lang.commands._options import oracle_kind
 from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
 from primus_lang.search import CapacityPlan, Limits, Spread, plan_capacity
@@ -39,8 +41,9 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
     """The comparison of the clusters, and the one launch files are for with the space on it (None: no
     cluster meets the run's requirements)."""
     err = Console(stderr=True)
-    progress = None if quiet else (lambda label: err.print(f"searching the recipes on {label}"))
-    cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, progress)
+    progress = None if quiet else (lambda label: err.print(f"searched the recipes on {label}"))
+    jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or len(os.sched_getaffinity(0))
+    cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, progress, jobs)
     label = args.cluster or cap.chosen
     return cap, (select_cluster(space, label) if label else None)
 

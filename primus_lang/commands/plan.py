@@ -71,6 +71,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="evaluations and/or time: 100, 30min or 100,30min (default: the space's budget, else 100)")
     p.add_argument("--patience", type=natural, default=None, help="stop after this many evaluations without improvement")
     p.add_argument("--seed", type=natural, default=None, help="random seed (default: the space's, else 0)")
+    p.add_argument("--jobs", type=natural, default=None,
+                   help="clusters searched at a time, for a space with cluster axes and the simulate oracle "
+                        "(default: the CPUs this process may use); the plan is the same whatever the number")
     p.add_argument("--out", default=None, help="output folder (default: ./plan-<space>/); must be empty unless --force")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out, and replace an existing --trace or --report file")

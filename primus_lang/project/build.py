@@ -572,13 +572,33 @@ def virtual_stage(cand: Candidate, stage: int, chunk: int) -> int:
 _PLAIN = Efficiency()
 
 
+# Knobs that change how the projection times and overlaps the ops, never which ops there are: the op
+# lists of candidates that differ only in these are built once (tests/project/test_step_floor.py).
+TIMING_KNOBS: dict[str, Any] = {"tp_comm_overlap": False, "ep_comm_overlap": False, "overlap_grad_reduce": True,
+                                "overlap_param_gather": True, "cuda_graph": "none"}
+
+
 def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
     if cluster.gpu.efficiency != _PLAIN:
         # op shapes do not depend on efficiency: share them across calibrated variants of a profile
         # (looked up by identity first: a search projects thousands of candidates on one cluster)
         cluster = _by_identity(_plain_of, cluster, 0, _plain_cluster)
-    return _stage_ops(model, cluster, cand)
+    return _stage_ops(model, cluster, ops_key(cand))
+
+
+def ops_key(cand: Candidate) -> Candidate:
+    """``cand`` with its timing knobs at one fixed value: what its op lists are built from."""
+    if all(getattr(cand, k) == v for k, v in TIMING_KNOBS.items()):
+        return cand
+    return _by_identity(_keys, cand, 0, _with_fixed_timing)
+
+
+def _with_fixed_timing(cand: Candidate, _: int) -> Candidate:
+    return attrs.evolve(cand, **TIMING_KNOBS)
+
+
+_keys: dict[tuple[int, int], tuple[Any, Any]] = {}
 
 
 def _plain_cluster(cluster: Cluster, _: int) -> Cluster:

@@ -18,6 +18,7 @@ peak whatever the precision, so FP8's speed-up shows as higher MFU.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 
 import attrs
 from attrs import frozen
@@ -238,7 +239,8 @@ def project(
         result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
     else:
         result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)
-    ends, tails = _step_tails(stages, result, cand, oracle, fwd, slowdown)
+    tails = _step_tails(stages, cand, oracle, result.last_backward, [f[0] for f in fwd], slowdown)
+    ends = [result.finish[s] + sum(tails[s].values()) for s in range(len(stages))]
     critical = max(range(len(stages)), key=lambda s: ends[s])
     step = ends[critical]
     tokens = cand.gbs * cand.seq_len
@@ -275,10 +277,11 @@ def _default_oracle(cluster: Cluster) -> Oracle:
 _oracles: dict[Cluster, SimulateOracle] = {}
 
 
-def _step_tails(stages: tuple[Stage, ...], result: ScheduleResult, cand: Candidate, oracle: Oracle,
-                fwd: list[list[float]], slowdown: float = 0.0) -> tuple[list[float], list[dict[str, float]]]:
-    """When each stage is done with the step, and what it spent after its last backward."""
-    ends: list[float] = []
+def _step_tails(stages: tuple[Stage, ...], cand: Candidate, oracle: Oracle, grad_hide: Sequence[float],
+                param_hide: Sequence[float], slowdown: float = 0.0) -> list[dict[str, float]]:
+    """What each stage spends after its last backward: its gradient reduction may hide under
+    ``grad_hide[s]`` (its last backward) and its parameter gather under ``param_hide[s]`` (its first
+    forward), each but for the last bucket."""
     tails: list[dict[str, float]] = []
     for s, stage in enumerate(stages):
         layers = sum(b.count for chunk in stage.chunks for b in chunk) or 1
@@ -290,15 +293,50 @@ def _step_tails(stages: tuple[Stage, ...], result: ScheduleResult, cand: Candida
                 last_bucket = t / layers
                 hide = 0.0
                 if task.hides_under == "grad" and cand.overlap_grad_reduce:
-                    hide = result.last_backward[s]
+                    hide = grad_hide[s]
                 elif task.hides_under == "param" and cand.overlap_param_gather:
-                    hide = fwd[s][0]
+                    hide = param_hide[s]
                 tail["dp_comm"] += _comm_cost(t, min(hide, t - last_bucket), slowdown)
             else:
                 tail["optimizer"] += oracle.compute(task.op)
         tails.append(tail)
-        ends.append(result.finish[s] + sum(tail.values()))
-    return ends, tails
+    return tails
+
+
+# A floor is compared with projections summed in another order: keep it below them by more than rounding.
+_FLOOR_MARGIN = 1.0 - 1e-9
+
+
+def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settings | None = None,
+               oracle: Oracle | None = None) -> float:
+    """A lower bound on ``project(...).step_time`` that skips the schedule: the same passes and tails,
+    every stage's work back to back after its first input arrives, and the gradient and parameter
+    collectives hidden as far as they can be.
+
+    Every op on stage ``s`` waits for the first micro-batch's forward through stages ``0 .. s-1``
+    (``lead``), then the stage does all its passes (``busy``). Where B and W run as one pass
+    (``1f1b``, ``interleaved``) a stage's last op is a backward, which then crosses stages
+    ``s-1 .. 0`` before stage 0 is done (``trail``). The branch-and-bound search uses it to skip
+    candidates that cannot beat the incumbent without running their schedule.
+    """
+    settings = settings or Settings()
+    oracle = oracle or _default_oracle(cluster)
+    m = derived.at_least_one(cand.microbatches(cluster.world))
+    stages = stage_ops(model, cluster, cand)
+    imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
+    eff = cluster.gpu.efficiency
+    per_stage = [_stage_passes(s, cand, oracle, imbalance, eff.host_launch, eff.overlap_slowdown) for s in stages]
+    p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
+    hidden = [float("inf")] * len(stages)
+    tails = [sum(t.values()) for t in _step_tails(stages, cand, oracle, hidden, hidden, eff.overlap_slowdown)]
+    merged = cand.pp == 1 or cand.schedule not in ("zero_bubble", "zbv")
+    floor = lead = trail = 0.0
+    for s, chunks in enumerate(per_stage):
+        busy = m * sum(f + b + w for f, b, w in chunks)
+        floor = max(floor, lead + busy + tails[s], lead + busy + trail + tails[0] if merged else 0.0)
+        lead += chunks[0][0] + p2p
+        trail += chunks[0][1] + chunks[0][2] + p2p
+    return floor * _FLOOR_MARGIN
 
 
 def _breakdown(parts: dict[str, float], m: int, result: ScheduleResult, s: int, tail: dict[str, float],

@@ -581,13 +581,17 @@ def _extrapolate(schedule: str, pp: int, v: int, m: int, base: int, fwd: Times, 
     groups, rest = divmod(m - base, pp)
     runs = [replay(plan(schedule, pp, v, base + rest + i * pp), fwd, bwd, wgt, p2p) for i in range(3)]
     steps = [runs[1].finish[s] - runs[0].finish[s] for s in range(pp)]
+    busy = tuple(m * (sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s])) for s in range(pp))
+    # No period is shorter than the busiest stage's work on a group: a stage cannot finish before its
+    # own work is done. Equal increments below it are slack from the start-up still being used up (a
+    # lighter first or last stage lets the others run ahead for a few groups), not the period.
+    bottleneck = max(busy) / m * pp
     periodic = all(abs(runs[2].finish[s] - runs[1].finish[s] - steps[s]) <= 1e-9 * runs[2].makespan
-                   for s in range(pp))
+                   and steps[s] >= bottleneck * (1 - 1e-9) for s in range(pp))
     if periodic:
         finish = tuple(f + groups * d for f, d in zip(runs[0].finish, steps, strict=True))
     else:
-        late = [runs[2].finish[s] - runs[1].finish[s] for s in range(pp)]
+        late = [max(runs[2].finish[s] - runs[1].finish[s], bottleneck) for s in range(pp)]
         finish = tuple(f + (groups - 2) * d for f, d in zip(runs[2].finish, late, strict=True))
-    busy = tuple(m * (sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s])) for s in range(pp))
     # the in-flight peak is reached within the first 3 pp micro-batches of every schedule here
     return ScheduleResult(max(finish), finish, busy, runs[2].inflight, runs[0].last_backward), periodic

@@ -100,16 +100,24 @@ def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
 def score_bounds(model: Model, cluster: Cluster, points: Sequence[Candidate], metric: str, sense: str,
                  peaks: np.ndarray) -> np.ndarray | None:
     """An upper bound on every point's score (larger is better), or None for metrics it cannot bound."""
-    sign = 1.0 if sense == "maximize" else -1.0
     if metric == "memory_peak":
+        sign = 1.0 if sense == "maximize" else -1.0
         return sign * peaks.astype(np.float64)  # the pre-filter's peak is the metric itself
-    if metric not in SCORED_BY_STEP or (metric == "step_time") == (sense == "maximize"):
+    if not bounded_by_step(metric, sense):
         return None  # other metrics (or the opposite senses) have no floor-derived bound
     floors = np.array([step_time_floor(model, cluster, c) for c in points])
-    if metric == "step_time":
-        values = floors
-    else:
-        tokens = np.array([c.gbs * c.seq_len for c in points], dtype=np.float64)
-        values = tokens / (cluster.world * floors)
-    result: np.ndarray = sign * values
+    tokens = np.array([c.gbs * c.seq_len for c in points], dtype=np.float64)
+    result: np.ndarray = floor_scores(metric, sense, floors, tokens, cluster.world)
+    return result
+
+
+def bounded_by_step(metric: str, sense: str) -> bool:
+    """Whether a floor on the step time bounds ``metric`` in this sense (most tokens/s, least step time)."""
+    return metric in SCORED_BY_STEP and (metric == "step_time") != (sense == "maximize")
+
+
+def floor_scores(metric: str, sense: str, floors: np.ndarray, tokens: np.ndarray, world: int) -> np.ndarray:
+    """The best score a step-time floor allows, oriented so that larger is better."""
+    values = floors if metric == "step_time" else tokens / (world * floors)
+    result: np.ndarray = (1.0 if sense == "maximize" else -1.0) * values
     return result

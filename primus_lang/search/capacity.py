@@ -9,7 +9,9 @@ the front and the choice are then exact over those bests."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -171,20 +173,26 @@ def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
 
 def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int | None,
                   oracle_for: Callable[[Space], Oracle | None] = lambda s: None,
-                  progress: Callable[[str], None] | None = None) -> CapacityPlan:
-    """Search each cluster of ``space`` and compare the clusters by the space's training-run objective."""
+                  progress: Callable[[str], None] | None = None, jobs: int = 1) -> CapacityPlan:
+    """Search each cluster of ``space`` and compare the clusters by the space's training-run objective.
+
+    ``jobs`` > 1 searches that many clusters at a time in forked processes (simulate oracle only:
+    ``oracle_for`` is not called then). Each cluster's search is the same either way, and so is the plan;
+    ``progress`` hears of each cluster, in order, once it has been searched."""
     plans: list[ClusterPlan] = []
     scores: dict[str, float] = {}
-    for label, sub in cluster_points(space):
-        c = ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
-                        sub.cluster.gpu.price_per_hour)
-        c = _unmet(space, c)  # `require gpus <= N` needs no search
+    points = cluster_points(space)
+    # `require gpus <= N` needs no search
+    todo = [(sub, _unmet(space, ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
+                                             sub.cluster.gpu.price_per_hour))) for label, sub in points]
+    found = _searched([(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded], jobs, oracle_for)
+    for _sub, c in todo:
         if not c.excluded:
+            c, score = next(found)
             if progress is not None:
-                progress(label)
-            c, score = _search(sub, c, strategy, limits, seed, oracle_for(sub))
+                progress(c.label)
             if score is not None:
-                scores[label] = score
+                scores[c.label] = score
             if not c.excluded:
                 c = _unmet(space, c)
         plans.append(c)
@@ -194,6 +202,25 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     chosen = min(open_, key=lambda c: _key(space, c, scores)).label if open_ else ""
     obj = space.capacity.objective or space.objective
     return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans), chosen)
+
+
+_Job = tuple[Space, ClusterPlan, str | None, Limits, int | None]
+
+
+def _searched(jobs: list[_Job], workers: int, oracle_for: Callable[[Space], Oracle | None],
+              ) -> Iterator[tuple[ClusterPlan, float | None]]:
+    """Each job's search, in order: in ``workers`` forked processes where there is more than one
+    (forked, so that a worker starts with everything the parent has loaded)."""
+    if workers > 1 and len(jobs) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("fork")) as pool:
+            yield from pool.map(_search_simulated, jobs)
+        return
+    for job in jobs:
+        yield _search(*job, oracle_for(job[0]))
+
+
+def _search_simulated(job: _Job) -> tuple[ClusterPlan, float | None]:
+    return _search(*job, None)
 
 
 def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, seed: int | None,

@@ -66,7 +66,8 @@ class Comparison:
 
 
 def optimum_of(prep: Prepared) -> tuple[SpaceOptimum, float]:
-    result = search_landscape(prep.land, prep.evaluator, "exhaustive", Limits(evaluations=None), upper=prep.upper)
+    result = search_landscape(prep.land, prep.evaluator, "exhaustive", Limits(evaluations=None), upper=prep.upper,
+                               refine=prep.refine)
     if result.best is None or result.best.score is None or result.best.evaluation is None:
         raise RuntimeError(f"no point of {prep.land.name} could be evaluated")
     metric = prep.land.objective.metric
@@ -107,7 +108,7 @@ def compare(
                         regrets.append(regrets[0])
                         continue
                     r = search_landscape(prep.land, prep.evaluator, strategy, Limits(evaluations=budget),
-                                         seed=seed, upper=prep.upper)
+                                         seed=seed, upper=prep.upper, refine=prep.refine)
                     found = r.best.score if r.best is not None and r.best.score is not None else float("-inf")
                     regrets.append(max(0.0, (best - found) / abs(best)) if best else 0.0)
                 cell = Cell(space.name, strategy, budget, tuple(regrets))

@@ -55,6 +55,7 @@ class Search:
         upper: np.ndarray | None = None,
         llm_replies: dict[str, dict[str, Any]] | None = None,
         notes: Sequence[str] = (),
+        refine: Callable[[int], float] | None = None,
     ) -> None:
         self.land = land
         self.evaluator = evaluator
@@ -67,6 +68,8 @@ class Search:
         self.progress = progress
         self.upper = upper  # an upper bound on every point's score, or None
         self.bound_valid = upper is not None
+        self._refine = refine if upper is not None else None
+        self._refined: dict[int, float] = {}  # the tighter bound of each point it was asked for
         self.llm_replies = dict(llm_replies or {})  # recorded replies a resumed run answers from
         self.trials: list[Trial] = []
         self.seen = np.zeros(len(land), dtype=bool)
@@ -86,6 +89,17 @@ class Search:
     @property
     def evaluated_indices(self) -> np.ndarray:
         return np.flatnonzero(self.seen)
+
+    def refined(self, index: int) -> float:
+        """Point ``index``'s tightest upper bound: ``upper``, or the refined bound where there is one."""
+        if self.upper is None:
+            return float("inf")
+        if self._refine is None:
+            return float(self.upper[index])
+        hit = self._refined.get(index)
+        if hit is None:
+            hit = self._refined[index] = min(float(self.upper[index]), self._refine(index))
+        return hit
 
     def note(self, message: str) -> None:
         self.notes.append(message)
@@ -292,7 +306,7 @@ class Search:
     def _check_bound(self, idx: int, trial: Trial) -> None:
         if self.upper is None or not self.bound_valid or trial.score is None:
             return
-        bound = float(self.upper[idx])
+        bound = self._refined.get(idx, float(self.upper[idx]))
         if trial.score > bound + BOUND_TOLERANCE * max(1.0, abs(bound)):
             self.bound_valid = False
             self.note(

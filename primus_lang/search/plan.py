@@ -16,7 +16,7 @@ from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import Landscape
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.run import search_landscape
-from primus_lang.search.stages import evaluator_of, landscape_of, upper_bounds
+from primus_lang.search.stages import evaluator_of, landscape_of, refined_bounds, upper_bounds
 from primus_lang.search.strategies.planner import baseline_index
 from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, SearchResult, Trial
 
@@ -46,14 +46,16 @@ class Prepared:
     land: Landscape
     evaluator: Evaluator
     upper: np.ndarray | None
+    refine: Callable[[int], float] | None = None  # a tighter bound on one point, when asked
 
 
 def prepare(space: Space, oracle: Oracle | None = None) -> Prepared:
     """``oracle`` None projects with the simulate oracle. The branch-and-bound bound is a floor of the
     simulate oracle's compute time, so it proves nothing about measured kernels: no bound then."""
     land = landscape_of(space)
-    bounds = upper_bounds(space, land) if oracle is None else None
-    return Prepared(space, land, evaluator_of(space, oracle), bounds)
+    if oracle is not None:
+        return Prepared(space, land, evaluator_of(space, oracle), None)
+    return Prepared(space, land, evaluator_of(space, oracle), upper_bounds(space, land), refined_bounds(space, land))
 
 
 def run_search(
@@ -79,6 +81,7 @@ def run_search(
         resume=resume,
         progress=progress,
         upper=prep.upper,
+        refine=prep.refine,
         llm=llm or LlmConfig.resolve(space_model=space.settings.llm_model),
     )
 

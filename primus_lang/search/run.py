@@ -62,6 +62,7 @@ def search_landscape(
     progress: Callable[[Search], None] | None = None,
     upper: np.ndarray | None = None,
     llm: LlmConfig | None = None,
+    refine: Callable[[int], float] | None = None,
 ) -> SearchResult:
     """Search ``land`` with ``strategy``; with ``resume``, continue the search that trace records.
 
@@ -85,6 +86,6 @@ def search_landscape(
     search = Search(
         land, evaluator, strat, limits, seed,
         trace_path=trace, resume_events=skip, elapsed_offset=offset,
-        progress=progress, upper=upper, llm_replies=replies, notes=notes,
+        progress=progress, upper=upper, llm_replies=replies, notes=notes, refine=refine,
     )
     return search.run()

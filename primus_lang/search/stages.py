@@ -12,7 +12,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import NO_FITTING_POINT, NO_LEGAL_POINT
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import Space
-from primus_lang.search.bound import score_bounds
+from primus_lang.search.bound import bounded_by_step, floor_scores, score_bounds
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import AxisView, Landscape
 from primus_lang.search.trial import Evaluation
@@ -149,3 +149,23 @@ def evaluator_of(space: Space, oracle: Oracle | None = None) -> Evaluator:
 def upper_bounds(space: Space, land: Landscape) -> np.ndarray | None:
     return score_bounds(space.model, space.cluster, land.points, land.objective.metric, land.objective.sense,
                         land.peaks)
+
+
+def refined_bounds(space: Space, land: Landscape, oracle: Oracle | None = None) -> Callable[[int], float] | None:
+    """A tighter upper bound on one point's score, computed when asked: the projection's own passes
+    and step tails without its schedule (``project.step_floor``). It costs a fraction of a projection,
+    so branch and bound asks it only of points the landscape-wide bound could not set aside."""
+    from primus_lang.project import step_floor
+
+    objective = land.objective
+    if not bounded_by_step(objective.metric, objective.sense):
+        return None
+    world = space.cluster.world
+
+    def bound(index: int) -> float:
+        cand = land.points[index]
+        floor = step_floor(space.model, space.cluster, cand, space.settings, oracle)
+        tokens = np.array([cand.gbs * cand.seq_len], dtype=np.float64)
+        return float(floor_scores(objective.metric, objective.sense, np.array([floor]), tokens, world)[0])
+
+    return bound

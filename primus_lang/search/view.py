@@ -38,6 +38,9 @@ class SearchView(Protocol):
     @property
     def evaluated_indices(self) -> np.ndarray: ...
 
+    def refined(self, index: int) -> float:
+        """Point ``index``'s tightest upper bound (``upper``, tightened where the search can)."""
+
     def note(self, message: str) -> None: ...
 
     def submit(self, proposal: Proposal) -> Trial:

@@ -174,3 +174,18 @@ def test_every_micro_batch_count_has_a_plan(schedule: str, v: int) -> None:
         for m in range(1, 3 * pp + 2):
             p = plan(schedule, pp, v, m)
             assert sum(1 for op in p.ops if op[1] == 0) == pp * v * m
+
+
+@pytest.mark.parametrize("schedule", ["1f1b", "interleaved", "zero_bubble", "zbv"])
+def test_lighter_end_stages_are_not_taken_for_the_period(schedule: str) -> None:
+    # With the embedding and the loss counted as layers (account_for_embedding/loss), the first and
+    # last stages are lighter: the middle ones run ahead on that slack for several groups, with equal
+    # increments below the busiest stage's work, before the step settles into its period.
+    v = 1 if schedule in ("1f1b", "zero_bubble") else 2
+    f = [[0.1521, 0.1658][:v], [0.1658] * v, [0.1658] * v, [0.1658, 0.1575][-v:]]
+    b = [[0.1566, 0.1709][:v], [0.1709] * v, [0.1709] * v, [0.1709, 0.1619][-v:]]
+    w = [[0.0188, 0.0204][:v], [0.0204] * v, [0.0204] * v, [0.0204, 0.0232][-v:]]
+    for m in (24, 32, 48, 64):
+        ref = replay(plan(schedule, 4, v, m), f, b, w, 0.00085)
+        got = fast(schedule, 4, m, f, b, w, 0.00085)
+        assert got.finish == pytest.approx(ref.finish, rel=1e-9), m

@@ -98,6 +98,33 @@ def test_a_failing_bound_turns_pruning_off() -> None:
     assert result.best is not None and result.best.score == pytest.approx(synthetic.optimum(land))
 
 
+def test_a_refined_bound_sets_points_aside_without_projecting_them() -> None:
+    land = synthetic.landscape()
+    upper = synthetic.upper_bound(land, slack=3.0)  # loose: orders, but prunes little on its own
+    exact = [synthetic.throughput(c) for c in land.points]
+    loose = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper)
+    tight = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper,
+                             refine=lambda i: exact[i] * (1 + 1e-6))
+    assert tight.optimum_proven and loose.optimum_proven
+    assert tight.best is not None and loose.best is not None
+    assert tight.best.label == loose.best.label
+    assert tight.best.score == pytest.approx(synthetic.optimum(land))
+    assert tight.evaluations < loose.evaluations
+
+
+def test_a_failing_refined_bound_brings_back_what_it_set_aside() -> None:
+    land = synthetic.landscape()
+    upper = synthetic.upper_bound(land)
+    exact = [synthetic.throughput(c) for c in land.points]
+    # just under the real values: it sets points aside until a point it let through is projected above it
+    result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper,
+                              refine=lambda i: exact[i] * 0.999)
+    assert any("bound failed" in n for n in result.notes)
+    assert result.stop_reason == "space exhausted"  # every point was projected after all, the set-aside too
+    assert result.best is not None and result.best.score == pytest.approx(synthetic.optimum(land))
+    assert result.evaluations == len(land.fitting)
+
+
 def test_patience_stops_the_search() -> None:
     land = synthetic.landscape()
     result = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=None, patience=15), seed=0)

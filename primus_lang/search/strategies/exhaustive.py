@@ -3,8 +3,11 @@
 Memory prunes first: points the proof rejects are never projected. The rest are projected best bound
 first, where the bound is an upper limit on each point's score (for throughput: the compute-only step
 time at the hardware's efficiency plateau, see ``bound.py``). Once the best remaining bound cannot
-beat the incumbent, no unevaluated point can, and the incumbent is proven optimal. Without a bound,
-or once the engine catches the bound failing, it simply evaluates every fitting point.
+beat the incumbent, no unevaluated point can, and the incumbent is proven optimal. Before a point is
+projected it is asked for its refined bound where the search has one (the projection's passes and
+tails without the schedule, ``project.step_floor``): a point that cannot beat the incumbent even so is
+set aside unprojected. Without a bound, or once the engine catches a bound failing, it evaluates every
+fitting point, those set aside included.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class Exhaustive(Strategy):
         super().__init__()
         self._order: np.ndarray | None = None
         self._next = 0
+        self.set_aside: list[int] = []  # fitting points their refined bound kept from being projected
 
     def _ordered(self) -> np.ndarray:
         if self._order is None:
@@ -42,25 +46,39 @@ class Exhaustive(Strategy):
         open_ = self.open_mask()
         picks: list[Proposal] = []
         want = self.batch_size(BATCH)
+        if not self.search.bound_valid:  # a bound failed: what it set aside may beat the incumbent after all
+            while self.set_aside and len(picks) < want:
+                i = self.set_aside.pop()
+                if open_[i]:
+                    picks.append(self.point(i))
         while self._next < len(order) and len(picks) < want:
             i = int(order[self._next])
             if self._beaten(i):
-                self.proven = True
-                self.stop_reason = "optimum proven by the bound"
-                return picks
+                return self._proven(picks)
             self._next += 1
             if open_[i]:
+                if self._beaten(i, refined=True):
+                    self.set_aside.append(i)
+                    continue
                 picks.append(self.point(i))
         if not picks:
+            if self.set_aside and self.search.bound_valid:
+                return self._proven(picks)
             self.stop_reason = "every fitting point evaluated"
         return picks
 
-    def _beaten(self, i: int) -> bool:
-        """Whether point ``i``'s bound (and so every later one's) cannot beat the incumbent."""
+    def _proven(self, picks: list[Proposal]) -> list[Proposal]:
+        self.proven = True
+        self.stop_reason = "optimum proven by the bound"
+        return picks
+
+    def _beaten(self, i: int, refined: bool = False) -> bool:
+        """Whether point ``i``'s bound (and so every later one's) cannot beat the incumbent; with
+        ``refined``, whether its refined bound cannot (that says nothing of the later points)."""
         s = self.search
         if s.upper is None or not s.bound_valid or s.best is None or s.best.score is None:
             return False
-        return float(s.upper[i]) <= s.best.score
+        return (s.refined(i) if refined else float(s.upper[i])) <= s.best.score
 
     def observe(self, trials: object) -> None:
         if self._order is not None and self._next < len(self._order) and self._beaten(int(self._order[self._next])):
