@@ -84,8 +84,24 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
     return tuple(_compute_state_terms(model, k, stage))
 
 
+# What a stage's parameter tensors depend on: the layout knobs, not the cluster or the sharding (a plan
+# across clusters asks for the same stages on every node count).
+_TENSOR_KNOBS = ("tp", "pp", "vpp", "ep", "etp", "first", "last", "embedding", "loss", "schedule")
+_tensors: dict[tuple[object, ...], list[Tensor]] = {}
+
+
+def _stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
+    key = (model, stage, k.layout, *(int(getattr(k, f)) for f in _TENSOR_KNOBS))
+    hit = _tensors.get(key)
+    if hit is None:
+        if len(_tensors) > 4096:
+            _tensors.clear()
+        hit = _tensors[key] = stage_tensors(model, k, stage)
+    return hit
+
+
 def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
-    tensors = stage_tensors(model, k, stage)
+    tensors = _stage_tensors(model, k, stage)
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
     fsdp = sharding == SHARDING_CODES["fsdp"]

@@ -4,7 +4,7 @@ simulator, and a recipe in BF16 beside its low precision."""
 from typing import TYPE_CHECKING
 
 from primus_lang.exports import lazy_exports
-from primus_lang.project.build import stage_ops
+from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.collectives import Links, collective_time, group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -39,6 +39,7 @@ __all__ = [
     "Task",
     "collective_time",
     "group_layout",
+    "ops_key",
     "precision_gain",
     "project",
     "simulate_schedule",

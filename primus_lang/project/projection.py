@@ -24,7 +24,7 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
-from primus_lang.project.build import stage_ops
+from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.schedule import ScheduleResult, fast, plan, replay, replayable
@@ -166,16 +166,22 @@ def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: floa
 
 
 def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float, launch: float = 0.0,
-                  slowdown: float = 0.0) -> list[list[float]]:
-    """Per chunk: [F, B, W] seconds per micro-batch."""
+                  slowdown: float = 0.0, compute_only: bool = False) -> list[list[float]]:
+    """Per chunk: [F, B, W] seconds per micro-batch (``compute_only``: their compute alone, which no
+    timing knob changes)."""
     times: list[list[float]] = []
     for chunk in stage.chunks:
         f = b = w = 0.0
         for block in chunk:
             pf, pb, pw = _block_passes(block, cand, oracle, imbalance, launch, slowdown)
-            f += pf.total * block.count
-            b += pb.total * block.count
-            w += pw.total * block.count
+            if compute_only:
+                f += pf.parts["compute"] * block.count
+                b += pb.parts["compute"] * block.count
+                w += pw.parts["compute"] * block.count
+            else:
+                f += pf.total * block.count
+                b += pb.total * block.count
+                w += pw.total * block.count
         times.append([f, b, w])
     return times
 
@@ -308,7 +314,7 @@ _FLOOR_MARGIN = 1.0 - 1e-9
 
 
 def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settings | None = None,
-               oracle: Oracle | None = None) -> float:
+               oracle: Oracle | None = None, shared: bool = False) -> float:
     """A lower bound on ``project(...).step_time`` that skips the schedule: the same passes and tails,
     every stage's work back to back after its first input arrives, and the gradient and parameter
     collectives hidden as far as they can be.
@@ -318,14 +324,22 @@ def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settin
     (``1f1b``, ``interleaved``) a stage's last op is a backward, which then crosses stages
     ``s-1 .. 0`` before stage 0 is done (``trail``). The branch-and-bound search uses it to skip
     candidates that cannot beat the incumbent without running their schedule.
+
+    ``shared``: a floor for every candidate that differs from ``cand`` only in its timing knobs
+    (``build.TIMING_KNOBS``): the passes count their compute alone, which those knobs do not change
+    (each pass is at least its compute: communication and host launches only add), and the
+    gradient and parameter collectives overlap as the knobs at their default allow.
     """
     settings = settings or Settings()
     oracle = oracle or _default_oracle(cluster)
     m = derived.at_least_one(cand.microbatches(cluster.world))
+    if shared:
+        cand = ops_key(cand)
     stages = stage_ops(model, cluster, cand)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     eff = cluster.gpu.efficiency
-    per_stage = [_stage_passes(s, cand, oracle, imbalance, eff.host_launch, eff.overlap_slowdown) for s in stages]
+    per_stage = [_stage_passes(s, cand, oracle, imbalance, eff.host_launch, eff.overlap_slowdown, compute_only=shared)
+                 for s in stages]
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
     hidden = [float("inf")] * len(stages)
     tails = [sum(t.values()) for t in _step_tails(stages, cand, oracle, hidden, hidden, eff.overlap_slowdown)]

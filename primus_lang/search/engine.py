@@ -55,7 +55,7 @@ class Search:
         upper: np.ndarray | None = None,
         llm_replies: dict[str, dict[str, Any]] | None = None,
         notes: Sequence[str] = (),
-        refine: Callable[[int], float] | None = None,
+        refine: Callable[[int, float], float] | None = None,
     ) -> None:
         self.land = land
         self.evaluator = evaluator
@@ -90,15 +90,16 @@ class Search:
     def evaluated_indices(self) -> np.ndarray:
         return np.flatnonzero(self.seen)
 
-    def refined(self, index: int) -> float:
-        """Point ``index``'s tightest upper bound: ``upper``, or the refined bound where there is one."""
+    def refined(self, index: int, enough: float = float("inf")) -> float:
+        """Point ``index``'s upper bound, refined where the search can until it is at most ``enough``
+        (a bound at or below the incumbent's score stays so: scores only rise)."""
         if self.upper is None:
             return float("inf")
         if self._refine is None:
             return float(self.upper[index])
         hit = self._refined.get(index)
-        if hit is None:
-            hit = self._refined[index] = min(float(self.upper[index]), self._refine(index))
+        if hit is None or hit > enough:
+            hit = self._refined[index] = min(float(self.upper[index]), self._refine(index, enough))
         return hit
 
     def note(self, message: str) -> None:

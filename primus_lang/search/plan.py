@@ -46,7 +46,7 @@ class Prepared:
     land: Landscape
     evaluator: Evaluator
     upper: np.ndarray | None
-    refine: Callable[[int], float] | None = None  # a tighter bound on one point, when asked
+    refine: Callable[[int, float], float] | None = None  # a tighter bound on one point, when asked
 
 
 def prepare(space: Space, oracle: Oracle | None = None) -> Prepared:

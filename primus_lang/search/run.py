@@ -62,7 +62,7 @@ def search_landscape(
     progress: Callable[[Search], None] | None = None,
     upper: np.ndarray | None = None,
     llm: LlmConfig | None = None,
-    refine: Callable[[int], float] | None = None,
+    refine: Callable[[int, float], float] | None = None,
 ) -> SearchResult:
     """Search ``land`` with ``strategy``; with ``resume``, continue the search that trace records.
 

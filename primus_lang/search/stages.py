@@ -151,21 +151,36 @@ def upper_bounds(space: Space, land: Landscape) -> np.ndarray | None:
                         land.peaks)
 
 
-def refined_bounds(space: Space, land: Landscape, oracle: Oracle | None = None) -> Callable[[int], float] | None:
+def refined_bounds(space: Space, land: Landscape,
+                   oracle: Oracle | None = None) -> Callable[[int, float], float] | None:
     """A tighter upper bound on one point's score, computed when asked: the projection's own passes
     and step tails without its schedule (``project.step_floor``). It costs a fraction of a projection,
-    so branch and bound asks it only of points the landscape-wide bound could not set aside."""
-    from primus_lang.project import step_floor
+    so branch and bound asks it only of points the landscape-wide bound could not set aside.
+
+    The bound is tightened only as far as needed to fall to ``enough`` (the incumbent's score): first
+    the floor shared by the points that differ only in timing knobs (computed once for them all),
+    then the point's own floor."""
+    from primus_lang.project import ops_key, step_floor
 
     objective = land.objective
     if not bounded_by_step(objective.metric, objective.sense):
         return None
     world = space.cluster.world
+    shared: dict[Candidate, float] = {}
 
-    def bound(index: int) -> float:
-        cand = land.points[index]
-        floor = step_floor(space.model, space.cluster, cand, space.settings, oracle)
+    def score(cand: Candidate, floor: float) -> float:
         tokens = np.array([cand.gbs * cand.seq_len], dtype=np.float64)
         return float(floor_scores(objective.metric, objective.sense, np.array([floor]), tokens, world)[0])
+
+    def bound(index: int, enough: float) -> float:
+        cand = land.points[index]
+        key = ops_key(cand)
+        floor = shared.get(key)
+        if floor is None:
+            floor = shared[key] = step_floor(space.model, space.cluster, cand, space.settings, oracle, shared=True)
+        loose = score(cand, floor)
+        if loose <= enough:
+            return loose
+        return min(loose, score(cand, step_floor(space.model, space.cluster, cand, space.settings, oracle)))
 
     return bound

@@ -38,8 +38,8 @@ class SearchView(Protocol):
     @property
     def evaluated_indices(self) -> np.ndarray: ...
 
-    def refined(self, index: int) -> float:
-        """Point ``index``'s tightest upper bound (``upper``, tightened where the search can)."""
+    def refined(self, index: int, enough: float = float("inf")) -> float:
+        """Point ``index``'s upper bound, refined where the search can until it is at most ``enough``."""
 
     def note(self, message: str) -> None: ...
 

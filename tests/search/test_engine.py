@@ -104,7 +104,7 @@ def test_a_refined_bound_sets_points_aside_without_projecting_them() -> None:
     exact = [synthetic.throughput(c) for c in land.points]
     loose = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper)
     tight = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper,
-                             refine=lambda i: exact[i] * (1 + 1e-6))
+                             refine=lambda i, enough: exact[i] * (1 + 1e-6))
     assert tight.optimum_proven and loose.optimum_proven
     assert tight.best is not None and loose.best is not None
     assert tight.best.label == loose.best.label
@@ -118,7 +118,7 @@ def test_a_failing_refined_bound_brings_back_what_it_set_aside() -> None:
     exact = [synthetic.throughput(c) for c in land.points]
     # just under the real values: it sets points aside until a point it let through is projected above it
     result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None), upper=upper,
-                              refine=lambda i: exact[i] * 0.999)
+                              refine=lambda i, enough: exact[i] * 0.999)
     assert any("bound failed" in n for n in result.notes)
     assert result.stop_reason == "space exhausted"  # every point was projected after all, the set-aside too
     assert result.best is not None and result.best.score == pytest.approx(synthetic.optimum(land))

@@ -78,7 +78,7 @@ class Exhaustive(Strategy):
         s = self.search
         if s.upper is None or not s.bound_valid or s.best is None or s.best.score is None:
             return False
-        return (s.refined(i) if refined else float(s.upper[i])) <= s.best.score
+        return (s.refined(i, s.best.score) if refined else float(s.upper[i])) <= s.best.score
 
     def observe(self, trials: object) -> None:
         if self._order is not None and self._next < len(self._order) and self._beaten(int(self._order[self._next])):
