@@ -1,13 +1,14 @@
 """Time and peak memory of an exhaustive plan across clusters (issue 32's scale check).
 
-Run: ``python benchmarks/capacity_speed.py [--large] [--jobs N]``. Without ``--large`` it plans
-``examples/capacity_llama3_70b.prx`` exhaustively (28 clusters, 5,376 raw points); with it, the same
-space with eight more recipe axes (cp, schedule, vpp, tp_comm_overlap, overlap_grad_reduce,
+Run: ``python benchmarks/capacity_speed.py [--large] [--jobs N] [--gpus A,B]``. Without ``--large``
+it plans ``examples/capacity_llama3_70b.prx`` exhaustively (28 clusters, 5,376 raw points); with it,
+the same space with eight more recipe axes (cp, schedule, vpp, tp_comm_overlap, overlap_grad_reduce,
 overlap_param_gather, fp8_recipe, more mbs and recomputation values: 573,440 raw points a cluster,
 16.1M in all). ``--jobs`` is how many clusters are searched at a time (default: the CPUs this process
-may use), as ``primusc plan --jobs``. It prints the raw and legal points, the projections made, the
-wall and CPU seconds (the parent's and its workers'), and the peak resident memory of the parent and
-of its largest worker (the figures docs/search.md quotes).
+may use), as ``primusc plan --jobs``; ``--gpus`` keeps only those alternatives of the ``gpu`` axis.
+It prints the raw and legal points, the projections made, the wall and CPU seconds (the parent's and
+its workers'), and the peak resident memory of the parent and of its largest worker (the figures
+docs/search.md quotes).
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def main(argv: list[str]) -> int:
         for old, new in LARGE.items():
             assert old in text, old
             text = text.replace(old, new)
+    if "--gpus" in argv:  # keep only these alternatives of the `gpu` axis (a smaller space)
+        keep = argv[argv.index("--gpus") + 1].split(",")
+        line = next(x for x in text.splitlines() if x.strip().startswith("gpu :"))
+        head, alternatives = line.split(" : ", 1)
+        kept = [a for a in alternatives.split(" | ") if a.split()[0] in keep]
+        text = text.replace(line, f"{head} : {' | '.join(kept)}")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "space.prx"
         path.write_text(text)

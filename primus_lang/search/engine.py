@@ -185,7 +185,8 @@ class Search:
                     break
                 proposals = self.strategy.propose()
                 if not proposals:
-                    reason = self.strategy.stop_reason or B.STOP_DONE
+                    # a strategy may prove the optimum on the call that finds nothing left to propose
+                    reason = B.STOP_PROVEN if self.strategy.proven else self.strategy.stop_reason or B.STOP_DONE
                     break
                 before = self.meter.evaluations
                 batch = []
