@@ -118,6 +118,16 @@ def test_each_cluster_gets_its_own_best_and_the_run_figures_follow(tmp_path: Pat
     assert chosen is not None and all(chosen.cost.value <= c.cost.value for c in cap.clusters)  # type: ignore[union-attr]
 
 
+def test_clusters_searched_in_parallel_give_the_same_plan(tmp_path: Path) -> None:
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    heard: list[str] = []
+    serial = plan_capacity(space, "exhaustive", limits_of(space, 10**6), None)  # type: ignore[arg-type]
+    forked = plan_capacity(space, "exhaustive", limits_of(space, 10**6), None,  # type: ignore[arg-type]
+                           progress=heard.append, jobs=2)
+    assert forked == serial
+    assert heard == [c.label for c in serial.clusters if not c.excluded]  # in order, once each
+
+
 def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: Path) -> None:
     space = load(tmp_path, PRICED + "  minimize time_to_train\n")
     cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
