@@ -30,10 +30,10 @@ LATER_STAGE_EXCEPTIONS: dict[tuple[str, str], str] = {
 
 # The package's own modules beneath every stage: where data files are (resources), the one reader of
 # data files (datafiles) and writer of outputs (outputs), the source-text cache diagnostics quote
-# (sources), the collector's thresholds (gc_policy), lazy package exports (exports). They import ir/,
-# diagnostics/ and each other only.
+# (sources), the collector's thresholds (gc_policy), lazy package exports (exports), bounded memos
+# (memo). They import ir/, diagnostics/ and each other only.
 BASE = ("primus_lang", "primus_lang.resources", "primus_lang.sources", "primus_lang.datafiles", "primus_lang.exports",
-        "primus_lang.outputs", "primus_lang.gc_policy")
+        "primus_lang.outputs", "primus_lang.gc_policy", "primus_lang.memo")
 
 def stage_order() -> list[str]:
     """The stages in the order of the table of docs/architecture.md."""

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Hashable
 
 from primus_lang.ir import Model
+from primus_lang.memo import remembered
 from primus_lang.memory.dual import Num, cdiv, round_up
 from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
 from primus_lang.memory.params import Tensor, layer_units, stage_tensors
@@ -87,17 +89,12 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
 # What a stage's parameter tensors depend on: the layout knobs, not the cluster or the sharding (a plan
 # across clusters asks for the same stages on every node count).
 _TENSOR_KNOBS = ("tp", "pp", "vpp", "ep", "etp", "first", "last", "embedding", "loss", "schedule")
-_tensors: dict[tuple[object, ...], list[Tensor]] = {}
+_tensors: dict[Hashable, list[Tensor]] = {}
 
 
 def _stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
     key = (model, stage, k.layout, *(int(getattr(k, f)) for f in _TENSOR_KNOBS))
-    hit = _tensors.get(key)
-    if hit is None:
-        if len(_tensors) > 4096:
-            _tensors.clear()
-        hit = _tensors[key] = stage_tensors(model, k, stage)
-    return hit
+    return remembered(_tensors, key, lambda: stage_tensors(model, k, stage), 4096)
 
 
 def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:

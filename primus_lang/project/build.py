@@ -11,12 +11,13 @@ innermost, then CP, then DP, then PP; experts: ETP, then EP).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import attrs
 
 from primus_lang.ir import Candidate, Cluster, Efficiency, Model, derived, pipeline
+from primus_lang.memo import remembered
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
     Attention,
@@ -702,7 +703,7 @@ def _counted(block: Block, count: int) -> Block:
     return Block(block.name, block.tasks, count)
 
 
-_steps: dict[tuple[object, ...], tuple[Task, ...]] = {}
+_steps: dict[Hashable, tuple[Task, ...]] = {}
 
 
 def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
@@ -712,12 +713,7 @@ def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     # and the weight cast is named by its dtype
     key = (dense_p, expert_p, sh.dp_group, sh.edp_group, cand.sharding, sh.grad_bytes, cand.optimizer_dtype,
            sh.cast, sh.weight_cast, gathered_bytes(cand), sh.dtype)
-    hit = _steps.get(key)
-    if hit is None:
-        if len(_steps) > 50_000:
-            _steps.clear()
-        hit = _steps[key] = _build_step_tasks(sh, dense_p, expert_p)
-    return hit
+    return remembered(_steps, key, lambda: _build_step_tasks(sh, dense_p, expert_p), 50_000)
 
 
 def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
