@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import attrs
@@ -588,9 +589,13 @@ def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, .
     return _stage_ops(model, cluster, ops_key(cand))
 
 
+_timing = attrgetter(*TIMING_KNOBS)
+_TIMING_DEFAULTS = tuple(TIMING_KNOBS.values())
+
+
 def ops_key(cand: Candidate) -> Candidate:
     """``cand`` with its timing knobs at one fixed value: what its op lists are built from."""
-    if all(getattr(cand, k) == v for k, v in TIMING_KNOBS.items()):
+    if _timing(cand) == _TIMING_DEFAULTS:
         return cand
     return _by_identity(_keys, cand, 0, _with_fixed_timing)
 

@@ -13,6 +13,7 @@ the bound against every projection it makes and stops pruning the moment it fail
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -71,6 +72,11 @@ def _layers_fwd_flops_per_token(model: Model) -> float:
             + moe_block * model.moe_layers)
 
 
+# Every knob step_time_floor reads: the points of a space that agree on these share their floor
+# (tests/search/test_bound.py checks it on the example spaces).
+FLOOR_KNOBS = attrgetter("recompute", "pp", "vpp", "schedule", "tp", "cp", "mbs", "gbs", "seq_len", "precision")
+
+
 def step_time_floor(model: Model, cluster: Cluster, cand: Candidate) -> float:
     """Seconds a step cannot undercut: its compute at peak efficiency, plus the ideal bubble."""
     gpu, eff = cluster.gpu, cluster.gpu.efficiency
@@ -105,7 +111,14 @@ def score_bounds(model: Model, cluster: Cluster, points: Sequence[Candidate], me
         return sign * peaks.astype(np.float64)  # the pre-filter's peak is the metric itself
     if not bounded_by_step(metric, sense):
         return None  # other metrics (or the opposite senses) have no floor-derived bound
-    floors = np.array([step_time_floor(model, cluster, c) for c in points])
+    floors_of: dict[tuple[object, ...], float] = {}
+    floors = np.empty(len(points))
+    for i, c in enumerate(points):
+        key = FLOOR_KNOBS(c)
+        floor = floors_of.get(key)
+        if floor is None:
+            floor = floors_of[key] = step_time_floor(model, cluster, c)
+        floors[i] = floor
     tokens = np.array([c.gbs * c.seq_len for c in points], dtype=np.float64)
     result: np.ndarray = floor_scores(metric, sense, floors, tokens, cluster.world)
     return result

@@ -9,6 +9,7 @@ strategies measure distance and find neighbours with numpy instead of Python loo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 import numpy as np
 from attrs import frozen
@@ -64,9 +65,10 @@ class Landscape:
         self.index = {c: i for i, c in enumerate(self.points)}
         self.axis_names = frozenset(a.name for a in self.axes)
         self._value_index = [{_value_key(v): j for j, v in enumerate(a.values)} for a in self.axes]
-        self.coords = np.array([self.coords_of(c) for c in self.points], dtype=np.int16).reshape(
-            len(self.points), len(self.axes)
-        )
+        # axis by axis: one attribute read and one lookup per point, no tuple per point
+        self.coords = np.zeros((len(self.points), len(self.axes)), dtype=np.int16)
+        for j, (axis, table) in enumerate(zip(self.axes, self._value_index, strict=True)):
+            self.coords[:, j] = [table.get(_value_key(v), -1) for v in map(attrgetter(axis.name), self.points)]
         self._explain = explain_illegal
         self.base = base if base is not None else self.points[0]
 
