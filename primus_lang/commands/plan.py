@@ -453,7 +453,7 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         f"strategy {res.strategy}, seed {res.seed}: {res.evaluations} evaluations, {res.proposals} proposals "
         f"({counts[REFUSED]} refused by the gate, {counts[ILLEGAL]} illegal, {counts[OOM]} over memory) "
         f"in {res.elapsed:.1f} s; stopped: {res.stop_reason}"
-        + ("; optimum proven" if res.optimum_proven else "")
+        + ("; optimum proven" if res.optimum_proven and "proven" not in res.stop_reason else "")
     )
     for note in res.notes:
         console.print(f"note: {note}", style="yellow")

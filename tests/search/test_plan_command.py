@@ -9,6 +9,7 @@ import pytest
 
 from primus_lang.cli import main
 from primus_lang.lower import load_space
+from primus_lang.resources import data_dir
 from primus_lang.search.plan import prepare
 from primus_lang.search.stages import evaluator_of
 
@@ -247,3 +248,11 @@ def test_plan_launches_the_best_recipe_the_target_can_express(tmp_path: Path,
                for line in data["explanation"])
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["candidate"]["recompute"]["kind"] == "full"
+
+
+def test_a_proven_optimum_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = str(data_dir("examples") / "llama3_1_8b_mi325x.prx")
+    assert main(["plan", space, "--strategy", "exhaustive", "--budget", "100000", "--no-emit",
+                 "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "stopped: optimum proven" in out and "optimum proven; optimum proven" not in out
