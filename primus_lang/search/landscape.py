@@ -45,11 +45,15 @@ class Landscape:
         explain_illegal: Callable[[Candidate], list[str]] | None = None,
         base: Candidate | None = None,
         cluster_point: str = "",
+        tie: float = 0.0,
     ) -> None:
         if not points:
             raise ValueError("a landscape needs at least one legal point")
         self.name = name
         self.cluster_point = cluster_point  # the cluster of a plan across clusters ("" when none)
+        # two projections within this relative band are tied (the profile's paired band); a proof by
+        # bound must see every point that could tie the best, for the tie-break to choose among them
+        self.tie = tie
         self.axes = tuple(axes)
         self.points = list(points)
         self.peaks = np.asarray(peaks, dtype=np.int64)
@@ -94,6 +98,18 @@ class Landscape:
             a.name: a.values[j] for a, j in zip(self.axes, coords, strict=True) if 0 <= j < len(a.values)
         }
         return (base or self.base).replace(**changes)
+
+    def tie_reach(self, best: float) -> float:
+        """The lowest score still tied with the score ``best`` (``best`` itself where nothing ties: no
+        band, or a memory peak, which is exact)."""
+        if self.tie <= 0 or self.objective.metric == "memory_peak":
+            return best
+        return best / (1 + self.tie) if best > 0 else best * (1 + self.tie)  # scores are signed values
+
+    def cannot_tie(self, bound: float, best: float) -> bool:
+        """Whether a point whose score is at most ``bound`` can neither beat ``best`` nor tie with it."""
+        reach = self.tie_reach(best)
+        return bound <= best if reach == best else bound < reach
 
     def score(self, evaluation: Evaluation, peak: int) -> float:
         """The objective, oriented so that larger is better."""

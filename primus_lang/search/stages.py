@@ -68,6 +68,7 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
         capacity=capacity,
         explain_illegal=explain,
         cluster_point=space.cluster_point,
+        tie=space.cluster.gpu.provenance.paired,
     )
     if require_fit and not land.fits.any():
         smallest = int(peaks.min())

@@ -112,6 +112,21 @@ def test_a_refined_bound_sets_points_aside_without_projecting_them() -> None:
     assert tight.evaluations < loose.evaluations
 
 
+def test_branch_and_bound_projects_every_point_that_could_tie_the_best() -> None:
+    # plan's tie-break chooses among the points tied with the best: a proof must not set them aside
+    land = synthetic.landscape()
+    land.tie = 0.05
+    exact = [synthetic.throughput(c) for c in land.points]
+    result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None),
+                              upper=synthetic.upper_bound(land), refine=lambda i, enough: exact[i] * (1 + 1e-6))
+    assert result.optimum_proven and result.best is not None and result.best.score is not None
+    reach = result.best.score / 1.05
+    tied = {int(i) for i in land.fitting if exact[int(i)] >= reach}
+    seen = {land.lookup(t.candidate) for t in result.trials if t.candidate is not None}
+    assert len(tied) > 1 and tied <= seen
+    assert len(seen) < len(land.fitting)
+
+
 def test_a_failing_refined_bound_brings_back_what_it_set_aside() -> None:
     land = synthetic.landscape()
     upper = synthetic.upper_bound(land)

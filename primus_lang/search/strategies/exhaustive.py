@@ -73,12 +73,15 @@ class Exhaustive(Strategy):
         return picks
 
     def _beaten(self, i: int, refined: bool = False) -> bool:
-        """Whether point ``i``'s bound (and so every later one's) cannot beat the incumbent; with
+        """Whether point ``i``'s bound (and so every later one's) can neither beat the incumbent nor tie
+        with it (``Landscape.tie``: the tie-break then sees every point it could choose); with
         ``refined``, whether its refined bound cannot (that says nothing of the later points)."""
         s = self.search
         if s.upper is None or not s.bound_valid or s.best is None or s.best.score is None:
             return False
-        return (s.refined(i, s.best.score) if refined else float(s.upper[i])) <= s.best.score
+        best, land = s.best.score, s.land
+        bound = s.refined(i, land.tie_reach(best)) if refined else float(s.upper[i])
+        return land.cannot_tie(bound, best)
 
     def observe(self, trials: object) -> None:
         if self._order is not None and self._next < len(self._order) and self._beaten(int(self._order[self._next])):
