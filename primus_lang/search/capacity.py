@@ -226,7 +226,8 @@ def _search_simulated(job: _Job) -> tuple[ClusterPlan, float | None]:
 def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, seed: int | None,
             oracle: Any) -> tuple[ClusterPlan, float | None]:
     try:
-        prep = prepare(sub, oracle)
+        # a cluster's row takes its best projection; only the chosen cluster's plan breaks ties
+        prep = prepare(sub, oracle, ties=False)
     except CompileError as err:
         # a cluster with no legal point, or none that fits, is a row of the table, not the end of the plan
         if not all(d.code in (NO_LEGAL_POINT, NO_FITTING_POINT, NO_LEGAL) for d in err.diagnostics):

@@ -49,10 +49,10 @@ class Prepared:
     refine: Callable[[int, float], float] | None = None  # a tighter bound on one point, when asked
 
 
-def prepare(space: Space, oracle: Oracle | None = None) -> Prepared:
+def prepare(space: Space, oracle: Oracle | None = None, ties: bool = True) -> Prepared:
     """``oracle`` None projects with the simulate oracle. The branch-and-bound bound is a floor of the
     simulate oracle's compute time, so it proves nothing about measured kernels: no bound then."""
-    land = landscape_of(space)
+    land = landscape_of(space, ties=ties)
     if oracle is not None:
         return Prepared(space, land, evaluator_of(space, oracle), None)
     return Prepared(space, land, evaluator_of(space, oracle), upper_bounds(space, land), refined_bounds(space, land))

@@ -36,8 +36,10 @@ def memory_peaks(space: Space, points: list[Candidate]) -> np.ndarray:
     return np.asarray(prefilter(space.model, space.cluster, points, space.settings), dtype=np.int64)
 
 
-def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
-    """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom."""
+def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> Landscape:
+    """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom.
+    ``ties``: projections within the profile's paired band are tied (``Landscape.tie``), so a proof by
+    bound projects every point that could tie the best; without, only those that could beat it."""
     from primus_lang.check import legal_list, legality
 
     points = legal_list(space)
@@ -68,7 +70,7 @@ def landscape_of(space: Space, require_fit: bool = True) -> Landscape:
         capacity=capacity,
         explain_illegal=explain,
         cluster_point=space.cluster_point,
-        tie=space.cluster.gpu.provenance.paired,
+        tie=space.cluster.gpu.provenance.paired if ties else 0.0,
     )
     if require_fit and not land.fits.any():
         smallest = int(peaks.min())
