@@ -16,7 +16,7 @@ from rich.table import Table
 from primus_lang.commands._options import oracle_kind
 from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
-from primus_lang.search import CapacityPlan, Limits, Spread, plan_capacity
+from primus_lang.search import CapacityPlan, ClusterPlan, Limits, Spread, plan_capacity
 
 
 def applies(space: Space) -> bool:
@@ -41,9 +41,13 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
     """The comparison of the clusters, and the one launch files are for with the space on it (None: no
     cluster meets the run's requirements)."""
     err = Console(stderr=True)
-    progress = None if quiet else (lambda label: err.print(f"searched the recipes on {label}"))
+
+    def progress(c: ClusterPlan, done: int, total: int) -> None:
+        found = f"{c.recipe} at {c.tokens_per_gpu.value:,.0f} tokens/s/GPU" if c.tokens_per_gpu else c.excluded
+        err.print(f"[{done}/{total}] {c.label}: {found}", highlight=False)
+
     jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or len(os.sched_getaffinity(0))
-    cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, progress, jobs)
+    cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
     label = args.cluster or cap.chosen
     return cap, (select_cluster(space, label) if label else None)
 

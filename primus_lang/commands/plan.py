@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=natural, default=None, help="random seed (default: the space's, else 0)")
     p.add_argument("--jobs", type=natural, default=None,
                    help="clusters searched at a time, for a space with cluster axes and the simulate oracle "
-                        "(default: the CPUs this process may use); the plan is the same whatever the number")
+                        "(default, or 0: the CPUs this process may use); the plan is the same whatever the number")
     p.add_argument("--out", default=None, help="output folder (default: ./plan-<space>/); must be empty unless --force")
     p.add_argument("--force", action="store_true",
                    help="write into a non-empty --out, and replace an existing --trace or --report file")

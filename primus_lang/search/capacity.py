@@ -65,6 +65,7 @@ class ClusterPlan:
     legal: int = 0
     fitting: int = 0
     evaluations: int = 0
+    proven: bool = False  # its search proved the best projection the best of the cluster (exhaustive)
     beyond: tuple[str, ...] = ()  # how the best lies beyond what its profile was fitted on, its band widened
 
 
@@ -173,24 +174,27 @@ def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
 
 def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int | None,
                   oracle_for: Callable[[Space], Oracle | None] = lambda s: None,
-                  progress: Callable[[str], None] | None = None, jobs: int = 1) -> CapacityPlan:
+                  progress: Callable[[ClusterPlan, int, int], None] | None = None, jobs: int = 1) -> CapacityPlan:
     """Search each cluster of ``space`` and compare the clusters by the space's training-run objective.
 
     ``jobs`` > 1 searches that many clusters at a time in forked processes (simulate oracle only:
     ``oracle_for`` is not called then). Each cluster's search is the same either way, and so is the plan;
-    ``progress`` hears of each cluster, in order, once it has been searched."""
+    ``progress`` hears of each cluster searched, in order, with how many of how many have been."""
     plans: list[ClusterPlan] = []
     scores: dict[str, float] = {}
     points = cluster_points(space)
     # `require gpus <= N` needs no search
     todo = [(sub, _unmet(space, ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
                                              sub.cluster.gpu.price_per_hour))) for label, sub in points]
-    found = _searched([(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded], jobs, oracle_for)
+    jobs_ = [(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded]
+    found = _searched(jobs_, jobs, oracle_for)
+    done = 0
     for _sub, c in todo:
         if not c.excluded:
             c, score = next(found)
+            done += 1
             if progress is not None:
-                progress(c.label)
+                progress(c, done, len(jobs_))
             if score is not None:
                 scores[c.label] = score
             if not c.excluded:
@@ -236,7 +240,7 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
     c = attrs.evolve(c, legal=len(prep.land), fitting=int(prep.land.fits.sum()))
     result = run_search(sub, strategy, limits, seed, prepared=prep)
     best = result.best
-    c = attrs.evolve(c, evaluations=result.evaluations)
+    c = attrs.evolve(c, evaluations=result.evaluations, proven=result.optimum_proven)
     if best is None or best.evaluation is None or best.candidate is None:
         return attrs.evolve(c, excluded=f"the search evaluated nothing ({result.stop_reason})"), None
     f = run_figures(sub, best)

@@ -120,12 +120,14 @@ def test_each_cluster_gets_its_own_best_and_the_run_figures_follow(tmp_path: Pat
 
 def test_clusters_searched_in_parallel_give_the_same_plan(tmp_path: Path) -> None:
     space = load(tmp_path, PRICED + "  minimize cost\n")
-    heard: list[str] = []
+    heard: list[tuple[str, int, int]] = []
     serial = plan_capacity(space, "exhaustive", limits_of(space, 10**6), None)  # type: ignore[arg-type]
     forked = plan_capacity(space, "exhaustive", limits_of(space, 10**6), None,  # type: ignore[arg-type]
-                           progress=heard.append, jobs=2)
+                           progress=lambda c, k, n: heard.append((c.label, k, n)), jobs=2)
     assert forked == serial
-    assert heard == [c.label for c in serial.clusters if not c.excluded]  # in order, once each
+    searched = [c.label for c in serial.clusters if not c.excluded]
+    assert heard == [(label, k + 1, len(searched)) for k, label in enumerate(searched)]  # in order, once each
+    assert all(c.proven for c in serial.clusters if not c.excluded)  # exhaustive proves each cluster's best
 
 
 def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: Path) -> None:
