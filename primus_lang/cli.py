@@ -41,7 +41,19 @@ def _requested(argv: Sequence[str], modules: list[str]) -> list[str]:
     return modules
 
 
-def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+def _error_format(argv: Sequence[str]) -> str:
+    """The ``--error-format`` ``argv`` asks for, read before parsing: argparse's own usage errors
+    come before any value is parsed, and a script that asked for JSON should get JSON from them too."""
+    fmt = "human"
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "--error-format" and i + 1 < len(argv) else arg.partition("=")[2] \
+            if arg.startswith("--error-format=") else ""
+        if value in ERROR_FORMATS:
+            fmt = value
+    return fmt
+
+
+def _parser(prog: str, description: str, argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
@@ -52,9 +64,11 @@ def _parser(prog: str, description: str) -> argparse.ArgumentParser:
             from primus_lang.diagnostics import Diagnostic, render
             from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
 
-            self.print_usage(sys.stderr)
+            fmt = _error_format(sys.argv[1:] if argv is None else argv)
+            if fmt == "human":
+                self.print_usage(sys.stderr)
             diag = Diagnostic(BAD_ARGUMENT, message, help=f"`{self.prog} --help` lists what it takes")
-            print(render([diag], "human"), file=sys.stderr)
+            print(render([diag], fmt), file=sys.stderr)
             sys.exit(EXIT_USER)
 
     return _Parser(prog=prog, description=description)
@@ -72,6 +86,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _parser(
         prog="primusc",
         description="Compile a distributed-training search space into a checked, projected, runnable recipe.",
+        argv=argv,
     )
     parser.add_argument("--version", action="version", version=f"primusc {__version__}")
     parser.add_argument("--error-format", choices=ERROR_FORMATS, default="human", help="how diagnostics are printed")

@@ -442,6 +442,13 @@ def _print_space_baseline(console: Console, b: Trial, prep: Prepared) -> None:
                   f"bubble {ev.bubble_fraction:.1%}")
 
 
+def _proof(res: SearchResult) -> str:
+    """What the summary line adds about optimality: a proof, or its absence where one was sought."""
+    if res.optimum_proven:
+        return "" if "proven" in res.stop_reason else "; optimum proven"
+    return "; optimum not proven" if res.strategy == "exhaustive" else ""
+
+
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     if plan.capacity is not None:
         _capacity.print_table(plan.capacity, plan.cluster)
@@ -453,7 +460,7 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         f"strategy {res.strategy}, seed {res.seed}: {res.evaluations} evaluations, {res.proposals} proposals "
         f"({counts[REFUSED]} refused by the gate, {counts[ILLEGAL]} illegal, {counts[OOM]} over memory) "
         f"in {res.elapsed:.1f} s; stopped: {res.stop_reason}"
-        + ("; optimum proven" if res.optimum_proven and "proven" not in res.stop_reason else "")
+        + _proof(res)
     )
     for note in res.notes:
         console.print(f"note: {note}", style="yellow")

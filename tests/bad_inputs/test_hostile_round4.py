@@ -234,3 +234,14 @@ def test_check_of_thousands_of_unknown_names_reports_each_with_a_hint() -> None:
     with pytest.raises(CompileError) as err:
         loads_program(text, "many.prx")
     assert len(err.value.diagnostics) == 3000 and all(d.code.id == "P2001" for d in err.value.diagnostics)
+
+
+@pytest.mark.parametrize("fmt", [["--error-format", "json"], ["--error-format=json"]])
+def test_a_usage_error_honours_the_error_format_asked_for(fmt: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse refuses the value before any option is parsed: the format is read from the words
+    with pytest.raises(SystemExit) as stop:
+        main(["plan", str(EXAMPLE), *fmt, "--jobs", "-1"])
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    diag = json.loads(err)["diagnostics"][0]
+    assert diag["code"] == "P2017" and "--jobs" in diag["message"]

@@ -256,3 +256,6 @@ def test_a_proven_optimum_is_said_once(tmp_path: Path, capsys: pytest.CaptureFix
                  "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "stopped: optimum proven" in out and "optimum proven; optimum proven" not in out
+    assert main(["plan", space, "--strategy", "exhaustive", "--budget", "5", "--no-emit",
+                 "--out", str(tmp_path / "out"), "--force"]) == 0
+    assert "stopped: evaluation budget spent; optimum not proven" in " ".join(capsys.readouterr().out.split())
