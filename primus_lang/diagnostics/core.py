@@ -120,3 +120,7 @@ class CompileError(Exception):
     def __init__(self, diagnostics: Diagnostic | list[Diagnostic]) -> None:
         self.diagnostics = [diagnostics] if isinstance(diagnostics, Diagnostic) else list(diagnostics)
         super().__init__("; ".join(d.message for d in self.diagnostics))
+
+    def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic]]]:
+        # a worker process (plan --jobs) hands its error back pickled: rebuild it from its diagnostics
+        return (CompileError, (self.diagnostics,))

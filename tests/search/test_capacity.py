@@ -130,6 +130,21 @@ def test_clusters_searched_in_parallel_give_the_same_plan(tmp_path: Path) -> Non
     assert all(c.proven for c in serial.clusters if not c.excluded)  # exhaustive proves each cluster's best
 
 
+def test_an_error_in_a_worker_reaches_the_caller_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from primus_lang.diagnostics import Diagnostic
+    from primus_lang.diagnostics.codes_search import NO_FITTING_POINT
+    from primus_lang.search import capacity
+
+    def refused(*args: object) -> None:
+        raise CompileError(Diagnostic(NO_FITTING_POINT, "nothing fits here", help="a hint"))
+
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    monkeypatch.setattr(capacity, "_search", refused)  # the forked workers inherit it
+    with pytest.raises(CompileError) as err:
+        plan_capacity(space, None, limits_of(space), None, jobs=2)  # type: ignore[arg-type]
+    assert [(d.code, d.message, d.help) for d in err.value.diagnostics] == [(NO_FITTING_POINT, "nothing fits here", "a hint")]
+
+
 def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: Path) -> None:
     space = load(tmp_path, PRICED + "  minimize time_to_train\n")
     cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
