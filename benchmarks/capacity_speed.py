@@ -13,7 +13,6 @@ docs/search.md quotes).
 
 from __future__ import annotations
 
-import os
 import resource
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from primus_lang.gc_policy import use_bulk_thresholds
 from primus_lang.ir import cluster_points
 from primus_lang.lower import load_space
 from primus_lang.resources import data_dir
-from primus_lang.search import limits_of, plan_capacity
+from primus_lang.search import available_cpus, limits_of, plan_capacity
 
 # the extra recipe axes of the large space, each replacing one line of the example
 LARGE = {
@@ -57,7 +56,7 @@ def main(argv: list[str]) -> int:
     points = cluster_points(space)
     counts = [summarize(sub) for _, sub in points]
     print(f"{len(points)} clusters: {sum(c.raw for c in counts):,} raw points, {sum(c.legal for c in counts):,} legal")
-    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else len(os.sched_getaffinity(0))
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else available_cpus()
     use_bulk_thresholds()
     wall, cpu = time.perf_counter(), _cpu()
     cap = plan_capacity(space, "exhaustive", limits_of(space, 10**9), None, jobs=jobs)

@@ -5,7 +5,6 @@ for chosen. Kept apart from ``plan.py``, whose one-cluster path it leaves as it 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +15,7 @@ from rich.table import Table
 from primus_lang.commands._options import oracle_kind
 from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
-from primus_lang.search import CapacityPlan, ClusterPlan, Limits, Spread, plan_capacity
+from primus_lang.search import CapacityPlan, ClusterPlan, Limits, Spread, available_cpus, plan_capacity
 
 
 def applies(space: Space) -> bool:
@@ -46,7 +45,7 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         found = f"{c.recipe} at {c.tokens_per_gpu.value:,.0f} tokens/s/GPU" if c.tokens_per_gpu else c.excluded
         err.print(f"[{done}/{total}] {c.label}: {found}", highlight=False)
 
-    jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or len(os.sched_getaffinity(0))
+    jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or available_cpus()
     cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
     label = args.cluster or cap.chosen
     return cap, (select_cluster(space, label) if label else None)

@@ -10,6 +10,7 @@ the front and the choice are then exact over those bests."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -209,6 +210,14 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
 
 
 _Job = tuple[Space, ClusterPlan, str | None, Limits, int | None]
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system says, else the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not every system has affinity masks (macOS)
+        return os.cpu_count() or 1
 
 
 def _searched(jobs: list[_Job], workers: int, oracle_for: Callable[[Space], Oracle | None],
