@@ -45,10 +45,9 @@ def _error_format(argv: Sequence[str]) -> str:
     """The ``--error-format`` ``argv`` asks for, read before parsing: argparse's own usage errors
     come before any value is parsed, and a script that asked for JSON should get JSON from them too."""
     fmt = "human"
-    for i, arg in enumerate(argv):
-        value = argv[i + 1] if arg == "--error-format" and i + 1 < len(argv) else arg.partition("=")[2] \
-            if arg.startswith("--error-format=") else ""
-        if value in ERROR_FORMATS:
+    for arg, after in zip(argv, [*argv[1:], ""], strict=True):
+        value = after if arg == "--error-format" else arg.removeprefix("--error-format=")
+        if value in ERROR_FORMATS and value != arg:
             fmt = value
     return fmt
 

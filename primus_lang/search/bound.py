@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter
+from typing import TypeVar
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
 
 SCORED_BY_STEP = ("tokens_per_gpu", "step_time")
+_F = TypeVar("_F", float, np.ndarray)
 
 
 def layer_gemm_flops_per_token(model: Model) -> tuple[float, float]:
@@ -129,8 +131,9 @@ def bounded_by_step(metric: str, sense: str) -> bool:
     return metric in SCORED_BY_STEP and (metric == "step_time") != (sense == "maximize")
 
 
-def floor_scores(metric: str, sense: str, floors: np.ndarray, tokens: np.ndarray, world: int) -> np.ndarray:
-    """The best score a step-time floor allows, oriented so that larger is better."""
+def floor_scores(metric: str, sense: str, floors: _F, tokens: _F, world: int) -> _F:
+    """The best score a step-time floor allows, oriented so that larger is better (one point's, given
+    floats, or every point's, given arrays)."""
     values = floors if metric == "step_time" else tokens / (world * floors)
-    result: np.ndarray = (1.0 if sense == "maximize" else -1.0) * values
+    result: _F = (1.0 if sense == "maximize" else -1.0) * values
     return result

@@ -183,19 +183,18 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     ``progress`` hears of each cluster searched, in order, with how many of how many have been."""
     plans: list[ClusterPlan] = []
     scores: dict[str, float] = {}
-    points = cluster_points(space)
     # `require gpus <= N` needs no search
     todo = [(sub, _unmet(space, ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
-                                             sub.cluster.gpu.price_per_hour))) for label, sub in points]
-    jobs_ = [(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded]
-    found = _searched(jobs_, jobs, oracle_for)
+                                             sub.cluster.gpu.price_per_hour))) for label, sub in cluster_points(space)]
+    searches = [(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded]
+    found = _searched(searches, jobs, oracle_for)
     done = 0
     for _sub, c in todo:
         if not c.excluded:
             c, score = next(found)
             done += 1
             if progress is not None:
-                progress(c, done, len(jobs_))
+                progress(c, done, len(searches))
             if score is not None:
                 scores[c.label] = score
             if not c.excluded:

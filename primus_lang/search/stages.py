@@ -172,8 +172,7 @@ def refined_bounds(space: Space, land: Landscape,
     shared: dict[Candidate, float] = {}
 
     def score(cand: Candidate, floor: float) -> float:
-        tokens = np.array([cand.gbs * cand.seq_len], dtype=np.float64)
-        return float(floor_scores(objective.metric, objective.sense, np.array([floor]), tokens, world)[0])
+        return floor_scores(objective.metric, objective.sense, floor, float(cand.gbs * cand.seq_len), world)
 
     def bound(index: int, enough: float) -> float:
         cand = land.points[index]

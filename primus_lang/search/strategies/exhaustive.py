@@ -5,8 +5,8 @@ first, where the bound is an upper limit on each point's score (for throughput: 
 time at the hardware's efficiency plateau, see ``bound.py``). Once the best remaining bound cannot
 beat the incumbent, no unevaluated point can, and the incumbent is proven optimal. Before a point is
 projected it is asked for its refined bound where the search has one (the projection's passes and
-tails without the schedule, ``project.step_floor``): a point that cannot beat the incumbent even so is
-set aside unprojected. Without a bound, or once the engine catches a bound failing, it evaluates every
+tails without the schedule, ``project.step_floor``): a point that even so can neither beat the
+incumbent nor tie with it (``Landscape.tie``) is set aside unprojected. Without a bound, or once the engine catches a bound failing, it evaluates every
 fitting point, those set aside included.
 """
 
