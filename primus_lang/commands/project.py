@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
     from primus_lang.memory import account, refuse_overflow
-    from primus_lang.project import project
+    from primus_lang.project import project_many
     from primus_lang.search import landscape_of
 
     space = on_cluster(pick_space(load_program(args.file), args.space), args)
@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         cands = [(land.points[i], int(land.peaks[i])) for i in land.fitting]
         legal, total = len(land.points), raw_size(space)
     oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, [c for c, _ in cands])
-    results = [(c, peak, project(space.model, space.cluster, c, space.settings, oracle=oracle)) for c, peak in cands]
+    projected = project_many(space.model, space.cluster, [c for c, _ in cands], space.settings, oracle=oracle)
+    results = [(c, peak, p) for (c, peak), p in zip(cands, projected, strict=True)]
     seconds = time.perf_counter() - start
     metric = space.objective.metric if space.objective.metric != "memory_peak" else "tokens_per_gpu"
     reverse = space.objective.sense == "maximize"

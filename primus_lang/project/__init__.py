@@ -19,7 +19,7 @@ from primus_lang.project.ops import (
 )
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.precision import PrecisionGain, precision_gain
-from primus_lang.project.projection import Projection, project, step_floor
+from primus_lang.project.projection import Projection, project, project_many, step_floor
 from primus_lang.project.schedule import simulate as simulate_schedule
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "ops_key",
     "precision_gain",
     "project",
+    "project_many",
     "simulate_schedule",
     "stage_ops",
     "step_floor",

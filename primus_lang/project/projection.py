@@ -28,6 +28,7 @@ from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.schedule import ScheduleResult, fast, plan, replay, replayable
+from primus_lang.project.schedule_batch import fast_many
 
 BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
 
@@ -223,37 +224,86 @@ def project(
     timeline: bool = False,
 ) -> Projection:
     """Project ``cand``: step time, tokens/s/GPU, model TFLOP/s/GPU, MFU, bubble and breakdown."""
-    settings = settings or Settings()
     oracle = oracle or _default_oracle(cluster)
-    world = cluster.world
-    m = derived.at_least_one(cand.microbatches(world))
+    p = _prepare(model, cluster, cand, settings or Settings(), oracle)
+    # a timeline records every op of the step: past the slot limit it is left out, as unreadable
+    if timeline and replayable(cand.pp, p.v, p.m):
+        result = replay(plan(p.schedule, cand.pp, p.v, p.m), p.fwd, p.bwd, p.wgt, p.p2p, record=True)
+    else:
+        result = fast(p.schedule, cand.pp, p.m, p.fwd, p.bwd, p.wgt, p.p2p)
+    return _finish(p, cluster, oracle, result)
+
+
+def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings | None = None,
+                 oracle: Oracle | None = None) -> list[Projection]:
+    """``[project(model, cluster, c, settings, oracle) for c in cands]``, equal to it field by field,
+    with the pipeline schedules of candidates that share a schedule shape replayed together
+    (``schedule_batch``): what a search or a benchmark that holds many candidates calls."""
+    oracle = oracle or _default_oracle(cluster)
+    settings = settings or Settings()
+    prepared = [_prepare(model, cluster, c, settings, oracle) for c in cands]
+    shapes: dict[tuple[str, int, int, int], list[int]] = {}
+    for i, p in enumerate(prepared):
+        shapes.setdefault((p.schedule, p.cand.pp, p.v, p.m), []).append(i)
+    results: list[ScheduleResult | None] = [None] * len(prepared)
+    for (sched, pp, _v, m), members in shapes.items():
+        group = [prepared[i] for i in members]
+        done = fast_many(sched, pp, m, [p.fwd for p in group], [p.bwd for p in group], [p.wgt for p in group],
+                         [p.p2p for p in group])
+        for i, r in zip(members, done, strict=True):
+            results[i] = r
+    return [_finish(p, cluster, oracle, r) for p, r in zip(prepared, results, strict=True) if r is not None]
+
+
+@frozen
+class _Prepared:
+    """A candidate's passes, ready for its schedule: what ``_finish`` reads besides the result."""
+
+    cand: Candidate
+    stages: tuple[Stage, ...]
+    m: int
+    imbalance: float
+    launch: float
+    slowdown: float
+    fwd: list[list[float]]
+    bwd: list[list[float]]
+    wgt: list[list[float]]
+    p2p: float
+    schedule: str
+
+    @property
+    def v(self) -> int:
+        return len(self.fwd[0])
+
+
+def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings, oracle: Oracle) -> _Prepared:
+    m = derived.at_least_one(cand.microbatches(cluster.world))
     stages = stage_ops(model, cluster, cand)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     launch = cluster.gpu.efficiency.host_launch
     slowdown = cluster.gpu.efficiency.overlap_slowdown
     per_stage = [_stage_passes(s, cand, oracle, imbalance, launch, slowdown) for s in stages]
     fwd = [[c[0] for c in t] for t in per_stage]
-    bwd = [[c[1] for c in t] for t in per_stage]
-    wgt = [[c[2] for c in t] for t in per_stage]
-    v = len(fwd[0])
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
     sched = cand.schedule if cand.pp > 1 else "1f1b"
-    if sched == "interleaved" and v == 1:
+    if sched == "interleaved" and len(fwd[0]) == 1:
         sched = "1f1b"
-    # a timeline records every op of the step: past the slot limit it is left out, as unreadable
-    if timeline and replayable(cand.pp, v, m):
-        result = replay(plan(sched, cand.pp, v, m), fwd, bwd, wgt, p2p, record=True)
-    else:
-        result = fast(sched, cand.pp, m, fwd, bwd, wgt, p2p)
-    tails = _step_tails(stages, cand, oracle, result.last_backward, [f[0] for f in fwd], slowdown)
+    return _Prepared(cand, stages, m, imbalance, launch, slowdown, fwd, [[c[1] for c in t] for t in per_stage],
+                     [[c[2] for c in t] for t in per_stage], p2p, sched)
+
+
+def _finish(p: _Prepared, cluster: Cluster, oracle: Oracle, result: ScheduleResult) -> Projection:
+    cand, stages, m = p.cand, p.stages, p.m
+    world = cluster.world
+    tails = _step_tails(stages, cand, oracle, result.last_backward, [f[0] for f in p.fwd], p.slowdown)
     ends = [result.finish[s] + sum(tails[s].values()) for s in range(len(stages))]
     critical = max(range(len(stages)), key=lambda s: ends[s])
     step = ends[critical]
     tokens = cand.gbs * cand.seq_len
     flops = model_flops(stages, m)
     tflops = flops / step / 1e12
-    parts = _stage_parts(stages[critical], cand, oracle, imbalance, launch, slowdown)
-    breakdown = _breakdown(parts, m, result, critical, tails[critical], p2p, cand, v)
+    parts = _stage_parts(stages[critical], cand, oracle, p.imbalance, p.launch, p.slowdown)
+    breakdown = _breakdown(parts, m, result, critical, tails[critical], p.p2p, cand, p.v)
     events: tuple[tuple[int, str, int, float, float], ...] = ()
     if result.events:
         events = tuple((s, k, i, a, b) for s, k, _c, i, a, b in result.events)

@@ -540,15 +540,28 @@ def fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p
     The tests check this against ``replay`` and the event simulation. Results are memoized on the
     exact inputs: candidates that differ only in step-level knobs share their pipeline.
     """
-    key = (schedule, pp, m, tuple(map(tuple, fwd)), tuple(map(tuple, bwd)), tuple(map(tuple, wgt)), p2p)
+    key = result_key(schedule, pp, m, fwd, bwd, wgt, p2p)
     hit = _results.get(key)
     if hit is not None:
         return hit
     result = _fast(schedule, pp, m, fwd, bwd, wgt, p2p)
+    remember(key, result)
+    return result
+
+
+def result_key(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> tuple[object, ...]:
+    """What ``fast``'s result is memoized on: its exact inputs."""
+    return (schedule, pp, m, tuple(map(tuple, fwd)), tuple(map(tuple, bwd)), tuple(map(tuple, wgt)), p2p)
+
+
+def remembered(key: tuple[object, ...]) -> ScheduleResult | None:
+    return _results.get(key)
+
+
+def remember(key: tuple[object, ...], result: ScheduleResult) -> None:
     if len(_results) > 100_000:
         _results.clear()
     _results[key] = result
-    return result
 
 
 def _fast(schedule: str, pp: int, m: int, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> ScheduleResult:

@@ -1,0 +1,117 @@
+"""The batched projection path (``project_many``, ``schedule_batch.fast_many``) equals the scalar one
+to the bit: on every example space, and on schedules built to take each of ``fast``'s branches."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+from primus_lang.check import legal_points
+from primus_lang.ir import derived
+from primus_lang.lower import load_space
+from primus_lang.project import project, project_many
+from primus_lang.project import schedule as module
+from primus_lang.project.schedule import ScheduleResult, fast
+from primus_lang.project.schedule_batch import MIN_BATCH, fast_many
+from primus_lang.resources import data_dir
+
+EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
+
+Times = list[list[float]]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_projects_the_same_in_a_batch(path: Path) -> None:
+    space = load_space(path)
+    # every third legal point, so that schedule shapes keep groups large enough to be batched
+    cands = list(itertools.islice(legal_points(space), 0, None, 3))[:1500]
+    batch = project_many(space.model, space.cluster, cands, space.settings)
+    assert len(batch) == len(cands)
+    module._results.clear()  # the scalar path computes afresh rather than reading its own memo
+    for cand, got in zip(cands, batch, strict=True):
+        assert got == project(space.model, space.cluster, cand, space.settings), cand.label()
+
+
+def _times(rng: random.Random, pp: int, v: int, uniform: bool) -> tuple[Times, Times, Times]:
+    mid = [rng.uniform(0.5, 1.5), rng.uniform(0.5, 2.0), rng.uniform(0.2, 1.0)]
+
+    def one(x: float, s: int) -> list[float]:
+        if uniform and 0 < s < pp - 1:
+            return [x] * v
+        return [x * rng.uniform(0.8, 1.25) for _ in range(v)]
+
+    f, b, w = ([one(x, s) for s in range(pp)] for x in mid)
+    return f, b, w
+
+
+def _same(got: list[ScheduleResult], want: list[ScheduleResult]) -> None:
+    for g, r in zip(got, want, strict=True):
+        assert (g.makespan, g.finish, g.busy, g.inflight, g.last_backward) == (
+            r.makespan, r.finish, r.busy, r.inflight, r.last_backward)
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("interleaved", 3),
+                                             ("zero_bubble", 1), ("zbv", 2)])
+def test_fast_many_equals_fast_on_every_branch(schedule: str, v: int) -> None:
+    # short steps (replayed whole), unequal middle stages (replayed whole), equal ones (extrapolated),
+    # with and without p2p time, mixed in one group
+    rng = random.Random(7)
+    for pp in (2, 3, 4, 8):
+        for m in sorted({pp, 2 * pp + 1, 3 * pp, 5 * pp + 1, 8 * pp}):
+            if schedule == "interleaved" and m % pp:
+                continue
+            cases = [_times(rng, pp, v, uniform=i % 3 != 0) for i in range(2 * MIN_BATCH)]
+            p2ps = [rng.choice([0.0, 0.05, 0.3]) for _ in cases]
+            got = fast_many(schedule, pp, m, *zip(*cases, strict=True), p2ps)
+            module._results.clear()
+            want = [fast(schedule, pp, m, f, b, w, c) for (f, b, w), c in zip(cases, p2ps, strict=True)]
+            _same(got, want)
+
+
+@pytest.mark.parametrize("schedule", ["1f1b", "interleaved", "zero_bubble", "zbv"])
+def test_fast_many_past_the_slot_limit(schedule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # too long to replay whole: equal stages extrapolate in the batch, unequal ones whose period does
+    # not show within three groups go to fast's own search one by one; both equal fast's answers
+    rng = random.Random(5)
+    v = {"1f1b": 1, "zero_bubble": 1, "zbv": 2}.get(schedule, 2)
+    pp, m = 4, 4 * 40
+    monkeypatch.setattr(derived, "MAX_SCHEDULE_SLOTS", pp * v * m - 1)
+    cases = [_times(rng, pp, v, uniform=i % 2 == 0) for i in range(2 * MIN_BATCH)]
+    p2ps = [0.1] * len(cases)
+    got = fast_many(schedule, pp, m, *zip(*cases, strict=True), p2ps)
+    module._results.clear()
+    _same(got, [fast(schedule, pp, m, f, b, w, 0.1) for f, b, w in cases])
+
+
+def test_a_small_group_takes_the_scalar_path() -> None:
+    rng = random.Random(1)
+    cases = [_times(rng, 4, 1, uniform=True) for _ in range(MIN_BATCH - 1)]
+    got = fast_many("1f1b", 4, 16, *zip(*cases, strict=True), [0.0] * len(cases))
+    _same(got, [fast("1f1b", 4, 16, f, b, w, 0.0) for f, b, w in cases])
+
+
+def test_an_empty_batch_projects_nothing() -> None:
+    space = load_space(EXAMPLES[0])
+    assert project_many(space.model, space.cluster, [], space.settings) == []
+
+
+@pytest.mark.parametrize("schedule", ["1f1b", "interleaved", "zero_bubble", "zbv"])
+def test_fast_many_with_lighter_end_stages(schedule: str) -> None:
+    # equal middle stages whose start-up transient outlasts three groups (test_schedule's case of
+    # the embedding and loss counted as layers): the batch replays those whole, as fast does
+    v = 1 if schedule in ("1f1b", "zero_bubble") else 2
+    rng = random.Random(9)
+    cases = []
+    for _ in range(2 * MIN_BATCH):
+        k = rng.uniform(0.9, 1.1)
+        f = [[0.1521 * k, 0.1658][:v], [0.1658] * v, [0.1658] * v, [0.1658, 0.1575 * k][-v:]]
+        b = [[0.1566 * k, 0.1709][:v], [0.1709] * v, [0.1709] * v, [0.1709, 0.1619 * k][-v:]]
+        w = [[0.0188, 0.0204][:v], [0.0204] * v, [0.0204] * v, [0.0204, 0.0232][-v:]]
+        cases.append((f, b, w))
+    for m in (24, 32, 64):
+        got = fast_many(schedule, 4, m, *zip(*cases, strict=True), [0.00085] * len(cases))
+        module._results.clear()
+        _same(got, [fast(schedule, 4, m, f, b, w, 0.00085) for f, b, w in cases])
