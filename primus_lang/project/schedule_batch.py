@@ -138,24 +138,22 @@ def _extrapolate(schedule: str, pp: int, v: int, m: int, base: int, dur: Array,
     runs = [_replay(plan(schedule, pp, v, base + rest + i * pp), dur, p2p) for i in range(3)]
     f0, f1, f2 = runs[0][0], runs[1][0], runs[2][0]
     steps = f1 - f0
-    total = np.zeros(dur.shape[-1:])
-    busy = []
-    for s in range(pp):
-        # sum(fwd[s]) + sum(bwd[s]) + sum(wgt[s]), each sum from 0 in chunk order
-        passes = []
-        for k in range(3):
-            acc = np.zeros_like(total)
-            for c in range(v):
-                acc = acc + dur[k, s, c]
-            passes.append(acc)
-        busy.append(m * (passes[0] + passes[1] + passes[2]))
-    busy_a = np.array(busy)
+    busy_a = np.array([m * (_chunk_sum(dur[0, s]) + _chunk_sum(dur[1, s]) + _chunk_sum(dur[2, s]))
+                       for s in range(pp)])
     bottleneck = np.max(busy_a, axis=0) / m * pp
     makespan = np.max(f2, axis=0)
     periodic = np.all((np.abs(f2 - f1 - steps) <= 1e-9 * makespan) & (steps >= bottleneck * (1 - 1e-9)), axis=0)
     late = np.maximum(f2 - f1, bottleneck)
     finish = np.where(periodic, f0 + groups * steps, f2 + (groups - 2) * late)
     return (finish, busy_a, runs[0][2], runs[2][3]), periodic
+
+
+def _chunk_sum(rows: Array) -> Array:
+    """``sum(times[s])`` per column: from 0, chunk by chunk, as Python's ``sum`` adds."""
+    acc = np.zeros(rows.shape[-1])
+    for row in rows:
+        acc = acc + row
+    return acc
 
 
 def _select(r: _Replay, keep: NDArray[np.bool_]) -> _Replay:
