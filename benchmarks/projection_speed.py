@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.path is None:
         for path in PATHS:
-            subprocess.run([sys.executable, __file__, args.file, "--path", path], check=True)
+            subprocess.run([sys.executable, __file__, args.file, "--path", path], check=True, timeout=3600)
         return 0
     space = pick_space(load_program(str(Path(args.file))))
     cands = list(legal_points(space))
