@@ -34,7 +34,7 @@ class Gemm:
 
 @frozen
 class GroupedGemm:
-    """``groups`` GEMMs of one shape launched as one kernel (local experts of a MoE layer)."""
+    """``groups`` GEMMs of one shape (local experts of a MoE layer), each with its own kernel."""
 
     groups: int
     m: int

@@ -6,7 +6,9 @@
   (launch, tail wave) expressed in BF16 FLOPs, so FP8 GEMMs pay it at the same wall time, and so
   does every other kernel launch (attention, each memory-bound kernel);
 - grouped GEMMs (the local experts of a MoE layer) reach ``grouped_gemm`` of the dense plateau:
-  ragged groups tile less well than one large GEMM;
+  ragged groups tile less well than one large GEMM; and each expert's GEMM pays the fixed cost
+  (Transformer Engine's grouped linear issues one GEMM per local expert), so many small experts per
+  rank cost more per FLOP than a few large ones, and more at a small micro-batch;
 - FP8 GEMMs run at the FP8 peak times ``fp8_gemm_max``, NVFP4 GEMMs at the FP4 peak times
   ``fp4_gemm_max`` (their quantize/cast kernels are separate memory ops in the op list, priced per
   recipe);
@@ -75,9 +77,11 @@ class SimulateOracle:
             t = scan_seconds(op, self._attention, self._bf16, self._hbm) / self._ssm + op.kernels * self._overhead
         else:
             rate = self._fp8 if op.dtype == "fp8" else self._fp4 if op.dtype == "fp4" else self._bf16
+            kernels = 1
             if isinstance(op, GroupedGemm):
                 rate *= self._grouped
-            t = op.flops / rate + self._overhead
+                kernels = op.groups
+            t = op.flops / rate + kernels * self._overhead
         self._cache[key] = t
         return t
 
