@@ -245,14 +245,14 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
     shapes: dict[tuple[str, int, int, int], list[int]] = {}
     for i, p in enumerate(prepared):
         shapes.setdefault((p.schedule, p.cand.pp, p.v, p.m), []).append(i)
-    results: list[ScheduleResult | None] = [None] * len(prepared)
+    results: dict[int, ScheduleResult] = {}
     for (sched, pp, _v, m), members in shapes.items():
         group = [prepared[i] for i in members]
         done = fast_many(sched, pp, m, [p.fwd for p in group], [p.bwd for p in group], [p.wgt for p in group],
                          [p.p2p for p in group])
         for i, r in zip(members, done, strict=True):
             results[i] = r
-    return [_finish(p, cluster, oracle, r) for p, r in zip(prepared, results, strict=True) if r is not None]
+    return [_finish(p, cluster, oracle, results[i]) for i, p in enumerate(prepared)]
 
 
 @frozen
