@@ -56,6 +56,7 @@ from primus_lang.ir.pipeline import Split, problems
 from primus_lang.ir.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
+from primus_lang.validate.flop_formulas import tokens_from_tflops
 
 RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
                        too_deep=RUNS_FILE_TOO_DEEP, too_many_nodes=RUNS_FILE_TOO_MANY_VALUES, number=RUNS_FILE_NUMBER)
@@ -426,6 +427,7 @@ def _positive(value: Any, name: str, top: float) -> float:
 
 # Far above any GPU's throughput (hundreds of thousands of tokens/s on a small model) and memory (288 GB)
 _MAX_TOKENS = 1e9
+_MAX_TFLOPS = 1e6  # a thousand times the densest GPU's peak
 _MAX_GIB = 2.0**20
 
 
@@ -444,6 +446,22 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
     return _positive(gbs * seq / (step * gpus), "tokens/s/GPU from `measured.step_time_s`", _MAX_TOKENS)
 
 
+def _flops_formula(row: dict[str, Any]) -> str:
+    measured = row.get("measured") or {}
+    formula = measured.get("flops_formula")
+    return formula if isinstance(formula, str) and measured.get("model_tflops_per_gpu") is not None else ""
+
+
+def _tokens_by_formula(row: dict[str, Any], model: Model, seq: int) -> float | str:
+    """Tokens/s/GPU from the row's model TFLOP/s/GPU, counted by the formula its source documents
+    (``measured.flops_formula``); a string says why not."""
+    tflops = _positive(row["measured"]["model_tflops_per_gpu"], "measured.model_tflops_per_gpu", _MAX_TFLOPS)
+    tokens = tokens_from_tflops(_flops_formula(row), tflops, model, seq)
+    if isinstance(tokens, str):
+        return tokens
+    return _positive(tokens, "tokens/s/GPU from `measured.model_tflops_per_gpu`", _MAX_TOKENS)
+
+
 def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
     """Map one corpus row to a projectable run or a reason to skip it."""
     run = _published(row)
@@ -460,6 +478,11 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     model = _model_of(row.get("model_card"), models, cards, seq)
     if isinstance(model, str):
         return skip(model)
+    if run.measured is None:
+        tokens = _tokens_by_formula(row, model, seq)
+        if isinstance(tokens, str):
+            return skip(tokens)
+        run = attrs.evolve(run, measured=tokens)
     gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:
@@ -523,7 +546,7 @@ def _unprojectable(row: dict[str, Any], notes: str, measured: float | None) -> s
         return "degraded measurement: the source reports a known performance regression for this run"
     if not row.get("config_complete"):
         return "config incomplete (config_complete: false)"
-    if measured is None:
+    if measured is None and not _flops_formula(row):
         return "no measured tokens/s/GPU"
     if row.get("task") not in ("pretrain", "sft"):
         return f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)"

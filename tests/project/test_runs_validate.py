@@ -704,3 +704,26 @@ def test_calibrate_command_holds_out_sources(capsys: pytest.CaptureFixture[str])
         report["inside"] >= 0
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources"]) == 0
     assert "leave one source out" in capsys.readouterr().out
+
+
+def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_path: Path) -> None:
+    row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == "t_dense_bf16")
+    counted = {"tokens_per_sec_per_gpu": None, "model_tflops_per_gpu": 500.0, "flops_formula": "megatron_2024"}
+    rows = [
+        {**row, "id": "t_counted", "measured": counted},
+        {**row, "id": "t_unknown", "measured": {**counted, "flops_formula": "someone_elses"}},
+        {**row, "id": "t_moe", "model_card": "mixtral_8x7b", "measured": counted},
+        {**row, "id": "t_no_formula", "measured": {**counted, "flops_formula": None}},
+    ]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    runs = {r.id: r for r in load_runs(path)}
+    # NeMo's flops_formulas.py llama3 as written there, Llama 3.1 8B at 8,192 tokens, per sequence
+    layers, hs, ffn, heads, groups, vocab, seq = 32, 4096, 14336, 32, 8, 128256, 8192
+    per_sequence = seq * layers * hs * hs * (12 + 12 * groups / heads + 18 * ffn / hs + 12 * seq / hs
+                                             + 6 * vocab / (layers * hs))
+    assert runs["t_counted"].measured == pytest.approx(500e12 / (per_sequence / seq), rel=1e-12)
+    assert runs["t_counted"].skip == ""
+    assert "unknown `measured.flops_formula` `someone_elses`" in runs["t_unknown"].skip
+    assert "dense models only" in runs["t_moe"].skip
+    assert runs["t_no_formula"].skip == "no measured tokens/s/GPU"
