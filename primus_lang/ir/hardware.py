@@ -12,6 +12,8 @@ from primus_lang.ir.quantity import Kind, q
 from primus_lang.ir.span import Span
 
 VENDORS = ("amd", "nvidia", "other")
+FP8_LAYOUTS = ("tn", "any")
+PER_TENSOR_FP8 = ("delayed", "tensorwise")  # one scale per tensor: a transposed copy keeps the scale
 CONFIDENCE = ("high", "medium", "low")
 
 
@@ -175,6 +177,9 @@ class Gpu:
         default="switch", metadata=q(Kind.ENUM, "switched (NVSwitch) or full mesh (xGMI)", ("switch", "mesh"))
     )
     scale_up_latency: float = field(default=3.0e-6, metadata=q(Kind.TIME, "per-hop latency in the domain", zero_ok=True))
+    fp8_layouts: str = field(default="tn", metadata=q(
+        Kind.ENUM, "operand layouts the FP8 tensor cores take: tn (a per-tensor FP8 operand read transposed "
+        "needs a transposed copy) or any (it is read in place)", FP8_LAYOUTS))
     nic_bandwidth: float = field(default=50.0e9, metadata=q(Kind.BANDWIDTH, "scale-out NIC bandwidth per GPU"))
     nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs", zero_ok=True))
     reserved_memory: int = field(
@@ -195,6 +200,15 @@ class Gpu:
         """Whether the part runs Transformer Engine's NVFP4 recipe: NVIDIA FP4 tensor cores (AMD's
         FP4 is MXFP4, another format)."""
         return self.vendor == "nvidia" and self.peak_fp4 > 0
+
+    def fp8_transposes(self, recipe: str) -> bool:
+        """Whether an FP8 GEMM operand that a backward GEMM reads transposed is written a second
+        time: always for block-scaled recipes (their scales run along the other axis, so the
+        column-wise copy is quantized on its own), and for per-tensor recipes (delayed, tensorwise)
+        where the tensor cores take FP8 in the TN layout only. Transformer Engine creates no transpose
+        where ``nvte_is_non_tn_fp8_gemm_supported()`` holds (compute capability 10.x and 13+: B200, B300,
+        GB200, GB300; not 12.x) and its quantizer then sets ``create_transpose`` false."""
+        return recipe not in PER_TENSOR_FP8 or self.fp8_layouts == "tn"
 
     def peak(self, dtype: str) -> float:
         """Dense peak for ``bf16``/``fp8``/``fp4``; FP8 on a part without FP8 runs at BF16 speed."""

@@ -59,6 +59,9 @@ class Knobs:
     # Megatron's --pipeline-model-parallel-layout ("" = the split knobs): one value for all rows, since
     # a string is no column (the pre-filter evaluates each layout's candidates as their own batch)
     layout: str = ""
+    # the GPU reads per-tensor FP8 operands transposed in place (``Gpu.fp8_transposes``): one value
+    # for all rows, a property of the cluster, not of a candidate
+    fp8_any_layout: Num = False
 
     @property
     def zbv(self) -> Num:
@@ -98,9 +101,14 @@ def fp8_param(c: Candidate) -> bool:
     return c.fp8_param_gather and c.precision == "fp8"
 
 
-def from_candidate(c: Candidate, world: int) -> Knobs:
+# what is one value for every candidate of a batch, not a column
+SCALARS = ("world", "layout", "fp8_any_layout")
+
+
+def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False) -> Knobs:
     return Knobs(
         world=world,
+        fp8_any_layout=fp8_any_layout,
         tp=c.tp,
         pp=c.pp,
         vpp=derived.virtual_stages(c.schedule, c.vpp),
@@ -141,6 +149,6 @@ def from_candidates(cands: Sequence[Candidate], world: int) -> Knobs:
     layouts = {k.layout for k in ks}
     if len(layouts) > 1:
         raise ValueError("candidates with different pipeline layouts cannot share one set of columns")
-    names = [f for f in Knobs.__attrs_attrs__ if f.name not in ("world", "layout")]
+    names = [f for f in Knobs.__attrs_attrs__ if f.name not in SCALARS]
     return Knobs(world=world, layout=layouts.pop() if layouts else "",
                  **{f.name: col([getattr(k, f.name) for k in ks]) for f in names})

@@ -16,6 +16,7 @@ from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.memory.knobs import (
     FP8_RECIPE_CODES,
     RECOMPUTE_CODES,
+    SCALARS,
     SCHEDULE_CODES,
     SHARDING_CODES,
     Knobs,
@@ -27,7 +28,7 @@ from primus_lang.memory.states import state_terms
 
 _STATIC = ("tp", "pp", "ep", "etp", "cp", "sharding", "grad_bytes", "state_bytes", "fp8", "fp4", "fp8_recipe",
            "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
-_FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name not in ("world", "layout"))
+_FIELDS = tuple(f.name for f in Knobs.__attrs_attrs__ if f.name not in SCALARS)
 
 
 def _row(c: Candidate) -> tuple[int, ...]:
@@ -79,7 +80,9 @@ def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settin
         return np.zeros(0, dtype=np.int64)
     key = _static_key(k)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    reps = [Knobs(world=k.world, layout=k.layout, **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
+    any_layout = cluster.gpu.fp8_layouts == "any"
+    reps = [Knobs(world=k.world, layout=k.layout, fp8_any_layout=any_layout,
+                  **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
     reserved = cluster.gpu.reserved_memory
     peak = np.zeros(n, dtype=np.int64)
     groups = np.unique(np.stack([k.pp, k.vpp if k.layout else np.zeros_like(k.pp)], axis=1), axis=0)

@@ -14,6 +14,7 @@ import math
 from collections.abc import Hashable
 
 from primus_lang.ir import Model
+from primus_lang.ir.hardware import PER_TENSOR_FP8
 from primus_lang.memo import remembered
 from primus_lang.memory.dual import Num, cdiv, round_up
 from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
@@ -66,7 +67,8 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
-                "fp4", "fp8_recipe", "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule")
+                "fp4", "fp8_recipe", "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule",
+                "fp8_any_layout")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -81,7 +83,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
-        state_bytes=values["state_bytes"], layout=layout,
+        state_bytes=values["state_bytes"], layout=layout, fp8_any_layout=bool(values["fp8_any_layout"]),
     )
     return tuple(_compute_state_terms(model, k, stage))
 
@@ -201,15 +203,24 @@ def _quantized_weight_copies(model: Model, k: Knobs, tensors: list[Tensor], fsdp
     # Row-wise and column-wise (transposed) copies of each weight with their scales: NVFP4 half a
     # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
     # values, blockwise an FP32 scale per 128×128 block.
+    # A part that reads per-tensor FP8 transposed in place keeps no column-wise copy (Gpu.fp8_transposes).
+    in_place = bool(k.fp8_any_layout) and int(k.fp8_recipe) in _PER_TENSOR
     if k.fp4:
         name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
                                          2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
+    elif in_place and k.fp8_param:
+        name, formula, copies, scales = "fp8 weight transposes", "none (read transposed in place)", 0, 0
+    elif in_place:
+        name, formula, copies, scales = "fp8 weight copies", "gemm weights (read transposed in place)", gemm, 0
     elif k.fp8_param:
         # the row-wise FP8 weight is the parameter itself (counted above): only the transposed copy
         name, formula, copies, scales = "fp8 weight transposes", "gemm weights + scales", gemm, _fp8_scales(k, gemm)
     else:
         name, formula, copies, scales = "fp8 weight copies", "2 × gemm weights + scales", 2 * gemm, _fp8_scales(k, gemm)
     return _term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales)
+
+
+_PER_TENSOR = frozenset(FP8_RECIPE_CODES[r] for r in PER_TENSOR_FP8)
 
 
 def _fp8_scales(k: Knobs, gemm: int) -> Num:

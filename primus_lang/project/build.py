@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from primus_lang.ir import Candidate, Cluster, Efficiency, Model, derived, pipeline
+from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, derived, pipeline
 from primus_lang.memo import remembered
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
@@ -33,8 +33,9 @@ from primus_lang.project.ops import (
 )
 
 BF16 = derived.dtype_bytes("bf16")
-# Bytes moved per element by the quantize kernels of each FP8 recipe (read BF16, write FP8):
-# delayed scaling casts with last step's amax and writes a transposed copy for the backward (2+1+1);
+# Bytes moved per element by the quantize kernels of each FP8 recipe (read BF16, write FP8), on a
+# part whose FP8 tensor cores take the TN layout only (Hopper, MI300): delayed scaling casts with last
+# step's amax and writes a transposed copy for the backward (2+1+1);
 # tensorwise (current) scaling first reads the tensor for its amax (+2); blockwise and MXFP8 write
 # row- and column-wise copies with their block scales (MXFP8: one E8M0 scale per 32 values, x2).
 # torchao's rowwise recipe (torchtitan) scales each operand along the GEMM's reduction axis, which is
@@ -53,16 +54,23 @@ FP8_WEIGHT_CAST_BYTES = {**FP8_CAST_BYTES, "rowwise": 10.0}
 # (2+2 per output element): its CUTLASS rowwise kernel was slower without fast accumulation
 # (torchao/float8/float8_ops.py, addmm_float8_unwrapped; pytorch/ao issue #2184).
 ROWWISE_RESCALE_BYTES = 4.0
+# Where the tensor cores read a per-tensor FP8 operand transposed in place (``Gpu.fp8_transposes``),
+# the transposed copy's byte is not written.
+TRANSPOSED_COPY_BYTES = 1.0
 # NVFP4 is current-scaled too (an FP32 scale per tensor from a first amax pass, +2) and writes row-
 # and column-wise copies of half a byte per value, each with an E4M3 scale per 16 values.
 NVFP4_CAST_BYTES = 2.0 + 2.0 + 2 * (0.5 + 1 / 16)
 
 
-def cast_bytes(cand: Candidate) -> float:
-    """Bytes the quantize kernels move per element of a low-precision GEMM operand (0: BF16)."""
+def cast_bytes(cand: Candidate, gpu: Gpu) -> float:
+    """Bytes the quantize kernels move per element of a low-precision GEMM operand on ``gpu`` (0: BF16)."""
     if cand.precision == "fp8":
-        return FP8_CAST_BYTES[cand.fp8_recipe]
+        return FP8_CAST_BYTES[cand.fp8_recipe] - _untransposed(cand, gpu)
     return NVFP4_CAST_BYTES if cand.precision == "fp4" else 0.0
+
+
+def _untransposed(cand: Candidate, gpu: Gpu) -> float:
+    return 0.0 if gpu.fp8_transposes(cand.fp8_recipe) else TRANSPOSED_COPY_BYTES
 
 
 def gathered_bytes(cand: Candidate) -> int:
@@ -72,11 +80,11 @@ def gathered_bytes(cand: Candidate) -> int:
     return 1 if cand.fp8_param_gather and cand.precision == "fp8" else BF16
 
 
-def weight_cast_bytes(cand: Candidate) -> float:
-    """Bytes the quantize kernels move per weight element once a step (0: BF16)."""
+def weight_cast_bytes(cand: Candidate, gpu: Gpu) -> float:
+    """Bytes the quantize kernels move per weight element once a step on ``gpu`` (0: BF16)."""
     if cand.precision == "fp8":
-        return FP8_WEIGHT_CAST_BYTES[cand.fp8_recipe]
-    return cast_bytes(cand)
+        return FP8_WEIGHT_CAST_BYTES[cand.fp8_recipe] - _untransposed(cand, gpu)
+    return cast_bytes(cand, gpu)
 
 
 def _backward(op: Gemm | GroupedGemm) -> tuple[Gemm | GroupedGemm, Gemm | GroupedGemm]:
@@ -104,8 +112,8 @@ class _Shapes:
         self.sp = cand.sp
         self.tokens_sp = self.tokens // self.tp if self.sp else self.tokens
         self.dtype = cand.precision  # the dtype of the linear layers' GEMMs
-        self.cast = cast_bytes(cand)
-        self.weight_cast = weight_cast_bytes(cand)
+        self.cast = cast_bytes(cand, cluster.gpu)
+        self.weight_cast = weight_cast_bytes(cand, cluster.gpu)
         self.h = model.hidden
         self.heads = derived.heads_per_rank(model.heads, self.tp)
         self.kv_heads = derived.heads_per_rank(model.kv_heads, self.tp)

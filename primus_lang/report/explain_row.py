@@ -42,7 +42,8 @@ def chosen(runs: Sequence[Any], ids: Sequence[str]) -> list[Any]:
 def _facts(run: Any, ev: Evaluated | None, judged: Any = None) -> dict[str, Any]:
     """What the row was read as, beside the numbers: the JSON and the terminal view share these."""
     out: dict[str, Any] = {"id": run.id, "model": run.group[0], "gpu": run.group[1], "precision": run.group[2],
-                           "source": run.source, "release": run.release, "measured": run.measured, "skipped": run.skip}
+                           "source": run.source, "release": run.release, "measured": run.measured,
+                           "measured_from": run.measured_from, "skipped": run.skip}
     if ev is None:
         return out
     cluster = run.cluster
@@ -71,6 +72,8 @@ def _header(facts: dict[str, Any]) -> RenderableType:
     err = facts["error"]
     lines.append(Text(f"measured {units.rate(facts['measured'])} tokens/s/GPU, projected "
                       f"{units.rate(facts['projected'])}" + (f" ({err:+.1%})" if err is not None else "")))
+    if facts["measured_from"]:
+        lines.append(Text(f"measured tokens/s/GPU derived from {facts['measured_from']}"))
     if facts["moe_balanced"]:
         lines.append(Text("the benchmark forced an even token split over experts: no busiest-rank imbalance"))
     if facts["memory_judged_at"]:

@@ -124,6 +124,7 @@ class Run:
     unpublished: tuple[str, ...] = ()
     offload: bool = False  # activations offloaded to CPU (not modelled: the account over-counts)
     measured_memory: int | None = None  # bytes the source reports (torchtitan: max reserved), if any
+    measured_from: str = ""  # how ``measured`` was derived when the row does not publish tokens/s/GPU
 
     def settings(self, base: Settings | None = None) -> Settings:
         """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away."""
@@ -482,7 +483,9 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         tokens = _tokens_by_formula(row, model, seq)
         if isinstance(tokens, str):
             return skip(tokens)
-        run = attrs.evolve(run, measured=tokens)
+        tflops = row["measured"]["model_tflops_per_gpu"]
+        run = attrs.evolve(run, measured=tokens,
+                           measured_from=f"{tflops:g} model TFLOP/s/GPU counted by `{_flops_formula(row)}`")
     gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:

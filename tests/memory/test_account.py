@@ -339,3 +339,24 @@ def test_nvfp4_keeps_nine_sixteenths_of_a_byte_per_value() -> None:
     gemm = fp8["fp8 weight copies"] // 2
     assert fp4["nvfp4 weight copies"] == 2 * (gemm // 2) + 2 * -(-gemm // 16)
     assert "fp8 weight copies" not in fp4
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "delayed", "mxfp8", "blockwise"])
+def test_a_part_that_reads_fp8_transposed_in_place_keeps_no_transposed_weights(recipe: str) -> None:
+    """Transformer Engine writes no transposed per-tensor FP8 copy where the tensor cores take any
+    layout (Blackwell): one FP8 weight copy, and none beside FP8 primary weights; block-scaled
+    recipes quantize the column-wise copy on their own on every part."""
+    tn = X64
+    in_place = attrs.evolve(X64, gpu=attrs.evolve(X64.gpu, fp8_layouts="any"))
+    cand = Candidate(tp=8, pp=1, gbs=64, seq_len=8192, precision="fp8", fp8_recipe=recipe)
+    copies = {name: _lines(account(LLAMA70B, c, cand, S))["fp8 weight copies"] for name, c in (("tn", tn),
+                                                                                                ("any", in_place))}
+    per_tensor = recipe in ("tensorwise", "delayed")
+    assert copies["any"] == (copies["tn"] // 2 if per_tensor else copies["tn"])
+    gathered = cand.replace(fp8_param_gather=True)
+    # a term of no bytes is left out of the account
+    transposes = _lines(account(LLAMA70B, in_place, gathered, S)).get("fp8 weight transposes", 0)
+    assert (transposes == 0) == per_tensor
+    # the vectorized pre-filter reads the same part
+    assert prefilter(LLAMA70B, in_place, [cand, gathered], S).tolist() == [
+        account(LLAMA70B, in_place, c, S).peak.total for c in (cand, gathered)]

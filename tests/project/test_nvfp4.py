@@ -39,9 +39,9 @@ def test_nvfp4_gemms_run_at_the_fp4_peak() -> None:
 
 def test_nvfp4_quantizes_with_an_amax_pass_and_two_half_byte_copies() -> None:
     assert NVFP4_CAST_BYTES == 2 + 2 + 2 * (0.5 + 1 / 16)
-    assert cast_bytes(BASE.replace(precision="fp4")) == NVFP4_CAST_BYTES
-    assert cast_bytes(BASE.replace(precision="fp8", fp8_recipe="mxfp8")) == FP8_CAST_BYTES["mxfp8"]
-    assert cast_bytes(BASE) == 0.0
+    assert cast_bytes(BASE.replace(precision="fp4"), B200) == NVFP4_CAST_BYTES
+    assert cast_bytes(BASE.replace(precision="fp8", fp8_recipe="mxfp8"), B200) == FP8_CAST_BYTES["mxfp8"]
+    assert cast_bytes(BASE, B200) == 0.0
     names = {t.op.name for t in _tasks(BASE.replace(precision="fp4")) if isinstance(t.op, MemoryOp)}
     assert {"fp4_cast_input", "fp4_cast_grad"} <= names and not any(n.startswith("fp8_") for n in names)
     steps = {t.op.name for st in stage_ops(LLAMA3_1_70B, cluster(B200), BASE.replace(precision="fp4"))

@@ -724,6 +724,7 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
                                              + 6 * vocab / (layers * hs))
     assert runs["t_counted"].measured == pytest.approx(500e12 / (per_sequence / seq), rel=1e-12)
     assert runs["t_counted"].skip == ""
+    assert runs["t_counted"].measured_from == "500 model TFLOP/s/GPU counted by `megatron_2024`"
     assert "unknown `measured.flops_formula` `someone_elses`" in runs["t_unknown"].skip
     assert "dense models only" in runs["t_moe"].skip
     assert runs["t_no_formula"].skip == "no measured tokens/s/GPU"
