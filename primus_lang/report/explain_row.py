@@ -73,7 +73,8 @@ def _header(facts: dict[str, Any]) -> RenderableType:
     lines.append(Text(f"measured {units.rate(facts['measured'])} tokens/s/GPU, projected "
                       f"{units.rate(facts['projected'])}" + (f" ({err:+.1%})" if err is not None else "")))
     if facts["measured_from"]:
-        lines.append(Text(f"measured tokens/s/GPU derived from {facts['measured_from']}"))
+        lines.append(Text(f"measured tokens/s/GPU derived from {facts['measured_from']}; primusc's own "
+                          "TFLOP/s/GPU below count causal attention at half the square"))
     if facts["moe_balanced"]:
         lines.append(Text("the benchmark forced an even token split over experts: no busiest-rank imbalance"))
     if facts["memory_judged_at"]:

@@ -450,7 +450,9 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
 def _flops_formula(row: dict[str, Any]) -> str:
     measured = row.get("measured") or {}
     formula = measured.get("flops_formula")
-    return formula if isinstance(formula, str) and measured.get("model_tflops_per_gpu") is not None else ""
+    if formula is not None and not isinstance(formula, str):
+        raise WrongType(f"`measured.flops_formula` is {type(formula).__name__} `{str(formula)[:40]}`, not text")
+    return formula if formula and measured.get("model_tflops_per_gpu") is not None else ""
 
 
 def _tokens_by_formula(row: dict[str, Any], model: Model, seq: int) -> float | str:
@@ -485,7 +487,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
             return skip(tokens)
         tflops = row["measured"]["model_tflops_per_gpu"]
         run = attrs.evolve(run, measured=tokens,
-                           measured_from=f"{tflops:g} model TFLOP/s/GPU counted by `{_flops_formula(row)}`")
+                           measured_from=f"{tflops:g} model TFLOP/s/GPU as the source counts them "
+                                         f"(`{_flops_formula(row)}`)")
     gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:

@@ -61,6 +61,7 @@ class RowResult:
     # is widened (the row lies beyond the runs the profile was fitted on: ``trust.beyond``)
     band: tuple[float, float] | None = None
     beyond: tuple[str, ...] = ()
+    measured_from: str = ""  # how the measurement was derived where the row publishes no tokens/s/GPU
 
     @property
     def inside(self) -> bool | None:
@@ -121,7 +122,7 @@ def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) 
     low, high, why = trust.bounds(run.cluster.gpu.provenance, run.cand, run.cluster.world, run.model,
                                   trust.stack_of(run.framework))
     return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision,
-                     (low, high), why)
+                     (low, high), why, run.measured_from)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -311,6 +312,9 @@ def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
         band = None if r.band is None or r.projected is None else {
             "tokens_low": r.projected * r.band[0], "tokens_high": r.projected * r.band[1], "inside": r.inside,
             "beyond": list(r.beyond)}
-        out.append({"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
-                    "band": band, "memory": mem, "skipped": r.skipped or None})
+        row: dict[str, object] = {"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
+                               "band": band, "memory": mem, "skipped": r.skipped or None}
+        if r.measured_from:
+            row["measured_from"] = r.measured_from
+        out.append(row)
     return out

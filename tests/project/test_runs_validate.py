@@ -714,6 +714,7 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
         {**row, "id": "t_unknown", "measured": {**counted, "flops_formula": "someone_elses"}},
         {**row, "id": "t_moe", "model_card": "mixtral_8x7b", "measured": counted},
         {**row, "id": "t_no_formula", "measured": {**counted, "flops_formula": None}},
+        {**row, "id": "t_not_text", "measured": {**counted, "flops_formula": 5}},
     ]
     path = tmp_path / "runs.yaml"
     path.write_text(yaml.safe_dump(rows))
@@ -724,7 +725,8 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
                                              + 6 * vocab / (layers * hs))
     assert runs["t_counted"].measured == pytest.approx(500e12 / (per_sequence / seq), rel=1e-12)
     assert runs["t_counted"].skip == ""
-    assert runs["t_counted"].measured_from == "500 model TFLOP/s/GPU counted by `megatron_2024`"
+    assert runs["t_counted"].measured_from == "500 model TFLOP/s/GPU as the source counts them (`megatron_2024`)"
     assert "unknown `measured.flops_formula` `someone_elses`" in runs["t_unknown"].skip
     assert "dense models only" in runs["t_moe"].skip
     assert runs["t_no_formula"].skip == "no measured tokens/s/GPU"
+    assert runs["t_not_text"].skip == "wrong type: `measured.flops_formula` is int `5`, not text"
