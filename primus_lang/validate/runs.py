@@ -420,6 +420,8 @@ def _int(value: Any, default: int, name: str, low: int = 0) -> int:
 
 
 def _positive(value: Any, name: str, top: float) -> float:
+    if isinstance(value, str):
+        raise WrongType(f"`{name}` is the text '{value[:40]}', not a number")
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= top:
         shown = f"{value:.6g}" if isinstance(value, float) else str(value)[:40]
         raise OutOfRange(f"`{name}` is {shown}, not a number above 0 and at most {top:,.0f}")

@@ -715,6 +715,7 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
         {**row, "id": "t_moe", "model_card": "mixtral_8x7b", "measured": counted},
         {**row, "id": "t_no_formula", "measured": {**counted, "flops_formula": None}},
         {**row, "id": "t_not_text", "measured": {**counted, "flops_formula": 5}},
+        {**row, "id": "t_quoted", "measured": {**counted, "model_tflops_per_gpu": "400"}},
     ]
     path = tmp_path / "runs.yaml"
     path.write_text(yaml.safe_dump(rows))
@@ -730,3 +731,4 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
     assert "dense models only" in runs["t_moe"].skip
     assert runs["t_no_formula"].skip == "no measured tokens/s/GPU"
     assert runs["t_not_text"].skip == "wrong type: `measured.flops_formula` is int `5`, not text"
+    assert runs["t_quoted"].skip == "wrong type: `measured.model_tflops_per_gpu` is the text '400', not a number"
