@@ -108,7 +108,9 @@ def run(args: argparse.Namespace) -> int:
     console = Console(width=max(Console().width, 160))
     console.print(table)
     mape, median = summary["mape"], summary["median_ape"]
-    console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}")
+    console.print(f"rows projected: {summary['n']}, skipped: {summary['skipped']}"
+                  + (" (why: `--json` lists each skipped row's reason, `--row ID` explains one row)"
+                     if summary["skipped"] else ""))
     if isinstance(mape, float) and isinstance(median, float):
         console.print(f"MAPE {mape:.1%}, median APE {median:.1%}")
     cover = summary.get("band_coverage")
