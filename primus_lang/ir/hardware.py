@@ -17,6 +17,11 @@ PER_TENSOR_FP8 = ("delayed", "tensorwise")  # one scale per tensor: a transposed
 CONFIDENCE = ("high", "medium", "low")
 
 
+def fp8_transposes(recipe: str, layouts: str) -> bool:
+    """``Gpu.fp8_transposes`` for a part whose ``fp8_layouts`` is ``layouts``."""
+    return recipe not in PER_TENSOR_FP8 or layouts == "tn"
+
+
 # The share of its dense peak an FP8 GEMM reaches, relative to the share a BF16 GEMM of the same
 # large shape reaches of its own: a property of the GEMM kernels, measured by timing them, not by
 # end-to-end runs (where it trades off against everything else a step does, and a corpus of mostly
@@ -208,7 +213,7 @@ class Gpu:
         where the tensor cores take FP8 in the TN layout only. Transformer Engine creates no transpose
         where ``nvte_is_non_tn_fp8_gemm_supported()`` holds (compute capability 10.x and 13+: B200, B300,
         GB200, GB300; not 12.x) and its quantizer then sets ``create_transpose`` false."""
-        return recipe not in PER_TENSOR_FP8 or self.fp8_layouts == "tn"
+        return fp8_transposes(recipe, self.fp8_layouts)
 
     def peak(self, dtype: str) -> float:
         """Dense peak for ``bf16``/``fp8``/``fp4``; FP8 on a part without FP8 runs at BF16 speed."""

@@ -14,7 +14,7 @@ import math
 from collections.abc import Hashable
 
 from primus_lang.ir import Model
-from primus_lang.ir.hardware import PER_TENSOR_FP8
+from primus_lang.ir.hardware import fp8_transposes
 from primus_lang.memo import remembered
 from primus_lang.memory.dual import Num, cdiv, round_up
 from primus_lang.memory.knobs import FP8_RECIPE_CODES, SHARDING_CODES, Knobs
@@ -204,7 +204,7 @@ def _quantized_weight_copies(model: Model, k: Knobs, tensors: list[Tensor], fsdp
     # byte per value and an E4M3 scale per 16; FP8 a byte, MXFP8 adding an E8M0 scale per 32
     # values, blockwise an FP32 scale per 128×128 block.
     # A part that reads per-tensor FP8 transposed in place keeps no column-wise copy (Gpu.fp8_transposes).
-    in_place = bool(k.fp8_any_layout) and int(k.fp8_recipe) in _PER_TENSOR
+    in_place = not fp8_transposes(_RECIPES[int(k.fp8_recipe)], "any" if k.fp8_any_layout else "tn")
     if k.fp4:
         name, formula, copies, scales = ("nvfp4 weight copies", "2 × ⌈gemm weights / 2⌉ + scales",
                                          2 * cdiv(gemm, 2), 2 * cdiv(gemm, 16))
@@ -220,7 +220,7 @@ def _quantized_weight_copies(model: Model, k: Knobs, tensors: list[Tensor], fsdp
     return _term(name, formula, {"gemm weights": gemm, "scales": scales}, copies + scales)
 
 
-_PER_TENSOR = frozenset(FP8_RECIPE_CODES[r] for r in PER_TENSOR_FP8)
+_RECIPES = {code: name for name, code in FP8_RECIPE_CODES.items()}
 
 
 def _fp8_scales(k: Knobs, gemm: int) -> Num:

@@ -457,14 +457,16 @@ def _flops_formula(row: dict[str, Any]) -> str:
     return formula if formula and measured.get("model_tflops_per_gpu") is not None else ""
 
 
-def _tokens_by_formula(row: dict[str, Any], model: Model, seq: int) -> float | str:
+def _tokens_by_formula(row: dict[str, Any], model: Model, seq: int) -> tuple[float, str] | str:
     """Tokens/s/GPU from the row's model TFLOP/s/GPU, counted by the formula its source documents
-    (``measured.flops_formula``); a string says why not."""
+    (``measured.flops_formula``), with how they were derived; a string says why not."""
     tflops = _positive(row["measured"]["model_tflops_per_gpu"], "measured.model_tflops_per_gpu", _MAX_TFLOPS)
-    tokens = tokens_from_tflops(_flops_formula(row), tflops, model, seq)
+    formula = _flops_formula(row)
+    tokens = tokens_from_tflops(formula, tflops, model, seq)
     if isinstance(tokens, str):
         return tokens
-    return _positive(tokens, "tokens/s/GPU from `measured.model_tflops_per_gpu`", _MAX_TOKENS)
+    return (_positive(tokens, "tokens/s/GPU from `measured.model_tflops_per_gpu`", _MAX_TOKENS),
+            f"{tflops:g} model TFLOP/s/GPU as the source counts them (`{formula}`)")
 
 
 def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
@@ -484,13 +486,10 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     if isinstance(model, str):
         return skip(model)
     if run.measured is None:
-        tokens = _tokens_by_formula(row, model, seq)
-        if isinstance(tokens, str):
-            return skip(tokens)
-        tflops = row["measured"]["model_tflops_per_gpu"]
-        run = attrs.evolve(run, measured=tokens,
-                           measured_from=f"{tflops:g} model TFLOP/s/GPU as the source counts them "
-                                         f"(`{_flops_formula(row)}`)")
+        derived_tokens = _tokens_by_formula(row, model, seq)
+        if isinstance(derived_tokens, str):
+            return skip(derived_tokens)
+        run = attrs.evolve(run, measured=derived_tokens[0], measured_from=derived_tokens[1])
     gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:
