@@ -48,6 +48,9 @@ CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "full": ("local", ("full_iteration",)),
 }
 
+# The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
+ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
+
 
 def moe_layer_pattern(model: Model) -> str | int:
     """Megatron's ``--moe-layer-freq``: 1 (every layer) or a list expression with dense layers first."""
@@ -336,9 +339,10 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         # Parameters stay BF16 (no --fp4-param-gather), as the memory account assumes
         s[P["precision.fp4"]] = FP4_FORMAT  # argparse dest of --fp4-format
         s[P["precision.fp4_recipe"]] = "nvfp4"
-    # "flash" is any memory-efficient kernel (flash-attn, cuDNN or ROCm CK fused attention, none of
-    # which keeps the s x s scores): Transformer Engine picks the one the node has. "unfused" keeps them.
-    s[K["attention"]] = "auto" if cand.attention == "flash" else "unfused"
+    # "flash" is the fused memory-efficient kernel (cuDNN or ROCm CK fused attention, none of which
+    # keeps the s x s scores): Transformer Engine picks the one the node has. "fa2" asks for its
+    # FlashAttention backend (the flash-attn package); "unfused" keeps the scores.
+    s[K["attention"]] = ATTENTION_BACKENDS[cand.attention]
     s[K["tp_comm_overlap"]] = cand.tp_comm_overlap
     s.update(cuda_graph_settings(model, cand))
     if cand.optimizer_dtype != "fp32":

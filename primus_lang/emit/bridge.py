@@ -414,8 +414,8 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             # leave it None, where an override stays a string no backend check matches: the
             # memory-efficient kernel is the recipe's own choice, the unfused one cannot be asked for
             if value != "auto":
-                problems.append("`attention` = unfused: Bridge's override of model.attention_backend reaches "
-                                "megatron-core as text, not its AttnBackend enum, so no backend would be forced")
+                problems.append(f"attention backend `{value}`: Bridge's override of model.attention_backend "
+                                "reaches megatron-core as text, not its AttnBackend enum, so no backend would be forced")
             continue
         if dest in UNEXPRESSIBLE:
             problems.append(f"`{dest}`: {UNEXPRESSIBLE[dest]}")

@@ -28,7 +28,11 @@ PRECISIONS = ("bf16", "fp8", "fp4")
 FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8", "rowwise")
 SHARDINGS = ("none", "dist_opt", "fsdp")
 SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
-ATTENTIONS = ("flash", "unfused")
+# ``flash``: the framework's fused memory-efficient kernel (Transformer Engine's cuDNN attention, ROCm's
+# CK kernels), which the profile's ``attention`` efficiency is read on; ``fa2``: FlashAttention-2's
+# kernels (PyTorch SDPA's flash backend, the flash-attn package's v2), slower on Hopper and Blackwell
+# (``Gpu.fa2_attention``); ``unfused``: batched GEMMs over the whole score square.
+ATTENTIONS = ("flash", "fa2", "unfused")
 CP_COMMS = ("p2p", "a2a", "allgather")
 DISPATCHERS = ("alltoall", "allgather", "flex")
 STATE_DTYPES = ("fp32", "bf16")
@@ -104,7 +108,8 @@ class Candidate:
     sharding: str = field(default="dist_opt", metadata=q(Kind.ENUM, "optimizer/parameter sharding", SHARDINGS))
     schedule: str = field(default="1f1b", metadata=q(Kind.ENUM, "pipeline schedule", SCHEDULES))
     sequence_parallel: bool = field(default=True, metadata=q(Kind.FLAG, "sequence parallelism (TP > 1)"))
-    attention: str = field(default="flash", metadata=q(Kind.ENUM, "attention kernel", ATTENTIONS))
+    attention: str = field(default="flash", metadata=q(
+        Kind.ENUM, "attention kernel: the framework's fused kernel, FlashAttention-2's, or unfused", ATTENTIONS))
     cp_comm: str = field(default="p2p", metadata=q(Kind.ENUM, "context-parallel communication", CP_COMMS))
     moe_dispatcher: str = field(default="alltoall", metadata=q(Kind.ENUM, "MoE token dispatcher", DISPATCHERS))
     tp_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap TP communication with GEMMs"))

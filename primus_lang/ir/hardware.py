@@ -185,6 +185,11 @@ class Gpu:
     fp8_layouts: str = field(default="tn", metadata=q(
         Kind.ENUM, "operand layouts the FP8 tensor cores take: tn (a per-tensor FP8 operand read transposed "
         "needs a transposed copy) or any (it is read in place)", FP8_LAYOUTS))
+    # A kernel library's fact, not a fitted efficiency: the profile's ``attention`` is read on the
+    # framework's fused kernel (Transformer Engine's), and FlashAttention-2's kernels (PyTorch SDPA's
+    # flash backend, flash-attn v2) reach this share of its rate; 1 where FA2 is the tuned kernel
+    fa2_attention: float = field(default=1.0, metadata=q(
+        Kind.FRACTION, "FlashAttention-2's attention rate as a share of the fused kernel's (`attention = fa2`)"))
     nic_bandwidth: float = field(default=50.0e9, metadata=q(Kind.BANDWIDTH, "scale-out NIC bandwidth per GPU"))
     nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs", zero_ok=True))
     reserved_memory: int = field(

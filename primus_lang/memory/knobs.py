@@ -133,7 +133,7 @@ def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False) -> Kn
         sharding=SHARDING_CODES[c.sharding],
         schedule=SCHEDULE_CODES[c.schedule],
         sp=c.sp,
-        flash=c.attention == "flash",
+        flash=c.attention != "unfused",  # every flash-style kernel keeps no score square
         overlap_grad_reduce=c.overlap_grad_reduce,
         grad_bytes=derived.dtype_bytes(c.main_grad_dtype),
         state_bytes=derived.dtype_bytes(c.optimizer_dtype),

@@ -40,7 +40,7 @@ def _row(c: Candidate) -> tuple[int, ...]:
         c.precision == "fp8", c.precision == "fp4", FP8_RECIPE_CODES[c.fp8_recipe], fp8_param(c),
         RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
-        c.sequence_parallel and c.tp > 1, c.attention == "flash", c.overlap_grad_reduce,
+        c.sequence_parallel and c.tp > 1, c.attention != "unfused", c.overlap_grad_reduce,
         derived.dtype_bytes(c.main_grad_dtype), derived.dtype_bytes(c.optimizer_dtype),
     )
 

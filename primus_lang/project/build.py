@@ -217,12 +217,13 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     if sh.cand.attention == "unfused":
         _unfused_attention(sh, tasks, heads, s_q, qk_dim, v_dim)
         variants = []
+    fa2 = sh.cand.attention == "fa2"
     for window, share in variants:
-        fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, sinks=m.attention_sinks)
+        fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, sinks=m.attention_sinks, fa2=fa2)
         tasks.append(Task(fwd, "F", times=share))
         # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
         tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True,
-                                    sinks=m.attention_sinks),
+                                    sinks=m.attention_sinks, fa2=fa2),
                           "B", times=share, model_share=0.8))
         if "core_attn" in sh.recomputed:
             tasks.append(Task(fwd, "B", times=share, model_flops=False))

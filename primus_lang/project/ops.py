@@ -57,6 +57,7 @@ class Attention:
 
     ``causal`` halves the score work; ``window`` > 0 limits each query to that many keys.
     ``backward`` marks the gradient kernel (2.5x the forward's matmul work: it recomputes the scores).
+    ``fa2``: FlashAttention-2's kernel rather than the framework's fused one (same work, another rate).
     """
 
     batch: int
@@ -70,6 +71,7 @@ class Attention:
     backward: bool = False
     dtype: str = "bf16"
     sinks: bool = False
+    fa2: bool = False
 
     @property
     def pairs(self) -> float:
@@ -87,7 +89,7 @@ class Attention:
     @property
     def key(self) -> tuple[object, ...]:
         shape = (self.batch, self.heads, self.seq_q, self.seq_kv, self.head_dim, self.v_head_dim,
-                 self.causal, self.window, self.backward, self.sinks)
+                 self.causal, self.window, self.backward, self.sinks, self.fa2)
         return ("attention", shape, self.dtype)
 
 

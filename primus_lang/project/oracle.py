@@ -16,7 +16,9 @@
   attention off for a learnable softmax offset and runs cuDNN's fused kernel;
 - flash attention runs at ``attention`` of the BF16 peak on its work in matmul-equivalent FLOPs
   (``attention_work``: the FLOPs done, causal half, with the softmax's share for the head width
-  relative to 128-dim heads and the key blocks a sliding window straddles);
+  relative to 128-dim heads and the key blocks a sliding window straddles); FlashAttention-2's
+  kernels (``Attention.fa2``: PyTorch SDPA's flash backend, as torchtitan runs it) at the part's
+  ``fa2_attention`` times that, a published kernel-benchmark ratio and never fitted;
 - Mamba-2's SSD scan (``SsmScan``) does its intra-chunk masked attention at the attention rate (an
   exponential per pair, as flash attention's softmax), its inter-chunk matmuls at the BF16 GEMM
   plateau and its other traffic at the HBM rate, all at ``ssm_scan`` times those: mamba_ssm's Triton
@@ -58,6 +60,7 @@ class SimulateOracle:
         self._grouped = eff.grouped_gemm
         self._attention = gpu.peak_bf16 * eff.attention
         self._sinks = eff.sink_attention
+        self._fa2 = gpu.fa2_attention
         self._ssm = eff.ssm_scan
         self._hbm = gpu.hbm_bandwidth * eff.hbm
         self._links = Links.of(cluster)
@@ -71,7 +74,7 @@ class SimulateOracle:
         if isinstance(op, MemoryOp):
             t = op.bytes / self._hbm + op.kernels * self._overhead
         elif isinstance(op, Attention):
-            rate = self._attention * (self._sinks if op.sinks else 1.0)
+            rate = self._attention * (self._sinks if op.sinks else 1.0) * (self._fa2 if op.fa2 else 1.0)
             t = attention_work(op) / rate + self._overhead
         elif isinstance(op, SsmScan):
             t = scan_seconds(op, self._attention, self._bf16, self._hbm) / self._ssm + op.kernels * self._overhead

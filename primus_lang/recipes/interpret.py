@@ -536,9 +536,13 @@ def _schedule(r: _Reader, vpp: int) -> tuple[str, int]:
 
 def _attention(r: _Reader) -> str:
     backend = r.choice(K["attention"], ("auto", "flash", "fused", "unfused", "local"), "auto")
-    if backend in ("flash", "fused"):
-        r.notes.append(f"`--attention-backend {backend}` is read as `attention = flash`, a memory-efficient kernel: "
+    if backend == "fused":
+        r.notes.append("`--attention-backend fused` is read as `attention = flash`, the fused memory-efficient kernel: "
                        "the launch files write `auto` (Transformer Engine picks among them)")
+    if backend == "flash":
+        r.notes.append("`--attention-backend flash` is read as `attention = fa2`: Transformer Engine's FlashAttention "
+                       "backend runs the flash-attn package (v2, or v3 on Hopper where it is installed)")
+        return "fa2"
     return "unfused" if backend in ("unfused", "local") else "flash"
 
 

@@ -57,6 +57,7 @@ from primus_lang.ir.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
 from primus_lang.validate.flop_formulas import tokens_from_tflops
+from primus_lang.validate.trust import attention_of
 
 RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
                        too_deep=RUNS_FILE_TOO_DEEP, too_many_nodes=RUNS_FILE_TOO_MANY_VALUES, number=RUNS_FILE_NUMBER)
@@ -511,7 +512,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(rec)
     framework = str(row.get("framework") or "")
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
-    cand = _candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes)
+    cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
+                        attention=attention_of(framework, notes))
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own

@@ -81,6 +81,7 @@ def gemm_precision(cand: Candidate) -> str:
 # tried: Megatron-DeepSpeed is DeepSpeed's, Primus runs a Megatron-LM or a TorchTitan backend, NeMo
 # AutoModel is not Megatron-Core
 _STACK_WORDS = (("deepspeed", "deepspeed"), ("torchtitan", "torchtitan"), ("automodel", "automodel"),
+                ("foundry", "llm-foundry"),
                 ("megatron", "megatron-core"), ("nemo", "megatron-core"), ("primus", "megatron-core"),
                 ("bridge", "megatron-core"))
 
@@ -95,6 +96,23 @@ def stack_of(framework: str) -> str:
     if found is not None:
         return found
     return next((w.strip("()[]{},;:'\"") for w in framework.lower().split() if w.strip("()[]{},;:'\"")), "")
+
+
+# The attention kernel a stack runs where its row does not say, when it is not the fused kernel the
+# profiles' `attention` is read on: torchtitan calls F.scaled_dot_product_attention, whose flash
+# backend (FlashAttention-2) PyTorch picks on Hopper and Blackwell while cuDNN's stays opt-in
+# (pytorch/pytorch#138522, #141133: cuDNN again first only from a bundled cuDNN above 9.15);
+# llm-foundry's `attn_impl: flash` calls the flash-attn package's v2 kernels.
+STACK_ATTENTION = {"torchtitan": "fa2", "llm-foundry": "fa2"}
+
+
+def attention_of(framework: str, notes: str = "") -> str:
+    """The candidate's ``attention`` for a run of ``framework`` whose notes (lower-case) are
+    ``notes``: FlashAttention-2 where the stack runs it or the notes name PyTorch's SDPA as the
+    attention kernel (NeMo AutoModel's "TE + DeepEP + TorchSDPA"), else the fused kernel."""
+    if "sdpa" in notes:
+        return "fa2"
+    return STACK_ATTENTION.get(stack_of(framework), "flash")
 
 
 def target_stack(target: str) -> str:

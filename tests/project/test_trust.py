@@ -310,7 +310,7 @@ def test_a_model_precision_or_software_the_fit_never_saw_gets_the_far_band() -> 
     ("Megatron-Bridge (Megatron-Core)", "megatron-core"), ("NeMo 2.0 (Megatron-Core)", "megatron-core"),
     ("Primus (Megatron-LM backend)", "megatron-core"), ("Primus (TorchTitan backend)", "torchtitan"),
     ("NeMo AutoModel (PyTorch FSDP2)", "automodel"), ("torchtitan (torchao float8 / mx_formats)", "torchtitan"),
-    ("MosaicML LLM Foundry", "mosaicml"), ("", ""), ("bridge", "megatron-core"), ("primus", "megatron-core"),
+    ("MosaicML LLM Foundry", "llm-foundry"), ("llm-foundry", "llm-foundry"), ("", ""), ("bridge", "megatron-core"), ("primus", "megatron-core"),
     ("Megatron-DeepSpeed", "deepspeed"), ("MaxText (JAX)", "maxtext"), ("ünïcode stack", "ünïcode"),
 ])
 def test_the_software_of_a_framework_name(framework: str, stack: str) -> None:
