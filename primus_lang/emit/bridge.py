@@ -20,7 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from primus_lang.emit.arguments import CARD_ARGUMENTS, MLA_ARGUMENTS, MLA_SWITCH, Setting, Settings
+from primus_lang.emit.arguments import (
+    ATTENTION_BACKENDS,
+    CARD_ARGUMENTS,
+    MLA_ARGUMENTS,
+    MLA_SWITCH,
+    Setting,
+    Settings,
+)
 from primus_lang.frameworks import bridge, spelling
 
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
@@ -414,7 +421,8 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             # leave it None, where an override stays a string no backend check matches: the
             # memory-efficient kernel is the recipe's own choice, the unfused one cannot be asked for
             if value != "auto":
-                problems.append(f"attention backend `{value}`: Bridge's override of model.attention_backend "
+                knob = next((k for k, v in ATTENTION_BACKENDS.items() if v == value), value)
+                problems.append(f"`attention = {knob}` (backend `{value}`): Bridge's override of model.attention_backend "
                                 "reaches megatron-core as text, not its AttnBackend enum, so no backend would be forced")
             continue
         if dest in UNEXPRESSIBLE:

@@ -106,11 +106,20 @@ _SHOWN_IN = {Kind.BYTES: (2**40, "TiB"), Kind.BANDWIDTH: (1e12, "TB/s"), Kind.FL
              Kind.TIME: (1.0, "s")}
 
 
+# A positive share of a peak or rate below this is no efficiency a part has, only a typo: every time
+# divides by it, and 5e-324 overflowed a step to infinite seconds
+FRACTION_FLOOR = 1e-4
+
+
 def _bound(field: attrs.Attribute[Any], value: Any) -> Problem | None:
     bound = lowest(field)
     if bound is None or not isinstance(value, int | float) or isinstance(value, bool):
         return None
     low, strict = bound
+    if kind_of(field) is Kind.FRACTION and strict and 0 < value < FRACTION_FLOOR:
+        return Problem(field.name, f"`{field.name}` must be at least {FRACTION_FLOOR:g}, not {value:g}",
+                       f"{field.metadata.get(META_DOC, '')}: a share below {FRACTION_FLOOR:.2%} is no efficiency "
+                       "a part has")
     if value > low or (value == low and not strict):
         return None
     if kind_of(field) is Kind.COUNT:

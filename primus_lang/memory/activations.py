@@ -220,11 +220,15 @@ def dense_mlp_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
     return out
 
 
-def routed_tokens(model: Model, d: Dims, settings: Settings) -> Num:
-    """Token copies one rank's experts process: T·top_k, times the busiest rank's imbalance."""
+def routed_tokens(model: Model, k: Knobs, d: Dims, settings: Settings) -> Num:
+    """Token copies one rank's experts process: Tsp·etp·top_k, times the busiest rank's imbalance.
+    Each rank routes its sequence-parallel share; the all-to-all spreads them over the EP group and,
+    with ETP > 1, an all-gather over the ETP group hands every rank of it the others' (megatron-core's
+    MoEAlltoAllTokenDispatcher), so at ETP = TP it is T·top_k and at ETP 1 < TP a TP-th of that, as
+    ``project.build`` counts the grouped GEMMs' rows."""
     assert model.moe is not None
     milli = round(settings.moe_imbalance * 1000)
-    return cdiv(d.T * model.moe.top_k * milli, 1000)
+    return cdiv(d.Tsp * k.etp * model.moe.top_k * milli, 1000)
 
 
 def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[Item]:
@@ -237,7 +241,7 @@ def moe_mlp_items(model: Model, k: Knobs, d: Dims, settings: Settings) -> list[I
     moe = model.moe
     assert moe is not None
     e, topk = moe.num_experts, moe.top_k
-    tr = routed_tokens(model, d, settings)
+    tr = routed_tokens(model, k, d, settings)
     routed = [
         Item("router top-k indices", "8·Tsp·k", 8 * d.Tsp * topk),
         Item("router top-k probabilities fp32", "4·Tsp·k", 4 * d.Tsp * topk),

@@ -110,7 +110,7 @@ def attention_of(framework: str, notes: str = "") -> str:
     """The candidate's ``attention`` for a run of ``framework`` whose notes (lower-case) are
     ``notes``: FlashAttention-2 where the stack runs it or the notes name PyTorch's SDPA as the
     attention kernel (NeMo AutoModel's "TE + DeepEP + TorchSDPA"), else the fused kernel."""
-    if "sdpa" in notes:
+    if "sdpa" in notes and "cudnn" not in notes:  # SDPA's cuDNN backend is the fused kernel
         return "fa2"
     return STACK_ATTENTION.get(stack_of(framework), "flash")
 

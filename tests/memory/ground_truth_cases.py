@@ -107,6 +107,13 @@ TP2: list[Case] = [
     ("act-moe-tp2-sp", MOE, cand(tp=2, mbs=4, gbs=4), "activations"),
 ]
 
+# ETP 1 under TP 2: each rank routes its own sequence-parallel half and no ETP all-gather follows, so
+# the experts see a TP-th of the tokens they see at ETP = TP, and hold whole (unsplit) expert weights.
+TP2ETP1: list[Case] = [
+    ("params-moe-tp2-etp1", MOE, cand(tp=2, etp=1), "params"),
+    ("act-moe-tp2-etp1-sp", MOE, cand(tp=2, etp=1, mbs=4, gbs=4), "activations"),
+]
+
 EP2: list[Case] = [
     ("params-moe-ep2", MOE, cand(ep=2), "params"),
     ("ddp-moe-ep2-distopt", MOE, cand(ep=2, sharding="dist_opt"), "ddp"),

@@ -59,10 +59,10 @@ def measure(case: tuple[str, Any, Any, str]) -> dict[str, int]:
     }
 
 
-def worker(rank: int, world: int, port: int, group: str, tp: int, ep: int, out_dir: str) -> None:
+def worker(rank: int, world: int, port: int, group: str, tp: int, ep: int, etp: int | None, out_dir: str) -> None:
     import ground_truth_cases as cases
 
-    mh.init_distributed(rank, world, port, tp=tp, ep=ep)
+    mh.init_distributed(rank, world, port, tp=tp, ep=ep, etp=etp)
     results: dict[str, Any] = {}
     for case in getattr(cases, group):
         try:
@@ -73,6 +73,6 @@ def worker(rank: int, world: int, port: int, group: str, tp: int, ep: int, out_d
     mh.shutdown()
 
 
-def run_group(group: str, world: int, tp: int, ep: int, out_dir: str) -> list[dict[str, Any]]:
-    mh.run_spawned(worker, world, group, tp, ep, out_dir)
+def run_group(group: str, world: int, tp: int, ep: int, out_dir: str, etp: int | None = None) -> list[dict[str, Any]]:
+    mh.run_spawned(worker, world, group, tp, ep, etp, out_dir)
     return [json.loads(Path(out_dir, f"{group}-{r}.json").read_text()) for r in range(world)]

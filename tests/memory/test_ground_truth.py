@@ -23,7 +23,8 @@ from primus_lang.memory.knobs import from_candidate
 # slow as a whole: the module's fixture builds the megatron-core modules (seconds) before its first test
 pytestmark = [pytest.mark.ground_truth, pytest.mark.slow]
 
-GROUPS = {"SINGLE": (1, 1, 1), "TP2": (2, 2, 1), "EP2": (2, 1, 2)}
+# group -> (world, TP, EP, ETP: None for megatron's default, ETP = TP)
+GROUPS = {"SINGLE": (1, 1, 1, None), "TP2": (2, 2, 1, None), "EP2": (2, 1, 2, None), "TP2ETP1": (2, 2, 1, 1)}
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +33,8 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[st
 
     out = str(tmp_path_factory.mktemp("gt"))
     results: dict[str, list[dict[str, Any]]] = {}
-    for group, (world, tp, ep) in GROUPS.items():
-        per_rank = run_group(group, world, tp, ep, out)
+    for group, (world, tp, ep, etp) in GROUPS.items():
+        per_rank = run_group(group, world, tp, ep, out, etp)
         for name in per_rank[0]:
             results[name] = [r[name] for r in per_rank]
     return results
@@ -41,7 +42,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[st
 
 def _all_cases() -> list[tuple[str, int, cases.Case]]:
     out = []
-    for group, (world, _, _) in GROUPS.items():
+    for group, (world, _, _, _) in GROUPS.items():
         out += [(group, world, c) for c in getattr(cases, group)]
     return out
 

@@ -98,3 +98,25 @@ def test_megatrons_backend_names_import_as_the_kernel(tmp_path: Path, capsys: py
     text = out.read_text()
     # the fused kernel is the default and is not written; FlashAttention-2 is
     assert ("attention = fa2" in text) == (kernel == "fa2")
+
+
+@pytest.mark.parametrize("value", ["1e-9", "5e-324"])
+def test_a_vanishing_share_is_refused_where_it_is_written(value: str) -> None:
+    from primus_lang.diagnostics import CompileError
+
+    with pytest.raises(CompileError) as err:
+        loads_program(f"import hardware.nvidia_spec (h100_sxm_spec)\ngpu part = h100_sxm_spec {{ fa2_attention = {value} }}\n")
+    assert err.value.diagnostics[0].code.id == "P3009" and "at least 0.0001" in err.value.diagnostics[0].message
+
+
+def test_sdpas_cudnn_backend_is_the_fused_kernel() -> None:
+    assert attention_of("NeMo AutoModel", "pytorch sdpa with the cudnn backend") == "flash"
+
+
+def test_bridge_names_the_knob_it_cannot_force() -> None:
+    from primus_lang.diagnostics import CompileError
+
+    space, cand = CASES["llama3_8b_h100_fp8cs"]
+    with pytest.raises(CompileError) as err:
+        emit(space, attrs.evolve(cand, attention="fa2"), "bridge+slurm")
+    assert "`attention = fa2` (backend `flash`)" in err.value.diagnostics[0].message
