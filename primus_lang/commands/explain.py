@@ -35,6 +35,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
     from primus_lang.report import (
+        attention_note,
         explain_view,
         explained_json,
         precision_gain,
@@ -50,12 +51,16 @@ def explain_candidate(args: argparse.Namespace) -> int:
     gain = precision_gain(space, ev.candidate)
     if args.json:
         print(serialize.to_json({**explained_json(ev), "precision_gain": precision_json(gain),
-                          "violations": [list(v) for v in broken]}))
+                          "violations": [list(v) for v in broken],
+                          "attention_kernel": attention_note(space, ev.candidate)}))
         return status
     out = console()
     print_broken(out, broken)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
     out.print(precision_table(gain))
+    note = attention_note(space, ev.candidate)
+    if note:
+        out.print(note, markup=False)
     return status
 
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from primus_lang.report.compare import diff
     from primus_lang.report.evaluate import Evaluated
     from primus_lang.report.explain import (
+        attention_note,
         evaluate_point,
         explained_json,
         precision_gain,
@@ -60,4 +61,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Evaluated", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]
+__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]

@@ -57,6 +57,16 @@ def evaluate_point(space: Space, cand: Candidate, text: str) -> Evaluated:
         )) from None
 
 
+def attention_note(space: Space, cand: Candidate) -> str:
+    """What the candidate's attention kernel costs where it is not the fused one the profile's
+    ``attention`` is read on (empty otherwise)."""
+    if cand.attention != "fa2":
+        return ""
+    gpu = space.cluster.gpu
+    return (f"attention = fa2: FlashAttention-2's kernels, timed at {gpu.fa2_attention:.2f} of the fused kernel's "
+            f"rate on {gpu.name} (`fa2_attention`, a published kernel benchmark; docs/projection.md)")
+
+
 def precision_gain(space: Space, cand: Candidate) -> PrecisionGain:
     """The candidate's recipe in BF16 beside its low precision (``project.precision``)."""
     from primus_lang.project import precision_gain as gain

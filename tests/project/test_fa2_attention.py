@@ -120,3 +120,16 @@ def test_bridge_names_the_knob_it_cannot_force() -> None:
     with pytest.raises(CompileError) as err:
         emit(space, attrs.evolve(cand, attention="fa2"), "bridge+slurm")
     assert "`attention = fa2` (backend `flash`)" in err.value.diagnostics[0].message
+
+
+def test_explain_says_what_the_kernel_costs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from primus_lang.cli import main
+
+    space = tmp_path / "s.prx"
+    space.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.nvidia (h100_x8)\n"
+                     "space s on h100_x8 {\n  model = llama3_1_8b\n  gbs = 512\n  attention : flash | fa2\n}\n")
+    main(["explain", str(space), "--point", "attention=fa2"])
+    said = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
+    assert "FlashAttention-2's kernels, timed at 0.62 of the fused kernel's rate on h100_sxm" in said
+    main(["explain", str(space), "--point", "attention=flash"])
+    assert "FlashAttention-2" not in capsys.readouterr().out
