@@ -55,6 +55,7 @@ SOURCES: dict[str, str] = {
     "P3014": space_of("  seq_len : 1 .. 150000"),
     "P2013": HEAD,
     "P4042": space_of("  fp8_param_gather = true"),
+    "P4043": space_of("  attention = fa2", model="gpt_oss_120b"),
     # a pipeline of more slots than the projection simulates (tests/bad_inputs/test_deep_pipelines.py)
     "P4191": "import hardware.amd (mi325x)\n"
              "cluster c { gpu = mi325x; nodes = 131072; gpus_per_node = 8; scale_up_domain = 1048576 }\n"

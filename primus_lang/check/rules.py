@@ -578,6 +578,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.FA2_UNSUPPORTED,
+        ("attention",),
+        lambda f, s: (f["attention"] != "fa2") | (not s.model.fa2_unsupported),
+        lambda f, s: (
+            f"FlashAttention-2 cannot run `{s.model.name}`'s attention: {s.model.fa2_unsupported} (fa2-unsupported)",
+            "use `attention = flash`, the fused kernel",
+        ),
+    ),
+    Rule(
         L.EP_TP_NEEDS_SP,
         ("ep", "tp", "sequence_parallel"),
         lambda f, s: (not _moe(s)) | (f["ep"] == 1) | (f["tp"] == 1) | np.asarray(f["sequence_parallel"]),

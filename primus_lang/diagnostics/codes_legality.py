@@ -368,6 +368,16 @@ EXPRESSION_OVERFLOW = register(
     "result at a point where the expression is read; the right side of `and` (`or`) is read only where\n"
     "the left is true (false), so a guard works. Keep the numbers to what the recipe can hold.",
 )
+FA2_UNSUPPORTED = register(
+    "P4043",
+    "fa2-unsupported",
+    "FlashAttention-2's kernels for attention they cannot run",
+    "`attention = fa2` asks for FlashAttention-2's kernels (Megatron's --attention-backend flash, the\n"
+    "flash-attn package). flash-attn v2 takes one head width for queries, keys and values, at most 256,\n"
+    "and has no learnable softmax offset: MLA (192-wide query/key heads beside 128-wide value heads) and\n"
+    "gpt-oss's attention sinks leave Transformer Engine no backend it may use, and the launch fails\n"
+    "at start. Use `attention = flash`, the fused kernel.",
+)
 SPACE_TOO_LARGE = register(
     "P4190",
     "space-too-large",

@@ -212,6 +212,22 @@ class Model:
         return self.moe is not None
 
     @property
+    def fa2_unsupported(self) -> str:
+        """Why FlashAttention-2's kernels cannot run this model's attention (empty: they can):
+        flash-attn v2 takes one head width for queries, keys and values, at most 256, and has no
+        learnable softmax offset (attention sinks)."""
+        if self.attention_sinks:
+            return "learnable attention sinks"
+        width = self.head_dim
+        if self.mla is not None:
+            width = self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim
+            if width != self.mla.v_head_dim:
+                return f"MLA's {width}-wide query and key heads beside {self.mla.v_head_dim}-wide value heads"
+        if width > 256:
+            return f"{width}-wide heads (at most 256)"
+        return ""
+
+    @property
     def hybrid(self) -> bool:
         return bool(self.pattern)
 

@@ -133,3 +133,26 @@ def test_explain_says_what_the_kernel_costs(tmp_path: Path, capsys: pytest.Captu
     assert "FlashAttention-2's kernels, timed at 0.62 of the fused kernel's rate on h100_sxm" in said
     main(["explain", str(space), "--point", "attention=flash"])
     assert "FlashAttention-2" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("card,why", [("deepseek (deepseek_v3)", "MLA's 192-wide query and key heads"),
+                                      ("gpt_oss (gpt_oss_120b)", "learnable attention sinks")])
+def test_fa2_is_illegal_where_flash_attn_v2_cannot_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       card: str, why: str) -> None:
+    from primus_lang.cli import main
+
+    name = card.split("(")[1].rstrip(")")
+    space = tmp_path / "s.prx"
+    space.write_text(f"import models.{card}\nimport clusters.nvidia (h100_x8)\n"
+                     f"space s on h100_x8 {{\n  model = {name}\n  gbs = 512\n  attention = fa2\n}}\n")
+    assert main(["check", str(space)]) == 1
+    err = capsys.readouterr().err
+    assert "P4043" in err and why in err
+
+
+def test_a_torchtitan_run_of_an_mla_model_keeps_the_fused_kernel(tmp_path: Path) -> None:
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([row("titan", framework="torchtitan", model_card="deepseek_v2_lite",
+                                        parallel={"tp": 1, "pp": 1, "cp": 1, "ep": 8})]))
+    [run] = load_runs(path)
+    assert run.cand is not None and run.cand.attention == "flash", run.skip
