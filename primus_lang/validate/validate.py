@@ -313,7 +313,8 @@ def to_json_rows(rows: Sequence[RowResult]) -> list[dict[str, object]]:
             "tokens_low": r.projected * r.band[0], "tokens_high": r.projected * r.band[1], "inside": r.inside,
             "beyond": list(r.beyond)}
         row: dict[str, object] = {"id": r.id, "projected": r.projected, "measured": r.measured, "error": r.error,
-                               "band": band, "memory": mem, "skipped": r.skipped or None}
+                               "band": band, "memory": mem, "skipped": r.skipped or None,
+                               "layout": r.layout or None}
         if r.measured_from:
             row["measured_from"] = r.measured_from
         out.append(row)

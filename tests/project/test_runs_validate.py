@@ -259,7 +259,8 @@ def test_validate_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"rows", "summary"}
     row = next(r for r in out["rows"] if r["id"] == "t_dense_bf16")
-    assert set(row) == {"id", "projected", "measured", "error", "band", "memory", "skipped"}
+    assert set(row) == {"id", "projected", "measured", "error", "band", "memory", "skipped", "layout"}
+    assert row["layout"].startswith("8:")  # GPU count and candidate: how the row was read
     assert set(row["memory"]) == {"verdict", "peak_bytes", "capacity_bytes", "margin", "reading", "assumed",
                                   "cpu_offload", "false_oom", "measured_bytes"}
     assert row["memory"]["reading"] == "least memory"
