@@ -5,7 +5,13 @@ reads a launch back through the same tables."""
 
 from typing import TYPE_CHECKING
 
-from primus_lang.emit.arguments import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH
+from primus_lang.emit.arguments import (
+    ATTENTION_OF_BACKEND,
+    CARD_ARGUMENTS,
+    CUDA_GRAPH_SETTINGS,
+    MLA_ARGUMENTS,
+    MLA_SWITCH,
+)
 from primus_lang.emit.bridge import (
     BRIDGE_MODELS,
     PATHS,
@@ -42,6 +48,7 @@ from primus_lang.emit.templating import render as render_template
 from primus_lang.exports import lazy_exports
 
 __all__ = [
+    "ATTENTION_OF_BACKEND",
     "BRIDGE_MODELS",
     "CARD_ARGUMENTS",
     "CUDA_GRAPH_SETTINGS",

@@ -50,6 +50,9 @@ CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 # The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
 ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
+# and back, with megatron-core's other names: `fused` is cuDNN's fused kernel, `local` its own unfused one
+ATTENTION_OF_BACKEND = {backend: knob for knob, backend in ATTENTION_BACKENDS.items()} | {
+    "fused": "flash", "local": "unfused"}
 
 
 def moe_layer_pattern(model: Model) -> str | int:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from primus_lang.emit.arguments import (
-    ATTENTION_BACKENDS,
+    ATTENTION_OF_BACKEND,
     CARD_ARGUMENTS,
     MLA_ARGUMENTS,
     MLA_SWITCH,
@@ -421,8 +421,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             # leave it None, where an override stays a string no backend check matches: the
             # memory-efficient kernel is the recipe's own choice, the unfused one cannot be asked for
             if value != "auto":
-                knob = next((k for k, v in ATTENTION_BACKENDS.items() if v == value), value)
-                problems.append(f"`attention = {knob}` (backend `{value}`): Bridge's override of model.attention_backend "
+                problems.append(f"`attention = {ATTENTION_OF_BACKEND[str(value)]}` (backend `{value}`): Bridge's override of model.attention_backend "
                                 "reaches megatron-core as text, not its AttnBackend enum, so no backend would be forced")
             continue
         if dest in UNEXPRESSIBLE:

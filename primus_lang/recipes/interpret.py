@@ -18,7 +18,14 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_MISSING,
     RECIPE_UNSUPPORTED,
 )
-from primus_lang.emit import CARD_ARGUMENTS, CUDA_GRAPH_SETTINGS, MLA_ARGUMENTS, MLA_SWITCH, PATHS
+from primus_lang.emit import (
+    ATTENTION_OF_BACKEND,
+    CARD_ARGUMENTS,
+    CUDA_GRAPH_SETTINGS,
+    MLA_ARGUMENTS,
+    MLA_SWITCH,
+    PATHS,
+)
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.derived import model_default
@@ -542,8 +549,7 @@ def _attention(r: _Reader) -> str:
     if backend == "flash":
         r.notes.append("`--attention-backend flash` is read as `attention = fa2`: Transformer Engine's FlashAttention "
                        "backend runs the flash-attn package (v2, or v3 on Hopper where it is installed)")
-        return "fa2"
-    return "unfused" if backend in ("unfused", "local") else "flash"
+    return ATTENTION_OF_BACKEND[backend]
 
 
 def _moe_dispatcher(r: _Reader, tp: int) -> str:

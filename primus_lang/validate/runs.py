@@ -512,10 +512,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
         return skip(rec)
     framework = str(row.get("framework") or "")
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
-    # a stack's FlashAttention-2 falls back to another kernel where flash-attn v2 cannot run the model
-    kernel = attention_of(framework, notes)
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
-                        attention="flash" if kernel == "fa2" and model.fa2_unsupported else kernel)
+                        attention=attention_of(framework, notes, model))
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own

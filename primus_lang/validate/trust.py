@@ -106,13 +106,16 @@ def stack_of(framework: str) -> str:
 STACK_ATTENTION = {"torchtitan": "fa2", "llm-foundry": "fa2"}
 
 
-def attention_of(framework: str, notes: str = "") -> str:
+def attention_of(framework: str, notes: str = "", model: Model | None = None) -> str:
     """The candidate's ``attention`` for a run of ``framework`` whose notes (lower-case) are
     ``notes``: FlashAttention-2 where the stack runs it or the notes name PyTorch's SDPA as the
-    attention kernel (NeMo AutoModel's "TE + DeepEP + TorchSDPA"), else the fused kernel."""
+    attention kernel (NeMo AutoModel's "TE + DeepEP + TorchSDPA"), else the fused kernel, which is
+    also what the stack falls back to where flash-attn v2 cannot run ``model``'s attention."""
     if "sdpa" in notes and "cudnn" not in notes:  # SDPA's cuDNN backend is the fused kernel
-        return "fa2"
-    return STACK_ATTENTION.get(stack_of(framework), "flash")
+        kernel = "fa2"
+    else:
+        kernel = STACK_ATTENTION.get(stack_of(framework), "flash")
+    return "flash" if kernel == "fa2" and model is not None and model.fa2_unsupported else kernel
 
 
 def target_stack(target: str) -> str:
