@@ -4,6 +4,7 @@ simulator, and a recipe in BF16 beside its low precision."""
 from typing import TYPE_CHECKING
 
 from primus_lang.exports import lazy_exports
+from primus_lang.project.batch import project_many
 from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.collectives import Links, collective_time, group_layout
 from primus_lang.project.ops import (
@@ -19,7 +20,7 @@ from primus_lang.project.ops import (
 )
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.precision import PrecisionGain, precision_gain
-from primus_lang.project.projection import Projection, project, project_many, step_floor
+from primus_lang.project.projection import Projection, project, step_floor
 from primus_lang.project.schedule import simulate as simulate_schedule
 
 __all__ = [

@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 import attrs
+from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, derived, pipeline
 from primus_lang.memo import remembered
@@ -180,7 +181,7 @@ def _rerun(sh: _Shapes, tasks: list[Task], start: int, module: str) -> None:
     """Selective recomputation of one of Megatron's ``--recompute-modules``: the forward tasks added
     since ``start`` run again in the backward (no model FLOPs), when the candidate recomputes it."""
     if module in sh.recomputed:
-        tasks += [attrs.evolve(t, phase="B", model_flops=False) for t in tasks[start:] if t.phase == "F"]
+        tasks += [t.again() for t in tasks[start:] if t.phase == "F"]
 
 
 def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
@@ -414,7 +415,7 @@ def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
 
 def _recomputed(tasks: list[Task]) -> list[Task]:
     """Full recompute: the layer's forward runs again before its backward."""
-    return [attrs.evolve(t, phase="B", model_flops=False) for t in tasks if t.phase == "F"]
+    return [t.again() for t in tasks if t.phase == "F"]
 
 
 def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
@@ -441,7 +442,7 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
             if op.dtype != "bf16" and sh.cast > 0:
                 out.append(Task(MemoryOp(f"{op.dtype}_cast_input", int(op.m * op.k * sh.cast)), "B",
                                 model_flops=False))
-    out += [attrs.evolve(t, phase="B", model_flops=False)
+    out += [t.again()
             for t in tasks if t.phase == "F" and isinstance(t.op, MemoryOp) and t.op.name == "layer_elementwise"]
     return out
 
@@ -539,7 +540,7 @@ def _layer(sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
 def _tag(tasks: list[Task], start: int, part: str) -> None:
     """Mark ``tasks[start:]`` as ``part`` of the layer (what a CUDA graph scope captures), keeping
     a part already set (the MoE router inside the MoE block)."""
-    tasks[start:] = [t if t.part else attrs.evolve(t, part=part) for t in tasks[start:]]
+    tasks[start:] = [t if t.part else t.in_part(part) for t in tasks[start:]]
 
 
 def _embedding(sh: _Shapes) -> tuple[Block, int]:
@@ -591,11 +592,68 @@ TIMING_KNOBS: dict[str, Any] = {"tp_comm_overlap": False, "ep_comm_overlap": Fal
 
 def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
-    if cluster.gpu.efficiency != _PLAIN:
-        # op shapes do not depend on efficiency: share them across calibrated variants of a profile
-        # (looked up by identity first: a search projects thousands of candidates on one cluster)
-        cluster = _by_identity(_plain_of, cluster, 0, _plain_cluster)
-    return _stage_ops(model, cluster, ops_key(cand))
+    return _stage_ops(model, _plain_of_cluster(cluster), ops_key(cand))
+
+
+def _plain_of_cluster(cluster: Cluster) -> Cluster:
+    if cluster.gpu.efficiency == _PLAIN:
+        return cluster
+    # op shapes do not depend on efficiency: share them across calibrated variants of a profile
+    # (looked up by identity first: a search projects thousands of candidates on one cluster)
+    return _by_identity(_plain_of, cluster, 0, _plain_cluster)
+
+
+class Layers:
+    """The blocks of every candidate that shares a layer key (``_layer_key``), by slot, with the
+    parameters each adds to its stage: what ``stage_ops`` assembles, for callers that assemble
+    stages as arrays over many candidates instead (``batch``)."""
+
+    def __init__(self, key: LayerKey, sh: _Shapes) -> None:
+        self.key, self._sh = key, sh
+        self._slots: dict[Slot, tuple[Block, int, int]] = {}
+
+    def block(self, slot: Slot) -> tuple[Block, int, int]:
+        hit = self._slots.get(slot)
+        if hit is None:
+            hit = self._slots[slot] = slot_block(self.key, self._sh, slot)
+        return hit
+
+
+def layers_of(model: Model, cluster: Cluster, cand: Candidate) -> Layers:
+    """The ``Layers`` of ``cand``'s layer key (one object per key, shared)."""
+    cluster = _plain_of_cluster(cluster)
+    cand = ops_key(cand)
+    key = _layer_key(model, cluster, cand)
+    return remembered(_layer_sets, key, lambda: Layers(key, _Shapes(model, cluster, cand)), 20_000)
+
+
+_layer_sets: dict[Hashable, Layers] = {}
+
+
+class StepShapes:
+    """What a stage's once-per-step work and its pipeline send depend on besides its parameter
+    counts, shared by the candidates with the same layer key, PP and step-level knobs."""
+
+    def __init__(self, sh: _Shapes) -> None:
+        self._sh = sh
+        self.p2p = p2p_op(sh)
+
+    def tasks(self, dense_p: int, expert_p: int) -> tuple[Task, ...]:
+        return _step_tasks(self._sh, dense_p, expert_p)
+
+
+def step_shapes(model: Model, cluster: Cluster, cand: Candidate, layers: Layers) -> StepShapes:
+    """The ``StepShapes`` of ``cand`` (``layers``: its ``layers_of``)."""
+    key = (id(layers), cand.pp, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather)
+    hit = _step_shapes.get(key)
+    if hit is None or hit[0] is not layers:
+        if len(_step_shapes) > 20_000:
+            _step_shapes.clear()
+        hit = _step_shapes[key] = (layers, StepShapes(_Shapes(model, _plain_of_cluster(cluster), ops_key(cand))))
+    return hit[1]
+
+
+_step_shapes: dict[tuple[object, ...], tuple[Layers, StepShapes]] = {}
 
 
 _timing = attrgetter(*TIMING_KNOBS)
@@ -640,54 +698,120 @@ def _by_identity(cache: dict[tuple[int, int], tuple[Any, Any]], obj: _T, n: int,
     return result
 
 
-@functools.lru_cache(maxsize=16384)
-def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
-    sh = _Shapes(model, cluster, cand)
-    key = _layer_key(model, cluster, cand)
-    pp, vpp = sh.pp, sh.vpp
+@frozen(cache_hash=True)
+class Slot:
+    """One block of a chunk, named by what builds it: ``what`` is ``embedding``, ``layer`` (``kind``,
+    ``recompute`` and ``count`` repeats), ``mtp_layer`` (``kind``), ``mtp_head`` or ``head`` (``kind``
+    the head's name). A stage's parameters are its slots' but an MTP head's: Megatron ties it to the
+    output layer's weights, which the last stage holds."""
+
+    what: str
+    kind: str = ""
+    recompute: bool = False
+    count: int = 1
+
+
+# Per stage, per chunk, the slots in the order the stage runs them.
+Template = tuple[tuple[tuple[Slot, ...], ...], ...]
+
+
+def stage_template(model: Model, cand: Candidate) -> Template:
+    """Which blocks each stage's chunks hold: what the pipeline split and full recomputation decide,
+    shared by every candidate with the same split whatever its layer shapes."""
+    rc = cand.recompute
+    full = (rc.method, rc.layers) if rc.kind == "full" else None
+    key = (_token(model), cand.pp, derived.virtual_stages(cand.schedule, cand.vpp), cand.schedule == "zbv",
+           cand.first_stage_layers, cand.last_stage_layers, cand.account_for_embedding, cand.account_for_loss,
+           cand.pipeline_layout, full)
+    return remembered(_templates, key, lambda: _template(model, cand), 20_000)
+
+
+_templates: dict[Hashable, Template] = {}
+
+
+def _template(model: Model, cand: Candidate) -> Template:
+    pp, vpp = cand.pp, derived.virtual_stages(cand.schedule, cand.vpp)
     nvirtual = pp * vpp
     split = pipeline.layout(pipeline.split_of(model.num_layers, cand, vpp), model.mtp_layers)
     rc = cand.recompute
-    stages: list[Stage] = []
+    # a hybrid model's MTP layer is attention and MoE (Nemotron 3's "*E"), as a transformer's
+    mtp_kind = "TE" if model.is_moe else "T-"
+    stages: list[tuple[tuple[Slot, ...], ...]] = []
     for s in range(pp):
-        chunks: list[tuple[Block, ...]] = []
-        dense_p = 0
-        expert_p = 0
+        chunks: list[tuple[Slot, ...]] = []
         for c in range(vpp):
             j = virtual_stage(cand, s, c)
-            blocks: list[Block] = []
-            if j == 0:
-                emb, n = _end_of(key, sh, "embedding")
-                blocks.append(emb)
-                dense_p += n
+            slots: list[Slot] = [Slot("embedding")] if j == 0 else []
             lo, hi = split.chunks[j].start, split.chunks[j].start + split.chunks[j].layers
             if rc.kind == "full":
                 budget = hi - lo if rc.method == "uniform" else min(rc.layers, hi - lo)
             else:
                 budget = 0
             for kind, again, n_layers in _chunk_kinds(model, lo, hi, budget):
-                for recompute, count in ((True, again), (False, n_layers - again)):
-                    if count:
-                        block, p_dense, p_expert = _layer_of(key, sh, kind, recompute)
-                        blocks.append(_by_identity(_blocks, block, count, _counted))
-                        dense_p += p_dense * count
-                        expert_p += p_expert * count
+                slots += [Slot("layer", kind, recompute, count)
+                          for recompute, count in ((True, again), (False, n_layers - again)) if count]
             # MTP sits on the last virtual stage unless an explicit layout puts it on another
             for i in range(split.chunks[j].mtp):
-                # a hybrid model's MTP layer is attention and MoE (Nemotron 3's "*E"), as a transformer's
-                block, p_dense, p_expert = _layer_of(key, sh, "TE" if model.is_moe else "T-", False)
-                blocks.append(Block("mtp_layer", block.tasks, 1))
+                slots += [Slot("mtp_layer", mtp_kind), Slot("mtp_head", f"mtp_output_{i}")]
+            if j == nvirtual - 1:
+                slots.append(Slot("head", "output"))
+            chunks.append(tuple(_slots.setdefault(slot, slot) for slot in slots))
+        stages.append(tuple(chunks))
+    return tuple(stages)
+
+
+# One object per distinct slot, so that looking one up finds it by identity.
+_slots: dict[Slot, Slot] = {}
+
+
+def slot_base(slot: Slot) -> Slot:
+    """``slot`` for a single layer (count 1): what times one pass of its block."""
+    hit = _bases.get(slot)
+    if hit is None:
+        base = attrs.evolve(slot, count=1)
+        hit = _bases[slot] = _slots.setdefault(base, base)
+    return hit
+
+
+_bases: dict[Slot, Slot] = {}
+
+
+def slot_block(key: LayerKey, sh: _Shapes, slot: Slot) -> tuple[Block, int, int]:
+    """The block a slot stands for on candidates of layer key ``key``, with the dense and expert
+    parameters it adds to its stage."""
+    if slot.what == "layer":
+        block, p_dense, p_expert = _layer_of(key, sh, slot.kind, slot.recompute)
+        return _by_identity(_blocks, block, slot.count, _counted), p_dense * slot.count, p_expert * slot.count
+    if slot.what == "mtp_layer":
+        block, p_dense, p_expert = _layer_of(key, sh, slot.kind, False)
+        return Block("mtp_layer", block.tasks, 1), p_dense, p_expert
+    end, n = _end_of(key, sh, "embedding" if slot.what == "embedding" else slot.kind)
+    return end, (0 if slot.what == "mtp_head" else n), 0
+
+
+def p2p_op(sh: _Shapes) -> Collective | None:
+    """The activation a stage sends the next one, per micro-batch and chunk (None without PP)."""
+    return Collective("p2p", sh.tokens_sp * sh.h * BF16, sh.pp_group) if sh.pp > 1 else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
+    sh = _Shapes(model, cluster, cand)
+    key = _layer_key(model, cluster, cand)
+    stages: list[Stage] = []
+    for s, template in enumerate(stage_template(model, cand)):
+        chunks: list[tuple[Block, ...]] = []
+        dense_p = 0
+        expert_p = 0
+        for slots in template:
+            blocks: list[Block] = []
+            for slot in slots:
+                block, p_dense, p_expert = slot_block(key, sh, slot)
+                blocks.append(block)
                 dense_p += p_dense
                 expert_p += p_expert
-                head, n = _end_of(key, sh, f"mtp_output_{i}")
-                blocks.append(head)
-            if j == nvirtual - 1:
-                head, n = _end_of(key, sh, "output")
-                blocks.append(head)
-                dense_p += n
             chunks.append(tuple(blocks))
-        p2p = Collective("p2p", sh.tokens_sp * sh.h * BF16, sh.pp_group) if pp > 1 else None
-        stages.append(Stage(s, tuple(chunks), _step_tasks(sh, dense_p, expert_p), p2p))
+        stages.append(Stage(s, tuple(chunks), _step_tasks(sh, dense_p, expert_p), p2p_op(sh)))
     return tuple(stages)
 
 

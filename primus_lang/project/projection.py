@@ -28,7 +28,6 @@ from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.schedule import ScheduleResult, fast, plan, replay, replayable
-from primus_lang.project.schedule_batch import fast_many
 
 BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
 
@@ -205,14 +204,19 @@ def model_flops(stages: tuple[Stage, ...], microbatches: int) -> float:
     for stage in stages:
         for chunk in stage.chunks:
             for block in chunk:
-                hit = _flops.get(id(block.tasks))
-                if hit is None or hit[0] is not block.tasks:
-                    if len(_flops) > 100_000:
-                        _flops.clear()
-                    hit = _flops[id(block.tasks)] = (
-                        block.tasks, sum(t.op.flops * t.times * t.model_share for t in block.tasks if t.model_flops))
-                total += hit[1] * block.count
+                total += block_flops(block) * block.count
     return total * microbatches / len(stages)
+
+
+def block_flops(block: Block) -> float:
+    """Model FLOPs of one pass of ``block`` (one of its ``count`` layers)."""
+    hit = _flops.get(id(block.tasks))
+    if hit is None or hit[0] is not block.tasks:
+        if len(_flops) > 100_000:
+            _flops.clear()
+        hit = _flops[id(block.tasks)] = (
+            block.tasks, sum(t.op.flops * t.times * t.model_share for t in block.tasks if t.model_flops))
+    return hit[1]
 
 
 def project(
@@ -232,27 +236,6 @@ def project(
     else:
         result = fast(p.schedule, cand.pp, p.m, p.fwd, p.bwd, p.wgt, p.p2p)
     return _finish(p, cluster, oracle, result)
-
-
-def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings | None = None,
-                 oracle: Oracle | None = None) -> list[Projection]:
-    """``[project(model, cluster, c, settings, oracle) for c in cands]``, equal to it field by field,
-    with the pipeline schedules of candidates that share a schedule shape replayed together
-    (``schedule_batch``): what a search or a benchmark that holds many candidates calls."""
-    oracle = oracle or _default_oracle(cluster)
-    settings = settings or Settings()
-    prepared = [_prepare(model, cluster, c, settings, oracle) for c in cands]
-    shapes: dict[tuple[str, int, int, int], list[int]] = {}
-    for i, p in enumerate(prepared):
-        shapes.setdefault((p.schedule, p.cand.pp, p.v, p.m), []).append(i)
-    results: dict[int, ScheduleResult] = {}
-    for (sched, pp, _v, m), members in shapes.items():
-        group = [prepared[i] for i in members]
-        done = fast_many(sched, pp, m, [p.fwd for p in group], [p.bwd for p in group], [p.wgt for p in group],
-                         [p.p2p for p in group])
-        for i, r in zip(members, done, strict=True):
-            results[i] = r
-    return [_finish(p, cluster, oracle, results[i]) for i, p in enumerate(prepared)]
 
 
 @frozen

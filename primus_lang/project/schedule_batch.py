@@ -12,6 +12,7 @@ candidate that needs ``fast``'s search for a late period, take the scalar path i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,49 +44,89 @@ def fast_many(schedule: str, pp: int, m: int, fwds: Sequence[Times], bwds: Seque
     known = [remembered(k) for k in keys]
     todo = [i for i, r in enumerate(known) if r is None]
     if todo:
-        fresh = _compute(schedule, pp, m, [fwds[i] for i in todo], [bwds[i] for i in todo], [wgts[i] for i in todo],
-                         [p2ps[i] for i in todo])
+        # [pass][stage][chunk][candidate]: each candidate's durations as one column
+        dur = np.array([[fwds[i] for i in todo], [bwds[i] for i in todo], [wgts[i] for i in todo]],
+                       dtype=np.float64).transpose(0, 2, 3, 1)
+        fresh = columns(schedule, pp, [m] * len(todo), dur, np.array([p2ps[i] for i in todo], dtype=np.float64)).results()
         for i, r in zip(todo, fresh, strict=True):
             remember(keys[i], r)
             known[i] = r
-    return _done(known)
+    return [r for r in known if r is not None]
 
 
-def _compute(schedule: str, pp: int, m: int, fwds: Sequence[Times], bwds: Sequence[Times],
-             wgts: Sequence[Times], p2ps: Sequence[float]) -> list[ScheduleResult]:
-    """``fast_many`` for inputs it has not memoized."""
-    n = len(fwds)
-    if n < MIN_BATCH:
-        return [fast(schedule, pp, m, fwds[i], bwds[i], wgts[i], p2ps[i]) for i in range(n)]
-    v = len(fwds[0][0])
-    # [pass][stage][chunk][candidate]: each candidate's durations as one column
-    dur = np.array([fwds, bwds, wgts], dtype=np.float64).transpose(0, 2, 3, 1)
-    p2p = np.array(p2ps, dtype=np.float64)
-    out: list[ScheduleResult | None] = [None] * n
+class Columns(NamedTuple):
+    """``fast``'s results for a group, a column per candidate: per stage (rows) the finish, busy
+    seconds and last gradient pass; per candidate its in-flight peaks."""
+
+    finish: Array
+    busy: Array
+    last_backward: Array
+    inflight: list[tuple[int, ...]]
+
+    def results(self) -> list[ScheduleResult]:
+        finish, busy, last_b = self.finish.T.tolist(), self.busy.T.tolist(), self.last_backward.T.tolist()
+        out = []
+        for f, b, lb, peak in zip(finish, busy, last_b, self.inflight, strict=True):
+            f = tuple(f)
+            out.append(ScheduleResult(max(f), f, tuple(b), peak, tuple(lb)))
+        return out
+
+
+def columns(schedule: str, pp: int, ms: Sequence[int] | NDArray[np.int64], dur: Array, p2p: Array) -> Columns:
+    """``fast`` for every column of ``dur`` ([pass F/B/W][stage][chunk][candidate]), ``p2p`` and
+    micro-batch counts ``ms``, not memoized: what a caller that holds its durations as arrays asks
+    for. Columns of different counts share what their plans share: a whole replay per count, and
+    the three short replays of an extrapolation per count modulo PP."""
+    n = dur.shape[-1]
+    v = dur.shape[2]
+    m = np.asarray(ms, dtype=np.int64)
+    out = Columns(np.zeros((pp, n)), np.zeros((pp, n)), np.zeros((pp, n)), [()] * n)
     everyone = np.arange(n)
     m0 = pp
-    affordable = replayable(pp, v, m)
-    if m < m0 + 2 * pp:
-        _store(out, everyone, _replay(plan(schedule, pp, v, m), dur, p2p))
-        return _done(out)
+    affordable = np.array([replayable(pp, v, k) for k in m.tolist()], dtype=bool)
     uniform = _uniform_middle(dur, pp)
-    if affordable:
-        whole = everyone[~uniform]
-        if whole.size:
-            _store(out, whole, _replay(plan(schedule, pp, v, m), dur[..., whole], p2p[whole]))
-    tried = everyone[uniform] if affordable else everyone
-    if tried.size:
-        result, periodic = _extrapolate(schedule, pp, v, m, m0, dur[..., tried], p2p[tried])
-        _store(out, tried[periodic], _select(result, periodic))
-        late = tried[~periodic]
-        if late.size and affordable:
-            _store(out, late, _replay(plan(schedule, pp, v, m), dur[..., late], p2p[late]))
-        elif late.size:
-            # ``fast`` looks further out for the period: rare (thousands of micro-batches on
-            # unequal stages), so these go candidate by candidate
-            for i in late.tolist():
-                out[i] = fast(schedule, pp, m, fwds[i], bwds[i], wgts[i], p2ps[i])
-    return _done(out)
+    whole = (m < m0 + 2 * pp) | (~uniform & affordable)
+    for k in np.unique(m[whole]).tolist():
+        _replay_whole(out, schedule, pp, k, dur, p2p, everyone[whole & (m == k)])
+    tried = everyone[~whole]
+    rests = (m[tried] - m0) % pp
+    for rest in np.unique(rests).tolist():
+        some = tried[rests == rest]
+        if some.size < MIN_BATCH:
+            _scalar(out, schedule, pp, m, dur, p2p, some)
+            continue
+        result, periodic = _extrapolate(schedule, pp, v, m[some], m0 + rest, dur[..., some], p2p[some])
+        _store(out, some[periodic], _select(result, periodic))
+        late = some[~periodic]
+        for k in np.unique(m[late]).tolist():
+            at = late[m[late] == k]
+            if replayable(pp, v, k):
+                _replay_whole(out, schedule, pp, k, dur, p2p, at)
+            else:
+                # ``fast`` looks further out for the period: rare (thousands of micro-batches on
+                # unequal stages), so these go candidate by candidate
+                _scalar(out, schedule, pp, m, dur, p2p, at)
+    return out
+
+
+def _replay_whole(out: Columns, schedule: str, pp: int, m: int, dur: Array, p2p: Array,
+                  where: NDArray[np.intp]) -> None:
+    """The whole plan of ``m`` micro-batches replayed over the columns ``where`` (``fast`` itself
+    below ``MIN_BATCH`` of them: a numpy call costs about as much as a dozen scalar steps)."""
+    if where.size < MIN_BATCH:
+        _scalar(out, schedule, pp, np.full(dur.shape[-1], m), dur, p2p, where)
+    elif where.size:
+        _store(out, where, _replay(plan(schedule, pp, dur.shape[2], m), dur[..., where], p2p[where]))
+
+
+def _scalar(out: Columns, schedule: str, pp: int, m: NDArray[np.int64], dur: Array, p2p: Array,
+            where: NDArray[np.intp]) -> None:
+    """``fast`` itself for the columns ``where`` (memoized as it memoizes)."""
+    for i in where.tolist():
+        f, b, w = (dur[k, :, :, i].tolist() for k in range(3))
+        r = fast(schedule, pp, int(m[i]), f, b, w, float(p2p[i]))
+        out.finish[:, i], out.busy[:, i], out.last_backward[:, i] = r.finish, r.busy, r.last_backward
+        out.inflight[i] = r.inflight
 
 
 # One replay of a group: per stage (rows) and candidate (columns), the finish, busy seconds and last
@@ -130,12 +171,13 @@ def _uniform_middle(dur: Array, pp: int) -> NDArray[np.bool_]:
     return ok
 
 
-def _extrapolate(schedule: str, pp: int, v: int, m: int, base: int, dur: Array,
+def _extrapolate(schedule: str, pp: int, v: int, m: NDArray[np.int64], start: int, dur: Array,
                  p2p: Array) -> tuple[_Replay, NDArray[np.bool_]]:
-    """``schedule._extrapolate`` over columns: the step at ``m`` from three replays a group apart,
-    and per candidate whether the plan had reached its period."""
-    groups, rest = divmod(m - base, pp)
-    runs = [_replay(plan(schedule, pp, v, base + rest + i * pp), dur, p2p) for i in range(3)]
+    """``schedule._extrapolate`` over columns: each column's step at its ``m`` from three replays a
+    group apart, from ``start`` (its ``base + rest``, the same for every column), and per column
+    whether the plan had reached its period."""
+    groups = (m - start) // pp
+    runs = [_replay(plan(schedule, pp, v, start + i * pp), dur, p2p) for i in range(3)]
     f0, f1, f2 = runs[0][0], runs[1][0], runs[2][0]
     steps = f1 - f0
     busy_a = np.array([m * (_chunk_sum(dur[0, s]) + _chunk_sum(dur[1, s]) + _chunk_sum(dur[2, s]))
@@ -160,14 +202,7 @@ def _select(r: _Replay, keep: NDArray[np.bool_]) -> _Replay:
     return r[0][:, keep], r[1][:, keep], r[2][:, keep], r[3]
 
 
-def _store(out: list[ScheduleResult | None], where: NDArray[np.intp], r: _Replay) -> None:
-    finish, busy, last_b, inflight = r[0].T.tolist(), r[1].T.tolist(), r[2].T.tolist(), r[3]
-    for j, i in enumerate(where.tolist()):
-        f = tuple(finish[j])
-        out[i] = ScheduleResult(max(f), f, tuple(busy[j]), inflight, tuple(last_b[j]))
-
-
-def _done(out: list[ScheduleResult | None]) -> list[ScheduleResult]:
-    done = [r for r in out if r is not None]
-    assert len(done) == len(out), "every candidate of the group has its schedule"
-    return done
+def _store(out: Columns, where: NDArray[np.intp], r: _Replay) -> None:
+    out.finish[:, where], out.busy[:, where], out.last_backward[:, where] = r[0], r[1], r[2]
+    for i in where.tolist():
+        out.inflight[i] = r[3]

@@ -1,0 +1,397 @@
+"""``project_many``: many candidates projected as arrays, each field equal to ``project``'s.
+
+A candidate's step is its blocks' timings summed by counts, and candidates share both halves: the
+layer shapes and timing knobs (``build.layers_of``) decide what each block costs, the pipeline split
+(``build.stage_template``) which blocks each stage's chunks hold and how often. So blocks are timed
+once per layer shape, templates built once per split, and the candidates of one template and
+schedule shape are columns: their chunks' passes, the schedule (``schedule_batch.columns``), the
+step tails, model FLOPs and the critical stage's breakdown are numpy operations over the columns.
+
+Every sum adds its terms in the scalar path's order: the terms are laid out as ``projection.py``
+visits them and ``np.add.accumulate`` adds left to right (a term the scalar path skips is a 0.0
+added at the end, which changes no bit). ``tests/project/test_project_batch.py`` compares every
+field with ``project``'s on every example space.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
+from primus_lang.project.build import (
+    Layers,
+    Slot,
+    StepShapes,
+    Template,
+    layers_of,
+    slot_base,
+    stage_template,
+    step_shapes,
+)
+from primus_lang.project.ops import Collective
+from primus_lang.project.oracle import Oracle
+from primus_lang.project.projection import (
+    BREAKDOWN_KINDS,
+    Projection,
+    _block_passes,
+    _default_oracle,
+    block_flops,
+)
+from primus_lang.project.schedule_batch import Columns, columns
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+_KIND = {k: i for i, k in enumerate(BREAKDOWN_KINDS)}
+_NONE, _GRAD, _PARAM = 0, 1, 2
+_MODE = {"grad": _GRAD, "param": _PARAM}
+
+
+def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings | None = None,
+                 oracle: Oracle | None = None) -> list[Projection]:
+    """``[project(model, cluster, c, settings, oracle) for c in cands]``, equal to it field by field,
+    computed as arrays over the candidates (module doc): what a search or a benchmark that holds
+    many candidates calls."""
+    run = _Run(model, cluster, settings or Settings(), oracle or _default_oracle(cluster))
+    groups: dict[tuple[int, str], _Group] = {}
+    for i, cand in enumerate(cands):
+        run.add(groups, i, cand)
+    shapes: dict[tuple[str, int, int], list[_Group]] = {}
+    for g in groups.values():
+        g.passes(run)
+        shapes.setdefault((g.schedule, g.pp, g.v), []).append(g)
+    out: list[Projection | None] = [None] * len(cands)
+    for (schedule, pp, _v), members in shapes.items():
+        done = columns(schedule, pp, np.concatenate([g.col_m for g in members]),
+                       np.concatenate([g.dur for g in members], axis=-1), np.concatenate([g.p2p for g in members]))
+        at = 0
+        for g in members:
+            n = len(g.col_m)
+            part = Columns(done.finish[:, at:at + n], done.busy[:, at:at + n], done.last_backward[:, at:at + n],
+                           done.inflight[at:at + n])
+            for row, proj in zip(g.rows, g.finish(run, part), strict=True):
+                out[row] = proj
+            at += n
+    return [p for p in out if p is not None]
+
+
+class _Timed:
+    """One layer key under one setting of the timing knobs: per slot, its F, B and W passes (totals
+    and by kind) and its model FLOPs, timed once per ``project_many`` call."""
+
+    def __init__(self, layers: Layers, cand: Candidate, imbalance: float) -> None:
+        self.layers, self.cand, self.imbalance = layers, cand, imbalance
+        self._slots: dict[Slot, tuple[Array, Array, float]] = {}
+
+    def slot(self, slot: Slot, run: _Run) -> tuple[Array, Array, float]:
+        """Per pass of one of the slot's layers: totals, seconds by kind, model FLOPs."""
+        slot = slot_base(slot)
+        hit = self._slots.get(slot)
+        if hit is None:
+            block = self.layers.block(slot)[0]
+            passes = _block_passes(block, self.cand, run.oracle, self.imbalance, run.launch, run.slowdown)
+            parts = np.zeros((len(BREAKDOWN_KINDS), 3))
+            for p, ps in enumerate(passes):
+                for kind, x in ps.parts.items():
+                    parts[_KIND[kind], p] = x
+            total = np.array([ps.total for ps in passes])
+            hit = self._slots[slot] = (total, parts, block_flops(block))
+        return hit
+
+
+# A stage's once-per-step work, timed: up to four collectives (a dense and an expert gradient
+# reduction, each with its parameter gather) as (seconds, what it may hide under), then the optimizer's
+# seconds summed as ``projection._step_tails`` sums them. Absent collectives are zeros, which cost 0.
+_COMMS = 4
+_StepRecord = tuple[float, ...]
+
+
+class _Same:
+    """The candidates alike in everything but their micro-batch count and batch size: one timed
+    layer key, one template, one setting of the step-level knobs."""
+
+    def __init__(self, run: _Run, timed: _Timed, template: Template, cand: Candidate) -> None:
+        self.timed = timed
+        self.grad, self.param = cand.overlap_grad_reduce, cand.overlap_param_gather
+        self.peak = run.peak(cand.precision)
+        shapes = step_shapes(run.model, run.cluster, cand, timed.layers)
+        self.p2p = run.p2p(shapes)
+        self.steps = [run.step(shapes, dense, expert) for dense, expert in run.stage_params(timed.layers, template)]
+        self.index = -1  # its row in the group being assembled
+
+
+class _Cache:
+    """What ``project_many`` keeps per oracle between calls (a search calls it again and again):
+    timed layer keys, the ``_Same`` sets, stage parameters and step records. Keys hold ids of
+    objects the build caches keep; each entry keeps its objects and is checked against them."""
+
+    def __init__(self) -> None:
+        self.timed: dict[tuple[object, ...], _Timed] = {}
+        self.same: dict[tuple[object, ...], tuple[Layers, Template, _Same]] = {}
+        self.params: dict[tuple[int, int], tuple[Layers, Template, tuple[tuple[int, int], ...]]] = {}
+        self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
+        self.p2p: dict[int, tuple[StepShapes, float]] = {}
+
+    def trim(self) -> None:
+        for cache in (self.timed, self.same, self.params, self.steps, self.p2p):
+            if len(cache) > 200_000:
+                cache.clear()
+
+
+_caches: weakref.WeakKeyDictionary[Oracle, _Cache] = weakref.WeakKeyDictionary()
+
+
+def _cache_of(oracle: Oracle) -> _Cache:
+    try:
+        hit = _caches.get(oracle)
+        if hit is None:
+            hit = _caches[oracle] = _Cache()
+    except TypeError:  # an oracle that cannot be weakly referenced or hashed: a cache for this call
+        hit = _Cache()
+    hit.trim()
+    return hit
+
+
+class _Run:
+    """One ``project_many`` call: the cluster's constants and the oracle's caches."""
+
+    def __init__(self, model: Model, cluster: Cluster, settings: Settings, oracle: Oracle) -> None:
+        self.model, self.cluster, self.settings, self.oracle = model, cluster, settings, oracle
+        eff = cluster.gpu.efficiency
+        self.launch, self.slowdown = eff.host_launch, eff.overlap_slowdown
+        self.world = cluster.world
+        self.cache = _cache_of(oracle)
+        self.peaks: dict[str, float] = {}
+
+    def add(self, groups: dict[tuple[int, str], _Group], row: int, cand: Candidate) -> None:
+        layers = layers_of(self.model, self.cluster, cand)
+        template = stage_template(self.model, cand)
+        key = (id(layers), id(template), cand.tp_comm_overlap, cand.ep_comm_overlap, cand.cuda_graph,
+               cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather,
+               cand.overlap_grad_reduce, cand.overlap_param_gather, self.settings.moe_imbalance, self.launch,
+               self.slowdown)
+        hit = self.cache.same.get(key)
+        if hit is None or hit[0] is not layers or hit[1] is not template:
+            hit = self.cache.same[key] = (layers, template, _Same(self, self._timed(layers, cand), template, cand))
+        same = hit[2]
+        pp, v = cand.pp, len(template[0])
+        schedule = cand.schedule if pp > 1 else "1f1b"
+        if schedule == "interleaved" and v == 1:
+            schedule = "1f1b"
+        group = groups.get((id(template), schedule))
+        if group is None:
+            group = groups[(id(template), schedule)] = _Group(template, schedule, pp, v)
+        group.rows.append(row)
+        group.same.append(same)
+        group.ms.append(derived.at_least_one(cand.microbatches(self.world)))
+        group.tokens.append(cand.gbs * cand.seq_len)
+
+    def _timed(self, layers: Layers, cand: Candidate) -> _Timed:
+        imbalance = self.settings.moe_imbalance if cand.ep > 1 else 1.0
+        key = (id(layers), cand.tp_comm_overlap, cand.ep_comm_overlap, cand.cuda_graph, imbalance, self.launch,
+               self.slowdown)
+        hit = self.cache.timed.get(key)
+        if hit is None or hit.layers is not layers:
+            hit = self.cache.timed[key] = _Timed(layers, cand, imbalance)
+        return hit
+
+    def stage_params(self, layers: Layers, template: Template) -> tuple[tuple[int, int], ...]:
+        """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums)."""
+        key = (id(layers), id(template))
+        hit = self.cache.params.get(key)
+        if hit is None or hit[0] is not layers or hit[1] is not template:
+            out = []
+            for stage in _tally(template):
+                dense = expert = 0
+                for slot, n in stage:
+                    _block, p_dense, p_expert = layers.block(slot)
+                    dense += p_dense * n
+                    expert += p_expert * n
+                out.append((dense, expert))
+            hit = self.cache.params[key] = (layers, template, tuple(out))
+        return hit[2]
+
+    def step(self, shapes: StepShapes, dense: int, expert: int) -> _StepRecord:
+        key = (id(shapes), dense, expert)
+        hit = self.cache.steps.get(key)
+        if hit is None or hit[0] is not shapes:
+            comms: list[float] = []
+            optimizer = 0.0
+            for task in shapes.tasks(dense, expert):
+                if isinstance(task.op, Collective):
+                    comms += [self.oracle.collective(task.op), _MODE.get(task.hides_under, _NONE)]
+                else:
+                    optimizer += self.oracle.compute(task.op)
+            if len(comms) > 2 * _COMMS:
+                raise ValueError(f"a stage has {len(comms) // 2} step collectives; batch.py keeps {_COMMS}")
+            hit = self.cache.steps[key] = (shapes, (*comms, *[0.0] * (2 * _COMMS - len(comms)), optimizer))
+        return hit[1]
+
+    def p2p(self, shapes: StepShapes) -> float:
+        hit = self.cache.p2p.get(id(shapes))
+        if hit is None or hit[0] is not shapes:
+            op = shapes.p2p
+            hit = self.cache.p2p[id(shapes)] = (shapes, self.oracle.collective(op) if op is not None else 0.0)
+        return hit[1]
+
+    def peak(self, precision: str) -> float:
+        hit = self.peaks.get(precision)
+        if hit is None:
+            hit = self.peaks[precision] = self.cluster.gpu.peak(precision)
+        return hit
+
+
+def _tally(template: Template) -> tuple[tuple[tuple[Slot, int], ...], ...]:
+    """Per stage, each distinct slot and how many of its chunks hold it."""
+    hit = _tallies.get(id(template))
+    if hit is None or hit[0] is not template:
+        if len(_tallies) > 20_000:
+            _tallies.clear()
+        stages = tuple(tuple(Counter(slot for chunk in chunks for slot in chunk).items()) for chunks in template)
+        hit = _tallies[id(template)] = (template, stages)
+    return hit[1]
+
+
+_tallies: dict[int, tuple[Template, tuple[tuple[tuple[Slot, int], ...], ...]]] = {}
+
+
+class _Group:
+    """The candidates of one template and schedule. Tables are per distinct ``_Same`` (``u``), the
+    schedule and what follows it per distinct (``_Same``, micro-batches) pair (a column), and the
+    projections per candidate."""
+
+    def __init__(self, template: Template, schedule: str, pp: int, v: int) -> None:
+        self.template, self.schedule, self.pp, self.v = template, schedule, pp, v
+        self.rows: list[int] = []
+        self.same: list[_Same] = []
+        self.ms: list[int] = []
+        self.tokens: list[int] = []
+        slots = list(dict.fromkeys(s for chunks in template for chunk in chunks for s in chunk))
+        self.slots = slots
+        self.slot_index = {s: j for j, s in enumerate(slots)}
+
+    def passes(self, run: _Run) -> None:
+        """Each column's per-chunk F, B and W seconds (``projection._stage_passes``), and the tables
+        the rest reads: per slot and ``_Same``, the passes by kind and the model FLOPs."""
+        unique: list[_Same] = []
+        for s in self.same:
+            if s.index < 0 or s.index >= len(unique) or unique[s.index] is not s:
+                s.index = len(unique)
+                unique.append(s)
+        u_of = np.array([s.index for s in self.same], dtype=np.intp)
+        for s in unique:
+            s.index = -1
+        self.unique = unique
+        # the distinct (same, micro-batches) pairs are the columns
+        m = np.array(self.ms, dtype=np.int64)
+        pairs, self.cand_col = np.unique(u_of * (int(m.max()) + 1) + m, return_inverse=True)
+        self.col_u = pairs // (int(m.max()) + 1)
+        self.col_m = pairs % (int(m.max()) + 1)
+        zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
+        timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
+        total = np.zeros((3, zero + 1, len(unique)))
+        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
+        flops = np.zeros((zero + 1, len(unique)))
+        for j, row in enumerate(timed):
+            total[:, j] = np.array([x[0] for x in row]).T
+            parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)
+            flops[j] = [x[2] for x in row]
+        self.kinds = [k for k in range(len(BREAKDOWN_KINDS)) if parts[k].any()]
+        self.parts = parts[self.kinds]
+        self.flops = flops
+        # chunk terms in the order _stage_passes adds them, padded with the zero slot
+        pp, v = self.pp, self.v
+        width = max(len(chunk) for chunks in self.template for chunk in chunks)
+        j_idx = np.full((pp, v, width), zero, dtype=np.intp)
+        count = np.ones((pp, v, width))
+        for s, chunks in enumerate(self.template):
+            for c, chunk in enumerate(chunks):
+                for k, slot in enumerate(chunk):
+                    j_idx[s, c, k] = self.slot_index[slot]
+                    count[s, c, k] = slot.count
+        self.dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        self.dur = self.dur_u[..., self.col_u]
+        self.p2p = np.array([s.p2p for s in unique])[self.col_u]
+
+    def finish(self, run: _Run, sched: Columns) -> list[Projection]:
+        """``projection._finish`` for every column, then each candidate's projection from its column."""
+        pp, v, m, u = self.pp, self.v, self.col_m, self.col_u
+        n = len(m)
+        tails = self._tails(sched, run.slowdown)
+        ends = sched.finish + tails.sum(axis=0)
+        critical = np.argmax(ends, axis=0)
+        cols = np.arange(n)
+        step = ends[critical, cols]
+        tflops = self._model_flops()[u] * m / pp / step / 1e12
+        makespan = sched.finish.max(axis=0)
+        safe = np.where(makespan > 0, makespan, 1.0)
+        bubble = np.where(makespan > 0, np.maximum(0.0, (makespan - sched.busy.max(axis=0)) / safe), 0.0)
+        idle = np.maximum(0.0, sched.finish[critical, cols] - sched.busy[critical, cols])
+        pp_comm = np.minimum(idle, 2 * (pp * v - 1) * self.p2p) if pp > 1 else np.zeros(n)
+        breakdown = np.zeros((len(BREAKDOWN_KINDS), n))
+        breakdown[self.kinds] = self._critical_parts(critical) * m
+        breakdown[_KIND["pp_comm"]] = pp_comm
+        breakdown[_KIND["bubble"]] = idle - pp_comm
+        breakdown[_KIND["dp_comm"]] += tails[0][critical, cols]
+        breakdown[_KIND["optimizer"]] = tails[1][critical, cols]
+        peaks = np.array([s.peak for s in self.unique])[u]
+        col = self.cand_col
+        tokens = np.array(self.tokens, dtype=np.float64) / step[col] / run.world
+        per_col = list(zip(step.tolist(), tflops.tolist(), (tflops * 1e12 / peaks).tolist(),
+                           (tflops * 1e12 / run.cluster.gpu.peak_bf16).tolist(), bubble.tolist(),
+                           [tuple(zip(BREAKDOWN_KINDS, b, strict=True)) for b in breakdown.T.tolist()],
+                           sched.inflight, strict=True))
+        out = []
+        for c, tok in zip(col.tolist(), tokens.tolist(), strict=True):
+            st, tf, mfu, mfu16, bub, bd, peak = per_col[c]
+            out.append(Projection(step_time=st, tokens_per_gpu=tok, tflops_per_gpu=tf, mfu=mfu, mfu_bf16=mfu16,
+                                  bubble_fraction=bub, breakdown=bd, inflight=peak))
+        return out
+
+    def _tails(self, sched: Columns, slowdown: float) -> Array:
+        """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
+        u = self.col_u
+        records = np.array([s.steps for s in self.unique])[u].transpose(1, 2, 0)  # [stage, field, column]
+        t, how = records[:, 0:2 * _COMMS:2], records[:, 1:2 * _COMMS:2]
+        grad = np.array([s.grad for s in self.unique])[u]
+        param = np.array([s.param for s in self.unique])[u]
+        layers = np.array([sum(slot.count for chunk in chunks for slot in chunk) or 1 for chunks in self.template],
+                          dtype=np.float64)
+        first_fwd = self.dur[0, :, 0, :]
+        hide = np.where((how == _GRAD) & grad, sched.last_backward[:, None, :],
+                        np.where((how == _PARAM) & param, first_fwd[:, None, :], 0.0))
+        hide = np.minimum(hide, t - t / layers[:, None, None])
+        hidden = np.minimum(t, hide)
+        cost = t - hidden + slowdown * hidden
+        return np.stack([np.add.accumulate(cost, axis=1)[:, -1, :], records[:, 2 * _COMMS]])
+
+    def _model_flops(self) -> Array:
+        """``projection.model_flops`` before its ``* m / pp``, per ``_Same``: every block's FLOPs by
+        count, summed in stage, chunk and block order."""
+        j = [self.slot_index[slot] for chunks in self.template for chunk in chunks for slot in chunk]
+        count = np.array([slot.count for chunks in self.template for chunk in chunks for slot in chunk],
+                         dtype=np.float64)
+        acc: Array = np.add.accumulate(self.flops[j] * count[:, None], axis=0)[-1]
+        return acc
+
+    def _critical_parts(self, critical: Index) -> Array:
+        """``projection._stage_parts`` of each column's critical stage, for the kinds the group has:
+        by chunk, block and pass, each kind summed on its own."""
+        order = [[(p, self.slot_index[slot], slot.count) for chunk in chunks for slot in chunk for p in range(3)]
+                 for chunks in self.template]
+        width = max(len(o) for o in order)
+        p_idx = np.zeros((self.pp, width), dtype=np.intp)
+        j_idx = np.full((self.pp, width), len(self.slots), dtype=np.intp)
+        count = np.ones((self.pp, width))
+        for s, terms in enumerate(order):
+            for k, (p, j, c) in enumerate(terms):
+                p_idx[s, k], j_idx[s, k], count[s, k] = p, j, c
+        # only each column's critical stage: [kind, column, term]
+        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_u[:, None]] * count[critical][None]
+        acc: Array = np.add.accumulate(vals, axis=2)[..., -1]
+        return acc
