@@ -309,11 +309,11 @@ class _Group:
         width = max(len(chunk) for chunks in self.template for chunk in chunks)
         j_idx = np.full((pp, v, width), zero, dtype=np.intp)
         count = np.ones((pp, v, width))
-        for s, chunks in enumerate(self.template):
+        for stage, chunks in enumerate(self.template):
             for c, chunk in enumerate(chunks):
                 for k, slot in enumerate(chunk):
-                    j_idx[s, c, k] = self.slot_index[slot]
-                    count[s, c, k] = slot.count
+                    j_idx[stage, c, k] = self.slot_index[slot]
+                    count[stage, c, k] = slot.count
         self.dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
         self.dur = self.dur_u[..., self.col_u]
         self.p2p = np.array([s.p2p for s in unique])[self.col_u]
