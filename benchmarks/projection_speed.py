@@ -4,7 +4,7 @@ Run: ``python benchmarks/projection_speed.py [FILE.prx] [--path scalar|batch]``.
 space's legal points (not timed), then projects each of them once from cold caches and times it with
 the process CPU clock (what one core spends, whatever else the machine runs), then once more with
 warm caches. ``scalar`` calls ``project`` per candidate; ``batch`` calls ``project_many`` on them all
-(the schedules of candidates that share a schedule shape replayed together). Without ``--path`` each
+(the candidates projected as arrays, ``project/batch.py``). Without ``--path`` each
 path runs in a fresh process of its own, so that both start cold.
 The garbage collector runs with the thresholds every ``primusc`` command sets (``gc_policy``).
 """
