@@ -7,6 +7,7 @@ import itertools
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from primus_lang.check import legal_points
@@ -15,7 +16,7 @@ from primus_lang.lower import load_space
 from primus_lang.project import project, project_many
 from primus_lang.project import schedule as module
 from primus_lang.project.schedule import ScheduleResult, fast
-from primus_lang.project.schedule_batch import MIN_BATCH, fast_many
+from primus_lang.project.schedule_batch import MIN_BATCH, columns, fast_many
 from primus_lang.resources import data_dir
 
 EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
@@ -115,3 +116,18 @@ def test_fast_many_with_lighter_end_stages(schedule: str) -> None:
         got = fast_many(schedule, 4, m, *zip(*cases, strict=True), [0.00085] * len(cases))
         module._results.clear()
         _same(got, [fast(schedule, 4, m, f, b, w, 0.00085) for f, b, w in cases])
+
+
+@pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("zero_bubble", 1), ("zbv", 2)])
+def test_columns_of_mixed_micro_batch_counts_equal_fast(schedule: str, v: int) -> None:
+    # one call with columns of many micro-batch counts (short, whole replays and extrapolations that
+    # share a count modulo PP), equal and unequal middle stages: each column equals fast at its own m
+    rng = random.Random(11)
+    pp = 4
+    ms = [m for m in range(pp, 9 * pp) if schedule != "interleaved" or m % pp == 0]
+    cases = [(_times(rng, pp, v, uniform=i % 4 != 0), rng.choice(ms)) for i in range(24 * MIN_BATCH)]
+    dur = np.array([[f for (f, _b, _w), _m in cases], [b for (_f, b, _w), _m in cases],
+                    [w for (_f, _b, w), _m in cases]]).transpose(0, 2, 3, 1)
+    got = columns(schedule, pp, [m for _t, m in cases], dur, np.full(len(cases), 0.05)).results()
+    module._results.clear()
+    _same(got, [fast(schedule, pp, m, f, b, w, 0.05) for (f, b, w), m in cases])
