@@ -41,6 +41,7 @@ from primus_lang.project.projection import (
     _block_passes,
     _default_oracle,
     block_flops,
+    schedule_of,
 )
 from primus_lang.project.schedule_batch import Columns, columns
 
@@ -180,9 +181,7 @@ class _Run:
             hit = self.cache.same[key] = (layers, template, _Same(self, self._timed(layers, cand), template, cand))
         same = hit[2]
         pp, v = cand.pp, len(template[0])
-        schedule = cand.schedule if pp > 1 else "1f1b"
-        if schedule == "interleaved" and v == 1:
-            schedule = "1f1b"
+        schedule = schedule_of(cand, v)
         group = groups.get((id(template), schedule))
         if group is None:
             group = groups[(id(template), schedule)] = _Group(template, schedule, pp, v)

@@ -268,11 +268,15 @@ def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings
     per_stage = [_stage_passes(s, cand, oracle, imbalance, launch, slowdown) for s in stages]
     fwd = [[c[0] for c in t] for t in per_stage]
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
-    sched = cand.schedule if cand.pp > 1 else "1f1b"
-    if sched == "interleaved" and len(fwd[0]) == 1:
-        sched = "1f1b"
     return _Prepared(cand, stages, m, imbalance, launch, slowdown, fwd, [[c[1] for c in t] for t in per_stage],
-                     [[c[2] for c in t] for t in per_stage], p2p, sched)
+                     [[c[2] for c in t] for t in per_stage], p2p, schedule_of(cand, len(fwd[0])))
+
+
+def schedule_of(cand: Candidate, v: int) -> str:
+    """The schedule ``cand`` runs with ``v`` model chunks a stage: without PP there is nothing to
+    schedule, and interleaving one chunk is 1F1B."""
+    sched = cand.schedule if cand.pp > 1 else "1f1b"
+    return "1f1b" if sched == "interleaved" and v == 1 else sched
 
 
 def _finish(p: _Prepared, cluster: Cluster, oracle: Oracle, result: ScheduleResult) -> Projection:
