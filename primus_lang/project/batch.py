@@ -38,9 +38,9 @@ from primus_lang.project.oracle import Oracle
 from primus_lang.project.projection import (
     BREAKDOWN_KINDS,
     Projection,
-    _block_passes,
-    _default_oracle,
     block_flops,
+    block_passes,
+    default_oracle,
     schedule_of,
 )
 from primus_lang.project.schedule_batch import Columns, columns
@@ -58,7 +58,7 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
     """``[project(model, cluster, c, settings, oracle) for c in cands]``, equal to it field by field,
     computed as arrays over the candidates (module doc): what a search or a benchmark that holds
     many candidates calls."""
-    run = _Run(model, cluster, settings or Settings(), oracle or _default_oracle(cluster))
+    run = _Run(model, cluster, settings or Settings(), oracle or default_oracle(cluster))
     groups: dict[tuple[int, str], _Group] = {}
     for i, cand in enumerate(cands):
         run.add(groups, i, cand)
@@ -95,7 +95,7 @@ class _Timed:
         hit = self._slots.get(slot)
         if hit is None:
             block = self.layers.block(slot)[0]
-            passes = _block_passes(block, self.cand, run.oracle, self.imbalance, run.launch, run.slowdown)
+            passes = block_passes(block, self.cand, run.oracle, self.imbalance, run.launch, run.slowdown)
             parts = np.zeros((len(BREAKDOWN_KINDS), 3))
             for p, ps in enumerate(passes):
                 for kind, x in ps.parts.items():

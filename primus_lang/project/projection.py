@@ -101,7 +101,7 @@ def _comm_cost(t: float, hide: float, slowdown: float) -> float:
     return t - hidden + slowdown * hidden
 
 
-def _block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float,
+def block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float,
                   launch: float = 0.0, slowdown: float = 0.0) -> tuple[_Pass, _Pass, _Pass]:
     try:
         cache = _cache.get(oracle)
@@ -173,7 +173,7 @@ def _stage_passes(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: floa
     for chunk in stage.chunks:
         f = b = w = 0.0
         for block in chunk:
-            pf, pb, pw = _block_passes(block, cand, oracle, imbalance, launch, slowdown)
+            pf, pb, pw = block_passes(block, cand, oracle, imbalance, launch, slowdown)
             if compute_only:
                 f += pf.parts["compute"] * block.count
                 b += pb.parts["compute"] * block.count
@@ -192,7 +192,7 @@ def _stage_parts(stage: Stage, cand: Candidate, oracle: Oracle, imbalance: float
     parts: dict[str, float] = {}
     for chunk in stage.chunks:
         for block in chunk:
-            for p in _block_passes(block, cand, oracle, imbalance, launch, slowdown):
+            for p in block_passes(block, cand, oracle, imbalance, launch, slowdown):
                 for kind, t in p.parts.items():
                     parts[kind] = parts.get(kind, 0.0) + t * block.count
     return parts
@@ -228,7 +228,7 @@ def project(
     timeline: bool = False,
 ) -> Projection:
     """Project ``cand``: step time, tokens/s/GPU, model TFLOP/s/GPU, MFU, bubble and breakdown."""
-    oracle = oracle or _default_oracle(cluster)
+    oracle = oracle or default_oracle(cluster)
     p = _prepare(model, cluster, cand, settings or Settings(), oracle)
     # a timeline records every op of the step: past the slot limit it is left out, as unreadable
     if timeline and replayable(cand.pp, p.v, p.m):
@@ -308,7 +308,7 @@ def _finish(p: _Prepared, cluster: Cluster, oracle: Oracle, result: ScheduleResu
     )
 
 
-def _default_oracle(cluster: Cluster) -> Oracle:
+def default_oracle(cluster: Cluster) -> Oracle:
     cached = _oracles.get(cluster)
     if cached is None:
         if len(_oracles) > 64:
@@ -368,7 +368,7 @@ def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settin
     gradient and parameter collectives overlap as the knobs at their default allow.
     """
     settings = settings or Settings()
-    oracle = oracle or _default_oracle(cluster)
+    oracle = oracle or default_oracle(cluster)
     m = derived.at_least_one(cand.microbatches(cluster.world))
     if shared:
         cand = ops_key(cand)

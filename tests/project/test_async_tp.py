@@ -9,7 +9,7 @@ from primus_lang.ir import Candidate
 from primus_lang.project import project
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import Block, Collective, Compute, Gemm, Task
-from primus_lang.project.projection import _block_passes
+from primus_lang.project.projection import block_passes
 
 from .fixtures import H100, LLAMA3_1_8B, cluster
 
@@ -35,7 +35,7 @@ def _block(tp: int, comm: list[tuple[str, int]]) -> Block:
 
 def _forward(tp: int, comm: list[tuple[str, int]], overlap: bool = True, slowdown: float = 0.0) -> dict[str, float]:
     cand = Candidate(tp=tp, tp_comm_overlap=overlap, mbs=1, gbs=8, seq_len=4096)
-    f, _, _ = _block_passes(_block(tp, comm), cand, _Fixed(), 1.0, 0.0, slowdown)
+    f, _, _ = block_passes(_block(tp, comm), cand, _Fixed(), 1.0, 0.0, slowdown)
     return f.parts
 
 
