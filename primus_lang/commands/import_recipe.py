@@ -21,6 +21,7 @@ from primus_lang.diagnostics.codes_import import (
 
 if TYPE_CHECKING:
     from primus_lang.ir import Candidate, Space
+    from primus_lang.recipes.settings import Recipe
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -243,8 +244,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             other, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
             if why and other != nodes:
                 elsewhere = (f"on {other} nodes it starts ({why}); the recipe's `{recipe.nodes.written}` gave "
-                             f"{nodes}: if the script reads the count from its environment, give it with "
-                             f"`--set NAME={other}` or `--nodes {other}`",)
+                             f"{nodes}: {_node_variable(recipe, nodes, other)}",)
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
                                        span=_span_for(v, imp.knob_spans), notes=elsewhere,
                                        help=v.help or f"`primusc explain {v.code}` says why")
@@ -311,3 +311,15 @@ def run(args: argparse.Namespace) -> int:
     if out is not None:
         print(f"wrote {out}", file=sys.stderr)
     return 0
+
+
+def _node_variable(recipe: Recipe, nodes: int, other: int) -> str:
+    """How to give the node count: the environment variable whose script default gave it, where the
+    reading took exactly one default equal to the count (``NNODES=${SLURM_NNODES:-1}``)."""
+    named = [name for name, default in recipe.defaults if default.strip("\"'") == str(nodes)]
+    if len(named) == 1:
+        return (f"the script read `{named[0]}` at its default {nodes}; give the count with "
+                f"`--set {named[0]}={other}` or `--nodes {other}`")
+    return (f"if the script reads the count from its environment, give it with `--set NAME={other}` "
+            f"or `--nodes {other}`")
+

@@ -87,7 +87,7 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
                                       help="add the run's flags after the script (`pretrain_gpt.py "
                                       "--num-layers 32 --hidden-size 4096 ...`)"))
     return Recipe(file, "megatron", read.entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes),
-                  warnings=tuple(read.warnings), version=chosen, env=launch.env)
+                  warnings=tuple(read.warnings), version=chosen, env=launch.env, defaults=launch.defaults)
 
 
 def read_command_text(text: str, file: str, version: str | None = None,

@@ -42,3 +42,4 @@ class Recipe:
     warnings: tuple[Diagnostic, ...] = ()
     version: str = ""  # the framework version its settings were read at (`core_v0.16`, Primus `v26.5`)
     env: tuple[tuple[str, str], ...] = ()  # environment variables the launch script exports
+    defaults: tuple[tuple[str, str], ...] = ()  # environment variables read at the script's default (name, default)

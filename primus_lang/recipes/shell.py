@@ -1569,7 +1569,8 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         notes.append(f"tested as empty, as bash reads a variable nobody set: {names} (`--set NAME=VALUE` gives one)")
     if len(sh.launches) > 1:
         notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
-    return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives))
+    return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives),
+                  tuple(sh.used_defaults.items()))
 
 
 def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch:

@@ -38,6 +38,7 @@ class Launch:
     env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     directives: tuple[tuple[str, str], ...] = ()
+    defaults: tuple[tuple[str, str], ...] = ()  # environment variables read at the script's default (name, default)
 
 
 def quote(word: str) -> str:

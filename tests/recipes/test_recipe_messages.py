@@ -175,3 +175,17 @@ def test_a_vocabulary_a_tokenizer_hides_is_given_on_the_command_line(tmp_path: P
     out = tmp_path / "s.prx"
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--vocab-size", "50304", "--out", str(out)]) == 0
     assert "vocab = 50304" in out.read_text()
+
+
+def test_a_node_count_read_at_its_default_names_the_variable(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's Mixtral example reads `NNODES=${SLURM_NNODES:-"1"}`: a layout that needs more
+    # nodes names the variable to give, not a placeholder
+    recipe = _write(tmp_path / "run.sh", 'NNODES=${SLURM_NNODES:-"1"}\n'
+                    "torchrun --nproc-per-node 8 --nnodes $NNODES pretrain_gpt.py " + LLAMA8B
+                    + "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4\n")
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3129" in err and "`--set SLURM_NNODES=2` or `--nodes 2`" in err
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--set", "SLURM_NNODES=2",
+                 "--out", str(tmp_path / "s.prx")]) == 0
