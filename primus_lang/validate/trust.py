@@ -233,6 +233,13 @@ def describe(gpu: str, p: Provenance) -> str:
     return f"{line}\n  band measured: {p.note}" if p.note else line
 
 
+def _fitted_on(gpu: Gpu) -> str:
+    """Whose runs a profile's efficiencies were fitted on: its own, or (pooled) its vendor's."""
+    if gpu.provenance.basis == "pooled":
+        return f"behind `{gpu.name}` (its vendor's, pooled: it has too few of its own)"
+    return f"`{gpu.name}` was fitted on"
+
+
 def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
              shown: Sequence[tuple[Candidate, int]] = (), model: Model | None = None,
              stack: str = "") -> list[Diagnostic]:
@@ -251,8 +258,8 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
                 f"their band stays the profile's {low:.2f}-{high:.2f}x: the profile records no far band, and no run "
                 "of this kind has measured it")
         out.append(Diagnostic(
-            BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs `{gpu.name}` was fitted on "
-            f"(`{cand.label()}`: {'; '.join(reasons)})",
+            BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs {_fitted_on(gpu)}; "
+            f"the first, `{cand.label()}`: {'; '.join(reasons)}",
             notes=(band,
                    *((LONG_SEQUENCES,) if cand.seq_len > p.seq_max > 0 else ())),
             help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
