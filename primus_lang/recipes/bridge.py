@@ -291,10 +291,18 @@ class _Reader:
             if w.text.startswith("-"):
                 known = ["--recipe", "--model", "--mode", "--dataset", *LAUNCHERS.convenience, *LAUNCHERS.switches]
                 close = difflib.get_close_matches(name, known, n=1)
-                self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{name}` is not a run_recipe.py option",
-                                                span=w.span, help=f"did you mean `{close[0]}`?" if close
-                                                else "options: " + ", ".join(known)))
+                # an option of a later run_recipe.py than the releases recorded reads as a typo otherwise
+                newer = (f"primusc knows run_recipe.py as of Megatron-Bridge {', '.join(bridge.version_names())}: "
+                         "an option added since is not read; write what it sets as overrides")
+                self.problems.append(Diagnostic(
+                    BRIDGE_UNKNOWN_KEY, f"`{name}` is not a run_recipe.py option of Megatron-Bridge {self.version}",
+                    span=w.span, help=f"did you mean `{close[0]}`? {newer}" if close
+                    else "options: " + ", ".join(known) + f"; {newer}"))
                 i += 1
+                # its value, when it has one, is not an override of its own
+                if not eq and i < len(self.words) and not self.words[i].text.startswith("-") \
+                        and "=" not in self.words[i].text:
+                    i += 1
                 continue
             self.override(w)
             i += 1
@@ -326,8 +334,12 @@ class _Reader:
                                             "a space cannot describe", span=w.span, help="set the field's value instead"))
             return
         if not eq or not key:
-            self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{w.text}` is not a `section.field=value` override",
-                                            span=w.span, help="write KEY=VALUE, one word"))
+            # `\ ` at a line's end escapes the space: the word is a space and the command ends there
+            blank = not w.text.strip()
+            self.problems.append(Diagnostic(
+                BRIDGE_BAD_OVERRIDE, f"`{w.text}` is not a `section.field=value` override", span=w.span,
+                help="a backslash followed by a space escapes the space, and the line ends the command: delete "
+                "the space after `\\` to continue the line" if blank else "write KEY=VALUE, one word"))
             return
         key = key.lstrip("+")
         fields = recorded_fields(self.version)
