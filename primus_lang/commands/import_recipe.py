@@ -246,7 +246,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                 elsewhere = (f"on {other} nodes it starts ({why}); the recipe's `{recipe.nodes.written}` gave "
                              f"{nodes}: {_node_variable(recipe, nodes, other)}",)
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
-                                       span=_span_for(v, imp.knob_spans), notes=elsewhere,
+                                       span=_span_for(v, imp.knob_spans),
+                                       notes=elsewhere + _mtp_source(recipe, v.message),
                                        help=v.help or f"`primusc explain {v.code}` says why")
                             for v in violations])
     summary = [f"space `{name}`: {args.recipe} ({recipe.kind})",
@@ -322,4 +323,15 @@ def _node_variable(recipe: Recipe, nodes: int, other: int) -> str:
                 f"`--set {named[0]}={other}` or `--nodes {other}`")
     return (f"if the script reads the count from its environment, give it with `--set NAME={other}` "
             f"or `--nodes {other}`")
+
+
+def _mtp_source(recipe: Recipe, message: str) -> tuple[str, ...]:
+    """Where the MTP layers a layout leaves out come from (a preset the recipe never shows, often)."""
+    entry = recipe.entries.get("mtp_num_layers")
+    if "MTP" not in message or entry is None or not entry.value:
+        return ()
+    whose = "its preset" if entry.preset else "the recipe"
+    return (f"the MTP layers come from {whose}: `{entry.written}` = {entry.value}; megatron-core asserts that a "
+            "layout places exactly that many `m` (PipelineParallelLayerLayout.validate_layer_layout): put them "
+            "before the last stage's `L`, or set `mtp_num_layers: null` in the recipe (no MTP)",)
 

@@ -140,3 +140,23 @@ def test_a_forced_even_routing_is_read_as_no_busiest_expert_rank(tmp_path: Path)
     assert "moe_imbalance" not in plain.read_text()
     assert "  assume moe_imbalance = 1  #" in forced.read_text()
     assert load_space(plain).settings.moe_imbalance == 1.1 and load_space(forced).settings.moe_imbalance == 1.0
+
+
+def test_a_layout_without_the_presets_mtp_layer_names_where_it_comes_from(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's MI355X DeepSeek-V3 experiment: its layout has no `m`, its preset `deepseek_v3.yaml` one
+    # MTP layer; megatron-core's layout check refuses that, and the refusal says where the layer is set
+    layout = "Et*1|t*1|" + "t*2|" * 29 + "t*1,L"
+    text = ("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+            "    model: deepseek_v3.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 256\n"
+            "      seq_length: 4096\n      max_position_embeddings: 4096\n      mock_data: true\n"
+            "      pipeline_model_parallel_size: 16\n      expert_model_parallel_size: 8\n"
+            f'      pipeline_model_parallel_layout: "{layout}"\n')
+    experiment = tmp_path / "MI355X" / "dsv3.yaml"
+    experiment.parent.mkdir()
+    experiment.write_text(text)
+    assert main(["import-recipe", str(experiment), "--out", str(tmp_path / "a.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3129" in err and "`deepseek_v3.yaml: mtp_num_layers` = 1" in err and "`mtp_num_layers: null`" in err
+    experiment.write_text(text + "      mtp_num_layers: null\n")
+    assert main(["import-recipe", str(experiment), "--out", str(tmp_path / "b.prx")]) == 0
