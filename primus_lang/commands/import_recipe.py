@@ -21,7 +21,7 @@ from primus_lang.diagnostics.codes_import import (
 
 if TYPE_CHECKING:
     from primus_lang.ir import Candidate, Space
-    from primus_lang.recipes.settings import Recipe
+    from primus_lang.recipes import Recipe
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
