@@ -317,12 +317,12 @@ def run(args: argparse.Namespace) -> int:
 def _node_variable(recipe: Recipe, nodes: int, other: int) -> str:
     """How to give the node count: the environment variable whose script default gave it, where the
     reading took exactly one default equal to the count (``NNODES=${SLURM_NNODES:-1}``)."""
+    # not `--nodes`: it would contradict the count the recipe states (P3124)
     named = [name for name, default in recipe.defaults if default.strip("\"'") == str(nodes)]
     if len(named) == 1:
-        return (f"the script read `{named[0]}` at its default {nodes}; give the count with "
-                f"`--set {named[0]}={other}` or `--nodes {other}`")
-    return (f"if the script reads the count from its environment, give it with `--set NAME={other}` "
-            f"or `--nodes {other}`")
+        return f"the script read `{named[0]}` at its default {nodes}; give the count with `--set {named[0]}={other}`"
+    return (f"if the script reads the count from its environment, give it with `--set NAME={other}`; if it "
+            "sets the count itself, change it there")
 
 
 def _mtp_source(recipe: Recipe, message: str) -> tuple[str, ...]:

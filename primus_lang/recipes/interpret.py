@@ -163,10 +163,9 @@ class _Reader:
         self.bad(e, "one of " + ", ".join(choices))
         return default
 
-    def unsupported(self, dest: str, why: str) -> None:
+    def unsupported(self, dest: str, why: str, help: str = "change it in the recipe, or write the space by hand") -> None:
         e = self.s[dest]
-        self.problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`{e.written}`: {why}", span=e.span,
-                                        help="change it in the recipe, or write the space by hand"))
+        self.problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`{e.written}`: {why}", span=e.span, help=help))
 
     def clash(self, a: str, b: str, why: str) -> None:
         ea, eb = self.s[a], self.s[b]
@@ -500,7 +499,10 @@ def _precision(r: _Reader) -> tuple[str, str]:
     fp8 = s.get(K["precision"]) or s.get(P["precision.fp8_format"])
     fp4 = s.get(P["precision.fp4"]) or s.get(P["precision.fp4_format"])
     if r.flag(P["precision.fp16"]):
-        r.unsupported(P["precision.fp16"], "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based")
+        r.unsupported(P["precision.fp16"], "FP16 training with loss scaling is not modelled; primusc's recipes are BF16 based",
+                      help="FP16's tensor cores run at BF16's rate and its tensors take BF16's bytes: import the recipe "
+                      "with BF16 in its place (`--bf16` for `--fp16`, `bf16: true` for `fp16: true`) for its projection, "
+                      "and keep FP16 in the launch you run")
     precision = "bf16"
     if fp8 is not None and fp8.value not in (None, False):
         precision = "fp8"

@@ -76,6 +76,8 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
 
         interpret(read_command_text(LLAMA8B + "--fp16 --fp8-format hybrid --fp4-format e2m1", "f"))
     assert codes_of(err) == ["P3125", "P3124"]
+    # FP16 is refused with what to do: its projection is BF16's
+    assert "`--bf16` for `--fp16`" in (err.value.diagnostics[0].help or "")
     with pytest.raises(CompileError) as err:
         read_command_text("--micro-batch-size 1 --micro-batch-size 2", "f")
     assert codes_of(err) == ["P3124"]

@@ -186,6 +186,6 @@ def test_a_node_count_read_at_its_default_names_the_variable(tmp_path: Path,
                     + "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4\n")
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 1
     err = capsys.readouterr().err
-    assert "P3129" in err and "`--set SLURM_NNODES=2` or `--nodes 2`" in err
+    assert "P3129" in err and "give the count with `--set SLURM_NNODES=2`" in err and "--nodes 2" not in err
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--set", "SLURM_NNODES=2",
                  "--out", str(tmp_path / "s.prx")]) == 0
