@@ -83,7 +83,7 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
 
 class _Timed:
     """One layer key under one setting of the timing knobs: per slot, its F, B and W passes (totals
-    and by kind) and its model FLOPs, timed once per ``project_many`` call."""
+    and by kind) and its model FLOPs, timed once per oracle (``_Cache``)."""
 
     def __init__(self, layers: Layers, cand: Candidate, imbalance: float) -> None:
         self.layers, self.cand, self.imbalance = layers, cand, imbalance
@@ -123,7 +123,6 @@ class _Same:
         shapes = step_shapes(run.model, run.cluster, cand, timed.layers)
         self.p2p = run.p2p(shapes)
         self.steps = [run.step(shapes, dense, expert) for dense, expert in run.stage_params(timed.layers, template)]
-        self.index = -1  # its row in the group being assembled
 
 
 class _Cache:
@@ -277,20 +276,15 @@ class _Group:
     def passes(self, run: _Run) -> None:
         """Each column's per-chunk F, B and W seconds (``projection._stage_passes``), and the tables
         the rest reads: per slot and ``_Same``, the passes by kind and the model FLOPs."""
-        unique: list[_Same] = []
-        for s in self.same:
-            if s.index < 0 or s.index >= len(unique) or unique[s.index] is not s:
-                s.index = len(unique)
-                unique.append(s)
-        u_of = np.array([s.index for s in self.same], dtype=np.intp)
-        for s in unique:
-            s.index = -1
+        unique = list(dict.fromkeys(self.same))
+        row_of = {s: u for u, s in enumerate(unique)}
+        u_of = np.array([row_of[s] for s in self.same], dtype=np.intp)
         self.unique = unique
         # the distinct (same, micro-batches) pairs are the columns
         m = np.array(self.ms, dtype=np.int64)
-        pairs, self.cand_col = np.unique(u_of * (int(m.max()) + 1) + m, return_inverse=True)
-        self.col_u = pairs // (int(m.max()) + 1)
-        self.col_m = pairs % (int(m.max()) + 1)
+        span = int(m.max()) + 1
+        pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
+        self.col_u, self.col_m = pairs // span, pairs % span
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
         timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
         total = np.zeros((3, zero + 1, len(unique)))

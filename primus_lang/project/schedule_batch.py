@@ -17,41 +17,13 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from primus_lang.project.schedule import (
-    Plan,
-    ScheduleResult,
-    Times,
-    fast,
-    plan,
-    remember,
-    remembered,
-    replayable,
-    result_key,
-)
+from primus_lang.project.schedule import Plan, ScheduleResult, fast, plan, replayable
 
 Array = NDArray[np.float64]
 
 # Below this many distinct inputs a group replays candidate by candidate: a numpy call costs about
 # as much as a dozen scalar steps of the sweep.
 MIN_BATCH = 12
-
-
-def fast_many(schedule: str, pp: int, m: int, fwds: Sequence[Times], bwds: Sequence[Times],
-              wgts: Sequence[Times], p2ps: Sequence[float]) -> list[ScheduleResult]:
-    """``[fast(schedule, pp, m, f, b, w, p) for ...]``, with the replays of a shape run together (and
-    memoized as ``fast`` memoizes its own)."""
-    keys = [result_key(schedule, pp, m, fwds[i], bwds[i], wgts[i], p2ps[i]) for i in range(len(fwds))]
-    known = [remembered(k) for k in keys]
-    todo = [i for i, r in enumerate(known) if r is None]
-    if todo:
-        # [pass][stage][chunk][candidate]: each candidate's durations as one column
-        dur = np.array([[fwds[i] for i in todo], [bwds[i] for i in todo], [wgts[i] for i in todo]],
-                       dtype=np.float64).transpose(0, 2, 3, 1)
-        fresh = columns(schedule, pp, [m] * len(todo), dur, np.array([p2ps[i] for i in todo], dtype=np.float64)).results()
-        for i, r in zip(todo, fresh, strict=True):
-            remember(keys[i], r)
-            known[i] = r
-    return [r for r in known if r is not None]
 
 
 class Columns(NamedTuple):

@@ -1,10 +1,11 @@
-"""The batched projection path (``project_many``, ``schedule_batch.fast_many``) equals the scalar one
+"""The batched projection path (``project_many``, ``schedule_batch.columns``) equals the scalar one
 to the bit: on every example space, and on schedules built to take each of ``fast``'s branches."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,12 +17,19 @@ from primus_lang.lower import load_space
 from primus_lang.project import project, project_many
 from primus_lang.project import schedule as module
 from primus_lang.project.schedule import ScheduleResult, fast
-from primus_lang.project.schedule_batch import MIN_BATCH, columns, fast_many
+from primus_lang.project.schedule_batch import MIN_BATCH, columns
 from primus_lang.resources import data_dir
 
 EXAMPLES = sorted(data_dir("examples").glob("*.prx"))
 
 Times = list[list[float]]
+
+
+def _columns(schedule: str, pp: int, m: int, fwds: Sequence[Times], bwds: Sequence[Times], wgts: Sequence[Times],
+             p2ps: Sequence[float]) -> list[ScheduleResult]:
+    """``columns`` of candidates given as ``fast`` takes them, one micro-batch count for all."""
+    dur = np.array([fwds, bwds, wgts], dtype=np.float64).transpose(0, 2, 3, 1)
+    return columns(schedule, pp, [m] * len(fwds), dur, np.array(p2ps, dtype=np.float64)).results()
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -56,7 +64,7 @@ def _same(got: list[ScheduleResult], want: list[ScheduleResult]) -> None:
 
 @pytest.mark.parametrize(("schedule", "v"), [("1f1b", 1), ("interleaved", 2), ("interleaved", 3),
                                              ("zero_bubble", 1), ("zbv", 2)])
-def test_fast_many_equals_fast_on_every_branch(schedule: str, v: int) -> None:
+def test_columns_equal_fast_on_every_branch(schedule: str, v: int) -> None:
     # short steps (replayed whole), unequal middle stages (replayed whole), equal ones (extrapolated),
     # with and without p2p time, mixed in one group
     rng = random.Random(7)
@@ -66,14 +74,14 @@ def test_fast_many_equals_fast_on_every_branch(schedule: str, v: int) -> None:
                 continue
             cases = [_times(rng, pp, v, uniform=i % 3 != 0) for i in range(2 * MIN_BATCH)]
             p2ps = [rng.choice([0.0, 0.05, 0.3]) for _ in cases]
-            got = fast_many(schedule, pp, m, *zip(*cases, strict=True), p2ps)
+            got = _columns(schedule, pp, m, *zip(*cases, strict=True), p2ps)
             module._results.clear()
             want = [fast(schedule, pp, m, f, b, w, c) for (f, b, w), c in zip(cases, p2ps, strict=True)]
             _same(got, want)
 
 
 @pytest.mark.parametrize("schedule", ["1f1b", "interleaved", "zero_bubble", "zbv"])
-def test_fast_many_past_the_slot_limit(schedule: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_columns_past_the_slot_limit(schedule: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # too long to replay whole: equal stages extrapolate in the batch, unequal ones whose period does
     # not show within three groups go to fast's own search one by one; both equal fast's answers
     rng = random.Random(5)
@@ -82,7 +90,7 @@ def test_fast_many_past_the_slot_limit(schedule: str, monkeypatch: pytest.Monkey
     monkeypatch.setattr(derived, "MAX_SCHEDULE_SLOTS", pp * v * m - 1)
     cases = [_times(rng, pp, v, uniform=i % 2 == 0) for i in range(2 * MIN_BATCH)]
     p2ps = [0.1] * len(cases)
-    got = fast_many(schedule, pp, m, *zip(*cases, strict=True), p2ps)
+    got = _columns(schedule, pp, m, *zip(*cases, strict=True), p2ps)
     module._results.clear()
     _same(got, [fast(schedule, pp, m, f, b, w, 0.1) for f, b, w in cases])
 
@@ -90,7 +98,7 @@ def test_fast_many_past_the_slot_limit(schedule: str, monkeypatch: pytest.Monkey
 def test_a_small_group_takes_the_scalar_path() -> None:
     rng = random.Random(1)
     cases = [_times(rng, 4, 1, uniform=True) for _ in range(MIN_BATCH - 1)]
-    got = fast_many("1f1b", 4, 16, *zip(*cases, strict=True), [0.0] * len(cases))
+    got = _columns("1f1b", 4, 16, *zip(*cases, strict=True), [0.0] * len(cases))
     _same(got, [fast("1f1b", 4, 16, f, b, w, 0.0) for f, b, w in cases])
 
 
@@ -100,7 +108,7 @@ def test_an_empty_batch_projects_nothing() -> None:
 
 
 @pytest.mark.parametrize("schedule", ["1f1b", "interleaved", "zero_bubble", "zbv"])
-def test_fast_many_with_lighter_end_stages(schedule: str) -> None:
+def test_columns_with_lighter_end_stages(schedule: str) -> None:
     # equal middle stages whose start-up transient outlasts three groups (test_schedule's case of
     # the embedding and loss counted as layers): the batch replays those whole, as fast does
     v = 1 if schedule in ("1f1b", "zero_bubble") else 2
@@ -113,7 +121,7 @@ def test_fast_many_with_lighter_end_stages(schedule: str) -> None:
         w = [[0.0188, 0.0204][:v], [0.0204] * v, [0.0204] * v, [0.0204, 0.0232][-v:]]
         cases.append((f, b, w))
     for m in (24, 32, 64):
-        got = fast_many(schedule, 4, m, *zip(*cases, strict=True), [0.00085] * len(cases))
+        got = _columns(schedule, 4, m, *zip(*cases, strict=True), [0.00085] * len(cases))
         module._results.clear()
         _same(got, [fast(schedule, 4, m, f, b, w, 0.00085) for f, b, w in cases])
 
