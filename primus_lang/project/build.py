@@ -622,9 +622,8 @@ class Layers:
 def layers_of(model: Model, cluster: Cluster, cand: Candidate) -> Layers:
     """The ``Layers`` of ``cand``'s layer key (one object per key, shared)."""
     cluster = _plain_of_cluster(cluster)
-    cand = ops_key(cand)
-    key = _layer_key(model, cluster, cand)
-    return remembered(_layer_sets, key, lambda: Layers(key, _Shapes(model, cluster, cand)), 20_000)
+    key = _layer_key(model, cluster, cand)  # reads no timing knob: ``ops_key(cand)`` has the same key
+    return remembered(_layer_sets, key, lambda: Layers(key, _Shapes(model, cluster, ops_key(cand))), 20_000)
 
 
 _layer_sets: dict[Hashable, Layers] = {}

@@ -27,7 +27,8 @@ from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
-from primus_lang.project.schedule import ScheduleResult, fast, plan, replay, replayable
+from primus_lang.project.plans import plan
+from primus_lang.project.schedule import ScheduleResult, fast, replay, replayable
 
 BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
 

@@ -18,14 +18,13 @@ whose input-gradient pass (B) there has not finished (a pending W keeps only its
 
 from __future__ import annotations
 
-import functools
 import heapq
 from collections.abc import Sequence
 
-import attrs
 from attrs import frozen
 
 from primus_lang.ir import derived
+from primus_lang.project.plans import DeadlockError, Plan, megatron_order, placement, plan, virtual_index
 
 Times = Sequence[Sequence[float]]  # [stage][chunk] seconds
 
@@ -45,57 +44,6 @@ class ScheduleResult:
         if self.makespan <= 0:
             return 0.0
         return max(0.0, (self.makespan - max(self.busy)) / self.makespan)
-
-
-class DeadlockError(RuntimeError):
-    pass
-
-
-def virtual_index(schedule: str, pp: int, stage: int, chunk: int) -> int:
-    if schedule == "zbv":
-        return stage if chunk == 0 else 2 * pp - 1 - stage
-    return chunk * pp + stage
-
-
-def _placement(schedule: str, pp: int, v: int) -> list[tuple[int, int]]:
-    """(stage, chunk) of each virtual stage, in model order."""
-    where = [(0, 0)] * (pp * v)
-    for s in range(pp):
-        for c in range(v):
-            where[virtual_index(schedule, pp, s, c)] = (s, c)
-    return where
-
-
-def _megatron_order(pp: int, v: int, m: int, stage: int) -> list[tuple[str, int, int]]:
-    """Megatron's per-stage op order for 1F1B (v=1) and interleaved 1F1B (v>1)."""
-    total = m * v
-    # Megatron's warm-up forwards: pp - s - 1, or for interleaving 2 (pp - s - 1) + (v - 1) pp
-    warmup = min(pp - stage - 1, m) if v == 1 else min((pp - stage - 1) * 2 + (v - 1) * pp, total)
-
-    def fwd(k: int) -> tuple[str, int, int]:
-        group, pos = divmod(k, pp * v)
-        chunk, offset = divmod(pos, pp)
-        return ("F", chunk, group * pp + offset)
-
-    def bwd(k: int) -> tuple[str, int, int]:
-        group, pos = divmod(k, pp * v)
-        chunk, offset = divmod(pos, pp)
-        return ("B", v - 1 - chunk, group * pp + offset)
-
-    # micro-batch groups of pp; when m is not a multiple of pp the last group is short, and the
-    # virtual ids that name missing micro-batches are skipped
-    ids = [k for k in range(((m + pp - 1) // pp) * pp * v) if fwd(k)[2] < m]
-    fs = [fwd(k) for k in ids]
-    bs = [bwd(k) for k in ids]
-    order = fs[:warmup]
-    f_next, b_next = warmup, 0
-    while f_next < total:
-        order.append(fs[f_next])
-        f_next += 1
-        order.append(bs[b_next])
-        b_next += 1
-    order += bs[b_next:]
-    return order
 
 
 def simulate(
@@ -120,92 +68,6 @@ def simulate(
     return _fixed(schedule, pp, v, m, fwd, merged, p2p, record)
 
 
-@frozen
-class Plan:
-    """A schedule's ops in one dependency-respecting order, fixed for (schedule, pp, v, m).
-
-    Each op is (stage, pass 0/1/2 for F/B/W, chunk, previous op on the stage or -1, the op whose
-    output it waits for or -1, whether that output crosses stages). Replaying a plan is a single
-    longest-path sweep, so projecting a candidate costs one pass over its ops.
-    """
-
-    ops: tuple[tuple[int, int, int, int, int, bool], ...]
-    inflight: tuple[int, ...]
-    pp: int
-    v: int
-    m: int
-    split: bool  # W ops are separate (zero-bubble schedules); else W is folded into B
-    # The sweep's own view of ``ops``: (duration slot ``pass·pp·v + stage·v + chunk``, previous op,
-    # input op, 1.0 where the input crosses stages), op indices shifted by one so that 0 reads a
-    # leading 0.0 for "none": the loop appends each end with no branch and no index arithmetic
-    sweep: tuple[tuple[int, int, int, float], ...] = ()
-    stage_last: tuple[int, ...] = ()  # per stage, its last op (-1: none)
-    stage_grad: tuple[int, ...] = ()  # per stage, the slot of its last B or W op (-1: none)
-    slot_count: tuple[int, ...] = ()  # per slot, how many ops run it
-
-
-def plan(schedule: str, pp: int, v: int, m: int) -> Plan:
-    """``_plan``, memoized while small: a plan near the slot limit takes a hundred megabytes, and a
-    search visits many micro-batch counts."""
-    if pp * v * m <= _CACHED_SLOTS:
-        return _cached_plan(schedule, pp, v, m)
-    return _plan(schedule, pp, v, m)
-
-
-_CACHED_SLOTS = 2**14
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_plan(schedule: str, pp: int, v: int, m: int) -> Plan:
-    return _plan(schedule, pp, v, m)
-
-
-def _plan(schedule: str, pp: int, v: int, m: int) -> Plan:
-    """The op order of ``schedule``: Megatron's fixed orders, or for the zero-bubble schedules the
-    order the greedy rule picks when F, B and W take equal time (the paper's handcrafted ZB-H1 and
-    ZB-V patterns come from that same assumption)."""
-    ones = [[1.0] * v for _ in range(pp)]
-    split = schedule in ("zero_bubble", "zbv")
-    ref = simulate(schedule, pp, m, ones, ones, ones if split else [[0.0] * v for _ in range(pp)], 0.0,
-                   record=True)
-    nvirt = pp * v
-    where = _placement(schedule, pp, v)
-    order = sorted(ref.events, key=lambda e: (e[4], e[0]))
-    index: dict[tuple[str, int, int], int] = {}  # (pass, virtual, mb) -> op index
-    last = [-1] * pp
-    ops: list[tuple[int, int, int, int, int, bool]] = []
-    code = {"F": 0, "B": 1, "W": 2}
-    for s, kind, c, i, _start, _end in order:
-        j = virtual_index(schedule, pp, s, c)
-        dep, cross = -1, False
-        if kind == "F" and j > 0:
-            dep, cross = index[("F", j - 1, i)], where[j - 1][0] != s
-        elif kind == "B":
-            if j == nvirt - 1:
-                dep = index[("F", j, i)]
-            else:
-                dep, cross = index[("B", j + 1, i)], where[j + 1][0] != s
-        index[(kind, j, i)] = len(ops)
-        ops.append((s, code[kind], c, last[s], dep, cross))
-        last[s] = len(ops) - 1
-    return _with_sweep(Plan(tuple(ops), ref.inflight, pp, v, m, split))
-
-
-def _with_sweep(p: Plan) -> Plan:
-    pv = p.pp * p.v
-    sweep = tuple((kind * pv + s * p.v + c, prev + 1, dep + 1, 1.0 if cross else 0.0)
-                  for s, kind, c, prev, dep, cross in p.ops)
-    last = [-1] * p.pp
-    grad = [-1] * p.pp
-    count = [0] * (3 * pv)
-    for n, (s, kind, _c, _prev, _dep, _cross) in enumerate(p.ops):
-        last[s] = n
-        if kind:
-            grad[s] = sweep[n][0]
-        count[sweep[n][0]] += 1
-    return attrs.evolve(p, sweep=sweep, stage_last=tuple(last), stage_grad=tuple(grad), slot_count=tuple(count))
-
-
 def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
            record: bool = False) -> ScheduleResult:
     """Run a fixed plan with real times: each op starts when its stage is free and its input is in.
@@ -220,13 +82,14 @@ def replay(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float = 0.0,
         [[bwd[s][c] for c in range(v)] for s in range(pp)] if has_w
         else [[bwd[s][c] + wgt[s][c] for c in range(v)] for s in range(pp)]
     ), [[wgt[s][c] for c in range(v)] for s in range(pp)]
-    end = [0.0] * len(p.ops)
+    ops = p.ops
+    end = [0.0] * len(ops)
     busy = [0.0] * pp
     free = [0.0] * pp
     last_b = [0.0] * pp
     events: list[tuple[int, str, int, int, float, float]] = []
     names = "FBW"
-    for n, (s, kind, c, prev, dep, cross) in enumerate(p.ops):
+    for n, (s, kind, c, prev, dep, cross) in enumerate(ops):
         start = end[prev] if prev >= 0 else 0.0
         if dep >= 0:
             ready = end[dep] + p2p if cross else end[dep]
@@ -270,8 +133,8 @@ def _sweep(p: Plan, fwd: Times, bwd: Times, wgt: Times, p2p: float) -> ScheduleR
 def _fixed(schedule: str, pp: int, v: int, m: int, fwd: Times, bwd: Times, p2p: float,
            record: bool) -> ScheduleResult:
     nvirt = pp * v
-    where = _placement(schedule, pp, v)
-    orders = [_megatron_order(pp, v, m, s) for s in range(pp)]
+    where = placement(schedule, pp, v)
+    orders = [megatron_order(pp, v, m, s) for s in range(pp)]
     f_end: dict[tuple[int, int], float] = {}  # (virtual, mb) -> end
     b_end: dict[tuple[int, int], float] = {}
     pos = [0] * pp
@@ -362,7 +225,7 @@ class _Greedy:
         self.schedule, self.pp, self.v, self.m = schedule, pp, v, m
         self.fwd, self.bwd, self.wgt, self.p2p, self.record = fwd, bwd, wgt, p2p, record
         self.nvirt = pp * v
-        self.where = _placement(schedule, pp, v)
+        self.where = placement(schedule, pp, v)
         self.virtual = [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
         # what a forward's input adds to its sender's end: the p2p time when the sender is another stage
         self.f_delay = [[p2p if j > 0 and self.where[j - 1][0] != s else 0.0 for c, j in enumerate(row)]

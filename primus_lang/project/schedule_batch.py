@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from primus_lang.project.schedule import Plan, ScheduleResult, fast, plan, replayable
+from primus_lang.project.plans import Plan, plan
+from primus_lang.project.schedule import ScheduleResult, fast, replayable
 
 Array = NDArray[np.float64]
 

@@ -54,8 +54,11 @@ def test_timing_knobs_do_not_change_the_op_lists(path: Path) -> None:
     built = build._stage_ops.__wrapped__  # past the cache, which keys on ops_key already
     for cand in points:
         ref = built(space.model, plain, cand)
+        key = build._layer_key(space.model, plain, cand)
         for variant in _variants(cand):
             assert built(space.model, plain, variant) == ref, variant.label()
+            # layers_of looks its layers up by this key before it makes ops_key's candidate
+            assert build._layer_key(space.model, plain, variant) == key, variant.label()
 
 
 def test_the_floor_is_tight_where_the_schedule_adds_little() -> None:
