@@ -110,6 +110,7 @@ class _Timed:
 # seconds summed as ``projection._step_tails`` sums them. Absent collectives are zeros, which cost 0.
 _COMMS = 4
 _StepRecord = tuple[float, ...]
+_Params = tuple[tuple[int, int], ...]  # per stage, its dense and expert parameters
 
 
 class _Same:
@@ -122,7 +123,7 @@ class _Same:
         self.peak = run.peak(cand.precision)
         shapes = step_shapes(run.model, run.cluster, cand, timed.layers)
         self.p2p = run.p2p(shapes)
-        self.steps = [run.step(shapes, dense, expert) for dense, expert in run.stage_params(timed.layers, template)]
+        self.steps = run.steps(shapes, run.stage_params(timed.layers, template))
 
 
 class _Cache:
@@ -133,12 +134,14 @@ class _Cache:
     def __init__(self) -> None:
         self.timed: dict[tuple[object, ...], _Timed] = {}
         self.same: dict[tuple[object, ...], tuple[Layers, Template, _Same]] = {}
-        self.params: dict[tuple[int, int], tuple[Layers, Template, tuple[tuple[int, int], ...]]] = {}
+        self.params: dict[tuple[int, int], tuple[Layers, Template, _Params]] = {}
+        self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
+        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, list[_StepRecord]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
 
     def trim(self) -> None:
-        for cache in (self.timed, self.same, self.params, self.steps, self.p2p):
+        for cache in (self.timed, self.same, self.params, self.sums, self.steps, self.stage_steps, self.p2p):
             if len(cache) > 200_000:
                 cache.clear()
 
@@ -198,20 +201,37 @@ class _Run:
             hit = self.cache.timed[key] = _Timed(layers, cand, imbalance)
         return hit
 
-    def stage_params(self, layers: Layers, template: Template) -> tuple[tuple[int, int], ...]:
-        """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums)."""
+    def stage_params(self, layers: Layers, template: Template) -> _Params:
+        """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums),
+        one object per template and parameter counts of its slots: layer keys that differ in what
+        parameters do not depend on (micro-batch, precision, recomputation) share it."""
         key = (id(layers), id(template))
         hit = self.cache.params.get(key)
         if hit is None or hit[0] is not layers or hit[1] is not template:
-            out = []
-            for stage in _tally(template):
-                dense = expert = 0
-                for slot, n in stage:
-                    _block, p_dense, p_expert = layers.block(slot)
-                    dense += p_dense * n
-                    expert += p_expert * n
-                out.append((dense, expert))
-            hit = self.cache.params[key] = (layers, template, tuple(out))
+            slots = _slots(template)
+            counts = tuple(layers.block(slot)[1:] for slot in slots)
+            summed = self.cache.sums.get((id(template), counts))
+            if summed is None or summed[0] is not template:
+                per_slot = dict(zip(slots, counts, strict=True))
+                out = []
+                for stage in _tally(template):
+                    dense = expert = 0
+                    for slot, n in stage:
+                        p_dense, p_expert = per_slot[slot]
+                        dense += p_dense * n
+                        expert += p_expert * n
+                    out.append((dense, expert))
+                summed = self.cache.sums[(id(template), counts)] = (template, tuple(out))
+            hit = self.cache.params[key] = (layers, template, summed[1])
+        return hit[2]
+
+    def steps(self, shapes: StepShapes, params: _Params) -> list[_StepRecord]:
+        """Each stage's step record (``params``: from ``stage_params``, which keeps one object per value)."""
+        key = (id(shapes), id(params))
+        hit = self.cache.stage_steps.get(key)
+        if hit is None or hit[0] is not shapes or hit[1] is not params:
+            records = [self.step(shapes, dense, expert) for dense, expert in params]
+            hit = self.cache.stage_steps[key] = (shapes, params, records)
         return hit[2]
 
     def step(self, shapes: StepShapes, dense: int, expert: int) -> _StepRecord:
@@ -258,6 +278,20 @@ def _tally(template: Template) -> tuple[tuple[tuple[Slot, int], ...], ...]:
 _tallies: dict[int, tuple[Template, tuple[tuple[tuple[Slot, int], ...], ...]]] = {}
 
 
+def _slots(template: Template) -> tuple[Slot, ...]:
+    """The template's distinct slots, in the order its stages first hold them."""
+    hit = _distinct.get(id(template))
+    if hit is None or hit[0] is not template:
+        if len(_distinct) > 20_000:
+            _distinct.clear()
+        slots = tuple(dict.fromkeys(s for chunks in template for chunk in chunks for s in chunk))
+        hit = _distinct[id(template)] = (template, slots)
+    return hit[1]
+
+
+_distinct: dict[int, tuple[Template, tuple[Slot, ...]]] = {}
+
+
 class _Group:
     """The candidates of one template and schedule. Tables are per distinct ``_Same`` (``u``), the
     schedule and what follows it per distinct (``_Same``, micro-batches) pair (a column), and the
@@ -269,7 +303,7 @@ class _Group:
         self.same: list[_Same] = []
         self.ms: list[int] = []
         self.tokens: list[int] = []
-        slots = list(dict.fromkeys(s for chunks in template for chunk in chunks for s in chunk))
+        slots = _slots(template)
         self.slots = slots
         self.slot_index = {s: j for j, s in enumerate(slots)}
 

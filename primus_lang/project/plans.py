@@ -45,31 +45,30 @@ def megatron_order(pp: int, v: int, m: int, stage: int) -> list[tuple[str, int, 
     total = m * v
     # Megatron's warm-up forwards: pp - s - 1, or for interleaving 2 (pp - s - 1) + (v - 1) pp
     warmup = min(pp - stage - 1, m) if v == 1 else min((pp - stage - 1) * 2 + (v - 1) * pp, total)
+    fs, bs = _megatron_passes(pp, v, m)
+    order = list(fs[:warmup])
+    for pair in zip(fs[warmup:], bs, strict=False):  # one forward, one backward
+        order += pair
+    order += bs[total - warmup:]
+    return order
 
-    def fwd(k: int) -> tuple[str, int, int]:
-        group, pos = divmod(k, pp * v)
-        chunk, offset = divmod(pos, pp)
-        return ("F", chunk, group * pp + offset)
 
-    def bwd(k: int) -> tuple[str, int, int]:
-        group, pos = divmod(k, pp * v)
-        chunk, offset = divmod(pos, pp)
-        return ("B", v - 1 - chunk, group * pp + offset)
-
+@functools.lru_cache(maxsize=8)
+def _megatron_passes(pp: int, v: int, m: int) -> tuple[tuple[tuple[str, int, int], ...], tuple[tuple[str, int, int], ...]]:
+    """Every stage's forwards and backwards in Megatron's order, before warm-up splits them (the
+    same for every stage: one (chunk, micro-batch) sequence)."""
     # micro-batch groups of pp; when m is not a multiple of pp the last group is short, and the
     # virtual ids that name missing micro-batches are skipped
-    ids = [k for k in range(((m + pp - 1) // pp) * pp * v) if fwd(k)[2] < m]
-    fs = [fwd(k) for k in ids]
-    bs = [bwd(k) for k in ids]
-    order = fs[:warmup]
-    f_next, b_next = warmup, 0
-    while f_next < total:
-        order.append(fs[f_next])
-        f_next += 1
-        order.append(bs[b_next])
-        b_next += 1
-    order += bs[b_next:]
-    return order
+    fs: list[tuple[str, int, int]] = []
+    bs: list[tuple[str, int, int]] = []
+    for group in range((m + pp - 1) // pp):
+        for chunk in range(v):
+            for offset in range(pp):
+                i = group * pp + offset
+                if i < m:
+                    fs.append(("F", chunk, i))
+                    bs.append(("B", v - 1 - chunk, i))
+    return tuple(fs), tuple(bs)
 
 
 @frozen
