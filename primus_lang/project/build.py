@@ -447,7 +447,8 @@ def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
     return out
 
 
-LayerKey = tuple[object, ...]
+# (what every block reads, what only an MoE block reads besides): ``_layer_key``
+LayerKey = tuple[tuple[object, ...], tuple[object, ...]]
 
 
 _ids: dict[int, tuple[object, int]] = {}
@@ -467,32 +468,40 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     batch or step-level knobs share layers (and their cached timings)."""
     # the DP size and the bytes a gathered parameter moves only matter to FSDP's gathers (_fsdp)
     fsdp = (cand.pp, gathered_bytes(cand)) if cand.sharding == "fsdp" else 0
-    return (_token(model), _token(cluster), cand.tp, cand.cp, cand.ep, cand.etp, cand.mbs, cand.seq_len, cand.precision,
-            cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
-            cand.recompute.modules, cand.attention, cand.moe_dispatcher,
-            cand.sp, cand.cp_comm, fsdp)
+    # a dense layer, the embedding and the heads are built once for all the expert layouts and
+    # dispatchers of a space
+    return ((_token(model), _token(cluster), cand.tp, cand.cp, cand.mbs, cand.seq_len, cand.precision,
+             cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
+             cand.recompute.modules, cand.attention, cand.sp, cand.cp_comm, fsdp),
+            (cand.ep, cand.etp, cand.moe_dispatcher))
 
 
-_layers: dict[tuple[LayerKey, str, bool], tuple[Block, int, int]] = {}
-_ends: dict[tuple[LayerKey, str], tuple[Block, int]] = {}
+def _is_moe(kind: str) -> bool:
+    """Whether a layer kind (``LAYER_NAMES``) holds an MoE block."""
+    return kind.endswith("E")
+
+
+_layers: dict[tuple[tuple[object, ...], str, bool], tuple[Block, int, int]] = {}
+_ends: dict[tuple[tuple[object, ...], str], tuple[Block, int]] = {}
 
 
 def _layer_of(key: LayerKey, sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
-    hit = _layers.get((key, kind, recompute))
+    k = (key if _is_moe(kind) else key[0], kind, recompute)
+    hit = _layers.get(k)
     if hit is None:
         if len(_layers) > 20_000:
             _layers.clear()
-        hit = _layers[(key, kind, recompute)] = _layer(sh, kind, recompute)
+        hit = _layers[k] = _layer(sh, kind, recompute)
     return hit
 
 
 def _end_of(key: LayerKey, sh: _Shapes, name: str) -> tuple[Block, int]:
-    """The embedding (``name == "embedding"``) or an output head, cached like the layers."""
-    hit = _ends.get((key, name))
+    """The embedding (``name == "embedding"``) or an output head, cached like the dense layers."""
+    hit = _ends.get((key[0], name))
     if hit is None:
         if len(_ends) > 20_000:
             _ends.clear()
-        hit = _ends[(key, name)] = _embedding(sh) if name == "embedding" else _head(sh, name)
+        hit = _ends[(key[0], name)] = _embedding(sh) if name == "embedding" else _head(sh, name)
     return hit
 
 

@@ -66,3 +66,24 @@ def test_the_floor_is_tight_where_the_schedule_adds_little() -> None:
     ratios = sorted(step_floor(space.model, space.cluster, c, space.settings)
                     / project(space.model, space.cluster, c, space.settings).step_time for c in points)
     assert ratios[len(ratios) // 2] > 0.95  # what makes it worth asking before projecting
+
+
+MOE = [p for p in EXAMPLES if load_space(p).model.is_moe]
+
+
+@pytest.mark.parametrize("path", MOE, ids=lambda p: p.stem)
+def test_expert_layouts_do_not_change_dense_layers_or_ends(path: Path) -> None:
+    # their blocks are cached without the expert fields (build._layer_of, build._end_of)
+    space, points = _sample(path, every=307, most=6)
+    plain = build._plain_cluster(space.cluster, 0)
+    model = space.model
+    kinds = sorted(k for k in (set(model.pattern) if model.hybrid else {"T-"}) if not build._is_moe(k))
+    for cand in points:
+        ref = build._Shapes(space.model, plain, cand)
+        for ep, etp, dispatcher in itertools.product((1, 2, 8), (1, 2), ("alltoall", "flex")):
+            other = build._Shapes(space.model, plain, attrs.evolve(cand, ep=ep, etp=etp, moe_dispatcher=dispatcher))
+            for kind in kinds:
+                for recompute in (False, True):
+                    assert build._layer(other, kind, recompute) == build._layer(ref, kind, recompute), (kind, ep, etp)
+            assert build._embedding(other) == build._embedding(ref)
+            assert build._head(other) == build._head(ref)
