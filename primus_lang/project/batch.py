@@ -230,7 +230,9 @@ class _Run:
         key = (id(shapes), id(params))
         hit = self.cache.stage_steps.get(key)
         if hit is None or hit[0] is not shapes or hit[1] is not params:
-            records = [self.step(shapes, dense, expert) for dense, expert in params]
+            # middle stages hold the same parameters: each distinct count is looked up once
+            distinct = {p: self.step(shapes, *p) for p in dict.fromkeys(params)}
+            records = [distinct[p] for p in params]
             hit = self.cache.stage_steps[key] = (shapes, params, records)
         return hit[2]
 
