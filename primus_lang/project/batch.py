@@ -81,10 +81,6 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
     return [p for p in out if p is not None]
 
 
-# A timed layer key's passes over a template's slots: totals, seconds by kind, model FLOPs.
-_Table = tuple[Array, Array, Array]
-
-
 class _Timed:
     """One layer key under one setting of the timing knobs: per slot, its F, B and W passes (totals
     and by kind) and its model FLOPs, timed once per oracle (``_Cache``)."""
@@ -92,18 +88,6 @@ class _Timed:
     def __init__(self, layers: Layers, cand: Candidate, imbalance: float) -> None:
         self.layers, self.cand, self.imbalance = layers, cand, imbalance
         self._slots: dict[Slot, tuple[Array, Array, float]] = {}
-        self._tables: dict[int, tuple[tuple[Slot, ...], _Table]] = {}
-
-    def table(self, slots: tuple[Slot, ...], run: _Run) -> _Table:
-        """``slot`` for each of ``slots`` (a template's, from ``_slots``), stacked: totals [pass,
-        slot], seconds [kind, pass, slot], model FLOPs [slot]; kept per template."""
-        hit = self._tables.get(id(slots))
-        if hit is None or hit[0] is not slots:
-            rows = [self.slot(slot, run) for slot in slots]
-            table = (np.stack([r[0] for r in rows], axis=-1), np.stack([r[1] for r in rows], axis=-1),
-                     np.array([r[2] for r in rows]))
-            hit = self._tables[id(slots)] = (slots, table)
-        return hit[1]
 
     def slot(self, slot: Slot, run: _Run) -> tuple[Array, Array, float]:
         """Per pass of one of the slot's layers: totals, seconds by kind, model FLOPs."""
@@ -153,7 +137,7 @@ class _Cache:
         self.params: dict[tuple[int, int], tuple[Layers, Template, _Params]] = {}
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
-        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, Array]] = {}
+        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, list[_StepRecord]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
 
     def trim(self) -> None:
@@ -241,15 +225,14 @@ class _Run:
             hit = self.cache.params[key] = (layers, template, summed[1])
         return hit[2]
 
-    def steps(self, shapes: StepShapes, params: _Params) -> Array:
-        """Each stage's step record, [stage, field] (``params``: from ``stage_params``, which keeps
-        one object per value)."""
+    def steps(self, shapes: StepShapes, params: _Params) -> list[_StepRecord]:
+        """Each stage's step record (``params``: from ``stage_params``, which keeps one object per value)."""
         key = (id(shapes), id(params))
         hit = self.cache.stage_steps.get(key)
         if hit is None or hit[0] is not shapes or hit[1] is not params:
             # middle stages hold the same parameters: each distinct count is looked up once
             distinct = {p: self.step(shapes, *p) for p in dict.fromkeys(params)}
-            records = np.array([distinct[p] for p in params])
+            records = [distinct[p] for p in params]
             hit = self.cache.stage_steps[key] = (shapes, params, records)
         return hit[2]
 
@@ -312,9 +295,9 @@ _distinct: dict[int, tuple[Template, tuple[Slot, ...]]] = {}
 
 
 class _Group:
-    """The candidates of one template and schedule. Timing tables are per distinct ``_Timed``
-    (``t``), the rest per distinct ``_Same`` (``u``), the schedule and what follows it per distinct
-    (``_Same``, micro-batches) pair (a column), and the projections per candidate."""
+    """The candidates of one template and schedule. Tables are per distinct ``_Same`` (``u``), the
+    schedule and what follows it per distinct (``_Same``, micro-batches) pair (a column), and the
+    projections per candidate."""
 
     def __init__(self, template: Template, schedule: str, pp: int, v: int) -> None:
         self.template, self.schedule, self.pp, self.v = template, schedule, pp, v
@@ -328,7 +311,7 @@ class _Group:
 
     def passes(self, run: _Run) -> None:
         """Each column's per-chunk F, B and W seconds (``projection._stage_passes``), and the tables
-        the rest reads: per slot and timed layer key (``t``), the passes by kind and the model FLOPs."""
+        the rest reads: per slot and ``_Same``, the passes by kind and the model FLOPs."""
         unique = list(dict.fromkeys(self.same))
         row_of = {s: u for u, s in enumerate(unique)}
         u_of = np.array([row_of[s] for s in self.same], dtype=np.intp)
@@ -338,18 +321,15 @@ class _Group:
         span = int(m.max()) + 1
         pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
         self.col_u, self.col_m = pairs // span, pairs % span
-        # many ``_Same`` share a timed layer key: time each of those once
-        timeds = list(dict.fromkeys(s.timed for s in unique))
-        t_of = {t: k for k, t in enumerate(timeds)}
-        self.col_t = np.array([t_of[s.timed] for s in unique], dtype=np.intp)[self.col_u]
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
-        tables = [t.table(self.slots, run) for t in timeds]
-        total = np.zeros((3, zero + 1, len(timeds)))
-        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(timeds)))
-        flops = np.zeros((zero + 1, len(timeds)))
-        total[:, :zero] = np.stack([x[0] for x in tables], axis=-1)
-        parts[:, :, :zero] = np.stack([x[1] for x in tables], axis=-1)
-        flops[:zero] = np.stack([x[2] for x in tables], axis=-1)
+        timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
+        total = np.zeros((3, zero + 1, len(unique)))
+        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
+        flops = np.zeros((zero + 1, len(unique)))
+        for j, row in enumerate(timed):
+            total[:, j] = np.array([x[0] for x in row]).T
+            parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)
+            flops[j] = [x[2] for x in row]
         self.kinds = [k for k in range(len(BREAKDOWN_KINDS)) if parts[k].any()]
         self.parts = parts[self.kinds]
         self.flops = flops
@@ -363,8 +343,8 @@ class _Group:
                 for k, slot in enumerate(chunk):
                     j_idx[stage, c, k] = self.slot_index[slot]
                     count[stage, c, k] = slot.count
-        dur_t = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
-        self.dur = dur_t[..., self.col_t]
+        self.dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        self.dur = self.dur_u[..., self.col_u]
         self.p2p = np.array([s.p2p for s in unique])[self.col_u]
 
     def finish(self, run: _Run, sched: Columns) -> list[Projection]:
@@ -376,7 +356,7 @@ class _Group:
         critical = np.argmax(ends, axis=0)
         cols = np.arange(n)
         step = ends[critical, cols]
-        tflops = self._model_flops()[self.col_t] * m / pp / step / 1e12
+        tflops = self._model_flops()[u] * m / pp / step / 1e12
         makespan = sched.finish.max(axis=0)
         safe = np.where(makespan > 0, makespan, 1.0)
         bubble = np.where(makespan > 0, np.maximum(0.0, (makespan - sched.busy.max(axis=0)) / safe), 0.0)
@@ -405,7 +385,7 @@ class _Group:
     def _tails(self, sched: Columns, slowdown: float) -> Array:
         """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
         u = self.col_u
-        records = np.stack([s.steps for s in self.unique], axis=-1)[..., u]  # [stage, field, column]
+        records = np.array([s.steps for s in self.unique])[u].transpose(1, 2, 0)  # [stage, field, column]
         t, how = records[:, 0:2 * _COMMS:2], records[:, 1:2 * _COMMS:2]
         grad = np.array([s.grad for s in self.unique])[u]
         param = np.array([s.param for s in self.unique])[u]
@@ -420,7 +400,7 @@ class _Group:
         return np.stack([np.add.accumulate(cost, axis=1)[:, -1, :], records[:, 2 * _COMMS]])
 
     def _model_flops(self) -> Array:
-        """``projection.model_flops`` before its ``* m / pp``, per timed layer key: every block's FLOPs by
+        """``projection.model_flops`` before its ``* m / pp``, per ``_Same``: every block's FLOPs by
         count, summed in stage, chunk and block order."""
         j = [self.slot_index[slot] for chunks in self.template for chunk in chunks for slot in chunk]
         count = np.array([slot.count for chunks in self.template for chunk in chunks for slot in chunk],
@@ -441,6 +421,6 @@ class _Group:
             for k, (p, j, c) in enumerate(terms):
                 p_idx[s, k], j_idx[s, k], count[s, k] = p, j, c
         # only each column's critical stage: [kind, column, term]
-        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_t[:, None]] * count[critical][None]
+        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_u[:, None]] * count[critical][None]
         acc: Array = np.add.accumulate(vals, axis=2)[..., -1]
         return acc
