@@ -74,19 +74,18 @@ _cache: weakref.WeakKeyDictionary[Oracle, dict[tuple[object, ...], tuple[tuple[T
 _flops: dict[int, tuple[tuple[Task, ...], float]] = {}
 
 
-def _host_time(tasks: tuple[Task, ...], phase: str, cand: Candidate, launch: float) -> float:
-    """Host seconds to issue one pass of a block: a launch per kernel outside the CUDA graphs, one
-    per captured part. A dropless MoE layer copies its token counts to the host to size the
-    dispatch, so the host cannot run ahead of the GPU by more than a layer: the pass takes the longer
-    of the two (dense layers are costed the same way; their host lead rarely matters)."""
+def _host_time(tasks: list[Task], cand: Candidate, launch: float) -> float:
+    """Host seconds to issue one pass of a block (``tasks``: the pass's): a launch per kernel
+    outside the CUDA graphs, one per captured part. A dropless MoE layer copies its token counts to
+    the host to size the dispatch, so the host cannot run ahead of the GPU by more than a layer: the
+    pass takes the longer of the two (dense layers are costed the same way; their host lead rarely
+    matters)."""
     if cand.cuda_graph == "full" or launch <= 0:
         return 0.0
     graphed = GRAPHED[cand.cuda_graph]
     n = 0.0
     parts: set[str] = set()
     for task in tasks:
-        if task.phase != phase:
-            continue
         if task.part in graphed:
             parts.add(task.part)
         else:
@@ -115,13 +114,14 @@ def block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float
     if hit is not None and hit[0] is block.tasks:
         return hit[1]
     out = []
-    for phase in ("F", "B", "W"):
+    passes: dict[str, list[Task]] = {"F": [], "B": [], "W": []}
+    for task in block.tasks:
+        passes[task.phase].append(task)
+    for tasks in passes.values():
         compute = attention = 0.0
         gemm: dict[str, float] = {}  # GEMM seconds per layer part ("attn", "mlp", "moe", "" the rest)
         comms: list[tuple[Task, float]] = []
-        for task in block.tasks:
-            if task.phase != phase:
-                continue
+        for task in tasks:
             scale = task.times * (imbalance if task.routed else 1.0)
             op = task.op
             if isinstance(op, Collective):
@@ -155,7 +155,7 @@ def block_passes(block: Block, cand: Candidate, oracle: Oracle, imbalance: float
                 hide = compute
             parts[task.kind] = parts.get(task.kind, 0.0) + _comm_cost(t, hide, slowdown)
         gpu = sum(parts.values())
-        host = _host_time(block.tasks, phase, cand, launch)
+        host = _host_time(tasks, cand, launch)
         if host > gpu:
             parts["host"] = host - gpu
         out.append(_Pass(max(gpu, host), parts))
