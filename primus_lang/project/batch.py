@@ -33,7 +33,7 @@ from primus_lang.project.build import (
     stage_template,
     step_shapes,
 )
-from primus_lang.project.ops import Collective
+from primus_lang.project.ops import Collective, Task
 from primus_lang.project.oracle import Oracle
 from primus_lang.project.projection import (
     BREAKDOWN_KINDS,
@@ -137,11 +137,13 @@ class _Cache:
         self.params: dict[tuple[int, int], tuple[Layers, Template, _Params]] = {}
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
+        self.records: dict[int, tuple[tuple[Task, ...], _StepRecord]] = {}
         self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, list[_StepRecord]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
 
     def trim(self) -> None:
-        for cache in (self.timed, self.same, self.params, self.sums, self.steps, self.stage_steps, self.p2p):
+        for cache in (self.timed, self.same, self.params, self.sums, self.steps, self.records, self.stage_steps,
+                      self.p2p):
             if len(cache) > 200_000:
                 cache.clear()
 
@@ -240,17 +242,26 @@ class _Run:
         key = (id(shapes), dense, expert)
         hit = self.cache.steps.get(key)
         if hit is None or hit[0] is not shapes:
-            comms: list[float] = []
-            optimizer = 0.0
-            for task in shapes.tasks(dense, expert):
-                if isinstance(task.op, Collective):
-                    comms += [self.oracle.collective(task.op), _MODE.get(task.hides_under, _NONE)]
-                else:
-                    optimizer += self.oracle.compute(task.op)
-            if len(comms) > 2 * _COMMS:
-                raise ValueError(f"a stage has {len(comms) // 2} step collectives; batch.py keeps {_COMMS}")
-            hit = self.cache.steps[key] = (shapes, (*comms, *[0.0] * (2 * _COMMS - len(comms)), optimizer))
+            # step tasks are kept per content (build._step_tasks): shapes of other micro-batch sizes,
+            # precisions or recomputations often hand back the same tuple, timed once
+            tasks = shapes.tasks(dense, expert)
+            record = self.cache.records.get(id(tasks))
+            if record is None or record[0] is not tasks:
+                record = self.cache.records[id(tasks)] = (tasks, self._record(tasks))
+            hit = self.cache.steps[key] = (shapes, record[1])
         return hit[1]
+
+    def _record(self, tasks: tuple[Task, ...]) -> _StepRecord:
+        comms: list[float] = []
+        optimizer = 0.0
+        for task in tasks:
+            if isinstance(task.op, Collective):
+                comms += [self.oracle.collective(task.op), _MODE.get(task.hides_under, _NONE)]
+            else:
+                optimizer += self.oracle.compute(task.op)
+        if len(comms) > 2 * _COMMS:
+            raise ValueError(f"a stage has {len(comms) // 2} step collectives; batch.py keeps {_COMMS}")
+        return (*comms, *[0.0] * (2 * _COMMS - len(comms)), optimizer)
 
     def p2p(self, shapes: StepShapes) -> float:
         hit = self.cache.p2p.get(id(shapes))
