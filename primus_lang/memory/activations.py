@@ -130,12 +130,20 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
         # Inside the local core attention GQA expands k and v to every head (repeat_interleave), so
         # the expanded copies are saved instead; the fused QKV output stays alive while a view of it is.
         uses_mixed_inside = (not rope) or (not gqa)
-        out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh",
-                        where(boundary, mixed, mixed if uses_mixed_inside else 0)))
+        saved_mixed = where(boundary, mixed, mixed if uses_mixed_inside else 0)
+        # A flash kernel that saves its own inputs (no core_attn checkpoint) gets RoPE's new q and k
+        # and v as a strided view of the fused buffer, a layout Transformer Engine does not take:
+        # its get_qkv_layout makes all three contiguous, so v is saved as a copy of its g heads and
+        # the fused buffer is freed (torchtitan's separate wv linear saves the same v). A checkpoint
+        # saves the views themselves, which keep the buffer; so does the local unfused path.
+        kernel_copies = logical_and(k.flash, logical_not(selective)) if rope else False
+        out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh", where(kernel_copies, 0, saved_mixed)))
         if rope:
             out.append(Item("q after rope", "2·T·a·dh", 2 * d.T * d.a * dh))
             k_inside = 2 * d.T * d.a * dh if gqa else 2 * d.T * d.g * dh
             out.append(Item("k after rope", "2·T·g·dh", where(boundary, 2 * d.T * d.g * dh, 0 if gqa else k_inside)))
+            out.append(Item("v copied contiguous for the flash kernel", "2·T·g·dh",
+                            _if(kernel_copies, 2 * d.T * d.g * dh)))
             out.append(Item("rope cos/sin (unfused rope)", "2·s·dh", _if(unfused, 2 * d.s * dh), 4))
         if gqa:
             out.append(Item("k expanded to all heads (GQA)", "2·T·a·dh", _if(logical_not(boundary), 2 * d.T * d.a * dh)))

@@ -75,7 +75,10 @@ def explain(winner: Trial, runner_up: Trial | None, baseline: Trial | None, axes
         lines.append(compare(winner, baseline, axes, metric, "Over the baseline"))
     elif baseline is not None:
         # the space's own recipe (an import's), or the seed planner's when the space names none
-        what = "The space's baseline (the recipe it was imported from)" if baseline.is_space_recipe \
-            else "The baseline recipe (least model parallelism that fits, no recompute)"
-        lines.append(f"{what} is already the best found.")
+        if baseline.is_space_recipe:
+            lines.append("The space's baseline (the recipe it was imported from) is already the best found; "
+                         "the launch files are the recipe's own.")
+        else:
+            lines.append("The baseline recipe (least model parallelism that fits, no recompute) is already the "
+                         "best found.")
     return [line for line in lines if line]

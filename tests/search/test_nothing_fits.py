@@ -32,7 +32,7 @@ def no_fit(tmp_path: Path, axes: str) -> tuple[str, str, str]:
 
 def test_in_gib_with_what_the_space_could_add(tmp_path: Path) -> None:
     _, note, help = no_fit(tmp_path, "  mbs : 1 | 2\n")
-    assert note == "the smallest peak is 100.5 GiB per GPU against a limit of 2.9 GiB (288.0 GiB less 99% headroom)"
+    assert note == "the smallest peak is 98.0 GiB per GPU against a limit of 2.9 GiB (288.0 GiB less 99% headroom)"
     assert help == ("add to the space: TP above 1 (up to 8), PP above 1 (up to 8), full recompute, FSDP sharding; "
                     "or more than 1 node (`primusc check` says how many would fit)")
 
