@@ -21,7 +21,12 @@ def _helps(rank: RankAccount) -> list[str]:
     states = sum(b for n, b in names.items() if n.startswith(("parameters", "gradients", "master", "adam")))
     out = []
     if act >= states:
-        out += ["more recomputation (`recompute : selective | full(layers: ..)`)", "a smaller micro-batch (`mbs`)",
+        # plain `selective` recomputes core attention, which frees only an unfused kernel's score
+        # square: under a flash kernel the modules that free bytes are others
+        scores = names.get("act: attention softmax output", 0) > 0
+        recompute = "`recompute : selective | full(layers: ..)`" if scores else \
+            "`recompute : selective(mlp, layernorm) | full(layers: ..)`; plain `selective`, core attention, saves nothing under a flash kernel"
+        out += [f"more recomputation ({recompute})", "a smaller micro-batch (`mbs`)",
                 "more TP or CP (splits activations)", "more PP (fewer layers per stage)"]
     else:
         out += ["more TP, PP or EP (fewer parameters per rank)", "FSDP or the distributed optimizer (`sharding`)",

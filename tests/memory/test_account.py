@@ -87,6 +87,25 @@ def test_overflow_diagnostic_names_rank_bytes_terms_and_knobs() -> None:
     assert "recomput" in text and "FSDP" in text
 
 
+def test_a_flash_kernel_keeps_a_copy_of_v_and_a_core_attn_checkpoint_the_fused_buffer() -> None:
+    # Transformer Engine makes megatron-core's strided v contiguous before its kernel, which saves the
+    # copy; a core_attn checkpoint saves the views, which keep the fused q|k|v buffer alive
+    base = Candidate(tp=2, pp=4, gbs=256, seq_len=8192, mbs=1)
+    none = account(LLAMA70B, X64, base, S).peak
+    sel = account(LLAMA70B, X64, base.replace(recompute=Recompute("selective")), S).peak
+    layers = none.term("act: q after rope").bytes // (2 * 8192 * 32 * 128)  # a = 64 / tp heads of 128
+    a, g, dh, t = 32, 4, 128, 8192
+    assert "act: qkv output (fused q|k|v)" not in {term.name for term in none.terms}
+    assert none.term("act: v copied contiguous for the flash kernel").bytes == layers * 2 * t * g * dh
+    assert sel.term("act: qkv output (fused q|k|v)").bytes == layers * 2 * t * (a + 2 * g) * dh
+    assert sel.total > none.total  # no score square for the checkpoint to free under flash
+    # so the overflow hint offers the modules that free bytes, not plain `selective`
+    over = Candidate(tp=1, pp=1, gbs=64, seq_len=8192, mbs=4, sharding="fsdp")
+    assert "selective(mlp, layernorm)" in render([explain_overflow(account(LLAMA70B, X64, over, S), 0.05)])
+    unfused = account(LLAMA70B, X64, over.replace(attention="unfused"), S)
+    assert "`recompute : selective | full" in render([explain_overflow(unfused, 0.05)])
+
+
 def test_render_and_json() -> None:
     acc = account(MIXTRAL, X64, Candidate(tp=2, pp=2, ep=4, gbs=128, seq_len=4096), S)
     console = Console(record=True, width=200)
