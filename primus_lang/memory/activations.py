@@ -18,6 +18,11 @@ from primus_lang.ir import Model, Settings, derived
 from primus_lang.memory.dual import Num, cdiv, logical_and, logical_not, where
 from primus_lang.memory.knobs import MODULE_BITS, Knobs
 
+# Items other stages name: the score square only an unfused kernel keeps, and the v a flash kernel
+# copies when it saves its own inputs (``memory.explain`` offers recomputation by them)
+SCORES = "attention softmax output"
+V_COPY = "v copied contiguous for the flash kernel"
+
 
 @frozen
 class Item:
@@ -142,7 +147,7 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
             out.append(Item("q after rope", "2·T·a·dh", 2 * d.T * d.a * dh))
             k_inside = 2 * d.T * d.a * dh if gqa else 2 * d.T * d.g * dh
             out.append(Item("k after rope", "2·T·g·dh", where(boundary, 2 * d.T * d.g * dh, 0 if gqa else k_inside)))
-            out.append(Item("v copied contiguous for the flash kernel", "2·T·g·dh",
+            out.append(Item(V_COPY, "2·T·g·dh",
                             _if(kernel_copies, 2 * d.T * d.g * dh)))
             out.append(Item("rope cos/sin (unfused rope)", "2·s·dh", _if(unfused, 2 * d.s * dh), 4))
         if gqa:
@@ -152,7 +157,7 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
     scores = logical_and(unfused, logical_not(selective))
     a_s2b = d.a * d.s * d.s * d.b
     fused = softmax_kernel_runs(d)
-    out.append(Item("attention softmax output", "2·a·s²·b fused kernel, 4·a·s²·b fp32 fallback",
+    out.append(Item(SCORES, "2·a·s²·b fused kernel, 4·a·s²·b fp32 fallback",
                     _if(scores, where(fused, 2, 4) * a_s2b)))
     if model.attention_dropout > 0:
         out.append(Item("attention dropout mask", "a·s²·b", _if(scores, a_s2b)))

@@ -6,6 +6,7 @@ import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_memory import OUT_OF_MEMORY
+from primus_lang.memory.activations import SCORES, V_COPY
 from primus_lang.memory.result import MemoryAccount, RankAccount, usable_bytes
 
 GIB = 2**30
@@ -22,10 +23,13 @@ def _helps(rank: RankAccount) -> list[str]:
     out = []
     if act >= states:
         # plain `selective` recomputes core attention, which frees only an unfused kernel's score
-        # square: under a flash kernel the modules that free bytes are others
-        scores = names.get("act: attention softmax output", 0) > 0
-        recompute = "`recompute : selective | full(layers: ..)`" if scores else \
-            "`recompute : selective(mlp, layernorm) | full(layers: ..)`; plain `selective`, core attention, saves nothing under a flash kernel"
+        # square; under a flash kernel its checkpoint keeps the fused q|k|v buffer the kernel frees
+        if names.get(f"act: {SCORES}", 0) > 0:
+            recompute = "`recompute : selective | full(layers: ..)`"
+        else:
+            recompute = "`recompute : selective(mlp, layernorm) | full(layers: ..)`"
+            if names.get(f"act: {V_COPY}", 0) > 0:
+                recompute += "; plain `selective` (core attention) adds memory under a flash kernel"
         out += [f"more recomputation ({recompute})", "a smaller micro-batch (`mbs`)",
                 "more TP or CP (splits activations)", "more PP (fewer layers per stage)"]
     else:

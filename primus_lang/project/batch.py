@@ -138,7 +138,7 @@ class _Cache:
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
         self.records: dict[int, tuple[tuple[Task, ...], _StepRecord]] = {}
-        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, list[_StepRecord]]] = {}
+        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[_StepRecord, ...]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
 
     def trim(self) -> None:
@@ -227,14 +227,14 @@ class _Run:
             hit = self.cache.params[key] = (layers, template, summed[1])
         return hit[2]
 
-    def steps(self, shapes: StepShapes, params: _Params) -> list[_StepRecord]:
+    def steps(self, shapes: StepShapes, params: _Params) -> tuple[_StepRecord, ...]:
         """Each stage's step record (``params``: from ``stage_params``, which keeps one object per value)."""
         key = (id(shapes), id(params))
         hit = self.cache.stage_steps.get(key)
         if hit is None or hit[0] is not shapes or hit[1] is not params:
             # middle stages hold the same parameters: each distinct count is looked up once
             distinct = {p: self.step(shapes, *p) for p in dict.fromkeys(params)}
-            records = [distinct[p] for p in params]
+            records = tuple(distinct[p] for p in params)
             hit = self.cache.stage_steps[key] = (shapes, params, records)
         return hit[2]
 

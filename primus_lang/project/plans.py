@@ -94,7 +94,8 @@ class Plan:
     @property
     def ops(self) -> list[tuple[int, int, int, int, int, bool]]:
         """Each op as (stage, pass 0/1/2 for F/B/W, chunk, previous op on the stage or -1, the op
-        whose output it waits for or -1, whether that output crosses stages)."""
+        whose output it waits for or -1, whether that output crosses stages), decoded from ``sweep``
+        on each call: only a replay that records its events reads it."""
         pv, v = self.pp * self.v, self.v
         return [((slot % pv) // v, slot // pv, slot % v, prev - 1, dep - 1, cross == 1.0)
                 for slot, prev, dep, cross in self.sweep]

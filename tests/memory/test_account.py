@@ -101,7 +101,8 @@ def test_a_flash_kernel_keeps_a_copy_of_v_and_a_core_attn_checkpoint_the_fused_b
     assert sel.total > none.total  # no score square for the checkpoint to free under flash
     # so the overflow hint offers the modules that free bytes, not plain `selective`
     over = Candidate(tp=1, pp=1, gbs=64, seq_len=8192, mbs=4, sharding="fsdp")
-    assert "selective(mlp, layernorm)" in render([explain_overflow(account(LLAMA70B, X64, over, S), 0.05)])
+    hint = render([explain_overflow(account(LLAMA70B, X64, over, S), 0.05)])
+    assert "selective(mlp, layernorm)" in hint and "adds memory under a flash kernel" in hint
     unfused = account(LLAMA70B, X64, over.replace(attention="unfused"), S)
     assert "`recompute : selective | full" in render([explain_overflow(unfused, 0.05)])
 
