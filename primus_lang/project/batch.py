@@ -279,30 +279,29 @@ class _Run:
 
 def _tally(template: Template) -> tuple[tuple[tuple[Slot, int], ...], ...]:
     """Per stage, each distinct slot and how many of its chunks hold it."""
-    hit = _tallies.get(id(template))
-    if hit is None or hit[0] is not template:
-        if len(_tallies) > 20_000:
-            _tallies.clear()
-        stages = tuple(tuple(Counter(slot for chunk in chunks for slot in chunk).items()) for chunks in template)
-        hit = _tallies[id(template)] = (template, stages)
-    return hit[1]
-
-
-_tallies: dict[int, tuple[Template, tuple[tuple[tuple[Slot, int], ...], ...]]] = {}
+    return _shape_of(template)[0]
 
 
 def _slots(template: Template) -> tuple[Slot, ...]:
     """The template's distinct slots, in the order its stages first hold them."""
-    hit = _distinct.get(id(template))
+    return _shape_of(template)[1]
+
+
+_Shape = tuple[tuple[tuple[tuple[Slot, int], ...], ...], tuple[Slot, ...]]
+
+
+def _shape_of(template: Template) -> _Shape:
+    hit = _shapes.get(id(template))
     if hit is None or hit[0] is not template:
-        if len(_distinct) > 20_000:
-            _distinct.clear()
-        slots = tuple(dict.fromkeys(s for chunks in template for chunk in chunks for s in chunk))
-        hit = _distinct[id(template)] = (template, slots)
+        if len(_shapes) > 20_000:
+            _shapes.clear()
+        stages = tuple(tuple(Counter(slot for chunk in chunks for slot in chunk).items()) for chunks in template)
+        slots = tuple(dict.fromkeys(slot for stage in stages for slot, _n in stage))
+        hit = _shapes[id(template)] = (template, (stages, slots))
     return hit[1]
 
 
-_distinct: dict[int, tuple[Template, tuple[Slot, ...]]] = {}
+_shapes: dict[int, tuple[Template, _Shape]] = {}
 
 
 class _Group:

@@ -71,6 +71,16 @@ def _megatron_passes(pp: int, v: int, m: int) -> tuple[tuple[tuple[str, int, int
     return tuple(fs), tuple(bs)
 
 
+def _virtual_table(schedule: str, pp: int, v: int) -> list[list[int]]:
+    """``virtual_index`` of every (stage, chunk)."""
+    return [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
+
+
+def _b_order(i: int, c: int, v: int) -> int:
+    """The greedy rule's order among ready B passes: lowest micro-batch, then the later chunk."""
+    return i * v + (v - 1 - c)
+
+
 @frozen
 class Plan:
     """A schedule's ops in one dependency-respecting order, fixed for (schedule, pp, v, m), as the
@@ -135,7 +145,7 @@ def _assemble(schedule: str, pp: int, v: int, m: int, events: list[_Event], infl
     indices into the (tick, stage) order, and the sweep's view of them."""
     nvirt = pp * v
     where = placement(schedule, pp, v)
-    virt = [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
+    virt = _virtual_table(schedule, pp, v)
     # a stage runs one op per tick, so (tick, stage) names an op: bucket them instead of sorting
     at = [-1] * ((max((e[0] for e in events), default=0) + 1) * pp)
     for n, e in enumerate(events):
@@ -173,7 +183,7 @@ def _fixed_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event], 
     """Megatron's per-stage orders run at unit times: each stage runs its next op as soon as its
     input is in (``schedule._fixed`` with F and B+W of one tick each)."""
     nvirt = pp * v
-    virt = [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
+    virt = _virtual_table(schedule, pp, v)
     orders = [megatron_order(pp, v, m, s) for s in range(pp)]
     f_end = [-1] * (nvirt * m)  # [virtual · m + micro-batch] -> the tick its F ends on (-1: not run)
     b_end = [-1] * (nvirt * m)
@@ -244,7 +254,7 @@ def _greedy_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event],
     ready on the next, so each tick is decided from the ticks before it alone."""
     nvirt = pp * v
     where = placement(schedule, pp, v)
-    virt = [[virtual_index(schedule, pp, s, c) for c in range(v)] for s in range(pp)]
+    virt = _virtual_table(schedule, pp, v)
     # the 1F1B activation limit: stage s keeps pp - s micro-batches; ZBV keeps pp per chunk on every
     # stage (2 pp half-size chunk units: the same bytes as 1F1B's first stage, balanced over stages)
     cap = [pp if schedule == "zbv" else pp - s for s in range(pp)]
@@ -274,7 +284,7 @@ def _greedy_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event],
                 alive_chunk[s][c] -= 1
                 if j > 0:
                     ps, pc = where[j - 1]
-                    arriving[ps].append((i * v + (v - 1 - pc), pc, i))
+                    arriving[ps].append((_b_order(i, pc, v), pc, i))
                 events.append((tick, s, _B, c, i))
                 done += 1
                 continue
@@ -290,7 +300,7 @@ def _greedy_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event],
                     if alive[s] > peak[s]:
                         peak[s] = alive[s]
                     if j == nvirt - 1:
-                        arriving[s].append((i * v + (v - 1 - c), c, i))
+                        arriving[s].append((_b_order(i, c, v), c, i))
                     events.append((tick, s, _F, c, i))
                     done += 1
                     break
