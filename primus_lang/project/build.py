@@ -11,7 +11,7 @@ innermost, then CP, then DP, then PP; experts: ETP, then EP).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -28,6 +28,7 @@ from primus_lang.project.ops import (
     Gemm,
     GroupedGemm,
     MemoryOp,
+    Op,
     SsmScan,
     Stage,
     Task,
@@ -137,54 +138,69 @@ class _Shapes:
         return Gemm(self.tokens if m is None else m, max(1, n), max(1, k), dtype or self.dtype)
 
 
-def _linear(sh: _Shapes, tasks: list[Task], params: list[int], op: Gemm | GroupedGemm,
+class _Tasks(list[Task]):
+    """A block's tasks as its builders add them, each in the layer part its builder works in
+    (``Task.part``, what a CUDA graph scope captures): the caller sets the part where one starts,
+    rather than each task being copied into it afterwards."""
+
+    def __init__(self, part: str = "") -> None:
+        super().__init__()
+        self.part = part
+
+    def add(self, op: Op, phase: str, kind: str = "compute", *, times: float = 1.0, model_flops: bool = True,
+            routed: bool = False, hides_under: str = "", model_share: float = 1.0, part: str | None = None) -> None:
+        self.append(Task(op, phase, kind, times, model_flops, routed, hides_under, model_share,
+                         self.part if part is None else part))
+
+
+def _linear(sh: _Shapes, tasks: _Tasks, params: list[int], op: Gemm | GroupedGemm,
             routed: bool = False) -> None:
     """A linear layer's forward, its two backward GEMMs, and the FP8 quantize kernels."""
-    tasks.append(Task(op, "F", routed=routed))
+    tasks.add(op, "F", routed=routed)
     b, w = _backward(op)
-    tasks.append(Task(b, "B", routed=routed))
-    tasks.append(Task(w, "W", routed=routed))
+    tasks.add(b, "B", routed=routed)
+    tasks.add(w, "W", routed=routed)
     groups = op.groups if isinstance(op, GroupedGemm) else op.batch
     params.append(groups * op.k * op.n)
     if op.dtype != "bf16" and sh.cast > 0:
         rows = op.m * groups
-        tasks.append(Task(MemoryOp(f"{op.dtype}_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed))
-        tasks.append(Task(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed))
+        tasks.add(MemoryOp(f"{op.dtype}_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed)
+        tasks.add(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed)
         if sh.cand.fp8_recipe == "rowwise":
-            tasks.append(Task(MemoryOp("fp8_rescale_dgrad", int(rows * op.k * ROWWISE_RESCALE_BYTES)), "B",
-                              routed=routed))
-            tasks.append(Task(MemoryOp("fp8_rescale_wgrad", int(groups * op.k * op.n * ROWWISE_RESCALE_BYTES)), "W",
-                              routed=routed))
+            tasks.add(MemoryOp("fp8_rescale_dgrad", int(rows * op.k * ROWWISE_RESCALE_BYTES)), "B",
+                              routed=routed)
+            tasks.add(MemoryOp("fp8_rescale_wgrad", int(groups * op.k * op.n * ROWWISE_RESCALE_BYTES)), "W",
+                              routed=routed)
 
 
-def _tp_pair(sh: _Shapes, tasks: list[Task]) -> None:
+def _tp_pair(sh: _Shapes, tasks: _Tasks) -> None:
     """TP communication around one column-parallel/row-parallel pair (attention or MLP)."""
     if sh.tp <= 1:
         return
     size = sh.tokens * sh.h * BF16
     if sh.sp:
         for phase in ("F", "B"):
-            tasks.append(Task(Collective("all_gather", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
-            tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+            tasks.add(Collective("all_gather", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")
+            tasks.add(Collective("reduce_scatter", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")
         # The column-parallel layer keeps only its sequence shard of the input (the activation memory
         # sequence parallelism saves) and gathers it again in the backward for its weight gradient:
         # Transformer Engine's backward_input_needs_gather, megatron-core's
         # LinearWithGradAccumulationAndAsyncCommunication; the tp-comm-overlap configs name it the
         # bulk overlap of the dgrad GEMM. So the backward moves three tensors where the forward moves two.
-        tasks.append(Task(Collective("all_gather", size, sh.tp_group), "B", "tp_comm", hides_under="gemm"))
+        tasks.add(Collective("all_gather", size, sh.tp_group), "B", "tp_comm", hides_under="gemm")
     else:
         for phase in ("F", "B"):
-            tasks.append(Task(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm"))
+            tasks.add(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")
 
 
-def _rerun(sh: _Shapes, tasks: list[Task], start: int, module: str) -> None:
+def _rerun(sh: _Shapes, tasks: _Tasks, start: int, module: str) -> None:
     """Selective recomputation of one of Megatron's ``--recompute-modules``: the forward tasks added
     since ``start`` run again in the backward (no model FLOPs), when the candidate recomputes it."""
     if module in sh.recomputed:
         tasks += [t.again() for t in tasks[start:] if t.phase == "F"]
 
 
-def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
+def _attention(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
     m = sh.model
     heads, kv = sh.heads, sh.kv_heads
     if m.mla is not None:
@@ -221,28 +237,28 @@ def _attention(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
     fa2 = sh.cand.attention == "fa2"
     for window, share in variants:
         fwd = Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, sinks=m.attention_sinks, fa2=fa2)
-        tasks.append(Task(fwd, "F", times=share))
+        tasks.add(fwd, "F", times=share)
         # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
-        tasks.append(Task(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True,
+        tasks.add(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True,
                                     sinks=m.attention_sinks, fa2=fa2),
-                          "B", times=share, model_share=0.8))
+                          "B", times=share, model_share=0.8)
         if "core_attn" in sh.recomputed:
-            tasks.append(Task(fwd, "B", times=share, model_flops=False))
+            tasks.add(fwd, "B", times=share, model_flops=False)
     if sh.cp > 1:
         kv_bytes = sh.tokens * kv_width * BF16
         if sh.cand.cp_comm == "a2a":
             qkvo = sh.tokens * (heads * (qk_dim + v_dim) + kv_width) * BF16
             for phase in ("F", "B"):
-                tasks.append(Task(Collective("all_to_all", qkvo, sh.cp_group), phase, "cp_comm"))
+                tasks.add(Collective("all_to_all", qkvo, sh.cp_group), phase, "cp_comm")
         else:
             hide = "attention" if sh.cand.cp_comm == "p2p" else ""
-            tasks.append(Task(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "F", "cp_comm", hides_under=hide))
-            tasks.append(Task(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
-            tasks.append(Task(Collective("reduce_scatter", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide))
+            tasks.add(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "F", "cp_comm", hides_under=hide)
+            tasks.add(Collective("all_gather", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide)
+            tasks.add(Collective("reduce_scatter", kv_bytes * sh.cp, sh.cp_group), "B", "cp_comm", hides_under=hide)
     _tp_pair(sh, tasks)
 
 
-def _unfused_attention(sh: _Shapes, tasks: list[Task], heads: int, s_q: int, qk_dim: int, v_dim: int) -> None:
+def _unfused_attention(sh: _Shapes, tasks: _Tasks, heads: int, s_q: int, qk_dim: int, v_dim: int) -> None:
     """Attention without a fused kernel: batched GEMMs over the full score square (the causal mask
     is applied, not skipped) and the scaled-masked softmax through HBM. Model FLOPs still count the
     causal half (``model_share``), as for flash attention."""
@@ -252,20 +268,20 @@ def _unfused_attention(sh: _Shapes, tasks: list[Task], heads: int, s_q: int, qk_
     pv = Gemm(s_q, v_dim, sh.s, "bf16", batch)
     # softmax forward: read the scores, write probabilities (BF16) and keep them for the backward
     soft = MemoryOp("attention_softmax", scores * 3 * BF16, 2)
-    forward = [Task(qk, "F", model_share=0.5), Task(soft, "F"), Task(pv, "F", model_share=0.5)]
-    backward = [
-        Task(Gemm(s_q, sh.s, v_dim, "bf16", batch), "B", model_share=0.5),  # dP = dO V^T
-        Task(Gemm(sh.s, v_dim, s_q, "bf16", batch), "B", model_share=0.5),  # dV = P^T dO
-        Task(MemoryOp("attention_softmax_bwd", scores * 3 * BF16, 2), "B"),
-        Task(Gemm(s_q, qk_dim, sh.s, "bf16", batch), "B", model_share=0.5),  # dQ = dS K
-        Task(Gemm(sh.s, qk_dim, s_q, "bf16", batch), "B", model_share=0.5),  # dK = dS^T Q
-    ]
-    tasks += forward + backward
+    forward: list[tuple[Gemm | MemoryOp, float]] = [(qk, 0.5), (soft, 1.0), (pv, 0.5)]
+    for op, share in forward:
+        tasks.add(op, "F", model_share=share)
+    tasks.add(Gemm(s_q, sh.s, v_dim, "bf16", batch), "B", model_share=0.5)  # dP = dO V^T
+    tasks.add(Gemm(sh.s, v_dim, s_q, "bf16", batch), "B", model_share=0.5)  # dV = P^T dO
+    tasks.add(MemoryOp("attention_softmax_bwd", scores * 3 * BF16, 2), "B")
+    tasks.add(Gemm(s_q, qk_dim, sh.s, "bf16", batch), "B", model_share=0.5)  # dQ = dS K
+    tasks.add(Gemm(sh.s, qk_dim, s_q, "bf16", batch), "B", model_share=0.5)  # dK = dS^T Q
     if "core_attn" in sh.recomputed:
-        tasks += [Task(t.op, "B", model_flops=False) for t in forward]
+        for op, _share in forward:
+            tasks.add(op, "B", model_flops=False)
 
 
-def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int, norms: int = 2, rope: bool = True) -> None:
+def _elementwise(sh: _Shapes, tasks: _Tasks, ffn_width: int, norms: int = 2, rope: bool = True) -> None:
     """Norms, residual adds, RoPE and the MLP activation of one layer, as HBM traffic (``norms``
     norm-and-residual pairs: a transformer layer has two, a hybrid model's layer one)."""
     t_sp, t, h = sh.tokens_sp, sh.tokens, sh.h
@@ -275,13 +291,13 @@ def _elementwise(sh: _Shapes, tasks: list[Task], ffn_width: int, norms: int = 2,
     fwd = norms * (2 * t_sp * h * BF16) + norms * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
     # the norms, residual adds, RoPE and the activation; their backwards
     kernels = 3 * norms
-    tasks.append(Task(MemoryOp("layer_elementwise", fwd, kernels), "F"))
-    tasks.append(Task(MemoryOp("layer_elementwise_bwd", 2 * fwd, kernels), "B"))
+    tasks.add(MemoryOp("layer_elementwise", fwd, kernels), "F")
+    tasks.add(MemoryOp("layer_elementwise_bwd", 2 * fwd, kernels), "B")
     if "layernorm" in sh.recomputed:
-        tasks.append(Task(MemoryOp("layernorm_recompute", norms * (2 * t_sp * h * BF16), norms), "B", model_flops=False))
+        tasks.add(MemoryOp("layernorm_recompute", norms * (2 * t_sp * h * BF16), norms), "B", model_flops=False)
 
 
-def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> int:
+def _dense_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], ffn: int) -> int:
     up = 2 if sh.model.gated else 1
     ffn_r = max(1, ffn // sh.tp)
     start = len(tasks)
@@ -292,19 +308,20 @@ def _dense_mlp(sh: _Shapes, tasks: list[Task], params: list[int], ffn: int) -> i
     if "mlp" in sh.recomputed:
         # its activation runs again too (the forward's is costed with the layer's other elementwise ops)
         act = 3 if sh.model.gated else 2
-        tasks.append(Task(MemoryOp("mlp_activation_recompute", act * sh.tokens * ffn_r * BF16), "B",
-                          model_flops=False))
+        tasks.add(MemoryOp("mlp_activation_recompute", act * sh.tokens * ffn_r * BF16), "B",
+                          model_flops=False)
     return ffn_r
 
 
-def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: list[int]) -> int:
+def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[int]) -> int:
     moe = sh.model.moe
     assert moe is not None
     up = 2 if sh.model.gated else 1
     tokens_in = sh.tokens // sh.tp  # tokens entering the router on one rank (the SP share)
-    start = len(tasks)
+    start, outer = len(tasks), tasks.part
+    tasks.part = "router"
     _linear(sh, tasks, params, Gemm(tokens_in, moe.num_experts, sh.h, "bf16"))
-    _tag(tasks, start, "router")
+    tasks.part = outer
     local = max(1, moe.num_experts // sh.ep)
     per_expert = max(1, round(tokens_in * moe.top_k * sh.etp * sh.ep / moe.num_experts))
     ffn_r = max(1, moe.ffn_hidden // sh.etp)
@@ -317,16 +334,16 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, width, ffn_r, sh.dtype), routed=True)
     routed_tokens = local * per_expert
     permute = 2 * 2 * routed_tokens * width * BF16  # permute and unpermute, read + write
-    tasks.append(Task(MemoryOp("moe_permute", permute, 4), "F", routed=True))
-    tasks.append(Task(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True))
+    tasks.add(MemoryOp("moe_permute", permute, 4), "F", routed=True)
+    tasks.add(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True)
     # router softmax/top-k and the token sort around the permutation are small kernels of their own
-    tasks.append(Task(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F", part="router"))
-    tasks.append(Task(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B", part="router"))
+    tasks.add(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F", part="router")
+    tasks.add(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B", part="router")
     act = len(tasks)
-    tasks.append(Task(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True))
+    tasks.add(MemoryOp("moe_activation", 3 * routed_tokens * ffn_r * BF16), "F", routed=True)
     if "moe" not in sh.recomputed:
         _rerun(sh, tasks, act, "moe_act")
-    tasks.append(Task(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True))
+    tasks.add(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True)
     if sh.ep > 1:
         send = tokens_in * moe.top_k * width * BF16
         remote = -1
@@ -339,13 +356,13 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
             remote = int(tokens_in * hit * width * BF16)
         for phase in ("F", "B"):
             for _ in ("dispatch", "combine"):
-                tasks.append(Task(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
-                                  routed=True, hides_under="block"))
+                tasks.add(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
+                                  routed=True, hides_under="block")
     if sh.etp > 1:
         gathered = routed_tokens * width * BF16
         for phase in ("F", "B"):
-            tasks.append(Task(Collective("all_gather", gathered, sh.etp_group), phase, "ep_comm", routed=True))
-            tasks.append(Task(Collective("reduce_scatter", gathered, sh.etp_group), phase, "ep_comm", routed=True))
+            tasks.add(Collective("all_gather", gathered, sh.etp_group), phase, "ep_comm", routed=True)
+            tasks.add(Collective("reduce_scatter", gathered, sh.etp_group), phase, "ep_comm", routed=True)
     shared = 0
     if moe.shared_experts:
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
@@ -362,7 +379,7 @@ def _moe_mlp(sh: _Shapes, tasks: list[Task], params: list[int], expert_params: l
     return shared
 
 
-def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
+def _mamba(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
     """A Mamba-2 mixer (megatron-core's MambaMixer on its memory-efficient path): in_proj, the fused
     convolution + SSD scan + gated norm (``SsmScan``, mamba_ssm's kernels) and out_proj, with the TP
     collectives of a column/row pair and, under CP, the all-to-alls around the scan. megatron copies
@@ -390,35 +407,35 @@ def _mamba(sh: _Shapes, tasks: list[Task], params: list[int]) -> None:
         kernels = 12 if backward else 7
         return SsmScan(chunks, heads, mb.chunk, mb.state_dim, mb.head_dim, traffic, kernels, backward)
 
-    tasks.append(Task(MemoryOp("mamba_layout_copies", layout, 2), "F"))
-    tasks.append(Task(scan(False), "F"))
-    tasks.append(Task(MemoryOp("mamba_layout_copies_bwd", layout, 2), "B"))
-    tasks.append(Task(scan(True), "B"))
+    tasks.add(MemoryOp("mamba_layout_copies", layout, 2), "F")
+    tasks.add(scan(False), "F")
+    tasks.add(MemoryOp("mamba_layout_copies_bwd", layout, 2), "B")
+    tasks.add(scan(True), "B")
     if sh.cp > 1:
         # MambaContextParallel: an all-to-all trades the sequence shards for head shards before the
         # convolution and scan (z, x, B, C, dt) and back after it (y); the scan's work is unchanged
         for phase in ("F", "B"):
-            tasks.append(Task(Collective("all_to_all", t * width * BF16, sh.cp_group), phase, "cp_comm"))
-            tasks.append(Task(Collective("all_to_all", t * inner * BF16, sh.cp_group), phase, "cp_comm"))
+            tasks.add(Collective("all_to_all", t * width * BF16, sh.cp_group), phase, "cp_comm")
+            tasks.add(Collective("all_to_all", t * inner * BF16, sh.cp_group), phase, "cp_comm")
     _linear(sh, tasks, params, sh.gemm(sh.h, inner))
     _tp_pair(sh, tasks)
 
 
-def _fsdp(sh: _Shapes, tasks: list[Task], nparams: int) -> None:
+def _fsdp(sh: _Shapes, tasks: _Tasks, nparams: int) -> None:
     """FSDP gathers a layer's parameters before its forward and again before its backward."""
     if sh.cand.sharding != "fsdp" or sh.dp_group.size <= 1:
         return
     gathered = nparams * gathered_bytes(sh.cand)
-    tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "F", "dp_comm", hides_under="block"))
-    tasks.append(Task(Collective("all_gather", gathered, sh.dp_group), "B", "dp_comm", hides_under="block"))
+    tasks.add(Collective("all_gather", gathered, sh.dp_group), "F", "dp_comm", hides_under="block")
+    tasks.add(Collective("all_gather", gathered, sh.dp_group), "B", "dp_comm", hides_under="block")
 
 
-def _recomputed(tasks: list[Task]) -> list[Task]:
+def _recomputed(tasks: Sequence[Task]) -> list[Task]:
     """Full recompute: the layer's forward runs again before its backward."""
     return [t.again() for t in tasks if t.phase == "F"]
 
 
-def _op_recomputed(sh: _Shapes, moe: bool, tasks: list[Task]) -> list[Task]:
+def _op_recomputed(sh: _Shapes, moe: bool, tasks: Sequence[Task]) -> list[Task]:
     """Op-level checkpointing (torchtitan): the backward re-runs every second ``aten.mm`` of the
     block in forward order (wq wk wv wo w1 [w3] w2: wk, wo, w3 or w2), with the FP8 quantize kernels
     of its input, and every memory-bound op of the layer (norms, RoPE, activation, residual adds);
@@ -486,13 +503,21 @@ _ends: dict[tuple[tuple[object, ...], str], tuple[Block, int]] = {}
 
 
 def _layer_of(key: LayerKey, sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
-    k = (key if _is_moe(kind) else key[0], kind, recompute)
+    shared = key if _is_moe(kind) else key[0]
+    k = (shared, kind, recompute)
     hit = _layers.get(k)
     if hit is None:
         if len(_layers) > 20_000:
             _layers.clear()
-        hit = _layers[k] = _layer(sh, kind, recompute)
+        # a layer recomputed whole and one that is not share the body they run once
+        body, p_dense, p_expert = remembered(_bodies, (shared, kind), lambda: _body(sh, kind), 20_000)
+        hit = _layers[k] = (_layer(sh, kind, body, recompute), p_dense, p_expert)
     return hit
+
+
+_Body = tuple[tuple[Task, ...], int, int]
+_bodies: dict[Hashable, _Body] = {}
+_mixers: dict[Hashable, tuple[tuple[Task, ...], tuple[int, ...]]] = {}
 
 
 def _end_of(key: LayerKey, sh: _Shapes, name: str) -> tuple[Block, int]:
@@ -510,74 +535,84 @@ def _end_of(key: LayerKey, sh: _Shapes, name: str) -> tuple[Block, int]:
 LAYER_NAMES = {"T-": "dense", "TE": "moe", "M": "mamba", "*": "attention", "-": "mlp", "E": "moe_mlp"}
 
 
-def _layer(sh: _Shapes, kind: str, recompute: bool) -> tuple[Block, int, int]:
-    """One layer: its block, its dense and its expert parameter counts on this rank."""
-    tasks: list[Task] = []
+def _body(sh: _Shapes, kind: str) -> _Body:
+    """One layer's tasks as it runs once, with its dense and its expert parameter counts on this
+    rank."""
     params: list[int] = []
     expert_params: list[int] = []
     mixer = kind[0] if kind[0] in ("T", "M", "*") else ""
     mlp = kind[-1] if kind[-1] in ("-", "E") else ""
+    # the sequence mixer, Mamba's too, is graphed under the `attn` scope with attention
+    tasks = _Tasks("attn")
     if mixer in ("T", "*"):
-        _attention(sh, tasks, params)
-        _tag(tasks, 0, "attn")
+        # attention reads no expert field: one for every expert layout of the space
+        shared = _layer_key(sh.model, sh.cluster, sh.cand)[0]
+        attention, attention_params = remembered(_mixers, shared, lambda: _attention_part(sh), 20_000)
+        tasks += attention
+        params += attention_params
     elif mixer == "M":
         _mamba(sh, tasks, params)
-        _tag(tasks, 0, "attn")  # the sequence mixer: graphed under the `attn` scope with attention
-    start = len(tasks)
     width = 0
     if mlp == "E":
+        tasks.part = "moe"
         width = _moe_mlp(sh, tasks, params, expert_params)
-        _tag(tasks, start, "moe")
     elif mlp == "-":
+        tasks.part = "mlp"
         width = _dense_mlp(sh, tasks, params, sh.model.ffn_hidden)
-        _tag(tasks, start, "mlp")
+    tasks.part = ""
     norms = 2 if mixer == "T" else 1
     if mixer == "T" and sh.model.norm_placement == "sandwich":
         norms = 4  # Gemma 2/3 normalize each sublayer's input and output
     _elementwise(sh, tasks, width, norms, rope=mixer in ("T", "*"))
     norm_params = norms * sh.h
     _fsdp(sh, tasks, sum(params) + sum(expert_params) + norm_params)
-    moe = mlp == "E"
+    return tuple(tasks), sum(params) + norm_params, sum(expert_params)
+
+
+def _attention_part(sh: _Shapes) -> tuple[tuple[Task, ...], tuple[int, ...]]:
+    tasks = _Tasks("attn")
+    params: list[int] = []
+    _attention(sh, tasks, params)
+    return tuple(tasks), tuple(params)
+
+
+def _layer(sh: _Shapes, kind: str, body: tuple[Task, ...], recompute: bool) -> Block:
+    """One layer's block: its body, then what recomputation runs again before the backward."""
+    tasks = list(body)
     if recompute:
-        tasks += _recomputed(tasks)
+        tasks += _recomputed(body)
     elif sh.cand.recompute.kind == "op":
-        tasks += _op_recomputed(sh, moe or mixer != "T", tasks)
+        tasks += _op_recomputed(sh, kind[-1] == "E" or kind[0] != "T", body)
     suffix = "_layer_recomputed" if recompute else "_layer_op" if sh.cand.recompute.kind == "op" else "_layer"
-    return Block(LAYER_NAMES[kind] + suffix, tuple(tasks)), sum(params) + norm_params, sum(expert_params)
-
-
-def _tag(tasks: list[Task], start: int, part: str) -> None:
-    """Mark ``tasks[start:]`` as ``part`` of the layer (what a CUDA graph scope captures), keeping
-    a part already set (the MoE router inside the MoE block)."""
-    tasks[start:] = [t if t.part else t.in_part(part) for t in tasks[start:]]
+    return Block(LAYER_NAMES[kind] + suffix, tuple(tasks))
 
 
 def _embedding(sh: _Shapes) -> tuple[Block, int]:
     nbytes = sh.tokens_sp * sh.h * BF16 * 2
-    tasks = [Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W")]
+    tasks = (Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W"))
     nparams = sh.vocab * sh.h
-    return Block("embedding", tuple(tasks)), nparams
+    return Block("embedding", tasks), nparams
 
 
 def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
     """Final norm, the vocabulary-parallel output GEMM (BF16) and the cross-entropy."""
-    tasks: list[Task] = []
+    tasks = _Tasks()
     params: list[int] = []
     vocab_r = sh.vocab
     _linear(sh, tasks, params, Gemm(sh.tokens, vocab_r, sh.h, "bf16"))
     if sh.tp > 1 and sh.sp:
         size = sh.tokens * sh.h * BF16
-        tasks.append(Task(Collective("all_gather", size, sh.tp_group), "F", "tp_comm", hides_under="gemm"))
-        tasks.append(Task(Collective("reduce_scatter", size, sh.tp_group), "B", "tp_comm", hides_under="gemm"))
+        tasks.add(Collective("all_gather", size, sh.tp_group), "F", "tp_comm", hides_under="gemm")
+        tasks.add(Collective("reduce_scatter", size, sh.tp_group), "B", "tp_comm", hides_under="gemm")
     logits = sh.tokens * vocab_r
     # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
-    tasks.append(Task(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F"))
-    tasks.append(Task(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B"))
+    tasks.add(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F")
+    tasks.add(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B")
     if sh.model.logit_softcap:
         # cap·tanh(x/cap) over the BF16 logits: read and write them; the backward reads the output
         # and its gradient and writes the input's
-        tasks.append(Task(MemoryOp("logit_softcap", logits * 2 * BF16), "F"))
-        tasks.append(Task(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B"))
+        tasks.add(MemoryOp("logit_softcap", logits * 2 * BF16), "F")
+        tasks.add(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B")
     nparams = sum(params) if not sh.model.tied_embeddings else 0
     return Block(name, tuple(tasks)), nparams
 
@@ -864,25 +899,25 @@ def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
 
 def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     cand = sh.cand
-    tasks: list[Task] = []
+    tasks = _Tasks()
     for nparams, group in ((dense_p, sh.dp_group), (expert_p, sh.edp_group)):
         if nparams <= 0 or group.size <= 1:
             continue
         grads = nparams * sh.grad_bytes
         if cand.sharding == "none":
-            tasks.append(Task(Collective("all_reduce", grads, group), "W", "dp_comm", hides_under="grad"))
+            tasks.add(Collective("all_reduce", grads, group), "W", "dp_comm", hides_under="grad")
         else:
-            tasks.append(Task(Collective("reduce_scatter", grads, group), "W", "dp_comm", hides_under="grad"))
+            tasks.add(Collective("reduce_scatter", grads, group), "W", "dp_comm", hides_under="grad")
             if cand.sharding == "dist_opt":
-                tasks.append(Task(Collective("all_gather", nparams * gathered_bytes(cand), group), "F", "dp_comm",
-                                  hides_under="param"))
+                tasks.add(Collective("all_gather", nparams * gathered_bytes(cand), group), "F", "dp_comm",
+                                  hides_under="param")
     shards = 1 if cand.sharding == "none" else sh.dp_group.size
     eshards = 1 if cand.sharding == "none" else sh.edp_group.size
     local = dense_p // shards + expert_p // eshards
     state = derived.dtype_bytes(cand.optimizer_dtype)
     per_param = (BF16 + sh.grad_bytes + 4 + 2 * state) + (BF16 + 4 + 2 * state)
-    tasks.append(Task(MemoryOp("optimizer", local * per_param), "W", model_flops=False))
+    tasks.add(MemoryOp("optimizer", local * per_param), "W", model_flops=False)
     if sh.weight_cast > 0:
-        tasks.append(Task(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.weight_cast)), "W",
-                          model_flops=False))
+        tasks.add(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.weight_cast)), "W",
+                          model_flops=False)
     return tuple(tasks)

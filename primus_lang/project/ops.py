@@ -218,13 +218,8 @@ class Task:
     model_share: float = 1.0
     part: str = ""
 
-    # The two copies a layer's builder makes, spelled out: ``attrs.evolve`` costs ten times as much,
-    # and a space's layers are built by the thousand.
-    def in_part(self, part: str) -> Task:
-        """This task as ``part`` of its layer."""
-        return Task(self.op, self.phase, self.kind, self.times, self.model_flops, self.routed, self.hides_under,
-                    self.model_share, part)
-
+    # The copy a layer's builder makes, spelled out: ``attrs.evolve`` costs ten times as much, and a
+    # space's layers are built by the thousand.
     def again(self) -> Task:
         """This forward task run again in the backward (recomputation): no model FLOPs."""
         return Task(self.op, "B", self.kind, self.times, False, self.routed, self.hides_under, self.model_share,

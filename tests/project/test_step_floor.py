@@ -82,8 +82,11 @@ def test_expert_layouts_do_not_change_dense_layers_or_ends(path: Path) -> None:
         ref = build._Shapes(space.model, plain, cand)
         for ep, etp, dispatcher in itertools.product((1, 2, 8), (1, 2), ("alltoall", "flex")):
             other = build._Shapes(space.model, plain, attrs.evolve(cand, ep=ep, etp=etp, moe_dispatcher=dispatcher))
+            assert build._attention_part(other) == build._attention_part(ref)
             for kind in kinds:
+                body = build._body(other, kind)
+                assert body == build._body(ref, kind), (kind, ep, etp)
                 for recompute in (False, True):
-                    assert build._layer(other, kind, recompute) == build._layer(ref, kind, recompute), (kind, ep, etp)
+                    assert build._layer(other, kind, body[0], recompute) == build._layer(ref, kind, body[0], recompute)
             assert build._embedding(other) == build._embedding(ref)
             assert build._head(other) == build._head(ref)
