@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -136,16 +137,28 @@ class _Cache:
         self.same: dict[tuple[object, ...], tuple[Layers, Template, _Same]] = {}
         self.params: dict[tuple[int, int], tuple[Layers, Template, _Params]] = {}
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
-        self.steps: dict[tuple[int, int, int], tuple[StepShapes, _StepRecord]] = {}
-        self.records: dict[int, tuple[tuple[Task, ...], _StepRecord]] = {}
-        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[_StepRecord, ...]]] = {}
+        self.steps: dict[tuple[int, int, int], tuple[StepShapes, int]] = {}
+        self.records: dict[int, tuple[tuple[Task, ...], int]] = {}
+        self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[int, ...]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
+        # the distinct step records, which ``steps`` and the ``_Same`` sets name by row: a stage set
+        # of many candidates shares a few of them
+        self.table: list[_StepRecord] = []
+        self._array: Array = np.zeros((0, 2 * _COMMS + 1))
+
+    def table_array(self) -> Array:
+        if len(self._array) != len(self.table):
+            self._array = np.array(self.table, dtype=np.float64).reshape(len(self.table), 2 * _COMMS + 1)
+        return self._array
 
     def trim(self) -> None:
-        for cache in (self.timed, self.same, self.params, self.sums, self.steps, self.records, self.stage_steps,
-                      self.p2p):
-            if len(cache) > 200_000:
+        caches: tuple[dict[Any, Any], ...] = (self.timed, self.same, self.params, self.sums, self.steps, self.records,
+                                              self.stage_steps, self.p2p)
+        # all at once: rows in one cache name records of the table
+        if any(len(cache) > 200_000 for cache in caches):
+            for cache in caches:
                 cache.clear()
+            self.table.clear()
 
 
 _caches: weakref.WeakKeyDictionary[Oracle, _Cache] = weakref.WeakKeyDictionary()
@@ -227,8 +240,9 @@ class _Run:
             hit = self.cache.params[key] = (layers, template, summed[1])
         return hit[2]
 
-    def steps(self, shapes: StepShapes, params: _Params) -> tuple[_StepRecord, ...]:
-        """Each stage's step record (``params``: from ``stage_params``, which keeps one object per value)."""
+    def steps(self, shapes: StepShapes, params: _Params) -> tuple[int, ...]:
+        """Each stage's step record, as its row of the table (``params``: from ``stage_params``, which
+        keeps one object per value)."""
         key = (id(shapes), id(params))
         hit = self.cache.stage_steps.get(key)
         if hit is None or hit[0] is not shapes or hit[1] is not params:
@@ -238,7 +252,7 @@ class _Run:
             hit = self.cache.stage_steps[key] = (shapes, params, records)
         return hit[2]
 
-    def step(self, shapes: StepShapes, dense: int, expert: int) -> _StepRecord:
+    def step(self, shapes: StepShapes, dense: int, expert: int) -> int:
         key = (id(shapes), dense, expert)
         hit = self.cache.steps.get(key)
         if hit is None or hit[0] is not shapes:
@@ -247,7 +261,8 @@ class _Run:
             tasks = shapes.tasks(dense, expert)
             record = self.cache.records.get(id(tasks))
             if record is None or record[0] is not tasks:
-                record = self.cache.records[id(tasks)] = (tasks, self._record(tasks))
+                self.cache.table.append(self._record(tasks))
+                record = self.cache.records[id(tasks)] = (tasks, len(self.cache.table) - 1)
             hit = self.cache.steps[key] = (shapes, record[1])
         return hit[1]
 
@@ -331,11 +346,15 @@ class _Group:
         span = int(m.max()) + 1
         pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
         self.col_u, self.col_m = pairs // span, pairs % span
+        # the timing tables are per distinct timed layer key, which many ``_Same`` share
+        timeds = list(dict.fromkeys(s.timed for s in unique))
+        t_of = {t: k for k, t in enumerate(timeds)}
+        self.col_t = np.array([t_of[s.timed] for s in unique], dtype=np.intp)[self.col_u]
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
-        timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
-        total = np.zeros((3, zero + 1, len(unique)))
-        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
-        flops = np.zeros((zero + 1, len(unique)))
+        timed = [[t.slot(slot, run) for t in timeds] for slot in self.slots]
+        total = np.zeros((3, zero + 1, len(timeds)))
+        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(timeds)))
+        flops = np.zeros((zero + 1, len(timeds)))
         for j, row in enumerate(timed):
             total[:, j] = np.array([x[0] for x in row]).T
             parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)
@@ -353,20 +372,20 @@ class _Group:
                 for k, slot in enumerate(chunk):
                     j_idx[stage, c, k] = self.slot_index[slot]
                     count[stage, c, k] = slot.count
-        self.dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
-        self.dur = self.dur_u[..., self.col_u]
+        dur_t = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        self.dur = dur_t[..., self.col_t]
         self.p2p = np.array([s.p2p for s in unique])[self.col_u]
 
     def finish(self, run: _Run, sched: Columns) -> list[Projection]:
         """``projection._finish`` for every column, then each candidate's projection from its column."""
         pp, v, m, u = self.pp, self.v, self.col_m, self.col_u
         n = len(m)
-        tails = self._tails(sched, run.slowdown)
+        tails = self._tails(run, sched)
         ends = sched.finish + tails.sum(axis=0)
         critical = np.argmax(ends, axis=0)
         cols = np.arange(n)
         step = ends[critical, cols]
-        tflops = self._model_flops()[u] * m / pp / step / 1e12
+        tflops = self._model_flops()[self.col_t] * m / pp / step / 1e12
         makespan = sched.finish.max(axis=0)
         safe = np.where(makespan > 0, makespan, 1.0)
         bubble = np.where(makespan > 0, np.maximum(0.0, (makespan - sched.busy.max(axis=0)) / safe), 0.0)
@@ -392,10 +411,11 @@ class _Group:
                                   bubble_fraction=bub, breakdown=bd, inflight=peak))
         return out
 
-    def _tails(self, sched: Columns, slowdown: float) -> Array:
+    def _tails(self, run: _Run, sched: Columns) -> Array:
         """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
         u = self.col_u
-        records = np.array([s.steps for s in self.unique])[u].transpose(1, 2, 0)  # [stage, field, column]
+        rows = np.array([s.steps for s in self.unique], dtype=np.intp)  # [same, stage]: rows of the table
+        records = run.cache.table_array()[rows[u]].transpose(1, 2, 0)  # [stage, field, column]
         t, how = records[:, 0:2 * _COMMS:2], records[:, 1:2 * _COMMS:2]
         grad = np.array([s.grad for s in self.unique])[u]
         param = np.array([s.param for s in self.unique])[u]
@@ -406,7 +426,7 @@ class _Group:
                         np.where((how == _PARAM) & param, first_fwd[:, None, :], 0.0))
         hide = np.minimum(hide, t - t / layers[:, None, None])
         hidden = np.minimum(t, hide)
-        cost = t - hidden + slowdown * hidden
+        cost = t - hidden + run.slowdown * hidden
         return np.stack([np.add.accumulate(cost, axis=1)[:, -1, :], records[:, 2 * _COMMS]])
 
     def _model_flops(self) -> Array:
@@ -431,6 +451,6 @@ class _Group:
             for k, (p, j, c) in enumerate(terms):
                 p_idx[s, k], j_idx[s, k], count[s, k] = p, j, c
         # only each column's critical stage: [kind, column, term]
-        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_u[:, None]] * count[critical][None]
+        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_t[:, None]] * count[critical][None]
         acc: Array = np.add.accumulate(vals, axis=2)[..., -1]
         return acc
