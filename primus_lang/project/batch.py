@@ -147,6 +147,7 @@ class _Cache:
         self._array: Array = np.zeros((0, 2 * _COMMS + 1))
 
     def table_array(self) -> Array:
+        """``table`` as an array (the table only grows between trims)."""
         if len(self._array) != len(self.table):
             self._array = np.array(self.table, dtype=np.float64).reshape(len(self.table), 2 * _COMMS + 1)
         return self._array
@@ -159,6 +160,7 @@ class _Cache:
             for cache in caches:
                 cache.clear()
             self.table.clear()
+            self._array = np.zeros((0, 2 * _COMMS + 1))
 
 
 _caches: weakref.WeakKeyDictionary[Oracle, _Cache] = weakref.WeakKeyDictionary()
@@ -346,15 +348,11 @@ class _Group:
         span = int(m.max()) + 1
         pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
         self.col_u, self.col_m = pairs // span, pairs % span
-        # the timing tables are per distinct timed layer key, which many ``_Same`` share
-        timeds = list(dict.fromkeys(s.timed for s in unique))
-        t_of = {t: k for k, t in enumerate(timeds)}
-        self.col_t = np.array([t_of[s.timed] for s in unique], dtype=np.intp)[self.col_u]
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
-        timed = [[t.slot(slot, run) for t in timeds] for slot in self.slots]
-        total = np.zeros((3, zero + 1, len(timeds)))
-        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(timeds)))
-        flops = np.zeros((zero + 1, len(timeds)))
+        timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
+        total = np.zeros((3, zero + 1, len(unique)))
+        parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
+        flops = np.zeros((zero + 1, len(unique)))
         for j, row in enumerate(timed):
             total[:, j] = np.array([x[0] for x in row]).T
             parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)
@@ -372,8 +370,8 @@ class _Group:
                 for k, slot in enumerate(chunk):
                     j_idx[stage, c, k] = self.slot_index[slot]
                     count[stage, c, k] = slot.count
-        dur_t = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
-        self.dur = dur_t[..., self.col_t]
+        dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        self.dur = dur_u[..., self.col_u]
         self.p2p = np.array([s.p2p for s in unique])[self.col_u]
 
     def finish(self, run: _Run, sched: Columns) -> list[Projection]:
@@ -385,7 +383,7 @@ class _Group:
         critical = np.argmax(ends, axis=0)
         cols = np.arange(n)
         step = ends[critical, cols]
-        tflops = self._model_flops()[self.col_t] * m / pp / step / 1e12
+        tflops = self._model_flops()[self.col_u] * m / pp / step / 1e12
         makespan = sched.finish.max(axis=0)
         safe = np.where(makespan > 0, makespan, 1.0)
         bubble = np.where(makespan > 0, np.maximum(0.0, (makespan - sched.busy.max(axis=0)) / safe), 0.0)
@@ -451,6 +449,6 @@ class _Group:
             for k, (p, j, c) in enumerate(terms):
                 p_idx[s, k], j_idx[s, k], count[s, k] = p, j, c
         # only each column's critical stage: [kind, column, term]
-        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_t[:, None]] * count[critical][None]
+        vals = self.parts[:, p_idx[critical], j_idx[critical], self.col_u[:, None]] * count[critical][None]
         acc: Array = np.add.accumulate(vals, axis=2)[..., -1]
         return acc
