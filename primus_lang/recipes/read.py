@@ -51,6 +51,11 @@ def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
             raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{name}` is not a YAML mapping",
                                           span=Span(name, 1, 1, 1, 2), help="pass a Primus experiment"))
         return read_experiment(text, name, data, options.given, options.primus_version)
+    if name.endswith(".prx"):
+        raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is a primusc space, not a framework's recipe",
+                                      span=Span(name, 1, 1, 1, 2),
+                                      help=f"plan it with `primusc plan {name}`; `import-recipe` reads a Megatron-LM "
+                                      "command line, a Megatron-Bridge launch or a Primus experiment"))
     if name.endswith(".py"):
         raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is Python (a Megatron-Bridge recipe?), which "
                                       "primusc does not run or read",

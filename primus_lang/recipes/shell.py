@@ -612,7 +612,13 @@ class _Parser:
             if self.i >= len(self.toks) or (self.peek().kind == "word" and self.peek().text in stop) \
                     or (self.peek().kind == "op" and self.peek().text in (")", ";;") and stop):
                 return result
+            start = self.i
             result = self.and_or(execute)
+            if self.i == start:  # a token no statement can start with: bash stops on it too
+                t = self.peek()
+                raise ShellError(f"unexpected `{t.text}`", self.sh.span(t),
+                                 "bash reads this line as a syntax error; a line of prose pasted with the "
+                                 "commands is left out of the recipe, and parentheses in an argument are quoted")
 
     def and_or(self, execute: bool) -> _Result:
         result = self.pipeline(execute)
@@ -664,7 +670,7 @@ class _Parser:
                 return self.function_(execute)
         if t.kind == "op" and t.text == "(":
             self.i += 1
-            result = self.run_list(stop=(), execute=execute)
+            result = self.run_list(stop=(")",), execute=execute)
             if self.peek().text != ")":
                 raise ShellError("an unclosed `(`", self.sh.span(t))
             self.i += 1
@@ -953,6 +959,12 @@ class _Parser:
                     toks = []
                 continue
             break
+        if toks and self.peek().kind == "op" and self.peek().text == "(":
+            t = self.peek()
+            raise ShellError(f"`(` after `{toks[-1].text}`", self.sh.span(t),
+                             "bash reads this line as a syntax error; a line of prose pasted with the commands "
+                             "is left out of the recipe, and parentheses in an argument are quoted "
+                             "(`'...(...)'`)")
         if not toks:
             if self.i < len(self.toks) and self.peek().kind == "word" and self.peek().text in _RESERVED:
                 t = self.peek()

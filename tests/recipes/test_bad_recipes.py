@@ -149,6 +149,14 @@ def test_python_is_not_read(tmp_path: Path) -> None:
     assert codes_of(err) == ["P3120"]
 
 
+def test_a_space_is_not_read_as_a_recipe(tmp_path: Path) -> None:
+    space = tmp_path / "space.prx"
+    space.write_text("import models.llama3 (llama3_1_8b)\n", encoding="utf-8")
+    with pytest.raises(CompileError) as err:
+        read_recipe(space)
+    assert codes_of(err) == ["P3120"] and "primusc plan" in err.value.diagnostics[0].help
+
+
 def test_baseline_block_refuses_what_is_not_a_knob() -> None:
     text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
             "space s on mi325x_x8 {\n  model = llama3_1_8b\n  gbs = 64\n  baseline { tp = 2; nope = 1 }\n}\n")

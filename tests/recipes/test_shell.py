@@ -958,3 +958,26 @@ def test_a_quoted_paren_inside_a_substitution_does_not_end_it(word: str) -> None
     text (the expander once stopped there and failed with an IndexError)."""
     result = launch_of(f"python pretrain_gpt.py --name {word} --pp 2\n", FILE)
     assert [w.text for w in result.words][-3:] == [word.strip('"'), "--pp", "2"]
+
+
+# ---- subshells and stray parentheses -------------------------------------------------------------
+
+
+def test_a_subshell_runs_its_list_and_the_script_goes_on() -> None:
+    """`( ... )` is a subshell; the commands after it still run (the parser once looped forever on it)."""
+    assert args("""\
+        (cd /tmp && echo ready)
+        python pretrain_gpt.py --tp 2
+        """) == ["--tp", "2"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a (b)\n", "`\\(` after `a`"),
+    ("Launch it (8 GPUs):\n", "`\\(` after `it`"),
+    ("echo )\n", "unexpected `\\)`"),
+])
+def test_a_parenthesis_bash_refuses_is_an_error_not_a_hang(text: str, message: str) -> None:
+    """bash stops on these with a syntax error: prose pasted with the commands, a stray `)`."""
+    with pytest.raises(ShellError, match=message) as err:
+        launch(text)
+    assert err.value.span is not None and "quoted" in err.value.help
