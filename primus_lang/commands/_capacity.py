@@ -16,6 +16,7 @@ from primus_lang.commands._options import oracle_kind
 from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
 from primus_lang.search import CapacityPlan, ClusterPlan, Limits, Spread, available_cpus, plan_capacity
+from primus_lang.search.capacity import figure
 
 
 def applies(space: Space) -> bool:
@@ -55,10 +56,7 @@ def _spread(s: Spread | None, scale: float = 1.0) -> str:
     """``2,609 (1,887–3,345)``: the figure and its band, three significant digits or whole units."""
     if s is None:
         return ""
-    def fmt(x: float) -> str:
-        x /= scale
-        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
-    return f"{fmt(s.value)} ({fmt(s.low)}–{fmt(s.high)})"
+    return f"{figure(s.value / scale)} ({figure(s.low / scale)}–{figure(s.high / scale)})"
 
 
 def print_table(cap: CapacityPlan, launched: str) -> None:

@@ -51,6 +51,7 @@ from primus_lang.search import (
     why_winner,
 )
 from primus_lang.search import explain_winner as explain
+from primus_lang.search.capacity import none_meets
 from primus_lang.validate import describe, trust
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
                 print(serialize.to_json(capacity))
             else:
                 _capacity.print_table(capacity, "")
-            return 1
+            raise CompileError(none_meets(space, capacity))
         cluster, space = chosen
     out = Path(args.out) if args.out else Path(f"plan-{space.name}")
     resume = Path(args.resume) if args.resume else None

@@ -105,6 +105,16 @@ TRACE_INTERLEAVED = register(
     "(or it was edited), and neither a report nor a resumed search can tell which event is whose.\n"
     "Rerun the plan into its own --out.",
 )
+NO_CLUSTER_MEETS = register(
+    "P8014",
+    "no-cluster-meets",
+    "no cluster of the space meets the run's requirements",
+    "A space with cluster axes (`gpu : ...`, `nodes : ...`) is planned cluster by cluster, and a\n"
+    "`require` on the whole run (`time_to_train`, `cost`, `tokens_per_dollar`, `gpus`) sets aside the\n"
+    "clusters that fail it; the table's notes say why each cluster was set aside. When none is left,\n"
+    "nothing is launched: the help says how near the best cluster came to each requirement, so the\n"
+    "requirement can be relaxed, or the axes widened (more nodes, another GPU), to what is reachable.",
+)
 BAD_SHORTLIST = register(
     "P8040",
     "bad-shortlist",

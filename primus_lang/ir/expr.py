@@ -29,6 +29,7 @@ class Name:
 class Const:
     value: bool | int | float | str
     span: Span | None = field(default=None, eq=False, repr=False)
+    unit: str = ""  # "day" or "days": a run's time, as a requirement on ``time_to_train`` may write it
 
 
 @frozen
@@ -201,7 +202,7 @@ class _Text(Visitor[str]):
             return "true" if e.value else "false"
         if isinstance(e.value, str):
             return quote(e.value) if self.quote_strings else e.value
-        return str(e.value)
+        return f"{e.value} {e.unit}" if e.unit else str(e.value)
 
     def name(self, e: Name) -> str:
         return e.id

@@ -118,6 +118,9 @@ class _Type(Visitor[str]):
         return self.lets.get(e.id, "number")
 
     def const(self, e: Const) -> str:
+        if e.unit:  # a comparison with `time_to_train` takes it before this (``binary``)
+            raise _bad(e, f"`{e.unit}` measures a run's time: compare `time_to_train` with it "
+                          f"(`time_to_train <= {e.value} {e.unit}`)")
         if isinstance(e.value, bool):
             return "bool"
         return "name" if isinstance(e.value, str) else "number"
@@ -130,6 +133,13 @@ class _Type(Visitor[str]):
         return want
 
     def binary(self, e: Binary) -> str:
+        if e.op in ("<", "<=", ">", ">=", "==", "!="):
+            # a run's time in days, as `time_to_train` is: `time_to_train <= 30 days`
+            for side, other in ((e.left, e.right), (e.right, e.left)):
+                if isinstance(side, Const) and side.unit and isinstance(other, Name) \
+                        and other.id == "time_to_train":
+                    self.visit(other)
+                    return "bool"
         left = self.visit(e.left)
         if e.op == "in":
             for item in alternatives(e):

@@ -19,11 +19,11 @@ import attrs
 from attrs import frozen
 
 from primus_lang.check import evaluate_expr
-from primus_lang.diagnostics import CompileError
+from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_legality import NO_LEGAL_POINT as NO_LEGAL
-from primus_lang.diagnostics.codes_search import NO_FITTING_POINT, NO_LEGAL_POINT
+from primus_lang.diagnostics.codes_search import NO_CLUSTER_MEETS, NO_FITTING_POINT, NO_LEGAL_POINT
 from primus_lang.ir.expr import names_in, to_text
-from primus_lang.ir.space import Space, cluster_points
+from primus_lang.ir.space import Constraint, Space, cluster_points
 from primus_lang.search.budget import Limits
 from primus_lang.search.plan import prepare, run_search
 from primus_lang.search.trial import Trial
@@ -255,3 +255,49 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
     c = attrs.evolve(c, recipe=best.candidate.label(), tokens_per_gpu=f.tokens_per_gpu, days=f.days, cost=f.cost,
                      tokens_per_dollar=f.tokens_per_dollar, beyond=f.widened)
     return c, best.score
+
+
+def figure(x: float) -> str:
+    """A run's figure as the table prints it: whole units from 100, else three significant digits."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+# What the best cluster reaches of each figure a requirement names: (which is best, how to say it)
+_BEST = {"time_to_train": (min, "the fastest cluster, {label}, trains in {value} days ({band})"),
+         "cost": (min, "the cheapest, {label}, costs {value} ({band})"),
+         "tokens_per_dollar": (max, "the most tokens per unit of price, {value} ({band}), is {label}'s"),
+         "gpus": (min, "the smallest cluster, {label}, has {value} GPUs")}
+
+
+def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
+    """Why no cluster of ``cap`` can be chosen: the requirement most clusters fail, at its span, and how
+    near the best cluster came to each requirement any cluster fails."""
+    failing: list[tuple[int, Constraint]] = []
+    for cons in space.capacity.constraints:
+        n = sum(1 for c in cap.clusters if (env := _variables(c)) and names_in(cons.expr) <= set(env)
+                and not bool(evaluate_expr(cons.expr, env)))
+        if n:
+            failing.append((n, cons))
+    recipeless = sum(1 for c in cap.clusters if c.tokens_per_gpu is None and not c.excluded.startswith("fails:"))
+    total = len(cap.clusters)
+    if not failing:
+        axis = space.cluster_axes[0].span if space.cluster_axes else None
+        why = tuple(dict.fromkeys(c.excluded for c in cap.clusters if c.excluded))[:3]
+        return Diagnostic(NO_CLUSTER_MEETS, f"no cluster has a recipe that fits: {recipeless} of {total}", axis,
+                          help="the table's notes say why for each; `primusc check` counts what memory and "
+                               "legality leave on each cluster", notes=why)
+    n, worst = max(failing, key=lambda f: f[0])
+    reached = []
+    for name in dict.fromkeys(x for _n, cons in failing for x in sorted(names_in(cons.expr))):
+        pick, say = _BEST[name]
+        have = [(c, _variables(c)[name]) for c in cap.clusters if name in _variables(c)]
+        if not have:
+            continue
+        best, value = pick(have, key=lambda cv: cv[1])
+        spread = {"time_to_train": best.days, "cost": best.cost, "tokens_per_dollar": best.tokens_per_dollar}.get(name)
+        band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
+        reached.append(say.format(label=best.label, value=figure(value), band=band))
+    notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} have no recipe that fits" if recipeless else ""),)
+    return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
+                      help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "
+                           "cluster axes (more nodes, another GPU)", notes=notes)

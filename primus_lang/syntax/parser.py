@@ -306,6 +306,9 @@ class _ToAst(Transformer[Token, Any]):
     def const(self, meta: Any, c: list[Token]) -> Const:
         return Const(_number(c[0], self.file), self.sp(meta))
 
+    def const_days(self, meta: Any, c: list[Token]) -> Const:
+        return Const(_number(c[0], self.file), self.sp(meta), str(c[1]))
+
     def const_string(self, meta: Any, c: list[Token]) -> Const:
         return Const(_unquote(c[0]), self.sp(meta))
 
@@ -539,6 +542,7 @@ def _expected(names: set[str]) -> str:
         "RPAR": "`)`",
         "LPAR": "`(`",
         "UNIT": "a unit",
+        "DAYS": "`days`",
         "VBAR": "`|`",
         "COMMA": "`,`",
     }

@@ -20,6 +20,7 @@ TERMINALS = {
     "FLOAT": ("  gemm_max = 0.78", "0.78", "constant.numeric"),
     "INT": ("  nodes = 1_000", "1_000", "constant.numeric"),
     "UNIT": ("  hbm_capacity = 80GiB", "GiB", "keyword.other.unit"),
+    "DAYS": ("  require time_to_train <= 30 days", "days", "keyword.other.unit"),
     "STRING": ('  source = "a \\" b"', '"a \\" b"', "string.quoted"),
     "COMMENT": ("  # a comment", "# a comment", "comment.line"),
     "COMPARE": ("  require tp >= 2", ">=", "keyword.operator.comparison"),

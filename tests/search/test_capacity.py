@@ -14,6 +14,7 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir import cluster_points
+from primus_lang.ir.expr import to_text
 from primus_lang.lower import load_space
 from primus_lang.search import limits_of, plan_capacity, run_search
 from primus_lang.search.capacity import DAY, HOUR, front
@@ -216,9 +217,39 @@ def test_no_cluster_meeting_the_requirements_writes_nothing(tmp_path: Path,
     path.write_text(space_text(PRICED + "  require time_to_train <= 0.001\n  minimize cost\n"))
     out = tmp_path / "plan"
     assert main(["plan", str(path), "--out", str(out), "--json"]) == 1
-    cap = json.loads(capsys.readouterr().out)
+    got = capsys.readouterr()
+    cap = json.loads(got.out)
     assert cap["chosen"] == "" and all(c["excluded"] for c in cap["clusters"])
     assert not out.exists()
+    # the requirement at its line, how near the fastest cluster came, and how many fail it (P8014)
+    assert "P8014" in got.err and "require time_to_train <= 0.001" in got.err
+    fastest = min(cap["clusters"], key=lambda c: c["days"]["value"])
+    assert f"the fastest cluster, {fastest['label']}, trains in" in got.err and "6 of 6 clusters fail it" in got.err
+
+
+def test_no_cluster_with_a_recipe_names_the_cluster_axes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    # 3 nodes of 8 GPUs leave no DP that divides the batch: no cluster has a legal point
+    path.write_text(space_text(PRICED.replace("nodes : 1 | 2 | 4", "nodes : 3 | 5") + "  minimize cost\n")
+                    .replace("gbs = 256", "gbs = 64"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert "P8014" in err and "no cluster has a recipe that fits: 4 of 4" in err and "gpu : h100_sxm_calibrated" in err
+
+
+@pytest.mark.parametrize("unit", ["days", "day"])
+def test_a_requirement_on_the_runs_time_may_say_days(tmp_path: Path, unit: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    space = load(tmp_path, PRICED + f"  require time_to_train <= 30 {unit} \"a month\"\n  minimize cost\n")
+    (con,) = space.capacity.constraints  # type: ignore[attr-defined]
+    assert to_text(con.expr) == f"time_to_train <= 30 {unit}"
+    assert main(["fmt", str(tmp_path / "space.prx"), "--check"]) in (0, 1)
+    assert f"<= 30 {unit}" in (tmp_path / "space.prx").read_text()
+
+
+@pytest.mark.parametrize("require", ["tp <= 2 days", "cost <= 30 days", "time_to_train * 2 <= 30 days"])
+def test_days_measure_the_runs_time_alone(tmp_path: Path, require: str) -> None:
+    assert code_of(tmp_path, PRICED + f"  require {require}\n  minimize cost\n") == T.BAD_EXPRESSION
 
 
 def test_check_counts_the_points_of_each_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
