@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import math
 import re
 import shlex
 from collections.abc import Callable
@@ -370,6 +371,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
 
             print_warnings(time_warnings(space, target, launched.evaluation.step_time, parse_vars(args.var),
                                          START_UP_S), args.error_format)
+            lines += _whole_run(space, launched, parse_vars(args.var))
         if args.shortlist is not None:
             written, said = _campaign.write(args, source, space, settled, target, out, replace, own)
             files += written
@@ -388,6 +390,25 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
                 str(report) if winner is not None else "", bands=bands)
     return plan
+
+
+def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
+    """What the launch files' iterations are beside the run a capacity plan was sized for: the files
+    run the site's or the default `train_iters` (a trial of the recipe), which ``--var`` changes."""
+    tokens = space.capacity.train_tokens
+    if tokens <= 0 or "train_iters" in given or (space.run is not None and space.run.train_iters) \
+            or launched.candidate is None:
+        return []
+    from primus_lang.emit.context import VARIABLES
+    from primus_lang.ir.text import count
+
+    cand = launched.candidate
+    whole = math.ceil(tokens / (cand.gbs * cand.seq_len))
+    return [f"The launch files run {VARIABLES['train_iters'].default} iterations (`train_iters`), a trial of the "
+            f"recipe: the {count(tokens)} tokens take {whole:,} at {cand.gbs:,} x {cand.seq_len:,} tokens a "
+            f"step. To run them whole, give `--var train_iters={whole}` with a `checkpoint_dir` and a "
+            "`time_limit` the site allows: each job stops itself before the limit, and the next one loads the "
+            "last checkpoint."]
 
 
 def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) -> tuple[Trial, str]:

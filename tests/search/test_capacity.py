@@ -200,6 +200,17 @@ def test_plan_writes_launch_files_for_the_chosen_cluster(tmp_path: Path, capsys:
     assert f"NNODES={n.removeprefix('nodes=')}\n" in (out2 / "launch.sbatch").read_text()
 
 
+def test_plan_says_the_launch_runs_a_trial_of_the_whole_run(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 0
+    # 1T tokens at GBS 256 x 4,096 a step
+    assert "the 1T tokens take 953,675 at 256 x 4,096 tokens a step" in capsys.readouterr().out
+    assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--var", "train_iters=953675"]) == 0
+    assert "a trial of the recipe" not in capsys.readouterr().out
+
+
 def test_plan_prints_the_table_and_refuses_an_unknown_cluster(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "space.prx"
