@@ -119,7 +119,14 @@ def _main(argv: Sequence[str] | None) -> int:
     from primus_lang.sources import SOURCES
 
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    rest = getattr(args, "positional_rest", None)
+    if extra and rest is not None and not any(x.startswith("-") for x in extra):
+        # a list of positionals after an option (`diff FILE --cluster C A B`): argparse closes the list at
+        # the option, so its words come back unparsed; they are the list's
+        setattr(args, rest, [*getattr(args, rest), *extra])
+    elif extra:
+        parser.parse_args(argv)  # says what it cannot read, as every command does
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("calibrate-log", help="fit the projection's offset to Megatron/Primus training logs")
     p.add_argument("logs", nargs="+", help="training log files (stdout of Megatron-LM or Primus)")
+    p.set_defaults(positional_rest="logs")
     p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
     p.add_argument("--name", help="which space of the file (default: the only one)")
     add_oracle_arguments(p)

@@ -23,6 +23,7 @@ from primus_lang.lower import load_program, pick_space
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="check a .prx file: names, units, domains and Megatron's legality rules")
     p.add_argument("file", nargs="+", help="the .prx file (several are each checked: a pre-commit hook passes them)")
+    p.set_defaults(positional_rest="file")
     p.add_argument("--space", help="check only this space")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--explain", action="store_true", help="print the memory account of --point term by term")

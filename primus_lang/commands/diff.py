@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("file", help="a .prx file with a space")
     p.add_argument("points", nargs="*", metavar="POINT", help="the two candidates (A then B)")
+    p.set_defaults(positional_rest="points")
     p.add_argument("--a", help="candidate A")
     p.add_argument("--b", help="candidate B")
     p.add_argument("--space", help="the space's name when the file defines several")

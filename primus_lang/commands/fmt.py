@@ -15,6 +15,7 @@ from primus_lang.syntax import decode, format_module, parse, read_source
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("fmt", help="format .prx files (prints to stdout unless --check or --write)")
     p.add_argument("files", nargs="+", help=".prx files")
+    p.set_defaults(positional_rest="files")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--check", action="store_true", help="exit 1 if a file is not formatted; change nothing"

@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "over several seeds and report its regret (the share of the optimum it misses).",
     )
     p.add_argument("files", nargs="+", help=".prx files (each file's only space, or FILE:SPACE)")
+    p.set_defaults(positional_rest="files")
     p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)), help="evaluation budgets, comma-separated")
     p.add_argument("--seeds", type=whole_between(1, 1000), default=5, help="seeds per strategy and budget (1 to 1,000)")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="strategies, comma-separated")

@@ -291,6 +291,14 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
     assert "P2001" in capsys.readouterr().err
+    # the two points may follow an option as well as come before it
+    assert main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "tp=4", "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert main(["diff", str(path), "tp=2", "tp=4", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == after
+    with pytest.raises(SystemExit) as stop:
+        main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "--nope", "tp=4"])
+    assert stop.value.code == 1 and "P2017" in capsys.readouterr().err
 
 
 def test_a_run_objective_on_one_cluster_plans_that_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
