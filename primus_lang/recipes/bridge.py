@@ -318,7 +318,10 @@ class _Reader:
                 self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--mode {value}`: primusc plans pretraining "
                                                 "runs only", span=w.span, help="use --mode pretrain"))
         elif name == "--dataset":
-            if value != "mock":
+            if value == "mock":
+                # run_recipe.py swaps in its mock dataset, whatever data the recipe names
+                self.overrides.append((bridge.canonical("dataset.mock"), "true", w))
+            else:
                 self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--dataset {value}`: a dataset preset is "
                                                 "Bridge's own; primusc reads mock data or `dataset.data_path=`",
                                                 span=w.span, help="write the corpus as dataset.data_path=PREFIX"))

@@ -136,6 +136,20 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert written["mixed_precision"] == "bf16_with_mxfp8_mixed" and "mixed_precision.fp8_param_gather" not in written
 
 
+def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -> None:
+    """run_recipe.py's `--dataset mock` replaces the recipe's dataset with its mock one."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config "
+                      "--mode pretrain --dataset mock train.global_batch_size=128\n")
+    assert main(["import-recipe", str(launch), "--out", str(tmp_path / "s.prx")]) == 0
+    assert "mock_data = true" in (tmp_path / "s.prx").read_text()
+    space = load_space(tmp_path / "s.prx")
+    cand = baseline_point(space)
+    assert cand is not None
+    _, written = emitted_words(emit(space, cand, "bridge+local")["node.sh"])
+    assert written["dataset.mock"] == "true"
+
+
 @pytest.mark.parametrize(("line", "code", "needle"), [
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config model.tensor_model_paralel_size=2",
      "P3141", "model.tensor_model_parallel_size"),
