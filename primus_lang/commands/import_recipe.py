@@ -146,6 +146,14 @@ def _count(given: int | None, entry: Any, what: str, flag: str, default: int | N
     if given is not None and given < 1:
         raise CompileError(Diagnostic(RECIPE_MISSING, f"`{flag}` is {given}, expected at least 1"))
     if from_recipe is not None and given is not None and given != from_recipe:
+        if entry.span is None:
+            # a count the recipe implies (a Bridge recipe's name, `..._2gpu_...`), written nowhere
+            raise CompileError(Diagnostic(
+                RECIPE_CONTRADICTION, f"`{flag} {given}` contradicts the recipe's {what}, {from_recipe} "
+                f"({entry.written})",
+                help=f"drop `{flag}` to import the recipe as it runs, then plan it on more GPUs by changing the "
+                     "cluster's `nodes` and `gpus_per_node` in the space written; or import a recipe written for "
+                     "that many GPUs"))
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{flag} {given}` contradicts the recipe's "
                                       f"`{entry.written} {from_recipe}`", span=entry.span,
                                       help=f"drop `{flag}`, or change the recipe"))

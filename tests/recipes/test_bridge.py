@@ -136,6 +136,16 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert written["mixed_precision"] == "bf16_with_mxfp8_mixed" and "mixed_precision.fp8_param_gather" not in written
 
 
+def test_a_count_the_recipes_name_implies_is_named_when_contradicted(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n")
+    assert main(["import-recipe", str(launch), "--nodes", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "`--nodes 4` contradicts the recipe's number of nodes, 1 (the recipe name's 2gpu)" in err
+    assert "`gpus_per_node` in the space written" in err
+
+
 def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -> None:
     """run_recipe.py's `--dataset mock` replaces the recipe's dataset with its mock one."""
     launch = tmp_path / "launch.sh"
