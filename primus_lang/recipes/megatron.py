@@ -22,6 +22,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_VALUE_UNKNOWN,
 )
 from primus_lang.frameworks import megatron
+from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.shell import launch_of
@@ -102,12 +103,17 @@ def _read_flags(words: list[Word], version: str) -> _Read:
     problems: list[Diagnostic] = []
     missing: list[tuple[Word, str]] = []
     warnings: list[Diagnostic] = []
+    split: dict[Span, list[str]] = {}  # quoted values bash split into words: the words after the first
     i = 0
     while i < len(words):
         w = words[i]
         if not w.text.startswith("--"):
-            problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` is not a flag, nor the value of one",
-                                       span=w.span, help="every word after the script is `--flag` or its value"))
+            if w.span is not None and i > 0 and words[i - 1].span == w.span:
+                # one quoted word of the script became several: an unquoted `${ARGS[@]}` splits it
+                split.setdefault(w.span, []).append(w.text)
+            else:
+                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` is not a flag, nor the value of one",
+                                           span=w.span, help="every word after the script is `--flag` or its value"))
             i += 1
             continue
         option, eq, inline = w.text.partition("=")
@@ -168,6 +174,12 @@ def _read_flags(words: list[Word], version: str) -> _Read:
                                        span=w.span, notes=(f"first at {previous.span}",),
                                        help="Megatron keeps the last silently; keep the one you mean"))
         entries[name] = Entry(name, value, w.span, option)
+    for span, rest in split.items():
+        problems.append(Diagnostic(
+            RECIPE_BAD_VALUE, f"bash splits this quoted value into {len(rest) + 1} words: the flag before it takes "
+            f"the first, and `{rest[0]}`{' ...' if len(rest) > 1 else ''} is no flag's", span=span,
+            help="an array expanded without quotes (`${ARGS[@]}`) splits each of its elements at spaces, and "
+                 "Megatron-LM is handed the words apart too: quote the expansion (`\"${ARGS[@]}\"`) in the script"))
     return _Read(entries, problems, missing, warnings)
 
 

@@ -189,3 +189,19 @@ def test_a_node_count_read_at_its_default_names_the_variable(tmp_path: Path,
     assert "P3129" in err and "give the count with `--set SLURM_NNODES=2`" in err and "--nodes 2" not in err
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--set", "SLURM_NNODES=2",
                  "--out", str(tmp_path / "s.prx")]) == 0
+
+
+def test_a_quoted_value_bash_splits_is_one_diagnostic_naming_the_split() -> None:
+    """An unquoted `${ARGS[@]}` splits a quoted element at its spaces (Megatron-LM's GPT-3 175B example
+    script does this to `--step-batch-size-schedule`): one diagnostic, not one per word."""
+    script = ("ARGS=(\n  " + LLAMA8B + '\n  --step-batch-size-schedule "0:16 2.4B:320 4.8B:624"\n)\n'
+              "torchrun pretrain_gpt.py ${ARGS[@]}\n")
+    with pytest.raises(CompileError) as err:
+        read_command_text(script, "train.sh")
+    assert codes_of(err) == ["P3123"]
+    (diag,) = err.value.diagnostics
+    assert "splits this quoted value into 3 words" in diag.message and "`2.4B:320` ..." in diag.message
+    assert diag.span is not None and diag.span.line == 3 and '"${ARGS[@]}"' in diag.help
+    # quoted, the element stays one word, as Megatron-LM's parser needs it
+    quoted = read_command_text(script.replace("${ARGS[@]}", '"${ARGS[@]}"'), "train.sh")
+    assert quoted.entries["step_batch_size_schedule"].value == "0:16 2.4B:320 4.8B:624"
