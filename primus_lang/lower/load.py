@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,22 @@ def stdlib_modules() -> list[str]:
 def _modules_under(root: Path) -> tuple[str, ...]:
     # the installation's data, the same for the whole process: listed once, not at every stdlib import
     return tuple(sorted(".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.prx")))
+
+
+def stdlib_home(kind: str, name: str) -> str:
+    """The stdlib module that defines ``kind`` ``name`` (``hardware.calibrated`` for the GPU
+    ``mi300x_calibrated``), or "": what an unknown name's hint offers before a near spelling. Read as
+    text, only when a name is unknown."""
+    if not kind:
+        return ""
+    definition = re.compile(rf"^{re.escape(kind)}\s+{re.escape(name)}\b", re.M)
+    modules = stdlib_modules()
+    root = data_dir("stdlib") if modules else Path()
+    for module in modules:
+        path = root.joinpath(*module.split(".")).with_suffix(".prx")
+        if definition.search(path.read_text(encoding="utf-8")):
+            return module
+    return ""
 
 
 def _read(path: Path, name: str, span: Span | None) -> ast.Module:
@@ -240,8 +257,10 @@ class Loader:
     def resolve(self, module: LoadedModule, name: str, kind: str, span: Span | None) -> Any:
         entry = module.visible.get(name)
         if entry is None:
+            home = stdlib_home(kind, name)
             close = self._index(module, kind).closest(name)
-            hint = f"did you mean `{close}`?" if close else f"define it or import it (`import ... ({name})`)"
+            hint = (f"the stdlib's `{home}` defines it: add it to the import (`import {home} (..., {name})`)" if home
+                    else f"did you mean `{close}`?" if close else f"define it or import it (`import ... ({name})`)")
             raise fail(N.UNKNOWN_NAME, f"no {kind} named `{name}`", span, help=hint)
         if entry.kind != kind:
             raise fail(

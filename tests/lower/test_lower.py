@@ -193,3 +193,16 @@ def test_op_level_recompute_is_a_value_and_refused_on_moe_models() -> None:
     refused = legality(moe, next(iter(raw_points(moe))))
     assert [v.code for v in refused] == ["P4027"]
     assert "MoE" in refused[0].message
+
+
+def test_a_stdlib_name_left_out_of_the_import_is_named_with_its_module() -> None:
+    text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+            "space s on mi325x_x8 {\n  model = llama3_1_8b\n  gbs = 64\n  gpu = mi300x_calibrated\n}\n")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "s.prx")
+    (diag,) = err.value.diagnostics
+    assert diag.code.id == "P2001" and "`hardware.calibrated` defines it" in diag.help
+    # a name no stdlib module defines keeps the nearest spelling
+    with pytest.raises(CompileError) as err:
+        loads_program(text.replace("mi300x_calibrated", "mi325x_x9"), "s.prx")
+    assert "hardware.calibrated" not in err.value.diagnostics[0].help
