@@ -578,12 +578,13 @@ def _negative(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Dia
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
-    unit = _unit_slip(text, file, line)
-    if unit is not None:
-        return unit
+    # the sign first: `-5T` is a negative count, whatever its suffix is read as
     negative = _negative(text, file, err)
     if negative is not None:
         return negative
+    unit = _unit_slip(text, file, line)
+    if unit is not None:
+        return unit
     label = _match(err)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token

@@ -89,6 +89,7 @@ EXPECTED = {
     "divide_by_zero": "P4039",
     "divide_by_zero_at_a_point": "P4039",
     "negative_value": "P1018",
+    "negative_token_count": "P1018",  # not "unknown unit `T`": the sign is what is wrong
     # P4011 used to say "0 micro-batches" when GBS is not a multiple of MBS·DP
     "interleave_partial_batch": "P4002",
 }
