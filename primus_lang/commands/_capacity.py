@@ -15,8 +15,15 @@ from rich.table import Table
 from primus_lang.commands._options import oracle_kind
 from primus_lang.ir import Space, cluster_points, text
 from primus_lang.lower import select_cluster
-from primus_lang.search import CapacityPlan, ClusterPlan, Limits, Spread, available_cpus, plan_capacity
-from primus_lang.search.capacity import figure
+from primus_lang.search import (
+    CapacityPlan,
+    ClusterPlan,
+    Limits,
+    Spread,
+    available_cpus,
+    figure,
+    plan_capacity,
+)
 
 
 def applies(space: Space) -> bool:

@@ -47,12 +47,12 @@ from primus_lang.search import (
     baseline_trial,
     choose,
     limits_of,
+    none_meets,
     prepare,
     run_search,
     why_winner,
 )
 from primus_lang.search import explain_winner as explain
-from primus_lang.search.capacity import none_meets
 from primus_lang.validate import describe, trust
 
 _UNITS = {"s": 1.0, "sec": 1.0, "min": 60.0, "m": 60.0, "h": 3600.0}
@@ -399,7 +399,7 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
     if tokens <= 0 or "train_iters" in given or (space.run is not None and space.run.train_iters) \
             or launched.candidate is None:
         return []
-    from primus_lang.emit.context import VARIABLES
+    from primus_lang.emit import VARIABLES
     from primus_lang.ir.text import count
 
     cand = launched.candidate

@@ -37,7 +37,15 @@ __all__ = [
 # Read by the front ends and later stages, and imported on first use: a command loads only the
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
-    from primus_lang.search.capacity import CapacityPlan, ClusterPlan, Spread, available_cpus, plan_capacity
+    from primus_lang.search.capacity import (
+        CapacityPlan,
+        ClusterPlan,
+        Spread,
+        available_cpus,
+        figure,
+        none_meets,
+        plan_capacity,
+    )
     from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, markdown
     from primus_lang.search.compare import compare as compare_strategies
     from primus_lang.search.engine import Search
@@ -49,4 +57,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "explain_winner", "limits_of", "markdown", "plan_capacity", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "explain_winner", "figure", "limits_of", "markdown", "none_meets", "plan_capacity", "why_winner"]
