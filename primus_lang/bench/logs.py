@@ -21,6 +21,7 @@ from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.frameworks import spelling
 from primus_lang.ir import KNOBS, Candidate, Recompute
+from primus_lang.ir.derived import expert_knobs
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.span import Span
@@ -273,14 +274,19 @@ def _whole(log: TrainingLog, arg: str, knob: str, name: str) -> int | None:
     return value
 
 
-def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: str = "<log>") -> Candidate:
-    """The recipe a log ran, from its arguments block (knobs it does not print keep ``base``'s value)."""
+def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: str = "<log>",
+                       moe: bool = True) -> Candidate:
+    """The recipe a log ran, from its arguments block (knobs it does not print keep ``base``'s value);
+    ``moe``: whether the model it ran has experts."""
     cand = base or Candidate()
-    changes: dict[str, object] = {}
+    counts: dict[str, int] = {}
     for arg, knob in _INT_ARGS.items():
         value = _whole(log, arg, knob, name)
         if value is not None:
-            changes[knob] = value
+            counts[knob] = value
+    counts["ep"], counts["etp"] = expert_knobs(counts.get("ep", cand.ep), counts.get("etp", cand.etp),
+                                               counts.get("tp", cand.tp), moe)
+    changes: dict[str, object] = dict(counts)
     K, P = spelling.KNOBS, spelling.PARTS
     granularity = log.arg(K["recompute"])
     if granularity in ("full", "selective"):

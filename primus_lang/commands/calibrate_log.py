@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in args.logs:
         log = parse_log(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), name)
-        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name)
+        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, space.model.is_moe)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
         try:

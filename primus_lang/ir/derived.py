@@ -39,6 +39,15 @@ def expert_tp(etp: Num, tp: Num) -> Num:
     return np.where(etp == 0, tp, etp)
 
 
+def expert_knobs(ep: int, etp: int, tp: int, moe: bool) -> tuple[int, int]:
+    """The ``ep`` and ``etp`` knobs of a layout a recipe or a log states: an expert TP equal to TP is
+    Megatron's default, which the knob says with 0; a dense model has no experts to lay out, and
+    Megatron prints ``expert_tensor_parallel_size`` for every run all the same."""
+    if not moe:
+        return 1, 0
+    return ep, 0 if etp == tp else etp
+
+
 def model_parallel(tp: Num, pp: Num, cp: Num) -> Num:
     return tp * pp * cp
 

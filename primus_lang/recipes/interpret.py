@@ -28,7 +28,7 @@ from primus_lang.emit import (
 )
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import Candidate, Recompute
-from primus_lang.ir.derived import model_default
+from primus_lang.ir.derived import expert_knobs, model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
 from primus_lang.ir.pipeline import parse_layout
 from primus_lang.ir.quantity import Kind
@@ -455,9 +455,8 @@ def _layout_knobs(r: _Reader, model: dict[str, Any]) -> dict[str, Any]:
     v["cp_comm"] = r.choice(K["cp_comm"], ("p2p", "a2a", "allgather"), "p2p")
     if v["cp"] == 1:
         v["cp_comm"] = "p2p"  # no context-parallel group to talk over: the candidate says the default
-    v["ep"] = r.int(K["ep"], 1)
-    etp = r.int(K["etp"], 0, floor=0)
-    v["etp"] = 0 if etp == v["tp"] else etp
+    v["ep"], v["etp"] = expert_knobs(r.int(K["ep"], 1), r.int(K["etp"], 0, floor=0), v["tp"],
+                                             bool(model.get("moe")))
     v["mbs"] = r.int(K["mbs"], 1)
     v["gbs"] = r.int(K["gbs"], 0)
     if not v["gbs"]:

@@ -68,6 +68,25 @@ def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1
 
 
+def test_a_dense_models_log_ran_no_expert_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron prints expert_tensor_parallel_size for every run: TP's value by default, 1 if set
+    for printed in ("2", "1"):
+        text = MEGATRON.read_text().replace(
+            "  tensor_model_parallel_size ",
+            f"  expert_tensor_parallel_size ..................... {printed}\n  tensor_model_parallel_size ", 1)
+        log = parse_log(text)
+        assert log.arg("expert_tensor_parallel_size") == printed
+        assert (candidate_from_log(log, moe=False).ep, candidate_from_log(log, moe=False).etp) == (1, 0)
+        path = tmp_path / f"etp{printed}.log"
+        path.write_text(text)
+        space = tmp_path / "s.prx"
+        space.write_text(SPACE)
+        assert main(["calibrate-log", str(path), "--space", str(space)]) == 0, capsys.readouterr().err
+    # an MoE model's ETP equal to TP is Megatron's default, the knob's 0
+    assert candidate_from_log(parse_log(text.replace("expert_tensor_parallel_size ..................... 1",
+                                                     "expert_tensor_parallel_size ..................... 2"))).etp == 0
+
+
 PRIMUS_NOW = (" [2026-12-01 10:00:00] iteration {i:>8}/     100 | consumed samples:         1280 | elapsed time per "
               "iteration (ms): {ms}/21412.0 | hip mem usage/free/total/usage_ratio: 100.00GB/156.00GB/256.00GB/39.06% "
               "| compute per GPU (TFLOP/s/GPU): 350.1 (avg 349.0)  | tokens/s/GPU inst/harmonic mean: 1234.5/1230.0 | "
