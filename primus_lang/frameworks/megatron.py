@@ -11,6 +11,15 @@ from attrs import frozen
 
 from primus_lang.frameworks import table
 
+# Switches Megatron-LM's validate_args turns into the setting they stand for, whatever that setting says
+# (megatron/training/arguments.py: `if args.recompute_activations: args.recompute_granularity = 'selective'`,
+# and its "Legacy RoPE arguments", `if args.use_rotary_position_embeddings: args.position_embedding_type =
+# 'rope'`): (switch, setting, value), as settings (the flag's dest).
+IMPLIED: tuple[tuple[str, str, str], ...] = (
+    ("recompute_activations", "recompute_granularity", "selective"),
+    ("use_rotary_position_embeddings", "position_embedding_type", "rope"),
+)
+
 # the version a launch names when nothing says otherwise: the megatron-core the ground-truth tests install
 DEFAULT_VERSION = "core_v0.16"
 SWITCH, VALUE, LIST = "switch", "value", "list"

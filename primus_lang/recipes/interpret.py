@@ -9,6 +9,7 @@ import reprlib
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -26,7 +27,7 @@ from primus_lang.emit import (
     MLA_SWITCH,
     PATHS,
 )
-from primus_lang.frameworks import spelling
+from primus_lang.frameworks import megatron, spelling
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
@@ -670,9 +671,31 @@ def _passthrough(recipe: Recipe) -> Passthrough:
     return tuple(out)
 
 
+def _implied(recipe: Recipe) -> Recipe:
+    """The recipe with each switch Megatron-LM's validate_args reads as another setting (``megatron.IMPLIED``)
+    turned into that setting, where the switch is on: what the run ran, and nothing carried through to
+    set it again over the layout a plan chooses."""
+    entries = dict(recipe.entries)
+    notes = list(recipe.notes)
+    for switch, dest, value in megatron.IMPLIED:
+        e = entries.get(switch)
+        if e is None:
+            continue
+        del entries[switch]
+        if not (e.value is True or (isinstance(e.value, str) and e.value.lower() == "true") or e.value == 1):
+            continue
+        before = entries.get(dest)
+        if before is not None and before.value != value:
+            notes.append(f"`{e.written or switch}` sets {dest} to {value} over `{before.written or dest}` "
+                         f"{before.value} (Megatron-LM's validate_args)")
+        entries[dest] = Entry(dest, value, e.span, e.written or switch, e.preset)
+    return attrs.evolve(recipe, entries=entries, notes=tuple(notes)) if entries != recipe.entries else recipe
+
+
 def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: bool = False,
               require_vocab: bool = True) -> Imported:
     """The recipe as a model, a candidate and its carried-through settings; every problem at once."""
+    recipe = _implied(recipe)
     r = _Reader(recipe)
     model, stated = _model(r, card, fill_all, require_vocab)
     cand, assumed = _candidate(r, model)

@@ -205,3 +205,20 @@ def test_a_quoted_value_bash_splits_is_one_diagnostic_naming_the_split() -> None
     # quoted, the element stays one word, as Megatron-LM's parser needs it
     quoted = read_command_text(script.replace("${ARGS[@]}", '"${ARGS[@]}"'), "train.sh")
     assert quoted.entries["step_batch_size_schedule"].value == "0:16 2.4B:320 4.8B:624"
+
+
+def test_legacy_switches_are_read_as_the_settings_megatron_makes_of_them() -> None:
+    """Megatron-LM's validate_args: `--recompute-activations` makes the granularity selective (over a
+    `--recompute-granularity full` too), `--use-rotary-position-embeddings` the position embedding RoPE."""
+    text = (LLAMA8B.replace("--position-embedding-type rope", "--use-rotary-position-embeddings")
+            + " --recompute-granularity full --recompute-activations")
+    imported = interpret(read_command_text(text, "f"))
+    assert imported.candidate.recompute.kind == "selective"
+    assert imported.model["position"] == "rope"
+    carried = dict(imported.passthrough)
+    assert "recompute_activations" not in carried and "use_rotary_position_embeddings" not in carried
+    assert any("`--recompute-activations` sets recompute_granularity to selective over `--recompute-granularity` "
+               "full" in n for n in imported.recipe.notes)
+    # off, the switch says nothing
+    plain = interpret(read_command_text(LLAMA8B, "f"))
+    assert plain.candidate.recompute.kind == "none" and plain.model["position"] == "rope"
