@@ -77,6 +77,12 @@ def scalar(text: str) -> Any:
     return text
 
 
+def assigned(value: Any) -> Any:
+    """A setting's value as Primus assigns it to the arguments it hands Megatron: the string "null" (an
+    environment default, `${PRIMUS_TOKENIZED_DATA_PATH:null}`) is None (``set_value_by_key``)."""
+    return None if value == "null" else value
+
+
 def substitute(value: str, given: Mapping[str, str]) -> tuple[Any, tuple[str, ...]]:
     """``value`` with each ``${VAR:default}`` replaced (``given`` first, then the default), and the
     variables it read; an ``Unset`` when a ``${VAR}`` without a default is not given."""

@@ -102,6 +102,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
     flags = megatron.flags(megatron_version)
     entries: dict[str, Entry] = {}
     for key, value in merged.items():
+        value = primus.assigned(value)
         if value is None or not isinstance(key, str):
             continue
         if origin[key] == "overrides":
@@ -132,7 +133,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
             f"took their defaults, `{name}` = `{value}` first", span=span,
             notes=tuple(f"`{k}`: ${{{n}}} = `{v}`" for k, n, v, _ in taken),
             help=f"`--set {name}=VALUE` gives another"))
-    nulls = [k for k, v in ours.items() if v is None]
+    nulls = [k for k, v in ours.items() if primus.assigned(v) is None]
     if nulls:
         notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
                      f"{'leaves' if len(nulls) == 1 else 'leave'} the setting to Megatron's default")

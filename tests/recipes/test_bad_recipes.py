@@ -149,6 +149,23 @@ def test_python_is_not_read(tmp_path: Path) -> None:
     assert codes_of(err) == ["P3120"]
 
 
+def test_a_primus_null_default_is_no_value(tmp_path: Path) -> None:
+    """Primus assigns the string "null" as None (set_value_by_key): an environment default of null leaves
+    the data path unset, and the experiment's mock data stands."""
+    exp = tmp_path / "MI300X" / "exp.yaml"
+    exp.parent.mkdir()
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      global_batch_size: 64\n      mock_data: true\n"
+                   "      train_data_path: ${PRIMUS_TOKENIZED_DATA_PATH:null}\n", encoding="utf-8")
+    recipe = read_recipe(exp)
+    assert "train_data_path" not in recipe.entries and recipe.entries["mock_data"].value is True
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(exp), "--nodes", "1", "--out", str(out)]) == 0
+    assert main(["emit", str(out), "--point", "baseline", "--target", "primus+local", "--out", str(tmp_path / "e")]) == 0
+    emitted = (tmp_path / "e" / "experiment.yaml").read_text()
+    assert "mock_data: true" in emitted and "train_data_path" not in emitted
+
+
 def test_a_space_is_not_read_as_a_recipe(tmp_path: Path) -> None:
     space = tmp_path / "space.prx"
     space.write_text("import models.llama3 (llama3_1_8b)\n", encoding="utf-8")
