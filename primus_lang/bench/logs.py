@@ -33,7 +33,7 @@ _ITER = re.compile(r"iteration\s+([0-9]{1,18})\s*/\s*([0-9]{1,18})", re.ASCII)
 # throughputs (primus/backends/megatron/patches/training_log/print_rank_last_patches.py): the instant
 # value is read, as Megatron-LM's and Megatron-Bridge's lines give it
 _ELAPSED = re.compile(r"elapsed time per iteration \(ms\):\s*([^|\s/]*)(?:/[^|\s]*)?")
-_TFLOPS = re.compile(r"(?:throughput|compute) per GPU \(TFLOP/s/GPU\):\s*([^|\s]*)")
+_TFLOPS = re.compile(r"(?:throughput|compute) per GPU \(TFLOP/s/GPU\):\s*([^|\s/]*)")
 _TOKENS = re.compile(r"(?:tokens per GPU \(tokens/s/GPU\)|tokens/s/GPU inst/harmonic mean):\s*([^|\s/]*)")
 _GBS = re.compile(r"global batch size:\s*([^|\s]*)")
 _SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII)
@@ -71,7 +71,9 @@ def error_line(line: str) -> bool:
 FORMATS = (
     "Megatron-LM and Megatron-Bridge: `iteration N/M | ... | elapsed time per iteration (ms): T | throughput per "
     "GPU (TFLOP/s/GPU): F | ... | global batch size: B |`",
-    "Primus, earlier releases: the same with `tokens per GPU (tokens/s/GPU): K`",
+    "Primus, earlier releases: the same with `tokens per GPU (tokens/s/GPU): K`, each figure followed by its "
+    "running average in late 2025 (`elapsed time per iteration (ms): T/AVG`, `... (TFLOP/s/GPU): F/AVG`, "
+    "`... (tokens/s/GPU): K/AVG`)",
     "Primus, current (its print_rank_last patch): `elapsed time per iteration (ms): T/AVG`, `compute per GPU (TFLOP/s/GPU): F (avg A)`, "
     "`tokens/s/GPU inst/harmonic mean: K/H`",
 )

@@ -34,12 +34,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.bench import Offset, candidate_from_log, fit_offset, make_oracle, parse_log
+    from primus_lang.bench import Offset, fit_offset, make_oracle, parse_log
     from primus_lang.datafiles import read_lines
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.diagnostics.codes_projection import LOG_TOO_LARGE
-    from primus_lang.ir import Candidate
     from primus_lang.lower import load_space
     from primus_lang.project import project
 
@@ -50,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in args.logs:
         log = parse_log(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), name)
-        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, space.model.is_moe)
+        cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
         try:
@@ -71,6 +70,32 @@ def run(args: argparse.Namespace) -> int:
               f"{r['projected_s']:.3f} s, factor {r['factor']:.3f}")
     print(f"offset factor (geometric mean of {len(rows)} runs): {factor:.3f}")
     return 0
+
+
+def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
+    """The recipe ``log`` ran: from its arguments block, or, in a log without one (iteration lines
+    alone), the space's own recipe (an imported one's baseline) at the batch its lines print."""
+    import sys
+
+    from primus_lang.bench import candidate_from_log
+    from primus_lang.check import baseline_point
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
+    from primus_lang.ir import Candidate, Span
+
+    if log.args:
+        return candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, space.model.is_moe)
+    base = baseline_point(space)
+    if base is None:
+        raise CompileError(Diagnostic(
+            LOG_UNREADABLE, f"`{name}` prints no arguments block: which recipe it ran is unknown",
+            span=Span(name, 1, 1, 1, 2),
+            help="pass the run's whole stdout (Megatron-LM and Primus print their arguments before the first "
+                 "iteration), or a space whose recipe the log ran (`primusc import-recipe` writes one with a baseline)"))
+    gbs = log.iterations[0].gbs or base.gbs
+    print(f"note: `{name}` prints no arguments block: read as space `{space.name}`'s recipe, {base.label()}"
+          + (f", at the global batch of {gbs} its lines print" if gbs != base.gbs else ""), file=sys.stderr)
+    return base.replace(gbs=gbs)
 
 
 def refuse_illegal(space: Space, cand: Candidate, log: TrainingLog, name: str) -> None:

@@ -96,15 +96,41 @@ BRIDGE = (" [2026-12-01 10:00:00] iteration {i:>8}/     100 | consumed samples: 
           "global batch size:   128 | lm loss: 1.050000E+01 |\n")
 
 
-@pytest.mark.parametrize("line", [PRIMUS_NOW, BRIDGE], ids=["primus-current", "megatron-bridge"])
+# Primus in late 2025 (a real line's shape): every figure instant/average, its earlier names
+PRIMUS_2025 = ("[20251202 09:12:08][rank-7/8][INFO ] [--------trainer.py:2560] : iteration {i:>8}/ 5000 | consumed "
+               "samples: 16128 | elapsed time per iteration (ms): {ms}/13364.7 | hip mem usage/free/total/usage_ratio: "
+               "153.81GB/102.17GB/255.98GB/60.09% | throughput per GPU (TFLOP/s/GPU): 567.6/568.0 | tokens per GPU "
+               "(tokens/s/GPU): 9801.4/9807.3 | learning rate: 9.984820E-06 | global batch size: 128 | lm loss: "
+               "6.548988E-03 | loss scale: 1.0 | grad norm: 0.061 | number of skipped iterations: 0 | number of nan "
+               "iterations: 0 |\n")
+
+
+@pytest.mark.parametrize("line", [PRIMUS_NOW, BRIDGE, PRIMUS_2025], ids=["primus-current", "megatron-bridge",
+                                                                       "primus-2025"])
 def test_the_iteration_lines_primus_and_bridge_print_today(line: str) -> None:
     """Primus's print_rank_last patch writes `instant/average` and its own throughput names; `learn`
     refused its default format (P6012) before."""
     log = parse_log("".join(line.format(i=i, ms=f"{21000.0 + i:.1f}") for i in range(1, 5)))
     assert [it.seconds for it in log.iterations] == pytest.approx([21.001, 21.002, 21.003, 21.004])
-    assert log.iterations[0].gbs == 128 and log.iterations[0].tflops_per_gpu in (350.1, 512.3)
+    assert log.iterations[0].gbs == 128 and log.iterations[0].tflops_per_gpu in (350.1, 512.3, 567.6)
     if line is PRIMUS_NOW:
         assert log.iterations[0].tokens_per_gpu == pytest.approx(1234.5)
+    if line is PRIMUS_2025:
+        assert log.iterations[0].tokens_per_gpu == pytest.approx(9801.4)
+
+
+def test_a_log_without_arguments_ran_the_spaces_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "lines.log"
+    log.write_text("".join(PRIMUS_NOW.format(i=i, ms=f"{21000.0 + i:.1f}") for i in range(1, 5)))
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
+    assert "P6804" in capsys.readouterr().err  # no recipe to read it as, rather than one of defaults
+    space.write_text(SPACE.replace("gbs = 128 }", "gbs = 64; baseline { tp = 2; mbs = 1 } }"))
+    assert main(["calibrate-log", str(log), "--space", str(space), "--json"]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["runs"][0]["candidate"].startswith("tp=2")
+    assert "read as space `s`'s recipe, tp=2" in got.err and "global batch of 128" in got.err
 
 
 def test_a_log_of_no_known_format_names_the_formats() -> None:
