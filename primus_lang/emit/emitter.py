@@ -33,6 +33,7 @@ from primus_lang.emit.context import EmitContext, Variables, resolve_variables
 from primus_lang.emit.environment import collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, Framework
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
+from primus_lang.emit.profiles import NO_VERSION
 from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
 from primus_lang.emit.templating import render
 from primus_lang.ir import Candidate, Space
@@ -154,8 +155,12 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
 
 def _refuse_unsupported(target: str, problems: list[str]) -> None:
     if problems:
-        raise CompileError([Diagnostic(UNSUPPORTED, f"target `{target}` cannot express {p}",
-                                       help="see `primusc explain P7001`") for p in problems])
+        raise CompileError([Diagnostic(
+            UNSUPPORTED, f"target `{target}` cannot express {p}",
+            help="a setting no Megatron-LM version has is the imported recipe's framework's own (Primus's logging "
+                 "and Turbo kernels, say): the target of that framework carries it, and for this one it is "
+                 "deleted from the space's `passthrough` block (see `primusc explain P7001`)" if NO_VERSION in p
+            else "see `primusc explain P7001`") for p in problems])
 
 
 def _refuse_missing(launcher: Launcher) -> None:

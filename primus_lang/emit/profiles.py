@@ -1,8 +1,9 @@
 """Megatron-LM version profiles: how each setting is spelt as a ``pretrain_gpt.py`` flag.
 
 A flag is ``--`` plus the setting's name with dashes unless a profile renames it. A boolean setting
-is a store-true flag written only when true, except the few store-false flags listed in
-``_NEGATED``, written only when false. What a version cannot express at all is listed with the
+is written as the switch the version's own parser stores that value with (``--bf16`` for true,
+``--no-rope-fusion`` for ``apply_rope_fusion`` false: frameworks/megatron's table), and not at all
+where the value is the parser's default. What a version cannot express at all is listed with the
 reason, so emission stops with P7001 instead of dropping it.
 
 Sources: Megatron-LM ``megatron/training/arguments.py`` at core_v0.12.0, core_v0.16.1 and
@@ -21,15 +22,12 @@ from attrs import frozen
 from primus_lang.emit.arguments import Setting, Settings
 from primus_lang.frameworks import megatron
 
+# what is said of a flag no version of Megatron-LM has (``missing``)
+NO_VERSION = "no version primusc has read has it"
+
 # dest -> its flag, where the spelling is not the dest's (in every version)
 _SPELLING = {"fp8": "--fp8-format", "fp4": "--fp4-format"}
 
-# dest -> the flag that turns a default-true behaviour off
-_NEGATED = {
-    "add_bias_linear": "--disable-bias-linear",
-    "gradient_accumulation_fusion": "--no-gradient-accumulation-fusion",
-    "check_for_nan_in_loss_and_grad": "--no-check-for-nan-in-loss-and-grad",
-}
 
 
 @frozen
@@ -81,7 +79,7 @@ class Profile:
             if have is None:
                 others = megatron.versions_with(flag)
                 absent.append(f"`{flag}` ({megatron.describe(others)} {'has' if len(others) == 1 else 'have'} it)"
-                              if others else f"`{flag}` (no version primusc has read has it)")
+                              if others else f"`{flag}` ({NO_VERSION})")
                 continue
             if have.choices is not None:
                 choices = [str(c) for c in have.choices]
@@ -99,17 +97,26 @@ class Profile:
         name = self.dest(dest)
         return _SPELLING.get(name) or "--" + name.replace("_", "-")
 
+    def switch(self, dest: str, value: bool) -> str:
+        """The switch that stores ``value`` in ``dest`` at this version ("" where that is the parser's
+        default, or where no switch stores a false); a dest the parser lacks is its own store-true flag."""
+        flags = megatron.by_dest(self.name).get(self.dest(dest), ())
+        action = "store_true" if value else "store_false"
+        for f in flags:
+            if f.action == action:
+                return "" if f.default is value else f.option
+        if any(f.action in ("store_true", "store_false") for f in flags):
+            return ""  # the value is the switch's default: nothing to write
+        return self.flag(dest) if value else ""
+
     def argv(self, settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
         """Flags with their values (none for switches, several for list flags), in the settings' order."""
         out: list[tuple[str, tuple[str, ...]]] = []
         for dest, value in self.extras(settings).items():
-            if dest in _NEGATED:
-                if value is False:
-                    out.append((_NEGATED[dest], ()))
-                continue
             if isinstance(value, bool):
-                if value:
-                    out.append((self.flag(dest), ()))
+                switch = self.switch(dest, value)
+                if switch:
+                    out.append((switch, ()))
                 continue
             if isinstance(value, tuple):
                 out.append((self.flag(dest), value))

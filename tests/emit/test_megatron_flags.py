@@ -198,3 +198,16 @@ def test_primus_writes_for_the_megatron_it_pins_whatever_release_a_megatron_laun
 
 # keys Primus's own presets define (frameworks/primus), which Megatron's parser does not have
 PRIMUS_OWN = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}
+
+
+def test_a_switch_is_the_one_the_parser_stores_the_value_with() -> None:
+    """A boolean setting is written as the release's own switch for that value, and not at all where
+    the value is the parser's default: `apply_rope_fusion` false is `--no-rope-fusion` (an imported Primus
+    experiment carries the dest), true is nothing."""
+    from primus_lang.emit.profiles import profile_for
+
+    profile = profile_for("core_v0.16")
+    assert profile.argv({"apply_rope_fusion": False, "add_bias_linear": False, "bf16": True}) == [
+        ("--no-rope-fusion", ()), ("--disable-bias-linear", ()), ("--bf16", ())]
+    assert profile.argv({"apply_rope_fusion": True, "add_bias_linear": True, "bf16": False}) == []
+    assert profile.missing({"apply_rope_fusion": True}) == []

@@ -166,6 +166,21 @@ def test_a_primus_null_default_is_no_value(tmp_path: Path) -> None:
     assert "mock_data: true" in emitted and "train_data_path" not in emitted
 
 
+def test_a_primus_own_setting_names_the_way_to_another_target(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "MI300X" / "exp.yaml"
+    exp.parent.mkdir()
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      global_batch_size: 64\n      mock_data: true\n"
+                   "      enable_primus_turbo: true\n", encoding="utf-8")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(exp), "--nodes", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+local", "--out", str(tmp_path / "e")]) == 1
+    err = capsys.readouterr().err
+    assert "P7001" in err and "`--enable-primus-turbo`" in err and "`passthrough` block" in err
+
+
 def test_a_space_is_not_read_as_a_recipe(tmp_path: Path) -> None:
     space = tmp_path / "space.prx"
     space.write_text("import models.llama3 (llama3_1_8b)\n", encoding="utf-8")
