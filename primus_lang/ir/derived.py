@@ -41,11 +41,10 @@ def expert_tp(etp: Num, tp: Num) -> Num:
 
 def expert_knobs(ep: int, etp: int, tp: int, moe: bool) -> tuple[int, int]:
     """The ``ep`` and ``etp`` knobs of a layout a recipe or a log states: an expert TP equal to TP is
-    Megatron's default, which the knob says with 0; a dense model has no experts to lay out, and
-    Megatron prints ``expert_tensor_parallel_size`` for every run all the same."""
-    if not moe:
-        return 1, 0
-    return ep, 0 if etp == tp else etp
+    Megatron's default, which the knob says with 0, and a dense model's expert TP is nothing (Megatron
+    prints ``expert_tensor_parallel_size`` for every run). An EP above 1 on a dense model is kept for
+    legality to refuse, as Megatron asserts experts for it."""
+    return ep, 0 if etp == tp or not moe else etp
 
 
 def model_parallel(tp: Num, pp: Num, cp: Num) -> Num:

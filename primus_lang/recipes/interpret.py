@@ -456,8 +456,7 @@ def _layout_knobs(r: _Reader, model: dict[str, Any]) -> dict[str, Any]:
     v["cp_comm"] = r.choice(K["cp_comm"], ("p2p", "a2a", "allgather"), "p2p")
     if v["cp"] == 1:
         v["cp_comm"] = "p2p"  # no context-parallel group to talk over: the candidate says the default
-    v["ep"], v["etp"] = expert_knobs(r.int(K["ep"], 1), r.int(K["etp"], 0, floor=0), v["tp"],
-                                             bool(model.get("moe")))
+    v["ep"], v["etp"] = expert_knobs(r.int(K["ep"], 1), r.int(K["etp"], 0, floor=0), v["tp"], bool(model.get("moe")))
     v["mbs"] = r.int(K["mbs"], 1)
     v["gbs"] = r.int(K["gbs"], 0)
     if not v["gbs"]:
