@@ -119,11 +119,16 @@ def _variables(c: ClusterPlan, end: str = "value") -> dict[str, float]:
     """The names a training run's ``require`` reads (``ir.space.Capacity``), at the projection (``value``)
     or at the end of each band that is worst for the run (``worst``)."""
     out = {"gpus": float(c.gpus)}
-    for name, spread, worst in (("time_to_train", c.days, "high"), ("cost", c.cost, "high"),
-                                ("tokens_per_dollar", c.tokens_per_dollar, "low")):
+    for name, (spread, worst) in _spreads(c).items():
         if spread is not None:
             out[name] = getattr(spread, worst if end == "worst" else "value")
     return out
+
+
+def _spreads(c: ClusterPlan) -> dict[str, tuple[Spread | None, str]]:
+    """Each figure of a run with its band, and the band's end that is worst for the run."""
+    return {"time_to_train": (c.days, "high"), "cost": (c.cost, "high"),
+            "tokens_per_dollar": (c.tokens_per_dollar, "low")}
 
 
 def _failed(space: Space, env: dict[str, float]) -> str:
@@ -294,7 +299,7 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
         if not have:
             continue
         best, value = pick(have, key=lambda cv: cv[1])
-        spread = {"time_to_train": best.days, "cost": best.cost, "tokens_per_dollar": best.tokens_per_dollar}.get(name)
+        spread = _spreads(best).get(name, (None, ""))[0]
         band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
         reached.append(say.format(label=best.label, value=figure(value), band=band))
     notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} have no recipe that fits" if recipeless else ""),)
