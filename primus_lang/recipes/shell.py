@@ -254,6 +254,8 @@ class Shell:
         self.given = dict(given)
         for name, value in given.items():
             self.vars[name] = _Var([[Piece(value, True, None)]], exported=True)
+        self.given_vars = dict(self.vars)
+        self.given_read: set[str] = set()  # given names read while they still held the given value
         self.positional = list(positional)
         self.functions: dict[str, list[_Tok]] = {}
         self.launches: list[tuple[list[Word], dict[str, str]]] = []
@@ -287,6 +289,8 @@ class Shell:
         var = self.vars.get(name)
         if var is None:
             return None
+        if var is self.given_vars.get(name):
+            self.given_read.add(name)
         return var.values
 
     def unknown_var(self, name: str, at: Span | None) -> list[Piece]:
@@ -1579,6 +1583,11 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     if sh.empty_in_tests:
         names = ", ".join(f"`{n}`" if not n.isdigit() else f"`${n}`" for n in sh.empty_in_tests)
         notes.append(f"tested as empty, as bash reads a variable nobody set: {names} (`--set NAME=VALUE` gives one)")
+    unread = [n for n in given if n not in sh.given_read]
+    if unread:
+        notes.append(f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: the script never reads "
+                     f"{'it' if len(unread) == 1 else 'them'}, or sets {'it' if len(unread) == 1 else 'them'} "
+                     "itself first (check the name)")
     if len(sh.launches) > 1:
         notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
     return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives),

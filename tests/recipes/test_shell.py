@@ -981,3 +981,14 @@ def test_a_parenthesis_bash_refuses_is_an_error_not_a_hang(text: str, message: s
     with pytest.raises(ShellError, match=message) as err:
         launch(text)
     assert err.value.span is not None and "quoted" in err.value.help
+
+
+def test_a_given_variable_the_script_never_reads_is_named() -> None:
+    """`--set NAME=VALUE` for a name the script never reads (a typo) changes nothing: the notes say so."""
+    script = "NNODES=${NNODES:-1}\ntorchrun --nnodes $NNODES pretrain_gpt.py --tp 2\n"
+    notes = launch(script, {"NNODE": "4"}).notes
+    assert any("`--set NNODE=...` changed nothing" in n for n in notes)
+    assert not any("changed nothing" in n for n in launch(script, {"NNODES": "4"}).notes)
+    # a name the script sets itself before reading it is not the given one either
+    assert any("`--set TP=...` changed nothing" in n
+               for n in launch("TP=2\npython pretrain_gpt.py --tp $TP\n", {"TP": "4"}).notes)
