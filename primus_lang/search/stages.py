@@ -99,13 +99,17 @@ def _what_could_fit(space: Space, points: list[Candidate]) -> str:
     only below the layer count and the GPUs left by TP."""
     model, cluster = space.model, space.cluster
     ideas = []
+    illegal = []  # larger values the space's axes take, which a rule removes on this model and cluster
     most_tp, most_pp = max(c.tp for c in points), max(c.pp for c in points)
-    most_tp_at = min(cluster.domain, model.heads)
-    if most_tp < most_tp_at:
-        ideas.append(f"TP above {most_tp} (up to {most_tp_at})")
-    most_pp_at = min(model.num_layers, max(cluster.world // most_tp, 1))
-    if most_pp < most_pp_at:
-        ideas.append(f"PP above {most_pp} (up to {most_pp_at})")
+    for knob, most, at in (("tp", most_tp, min(cluster.domain, model.heads)),
+                           ("pp", most_pp, min(model.num_layers, max(cluster.world // most_tp, 1)))):
+        if most >= at:
+            continue
+        taken = [v for a in space.axes if a.name == knob for v in a.domain.values if isinstance(v, int) and v > most]
+        if taken:
+            illegal.append(f"{knob.upper()} {', '.join(map(str, taken))}")
+        else:
+            ideas.append(f"{knob.upper()} above {most} (up to {at})")
     if not any(c.recompute.kind == "full" for c in points):
         ideas.append("full recompute")
     if not any(c.sharding == "fsdp" for c in points):
@@ -115,9 +119,12 @@ def _what_could_fit(space: Space, points: list[Candidate]) -> str:
         ideas.append("a smaller micro-batch")
     more = (f"or more than {cluster.nodes:,} node{'s' if cluster.nodes != 1 else ''} "
             "(`primusc check` says how many would fit)")
+    removed = (f"; the larger values the space takes ({'; '.join(illegal)}) are illegal here (`primusc check` "
+               "names the rule that removes them)") if illegal else ""
     if not ideas:
-        return f"the space already takes TP, PP, recompute and sharding as far as they go: use GPUs with more memory {more}"
-    return "add to the space: " + ", ".join(ideas) + f"; {more}"
+        return (f"the space already takes TP, PP, recompute and sharding as far as they go{removed}: use GPUs with "
+                f"more memory {more}")
+    return "add to the space: " + ", ".join(ideas) + f"{removed}; {more}"
 
 
 def evaluation_of(projection: Projection) -> Evaluation:

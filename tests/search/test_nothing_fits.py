@@ -47,3 +47,11 @@ def test_nothing_left_to_add(tmp_path: Path) -> None:
     _, _, help = no_fit(tmp_path, "  tp = 8\n  sharding = fsdp\n  recompute = full(32)\n")
     assert help.startswith("the space already takes TP, PP, recompute and sharding as far as they go")
     assert "TP above" not in help and "PP above" not in help
+
+
+def test_larger_values_a_rule_removes_are_not_suggested_again(tmp_path: Path) -> None:
+    # Llama 3.1 8B has 32 query heads and 8 KV groups: TP 16 would exceed the node anyway, and a TP
+    # that does not divide the groups (3) is removed by legality, so it is not "add TP above 1"
+    _, _, help = no_fit(tmp_path, "  tp : 1 | 3\n  mbs : 1 | 2\n")
+    assert "TP above" not in help and "the larger values the space takes (TP 3) are illegal here" in help
+    assert "PP above 1 (up to 8)" in help
