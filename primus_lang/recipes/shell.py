@@ -134,7 +134,12 @@ class _Lexer:
         text, n = self.text, len(self.text)
         while self.i < n:
             ch = text[self.i]
-            if ch in " \t\r\n;&|<>()" and not (ch in "<>" and text.startswith("(", self.i + 1)):
+            if ch in "<>" and text.startswith("(", self.i + 1):
+                # a process substitution, `<(cmd)` or `>(cmd)`, is one word
+                self._advance(1)
+                self._balanced("(", ")")
+                continue
+            if ch in " \t\r\n;&|<>()":
                 if ch == "(" and self.i > 0 and text[self.i - 1] == "=":
                     self._balanced("(", ")")  # an array assignment `A=( ... )` is one word
                     continue
@@ -211,6 +216,8 @@ class _Lexer:
 # ---- the evaluator -----------------------------------------------------------------------------
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# bash takes most words as a function's name (`log::info`, `my-func`), not only a variable's
+_FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:.\-]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _TRAINING = re.compile(r"\.py$")
 _FIELD_BREAK = "\0"
@@ -670,16 +677,63 @@ class _Parser:
                 self.redirections()
                 return result
             if self.toks[self.i + 1].kind == "op" and self.toks[self.i + 1].text == "(" and \
-                    _NAME.fullmatch(t.text) and self.toks[self.i + 2].text == ")":
+                    _FUNCTION_NAME.fullmatch(t.text) and self.toks[self.i + 2].text == ")":
                 return self.function_(execute)
         if t.kind == "op" and t.text == "(":
+            if self._adjacent(self.i, "("):
+                return self.arithmetic(execute)
             self.i += 1
-            result = self.run_list(stop=(")",), execute=execute)
+            # a subshell: what it sets, defines or exits stays inside it; a training command in it runs
+            sh = self.sh
+            saved = ({k: _Var(list(v.values), v.array, v.exported) for k, v in sh.vars.items()},
+                     dict(sh.functions), list(sh.positional))
+            try:
+                result = self.run_list(stop=(")",), execute=execute)
+            except _Exit as stop:
+                result = _Result(stop.status)
+                depth = 0
+                while self.i < len(self.toks) and not (depth == 0 and self.peek().text == ")"):
+                    depth += {"(": 1, ")": -1}.get(self.peek().text, 0) if self.peek().kind == "op" else 0
+                    self.i += 1
+            finally:
+                sh.vars, sh.functions, sh.positional = saved
             if self.peek().text != ")":
                 raise ShellError("an unclosed `(`", self.sh.span(t))
             self.i += 1
             return result
         return self.simple(execute)
+
+    def _adjacent(self, k: int, text: str) -> bool:
+        """Whether token ``k`` and the next are both ``text``, written with nothing between them (`((`)."""
+        if k + 1 >= len(self.toks):
+            return False
+        a, b = self.toks[k], self.toks[k + 1]
+        return a.kind == b.kind == "op" and a.text == b.text == text and b.line == a.end_line and b.col == a.end_col
+
+    def arithmetic(self, execute: bool) -> _Result:
+        """`(( expr ))`: true when the expression is not 0, evaluated as `$(( ))` is; unknown where the
+        expression reads what the script does not know. One that assigns is refused: the variable would
+        hold a value primusc does not compute."""
+        start, depth, k = self.toks[self.i], 0, self.i
+        while k < len(self.toks):
+            tok = self.toks[k]
+            if tok.kind == "op" and tok.text in ("(", ")"):
+                depth += 1 if tok.text == "(" else -1
+                if depth == 0:
+                    break
+            k += 1
+        if k >= len(self.toks) or not self._adjacent(k - 1, ")"):
+            raise ShellError("an unclosed `((`", self.sh.span(start))
+        expr = " ".join(tok.text for tok in self.toks[self.i + 2:k - 1])
+        self.i = k + 1
+        span = self.sh.span(start)
+        if re.search(r"\+\+|--|(?<![<>=!])=(?!=)", expr):
+            raise ShellError(f"`(( {_short(expr)} ))` assigns a variable, which primusc does not evaluate", span,
+                             "write the value the run used (`N=...`), or give it with `--set NAME=VALUE`")
+        if not execute:
+            return _Result(0)
+        value = self.sh.arith(expr, span)
+        return _Result(None if isinstance(value, Why) else int(value == 0))
 
     def redirections(self) -> list[_Tok]:
         heredocs = []

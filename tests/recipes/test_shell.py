@@ -992,3 +992,27 @@ def test_a_given_variable_the_script_never_reads_is_named() -> None:
     # a name the script sets itself before reading it is not the given one either
     assert any("`--set TP=...` changed nothing" in n
                for n in launch("TP=2\npython pretrain_gpt.py --tp $TP\n", {"TP": "4"}).notes)
+
+
+def test_a_subshell_keeps_what_it_sets_and_its_exit_to_itself() -> None:
+    """bash runs `( ... )` in a copy of the shell: its assignments, exports and `exit` stay inside."""
+    launch_line = "python pretrain_gpt.py --tp $TP\n"
+    for inside in ("(TP=3)", "(export TP=5; echo)", "(exit 0)", "( (TP=7) )"):
+        assert args(f"TP=1\n{inside}\n" + launch_line) == ["--tp", "1"], inside
+
+
+def test_an_arithmetic_command_is_evaluated_or_refused() -> None:
+    """`(( expr ))` is true when expr is not 0 (it was read as two subshells running a command)."""
+    branch = "if (( N < 1 )); then TP=2; else TP=1; fi\npython pretrain_gpt.py --tp $TP\n"
+    assert args("N=3\n" + branch) == ["--tp", "1"] and args("N=0\n" + branch) == ["--tp", "2"]
+    with pytest.raises(ShellError, match="which branch"):
+        launch(branch)  # N unknown: which branch runs is unknown
+    with pytest.raises(ShellError, match="assigns a variable"):
+        launch("TP=1\n(( TP = TP + 1 ))\npython pretrain_gpt.py --tp $TP\n")
+
+
+@pytest.mark.parametrize("line", ["diff <(echo a) <(echo b)", "exec > >(tee train.log)", "my-func() { echo; }",
+                                  "log::info() { echo; }"])
+def test_process_substitutions_and_function_names_bash_takes(line: str) -> None:
+    """`<(cmd)` is one word (`diff <(...)` looped forever), and a function may be named `log::info`."""
+    assert args(line + "\npython pretrain_gpt.py --tp 2\n") == ["--tp", "2"]

@@ -41,3 +41,14 @@ def test_units_may_be_glued_to_numbers() -> None:
     values: list[Any] = [s.value for s in m.items[0].body.stmts]  # type: ignore[union-attr]
     assert [(v.value, v.unit) for v in values[:3]] == [(80, "GiB"), (1.5, "TB/s"), (30, "min")]
     assert values[3].name == "1f1b"
+
+
+def test_days_is_a_unit_only_where_an_expression_may_end() -> None:
+    """`30 days` in a requirement; a field or axis named `days` on the line after a number stays a name
+    (the parser's state after a number is shared by values and expressions, and newlines are no tokens)."""
+    m = parse("model m {\n  layers = 4\n  days = 5\n}\nspace s on c {\n  tp : 1 | 2 when pp > 1\n  day : 1 | 2\n"
+              "  require time_to_train <= 30 days \"a month\"\n  require (time_to_train <= 1 day) or gpus <= 8\n}\n",
+              "d.prx")
+    model, space = m.items
+    assert [st.name for st in model.body.stmts] == ["layers", "days"]  # type: ignore[union-attr]
+    assert space.body.stmts[1].name == "day"  # type: ignore[union-attr]
