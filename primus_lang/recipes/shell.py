@@ -828,6 +828,11 @@ class _Parser:
                                  "not stop the script")
             return _Result(0)
         if all(not self._effects(pos) for pos in live):
+            # a file a branch sources is not followed either way; said as an unconditional `source` is
+            sourced = [t for pos in live for t in self._scan(pos) if t.kind == "word" and t.text in ("source", ".")]
+            if sourced:
+                self.sh.notes.append(f"line {sourced[0].line}: `{sourced[0].text}` in a branch of an `if` primusc "
+                                     "cannot test was not followed: primusc reads the one file it is given")
             return _Result(0)
         raise ShellError("primusc cannot tell which branch of this `if` runs: its condition reads what only the "
                          "running shell knows", self.sh.span(start),

@@ -1016,3 +1016,14 @@ def test_an_arithmetic_command_is_evaluated_or_refused() -> None:
 def test_process_substitutions_and_function_names_bash_takes(line: str) -> None:
     """`<(cmd)` is one word (`diff <(...)` looped forever), and a function may be named `log::info`."""
     assert args(line + "\npython pretrain_gpt.py --tp 2\n") == ["--tp", "2"]
+
+
+def test_a_source_in_a_branch_primusc_cannot_choose_is_named() -> None:
+    """Megatron-LM's examples/gptoss/02_train.sh sources its config file inside `if [ ! -f ... ]`: the file
+    test is the running machine's to answer, and the skipped `source` is said, as an unconditional one is."""
+    script = ('CFG=/etc/dist.sh\nif [ ! -f "$CFG" ]; then\n  echo missing\nelse\n  source "$CFG"\nfi\n'
+              "python pretrain_gpt.py --tp 2\n")
+    result = launch(script)
+    assert [w.text for w in result.words][2:] == ["--tp", "2"]
+    assert any("line 5: `source` in a branch of an `if` primusc cannot test was not followed" in n
+               for n in result.notes)
