@@ -383,7 +383,7 @@ class _Group:
         critical = np.argmax(ends, axis=0)
         cols = np.arange(n)
         step = ends[critical, cols]
-        tflops = self._model_flops()[self.col_u] * m / pp / step / 1e12
+        tflops = self._model_flops()[u] * m / pp / step / 1e12
         makespan = sched.finish.max(axis=0)
         safe = np.where(makespan > 0, makespan, 1.0)
         bubble = np.where(makespan > 0, np.maximum(0.0, (makespan - sched.busy.max(axis=0)) / safe), 0.0)

@@ -168,9 +168,9 @@ def _linear(sh: _Shapes, tasks: _Tasks, params: list[int], op: Gemm | GroupedGem
         tasks.add(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed)
         if sh.cand.fp8_recipe == "rowwise":
             tasks.add(MemoryOp("fp8_rescale_dgrad", int(rows * op.k * ROWWISE_RESCALE_BYTES)), "B",
-                              routed=routed)
+                      routed=routed)
             tasks.add(MemoryOp("fp8_rescale_wgrad", int(groups * op.k * op.n * ROWWISE_RESCALE_BYTES)), "W",
-                              routed=routed)
+                      routed=routed)
 
 
 def _tp_pair(sh: _Shapes, tasks: _Tasks) -> None:
@@ -240,8 +240,8 @@ def _attention(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
         tasks.add(fwd, "F", times=share)
         # the backward kernel re-computes the scores (2.5x the forward's work); model FLOPs count 2x
         tasks.add(Attention(sh.b, heads, s_q, sh.s, qk_dim, v_dim, True, window, backward=True,
-                                    sinks=m.attention_sinks, fa2=fa2),
-                          "B", times=share, model_share=0.8)
+                            sinks=m.attention_sinks, fa2=fa2),
+                  "B", times=share, model_share=0.8)
         if "core_attn" in sh.recomputed:
             tasks.add(fwd, "B", times=share, model_flops=False)
     if sh.cp > 1:
@@ -309,7 +309,7 @@ def _dense_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], ffn: int) -> int:
         # its activation runs again too (the forward's is costed with the layer's other elementwise ops)
         act = 3 if sh.model.gated else 2
         tasks.add(MemoryOp("mlp_activation_recompute", act * sh.tokens * ffn_r * BF16), "B",
-                          model_flops=False)
+                  model_flops=False)
     return ffn_r
 
 
@@ -357,7 +357,7 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
         for phase in ("F", "B"):
             for _ in ("dispatch", "combine"):
                 tasks.add(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
-                                  routed=True, hides_under="block")
+                          routed=True, hides_under="block")
     if sh.etp > 1:
         gathered = routed_tokens * width * BF16
         for phase in ("F", "B"):
@@ -910,7 +910,7 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
             tasks.add(Collective("reduce_scatter", grads, group), "W", "dp_comm", hides_under="grad")
             if cand.sharding == "dist_opt":
                 tasks.add(Collective("all_gather", nparams * gathered_bytes(cand), group), "F", "dp_comm",
-                                  hides_under="param")
+                          hides_under="param")
     shards = 1 if cand.sharding == "none" else sh.dp_group.size
     eshards = 1 if cand.sharding == "none" else sh.edp_group.size
     local = dense_p // shards + expert_p // eshards
@@ -919,5 +919,5 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
     tasks.add(MemoryOp("optimizer", local * per_param), "W", model_flops=False)
     if sh.weight_cast > 0:
         tasks.add(MemoryOp(f"{sh.dtype}_weight_cast", int((dense_p + expert_p) * sh.weight_cast)), "W",
-                          model_flops=False)
+                  model_flops=False)
     return tuple(tasks)

@@ -145,15 +145,11 @@ class _Reader:
         e = self.entry(dest)
         if e is None:
             return default
-        v = e.value
-        if isinstance(v, bool):
-            return v
-        if v in (0, 1):  # Primus experiments write `sequence_parallel: 1`
-            return bool(v)
-        if isinstance(v, str) and v.lower() in ("true", "false"):
-            return v.lower() == "true"
-        self.bad(e, "true or false")
-        return default
+        truth = _truth(e.value)
+        if truth is None:
+            self.bad(e, "true or false")
+            return default
+        return truth
 
     def choice(self, dest: str, choices: tuple[str, ...], default: str) -> str:
         e = self.entry(dest)
@@ -670,6 +666,18 @@ def _passthrough(recipe: Recipe) -> Passthrough:
     return tuple(out)
 
 
+def _truth(v: Any) -> bool | None:
+    """A switch's value as a recipe writes it: a bool, 0 or 1 (Primus experiments write
+    `sequence_parallel: 1`), or the text true or false; None for anything else."""
+    if isinstance(v, bool):
+        return v
+    if v in (0, 1):
+        return bool(v)
+    if isinstance(v, str) and v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    return None
+
+
 def _implied(recipe: Recipe) -> Recipe:
     """The recipe with each switch Megatron-LM's validate_args reads as another setting (``megatron.IMPLIED``)
     turned into that setting, where the switch is on: what the run ran, and nothing carried through to
@@ -681,7 +689,7 @@ def _implied(recipe: Recipe) -> Recipe:
         if e is None:
             continue
         del entries[switch]
-        if not (e.value is True or (isinstance(e.value, str) and e.value.lower() == "true") or e.value == 1):
+        if _truth(e.value) is not True:
             continue
         before = entries.get(dest)
         if before is not None and before.value != value:
