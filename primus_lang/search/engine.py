@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from primus_lang import interrupt
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
 from primus_lang.search import budget as B
@@ -108,6 +109,7 @@ class Search:
 
     def submit(self, proposal: Proposal) -> Trial:
         """Judge and, if it passes every check, evaluate one proposal."""
+        interrupt.check()
         n = len(self.trials) + 1
         land = self.land
         self.trace.write(
@@ -157,6 +159,10 @@ class Search:
 
     # --- the loop ------------------------------------------------------------------------------
     def run(self) -> SearchResult:
+        with interrupt.watched():
+            return self._run()
+
+    def _run(self) -> SearchResult:
         land = self.land
         if self.resumed:
             self.trace.write("resume", after_events=self.trace.skip)
