@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from primus_lang import interrupt
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
 from primus_lang.search import budget as B
+from primus_lang.search import interrupt
 from primus_lang.search.budget import Limits, Meter
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.gate import gate_candidate, gate_changes
