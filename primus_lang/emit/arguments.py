@@ -34,8 +34,6 @@ K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
-# Transformer Engine's FP8 recipe that keeps E4M3 forward and E5M2 gradients.
-FP8_FORMAT = "hybrid"
 FP4_FORMAT = "e2m1"  # the only --fp4-format megatron-core 0.16.1 accepts
 # cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope) in megatron-core 0.16.1; an empty scope is the
 # whole layer. Megatron's TransformerConfig adds moe_preprocess to a local moe_router scope itself,
@@ -88,18 +86,49 @@ def _window_size(model: Model) -> Setting | None:
 
 
 def _read_window(value: Any) -> int:
-    # megatron/training/arguments.py (core_v0.16.1) parses --window-size as two integers, `(left,right)`
-    m = re.fullmatch(r"\(?\s*(\d+)\s*,\s*0\s*\)?", str(value))
+    # megatron/training/arguments.py (core_v0.16.1) parses --window-size as two integers, `(left,right)`;
+    # a Primus YAML writes the pair as a list (`[128, 0]`), as the Primus emitter does
+    if isinstance(value, list | tuple):
+        value = ",".join(str(x) for x in value)
+    m = re.fullmatch(r"[(\[]?\s*(\d+)\s*,\s*0\s*[)\]]?", str(value))
     if m is None:
         raise ValueError("a causal window `(W,0)`: W tokens before the current one, none after")
     return int(m.group(1)) + 1
 
 
+_SKIP_LIST = re.compile(r"\(?\[([01](?:,[01])*)\]\)?(?:\*(\d{1,6}))?")  # [1,0] or ([1,1,0])*8
+_SKIP_RUN = re.compile(r"\(\[1\]\*(\d{1,6})\+\[0\]\)(?:\*(\d{1,6}))?")  # ([1]*5+[0])*6: five windowed, one full
+
+
 def _read_skip(value: Any) -> int:
-    # --window-attn-skip-freq also takes a per-layer list (`([0]*3+[1])*8`); the card says one period
-    if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,6}", str(value)):
-        raise ValueError("a whole number (every n-th layer attends in full); a per-layer list is not modelled")
-    return int(value)
+    # --window-attn-skip-freq also takes a per-layer list, 1 where the layer is windowed (megatron-core's
+    # is_layer_window_attention reads entry i-1 for layer i); the card says one period, so a list is
+    # read where it is one: layer i attends in full exactly where i is a multiple of n
+    if isinstance(value, bool):
+        raise ValueError("a whole number (every n-th layer attends in full)")
+    if re.fullmatch(r"[0-9]{1,6}", str(value)):
+        return int(value)
+    flags = _skip_flags(value)
+    if flags:
+        # all windowed is the card's 0; else the first full layer is the period, which the rest must repeat
+        period = next((i for i, windowed in enumerate(flags, 1) if not windowed), 0)
+        if all(bool(w) == (period == 0 or i % period != 0) for i, w in enumerate(flags, 1)):
+            return period
+    raise ValueError("a whole number (every n-th layer attends in full), or a per-layer list of 1 (windowed) and 0 "
+                     "(full) that repeats one such period; another pattern is not modelled")
+
+
+def _skip_flags(value: Any) -> list[int]:
+    """A per-layer 0/1 list as a YAML list, a list literal or Megatron's `(...)*n` expression; [] if none."""
+    if isinstance(value, list | tuple):
+        return [int(x) for x in value] if all(x in (0, 1) and not isinstance(x, float) for x in value) else []
+    text = str(value).replace(" ", "")
+    # two copies of a repeated list have a period exactly where any number of copies has: never built whole
+    if (m := _SKIP_LIST.fullmatch(text)) is not None:
+        return [int(x) for x in m.group(1).split(",")] * min(2, int(m.group(2) or 1))
+    if (m := _SKIP_RUN.fullmatch(text)) is not None:
+        return ([1] * int(m.group(1)) + [0]) * min(2, int(m.group(2) or 1))
+    return []
 
 
 def _read_softmax(value: Any) -> bool:
@@ -334,7 +363,7 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s[K["overlap_param_gather"]] = cand.overlap_param_gather and cand.sharding != "none"
     s[P["precision.bf16"]] = True
     if cand.precision == "fp8":
-        s[K["precision"]] = FP8_FORMAT  # argparse dest of --fp8-format
+        s[K["precision"]] = cand.fp8_format  # argparse dest of --fp8-format
         s[K["fp8_recipe"]] = cand.fp8_recipe
         if cand.fp8_param_gather:
             s[K["fp8_param_gather"]] = True

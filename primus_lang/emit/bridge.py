@@ -327,11 +327,23 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
         if is_config:
             out.append((f"mixed_precision.{field}", hydra_value(want)))
         else:
-            problems.append(f"`{shown(want)}`: Megatron-Bridge's precision recipe `{precision}` sets {field}="
-                            f"{hydra_value(have)}, which its setup writes over ddp's, and a precision given by "
-                            f"name takes no field overrides; plan with `{shown(have)}`, or launch a recipe whose "
-                            "precision is its own config (a performance recipe)")
+            problems.append(_named_precision(precision, f"{field}={hydra_value(have)}, which its setup writes over "
+                                             "ddp's,", shown(want), shown(have)))
+    # the FP8 formats (Megatron's --fp8-format), where the GEMMs are FP8: a registered MXFP8 recipe's are E4M3
+    want_format, have_format = settings.get(K["precision"]), fields.get("fp8")
+    if isinstance(want_format, str) and want_format != have_format:
+        if is_config:
+            out.append(("mixed_precision.fp8", hydra_value(want_format)))
+        else:
+            problems.append(_named_precision(precision, f"fp8={have_format}", f"fp8_format = {want_format}",
+                                             f"fp8_format = {have_format}"))
     return out, problems
+
+
+def _named_precision(precision: str, sets: str, wanted: str, instead: str) -> str:
+    return (f"`{wanted}`: Megatron-Bridge's precision recipe `{precision}` sets {sets} and a precision given by name "
+            f"takes no field overrides; plan with `{instead}`, or launch a recipe whose precision is its own config "
+            "(a performance recipe)")
 
 
 def precision_name(settings: Settings) -> str | None:
@@ -343,12 +355,14 @@ def precision_name(settings: Settings) -> str | None:
     return PRECISIONS[("bf16", "")]
 
 
-def precision_settings(name: str) -> Settings | None:
-    """The settings a mixed-precision recipe name stands for, as primusc writes them."""
+def precision_settings(name: str, version: str = bridge.DEFAULT_VERSION) -> Settings | None:
+    """The settings a mixed-precision recipe name stands for at a Bridge release, as primusc writes them."""
     for (precision, recipe), known in PRECISIONS.items():
         if known == name:
             if precision == "fp8":
-                return {"fp8": "hybrid", "fp8_recipe": recipe}
+                # the formats are the registered recipe's own (MXFP8's is E4M3 for both)
+                return {"fp8": str(bridge.precisions(version).get(name, {}).get("fp8") or "hybrid"),
+                        "fp8_recipe": recipe}
             if precision == "fp4":
                 return {"fp4": "e2m1", "fp4_recipe": recipe}
             return {}

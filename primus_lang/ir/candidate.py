@@ -26,6 +26,10 @@ RECOMPUTE_MODULES = ("core_attn", "mla_up_proj", "layernorm", "mlp", "moe_act", 
 PRECISIONS = ("bf16", "fp8", "fp4")
 # ``rowwise`` is torchao's (torchtitan's float8 rowwise recipe), not Transformer Engine's blockwise.
 FP8_RECIPES = ("tensorwise", "delayed", "blockwise", "mxfp8", "rowwise")
+# Transformer Engine's FP8 formats as Megatron's --fp8-format names them: ``hybrid`` is E4M3 forward and
+# E5M2 for gradients, ``e4m3`` E4M3 for both. Numerics only: the same kernels at the same rate and the
+# same bytes, so nothing projected or accounted reads it; like ``fp8_recipe`` it applies to ``fp8`` only.
+FP8_FORMATS = ("hybrid", "e4m3")
 SHARDINGS = ("none", "dist_opt", "fsdp")
 SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
 # ``flash``: the framework's fused memory-efficient kernel (Transformer Engine's cuDNN attention, ROCm's
@@ -104,6 +108,8 @@ class Candidate:
     seq_len: int = field(default=4096, metadata=q(Kind.COUNT, "sequence length"))
     precision: str = field(default="bf16", metadata=q(Kind.ENUM, "GEMM precision (fp4: NVFP4)", PRECISIONS))
     fp8_recipe: str = field(default="tensorwise", metadata=q(Kind.ENUM, "FP8 scaling recipe", FP8_RECIPES))
+    fp8_format: str = field(default="hybrid", metadata=q(
+        Kind.ENUM, "FP8 formats: E4M3 forward and E5M2 gradients, or E4M3 for both (numerics only)", FP8_FORMATS))
     recompute: Recompute = field(factory=Recompute, metadata=q(Kind.BLOCK, "activation recomputation"))
     sharding: str = field(default="dist_opt", metadata=q(Kind.ENUM, "optimizer/parameter sharding", SHARDINGS))
     schedule: str = field(default="1f1b", metadata=q(Kind.ENUM, "pipeline schedule", SCHEDULES))

@@ -462,7 +462,7 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
     def put(path: str, value: Any, where: Word | None, text: str) -> None:
         span = where.span if where is not None else None
         if path == "mixed_precision":
-            settings = precision_settings(str(value))
+            settings = precision_settings(str(value), reader.version)
             if settings is None:
                 if where is not None and f"mixed_precision={value}" not in recorded_fields(reader.version):
                     problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`mixed_precision={value}` is no precision "

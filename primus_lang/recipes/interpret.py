@@ -28,7 +28,7 @@ from primus_lang.emit import (
     PATHS,
 )
 from primus_lang.frameworks import megatron, spelling
-from primus_lang.ir.candidate import Candidate, Recompute
+from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
 from primus_lang.ir.pipeline import parse_layout
@@ -420,7 +420,7 @@ def _ceiling(dest: str) -> int | float:
 def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]:
     # each setting is read once and in this order: the problems and notes come out in it
     v = _layout_knobs(r, model)
-    v["precision"], v["fp8_recipe"] = _precision(r)
+    v["precision"], v["fp8_recipe"], v["fp8_format"] = _precision(r)
     v["recompute"] = _recompute(r, v["pp"])
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
@@ -488,8 +488,8 @@ def _virtual_stages(r: _Reader, model: dict[str, Any], pp: int) -> tuple[str, in
     return layout, from_layout
 
 
-def _precision(r: _Reader) -> tuple[str, str]:
-    """The GEMM precision and the FP8 scaling recipe."""
+def _precision(r: _Reader) -> tuple[str, str, str]:
+    """The GEMM precision, the FP8 scaling recipe and the FP8 formats."""
     s = r.s
     fp8 = s.get(K["precision"]) or s.get(P["precision.fp8_format"])
     fp4 = s.get(P["precision.fp4"]) or s.get(P["precision.fp4_format"])
@@ -498,11 +498,14 @@ def _precision(r: _Reader) -> tuple[str, str]:
                       help="FP16's tensor cores run at BF16's rate and its tensors take BF16's bytes: import the recipe "
                       "with BF16 in its place (`--bf16` for `--fp16`, `bf16: true` for `fp16: true`) for its projection, "
                       "and keep FP16 in the launch you run")
-    precision = "bf16"
+    precision, fp8_format = "bf16", "hybrid"
     if fp8 is not None and fp8.value not in (None, False):
         precision = "fp8"
-        if str(fp8.value) != "hybrid":
-            r.unsupported(fp8.dest, f"FP8 format `{fp8.value}`: primusc emits `hybrid` (E4M3 forward, E5M2 gradients)")
+        # Megatron-LM's --fp8-format choices; pure E5M2 Transformer Engine refuses for training
+        if str(fp8.value) in FP8_FORMATS:
+            fp8_format = str(fp8.value)
+        else:
+            r.bad(fp8, " or ".join(f"`{f}`" for f in FP8_FORMATS))
     if fp4 is not None and fp4.value not in (None, False):
         if precision == "fp8":
             r.clash(fp8.dest if fp8 else K["precision"], fp4.dest, "a run computes its GEMMs in one of FP8 and FP4")
@@ -512,7 +515,7 @@ def _precision(r: _Reader) -> tuple[str, str]:
     # Megatron's --fp8-recipe defaults to delayed scaling
     recipe = r.choice(K["fp8_recipe"], ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"
-    return precision, recipe
+    return precision, recipe, fp8_format
 
 
 def _sharding(r: _Reader) -> tuple[str, bool]:

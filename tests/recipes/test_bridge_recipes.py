@@ -29,7 +29,7 @@ from primus_lang.ir.space import Space
 from primus_lang.lower import load_space
 
 # the knobs emission leaves unwritten at their defaults
-DEFAULTED = ("precision", "fp8_recipe", "recompute", "cuda_graph", "tp_comm_overlap", "ep_comm_overlap",
+DEFAULTED = ("precision", "fp8_recipe", "fp8_format", "recompute", "cuda_graph", "tp_comm_overlap", "ep_comm_overlap",
              "main_grad_dtype", "optimizer_dtype", "fp8_param_gather", "attention", "moe_dispatcher", "cp_comm",
              "overlap_grad_reduce", "overlap_param_gather", "schedule")
 
