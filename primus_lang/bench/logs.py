@@ -9,11 +9,13 @@ iterations include warm-up (compilation, allocator growth), so they are skipped.
 from __future__ import annotations
 
 import io
+import json
 import math
 import re
 import statistics
 from collections.abc import Iterable, Iterator
 
+import attrs
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -21,6 +23,7 @@ from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.frameworks import spelling
 from primus_lang.ir import KNOBS, Candidate, Recompute
+from primus_lang.ir.candidate import FP8_FORMATS, FP8_RECIPES
 from primus_lang.ir.derived import expert_knobs
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import CEILINGS
@@ -45,6 +48,13 @@ _MEMORY = re.compile(r"memory \(MB\) \| allocated: ([0-9.]{1,20}) \| max allocat
                      r"reserved: ([0-9.]{1,20}) \| max reserved: ([0-9.]{1,20})")
 _DEVICE_USED = re.compile(r"(?:hip|rocm) mem usage/free/total/usage_ratio: ([0-9.]{1,20})GB/")
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
+# inside Megatron's `--- arguments ---` block any prefix may come first: Primus's logger ends its own with
+# `] :`, a collector's timestamp, `srun --label`'s `0: ` or torchrun's `[default0]:` theirs
+_ARG_IN_BLOCK = re.compile(r"(?:^|\s)([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")
+_ARGS_START, _ARGS_END = "-- arguments --", "-- end of arguments --"
+# terminal colours (Primus's logger colours every field) and a container runtime's JSON record
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_DOCKER_JSON = '{"log":'
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
 # How a job that did not run to the end ended, read from what its log says last (the first that matches):
@@ -145,16 +155,32 @@ def _optional(match: re.Match[str] | None, what: str, name: str, line: int, top:
 def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     """The iterations and arguments of a log (its text, or its lines with their line ends as they
     are read)."""
+    log = read_log(text, name)
+    if not log.iterations:
+        raise CompileError(Diagnostic(
+            LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
+            notes=FORMATS,
+            help="pass the stdout log of the rank that prints the iteration lines (Megatron prints them from "
+                 "the last rank: a multi-node job's last node)",
+        ))
+    return log
+
+
+def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
+    """What ``parse_log`` reads, also from a log with no iteration line (rank 0's of a job whose last
+    rank prints them, read for its arguments)."""
     iterations: list[Iteration] = []
     args: dict[str, str] = {}
     lines: dict[str, int] = {}
     cut = 0
     allocated = reserved = 0.0
-    for number, line, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
+    in_args = False
+    for number, raw, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
         if not ended:
             # a log still being written, or copied from a job killed mid-line: its last figure may be cut
             cut = number
             continue
+        line = _unwrapped(raw)
         # only the few lines that name memory are searched for it: a log is mostly iteration lines
         memory, device = (_MEMORY.search(line), _DEVICE_USED.search(line)) if " mem" in line else (None, None)
         if memory is not None:
@@ -171,7 +197,7 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             if gbs is not None and gbs != int(gbs):
                 raise bad_value(name, number, f"the global batch size is {gbs:g}, not a whole number",
                                 "fix or drop this log")
-            iterations.append(Iteration(
+            logged = Iteration(
                 int(it.group(1)), step / 1e3,
                 _optional(_TFLOPS.search(line), "the throughput per GPU", name, number, 1e6),
                 _optional(_TOKENS.search(line), "the tokens per GPU", name, number, 1e9),
@@ -179,21 +205,34 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
                 number,
                 _count(_SKIPPED.search(line)),
                 max(_count(_NANS.search(line)), 1 if _LOSS_NAN.search(line) else 0),
-            ))
+            )
+            # Primus logs each iteration line twice, one after the other (two loggers): the same
+            # figures again are that echo, where a restart would log the iteration anew
+            if not (iterations and attrs.evolve(iterations[-1], line=number) == logged):
+                iterations.append(logged)
             continue
-        arg = _ARG.match(line)
+        if _ARGS_START in line or _ARGS_END in line:
+            in_args = _ARGS_START in line
+            continue
+        arg = (_ARG_IN_BLOCK.search(line) if in_args else _ARG.match(line)) if "..." in line else None
         if arg and "iteration" not in line and arg.group(1) not in args:
             args[arg.group(1)] = arg.group(2)
             lines[arg.group(1)] = number
-    if not iterations:
-        raise CompileError(Diagnostic(
-            LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
-            notes=FORMATS,
-            help="pass the stdout log of the rank that prints the iteration lines (Megatron prints them from "
-                 "the last rank: a multi-node job's last node)",
-        ))
     return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut, int(allocated),
                        int(reserved))
+
+
+def _unwrapped(line: str) -> str:
+    """The line the framework printed: without terminal colours, and out of a container runtime's
+    JSON record (Docker's json-file driver: `{"log":"...\\n","stream":"stdout","time":"..."}`)."""
+    if line.startswith(_DOCKER_JSON):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("log"), str):
+            line = record["log"].rstrip("\r\n")
+    return _ANSI.sub("", line) if "\x1b" in line else line
 
 
 def _numbered(pieces: Iterable[str]) -> Iterator[tuple[int, str, bool]]:
@@ -299,6 +338,11 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         )
     if log.arg(K["precision"]) not in (None, "None", "False"):
         changes["precision"] = "fp8"
+        # Megatron prints the formats as --fp8-format's value and the recipe as --fp8-recipe's
+        if log.arg(K["precision"]) in FP8_FORMATS:
+            changes["fp8_format"] = log.arg(K["precision"])
+        if log.arg(K["fp8_recipe"]) in FP8_RECIPES:
+            changes["fp8_recipe"] = log.arg(K["fp8_recipe"])
     elif log.arg(P["precision.fp4"]) not in (None, "None", "False"):
         changes["precision"] = "fp4"
     if log.arg(K["sequence_parallel"]) in ("True", "False"):

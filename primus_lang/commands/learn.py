@@ -153,17 +153,18 @@ class JobRun:
     reserved: int  # the most its allocator reserved, or the device's used memory
 
 
-def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
+def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaign.sbatch") -> JobRun:
     """What one job's log measured; a ``JobFailed`` when the log shows the job did not run to the end,
     a ``CompileError`` naming the file when it cannot be measured otherwise."""
-    from primus_lang.bench import candidate_from_log, parse_log, steady
+    from primus_lang.bench import candidate_from_log, parse_log, read_log, steady
+    from primus_lang.emit import FIRST_RANK_LOG
     from primus_lang.ir import Candidate
     from primus_lang.ir.serialize import from_data
 
     label = f"job {job['index']} ({job['label']})"
     if not path.is_file():
         raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
-                                      help=f"run the job (Slurm: sbatch --array={job['index']} campaign.sbatch), "
+                                      help=f"run the job ({_run_hint(driver, job['index'])}), "
                                            "or pass --partial to learn without it"))
     lines = _Lines(path)
     try:
@@ -178,13 +179,19 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
                 help="read the log for why the job stopped before training, rerun it, or pass --partial"), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
-    ran = candidate_from_log(log, cand, str(path))
+    # rank 0 prints the arguments; on a multi-node Kubernetes job another pod prints the iterations
+    recipe_log, recipe_path = log, path
+    if not log.args and (first := path.with_name(FIRST_RANK_LOG)).is_file():
+        recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
+    ran = candidate_from_log(recipe_log, cand, str(recipe_path))
     differ = [f"{k} {getattr(ran, k)} (the manifest: {getattr(cand, k)})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
     if differ:
-        raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{path}` ran " + ", ".join(differ),
+        raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{recipe_path}` ran " + ", ".join(differ),
                                       help="put each job's log in its own folder, or rerun the job"))
     st = steady(log, warmup)
+    unchecked = () if recipe_log.args else (
+        f"`{path}` prints no arguments block: that it ran {job['label']} is taken from the manifest, not checked",)
     if st.kept < MIN_ITERATIONS:
         short = Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
@@ -193,7 +200,14 @@ def measure(job: dict[str, Any], path: Path, warmup: int) -> JobRun:
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
                  "lower --warmup, or pass --partial")
         raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
-    return JobRun(st.seconds, st.notes, st.spread, log.max_allocated, log.max_reserved)
+    return JobRun(st.seconds, st.notes + unchecked, st.spread, log.max_allocated, log.max_reserved)
+
+
+def _run_hint(driver: str, index: int) -> str:
+    """How the campaign's driver runs one job: a Slurm array task alone, else the driver (Kubernetes and a
+    local campaign run their jobs one after another)."""
+    name = shlex.quote(driver)
+    return f"sbatch --array={index} {name}" if driver.endswith(".sbatch") else f"bash {name}"
 
 
 def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
@@ -240,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            ran = measure(job, folder / job["log"], args.warmup)
+            ran = measure(job, folder / job["log"], args.warmup, str(manifest.get("driver") or "campaign.sbatch"))
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics

@@ -89,11 +89,19 @@ __all__ = [
 # Read by the front ends and later stages, and imported on first use: a command loads only the
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
-    from primus_lang.emit.campaign import FOLDER, FORMAT, START_UP_S, Job, campaign_variables, file_names
+    from primus_lang.emit.campaign import (
+        FIRST_RANK_LOG,
+        FOLDER,
+        FORMAT,
+        START_UP_S,
+        Job,
+        campaign_variables,
+        file_names,
+    )
     from primus_lang.emit.campaign import campaign as campaign_files
     from primus_lang.emit.coverage import inexpressible
     from primus_lang.emit.emitter import refuse_illegal
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["FOLDER", "FORMAT", "START_UP_S", "Job", "campaign_files", "campaign_variables", "file_names", "inexpressible", "refuse_illegal"]
+__all__ += ["FIRST_RANK_LOG", "FOLDER", "FORMAT", "START_UP_S", "Job", "campaign_files", "campaign_variables", "file_names", "inexpressible", "refuse_illegal"]

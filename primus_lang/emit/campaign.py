@@ -30,6 +30,8 @@ from primus_lang.ir.serialize import to_data
 FOLDER = "campaign"
 MANIFEST = "manifest.json"
 LOG = "train.log"  # each job's stdout and stderr, beside its launch files
+# on Kubernetes, rank 0's pod log where another pod prints the iteration lines: rank 0 prints the arguments
+FIRST_RANK_LOG = "rank0.log"
 FORMAT = 1  # the manifest's layout; `primusc learn` refuses one it does not know
 
 # Variables that shape one run rather than describe the site: the real run's values (a long
@@ -129,7 +131,8 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     # Megatron prints the iteration lines from the last rank, on the last node: PyTorchJob's last worker
     printing = f"worker-{cluster.nodes - 2}" if cluster.nodes > 1 else "master-0"
     values = {"jobs": entries, "v": variables, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
-              "printing_pod": printing, "site": space.site,
+              "printing_pod": printing, "first_log": FIRST_RANK_LOG if printing != "master-0" else "",
+              "site": space.site,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",
               "wait_seconds": int(slurm_seconds(variables.time_limit))}

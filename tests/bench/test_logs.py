@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log
+from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log, steady
 from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.ir import Recompute
@@ -153,3 +153,55 @@ def test_the_memory_the_printing_ranks_report_is_read() -> None:
     primus = parse_log(PRIMUS_NOW.format(i=1, ms="21000.0"))
     assert primus.max_reserved == 100 * 2**30 and primus.max_allocated == 0
     assert parse_log(MEGATRON.read_text()).max_allocated == 0
+
+
+# Primus's logger (written here in its shape): a coloured time, rank and level, then `[file:line] :`
+_PRIMUS_PREFIX = "[\x1b[32m20260511 02:57:54\x1b[0m][\x1b[36mrank-0/8\x1b[0m][\x1b[34m\x1b[1m[DEBUG]    \x1b[0m" \
+                 "\x1b[34m\x1b[1m[------arguments.py:1576] : "
+
+
+def _primus_run() -> list[str]:
+    args = {"tensor_model_parallel_size": "2", "pipeline_model_parallel_size": "1", "micro_batch_size": "4",
+            "global_batch_size": "64", "seq_length": "4096", "fp8": "e4m3", "fp8_recipe": "mxfp8"}
+    lines = [_PRIMUS_PREFIX + "------------------------ arguments ------------------------\x1b[0m"]
+    lines += [f"{_PRIMUS_PREFIX}  {k} {'.' * (40 - len(k))} {v}\x1b[0m" for k, v in args.items()]
+    lines.append(_PRIMUS_PREFIX + "-------------------- end of arguments ---------------------\x1b[0m")
+    for i, ms in enumerate((900.0, 510.0, 505.0, 508.0, 507.0, 506.0), 1):
+        it = (f" iteration {i:8d}/      20 | consumed samples: {64 * i:12d} | elapsed time per iteration (ms): "
+              f"{ms} | global batch size:    64 | lm loss: 1.1E+01 |")
+        # Primus logs each iteration line twice, from two loggers
+        lines += [f"[rank-7/8][DEBUG] [utils.py:{n}] : [2026-05-11 02:59:55.1]{it}" for n in (429, 425)]
+    return lines
+
+
+# what log collectors and launchers put around each line
+_WRAPPERS = {
+    "as printed": lambda line: line,
+    "kubectl logs --timestamps": lambda line: "2026-05-11T02:57:54.123456789Z " + line,
+    "containerd": lambda line: "2026-05-11T02:57:54.123456789Z stdout F " + line,
+    "srun --label": lambda line: "0: " + line,
+    "torchrun --tee": lambda line: "[default0]:" + line,
+    "docker json-file": lambda line: json.dumps({"log": line + "\n", "stream": "stdout",
+                                                 "time": "2026-05-11T02:57:54Z"}),
+}
+
+
+@pytest.mark.parametrize("wrapper", list(_WRAPPERS))
+def test_a_primus_log_is_read_whatever_wraps_its_lines(wrapper: str) -> None:
+    log = parse_log("\n".join(_WRAPPERS[wrapper](line) for line in _primus_run()) + "\n")
+    # each iteration once: the echo of a line is not a restart
+    assert [i.index for i in log.iterations] == [1, 2, 3, 4, 5, 6]
+    assert steady(log, 2).notes == () and steady(log, 2).kept == 4
+    assert log.arg("micro_batch_size") == "4" and log.arg("fp8") == "e4m3"  # no colour code left on a value
+    cand = candidate_from_log(log)
+    assert (cand.tp, cand.mbs, cand.gbs, cand.precision, cand.fp8_recipe, cand.fp8_format) == \
+        (2, 4, 64, "fp8", "mxfp8", "e4m3")
+
+
+def test_a_restart_logging_an_iteration_again_is_still_a_restart() -> None:
+    lines = _primus_run()
+    iteration_two = next(line for line in lines if "iteration        2/" in line)
+    restarted = iteration_two.replace("510.0", "530.0")  # the same iteration after a requeue, timed anew
+    log = parse_log("\n".join([*lines, restarted]) + "\n")
+    assert [i.index for i in log.iterations] == [1, 2, 3, 4, 5, 6, 2]
+    assert "the run restarted" in steady(log, 2).notes[0]

@@ -46,5 +46,44 @@ def test_the_k8s_campaign_applies_in_the_sites_namespace_and_deletes_only_jobs(t
     deleted = [c for c in lines if c.startswith("delete")]
     assert len(deleted) == 2 and all(" pytorchjob/" in c and " -f " not in c for c in deleted)
     logs = [c for c in lines if c.startswith("logs")]
-    assert logs and all(c.endswith("-worker-6") for c in logs)  # 8 nodes: the master and workers 0-6
+    # 8 nodes: the master and workers 0-6; the last prints the iterations, the master (rank 0) the arguments
+    assert [c.rsplit("-", 2)[-2:] for c in logs] == [["worker", "6"], ["master", "0"]] * 2
     assert "elapsed time per iteration" in (out / "campaign" / "job-0" / "train.log").read_text()
+    assert (out / "campaign" / "job-0" / "rank0.log").is_file()
+
+
+QUEUED = """#!/usr/bin/env bash
+echo "$*" >> "$CALLS"
+case "$1" in
+  get) n=$(($(cat "$POLLS") + 1)); echo "$n" > "$POLLS"
+       if ((n < 200)); then echo "Created"; elif ((n == 200)); then echo "Created Running"
+       else echo "Created Running Succeeded"; fi ;;
+  logs) echo " iteration        1/      30 | elapsed time per iteration (ms): 1000.0 |" ;;
+esac
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_time_in_the_queue_does_not_count_against_the_limit(tmp_path: Path) -> None:
+    """Kueue may hold a job longer than its run's limit: 200 polls queued is past it (the site's limit
+    is under 2,000 s, 10 s a poll), and the job then runs and succeeds."""
+    out = tmp_path / "plan"
+    space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
+    assert main(["plan", str(space), "--budget", "6", "--shortlist", "1", "--out", str(out)]) == 0
+    driver = out / "campaign" / "campaign.sh"
+    limit = int(next(line for line in driver.read_text().splitlines() if line.startswith("SECONDS_LIMIT="))
+                .split("=")[1].split()[0])
+    assert limit < 2000
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "kubectl").write_text(QUEUED)
+    (fake / "kubectl").chmod(0o755)
+    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
+    (fake / "sleep").chmod(0o755)
+    polls = tmp_path / "polls"
+    polls.write_text("0")
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"),
+           "POLLS": str(polls)}
+    done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "is running" in done.stdout and int(polls.read_text()) == 201

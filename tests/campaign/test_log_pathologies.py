@@ -226,3 +226,29 @@ def test_learn_sets_the_measured_memory_against_the_account(
     assert main(["learn", str(copy), "--json"]) == 0
     said = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("job 0: the memory account")]
     assert len(said) == 1 and "40.0 GiB allocated (45.0 GiB reserved)" in said[0] and "on this cluster" in said[0]
+
+
+def test_rank_zeros_log_says_what_ran_where_another_pod_printed_the_iterations(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A multi-node Kubernetes campaign saves the last rank's pod log (the iterations) and rank 0's
+    (the arguments) beside it."""
+    iterations_only = log([(i, 2000.0) for i in range(1, 31)], "")
+    copy = fill(campaign, tmp_path, {0: iterations_only})
+    (copy / "job-0" / "rank0.log").write_text(ARGS.format(tp=4, mbs=8) + "rank 0 prints no iteration line\n")
+    err = code_of(capsys, str(copy))
+    assert "P6022" in err and "job-0/rank0.log` ran tp 4 (the manifest: 1)" in err
+
+
+def test_a_log_without_arguments_is_measured_and_says_its_recipe_is_unchecked(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 31)], "")})
+    assert main(["learn", str(copy), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "prints no arguments block" in captured.out + captured.err
+
+
+def test_a_missing_logs_hint_runs_the_campaigns_own_driver(campaign: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {2: None})
+    err = code_of(capsys, str(copy))
+    assert "run the job (bash campaign.sh)" in err and "sbatch" not in err  # a local campaign
