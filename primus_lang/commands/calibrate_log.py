@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in args.logs:
         log = parse_log(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), name)
+        refuse_other_model(space, log, name)
         cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
@@ -96,6 +97,28 @@ def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
     print(f"note: `{name}` prints no arguments block: read as space `{space.name}`'s recipe, {base.label()}"
           + (f", at the global batch of {gbs} its lines print" if gbs != base.gbs else ""), file=sys.stderr)
     return base.replace(gbs=gbs)
+
+
+def refuse_other_model(space: Space, log: TrainingLog, name: str) -> None:
+    """A log whose arguments state another model shape or GPU count than the space's: its factor would
+    compare different runs. Arguments it does not print are not compared."""
+    from primus_lang.diagnostics import CompileError, Diagnostic
+    from primus_lang.diagnostics.codes_projection import LOG_OTHER_MODEL
+    from primus_lang.frameworks import spelling
+    from primus_lang.ir import Span
+
+    ours = {spelling.CARD[f]: getattr(space.model, f) for f in ("num_layers", "hidden", "heads")}
+    ours["world_size"] = space.cluster.world
+    differ = [(arg, text, want) for arg, want in ours.items()
+              if (text := log.arg(arg)) is not None and text.isdigit() and int(text) != want]
+    if differ:
+        line = log.line_of(differ[0][0])
+        raise CompileError(Diagnostic(
+            LOG_OTHER_MODEL, f"`{name}` ran " + ", ".join(f"{arg} {text} (space `{space.name}`: {want:,})"
+                                                          for arg, text, want in differ),
+            span=Span(name, line, 1, line, 2) if line else None,
+            help="pass the space of the log's model and cluster (`primusc import-recipe` writes one from the "
+                 "run's recipe)"))
 
 
 def refuse_illegal(space: Space, cand: Candidate, log: TrainingLog, name: str) -> None:

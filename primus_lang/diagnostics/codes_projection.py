@@ -155,6 +155,16 @@ LOG_TOO_LARGE = register(
     "log: the arguments block and the iteration lines are all it reads, e.g.\n"
     "`grep -E 'iteration|\\.\\.\\.\\.' train.log > short.log`.",
 )
+LOG_OTHER_MODEL = register(
+    "P6014",
+    "log-other-model",
+    "the training log ran another model or cluster than the space",
+    "A log's arguments block says the model's shape (`num_layers`, `hidden_size`,\n"
+    "`num_attention_heads`) and how many GPUs ran it (`world_size`). `primusc calibrate-log` projects\n"
+    "the log's recipe on the space's model and cluster; if the log trained another model, or on\n"
+    "another number of GPUs, the factor would compare two different runs. Pass the space of the\n"
+    "log's model and cluster (`primusc import-recipe` writes one from the run's recipe).",
+)
 CAMPAIGN_LOG_MISSING = register(
     "P6020",
     "campaign-log-missing",

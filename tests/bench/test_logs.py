@@ -205,3 +205,17 @@ def test_a_restart_logging_an_iteration_again_is_still_a_restart() -> None:
     log = parse_log("\n".join([*lines, restarted]) + "\n")
     assert [i.index for i in log.iterations] == [1, 2, 3, 4, 5, 6, 2]
     assert "the run restarted" in steady(log, 2).notes[0]
+
+
+def test_a_log_of_another_model_or_gpu_count_is_p6014(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE.replace("llama3_1_8b", "llama3_2_1b"))  # 16 layers where the log ran 32
+    assert main(["calibrate-log", str(MEGATRON), "--space", str(space)]) == 1
+    err = capsys.readouterr().err
+    assert "P6014" in err and "num_layers 32 (space `s`: 16)" in err and f"{MEGATRON.name}:10:" in err
+    log = tmp_path / "sixteen.log"
+    log.write_text(MEGATRON.read_text().replace("  micro_batch_size ...", "  world_size ...................... 16\n"
+                                                "  micro_batch_size ...", 1))
+    space.write_text(SPACE)
+    assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
+    assert "world_size 16 (space `s`: 8)" in capsys.readouterr().err
