@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -16,6 +17,9 @@ from primus_lang.report.adapt import from_search
 from primus_lang.report.page import render_page
 from primus_lang.report.trace import result_from_trace
 from primus_lang.search import SearchResult
+
+if TYPE_CHECKING:
+    from primus_lang.search import Landscape
 
 
 def report_from_trace(trace: Path, out: Path, space_file: str | None = None, space_name: str | None = None,
@@ -33,7 +37,13 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
                                           help="pass `--space FILE`"))
         space = load_space(Path(file), space_name or header.get("space") or None)
         space = _on_cluster(space, cluster or header.get("cluster"))
-        _refuse_foreign(trace, space, result)
+        land = _refuse_foreign(trace, space, result)
+        # the baseline plan's report compares with: the space's recipe where it has one, as plan shows it
+        from primus_lang.search import evaluator_of, space_baseline
+
+        given = space_baseline(space, land, evaluator_of(space))
+        if given is not None:
+            result = attrs.evolve(result, baseline=given)
     data = from_search(result, space)
     if space is None:
         data = attrs.evolve(data, notes=(*data.notes, (
@@ -61,10 +71,10 @@ def _on_cluster(space: Space, cluster: str | None) -> Space:
     return space
 
 
-def _refuse_foreign(trace: Path, space: Space, result: SearchResult) -> None:
+def _refuse_foreign(trace: Path, space: Space, result: SearchResult) -> Landscape:
     """A trace is data, not a proof: every evaluated candidate it names must be a legal point of the
     space the report is drawn with (a trace of another space, or edited by hand, would have its winner's
-    memory terms and timeline computed for a layout the space cannot have)."""
+    memory terms and timeline computed for a layout the space cannot have). Returns the space's landscape."""
     from primus_lang.search import landscape_of
 
     land = landscape_of(space, require_fit=False)
@@ -75,3 +85,4 @@ def _refuse_foreign(trace: Path, space: Space, result: SearchResult) -> None:
                 f"point of space `{space.name}`", notes=tuple(land.why_illegal(t.candidate))[:3],
                 help="the trace is of another space or was edited: pass the space it was planned from with --space, "
                      "or plan again"))
+    return land

@@ -50,11 +50,13 @@ if TYPE_CHECKING:
     from primus_lang.search.compare import compare as compare_strategies
     from primus_lang.search.engine import Search
     from primus_lang.search.explain import explain as explain_winner
-    from primus_lang.search.plan import Prepared, baseline_trial, limits_of
+    from primus_lang.search.landscape import Landscape
+    from primus_lang.search.plan import Prepared, baseline_trial, limits_of, space_baseline
+    from primus_lang.search.stages import evaluator_of
     from primus_lang.search.strategies import NAMES
     from primus_lang.search.ties import choose, why_winner
     from primus_lang.search.trial import ILLEGAL, OOM, REFUSED
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "explain_winner", "figure", "limits_of", "markdown", "none_meets", "plan_capacity", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "evaluator_of", "explain_winner", "figure", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "why_winner"]

@@ -86,18 +86,17 @@ def run_search(
     )
 
 
-def space_baseline(prep: Prepared) -> Trial | None:
+def space_baseline(space: Space, land: Landscape, evaluator: Evaluator) -> Trial | None:
     """The space's own ``baseline`` (the recipe it was imported from) as a trial, projected now and
     not charged to the budget; None when the space has none."""
     from primus_lang.check import baseline_point
     from primus_lang.memory import account
 
-    cand = baseline_point(prep.space)
+    cand = baseline_point(space)
     if cand is None:
         return None
-    land = prep.land
-    peak = account(prep.space.model, prep.space.cluster, cand, prep.space.settings).peak.total
-    evaluation = prep.evaluator(cand)
+    peak = account(space.model, space.cluster, cand, space.settings).peak.total
+    evaluation = evaluator(cand)
     return Trial(
         number=0, source=f"{SPACE_RECIPE} (the recipe; projected for comparison, not charged)",
         verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak, memory_limit=land.limit,
@@ -108,7 +107,7 @@ def space_baseline(prep: Prepared) -> Trial | None:
 def baseline_trial(prep: Prepared, result: SearchResult) -> Trial | None:
     """The space's baseline when it has one; else the planner's: from the search when it ran, else
     projected now (uncharged)."""
-    given = space_baseline(prep)
+    given = space_baseline(prep.space, prep.land, prep.evaluator)
     if given is not None:
         return given
     if result.baseline is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import attrs
@@ -14,6 +15,7 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.report import render_report
 from primus_lang.report.adapt import from_search
 from primus_lang.report.trace import result_from_trace
+from primus_lang.resources import data_dir
 from primus_lang.search.budget import Limits
 from primus_lang.search.run import search_landscape
 from primus_lang.search.trial import EVALUATED
@@ -84,3 +86,21 @@ def test_a_torn_trace_still_reports(traced: tuple[object, Path], tmp_path: Path)
     rebuilt, _ = result_from_trace(torn)
     assert rebuilt.stop_reason == "interrupted"
     assert "<svg" in render_report(rebuilt)
+
+
+def test_a_report_rebuilt_from_the_trace_of_a_space_with_a_baseline_is_plans_own(tmp_path: Path) -> None:
+    """`report` compares the winner with the space's recipe, as the report `plan` wrote does (it used
+    the planner's least-parallel recipe instead)."""
+    space = tmp_path / "space.prx"
+    space.write_text((data_dir("examples") / "llama3_1_8b_mi325x.prx").read_text()
+                     .replace("  maximize tokens_per_gpu", "  baseline { tp = 2; mbs = 1 }\n  maximize tokens_per_gpu"))
+    out = tmp_path / "plan"
+    assert main(["plan", str(space), "--budget", "20", "--no-emit", "--out", str(out)]) == 0
+    rebuilt = tmp_path / "rebuilt.html"
+    assert main(["report", str(out / "trace.jsonl"), "--space", str(space), "--out", str(rebuilt)]) == 0
+    plans = (out / "report.html").read_text()
+    assert "the space&#x27;s recipe" in plans
+    # the search's wall-clock time is the one figure the trace does not hold as the result does
+    def timeless(text: str) -> str:
+        return re.sub(r"search time</b> [0-9.]+ s", "", text)
+    assert timeless(rebuilt.read_text()) == timeless(plans)
