@@ -356,7 +356,8 @@ class Shell:
                         got, j = self._dollar(raw, j, span, True)
                         out.extend(Piece(lit(p.text), p.quoted, p.span, p.unknown) for p in got)
                     else:
-                        k = j
+                        # a backslash before any other character is itself (bash: `"a\n"` is a, \, n)
+                        k = j + 1 if raw[j] == "\\" else j
                         while raw[k] not in '"\\$`':
                             k += 1
                         out.append(Piece(lit(raw[j:k]), True, span))

@@ -1027,3 +1027,14 @@ def test_a_source_in_a_branch_primusc_cannot_choose_is_named() -> None:
     assert [w.text for w in result.words][2:] == ["--tp", "2"]
     assert any("line 5: `source` in a branch of an `if` primusc cannot test was not followed" in n
                for n in result.notes)
+
+
+def test_a_backslash_in_double_quotes_before_an_ordinary_character_is_itself() -> None:
+    """`echo "run\\n"` prints `run\\n`; `T="a \\<image\\> b"` holds the backslashes (Megatron-LM's
+    multimodal example). Only $ ` " \\ and a newline are escaped inside double quotes. The reader
+    used to loop forever on the first such backslash."""
+    assert args(r'''
+        echo "starting run\n"
+        T="a \<image\> b \$HOME \" \\"
+        python pretrain_gpt.py --t "$T" --u "x\y"
+    ''') == ["--t", 'a \\<image\\> b $HOME " \\', "--u", r"x\y"]  # as bash prints them
