@@ -160,9 +160,10 @@ RECIPE_UNSUPPORTED = register(
     "P3125",
     "recipe-unsupported",
     "the recipe uses a setting primusc cannot model or emit faithfully",
-    "FP16 training, an FP8 format other than `hybrid`, a pipeline schedule or architecture feature "
-    "the IR has no field for: a space that silently dropped it would project and emit another run. "
-    "The message names the setting; change it in the recipe, or write the space by hand.",
+    "FP16 training, a pipeline schedule or architecture feature the IR has no field for, a training "
+    "script of another model family (BERT, T5, multimodal): a space that silently dropped it would "
+    "project and emit another run. The message names the setting; change it in the recipe, or write "
+    "the space by hand.",
 )
 RECIPE_MISSING = register(
     "P3126",

@@ -20,6 +20,21 @@ IMPLIED: tuple[tuple[str, str, str], ...] = (
     ("use_rotary_position_embeddings", "position_embedding_type", "rope"),
 )
 
+# Megatron-LM's training scripts for models primusc does not plan: each trains another model family than
+# the decoder-only GPT (and Mamba hybrid) that pretrain_gpt.py, pretrain_mamba.py and pretrain_hybrid.py
+# build, from flags that read the same. (basename or a path's tail, what it trains)
+OTHER_SCRIPTS: tuple[tuple[str, str], ...] = (
+    ("pretrain_bert.py", "BERT, an encoder with a masked-language-model head"),
+    ("pretrain_t5.py", "T5, an encoder-decoder"),
+    ("pretrain_retro.py", "RETRO, a retrieval-augmented model"),
+    ("pretrain_ict.py", "an ICT retriever (biencoder)"),
+    ("pretrain_vlm.py", "a vision-language model"),
+    ("pretrain_vision_classify.py", "a vision transformer"),
+    ("pretrain_vision_dino.py", "a vision transformer"),
+    ("pretrain_vision_inpaint.py", "a vision transformer"),
+    ("multimodal/train.py", "a multimodal (vision-language) model"),
+)
+
 # the version a launch names when nothing says otherwise: the megatron-core the ground-truth tests install
 DEFAULT_VERSION = "core_v0.16"
 SWITCH, VALUE, LIST = "switch", "value", "list"

@@ -18,6 +18,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_SHELL_SYNTAX,
     RECIPE_UNKNOWN_FLAG,
     RECIPE_UNREADABLE,
+    RECIPE_UNSUPPORTED,
     RECIPE_VALUE_NOT_CARRIED,
     RECIPE_VALUE_UNKNOWN,
 )
@@ -52,6 +53,7 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
                                       "experiment YAML"))
     notes: list[str] = list(launch.notes)
     start = _script_end(words)
+    _refuse_other_family(words[start - 1] if start else None)
     nodes = gpus = None
     problems: list[Diagnostic] = []
     if start:
@@ -235,6 +237,21 @@ def _unknown_flag(word: Word, option: str, version: str, named: bool) -> Diagnos
     hint = f"did you mean `{close[0]}`?" if close else "check the flag's spelling"
     return Diagnostic(RECIPE_UNKNOWN_FLAG, f"`{option}` is not a flag of any Megatron-LM version primusc has read "
                       f"({megatron.describe(megatron.version_names())})", span=word.span, help=hint)
+
+
+def _refuse_other_family(script: Word | None) -> None:
+    """One refusal for a script that trains a model family primusc does not plan (BERT, T5, multimodal),
+    before its flags, which would be read as a GPT's or refused one by one."""
+    if script is None:
+        return
+    path = script.text.replace("\\", "/")
+    for tail, family in megatron.OTHER_SCRIPTS:
+        if path == tail or path.endswith("/" + tail):
+            raise CompileError(Diagnostic(
+                RECIPE_UNSUPPORTED, f"`{script.text}` trains {family}: primusc plans decoder-only language models "
+                "(Megatron-LM's pretrain_gpt.py, and pretrain_mamba.py or pretrain_hybrid.py for hybrids)",
+                span=script.span,
+                help="import a pretrain_gpt.py launch, or write the space by hand for a model primusc can describe"))
 
 
 def _is_flag(text: str) -> bool:

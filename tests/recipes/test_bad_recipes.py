@@ -198,3 +198,18 @@ def test_baseline_block_refuses_what_is_not_a_knob() -> None:
     with pytest.raises(CompileError) as err:
         loads_program(text.replace("baseline { tp = 2; nope = 1 }", "passthrough { tp = 2 }"), "s.prx")
     assert codes_of(err) == ["P3131"]
+
+
+@pytest.mark.parametrize(("script", "family"), [
+    ("pretrain_bert.py", "BERT"),
+    ("pretrain_t5.py", "T5"),
+    ("/workspace/Megatron-LM/examples/multimodal/train.py", "multimodal"),
+])
+def test_a_script_of_another_model_family_is_one_refusal_at_the_script(script: str, family: str) -> None:
+    """Megatron-LM's BERT and T5 examples read as GPTs (and launched pretrain_gpt.py); the multimodal one
+    gave twenty unknown-flag errors. The flags after the script are not read."""
+    with pytest.raises(CompileError) as err:
+        read_command_text(f"torchrun --nproc-per-node 8 {script} " + LLAMA8B + "--encoder-num-layers 12 "
+                          "--img-h 336", "run.sh")
+    [d] = err.value.diagnostics
+    assert d.code.id == "P3125" and family in d.message and d.span is not None and d.span.column == 29
