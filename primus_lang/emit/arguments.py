@@ -146,14 +146,15 @@ def _read_epsilon(value: Any) -> float:
         raise ValueError("a number") from None
 
 
-def _read_count(field: str) -> Callable[[Any], int]:
-    """A whole number from 1 to the IR's ceiling for ``field`` (ir/ranges.py), as argparse's int reads it."""
+def _read_count(field: str, lowest: int = 1) -> Callable[[Any], int]:
+    """A whole number from ``lowest`` to the IR's ceiling for ``field`` (ir/ranges.py), as argparse's int
+    reads it."""
     ceiling = CEILINGS[field]
 
     def read(value: Any) -> int:
         text = str(value).strip()
-        if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,12}", text) or not 1 <= int(text) <= ceiling:
-            raise ValueError(f"a whole number from 1 to {ceiling:,}")
+        if isinstance(value, bool) or not re.fullmatch(r"[0-9]{1,12}", text) or not lowest <= int(text) <= ceiling:
+            raise ValueError(f"a whole number from {lowest} to {ceiling:,}")
         return int(text)
     return read
 
@@ -175,7 +176,9 @@ CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
     CardArgument("attention_sinks", "softmax_type", False, False,
                  lambda m: "learnable" if m.attention_sinks else None, _read_softmax),
     # Megatron's default is None: no MTP block (transformer_config.py, core_v0.16.1)
-    CardArgument("mtp_layers", "mtp_num_layers", False, 0, lambda m: m.mtp_layers or None, _read_count("mtp_layers")),
+    # Megatron builds MTP only `if args.mtp_num_layers:`, so 0 is none (Primus's kimi_k2 and glm5 presets say 0)
+    CardArgument("mtp_layers", "mtp_num_layers", False, 0, lambda m: m.mtp_layers or None,
+                 _read_count("mtp_layers", lowest=0)),
 )}
 
 # --multi-latent-attention turns MLA on; MLA_ARGUMENTS give its widths, keyed by the card's `mla`

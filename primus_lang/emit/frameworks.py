@@ -339,7 +339,7 @@ class Primus(Framework):
             "modules": {
                 "pre_trainer": {
                     "framework": "megatron",
-                    "config": "pre_trainer.yaml",
+                    "config": primus.PRETRAINER,
                     # The model's own Primus card where there is one (it brings what primusc does not
                     # say: norm_epsilon, init_method_std...), else the generic decoder card; every
                     # architecture field is overridden below either way.

@@ -20,6 +20,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_SHELL_SYNTAX,
     RECIPE_UNKNOWN_CARD,
     RECIPE_UNKNOWN_FLAG,
+    RECIPE_UNSUPPORTED,
 )
 from primus_lang.frameworks import megatron, primus
 from primus_lang.ir.span import Span
@@ -70,7 +71,21 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                       span=_span_of(text, file, "overrides")))
     model_span = _span_of(text, file, "model")
     model_name = substituted("model", pre["model"], model_span)
-    config_name = substituted("config", pre.get("config", "pre_trainer.yaml"), _span_of(text, file, "config"))
+    config_name = substituted("config", pre.get("config", primus.PRETRAINER), _span_of(text, file, "config"))
+    if config_name != primus.PRETRAINER:
+        # the launch primusc writes runs the pretraining trainer: another one's run (its dataset, its
+        # adapters) would be silently replaced by pretraining
+        problems.append(Diagnostic(
+            RECIPE_UNSUPPORTED, f"`config: {config_name}`: primusc plans and launches Primus's pretraining trainer "
+            f"(`{primus.PRETRAINER}`), not this one", span=_span_of(text, file, "config"),
+            help=f"to plan the same model and layout as pretraining, import a copy with `config: {primus.PRETRAINER}` "
+                 "(fine-tuning's packed sequences then project as pretraining's, a little slow)"))
+    lora = overrides.get("lora")
+    if isinstance(lora, dict) and lora.get("enabled") not in (None, False, "false", "False"):
+        problems.append(Diagnostic(
+            RECIPE_UNSUPPORTED, "`lora`: LoRA freezes the base weights, which then keep no gradients and no "
+            "optimizer state, and adds adapter GEMMs: primusc's memory account and projection count full training",
+            span=_span_of(text, file, "lora"), help="import the recipe without `lora` to plan full training"))
     if problems:
         raise CompileError(problems)
     module = primus.preset("modules", str(config_name), release)

@@ -17,9 +17,9 @@ from primus_lang.emit import emit
 from primus_lang.lower import load_space
 from primus_lang.recipes import interpret
 from primus_lang.recipes.megatron import read_command_text
+from tests.recipes.primus_files import experiment
 from tests.recipes.test_bad_recipes import LLAMA8B
 
-FIXTURES = Path(__file__).parent / "fixtures"
 LAUNCH = "torchrun pretrain_gpt.py " + LLAMA8B + "--tensor-model-parallel-size 1 "
 
 
@@ -44,14 +44,8 @@ def test_a_format_transformer_engine_cannot_train_with_points_at_the_flag() -> N
 
 
 def _primus(tmp_path: Path, **overrides: object) -> tuple[Path, dict[str, object]]:
-    source = yaml.safe_load((FIXTURES / "MI355X" / "llama2_70B-FP8-pretrain.yaml").read_text())
-    source["modules"]["pre_trainer"]["overrides"].update(overrides)
-    folder = tmp_path / "MI355X"
-    folder.mkdir()
-    experiment = folder / "exp.yaml"
-    experiment.write_text(yaml.safe_dump(source, sort_keys=False))
     out = tmp_path / "space.prx"
-    assert main(["import-recipe", str(experiment), "--nodes", "1", "--out", str(out)]) == 0
+    assert main(["import-recipe", str(experiment(tmp_path, overrides)), "--nodes", "1", "--out", str(out)]) == 0
     space = load_space(out)
     cand = baseline_point(space)
     assert cand is not None
