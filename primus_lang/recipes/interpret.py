@@ -512,6 +512,14 @@ def _precision(r: _Reader) -> tuple[str, str, str]:
         precision = "fp4"
         if str(fp4.value) != "e2m1":
             r.bad(fp4, "e2m1")
+        fp4_recipe = r.s.get(P["precision.fp4_recipe"])
+        if fp4_recipe is not None and fp4_recipe.value not in (None, "nvfp4"):
+            # an MXFP4 recipe (E8M0 scales per 32 values, AMD's MI355X experiments) is not the NVFP4 primusc
+            # models, whose GEMMs run on NVIDIA's FP4 tensor cores at their own rate
+            r.unsupported(fp4_recipe.dest, f"FP4 recipe `{fp4_recipe.value}`: primusc's `precision = fp4` is "
+                          "NVFP4 (E4M3 scales per 16 values and one per tensor), and models no other",
+                          help="import the recipe with FP8 or BF16 in its place to plan it, and keep the FP4 recipe "
+                               "in the launch you run")
     # Megatron's --fp8-recipe defaults to delayed scaling
     recipe = r.choice(K["fp8_recipe"], ("tensorwise", "delayed", "blockwise", "mxfp8"), "delayed") \
         if precision == "fp8" else "tensorwise"

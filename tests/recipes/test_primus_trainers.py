@@ -35,3 +35,9 @@ def test_zero_mtp_layers_is_none(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, err = _import(tmp_path, capsys, experiment(tmp_path, {"mtp_num_layers": 0}))
     assert code == 0, err
     assert "mtp_layers =" not in (tmp_path / "space.prx").read_text()
+
+
+def test_an_mxfp4_recipe_is_not_read_as_nvfp4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """AMD's MXFP4 experiment was read as NVFP4 and refused for the GPU's lack of NVFP4 tensor cores."""
+    code, err = _import(tmp_path, capsys, experiment(tmp_path, {"fp8": None, "fp4": "e2m1", "fp4_recipe": "mxfp4"}))
+    assert code == 1 and "P3125" in err and "FP4 recipe `mxfp4`" in err and "NVFP4 tensor cores" not in err
