@@ -14,7 +14,7 @@ from typing import Any
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.run import Run, blend_problem
-from primus_lang.ir.site import RUNTIMES, EnvVar, Mount
+from primus_lang.ir.site import RESERVED_ENV, RUNTIMES, SHELL_ENV, EnvVar, Mount
 from primus_lang.ir.span import Span
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.syntax import ast
@@ -23,14 +23,6 @@ PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpo
 OPTION_LISTS = ("sbatch_args", "srun_args")
 SLURM_WORDS = ("partition", "account", "qos", "reservation")
 K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class", "image_pull_secret", "service_account")
-# set by the launch files themselves: the rendezvous, Megatron's required value, the test hook
-RESERVED_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK", "GPUS_PER_NODE", "RANK",
-                          "WORLD_SIZE", "LOCAL_RANK", "CUDA_DEVICE_MAX_CONNECTIONS", "PRIMUSC_TORCHRUN"})
-# Variables that change how bash itself reads the launch script: SHELLOPTS and BASHOPTS are
-# read-only (the export fails when the job starts), the rest re-split words, source files or
-# redirect tracing in every later line.
-SHELL_ENV = frozenset({"SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "IFS", "PS4", "BASH_XTRACEFD", "CDPATH",
-                       "GLOBIGNORE", "POSIXLY_CORRECT"})
 
 _ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
 _SLURM_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,128}")

@@ -11,6 +11,7 @@ from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS, Candidate
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
+from primus_lang.ir.site import RESERVED_ENV, SHELL_ENV
 from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported
 
@@ -106,10 +107,20 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     lines.append("")
     lines.append(f"cluster {name}_cluster {{ gpu = {gpu[1]}; nodes = {nodes}; gpus_per_node = {gpus_per_node} }}")
     lines.append("")
+    env = exported(imp)
+    if env:
+        # the script's exports reach the launch as a site's environment (each a default the job's own
+        # environment overrides), not lost with the script
+        lines.append(f"site {name}_site {{")
+        lines.append("  env {")
+        lines += [f"    {k} = {_value(v)}" for k, v in env]
+        lines += ["  }", "}", ""]
     world = nodes * gpus_per_node
     axes = _axes(imp, imp.model, gpus_per_node, world)
     lines.append(f"space {name} on {name}_cluster {{")
     lines.append(f"  model = {model_name}")
+    if env:
+        lines.append(f"  site = {name}_site")
     lines.append(f"  seq_len = {c.seq_len}")
     default = Candidate()
     for f in attrs.fields(Candidate):
@@ -143,6 +154,12 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
         lines.append(f"  assume bridge_version = {_value(version)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def exported(imp: Imported) -> list[tuple[str, str]]:
+    """The variables the recipe's script exports that a site may set: the launch files set the rest
+    (the rendezvous, CUDA_DEVICE_MAX_CONNECTIONS by the candidate's rule) or bash reads them itself."""
+    return [(k, v) for k, v in imp.recipe.env if k not in RESERVED_ENV and k not in SHELL_ENV]
 
 
 def passthrough_keys_ok(imp: Imported) -> list[str]:

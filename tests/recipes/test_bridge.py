@@ -73,7 +73,7 @@ def test_baseline_is_the_recipe_and_emission_gives_it_back(tmp_path: Path, fixtu
     assert cand is not None and cand.label() == label
     assert legality(space, cand) == []
     assert space.settings.target == "bridge+slurm"
-    trial = space_baseline(prepare(space))
+    trial = space_baseline(space, (prep := prepare(space)).land, prep.evaluator)
     assert trial is not None and trial.candidate == cand and trial.evaluation is not None
     assert trial.memory_peak is not None and trial.memory_peak > 0
     # the published throughput of this layout (validation/published_runs.yaml), within the error the

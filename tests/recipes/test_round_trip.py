@@ -100,7 +100,7 @@ def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str
     assert cand is not None and cand.label() == label
     assert legality(space, cand) == []
     # plan's baseline is the recipe, with its memory and projection
-    trial = space_baseline(prepare(space))
+    trial = space_baseline(space, (prep := prepare(space)).land, prep.evaluator)
     assert trial is not None and trial.candidate == cand and trial.evaluation is not None
     assert trial.memory_peak is not None and trial.memory_peak > 0
     recipe = read_recipe(FIXTURES / fixture)
@@ -137,7 +137,7 @@ def test_the_baseline_projects_within_the_profiles_error_of_its_measured_through
         tmp_path: Path, fixture: str, row: str) -> None:
     extra = next(c[1] for c in CASES if c[0] == fixture)
     space = load_space(imported(tmp_path, fixture, extra))
-    trial = space_baseline(prepare(space))
+    trial = space_baseline(space, (prep := prepare(space)).land, prep.evaluator)
     assert trial is not None and trial.evaluation is not None
     rows = yaml.safe_load((data_dir("validation") / "published_runs.yaml").read_text(encoding="utf-8"))
     measured = float(next(r for r in rows if r["id"] == row)["measured"]["tokens_per_sec_per_gpu"])
@@ -166,7 +166,7 @@ def test_a_space_without_baseline_keeps_the_planners(tmp_path: Path) -> None:
     space = load_space(data_dir("examples") / "llama3_1_8b_mi325x.prx")
     assert space.baseline is None and space.passthrough == ()
     prep = prepare(space)
-    assert space_baseline(prep) is None
+    assert space_baseline(prep.space, prep.land, prep.evaluator) is None
     _ = baseline_trial  # the planner's baseline is unchanged (its own tests)
 
 
