@@ -35,6 +35,10 @@ OTHER_SCRIPTS: tuple[tuple[str, str], ...] = (
     ("multimodal/train.py", "a multimodal (vision-language) model"),
 )
 
+# Training scripts that first ship in a release (Megatron-LM's tags): a launch that runs one was written
+# for that release or a later one, whatever its flags allow
+SCRIPT_SINCE: dict[str, str] = {"pretrain_hybrid.py": "core_v0.18"}
+
 # the version a launch names when nothing says otherwise: the megatron-core the ground-truth tests install
 DEFAULT_VERSION = "core_v0.16"
 SWITCH, VALUE, LIST = "switch", "value", "list"

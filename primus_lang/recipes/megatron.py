@@ -66,6 +66,12 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
     gpus = gpus or sbatch_setting(launch, ("--gpus-per-node", "--ntasks-per-node"), "nproc_per_node")
     flags = words[start:]
     chosen = version or megatron.DEFAULT_VERSION
+    script = words[start - 1].text.replace("\\", "/").rsplit("/", 1)[-1] if start else ""
+    since = megatron.SCRIPT_SINCE.get(script)
+    if version is None and since is not None and since > chosen:
+        notes.append(f"read as Megatron-LM {since} or later: `{script}` first ships in {since} "
+                     "(`--megatron-version` names another)")
+        chosen = since
     read = _read_flags(flags, chosen)
     if read.missing and version is None:
         # a recipe for a newer release: the oldest release from the default on that has every flag

@@ -157,6 +157,16 @@ def test_a_flag_only_a_newer_release_has_reads_the_recipe_there() -> None:
     assert any("read as Megatron-LM" in n for n in read.notes)
 
 
+def test_a_script_a_release_first_ships_reads_the_recipe_there() -> None:
+    """Megatron-LM's Mamba example runs pretrain_hybrid.py (core_v0.18 on) with flags core_v0.17 has:
+    read at core_v0.17, its launch ran pretrain_mamba.py beside the script's hybrid layer spec."""
+    read = read_command_text("torchrun ../../pretrain_hybrid.py --num-layers 2", "run.sh")
+    assert read.version == megatron.SCRIPT_SINCE["pretrain_hybrid.py"] == "core_v0.18"
+    assert any("`pretrain_hybrid.py` first ships in core_v0.18" in n for n in read.notes)
+    named = read_command_text("torchrun pretrain_hybrid.py --num-layers 2", "run.sh", version="core_v0.16")
+    assert named.version == "core_v0.16"  # the user's word stands
+
+
 def test_a_value_the_parser_refuses_is_refused_with_its_choices() -> None:
     with pytest.raises(CompileError) as err:
         read_command_text("pretrain_gpt.py --recompute-granularity most", "run.sh")
