@@ -11,3 +11,12 @@ OUT_OF_MEMORY = register(
     "three largest terms; `primusc check FILE --explain --point ...` prints every term. Fix it with more "
     "recomputation, more TP or PP, a smaller micro-batch, or FSDP.",
 )
+RECIPE_OVER_MEMORY = register(
+    "W5002",
+    "recipe-over-memory",
+    "the space's own recipe needs more memory than its rank has, by primusc's account",
+    "The space's `baseline` is the recipe it was imported from: a run someone launched. When the account\n"
+    "says it does not fit, `emit --point baseline` still writes its launch files and says so here, since\n"
+    "a recipe that runs as it is means the account overcounts it (`primusc check FILE --explain --point\n"
+    "baseline` lists its terms). Any other point that does not fit is refused (P5001).",
+)

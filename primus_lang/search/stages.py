@@ -79,14 +79,20 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
             peak, usable = f"{smallest:,} B", f"{limit:,} B"
         else:
             peak, usable = f"{peak} GiB", f"{usable} GiB"
+        from primus_lang.check import baseline_point
+
+        notes = [f"the smallest peak is {peak} per GPU against a limit of {usable} ("
+                 + (f"{capacity / 2**30:.1f} GiB less {headroom * 100:g}% headroom)" if headroom
+                    else "the whole GPU)")]
+        if baseline_point(space) is not None:
+            notes.append("the space's recipe (its baseline) is one of them: if it runs as it is, the account "
+                         "overcounts it, and `primusc emit FILE --point baseline` writes its launch files (W5002)")
         raise CompileError(
             Diagnostic(
                 NO_FITTING_POINT,
                 f"none of the {len(points):,} legal points of `{space.name}` fits in memory",
                 span=space.span,
-                notes=(f"the smallest peak is {peak} per GPU against a limit of {usable} ("
-                       + (f"{capacity / 2**30:.1f} GiB less {headroom * 100:g}% headroom)" if headroom
-                          else "the whole GPU)"),),
+                notes=tuple(notes),
                 help=_what_could_fit(space, points),
             )
         )

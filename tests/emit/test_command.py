@@ -81,3 +81,18 @@ def test_a_path_that_cannot_be_written_is_a_user_error(tmp_path: Path, capsys: p
     assert "P2015" in capsys.readouterr().err
     assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(afile)) == 1
     assert "P7006" in capsys.readouterr().err and afile.read_text() == "x"
+
+
+def test_the_spaces_own_recipe_is_written_with_the_accounts_verdict(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A baseline the account says does not fit (NVIDIA's Llama 3.1 405B GB200 recipe: 190 GiB against
+    176.7) was refused by `emit --point baseline`, and `plan` stopped at P8005: the recipe that ran
+    could not be launched at all. Its files are written with W5002; another such point stays P5001."""
+    space = tmp_path / "space.prx"
+    text = EXAMPLE.read_text()
+    space.write_text(text.replace("  maximize", f"  baseline {{ {OVERFLOWING.replace(',', '; ')} }}\n  maximize", 1))
+    assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "b")) == 0
+    err = capsys.readouterr().err
+    assert "W5002" in err and "does not fit" in err and (tmp_path / "b" / "node.sh").is_file()
+    assert run("emit", str(EXAMPLE), "--point", OVERFLOWING, "--out", str(tmp_path / "o")) == 1
+    assert "P5001" in capsys.readouterr().err

@@ -55,3 +55,12 @@ def test_larger_values_a_rule_removes_are_not_suggested_again(tmp_path: Path) ->
     _, _, help = no_fit(tmp_path, "  tp : 1 | 3\n  mbs : 1 | 2\n")
     assert "TP above" not in help and "the larger values the space takes (TP 3) are illegal here" in help
     assert "PP above 1 (up to 8)" in help
+
+
+def test_a_space_with_its_recipe_says_how_to_launch_the_recipe(tmp_path: Path) -> None:
+    path = tmp_path / "s.prx"
+    path.write_text(HEAD + "  mbs : 1 | 2\n  baseline { mbs = 1 }\n}\n")
+    with pytest.raises(CompileError) as err:
+        landscape_of(load_space(path))
+    [diag] = err.value.diagnostics
+    assert diag.code.id == "P8005" and "`primusc emit FILE --point baseline`" in diag.notes[1]
