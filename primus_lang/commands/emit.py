@@ -11,7 +11,16 @@ from primus_lang.commands._capacity import on_cluster
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, OUTPUT_NOT_EMPTY
-from primus_lang.emit import TARGETS, VARIABLES, EmitContext, emit, refuse_illegal, target_warnings
+from primus_lang.emit import (
+    START_UP_S,
+    TARGETS,
+    VARIABLES,
+    EmitContext,
+    emit,
+    refuse_illegal,
+    target_warnings,
+    time_warnings,
+)
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 
@@ -92,7 +101,6 @@ def print_warnings(found: list[Diagnostic], error_format: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import baseline_point
     from primus_lang.commands._options import read_point
-    from primus_lang.diagnostics import Diagnostic
     from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
     from primus_lang.lower import load_space
     from primus_lang.memory import account, explain_overflow, refuse_overflow
@@ -125,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
     )
     files = emit(space, cand, target, ctx)
     print_warnings(target_warnings(space, target), args.error_format)
+    # the iterations the launch runs against the scheduler's limit, as plan says of its winner
+    print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S),
+                   args.error_format)
     write_files(out, files, args.force)
     print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
     return 0

@@ -100,15 +100,33 @@ def _parts(space: Space, cand: Candidate, target: str,
            ctx: EmitContext) -> tuple[Framework, Launcher, Variables]:
     framework_cls, launcher_cls = parse_target(target)
     variables = resolve_variables(ctx.variables, space.name, variable_defaults(space))
-    passthrough = space.passthrough
-    if launcher_cls.TIME_LIMITED and EXIT_SETTING not in dict(passthrough):
-        # the run stops by itself before the scheduler kills it, in each framework's spelling
-        passthrough = (*passthrough, (EXIT_SETTING, exit_minutes(variables.time_limit)))
+    passthrough = _carried(space, ctx.variables)
+    if launcher_cls.TIME_LIMITED:
+        # the run stops by itself before the scheduler kills it, in each framework's spelling; a recipe's
+        # own exit stands where it comes first
+        limit = exit_minutes(variables.time_limit)
+        own = dict(passthrough).get(EXIT_SETTING)
+        if own is None or not str(own).isdigit() or int(own) > limit:
+            passthrough = (*((k, v) for k, v in passthrough if k != EXIT_SETTING), (EXIT_SETTING, limit))
     return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough),
             launcher_cls(space.cluster, variables, space.site), variables)
 
 
 EXIT_SETTING = "exit_duration_in_mins"  # Megatron-LM's; Primus takes the same key, Bridge train.exit_duration_in_mins
+
+
+def _carried(space: Space, given: Mapping[str, str]) -> tuple[tuple[str, bool | int | float | str], ...]:
+    """The space's passthrough less what a `--var` names: the user's word on the command line wins over the
+    imported recipe's (its `train_iters`, `data_path`, ...), as it wins over a site's."""
+    return tuple((k, v) for k, v in space.passthrough if k not in given)
+
+
+def launched_iterations(space: Space, given: Mapping[str, str]) -> int:
+    """How many iterations the launch runs: `--var train_iters`, else the recipe's own, else the default."""
+    own = dict(_carried(space, given)).get("train_iters")
+    if own is not None and str(own).isdigit():
+        return int(own)
+    return int(resolve_variables(given, space.name, variable_defaults(space)).train_iters)
 
 
 def time_warnings(space: Space, target: str, step_time: float, given: Mapping[str, str],
@@ -120,12 +138,13 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
     if not launcher_cls.TIME_LIMITED:
         return []
     v = resolve_variables(given, space.name, variable_defaults(space))
-    needed = start_up + int(v.train_iters) * step_time
+    iterations = launched_iterations(space, given)
+    needed = start_up + iterations * step_time
     limit = slurm_seconds(v.time_limit)
     if needed <= limit:
         return []
     return [Diagnostic(TIME_LIMIT_SHORT,
-                       f"{v.train_iters} iterations at the projected {step_time:.2f} s and {start_up / 60:.0f} min to "
+                       f"{iterations:,} iterations at the projected {step_time:.2f} s and {start_up / 60:.0f} min to "
                        f"start take about {needed / 3600:.2f} h, over the time limit of {v.time_limit}: the run stops "
                        f"itself after {exit_minutes(v.time_limit)} min (`{EXIT_SETTING}`), before the kill",
                        help="raise `time_limit` (`--var time_limit=...` or the site's), lower `train_iters`, or save "

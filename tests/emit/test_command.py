@@ -96,3 +96,26 @@ def test_the_spaces_own_recipe_is_written_with_the_accounts_verdict(tmp_path: Pa
     assert "W5002" in err and "does not fit" in err and (tmp_path / "b" / "node.sh").is_file()
     assert run("emit", str(EXAMPLE), "--point", OVERFLOWING, "--out", str(tmp_path / "o")) == 1
     assert "P5001" in capsys.readouterr().err
+
+
+def test_the_command_lines_variables_win_over_the_recipes_and_the_limit_over_its_exit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An imported recipe carries its own run length (`--train-iters 500000`, `--exit-duration-in-mins
+    235`): `--var train_iters=50` was ignored, the 235-minute exit outlived a one-hour Slurm job, and no
+    warning said the 500,000 iterations would not finish."""
+    from tests.recipes.test_bad_recipes import LLAMA8B
+
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B +
+                      "--tensor-model-parallel-size 8 --train-iters 500000 --exit-duration-in-mins 235\n")
+    space = tmp_path / "s.prx"
+    assert run("import-recipe", str(script), "--gpu", "h100", "--out", str(space)) == 0
+    space.write_text(space.read_text().replace("target megatron + local", "target megatron + slurm"))
+    capsys.readouterr()
+    assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "a")) == 0
+    node = (tmp_path / "a" / "node.sh").read_text()
+    assert "--train-iters 500000" in node and "--exit-duration-in-mins 54" in node  # 01:00:00 less 6 min
+    assert "W7022" in capsys.readouterr().err
+    assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "b"), "--var", "train_iters=50") == 0
+    assert "--train-iters 50\n" in (tmp_path / "b" / "node.sh").read_text()
+    assert "W7022" not in capsys.readouterr().err
