@@ -170,16 +170,19 @@ def _seq_len(r: Reader, fields: Fields, pretrain_len: int, override: int | None,
 
 
 def _full_sliding_window(r: Reader, fields: Fields, key: str, notes: list[str]) -> None:
-    """A window on every layer (Mistral 7B v0.1, Phi-3): left out when training never exceeds it."""
+    """A window on every layer (Mistral 7B v0.1, Phi-3): kept whenever a sequence the model takes can
+    exceed it, even where the card's seq_len does not (a space may train longer), as windows on some
+    layers are; left out when it is no shorter than the longest context, where it never binds."""
     window = r.config.data.get(key)
     if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
         return
-    seq = int(fields["seq_len"])
-    if window < seq:
+    longest = int(fields["max_position_embeddings"] or 0)
+    if not longest or window < longest:
         fields["sliding_window"] = window
         fields["full_attention_every"] = 0
         return
-    notes.append(f"{key} {window} left out: no longer than seq_len {seq}, so the window never binds")
+    notes.append(f"{key} {window} left out: no shorter than max_position_embeddings {longest}, so the window "
+                 "never binds")
 
 
 def _window_pattern(r: Reader, fields: Fields, notes: list[str], period_key: str = "") -> None:

@@ -119,12 +119,22 @@ def write(tmp_path: Path, data: dict[str, object]) -> Path:
     return path
 
 
-def test_mistral_window_that_never_binds_is_noted(tmp_path: Path) -> None:
+def test_a_mistral_window_is_kept_where_a_longer_sequence_would_meet_it(tmp_path: Path) -> None:
+    """Mistral 7B v0.1's 4,096-token window on every layer was left out of a card whose seq_len is 4,096:
+    a space training at 16k then projected and launched full attention."""
     llama = json.loads((FIXTURES / "llama3_1_70b.json").read_text())
     data = llama | {"model_type": "mistral", "sliding_window": 8192, "rope_scaling": None}
     result = map_config(read_config(write(tmp_path, data)), "m")
-    assert result.model.sliding_window == 0 and result.model.seq_len == 4096
-    assert any("sliding_window 8192" in note for note in result.notes)
+    assert (result.model.sliding_window, result.model.full_attention_every, result.model.seq_len) == (8192, 0, 4096)
+
+
+def test_a_window_no_shorter_than_the_longest_context_is_noted(tmp_path: Path) -> None:
+    llama = json.loads((FIXTURES / "llama3_1_70b.json").read_text())
+    longest = llama["max_position_embeddings"]
+    data = llama | {"model_type": "mistral", "sliding_window": longest, "rope_scaling": None}
+    result = map_config(read_config(write(tmp_path, data)), "m")
+    assert result.model.sliding_window == 0
+    assert any(f"sliding_window {longest} left out: no shorter than max_position_embeddings" in n for n in result.notes)
 
 
 def test_qwen3_dense_has_qk_norm_and_no_moe(tmp_path: Path) -> None:
