@@ -588,6 +588,13 @@ def _nemotron_h(r: Reader, fields: Fields, notes: list[str]) -> None:
             shared_experts=shared,
             shared_ffn_hidden=shared_width // shared if shared else 0,
             latent=r.count("moe_latent_size", "the LatentMoE width", default=0, minimum=0),
+            # transformers' NemotronHTopkRouter is DeepSeek-V3's (sigmoid scores plus e_score_correction_bias);
+            # the loss and its coefficient, which the config does not carry, are Megatron-Bridge's
+            # (nemotron_h_bridge.py: seq_aux_loss, moe_aux_loss_coeff 1e-4)
+            router_score="sigmoid",
+            bias_balancing=True,
+            aux_loss=1e-4,
+            aux_loss_type="seq_aux_loss",
         )
         routing = [f"{k} {r.config.data[k]}" for k in ("routed_scaling_factor", "n_group", "topk_group")
                    if r.config.data.get(k) is not None]

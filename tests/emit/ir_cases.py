@@ -95,7 +95,7 @@ CASES: dict[str, tuple[Space, Candidate]] = {
     ),
     "nemotron_nano_b200": (  # Megatron-Bridge's Nemotron 3 Nano recipe: EP 8, HybridEP, graphed mixers
         space("nemotron_nano", NEMOTRON_NANO, cluster(B200, 1)),
-        Candidate(tp=1, pp=1, ep=8, etp=1, mbs=2, gbs=512, seq_len=8192, precision="fp8", fp8_recipe="mxfp8",
+        Candidate(tp=1, pp=1, ep=8, etp=1, mbs=2, gbs=512, seq_len=8192, precision="fp8", fp8_recipe="mxfp8", fp8_format="e4m3",
                   moe_dispatcher="flex", cuda_graph="attn_moe_router", main_grad_dtype="bf16"),
     ),
     "nemotron_super_b200": (  # LatentMoE; without its MTP layer, which core_v0.16's MambaModel lacks
