@@ -23,6 +23,7 @@ from primus_lang.diagnostics.codes_import import (
     UNSUPPORTED_FEATURE,
 )
 from primus_lang.hfimport.config import HfConfig, Reader
+from primus_lang.hfimport.defaults import with_class_defaults
 from primus_lang.ir.derived import model_default
 from primus_lang.ir.families import HYBRID_FAMILIES, hybrid_evidence
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
@@ -714,8 +715,9 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     """Map ``config`` to a model card named ``name``; ``seq_len`` overrides the default training length."""
     _refuse_hybrid(config)
     family = _family(config)
-    r = Reader(config)
     notes: list[str] = []
+    config = with_class_defaults(config, notes)
+    r = Reader(config)
     fields = _attention(r)
     fields["attention_dropout"] = _dropout(r)
     pretrain_len = _rope_notes(r, fields, notes)

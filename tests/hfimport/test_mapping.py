@@ -195,3 +195,20 @@ def test_layer_types_give_the_full_attention_period(tmp_path: Path) -> None:
     path.write_text(json.dumps(data))
     m = map_config(read_config(path), "m").model
     assert (m.full_attention_every, m.windowed_layers) == (6, 30)
+
+
+def test_a_gemma3_text_config_takes_its_class_defaults_for_what_it_leaves_out(tmp_path: Path) -> None:
+    """google/gemma-3-27b's text_config omits what Gemma3TextConfig defaults (vocab_size, the context,
+    the RoPE base, the epsilon, the window period): refused for the vocabulary, and once patched read with
+    the defaults of other classes (a period of 2, a base of 10,000, an epsilon of 1e-5)."""
+    data = {"model_type": "gemma3_text", "architectures": ["Gemma3ForCausalLM"], "head_dim": 128,
+            "hidden_size": 5376, "intermediate_size": 21504, "num_attention_heads": 32, "num_hidden_layers": 62,
+            "num_key_value_heads": 16, "query_pre_attn_scalar": 168, "sliding_window": 1024}
+    result = map_config(read_config(write(tmp_path, data)), "g")
+    m = result.model
+    assert (m.vocab, m.max_position_embeddings, m.rope_theta, m.norm_epsilon) == (262_208, 131_072, 1e6, 1e-6)
+    assert (m.sliding_window, m.full_attention_every, m.tied_embeddings) == (1024, 6, True)
+    assert any("Gemma3TextConfig defaults" in n and "vocab_size 262208" in n for n in result.notes)
+    stated = map_config(read_config(write(tmp_path, data | {"rope_theta": 500_000.0})), "g")
+    assert stated.model.rope_theta == 500_000.0
+    assert not any("rope_theta" in n for n in stated.notes if "defaults" in n)
