@@ -173,7 +173,7 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     args: dict[str, str] = {}
     lines: dict[str, int] = {}
     cut = 0
-    allocated = reserved = 0.0
+    allocated = reserved = used = 0.0
     in_args = False
     for number, raw, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
         if not ended:
@@ -187,8 +187,7 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             allocated = max(allocated, _real(memory.group(2), "max allocated (MB)", name, number, 1e9, 0.0) * 2**20)
             reserved = max(reserved, _real(memory.group(4), "max reserved (MB)", name, number, 1e9, 0.0) * 2**20)
         elif device is not None:
-            reserved = max(reserved, _real(device.group(1), "the device memory used (GB)", name, number, 1e6, 0.0)
-                           * 2**30)
+            used = max(used, _real(device.group(1), "the device memory used (GB)", name, number, 1e6, 0.0) * 2**30)
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
             step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3,
@@ -218,8 +217,10 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
         if arg and "iteration" not in line and arg.group(1) not in args:
             args[arg.group(1)] = arg.group(2)
             lines[arg.group(1)] = number
+    # the device's memory in use (Primus's line, every process on the GPU) stands in for PyTorch's reserved
+    # only where the log prints no allocator figures: a larger figure of another kind is not "reserved"
     return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut, int(allocated),
-                       int(reserved))
+                       int(reserved or used))
 
 
 def _unwrapped(line: str) -> str:

@@ -219,3 +219,16 @@ def test_a_log_of_another_model_or_gpu_count_is_p6014(tmp_path: Path, capsys: py
     space.write_text(SPACE)
     assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
     assert "world_size 16 (space `s`: 8)" in capsys.readouterr().err
+
+
+def test_the_devices_memory_in_use_is_not_read_as_the_allocators_reserved() -> None:
+    """A Primus log prints both Megatron's allocator figures and the device's use (every process on the
+    GPU, larger): `learn` called the device's 94.7 GiB `reserved` where Megatron printed 84.6."""
+    lines = [" [Rank 0] (after 2 iterations) memory (MB) | allocated: 70000.0 | max allocated: 80000.0 | "
+             "reserved: 86000.0 | max reserved: 86630.4",
+             " iteration        2/      20 | elapsed time per iteration (ms): 510.0 | hip mem usage/free/total/"
+             "usage_ratio: 94.70GB/193.30GB/288.00GB/32.88% |"]
+    log = parse_log("\n".join(lines) + "\n")
+    assert (log.max_allocated, log.max_reserved) == (int(80000.0 * 2**20), int(86630.4 * 2**20))
+    alone = parse_log(lines[1] + "\n")  # the device's figure is all there is
+    assert alone.max_reserved == int(94.70 * 2**30)
