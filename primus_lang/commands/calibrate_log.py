@@ -110,7 +110,7 @@ def refuse_other_model(space: Space, log: TrainingLog, name: str) -> None:
     ours = {spelling.CARD[f]: getattr(space.model, f) for f in ("num_layers", "hidden", "heads")}
     ours["world_size"] = space.cluster.world
     differ = [(arg, text, want) for arg, want in ours.items()
-              if (text := log.arg(arg)) is not None and text.isdigit() and int(text) != want]
+              if (text := log.arg(arg)) is not None and text.isascii() and text.isdigit() and int(text) != want]
     if differ:
         line = log.line_of(differ[0][0])
         raise CompileError(Diagnostic(

@@ -105,8 +105,8 @@ def _parts(space: Space, cand: Candidate, target: str,
         # the run stops by itself before the scheduler kills it, in each framework's spelling; a recipe's
         # own exit stands where it comes first
         limit = exit_minutes(variables.time_limit)
-        own = dict(passthrough).get(EXIT_SETTING)
-        if own is None or not str(own).isdigit() or int(own) > limit:
+        own = _whole(dict(passthrough).get(EXIT_SETTING))
+        if own is None or own > limit:
             passthrough = (*((k, v) for k, v in passthrough if k != EXIT_SETTING), (EXIT_SETTING, limit))
     return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough),
             launcher_cls(space.cluster, variables, space.site), variables)
@@ -121,11 +121,17 @@ def _carried(space: Space, given: Mapping[str, str]) -> tuple[tuple[str, bool | 
     return tuple((k, v) for k, v in space.passthrough if k not in given)
 
 
+def _whole(value: object) -> int | None:
+    """A carried setting's whole number (ASCII digits, as Megatron's argparse takes it); None otherwise."""
+    text = str(value) if value is not None and not isinstance(value, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
 def launched_iterations(space: Space, given: Mapping[str, str]) -> int:
     """How many iterations the launch runs: `--var train_iters`, else the recipe's own, else the default."""
-    own = dict(_carried(space, given)).get("train_iters")
-    if own is not None and str(own).isdigit():
-        return int(own)
+    own = _whole(dict(_carried(space, given)).get("train_iters"))
+    if own is not None:
+        return own
     return int(resolve_variables(given, space.name, variable_defaults(space)).train_iters)
 
 
