@@ -11,6 +11,7 @@ share the log parser (``bench.logs``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -181,8 +182,10 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     cand: Candidate = from_data(job["candidate"], Candidate)
     # rank 0 prints the arguments; on a multi-node Kubernetes job another pod prints the iterations
     recipe_log, recipe_path = log, path
-    if not log.args and (first := path.with_name(FIRST_RANK_LOG)).is_file():
-        recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
+    if _RECIPE_ARGUMENT not in dict(log.args) and (first := path.with_name(FIRST_RANK_LOG)).is_file():
+        # an unreadable one loses only the recipe's check, not the measurement
+        with contextlib.suppress(CompileError):
+            recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path))
     differ = [f"{k} {getattr(ran, k)} (the manifest: {getattr(cand, k)})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
@@ -190,7 +193,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{recipe_path}` ran " + ", ".join(differ),
                                       help="put each job's log in its own folder, or rerun the job"))
     st = steady(log, warmup)
-    unchecked = () if recipe_log.args else (
+    unchecked = () if _RECIPE_ARGUMENT in dict(recipe_log.args) else (
         f"`{path}` prints no arguments block: that it ran {job['label']} is taken from the manifest, not checked",)
     if st.kept < MIN_ITERATIONS:
         short = Diagnostic(
@@ -201,6 +204,10 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
                  "lower --warmup, or pass --partial")
         raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
     return JobRun(st.seconds, st.notes + unchecked, st.spread, log.max_allocated, log.max_reserved)
+
+
+# an argument every arguments block prints: a log without it printed none, whatever stray `name ... value` line it has
+_RECIPE_ARGUMENT = "tensor_model_parallel_size"
 
 
 def _run_hint(driver: str, index: int) -> str:

@@ -153,7 +153,8 @@ LOG_TOO_LARGE = register(
     "`primusc calibrate-log` reads a log line by line up to 256 MiB (a million logged iterations), so a\n"
     "wrong path such as `/dev/zero` ends in this diagnostic instead of reading forever. Pass a shorter\n"
     "log: the arguments block and the iteration lines are all it reads, e.g.\n"
-    "`grep -E 'iteration|\\.\\.\\.\\.' train.log > short.log`.",
+    "`grep -E 'iteration|\\.\\.\\.\\.|-- (end of )?arguments --' train.log > short.log` (the block's marker\n"
+    "lines say where the arguments are).",
 )
 LOG_OTHER_MODEL = register(
     "P6014",

@@ -329,14 +329,12 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
         else:
             problems.append(_named_precision(precision, f"{field}={hydra_value(have)}, which its setup writes over "
                                              "ddp's,", shown(want), shown(have)))
-    # the FP8 formats (Megatron's --fp8-format), where the GEMMs are FP8: a registered MXFP8 recipe's are E4M3
+    # the FP8 formats (Megatron's --fp8-format), where the GEMMs are FP8 and the recipe's precision is its own
+    # config; a registered recipe named brings its own (MXFP8's are E4M3), which no override can change and
+    # which change numerics only: refusing them would refuse every MXFP8 plan of the default formats
     want_format, have_format = settings.get(K["precision"]), fields.get("fp8")
-    if isinstance(want_format, str) and want_format != have_format:
-        if is_config:
-            out.append(("mixed_precision.fp8", hydra_value(want_format)))
-        else:
-            problems.append(_named_precision(precision, f"fp8={have_format}", f"fp8_format = {want_format}",
-                                             f"fp8_format = {have_format}"))
+    if is_config and isinstance(want_format, str) and want_format != have_format:
+        out.append(("mixed_precision.fp8", hydra_value(want_format)))
     return out, problems
 
 

@@ -106,7 +106,7 @@ def _parts(space: Space, cand: Candidate, target: str,
         # own exit stands where it comes first
         limit = exit_minutes(variables.time_limit)
         own = _whole(dict(passthrough).get(EXIT_SETTING))
-        if own is None or own > limit:
+        if not own or own > limit:  # 0 is Megatron's "no exit": the scheduler's kill then ends the run
             passthrough = (*((k, v) for k, v in passthrough if k != EXIT_SETTING), (EXIT_SETTING, limit))
     return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough),
             launcher_cls(space.cluster, variables, space.site), variables)

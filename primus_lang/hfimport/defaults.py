@@ -15,6 +15,11 @@ from primus_lang.hfimport.config import HfConfig
 CLASS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     # transformers models/gemma3/configuration_gemma3.py, Gemma3TextConfig.__init__
     "gemma3_text": ("Gemma3TextConfig", {
+        "hidden_size": 2304,
+        "intermediate_size": 9216,
+        "num_hidden_layers": 26,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
         "vocab_size": 262_208,
         "max_position_embeddings": 131_072,
         "rms_norm_eps": 1e-6,

@@ -68,7 +68,8 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
     chosen = version or megatron.DEFAULT_VERSION
     script = words[start - 1].text.replace("\\", "/").rsplit("/", 1)[-1] if start else ""
     since = megatron.SCRIPT_SINCE.get(script)
-    if version is None and since is not None and since > chosen:
+    releases = megatron.releases()
+    if version is None and since is not None and releases.index(since) > releases.index(chosen):
         notes.append(f"read as Megatron-LM {since} or later: `{script}` first ships in {since} "
                      "(`--megatron-version` names another)")
         chosen = since

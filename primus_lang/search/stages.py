@@ -79,12 +79,13 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
             peak, usable = f"{smallest:,} B", f"{limit:,} B"
         else:
             peak, usable = f"{peak} GiB", f"{usable} GiB"
-        from primus_lang.check import baseline_point
+        from primus_lang.check import baseline_point, legality
 
         notes = [f"the smallest peak is {peak} per GPU against a limit of {usable} ("
                  + (f"{capacity / 2**30:.1f} GiB less {headroom * 100:g}% headroom)" if headroom
                     else "the whole GPU)")]
-        if baseline_point(space) is not None:
+        recipe = baseline_point(space)
+        if recipe is not None and not legality(space, recipe):
             notes.append("the space's recipe (its baseline) is one of them: if it runs as it is, the account "
                          "overcounts it, and `primusc emit FILE --point baseline` writes its launch files (W5002)")
         raise CompileError(

@@ -87,3 +87,26 @@ def test_time_in_the_queue_does_not_count_against_the_limit(tmp_path: Path) -> N
     done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "is running" in done.stdout and int(polls.read_text()) == 201
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_job_that_never_starts_fails_after_the_queue_limit(tmp_path: Path) -> None:
+    """A job Kueue never admits (or whose image never pulls) stays `Created`: the driver gives it
+    QUEUE_SECONDS, then counts it failed and goes on, instead of waiting forever."""
+    out = tmp_path / "plan"
+    space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
+    assert main(["plan", str(space), "--budget", "6", "--shortlist", "1", "--out", str(out)]) == 0
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "kubectl").write_text('#!/usr/bin/env bash\necho "$*" >> "$CALLS"\n'
+                                  'case "$1" in get) echo "Created" ;; esac\n')
+    (fake / "kubectl").chmod(0o755)
+    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
+    (fake / "sleep").chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls), "QUEUE_SECONDS": "600"}
+    done = subprocess.run(["bash", str(out / "campaign" / "campaign.sh")], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1 and "did not start within 600 s" in done.stderr
+    assert sum(c.startswith("get") for c in calls.read_text().splitlines()) == 60  # at 0 s, 10 s, ... 590 s
+    assert any(c.startswith("delete") for c in calls.read_text().splitlines())

@@ -119,3 +119,7 @@ def test_the_command_lines_variables_win_over_the_recipes_and_the_limit_over_its
     assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "b"), "--var", "train_iters=50") == 0
     assert "--train-iters 50\n" in (tmp_path / "b" / "node.sh").read_text()
     assert "W7022" not in capsys.readouterr().err
+    # Megatron's exit of 0 is none at all: the scheduler's limit stands
+    space.write_text(space.read_text().replace('exit_duration_in_mins = "235"', 'exit_duration_in_mins = "0"'))
+    assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "c")) == 0
+    assert "--exit-duration-in-mins 54" in (tmp_path / "c" / "node.sh").read_text()

@@ -209,6 +209,10 @@ def test_a_gemma3_text_config_takes_its_class_defaults_for_what_it_leaves_out(tm
     assert (m.vocab, m.max_position_embeddings, m.rope_theta, m.norm_epsilon) == (262_208, 131_072, 1e6, 1e-6)
     assert (m.sliding_window, m.full_attention_every, m.tied_embeddings) == (1024, 6, True)
     assert any("Gemma3TextConfig defaults" in n and "vocab_size 262208" in n for n in result.notes)
+    # gemma-3-4b's text_config leaves out its heads too: the class's 8 and 4
+    small = {k: v for k, v in data.items() if k not in ("num_attention_heads", "num_key_value_heads")}
+    assert (map_config(read_config(write(tmp_path, small)), "g").model.heads,
+            map_config(read_config(write(tmp_path, small)), "g").model.kv_heads) == (8, 4)
     stated = map_config(read_config(write(tmp_path, data | {"rope_theta": 500_000.0})), "g")
     assert stated.model.rope_theta == 500_000.0
     assert not any("rope_theta" in n for n in stated.notes if "defaults" in n)

@@ -127,16 +127,15 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert "mixed_precision" not in written
     assert (cand.main_grad_dtype, cand.fp8_param_gather) == ("bf16", False)  # the recipe's precision config's
     mxfp8 = attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8", fp8_format="e4m3")
-    # the registered MXFP8 recipe reduces in FP32, gathers FP8 weights and runs E4M3 for gradients too,
-    # and its fields take no override
+    # the registered MXFP8 recipe reduces in FP32 and gathers FP8 weights, and its fields take no override
     with pytest.raises(CompileError) as err:
         emit(space, mxfp8, "bridge+local")
     assert "`main_grad_dtype = fp32`" in str(err.value.diagnostics[0].message)
-    with pytest.raises(CompileError) as err:
-        emit(space, attrs.evolve(mxfp8, main_grad_dtype="fp32", fp8_param_gather=True, fp8_format="hybrid"),
-             "bridge+local")
-    assert "`fp8_format = hybrid`" in str(err.value.diagnostics[0].message)
-    assert "sets fp8=e4m3" in str(err.value.diagnostics[0].message)
+    # a registered recipe named brings its own formats: the default hybrid is not refused (every MXFP8 plan
+    # would be), it launches the recipe's E4M3
+    _, written = emitted_words(emit(space, attrs.evolve(mxfp8, main_grad_dtype="fp32", fp8_param_gather=True,
+                                                        fp8_format="hybrid"), "bridge+local")["node.sh"])
+    assert written["mixed_precision"] == "bf16_with_mxfp8_mixed" and "mixed_precision.fp8" not in written
     _, written = emitted_words(emit(space, attrs.evolve(mxfp8, main_grad_dtype="fp32", fp8_param_gather=True),
                                     "bridge+local")["node.sh"])
     assert written["mixed_precision"] == "bf16_with_mxfp8_mixed" and "mixed_precision.fp8_param_gather" not in written
