@@ -39,8 +39,8 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
         space = _on_cluster(space, cluster or header.get("cluster"))
         land = _refuse_foreign(trace, space, result)
         # the baseline plan's report compares with: the space's recipe where it has one, as plan shows it,
-        # projected by the simulate oracle the trace's figures come from (a trace does not record another
-        # oracle, whose figures the recipe's would then not match: the trace's baseline stays)
+        # projected by the simulate oracle where the space plans with it (the trace does not record a
+        # plan's `--oracle`, so one run with another still compares against the simulate projection)
         from primus_lang.search import evaluator_of, space_baseline
 
         given = space_baseline(space, land, evaluator_of(space)) if space.settings.oracle == "simulate" else None
