@@ -135,6 +135,18 @@ def _fewest_nodes(cand: Candidate, gpus: int,
     return legal, "the fewest on which its layout is legal (it fits in memory on none primusc tried)"
 
 
+def _idle(cand: Candidate, world: int) -> str:
+    """What the chosen count leaves a pipeline, where it is fewer micro-batches than stages: most of each
+    step is then the pipeline's fill and drain, which a recipe that names no node count rarely meant."""
+    dp = world // (cand.tp * cand.pp * cand.cp)
+    micro = cand.gbs // (cand.mbs * dp) if dp else 0
+    if cand.pp <= 1 or micro >= cand.pp:
+        return ""
+    return (f"; there the batch gives each pipeline {micro} micro-batch{'es' if micro != 1 else ''} for {cand.pp} "
+            f"stages, a bubble of {(cand.pp - 1) / (micro + cand.pp - 1):.0%} of the step: check the count the recipe "
+            "was run on")
+
+
 def _count(given: int | None, entry: Any, what: str, flag: str, default: int | None = None) -> int:
     from_recipe = None
     if entry is not None:
@@ -242,7 +254,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     if not nodes:
         nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
         if why:
-            notes.append(f"the recipe does not say how many nodes: {nodes}, {why} (`--nodes` chooses)")
+            notes.append(f"the recipe does not say how many nodes: {nodes}, {why}{_idle(imp.candidate, nodes * gpus)} "
+                         "(`--nodes` chooses)")
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:

@@ -213,3 +213,17 @@ def test_a_script_of_another_model_family_is_one_refusal_at_the_script(script: s
                           "--img-h 336", "run.sh")
     [d] = err.value.diagnostics
     assert d.code.id == "P3125" and family in d.message and d.span is not None and d.span.column == 29
+
+
+def test_a_chosen_node_count_that_starves_the_pipeline_says_so(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Primus's Mixtral 8x22B experiment names no node count: the fewest that fits in memory (16) leaves
+    each PP 4 pipeline 2 micro-batches, a 60% bubble, which the import said nothing of."""
+    recipe = tmp_path / "args.txt"
+    # 8B at PP 4 and GBS 16: one node fits, and its DP 2 leaves each pipeline 8 micro-batches; MBS 4 leaves 2
+    recipe.write_text(LLAMA8B.replace("--global-batch-size 128", "--global-batch-size 16").replace(
+        "--micro-batch-size 1", "--micro-batch-size 4") + "--pipeline-model-parallel-size 4", encoding="utf-8")
+    assert main(["import-recipe", str(recipe), "--gpu", "h200"]) == 0
+    err = capsys.readouterr().err
+    assert "does not say how many nodes: 1" in err
+    assert "each pipeline 2 micro-batches for 4 stages, a bubble of 60% of the step" in err
