@@ -473,7 +473,7 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
                                                "training with FP8 or FP4 GEMMs, not this recipe", span=span,
                                                help="choose a bf16 precision recipe"))
                 return
-            for dest in ("fp8", "fp8_recipe", "fp4", "fp4_recipe"):
+            for dest in _PRECISION_FIELDS:
                 entries.pop(dest, None)
             for dest, v in settings.items():
                 entries[dest] = Entry(dest, v, span, f"mixed_precision={value}")
@@ -539,6 +539,17 @@ def _precision_setup(recipe: BridgeRecipe, reader: _Reader, entries: dict[str, E
                                            "the precision leaves it"))
                 return
             fields[path.removeprefix("mixed_precision.")] = hydra_scalar(text)
+    # an override of the GEMM precision inside the recipe's own precision config (`mixed_precision.fp8=e4m3`)
+    # was carried to the launch while the space projected the recipe's precision; primusc writes a precision
+    # change as a registered recipe's name, so the run it would launch is another than this one
+    for path, text, where in reader.overrides:
+        name = path.removeprefix("mixed_precision.")
+        if is_config and name in _PRECISION_FIELDS and hydra_scalar(text) != recipe.precision.get(name):
+            problems.append(Diagnostic(
+                RECIPE_UNSUPPORTED, f"`{where.text}` changes the GEMM precision inside the recipe's own precision "
+                "config, which primusc does not read as a precision", span=where.span,
+                help="launch the recipe of that precision (the performance recipes come in bf16, fp8cs, fp8mx, "
+                     "... variants), or name a registered one (`mixed_precision=bf16_with_mxfp8_mixed`)"))
     for field in PRECISION_KNOBS:
         if field not in fields:
             continue
@@ -552,6 +563,9 @@ def _precision_setup(recipe: BridgeRecipe, reader: _Reader, entries: dict[str, E
                                 "(Bridge's MixedPrecisionConfig.setup): read as the precision says")
         entries[dest] = Entry(dest, (not value) if negated else value, None, f"the precision's {field}")
 
+
+# MixedPrecisionConfig's fields that say the GEMM precision, named as the Megatron arguments they hold
+_PRECISION_FIELDS = ("fp8", "fp8_recipe", "fp4", "fp4_recipe")
 
 # the torch.dtype fields primusc reads, as Megatron-LM spells them (bridge_recipes.DTYPES)
 _DTYPE_DESTS = frozenset({K["main_grad_dtype"], K["optimizer_dtype"], P["optimizer_dtype.second_moment"],

@@ -306,3 +306,18 @@ def test_a_readme_placeholder_read_as_a_redirection_is_named(tmp_path: Path) -> 
     with pytest.raises(CompileError) as err:
         read_recipe(launch)
     assert any("is a redirection in bash" in n for d in err.value.diagnostics for n in d.notes)
+
+
+def test_a_precision_change_inside_the_recipes_own_config_is_refused(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`mixed_precision.fp8=e4m3` on a performance recipe whose precision is its own config was carried to
+    the launch while the space projected BF16; restating the recipe's own value is fine."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_b200_bf16_config "
+                      "mixed_precision.fp8=e4m3 mixed_precision.fp8_recipe=mxfp8\n")
+    assert main(["import-recipe", str(launch), "--out", str(tmp_path / "a.prx")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("P3125") == 2 and "`mixed_precision.fp8=e4m3` changes the GEMM precision" in err
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_b200_fp8cs_config "
+                      "mixed_precision.fp8_recipe=tensorwise\n")
+    assert main(["import-recipe", str(launch), "--out", str(tmp_path / "b.prx")]) == 0, capsys.readouterr().err
