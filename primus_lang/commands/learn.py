@@ -159,6 +159,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     a ``CompileError`` naming the file when it cannot be measured otherwise."""
     from primus_lang.bench import candidate_from_log, parse_log, read_log, steady
     from primus_lang.emit import FIRST_RANK_LOG
+    from primus_lang.frameworks import spelling
     from primus_lang.ir import Candidate
     from primus_lang.ir.serialize import from_data
 
@@ -180,9 +181,11 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
                 help="read the log for why the job stopped before training, rerun it, or pass --partial"), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
-    # rank 0 prints the arguments; on a multi-node Kubernetes job another pod prints the iterations
+    # rank 0 prints the arguments; on a multi-node Kubernetes job another pod prints the iterations. TP's is
+    # one every arguments block prints: a log without it printed none, whatever stray `name ... value` it has
+    tp_arg = spelling.KNOBS["tp"]
     recipe_log, recipe_path = log, path
-    if _RECIPE_ARGUMENT not in dict(log.args) and (first := path.with_name(FIRST_RANK_LOG)).is_file():
+    if log.arg(tp_arg) is None and (first := path.with_name(FIRST_RANK_LOG)).is_file():
         # an unreadable one loses only the recipe's check, not the measurement
         with contextlib.suppress(CompileError):
             recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
@@ -193,7 +196,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{recipe_path}` ran " + ", ".join(differ),
                                       help="put each job's log in its own folder, or rerun the job"))
     st = steady(log, warmup)
-    unchecked = () if _RECIPE_ARGUMENT in dict(recipe_log.args) else (
+    unchecked = () if recipe_log.arg(tp_arg) is not None else (
         f"`{path}` prints no arguments block: that it ran {job['label']} is taken from the manifest, not checked",)
     if st.kept < MIN_ITERATIONS:
         short = Diagnostic(
@@ -204,10 +207,6 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
                  "lower --warmup, or pass --partial")
         raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
     return JobRun(st.seconds, st.notes + unchecked, st.spread, log.max_allocated, log.max_reserved)
-
-
-# an argument every arguments block prints: a log without it printed none, whatever stray `name ... value` line it has
-_RECIPE_ARGUMENT = "tensor_model_parallel_size"
 
 
 def _run_hint(driver: str, index: int) -> str:

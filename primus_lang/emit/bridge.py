@@ -327,8 +327,10 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
         if is_config:
             out.append((f"mixed_precision.{field}", hydra_value(want)))
         else:
-            problems.append(_named_precision(precision, f"{field}={hydra_value(have)}, which its setup writes over "
-                                             "ddp's,", shown(want), shown(have)))
+            problems.append(f"`{shown(want)}`: Megatron-Bridge's precision recipe `{precision}` sets {field}="
+                            f"{hydra_value(have)}, which its setup writes over ddp's, and a precision given by "
+                            f"name takes no field overrides; plan with `{shown(have)}`, or launch a recipe whose "
+                            "precision is its own config (a performance recipe)")
     # the FP8 formats (Megatron's --fp8-format), where the GEMMs are FP8 and the recipe's precision is its own
     # config; a registered recipe named brings its own (MXFP8's are E4M3), which no override can change and
     # which change numerics only: refusing them would refuse every MXFP8 plan of the default formats
@@ -336,12 +338,6 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
     if is_config and isinstance(want_format, str) and want_format != have_format:
         out.append(("mixed_precision.fp8", hydra_value(want_format)))
     return out, problems
-
-
-def _named_precision(precision: str, sets: str, wanted: str, instead: str) -> str:
-    return (f"`{wanted}`: Megatron-Bridge's precision recipe `{precision}` sets {sets} and a precision given by name "
-            f"takes no field overrides; plan with `{instead}`, or launch a recipe whose precision is its own config "
-            "(a performance recipe)")
 
 
 def precision_name(settings: Settings) -> str | None:

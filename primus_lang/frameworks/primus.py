@@ -49,6 +49,7 @@ _TABLE = "presets.json"
 # the module preset of Primus's pretraining trainer, the one every launch primusc writes runs
 PRETRAINER = "pre_trainer.yaml"
 
+
 def _table() -> dict[str, Any]:
     return table.load("primus", _TABLE)
 

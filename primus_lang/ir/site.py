@@ -13,8 +13,6 @@ from primus_lang.ir.span import Span
 
 RUNTIMES = ("none", "pyxis", "apptainer", "docker", "podman")
 SLURM_GPU_REQUESTS = ("gpus_per_node", "gres", "none")
-
-
 # set by the launch files themselves: the rendezvous, Megatron's required value, the test hook
 RESERVED_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK", "GPUS_PER_NODE", "RANK",
                           "WORLD_SIZE", "LOCAL_RANK", "CUDA_DEVICE_MAX_CONNECTIONS", "PRIMUSC_TORCHRUN"})
@@ -23,6 +21,7 @@ RESERVED_ENV = frozenset({"MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK", "
 # redirect tracing in every later line.
 SHELL_ENV = frozenset({"SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "IFS", "PS4", "BASH_XTRACEFD", "CDPATH",
                        "GLOBIGNORE", "POSIXLY_CORRECT"})
+
 
 @frozen
 class Mount:

@@ -53,7 +53,10 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
                                       "experiment YAML"))
     notes: list[str] = list(launch.notes)
     start = _script_end(words)
-    _refuse_other_family(words[start - 1] if start else None)
+    script = words[start - 1] if start else None
+    path = script.text.replace("\\", "/") if script is not None else ""
+    if script is not None:
+        _refuse_other_family(script, path)
     nodes = gpus = None
     problems: list[Diagnostic] = []
     if start:
@@ -66,11 +69,11 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
     gpus = gpus or sbatch_setting(launch, ("--gpus-per-node", "--ntasks-per-node"), "nproc_per_node")
     flags = words[start:]
     chosen = version or megatron.DEFAULT_VERSION
-    script = words[start - 1].text.replace("\\", "/").rsplit("/", 1)[-1] if start else ""
-    since = megatron.SCRIPT_SINCE.get(script)
+    name = path.rsplit("/", 1)[-1]
+    since = megatron.SCRIPT_SINCE.get(name)
     releases = megatron.releases()
     if version is None and since is not None and releases.index(since) > releases.index(chosen):
-        notes.append(f"read as Megatron-LM {since} or later: `{script}` first ships in {since} "
+        notes.append(f"read as Megatron-LM {since} or later: `{name}` first ships in {since} "
                      "(`--megatron-version` names another)")
         chosen = since
     read = _read_flags(flags, chosen)
@@ -246,12 +249,10 @@ def _unknown_flag(word: Word, option: str, version: str, named: bool) -> Diagnos
                       f"({megatron.describe(megatron.version_names())})", span=word.span, help=hint)
 
 
-def _refuse_other_family(script: Word | None) -> None:
-    """One refusal for a script that trains a model family primusc does not plan (BERT, T5, multimodal),
-    before its flags, which would be read as a GPT's or refused one by one."""
-    if script is None:
-        return
-    path = script.text.replace("\\", "/")
+def _refuse_other_family(script: Word, path: str) -> None:
+    """One refusal for a script (``path``: its text with forward slashes) that trains a model family
+    primusc does not plan (BERT, T5, multimodal), before its flags, which would be read as a GPT's or
+    refused one by one."""
     for tail, family in megatron.OTHER_SCRIPTS:
         if path == tail or path.endswith("/" + tail):
             raise CompileError(Diagnostic(

@@ -159,13 +159,14 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
 # which GPUs a process sees: the launch files' layout (GPUs per node, one process each) decides it, and a
 # script's list for its own node count would hide GPUs from a plan on more
 _DEVICE_LISTS = frozenset({"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"})
+_NOT_EXPORTED = RESERVED_ENV | SHELL_ENV | _DEVICE_LISTS
 
 
 def exported(imp: Imported) -> list[tuple[str, str]]:
     """The variables the recipe's script exports that a site may set: the launch files set the rest
     (the rendezvous, CUDA_DEVICE_MAX_CONNECTIONS by the candidate's rule, the visible devices) or bash
     reads them itself."""
-    return [(k, v) for k, v in imp.recipe.env if k not in RESERVED_ENV | SHELL_ENV | _DEVICE_LISTS]
+    return [(k, v) for k, v in imp.recipe.env if k not in _NOT_EXPORTED]
 
 
 def passthrough_keys_ok(imp: Imported) -> list[str]:
