@@ -578,6 +578,19 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.CPU_OFFLOADING,
+        ("offload_layers", "pp", "recompute", "cuda_graph"),
+        lambda f, s: (f["offload_layers"] == 0) | (
+            (f["pp"] == 1) & (f["recompute"] == "none") & (np.asarray(f["cuda_graph"]) == "none")
+            & (f["offload_layers"] < s.model.num_layers)),
+        lambda f, s: (
+            f"offload_layers {f['offload_layers']} with PP {f['pp']}, recompute {f['recompute']} and CUDA graphs "
+            f"`{f['cuda_graph']}` on {s.model.num_layers} layers (cpu-offloading)",
+            f"offload at most {s.model.num_layers - 1} layers, with `pp = 1`, `recompute = none` and "
+            "`cuda_graph = none`, or set `offload_layers = 0`",
+        ),
+    ),
+    Rule(
         L.FA2_UNSUPPORTED,
         ("attention",),
         lambda f, s: (f["attention"] != "fa2") | (not s.model.fa2_unsupported),

@@ -222,6 +222,15 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     if not gpu:
         raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say which GPU it runs on",
                                       help="pass `--gpu NAME` (mi300x, mi325x, mi355x, h100, h200, b200, ...)"))
+    vendor = "amd" if gpu.startswith("mi") else "nvidia"
+    if not _stdlib_has(vendor, gpu):
+        known = _stdlib_gpus(vendor)
+        said = f"`--gpu {gpu}`" if args.gpu else f"the recipe is written for `{gpu}`, which"
+        raise CompileError(Diagnostic(RECIPE_MISSING, f"{said} has no GPU profile in the stdlib "
+                                      f"(`hardware.{vendor}`: {', '.join(known)})",
+                                      help="pass `--gpu NAME` to plan the recipe on one of them, or write the "
+                                      f"space's cluster over a profile of your own (`gpu {gpu} {{ ... }}`, "
+                                      "docs/stdlib.md)"))
     if not (args.gpu or recipe.gpu_hint):
         notes.append(f"the GPU, {gpu}, is the one the file's name names (`--gpu` chooses another)")
     gpus = _count(args.gpus_per_node, recipe.gpus_per_node, "GPUs per node", "--gpus-per-node",
@@ -229,7 +238,6 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     if args.gpus_per_node is None and recipe.gpus_per_node is None:
         notes.append(f"{gpus} GPUs a node, as a {gpu} node holds (`--gpus-per-node` chooses)")
     nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes", default=0)
-    vendor = "amd" if gpu.startswith("mi") else "nvidia"
     bad_keys = passthrough_keys_ok(imp)
     if bad_keys:
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{bad_keys[0]}` cannot be written as a passthrough "
@@ -285,6 +293,25 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
 
 # a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first
 _GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|mi355x|mi350x|mi325x|mi300x)(?![a-z0-9])")
+
+
+def _stdlib_has(vendor: str, gpu: str) -> bool:
+    """Whether the stdlib's ``hardware.VENDOR`` gives a GPU of that name (its own or one it imports)."""
+    from primus_lang.lower import loads_program
+
+    try:
+        loads_program(f"import hardware.{vendor} ({gpu})\n", "<gpu>")
+    except CompileError:
+        return False
+    return True
+
+
+def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
+    """The GPU profiles the stdlib's ``hardware.VENDOR`` defines, by name."""
+    from primus_lang.lower import load_program
+    from primus_lang.resources import data_dir
+
+    return tuple(g.name for g in load_program(str(data_dir("stdlib") / "hardware" / f"{vendor}.prx")).gpus)
 
 
 def _gpu_in_name(path: str) -> str:

@@ -368,6 +368,17 @@ EXPRESSION_OVERFLOW = register(
     "result at a point where the expression is read; the right side of `and` (`or`) is read only where\n"
     "the left is true (false), so a guard works. Keep the numbers to what the recipe can hold.",
 )
+CPU_OFFLOADING = register(
+    "P4044",
+    "cpu-offloading",
+    "activation offloading where megatron-core refuses it",
+    "`offload_layers = N` is Megatron's --cpu-offloading --cpu-offloading-num-layers N: Transformer\n"
+    "Engine's offload context copies the saved activations of the first N decoder layers to host memory\n"
+    "during the forward and back for the backward. megatron-core (0.16.1, TransformerConfig) refuses it\n"
+    "with pipeline parallelism, with activation recomputation and with CUDA graphs, and takes at most\n"
+    "one layer fewer than the model has. Keep `pp = 1`, `recompute = none` and `cuda_graph = none`, or\n"
+    "set `offload_layers = 0`.",
+)
 FA2_UNSUPPORTED = register(
     "P4043",
     "fa2-unsupported",

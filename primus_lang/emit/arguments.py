@@ -356,6 +356,8 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         s[K["recompute"]] = "full"
         s[P["recompute.method"]] = cand.recompute.method
         s[P["recompute.layers"]] = cand.recompute.layers
+    if cand.offload_layers:
+        s[K["offload_layers"]] = cand.offload_layers  # arguments.py switches cpu_offloading on from the count
     s[K["sharding"]] = cand.sharding in ("dist_opt", "fsdp")
     if cand.sharding == "fsdp":
         s[P["sharding.fsdp"]] = True

@@ -65,6 +65,7 @@ BRIDGE_MODELS: dict[str, str] = {
     "glm4_5_air": "glm45_air_106b",
     # recipes/nemotronh/nemotron_3_nano.py: Nemotron3NanoProvider, the card's source
     "nemotron_3_nano_30b_a3b": "nemotron_3_nano",
+    "nemotron_3_super_120b_a12b": "nemotron_3_super",
 }
 # Families of the stdlib without a Bridge library recipe at v0.6.0 and 067f987: Mistral 7B and Mixtral
 # (recipes/ has ministral3 only), Phi-3/4, OLMo 2 (olmoe only), Gemma 3 27B (gemma3_1b only), Llama 2
@@ -75,6 +76,9 @@ K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 
 # Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
 # keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
+# megatron-core's switch of activation offloading, which Megatron-LM sets from --cpu-offloading-num-layers
+OFFLOAD_SWITCH = "model.cpu_offloading"
+
 PATHS: dict[str, tuple[str, ...]] = {
     # parallel layout
     K["tp"]: ("model.tensor_model_parallel_size",),
@@ -102,6 +106,17 @@ PATHS: dict[str, tuple[str, ...]] = {
     P["recompute.method"]: ("model.recompute_method",),
     P["recompute.layers"]: ("model.recompute_num_layers",),
     P["recompute.modules"]: ("model.recompute_modules",),
+    K["offload_layers"]: ("model.cpu_offloading_num_layers",),
+    # what a recipe may set whose cost primusc leaves out (recipes/unmodelled.py): read to be carried and said
+    "fine_grained_activation_offloading": ("model.fine_grained_activation_offloading",),
+    "moe_paged_stash": ("model.moe_paged_stash",),
+    "num_distributed_optimizer_instances": ("ddp.num_distributed_optimizer_instances",),
+    "moe_expert_capacity_factor": ("model.moe_expert_capacity_factor",),
+    "moe_pad_expert_input_to_capacity": ("model.moe_pad_expert_input_to_capacity",),
+    "optimizer": ("optimizer.optimizer",),
+    "optimizer_cpu_offload": ("optimizer.optimizer_cpu_offload",),
+    # read from a recipe only: a launch writes it from the count (overrides), as Megatron-LM's arguments do
+    P["offload_layers.enable"]: (OFFLOAD_SWITCH,),
     # sharding and data-parallel overlap
     K["sharding"]: ("ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"),
     P["sharding.fsdp"]: ("ddp.use_megatron_fsdp",),
@@ -231,6 +246,7 @@ RESETS: dict[str, str] = {
     K["first_stage_layers"]: "null",
     K["last_stage_layers"]: "null",
     K["recompute"]: "null",
+    K["offload_layers"]: "0",
     P["sharding.fsdp"]: "false",
     K["cuda_graph"]: "none",
     P["optimizer_dtype.precision_aware"]: "false",
@@ -465,4 +481,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
     for dest, off in RESETS.items():
         if dest not in settings:
             out += [(path, off) for path in PATHS[dest]]
+    # TransformerConfig takes the switch beside the count (megatron-core refuses it with recomputation, and a
+    # recipe of its own may have it on)
+    out.append((OFFLOAD_SWITCH, "true" if settings.get(K["offload_layers"]) else "false"))
     return out, problems

@@ -31,6 +31,7 @@ KNOBS: dict[str, str] = {
     "fp8_recipe": "fp8_recipe",
     "fp8_param_gather": "fp8_param_gather",
     "recompute": "recompute_granularity",
+    "offload_layers": "cpu_offloading_num_layers",
     "sharding": "use_distributed_optimizer",
     "sequence_parallel": "sequence_parallel",
     "attention": "attention_backend",
@@ -65,6 +66,7 @@ PARTS: dict[str, str] = {
     "precision.fp4_format": "fp4_format",
     "sharding.custom_fsdp": "use_custom_fsdp",  # core_v0.12's name of Megatron-FSDP
     "sharding.torch_fsdp2": "use_torch_fsdp2",
+    "offload_layers.enable": "cpu_offloading",  # the switch beside the layer count
     "recompute.layer_ids": "recompute_layer_ids",  # Primus's: the layers to recompute, by number
     "schedule.algorithm": "pp_algorithm",  # Primus's pipeline schedules
     "schedule.patch": "patch_primus_pipeline",

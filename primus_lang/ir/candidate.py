@@ -111,6 +111,9 @@ class Candidate:
     fp8_format: str = field(default="hybrid", metadata=q(
         Kind.ENUM, "FP8 formats: E4M3 forward and E5M2 gradients, or E4M3 for both (numerics only)", FP8_FORMATS))
     recompute: Recompute = field(factory=Recompute, metadata=q(Kind.BLOCK, "activation recomputation"))
+    offload_layers: int = field(default=0, metadata=q(
+        Kind.COUNT, "leading decoder layers whose activations go to host memory in the forward and come back for "
+        "the backward (--cpu-offloading-num-layers; 0: none)"))
     sharding: str = field(default="dist_opt", metadata=q(Kind.ENUM, "optimizer/parameter sharding", SHARDINGS))
     schedule: str = field(default="1f1b", metadata=q(Kind.ENUM, "pipeline schedule", SCHEDULES))
     sequence_parallel: bool = field(default=True, metadata=q(Kind.FLAG, "sequence parallelism (TP > 1)"))

@@ -192,6 +192,9 @@ class Gpu:
         Kind.FRACTION, "FlashAttention-2's attention rate as a share of the fused kernel's (`attention = fa2`)"))
     nic_bandwidth: float = field(default=50.0e9, metadata=q(Kind.BANDWIDTH, "scale-out NIC bandwidth per GPU"))
     nic_latency: float = field(default=8.0e-6, metadata=q(Kind.TIME, "per-hop latency across NICs", zero_ok=True))
+    # PCIe Gen5 x16, one way (32 GT/s x 16 lanes): what an HGX part copies to its host at
+    host_bandwidth: float = field(default=64.0e9, metadata=q(
+        Kind.BANDWIDTH, "GPU-to-host-memory bandwidth per GPU, one way, all GPUs copying at once (activation offloading)"))
     reserved_memory: int = field(
         default=3 * 2**30, metadata=q(Kind.BYTES, "runtime context and collective-library buffers", zero_ok=True)
     )

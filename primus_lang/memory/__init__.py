@@ -8,6 +8,7 @@ from primus_lang.memory.explain import explain_overflow
 from primus_lang.memory.prefilter import prefilter
 from primus_lang.memory.result import MemoryAccount, RankAccount, Term, usable_bytes
 from primus_lang.memory.schedule import inflight_microbatches
+from primus_lang.memory.stage import offload_bytes
 from primus_lang.memory.table import account_to_json, render_account
 from primus_lang.memory.unpublished import least_memory
 
@@ -20,6 +21,7 @@ __all__ = [
     "explain_overflow",
     "inflight_microbatches",
     "least_memory",
+    "offload_bytes",
     "prefilter",
     "render_account",
     "usable_bytes",

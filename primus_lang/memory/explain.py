@@ -16,7 +16,7 @@ def gib(n: int) -> str:
     return f"{n / GIB:.2f} GiB"
 
 
-def _helps(rank: RankAccount) -> list[str]:
+def _helps(rank: RankAccount, one_stage: bool) -> list[str]:
     names = {t.name: t.bytes for t in rank.terms}
     act = sum(b for n, b in names.items() if n.startswith("act: "))
     states = sum(b for n, b in names.items() if n.startswith(("parameters", "gradients", "master", "adam")))
@@ -32,6 +32,9 @@ def _helps(rank: RankAccount) -> list[str]:
                 recompute += "; plain `selective` (core attention) adds memory under a flash kernel"
         out += [f"more recomputation ({recompute})", "a smaller micro-batch (`mbs`)",
                 "more TP or CP (splits activations)", "more PP (fewer layers per stage)"]
+        if one_stage:
+            # megatron-core offloads only without PP and recomputation: an alternative to both
+            out.append("or, at PP 1 without recomputation, activations in host memory (`offload_layers : ..`)")
     else:
         out += ["more TP, PP or EP (fewer parameters per rank)", "FSDP or the distributed optimizer (`sharding`)",
                 "more recomputation", "a smaller micro-batch (`mbs`)"]
@@ -48,7 +51,7 @@ def explain_overflow(account: MemoryAccount, headroom: float) -> Diagnostic:
         OUT_OF_MEMORY,
         f"{rank.name} needs {gib(rank.total)} and exceeds the usable {gib(limit)} by {over:,} bytes ({gib(over)})",
         notes=(f"largest terms: {top}", f"headroom kept free: {headroom:.0%} of {gib(account.capacity)}"),
-        help="try " + "; ".join(_helps(rank)),
+        help="try " + "; ".join(_helps(rank, all(r.stage == 0 for r in account.ranks))),
     )
 
 

@@ -49,6 +49,7 @@ class Knobs:
     recompute_layers: Num
     recompute_uniform: Num  # bool
     recompute_modules: Num  # MODULE_BITS of what selective recomputation recomputes (0 otherwise)
+    offload: Num  # leading decoder layers whose activations are offloaded to host memory
     sharding: Num
     schedule: Num
     sp: Num  # bool: sequence parallelism in effect (TP > 1)
@@ -130,6 +131,7 @@ def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False) -> Kn
         recompute_layers=c.recompute.layers,
         recompute_uniform=c.recompute.method == "uniform",
         recompute_modules=module_mask(c),
+        offload=c.offload_layers,
         sharding=SHARDING_CODES[c.sharding],
         schedule=SCHEDULE_CODES[c.schedule],
         sp=c.sp,

@@ -39,7 +39,7 @@ def _row(c: Candidate) -> tuple[int, ...]:
         c.account_for_embedding, c.account_for_loss, c.cp, c.ep, c.etp or c.tp, c.mbs, c.gbs, c.seq_len,
         c.precision == "fp8", c.precision == "fp4", FP8_RECIPE_CODES[c.fp8_recipe], fp8_param(c),
         RECOMPUTE_CODES[rc.kind], rc.layers,
-        rc.method == "uniform", module_mask(c), SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
+        rc.method == "uniform", module_mask(c), c.offload_layers, SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention != "unfused", c.overlap_grad_reduce,
         derived.dtype_bytes(c.main_grad_dtype), derived.dtype_bytes(c.optimizer_dtype),
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from primus_lang.ir import Model, Settings
+from primus_lang.ir import Candidate, Model, Settings
 from primus_lang.memory import activations as act
 from primus_lang.memory.dual import Num, cdiv, logical_and, maximum, minimum, where
-from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs
+from primus_lang.memory.knobs import RECOMPUTE_CODES, Knobs, from_candidate
 from primus_lang.memory.layout import head_stage, model_split, stage_dense_layers, stage_layers
 from primus_lang.memory.schedule import inflight_chunks
 
@@ -61,8 +61,11 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     rc_dense = minimum(recomputed, n_dense)
     rc_moe = recomputed - rc_dense
     op = k.recompute == RECOMPUTE_CODES["op"]
-    dense = where(op, 0, chunks * (n_dense - rc_dense) // v)
-    moe = where(op, 0, chunks * (n_moe - rc_moe) // v)
+    # offloaded layers lead the model, like the dense ones (legality keeps offloading to PP 1, no recompute)
+    away = offloaded(k)
+    away_dense = minimum(away, n_dense - rc_dense)
+    dense = where(op, 0, chunks * (n_dense - rc_dense - away_dense) // v)
+    moe = where(op, 0, chunks * (n_moe - rc_moe - (away - away_dense)) // v)
     return Held(
         chunks=chunks,
         dense=dense,
@@ -72,6 +75,25 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
         op=where(op, chunks * n // v, 0),
         attn=dense + moe,
     )
+
+
+def offloaded(k: Knobs) -> Num:
+    """Layers of the stage whose saved activations are in host memory at its peak: Transformer Engine's
+    offload context (``AsyncDoubleBufferGroupOffloadHandler``) copies the first N layers out in windows
+    spread over the forward, each freed once its copy is waited for; the last as the last layer's
+    forward ends, before the head runs. The backward brings them back one window ahead
+    (``reloaded_bytes``)."""
+    return maximum(k.offload, 0)
+
+
+def reloaded_bytes(k: Knobs, lt: LayerTotals) -> Num:
+    """What the first reload adds to the stage's peak: the last offloaded layer comes back as the backward
+    begins, when the head's activations (on this stage: legality keeps offloading to PP 1) are freed, so
+    only what one layer holds beyond them. The largest layer kind stands for it."""
+    largest: Num = 0
+    for now in lt.layer_now.values():
+        largest = maximum(largest, now)
+    return where(k.offload > 0, maximum(largest - lt.head, 0), 0)
 
 
 def _hybrid_held(model: Model, k: Knobs, stage: Num) -> Held:
@@ -85,13 +107,14 @@ def _hybrid_held(model: Model, k: Knobs, stage: Num) -> Held:
     full = logical_and(k.recompute == RECOMPUTE_CODES["full"], k.recompute_layers > 0)
     kept: dict[str, Num] = {}
     recomputed: Num = 0
+    away = offloaded(k)
     for kind in HYBRID_KINDS:
         prefix = model.kind_prefix(kind)
         count = split.stage_kind_layers(prefix, stage)
         block = split.stage_kind_layers(prefix, stage, maximum(k.recompute_layers, 0))
         again = where(full, where(k.recompute_uniform, count, block), 0)
         recomputed = recomputed + again
-        kept[kind] = chunks * (count - again) // v
+        kept[kind] = chunks * (count - again - split.stage_kind_layers(prefix, stage, away)) // v
     per_chunk = cdiv(n, v)
     group = maximum(k.recompute_layers, 1)
     checkpoints = where(full, where(k.recompute_uniform, v * cdiv(per_chunk, group), recomputed), 0)
@@ -193,6 +216,10 @@ def activation_lines(model: Model, k: Knobs, stage: Num, reserved: int, items: L
         inputs = (("recomputed bytes", recompute), ("largest saved tensor", lt.biggest))
     lines.append(Line("backward transient", "recomputed checkpoint + 2 × largest saved tensor", inputs,
                       recompute + 2 * lt.biggest))
+    reload = reloaded_bytes(k, lt)
+    if not _scalar(reload) or reload:
+        lines.append(Line("offloaded layer reloaded", "largest layer − head activations (offload_layers > 0)",
+                          (), reload))
     sp_buffer = where(k.sp, 2 * d.T * d.h, 0)
     lines.append(Line("sequence-parallel gather buffer", "2·T·h (when SP)",
                       (("T", d.T), ("h", d.h)) if _scalar(d.T) else (), sp_buffer))
@@ -334,6 +361,24 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
         + lt.head * last
         + recompute
         + 2 * lt.biggest
+        + reloaded_bytes(k, lt)
         + lt.sp_buffer
         + reserved
     )
+
+
+def offload_bytes(model: Model, cand: Candidate, world: int, settings: Settings) -> int:
+    """Bytes one micro-batch's forward copies to host memory, and its backward copies back: the saved
+    activations of the first ``offload_layers`` decoder layers, whole (legality keeps recomputation off)."""
+    n = cand.offload_layers
+    if n <= 0:
+        return 0
+    k = from_candidate(cand, world)
+    per_layer = layer_totals(model, k, settings).layer_now
+    if model.hybrid:
+        counts = {kind: int(model_split(model, k).stage_kind_layers(model.kind_prefix(kind), 0, n))
+                  for kind in HYBRID_KINDS}
+    else:
+        dense = min(n, model.moe.dense_layers if model.moe is not None else n)
+        counts = {"-": dense, "E": n - dense}
+    return int(sum(int(per_layer.get(kind, 0)) * c for kind, c in counts.items() if c))

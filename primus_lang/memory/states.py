@@ -80,7 +80,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         ep=values["ep"],
         etp=values["etp"], mbs=1, gbs=1, seq=1, fp8=bool(values["fp8"]), fp4=bool(values["fp4"]),
         fp8_recipe=values["fp8_recipe"], fp8_param=bool(values["fp8_param"]),
-        recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0,
+        recompute=0, recompute_layers=0, recompute_uniform=False, recompute_modules=0, offload=0,
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
         state_bytes=values["state_bytes"], layout=layout, fp8_any_layout=bool(values["fp8_any_layout"]),

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
+from primus_lang.memory import offload_bytes
 from primus_lang.project.build import (
     Layers,
     Slot,
@@ -125,6 +126,7 @@ class _Same:
         shapes = step_shapes(run.model, run.cluster, cand, timed.layers)
         self.p2p = run.p2p(shapes)
         self.steps = run.steps(shapes, run.stage_params(timed.layers, template))
+        self.copied = offload_bytes(run.model, cand, run.world, run.settings) if cand.offload_layers > 0 else 0
 
 
 class _Cache:
@@ -193,8 +195,8 @@ class _Run:
         template = stage_template(self.model, cand)
         key = (id(layers), id(template), cand.tp_comm_overlap, cand.ep_comm_overlap, cand.cuda_graph,
                cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather,
-               cand.overlap_grad_reduce, cand.overlap_param_gather, self.settings.moe_imbalance, self.launch,
-               self.slowdown)
+               cand.overlap_grad_reduce, cand.overlap_param_gather, cand.offload_layers, self.settings.moe_imbalance,
+               self.launch, self.slowdown)
         hit = self.cache.same.get(key)
         if hit is None or hit[0] is not layers or hit[1] is not template:
             hit = self.cache.same[key] = (layers, template, _Same(self, self._timed(layers, cand), template, cand))
@@ -371,6 +373,15 @@ class _Group:
                     j_idx[stage, c, k] = self.slot_index[slot]
                     count[stage, c, k] = slot.count
         dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        copied = np.array([s.copied for s in unique], dtype=np.float64)
+        self.offload = np.zeros(len(unique))
+        if copied.any():  # projection._prepare: one stage, one chunk
+            copy = copied / run.cluster.gpu.host_bandwidth
+            off_f = np.maximum(0.0, copy - dur_u[0, 0, 0])
+            off_b = np.maximum(0.0, copy - (dur_u[1, 0, 0] + dur_u[2, 0, 0]))
+            dur_u[0, 0, 0] += off_f
+            dur_u[1, 0, 0] += off_b
+            self.offload = off_f + off_b
         self.dur = dur_u[..., self.col_u]
         self.p2p = np.array([s.p2p for s in unique])[self.col_u]
 
@@ -395,6 +406,7 @@ class _Group:
         breakdown[_KIND["bubble"]] = idle - pp_comm
         breakdown[_KIND["dp_comm"]] += tails[0][critical, cols]
         breakdown[_KIND["optimizer"]] = tails[1][critical, cols]
+        breakdown[_KIND["offload"]] += self.offload[u] * m
         peaks = np.array([s.peak for s in self.unique])[u]
         col = self.cand_col
         tokens = np.array(self.tokens, dtype=np.float64) / step[col] / run.world

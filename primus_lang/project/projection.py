@@ -24,13 +24,15 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
+from primus_lang.memory import offload_bytes
 from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.plans import plan
 from primus_lang.project.schedule import ScheduleResult, fast, replay, replayable
 
-BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "bubble", "optimizer")
+BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "offload", "bubble",
+                   "optimizer")
 
 # The layer parts each ``cuda_graph`` setting captures (build.py tags every task of a layer with its
 # part); a captured part costs the host one graph launch per pass instead of one launch per kernel.
@@ -254,6 +256,7 @@ class _Prepared:
     wgt: list[list[float]]
     p2p: float
     schedule: str
+    offload: float  # per micro-batch, the activation copies to and from the host that no compute hides
 
     @property
     def v(self) -> int:
@@ -268,9 +271,27 @@ def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings
     slowdown = cluster.gpu.efficiency.overlap_slowdown
     per_stage = [_stage_passes(s, cand, oracle, imbalance, launch, slowdown) for s in stages]
     fwd = [[c[0] for c in t] for t in per_stage]
+    bwd = [[c[1] for c in t] for t in per_stage]
+    wgt = [[c[2] for c in t] for t in per_stage]
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
-    return _Prepared(cand, stages, m, imbalance, launch, slowdown, fwd, [[c[1] for c in t] for t in per_stage],
-                     [[c[2] for c in t] for t in per_stage], p2p, schedule_of(cand, len(fwd[0])))
+    off_f = off_b = 0.0
+    if cand.offload_layers > 0:  # one stage, one chunk: legality keeps offloading to PP 1
+        copied = offload_bytes(model, cand, cluster.world, settings)
+        off_f, off_b = offload_exposed(fwd[0][0], bwd[0][0] + wgt[0][0], copied, cluster.gpu.host_bandwidth)
+        fwd[0][0] += off_f
+        bwd[0][0] += off_b
+    return _Prepared(cand, stages, m, imbalance, launch, slowdown, fwd, bwd, wgt, p2p, schedule_of(cand, len(fwd[0])),
+                     off_f + off_b)
+
+
+def offload_exposed(forward: float, backward: float, copied: int, bandwidth: float) -> tuple[float, float]:
+    """The seconds a micro-batch's activation copies add to its forward and its backward: Transformer
+    Engine spreads the offloaded layers' copies over windows of the whole forward (each waited for
+    at its window's last layer) and the reloads over the backward alike, on streams of their own, so
+    a pass waits for what its copies take beyond its own compute (layers of one shape: the windows
+    are equal)."""
+    copy = copied / bandwidth
+    return max(0.0, copy - forward), max(0.0, copy - backward)
 
 
 def schedule_of(cand: Candidate, v: int) -> str:
@@ -291,6 +312,8 @@ def _finish(p: _Prepared, cluster: Cluster, oracle: Oracle, result: ScheduleResu
     flops = model_flops(stages, m)
     tflops = flops / step / 1e12
     parts = _stage_parts(stages[critical], cand, oracle, p.imbalance, p.launch, p.slowdown)
+    if p.offload:
+        parts["offload"] = p.offload
     breakdown = _breakdown(parts, m, result, critical, tails[critical], p.p2p, cand, p.v)
     events: tuple[tuple[int, str, int, float, float], ...] = ()
     if result.events:

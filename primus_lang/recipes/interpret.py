@@ -37,6 +37,7 @@ from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import HYBRID_PATTERNS, HYBRID_SWITCH, MAMBA_SETTINGS, MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
+from primus_lang.recipes.unmodelled import unmodelled_notes
 
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
@@ -422,6 +423,9 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v = _layout_knobs(r, model)
     v["precision"], v["fp8_recipe"], v["fp8_format"] = _precision(r)
     v["recompute"] = _recompute(r, v["pp"])
+    # Megatron-LM turns offloading on from the count (arguments.py); a Bridge config holds the switch beside it
+    on = r.flag(P["offload_layers.enable"]) if r.has(P["offload_layers.enable"]) else True
+    v["offload_layers"] = r.int(K["offload_layers"], 0, floor=0) if on else 0
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
     v["schedule"], v["vpp"] = _schedule(r, v["vpp"])
@@ -733,6 +737,7 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
         carried = tuple((k, v) for k, v in carried if k != "tokenizer_type")
         r.notes.append(f"`tokenizer_type` {tokenizer} is not carried: its files (`--tokenizer-model`) are not in the "
                        "recipe as read; give `--var tokenizer_type=... --var tokenizer_model=...` to launch with it")
+    r.notes.extend(unmodelled_notes(carried))
     balanced = model.get("moe") is not None and r.flag(BALANCED)
     if balanced:
         r.notes.append(f"`{BALANCED}` forces an even split of tokens over the experts: the space assumes "

@@ -55,7 +55,7 @@ def _facts(run: Any, ev: Evaluated | None, judged: Any = None) -> dict[str, Any]
         "profile": cluster.gpu.name,
         "moe_balanced": run.balanced,
         "memory_judged_at": {knob: format_value(getattr(judged, knob)) for knob in run.unpublished},
-        "offload": run.offload,
+        "offload": run.cand.offload_layers if run.cand is not None else 0,
     })
     return out
 
@@ -81,7 +81,7 @@ def _header(facts: dict[str, Any]) -> RenderableType:
         lines.append(Text("not published, so memory is judged at the least-memory setting: "
                           + ", ".join(f"{k} = {v}" for k, v in facts["memory_judged_at"].items())))
     if facts["offload"]:
-        lines.append(Text("activations offloaded to CPU: not modelled, so the account over-counts"))
+        lines.append(Text(f"activations of {facts['offload']} layers offloaded to host memory (accounted)"))
     return Group(*lines)
 
 

@@ -123,7 +123,6 @@ class Run:
     # knobs the row leaves out (``primus_lang.memory.unpublished``): its memory is judged at their
     # least-memory setting, since the run may have used it
     unpublished: tuple[str, ...] = ()
-    offload: bool = False  # activations offloaded to CPU (not modelled: the account over-counts)
     measured_memory: int | None = None  # bytes the source reports (torchtitan: max reserved), if any
     measured_from: str = ""  # how ``measured`` was derived when the row does not publish tokens/s/GPU
 
@@ -375,10 +374,13 @@ def _unpublished(rec: Any, grads_known: bool) -> tuple[str, ...]:
                                        ("optimizer_dtype", True)) if left_out)
 
 
-def _offloads(rec: Any) -> bool:
+def _offload_layers(rec: Any) -> int:
+    """Decoder layers whose activations the run offloaded to host memory (Megatron's
+    --cpu-offloading-num-layers, NeMo's activation_offload_layers); 0 when it says none."""
     if not isinstance(rec, dict):
-        return False
-    return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
+        return 0
+    n = rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers") or 0
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
 
 
 class WrongType(ValueError):
@@ -513,7 +515,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     framework = str(row.get("framework") or "")
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
-                        attention=attention_of(framework, notes, model))
+                        attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec))
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
@@ -521,8 +523,10 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     broken = legality(Space(name=str(row.get("id") or "run"), model=model, cluster=cluster), cand, shape_only=True)
     if broken:
         return skip(f"layout inconsistent: {broken[0].message}")
-    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=_unpublished(raw_rec, nemo),
-                        offload=_offloads(raw_rec))
+    unpublished = _unpublished(raw_rec, nemo)
+    if cand.offload_layers:  # megatron-core refuses recomputation beside activation offloading: the run had none
+        unpublished = tuple(k for k in unpublished if k != "recompute")
+    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=unpublished)
 
 
 def _notes(row: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ class MemoryVerdict:
     # account at the least-memory setting of the knobs in ``assumed`` (the run may have used it)
     reading: str = "published"
     assumed: tuple[tuple[str, str], ...] = ()  # (knob, value judged) for each unpublished knob
-    offload: bool = False  # the run offloaded activations to CPU, which the account does not model
+    offload: int = 0  # decoder layers whose activations the run offloaded to host memory (accounted)
     spare_bytes: int | None = None  # usable bytes (capacity less the runtime's reserve) minus the peak
     measured_bytes: int | None = None  # what the source measured, where it says
     terms: tuple[tuple[str, int], ...] = ()  # the largest terms of the fullest rank, (name, bytes)
@@ -42,8 +42,8 @@ class MemoryVerdict:
 
     @property
     def false_oom(self) -> bool:
-        """A run that really ran without CPU offload, judged not to fit."""
-        return self.verdict == "exceeds" and not self.offload
+        """A run that really ran, judged not to fit."""
+        return self.verdict == "exceeds"
 
 
 @frozen
@@ -80,7 +80,7 @@ def memory_verdict(run: Run, settings: Settings) -> MemoryVerdict:
     acc, cand = least_memory(run.model, run.cluster, run.cand, settings, run.unpublished)
     assumed = tuple((knob, str(getattr(cand, knob))) for knob in run.unpublished)
     return MemoryVerdict("fits" if acc.fits() else "exceeds", acc.peak.total, acc.capacity,
-                         "least memory" if run.unpublished else "published", assumed, run.offload,
+                         "least memory" if run.unpublished else "published", assumed, run.cand.offload_layers,
                          acc.spare(0), run.measured_memory,
                          tuple((t.name, int(t.bytes)) for t in acc.peak.largest(TERMS)))
 
@@ -240,7 +240,7 @@ def _weak_orders(items: list[list[int]]) -> Iterator[list[list[list[int]]]]:
 
 
 def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:
-    """False OOMs (rows that ran without CPU offload but are judged not to fit) and the tightest
+    """False OOMs (rows that ran but are judged not to fit) and the tightest
     margins among the rows judged to fit."""
     judged = [r for r in rows if r.memory is not None and r.memory.margin is not None]
     if not judged:

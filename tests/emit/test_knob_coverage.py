@@ -35,6 +35,8 @@ CHANGES: dict[str, dict[str, Any]] = {
     "fp8_recipe": {"precision": "fp8", "fp8_recipe": "delayed"},
     "fp8_format": {"precision": "fp8", "fp8_format": "e4m3"},
     "recompute": {"recompute": Recompute("selective")},
+    # megatron-core offloads activations only without PP (TransformerConfig)
+    "offload_layers": {"offload_layers": 8, "pp": 1, "schedule": "1f1b", "vpp": 1},
     "sharding": {"sharding": "none", "overlap_param_gather": False},
     "schedule": {"schedule": "1f1b", "vpp": 1, "ep_comm_overlap": False},
     "sequence_parallel": {"sequence_parallel": False, "ep": 1, "ep_comm_overlap": False},  # EP x TP needs SP
@@ -54,6 +56,7 @@ CHANGES: dict[str, dict[str, Any]] = {
 BASE_COMPANIONS: dict[str, dict[str, Any]] = {
     "account_for_embedding": {"pp": 1, "schedule": "1f1b", "vpp": 1},
     "account_for_loss": {"pp": 1, "schedule": "1f1b", "vpp": 1},
+    "offload_layers": {"pp": 1, "schedule": "1f1b", "vpp": 1},
     "fp8_recipe": {"precision": "fp8"},
     "fp8_format": {"precision": "fp8"},
     "fp8_param_gather": {"precision": "fp8"},

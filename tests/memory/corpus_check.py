@@ -26,13 +26,6 @@ from primus_lang.validate.runs import load_runs
 DEFAULT = runs_file()  # the bundled corpus
 
 
-def offloads(row: dict[str, Any]) -> bool:
-    rec = row.get("recompute")
-    if not isinstance(rec, dict):
-        return False
-    return bool(rec.get("cpu_offloading_num_layers(activations)") or rec.get("activation_offload_layers"))
-
-
 def recompute_published(row: dict[str, Any]) -> bool:
     rec = row.get("recompute")
     return isinstance(rec, dict) and bool(rec.get("recompute_granularity") or rec.get("activation_checkpointing"))
@@ -49,12 +42,8 @@ def main() -> None:
     rows = {r["id"]: r for r in yaml.safe_load(Path(args.runs).read_text())}
     runs = [r for r in load_runs(args.runs) if not r.skip]
     judged = []
-    left_out = 0
     for run in runs:
         row = rows[run.id]
-        if offloads(row):
-            left_out += 1
-            continue
         assert run.model is not None and run.cluster is not None and run.cand is not None
         cand = run.cand
         modules = (row.get("recompute") or {}).get("recompute_modules") if isinstance(row.get("recompute"), dict) else None
@@ -70,7 +59,7 @@ def main() -> None:
         judged.append((acc.spare(0) / acc.capacity, run, acc, cand))
     judged.sort(key=lambda x: x[0])
     over = [j for j in judged if j[0] < 0]
-    print(f"resolved rows {len(runs)}, left out for CPU offload {left_out}, judged {len(judged)}, "
+    print(f"resolved rows {len(runs)}, judged {len(judged)}, "
           f"judged not to fit (false OOMs) {len(over)}")
     for frac, run, acc, cand in judged[: args.show]:
         print(f"{run.id:28s} {run.group[0]:16s} {run.group[1]:10s} margin {frac:+7.1%}  "

@@ -321,3 +321,29 @@ def test_a_precision_change_inside_the_recipes_own_config_is_refused(tmp_path: P
     launch.write_text("python scripts/training/run_recipe.py --recipe llama3_8b_pretrain_8gpu_b200_fp8cs_config "
                       "mixed_precision.fp8_recipe=tensorwise\n")
     assert main(["import-recipe", str(launch), "--out", str(tmp_path / "b.prx")]) == 0, capsys.readouterr().err
+
+
+def test_a_recipe_for_a_gpu_without_a_stdlib_profile_says_which_it_has(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Megatron-Bridge v0.6 has Vera Rubin recipes; primusc has no VR200 profile. It said `did you mean
+    h200?` at a line of the space it wrote, which the user never sees."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_64gpu_vr200_bf16_config\n")
+    assert main(["import-recipe", str(launch)]) == 1
+    err = capsys.readouterr().err
+    assert "the recipe is written for `vr200`, which has no GPU profile in the stdlib" in err
+    assert "gb300" in err and "pass `--gpu NAME`" in err
+    assert main(["import-recipe", str(launch), "--gpu", "gb300", "--out", str(tmp_path / "s.prx")]) == 0
+
+
+def test_a_recipe_setting_whose_cost_is_left_out_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NVIDIA's DeepSeek-V3 recipe on 256 GB300 stashes its MoE activations in paged buffers; the importer
+    read no such field and dropped it silently, so the space's memory account described another run."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe deepseek_v3_pretrain_256gpu_gb300_fp8mx_config\n")
+    assert main(["import-recipe", str(launch), "--out", str(tmp_path / "s.prx")]) == 0
+    err = capsys.readouterr().err
+    assert "`moe_paged_stash` = true is carried to the launch, not modelled" in err
+    assert "moe_paged_stash = true" in (tmp_path / "s.prx").read_text()
+    # a setting at its off value says nothing
+    assert "num_distributed_optimizer_instances` = 1" not in err

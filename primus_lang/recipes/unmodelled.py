@@ -1,0 +1,45 @@
+"""Settings a recipe may carry whose cost the projection and the memory account leave out: each is
+carried to the launch as the recipe wrote it, and the import says what the space's numbers miss.
+
+Keys are Megatron's argument names (a Megatron-Bridge field is read under the argument it holds:
+``emit/bridge.py``'s ``PATHS``); a setting at its off value (false, 0, 1 instance, none) says nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from primus_lang.ir.candidate import format_value
+
+UNMODELLED: dict[str, str] = {
+    "fine_grained_activation_offloading": "moves the saved tensors of the modules `offload_modules` names to host "
+                                          "memory; the account keeps them on the GPU, and their copies are not costed "
+                                          "(layer-wise offloading is `offload_layers`)",
+    "moe_paged_stash": "keeps MoE activations in paged stash buffers sized by the routing, not in the account's "
+                       "per-layer tensors",
+    "num_distributed_optimizer_instances": "shards the optimizer state over DP / instances ranks, not over all of DP "
+                                           "as the account does: each rank holds that many times more",
+    "moe_expert_capacity_factor": "caps (and with `moe_pad_expert_input_to_capacity` pads) the tokens each expert "
+                                  "takes; the projection routes every token (dropless)",
+    "optimizer": "is not Adam: the account holds Adam's two moments beside the FP32 master weights, and the step "
+                 "is costed as Adam's (Muon keeps one momentum and runs Newton-Schulz iterations on every matrix)",
+    "optimizer_cpu_offload": "keeps the optimizer state (its `optimizer_offload_fraction`) and its step in host "
+                             "memory; the account holds it on the GPU",
+}
+# each setting's off value, as Megatron's default has it
+_OFF: dict[str, object] = {"fine_grained_activation_offloading": False, "moe_paged_stash": False,
+                           "num_distributed_optimizer_instances": 1, "moe_expert_capacity_factor": None,
+                           "optimizer": "adam", "optimizer_cpu_offload": False}
+
+
+def _on(dest: str, value: object) -> bool:
+    if isinstance(value, str):  # a command line's or a Hydra override's text
+        value = {"true": True, "false": False, "none": None, "null": None, "": None}.get(value.lower(), value)
+    off = _OFF[dest]
+    return not (value is off or (type(value) is type(off) and value == off) or (off is False and value is None))
+
+
+def unmodelled_notes(carried: Iterable[tuple[str, object]]) -> list[str]:
+    """A note for each carried setting, on, whose cost is left out."""
+    return [f"`{dest}` = {format_value(value)} is carried to the launch, not modelled: it {UNMODELLED[dest]}"
+            for dest, value in carried if dest in UNMODELLED and _on(dest, value)]
