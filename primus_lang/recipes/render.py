@@ -60,7 +60,8 @@ def _field_value(f: attrs.Attribute[Any], v: Any) -> str:
 
 def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) -> dict[str, list[str]]:
     """Neighbours of the recipe the model and the cluster allow: TP inside a node dividing the heads
-    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family."""
+    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family. Offloaded layers
+    stay the recipe's: host memory, which more of them fill, is not in the account."""
     c = imp.candidate
     heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
     tps = sorted({t for t in (1, 2, 4, 8, c.tp) if t <= max(gpus_per_node, c.tp) and heads % t == 0

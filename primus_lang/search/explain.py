@@ -15,6 +15,8 @@ NAMES = {
     "ep_comm": "exposed EP all-to-all",
     "pp_comm": "exposed PP send/recv",
     "dp_comm": "exposed DP/FSDP comm",
+    "host": "host launches",
+    "offload": "exposed activation copies to host memory",
     "bubble": "pipeline bubble",
     "optimizer": "optimizer step",
 }
