@@ -33,6 +33,28 @@ class Rule:
     explain: Callable[[Env, Space], tuple[str, str]]  # (message, help) for one failing point
 
 
+def _offload_clash(space: Space) -> str:
+    """A setting the space carries on (a recipe's, in its passthrough) that megatron-core's TransformerConfig
+    refuses beside layer-wise offloading: module-wise offloading (0.16.1 on), paged MoE stashes; "" if none."""
+    carried = dict(space.passthrough)
+    for name in ("fine_grained_activation_offloading", "moe_paged_stash"):
+        value = carried.get(name)
+        if value is True or str(value).lower() == "true":
+            return name
+    return ""
+
+
+def _full_graph_takes_offload(space: Space) -> bool:
+    # megatron-core 0.16.1 refuses every CUDA graph beside offloading; from core_v0.18 (and the commits
+    # Megatron-Bridge pins) it refuses all but the full-iteration graph
+    return megatron.at_least(_megatron_of(space), "core_v0.18")
+
+
+def _graphs_take_offload(f: Env, s: Space) -> Any:
+    graph = np.asarray(f["cuda_graph"])
+    return (graph == "none") | ((graph == "full") & _full_graph_takes_offload(s))
+
+
 def _moe(space: Space) -> bool:
     return space.model.moe is not None
 
@@ -581,13 +603,19 @@ RULES: tuple[Rule, ...] = (
         L.CPU_OFFLOADING,
         ("offload_layers", "pp", "recompute", "cuda_graph"),
         lambda f, s: (f["offload_layers"] == 0) | (
-            (f["pp"] == 1) & (f["recompute"] == "none") & (np.asarray(f["cuda_graph"]) == "none")
-            & (f["offload_layers"] < s.model.num_layers)),
+            (not s.model.hybrid) & (not _offload_clash(s)) & (f["pp"] == 1) & (f["recompute"] == "none")
+            & _graphs_take_offload(f, s) & (f["offload_layers"] < s.model.num_layers)),
         lambda f, s: (
+            (f"offload_layers {f['offload_layers']} on the hybrid model `{s.model.name}`, whose Mamba stack takes no "
+             "offload context (cpu-offloading)", "set `offload_layers = 0`") if s.model.hybrid else (
+            f"offload_layers {f['offload_layers']} beside the space's passthrough `{_offload_clash(s)} = true`, "
+            "which megatron-core refuses with it (cpu-offloading)",
+            f"set `offload_layers = 0`, or drop `{_offload_clash(s)}` from the passthrough")
+            if _offload_clash(s) else (
             f"offload_layers {f['offload_layers']} with PP {f['pp']}, recompute {f['recompute']} and CUDA graphs "
             f"`{f['cuda_graph']}` on {s.model.num_layers} layers (cpu-offloading)",
             f"offload at most {s.model.num_layers - 1} layers, with `pp = 1`, `recompute = none` and "
-            "`cuda_graph = none`, or set `offload_layers = 0`",
+            f"`cuda_graph = none`{' or `full`' if _full_graph_takes_offload(s) else ''}, or set `offload_layers = 0`")
         ),
     ),
     Rule(

@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                       f"({cover['share']:.0%}); beyond the runs a profile was fitted on (the far band): {far}")
     if "false_ooms" in summary:
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
-                      f"activations to CPU, not modelled); false OOMs: {summary['false_ooms'] or 'none'}")
+                      f"activations to host memory); false OOMs: {summary['false_ooms'] or 'none'}")
         from primus_lang.ir import units
 
         terms_of = summary.get("false_oom_terms")

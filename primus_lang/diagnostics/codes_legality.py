@@ -372,12 +372,16 @@ CPU_OFFLOADING = register(
     "P4044",
     "cpu-offloading",
     "activation offloading where megatron-core refuses it",
-    "`offload_layers = N` is Megatron's --cpu-offloading --cpu-offloading-num-layers N: Transformer\n"
-    "Engine's offload context copies the saved activations of the first N decoder layers to host memory\n"
-    "during the forward and back for the backward. megatron-core (0.16.1, TransformerConfig) refuses it\n"
-    "with pipeline parallelism, with activation recomputation and with CUDA graphs, and takes at most\n"
-    "one layer fewer than the model has. Keep `pp = 1`, `recompute = none` and `cuda_graph = none`, or\n"
-    "set `offload_layers = 0`.",
+    "`offload_layers = N` is Megatron-LM's --cpu-offloading-num-layers N (its arguments switch\n"
+    "cpu_offloading on from the count; Megatron-Bridge's model.cpu_offloading): Transformer Engine's\n"
+    "offload context copies the saved activations of the first N decoder layers to host memory during\n"
+    "the forward and back for the backward. megatron-core (0.16.1, TransformerConfig) refuses it with\n"
+    "pipeline parallelism, with activation recomputation and with CUDA graphs (from core_v0.18, and at\n"
+    "the commits Megatron-Bridge pins, with all but the full-iteration graph), and takes at most one\n"
+    "layer fewer than the model has; only its TransformerBlock enters the offload context, so a hybrid\n"
+    "(Mamba) model's stack offloads nothing; and it refuses module-wise offloading or paged MoE stashes\n"
+    "beside it (a passthrough `fine_grained_activation_offloading = true`, `moe_paged_stash = true`).\n"
+    "Keep `pp = 1`, `recompute = none` and no CUDA graph on a transformer, or set `offload_layers = 0`.",
 )
 FA2_UNSUPPORTED = register(
     "P4043",

@@ -115,6 +115,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     "moe_pad_expert_input_to_capacity": ("model.moe_pad_expert_input_to_capacity",),
     "optimizer": ("optimizer.optimizer",),
     "optimizer_cpu_offload": ("optimizer.optimizer_cpu_offload",),
+    "distributed_timeout_minutes": ("dist.distributed_timeout_minutes",),
     # read from a recipe only: a launch writes it from the count (overrides), as Megatron-LM's arguments do
     P["offload_layers.enable"]: (OFFLOAD_SWITCH,),
     # sharding and data-parallel overlap

@@ -27,7 +27,7 @@ _LAYERS = 4096  # [126, Llama 3.1 405B; DeepNet trained 1,000]
 MAX_WORLD = 2**20  # GPUs in one job [100,000-GPU clusters]
 CEILINGS: dict[str, int | float] = {
     "num_layers": _LAYERS, "layers": _LAYERS, "dense_layers": _LAYERS, "mtp_layers": _LAYERS,
-    "first_stage_layers": _LAYERS, "last_stage_layers": _LAYERS, "vpp": _LAYERS,
+    "first_stage_layers": _LAYERS, "last_stage_layers": _LAYERS, "vpp": _LAYERS, "offload_layers": _LAYERS,
     "hidden": 2**17, "latent": 2**17, "kv_lora_rank": 2**17, "q_lora_rank": 2**17,  # [18,432]
     "ffn_hidden": 2**20, "shared_ffn_hidden": 2**20,  # [73,728]
     "heads": 4096, "kv_heads": 4096, "groups": 4096,  # [128]

@@ -64,8 +64,9 @@ def held(model: Model, k: Knobs, stage: Num) -> Held:
     # offloaded layers lead the model, like the dense ones (legality keeps offloading to PP 1, no recompute)
     away = offloaded(k)
     away_dense = minimum(away, n_dense - rc_dense)
+    away_moe = minimum(away - away_dense, n_moe - rc_moe)
     dense = where(op, 0, chunks * (n_dense - rc_dense - away_dense) // v)
-    moe = where(op, 0, chunks * (n_moe - rc_moe - (away - away_dense)) // v)
+    moe = where(op, 0, chunks * (n_moe - rc_moe - away_moe) // v)
     return Held(
         chunks=chunks,
         dense=dense,
@@ -83,23 +84,26 @@ def offloaded(k: Knobs) -> Num:
     spread over the forward, each freed once its copy is waited for; the last as the last layer's
     forward ends, before the head runs. The backward brings them back one window ahead
     (``reloaded_bytes``)."""
-    return maximum(k.offload, 0)
+    # legality keeps offloading to PP 1; elsewhere (a point being explained) nothing leaves the GPU
+    return where(k.pp == 1, maximum(k.offload, 0), 0)
 
 
-def reloaded_bytes(k: Knobs, lt: LayerTotals) -> Num:
+def reloaded_bytes(model: Model, k: Knobs, lt: LayerTotals) -> Num:
     """What the first reload adds to the stage's peak: the last offloaded layer comes back as the backward
     begins, when the head's activations (on this stage: legality keeps offloading to PP 1) are freed, so
     only what one layer holds beyond them. The largest layer kind stands for it."""
     largest: Num = 0
     for now in lt.layer_now.values():
         largest = maximum(largest, now)
-    return where(k.offload > 0, maximum(largest - lt.head, 0), 0)
+    if model.hybrid:  # legality refuses offloading there: a point being explained keeps everything
+        return 0
+    return where(offloaded(k) > 0, maximum(largest - lt.head, 0), 0)
 
 
 def _hybrid_held(model: Model, k: Knobs, stage: Num) -> Held:
     """``held`` for a hybrid model, whose layers are of four kinds in the order its pattern says:
     full recompute takes the first ``N`` layers of each chunk, whatever their kinds. Legality refuses
-    op-level checkpointing for hybrid models."""
+    op-level checkpointing and activation offloading for hybrid models."""
     split = model_split(model, k)
     v = k.vpp
     n = stage_layers(model, k, stage)
@@ -107,14 +111,13 @@ def _hybrid_held(model: Model, k: Knobs, stage: Num) -> Held:
     full = logical_and(k.recompute == RECOMPUTE_CODES["full"], k.recompute_layers > 0)
     kept: dict[str, Num] = {}
     recomputed: Num = 0
-    away = offloaded(k)
     for kind in HYBRID_KINDS:
         prefix = model.kind_prefix(kind)
         count = split.stage_kind_layers(prefix, stage)
         block = split.stage_kind_layers(prefix, stage, maximum(k.recompute_layers, 0))
         again = where(full, where(k.recompute_uniform, count, block), 0)
         recomputed = recomputed + again
-        kept[kind] = chunks * (count - again - split.stage_kind_layers(prefix, stage, away)) // v
+        kept[kind] = chunks * (count - again) // v
     per_chunk = cdiv(n, v)
     group = maximum(k.recompute_layers, 1)
     checkpoints = where(full, where(k.recompute_uniform, v * cdiv(per_chunk, group), recomputed), 0)
@@ -216,7 +219,7 @@ def activation_lines(model: Model, k: Knobs, stage: Num, reserved: int, items: L
         inputs = (("recomputed bytes", recompute), ("largest saved tensor", lt.biggest))
     lines.append(Line("backward transient", "recomputed checkpoint + 2 × largest saved tensor", inputs,
                       recompute + 2 * lt.biggest))
-    reload = reloaded_bytes(k, lt)
+    reload = reloaded_bytes(model, k, lt)
     if not _scalar(reload) or reload:
         lines.append(Line("offloaded layer reloaded", "largest layer − head activations (offload_layers > 0)",
                           (), reload))
@@ -361,7 +364,7 @@ def stage_activation_total(model: Model, k: Knobs, lt: LayerTotals, stage: Num, 
         + lt.head * last
         + recompute
         + 2 * lt.biggest
-        + reloaded_bytes(k, lt)
+        + reloaded_bytes(model, k, lt)
         + lt.sp_buffer
         + reserved
     )
@@ -375,10 +378,7 @@ def offload_bytes(model: Model, cand: Candidate, world: int, settings: Settings)
         return 0
     k = from_candidate(cand, world)
     per_layer = layer_totals(model, k, settings).layer_now
-    if model.hybrid:
-        counts = {kind: int(model_split(model, k).stage_kind_layers(model.kind_prefix(kind), 0, n))
-                  for kind in HYBRID_KINDS}
-    else:
-        dense = min(n, model.moe.dense_layers if model.moe is not None else n)
-        counts = {"-": dense, "E": n - dense}
+    # a transformer's (legality refuses offloading on a hybrid model): the dense layers lead
+    dense = min(n, model.moe.dense_layers if model.moe is not None else n)
+    counts = {"-": dense, "E": n - dense}
     return int(sum(int(per_layer.get(kind, 0)) * c for kind, c in counts.items() if c))

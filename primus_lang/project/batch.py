@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.memory import offload_bytes
 from primus_lang.project.build import (
+    DECODER_SLOTS,
     Layers,
     Slot,
     StepShapes,
@@ -43,6 +44,7 @@ from primus_lang.project.projection import (
     block_flops,
     block_passes,
     default_oracle,
+    offload_exposed,
     schedule_of,
 )
 from primus_lang.project.schedule_batch import Columns, columns
@@ -372,13 +374,16 @@ class _Group:
                 for k, slot in enumerate(chunk):
                     j_idx[stage, c, k] = self.slot_index[slot]
                     count[stage, c, k] = slot.count
-        dur_u = np.add.accumulate(total[:, j_idx] * count[None, :, :, :, None], axis=3)[:, :, :, -1, :]
+        terms = total[:, j_idx] * count[None, :, :, :, None]
+        dur_u = np.add.accumulate(terms, axis=3)[:, :, :, -1, :]
         copied = np.array([s.copied for s in unique], dtype=np.float64)
         self.offload = np.zeros(len(unique))
-        if copied.any():  # projection._prepare: one stage, one chunk
-            copy = copied / run.cluster.gpu.host_bandwidth
-            off_f = np.maximum(0.0, copy - dur_u[0, 0, 0])
-            off_b = np.maximum(0.0, copy - (dur_u[1, 0, 0] + dur_u[2, 0, 0]))
+        if copied.any():  # projection._prepare: one stage, one chunk, its decoder layers' passes
+            decoder = np.zeros((pp, v, width))
+            for k, slot in enumerate(self.template[0][0]):
+                decoder[0, 0, k] = slot.what in DECODER_SLOTS
+            layers = np.add.accumulate(terms * decoder[None, :, :, :, None], axis=3)[:, 0, 0, -1, :]
+            off_f, off_b = offload_exposed(layers[0], layers[1] + layers[2], copied, run.cluster.gpu.host_bandwidth)
             dur_u[0, 0, 0] += off_f
             dur_u[1, 0, 0] += off_b
             self.offload = off_f + off_b

@@ -819,6 +819,15 @@ def slot_base(slot: Slot) -> Slot:
 _bases: dict[Slot, Slot] = {}
 
 
+# the slots and blocks of decoder layers (an MTP layer's too), apart from the embedding and the heads
+DECODER_SLOTS = ("layer", "mtp_layer")
+
+
+def decoder_block(block: Block) -> bool:
+    """Whether a stage's block is a decoder layer's (``_layer`` names them; ``DECODER_SLOTS``)."""
+    return block.name.endswith(("_layer", "_layer_recomputed", "_layer_op"))
+
+
 def slot_block(key: LayerKey, sh: _Shapes, slot: Slot) -> tuple[Block, int, int]:
     """The block a slot stands for on candidates of layer key ``key``, with the dense and expert
     parameters it adds to its stage."""

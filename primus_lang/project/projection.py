@@ -19,18 +19,23 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from typing import TypeVar
 
 import attrs
+import numpy as np
 from attrs import frozen
+from numpy.typing import NDArray
 
 from primus_lang.ir import Candidate, Cluster, Model, Settings, derived
 from primus_lang.memory import offload_bytes
-from primus_lang.project.build import ops_key, stage_ops
+from primus_lang.project.build import decoder_block, ops_key, stage_ops
 from primus_lang.project.ops import Attention, Block, Collective, Gemm, GroupedGemm, Stage, Task
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.plans import plan
 from primus_lang.project.schedule import ScheduleResult, fast, replay, replayable
 
+# a float for one candidate, a column for the batch path (``offload_exposed``)
+Seconds = TypeVar("Seconds", float, NDArray[np.float64])
 BREAKDOWN_KINDS = ("compute", "tp_comm", "cp_comm", "ep_comm", "pp_comm", "dp_comm", "host", "offload", "bubble",
                    "optimizer")
 
@@ -276,22 +281,30 @@ def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings
     p2p = oracle.collective(stages[0].p2p) if stages[0].p2p is not None else 0.0
     off_f = off_b = 0.0
     if cand.offload_layers > 0:  # one stage, one chunk: legality keeps offloading to PP 1
+        # the copies overlap the decoder layers' passes, not the embedding's or the head's
+        lf = lb = lw = 0.0
+        for block in stages[0].chunks[0]:
+            if decoder_block(block):
+                pf, pb, pw = block_passes(block, cand, oracle, imbalance, launch, slowdown)
+                lf += pf.total * block.count
+                lb += pb.total * block.count
+                lw += pw.total * block.count
         copied = offload_bytes(model, cand, cluster.world, settings)
-        off_f, off_b = offload_exposed(fwd[0][0], bwd[0][0] + wgt[0][0], copied, cluster.gpu.host_bandwidth)
+        off_f, off_b = (float(x) for x in offload_exposed(lf, lb + lw, float(copied), cluster.gpu.host_bandwidth))
         fwd[0][0] += off_f
         bwd[0][0] += off_b
     return _Prepared(cand, stages, m, imbalance, launch, slowdown, fwd, bwd, wgt, p2p, schedule_of(cand, len(fwd[0])),
                      off_f + off_b)
 
 
-def offload_exposed(forward: float, backward: float, copied: int, bandwidth: float) -> tuple[float, float]:
-    """The seconds a micro-batch's activation copies add to its forward and its backward: Transformer
-    Engine spreads the offloaded layers' copies over windows of the whole forward (each waited for
-    at its window's last layer) and the reloads over the backward alike, on streams of their own, so
-    a pass waits for what its copies take beyond its own compute (layers of one shape: the windows
-    are equal)."""
+def offload_exposed(forward: Seconds, backward: Seconds, copied: Seconds, bandwidth: float) -> tuple[Seconds, Seconds]:
+    """The seconds a micro-batch's activation copies add to its forward and its backward (floats, or
+    numpy columns for the batch path): Transformer Engine spreads the offloaded layers' copies over
+    windows of the decoder layers' forward (each waited for at its window's last layer) and the
+    reloads over their backward alike, on streams of their own, so a pass waits for what its copies
+    take beyond its layers' time (layers of one shape: the windows are equal)."""
     copy = copied / bandwidth
-    return max(0.0, copy - forward), max(0.0, copy - backward)
+    return np.maximum(0.0, copy - forward), np.maximum(0.0, copy - backward)
 
 
 def schedule_of(cand: Candidate, v: int) -> str:

@@ -37,7 +37,7 @@ from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import HYBRID_PATTERNS, HYBRID_SWITCH, MAMBA_SETTINGS, MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
-from primus_lang.recipes.unmodelled import unmodelled_notes
+from primus_lang.recipes.unmodelled import OFFLOAD_ACTIVATIONS, OFFLOAD_OPTIMIZER, unmodelled_notes
 
 Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
@@ -423,9 +423,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v = _layout_knobs(r, model)
     v["precision"], v["fp8_recipe"], v["fp8_format"] = _precision(r)
     v["recompute"] = _recompute(r, v["pp"])
-    # Megatron-LM turns offloading on from the count (arguments.py); a Bridge config holds the switch beside it
-    on = r.flag(P["offload_layers.enable"]) if r.has(P["offload_layers.enable"]) else True
-    v["offload_layers"] = r.int(K["offload_layers"], 0, floor=0) if on else 0
+    v["offload_layers"] = _offload(r)
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
     v["schedule"], v["vpp"] = _schedule(r, v["vpp"])
@@ -490,6 +488,21 @@ def _virtual_stages(r: _Reader, model: dict[str, Any], pp: int) -> tuple[str, in
         r.clash(K["pipeline_layout"], K["vpp"], "Megatron takes one of the two" if r.kind != "bridge" else
                 f"the layout has {from_layout} virtual stages per rank, which megatron-core asserts they agree on")
     return layout, from_layout
+
+
+def _offload(r: _Reader) -> int:
+    """The layers whose activations go to host memory. Megatron-LM turns offloading on from the count
+    (arguments.py); a Bridge config holds the switch beside it, and which tensors go."""
+    if r.kind == "bridge" and not r.flag(P["offload_layers.enable"]):
+        return 0
+    n = r.int(K["offload_layers"], 0, floor=0)
+    if n and r.has(OFFLOAD_ACTIVATIONS) and not r.flag(OFFLOAD_ACTIVATIONS):
+        r.unsupported(OFFLOAD_ACTIVATIONS, "offloading that leaves the activations on the GPU (the weights "
+                      "alone, or nothing) is not modelled: `offload_layers` offloads the layers' activations")
+    if r.flag(OFFLOAD_OPTIMIZER):
+        r.unsupported(OFFLOAD_OPTIMIZER, "the optimizer state and step in host memory are not modelled: the account "
+                      "would hold them on the GPU, and megatron-core asks for the precision-aware optimizer beside it")
+    return n
 
 
 def _precision(r: _Reader) -> tuple[str, str, str]:

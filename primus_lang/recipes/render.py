@@ -60,8 +60,9 @@ def _field_value(f: attrs.Attribute[Any], v: Any) -> str:
 
 def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) -> dict[str, list[str]]:
     """Neighbours of the recipe the model and the cluster allow: TP inside a node dividing the heads
-    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family. Offloaded layers
-    stay the recipe's: host memory, which more of them fill, is not in the account."""
+    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family. A recipe that
+    offloads activations keeps its PP 1, no recomputation and its offloaded layers (megatron-core takes
+    offloading with neither; host memory, which more layers fill, is not in the account)."""
     c = imp.candidate
     heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
     tps = sorted({t for t in (1, 2, 4, 8, c.tp) if t <= max(gpus_per_node, c.tp) and heads % t == 0
@@ -70,10 +71,10 @@ def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) 
     mbss = sorted({m for m in (c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
     recomputes = [_knob_value("recompute", c.recompute)]
     for other in ("none", "selective"):
-        if other not in recomputes:
+        if other not in recomputes and not c.offload_layers:  # megatron-core offloads without recomputation
             recomputes.append(other)
     out = {"tp": [str(t) for t in tps], "mbs": [str(m) for m in mbss], "recompute": recomputes}
-    if not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
+    if not c.offload_layers and not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
         out["pp"] = [str(p) for p in pps]
     return {k: v for k, v in out.items() if len(v) > 1}
 

@@ -23,20 +23,35 @@ UNMODELLED: dict[str, str] = {
                                   "takes; the projection routes every token (dropless)",
     "optimizer": "is not Adam: the account holds Adam's two moments beside the FP32 master weights, and the step "
                  "is costed as Adam's (Muon keeps one momentum and runs Newton-Schulz iterations on every matrix)",
-    "optimizer_cpu_offload": "keeps the optimizer state (its `optimizer_offload_fraction`) and its step in host "
-                             "memory; the account holds it on the GPU",
+    # a Megatron-Bridge field no Megatron argument holds: carried under its passthrough name
+    "bridge__model__cpu_offloading_weights": "offloads the offloaded layers' weights too; the account keeps them on "
+                                             "the GPU",
 }
+# read by the importer (recipes/interpret.py): a Bridge launch's choice of what layer-wise offloading moves
+# (its passthrough name, as emit/bridge.py's passthrough_key spells a field no Megatron argument holds), and
+# Megatron's optimizer offload, which it refuses
+OFFLOAD_ACTIVATIONS = "bridge__model__cpu_offloading_activations"
+OFFLOAD_OPTIMIZER = "optimizer_cpu_offload"
 # each setting's off value, as Megatron's default has it
 _OFF: dict[str, object] = {"fine_grained_activation_offloading": False, "moe_paged_stash": False,
                            "num_distributed_optimizer_instances": 1, "moe_expert_capacity_factor": None,
-                           "optimizer": "adam", "optimizer_cpu_offload": False}
+                           "optimizer": "adam", "bridge__model__cpu_offloading_weights": False}
 
 
 def _on(dest: str, value: object) -> bool:
     if isinstance(value, str):  # a command line's or a Hydra override's text
-        value = {"true": True, "false": False, "none": None, "null": None, "": None}.get(value.lower(), value)
+        value = {"true": True, "false": False, "none": None, "null": None, "": None}.get(value.lower(), _number(value))
     off = _OFF[dest]
     return not (value is off or (type(value) is type(off) and value == off) or (off is False and value is None))
+
+
+def _number(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def unmodelled_notes(carried: Iterable[tuple[str, object]]) -> list[str]:

@@ -192,12 +192,15 @@ _PRECISION = {"bf16": 0, "fp8": 1, "fp4": 2}
 _STATE = {"fp32": 0, "bf16": 1}
 
 
-def numerics_cost(c: Candidate) -> tuple[int, int, int]:
+def numerics_cost(c: Candidate) -> tuple[int, int, int, int]:
     """How far a recipe's arithmetic is from BF16 training with FP32 gradients and Adam moments, as
     an order (lower changes numerics less): GEMM precision first, then the FP8 scaling recipe, then
-    how many of the gradient buffer and the optimizer's moments are kept in BF16."""
+    how many of the gradient buffer and the optimizer's moments are kept in BF16; last, among recipes
+    alike in those, the layers whose activations go to host memory (traffic and host memory for
+    nothing, where the projections tie)."""
     recipe = _FP8.get(c.fp8_recipe, 1) if c.precision == "fp8" else 0
-    return (_PRECISION.get(c.precision, 0), recipe, _STATE.get(c.main_grad_dtype, 0) + _STATE.get(c.optimizer_dtype, 0))
+    return (_PRECISION.get(c.precision, 0), recipe, _STATE.get(c.main_grad_dtype, 0) + _STATE.get(c.optimizer_dtype, 0),
+            c.offload_layers)
 
 
 T = TypeVar("T")

@@ -51,7 +51,9 @@ def main() -> None:
             known = tuple(m for m in modules if m in RECOMPUTE_MODULES)
             cand = cand.replace(recompute=attrs.evolve(cand.recompute, modules=known))
         free = []
-        if args.assume_recompute and not recompute_published(row) and cand.recompute.kind == "none":
+        # megatron-core refuses recomputation beside offloading: an offloading row ran without it
+        if args.assume_recompute and not recompute_published(row) and cand.recompute.kind == "none" \
+                and not cand.offload_layers:
             free.append("recompute")
         if args.unpublished_dtypes:
             free += ["main_grad_dtype", "optimizer_dtype"]

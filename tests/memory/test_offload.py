@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 from primus_lang.check import baseline_point, legal_points, legality
@@ -153,8 +154,46 @@ def test_a_bridge_launch_sets_the_switch_beside_the_count(tmp_path: Path) -> Non
 
     def overrides(n: int) -> list[str]:
         node = emit(s, base.replace(offload_layers=n), "bridge+local", context())["node.sh"]
-        return [w for w in node.split() if w.startswith("model.cpu_offloading")]
+        return [w for w in node.split() if w.startswith(("model.cpu_offloading=", "model.cpu_offloading_num_layers="))]
 
     assert overrides(60) == ["model.cpu_offloading_num_layers=60", "model.cpu_offloading=true"]
     # the recipe offloads 40 layers itself: a point without offloading turns it off, not only to 0 layers
     assert overrides(0) == ["model.cpu_offloading_num_layers=0", "model.cpu_offloading=false"]
+
+
+def test_megatron_core_refuses_offloading_on_a_hybrid_model_and_beside_its_other_offloading() -> None:
+    nano = loads_program(SPACE.replace("models.llama3 (llama3_70b)", "models.nemotron3 (nemotron_3_nano_30b_a3b)")
+                         .replace("model = llama3_70b", "model = nemotron_3_nano_30b_a3b")
+                         .replace("offload_layers : 0 | 1 | 20 | 40 | 79", "offload_layers : 0 | 20")
+                         .replace("GPU", "gb200").replace("NODES", "16").replace("PER", "4"), "nano.prx").spaces[0]
+    # its Mamba stack enters no offload context: offloading would save nothing there
+    assert {c.offload_layers for c in legal_points(nano)} == {0}
+    s = space()
+    base = next(c for c in legal_points(s) if c.offload_layers == 40)
+    for carried in ("fine_grained_activation_offloading", "moe_paged_stash"):
+        clash = attrs.evolve(s, passthrough=((carried, True),))
+        assert [v.code for v in legality(clash, base)] == ["P4044"], carried
+        assert not legality(clash, base.replace(offload_layers=0))
+
+
+def test_the_full_iteration_graph_takes_offloading_from_core_v0_18() -> None:
+    s = space()
+    base = next(c for c in legal_points(s) if c.offload_layers == 40)
+    graphed = base.replace(cuda_graph="full")
+    assert "P4044" in [v.code for v in legality(s, graphed)]  # megatron-core 0.16.1, the default target
+    newer = attrs.evolve(s, settings=attrs.evolve(s.settings, megatron_version="core_v0.18"))
+    assert "P4044" not in [v.code for v in legality(newer, graphed)]
+
+
+@pytest.mark.parametrize(("override", "needle"), [
+    ("model.cpu_offloading_activations=false", "offloading that leaves the activations on the GPU"),
+    ("optimizer.optimizer_cpu_offload=true", "the optimizer state and step in host memory are not modelled"),
+])
+def test_offloading_primusc_does_not_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       override: str, needle: str) -> None:
+    launch = tmp_path / "launch.sh"
+    launch.write_text("python scripts/training/run_recipe.py --recipe llama3_70b_pretrain_64gpu_gb200_fp8cs_config "
+                      f"{override}\n")
+    assert main(["import-recipe", str(launch)]) == 1
+    err = capsys.readouterr().err
+    assert "P3125" in err and needle in err

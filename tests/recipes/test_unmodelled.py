@@ -16,10 +16,15 @@ from primus_lang.recipes.unmodelled import UNMODELLED, unmodelled_notes
     ("num_distributed_optimizer_instances", 1, False),
     ("num_distributed_optimizer_instances", 4, True),
     ("num_distributed_optimizer_instances", "4", True),
+    ("num_distributed_optimizer_instances", "1", False),  # a command line's text
     ("moe_expert_capacity_factor", None, False),
     ("moe_expert_capacity_factor", 1.0, True),  # a capacity of exactly the mean still drops the excess
     ("moe_expert_capacity_factor", "1.0", True),
     ("moe_expert_capacity_factor", "None", False),
+    ("optimizer", "adam", False),
+    ("optimizer", "dist_muon", True),
+    ("optimizer_cpu_offload", "false", False),
+    ("bridge__model__cpu_offloading_weights", "true", True),  # a Bridge field, under its passthrough name
     ("tensor_model_parallel_size", 4, False),  # modelled: never said
 ])
 def test_on_values_only(dest: str, value: object, said: bool) -> None:
