@@ -372,8 +372,8 @@ class _Reader:
         evaluated = bridge.recipe(self.recipe_name, release)
         failed = bridge.error(self.recipe_name, release)
         if evaluated is not None:
-            why = (f"Megatron-Bridge {release}'s recipe `{self.recipe_name}` trains `{evaluated.hf_id}`, which has no "
-                   "stdlib model card")
+            model = f"`{evaluated.hf_id}`" if evaluated.hf_id else "a model its provider builds (no Hugging Face checkpoint)"
+            why = f"Megatron-Bridge {release}'s recipe `{self.recipe_name}` trains {model}, which has no stdlib model card"
             hint = ("write its card from the model's config.json (`primusc import-hf config.json`), then the space by "
                     "hand; recipes primusc reads: " + _shown_names(known_recipes))
         elif failed is not None:
