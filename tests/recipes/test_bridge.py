@@ -334,6 +334,8 @@ def test_a_recipe_for_a_gpu_without_a_stdlib_profile_says_which_it_has(tmp_path:
     assert "the recipe is written for `vr200`, which has no GPU profile in the stdlib" in err
     assert "gb300" in err and "pass `--gpu NAME`" in err
     assert main(["import-recipe", str(launch), "--gpu", "gb300", "--out", str(tmp_path / "s.prx")]) == 0
+    # a VR200 node holds 4 GPUs, as a GB300 tray does (Bridge's performance launcher): 64 GPUs are 16 of them
+    assert "nodes = 16; gpus_per_node = 4" in (tmp_path / "s.prx").read_text()
 
 
 def test_a_recipe_setting_whose_cost_is_left_out_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
