@@ -55,6 +55,22 @@ def _graphs_take_offload(f: Env, s: Space) -> Any:
     return (graph == "none") | ((graph == "full") & _full_graph_takes_offload(s))
 
 
+def _offload_refusal(f: Env, s: Space) -> tuple[str, str]:
+    n = f["offload_layers"]
+    if s.model.hybrid:
+        return (f"offload_layers {n} on the hybrid model `{s.model.name}`, whose Mamba stack takes no offload context "
+                "(cpu-offloading)", "set `offload_layers = 0`")
+    clash = _offload_clash(s)
+    if clash:
+        return (f"offload_layers {n} beside the space's passthrough `{clash} = true`, which megatron-core refuses "
+                "with it (cpu-offloading)", f"set `offload_layers = 0`, or drop `{clash}` from the passthrough")
+    graphs = "`cuda_graph = none` or `full`" if _full_graph_takes_offload(s) else "`cuda_graph = none`"
+    return (f"offload_layers {n} with PP {f['pp']}, recompute {f['recompute']} and CUDA graphs `{f['cuda_graph']}` "
+            f"on {s.model.num_layers} layers (cpu-offloading)",
+            f"offload at most {s.model.num_layers - 1} layers, with `pp = 1`, `recompute = none` and {graphs}, "
+            "or set `offload_layers = 0`")
+
+
 def _moe(space: Space) -> bool:
     return space.model.moe is not None
 
@@ -605,18 +621,7 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: (f["offload_layers"] == 0) | (
             (not s.model.hybrid) & (not _offload_clash(s)) & (f["pp"] == 1) & (f["recompute"] == "none")
             & _graphs_take_offload(f, s) & (f["offload_layers"] < s.model.num_layers)),
-        lambda f, s: (
-            (f"offload_layers {f['offload_layers']} on the hybrid model `{s.model.name}`, whose Mamba stack takes no "
-             "offload context (cpu-offloading)", "set `offload_layers = 0`") if s.model.hybrid else (
-            f"offload_layers {f['offload_layers']} beside the space's passthrough `{_offload_clash(s)} = true`, "
-            "which megatron-core refuses with it (cpu-offloading)",
-            f"set `offload_layers = 0`, or drop `{_offload_clash(s)}` from the passthrough")
-            if _offload_clash(s) else (
-            f"offload_layers {f['offload_layers']} with PP {f['pp']}, recompute {f['recompute']} and CUDA graphs "
-            f"`{f['cuda_graph']}` on {s.model.num_layers} layers (cpu-offloading)",
-            f"offload at most {s.model.num_layers - 1} layers, with `pp = 1`, `recompute = none` and "
-            f"`cuda_graph = none`{' or `full`' if _full_graph_takes_offload(s) else ''}, or set `offload_layers = 0`")
-        ),
+        _offload_refusal,
     ),
     Rule(
         L.FA2_UNSUPPORTED,

@@ -74,11 +74,11 @@ BRIDGE_MODELS: dict[str, str] = {
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
 K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 
-# Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
-# keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
 # megatron-core's switch of activation offloading, which Megatron-LM sets from --cpu-offloading-num-layers
 OFFLOAD_SWITCH = "model.cpu_offloading"
 
+# Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
+# keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
 PATHS: dict[str, tuple[str, ...]] = {
     # parallel layout
     K["tp"]: ("model.tensor_model_parallel_size",),

@@ -92,11 +92,11 @@ def reloaded_bytes(model: Model, k: Knobs, lt: LayerTotals) -> Num:
     """What the first reload adds to the stage's peak: the last offloaded layer comes back as the backward
     begins, when the head's activations (on this stage: legality keeps offloading to PP 1) are freed, so
     only what one layer holds beyond them. The largest layer kind stands for it."""
+    if model.hybrid:  # legality refuses offloading there: a point being explained keeps everything
+        return 0
     largest: Num = 0
     for now in lt.layer_now.values():
         largest = maximum(largest, now)
-    if model.hybrid:  # legality refuses offloading there: a point being explained keeps everything
-        return 0
     return where(offloaded(k) > 0, maximum(largest - lt.head, 0), 0)
 
 

@@ -53,9 +53,8 @@ SCRIPTS = ("run_recipe.py", "train.sh")
 PERF_MODULES = "megatron.bridge.perf_recipes"
 # the performance launcher's scripts, whose selector flags name a recipe indirectly
 PERFORMANCE_SCRIPTS = ("setup_experiment.py", "run_script.py")
-# stdlib GPUs and how many a node of each holds (GB200/GB300 NVL72 trays: 4)
-# GPUs a node of each part Bridge's performance launcher knows holds, where it is not 8
-# (scripts/performance/argument_parser.py, NUM_GPUS_PER_NODE_MAP)
+# GPUs a node of each part Bridge's performance launcher knows holds, where it is not 8 (GB200/GB300 NVL72
+# trays: 4; scripts/performance/argument_parser.py, NUM_GPUS_PER_NODE_MAP)
 _GPUS_PER_NODE = {"gb200": 4, "gb300": 4, "vr200": 4, "r100": 1}
 
 

@@ -42,7 +42,8 @@ def _on(dest: str, value: object) -> bool:
     if isinstance(value, str):  # a command line's or a Hydra override's text
         value = {"true": True, "false": False, "none": None, "null": None, "": None}.get(value.lower(), _number(value))
     off = _OFF[dest]
-    return not (value is off or (type(value) is type(off) and value == off) or (off is False and value is None))
+    # a switch left unset (None) is off too
+    return value not in (False, None) if off is False else value != off
 
 
 def _number(text: str) -> object:
