@@ -100,6 +100,9 @@ class Plan:
     stage_last: tuple[int, ...]  # per stage, its last op (-1: none)
     stage_grad: tuple[int, ...]  # per stage, the slot of its last B or W op (-1: none)
     slot_count: tuple[int, ...]  # per slot, how many ops run it
+    # where each unit tick's ops begin in ``sweep``: ops of one tick never wait for each other (what
+    # an op waits for started on an earlier tick), so a replay may run a tick's ops together
+    ticks: tuple[int, ...] = ()
 
     @property
     def ops(self) -> list[tuple[int, int, int, int, int, bool]]:
@@ -155,10 +158,15 @@ def _assemble(schedule: str, pp: int, v: int, m: int, events: list[_Event], infl
     grad = [-1] * pp
     count = [0] * (3 * nvirt)
     sweep: list[tuple[int, int, int, float]] = []
+    ticks: list[int] = []
+    last_tick = -1
     for n in at:
         if n < 0:
             continue
-        _tick, s, kind, c, i = events[n]
+        tick, s, kind, c, i = events[n]
+        if tick != last_tick:
+            ticks.append(len(sweep))
+            last_tick = tick
         j = virt[s][c]
         dep, cross = -1, False
         if kind == _F and j > 0:
@@ -176,7 +184,8 @@ def _assemble(schedule: str, pp: int, v: int, m: int, events: list[_Event], infl
         if kind:
             grad[s] = slot
         count[slot] += 1
-    return Plan(inflight, pp, v, m, schedule in _SPLIT, tuple(sweep), tuple(last), tuple(grad), tuple(count))
+    return Plan(inflight, pp, v, m, schedule in _SPLIT, tuple(sweep), tuple(last), tuple(grad), tuple(count),
+                tuple(ticks))
 
 
 def _fixed_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event], tuple[int, ...]]:

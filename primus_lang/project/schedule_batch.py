@@ -11,6 +11,7 @@ candidate that needs ``fast``'s search for a late period, take the scalar path i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -115,6 +116,19 @@ def _replay(p: Plan, dur: Array, p2p: Array) -> _Replay:
         b = b + w
     slots = np.concatenate([f.reshape(pp * v, -1), b.reshape(pp * v, -1), w.reshape(pp * v, -1)])
     cols = slots.shape[1]
+    lay = _layout(p)
+    finish = _by_op(p, slots, p2p) if lay is None else _by_tick(lay, slots, p2p)
+    busy = np.zeros((pp, cols))
+    for slot, k in enumerate(p.slot_count):
+        if k:
+            busy[(slot % (pp * v)) // v] += k * slots[slot]
+    last_b = np.array([slots[i] if i >= 0 else np.zeros(cols) for i in p.stage_grad])
+    return finish, busy, last_b, p.inflight
+
+
+def _by_op(p: Plan, slots: Array, p2p: Array) -> Array:
+    """Each op's end in a row of its own, one op at a time; per stage, its last op's end."""
+    cols = slots.shape[1]
     end = np.empty((len(p.sweep) + 1, cols))
     end[0] = 0.0
     ready = np.empty(cols)
@@ -126,13 +140,84 @@ def _replay(p: Plan, dur: Array, p2p: Array) -> _Replay:
         else:
             np.maximum(end[prev], end[dep], out=row)
         row += slots[slot]
-    finish = end[[i + 1 for i in p.stage_last]]
-    busy = np.zeros((pp, cols))
-    for slot, k in enumerate(p.slot_count):
-        if k:
-            busy[(slot % (pp * v)) // v] += k * slots[slot]
-    last_b = np.array([slots[i] if i >= 0 else np.zeros(cols) for i in p.stage_grad])
-    return finish, busy, last_b, p.inflight
+    out: Array = end[[i + 1 for i in p.stage_last]]
+    return out
+
+
+class _Layout(NamedTuple):
+    """A plan as ``_by_tick`` reads it: per op its slot, the ring rows it reads (its previous op's and
+    its input's; row ``ring`` holds the zeros that stand for "none") and the row it writes; per tick
+    where its ops begin and end and which of them take an input from another stage; per stage the
+    row its last op's end stays in."""
+
+    slot: NDArray[np.intp]
+    prev: NDArray[np.intp]
+    dep: NDArray[np.intp]
+    write: NDArray[np.intp]
+    ticks: list[tuple[int, int, NDArray[np.intp] | None]]
+    last: NDArray[np.intp]
+    ring: int
+
+
+# A tick's ops run as one numpy step where a plan's ticks hold at least this many ops on average:
+# the step's gathers cost about what as many ops one by one cost.
+_TICK_OPS = 8
+
+
+def _layout(p: Plan) -> _Layout | None:
+    hit = _layouts.get(id(p))
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    lay = _make_layout(p) if p.ticks and len(p.sweep) >= _TICK_OPS * len(p.ticks) else None
+    if len(_layouts) > 256:
+        _layouts.clear()
+    _layouts[id(p)] = (p, lay)
+    return lay
+
+
+_layouts: dict[int, tuple[Plan, _Layout | None]] = {}
+
+
+def _make_layout(p: Plan) -> _Layout:
+    ops = np.array(p.sweep, dtype=np.float64).reshape(len(p.sweep), 4)
+    n = np.arange(1, len(ops) + 1)
+    slot, prev, dep = (ops[:, k].astype(np.intp) for k in range(3))
+    cross = ops[:, 3] != 0.0
+    # an op's end is read by the ops that follow it within ``ring`` ops, and each stage's last op's
+    # end at the close: ``ring`` rows, reused in turn, hold every end still to be read
+    lasts = np.array([i + 1 for i in p.stage_last if i >= 0], dtype=np.intp)
+    reach = max(int(np.max(n - np.where(prev > 0, prev, n))), int(np.max(n - np.where(dep > 0, dep, n))), 1)
+    bounds = list(itertools.pairwise([*p.ticks, len(ops)]))
+    widest = max(b - a for a, b in bounds)
+    ring = max(reach, widest, int(len(ops) - lasts.min()) + 1 if lasts.size else 1)
+
+    def row(k: NDArray[np.intp]) -> NDArray[np.intp]:
+        return np.where(k > 0, k % ring, ring)
+
+    ticks = []
+    for a, b in bounds:
+        crossing = np.flatnonzero(cross[a:b])
+        ticks.append((a, b, crossing if crossing.size else None))
+    last = np.array([(i + 1) % ring if i >= 0 else ring for i in p.stage_last], dtype=np.intp)
+    return _Layout(slot, row(prev), row(dep), n % ring, ticks, last, ring)
+
+
+def _by_tick(lay: _Layout, slots: Array, p2p: Array) -> Array:
+    """``_by_op`` a tick at a time: the tick's ops read the ends of earlier ticks' ops only, so they
+    are gathered, maxed and added together, each element by the same operations as one by one.
+    Ends live in a ring of rows that later ops overwrite once nothing reads them."""
+    ends = np.zeros((lay.ring + 1, slots.shape[1]))
+    slot, prev, dep, write = lay.slot, lay.prev, lay.dep, lay.write
+    for a, b, crossing in lay.ticks:
+        start = ends[prev[a:b]]
+        ready = ends[dep[a:b]]
+        if crossing is not None:
+            ready[crossing] += p2p
+        np.maximum(start, ready, out=start)
+        start += slots[slot[a:b]]
+        ends[write[a:b]] = start
+    out: Array = ends[lay.last]
+    return out
 
 
 def _uniform_middle(dur: Array, pp: int) -> NDArray[np.bool_]:

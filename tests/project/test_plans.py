@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from primus_lang.project.plans import Plan, compile_plan, plan, virtual_index
@@ -59,3 +61,15 @@ def test_the_sweep_view_matches_the_ops() -> None:
     assert p.stage_last == tuple(max(n for n, op in enumerate(p.ops) if op[0] == s) for s in range(p.pp))
     assert sum(p.slot_count) == len(p.ops) == 2 * pv * 13
     assert not p.split and plan("zbv", 4, 2, 13).split
+
+
+def test_a_ticks_ops_wait_only_for_earlier_ticks() -> None:
+    for schedule, pp, v, m in [("1f1b", 8, 1, 24), ("interleaved", 4, 3, 13), ("zero_bubble", 4, 1, 16),
+                               ("zbv", 4, 2, 8)]:
+        p = compile_plan(schedule, pp, v, m)
+        bounds = [*p.ticks, len(p.sweep)]
+        assert p.ticks[0] == 0 and bounds == sorted(bounds) and len(p.ticks) == len(set(p.ticks))
+        for a, b in itertools.pairwise(bounds):
+            # sweep entries count ops from 1 (0: none): an op of this tick is an entry in a + 1 .. b
+            assert all(prev <= a and dep <= a for _slot, prev, dep, _cross in p.sweep[a:b]), (schedule, a)
+            assert len({(slot % (pp * v)) // v for slot, *_ in p.sweep[a:b]}) == b - a  # one op a stage

@@ -14,8 +14,9 @@ import pytest
 from primus_lang.check import legal_points
 from primus_lang.ir import derived
 from primus_lang.lower import load_space
-from primus_lang.project import project, project_many
+from primus_lang.project import project, project_many, schedule_batch
 from primus_lang.project import schedule as module
+from primus_lang.project.plans import plan
 from primus_lang.project.schedule import ScheduleResult, fast
 from primus_lang.project.schedule_batch import MIN_BATCH, columns
 from primus_lang.resources import data_dir
@@ -139,3 +140,18 @@ def test_columns_of_mixed_micro_batch_counts_equal_fast(schedule: str, v: int) -
     got = columns(schedule, pp, [m for _t, m in cases], dur, np.full(len(cases), 0.05)).results()
     module._results.clear()
     _same(got, [fast(schedule, pp, m, f, b, w, 0.05) for (f, b, w), m in cases])
+
+
+@pytest.mark.parametrize(("schedule", "pp", "v", "m"), [
+    ("1f1b", 16, 1, 64), ("1f1b", 8, 1, 20), ("interleaved", 8, 2, 24), ("interleaved", 4, 3, 13),
+    ("zero_bubble", 8, 1, 32), ("zbv", 8, 2, 16)])
+def test_a_plan_replayed_a_tick_at_a_time_equals_it_op_by_op(schedule: str, pp: int, v: int, m: int) -> None:
+    # unequal stages and passes and a p2p per column: the ring of ends must hold every end still read
+    rng = np.random.default_rng(pp * 100 + m)
+    cols = 7
+    p = plan(schedule, pp, v, m)
+    slots = rng.uniform(0.5, 2.0, size=(3 * pp * v, cols))
+    p2p = rng.uniform(0.0, 0.3, size=cols)
+    by_tick = schedule_batch._by_tick(schedule_batch._make_layout(p), slots, p2p)
+    by_op = schedule_batch._by_op(p, slots, p2p)
+    assert by_tick.tobytes() == by_op.tobytes()
