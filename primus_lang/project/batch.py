@@ -230,7 +230,7 @@ class _Run:
         hit = self.cache.params.get(key)
         if hit is None or hit[0] is not layers or hit[1] is not template:
             slots = _slots(template)
-            counts = tuple(layers.block(slot)[1:] for slot in slots)
+            counts = tuple(layers.params(slot) for slot in slots)
             summed = self.cache.sums.get((id(template), counts))
             if summed is None or summed[0] is not template:
                 per_slot = dict(zip(slots, counts, strict=True))

@@ -662,6 +662,12 @@ class Layers:
             hit = self._slots[slot] = slot_block(self.key, self._sh, slot)
         return hit
 
+    def params(self, slot: Slot) -> tuple[int, int]:
+        """The dense and expert parameters ``slot`` adds to its stage (``block``'s), from its single
+        layer's block: a repeated layer's block need not be built to count them."""
+        _block, dense, expert = self.block(slot_base(slot))
+        return dense * slot.count, expert * slot.count
+
 
 def layers_of(model: Model, cluster: Cluster, cand: Candidate) -> Layers:
     """The ``Layers`` of ``cand``'s layer key (one object per key, shared)."""
