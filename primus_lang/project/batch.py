@@ -125,7 +125,7 @@ class _Same:
         self.timed = timed
         self.grad, self.param = cand.overlap_grad_reduce, cand.overlap_param_gather
         self.peak = run.peak(cand.precision)
-        shapes = step_shapes(run.model, run.cluster, cand, timed.layers)
+        shapes = step_shapes(run.model, run.cluster, cand)
         self.p2p = run.p2p(shapes)
         self.steps = run.steps(shapes, run.stage_params(timed.layers, template))
         self.copied = offload_bytes(run.model, cand, run.world, run.settings) if cand.offload_layers > 0 else 0

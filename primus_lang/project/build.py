@@ -655,6 +655,7 @@ class Layers:
     def __init__(self, key: LayerKey, sh: _Shapes) -> None:
         self.key, self._sh = key, sh
         self._slots: dict[Slot, tuple[Block, int, int]] = {}
+        self._params: dict[Slot, tuple[int, int]] = {}
 
     def block(self, slot: Slot) -> tuple[Block, int, int]:
         hit = self._slots.get(slot)
@@ -665,8 +666,11 @@ class Layers:
     def params(self, slot: Slot) -> tuple[int, int]:
         """The dense and expert parameters ``slot`` adds to its stage (``block``'s), from its single
         layer's block: a repeated layer's block need not be built to count them."""
-        _block, dense, expert = self.block(slot_base(slot))
-        return dense * slot.count, expert * slot.count
+        hit = self._params.get(slot)
+        if hit is None:
+            _block, dense, expert = self.block(slot_base(slot))
+            hit = self._params[slot] = (dense * slot.count, expert * slot.count)
+        return hit
 
 
 def layers_of(model: Model, cluster: Cluster, cand: Candidate) -> Layers:
@@ -691,18 +695,18 @@ class StepShapes:
         return _step_tasks(self._sh, dense_p, expert_p)
 
 
-def step_shapes(model: Model, cluster: Cluster, cand: Candidate, layers: Layers) -> StepShapes:
-    """The ``StepShapes`` of ``cand`` (``layers``: its ``layers_of``)."""
-    key = (id(layers), cand.pp, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather)
-    hit = _step_shapes.get(key)
-    if hit is None or hit[0] is not layers:
-        if len(_step_shapes) > 20_000:
-            _step_shapes.clear()
-        hit = _step_shapes[key] = (layers, StepShapes(_Shapes(model, _plain_of_cluster(cluster), ops_key(cand))))
-    return hit[1]
+def step_shapes(model: Model, cluster: Cluster, cand: Candidate) -> StepShapes:
+    """The ``StepShapes`` of ``cand``, shared by every candidate that agrees in what the step's tasks and
+    the pipeline send read (``_step_tasks``, ``p2p_op``): not its recomputation, attention kernel,
+    dispatcher or timing knobs."""
+    cluster = _plain_of_cluster(cluster)
+    key = (_token(model), _token(cluster), cand.tp, cand.cp, cand.pp, cand.ep, cand.expert_tp, cand.sp, cand.mbs,
+           cand.seq_len, cand.precision, cand.fp8_recipe, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype,
+           cand.fp8_param_gather)
+    return remembered(_step_shapes, key, lambda: StepShapes(_Shapes(model, cluster, ops_key(cand))), 20_000)
 
 
-_step_shapes: dict[tuple[object, ...], tuple[Layers, StepShapes]] = {}
+_step_shapes: dict[Hashable, StepShapes] = {}
 
 
 _timing = attrgetter(*TIMING_KNOBS)
