@@ -110,8 +110,12 @@ class Framework:
         return megatron_of(self.NAME, variables.megatron_version, variables.bridge_version)
 
     def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
-        # a command line's multi-word value (a data blend) is one flag's several arguments
-        return {k: tuple(v.split()) if isinstance(v, str) and len(v.split()) > 1 else v
+        # a multi-word value of a flag that takes a list (a data blend) is its several arguments; any
+        # other flag's (a run name with spaces, a batch-size schedule) is one argument, as the recipe
+        # quoted it
+        lists = {dest for dest, fs in megatron.by_dest(self.profile.name).items()
+                 if any(f.arity == megatron.LIST for f in fs)}
+        return {k: tuple(v.split()) if isinstance(v, str) and len(v.split()) > 1 and k in lists else v
                 for k, v in passthrough.items()}
 
     def preprocess(self, settings: Settings) -> Settings:

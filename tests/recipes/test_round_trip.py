@@ -239,3 +239,23 @@ def test_every_case_and_example_emitted_reads_back_to_its_candidate(tmp_path: Pa
         return attrs.asdict(attrs.evolve(c, sequence_parallel=c.sp, etp=c.etp or c.tp))
 
     assert running(back) == running(cand)
+
+
+def test_a_multi_word_value_stays_one_argument_unless_its_flag_takes_a_list(tmp_path: Path) -> None:
+    # a run name with spaces is one word; a data blend is --data-path's several (nargs='*')
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+        "--ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+        "--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+        "--disable-bias-linear --seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 "
+        "--global-batch-size 128 --tensor-model-parallel-size 2 --bf16 --tokenizer-type NullTokenizer "
+        "--vocab-size 128256 --wandb-exp-name \"my run 1\" --data-path \"0.5 /data/a 0.5 /data/b\"\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--wandb-exp-name 'my run 1'" in sh
+    assert "--data-path 0.5 /data/a 0.5 /data/b" in sh
