@@ -47,13 +47,13 @@ def _modules() -> Any:
             super().__init__()
             self.heads, self.kv_heads = derived.heads_per_rank(m.heads, tp), derived.heads_per_rank(m.kv_heads, tp)
             self.head_dim, self.rope, self.selective = m.head_dim, m.position == "rope", selective
-            self.swiglu = m.activation == "swiglu"
+            self.activation, self.gated = m.activation, m.gated
             ffn = m.ffn_hidden // tp
             self.norm1, self.norm2 = Norm(m.norm, m.hidden), Norm(m.norm, m.hidden)
             qkv = (self.heads + 2 * self.kv_heads) * m.head_dim
             self.qkv = nn.Linear(m.hidden, qkv, bias=m.bias)
             self.proj = nn.Linear(self.heads * m.head_dim, m.hidden, bias=m.bias)
-            self.fc1 = nn.Linear(m.hidden, ffn * (2 if self.swiglu else 1), bias=m.bias)
+            self.fc1 = nn.Linear(m.hidden, ffn * (2 if self.gated else 1), bias=m.bias)
             self.fc2 = nn.Linear(ffn, m.hidden, bias=m.bias)
 
         def core(self, q: Any, k: Any, v: Any) -> Any:
@@ -77,9 +77,19 @@ def _modules() -> Any:
                 ctx = self.core(q, k, v)
             x = x + self.proj(ctx.transpose(1, 2).reshape(b, s, -1))
             h = self.fc1(self.norm2(x))
-            if self.swiglu:
+            if self.gated:
                 gate, up = h.chunk(2, dim=-1)
-                h = F.silu(gate) * up
+                if self.activation == "swiglu":
+                    gate = F.silu(gate)
+                elif self.activation == "quick_geglu":
+                    gate = gate * t.sigmoid(1.702 * gate)
+                else:
+                    gate = F.gelu(gate, approximate="tanh")
+                h = gate * up
+            elif self.activation == "squared_relu":
+                h = t.square(F.relu(h))
+            elif self.activation == "relu":
+                h = F.relu(h)
             else:
                 h = F.gelu(h, approximate="tanh")
             return x + self.fc2(h)
@@ -133,7 +143,7 @@ def layer_params(model: Model, tp: int = 1) -> int:
     norms = 2 * h * (2 if model.norm == "layernorm" else 1)
     qkv = h * (heads + 2 * kv) * d + ((model.bias and (heads + 2 * kv) * d) or 0)
     proj = heads * d * h + ((model.bias and h) or 0)
-    up = ffn * (2 if model.activation == "swiglu" else 1)
+    up = ffn * (2 if model.gated else 1)
     mlp = h * up + ((model.bias and up) or 0) + ffn * h + ((model.bias and h) or 0)
     return int(norms + qkv + proj + mlp)
 

@@ -173,6 +173,10 @@ CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
     CardArgument("full_attention_every", "window_attn_skip_freq", False, 0,
                  lambda m: m.full_attention_every if m.sliding_window and m.full_attention_every else None,
                  _read_skip),
+    # gpt-oss's MLP: --quick-geglu with these two (Megatron-Bridge's GPTOSSProvider; megatron-core from 0.15)
+    CardArgument("glu_offset", "glu_linear_offset", False, 0.0, lambda m: m.glu_offset or None, _read_epsilon),
+    CardArgument("activation_clamp", "activation_func_clamp_value", False, 0.0,
+                 lambda m: m.activation_clamp or None, _read_epsilon),
     CardArgument("attention_sinks", "softmax_type", False, False,
                  lambda m: "learnable" if m.attention_sinks else None, _read_softmax),
     # Megatron's default is None: no MTP block (transformer_config.py, core_v0.16.1)
@@ -234,6 +238,10 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     _card_argument(s, model, "norm_epsilon")
     s[C["activation.swiglu"]] = model.activation == "swiglu"
     s[C["activation.squared_relu"]] = model.activation == "squared_relu"
+    if model.activation == "quick_geglu":  # a flag from core_v0.15: written only where the card asks for it
+        s[C["activation.quick_geglu"]] = True
+    _card_argument(s, model, "glu_offset")
+    _card_argument(s, model, "activation_clamp")
     s[C["tied_embeddings"]] = not model.tied_embeddings
     s[C["bias"]] = model.bias
     _card_argument(s, model, "qkv_bias")

@@ -60,7 +60,7 @@ PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
 class Framework:
     NAME: ClassVar[str] = ""
     SUPPORTED_SCHEDULES: ClassVar[frozenset[str]] = frozenset({"1f1b", "interleaved"})
-    SUPPORTED_ACTIVATIONS: ClassVar[frozenset[str]] = frozenset({"swiglu", "gelu", "squared_relu"})
+    SUPPORTED_ACTIVATIONS: ClassVar[frozenset[str]] = frozenset({"swiglu", "quick_geglu", "gelu", "squared_relu"})
     # Megatron's --disable-bias-linear covers every linear layer, router and experts included.
     SUPPORTS_SEPARATE_EXPERT_BIAS: ClassVar[bool] = False
     PROGRAM_TEMPLATE: ClassVar[str] = ""

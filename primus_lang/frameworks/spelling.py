@@ -106,6 +106,7 @@ CARD: dict[str, str] = {
     "kv_heads.grouped": "group_query_attention",
     "activation.swiglu": "swiglu",
     "activation.squared_relu": "squared_relu",
+    "activation.quick_geglu": "quick_geglu",
     "bias.disabled": "disable_bias_linear",
 }
 

@@ -517,7 +517,8 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
 def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
     width = r.count("intermediate_size", "the expert width")
     fields["ffn_hidden"] = width
-    fields["activation"] = _gated_activation(r)
+    # its config says `silu`, but its MLP gates with x·σ(1.702x) (its alpha): Megatron's --quick-geglu
+    fields["activation"] = "quick_geglu"
     fields["norm"] = "rmsnorm"
     fields["bias"] = r.flag("attention_bias", True)
     top_k_key = "num_experts_per_tok" if r.config.has("num_experts_per_tok") else "experts_per_token"
@@ -531,8 +532,10 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
     )
     _window_pattern(r, fields, notes)
     fields["attention_sinks"] = True  # gpt-oss learns one sink logit per head and layer
-    if r.config.data.get("swiglu_limit") is not None:
-        notes.append(f"clamped SwiGLU (swiglu_limit {r.config.data['swiglu_limit']}) recorded as swiglu")
+    fields["glu_offset"] = 1.0  # modeling_gpt_oss.py: (up + 1) * glu
+    limit = r.config.data.get("swiglu_limit")
+    if isinstance(limit, int | float) and not isinstance(limit, bool) and limit > 0:
+        fields["activation_clamp"] = float(limit)
     notes.append("every layer is MoE: ffn_hidden repeats the expert width and is unused")
 
 

@@ -82,9 +82,12 @@ class Mamba:
 # Megatron's hybrid layer symbols (--hybrid-override-pattern): each character is one layer.
 HYBRID_LAYERS = {"M": "Mamba-2 mixer", "*": "self-attention", "-": "dense MLP", "E": "mixture of experts"}
 
-ACTIVATIONS = ("swiglu", "geglu", "gelu", "squared_relu", "relu")
+ACTIVATIONS = ("swiglu", "geglu", "quick_geglu", "gelu", "squared_relu", "relu")
 # Gated activations: FC1 computes gate and up halves, each ``ffn_hidden`` wide (GeGLU has SwiGLU's shapes).
-GATED_ACTIVATIONS = ("swiglu", "geglu")
+# quick_geglu is Megatron's --quick-geglu, the gate through GELU's sigmoid approximation x·σ(1.702x):
+# gpt-oss's MLP (whose clamp and +1 on the up half, --activation-func-clamp-value and
+# --glu-linear-offset, change no shape).
+GATED_ACTIVATIONS = ("swiglu", "geglu", "quick_geglu")
 NORMS = ("rmsnorm", "layernorm")
 # Where each sublayer's norms sit: before it (pre, Llama), before and after it (sandwich, Gemma 2/3),
 # or only after it, on its output before the residual add (post, OLMo 2).
@@ -108,6 +111,16 @@ class Model:
     max_position_embeddings: int = field(metadata=q(Kind.COUNT, "longest position the model supports"))
     activation: str = field(
         default="swiglu", metadata=q(Kind.ENUM, "MLP activation", ACTIVATIONS)
+    )
+    glu_offset: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "added to a gated MLP's up half before the product (gpt-oss: 1; Megatron's "
+                   "--glu-linear-offset)"),
+    )
+    activation_clamp: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "a gated MLP's halves clamped at this value, the up half at ± it (0: none; gpt-oss: "
+                   "7; Megatron's --activation-func-clamp-value)"),
     )
     norm: str = field(default="rmsnorm", metadata=q(Kind.ENUM, "normalization", NORMS))
     norm_epsilon: float = field(

@@ -44,6 +44,7 @@ CEILINGS: dict[str, int | float] = {
     "rope_theta": 1e12,  # [10^6]
     "norm_epsilon": 1.0,  # [1e-5]
     "attention_softcap": 1e4, "logit_softcap": 1e4,  # [50, Gemma 2]
+    "glu_offset": 1e4, "activation_clamp": 1e4,  # [1 and 7, gpt-oss]
     "full_attention_every": _LAYERS,  # [6, Gemma 3]
     "aux_loss": 1e3,  # [0.9]
     "time_limit": 365 * 86400.0,  # a site's Slurm limit [2-00:00:00]

@@ -232,9 +232,11 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     heads = r.int(C["heads"])
     put("heads", "num_attention_heads", heads)
     hidden = out["hidden"]
-    swiglu = r.flag(C["activation.swiglu"])
-    activation = "swiglu" if swiglu else "squared_relu" if r.flag(C["activation.squared_relu"]) else "gelu"
-    if "activation" not in base or any(r.has(d) for d in (C["activation.swiglu"], C["activation.squared_relu"])):
+    # Megatron's argument checks set gated_linear_unit for --quick-geglu as for --swiglu
+    switches = (C["activation.swiglu"], C["activation.quick_geglu"], C["activation.squared_relu"])
+    activation = next((name for name, d in zip(("swiglu", "quick_geglu", "squared_relu"), switches, strict=True)
+                       if r.flag(d)), "gelu")
+    if "activation" not in base or any(r.has(d) for d in switches):
         out["activation"] = activation
         stated.add("activation")
     else:

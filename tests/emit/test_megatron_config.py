@@ -151,6 +151,10 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         from megatron.core.activations import squared_relu
 
         kw.update(activation_func=squared_relu)
+    if args.pop("quick_geglu", False):  # Megatron-LM's arguments gate it as --swiglu gates SiLU
+        from megatron.core.fusions.fused_bias_geglu import quick_gelu
+
+        kw.update(gated_linear_unit=True, activation_func=quick_gelu, bias_activation_fusion=False)
     if "num_experts" in args:
         kw["num_moe_experts"] = int(args.pop("num_experts"))
     for low in ("fp8", "fp4"):

@@ -76,6 +76,8 @@ def test_gpt_oss_biases_and_window() -> None:
                         aux_loss=0.9)
     assert m.head_dim == 64 and m.heads * m.head_dim == 4096
     assert m.attention_sinks and not any("sinks" in note for note in result.notes)
+    # its config says silu, its MLP runs (up + 1) * gate * sigmoid(1.702 gate), clamped: Megatron's quick GeGLU
+    assert (m.activation, m.glu_offset, m.activation_clamp) == ("quick_geglu", 1.0, 7.0) and m.gated
 
 
 def test_nemotron_squared_relu_layernorm() -> None:

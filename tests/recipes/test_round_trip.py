@@ -259,3 +259,27 @@ def test_a_multi_word_value_stays_one_argument_unless_its_flag_takes_a_list(tmp_
     sh = emit(space, cand, "megatron+slurm")["node.sh"]
     assert "--wandb-exp-name 'my run 1'" in sh
     assert "--data-path 0.5 /data/a 0.5 /data/b" in sh
+
+
+def test_quick_geglu_reads_as_a_gated_mlp_and_is_written_back(tmp_path: Path) -> None:
+    # Megatron-LM's gpt-oss example (examples/gptoss): --quick-geglu gates the MLP as --swiglu does
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 8 --hidden-size 2880 "
+        "--ffn-hidden-size 2880 --num-attention-heads 64 --kv-channels 64 --group-query-attention "
+        "--num-query-groups 8 --quick-geglu --glu-linear-offset 1.0 --activation-func-clamp-value 7.0 "
+        "--normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+        "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+        "--tokenizer-type NullTokenizer --vocab-size 201088\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    space = load_space(out)
+    m = space.model
+    assert (m.activation, m.glu_offset, m.activation_clamp) == ("quick_geglu", 1.0, 7.0) and m.gated
+    assert not any(k in ("quick_geglu", "glu_linear_offset", "activation_func_clamp_value")
+                   for k, _ in space.passthrough)  # read into the card, not carried beside it
+    cand = baseline_point(space)
+    assert cand is not None
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--quick-geglu" in sh and "--swiglu" not in sh
+    assert "--glu-linear-offset 1.0" in sh and "--activation-func-clamp-value 7.0" in sh
