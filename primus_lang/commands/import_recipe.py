@@ -179,6 +179,7 @@ def _count(given: int | None, entry: Any, what: str, flag: str, default: int | N
 def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
     from primus_lang.check import baseline_point, legality
+    from primus_lang.frameworks import primus
     from primus_lang.ir.model import card_fields
     from primus_lang.lower import loads_program, stdlib_cards
     from primus_lang.recipes import (
@@ -208,16 +209,23 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         shape = interpret(recipe, require_vocab=False)
         # the card a Primus experiment names, where its shape is the experiment's (cards of one shape
         # differ in what a tokenizer hides: Llama 2 70B and Llama 3.1 70B), else the first of its shape
-        named = find_card(primus_card_name(recipe.card.value), cards) \
-            if recipe.kind == "primus" and recipe.card is not None else None
-        found = named if named is not None and match_shape(shape.model, {named: cards[named]}) else None
-        found = found or match_shape(shape.model, cards) or named
+        # (a preset that extends another names a variant of its model: Llama 3.3 70B's is Llama 3 70B's)
+        named = [n for p in primus.lineage("models", recipe.card.value, recipe.version)
+                 if (n := find_card(primus_card_name(p), cards)) is not None] \
+            if recipe.kind == "primus" and recipe.card is not None else []
+        found = next((n for n in named if match_shape(shape.model, {n: cards[n]})), None)
+        found = found or match_shape(shape.model, cards) or next(iter(named), None)
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
         given = {"vocab": args.vocab_size} if args.vocab_size else {}
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
     notes = list(recipe.notes)
+    if card is not None and (dropped := _dropped_blocks(imp.model, card[2])):
+        # a card derived from another cannot take a block away: the recipe's model is written whole
+        notes.append(f"the recipe's model has no {' or '.join(dropped)} block, which the stdlib card `{card[1]}` has: "
+                     "the space writes a card of its own")
+        card = None
     gpu = (args.gpu or recipe.gpu_hint or _gpu_in_name(args.recipe)).lower()
     if not gpu:
         raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say which GPU it runs on",
@@ -317,6 +325,12 @@ def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
 def _gpu_in_name(path: str) -> str:
     m = _GPU_IN_NAME.search(str(path).lower())
     return m.group(1) if m is not None else ""
+
+
+def _dropped_blocks(model: dict[str, Any], base: dict[str, Any]) -> list[str]:
+    """The blocks (``mla``, ``moe``, ``mamba``) ``base`` has and ``model`` turns off (a Primus experiment's
+    ``multi_latent_attention: false`` over a preset of an MLA model)."""
+    return [k for k in ("mla", "moe", "mamba") if base.get(k) is not None and k in model and model[k] is None]
 
 
 def _overrides(model: dict[str, Any], base: dict[str, Any]) -> list[str]:

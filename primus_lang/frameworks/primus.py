@@ -141,6 +141,23 @@ def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
     return _preset(f"{kind}/megatron/{file}", version, ())
 
 
+def lineage(kind: str, name: str, version: str) -> tuple[str, ...]:
+    """A Megatron preset's file name and those its ``extends:`` chain names, nearest first
+    (``llama3.3_70B.yaml``, ``llama3_70B.yaml``, ...): the models a preset says it is a variant of."""
+    file = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
+    out: list[str] = []
+    todo = [f"{kind}/megatron/{file}"]
+    while todo:
+        path = todo.pop(0)
+        if path in out or ".." in path.split("/"):
+            continue
+        out.append(path)
+        raw = _raw(path, version) or {}
+        folder = posixpath.dirname(path)
+        todo += [posixpath.normpath(posixpath.join(folder, str(p))) for p in raw.get("extends") or ()]
+    return tuple(posixpath.basename(p) for p in out)
+
+
 def _preset(path: str, version: str, seen: tuple[str, ...]) -> dict[str, Any] | None:
     if path in seen or ".." in path.split("/"):
         return None

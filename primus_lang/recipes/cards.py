@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from primus_lang.ir.model import Model
@@ -26,8 +27,20 @@ def find_card(name: str, cards: dict[str, tuple[str, Model]]) -> str | None:
     return None
 
 
+# What tells apart cards of one shape when a tokenizer hides the vocabulary (Llama 2 70B and Llama 3 70B).
+_TELLING = ("rope_theta", "max_position_embeddings", "tied_embeddings", "norm_epsilon")
+
+
 def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> str | None:
-    """The first stdlib card with the recipe's shape (and vocabulary, where the recipe states one)."""
+    """The stdlib card with the recipe's shape (and vocabulary, where the recipe states one); of several,
+    the one that agrees with the recipe in most of what else it states (``_TELLING``), the first of those."""
+    same = list(_same_shape(model, cards))
+    if not same:
+        return None
+    return max(same, key=lambda name: sum(f in model and model[f] == getattr(cards[name][1], f) for f in _TELLING))
+
+
+def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> Iterator[str]:
     for name, (_, card) in cards.items():
         if model.get("pattern", "") != card.pattern or model.get("mamba") != card.mamba or model.get("mla") != card.mla:
             continue
@@ -41,5 +54,4 @@ def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> s
         if moe is not None and card.moe is not None and (moe.num_experts, moe.top_k, moe.ffn_hidden) != (
                 card.moe.num_experts, card.moe.top_k, card.moe.ffn_hidden):
             continue
-        return name
-    return None
+        yield name

@@ -283,3 +283,53 @@ def test_quick_geglu_reads_as_a_gated_mlp_and_is_written_back(tmp_path: Path) ->
     sh = emit(space, cand, "megatron+slurm")["node.sh"]
     assert "--quick-geglu" in sh and "--swiglu" not in sh
     assert "--glu-linear-offset 1.0" in sh and "--activation-func-clamp-value 7.0" in sh
+
+
+def test_an_experiment_that_turns_its_presets_mla_off_gets_a_card_of_its_own(tmp_path: Path) -> None:
+    # Primus's DeepSeek-V2-Lite examples set multi_latent_attention: false over an MLA preset: a card
+    # derived from the stdlib's MLA card would keep MLA, and the launch would build another model
+    exp = tmp_path / "deepseek_v2_lite-BF16-pretrain.yaml"
+    exp.write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: deepseek_v2_lite.yaml\n    overrides:\n      micro_batch_size: 4\n      global_batch_size: 256\n"
+        "      seq_length: 4096\n      max_position_embeddings: 4096\n      expert_model_parallel_size: 8\n"
+        "      multi_latent_attention: false\n      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    space = load_space(out)
+    assert space.model.mla is None and space.model.moe is not None
+    assert "_model = deepseek_v2_lite" not in out.read_text()  # not derived from the MLA card
+    cand = baseline_point(space)
+    assert cand is not None
+    exp_out = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
+    assert not exp_out["modules"]["pre_trainer"]["overrides"].get("multi_latent_attention", False)
+
+
+def test_a_preset_that_extends_another_names_its_model(tmp_path: Path) -> None:
+    # Primus's llama3.3_70B.yaml extends llama3_70B.yaml; the stdlib has no Llama 3.3 card, and Llama 2
+    # 70B has the same shape: the tokenizer hides the vocabulary, the preset's lineage does not
+    exp = tmp_path / "llama3.3_70B-BF16-pretrain.yaml"
+    exp.write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: llama3.3_70B.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 64\n"
+        "      seq_length: 8192\n      max_position_embeddings: 8192\n      tensor_model_parallel_size: 8\n"
+        "      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    assert load_space(out).model.vocab == 128256 and "= llama3_70b" in out.read_text()
+
+
+def test_of_cards_of_one_shape_the_one_agreeing_in_rope_base_is_taken(tmp_path: Path) -> None:
+    # a command line of Llama 3 70B's shape whose tokenizer hides the vocabulary: its RoPE base is Llama 3's
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 80 --hidden-size 8192 "
+        "--ffn-hidden-size 28672 --num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+        "--swiglu --normalization RMSNorm --position-embedding-type rope --rotary-base 500000 "
+        "--untie-embeddings-and-output-weights --disable-bias-linear --seq-length 8192 "
+        "--max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 8 "
+        "--pipeline-model-parallel-size 1 --bf16 --tokenizer-type HuggingFaceTokenizer "
+        "--tokenizer-model meta-llama/Meta-Llama-3-70B\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    assert load_space(out).model.vocab == 128256
