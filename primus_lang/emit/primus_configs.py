@@ -9,6 +9,8 @@ Source: AMD-AGI/Primus at commit fd1eeabbad15135e3702094087e96142b4b4eacb (22 Au
 
 from __future__ import annotations
 
+from primus_lang.frameworks import primus
+
 PRIMUS_REPOSITORY = "AMD-AGI/Primus"
 PRIMUS_COMMIT = "fd1eeabbad15135e3702094087e96142b4b4eacb"
 
@@ -44,8 +46,7 @@ CARDS_NOT_USED: dict[str, str] = {
 # (rocm_arg_validation.py)
 CARDS_WITH_SHARED_EXPERT_OVERLAP = frozenset({"deepseek_v3.yaml"})
 
-# the generic card an experiment builds on when the model has none of its own
-GENERIC_CARD = "language_model.yaml"
+GENERIC_CARD = primus.GENERIC_CARD
 
 # primusc GPU profile family -> the folder of Primus's example experiments for it
 PRIMUS_GPUS: dict[str, str] = {"mi300x": "MI300X", "mi325x": "MI325X", "mi355x": "MI355X"}

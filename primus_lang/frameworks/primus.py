@@ -48,6 +48,8 @@ _TABLE = "presets.json"
 
 # the module preset of Primus's pretraining trainer, the one every launch primusc writes runs
 PRETRAINER = "pre_trainer.yaml"
+# the generic model card a launch builds on when the model has no Primus card of its own
+GENERIC_CARD = "language_model.yaml"
 
 
 def _table() -> dict[str, Any]:

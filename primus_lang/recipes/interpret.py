@@ -28,10 +28,11 @@ from primus_lang.emit import (
     PATHS,
 )
 from primus_lang.frameworks import megatron, spelling
+from primus_lang.ir import derived
 from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
-from primus_lang.ir.pipeline import parse_layout
+from primus_lang.ir.pipeline import parse_layout, split_of
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
@@ -657,6 +658,25 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
     return Recompute()
 
 
+def _block_within_chunks(r: _Reader, cand: Candidate, model: dict[str, Any]) -> Candidate:
+    """A block recomputation of more layers than any model chunk holds recomputes every layer of each
+    (megatron-core's ``_checkpointed_forward``): read as the largest chunk's count, the value a space's
+    points take (P4013), which runs the same."""
+    rc = cand.recompute
+    if rc.kind != "full" or rc.method != "block" or not model.get("num_layers"):
+        return cand
+    split = split_of(int(model["num_layers"]), cand, derived.virtual_stages(cand.schedule, cand.vpp))
+    try:
+        largest = max(int(split.chunk_layers(s, c)) for s in range(cand.pp) for c in range(int(split.vpp)))
+    except (ValueError, ZeroDivisionError):  # a split Megatron refuses: the layout's rules say why
+        return cand
+    if not 0 < largest < rc.layers:
+        return cand
+    r.notes.append(f"full recomputation of {rc.layers} layers by the block method over model chunks of at most "
+                   f"{largest} recomputes all of them: read as {largest}")
+    return cand.replace(recompute=attrs.evolve(rc, layers=largest))
+
+
 def _cuda_graph(r: _Reader) -> str:
     if not r.has(K["cuda_graph"]):
         return "none"
@@ -685,7 +705,7 @@ def _cuda_graph(r: _Reader) -> str:
 def _passthrough(recipe: Recipe) -> Passthrough:
     out: list[tuple[str, bool | int | float | str]] = []
     for dest, e in recipe.entries.items():
-        if dest in MODELLED or e.value is None or e.preset:
+        if dest in MODELLED or e.value is None or (e.preset and not e.carry):
             continue
         value = e.value
         if isinstance(value, (list, tuple)):
@@ -736,6 +756,7 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
     r = _Reader(recipe)
     model, stated = _model(r, card, fill_all, require_vocab)
     cand, assumed = _candidate(r, model)
+    cand = _block_within_chunks(r, cand, model)
     if r.problems:
         raise CompileError(r.problems)
     spans: dict[str, Span] = {}

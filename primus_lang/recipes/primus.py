@@ -113,6 +113,9 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
         raise CompileError(problems)
     megatron_version = primus.megatron_version(release)
     merged, origin = primus.module_config(_substituted_all(module, given), _substituted_all(model, given), ours)
+    # what a launch over Primus's generic card gives where the experiment says nothing (emit.primus_configs)
+    generic = primus.preset("models", primus.GENERIC_CARD, release) or {}
+    launched, _ = primus.module_config(_substituted_all(module, given), _substituted_all(generic, given), {})
     dests = megatron.by_dest(megatron_version)
     flags = megatron.flags(megatron_version)
     entries: dict[str, Entry] = {}
@@ -139,7 +142,9 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
                                        "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
-        entries[name] = Entry(name, value, span, written, preset=preset)
+        # the tokenizer is the card's vocabulary: the launch runs mock data unless the experiment names its own
+        carry = (origin[key] == "model" and launched.get(key) != value and not key.startswith("tokenizer"))
+        entries[name] = Entry(name, value, span, written, preset=preset, carry=carry)
     if taken:
         # one warning for the run's environment, each default a line of it
         key, name, value, span = taken[0]

@@ -25,6 +25,9 @@ class Entry:
     span: Span | None = field(default=None, eq=False)
     written: str = ""  # how the recipe spells it: `--tensor-model-parallel-size`, `overrides.tensor_...`
     preset: bool = False  # a framework preset's value (Primus's pre_trainer.yaml), not the recipe's own
+    # a model preset's value that the launch's own presets would not give (it builds on Primus's generic
+    # card): carried through as the recipe's own are, or the launch would run without it
+    carry: bool = False
 
 
 @frozen

@@ -333,3 +333,43 @@ def test_of_cards_of_one_shape_the_one_agreeing_in_rope_base_is_taken(tmp_path: 
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
     assert load_space(out).model.vocab == 128256
+
+
+def test_block_recomputation_beyond_a_chunk_reads_as_the_chunk(tmp_path: Path) -> None:
+    # Primus's grok examples: 64 layers on PP 4 x VPP 4 (chunks of 4), full block recomputation of 8
+    # layers, which megatron-core takes and runs as all 4 of each chunk
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py --num-layers 64 --hidden-size 4096 "
+        "--ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention --num-query-groups 8 "
+        "--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+        "--disable-bias-linear --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
+        "--global-batch-size 64 --pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 4 "
+        "--recompute-granularity full --recompute-method block --recompute-num-layers 8 --bf16 "
+        "--tokenizer-type NullTokenizer --vocab-size 32000\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    cand = baseline_point(load_space(out))
+    assert cand is not None and (cand.recompute.layers, cand.recompute.method) == (4, "block")
+    assert "model chunks of at most 4 recomputes all of them" in out.read_text()
+
+
+def test_a_model_presets_settings_beyond_the_card_reach_the_launch(tmp_path: Path) -> None:
+    # Primus's deepseek_v2_lite preset routes with a pre-softmax and scales YaRN's attention (mscale); the
+    # launch builds on Primus's generic card, so they are carried as the experiment's own settings are
+    exp = tmp_path / "deepseek_v2_lite-BF16-pretrain.yaml"
+    exp.write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: deepseek_v2_lite.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 256\n"
+        "      seq_length: 4096\n      max_position_embeddings: 4096\n      expert_model_parallel_size: 8\n"
+        "      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    space = load_space(out)
+    carried = dict(space.passthrough)
+    assert carried["moe_router_pre_softmax"] is True and carried["mscale"] == 0.707
+    assert not any(k.startswith("tokenizer") for k in carried)  # the vocabulary is the card's
+    cand = baseline_point(space)
+    assert cand is not None
+    over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert over["moe_router_pre_softmax"] is True and over["mscale"] == 0.707
