@@ -177,6 +177,25 @@ class _Reader:
 _HYBRID_SIGNS = ("hybrid_attention_ratio", "hybrid_mlp_ratio", HYBRID_SWITCH, *MAMBA_SETTINGS)
 
 
+# Settings that make some of a model's layers another kind than attention or Mamba-2: megatron-core's
+# gated delta net (Qwen3.5 and Qwen3-Next's linear attention, every `linear_attention_freq`-th layer
+# full attention) and Primus's LFM2 short convolutions
+_OTHER_LAYERS = {
+    "experimental_attention_variant": "an experimental attention variant",
+    "linear_attention_freq": "linear-attention layers",
+    "lfm_layer_types": "LFM2's short-convolution layers",
+}
+
+
+def _other_layer_kinds(r: _Reader) -> None:
+    said = [d for d in _OTHER_LAYERS if r.has(d) and r.s[d].value not in (None, False, "", "null", "None", 0, [])]
+    if said:
+        d = said[0]
+        value = reprlib.repr(r.s[d].value)
+        r.unsupported(d, f"{_OTHER_LAYERS[d]} (`{d}` = {value}): primusc models attention, MoE and Mamba-2 "
+                      "layers, and read as a transformer it would be another model")
+
+
 def _hybrid(r: _Reader, out: dict[str, Any], stated: set[str]) -> None:
     """A Mamba-2 hybrid's layer pattern and mixer, from the pattern the recipe writes. Without one (a pure
     Mamba model, or layers allotted by ratio) the recipe is refused: read as a transformer it would be
@@ -275,6 +294,7 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     put("dropout", C["dropout"], r.float(C["dropout"], 0.1))
     put("attention_dropout", C["attention_dropout"], r.float(C["attention_dropout"], 0.1))
     _hybrid(r, out, stated)
+    _other_layer_kinds(r)
     if r.has(C["moe.num_experts"]):
         out["moe"] = _moe(r, out, card.get("moe") if card else None)
         stated.add("moe")

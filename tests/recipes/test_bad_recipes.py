@@ -227,3 +227,23 @@ def test_a_chosen_node_count_that_starves_the_pipeline_says_so(tmp_path: Path,
     err = capsys.readouterr().err
     assert "does not say how many nodes: 1" in err
     assert "each pipeline 2 micro-batches for 4 stages, a bubble of 60% of the step" in err
+
+
+@pytest.mark.parametrize("setting", ["--experimental-attention-variant gated_delta_net --linear-attention-freq 4"])
+def test_layers_of_another_kind_are_refused_not_read_as_attention(tmp_path: Path, setting: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # Qwen3-Next / Qwen3.5's gated delta net: three layers in four are linear attention
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA8B} {setting}\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3125" in err and "gated_delta_net" in err and not (tmp_path / "s.prx").exists()
+
+
+def test_lfm2_short_convolutions_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "lfm2.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      lfm_layer_types: [conv, full_attention]\n"
+                   "      mock_data: true\n")
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 1
+    assert "P3125" in capsys.readouterr().err
