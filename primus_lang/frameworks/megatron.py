@@ -33,7 +33,11 @@ OTHER_SCRIPTS: tuple[tuple[str, str], ...] = (
     ("pretrain_vision_dino.py", "a vision transformer"),
     ("pretrain_vision_inpaint.py", "a vision transformer"),
     ("multimodal/train.py", "a multimodal (vision-language) model"),
+    ("mimo/train.py", "a multimodal MIMO model (encoders beside the language model)"),
+    ("train_rl.py", "with reinforcement learning (GRPO rollouts between training steps)"),
 )
+# the scripts that pretrain what primusc plans, one of which every launch it writes runs
+GPT_SCRIPTS = ("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_hybrid.py")
 
 # Training scripts that first ship in a release (Megatron-LM's tags): a launch that runs one was written
 # for that release or a later one, whatever its flags allow

@@ -57,6 +57,10 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
     path = script.text.replace("\\", "/") if script is not None else ""
     if script is not None:
         _refuse_other_family(script, path)
+        if path.rsplit("/", 1)[-1] not in megatron.GPT_SCRIPTS:
+            notes.append(f"`{script.text}` is not one of Megatron-LM's pretraining scripts "
+                         f"({', '.join(megatron.GPT_SCRIPTS)}): its flags are read as pretraining's, and the "
+                         "space's launch runs pretrain_gpt.py (pretrain_mamba.py for a hybrid)")
     nodes = gpus = None
     problems: list[Diagnostic] = []
     if start:
@@ -256,8 +260,9 @@ def _refuse_other_family(script: Word, path: str) -> None:
     for tail, family in megatron.OTHER_SCRIPTS:
         if path == tail or path.endswith("/" + tail):
             raise CompileError(Diagnostic(
-                RECIPE_UNSUPPORTED, f"`{script.text}` trains {family}: primusc plans decoder-only language models "
-                "(Megatron-LM's pretrain_gpt.py, and pretrain_mamba.py or pretrain_hybrid.py for hybrids)",
+                RECIPE_UNSUPPORTED, f"`{script.text}` trains {family}: primusc plans the pretraining of decoder-only "
+                "language models (Megatron-LM's pretrain_gpt.py, and pretrain_mamba.py or pretrain_hybrid.py for "
+                "hybrids)",
                 span=script.span,
                 help="import a pretrain_gpt.py launch, or write the space by hand for a model primusc can describe"))
 

@@ -247,3 +247,15 @@ def test_lfm2_short_convolutions_are_refused(tmp_path: Path, capsys: pytest.Capt
                    "      mock_data: true\n")
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 1
     assert "P3125" in capsys.readouterr().err
+
+
+def test_a_script_that_is_not_pretraining_is_refused_and_an_unknown_one_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rl = tmp_path / "rl.sh"
+    rl.write_text(f"torchrun --nproc_per_node 8 train_rl.py {LLAMA8B}\n")
+    assert main(["import-recipe", str(rl), "--gpu", "h100", "--out", str(tmp_path / "rl.prx")]) == 1
+    assert "P3125" in capsys.readouterr().err
+    own = tmp_path / "own.sh"
+    own.write_text(f"torchrun --nproc_per_node 8 my_pretrain.py {LLAMA8B}\n")
+    assert main(["import-recipe", str(own), "--gpu", "h100", "--out", str(tmp_path / "own.prx")]) == 0
+    assert "`my_pretrain.py` is not one of Megatron-LM's pretraining scripts" in (tmp_path / "own.prx").read_text()
