@@ -27,7 +27,7 @@ from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.run import DECAY_STYLES, Run
 from primus_lang.ir.site import Site
 
-Setting = bool | int | float | str | tuple[str, ...]  # a tuple is a multi-value flag (nargs)
+Setting = bool | int | float | str | tuple[bool | int | float | str, ...]  # a tuple is a multi-value flag (nargs)
 Settings = dict[str, Setting]
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
 K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD

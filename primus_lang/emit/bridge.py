@@ -467,7 +467,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
                             "without spaces (the megatron target takes it as one argument)")
             continue
         if dest == "data_path" and isinstance(value, tuple):
-            value = " ".join(value)  # GPTDatasetConfig.data_path splits a string on whitespace
+            value = " ".join(map(str, value))  # GPTDatasetConfig.data_path splits a string on whitespace
         why = hydra_problem(value)
         if why is not None:
             problems.append(f"`{dest}` = {value!r}: {why}")

@@ -301,11 +301,21 @@ class Primus(Framework):
 
     def carried(self, passthrough: dict[str, bool | int | float | str]) -> Settings:
         # a command line's value is text; Primus hands YAML values to Megatron as they are, so a
-        # number or a flag goes in typed, as the experiment would write it
+        # number or a flag goes in typed, as the experiment would write it, a list flag's words as a
+        # list, and a list the recipe wrote in brackets as that list
+        lists = {dest for dest, fs in megatron.by_dest(self.profile.name).items()
+                 if any(f.arity == megatron.LIST for f in fs)}
         out: Settings = {}
         for k, v in passthrough.items():
-            typed = yaml.safe_load(v) if isinstance(v, str) and v.strip() else v
-            out[k] = typed if isinstance(typed, (bool, int, float)) else v
+            if isinstance(v, str) and k in lists:
+                # a corpus blend stays text: its weights and paths are words of one string (below)
+                out[k] = tuple(v.split()) if k in DATA_PATHS else tuple(_typed(w) for w in v.split())
+                continue
+            typed = _yaml_value(v) if isinstance(v, str) and v.strip() else v
+            if isinstance(typed, list) and all(isinstance(x, (bool, int, float, str)) for x in typed):
+                out[k] = tuple(typed)
+            else:
+                out[k] = typed if isinstance(typed, (bool, int, float)) else v
         return out
 
     def overrides(self) -> dict[str, Any]:
@@ -324,7 +334,7 @@ class Primus(Framework):
                 # they are, so the pair goes in as a list (as Primus's gpt-oss configs write it).
                 value = [int(part) for part in setting.strip("()").split(",")]
             elif dest in DATA_PATHS and isinstance(setting, tuple):
-                value = " ".join(setting)
+                value = " ".join(map(str, setting))
             elif isinstance(setting, tuple):
                 value = list(setting)
             # Primus's trainer config names the training corpus train_data_path.
@@ -524,6 +534,19 @@ FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, 
 
 
 @functools.lru_cache(maxsize=256)
+def _yaml_value(text: str) -> Any:
+    """``text`` as YAML reads it (a number, a flag, a bracketed list), or the text where YAML cannot."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _typed(word: str) -> bool | int | float | str:
+    value = _yaml_value(word)
+    return value if isinstance(value, (bool, int, float, str)) else word
+
+
 def bridge_card(model: Model) -> str | None:
     """The stdlib card with a Bridge recipe that ``model`` is, field for field (name, sequence
     length and provenance aside), else None (cached: a search asks it of every candidate's model,

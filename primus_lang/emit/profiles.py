@@ -119,7 +119,7 @@ class Profile:
                     out.append((switch, ()))
                 continue
             if isinstance(value, tuple):
-                out.append((self.flag(dest), value))
+                out.append((self.flag(dest), tuple(format_setting(x) for x in value)))
                 continue
             out.append((self.flag(dest), (format_setting(value),)))
         return out
@@ -129,7 +129,7 @@ def format_setting(value: Setting) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, tuple):
-        return " ".join(value)
+        return " ".join(format_setting(x) for x in value)
     if isinstance(value, float):
         return repr(value)
     return str(value)

@@ -373,3 +373,20 @@ def test_a_model_presets_settings_beyond_the_card_reach_the_launch(tmp_path: Pat
     assert cand is not None
     over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
     assert over["moe_router_pre_softmax"] is True and over["mscale"] == 0.707
+
+
+def test_a_list_setting_reaches_a_primus_launch_as_a_list(tmp_path: Path) -> None:
+    # Primus's MI355X experiments profile ranks [0] (Megatron's --profile-ranks takes a list)
+    exp = tmp_path / "llama3.1_8B-BF16-pretrain.yaml"
+    exp.write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 64\n"
+        "      profile_ranks: [0, 1]\n      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert over["profile_ranks"] == [0, 1]
+    assert "--profile-ranks 0 1" in emit(space, cand, "megatron+slurm")["node.sh"]
