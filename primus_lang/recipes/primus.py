@@ -38,7 +38,17 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
     if release not in primus.version_names():
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"Primus `{release}` is not a release primusc has read",
                                       help="releases: " + ", ".join(primus.version_names())))
-    pre = data.get("modules", {}).get("pre_trainer") if isinstance(data.get("modules"), dict) else None
+    modules = data.get("modules") if isinstance(data.get("modules"), dict) else {}
+    pre = modules.get("pre_trainer")
+    others = [k for k in modules if k != "pre_trainer" and isinstance(k, str)]
+    if pre is None and others:
+        # a post-training experiment (Primus's SFT files run modules.post_trainer): another trainer's run
+        raise CompileError(Diagnostic(
+            RECIPE_UNSUPPORTED, f"`{file}` runs `modules.{others[0]}`: primusc plans and launches Primus's "
+            f"pretraining trainer (`modules.pre_trainer`, `{primus.PRETRAINER}`), not this one",
+            span=_span_of(text, file, others[0]),
+            help=f"to plan the same model and layout as pretraining, import a copy under `modules.pre_trainer` with "
+                 f"`config: {primus.PRETRAINER}` (fine-tuning's packed sequences then project as pretraining's)"))
     if not isinstance(pre, dict) or "model" not in pre:
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{file}` has no `modules.pre_trainer.model`",
                                       span=Span(file, 1, 1, 1, 2),

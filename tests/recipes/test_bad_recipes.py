@@ -259,3 +259,13 @@ def test_a_script_that_is_not_pretraining_is_refused_and_an_unknown_one_is_said(
     own.write_text(f"torchrun --nproc_per_node 8 my_pretrain.py {LLAMA8B}\n")
     assert main(["import-recipe", str(own), "--gpu", "h100", "--out", str(tmp_path / "own.prx")]) == 0
     assert "`my_pretrain.py` is not one of Megatron-LM's pretraining scripts" in (tmp_path / "own.prx").read_text()
+
+
+def test_a_post_training_experiment_says_which_trainer_it_runs(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "llama3_8B-BF16-sft.yaml"
+    exp.write_text("modules:\n  post_trainer:\n    framework: megatron\n    config: sft_trainer.yaml\n"
+                   "    model: llama3_8B.yaml\n    overrides:\n      micro_batch_size: 1\n")
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3125" in err and "modules.post_trainer" in err and "P3127" not in err
