@@ -17,6 +17,7 @@ from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
 if TYPE_CHECKING:
     from primus_lang.ir import Candidate, Cluster, Gpu, Model, Settings, Space
+    from primus_lang.memory import MemoryAccount
     from primus_lang.project import Oracle
 
 
@@ -173,3 +174,24 @@ def read_point(space: Space, text: str, error_format: str = "human") -> Candidat
     if warning is not None:
         print(render([warning], error_format), file=sys.stderr)
     return cand
+
+
+def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAccount, what: str,
+                                   error_format: str = "human") -> None:
+    """A ``--point`` that the account says does not fit is refused (P5001), but the space's own recipe
+    (its ``baseline``): someone ran it, so the command goes on and says so (W5002)."""
+    import sys
+
+    from primus_lang.check import baseline_point
+    from primus_lang.diagnostics import render
+    from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
+    from primus_lang.memory import explain_overflow, refuse_overflow
+
+    if cand == baseline_point(space) and not acc.fits(space.headroom):
+        over = explain_overflow(acc, space.headroom)
+        print(render([Diagnostic(RECIPE_OVER_MEMORY, f"the space's recipe `{cand.label()}` is {what} though the "
+                                 f"account says it does not fit: {over.message}", notes=over.notes,
+                                 help="if it runs as it is, the account overcounts it; `primusc check FILE "
+                                      "--explain --point baseline` lists its terms")], error_format), file=sys.stderr)
+        return
+    refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not {what}")

@@ -99,11 +99,9 @@ def print_warnings(found: list[Diagnostic], error_format: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.check import baseline_point
-    from primus_lang.commands._options import read_point
-    from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
+    from primus_lang.commands._options import read_point, refuse_overflow_but_the_recipe
     from primus_lang.lower import load_space
-    from primus_lang.memory import account, explain_overflow, refuse_overflow
+    from primus_lang.memory import account
 
     out = Path(args.out)
     refuse_non_empty(out, args.force)
@@ -114,15 +112,7 @@ def run(args: argparse.Namespace) -> int:
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)
     acc = account(space.model, space.cluster, cand, space.settings)
-    if cand == baseline_point(space) and not acc.fits(space.headroom):
-        # the recipe someone ran: written, with the account's verdict as a warning
-        over = explain_overflow(acc, space.headroom)
-        print_warnings([Diagnostic(RECIPE_OVER_MEMORY, f"the space's recipe `{cand.label()}` is written though the "
-                                   f"account says it does not fit: {over.message}", notes=over.notes,
-                                   help="if it runs as it is, the account overcounts it; `primusc check FILE "
-                                        "--explain --point baseline` lists its terms")], args.error_format)
-    else:
-        refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not emitted")
+    refuse_overflow_but_the_recipe(space, cand, acc, "emitted", args.error_format)
     projection, memory = figures(space, cand, acc)
     ctx = EmitContext(
         source_name=source.name,

@@ -38,10 +38,10 @@ def _metric(result: Any, metric: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.check import legality, raw_size
-    from primus_lang.commands._options import read_point
+    from primus_lang.commands._options import read_point, refuse_overflow_but_the_recipe
     from primus_lang.ir.serialize import to_data
     from primus_lang.lower import load_program, pick_space
-    from primus_lang.memory import account, refuse_overflow
+    from primus_lang.memory import account
     from primus_lang.project import project_many
     from primus_lang.search import landscape_of
 
@@ -54,14 +54,15 @@ def run(args: argparse.Namespace) -> int:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
                                           notes=tuple(v.message for v in broken)))
         acc = account(space.model, space.cluster, cand, space.settings)
-        refuse_overflow(acc, space.headroom, f"`{args.point}` was not projected (`primusc explain` shows what "
-                                             "it would cost)")
+        refuse_overflow_but_the_recipe(space, cand, acc, "projected", args.error_format)
         cands, legal, total = [(cand, int(acc.peak.total))], 1, 1
+        fit = int(acc.fits(space.headroom))  # 0: the space's recipe, projected though it does not fit (W5002)
     else:
         # The memory proof is part of what makes a point a candidate: only points that fit are ranked.
         land = landscape_of(space)
         cands = [(land.points[i], int(land.peaks[i])) for i in land.fitting]
         legal, total = len(land.points), raw_size(space)
+        fit = len(cands)
     oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, [c for c, _ in cands])
     projected = project_many(space.model, space.cluster, [c for c, _ in cands], space.settings, oracle=oracle)
     results = [(c, peak, p) for (c, peak), p in zip(cands, projected, strict=True)]
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
         for row in out:
             row["projection"].pop("timeline", None)
-        print(serialize.to_json({"candidates": total, "legal": legal, "fit": len(cands), "seconds": seconds,
+        print(serialize.to_json({"candidates": total, "legal": legal, "fit": fit, "seconds": seconds,
                           "provenance": to_data(gpu.provenance), "results": out}))
         return 0
     from rich.console import Console
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
     from primus_lang.ir import units
 
-    table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {len(cands):,} fit in memory, "
+    table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {fit:,} fit in memory, "
                         f"projected in {seconds:.2f} s (ranked by {metric})")
     coverage = f"{gpu.provenance.coverage:.0%} band"
     for col in ("#", "candidate", "tok/s/GPU", coverage, "TFLOP/s", "MFU", "step s", "bubble", "memory",

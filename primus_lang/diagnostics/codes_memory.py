@@ -16,7 +16,8 @@ RECIPE_OVER_MEMORY = register(
     "recipe-over-memory",
     "the space's own recipe needs more memory than its rank has, by primusc's account",
     "The space's `baseline` is the recipe it was imported from: a run someone launched. When the account\n"
-    "says it does not fit, `emit --point baseline` still writes its launch files and says so here, since\n"
-    "a recipe that runs as it is means the account overcounts it (`primusc check FILE --explain --point\n"
-    "baseline` lists its terms). Any other point that does not fit is refused (P5001).",
+    "says it does not fit, `emit --point baseline` still writes its launch files and `project --point\n"
+    "baseline` still projects it, and each says so here, since a recipe that runs as it is means the\n"
+    "account overcounts it (`primusc check FILE --explain --point baseline` lists its terms). Any other\n"
+    "point that does not fit is refused (P5001).",
 )

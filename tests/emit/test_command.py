@@ -123,3 +123,16 @@ def test_the_command_lines_variables_win_over_the_recipes_and_the_limit_over_its
     space.write_text(space.read_text().replace('exit_duration_in_mins = "235"', 'exit_duration_in_mins = "0"'))
     assert run("emit", str(space), "--point", "baseline", "--out", str(tmp_path / "c")) == 0
     assert "--exit-duration-in-mins 54" in (tmp_path / "c" / "node.sh").read_text()
+
+
+def test_project_point_baseline_projects_the_recipe_that_does_not_fit_by_the_account(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # what `emit --point baseline` writes with W5002, `project --point baseline` projects with it
+    space = tmp_path / "space.prx"
+    text = EXAMPLE.read_text()
+    space.write_text(text.replace("  maximize", f"  baseline {{ {OVERFLOWING.replace(',', '; ')} }}\n  maximize", 1))
+    assert run("project", str(space), "--point", "baseline") == 0
+    out = capsys.readouterr()
+    assert "W5002" in out.err and "is projected though" in out.err and "0 fit in memory" in out.out
+    assert run("project", str(EXAMPLE), "--point", OVERFLOWING) == 1
+    assert "P5001" in capsys.readouterr().err
