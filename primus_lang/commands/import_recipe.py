@@ -110,6 +110,7 @@ def _fewest_nodes(cand: Candidate, gpus: int,
     first: int | None = None
     fewest_broken = 0
     tried = 0
+    last = 0
     for n in range(1, _MOST_NODES + 1):
         world = n * gpus
         if world % model_parallel or cand.gbs % (cand.mbs * (world // model_parallel)):
@@ -124,7 +125,7 @@ def _fewest_nodes(cand: Candidate, gpus: int,
             first, fewest_broken = n, broken
         if broken:
             continue
-        legal = legal or n
+        legal, last = legal or n, n
         if account(space.model, space.cluster, baseline, space.settings).fits(space.headroom):
             return n, "the fewest on which its layout is legal and it fits in memory"
     if legal is None:
@@ -132,7 +133,12 @@ def _fewest_nodes(cand: Candidate, gpus: int,
             raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say how many nodes, and no count up "
                                           f"to {_MOST_NODES:,} divides its batch over its layout", help="pass `--nodes N`"))
         return first, ""  # a rule no node count mends: the caller reports it at the setting that breaks it
-    return legal, "the fewest on which its layout is legal (it fits in memory on none primusc tried)"
+    # a space on a count where the recipe does not fit would be refused by every command after the import
+    raise CompileError(Diagnostic(
+        RECIPE_MISSING, f"the recipe does not say how many nodes, and its baseline fits in memory on none of the "
+        f"counts primusc tried ({legal} to {last} nodes of {gpus} GPUs on which its layout is legal)",
+        help="pass `--nodes N`, the count it runs on (`primusc check FILE --explain --point baseline` then lists "
+             "its memory terms)"))
 
 
 def _idle(cand: Candidate, world: int) -> str:

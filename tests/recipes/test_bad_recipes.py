@@ -89,7 +89,9 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
 def test_the_gpu_is_asked_for_and_the_node_count_is_the_fewest_that_holds_the_recipe(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recipe = tmp_path / "args.txt"
-    recipe.write_text(LLAMA8B, encoding="utf-8")
+    # TP 2 with the distributed optimizer: Llama 3 8B at 8k tokens fits one node of H100s
+    recipe.write_text(LLAMA8B + "--use-distributed-optimizer --tensor-model-parallel-size 2 --sequence-parallel",
+                      encoding="utf-8")
     assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "8"]) == 1
     assert "P3126" in capsys.readouterr().err
     assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 0
@@ -269,3 +271,14 @@ def test_a_post_training_experiment_says_which_trainer_it_runs(tmp_path: Path,
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--out", str(tmp_path / "s.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3125" in err and "modules.post_trainer" in err and "P3127" not in err
+
+
+def test_a_node_count_is_asked_for_where_the_recipe_fits_on_none_tried(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Llama 3 8B at TP 1 and 8k tokens without recomputation: its activations and gradients (which no
+    # node count shards without the distributed optimizer) fit no H100; an arguments file names no node count
+    script = tmp_path / "args.txt"
+    script.write_text(LLAMA8B)
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3126" in err and "fits in memory on none" in err and "--nodes" in err
