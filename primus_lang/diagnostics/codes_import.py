@@ -239,6 +239,15 @@ RECIPE_VALUE_NOT_CARRIED = register(
     "to carry it.",
 )
 
+RECIPE_EMPTY_VARIABLE = register(
+    "W3135",
+    "recipe-empty-variable",
+    "a word of the launch line is a variable the script never sets: read as empty",
+    "Scripts leave room for more flags with an unquoted `${EXTRA_ARGS}` on the launch line. When the script "
+    "never sets it, bash expands it to no word at all, and primusc reads it so; if the run's environment "
+    "sets it, give its flags with `--set EXTRA_ARGS='--flag VALUE ...'`.",
+)
+
 PRIMUS_UNREAD_OVERRIDE = register(
     "W3134",
     "primus-override-unread",

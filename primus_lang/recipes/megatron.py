@@ -15,6 +15,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
     RECIPE_BAD_VALUE,
     RECIPE_CONTRADICTION,
+    RECIPE_EMPTY_VARIABLE,
     RECIPE_SHELL_SYNTAX,
     RECIPE_UNKNOWN_FLAG,
     RECIPE_UNREADABLE,
@@ -27,7 +28,7 @@ from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.shell import launch_of
-from primus_lang.recipes.words import Launch, Word
+from primus_lang.recipes.words import Launch, Why, Word
 
 # torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
 _TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
@@ -127,6 +128,12 @@ def _read_flags(words: list[Word], version: str) -> _Read:
             if w.span is not None and i > 0 and words[i - 1].span == w.span:
                 # one quoted word of the script became several: an unquoted `${ARGS[@]}` splits it
                 split.setdefault(w.span, []).append(w.text)
+            elif (unset := _unset_variable(w)) is not None:
+                warnings.append(Diagnostic(
+                    RECIPE_EMPTY_VARIABLE, f"`{w.text}` stands for {unset.what}; the script never sets it, so it "
+                    "is read as empty, as bash expands it", span=w.span,
+                    help=f"if the run's environment sets it, give its flags with `--set {unset.variable}='--flag "
+                         "VALUE ...'`"))
             else:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` is not a flag, nor the value of one",
                                            span=w.span, help="every word after the script is `--flag` or its value"))
@@ -265,6 +272,14 @@ def _refuse_other_family(script: Word, path: str) -> None:
                 "hybrids)",
                 span=script.span,
                 help="import a pretrain_gpt.py launch, or write the space by hand for a model primusc can describe"))
+
+
+def _unset_variable(w: Word) -> Why | None:
+    """Why ``w`` is unknown, where it is nothing but a variable the script never sets (``${EXTRA_ARGS}``)."""
+    if len(w.unknown) != 1 or not w.unknown[0].unset or not w.unknown[0].variable:
+        return None
+    why = w.unknown[0]
+    return why if w.text in (f"${{{why.variable}}}", f"${why.variable}") else None
 
 
 def _is_flag(text: str) -> bool:

@@ -282,3 +282,16 @@ def test_a_node_count_is_asked_for_where_the_recipe_fits_on_none_tried(tmp_path:
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3126" in err and "fits in memory on none" in err and "--nodes" in err
+
+
+def test_an_unset_variable_on_the_launch_line_reads_as_empty(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's ModelOpt scripts end their launch with ${MLM_EXTRA_ARGS}: no word when it is unset
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA8B} --use-distributed-optimizer "
+                      "--tensor-model-parallel-size 2 --sequence-parallel ${MLM_EXTRA_ARGS}\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 0
+    assert "W3135" in capsys.readouterr().err
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "MLM_EXTRA_ARGS=--train-iters 10",
+                 "--out", str(tmp_path / "b.prx")]) == 0
+    assert "W3135" not in capsys.readouterr().err and "train_iters = \"10\"" in (tmp_path / "b.prx").read_text()
