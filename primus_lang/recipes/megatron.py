@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import (
@@ -97,6 +97,12 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
     for word, option in read.missing:
         problems.append(_unknown_flag(word, option, chosen, version is not None))
     if problems:
+        # a file the script sources may set what it reads from its environment: say it was not read
+        unfollowed = tuple(n for n in launch.notes if "was not followed" in n)
+        unknown = [i for i, p in enumerate(problems) if p.code is RECIPE_VALUE_UNKNOWN]
+        if unfollowed and unknown:
+            first = problems[unknown[0]]
+            problems[unknown[0]] = evolve(first, notes=(*first.notes, *unfollowed))
         raise CompileError(problems)
     if not read.entries:
         # a launcher and a script alone: every setting would be reported missing, one cause

@@ -39,11 +39,12 @@ MAX_TEXT = 1 << 20  # one expanded value: a recipe's longest is its command line
 
 
 class ShellError(Exception):
-    """The script cannot be read statically; ``span`` is where."""
+    """The script cannot be read statically; ``span`` is where, ``notes`` what the reading assumed on
+    the way (a file it did not follow, the line the script exited at)."""
 
-    def __init__(self, message: str, span: Span | None, help: str = "") -> None:
+    def __init__(self, message: str, span: Span | None, help: str = "", notes: tuple[str, ...] = ()) -> None:
         super().__init__(message)
-        self.message, self.span, self.help = message, span, help
+        self.message, self.span, self.help, self.notes = message, span, help, notes
 
 
 @frozen
@@ -241,8 +242,8 @@ class _Var:
 
 
 class _Exit(Exception):
-    def __init__(self, status: int) -> None:
-        self.status = status
+    def __init__(self, status: int, at: Span | None = None) -> None:
+        self.status, self.at = status, at
 
 
 class _Return(Exception):
@@ -1167,7 +1168,7 @@ class _Parser:
             return _Result(0)
         if name == "exit":
             status = fields[1].text if len(fields) > 1 else "0"
-            raise _Exit(int(status) if status.isdigit() else 1)
+            raise _Exit(int(status) if status.isdigit() else 1, fields[0].span)
         if name == "return":
             raise _Return()
         if name in ("break", "continue"):
@@ -1622,27 +1623,31 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     sh = Shell(file, given, positional)
     toks = _Lexer(text, file).tokens()
     sh.directives += _directives(text)
+    exited: Span | None = None
     try:
         sh.run(toks)
-    except _Exit:
-        pass
+    except _Exit as e:
+        exited = e.at
     except (_Return, _Break):
         pass
     if not sh.launches and sh.flag_lines:
         sh.launches.append((list(sh.flag_lines), {}))
     if not sh.launches:
+        # what the reading took on the way is what a user needs to see here: the exit it reached, the
+        # file it did not follow, the variables it read as empty
+        why = (f"the script exits at {exited.line}:{exited.column} before any", ) if exited is not None else ()
         raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
                          "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
-                         help="pass the script that launches training, or its command line")
+                         help="pass the script that launches training, or its command line",
+                         notes=tuple(w + " training command" for w in why) + tuple(dict.fromkeys(sh.notes))
+                         + _empty_note(sh))
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
         taken = ", ".join(f"`{n}`=`{_short(d)}`" for n, d in sh.used_defaults.items())
         notes.append(f"took the script's defaults for what its environment would set: {taken} "
                      "(`--set NAME=VALUE` gives another)")
-    if sh.empty_in_tests:
-        names = ", ".join(f"`{n}`" if not n.isdigit() else f"`${n}`" for n in sh.empty_in_tests)
-        notes.append(f"tested as empty, as bash reads a variable nobody set: {names} (`--set NAME=VALUE` gives one)")
+    notes += _empty_note(sh)
     unread = [n for n in given if n not in sh.given_read]
     if unread:
         notes.append(f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: the script never reads "
@@ -1652,6 +1657,13 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
     return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives),
                   tuple(sh.used_defaults.items()))
+
+
+def _empty_note(sh: Shell) -> tuple[str, ...]:
+    if not sh.empty_in_tests:
+        return ()
+    names = ", ".join(f"`{n}`" if not n.isdigit() else f"`${n}`" for n in sh.empty_in_tests)
+    return (f"tested as empty, as bash reads a variable nobody set: {names} (`--set NAME=VALUE` gives one)",)
 
 
 def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch:
@@ -1664,6 +1676,6 @@ def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> L
     try:
         return read_launch(text, file, given, tuple(positional))
     except ShellError as err:
-        raise CompileError(Diagnostic(RECIPE_SHELL_SYNTAX, err.message, span=err.span,
+        raise CompileError(Diagnostic(RECIPE_SHELL_SYNTAX, err.message, span=err.span, notes=err.notes,
                                       help=err.help or "primusc reads a script as bash would, without running it; "
                                       "write the value the run used, or give it with `--set NAME=VALUE`")) from None

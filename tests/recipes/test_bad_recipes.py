@@ -295,3 +295,18 @@ def test_an_unset_variable_on_the_launch_line_reads_as_empty(tmp_path: Path,
     assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "MLM_EXTRA_ARGS=--train-iters 10",
                  "--out", str(tmp_path / "b.prx")]) == 0
     assert "W3135" not in capsys.readouterr().err and "train_iters = \"10\"" in (tmp_path / "b.prx").read_text()
+
+
+def test_a_failed_reading_says_what_it_took_on_the_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's multimodal script exits when WORKSPACE is unset; its ModelOpt scripts source TP from a file
+    exits = tmp_path / "exits.sh"
+    exits.write_text('if [[ -z $WORKSPACE ]]; then\n    echo "set WORKSPACE"\n    exit 1\nfi\n'
+                     f"torchrun pretrain_gpt.py {LLAMA8B}\n")
+    assert main(["import-recipe", str(exits), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3121" in err and "exits at 3:5" in err and "`WORKSPACE`" in err
+    sourced = tmp_path / "sourced.sh"
+    sourced.write_text(f"source conf/arguments.sh\ntorchrun pretrain_gpt.py {LLAMA8B} --tensor-model-parallel-size ${{TP}}\n")
+    assert main(["import-recipe", str(sourced), "--gpu", "h100", "--out", str(tmp_path / "b.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3132" in err and "`source conf/arguments.sh` was not followed" in err
