@@ -169,7 +169,9 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                      f"{'leaves' if len(nulls) == 1 else 'leave'} the setting to Megatron's default")
     notes.append(f"read as Primus {release} would: `{config_name}` and the model preset `{model_name}` under the "
                  "experiment's overrides")
-    gpu = next((g for g in _GPUS if f"/{g}/" in file.replace("\\", "/")), "")
+    folders = file.replace("\\", "/").upper().split("/")[:-1]
+    # Primus's MLPerf configs sit in `MI355/` (the part's name without its X)
+    gpu = next((g for g in _GPUS if g in folders or (g.endswith("X") and g[:-1] in folders)), "")
     return Recipe(file, "primus", entries, card=Entry("model", str(model_name), model_span, "model"),
                   gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings), version=release)
 

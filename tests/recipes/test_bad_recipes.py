@@ -310,3 +310,14 @@ def test_a_failed_reading_says_what_it_took_on_the_way(tmp_path: Path, capsys: p
     assert main(["import-recipe", str(sourced), "--gpu", "h100", "--out", str(tmp_path / "b.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3132" in err and "`source conf/arguments.sh` was not followed" in err
+
+
+def test_the_gpu_is_read_from_a_folder_named_without_its_x(tmp_path: Path) -> None:
+    # Primus's MLPerf configs sit in configs/MI355/
+    folder = tmp_path / "configs" / "MI355"
+    folder.mkdir(parents=True)
+    exp = folder / "llama3.1_8B-BF16-pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      mock_data: true\n")
+    assert main(["import-recipe", str(exp), "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 0
+    assert "import hardware.amd (mi355x)" in (tmp_path / "s.prx").read_text()
