@@ -172,6 +172,7 @@ class _Reader:
         self.late: list[tuple[str, str, Word]] = []  # the performance launcher's options, over the overrides
         self.selectors: dict[str, tuple[str, Word]] = {}
         self.notes: list[str] = []
+        self.indexed: Word | None = None  # `--dataset megatron-indexed`: the corpus dataset.data_path names
 
     def value(self, i: int, inline: str, eq: str) -> tuple[str, int]:
         if eq:
@@ -191,6 +192,15 @@ class _Reader:
             self.read_performance()
         else:
             self.read_training()
+        if self.indexed is not None:
+            if any(path == bridge.canonical("dataset.data_path") for path, _, _ in self.overrides):
+                self.notes.append("`--dataset megatron-indexed` reads the indexed corpus `dataset.data_path` names, "
+                                  "as the launch does; the preset's own split (9999,8,2) is not carried")
+            else:
+                self.problems.append(Diagnostic(
+                    BRIDGE_BAD_OVERRIDE, "`--dataset megatron-indexed` names no corpus: the line gives no "
+                    "`dataset.data_path=`", span=self.indexed.span,
+                    help="add dataset.data_path=PREFIX (the indexed corpus), or use --dataset mock"))
         self.overrides += self.late
         if self.perf:
             self.perf_recipe()
@@ -322,6 +332,8 @@ class _Reader:
             if value == "mock":
                 # run_recipe.py swaps in its mock dataset, whatever data the recipe names
                 self.overrides.append((bridge.canonical("dataset.mock"), "true", w))
+            elif value == "megatron-indexed":
+                self.indexed = w  # the corpus is dataset.data_path's: checked once every override is read
             else:
                 self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`--dataset {value}`: a dataset preset is "
                                                 "Bridge's own; primusc reads mock data or `dataset.data_path=`",

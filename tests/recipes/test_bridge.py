@@ -349,3 +349,18 @@ def test_a_recipe_setting_whose_cost_is_left_out_is_said(tmp_path: Path, capsys:
     assert "moe_paged_stash = true" in (tmp_path / "s.prx").read_text()
     # a setting at its off value says nothing
     assert "num_distributed_optimizer_instances` = 1" not in err
+
+
+def test_the_indexed_dataset_preset_reads_the_corpus_its_line_names(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-Bridge's data-preparation guide launches --dataset megatron-indexed dataset.data_path=PREFIX
+    line = ("torchrun --nproc_per_node 8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+            "--dataset megatron-indexed")
+    given = tmp_path / "given.sh"
+    given.write_text(line + " dataset.data_path=/data/corpus_text_document\n")
+    assert main(["import-recipe", str(given), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 0
+    assert "megatron-indexed` reads the indexed corpus" in capsys.readouterr().err
+    bare = tmp_path / "bare.sh"
+    bare.write_text(line + "\n")
+    assert main(["import-recipe", str(bare), "--gpu", "h100", "--out", str(tmp_path / "b.prx")]) == 1
+    assert "names no corpus" in capsys.readouterr().err
