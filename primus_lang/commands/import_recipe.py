@@ -272,6 +272,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         assert cand is not None
         return text, space, cand
 
+    if not nodes and recipe.kind == "primus" and not legality(*space_of(1, notes)[1:]):
+        # Primus's launchers (examples/run_pretrain.sh, run_slurm_pretrain.sh) run one node unless NNODES
+        # says otherwise: its example experiments are one-node runs
+        nodes = 1
+        notes.append("the experiment does not say how many nodes: 1, as Primus's launchers run it unless NNODES "
+                     "says otherwise (`--nodes` chooses)")
     if not nodes:
         nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
         if why:

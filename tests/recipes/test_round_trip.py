@@ -390,3 +390,15 @@ def test_a_list_setting_reaches_a_primus_launch_as_a_list(tmp_path: Path) -> Non
     over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
     assert over["profile_ranks"] == [0, 1]
     assert "--profile-ranks 0 1" in emit(space, cand, "megatron+slurm")["node.sh"]
+
+
+def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path) -> None:
+    # Primus's examples/run_pretrain.sh runs NNODES=1 unless told otherwise; an experiment names no count
+    exp = tmp_path / "llama3.1_8B-BF16-pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 64\n"
+                   "      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "nodes = 1;" in text and "as Primus's launchers run it" in text
