@@ -229,20 +229,27 @@ def _split_of_row(f: Env, s: Space, i: int) -> Split:
 def _per_layout(f: Env, s: Space, fn: Callable[[Split], Any], default: Any) -> Any:
     """``fn`` of each row's split where an explicit layout is set (once per distinct split), else
     ``default``; layouts are few, so the rows go through Python one distinct split at a time."""
-    has = _has_layout(f)
-    if not np.any(has):
+    return _per_split(f, s, lambda split, _n: fn(split), _has_layout(f), default)
+
+
+def _per_split(f: Env, s: Space, fn: Callable[[Split, int], Any], rows: Any, default: Any) -> Any:
+    """``fn`` of each row's split and recomputed layers where ``rows`` holds (once per distinct pair),
+    else ``default``: for the few rows a test needs the split's every chunk for."""
+    if not np.any(rows):
         return default
-    shape = np.broadcast(*(np.asarray(f[n]) for n in _SPLIT_KNOBS)).shape
+    names = (*_SPLIT_KNOBS, "recompute_layers")
+    shape = np.broadcast(*(np.asarray(f[n]) for n in names), np.asarray(rows)).shape
     out = np.broadcast_to(np.asarray(default), shape).copy() if shape else np.asarray(default).copy()
     flat = out.reshape(-1)
-    has_flat = np.broadcast_to(has, shape).reshape(-1) if shape else np.asarray([has])
-    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in _SPLIT_KNOBS}
-    seen: dict[Split, Any] = {}
-    for i in np.nonzero(has_flat)[0].tolist():
-        split = _split_of_row(full, s, i)
-        if split not in seen:
-            seen[split] = fn(split)
-        flat[i] = seen[split]
+    rows_flat = np.broadcast_to(rows, shape).reshape(-1) if shape else np.asarray([rows])
+    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in names}
+    layers = full["recompute_layers"].reshape(-1) if shape else np.asarray([full["recompute_layers"]])
+    seen: dict[tuple[Split, int], Any] = {}
+    for i in np.nonzero(rows_flat)[0].tolist():
+        key = (_split_of_row(full, s, i), int(layers[i]))
+        if key not in seen:
+            seen[key] = fn(*key)
+        flat[i] = seen[key]
     return out if shape else flat[0]
 
 
@@ -251,8 +258,19 @@ def _layout_ok(split: Split, s: Space) -> bool:
 
 
 def _largest_chunk(split: Split) -> int:
-    return max((int(split.chunk_layers(st, c)) for st in range(int(split.pp)) for c in range(int(split.vpp))),
-               default=0)
+    return max(_chunks(split), default=0)
+
+
+def _chunks(split: Split) -> list[int]:
+    return [int(split.chunk_layers(st, c)) for st in range(int(split.pp)) for c in range(int(split.vpp))]
+
+
+def _uniform_groups_fit(f: Env, s: Space) -> Any:
+    """Whether a uniform full recomputation's groups of N layers tile every model chunk: megatron-core
+    (``_checkpointed_forward``, 0.16.1) runs layers [i, i + N) of a chunk and indexes past its last
+    layer where N does not divide the chunk."""
+    uniform = (np.asarray(f["recompute"]) == "full") & (np.asarray(f["recompute_method"]) == "uniform")
+    return _per_split(f, s, lambda split, n: n < 1 or all(c % n == 0 for c in _chunks(split)), uniform, True)
 
 
 def _per_recompute(f: Env, test: Callable[[Recompute], bool]) -> Any:
@@ -531,11 +549,18 @@ RULES: tuple[Rule, ...] = (
             (f["recompute"] != "full")
             | (f["recompute_layers"] >= 1)
             & (f["recompute_layers"] <= _largest_chunk_col(f, s))
+            & _uniform_groups_fit(f, s)
         ),
         lambda f, s: (
-            f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds at most "
-            f"{int(_largest_chunk_col(f, s))} (full-recompute-layers)",
-            "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`",
+            (f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds at most "
+             f"{int(_largest_chunk_col(f, s))} (full-recompute-layers)",
+             "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`")
+            if not f["recompute_layers"] <= _largest_chunk_col(f, s) else
+            (f"full recomputation by the uniform method in groups of {f['recompute_layers']} layers, which do not "
+             "divide every (virtual) stage: megatron-core runs a last group past the stage's last layer "
+             "(full-recompute-layers)",
+             "use a group size that divides every stage's layers, e.g. `full(layers: 1, method: uniform)`, or the "
+             "block method")
         ),
     ),
     Rule(

@@ -91,11 +91,14 @@ CP_SEQUENCE = register(
 FULL_RECOMPUTE_LAYERS = register(
     "P4013",
     "full-recompute-layers",
-    "full recomputation with no layers, or more layers than a stage holds",
+    "full recomputation with no layers, more layers than a stage holds, or uniform groups that do not tile it",
     "`full(layers: N)` recomputes N layers per (virtual) pipeline stage. Megatron requires N >= 1 and "
     "documents N <= num_layers / PP; a larger N than one model chunk (num_layers / (PP·VPP)) behaves "
     "exactly like the chunk size, so such points duplicate others and are removed: "
-    "1 <= N <= num_layers / (PP·VPP). Use `none` for no recomputation.",
+    "1 <= N <= num_layers / (PP·VPP) (a recipe's larger block N is imported as the chunk size). The uniform "
+    "method recomputes groups of N layers, [i, i + N), and megatron-core 0.16.1 indexes past a chunk's last "
+    "layer where N does not divide it: N must divide every chunk, uneven first and last stages included. "
+    "Use `none` for no recomputation.",
 )
 PARAM_GATHER_NEEDS_DIST_OPT = register(
     "P4014",

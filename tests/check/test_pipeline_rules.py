@@ -77,3 +77,21 @@ def test_layers_per_stage_is_the_fullest_stage_of_an_uneven_split() -> None:
     assert environment(space, Candidate(pp=16, last_stage_layers=1))["layers_per_stage"] == 4
     # a first stage heavier than the rest sets the figure
     assert environment(space, Candidate(pp=4, first_stage_layers=25, last_stage_layers=12))["layers_per_stage"] == 25
+
+
+def test_uniform_recomputation_groups_must_tile_every_chunk() -> None:
+    # megatron-core's uniform method runs layers [i, i + N) of a chunk: N must divide every chunk, first
+    # and last stages' uneven ones included (24 layers: 6 a stage at PP 4; 4 + 10 + 10 with first 4 at PP 3)
+    space = space_of("gbs = 64\npp : 3 | 4\nfirst_stage_layers : 0 | 4 when pp == 3\n"
+                     "recompute : full(layers: 1 | 2 | 3 | 5, method: uniform) | full(layers: 5, method: block)")
+    for cand in raw_points(space):
+        codes = {v.code for v in legality(space, cand)}
+        if "P4006" in codes or "P4007" in codes:
+            continue  # the split itself is refused
+        split = Split(24, cand.pp, cand.vpp, cand.first_stage_layers, cand.last_stage_layers)
+        chunks = [int(split.chunk_layers(s, 0)) for s in range(cand.pp)]
+        rc = cand.recompute
+        tiles = rc.method == "block" or all(c % rc.layers == 0 for c in chunks)
+        assert ("P4013" in codes) == (not tiles or rc.layers > max(chunks)), (cand.label(), chunks, codes)
+    brute_n, _removed, legal = brute(space)
+    assert summarize(space).legal == legal
