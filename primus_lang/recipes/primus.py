@@ -31,6 +31,13 @@ _ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200", "B300", "GB300")
 
 
+# A model preset's settings a launch does not carry: the tokenizer is the card's vocabulary (the launch
+# runs mock data unless the experiment names a corpus), and the shared experts' overlap with the
+# dispatch, which megatron-core allows only beside the all-to-all dispatcher and primusc runs in line,
+# is the Primus target's to set (emit.primus_configs.CARDS_WITH_SHARED_EXPERT_OVERLAP)
+_PRESET_KEPT = ("tokenizer", "moe_shared_expert_overlap")
+
+
 def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | None = None,
                     version: str | None = None) -> Recipe:
     given = dict(given or {})
@@ -152,8 +159,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
                                        "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
-        # the tokenizer is the card's vocabulary: the launch runs mock data unless the experiment names its own
-        carry = (origin[key] == "model" and launched.get(key) != value and not key.startswith("tokenizer"))
+        carry = origin[key] == "model" and launched.get(key) != value and not key.startswith(_PRESET_KEPT)
         entries[name] = Entry(name, value, span, written, preset=preset, carry=carry)
     if taken:
         # one warning for the run's environment, each default a line of it
