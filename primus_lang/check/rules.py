@@ -555,7 +555,7 @@ RULES: tuple[Rule, ...] = (
             (f"full recomputation of {f['recompute_layers']} layers, but a (virtual) stage holds at most "
              f"{int(_largest_chunk_col(f, s))} (full-recompute-layers)",
              "keep 1 <= layers <= num_layers / (PP·VPP), e.g. `full(layers: 1 .. 10)`, or use `none`")
-            if not f["recompute_layers"] <= _largest_chunk_col(f, s) else
+            if not 1 <= f["recompute_layers"] <= _largest_chunk_col(f, s) else
             (f"full recomputation by the uniform method in groups of {f['recompute_layers']} layers, which do not "
              "divide every (virtual) stage: megatron-core runs a last group past the stage's last layer "
              "(full-recompute-layers)",

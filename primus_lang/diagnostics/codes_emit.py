@@ -132,6 +132,17 @@ TIME_LIMIT_SHORT = register(
     "Fix: raise the time limit, lower `train_iters`, or save checkpoints (`--var checkpoint_dir=...`) and\n"
     "run the job again from them.",
 )
+PRIMUS_ONLY_DROPPED = register(
+    "W7024",
+    "primus-only-setting-dropped",
+    "a space imported from a Primus experiment carries settings only Primus reads",
+    "`import-recipe` of a Primus experiment carries its overrides, Primus's own among them: its logging\n"
+    "(`stderr_sink_level`), checkpointing (`disable_last_saving`) and Primus Turbo's kernel switches\n"
+    "(`use_turbo_attention`, ...), settings Primus's module presets hold and no Megatron-LM parser has.\n"
+    "The megatron and bridge targets write the candidate and the Megatron settings but not these; the\n"
+    "warning lists them so the launch is not mistaken for the experiment in every detail.\n\n"
+    "Fix: emit with `--target primus+...` to keep them, or accept the list as what changes.",
+)
 SITE_UNEXPANDED = register(
     "W7023",
     "site-path-unexpanded",

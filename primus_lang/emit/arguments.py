@@ -240,6 +240,10 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     s[C["activation.squared_relu"]] = model.activation == "squared_relu"
     if model.activation == "quick_geglu":  # a flag from core_v0.15: written only where the card asks for it
         s[C["activation.quick_geglu"]] = True
+        # Megatron-LM fuses the bias into the activation by --bias-gelu-fusion's default for any activation
+        # but SwiGLU, and megatron-core 0.16.1's dense, shared-expert and sequential MLPs fuse only GELU and
+        # SiLU (mlp.py: "Only support fusion of gelu and swiglu"); its gpt-oss example turns it off too
+        s["bias_gelu_fusion"] = False
     _card_argument(s, model, "glu_offset")
     _card_argument(s, model, "activation_clamp")
     s[C["tied_embeddings"]] = not model.tied_embeddings

@@ -23,6 +23,7 @@ from primus_lang.diagnostics.codes_emit import (
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
+    PRIMUS_ONLY_DROPPED,
     SITE_UNEXPANDED,
     SITE_UNSUPPORTED,
     TIME_LIMIT_SHORT,
@@ -36,6 +37,7 @@ from primus_lang.emit.launchers import LAUNCHERS, Launcher
 from primus_lang.emit.profiles import NO_VERSION
 from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
 from primus_lang.emit.templating import render
+from primus_lang.frameworks import primus
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 
@@ -182,9 +184,9 @@ def _refuse_unsupported(target: str, problems: list[str]) -> None:
     if problems:
         raise CompileError([Diagnostic(
             UNSUPPORTED, f"target `{target}` cannot express {p}",
-            help="a setting no Megatron-LM version has is the imported recipe's framework's own (Primus's logging "
-                 "and Turbo kernels, say): the target of that framework carries it, and for this one it is "
-                 "deleted from the space's `passthrough` block (see `primusc explain P7001`)" if NO_VERSION in p
+            help="a setting no Megatron-LM version has is the imported recipe's framework's own: the target of that "
+                 "framework carries it, and for this one it is deleted from the space's `passthrough` block (see "
+                 "`primusc explain P7001`)" if NO_VERSION in p
             else "see `primusc explain P7001`") for p in problems])
 
 
@@ -225,6 +227,12 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
+    primus_only = [k for k, _ in space.passthrough if k in primus.own_settings()]
+    if framework.NAME != "primus" and primus_only:
+        first.append(Diagnostic(PRIMUS_ONLY_DROPPED,
+                                f"the {framework.NAME} target leaves out the Primus settings of the space's passthrough: "
+                                f"{', '.join(primus_only)}",
+                                help="emit with `--target primus+...` to keep them (see `primusc explain W7024`)"))
     bridge_only = [k for k, _ in space.passthrough if bridge_passthrough(k) is not None]
     if framework.NAME != "bridge" and bridge_only:
         return [*first, Diagnostic(BRIDGE_ONLY_DROPPED,

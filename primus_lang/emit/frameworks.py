@@ -82,6 +82,10 @@ class Framework:
         # argument) are the bridge framework's alone; the others are told so (W7020)
         self.bridge_only = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is not None)
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
+        # an imported Primus experiment's own settings (its logging, Primus Turbo's switches) reach a Primus
+        # launch alone; the others leave them out and say so (W7024)
+        if self.NAME != "primus":
+            passthrough = tuple((k, v) for k, v in passthrough if k not in primus.own_settings())
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
@@ -113,8 +117,7 @@ class Framework:
         # a multi-word value of a flag that takes a list (a data blend) is its several arguments; any
         # other flag's (a run name with spaces, a batch-size schedule) is one argument, as the recipe
         # quoted it
-        lists = {dest for dest, fs in megatron.by_dest(self.profile.name).items()
-                 if any(f.arity == megatron.LIST for f in fs)}
+        lists = megatron.list_dests(self.profile.name)
         return {k: tuple(v.split()) if isinstance(v, str) and len(v.split()) > 1 and k in lists else v
                 for k, v in passthrough.items()}
 
@@ -303,8 +306,7 @@ class Primus(Framework):
         # a command line's value is text; Primus hands YAML values to Megatron as they are, so a
         # number or a flag goes in typed, as the experiment would write it, a list flag's words as a
         # list, and a list the recipe wrote in brackets as that list
-        lists = {dest for dest, fs in megatron.by_dest(self.profile.name).items()
-                 if any(f.arity == megatron.LIST for f in fs)}
+        lists = megatron.list_dests(self.profile.name)
         out: Settings = {}
         for k, v in passthrough.items():
             if isinstance(v, str) and k in lists:
@@ -533,7 +535,6 @@ class Bridge(Framework):
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
 
 
-@functools.lru_cache(maxsize=256)
 def _yaml_value(text: str) -> Any:
     """``text`` as YAML reads it (a number, a flag, a bracketed list), or the text where YAML cannot."""
     try:
@@ -547,6 +548,7 @@ def _typed(word: str) -> bool | int | float | str:
     return value if isinstance(value, (bool, int, float, str)) else word
 
 
+@functools.lru_cache(maxsize=256)
 def bridge_card(model: Model) -> str | None:
     """The stdlib card with a Bridge recipe that ``model`` is, field for field (name, sequence
     length and provenance aside), else None (cached: a search asks it of every candidate's model,

@@ -115,7 +115,9 @@ class Profile:
         for dest, value in self.extras(settings).items():
             if isinstance(value, bool):
                 switch = self.switch(dest, value)
-                if switch:
+                # a recipe's switch carried under its flag's name (`no_bias_gelu_fusion`) and the same
+                # switch by its dest (`bias_gelu_fusion` false) are one flag
+                if switch and (switch, ()) not in out:
                     out.append((switch, ()))
                 continue
             if isinstance(value, tuple):

@@ -133,6 +133,14 @@ def by_dest(at: str) -> dict[str, tuple[Flag, ...]]:
     return {dest: tuple(fs) for dest, fs in out.items()}
 
 
+@functools.cache
+def list_dests(at: str | None = None) -> frozenset[str]:
+    """The dests of flags that take a list of words (nargs ``*``, ``+`` or more than one) at ``at``, or at
+    any version when None."""
+    names = (at,) if at is not None else version_names()
+    return frozenset(dest for v in names for dest, fs in by_dest(v).items() if any(f.arity == LIST for f in fs))
+
+
 def versions_with(option: str) -> tuple[str, ...]:
     """The versions that have ``option``, oldest first."""
     forms = _table()["flags"].get(option, ())

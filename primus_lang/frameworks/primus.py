@@ -18,6 +18,7 @@ primus/core/launcher/parser.py), in the order Primus applies them:
 from __future__ import annotations
 
 import copy
+import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -25,7 +26,7 @@ from typing import Any
 
 from attrs import frozen
 
-from primus_lang.frameworks import table
+from primus_lang.frameworks import megatron, table
 
 # Primus's pattern: a name without `:`, `{` or `}`, then an optional default up to the first `}`
 ENV = re.compile(r"\$\{([^:{}]+)(?::([^}]*))?\}")
@@ -141,6 +142,18 @@ def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
     written (no substitution); None if the release has no such file."""
     file = name if name.endswith((".yaml", ".yml")) else f"{name}.yaml"
     return _preset(f"{kind}/megatron/{file}", version, ())
+
+
+@functools.cache
+def own_settings() -> frozenset[str]:
+    """Settings Primus's module presets hold that no Megatron-LM version's parser has, by dest or by
+    flag: Primus's own (its logging and checkpointing, Primus Turbo's kernel switches), which only a
+    Primus launch reads."""
+    keys = {k for path, forms in _table()["presets"].items() if path.startswith("modules/")
+            for form in forms for k in form["data"]}
+    megatron_names = {name for version in megatron.version_names() for flag in megatron.flags(version).values()
+                      for name in (flag.dest, flag.option.lstrip("-").replace("-", "_"))}
+    return frozenset(keys - megatron_names - {"extends"})
 
 
 def lineage(kind: str, name: str, version: str) -> tuple[str, ...]:

@@ -723,11 +723,6 @@ def _cuda_graph(r: _Reader) -> str:
     return "none"
 
 
-# Megatron's settings that take a list of words (nargs '*' or '+')
-_LIST_DESTS = frozenset(dest for dest, fs in megatron.by_dest(megatron.DEFAULT_VERSION).items()
-                        if any(f.arity == megatron.LIST for f in fs))
-
-
 def _passthrough(recipe: Recipe) -> Passthrough:
     out: list[tuple[str, bool | int | float | str]] = []
     for dest, e in recipe.entries.items():
@@ -737,7 +732,8 @@ def _passthrough(recipe: Recipe) -> Passthrough:
         if isinstance(value, (list, tuple)):
             # a list flag's values are its words (a command line's form, which the Primus target types back);
             # any other list keeps its brackets, which a Primus launch reads back as YAML
-            value = " ".join(str(x) for x in value) if dest in _LIST_DESTS else json.dumps(list(value))
+            value = " ".join(str(x) for x in value) if dest in megatron.list_dests() \
+                else json.dumps(list(value), default=str)
         if not isinstance(value, (bool, int, float, str)):
             value = str(value)
         out.append((dest, value))

@@ -134,7 +134,13 @@ def _read_flags(words: list[Word], version: str) -> _Read:
             if w.span is not None and i > 0 and words[i - 1].span == w.span:
                 # one quoted word of the script became several: an unquoted `${ARGS[@]}` splits it
                 split.setdefault(w.span, []).append(w.text)
-            elif (unset := _unset_variable(w)) is not None:
+            elif (unset := _unset_variable(w)) is not None and unset.quoted:
+                # "${EXTRA_ARGS}" unset is one empty argument, which Megatron's parser refuses
+                problems.append(Diagnostic(
+                    RECIPE_VALUE_UNKNOWN, f"`{w.text}` reads {unset.what}; quoted and unset, it is one empty "
+                    "argument, which Megatron's parser refuses", span=w.span,
+                    help=f"give it with `--set {unset.variable}='--flag VALUE ...'`"))
+            elif unset is not None:
                 warnings.append(Diagnostic(
                     RECIPE_EMPTY_VARIABLE, f"`{w.text}` stands for {unset.what}; the script never sets it, so it "
                     "is read as empty, as bash expands it", span=w.span,

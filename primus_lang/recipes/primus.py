@@ -159,7 +159,10 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
                                        "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
-        carry = origin[key] == "model" and launched.get(key) != value and not key.startswith(_PRESET_KEPT)
+        # Primus hands Megatron its settings by dest and drops other names (`bases`, or a preset's
+        # `original_max_position_embeddings`, which no Megatron-LM it pins reads): those are not carried
+        carry = (origin[key] == "model" and key in dests and launched.get(key) != value
+                 and not key.startswith(_PRESET_KEPT))
         entries[name] = Entry(name, value, span, written, preset=preset, carry=carry)
     if taken:
         # one warning for the run's environment, each default a line of it

@@ -301,12 +301,12 @@ class Shell:
             self.given_read.add(name)
         return var.values
 
-    def unknown_var(self, name: str, at: Span | None) -> list[Piece]:
+    def unknown_var(self, name: str, at: Span | None, quoted: bool = False) -> list[Piece]:
         if name.isdigit():
             why = Why(f"the script's argument `${name}`, which only the command that runs it gives",
-                      name, at, unset=True)
+                      name, at, unset=True, quoted=quoted)
         else:
-            why = Why(f"`{name}`, which the script reads from its environment", name, at, unset=True)
+            why = Why(f"`{name}`, which the script reads from its environment", name, at, unset=True, quoted=quoted)
         return [Piece("${" + name + "}", True, at, (why,))]
 
     # -- expansion
@@ -405,7 +405,7 @@ class Shell:
     def _var_pieces(self, name: str, span: Span, quoted: bool, element: str | None = None) -> list[Piece]:
         values = self.lookup(name, span)
         if values is None:
-            return self.unknown_var(name, span)
+            return self.unknown_var(name, span, quoted)
         if element in ("@", "*") or (name in ("@", "*")):
             present = [v for v in values if v is not None]
             apart = quoted and "@" in (element, name)

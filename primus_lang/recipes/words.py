@@ -20,6 +20,7 @@ class Why:
     variable: str = ""  # the variable `--set` would give, when one would
     span: Span | None = field(default=None, eq=False)
     unset: bool = False  # a variable the script reads but never sets: empty, unless the environment has it
+    quoted: bool = False  # read inside double quotes: an unset one is one empty word, not none
 
 
 @frozen

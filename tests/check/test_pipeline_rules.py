@@ -93,5 +93,11 @@ def test_uniform_recomputation_groups_must_tile_every_chunk() -> None:
         rc = cand.recompute
         tiles = rc.method == "block" or all(c % rc.layers == 0 for c in chunks)
         assert ("P4013" in codes) == (not tiles or rc.layers > max(chunks)), (cand.label(), chunks, codes)
-    brute_n, _removed, legal = brute(space)
+    _n, _removed, legal = brute(space)
     assert summarize(space).legal == legal
+
+
+def test_no_recomputed_layers_is_said_so_whatever_the_method() -> None:
+    space = space_of("gbs = 64\npp = 4")
+    found = {v.code: v for v in legality(space, Candidate(pp=4, gbs=64, recompute=Recompute("full", 0, "uniform")))}
+    assert "P4013" in found and "but a (virtual) stage holds at most" in found["P4013"].message

@@ -151,10 +151,14 @@ def build_configs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
         from megatron.core.activations import squared_relu
 
         kw.update(activation_func=squared_relu)
-    if args.pop("quick_geglu", False):  # Megatron-LM's arguments gate it as --swiglu gates SiLU
+    if args.pop("quick_geglu", False):
+        # Megatron-LM's arguments: gated, the bias fused into the activation as --bias-gelu-fusion says
+        # (on unless --no-bias-gelu-fusion), which megatron-core's MLP cannot do for quick GELU
         from megatron.core.fusions.fused_bias_geglu import quick_gelu
 
-        kw.update(gated_linear_unit=True, activation_func=quick_gelu, bias_activation_fusion=False)
+        kw.update(gated_linear_unit=True, activation_func=quick_gelu,
+                  bias_activation_fusion=args.pop("bias_gelu_fusion", True))
+        assert not kw["bias_activation_fusion"], "megatron-core 0.16.1's MLP fuses no quick GELU bias"
     if "num_experts" in args:
         kw["num_moe_experts"] = int(args.pop("num_experts"))
     for low in ("fp8", "fp4"):

@@ -178,9 +178,12 @@ def test_a_primus_own_setting_names_the_way_to_another_target(tmp_path: Path,
     out = tmp_path / "s.prx"
     assert main(["import-recipe", str(exp), "--nodes", "1", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+local", "--out", str(tmp_path / "e")]) == 1
+    # Primus's own settings have no Megatron-LM flag: the megatron target leaves them out and says so,
+    # as it does a Bridge recipe's own (W7020)
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+local", "--out", str(tmp_path / "e")]) == 0
     err = capsys.readouterr().err
-    assert "P7001" in err and "`--enable-primus-turbo`" in err and "`passthrough` block" in err
+    assert "W7024" in err and "enable_primus_turbo" in err
+    assert "--enable-primus-turbo" not in (tmp_path / "e" / "node.sh").read_text()
 
 
 def test_a_space_is_not_read_as_a_recipe(tmp_path: Path) -> None:
@@ -310,3 +313,11 @@ def test_the_gpu_is_read_from_a_folder_named_without_its_x(tmp_path: Path) -> No
                    "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      mock_data: true\n")
     assert main(["import-recipe", str(exp), "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 0
     assert "import hardware.amd (mi355x)" in (tmp_path / "s.prx").read_text()
+
+
+def test_a_quoted_unset_variable_is_one_empty_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text(f'torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA8B} "${{MLM_EXTRA_ARGS}}"\n')
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3132" in err and "one empty argument" in err and "W3135" not in err

@@ -402,3 +402,42 @@ def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--out", str(out)]) == 0
     text = out.read_text()
     assert "nodes = 1;" in text and "as Primus's launchers run it" in text
+
+
+def test_a_primus_experiment_reaches_the_megatron_target_without_primus_own_settings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's examples set its logger and Primus Turbo's switches, which no Megatron-LM parser has; a
+    # preset key Primus drops (`original_max_position_embeddings`: no Megatron-LM it pins reads it) is not carried
+    exp = tmp_path / "deepseek_v2_lite-BF16-pretrain.yaml"
+    exp.write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: deepseek_v2_lite.yaml\n    overrides:\n      micro_batch_size: 1\n      global_batch_size: 256\n"
+        "      seq_length: 4096\n      max_position_embeddings: 4096\n      expert_model_parallel_size: 8\n"
+        "      stderr_sink_level: DEBUG\n      use_turbo_attention: true\n      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    space = load_space(out)
+    carried = dict(space.passthrough)
+    assert "original_max_position_embeddings" not in carried and "stderr_sink_level" in carried
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm",
+                 "--out", str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert "W7024" in err and "stderr_sink_level" in err
+    sh = (tmp_path / "m" / "node.sh").read_text()
+    assert "--stderr-sink-level" not in sh and "--moe-router-pre-softmax" in sh
+    cand = baseline_point(space)
+    assert cand is not None
+    over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert over["stderr_sink_level"] == "DEBUG" and over["use_turbo_attention"] is True
+
+
+def test_a_list_of_other_values_is_carried_as_text(tmp_path: Path) -> None:
+    # YAML types 2024-01-01 as a date: the list is carried as the text of its items, not a crash
+    exp = tmp_path / "llama3.1_8B-BF16-pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n"
+                   "      wandb_exp_name: [2024-01-01, x]\n      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    assert dict(load_space(out).passthrough)["wandb_exp_name"] == '["2024-01-01", "x"]'
