@@ -177,7 +177,7 @@ def read_point(space: Space, text: str, error_format: str = "human") -> Candidat
 
 
 def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAccount, what: str,
-                                   error_format: str = "human") -> None:
+                                   error_format: str = "human", hint: str = "") -> None:
     """A ``--point`` that the account says does not fit is refused (P5001), but the space's own recipe
     (its ``baseline``): someone ran it, so the command goes on and says so (W5002)."""
     import sys
@@ -194,4 +194,4 @@ def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAcc
                                  help="if it runs as it is, the account overcounts it; `primusc check FILE "
                                       "--explain --point baseline` lists its terms")], error_format), file=sys.stderr)
         return
-    refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not {what}")
+    refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not {what}{hint}")

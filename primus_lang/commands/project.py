@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
             raise CompileError(Diagnostic(BAD_POINT, f"`{args.point}` is not a legal point of `{space.name}`",
                                           notes=tuple(v.message for v in broken)))
         acc = account(space.model, space.cluster, cand, space.settings)
-        refuse_overflow_but_the_recipe(space, cand, acc, "projected", args.error_format)
+        refuse_overflow_but_the_recipe(space, cand, acc, "projected", args.error_format,
+                                       " (`primusc explain` shows what it would cost)")
         cands, legal, total = [(cand, int(acc.peak.total))], 1, 1
         fit = int(acc.fits(space.headroom))  # 0: the space's recipe, projected though it does not fit (W5002)
     else:
