@@ -139,7 +139,7 @@ class _Cache:
     def __init__(self) -> None:
         self.timed: dict[tuple[object, ...], _Timed] = {}
         self.same: dict[tuple[object, ...], tuple[Layers, Template, _Same]] = {}
-        self.params: dict[tuple[int, int], tuple[Layers, Template, _Params]] = {}
+        self.params: dict[tuple[object, int], tuple[Layers, Template, _Params]] = {}
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, int]] = {}
         self.records: dict[int, tuple[tuple[Task, ...], int]] = {}
@@ -226,9 +226,9 @@ class _Run:
         """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums),
         one object per template and parameter counts of its slots: layer keys that differ in what
         parameters do not depend on (micro-batch, precision, recomputation) share it."""
-        key = (id(layers), id(template))
+        key = (layers.params_key, id(template))
         hit = self.cache.params.get(key)
-        if hit is None or hit[0] is not layers or hit[1] is not template:
+        if hit is None or hit[1] is not template:
             slots = _slots(template)
             counts = tuple(layers.params(slot) for slot in slots)
             summed = self.cache.sums.get((id(template), counts))
@@ -353,14 +353,18 @@ class _Group:
         pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
         self.col_u, self.col_m = pairs // span, pairs % span
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
-        timed = [[s.timed.slot(slot, run) for s in unique] for slot in self.slots]
+        # the slots are timed per distinct timed layer key (many _Same sets share one), then spread
+        timers = list(dict.fromkeys(s.timed for s in unique))
+        timer_of = {t: i for i, t in enumerate(timers)}
+        t_of = np.array([timer_of[s.timed] for s in unique], dtype=np.intp)
         total = np.zeros((3, zero + 1, len(unique)))
         parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
         flops = np.zeros((zero + 1, len(unique)))
-        for j, row in enumerate(timed):
-            total[:, j] = np.array([x[0] for x in row]).T
-            parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)
-            flops[j] = [x[2] for x in row]
+        for j, slot in enumerate(self.slots):
+            row = [t.slot(slot, run) for t in timers]
+            total[:, j] = np.array([x[0] for x in row]).T[:, t_of]
+            parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)[:, :, t_of]
+            flops[j] = np.array([x[2] for x in row])[t_of]
         self.kinds = [k for k in range(len(BREAKDOWN_KINDS)) if parts[k].any()]
         self.parts = parts[self.kinds]
         self.flops = flops

@@ -654,6 +654,9 @@ class Layers:
 
     def __init__(self, key: LayerKey, sh: _Shapes) -> None:
         self.key, self._sh = key, sh
+        # what a slot's parameter counts read: the model and how TP, EP and ETP split it (not the
+        # micro-batch, precision, recomputation or kernels the rest of the key names)
+        self.params_key = (_token(sh.model), sh.tp, sh.ep, sh.etp)
         self._slots: dict[Slot, tuple[Block, int, int]] = {}
         self._params: dict[Slot, tuple[int, int]] = {}
 
