@@ -32,7 +32,7 @@ from primus_lang.diagnostics.codes_emit import (
 )
 from primus_lang.emit.context import EmitContext, Variables, resolve_variables
 from primus_lang.emit.environment import collective_library, environment
-from primus_lang.emit.frameworks import FRAMEWORKS, Framework
+from primus_lang.emit.frameworks import FRAMEWORKS, WANDB_SETTINGS, Framework, wandb_disabled
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
 from primus_lang.emit.profiles import NO_VERSION
 from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
@@ -228,10 +228,14 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
     primus_only = [k for k, _ in space.passthrough if k in primus.own_settings()]
-    if framework.NAME != "primus" and primus_only:
+    wandb = [k for k, _ in space.passthrough if k in WANDB_SETTINGS] if wandb_disabled(space.passthrough) else []
+    if framework.NAME != "primus" and (primus_only or wandb):
         first.append(Diagnostic(PRIMUS_ONLY_DROPPED,
                                 f"the {framework.NAME} target leaves out the Primus settings of the space's passthrough: "
                                 f"{', '.join(primus_only)}",
+                                notes=(f"and {', '.join(f'`{k}`' for k in wandb)}: the experiment turns Weights & Biases "
+                                       "off (`disable_wandb`), and Megatron-LM stops at start on a project without an "
+                                       "experiment name",) if wandb else (),
                                 help="emit with `--target primus+...` to keep them (see `primusc explain W7024`)"))
     bridge_only = [k for k, _ in space.passthrough if bridge_passthrough(k) is not None]
     if framework.NAME != "bridge" and bridge_only:

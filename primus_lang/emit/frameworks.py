@@ -85,7 +85,9 @@ class Framework:
         # an imported Primus experiment's own settings (its logging, Primus Turbo's switches) reach a Primus
         # launch alone; the others leave them out and say so (W7024)
         if self.NAME != "primus":
-            passthrough = tuple((k, v) for k, v in passthrough if k not in primus.own_settings())
+            off = wandb_disabled(passthrough)
+            passthrough = tuple((k, v) for k, v in passthrough if k not in primus.own_settings()
+                                and not (off and k in WANDB_SETTINGS))
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
@@ -533,6 +535,17 @@ class Bridge(Framework):
 
 
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
+
+
+# Megatron-LM's Weights & Biases settings: a project without an experiment name stops the run at start
+# (global_vars._set_wandb_writer, "Please specify the wandb experiment name!")
+WANDB_SETTINGS = ("wandb_project", "wandb_exp_name", "wandb_save_dir")
+
+
+def wandb_disabled(passthrough: Passthrough) -> bool:
+    """Whether a Primus experiment turns Weights & Biases off (``disable_wandb``, on in Primus's module
+    preset): its `wandb_project` then logs nothing under Primus, and another target leaves it out."""
+    return any(k == "disable_wandb" and str(v).lower() in ("true", "1") for k, v in passthrough)
 
 
 def _yaml_value(text: str) -> Any:

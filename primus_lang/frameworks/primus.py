@@ -146,11 +146,10 @@ def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
 
 @functools.cache
 def own_settings() -> frozenset[str]:
-    """Settings Primus's module presets hold that no Megatron-LM version's parser has, by dest or by
-    flag: Primus's own (its logging and checkpointing, Primus Turbo's kernel switches), which only a
-    Primus launch reads."""
-    keys = {k for path, forms in _table()["presets"].items() if path.startswith("modules/")
-            for form in forms for k in form["data"]}
+    """Settings Primus's presets hold that no Megatron-LM version's parser has, by dest or by flag:
+    Primus's own (its logging and checkpointing, Primus Turbo's kernel switches, the generic card's
+    `virtual_pipeline_model_parallel_size`), which only a Primus launch reads."""
+    keys = {k for forms in _table()["presets"].values() for form in forms for k in form["data"]}
     megatron_names = {name for version in megatron.version_names() for flag in megatron.flags(version).values()
                       for name in (flag.dest, flag.option.lstrip("-").replace("-", "_"))}
     return frozenset(keys - megatron_names - {"extends"})

@@ -441,3 +441,28 @@ def test_a_list_of_other_values_is_carried_as_text(tmp_path: Path) -> None:
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
     assert dict(load_space(out).passthrough)["wandb_exp_name"] == '["2024-01-01", "x"]'
+
+
+def test_the_megatron_target_leaves_out_a_wandb_project_the_experiment_turned_off(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's MI355X experiments name a W&B project beside disable_wandb: true; Megatron-LM stops at start
+    # on a project without an experiment name. Primus's generic card's virtual_pipeline_model_parallel_size
+    # is no Megatron-LM argument either
+    exp = tmp_path / "llama3.1_8B-BF16-pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      mock_data: true\n"
+                   "      wandb_project: Primus-llama\n      disable_wandb: true\n"
+                   "      virtual_pipeline_model_parallel_size: 2\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert "W7024" in err and "`wandb_project`: the experiment turns Weights & Biases off" in err
+    sh = (tmp_path / "m" / "node.sh").read_text()
+    assert "--wandb-project" not in sh and "virtual-pipeline-model-parallel-size" not in sh
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert over["wandb_project"] == "Primus-llama" and over["disable_wandb"] is True
