@@ -37,7 +37,7 @@ from primus_lang.emit.launchers import LAUNCHERS, Launcher
 from primus_lang.emit.profiles import NO_VERSION
 from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
 from primus_lang.emit.templating import render
-from primus_lang.frameworks import primus
+from primus_lang.frameworks import megatron, primus
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 
@@ -103,6 +103,12 @@ def _parts(space: Space, cand: Candidate, target: str,
     framework_cls, launcher_cls = parse_target(target)
     variables = resolve_variables(ctx.variables, space.name, variable_defaults(space))
     passthrough = _carried(space, ctx.variables)
+    if framework_cls.NAME != "primus":
+        # an imported Primus experiment's own settings reach a Primus launch alone (W7024)
+        dropped = set(primus_only(space))
+        # Primus's own tokenizer types are Hugging Face tokenizers of `tokenizer_model`: Megatron's name for them
+        passthrough = tuple((k, "HuggingFaceTokenizer" if k == "tokenizer_type" and v in primus.HF_TOKENIZERS else v)
+                            for k, v in passthrough if k not in dropped)
     if launcher_cls.TIME_LIMITED:
         # the run stops by itself before the scheduler kills it, in each framework's spelling; a recipe's
         # own exit stands where it comes first
@@ -115,6 +121,20 @@ def _parts(space: Space, cand: Candidate, target: str,
 
 
 EXIT_SETTING = "exit_duration_in_mins"  # Megatron-LM's; Primus takes the same key, Bridge train.exit_duration_in_mins
+
+
+def primus_only(space: Space) -> list[str]:
+    """The space's passthrough settings only a Primus launch reads: those Primus's presets hold and no
+    Megatron-LM parser has (its logging, Primus Turbo's switches), any other no Megatron-LM has in a
+    space whose own target is Primus (an imported experiment: Primus reads names of its code's own),
+    and a Weights & Biases project the experiment turns off (Megatron-LM stops at start on a project
+    without an experiment name)."""
+    imported = space.settings.target.replace(" ", "").startswith("primus+")
+    own = [k for k, _ in space.passthrough
+           if k in primus.own_settings() or (imported and k not in megatron.known_names())]
+    if wandb_disabled(space.passthrough):
+        own += [k for k, _ in space.passthrough if k in WANDB_SETTINGS]
+    return own
 
 
 def _carried(space: Space, given: Mapping[str, str]) -> tuple[tuple[str, bool | int | float | str], ...]:
@@ -227,12 +247,12 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
-    primus_only = [k for k, _ in space.passthrough if k in primus.own_settings()]
-    wandb = [k for k, _ in space.passthrough if k in WANDB_SETTINGS] if wandb_disabled(space.passthrough) else []
-    if framework.NAME != "primus" and (primus_only or wandb):
+    dropped = primus_only(space)
+    wandb = [k for k in dropped if k in WANDB_SETTINGS]
+    if framework.NAME != "primus" and dropped:
         first.append(Diagnostic(PRIMUS_ONLY_DROPPED,
                                 f"the {framework.NAME} target leaves out the Primus settings of the space's passthrough: "
-                                f"{', '.join(primus_only)}",
+                                f"{', '.join(k for k in dropped if k not in wandb)}",
                                 notes=(f"and {', '.join(f'`{k}`' for k in wandb)}: the experiment turns Weights & Biases "
                                        "off (`disable_wandb`), and Megatron-LM stops at start on a project without an "
                                        "experiment name",) if wandb else (),

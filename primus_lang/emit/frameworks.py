@@ -82,12 +82,6 @@ class Framework:
         # argument) are the bridge framework's alone; the others are told so (W7020)
         self.bridge_only = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is not None)
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
-        # an imported Primus experiment's own settings (its logging, Primus Turbo's switches) reach a Primus
-        # launch alone; the others leave them out and say so (W7024)
-        if self.NAME != "primus":
-            off = wandb_disabled(passthrough)
-            passthrough = tuple((k, v) for k, v in passthrough if k not in primus.own_settings()
-                                and not (off and k in WANDB_SETTINGS))
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
@@ -120,8 +114,16 @@ class Framework:
         # other flag's (a run name with spaces, a batch-size schedule) is one argument, as the recipe
         # quoted it
         lists = megatron.list_dests(self.profile.name)
-        return {k: tuple(v.split()) if isinstance(v, str) and len(v.split()) > 1 and k in lists else v
-                for k, v in passthrough.items()}
+        switches = megatron.switch_dests(self.profile.name)
+        out: Settings = {}
+        for k, v in passthrough.items():
+            if k in switches and not isinstance(v, bool) and str(v).lower() in _TRUTH:
+                out[k] = _TRUTH[str(v).lower()]  # a Primus YAML writes a switch as 0 or 1
+            elif isinstance(v, str) and len(v.split()) > 1 and k in lists:
+                out[k] = tuple(v.split())
+            else:
+                out[k] = v
+        return out
 
     def preprocess(self, settings: Settings) -> Settings:
         return self.profile.extras(settings)
@@ -536,6 +538,8 @@ class Bridge(Framework):
 
 FRAMEWORKS: dict[str, type[Framework]] = {f.NAME: f for f in (Megatron, Primus, Bridge)}
 
+
+_TRUTH = {"true": True, "false": False, "1": True, "0": False}
 
 # Megatron-LM's Weights & Biases settings: a project without an experiment name stops the run at start
 # (global_vars._set_wandb_writer, "Please specify the wandb experiment name!")

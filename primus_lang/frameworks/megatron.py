@@ -134,6 +134,19 @@ def by_dest(at: str) -> dict[str, tuple[Flag, ...]]:
 
 
 @functools.cache
+def known_names() -> frozenset[str]:
+    """Every dest and flag name (``fp8_format``) any Megatron-LM version primusc has read has."""
+    return frozenset(name for v in version_names() for flag in flags(v).values()
+                     for name in (flag.dest, flag.option.lstrip("-").replace("-", "_")))
+
+
+@functools.cache
+def switch_dests(at: str) -> frozenset[str]:
+    """The dests only switches set at ``at`` (``--no-create-attention-mask-in-dataloader``'s)."""
+    return frozenset(dest for dest, fs in by_dest(at).items() if all(f.arity == SWITCH for f in fs))
+
+
+@functools.cache
 def list_dests(at: str | None = None) -> frozenset[str]:
     """The dests of flags that take a list of words (nargs ``*``, ``+`` or more than one) at ``at``, or at
     any version when None."""

@@ -144,15 +144,19 @@ def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
     return _preset(f"{kind}/megatron/{file}", version, ())
 
 
+# Primus's own tokenizer types, which it builds as Megatron's HuggingFaceTokenizer over `tokenizer_model`
+# (primus/backends/megatron/training/tokenizer/tokenizer.py, CUSTOM_TOKENIZER_TYPES, AMD-AGI/Primus fd1eeab)
+HF_TOKENIZERS = frozenset({"DeepSeekV2Tokenizer", "DeepSeekV3Tokenizer", "DeepSeekV4Tokenizer", "Llama2Tokenizer",
+                           "Llama3Tokenizer", "MixtralTokenizer", "Llama4Tokenizer", "Lfm2Tokenizer", "KimiK2Tokenizer"})
+
+
 @functools.cache
 def own_settings() -> frozenset[str]:
     """Settings Primus's presets hold that no Megatron-LM version's parser has, by dest or by flag:
     Primus's own (its logging and checkpointing, Primus Turbo's kernel switches, the generic card's
     `virtual_pipeline_model_parallel_size`), which only a Primus launch reads."""
     keys = {k for forms in _table()["presets"].values() for form in forms for k in form["data"]}
-    megatron_names = {name for version in megatron.version_names() for flag in megatron.flags(version).values()
-                      for name in (flag.dest, flag.option.lstrip("-").replace("-", "_"))}
-    return frozenset(keys - megatron_names - {"extends"})
+    return frozenset(keys - megatron.known_names() - {"extends"})
 
 
 def lineage(kind: str, name: str, version: str) -> tuple[str, ...]:

@@ -452,7 +452,9 @@ def test_the_megatron_target_leaves_out_a_wandb_project_the_experiment_turned_of
     exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
                    "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 1\n      mock_data: true\n"
                    "      wandb_project: Primus-llama\n      disable_wandb: true\n"
-                   "      virtual_pipeline_model_parallel_size: 2\n")
+                   "      virtual_pipeline_model_parallel_size: 2\n      create_attention_mask_in_dataloader: 0\n"
+                   "      disable_delayed_scaling_patches: true\n      tokenizer_type: Llama3Tokenizer\n"
+                   "      tokenizer_model: meta-llama/Llama-3.1-8B\n")
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
     capsys.readouterr()
@@ -461,6 +463,10 @@ def test_the_megatron_target_leaves_out_a_wandb_project_the_experiment_turned_of
     assert "W7024" in err and "`wandb_project`: the experiment turns Weights & Biases off" in err
     sh = (tmp_path / "m" / "node.sh").read_text()
     assert "--wandb-project" not in sh and "virtual-pipeline-model-parallel-size" not in sh
+    # a switch written 0 is the switch off; a key of Primus's code alone (no preset holds it) is Primus's in
+    # a space imported from Primus; Primus's Llama3Tokenizer is Megatron's Hugging Face tokenizer
+    assert "--no-create-attention-mask-in-dataloader" in sh and "delayed-scaling-patches" not in sh
+    assert "--tokenizer-type HuggingFaceTokenizer" in sh and "--tokenizer-model meta-llama/Llama-3.1-8B" in sh
     space = load_space(out)
     cand = baseline_point(space)
     assert cand is not None
