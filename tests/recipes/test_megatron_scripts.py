@@ -1,0 +1,79 @@
+"""Megatron-LM command lines as Megatron-LM's parser and megatron-core read them, and their launches:
+one argument per value the recipe quoted, gated activations, the stdlib card a tokenizer hides, block
+recomputation beyond a model chunk. Each line is written in the shape of Megatron-LM's examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from primus_lang.check import baseline_point
+from primus_lang.cli import main
+from primus_lang.emit import emit
+from primus_lang.ir import Candidate, Space
+from primus_lang.lower import load_space
+
+LLAMA3_8B = ("--num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+             "--group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm "
+             "--position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
+             "--seq-length 8192 --max-position-embeddings 8192 --micro-batch-size 1 --bf16")
+
+
+def imported(tmp_path: Path, flags: str, nodes: int = 1) -> tuple[Path, Space, Candidate]:
+    """A torchrun launch of pretrain_gpt.py with ``flags``, imported for H100s: the space and its baseline."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 --nnodes {nodes} pretrain_gpt.py {flags}\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    return out, space, cand
+
+
+def test_a_multi_word_value_stays_one_argument_unless_its_flag_takes_a_list(tmp_path: Path) -> None:
+    # a run name with spaces is one word; a data blend is --data-path's several (nargs='*')
+    _out, space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 128 --tensor-model-parallel-size 2 "
+                                 "--tokenizer-type NullTokenizer --vocab-size 128256 --wandb-exp-name \"my run 1\" "
+                                 "--data-path \"0.5 /data/a 0.5 /data/b\"")
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--wandb-exp-name 'my run 1'" in sh
+    assert "--data-path 0.5 /data/a 0.5 /data/b" in sh
+
+
+def test_quick_geglu_reads_as_a_gated_mlp_and_is_written_back(tmp_path: Path) -> None:
+    # Megatron-LM's gpt-oss example (examples/gptoss): --quick-geglu gates the MLP as --swiglu does
+    _out, space, cand = imported(
+        tmp_path, "--num-layers 8 --hidden-size 2880 --ffn-hidden-size 2880 --num-attention-heads 64 --kv-channels 64 "
+        "--group-query-attention --num-query-groups 8 --quick-geglu --glu-linear-offset 1.0 "
+        "--activation-func-clamp-value 7.0 --normalization RMSNorm --position-embedding-type rope "
+        "--untie-embeddings-and-output-weights --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
+        "--global-batch-size 64 --bf16 --tokenizer-type NullTokenizer --vocab-size 201088")
+    m = space.model
+    assert (m.activation, m.glu_offset, m.activation_clamp) == ("quick_geglu", 1.0, 7.0) and m.gated
+    assert not any(k in ("quick_geglu", "glu_linear_offset", "activation_func_clamp_value")
+                   for k, _ in space.passthrough)  # read into the card, not carried beside it
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--quick-geglu" in sh and "--swiglu" not in sh and sh.count("--no-bias-gelu-fusion") == 1
+    assert "--glu-linear-offset 1.0" in sh and "--activation-func-clamp-value 7.0" in sh
+
+
+def test_of_cards_of_one_shape_the_one_agreeing_in_rope_base_is_taken(tmp_path: Path) -> None:
+    # a command line of Llama 3 70B's shape whose tokenizer hides the vocabulary: its RoPE base is Llama 3's
+    _out, space, _cand = imported(
+        tmp_path, "--num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 --num-attention-heads 64 "
+        "--group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm --position-embedding-type rope "
+        "--rotary-base 500000 --untie-embeddings-and-output-weights --disable-bias-linear --seq-length 8192 "
+        "--max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 8 "
+        "--bf16 --tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-70B")
+    assert space.model.vocab == 128256
+
+
+def test_block_recomputation_beyond_a_chunk_reads_as_the_chunk(tmp_path: Path) -> None:
+    # Primus's grok examples: 64 layers on PP 4 x VPP 4 (chunks of 4), full block recomputation of 8
+    # layers, which megatron-core takes and runs as all 4 of each chunk
+    out, _space, cand = imported(
+        tmp_path, LLAMA3_8B.replace("--num-layers 32", "--num-layers 64") + " --global-batch-size 64 "
+        "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 4 --recompute-granularity full "
+        "--recompute-method block --recompute-num-layers 8 --tokenizer-type NullTokenizer --vocab-size 32000", nodes=2)
+    assert (cand.recompute.layers, cand.recompute.method) == (4, "block")
+    assert "model chunks of at most 4 recomputes all of them" in out.read_text()

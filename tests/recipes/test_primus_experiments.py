@@ -1,0 +1,122 @@
+"""A Primus experiment as Primus reads it (its presets, its launchers' defaults, its own settings), and
+its launch on each target: what the model preset says beyond the card reaches the launch, what only
+Primus reads stays off the megatron target. Experiments are written in the shape of Primus's own
+examples (AMD-AGI/Primus examples/megatron/configs/<GPU>/*.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from primus_lang.check import baseline_point
+from primus_lang.cli import main
+from primus_lang.emit import emit
+from primus_lang.ir import Space
+from primus_lang.lower import load_space
+
+
+def experiment(tmp_path: Path, model: str, overrides: str, *extra: str,
+               name: str = "exp-BF16-pretrain.yaml") -> tuple[Path, Space]:
+    """Write an experiment over Primus's ``model`` preset with ``overrides`` (YAML lines), import it on
+    MI300X (one node unless ``extra`` says otherwise), and load the space."""
+    exp = tmp_path / name
+    body = "".join(f"      {line}\n" for line in overrides.strip().splitlines())
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   f"    model: {model}\n    overrides:\n{body}      mock_data: true\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", *(extra or ("--nodes", "1")), "--out", str(out)]) == 0
+    return out, load_space(out)
+
+
+def primus_overrides(space: Space) -> dict[str, Any]:
+    cand = baseline_point(space)
+    assert cand is not None
+    over: dict[str, Any] = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"][
+        "pre_trainer"]["overrides"]
+    return over
+
+
+DSV2_LITE = "micro_batch_size: 1\nglobal_batch_size: 256\nseq_length: 4096\nmax_position_embeddings: 4096\n" \
+            "expert_model_parallel_size: 8"
+
+
+def test_an_experiment_that_turns_its_presets_mla_off_gets_a_card_of_its_own(tmp_path: Path) -> None:
+    # Primus's DeepSeek-V2-Lite examples set multi_latent_attention: false over an MLA preset: a card
+    # derived from the stdlib's MLA card would keep MLA, and the launch would build another model
+    out, space = experiment(tmp_path, "deepseek_v2_lite.yaml", DSV2_LITE + "\nmulti_latent_attention: false")
+    assert space.model.mla is None and space.model.moe is not None
+    assert "_model = deepseek_v2_lite" not in out.read_text()  # not derived from the MLA card
+    assert not primus_overrides(space).get("multi_latent_attention", False)
+
+
+def test_a_preset_that_extends_another_names_its_model(tmp_path: Path) -> None:
+    # Primus's llama3.3_70B.yaml extends llama3_70B.yaml; the stdlib has no Llama 3.3 card, and Llama 2
+    # 70B has the same shape: the tokenizer hides the vocabulary, the preset's lineage does not
+    out, space = experiment(tmp_path, "llama3.3_70B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                            "seq_length: 8192\nmax_position_embeddings: 8192\ntensor_model_parallel_size: 8")
+    assert space.model.vocab == 128256 and "= llama3_70b" in out.read_text()
+
+
+def test_a_model_presets_settings_beyond_the_card_reach_the_launch(tmp_path: Path) -> None:
+    # Primus's deepseek_v2_lite preset routes with a pre-softmax and scales YaRN's attention (mscale); the
+    # launch builds on Primus's generic card, so they are carried as the experiment's own settings are
+    _out, space = experiment(tmp_path, "deepseek_v2_lite.yaml", DSV2_LITE)
+    carried = dict(space.passthrough)
+    assert carried["moe_router_pre_softmax"] is True and carried["mscale"] == 0.707
+    assert not any(k.startswith("tokenizer") for k in carried)  # the vocabulary is the card's
+    # a preset key Primus drops (no Megatron-LM it pins reads `original_max_position_embeddings`)
+    assert "original_max_position_embeddings" not in carried
+    over = primus_overrides(space)
+    assert over["moe_router_pre_softmax"] is True and over["mscale"] == 0.707
+
+
+def test_a_list_setting_reaches_a_primus_launch_as_a_list(tmp_path: Path) -> None:
+    # Primus's MI355X experiments profile ranks [0] (Megatron's --profile-ranks takes a list)
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                             "profile_ranks: [0, 1]")
+    assert primus_overrides(space)["profile_ranks"] == [0, 1]
+    cand = baseline_point(space)
+    assert cand is not None and "--profile-ranks 0 1" in emit(space, cand, "megatron+slurm")["node.sh"]
+
+
+def test_a_list_of_other_values_is_carried_as_text(tmp_path: Path) -> None:
+    # YAML types 2024-01-01 as a date: the list is carried as the text of its items, not a crash
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nwandb_exp_name: [2024-01-01, x]")
+    assert dict(space.passthrough)["wandb_exp_name"] == '["2024-01-01", "x"]'
+
+
+def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path) -> None:
+    # Primus's examples/run_pretrain.sh runs NNODES=1 unless told otherwise; an experiment names no count
+    out, _space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64",
+                             "--gpus-per-node", "8")
+    text = out.read_text()
+    assert "nodes = 1;" in text and "as Primus's launchers run it" in text
+
+
+def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's examples set its logger and Primus Turbo's switches, which no Megatron-LM parser has, name a
+    # W&B project beside disable_wandb (Megatron-LM stops at start on a project without an experiment name),
+    # write switches as 0 or 1, and name Primus's own tokenizer types
+    out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nstderr_sink_level: DEBUG\n"
+                            "use_turbo_attention: true\nwandb_project: Primus-llama\ndisable_wandb: true\n"
+                            "virtual_pipeline_model_parallel_size: 2\ncreate_attention_mask_in_dataloader: 0\n"
+                            "disable_delayed_scaling_patches: true\ntokenizer_type: Llama3Tokenizer\n"
+                            "tokenizer_model: meta-llama/Llama-3.1-8B")
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "m")]) == 0
+    err = capsys.readouterr().err
+    assert "W7024" in err and "stderr_sink_level" in err
+    assert "`wandb_project`: the experiment turns Weights & Biases off" in err
+    sh = (tmp_path / "m" / "node.sh").read_text()
+    for gone in ("--stderr-sink-level", "--wandb-project", "virtual-pipeline-model-parallel-size",
+                 "delayed-scaling-patches", "turbo"):
+        assert gone not in sh, gone
+    assert "--no-create-attention-mask-in-dataloader" in sh
+    assert "--tokenizer-type HuggingFaceTokenizer" in sh and "--tokenizer-model meta-llama/Llama-3.1-8B" in sh
+    over = primus_overrides(space)  # the Primus target keeps them all, as the experiment wrote them
+    assert over["stderr_sink_level"] == "DEBUG" and over["use_turbo_attention"] is True
+    assert over["wandb_project"] == "Primus-llama" and over["disable_wandb"] is True
