@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -14,6 +15,7 @@ from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
 from primus_lang.frameworks import bridge
+from primus_lang.frameworks.primus import deep_merge
 from primus_lang.ir.span import Span
 from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
@@ -50,7 +52,7 @@ def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
         if not isinstance(data, dict):
             raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{name}` is not a YAML mapping",
                                           span=Span(name, 1, 1, 1, 2), help="pass a Primus experiment"))
-        return read_experiment(text, name, data, options.given, options.primus_version)
+        return read_experiment(text, name, _extended(Path(name), data, ()), options.given, options.primus_version)
     if name.endswith(".prx"):
         raise CompileError(Diagnostic(RECIPE_UNREADABLE, f"`{name}` is a primusc space, not a framework's recipe",
                                       span=Span(name, 1, 1, 1, 2),
@@ -74,5 +76,29 @@ def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
 
 
 _NOT_DATA = object()
+
+
+def _extended(path: Path, data: dict[str, Any], seen: tuple[Path, ...]) -> dict[str, Any]:
+    """An experiment with the files its ``extends:`` names merged under it, each later one over the
+    earlier, as Primus's yaml_loader merges them (paths relative to the file; a lone name is a list of one)."""
+    parents = data.get("extends")
+    if parents is None:
+        return data
+    names = [parents] if isinstance(parents, str) else parents
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{path}`: `extends` is not a file name or a list of them",
+                                      span=Span(str(path), 1, 1, 1, 2), help="write `extends: [base.yaml]`"))
+    merged: dict[str, Any] = {}
+    for parent in names:
+        file = path.parent / parent
+        if file in seen or len(seen) > 16:
+            raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{path}` extends `{parent}`, which extends it back",
+                                          span=Span(str(path), 1, 1, 1, 2), help="break the cycle of `extends`"))
+        base = load_yaml(file, CODES, f"`{parent}`, which `{path.name}` extends")
+        if not isinstance(base, dict):
+            raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{file}`, which `{path.name}` extends, is not a YAML "
+                                          "mapping", span=Span(str(path), 1, 1, 1, 2), help="pass a Primus experiment"))
+        merged = deep_merge(merged, _extended(file, base, (*seen, path)))
+    return deep_merge(merged, {k: v for k, v in data.items() if k != "extends"})
 # a Primus experiment's top-level key at a line's start, whatever the file is called: no command line has it
 _YAML_EXPERIMENT = re.compile(r"^modules[ \t]*:", re.MULTILINE)

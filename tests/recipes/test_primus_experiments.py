@@ -120,3 +120,25 @@ def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
     over = primus_overrides(space)  # the Primus target keeps them all, as the experiment wrote them
     assert over["stderr_sink_level"] == "DEBUG" and over["use_turbo_attention"] is True
     assert over["wandb_project"] == "Primus-llama" and over["disable_wandb"] is True
+
+
+def test_an_experiment_that_extends_another_file_is_read_over_it(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's yaml_loader merges an experiment's `extends:` files under it (its LoRA SFT example extends
+    # the SFT one); a file that is not there, or that extends itself, is said so
+    (tmp_path / "base.yaml").write_text(
+        "modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+        "    model: llama3.1_8B.yaml\n    overrides:\n      micro_batch_size: 2\n      global_batch_size: 64\n"
+        "      mock_data: true\n")
+    child = tmp_path / "child.yaml"
+    child.write_text("extends: base.yaml\nmodules:\n  pre_trainer:\n    overrides:\n      micro_batch_size: 4\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(child), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
+    cand = baseline_point(load_space(out))
+    assert cand is not None and (cand.mbs, cand.gbs) == (4, 64)
+    for text, code in (("extends: [missing.yaml]\n", "P3120"), ("extends: loop.yaml\nmodules: {}\n", "P3127")):
+        loop = tmp_path / "loop.yaml"
+        loop.write_text(text)
+        capsys.readouterr()
+        assert main(["import-recipe", str(loop), "--gpu", "mi300x", "--out", str(tmp_path / "x.prx")]) == 1
+        assert code in capsys.readouterr().err
