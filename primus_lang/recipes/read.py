@@ -14,8 +14,7 @@ from attrs import frozen
 from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_NOT_PRIMUS, RECIPE_UNREADABLE
-from primus_lang.frameworks import bridge
-from primus_lang.frameworks.primus import deep_merge
+from primus_lang.frameworks import bridge, primus
 from primus_lang.ir.span import Span
 from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
@@ -98,7 +97,7 @@ def _extended(path: Path, data: dict[str, Any], seen: tuple[Path, ...]) -> dict[
         if not isinstance(base, dict):
             raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{file}`, which `{path.name}` extends, is not a YAML "
                                           "mapping", span=Span(str(path), 1, 1, 1, 2), help="pass a Primus experiment"))
-        merged = deep_merge(merged, _extended(file, base, (*seen, path)))
-    return deep_merge(merged, {k: v for k, v in data.items() if k != "extends"})
+        merged = primus.deep_merge(merged, _extended(file, base, (*seen, path)))
+    return primus.deep_merge(merged, {k: v for k, v in data.items() if k != "extends"})
 # a Primus experiment's top-level key at a line's start, whatever the file is called: no command line has it
 _YAML_EXPERIMENT = re.compile(r"^modules[ \t]*:", re.MULTILINE)
