@@ -321,3 +321,16 @@ def test_a_quoted_unset_variable_is_one_empty_argument(tmp_path: Path, capsys: p
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3132" in err and "one empty argument" in err and "W3135" not in err
+
+
+def test_an_unset_variable_on_the_launch_line_reads_as_empty(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's ModelOpt scripts end their launch with ${MLM_EXTRA_ARGS}: no word when it is unset
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA8B} --use-distributed-optimizer "
+                      "--tensor-model-parallel-size 2 --sequence-parallel ${MLM_EXTRA_ARGS}\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "a.prx")]) == 0
+    assert "W3135" in capsys.readouterr().err
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "MLM_EXTRA_ARGS=--train-iters 10",
+                 "--out", str(tmp_path / "b.prx")]) == 0
+    assert "W3135" not in capsys.readouterr().err and "train_iters = \"10\"" in (tmp_path / "b.prx").read_text()
