@@ -19,7 +19,7 @@ from primus_lang.frameworks import megatron, megatron_of
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import Mamba
-from primus_lang.ir.pipeline import Split, problems
+from primus_lang.ir.pipeline import Split, chunk_sizes, problems
 from primus_lang.ir.space import Space
 
 Env = Mapping[str, Any]
@@ -258,11 +258,7 @@ def _layout_ok(split: Split, s: Space) -> bool:
 
 
 def _largest_chunk(split: Split) -> int:
-    return max(_chunks(split), default=0)
-
-
-def _chunks(split: Split) -> list[int]:
-    return [int(split.chunk_layers(st, c)) for st in range(int(split.pp)) for c in range(int(split.vpp))]
+    return max(chunk_sizes(split), default=0)
 
 
 def _uniform_groups_fit(f: Env, s: Space) -> Any:
@@ -270,7 +266,7 @@ def _uniform_groups_fit(f: Env, s: Space) -> Any:
     (``_checkpointed_forward``, 0.16.1) runs layers [i, i + N) of a chunk and indexes past its last
     layer where N does not divide the chunk."""
     uniform = (np.asarray(f["recompute"]) == "full") & (np.asarray(f["recompute_method"]) == "uniform")
-    return _per_split(f, s, lambda split, n: n < 1 or all(c % n == 0 for c in _chunks(split)), uniform, True)
+    return _per_split(f, s, lambda split, n: n < 1 or all(c % n == 0 for c in chunk_sizes(split)), uniform, True)
 
 
 def _per_recompute(f: Env, test: Callable[[Recompute], bool]) -> Any:

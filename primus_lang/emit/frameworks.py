@@ -549,7 +549,7 @@ WANDB_SETTINGS = ("wandb_project", "wandb_exp_name", "wandb_save_dir")
 def wandb_disabled(passthrough: Passthrough) -> bool:
     """Whether a Primus experiment turns Weights & Biases off (``disable_wandb``, on in Primus's module
     preset): its `wandb_project` then logs nothing under Primus, and another target leaves it out."""
-    return any(k == "disable_wandb" and str(v).lower() in ("true", "1") for k, v in passthrough)
+    return any(k == "disable_wandb" and _TRUTH.get(str(v).lower()) is True for k, v in passthrough)
 
 
 def _yaml_value(text: str) -> Any:

@@ -355,6 +355,11 @@ class Layout:
         return sum(c.layers for c in self.chunks if c.stage == stage)
 
 
+def chunk_sizes(split: Split) -> list[int]:
+    """Every (virtual) stage's decoder layers, stage by stage, chunk by chunk."""
+    return [int(split.chunk_layers(s, c)) for s in range(int(split.pp)) for c in range(int(split.vpp))]
+
+
 def split_of(num_layers: int, cand: Candidate, vpp: int) -> Split:
     """The split ``cand``'s knobs ask for, with ``vpp`` model chunks per rank (2 under ZBV)."""
     return Split(num_layers, cand.pp, vpp, cand.first_stage_layers, cand.last_stage_layers,
@@ -432,7 +437,7 @@ def problems(split: Split, mtp_layers: int | None = None) -> list[str]:
         per = int(split.per_middle)
         if not out and per % vpp:
             out.append(f"{per} layers a stage do not divide over VPP {vpp}")
-    if not out and any(int(split.chunk_layers(s, c)) < 0 for s in range(pp) for c in range(vpp)):
+    if not out and any(layers < 0 for layers in chunk_sizes(split)):
         out.append("the embedding/loss leave a chunk with fewer than zero layers")
     return out
 

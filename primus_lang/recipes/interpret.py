@@ -33,7 +33,7 @@ from primus_lang.ir import derived
 from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
 from primus_lang.ir.model import HYBRID_LAYERS, Mamba, Mla, Moe
-from primus_lang.ir.pipeline import parse_layout, split_of
+from primus_lang.ir.pipeline import chunk_sizes, parse_layout, split_of
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import CEILINGS, KIND_CEILINGS
 from primus_lang.ir.span import Span
@@ -688,7 +688,7 @@ def _block_within_chunks(r: _Reader, cand: Candidate, model: dict[str, Any]) -> 
         return cand
     split = split_of(int(model["num_layers"]), cand, derived.virtual_stages(cand.schedule, cand.vpp))
     try:
-        largest = max(int(split.chunk_layers(s, c)) for s in range(cand.pp) for c in range(int(split.vpp)))
+        largest = max(chunk_sizes(split))
     except (ValueError, ZeroDivisionError):  # a split Megatron refuses: the layout's rules say why
         return cand
     if not 0 < largest < rc.layers:

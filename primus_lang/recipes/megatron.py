@@ -27,7 +27,7 @@ from primus_lang.frameworks import megatron
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
 from primus_lang.recipes.settings import Entry, Recipe
-from primus_lang.recipes.shell import launch_of
+from primus_lang.recipes.shell import NOT_FOLLOWED, launch_of
 from primus_lang.recipes.words import Launch, Why, Word
 
 # torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
@@ -98,7 +98,7 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
         problems.append(_unknown_flag(word, option, chosen, version is not None))
     if problems:
         # a file the script sources may set what it reads from its environment: say it was not read
-        unfollowed = tuple(n for n in launch.notes if "was not followed" in n)
+        unfollowed = tuple(n for n in launch.notes if NOT_FOLLOWED in n)
         unknown = [i for i, p in enumerate(problems) if p.code is RECIPE_VALUE_UNKNOWN]
         if unfollowed and unknown:
             first = problems[unknown[0]]

@@ -38,6 +38,10 @@ MAX_DEPTH = 16  # nested `bash -c` / functions
 MAX_TEXT = 1 << 20  # one expanded value: a recipe's longest is its command line
 
 
+# what a note says of a file the script sources, which the reading does not open
+NOT_FOLLOWED = "was not followed"
+
+
 class ShellError(Exception):
     """The script cannot be read statically; ``span`` is where, ``notes`` what the reading assumed on
     the way (a file it did not follow, the line the script exited at)."""
@@ -1195,7 +1199,7 @@ class _Parser:
             words = [sh.tested([Piece(w.text, True, w.span, w.unknown)]) for w in words]
             return _Result(_Condition(sh, words, double=False).evaluate())
         if name in ("source", "."):
-            sh.notes.append(f"`{name} {fields[1].text if len(fields) > 1 else ''}` was not followed: primusc "
+            sh.notes.append(f"`{name} {fields[1].text if len(fields) > 1 else ''}` {NOT_FOLLOWED}: primusc "
                             "reads the one file it is given")
             return _Result(0)
         at = _inline_script(fields)
@@ -1635,12 +1639,12 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     if not sh.launches:
         # what the reading took on the way is what a user needs to see here: the exit it reached, the
         # file it did not follow, the variables it read as empty
-        why = (f"the script exits at {exited.line}:{exited.column} before any", ) if exited is not None else ()
+        exits = (f"the script exits at {exited.line}:{exited.column} before any training command",) \
+            if exited is not None else ()
         raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
                          "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
                          help="pass the script that launches training, or its command line",
-                         notes=tuple(w + " training command" for w in why) + tuple(dict.fromkeys(sh.notes))
-                         + _empty_note(sh))
+                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh))
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
