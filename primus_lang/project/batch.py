@@ -86,27 +86,22 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
 
 
 class _Timed:
-    """One layer key under one setting of the timing knobs: per slot, its F, B and W passes (totals
-    and by kind) and its model FLOPs, timed once per oracle (``_Cache``)."""
+    """One layer key under one setting of the timing knobs: what times its slots (``_Run.slot_row``,
+    once per oracle: ``_Cache``)."""
 
     def __init__(self, layers: Layers, cand: Candidate, imbalance: float) -> None:
         self.layers, self.cand, self.imbalance = layers, cand, imbalance
-        self._slots: dict[Slot, tuple[Array, Array, float]] = {}
 
-    def slot(self, slot: Slot, run: _Run) -> tuple[Array, Array, float]:
-        """Per pass of one of the slot's layers: totals, seconds by kind, model FLOPs."""
-        slot = slot_base(slot)
-        hit = self._slots.get(slot)
-        if hit is None:
-            block = self.layers.block(slot)[0]
-            passes = block_passes(block, self.cand, run.oracle, self.imbalance, run.launch, run.slowdown)
-            parts = np.zeros((len(BREAKDOWN_KINDS), 3))
-            for p, ps in enumerate(passes):
-                for kind, x in ps.parts.items():
-                    parts[_KIND[kind], p] = x
-            total = np.array([ps.total for ps in passes])
-            hit = self._slots[slot] = (total, parts, block_flops(block))
-        return hit
+    def timing(self, slot: Slot, run: _Run) -> tuple[list[float], list[list[float]], float]:
+        """Per pass of one of ``slot``'s layers (a slot of count 1): totals, seconds by kind (a row
+        per kind), model FLOPs."""
+        block = self.layers.block(slot)[0]
+        passes = block_passes(block, self.cand, run.oracle, self.imbalance, run.launch, run.slowdown)
+        parts = [[0.0] * 3 for _ in BREAKDOWN_KINDS]
+        for p, ps in enumerate(passes):
+            for kind, x in ps.parts.items():
+                parts[_KIND[kind]][p] = x
+        return [ps.total for ps in passes], parts, block_flops(block)
 
 
 # A stage's once-per-step work, timed: up to four collectives (a dense and an expert gradient
@@ -145,6 +140,12 @@ class _Cache:
         self.records: dict[int, tuple[tuple[Task, ...], int]] = {}
         self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[int, ...]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
+        # per (timed layer key, slot of count 1) its row of the slot table: totals, parts by kind and
+        # model FLOPs of the slot's F, B and W passes (row 0: zeros, never a slot's)
+        self.slot_rows: dict[tuple[_Timed, Slot], int] = {}
+        self._slot_table: tuple[Array, Array, Array]
+        self._slot_count: int
+        self._clear_slots()
         # the distinct step records, which ``steps`` and the ``_Same`` sets name by row: a stage set
         # of many candidates shares a few of them
         self.table: list[_StepRecord] = []
@@ -156,15 +157,44 @@ class _Cache:
             self._array = np.array(self.table, dtype=np.float64).reshape(len(self.table), 2 * _COMMS + 1)
         return self._array
 
+    def add_slot(self, key: tuple[_Timed, Slot], total: list[float], parts: list[list[float]], flops: float) -> int:
+        """A new row of the slot table: its index."""
+        row = self._slot_count
+        if row == len(self._slot_table[2]):  # grown by doubling: a row is written once, never copied per use
+            bigger = _slot_table(2 * row)
+            for old, new in zip(self._slot_table, bigger, strict=True):
+                new[:row] = old
+            self._slot_table = bigger
+        self._slot_table[0][row] = total
+        self._slot_table[1][row] = parts
+        self._slot_table[2][row] = flops
+        self._slot_count = row + 1
+        self.slot_rows[key] = row
+        return row
+
+    def slot_arrays(self) -> tuple[Array, Array, Array]:
+        """The slot table: [row, pass] totals, [row, kind, pass] parts, [row] FLOPs."""
+        return self._slot_table
+
+    def _clear_slots(self) -> None:
+        self.slot_rows.clear()
+        self._slot_table = _slot_table(1024)
+        self._slot_count = 1
+
     def trim(self) -> None:
         caches: tuple[dict[Any, Any], ...] = (self.timed, self.same, self.params, self.sums, self.steps, self.records,
-                                              self.stage_steps, self.p2p)
+                                              self.stage_steps, self.p2p, self.slot_rows)
         # all at once: rows in one cache name records of the table
         if any(len(cache) > 200_000 for cache in caches):
             for cache in caches:
                 cache.clear()
             self.table.clear()
             self._array = np.zeros((0, 2 * _COMMS + 1))
+            self._clear_slots()
+
+
+def _slot_table(rows: int) -> tuple[Array, Array, Array]:
+    return np.zeros((rows, 3)), np.zeros((rows, len(BREAKDOWN_KINDS), 3)), np.zeros(rows)
 
 
 _caches: weakref.WeakKeyDictionary[Oracle, _Cache] = weakref.WeakKeyDictionary()
@@ -221,6 +251,10 @@ class _Run:
         if hit is None or hit.layers is not layers:
             hit = self.cache.timed[key] = _Timed(layers, cand, imbalance)
         return hit
+
+    def slot_row(self, timed: _Timed, slot: Slot) -> int:
+        """The slot table's row of ``slot`` (of count 1) timed on ``timed``, timed on first use."""
+        return self.cache.add_slot((timed, slot), *timed.timing(slot, self))
 
     def stage_params(self, layers: Layers, template: Template) -> _Params:
         """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums),
@@ -357,14 +391,18 @@ class _Group:
         timers = list(dict.fromkeys(s.timed for s in unique))
         timer_of = {t: i for i, t in enumerate(timers)}
         t_of = np.array([timer_of[s.timed] for s in unique], dtype=np.intp)
+        # each (timer, slot) pair's timing is a row of the cache's slot table, gathered at once
+        rows = run.cache.slot_rows
+        bases = [slot_base(slot) for slot in self.slots]
+        at = np.array([[rows.get((t, b)) or run.slot_row(t, b) for b in bases] for t in timers],
+                      dtype=np.intp)[t_of]  # [same, slot]
+        tab_total, tab_parts, tab_flops = run.cache.slot_arrays()
         total = np.zeros((3, zero + 1, len(unique)))
         parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
         flops = np.zeros((zero + 1, len(unique)))
-        for j, slot in enumerate(self.slots):
-            row = [t.slot(slot, run) for t in timers]
-            total[:, j] = np.array([x[0] for x in row]).T[:, t_of]
-            parts[:, :, j] = np.array([x[1] for x in row]).transpose(1, 2, 0)[:, :, t_of]
-            flops[j] = np.array([x[2] for x in row])[t_of]
+        total[:, :zero] = tab_total[at].transpose(2, 1, 0)
+        parts[:, :, :zero] = tab_parts[at].transpose(2, 3, 1, 0)
+        flops[:zero] = tab_flops[at].T
         self.kinds = [k for k in range(len(BREAKDOWN_KINDS)) if parts[k].any()]
         self.parts = parts[self.kinds]
         self.flops = flops
