@@ -311,7 +311,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
 
 
 # a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first
-_GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|mi355x|mi350x|mi325x|mi300x)(?![a-z0-9])")
+_GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|a100|mi355x|mi350x|mi325x|mi300x)(?![a-z0-9])")
 
 
 def _stdlib_has(vendor: str, gpu: str) -> bool:

@@ -64,6 +64,9 @@ RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_la
 
 # names the corpus uses for a GPU -> the stdlib profile
 GPU_NAMES = {
+    "a100": "a100_80gb",
+    "a100 80gb": "a100_80gb",
+    "a100 40gb": "a100_40gb",
     "h100 sxm": "h100_sxm",
     "h100": "h100_sxm",
     "h100 96gb hbm2e (500w)": "h100_96gb",
@@ -102,6 +105,9 @@ def gpu_name_of(label: str) -> str | None:
     if "h100" in text:
         # the torchtitan rows' H100 is the 96 GB HBM2e part; every other H100 label is the SXM part
         return "h100_96gb" if "96gb" in text.replace(" ", "") or "hbm2e" in text else "h100_sxm"
+    if "a100" in text:
+        # the 40 GB launch part says so ("A100-SXM4-40GB"); an A100 label without it is the 80 GB part
+        return "a100_40gb" if "40gb" in text.replace(" ", "") else "a100_80gb"
     return None
 
 

@@ -77,8 +77,9 @@ def test_skips_say_why(row: str, reason: str) -> None:
     ("H100 SXM", "h100_sxm"), ("H100 SXM5 80GB HBM3 700W", "h100_sxm"), ("H100 96GB HBM2e (500W)", "h100_96gb"),
     ("DGX-B200", "b200"), ("GB200 NVL72", "gb200"), ("NVIDIA GB300", "gb300"), ("HGX B300", "b300"),
     ("H200 SXM 141GB", "h200"), ("AMD Instinct MI325X", "mi325x"), ("MI355X", "mi355x"),
+    ("A100 80GB", "a100_80gb"), ("A100", "a100_80gb"), ("NVIDIA A100-SXM4-40GB", "a100_40gb"),
     # other parts with other specs are not folded into a family member
-    ("H100 PCIe", None), ("H100 NVL", None), ("H800", None), ("MI350X", None), ("A100 80GB", None), ("", None),
+    ("H100 PCIe", None), ("H100 NVL", None), ("H800", None), ("MI350X", None), ("A100 PCIe 80GB", None), ("", None),
 ])
 def test_gpu_labels(label: str, gpu: str | None) -> None:
     from primus_lang.validate.runs import gpu_name_of

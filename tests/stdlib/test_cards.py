@@ -28,6 +28,8 @@ VALIDATION_CARDS = {
 }  # fmt: skip
 # The corpus's GPU keys, lowercased, plus the alias and the torchtitan variant.
 HARDWARE = {
+    "a100_80gb",
+    "a100_40gb",
     "mi300x",
     "mi325x",
     "mi355x",
@@ -149,6 +151,7 @@ def test_hardware_profiles() -> None:
     assert g["b300"].nic_bandwidth == 100e9
     assert g["gb200"].scale_up_domain == 72 and g["gb300"].scale_up_domain == 72
     assert {n for n, x in g.items() if x.confidence == "low"} == {"b300", "gb300", "h100_96gb"}
+    assert g["a100_80gb"].peak_fp8 == 0 and g["a100_40gb"].hbm_bandwidth == pytest.approx(1.555e12)
     assert attrs.evolve(g["h100"], name="h100_sxm_spec", source="") == attrs.evolve(g["h100_sxm"], source="")
     assert g["h100_96gb"].hbm_bandwidth == 2.4e12 and g["h100_96gb"].peak_bf16 == g["h100_sxm"].peak_bf16
 

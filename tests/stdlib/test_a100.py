@@ -1,0 +1,53 @@
+"""The A100s: spec sheets without FP8, plain names on the NVIDIA pool, and a DGX A100 cluster that
+plans a BF16 recipe and refuses an FP8 one."""
+
+from __future__ import annotations
+
+import pytest
+
+from primus_lang.check import legal_points, legality
+from primus_lang.ir import Candidate, Gpu
+from primus_lang.lower import load_program, loads_program
+from primus_lang.project import project
+from primus_lang.resources import data_dir
+
+SPACE = """
+import models.llama3 (llama3_1_8b)
+import clusters.nvidia (a100_x8)
+
+space s on a100_x8 {
+  model = llama3_1_8b
+  seq_len = 4096
+  gbs = 512
+  tp : 1 | 2
+  precision : bf16 | fp8
+  recompute : none | selective
+}
+"""
+
+
+def _plain() -> dict[str, Gpu]:
+    return {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "nvidia.prx")).gpus}
+
+
+def test_the_parts_are_the_datasheets() -> None:
+    gpus = _plain()
+    big, small = gpus["a100_80gb"], gpus["a100_40gb"]
+    assert big.peak_bf16 == 312e12 and big.peak_fp8 == 0 and small.peak_bf16 == big.peak_bf16
+    assert (big.hbm_bandwidth, small.hbm_bandwidth) == pytest.approx((2.039e12, 1.555e12))
+    assert (big.hbm_capacity, small.hbm_capacity) == (80 * 2**30, 40 * 2**30)
+    assert gpus["a100"].efficiency == big.efficiency
+    # no published A100 run: the profile is NVIDIA's pool, and says so
+    assert big.provenance.basis == "pooled" and big.provenance.rows == 0
+
+
+def test_a_dgx_a100_plans_bf16_and_refuses_fp8() -> None:
+    space = loads_program(SPACE, "a100.prx").spaces[0]
+    assert space.cluster.gpu.name == "a100_80gb_calibrated" and space.cluster.world == 64
+    refused = {v.code for v in legality(space, Candidate(gbs=512, seq_len=4096, precision="fp8"))}
+    assert "P4040" in refused
+    points = list(legal_points(space))
+    assert points and {c.precision for c in points} == {"bf16"}
+    one = project(space.model, space.cluster, points[0], space.settings)
+    # a BF16 Llama 3.1 8B step on 312 TFLOP/s parts: its MFU is a fraction, never above the peak
+    assert 0.0 < one.mfu < 1.0 and one.tokens_per_gpu > 0
