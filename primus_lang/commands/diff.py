@@ -40,7 +40,15 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
-    from primus_lang.report import diff, diff_view, explained_json, precision_gain, precision_json, violations
+    from primus_lang.report import (
+        diff,
+        diff_view,
+        explained_json,
+        no_low_precision,
+        precision_gain,
+        precision_json,
+        violations,
+    )
     from primus_lang.validate import tied
 
     given = [p for p in (args.a, args.b) if p] + list(args.points or ())
@@ -81,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
             out.print(f"[yellow]{name} does not fit in memory: its fullest rank is over the limit by "
                       f"{units.gib(e.view.memory_peak - e.limit)}[/yellow] (`primusc explain` shows its terms)")
     for name, g in zip("AB", gains, strict=True):
+        if g is None:
+            out.print(f"{name}: {no_low_precision(space)}", markup=False)
+            continue
         out.print(f"{name}: its recipe in {g.label} runs at {g.ratio:.2f}x the tokens/s of the same in BF16 "
                   "(`primusc explain` shows where the difference goes)")
     sys.stdout.flush()

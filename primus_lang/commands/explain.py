@@ -38,6 +38,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
         attention_note,
         explain_view,
         explained_json,
+        no_low_precision,
         precision_gain,
         precision_json,
         precision_table,
@@ -57,7 +58,10 @@ def explain_candidate(args: argparse.Namespace) -> int:
     out = console()
     print_broken(out, broken)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
-    out.print(precision_table(gain))
+    if gain is None:
+        out.print(no_low_precision(space), markup=False)
+    else:
+        out.print(precision_table(gain))
     note = attention_note(space, ev.candidate)
     if note:
         out.print(note, markup=False)

@@ -152,7 +152,10 @@ def _idle(cand: Candidate, world: int) -> str:
             "was run on")
 
 
-def _count(given: int | None, entry: Any, what: str, flag: str, default: int | None = None) -> int:
+def _count(given: int | None, entry: Any, what: str, flag: str, default: int | None = None,
+           set_instead: Callable[[int, int], str] | None = None) -> int:
+    """The count ``flag`` gives or the recipe's ``entry`` states (they must agree), else ``default``;
+    ``set_instead(stated, given)`` says how else to give it where the two disagree."""
     from_recipe = None
     if entry is not None:
         text = str(entry.value)
@@ -171,9 +174,10 @@ def _count(given: int | None, entry: Any, what: str, flag: str, default: int | N
                 help=f"drop `{flag}` to import the recipe as it runs, then plan it on more GPUs by changing the "
                      "cluster's `nodes` and `gpus_per_node` in the space written; or import a recipe written for "
                      "that many GPUs"))
+        other = f"; {set_instead(from_recipe, given)}" if set_instead is not None else ""
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{flag} {given}` contradicts the recipe's "
                                       f"`{entry.written} {from_recipe}`", span=entry.span,
-                                      help=f"drop `{flag}`, or change the recipe"))
+                                      help=f"drop `{flag}`, or change the recipe{other}"))
     value = from_recipe if from_recipe is not None else given if given is not None else default
     if value is None:
         raise CompileError(Diagnostic(RECIPE_MISSING, f"the recipe does not say the {what}",
@@ -250,7 +254,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                   default=_GPUS_PER_NODE.get(gpu, 8))
     if args.gpus_per_node is None and recipe.gpus_per_node is None:
         notes.append(f"{gpus} GPUs a node, as a {gpu} node holds (`--gpus-per-node` chooses)")
-    nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes", default=0)
+    nodes = _count(args.nodes, recipe.nodes, "number of nodes", "--nodes", default=0,
+                   set_instead=lambda stated, wanted: _node_variable(recipe, stated, wanted))
     bad_keys = passthrough_keys_ok(imp)
     if bad_keys:
         raise CompileError(Diagnostic(RECIPE_CONTRADICTION, f"`{bad_keys[0]}` cannot be written as a passthrough "

@@ -348,6 +348,9 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s[K["cp"]] = cand.cp
     if cand.cp > 1:
         s[K["cp_comm"]] = cand.cp_comm
+    if cand.cross_entropy != "unfused":
+        s[P["cross_entropy.fusion"]] = True
+        s[K["cross_entropy"]] = cand.cross_entropy
     s[K["sequence_parallel"]] = cand.sp
     if model.moe is not None:
         s[K["ep"]] = cand.ep

@@ -263,6 +263,9 @@ BRIDGE_DEFAULTS: dict[str, str] = {
     K["optimizer_dtype"]: "fp32",
     P["optimizer_dtype.second_moment"]: "fp32",
     K["cp_comm"]: "p2p",
+    # a recipe's Transformer Engine cross-entropy (Llama 3's performance recipes), for an unfused candidate
+    P["cross_entropy.fusion"]: "false",
+    K["cross_entropy"]: "native",
 }
 
 # A space's passthrough names a Bridge field that no Megatron argument holds as ``bridge__`` and the

@@ -22,6 +22,7 @@ KNOBS: dict[str, str] = {
     "pipeline_layout": "pipeline_model_parallel_layout",
     "cp": "context_parallel_size",
     "cp_comm": "cp_comm_type",
+    "cross_entropy": "cross_entropy_fusion_impl",  # with cross_entropy.fusion, the switch it needs
     "ep": "expert_model_parallel_size",
     "etp": "expert_tensor_parallel_size",
     "mbs": "micro_batch_size",
@@ -58,6 +59,7 @@ PARTS: dict[str, str] = {
     "sharding.fsdp": "use_megatron_fsdp",
     "sharding.fsdp_strategy": "data_parallel_sharding_strategy",
     "moe_dispatcher.backend": "moe_flex_dispatcher_backend",
+    "cross_entropy.fusion": "cross_entropy_loss_fusion",
     "cuda_graph.scope": "cuda_graph_scope",
     "main_grad_dtype.bf16_reduce": "grad_reduce_in_bf16",
     "optimizer_dtype.precision_aware": "use_precision_aware_optimizer",

@@ -38,6 +38,11 @@ SCHEDULES = ("1f1b", "interleaved", "zero_bubble", "zbv")
 # (``Gpu.fa2_attention``); ``unfused``: batched GEMMs over the whole score square.
 ATTENTIONS = ("flash", "fa2", "unfused")
 CP_COMMS = ("p2p", "a2a", "allgather")
+# The loss's cross-entropy kernel: Megatron's vocabulary-parallel one (``unfused``), its fused one
+# (``native``, --cross-entropy-loss-fusion), both of which keep the softmax in FP32 for the backward, or
+# Transformer Engine's (``te``, --cross-entropy-fusion-impl te), which keeps the BF16 logits and writes
+# their gradient over them.
+CROSS_ENTROPIES = ("unfused", "native", "te")
 DISPATCHERS = ("alltoall", "allgather", "flex")
 STATE_DTYPES = ("fp32", "bf16")
 # Megatron's CUDA graphs (--cuda-graph-impl, --cuda-graph-scope): which launches replay from a
@@ -120,6 +125,9 @@ class Candidate:
     attention: str = field(default="flash", metadata=q(
         Kind.ENUM, "attention kernel: the framework's fused kernel, FlashAttention-2's, or unfused", ATTENTIONS))
     cp_comm: str = field(default="p2p", metadata=q(Kind.ENUM, "context-parallel communication", CP_COMMS))
+    cross_entropy: str = field(default="unfused", metadata=q(
+        Kind.ENUM, "the loss's cross-entropy kernel: Megatron's unfused one, its fused one (native), or Transformer "
+        "Engine's (te), which keeps the logits in BF16", CROSS_ENTROPIES))
     moe_dispatcher: str = field(default="alltoall", metadata=q(Kind.ENUM, "MoE token dispatcher", DISPATCHERS))
     tp_comm_overlap: bool = field(default=False, metadata=q(Kind.FLAG, "overlap TP communication with GEMMs"))
     overlap_grad_reduce: bool = field(default=True, metadata=q(Kind.FLAG, "overlap DP gradient reduction"))

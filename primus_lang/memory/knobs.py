@@ -63,6 +63,8 @@ class Knobs:
     # the GPU reads per-tensor FP8 operands transposed in place (``Gpu.fp8_transposes``): one value
     # for all rows, a property of the cluster, not of a candidate
     fp8_any_layout: Num = False
+    # bool: Transformer Engine's cross-entropy keeps the BF16 logits (and their gradient in place), not FP32
+    te_cross_entropy: Num = False
 
     @property
     def zbv(self) -> Num:
@@ -140,6 +142,7 @@ def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False) -> Kn
         grad_bytes=derived.dtype_bytes(c.main_grad_dtype),
         state_bytes=derived.dtype_bytes(c.optimizer_dtype),
         layout=c.pipeline_layout,
+        te_cross_entropy=c.cross_entropy == "te",
     )
 
 

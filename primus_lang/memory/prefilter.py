@@ -41,11 +41,12 @@ def _row(c: Candidate) -> tuple[int, ...]:
         RECOMPUTE_CODES[rc.kind], rc.layers,
         rc.method == "uniform", module_mask(c), c.offload_layers, SHARDING_CODES[c.sharding], SCHEDULE_CODES[c.schedule],
         c.sequence_parallel and c.tp > 1, c.attention != "unfused", c.overlap_grad_reduce,
-        derived.dtype_bytes(c.main_grad_dtype), derived.dtype_bytes(c.optimizer_dtype),
+        derived.dtype_bytes(c.main_grad_dtype), derived.dtype_bytes(c.optimizer_dtype), c.cross_entropy == "te",
     )
 
 
-_BOOL = frozenset({"fp8", "fp4", "fp8_param", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss"})
+_BOOL = frozenset({"fp8", "fp4", "fp8_param", "recompute_uniform", "sp", "flash", "overlap_grad_reduce", "embedding", "loss",
+                   "te_cross_entropy"})
 
 
 def knob_columns(cands: Sequence[Candidate], world: int, layout: str = "") -> Knobs:

@@ -489,7 +489,7 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
     # dispatchers of a space
     return ((_token(model), _token(cluster), cand.tp, cand.cp, cand.mbs, cand.seq_len, cand.precision,
              cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
-             cand.recompute.modules, cand.attention, cand.sp, cand.cp_comm, fsdp),
+             cand.recompute.modules, cand.attention, cand.sp, cand.cp_comm, cand.cross_entropy, fsdp),
             (cand.ep, cand.etp, cand.moe_dispatcher))
 
 
@@ -605,9 +605,15 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
         tasks.add(Collective("all_gather", size, sh.tp_group), "F", "tp_comm", hides_under="gemm")
         tasks.add(Collective("reduce_scatter", size, sh.tp_group), "B", "tp_comm", hides_under="gemm")
     logits = sh.tokens * vocab_r
-    # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
-    tasks.add(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F")
-    tasks.add(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B")
+    if sh.cand.cross_entropy == "te":
+        # Transformer Engine's kernels: an online softmax reads the BF16 logits once; the backward reads
+        # them again and writes their gradient over them
+        tasks.add(MemoryOp("cross_entropy", logits * 2 + 4 * sh.tokens_sp * sh.h, 2), "F")
+        tasks.add(MemoryOp("cross_entropy_bwd", logits * 4 + 4 * sh.tokens_sp * sh.h, 1), "B")
+    else:
+        # FP32 softmax over the logits: read BF16, write FP32 probabilities, read them for the loss
+        tasks.add(MemoryOp("cross_entropy", logits * 10 + 4 * sh.tokens_sp * sh.h, 3), "F")
+        tasks.add(MemoryOp("cross_entropy_bwd", logits * 8 + 4 * sh.tokens_sp * sh.h, 3), "B")
     if sh.model.logit_softcap:
         # cap·tanh(x/cap) over the BF16 logits: read and write them; the backward reads the output
         # and its gradient and writes the input's

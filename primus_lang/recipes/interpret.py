@@ -453,6 +453,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["schedule"], v["vpp"] = _schedule(r, v["vpp"])
     v["sequence_parallel"] = r.flag(K["sequence_parallel"])
     v["attention"] = _attention(r)
+    v["cross_entropy"] = _cross_entropy(r)
     if model.get("moe") is not None:
         v["moe_dispatcher"] = _moe_dispatcher(r, v["tp"])
     v.update(_overlaps(r, torch_fsdp2))
@@ -462,6 +463,14 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     assumed = [k for k, dest in K.items() if not r.has(dest)
                and k in ("sharding", "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather", "attention")]
     return Candidate(**v), assumed
+
+
+def _cross_entropy(r: _Reader) -> str:
+    """The loss's kernel: Megatron's unfused one unless --cross-entropy-loss-fusion, then the one
+    --cross-entropy-fusion-impl names (native unless it says te), which without the switch does nothing."""
+    fused = r.flag(P["cross_entropy.fusion"])
+    impl = r.choice(K["cross_entropy"], ("native", "te"), "native")
+    return impl if fused else "unfused"
 
 
 def _layout_knobs(r: _Reader, model: dict[str, Any]) -> dict[str, Any]:

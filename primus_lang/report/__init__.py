@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         attention_note,
         evaluate_point,
         explained_json,
+        no_low_precision,
         precision_gain,
         precision_json,
         violations,
@@ -61,4 +62,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]
+__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "no_low_precision", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]

@@ -67,14 +67,25 @@ def attention_note(space: Space, cand: Candidate) -> str:
             f"rate on {gpu.name} (`fa2_attention`, a published kernel benchmark; docs/projection.md)")
 
 
-def precision_gain(space: Space, cand: Candidate) -> PrecisionGain:
-    """The candidate's recipe in BF16 beside its low precision (``project.precision``)."""
+def precision_gain(space: Space, cand: Candidate) -> PrecisionGain | None:
+    """The candidate's recipe in BF16 beside its low precision (``project.precision``); None for a BF16
+    recipe on a GPU without FP8 tensor cores, which has no FP8 twin to set beside it."""
     from primus_lang.project import precision_gain as gain
 
+    if cand.precision == "bf16" and space.cluster.gpu.peak_fp8 <= 0:
+        return None
     return gain(space.model, space.cluster, cand, space.settings)
 
 
-def precision_json(gain: PrecisionGain) -> dict[str, Any]:
+def no_low_precision(space: Space) -> str:
+    """What explain and diff say where ``precision_gain`` has nothing to compare."""
+    return (f"{space.cluster.gpu.name} has no FP8 tensor cores: the recipe has no FP8 twin to compare "
+            "(`primusc explain P4040`)")
+
+
+def precision_json(gain: PrecisionGain | None) -> dict[str, Any] | None:
+    if gain is None:
+        return None
     return {"precision": gain.label, "ratio": gain.ratio, "bf16_tokens_per_gpu": gain.bf16_tokens,
             "low_tokens_per_gpu": gain.low_tokens,
             "parts": [{"part": p, "bf16": a, "low": b} for p, a, b in gain.parts]}

@@ -51,7 +51,8 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
                      sense: str) -> tuple[Trial, str]:
     """The recipe to launch when the space has one of its own (an imported recipe, ``baseline { }``): the
     search's winner only when it beats the recipe by more than the profile's paired band, else the recipe
-    itself, never less than what the user runs. The second value says why the recipe stays ("" if not)."""
+    itself, never less than what the user runs, unless the memory account refuses the recipe and the winner
+    fits. The second value says why the recipe stays or gives way ("" if it is beaten outright)."""
     if baseline is None or baseline.evaluation is None or baseline.candidate is None or winner.evaluation is None \
             or winner.candidate is None or winner.candidate == baseline.candidate:
         return winner, ""
@@ -61,6 +62,14 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
         return winner, ""
     change = ours / theirs - 1 if theirs else 0.0
     fits = baseline.spare is None or baseline.spare >= 0
+    if not fits and (winner.spare is None or winner.spare >= 0):
+        # a recipe the account refuses is only evidence where it ran: on another GPU or node count
+        # (`import-recipe --gpu`) it may not start at all, so a tied recipe that fits is launched
+        return winner, (f"The space's baseline (the recipe) does not fit by the memory account; the launch files are "
+                        f"those of {winner.candidate.label()}, which fits and projects {change:+.1%} {metric} against "
+                        "it. If the recipe runs as it is on this cluster, the account overcounts it (`primusc check "
+                        "SPACE --explain --point baseline` lists its terms) and `primusc emit SPACE --point baseline` "
+                        "writes its own.")
     if ahead:
         said = (f"Nothing the search found beats the space's baseline (the recipe) by more than the profile's paired "
                 f"band ({prov.paired:.1%}): the best found, {winner.candidate.label()}, projects {change:+.1%} "
@@ -82,7 +91,7 @@ class Choice:
 
     settled: Settled
     winner: Trial | None  # the settled winner, or the space's recipe when nothing beat it by the band
-    kept: str  # why the recipe stays ("" when the search's winner is launched)
+    kept: str  # why the recipe stays, or why one the account refuses gives way to a tied one ("" otherwise)
     recipe: Trial | None  # the space's own recipe, when the baseline is one
 
 

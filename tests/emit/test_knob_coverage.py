@@ -42,6 +42,7 @@ CHANGES: dict[str, dict[str, Any]] = {
     "sequence_parallel": {"sequence_parallel": False, "ep": 1, "ep_comm_overlap": False},  # EP x TP needs SP
     "attention": {"attention": "unfused"},
     "cp_comm": {"cp_comm": "p2p"},
+    "cross_entropy": {"cross_entropy": "te"},
     "moe_dispatcher": {"moe_dispatcher": "alltoall"},
     "tp_comm_overlap": {"tp_comm_overlap": True},
     "overlap_grad_reduce": {"overlap_grad_reduce": False, "overlap_param_gather": False},

@@ -31,10 +31,11 @@ CASES = [
     # (fixture, the baseline's label, the corpus row of its published throughput)
     # the recipe's own precision config gathers FP8 weights and reduces gradients in BF16 (its
     # MixedPrecisionConfig, which setup writes over ddp's: frameworks/bridge)
-    ("llama3_8b_h100_fp8cs.sh", "precision=fp8,recompute=full(5,block),sequence_parallel=false,fp8_param_gather=true,"
-     "main_grad_dtype=bf16", "mbridge_287"),
-    ("llama3_8b_gb200_fp8cs.sh", "mbs=2,precision=fp8,sequence_parallel=false,cuda_graph=full,fp8_param_gather=true,"
-     "main_grad_dtype=bf16", "mbridge_266"),
+    # and Transformer Engine's cross-entropy (the recipes' model.cross_entropy_fusion_impl)
+    ("llama3_8b_h100_fp8cs.sh", "precision=fp8,recompute=full(5,block),sequence_parallel=false,cross_entropy=te,"
+     "fp8_param_gather=true,main_grad_dtype=bf16", "mbridge_287"),
+    ("llama3_8b_gb200_fp8cs.sh", "mbs=2,precision=fp8,sequence_parallel=false,cross_entropy=te,cuda_graph=full,"
+     "fp8_param_gather=true,main_grad_dtype=bf16", "mbridge_266"),
 ]
 
 

@@ -77,3 +77,18 @@ def test_block_recomputation_beyond_a_chunk_reads_as_the_chunk(tmp_path: Path) -
         "--recompute-method block --recompute-num-layers 8 --tokenizer-type NullTokenizer --vocab-size 32000", nodes=2)
     assert (cand.recompute.layers, cand.recompute.method) == (4, "block")
     assert "model chunks of at most 4 recomputes all of them" in out.read_text()
+
+
+def test_the_cross_entropy_kernel_is_read_and_written_back(tmp_path: Path) -> None:
+    # Megatron reads --cross-entropy-fusion-impl only with --cross-entropy-loss-fusion (language_module.py)
+    flags = f"{LLAMA3_8B} --global-batch-size 64 --tokenizer-type NullTokenizer --vocab-size 128256"
+    for n, (extra, kernel) in enumerate((("", "unfused"), ("--cross-entropy-fusion-impl te", "unfused"),
+                                         ("--cross-entropy-loss-fusion", "native"),
+                                         ("--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", "te"))):
+        (tmp_path / str(n)).mkdir()
+        _out, space, cand = imported(tmp_path / str(n), f"{flags} {extra}")
+        assert cand.cross_entropy == kernel, extra
+        assert not any(k.startswith("cross_entropy") for k, _ in space.passthrough)  # a knob, not carried
+        sh = emit(space, cand, "megatron+slurm")["node.sh"]
+        assert ("--cross-entropy-loss-fusion" in sh) == (kernel != "unfused")
+        assert ("--cross-entropy-fusion-impl te" in sh) == (kernel == "te")

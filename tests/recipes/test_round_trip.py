@@ -35,13 +35,13 @@ CASES = [
     # runs Mixtral's MoE on the flex dispatcher whatever the preset's all-to-all says
     ("MI300X/llama3.1_8B-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"], "mbs=2"),
     ("MI325X/mixtral_8x7B_v0.1-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
-     "ep=8,mbs=3,moe_dispatcher=flex"),
+     "ep=8,mbs=3,cross_entropy=te,moe_dispatcher=flex"),
     ("MI355X/llama2_70B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
-     "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp"),  # FSDP2 prefetches
+     "mbs=7,precision=fp8,fp8_recipe=delayed,recompute=full(80,block),sharding=fsdp,cross_entropy=te"),  # FSDP2 prefetches
     # --add-qkv-bias and --norm-epsilon read into the card (qwen2_5_7b as written), written back
     ("megatron_qwen2_5_7b.sh", ["--gpu", "h100"], "tp=2"),
     ("MI325X/llama3.1_8B-FP8-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"],
-     "mbs=2,precision=fp8,fp8_recipe=delayed"),
+     "mbs=2,precision=fp8,fp8_recipe=delayed,cross_entropy=te"),
     # multi-latent attention, shared experts (two of 1408 written as one of 2816), a dense first layer
     ("megatron_deepseek_v2_lite.sh", ["--gpu", "h100"], "ep=8,sequence_parallel=false"),
     # MLA with query compression, one MTP layer, sigmoid routing balanced by the expert bias

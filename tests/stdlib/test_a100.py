@@ -3,9 +3,13 @@ plans a BF16 recipe and refuses an FP8 one."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from primus_lang.check import legal_points, legality
+from primus_lang.cli import main
 from primus_lang.ir import Candidate, Gpu
 from primus_lang.lower import load_program, loads_program
 from primus_lang.project import project
@@ -51,3 +55,15 @@ def test_a_dgx_a100_plans_bf16_and_refuses_fp8() -> None:
     one = project(space.model, space.cluster, points[0], space.settings)
     # a BF16 Llama 3.1 8B step on 312 TFLOP/s parts: its MFU is a fraction, never above the peak
     assert 0.0 < one.mfu < 1.0 and one.tokens_per_gpu > 0
+
+
+def test_explain_sets_no_fp8_twin_beside_a_bf16_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: explain printed FP8's projected gain on a GPU that P4040 refuses FP8 on
+    path = tmp_path / "a100.prx"
+    path.write_text(SPACE)
+    assert main(["explain", str(path), "--point", "tp=2"]) == 0
+    assert "has no FP8 tensor cores" in capsys.readouterr().out
+    assert main(["explain", str(path), "--point", "tp=2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["precision_gain"] is None
+    assert main(["diff", str(path), "tp=1", "tp=2"]) == 0
+    assert capsys.readouterr().out.count("has no FP8 tensor cores") == 2
