@@ -189,6 +189,11 @@ def test_a_node_count_read_at_its_default_names_the_variable(tmp_path: Path,
     assert "P3129" in err and "give the count with `--set SLURM_NNODES=2`" in err and "--nodes 2" not in err
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--set", "SLURM_NNODES=2",
                  "--out", str(tmp_path / "s.prx")]) == 0
+    # `--nodes` contradicts the count the script states (a new user's trial): the help names the variable
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--nodes", "16",
+                 "--out", str(tmp_path / "t.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3124" in err and "give the count with `--set SLURM_NNODES=16`" in err
 
 
 def test_a_quoted_value_bash_splits_is_one_diagnostic_naming_the_split() -> None:
