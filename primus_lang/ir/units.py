@@ -71,4 +71,5 @@ METRIC_TITLES = {
     "mfu": "MFU",
     "tflops_per_gpu": "TFLOP/s/GPU",
     "memory_peak": "memory peak",
+    "bubble_fraction": "bubble (busiest stage)",
 }

@@ -30,7 +30,7 @@ def figures_table(view: CandidateView, limit: int) -> Table:
         ("step time", units.seconds(view.step_time)),
         ("TFLOP/s/GPU", f"{view.tflops_per_gpu:,.1f}"),
         ("MFU", units.percent(view.mfu)),
-        ("bubble", units.percent(view.bubble_fraction)),
+        ("bubble (busiest stage)", units.percent(view.bubble_fraction)),
         ("memory peak", units.gib(view.memory_peak)),
         ("spare vs limit", units.gib(spare) if spare >= 0 else f"[red]over by {units.gib(-spare)}[/red]"),
     ]
@@ -73,6 +73,11 @@ def memory_table(view: CandidateView, capacity: int, limit: int) -> Table:
 
 def breakdown_table(view: CandidateView) -> Table:
     t = Table(title="where the step time goes", title_justify="left")
+    if any(kind == "bubble" and secs > 0 for kind, secs in view.breakdown):
+        # the figures' bubble is another quantity: the idle share of the stage with the most work
+        t.caption = ("bubble: the critical stage's idle seconds, the light stages' slack included; the figures' "
+                     "bubble is the busiest stage's idle share, the pipeline's own")
+        t.caption_justify = "left"
     t.add_column("part")
     t.add_column("time", justify="right")
     t.add_column("share of step", justify="right")
