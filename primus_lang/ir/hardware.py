@@ -104,15 +104,15 @@ def provenance_items(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _listed_in(allowed: tuple[str, ...] | None) -> Callable[[Provenance, attrs.Attribute[str], str], None]:
+def _listed_in(allowed: tuple[str, ...] | None) -> Callable[[object, attrs.Attribute[str], str], None]:
     """A validator of a comma-separated list: each item one of ``allowed`` (None: a lower-case name)."""
-    def check(_instance: Provenance, attribute: attrs.Attribute[str], value: str) -> None:
+    def check(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
         for item in provenance_items(value):
             if allowed is not None and item not in allowed:
                 raise ValueError(f"`{attribute.name}` names `{item}`; it lists {', '.join(allowed)}, comma-separated")
             if allowed is None and not _STACK_NAME.fullmatch(item):
-                raise ValueError(f"`{attribute.name}` names `{item}`; a training software is a lower-case name "
-                                 "(megatron-core, torchtitan, ...), comma-separated")
+                raise ValueError(f"`{attribute.name}` names `{item}`; each is a lower-case name "
+                                 "(megatron-core, hopper, ...), comma-separated")
     return check
 
 
@@ -163,6 +163,9 @@ class Provenance:
         Kind.TEXT, "GEMM precisions of those runs (bf16, fp8 per-tensor, fp8 mxfp8/blockwise/rowwise, fp4)"))
     stacks: str = field(default="", validator=_listed_in(None), metadata=q(
         Kind.TEXT, "training software of those runs (megatron-core, torchtitan, automodel, ...)"))
+    archs: str = field(default="", validator=_listed_in(None), metadata=q(
+        Kind.TEXT, "GPU architectures of those runs (hopper, blackwell, cdna3, ...): a profile pooled from "
+                   "runs on others carries the far band on a GPU of another"))
 
 
 @frozen
@@ -204,6 +207,8 @@ class Gpu:
     confidence: str = field(default="high", metadata=q(Kind.ENUM, "how well the numbers are verified", CONFIDENCE))
     source: str = field(default="", metadata=q(Kind.TEXT, "where the numbers come from"))
     # What the user pays, never a built-in fact: the stdlib's profiles leave it 0
+    arch: str = field(default="", validator=_listed_in(None), metadata=q(
+        Kind.TEXT, "the GPU's architecture (ampere, hopper, blackwell, cdna3, cdna4; empty: not said)"))
     price_per_hour: float = field(default=0.0, metadata=q(
         Kind.NUMBER, "what one GPU-hour costs you, in your currency (0: not given; `cost` needs it)", zero_ok=True))
     span: Span | None = field(default=None, eq=False, repr=False, metadata=q(Kind.TEXT, "definition site"))

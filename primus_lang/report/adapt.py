@@ -172,6 +172,7 @@ def _viewer(space: Space | None, enrichment: Enrichment, limit: int) -> Callable
             world=space.cluster.world if space is not None else 0,
             model=space.model if space is not None else None,
             stack=trust.target_stack(space.settings.target) if space is not None else "",
+            arch=space.cluster.gpu.arch if space is not None else "",
         )
         views[cand] = v
         return v

@@ -77,6 +77,7 @@ def candidate_view(
     world: int = 0,
     model: Model | None = None,
     stack: str = "",
+    arch: str = "",
 ) -> CandidateView:
     """``figures`` is anything with the projection's figures (a ``Projection`` or a search ``Evaluation``);
     ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
@@ -84,7 +85,7 @@ def candidate_view(
     source = figures if figures is not None else projection
     tokens = figure(source, "tokens_per_gpu")
     p = provenance
-    low, high, beyond = trust.bounds(p, cand, world, model, stack) if p is not None else (0.0, 0.0, ())
+    low, high, beyond = trust.bounds(p, cand, world, model, stack, arch) if p is not None else (0.0, 0.0, ())
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),

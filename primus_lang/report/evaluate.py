@@ -34,15 +34,15 @@ def evaluate(space: Space, cand: Candidate, project_overflow: bool = True, timel
     from primus_lang.validate import trust
 
     return _evaluated(cand, acc, proj, space.headroom, space.cluster.gpu.provenance, space.cluster.world,
-                      space.model, trust.target_stack(space.settings.target))
+                      space.model, trust.target_stack(space.settings.target), space.cluster.gpu.arch)
 
 
 def _evaluated(cand: Candidate, acc: Any, proj: Any, headroom: float, provenance: Provenance, world: int,
-               model: Any, stack: str) -> Evaluated:
+               model: Any, stack: str, arch: str) -> Evaluated:
     from primus_lang.memory import usable_bytes
 
     view = candidate_view(cand, proj, memory_peak=int(acc.peak.total), fits=bool(acc.fits(headroom)), account=acc,
-                          projection=proj, provenance=provenance, world=world, model=model, stack=stack)
+                          projection=proj, provenance=provenance, world=world, model=model, stack=stack, arch=arch)
     return Evaluated(cand, acc, proj, view, usable_bytes(acc.capacity, headroom))
 
 
@@ -59,4 +59,4 @@ def evaluate_run(run: Any, settings: Any, oracle: Any = None) -> tuple[Evaluated
     from primus_lang.validate import trust
 
     return _evaluated(run.cand, acc, proj, 0.0, run.cluster.gpu.provenance, run.cluster.world, run.model,
-                      trust.stack_of(run.framework)), judged
+                      trust.stack_of(run.framework), run.cluster.gpu.arch), judged

@@ -76,8 +76,8 @@ class _Rows:
 
 def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
     """What a fit on ``runs`` saw, as a provenance's fields: the longest sequence, the most GPUs, and
-    the model architectures, GEMM precisions and training software among them (a candidate beyond
-    any of them carries the far band: ``trust.beyond``)."""
+    the model architectures, GEMM precisions, training software and GPU architectures among them (a
+    candidate beyond any of them carries the far band: ``trust.beyond``)."""
     def listed(values: Iterable[str]) -> str:
         return ",".join(sorted({v for v in values if v}))
 
@@ -85,7 +85,8 @@ def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
             "world_max": max((r.cluster.world for r in runs if r.cluster), default=0),
             "kinds": listed(trust.architecture(r.model) for r in runs if r.model),
             "precisions": listed(trust.gemm_precision(r.cand) for r in runs if r.cand),
-            "stacks": listed(trust.stack_of(r.framework) for r in runs)}
+            "stacks": listed(trust.stack_of(r.framework) for r in runs),
+            "archs": listed(r.cluster.gpu.arch for r in runs if r.cluster)}
 
 
 def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Mapping[str, Sequence[Run]],
@@ -119,7 +120,7 @@ def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Ma
         band = far_without.get(run.source)
         p_out = attrs.evolve(p, far_low=band[0], far_high=band[1]) if band else p
         judged = (trust.factors(attrs.evolve(p_out, **seen_without(run, gpu)), run.cand, run.cluster.world,
-                                run.model, trust.stack_of(run.framework))
+                                run.model, trust.stack_of(run.framework), run.cluster.gpu.arch)
                   if run.cand is not None and run.cluster is not None else (p.low, p.high))
         ratio = 1 / (1 + e)
         out[rid] = {how: low <= ratio <= high

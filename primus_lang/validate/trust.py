@@ -54,7 +54,7 @@ def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | No
     """The band of a projection of ``cand`` of ``model`` on ``world`` GPUs under the training software
     ``stack`` (``cand`` omitted: the profile's own band)."""
     p = gpu.provenance
-    low, high, why = bounds(p, cand, world, model, stack) if cand is not None else (p.low, p.high, ())
+    low, high, why = bounds(p, cand, world, model, stack, gpu.arch) if cand is not None else (p.low, p.high, ())
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
                 step_time / high, step_time / low, p.paired, why)
 
@@ -123,10 +123,16 @@ def target_stack(target: str) -> str:
     return stack_of(target.split("+")[0]) if target else ""
 
 
-def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = None, stack: str = "") -> list[str]:
-    """How ``cand`` of ``model`` on ``world`` GPUs under ``stack`` lies beyond the runs the profile
-    was fitted on (empty: inside; a fact the profile or the caller does not record is not judged)."""
+def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = None, stack: str = "",
+           arch: str = "") -> list[str]:
+    """How ``cand`` of ``model`` on ``world`` GPUs of architecture ``arch`` under ``stack`` lies beyond
+    the runs the profile was fitted on (empty: inside; a fact the profile or the caller does not record
+    is not judged)."""
     out = []
+    archs = provenance_items(prov.archs)
+    if archs and arch and arch not in archs:
+        out.append(f"a GPU of the {arch} architecture, where the runs behind its efficiencies ran on "
+                   f"{', '.join(archs)} GPUs")
     if prov.seq_max and cand.seq_len > prov.seq_max:
         out.append(f"sequence {cand.seq_len:,} beyond the longest of its runs ({prov.seq_max:,}): attention's share "
                    "of the step was never measured this large")
@@ -145,20 +151,20 @@ def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = 
 
 
 def bounds(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
-           stack: str = "") -> tuple[float, float, tuple[str, ...]]:
+           stack: str = "", arch: str = "") -> tuple[float, float, tuple[str, ...]]:
     """Measured-over-projected bounds for ``cand`` and why they are widened: the profile's band, or
     where the candidate lies beyond what the fit saw, the wider of it and the ``far`` band (runs of a
     source the fit never saw, projected by fits on the other sources: the nearest measured stand-in
     for a kind of run the fit never saw)."""
-    why = tuple(beyond(prov, cand, world, model, stack))
+    why = tuple(beyond(prov, cand, world, model, stack, arch))
     low, high = far(prov) if why else (prov.low, prov.high)
     return low, high, why
 
 
 def factors(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
-            stack: str = "") -> tuple[float, float]:
+            stack: str = "", arch: str = "") -> tuple[float, float]:
     """``bounds`` without the reasons."""
-    low, high, _ = bounds(prov, cand, world, model, stack)
+    low, high, _ = bounds(prov, cand, world, model, stack, arch)
     return low, high
 
 
@@ -251,7 +257,8 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
     GPU counts) beyond the runs the profile was fitted on. ``fix`` names the command or import that
     gives the space a fitted profile."""
     out = []
-    outside = [(c, reasons) for c, world in shown if (reasons := beyond(gpu.provenance, c, world, model, stack))]
+    outside = [(c, reasons) for c, world in shown
+               if (reasons := beyond(gpu.provenance, c, world, model, stack, gpu.arch))]
     if outside:
         cand, reasons = outside[0]
         p = gpu.provenance

@@ -120,7 +120,7 @@ def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) 
     err = (projected - run.measured) / run.measured if run.measured else None
     layout = f"{run.cluster.world}:{run.cand.label()}"
     low, high, why = trust.bounds(run.cluster.gpu.provenance, run.cand, run.cluster.world, run.model,
-                                  trust.stack_of(run.framework))
+                                  trust.stack_of(run.framework), run.cluster.gpu.arch)
     return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision,
                      (low, high), why, run.measured_from)
 

@@ -67,3 +67,20 @@ def test_explain_sets_no_fp8_twin_beside_a_bf16_recipe(tmp_path: Path, capsys: p
     assert json.loads(capsys.readouterr().out)["precision_gain"] is None
     assert main(["diff", str(path), "tp=1", "tp=2"]) == 0
     assert capsys.readouterr().out.count("has no FP8 tensor cores") == 2
+
+
+def test_a_profile_pooled_from_other_architectures_carries_the_far_band() -> None:
+    # a new user's trial: the A100's band (NVIDIA's pool, fitted on Hopper and Blackwell rows) was as
+    # narrow as a fitted profile's; the far band is what runs of a kind no fit saw measured
+    from primus_lang.validate import trust
+
+    space = loads_program(SPACE, "a100.prx").spaces[0]
+    gpu = space.cluster.gpu
+    assert gpu.arch == "ampere" and "ampere" not in gpu.provenance.archs.split(",")
+    cand = next(iter(legal_points(space)))
+    b = trust.band(gpu, 1000.0, 1.0, cand, space.cluster.world, space.model, "megatron-core")
+    assert (b.tokens_low, b.tokens_high) == pytest.approx((1000 * min(gpu.provenance.low, gpu.provenance.far_low),
+                                                          1000 * max(gpu.provenance.high, gpu.provenance.far_high)))
+    assert any("ampere architecture" in why for why in b.beyond)
+    h100 = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "nvidia.prx")).gpus}["h100"]
+    assert not trust.beyond(h100.provenance, cand, 64, space.model, "megatron-core", h100.arch)
