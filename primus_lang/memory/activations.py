@@ -357,8 +357,7 @@ def head_items(model: Model, k: Knobs, d: Dims) -> list[Item]:
         Item("output layer input", "2·Tsp·h", 2 * d.Tsp * d.h),
         # Megatron's cross-entropy (fused or not) saves the softmax in FP32; Transformer Engine's saves the
         # BF16 logits, overwritten by their gradient, and each token's max, sum and target logit per TP rank
-        Item("logits fp32 (cross-entropy)", "4·T·V/tp", _if(logical_not(k.te_cross_entropy),
-                                                                             4 * d.T * v)),
+        Item("logits fp32 (cross-entropy)", "4·T·V/tp", _if(logical_not(k.te_cross_entropy), 4 * d.T * v)),
         Item("logits bf16 (TE cross-entropy)", "2·T·V/tp (te)", _if(k.te_cross_entropy, 2 * d.T * v)),
         Item("cross-entropy max, sum, target logit fp32", "12·T·tp (te)", _if(k.te_cross_entropy, 12 * d.T * k.tp)),
         Item("cross-entropy target mask", "T", d.T),
