@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from primus_lang.commands._options import oracle_kind
-from primus_lang.ir import Space, cluster_points, text
+from primus_lang.ir import Gpu, Space, cluster_points, text
 from primus_lang.lower import select_cluster
 from primus_lang.search import (
     CapacityPlan,
@@ -53,10 +53,31 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         found = f"{c.recipe} at {c.tokens_per_gpu.value:,.0f} tokens/s/GPU" if c.tokens_per_gpu else c.excluded
         err.print(f"[{done}/{total}] {c.label}: {found}", highlight=False)
 
+    note = network_note(space)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or available_cpus()
     cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
     label = args.cluster or cap.chosen
     return cap, (select_cluster(space, label) if label else None)
+
+
+def network_note(space: Space) -> str:
+    """What a `gpu` axis over a cluster that states its NICs keeps (a new user's trial: H100 planned on an
+    A100 cluster's 200 Gb/s links, said nowhere): every GPU on the cluster's NICs, where a GPU's sheet says
+    another; "" when none does or the NICs are an axis too."""
+    axes = {a.name for a in space.cluster_axes}
+    c = space.cluster
+    if "gpu" not in axes or axes & {"nic_bandwidth", "nics_per_node"} or (c.nic_bandwidth <= 0 and c.nics_per_node <= 0):
+        return ""
+    per_gpu = c.nic_bandwidth_per_gpu
+    others = [g.name for a in space.cluster_axes if a.name == "gpu" for g in a.values
+              if isinstance(g, Gpu) and g.nic_bandwidth != per_gpu]
+    if not others:
+        return ""
+    return (f"every GPU of the `gpu` axis is planned on the cluster's own NICs, {per_gpu * 8 / 1e9:,.0f} Gb/s a GPU, "
+            f"where {', '.join(f'`{n}`' for n in others)} {'has another on its sheet' if len(others) == 1 else 'have others on their sheets'}: state the cluster without "
+            "`nic` to plan each GPU on its own sheet's, or make the NICs an axis (`nic_bandwidth : ...`)")
 
 
 def _spread(s: Spread | None, scale: float = 1.0) -> str:

@@ -358,3 +358,23 @@ def test_the_report_of_a_cluster_search_is_rebuilt_on_its_cluster(tmp_path: Path
     assert main(["report", str(old), "--space", str(path), "--out", str(tmp_path / "o.html")]) == 1
     assert "P2017" in capsys.readouterr().err
     assert main(["report", str(old), "--space", str(path), "--out", str(tmp_path / "o.html"), "--cluster", chosen]) == 0
+
+
+def test_a_gpu_axis_over_a_cluster_that_states_its_nics_says_so(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: H100 planned on an A100 cluster's 200 Gb/s links, said nowhere
+    path = tmp_path / "cap.prx"
+    path.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.nvidia (a100_x8)\n"
+                    "import hardware.nvidia (a100, h100)\n"
+                    "space cap on a100_x8 {\n  model = llama3_1_8b\n  seq_len = 4096\n  gbs = 512\n"
+                    "  gpu : a100 | h100\n  nodes : 1 | 2\n  tp : 1 | 2\n  maximize tokens_per_gpu\n"
+                    "  budget 4 evals\n}\n")
+    assert main(["plan", str(path), "--no-emit", "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "planned on the cluster's own NICs, 200 Gb/s a GPU, where `h100` has another on its sheet" in err
+    # the NICs of every GPU agree with the cluster's: nothing to say
+    path.write_text(path.read_text().replace("a100_x8", "h100_x8").replace("gpu : a100 | h100",
+                                                                           "gpu : h100 | b200"))
+    path.write_text(path.read_text().replace("import hardware.nvidia (a100, h100)", "import hardware.nvidia (h100, b200)"))
+    assert main(["plan", str(path), "--no-emit", "--out", str(tmp_path / "b")]) == 0
+    assert "own NICs" not in capsys.readouterr().err
