@@ -405,6 +405,27 @@ def summarize(space: Space) -> LegalitySummary:
     return LegalitySummary(space.name, raw, tuple(counts), legal, time.perf_counter() - start)
 
 
+def never_legal(space: Space) -> list[tuple[str, Any, str]]:
+    """Each axis value that some point takes but no legal point does (``precision = fp8`` on a GPU
+    without FP8), with the code of a check that alone rules it out ("" where only several together do):
+    a count per value, as ``summarize`` counts, with the axis held at that value."""
+    validity = _validity(space)
+    checks = _checks(space)
+    factors = [_check_factor(space, c) for c in checks]
+    out: list[tuple[str, Any, str]] = []
+    for a in space.axes:
+        for i, value in enumerate(a.domain.values):
+            held = np.zeros(_slots(a), dtype=np.int64)
+            held[i] = 1
+            at: Factor = ((a.name,), held)
+            if not _contract(space, [*validity, at]) or _contract(space, [*validity, *factors, at]):
+                continue
+            alone = next((c.code for c, f in zip(checks, factors, strict=True)
+                          if not _contract(space, [*validity, f, at])), "")
+            out.append((a.name, value, alone))
+    return out
+
+
 def require_legal(space: Space, summary: LegalitySummary) -> None:
     """Raise a P4 diagnostic when the space has points but none of them is legal."""
     if summary.legal or not summary.raw:

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import attrs
 from attrs import frozen
 
-from primus_lang.check import LegalitySummary, require_legal, summarize
+from primus_lang.check import LegalitySummary, never_legal, require_legal, summarize
 from primus_lang.emit import inexpressible, target_warnings
 from primus_lang.ir import Space, serialize
+from primus_lang.ir.candidate import format_value
 from primus_lang.ir.ranges import MAX_WORLD
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
@@ -45,6 +46,11 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     lines.append(
         f"  legal points    {summary.legal:>{width},}   (checked in {summary.seconds * 1000:.0f} ms)"
     )
+    if summary.legal:
+        for axis, value, code in never_legal(space):
+            why = f"every point with it breaks {code}" if code else "the checks rule it out together"
+            lines.append(f"  never legal: {axis} = {format_value(value)} ({why}; `primusc explain {code}`)"
+                         if code else f"  never legal: {axis} = {format_value(value)} ({why})")
     return lines
 
 

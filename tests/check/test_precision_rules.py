@@ -57,3 +57,12 @@ def test_fp8_needs_fp8_tensor_cores() -> None:
     assert [c for c, ok in zip(points, legal_mask(s, points), strict=True) if ok] == one
     assert {c.precision for c in one} == {"bf16"}
     assert {r.code: r.removed for r in summarize(s).rules}["P4040"] == 2
+
+
+def test_check_names_the_axis_values_no_legal_point_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: `primusc check` on A100 counted P4040's removals but never said that
+    # `precision = fp8` can be legal nowhere there
+    from primus_lang.check import never_legal
+
+    assert never_legal(space("ampere")) == [("precision", "fp8", "P4040"), ("precision", "fp4", "P4035")]
+    assert never_legal(space("blackwell")) == []

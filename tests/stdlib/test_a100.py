@@ -84,3 +84,10 @@ def test_a_profile_pooled_from_other_architectures_carries_the_far_band() -> Non
     assert any("ampere architecture" in why for why in b.beyond)
     h100 = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "nvidia.prx")).gpus}["h100"]
     assert not trust.beyond(h100.provenance, cand, 64, space.model, "megatron-core", h100.arch)
+
+
+def test_check_says_fp8_is_never_legal_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a100.prx"
+    path.write_text(SPACE)
+    assert main(["check", str(path)]) == 0
+    assert "never legal: precision = fp8 (every point with it breaks P4040" in capsys.readouterr().out
