@@ -413,7 +413,9 @@ def never_legal(space: Space) -> list[tuple[str, Any, str]]:
     checks = _checks(space)
     factors = [_check_factor(space, c) for c in checks]
     out: list[tuple[str, Any, str]] = []
-    for a in space.axes:
+    # a conditional axis takes its default where its condition is off, a value the listed ones may
+    # hold too: only unconditional axes are judged
+    for a in (a for a in space.axes if a.when is None):
         for i, value in enumerate(a.domain.values):
             held = np.zeros(_slots(a), dtype=np.int64)
             held[i] = 1

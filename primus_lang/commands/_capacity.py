@@ -68,8 +68,8 @@ def network_note(space: Space) -> str:
     another; "" when none does or the NICs are an axis too."""
     axes = {a.name for a in space.cluster_axes}
     c = space.cluster
-    if "gpu" not in axes or axes & {"nic_bandwidth", "nics_per_node"} or (c.nic_bandwidth <= 0 and c.nics_per_node <= 0):
-        return ""
+    if "gpu" not in axes or axes & {"nic_bandwidth", "nics_per_node"} or c.nic_bandwidth <= 0:
+        return ""  # without a stated NIC bandwidth each GPU's own sheet gives it
     per_gpu = c.nic_bandwidth_per_gpu
     others = [g.name for a in space.cluster_axes if a.name == "gpu" for g in a.values
               if isinstance(g, Gpu) and g.nic_bandwidth != per_gpu]

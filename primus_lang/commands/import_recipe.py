@@ -316,7 +316,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
 
 
 # a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first
-_GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|a100|mi355x|mi350x|mi325x|mi300x)(?![a-z0-9])")
+_GPU_IN_NAME = re.compile(r"(?<![a-z0-9])(gb300|gb200|b300|b200|h200|h100|a100[_-]40gb|a100|mi355x|mi350x|mi325x|mi300x)"
+                          r"(?![a-z0-9])")
 
 
 def _stdlib_has(vendor: str, gpu: str) -> bool:
@@ -340,7 +341,7 @@ def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
 
 def _gpu_in_name(path: str) -> str:
     m = _GPU_IN_NAME.search(str(path).lower())
-    return m.group(1) if m is not None else ""
+    return m.group(1).replace("-", "_") if m is not None else ""
 
 
 def _dropped_blocks(model: dict[str, Any], base: dict[str, Any]) -> list[str]:
@@ -396,7 +397,9 @@ def _node_variable(recipe: Recipe, nodes: int, other: int) -> str:
     """How to give the node count: the environment variable whose script default gave it, where the
     reading took exactly one default equal to the count (``NNODES=${SLURM_NNODES:-1}``)."""
     # not `--nodes`: it would contradict the count the recipe states (P3124)
-    named = [name for name, default in recipe.defaults if default.strip("\"'") == str(nodes)]
+    # a default that merely equals the count (`MBS=${MBS:-1}`) is no node count: the name must say nodes
+    named = [name for name, default in recipe.defaults
+             if default.strip("\"'") == str(nodes) and "NODE" in name.upper()]
     if len(named) == 1:
         return f"the script read `{named[0]}` at its default {nodes}; give the count with `--set {named[0]}={other}`"
     return (f"if the script reads the count from its environment, give it with `--set NAME={other}`; if it "

@@ -51,8 +51,9 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
                      sense: str) -> tuple[Trial, str]:
     """The recipe to launch when the space has one of its own (an imported recipe, ``baseline { }``): the
     search's winner only when it beats the recipe by more than the profile's paired band, else the recipe
-    itself, never less than what the user runs, unless the memory account refuses the recipe and the winner
-    fits. The second value says why the recipe stays or gives way ("" if it is beaten outright)."""
+    itself, never less than what the user runs, unless the memory account refuses the recipe and the winner,
+    tied with it, fits. The second value says why the recipe stays or gives way ("" if it is beaten
+    outright)."""
     if baseline is None or baseline.evaluation is None or baseline.candidate is None or winner.evaluation is None \
             or winner.candidate is None or winner.candidate == baseline.candidate:
         return winner, ""
@@ -62,7 +63,7 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
         return winner, ""
     change = ours / theirs - 1 if theirs else 0.0
     fits = baseline.spare is None or baseline.spare >= 0
-    if not fits and (winner.spare is None or winner.spare >= 0):
+    if not fits and (winner.spare is None or winner.spare >= 0) and trust.tied(prov, ours, theirs):
         # a recipe the account refuses is only evidence where it ran: on another GPU or node count
         # (`import-recipe --gpu`) it may not start at all, so a tied recipe that fits is launched
         return winner, (f"The space's baseline (the recipe) does not fit by the memory account; the launch files are "

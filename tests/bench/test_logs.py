@@ -232,3 +232,15 @@ def test_the_devices_memory_in_use_is_not_read_as_the_allocators_reserved() -> N
     assert (log.max_allocated, log.max_reserved) == (int(80000.0 * 2**20), int(86630.4 * 2**20))
     alone = parse_log(lines[1] + "\n")  # the device's figure is all there is
     assert alone.max_reserved == int(94.70 * 2**30)
+
+
+def test_the_cross_entropy_kernel_is_read_from_the_arguments() -> None:
+    # a reviewer's finding: a log of a run on Transformer Engine's cross-entropy was read as unfused
+    text = MEGATRON.read_text()
+    assert candidate_from_log(parse_log(text)).cross_entropy == "unfused"
+    line = next(x for x in text.splitlines() if "sequence_parallel ." in x)
+    for switch, impl, kernel in (("True", "te", "te"), ("True", "native", "native"), ("False", "te", "unfused")):
+        extra = (line.replace("sequence_parallel", "cross_entropy_loss_fusion").rsplit(" ", 1)[0] + f" {switch}\n"
+                 + line.replace("sequence_parallel", "cross_entropy_fusion_impl").rsplit(" ", 1)[0] + f" {impl}")
+        log = parse_log(text.replace(line, line + "\n" + extra))
+        assert candidate_from_log(log).cross_entropy == kernel

@@ -66,3 +66,10 @@ def test_check_names_the_axis_values_no_legal_point_takes(capsys: pytest.Capture
 
     assert never_legal(space("ampere")) == [("precision", "fp8", "P4040"), ("precision", "fp4", "P4035")]
     assert never_legal(space("blackwell")) == []
+    # a conditional axis takes its default where its condition is off (a reviewer's finding: the Qwen3
+    # example's `account_for_embedding : false | true when pp > 2` was named never legal at false)
+    from primus_lang.lower import load_program, pick_space
+    from primus_lang.resources import data_dir
+
+    for example in sorted(data_dir("examples").glob("*.prx")):
+        assert never_legal(pick_space(load_program(str(example)))) == [], example.name

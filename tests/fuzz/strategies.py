@@ -55,13 +55,13 @@ KNOBS = [
     "tp", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
     "account_for_loss", "pipeline_layout", "cp", "ep", "etp", "mbs", "gbs", "seq_len", "precision",
     "fp8_recipe", "recompute", "sharding", "schedule", "sequence_parallel", "attention", "cp_comm",
-    "moe_dispatcher", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
+    "cross_entropy", "moe_dispatcher", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
     "ep_comm_overlap", "cuda_graph", "main_grad_dtype", "optimizer_dtype",
 ]
 ENUMS = [
     "bf16", "fp8", "fp4", "tensorwise", "delayed", "blockwise", "mxfp8", "none", "selective", "op",
     "dist_opt", "fsdp", "1f1b", "interleaved", "zero_bubble", "zbv", "flash", "unfused", "p2p", "a2a",
-    "allgather", "alltoall", "flex", "attn", "moe_router", "attn_moe_router", "layer", "full", "fp32",
+    "allgather", "alltoall", "flex", "native", "te", "attn", "moe_router", "attn_moe_router", "layer", "full", "fp32",
     "true", "false", "uniform", "block", "core_attn", "mlp", "moe",
 ]
 DERIVED = ["dp", "edp", "microbatches", "world", "nodes", "gpus_per_node", "layers_per_stage",

@@ -194,6 +194,13 @@ def test_a_node_count_read_at_its_default_names_the_variable(tmp_path: Path,
                  "--out", str(tmp_path / "t.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3124" in err and "give the count with `--set SLURM_NNODES=16`" in err
+    # a default that only equals the count is not offered (a reviewer's finding: `MBS=${MBS:-1}`)
+    literal = _write(tmp_path / "lit.sh", 'MBS=${MBS:-1}\ntorchrun --nproc-per-node 8 --nnodes 1 pretrain_gpt.py '
+                     + LLAMA8B.replace("--micro-batch-size 1", "--micro-batch-size $MBS") + "\n")
+    assert main(["import-recipe", str(literal), "--gpu", "h100", "--nodes", "4",
+                 "--out", str(tmp_path / "u.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3124" in err and "--set MBS" not in err
 
 
 def test_a_quoted_value_bash_splits_is_one_diagnostic_naming_the_split() -> None:

@@ -378,3 +378,12 @@ def test_a_gpu_axis_over_a_cluster_that_states_its_nics_says_so(tmp_path: Path,
     path.write_text(path.read_text().replace("import hardware.nvidia (a100, h100)", "import hardware.nvidia (h100, b200)"))
     assert main(["plan", str(path), "--no-emit", "--out", str(tmp_path / "b")]) == 0
     assert "own NICs" not in capsys.readouterr().err
+    # a cluster that counts its NICs but not their bandwidth plans each GPU on its sheet's (a reviewer's finding)
+    from primus_lang.commands._capacity import network_note
+    from primus_lang.lower import loads_program
+
+    text = path.read_text().replace("import clusters.nvidia (h100_x8)\n", "").replace(
+        "space cap on h100_x8", "cluster c1 { gpu = h100; nodes = 1; gpus_per_node = 8; nics_per_node = 8 }\n"
+        "space cap on c1").replace("gpu : h100 | b200", "gpu : h100 | b200 | a100").replace(
+        "(h100, b200)", "(h100, b200, a100)")
+    assert network_note(loads_program(text, "c.prx").spaces[0]) == ""

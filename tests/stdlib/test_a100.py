@@ -91,3 +91,15 @@ def test_check_says_fp8_is_never_legal_here(tmp_path: Path, capsys: pytest.Captu
     path.write_text(SPACE)
     assert main(["check", str(path)]) == 0
     assert "never legal: precision = fp8 (every point with it breaks P4040" in capsys.readouterr().out
+
+
+def test_a_recipe_file_named_for_the_40gb_part_is_planned_on_it(tmp_path: Path) -> None:
+    # a reviewer's finding: `..._a100_40gb.sh` read as the 80 GB part (twice the memory)
+    from primus_lang.lower import load_space
+    from tests.recipes.test_bad_recipes import LLAMA8B
+
+    script = tmp_path / "train_llama3_8b_a100_40gb.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + "\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(script), "--out", str(out)]) == 0
+    assert load_space(out).cluster.gpu.hbm_capacity == 40 * 2**30
