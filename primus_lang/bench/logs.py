@@ -350,11 +350,9 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         changes["sequence_parallel"] = log.arg(K["sequence_parallel"]) == "True"
     if log.arg(K["sharding"]) == "True":
         changes["sharding"] = "dist_opt"
-    # the implementation counts only with the switch (Megatron's language module reads it so)
     fused = log.arg(P["cross_entropy.fusion"])
     if fused in ("True", "False"):
-        impl = log.arg(K["cross_entropy"])
-        changes["cross_entropy"] = (impl if impl in ("native", "te") else "native") if fused == "True" else "unfused"
+        changes["cross_entropy"] = spelling.cross_entropy_kernel(fused == "True", log.arg(K["cross_entropy"]))
     return cand.replace(**changes)
 
 

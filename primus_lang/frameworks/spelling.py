@@ -126,3 +126,11 @@ def knob_of(setting: str) -> str | None:
         if name == setting:
             return knob
     return ALIASES.get(setting)
+
+
+def cross_entropy_kernel(fused: bool, impl: str | None) -> str:
+    """The ``cross_entropy`` knob Megatron's two settings give: its language module reads
+    --cross-entropy-fusion-impl (native unless te) only under --cross-entropy-loss-fusion."""
+    if not fused:
+        return "unfused"
+    return impl if impl in ("native", "te") else "native"

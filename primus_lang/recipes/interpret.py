@@ -466,11 +466,9 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
 
 
 def _cross_entropy(r: _Reader) -> str:
-    """The loss's kernel: Megatron's unfused one unless --cross-entropy-loss-fusion, then the one
-    --cross-entropy-fusion-impl names (native unless it says te), which without the switch does nothing."""
+    """The loss's kernel (``spelling.cross_entropy_kernel``), each setting read and checked in order."""
     fused = r.flag(P["cross_entropy.fusion"])
-    impl = r.choice(K["cross_entropy"], ("native", "te"), "native")
-    return impl if fused else "unfused"
+    return spelling.cross_entropy_kernel(fused, r.choice(K["cross_entropy"], ("native", "te"), "native"))
 
 
 def _layout_knobs(r: _Reader, model: dict[str, Any]) -> dict[str, Any]:
