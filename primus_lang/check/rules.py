@@ -109,7 +109,7 @@ def _validate_args(space: Space) -> bool:
 def _torch_fsdp2(space: Space) -> bool:
     """Whether the space's launch shards with torch FSDP2 (Primus, as its example configs do) rather than
     Megatron-FSDP (Megatron-LM, Megatron-Bridge), which shards experts over their own data-parallel group."""
-    return space.settings.target.split("+")[0] == "primus"
+    return space.settings.torch_fsdp2
 
 
 def _ep_overlap_takes_any_graph(space: Space) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from primus_lang.ir.candidate import Recompute
+from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.expr import Expr
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
@@ -131,6 +131,28 @@ class Settings:
     megatron_version: str = ""
     # the Megatron-Bridge release a bridge launch runs (`067f987`); empty: emission's default
     bridge_version: str = ""
+
+    @property
+    def framework(self) -> str:
+        return self.target.split("+")[0]
+
+    @property
+    def torch_fsdp2(self) -> bool:
+        """Whether ``sharding = fsdp`` launches as torch FSDP2 (the primus target, as Primus's own example
+        configs run it) rather than Megatron-FSDP (Megatron-LM, Megatron-Bridge)."""
+        return self.framework == "primus"
+
+    def as_launched(self, cand: Candidate) -> Candidate:
+        """``cand`` as its launch runs it, where the target decides something a knob names.
+
+        Megatron wraps torch FSDP2 without a mixed-precision policy
+        (megatron/core/distributed/torch_fully_sharded_data_parallel.py) around parameters its
+        Float16Module has made BF16, so gradients are reduced and accumulated in BF16 whatever
+        ``main_grad_dtype`` says (the FP32 copies Float16OptimizerWithFloat16Params makes exist only
+        during the optimizer step)."""
+        if cand.sharding == "fsdp" and cand.main_grad_dtype != "bf16" and self.torch_fsdp2:
+            return cand.replace(main_grad_dtype="bf16")
+        return cand
 
 
 @frozen

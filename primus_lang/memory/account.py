@@ -36,7 +36,8 @@ def account(model: Model, cluster: Cluster, cand: Candidate, settings: Settings)
     Ranks of one stage hold the same bytes: with expert parallelism every rank holds ``E/EP`` experts
     of every MoE layer beside its dense share, so a stage is the unit of difference.
     """
-    k = from_candidate(cand, cluster.world, cluster.gpu.fp8_layouts == "any")
+    cand = settings.as_launched(cand)
+    k = from_candidate(cand, cluster.world, cluster.gpu.fp8_layouts == "any", settings.torch_fsdp2)
     items = layer_items(model, k, settings)
     ranks = tuple(stage_account(model, cluster, cand, k, items, i) for i in range(cand.pp))
     return MemoryAccount(ranks, cluster.gpu.hbm_capacity)

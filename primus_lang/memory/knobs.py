@@ -65,6 +65,9 @@ class Knobs:
     fp8_any_layout: Num = False
     # bool: Transformer Engine's cross-entropy keeps the BF16 logits (and their gradient in place), not FP32
     te_cross_entropy: Num = False
+    # FSDP launches as torch FSDP2 (``Settings.torch_fsdp2``), not Megatron-FSDP: one value for all rows,
+    # a property of the target
+    torch_fsdp2: Num = False
 
     @property
     def zbv(self) -> Num:
@@ -105,13 +108,14 @@ def fp8_param(c: Candidate) -> bool:
 
 
 # what is one value for every candidate of a batch, not a column
-SCALARS = ("world", "layout", "fp8_any_layout")
+SCALARS = ("world", "layout", "fp8_any_layout", "torch_fsdp2")
 
 
-def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False) -> Knobs:
+def from_candidate(c: Candidate, world: int, fp8_any_layout: bool = False, torch_fsdp2: bool = False) -> Knobs:
     return Knobs(
         world=world,
         fp8_any_layout=fp8_any_layout,
+        torch_fsdp2=torch_fsdp2,
         tp=c.tp,
         pp=c.pp,
         vpp=derived.virtual_stages(c.schedule, c.vpp),

@@ -82,7 +82,7 @@ def prefilter_columns(model: Model, cluster: Cluster, k: Knobs, settings: Settin
     key = _static_key(k)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     any_layout = cluster.gpu.fp8_layouts == "any"
-    reps = [Knobs(world=k.world, layout=k.layout, fp8_any_layout=any_layout,
+    reps = [Knobs(world=k.world, layout=k.layout, fp8_any_layout=any_layout, torch_fsdp2=settings.torch_fsdp2,
                   **{f: getattr(k, f)[i].item() for f in _FIELDS}) for i in first]
     reserved = cluster.gpu.reserved_memory
     peak = np.zeros(n, dtype=np.int64)
@@ -109,6 +109,8 @@ def prefilter(model: Model, cluster: Cluster, cands: Sequence[Candidate], settin
 
     A layout string is no column: each distinct ``pipeline_layout`` (almost always just "") is its own
     batch."""
+    if settings.torch_fsdp2:
+        cands = [settings.as_launched(c) for c in cands]
     by_layout: dict[str, list[int]] = {}
     for i, c in enumerate(cands):
         by_layout.setdefault(c.pipeline_layout, []).append(i)

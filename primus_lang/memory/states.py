@@ -68,7 +68,7 @@ def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
                 "fp4", "fp8_recipe", "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule",
-                "fp8_any_layout")
+                "fp8_any_layout", "torch_fsdp2")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,6 +84,7 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         sharding=values["sharding"], schedule=values["schedule"], sp=False, flash=True,
         overlap_grad_reduce=bool(values["overlap_grad_reduce"]), grad_bytes=values["grad_bytes"],
         state_bytes=values["state_bytes"], layout=layout, fp8_any_layout=bool(values["fp8_any_layout"]),
+        torch_fsdp2=bool(values["torch_fsdp2"]),
     )
     return tuple(_compute_state_terms(model, k, stage))
 
@@ -237,8 +238,11 @@ def _fsdp_gather_buffers(model: Model, k: Knobs, tensors: list[Tensor]) -> Term:
     """FSDP's buffers for the largest unit gathered: its BF16 parameters, twice, and its gradients."""
     units = layer_units(model, int(k.tp), int(k.ep), int(k.etp))
     unit = max(sum(t.numel for t in u if not t.expert) + sum(t.numel for t in u if t.expert) for u in units)
-    emb = sum(t.numel for t in tensors if t.name.startswith(("embedding.", "output_layer")))
-    unit = max(unit, emb)
+    # Megatron-FSDP's units are the decoder layers, and what is left (embedding, output layer) is gathered
+    # as one group (fsdp/mcore_fsdp_adapter.py); Megatron's torch FSDP2 wrapper makes the embedding and
+    # the output layer units of their own (torch_fully_sharded_data_parallel.py)
+    heads = [sum(t.numel for t in tensors if t.name.startswith(p)) for p in ("embedding.", "output_layer")]
+    unit = max(unit, *heads) if k.torch_fsdp2 else max(unit, sum(heads))
     return _term("fsdp gather buffers", "2 × 2 × largest unit + grad_bytes × largest unit",
                  {"largest unit": unit, "grad_bytes": k.grad_bytes},
                  4 * unit + int(k.grad_bytes) * unit)

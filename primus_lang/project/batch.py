@@ -65,7 +65,7 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
     run = _Run(model, cluster, settings or Settings(), oracle or default_oracle(cluster))
     groups: dict[tuple[int, str], _Group] = {}
     for i, cand in enumerate(cands):
-        run.add(groups, i, cand)
+        run.add(groups, i, run.settings.as_launched(cand))
     shapes: dict[tuple[str, int, int], list[_Group]] = {}
     for g in groups.values():
         g.passes(run)

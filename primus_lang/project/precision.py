@@ -56,7 +56,8 @@ def twins(cand: Candidate) -> tuple[Candidate, Candidate]:
 def precision_gain(model: Model, cluster: Cluster, cand: Candidate, settings: Settings | None = None,
                    oracle: Oracle | None = None) -> PrecisionGain:
     oracle = oracle or SimulateOracle(cluster)
-    bf16, low = twins(cand)
+    settings = settings or Settings()
+    bf16, low = twins(settings.as_launched(cand))
     tokens = [project(model, cluster, c, settings, oracle=oracle).tokens_per_gpu for c in (bf16, low)]
     work = [_work(model, cluster, c, oracle) for c in (bf16, low)]
     parts = tuple((p, work[0].get(p, 0.0), work[1].get(p, 0.0)) for p in PARTS)

@@ -237,7 +237,9 @@ def project(
 ) -> Projection:
     """Project ``cand``: step time, tokens/s/GPU, model TFLOP/s/GPU, MFU, bubble and breakdown."""
     oracle = oracle or default_oracle(cluster)
-    p = _prepare(model, cluster, cand, settings or Settings(), oracle)
+    settings = settings or Settings()
+    cand = settings.as_launched(cand)
+    p = _prepare(model, cluster, cand, settings, oracle)
     # a timeline records every op of the step: past the slot limit it is left out, as unreadable
     if timeline and replayable(cand.pp, p.v, p.m):
         result = replay(plan(p.schedule, cand.pp, p.v, p.m), p.fwd, p.bwd, p.wgt, p.p2p, record=True)
@@ -406,6 +408,7 @@ def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settin
     """
     settings = settings or Settings()
     oracle = oracle or default_oracle(cluster)
+    cand = settings.as_launched(cand)
     m = derived.at_least_one(cand.microbatches(cluster.world))
     if shared:
         cand = ops_key(cand)

@@ -133,9 +133,14 @@ class Run:
     measured_from: str = ""  # how ``measured`` was derived when the row does not publish tokens/s/GPU
 
     def settings(self, base: Settings | None = None) -> Settings:
-        """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away."""
+        """The space-wide assumptions this row ran under: no MoE imbalance when it was forced away, and
+        Primus's launch (its FSDP is torch FSDP2) for a row of Primus."""
         base = base or Settings()
-        return attrs.evolve(base, moe_imbalance=1.0) if self.balanced else base
+        if self.balanced:
+            base = attrs.evolve(base, moe_imbalance=1.0)
+        if self.framework.lower().startswith("primus"):
+            base = attrs.evolve(base, target="primus+slurm")
+        return base
 
 
 @functools.lru_cache(maxsize=4)

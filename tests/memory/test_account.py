@@ -155,11 +155,30 @@ def _candidates() -> st.SearchStrategy[Candidate]:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_candidates(), min_size=1, max_size=8), st.sampled_from([LLAMA70B, MIXTRAL, DSV3_SMALL, HYBRID_SMALL]))
-def test_prefilter_equals_account(cands: list[Candidate], model: object) -> None:
-    peaks = prefilter(model, X64, cands, S)  # type: ignore[arg-type]
+@given(st.lists(_candidates(), min_size=1, max_size=8), st.sampled_from([LLAMA70B, MIXTRAL, DSV3_SMALL, HYBRID_SMALL]),
+       st.sampled_from(["megatron+slurm", "primus+slurm"]))
+def test_prefilter_equals_account(cands: list[Candidate], model: object, target: str) -> None:
+    s = Settings(target=target)  # the primus target launches FSDP as torch FSDP2
+    peaks = prefilter(model, X64, cands, s)  # type: ignore[arg-type]
     assert peaks.dtype.kind == "i"
-    assert [int(p) for p in peaks] == [account(model, X64, c, S).peak.total for c in cands]  # type: ignore[arg-type]
+    assert [int(p) for p in peaks] == [account(model, X64, c, s).peak.total for c in cands]  # type: ignore[arg-type]
+
+
+def test_torch_fsdp2_keeps_bf16_gradients_and_gathers_the_embedding_and_output_layer_apart() -> None:
+    # Megatron wraps torch FSDP2 without a mixed-precision policy around BF16 parameters: gradients are
+    # reduced and accumulated in BF16 whatever main_grad_dtype says; its units are the decoder layers,
+    # the embedding and the output layer, where Megatron-FSDP gathers the last two as one group
+    c = Candidate(tp=1, pp=1, gbs=64, seq_len=8192, sharding="fsdp", main_grad_dtype="fp32")
+    megatron = account(LLAMA70B, X64, c, S).peak
+    torch = account(LLAMA70B, X64, c, Settings(target="primus+slurm")).peak
+    assert megatron.term("gradients").bytes == 2 * torch.term("gradients").bytes
+    assert torch.term("gradients").bytes == torch.term("parameters bf16").bytes
+    vocab, hidden = LLAMA70B.vocab, LLAMA70B.hidden  # untied: the head is the largest unit either way
+    assert megatron.term("fsdp gather buffers").bytes == (4 + 4) * 2 * vocab * hidden
+    assert torch.term("fsdp gather buffers").bytes == (4 + 2) * vocab * hidden
+    # what the distributed optimizer keeps does not depend on the target
+    dist = c.replace(sharding="dist_opt")
+    assert account(LLAMA70B, X64, dist, S).peak.total == account(LLAMA70B, X64, dist, Settings(target="primus+slurm")).peak.total
 
 
 @pytest.mark.slow

@@ -281,3 +281,15 @@ def test_sequence_parallel_regathers_the_column_input_in_the_backward() -> None:
         return project(m, clu, cand).step_time
 
     assert 0.9 * step(plain) < step(sp) < step(plain)
+
+
+def test_torch_fsdp2_reduces_gradients_in_bf16() -> None:
+    # the primus target launches FSDP as torch FSDP2, whose gradients are in the parameters' dtype
+    c = Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192, sharding="fsdp", overlap_grad_reduce=False)
+    primus = Settings(target="primus+slurm")
+    assert primus.as_launched(c) == c.replace(main_grad_dtype="bf16")
+    assert Settings().as_launched(c) is c and primus.as_launched(c.replace(sharding="dist_opt")).main_grad_dtype == "fp32"
+    torch = project(LLAMA3_1_70B, cluster(), c, primus)
+    assert torch == project(LLAMA3_1_70B, cluster(), c.replace(main_grad_dtype="bf16"), Settings())
+    megatron = project(LLAMA3_1_70B, cluster(), c, Settings())
+    assert dict(torch.breakdown)["dp_comm"] < dict(megatron.breakdown)["dp_comm"]

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import attrs
 import pytest
 import yaml
 from hypothesis import given
@@ -40,6 +41,18 @@ def test_nemo_and_megatron_bridge_rows_reduce_gradients_in_bf16(tmp_path: Path) 
         assert run.cand is not None and run.cand.main_grad_dtype == "bf16"
         assert "main_grad_dtype" not in run.unpublished and "optimizer_dtype" in run.unpublished
     assert titan.cand is not None and titan.cand.main_grad_dtype == "fp32" and "main_grad_dtype" in titan.unpublished
+
+
+def test_a_primus_row_runs_under_primus_launch() -> None:
+    """Primus launches FSDP as torch FSDP2 (``Settings.torch_fsdp2``); other rows keep the default."""
+    def row(framework: str) -> Run:
+        return Run("r", ("card", "gpu", "bf16"), 1.0, framework=framework)
+
+    primus = row("Primus (Megatron-LM backend)").settings()
+    assert primus.torch_fsdp2 and primus.target == "primus+slurm"
+    assert not row("Megatron-LM").settings().torch_fsdp2
+    balanced = attrs.evolve(row("Primus"), balanced=True).settings()
+    assert balanced.moe_imbalance == 1.0 and balanced.torch_fsdp2
 
 
 def test_rows_map_to_candidates() -> None:
