@@ -21,6 +21,12 @@ Assumptions where the rows are silent (documented in docs/projection.md):
   (``grad_reduce_in_fp32 = False`` for every precision: NeMo 2.0's scripts/performance/helpers.py
   ``set_precision_configs``, Megatron-Bridge's perf_recipes/_common.py), so their ``main_grad_dtype``
   is ``bf16``; other frameworks keep Megatron-LM's and torchtitan's FP32 reduction;
+- Megatron-Bridge performance runs compute the loss with Transformer Engine's cross-entropy kernel
+  (``cross_entropy = te``: its perf configs set ``cross_entropy_fusion_impl: te`` since the first of
+  them, 568b3a3 of Aug 2025, and ``scripts/performance/utils/overrides.py`` since bf75c65, over
+  ``GPTModelProvider``'s ``cross_entropy_loss_fusion = True``); other rows keep Megatron's default
+  unfused loss;
+- Primus rows run under the primus target, whose FSDP is torch FSDP2 (``Run.settings``);
 - ``cuda_graph_impl``/``cuda_graph_scope`` map to the ``cuda_graph`` knob; rows that publish none
   ran without CUDA graphs (Megatron's default);
 - rows whose notes say the benchmark force-balanced tokens over experts (Megatron-Bridge, AutoModel's
@@ -526,7 +532,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     framework = str(row.get("framework") or "")
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
-                        attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec))
+                        attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec),
+                        cross_entropy="te" if "Megatron-Bridge" in framework else "unfused")
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own

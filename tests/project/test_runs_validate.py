@@ -41,6 +41,8 @@ def test_nemo_and_megatron_bridge_rows_reduce_gradients_in_bf16(tmp_path: Path) 
         assert run.cand is not None and run.cand.main_grad_dtype == "bf16"
         assert "main_grad_dtype" not in run.unpublished and "optimizer_dtype" in run.unpublished
     assert titan.cand is not None and titan.cand.main_grad_dtype == "fp32" and "main_grad_dtype" in titan.unpublished
+    # Megatron-Bridge's performance configs compute the loss with Transformer Engine's kernel
+    assert [r.cand.cross_entropy for r in (bridge, nemo, titan) if r.cand] == ["te", "unfused", "unfused"]
 
 
 def test_a_primus_row_runs_under_primus_launch() -> None:
