@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from primus_lang.frameworks import bridge, megatron
-from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.site import RESERVED_ENV, SHELL_ENV
@@ -60,23 +60,37 @@ def _field_value(f: attrs.Attribute[Any], v: Any) -> str:
 
 def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) -> dict[str, list[str]]:
     """Neighbours of the recipe the model and the cluster allow: TP inside a node dividing the heads
-    and query groups, PP dividing the layers, MBS halved and doubled, the recompute family. A recipe that
-    offloads activations keeps its PP 1, no recomputation and its offloaded layers (megatron-core takes
-    offloading with neither; host memory, which more layers fill, is not in the account)."""
+    and query groups, PP dividing the layers, MBS 1, halved and doubled, the recompute family with
+    fewer layers recomputed (a recipe that recomputes every layer often fits with a quarter or half of
+    them), and under FSDP the distributed optimizer beside it (PP > 1 needs it with torch FSDP2). A
+    recipe that offloads activations keeps its PP 1, no recomputation and its offloaded layers
+    (megatron-core takes offloading with neither; host memory, which more layers fill, is not in the
+    account)."""
     c = imp.candidate
     heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
     tps = sorted({t for t in (1, 2, 4, 8, c.tp) if t <= max(gpus_per_node, c.tp) and heads % t == 0
                   and groups % t == 0 and world % t == 0} | {c.tp})
     pps = sorted({p for p in (c.pp // 2, c.pp, c.pp * 2) if p >= 1 and layers % p == 0 and world % p == 0} | {c.pp})
-    mbss = sorted({m for m in (c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
-    recomputes = [_knob_value("recompute", c.recompute)]
+    mbss = sorted({m for m in (1, c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
+    recomputes = [_knob_value("recompute", r) for r in _recompute_neighbours(c.recompute)]
     for other in ("none", "selective"):
         if other not in recomputes and not c.offload_layers:  # megatron-core offloads without recomputation
             recomputes.append(other)
     out = {"tp": [str(t) for t in tps], "mbs": [str(m) for m in mbss], "recompute": recomputes}
     if not c.offload_layers and not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
         out["pp"] = [str(p) for p in pps]
+        if c.sharding == "fsdp" and len(pps) > 1:
+            out["sharding"] = ["fsdp", "dist_opt"]
     return {k: v for k, v in out.items() if len(v) > 1}
+
+
+def _recompute_neighbours(rc: Recompute) -> list[Recompute]:
+    """The recipe's recomputation, and with block-wise full recomputation of ``n`` layers a stage
+    also ``n/2`` and ``n/4`` of them (uniform's count is a chunk size: every layer is recomputed)."""
+    if rc.kind != "full" or rc.method != "block" or rc.layers < 2:
+        return [rc]
+    fewer = sorted({max(1, rc.layers // 2), max(1, rc.layers // 4)} - {rc.layers}, reverse=True)
+    return [rc, *(attrs.evolve(rc, layers=n) for n in fewer)]
 
 
 def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]] | None, gpu: tuple[str, str],

@@ -96,6 +96,18 @@ def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path
     assert "nodes = 1;" in text and "as Primus's launchers run it" in text
 
 
+def test_the_space_offers_fewer_recomputed_layers_mbs_1_and_the_optimizer_beside_fsdp(tmp_path: Path) -> None:
+    # Primus's 70B examples recompute every layer at MBS 3 under torch FSDP2; what fits with a quarter
+    # of the layers recomputed, at MBS 1, or with PP under the distributed optimizer must be in reach
+    _out, space = experiment(tmp_path, "llama3.1_70B.yaml", "micro_batch_size: 3\nglobal_batch_size: 24\n"
+                             "seq_length: 8192\nrecompute_granularity: full\nrecompute_method: block\n"
+                             "recompute_num_layers: 80\nuse_torch_fsdp2: true\nuse_distributed_optimizer: false\n"
+                             "gradient_accumulation_fusion: false\nckpt_format: torch_dist")
+    axes = {a.name: [str(v) for v in a.domain.values] for a in space.axes}
+    assert axes["recompute"][:3] == ["full(80,block)", "full(40,block)", "full(20,block)"]
+    assert axes["mbs"] == ["1", "3", "6"] and axes["sharding"] == ["fsdp", "dist_opt"] and axes["pp"] == ["1", "2"]
+
+
 def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's examples set its logger and Primus Turbo's switches, which no Megatron-LM parser has, name a
