@@ -95,7 +95,7 @@ def _mamba_tp_ok(f: Env, s: Space) -> Any:
 
 def _megatron_of(space: Space) -> str:
     """The Megatron-LM the space's launches run (frameworks.target): whose asserts a candidate meets."""
-    return megatron_of(space.settings.target.split("+")[0], space.settings.megatron_version,
+    return megatron_of(space.settings.framework, space.settings.megatron_version,
                        space.settings.bridge_version)
 
 
@@ -103,7 +103,7 @@ def _validate_args(space: Space) -> bool:
     """Whether the space's launch goes through Megatron-LM's validate_args (megatron/training/arguments.py):
     Megatron-LM and Primus do; Megatron-Bridge builds megatron-core's configs itself, so the asserts only
     arguments.py makes (the overlap, FP8-gather and torch-FSDP2 ones) do not stop it."""
-    return space.settings.target.split("+")[0] != "bridge"
+    return space.settings.framework != "bridge"
 
 
 def _torch_fsdp2(space: Space) -> bool:
@@ -643,6 +643,17 @@ RULES: tuple[Rule, ...] = (
             (not s.model.hybrid) & (not _offload_clash(s)) & (f["pp"] == 1) & (f["recompute"] == "none")
             & _graphs_take_offload(f, s) & (f["offload_layers"] < s.model.num_layers)),
         _offload_refusal,
+    ),
+    Rule(
+        L.PRECISION_AWARE_NEEDS_DIST_OPT,
+        ("optimizer_dtype", "sharding"),
+        lambda f, s: (f["optimizer_dtype"] == "fp32") | s.settings.distributed_optimizer(f["sharding"]),
+        lambda f, s: (
+            f"optimizer_dtype {f['optimizer_dtype']} with sharding {f['sharding']}"
+            + (" (torch FSDP2 on the primus target)" if f["sharding"] == "fsdp" else "")
+            + " (precision-aware-needs-dist-opt)",
+            "use `sharding = dist_opt`, or `optimizer_dtype = fp32`",
+        ),
     ),
     Rule(
         L.FA2_UNSUPPORTED,

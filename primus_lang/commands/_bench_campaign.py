@@ -89,7 +89,8 @@ def _write_job(args: argparse.Namespace) -> int:
     space = load_space(args.file, args.space)
     legal_points = importlib.import_module("primus_lang.check").legal_points
     points = legal_points(space)
-    cands = list(itertools.islice(points, min(args.limit, sys.maxsize)) if args.limit > 0 else points)
+    cands = [space.settings.as_launched(c) for c in
+             (itertools.islice(points, min(args.limit, sys.maxsize)) if args.limit > 0 else points)]
     specs, count, _ = collect_specs(space.model, space.cluster, cands)
     gpu = space.cluster.gpu
     source = Path(args.file)

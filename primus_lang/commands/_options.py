@@ -104,14 +104,19 @@ def oracle_kind(args: argparse.Namespace, settings: Settings | None = None) -> s
 
 def build_oracle(
     args: argparse.Namespace, kind: str, cluster: Cluster, model: Model | None = None,
-    cands: Iterable[Candidate] = (),
+    cands: Iterable[Candidate] = (), settings: Settings | None = None,
 ) -> Oracle | None:
-    """The oracle ``kind`` names for ``cluster``; None means the projection's own simulate oracle."""
+    """The oracle ``kind`` names for ``cluster``; None means the projection's own simulate oracle. A
+    benchmark oracle is anchored on ``cands`` as ``settings``' target launches them (what the
+    projection then asks it for)."""
     if kind == "simulate":
         return None
     from primus_lang.bench import make_oracle
+    from primus_lang.ir import Settings as SpaceSettings
 
-    return make_oracle(kind, args.device, args.db, cluster=cluster, model=model, cands=cands)
+    launched = settings or SpaceSettings()
+    return make_oracle(kind, args.device, args.db, cluster=cluster, model=model,
+                       cands=(launched.as_launched(c) for c in cands))
 
 
 def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None,

@@ -75,7 +75,10 @@ def _profile(args: argparse.Namespace, db: object, device: object) -> int:
     from primus_lang.bench import backend_of, facts_of
 
     db.put_provenance(device.key, facts_of(device, backend_of(device)))
-    cands = list(itertools.islice(legal_points(space), min(args.limit, sys.maxsize)) if args.limit > 0 else legal_points(space))
+    points = legal_points(space)
+    # the kernels each candidate runs as its target launches it (what the projection asks for)
+    cands = [space.settings.as_launched(c) for c in
+             (itertools.islice(points, min(args.limit, sys.maxsize)) if args.limit > 0 else points)]
     distinct, count, occurrences = collect_specs(space.model, space.cluster, cands)
     from primus_lang.bench import profile_kernels as profile
 

@@ -293,7 +293,7 @@ def _oracle(args: argparse.Namespace, space: Any) -> Any:
     from primus_lang.check import legal_points
 
     # Anchoring measures each distinct layer shape of the space once (the database keeps them).
-    return build_oracle(args, kind, space.cluster, space.model, legal_points(space))
+    return build_oracle(args, kind, space.cluster, space.model, legal_points(space), space.settings)
 
 
 def _prepare(space: Any, oracle: Any, err: Console, quiet: bool) -> Prepared:
@@ -338,7 +338,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     metric = prep.land.objective.metric
     baseline = baseline_trial(prep, result)
     choice = choose(result, space.cluster.gpu.provenance, metric, prep.land.objective.sense,
-                    space.settings.tie_break, baseline)
+                    space.settings, baseline)
     settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
     ranked = settled.ranked[: max(1, args.top)]
     lines: list[str] = []

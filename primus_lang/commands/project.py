@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         cands = [(land.points[i], int(land.peaks[i])) for i in land.fitting]
         legal, total = len(land.points), raw_size(space)
         fit = len(cands)
-    oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, [c for c, _ in cands])
+    oracle = build_oracle(args, oracle_kind(args, space.settings), space.cluster, space.model, [c for c, _ in cands],
+                          space.settings)
     projected = project_many(space.model, space.cluster, [c for c, _ in cands], space.settings, oracle=oracle)
     results = [(c, peak, p) for (c, peak), p in zip(cands, projected, strict=True)]
     seconds = time.perf_counter() - start

@@ -386,6 +386,17 @@ CPU_OFFLOADING = register(
     "beside it (a passthrough `fine_grained_activation_offloading = true`, `moe_paged_stash = true`).\n"
     "Keep `pp = 1`, `recompute = none` and no CUDA graph on a transformer, or set `offload_layers = 0`.",
 )
+PRECISION_AWARE_NEEDS_DIST_OPT = register(
+    "P4045",
+    "precision-aware-needs-dist-opt",
+    "BF16 Adam moments without the distributed optimizer",
+    "`optimizer_dtype = bf16` is Megatron's precision-aware optimizer (--use-precision-aware-optimizer\n"
+    "with BF16 exp_avg and exp_avg_sq), which megatron-core builds only with the distributed optimizer\n"
+    "(megatron/core/optimizer/__init__.py: \"only supported with distributed optimizer\"). Megatron-FSDP\n"
+    "(`sharding = fsdp` on the megatron and bridge targets) switches the distributed optimizer on itself;\n"
+    "torch FSDP2 (`sharding = fsdp` on the primus target) runs without it, and so does `sharding = none`.\n"
+    "Use `sharding = dist_opt`, or `optimizer_dtype = fp32`.",
+)
 FA2_UNSUPPORTED = register(
     "P4043",
     "fa2-unsupported",

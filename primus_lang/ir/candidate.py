@@ -137,7 +137,9 @@ class Candidate:
                                                        CUDA_GRAPHS))
     fp8_param_gather: bool = field(default=False, metadata=q(
         Kind.FLAG, "FP8 primary weights: GEMM weights kept and data-parallel gathered in FP8 (--fp8-param-gather)"))
-    main_grad_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "gradient buffer dtype", STATE_DTYPES))
+    main_grad_dtype: str = field(default="fp32", metadata=q(
+        Kind.ENUM, "gradient buffer dtype (torch FSDP2, the primus target's FSDP, keeps BF16 whatever it says)",
+        STATE_DTYPES))
     optimizer_dtype: str = field(default="fp32", metadata=q(Kind.ENUM, "Adam moment dtype", STATE_DTYPES))
 
     @property

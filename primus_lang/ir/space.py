@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -142,14 +142,26 @@ class Settings:
         configs run it) rather than Megatron-FSDP (Megatron-LM, Megatron-Bridge)."""
         return self.framework == "primus"
 
+    def distributed_optimizer(self, sharding: Any) -> Any:
+        """Whether Megatron's distributed optimizer runs under ``sharding`` (a knob value, or a numpy
+        column of them): with ``dist_opt``, and with Megatron-FSDP, which switches it on itself; not
+        with torch FSDP2 or without sharding."""
+        return (sharding == "dist_opt") | ((sharding == "fsdp") & (not self.torch_fsdp2))
+
+    def all_as_launched(self, cands: Sequence[Candidate]) -> Sequence[Candidate]:
+        """``as_launched`` of each of ``cands`` (``cands`` itself where the target rewrites nothing)."""
+        return [self.as_launched(c) for c in cands] if self.torch_fsdp2 else cands
+
     def as_launched(self, cand: Candidate) -> Candidate:
         """``cand`` as its launch runs it, where the target decides something a knob names.
 
         Megatron wraps torch FSDP2 without a mixed-precision policy
         (megatron/core/distributed/torch_fully_sharded_data_parallel.py) around parameters its
-        Float16Module has made BF16, so gradients are reduced and accumulated in BF16 whatever
-        ``main_grad_dtype`` says (the FP32 copies Float16OptimizerWithFloat16Params makes exist only
-        during the optimizer step)."""
+        Float16Module has made BF16, and so does the wrapper Primus puts in its place unless one of its
+        own FSDP2 optimizer switches asks for a policy (primus/backends/megatron/core/distributed/,
+        v26.5.1; `import-recipe` says so where a recipe sets one): gradients are reduced and accumulated
+        in BF16 whatever ``main_grad_dtype`` says (the FP32 copies Float16OptimizerWithFloat16Params
+        makes exist only during the optimizer step)."""
         if cand.sharding == "fsdp" and cand.main_grad_dtype != "bf16" and self.torch_fsdp2:
             return cand.replace(main_grad_dtype="bf16")
         return cand

@@ -109,8 +109,7 @@ def prefilter(model: Model, cluster: Cluster, cands: Sequence[Candidate], settin
 
     A layout string is no column: each distinct ``pipeline_layout`` (almost always just "") is its own
     batch."""
-    if settings.torch_fsdp2:
-        cands = [settings.as_launched(c) for c in cands]
+    cands = settings.all_as_launched(cands)
     by_layout: dict[str, list[int]] = {}
     for i, c in enumerate(cands):
         by_layout.setdefault(c.pipeline_layout, []).append(i)

@@ -164,10 +164,14 @@ def _fsdp_shards(k: Knobs, raw: int, shard: int, shard_name: str, fp8_gemm: int,
               + (" − ⌈fp8 gemm weights / " + shard_name + "⌉" if fp8_gemm else ""),
               {"params": raw, shard_name: shard, **({"fp8 gemm weights": fp8_gemm} if fp8_gemm else {})},
               p_bytes),
-        _term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)",
+        _term(f"gradients{tag}", f"grad_bytes × ⌈params / {shard_name}⌉ (FSDP shard)" + _TORCH_FSDP2_GRADS * bool(k.torch_fsdp2),
               {"grad_bytes": k.grad_bytes, "params": raw, shard_name: shard}, g_bytes),
     ]
     return terms, _rounding(p_bytes, g_bytes), local
+
+
+# what the account reads for a torch FSDP2 launch, said where its gradient bytes are shown
+_TORCH_FSDP2_GRADS = "; torch FSDP2 keeps them in the parameters' BF16 whatever main_grad_dtype says"
 
 
 def _ddp_buffers(k: Knobs, raw: int, numel: int, shard: int, dist_opt: bool, fp8_gemm: int,

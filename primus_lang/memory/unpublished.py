@@ -17,13 +17,17 @@ from primus_lang.memory.result import MemoryAccount
 UNPUBLISHED = ("recompute", "main_grad_dtype", "optimizer_dtype")
 
 
-def _options(cand: Candidate, knobs: Iterable[str]) -> list[Candidate]:
+def _options(cand: Candidate, knobs: Iterable[str], settings: Settings) -> list[Candidate]:
     out = [cand]
     for knob in knobs:
         if knob == "recompute":
             more = [c.replace(recompute=Recompute("full", 1, "uniform")) for c in out]
-        elif knob in ("main_grad_dtype", "optimizer_dtype"):
-            more = [c.replace(**{knob: "bf16"}) for c in out]
+        elif knob == "main_grad_dtype":
+            more = [c.replace(main_grad_dtype="bf16") for c in out]
+        elif knob == "optimizer_dtype":
+            # BF16 Adam moments are the precision-aware optimizer's, which runs only beside the
+            # distributed optimizer (P4045)
+            more = [c.replace(optimizer_dtype="bf16") for c in out if settings.distributed_optimizer(c.sharding)]
         else:
             raise ValueError(f"no admissible values known for `{knob}`")
         out += more
@@ -34,7 +38,7 @@ def least_memory(model: Model, cluster: Cluster, cand: Candidate, settings: Sett
                  unpublished: Iterable[str] = UNPUBLISHED) -> tuple[MemoryAccount, Candidate]:
     """The account (and candidate) with the smallest peak over the admissible values of ``unpublished``."""
     best: tuple[MemoryAccount, Candidate] | None = None
-    for option in _options(cand, unpublished):
+    for option in _options(cand, unpublished, settings):
         acc = account(model, cluster, option, settings)
         if best is None or acc.peak.total < best[0].peak.total:
             best = (acc, option)

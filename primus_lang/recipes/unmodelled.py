@@ -26,6 +26,15 @@ UNMODELLED: dict[str, str] = {
     # a Megatron-Bridge field no Megatron argument holds: carried under its passthrough name
     "bridge__model__cpu_offloading_weights": "offloads the offloaded layers' weights too; the account keeps them on "
                                              "the GPU",
+    # Primus's own settings (primus/backends/megatron/patches, core/distributed at v26.5.1)
+    "no_fp8_weight_transpose_cache": "builds Transformer Engine's linears without the cached transposed FP8 "
+                                     "weight (made again in each backward); the account keeps that copy, a "
+                                     "byte per GEMM weight in flight",
+    "use_fsdp2_fp32_param_optimizer": "keeps torch FSDP2's parameter shards in FP32 (no BF16 copy, no separate "
+                                      "master) and casts to BF16 at each gather; the account holds BF16 shards "
+                                      "beside FP32 masters, the same 16 bytes a parameter split otherwise",
+    "fsdp_prefetch_depth": "gathers that many torch FSDP2 units ahead; the account holds one unit in flight "
+                           "beside the one computing",
 }
 # read by the importer (recipes/interpret.py): a Bridge launch's choice of what layer-wise offloading moves
 # (its passthrough name, as emit/bridge.py's passthrough_key spells a field no Megatron argument holds), and
@@ -35,7 +44,9 @@ OFFLOAD_OPTIMIZER = "optimizer_cpu_offload"
 # each setting's off value, as Megatron's default has it
 _OFF: dict[str, object] = {"fine_grained_activation_offloading": False, "moe_paged_stash": False,
                            "num_distributed_optimizer_instances": 1, "moe_expert_capacity_factor": None,
-                           "optimizer": "adam", "bridge__model__cpu_offloading_weights": False}
+                           "optimizer": "adam", "bridge__model__cpu_offloading_weights": False,
+                           "no_fp8_weight_transpose_cache": False, "use_fsdp2_fp32_param_optimizer": False,
+                           "fsdp_prefetch_depth": 1}
 
 
 def _on(dest: str, value: object) -> bool:

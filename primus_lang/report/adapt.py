@@ -138,7 +138,7 @@ def _as_plan_chose(result: Any, space: Space, metric: str, best: Any, ranked: li
     tied = 0
     said: list[tuple[str, str]] = []
     choice = ties.choose(result, space.cluster.gpu.provenance, metric, space.objective.sense,
-                         space.settings.tie_break, getattr(result, "baseline", None))
+                         space.settings, getattr(result, "baseline", None))
     settled = choice.settled
     if choice.winner is not None:
         best, ranked, tied = choice.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1

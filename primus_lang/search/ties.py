@@ -10,9 +10,9 @@ speed should not be handed delayed FP8 scaling and BF16 Adam moments for a 0.1% 
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import field, frozen
 
-from primus_lang.ir import Candidate, Provenance
+from primus_lang.ir import Candidate, Provenance, Settings
 from primus_lang.search.trial import SearchResult, Trial
 from primus_lang.validate import trust
 
@@ -24,6 +24,12 @@ class Settled:
     tied: tuple[Trial, ...]  # the group tied with the best, the winner first (the winner included)
     ranked: tuple[Trial, ...]  # the tied group in its chosen order, then the rest as projected
     paired: float  # the band the ties were judged by (0: no ties judged)
+    # the space's settings: its tie rule, and what its target launches (numerics are judged as launched)
+    settings: Settings = field(factory=Settings)
+
+    def cost(self, t: Trial) -> tuple[int, int, int, int]:
+        assert t.candidate is not None
+        return trust.numerics_cost(self.settings.as_launched(t.candidate))
 
 
 def _value(t: Trial, metric: str) -> float:
@@ -31,20 +37,22 @@ def _value(t: Trial, metric: str) -> float:
     return float(getattr(t.evaluation, metric))
 
 
-def settle(result: SearchResult, prov: Provenance, metric: str, tie_break: str = "numerics") -> Settled:
-    """The chosen winner, the tied group and the ranking with that group first. A memory objective
-    is exact (a byte count, not a projection), so it has no ties."""
+def settle(result: SearchResult, prov: Provenance, metric: str, settings: Settings | None = None) -> Settled:
+    """The chosen winner, the tied group and the ranking with that group first (``settings``: the
+    space's tie rule and target). A memory objective is exact (a byte count, not a projection), so it
+    has no ties."""
+    settings = settings or Settings()
     ranked = [t for t in result.ranked(len(result.trials)) if t.evaluation is not None and t.candidate is not None]
     if not ranked or metric == "memory_peak":
         return Settled(ranked[0] if ranked else None, ranked[0] if ranked else None, tuple(ranked[:1]),
-                       tuple(ranked), 0.0)
+                       tuple(ranked), 0.0, settings)
 
     def cand(t: Trial) -> Candidate:
         assert t.candidate is not None  # ranked holds evaluated candidates only
-        return t.candidate
+        return settings.as_launched(t.candidate)
 
-    group, rest = trust.tie_group(ranked, prov, lambda t: _value(t, metric), cand, prefer=tie_break)
-    return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired)
+    group, rest = trust.tie_group(ranked, prov, lambda t: _value(t, metric), cand, prefer=settings.tie_break)
+    return Settled(group[0], ranked[0], tuple(group), tuple(group + rest), prov.paired, settings)
 
 
 def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, metric: str,
@@ -96,11 +104,11 @@ class Choice:
     recipe: Trial | None  # the space's own recipe, when the baseline is one
 
 
-def choose(result: SearchResult, prov: Provenance, metric: str, sense: str, tie_break: str = "numerics",
+def choose(result: SearchResult, prov: Provenance, metric: str, sense: str, settings: Settings | None = None,
            baseline: Trial | None = None) -> Choice:
     """``settle`` the tie with the best projection, then hold the winner ``against_baseline`` when the
     baseline is the space's own recipe."""
-    settled = settle(result, prov, metric, tie_break)
+    settled = settle(result, prov, metric, settings)
     recipe = baseline if baseline is not None and baseline.is_space_recipe else None
     winner, kept = settled.winner, ""
     if winner is not None:
@@ -125,8 +133,7 @@ def why_winner(s: Settled, metric: str) -> list[str]:
             f"fastest, "
             f"{s.fastest.candidate.label()}, differs by {gain:+.1%} "
             f"(`assume tie_break = speed` ranks by the projection alone).")
-    elif s.winner is s.fastest and trust.numerics_cost(s.winner.candidate) > min(
-            trust.numerics_cost(t.candidate) for t in s.tied if t.candidate is not None):
+    elif s.winner is s.fastest and s.cost(s.winner) > min(s.cost(t) for t in s.tied if t.candidate is not None):
         lines.append("The space asks for speed (`assume tie_break = speed`): the projected fastest wins "
                      "although a tied candidate changes numerics less.")
     return lines

@@ -63,7 +63,7 @@ from primus_lang.ir.ranges import CEILINGS, MAX_WORLD, object_problems
 from primus_lang.lower import load_program
 from primus_lang.resources import data_dir
 from primus_lang.validate.flop_formulas import tokens_from_tflops
-from primus_lang.validate.trust import attention_of
+from primus_lang.validate.trust import attention_of, stack_of
 
 RUNS_CODES = DataCodes(unreadable=RUNS_FILE, encoding=RUNS_FILE_ENCODING, too_large=RUNS_FILE_TOO_LARGE,
                        too_deep=RUNS_FILE_TOO_DEEP, too_many_nodes=RUNS_FILE_TOO_MANY_VALUES, number=RUNS_FILE_NUMBER)
@@ -144,7 +144,8 @@ class Run:
         base = base or Settings()
         if self.balanced:
             base = attrs.evolve(base, moe_imbalance=1.0)
-        if self.framework.lower().startswith("primus"):
+        if self.framework.lower().startswith("primus") and stack_of(self.framework) == "megatron-core":
+            # Primus's Megatron backend; its torchtitan backend is torchtitan's FSDP2 (FP32 reduction)
             base = attrs.evolve(base, target="primus+slurm")
         return base
 

@@ -140,6 +140,14 @@ def test_the_megatron_a_launch_runs_decides_the_rules_it_meets() -> None:
     assert "P4015" in {v.code for v in legality(_targeted("primus+slurm"), fsdp)}
     for target in ("megatron+slurm", "bridge+slurm"):
         assert "P4015" not in {v.code for v in legality(_targeted(target), fsdp)}
+    # BF16 Adam moments are the precision-aware optimizer's, which needs the distributed optimizer:
+    # Megatron-FSDP switches it on, torch FSDP2 (Primus) and no sharding run without it
+    moments = Candidate(gbs=64, optimizer_dtype="bf16")
+    for sharding, refused in (("dist_opt", ()), ("none", ("megatron+slurm", "primus+slurm")),
+                              ("fsdp", ("primus+slurm",))):
+        for target in ("megatron+slurm", "primus+slurm", "bridge+slurm"):
+            codes = codes_of(_targeted(target), moments.replace(sharding=sharding))
+            assert ("P4045" in codes) == (target in refused or sharding == "none"), (sharding, target)
     # overlapped parameter gather without overlapped reduction: validate_args refuses it, Bridge never runs it
     gather = Candidate(gbs=64, overlap_grad_reduce=False, overlap_param_gather=True)
     assert "P4014" in {v.code for v in legality(_targeted("megatron+slurm"), gather)}

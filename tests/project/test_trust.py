@@ -361,3 +361,19 @@ def test_plan_marks_and_lists_the_widened_bands(tmp_path: Path, capsys: pytest.C
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     said = capsys.readouterr().out
     assert " †" in said and "†: beyond the runs the profile was fitted on (W6012), the band widened to 0.70-1.40x" in said
+
+
+def test_numerics_are_judged_as_the_target_launches_them() -> None:
+    # torch FSDP2 (the primus target's FSDP) keeps BF16 gradients whatever main_grad_dtype says, so its
+    # "FP32 gradients" twin changes numerics no less than the BF16 one
+    from primus_lang.ir import Settings
+    from primus_lang.search.ties import Settled
+    from primus_lang.search.trial import Trial
+
+    def trial(**knobs: object) -> Trial:
+        return Trial(1, "t", "evaluated", Candidate(sharding="fsdp", **knobs))  # type: ignore[arg-type]
+
+    fp32, bf16 = trial(main_grad_dtype="fp32"), trial(main_grad_dtype="bf16")
+    for target, alike in (("primus+slurm", True), ("megatron+slurm", False)):
+        settled = Settled(None, None, (), (), 0.0, Settings(target=target))
+        assert (settled.cost(fp32) == settled.cost(bf16)) == alike

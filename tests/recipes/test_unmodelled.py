@@ -25,6 +25,11 @@ from primus_lang.recipes.unmodelled import UNMODELLED, unmodelled_notes
     ("optimizer", "dist_muon", True),
     ("optimizer_cpu_offload", "false", False),
     ("bridge__model__cpu_offloading_weights", "true", True),  # a Bridge field, under its passthrough name
+    ("no_fp8_weight_transpose_cache", True, True),  # Primus's own switches
+    ("no_fp8_weight_transpose_cache", False, False),
+    ("use_fsdp2_fp32_param_optimizer", "true", True),
+    ("fsdp_prefetch_depth", 1, False),
+    ("fsdp_prefetch_depth", 2, True),
     ("tensor_model_parallel_size", 4, False),  # modelled: never said
 ])
 def test_on_values_only(dest: str, value: object, said: bool) -> None:
