@@ -69,6 +69,11 @@ POOL_SIGMA = 4.0
 # fast (docs/projection.md, rank fidelity). So a vendor's pool starts from, and is pulled toward, the
 # value pooled over the rows of the vendors with more rows than it; their rows decide it where they can.
 HOST_PARAMS = ("host_launch",)
+# A kernel class a vendor's rows never run (grouped GEMMs without an MoE row) cannot be fitted from
+# them, and the spec sheet's value is no penalty at all: ragged groups tile less well than one large
+# GEMM on any tensor core. Such a parameter takes the value the larger vendors' rows measured, the
+# best evidence there is, where the vendor's own rows cannot move it.
+UNSEEN_PARAMS = ("grouped_gemm",)
 
 
 @frozen
@@ -261,12 +266,15 @@ def vendor_pool(by_vendor: Mapping[str, Sequence[Run]], vendor: str, settings: S
     mine = by_vendor.get(vendor, ())
     larger = {v for v, rows in by_vendor.items() if v != vendor and len(rows) > len(mine)}
     borrowed: dict[str, float] = {}
+    unseen: dict[str, float] = {}
     if larger and mine:
         # built as _fit_profiles builds a vendor's rows, so a vendor alone among the larger ones is a cache hit
         donors = [r for v, rows in by_vendor.items() if v in larger for r in rows]
         donor = fit_pooled(donors, settings)
         borrowed = {n: donor[n] for n in HOST_PARAMS if n in donor}
-    return fit_pooled(mine, settings, borrowed=borrowed) if mine else {}
+        own = set(identifiable(mine))
+        unseen = {n: v for n, v in donor.items() if n in UNSEEN_PARAMS and n not in own}
+    return {**unseen, **fit_pooled(mine, settings, borrowed=borrowed)} if mine else {}
 
 
 @functools.lru_cache(maxsize=16)

@@ -125,3 +125,6 @@ def test_a_vendor_without_host_bound_rows_borrows_the_host_time() -> None:
     assert vendor_pool(by_vendor, "nvidia") == donor
     assert vendor_pool(by_vendor, "amd")["host_launch"] == pytest.approx(donor["host_launch"], rel=1e-3)
     assert fit_pooled(amd)["host_launch"] == pytest.approx(10e-6, rel=1e-6)  # alone, the default stays
+    # a kernel class no AMD row runs (grouped GEMMs: those rows are dense) takes what the NVIDIA MoE rows say
+    assert "grouped_gemm" not in fit_pooled(amd) and "grouped_gemm" in donor
+    assert vendor_pool(by_vendor, "amd")["grouped_gemm"] == donor["grouped_gemm"]
