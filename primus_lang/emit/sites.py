@@ -46,8 +46,16 @@ def exit_minutes(limit: str) -> int:
     return max(1, math.floor(minutes - min(15.0, max(1.0, math.ceil(minutes / 10)))))
 
 
+# Launch variables that name a Megatron setting of their own: a recipe's passthrough value (an imported
+# experiment's `train_iters: 50`) is the launch's, so it is the variable's default too, and the manifest
+# says what runs; a site, a run block or a `--var` still decide over it
+_SETTING_VARIABLES = ("train_iters", "save_interval", "eval_iters", "eval_interval", "log_interval", "lr")
+
+
 def variable_defaults(space: Space) -> dict[str, str]:
-    out: dict[str, str] = {}
+    carried = dict(space.passthrough)
+    out: dict[str, str] = {name: str(carried[name]) for name in _SETTING_VARIABLES
+                           if name in carried and carried[name] is not None and not isinstance(carried[name], bool)}
     site, run = space.site, space.run
     if site is not None:
         out.update({name: value for name, value in (

@@ -5,6 +5,7 @@ examples (AMD-AGI/Primus examples/megatron/configs/<GPU>/*.yaml)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,18 @@ def test_the_space_offers_fewer_recomputed_layers_mbs_1_and_the_optimizer_beside
     axes = {a.name: [str(v) for v in a.domain.values] for a in space.axes}
     assert axes["recompute"][:3] == ["full(80,block)", "full(40,block)", "full(20,block)"]
     assert axes["mbs"] == ["1", "3", "6"] and axes["sharding"] == ["fsdp", "dist_opt"] and axes["pp"] == ["1", "2"]
+
+
+def test_the_manifest_names_the_iterations_and_learning_rate_the_launch_runs(tmp_path: Path) -> None:
+    # the experiment's own train_iters and lr are carried to the launch, so they are its variables too
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                             "train_iters: 50\nlr: 1.0e-5")
+    cand = baseline_point(space)
+    assert cand is not None
+    files = emit(space, cand, "primus+slurm")
+    variables = json.loads(files["manifest.json"])["variables"]
+    over = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert (variables["train_iters"], float(variables["lr"])) == ("50", 1e-5) == (str(over["train_iters"]), over["lr"])
 
 
 def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
