@@ -184,7 +184,8 @@ def read_point(space: Space, text: str, error_format: str = "human") -> Candidat
 def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAccount, what: str,
                                    error_format: str = "human", hint: str = "") -> None:
     """A ``--point`` that the account says does not fit is refused (P5001), but the space's own recipe
-    (its ``baseline``): someone ran it, so the command goes on and says so (W5002)."""
+    (its ``baseline``) on the space's own target: someone ran it, so the command goes on and says so
+    (W5002). Launched for another target (``Settings.source_target``), no one has."""
     import sys
 
     from primus_lang.check import baseline_point
@@ -192,7 +193,7 @@ def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAcc
     from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
     from primus_lang.memory import explain_overflow, refuse_overflow
 
-    if cand == baseline_point(space) and not acc.fits(space.headroom):
+    if cand == baseline_point(space) and not space.settings.source_target and not acc.fits(space.headroom):
         over = explain_overflow(acc, space.headroom)
         print(render([Diagnostic(RECIPE_OVER_MEMORY, f"the space's recipe `{cand.label()}` is {what} though the "
                                  f"account says it does not fit: {over.message}", notes=over.notes,

@@ -7,6 +7,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from primus_lang.commands._capacity import on_cluster
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -109,10 +111,15 @@ def run(args: argparse.Namespace) -> int:
     space: Space = on_cluster(load_space(source, args.space), args)
     cand: Candidate = read_point(space, args.point, args.error_format)
     target = args.target or space.settings.target
+    # judged as the chosen target launches it (its FSDP, its argument checks), not as the space's own
+    space = attrs.evolve(space, settings=space.settings.retarget(target))
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)
     acc = account(space.model, space.cluster, cand, space.settings)
-    refuse_overflow_but_the_recipe(space, cand, acc, "emitted", args.error_format)
+    source_target = space.settings.source_target
+    refuse_overflow_but_the_recipe(space, cand, acc, "emitted", args.error_format,
+                                   f" for {target}, which launches it otherwise than the space's own "
+                                   f"{source_target}" if source_target else "")
     projection, memory = figures(space, cand, acc)
     ctx = EmitContext(
         source_name=source.name,

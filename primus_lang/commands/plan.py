@@ -173,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
 
     source = Path(args.file)
     space = load_space(source, args.space)
+    # searched as the chosen target launches each candidate (its FSDP, its argument checks)
+    space = attrs.evolve(space, settings=space.settings.retarget(args.target or space.settings.target))
     evals, seconds = parse_budget(args.budget)
     if args.patience is not None and args.patience < 1:
         raise CompileError(Diagnostic(BAD_BUDGET, f"a patience of {args.patience} evaluations stops before the first",
@@ -193,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     resume = Path(args.resume) if args.resume else None
     trace = Path(args.trace) if args.trace else (resume if resume is not None else out / "trace.jsonl")
     report = Path(args.report) if args.report else out / "report.html"
-    target = args.target or space.settings.target
+    target = space.settings.target
     if not args.no_emit:
         # a target or variable `emit` would refuse is refused before the search, not after it
         check_target(space, target, parse_vars(args.var))

@@ -129,7 +129,7 @@ def primus_only(space: Space) -> list[str]:
     space whose own target is Primus (an imported experiment: Primus reads names of its code's own),
     and a Weights & Biases project the experiment turns off (Megatron-LM stops at start on a project
     without an experiment name)."""
-    imported = space.settings.target.replace(" ", "").startswith("primus+")
+    imported = (space.settings.source_target or space.settings.target).replace(" ", "").startswith("primus+")
     own = [k for k, _ in space.passthrough
            if k in primus.own_settings() or (imported and k not in megatron.known_names())]
     if wandb_disabled(space.passthrough):

@@ -131,6 +131,16 @@ class Settings:
     megatron_version: str = ""
     # the Megatron-Bridge release a bridge launch runs (`067f987`); empty: emission's default
     bridge_version: str = ""
+    # the target the space was written for, where a command launches it for another (`--target`); empty:
+    # ``target`` is the space's own
+    source_target: str = ""
+
+    def retarget(self, target: str) -> Settings:
+        """These settings for a launch on ``target``: what is legal, what fits and how fast are judged as
+        that target launches a candidate, and the space's own target is kept as ``source_target``."""
+        if target == self.target:
+            return self
+        return attrs.evolve(self, target=target, source_target=self.source_target or self.target)
 
     @property
     def framework(self) -> str:

@@ -147,6 +147,23 @@ def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
     assert over["wandb_project"] == "Primus-llama" and over["disable_wandb"] is True
 
 
+def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's 70B recipe fits one MI300X node under torch FSDP2 (BF16 gradients); the megatron target
+    # runs Megatron-FSDP with FP32 gradients, which does not: no one ran that, so it is refused
+    out, _space = experiment(tmp_path, "llama3.1_70B.yaml", "micro_batch_size: 3\nglobal_batch_size: 24\n"
+                             "seq_length: 8192\nrecompute_granularity: full\nrecompute_method: block\n"
+                             "recompute_num_layers: 80\nuse_torch_fsdp2: true\nuse_distributed_optimizer: false\n"
+                             "gradient_accumulation_fusion: false\nckpt_format: torch_dist\n"
+                             "cross_entropy_loss_fusion: true\ncross_entropy_fusion_impl: te")
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--out", str(tmp_path / "p")]) == 0
+    assert "W5002" not in capsys.readouterr().err
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert "P5001" in err and "for megatron+slurm, which launches it otherwise than the space's own primus+slurm" in err
+
+
 def test_an_experiment_that_extends_another_file_is_read_over_it(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's yaml_loader merges an experiment's `extends:` files under it (its LoRA SFT example extends
