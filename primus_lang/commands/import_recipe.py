@@ -18,8 +18,10 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_ILLEGAL,
     RECIPE_MISSING,
 )
+from primus_lang.diagnostics.codes_legality import BATCH_DIVISIBILITY
 
 if TYPE_CHECKING:
+    from primus_lang.check import Violation
     from primus_lang.ir import Candidate, Space
     from primus_lang.recipes import Recipe
 
@@ -84,6 +86,14 @@ def _given(pairs: list[str]) -> dict[str, str]:
                                           "for the script's first argument)"))
         out[name] = value
     return out
+
+
+def _recipe_help(v: Violation) -> str:
+    help_ = v.help or f"`primusc explain {v.code}` says why"
+    if v.code == BATCH_DIVISIBILITY.id:
+        # a recipe's global batch is its own choice, which the rule's help (written for a space) leaves alone
+        help_ += "; or give the recipe another global batch (its `global_batch_size` or `--global-batch-size`)"
+    return help_
 
 
 def _name(path: str) -> str:
@@ -298,10 +308,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             if why and other != nodes:
                 elsewhere = (f"on {other} nodes it starts ({why}); the recipe's `{recipe.nodes.written}` gave "
                              f"{nodes}: {_node_variable(recipe, nodes, other)}",)
+        # a `--set` that changed nothing is often why the recipe still breaks the rule
+        unread = tuple(n for n in recipe.notes if n.startswith("`--set "))
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
                                        span=_span_for(v, imp.knob_spans),
-                                       notes=elsewhere + _mtp_source(recipe, v.message),
-                                       help=v.help or f"`primusc explain {v.code}` says why")
+                                       notes=elsewhere + _mtp_source(recipe, v.message) + unread,
+                                       help=_recipe_help(v))
                             for v in violations])
     summary = [f"space `{name}`: {args.recipe} ({recipe.kind})",
                f"  model    {'stdlib card `' + card[1] + '`' if card else 'a new card from the flags'}"

@@ -172,6 +172,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
             f"took their defaults, `{name}` = `{value}` first", span=span,
             notes=tuple(f"`{k}`: ${{{n}}} = `{v}`" for k, n, v, _ in taken),
             help=f"`--set {name}=VALUE` gives another"))
+    notes += _unread(given, [text, *module.values(), *model.values()])
     nulls = [k for k, v in ours.items() if primus.assigned(v) is None]
     if nulls:
         notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
@@ -192,6 +193,17 @@ def _setting_of(dest: str, flags: tuple[megatron.Flag, ...]) -> str:
     if dest in names or len(flags) != 1 or flags[0].action != "store":
         return dest
     return names[0]
+
+
+def _unread(given: Mapping[str, str], values: list[Any]) -> list[str]:
+    """A note on the ``--set`` names no ``${VAR:default}`` among ``values`` reads."""
+    referenced = {m.group(1) for v in values if isinstance(v, str) for m in primus.ENV.finditer(v)}
+    unread = sorted(set(given) - referenced)
+    if not unread:
+        return []
+    return [f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: no `${{{unread[0]}:...}}` in the "
+            "experiment or its presets reads it (an experiment's own setting is changed in its YAML, or in the "
+            "space it imports to)"]
 
 
 def _substituted_all(preset: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, Any]:

@@ -164,6 +164,21 @@ def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
     assert "P5001" in err and "for megatron+slurm, which launches it otherwise than the space's own primus+slurm" in err
 
 
+def test_a_set_no_variable_reads_is_said_and_a_batch_that_breaks_the_rule_names_the_recipes_gbs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: ${PRIMUS_MBS:1}\nglobal_batch_size: 64",
+               "--nodes", "1", "--set", "PRIMUS_MBS=2", "--set", "global_batch_size=48")
+    err = capsys.readouterr().err
+    assert "`--set global_batch_size=...` changed nothing" in err and "PRIMUS_MBS=...` changed" not in err
+    exp = tmp_path / "exp-BF16-pretrain.yaml"
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "2", "--set", "PRIMUS_MBS=3",
+                 "--set", "global_batch_size=48", "--out", str(tmp_path / "b.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3129" in err and "`--set global_batch_size=...` changed nothing" in err
+    assert "give the recipe another global batch" in err
+
+
 def test_an_experiment_that_extends_another_file_is_read_over_it(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's yaml_loader merges an experiment's `extends:` files under it (its LoRA SFT example extends
