@@ -21,6 +21,7 @@ from primus_lang.resources import data_dir
 from primus_lang.search.budget import Limits
 from primus_lang.search.run import search_landscape
 from primus_lang.search.stages import evaluator_of, landscape_of
+from primus_lang.search.ties import choose
 from primus_lang.search.trial import SearchResult
 from tests.report.pngread import coloured_pixels
 from tests.report.test_browser import CHROMIUM, chromium, screenshot
@@ -45,13 +46,16 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Space, SearchRes
 def test_report_shows_the_real_stages(searched: tuple[Space, SearchResult, Path]) -> None:
     space, result, _ = searched
     data = from_search(result, space)
-    assert data.winner is not None and result.best is not None
-    assert data.winner.label == result.best.label
+    # the winner is plan's: the best projection, or a tied one that changes numerics less (search.ties)
+    chosen = choose(result, space.cluster.gpu.provenance, space.objective.metric, space.objective.sense,
+                    space.settings).winner
+    assert data.winner is not None and chosen is not None
+    assert data.winner.label == chosen.label
     assert data.capacity == space.cluster.gpu.hbm_capacity
     # The report's figures are the search's, and its memory peak the memory proof's.
-    assert result.best.evaluation is not None
-    assert data.winner.tokens_per_gpu == pytest.approx(result.best.evaluation.tokens_per_gpu, rel=1e-9)
-    assert data.winner.memory_peak == result.best.memory_peak
+    assert chosen.evaluation is not None
+    assert data.winner.tokens_per_gpu == pytest.approx(chosen.evaluation.tokens_per_gpu, rel=1e-9)
+    assert data.winner.memory_peak == chosen.memory_peak
     assert data.winner.ranks and data.winner.timeline
     assert data.winner.memory_peak <= data.limit
     assert {e.kind for e in data.winner.timeline} >= {"F", "B"}
