@@ -120,7 +120,7 @@ class _Same:
         self.timed = timed
         self.grad, self.param = cand.overlap_grad_reduce, cand.overlap_param_gather
         self.peak = run.peak(cand.precision)
-        shapes = step_shapes(run.model, run.cluster, cand)
+        shapes = step_shapes(run.model, run.cluster, cand, run.settings.torch_fsdp2)
         self.p2p = run.p2p(shapes)
         self.steps = run.steps(shapes, run.stage_params(timed.layers, template))
         self.copied = offload_bytes(run.model, cand, run.world, run.settings) if cand.offload_layers > 0 else 0
@@ -223,7 +223,7 @@ class _Run:
         self.peaks: dict[str, float] = {}
 
     def add(self, groups: dict[tuple[int, str], _Group], row: int, cand: Candidate) -> None:
-        layers = layers_of(self.model, self.cluster, cand)
+        layers = layers_of(self.model, self.cluster, cand, self.settings.torch_fsdp2)
         template = stage_template(self.model, cand)
         key = (id(layers), id(template), cand.tp_comm_overlap, cand.ep_comm_overlap, cand.cuda_graph,
                cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather,

@@ -100,8 +100,11 @@ def _backward(op: Gemm | GroupedGemm) -> tuple[Gemm | GroupedGemm, Gemm | Groupe
 class _Shapes:
     """Everything about one candidate that the per-layer op lists need."""
 
-    def __init__(self, model: Model, cluster: Cluster, cand: Candidate) -> None:
+    def __init__(self, model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> None:
         self.model, self.cluster, self.cand = model, cluster, cand
+        # FSDP launched as torch FSDP2 (``Settings.torch_fsdp2``), which reduce-scatters each micro-batch's
+        # gradients (Megatron's no_sync is a no-op for it) where Megatron-FSDP and DDP reduce once a step
+        self.torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"
         world = cluster.world
         self.world = world
         self.tp, self.cp, self.pp = cand.tp, cand.cp, cand.pp
@@ -422,12 +425,16 @@ def _mamba(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
 
 
 def _fsdp(sh: _Shapes, tasks: _Tasks, nparams: int) -> None:
-    """FSDP gathers a layer's parameters before its forward and again before its backward."""
+    """FSDP gathers a layer's parameters before its forward and again before its backward; torch FSDP2
+    also reduce-scatters the layer's gradients in each backward."""
     if sh.cand.sharding != "fsdp" or sh.dp_group.size <= 1:
         return
     gathered = nparams * gathered_bytes(sh.cand)
     tasks.add(Collective("all_gather", gathered, sh.dp_group), "F", "dp_comm", hides_under="block")
     tasks.add(Collective("all_gather", gathered, sh.dp_group), "B", "dp_comm", hides_under="block")
+    if sh.torch_fsdp2:
+        tasks.add(Collective("reduce_scatter", nparams * sh.grad_bytes, sh.dp_group), "B", "dp_comm",
+                  hides_under="block")
 
 
 def _recomputed(tasks: Sequence[Task]) -> list[Task]:
@@ -480,11 +487,13 @@ def _token(obj: object) -> int:
     return hit[1]
 
 
-def _layer_key(model: Model, cluster: Cluster, cand: Candidate) -> LayerKey:
+def _layer_key(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> LayerKey:
     """What a single layer's ops depend on: candidates that differ only in pipeline, schedule,
     batch or step-level knobs share layers (and their cached timings)."""
-    # the DP size and the bytes a gathered parameter moves only matter to FSDP's gathers (_fsdp)
-    fsdp = (cand.pp, gathered_bytes(cand)) if cand.sharding == "fsdp" else 0
+    # the DP size and the bytes a gathered parameter moves only matter to FSDP's gathers (_fsdp), and the
+    # gradient bytes to torch FSDP2's reduce-scatters
+    fsdp = (cand.pp, gathered_bytes(cand), torch_fsdp2 and derived.dtype_bytes(cand.main_grad_dtype)) \
+        if cand.sharding == "fsdp" else 0
     # a dense layer, the embedding and the heads are built once for all the expert layouts and
     # dispatchers of a space
     return ((_token(model), _token(cluster), cand.tp, cand.cp, cand.mbs, cand.seq_len, cand.precision,
@@ -546,7 +555,7 @@ def _body(sh: _Shapes, kind: str) -> _Body:
     tasks = _Tasks("attn")
     if mixer in ("T", "*"):
         # attention reads no expert field: one for every expert layout of the space
-        shared = _layer_key(sh.model, sh.cluster, sh.cand)[0]
+        shared = _layer_key(sh.model, sh.cluster, sh.cand, sh.torch_fsdp2)[0]
         attention, attention_params = remembered(_mixers, shared, lambda: _attention_part(sh), 20_000)
         tasks += attention
         params += attention_params
@@ -589,9 +598,12 @@ def _layer(sh: _Shapes, kind: str, body: tuple[Task, ...], recompute: bool) -> B
 
 def _embedding(sh: _Shapes) -> tuple[Block, int]:
     nbytes = sh.tokens_sp * sh.h * BF16 * 2
-    tasks = (Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W"))
+    tasks = _Tasks()
+    tasks.add(MemoryOp("embedding", nbytes), "F")
+    tasks.add(MemoryOp("embedding_bwd", 2 * nbytes), "W")
     nparams = sh.vocab * sh.h
-    return Block("embedding", tasks), nparams
+    _fsdp(sh, tasks, nparams)  # FSDP gathers the embedding's table as it gathers a layer's weights
+    return Block("embedding", tuple(tasks)), nparams
 
 
 def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
@@ -620,6 +632,8 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
         tasks.add(MemoryOp("logit_softcap", logits * 2 * BF16), "F")
         tasks.add(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B")
     nparams = sum(params) if not sh.model.tied_embeddings else 0
+    if nparams:
+        _fsdp(sh, tasks, nparams)
     return Block(name, tuple(tasks)), nparams
 
 
@@ -640,9 +654,10 @@ TIMING_KNOBS: dict[str, Any] = {"tp_comm_overlap": False, "ep_comm_overlap": Fal
                                 "overlap_param_gather": True, "cuda_graph": "none"}
 
 
-def stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
-    """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank)."""
-    return _stage_ops(model, _plain_of_cluster(cluster), ops_key(cand))
+def stage_ops(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> tuple[Stage, ...]:
+    """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank); ``torch_fsdp2``: the
+    target launches FSDP as torch FSDP2 (``Settings.torch_fsdp2``)."""
+    return _stage_ops(model, _plain_of_cluster(cluster), ops_key(cand), torch_fsdp2 and cand.sharding == "fsdp")
 
 
 def _plain_of_cluster(cluster: Cluster) -> Cluster:
@@ -682,11 +697,13 @@ class Layers:
         return hit
 
 
-def layers_of(model: Model, cluster: Cluster, cand: Candidate) -> Layers:
+def layers_of(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> Layers:
     """The ``Layers`` of ``cand``'s layer key (one object per key, shared)."""
     cluster = _plain_of_cluster(cluster)
-    key = _layer_key(model, cluster, cand)  # reads no timing knob: ``ops_key(cand)`` has the same key
-    return remembered(_layer_sets, key, lambda: Layers(key, _Shapes(model, cluster, ops_key(cand))), 20_000)
+    torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"
+    key = _layer_key(model, cluster, cand, torch_fsdp2)  # reads no timing knob: ``ops_key(cand)`` has the same key
+    return remembered(_layer_sets, key,
+                      lambda: Layers(key, _Shapes(model, cluster, ops_key(cand), torch_fsdp2)), 20_000)
 
 
 _layer_sets: dict[Hashable, Layers] = {}
@@ -704,15 +721,17 @@ class StepShapes:
         return _step_tasks(self._sh, dense_p, expert_p)
 
 
-def step_shapes(model: Model, cluster: Cluster, cand: Candidate) -> StepShapes:
+def step_shapes(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> StepShapes:
     """The ``StepShapes`` of ``cand``, shared by every candidate that agrees in what the step's tasks and
     the pipeline send read (``_step_tasks``, ``p2p_op``): not its recomputation, attention kernel,
     dispatcher or timing knobs."""
     cluster = _plain_of_cluster(cluster)
+    torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"
     key = (_token(model), _token(cluster), cand.tp, cand.cp, cand.pp, cand.ep, cand.expert_tp, cand.sp, cand.mbs,
            cand.seq_len, cand.precision, cand.fp8_recipe, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype,
-           cand.fp8_param_gather)
-    return remembered(_step_shapes, key, lambda: StepShapes(_Shapes(model, cluster, ops_key(cand))), 20_000)
+           cand.fp8_param_gather, torch_fsdp2)
+    return remembered(_step_shapes, key,
+                      lambda: StepShapes(_Shapes(model, cluster, ops_key(cand), torch_fsdp2)), 20_000)
 
 
 _step_shapes: dict[Hashable, StepShapes] = {}
@@ -866,9 +885,9 @@ def p2p_op(sh: _Shapes) -> Collective | None:
 
 
 @functools.lru_cache(maxsize=16384)
-def _stage_ops(model: Model, cluster: Cluster, cand: Candidate) -> tuple[Stage, ...]:
-    sh = _Shapes(model, cluster, cand)
-    key = _layer_key(model, cluster, cand)
+def _stage_ops(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> tuple[Stage, ...]:
+    sh = _Shapes(model, cluster, cand, torch_fsdp2)
+    key = _layer_key(model, cluster, cand, torch_fsdp2)
     stages: list[Stage] = []
     for s, template in enumerate(stage_template(model, cand)):
         chunks: list[tuple[Block, ...]] = []
@@ -921,7 +940,7 @@ def _step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, ...]:
     # everything _build_step_tasks reads: FP8 primary weights gather a byte per parameter (gathered_bytes),
     # and the weight cast is named by its dtype
     key = (dense_p, expert_p, sh.dp_group, sh.edp_group, cand.sharding, sh.grad_bytes, cand.optimizer_dtype,
-           sh.cast, sh.weight_cast, gathered_bytes(cand), sh.dtype)
+           sh.cast, sh.weight_cast, gathered_bytes(cand), sh.dtype, sh.torch_fsdp2)
     return remembered(_steps, key, lambda: _build_step_tasks(sh, dense_p, expert_p), 50_000)
 
 
@@ -932,6 +951,8 @@ def _build_step_tasks(sh: _Shapes, dense_p: int, expert_p: int) -> tuple[Task, .
         if nparams <= 0 or group.size <= 1:
             continue
         grads = nparams * sh.grad_bytes
+        if sh.torch_fsdp2:
+            continue  # reduce-scattered in every micro-batch's backward (_fsdp); FSDP2 gathers no shard here
         if cand.sharding == "none":
             tasks.add(Collective("all_reduce", grads, group), "W", "dp_comm", hides_under="grad")
         else:

@@ -59,7 +59,7 @@ def precision_gain(model: Model, cluster: Cluster, cand: Candidate, settings: Se
     settings = settings or Settings()
     bf16, low = twins(settings.as_launched(cand))
     tokens = [project(model, cluster, c, settings, oracle=oracle).tokens_per_gpu for c in (bf16, low)]
-    work = [_work(model, cluster, c, oracle) for c in (bf16, low)]
+    work = [_work(model, cluster, c, oracle, settings.torch_fsdp2) for c in (bf16, low)]
     parts = tuple((p, work[0].get(p, 0.0), work[1].get(p, 0.0)) for p in PARTS)
     return PrecisionGain(low.precision, precision_label(low), tokens[0], tokens[1], parts)
 
@@ -76,10 +76,10 @@ def _part(op: Op) -> str:
     return "other kernels"
 
 
-def _work(model: Model, cluster: Cluster, cand: Candidate, oracle: Oracle) -> dict[str, float]:
+def _work(model: Model, cluster: Cluster, cand: Candidate, oracle: Oracle, torch_fsdp2: bool) -> dict[str, float]:
     """GPU seconds per step of one rank by part, averaged over the pipeline stages: every pass of
     every micro-batch, and the once-a-step work (gradient reduction, optimizer, weight casts)."""
-    stages = stage_ops(model, cluster, cand)
+    stages = stage_ops(model, cluster, cand, torch_fsdp2)
     microbatches = derived.at_least_one(cand.microbatches(cluster.world))
     out: dict[str, float] = {}
     for stage in stages:

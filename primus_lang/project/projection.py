@@ -272,7 +272,7 @@ class _Prepared:
 
 def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings, oracle: Oracle) -> _Prepared:
     m = derived.at_least_one(cand.microbatches(cluster.world))
-    stages = stage_ops(model, cluster, cand)
+    stages = stage_ops(model, cluster, cand, settings.torch_fsdp2)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     launch = cluster.gpu.efficiency.host_launch
     slowdown = cluster.gpu.efficiency.overlap_slowdown
@@ -412,7 +412,7 @@ def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settin
     m = derived.at_least_one(cand.microbatches(cluster.world))
     if shared:
         cand = ops_key(cand)
-    stages = stage_ops(model, cluster, cand)
+    stages = stage_ops(model, cluster, cand, settings.torch_fsdp2)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     eff = cluster.gpu.efficiency
     per_stage = [_stage_passes(s, cand, oracle, imbalance, eff.host_launch, eff.overlap_slowdown, compute_only=shared)

@@ -283,13 +283,24 @@ def test_sequence_parallel_regathers_the_column_input_in_the_backward() -> None:
     assert 0.9 * step(plain) < step(sp) < step(plain)
 
 
-def test_torch_fsdp2_reduces_gradients_in_bf16() -> None:
-    # the primus target launches FSDP as torch FSDP2, whose gradients are in the parameters' dtype
+def test_torch_fsdp2_reduces_gradients_in_bf16_in_every_micro_batch() -> None:
+    # the primus target launches FSDP as torch FSDP2: gradients in the parameters' dtype, reduce-scattered
+    # in each micro-batch's backward (Megatron's no_sync does nothing for it), not once a step
     c = Candidate(tp=1, pp=1, mbs=1, gbs=64, seq_len=8192, sharding="fsdp", overlap_grad_reduce=False)
     primus = Settings(target="primus+slurm")
     assert primus.as_launched(c) == c.replace(main_grad_dtype="bf16")
     assert Settings().as_launched(c) is c and primus.as_launched(c.replace(sharding="dist_opt")).main_grad_dtype == "fp32"
-    torch = project(LLAMA3_1_70B, cluster(), c, primus)
-    assert torch == project(LLAMA3_1_70B, cluster(), c.replace(main_grad_dtype="bf16"), Settings())
-    megatron = project(LLAMA3_1_70B, cluster(), c, Settings())
-    assert dict(torch.breakdown)["dp_comm"] < dict(megatron.breakdown)["dp_comm"]
+
+    def reduce_scatters(torch_fsdp2: bool) -> tuple[int, int]:
+        (stage,) = stage_ops(LLAMA3_1_70B, cluster(), c.replace(main_grad_dtype="bf16"), torch_fsdp2)
+        per_mb = sum(t.op.bytes * b.count for chunk in stage.chunks for b in chunk for t in b.tasks
+                     if isinstance(t.op, Collective) and t.op.kind == "reduce_scatter" and t.kind == "dp_comm")
+        per_step = sum(t.op.bytes for t in stage.step_tasks
+                       if isinstance(t.op, Collective) and t.op.kind == "reduce_scatter")
+        return per_mb, per_step
+
+    torch, megatron = reduce_scatters(True), reduce_scatters(False)
+    assert torch[1] == 0 and megatron[0] == 0 and torch[0] == megatron[1] > 0  # the same bytes, m times a step
+    # and the projection reads the launched ops: what the primus target projects is torch FSDP2's
+    launched = project(LLAMA3_1_70B, cluster(), c, primus)
+    assert launched != project(LLAMA3_1_70B, cluster(), c.replace(main_grad_dtype="bf16"), Settings())
