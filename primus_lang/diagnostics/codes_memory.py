@@ -19,5 +19,7 @@ RECIPE_OVER_MEMORY = register(
     "says it does not fit, `emit --point baseline` still writes its launch files and `project --point\n"
     "baseline` still projects it, and each says so here, since a recipe that runs as it is means the\n"
     "account overcounts it (`primusc check FILE --explain --point baseline` lists its terms). Any other\n"
-    "point that does not fit is refused (P5001).",
+    "point that does not fit is refused (P5001), and so is the recipe launched with `--target` for another\n"
+    "framework than the space's own: no one ran it that way (torch FSDP2 and Megatron-FSDP hold different\n"
+    "bytes).",
 )

@@ -35,7 +35,13 @@ from primus_lang.emit.environment import collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, WANDB_SETTINGS, Framework, wandb_disabled
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
 from primus_lang.emit.profiles import NO_VERSION
-from primus_lang.emit.sites import exit_minutes, site_problems, slurm_seconds, variable_defaults
+from primus_lang.emit.sites import (
+    decided_settings,
+    exit_minutes,
+    site_problems,
+    slurm_seconds,
+    variable_defaults,
+)
 from primus_lang.emit.templating import render
 from primus_lang.frameworks import megatron, primus
 from primus_lang.ir import Candidate, Space
@@ -138,9 +144,11 @@ def primus_only(space: Space) -> list[str]:
 
 
 def _carried(space: Space, given: Mapping[str, str]) -> tuple[tuple[str, bool | int | float | str], ...]:
-    """The space's passthrough less what a `--var` names: the user's word on the command line wins over the
-    imported recipe's (its `train_iters`, `data_path`, ...), as it wins over a site's."""
-    return tuple((k, v) for k, v in space.passthrough if k not in given)
+    """The space's passthrough less what a `--var` names or the space's run block sets: the user's word
+    on the command line, or in the run block, wins over the imported recipe's (its `train_iters`, `lr`,
+    ...), as it wins over a site's."""
+    decided = decided_settings(space)
+    return tuple((k, v) for k, v in space.passthrough if k not in given and k not in decided)
 
 
 def _whole(value: object) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import posixpath
 
+from primus_lang.emit.context import VARIABLES
 from primus_lang.ir import Space
 from primus_lang.ir.run import blend_problem
 from primus_lang.ir.site import Site
@@ -52,10 +53,22 @@ def exit_minutes(limit: str) -> int:
 _SETTING_VARIABLES = ("train_iters", "save_interval", "eval_iters", "eval_interval", "log_interval", "lr")
 
 
+def decided_settings(space: Space) -> set[str]:
+    """The Megatron settings among the launch variables that the space's run block sets: the passthrough's
+    own value of them yields (a `--var` decides over both)."""
+    run = space.run
+    if run is None:
+        return set()
+    return {name for name, value in (("train_iters", run.train_iters), ("save_interval", run.save_interval),
+                                     ("log_interval", run.log_interval), ("lr", run.lr)) if value}
+
+
 def variable_defaults(space: Space) -> dict[str, str]:
     carried = dict(space.passthrough)
+    # a value the variable would refuse is left to the launch as written (the passthrough carries it)
     out: dict[str, str] = {name: str(carried[name]) for name in _SETTING_VARIABLES
-                           if name in carried and carried[name] is not None and not isinstance(carried[name], bool)}
+                           if name in carried and not isinstance(carried[name], bool)
+                           and VARIABLES[name].check(str(carried[name])) is None}
     site, run = space.site, space.run
     if site is not None:
         out.update({name: value for name, value in (

@@ -138,13 +138,16 @@ class Settings:
     def retarget(self, target: str) -> Settings:
         """These settings for a launch on ``target``: what is legal, what fits and how fast are judged as
         that target launches a candidate, and the space's own target is kept as ``source_target``."""
-        if target == self.target:
+        target = target.replace(" ", "")  # `primus + slurm`, as a space writes it, is `primus+slurm`
+        if target == self.target.replace(" ", ""):
             return self
+        if target.split("+")[0] == self.framework:
+            return attrs.evolve(self, target=target)  # another launcher: the same framework judges alike
         return attrs.evolve(self, target=target, source_target=self.source_target or self.target)
 
     @property
     def framework(self) -> str:
-        return self.target.split("+")[0]
+        return self.target.replace(" ", "").split("+")[0]
 
     @property
     def torch_fsdp2(self) -> bool:

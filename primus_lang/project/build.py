@@ -598,12 +598,11 @@ def _layer(sh: _Shapes, kind: str, body: tuple[Task, ...], recompute: bool) -> B
 
 def _embedding(sh: _Shapes) -> tuple[Block, int]:
     nbytes = sh.tokens_sp * sh.h * BF16 * 2
-    tasks = _Tasks()
-    tasks.add(MemoryOp("embedding", nbytes), "F")
-    tasks.add(MemoryOp("embedding_bwd", 2 * nbytes), "W")
+    # FSDP's gather of the table and torch FSDP2's reduce-scatter of its gradient are left out: nothing in
+    # this block's passes would hide them, and FSDP prefetches them under the first layer's work
+    tasks = (Task(MemoryOp("embedding", nbytes), "F"), Task(MemoryOp("embedding_bwd", 2 * nbytes), "W"))
     nparams = sh.vocab * sh.h
-    _fsdp(sh, tasks, nparams)  # FSDP gathers the embedding's table as it gathers a layer's weights
-    return Block("embedding", tuple(tasks)), nparams
+    return Block("embedding", tasks), nparams
 
 
 def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
@@ -632,7 +631,7 @@ def _head(sh: _Shapes, name: str = "output") -> tuple[Block, int]:
         tasks.add(MemoryOp("logit_softcap", logits * 2 * BF16), "F")
         tasks.add(MemoryOp("logit_softcap_bwd", logits * 3 * BF16), "B")
     nparams = sum(params) if not sh.model.tied_embeddings else 0
-    if nparams:
+    if nparams and name == "output":  # an MTP head shares the output layer's weights: gathered once
         _fsdp(sh, tasks, nparams)
     return Block(name, tuple(tasks)), nparams
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -172,7 +172,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
             f"took their defaults, `{name}` = `{value}` first", span=span,
             notes=tuple(f"`{k}`: ${{{n}}} = `{v}`" for k, n, v, _ in taken),
             help=f"`--set {name}=VALUE` gives another"))
-    notes += _unread(given, [text, *module.values(), *model.values()])
+    notes += _unread(given, [data, module, model])
     nulls = [k for k, v in ours.items() if primus.assigned(v) is None]
     if nulls:
         notes.append(f"{', '.join(f'`{k}: null`' for k in nulls)} "
@@ -195,9 +195,23 @@ def _setting_of(dest: str, flags: tuple[megatron.Flag, ...]) -> str:
     return names[0]
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside ``value`` (mappings' keys and values, lists' items), however deep."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
 def _unread(given: Mapping[str, str], values: list[Any]) -> list[str]:
-    """A note on the ``--set`` names no ``${VAR:default}`` among ``values`` reads."""
-    referenced = {m.group(1) for v in values if isinstance(v, str) for m in primus.ENV.finditer(v)}
+    """A note on the ``--set`` names no ``${VAR:default}`` in ``values`` (the experiment as extended, its
+    presets) reads."""
+    referenced = {m.group(1) for v in _strings(values) for m in primus.ENV.finditer(v)}
     unread = sorted(set(given) - referenced)
     if not unread:
         return []

@@ -37,6 +37,8 @@ def report_from_trace(trace: Path, out: Path, space_file: str | None = None, spa
                                           help="pass `--space FILE`"))
         space = load_space(Path(file), space_name or header.get("space") or None)
         space = _on_cluster(space, cluster or header.get("cluster"))
+        if header.get("target"):  # a plan for another target judged its points as that one launches them
+            space = attrs.evolve(space, settings=space.settings.retarget(str(header["target"])))
         land = _refuse_foreign(trace, space, result)
         # the baseline plan's report compares with: the space's recipe where it has one, as plan shows it,
         # projected by the simulate oracle where the space plans with it (the trace does not record a

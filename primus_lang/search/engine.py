@@ -257,6 +257,8 @@ class Search:
             "patience": lim.patience,
             # a plan across clusters: which cluster this search ran on (absent otherwise, as before)
             **({"cluster": self.land.cluster_point} if self.land.cluster_point else {}),
+            # a plan for another framework than the space's own (`--target`): what its points were judged as
+            **({"target": self.land.launch_target} if self.land.launch_target else {}),
         }
 
     def _record(self, trial: Trial, idx: int | None) -> Trial:

@@ -46,11 +46,14 @@ class Landscape:
         base: Candidate | None = None,
         cluster_point: str = "",
         tie: float = 0.0,
+        launch_target: str = "",
     ) -> None:
         if not points:
             raise ValueError("a landscape needs at least one legal point")
         self.name = name
         self.cluster_point = cluster_point  # the cluster of a plan across clusters ("" when none)
+        # the target the points are judged for where it is not the space's own (`plan --target`; "" when it is)
+        self.launch_target = launch_target
         # two projections within this relative band are tied (the profile's paired band); a proof by
         # bound must see every point that could tie the best, for the tie-break to choose among them
         self.tie = tie

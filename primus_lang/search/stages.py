@@ -71,6 +71,7 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
         explain_illegal=explain,
         cluster_point=space.cluster_point,
         tie=space.cluster.gpu.provenance.paired if ties else 0.0,
+        launch_target=space.settings.target if space.settings.source_target else "",
     )
     if require_fit and not land.fits.any():
         smallest = int(peaks.min())

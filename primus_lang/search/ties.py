@@ -56,7 +56,7 @@ def settle(result: SearchResult, prov: Provenance, metric: str, settings: Settin
 
 
 def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, metric: str,
-                     sense: str) -> tuple[Trial, str]:
+                     sense: str, settings: Settings | None = None) -> tuple[Trial, str]:
     """The recipe to launch when the space has one of its own (an imported recipe, ``baseline { }``): the
     search's winner only when it beats the recipe by more than the profile's paired band, else the recipe
     itself, never less than what the user runs, unless the memory account refuses the recipe and the winner,
@@ -71,6 +71,12 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
         return winner, ""
     change = ours / theirs - 1 if theirs else 0.0
     fits = baseline.spare is None or baseline.spare >= 0
+    if not fits and settings is not None and settings.source_target and (winner.spare is None or winner.spare >= 0):
+        # launched for another framework than the space's own, the recipe is no evidence that it fits
+        return winner, (f"The space's baseline (the recipe) does not fit by the memory account as {settings.target} "
+                        f"launches it (the space's own target is {settings.source_target}); the launch files are "
+                        f"those of {winner.candidate.label()}, which fits and projects {change:+.1%} {metric} "
+                        "against it.")
     if not fits and (winner.spare is None or winner.spare >= 0) and trust.tied(prov, ours, theirs):
         # a recipe the account refuses is only evidence where it ran: on another GPU or node count
         # (`import-recipe --gpu`) it may not start at all, so a tied recipe that fits is launched
@@ -112,7 +118,7 @@ def choose(result: SearchResult, prov: Provenance, metric: str, sense: str, sett
     recipe = baseline if baseline is not None and baseline.is_space_recipe else None
     winner, kept = settled.winner, ""
     if winner is not None:
-        winner, kept = against_baseline(winner, recipe, prov, metric, sense)
+        winner, kept = against_baseline(winner, recipe, prov, metric, sense, settings)
     return Choice(settled, winner, kept, recipe)
 
 

@@ -239,10 +239,13 @@ def read_trace(path: Path) -> TraceLog:
 
 def check_compatible(log: TraceLog, expected: dict[str, Any]) -> None:
     """A trace can only be resumed by the same search: same space, strategy, seed and budget."""
+    # a plan across clusters or for another target than the space's names it; a search that does not
+    # names nothing, so a trace that does is another search's
+    keys = [*expected, *(k for k in ("cluster", "target") if k in log.header and k not in expected)]
     diffs = [
-        f"{key}: trace has {log.header.get(key)!r}, this run {value!r}"
-        for key, value in expected.items()
-        if log.header.get(key) != value
+        f"{key}: trace has {log.header.get(key)!r}, this run {expected.get(key)!r}"
+        for key in keys
+        if log.header.get(key) != expected.get(key)
     ]
     if diffs:
         raise CompileError(

@@ -111,7 +111,7 @@ def test_the_space_offers_fewer_recomputed_layers_mbs_1_and_the_optimizer_beside
 
 def test_the_manifest_names_the_iterations_and_learning_rate_the_launch_runs(tmp_path: Path) -> None:
     # the experiment's own train_iters and lr are carried to the launch, so they are its variables too
-    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+    out, space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
                              "train_iters: 50\nlr: 1.0e-5")
     cand = baseline_point(space)
     assert cand is not None
@@ -119,6 +119,16 @@ def test_the_manifest_names_the_iterations_and_learning_rate_the_launch_runs(tmp
     variables = json.loads(files["manifest.json"])["variables"]
     over = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
     assert (variables["train_iters"], float(variables["lr"])) == ("50", 1e-5) == (str(over["train_iters"]), over["lr"])
+    # a run block decides over the experiment's values, in the launch as in the manifest
+    text = out.read_text()
+    head, brace, rest = text.partition("{\n  model = ")
+    out.write_text(head + brace + rest.replace("\n  seq_len", "\n  run {\n    train_iters = 1000\n"
+                                                                  "    lr = 3e-4\n  }\n  seq_len", 1))
+    space = load_space(out)
+    files = emit(space, cand, "primus+slurm")
+    variables = json.loads(files["manifest.json"])["variables"]
+    over = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert (variables["train_iters"], over["train_iters"], float(variables["lr"]), over["lr"]) == ("1000", 1000, 3e-4, 3e-4)
 
 
 def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
@@ -193,6 +203,15 @@ def test_an_experiment_that_extends_another_file_is_read_over_it(tmp_path: Path,
     assert main(["import-recipe", str(child), "--gpu", "mi300x", "--nodes", "1", "--out", str(out)]) == 0
     cand = baseline_point(load_space(out))
     assert cand is not None and (cand.mbs, cand.gbs) == (4, 64)
+    # a variable only the extended file reads is read: its `--set` changes the recipe, and is not said unread
+    (tmp_path / "base.yaml").write_text((tmp_path / "base.yaml").read_text().replace("global_batch_size: 64",
+                                                                                       "global_batch_size: ${GBS:64}"))
+    capsys.readouterr()
+    assert main(["import-recipe", str(child), "--gpu", "mi300x", "--nodes", "1", "--set", "GBS=128",
+                 "--out", str(tmp_path / "gbs.prx")]) == 0
+    assert "changed nothing" not in capsys.readouterr().err
+    cand = baseline_point(load_space(tmp_path / "gbs.prx"))
+    assert cand is not None and cand.gbs == 128
     for text, code in (("extends: [missing.yaml]\n", "P3120"), ("extends: loop.yaml\nmodules: {}\n", "P3127")):
         loop = tmp_path / "loop.yaml"
         loop.write_text(text)

@@ -184,3 +184,21 @@ def test_a_ctrl_c_a_finalizer_drops_still_stops_the_search(tmp_path: Path, monke
     assert dropped == [KeyboardInterrupt]  # the case itself: the interrupt did not reach the search
     assert calls == 5 and len(read_trace(trace).evaluations) == 5
     assert trace.read_text().splitlines()[-1].startswith('{"event":"interrupted"')
+
+
+def test_a_plan_for_another_target_is_resumed_and_reported_for_that_target(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # `plan --target` judges every point as that target launches it (its FSDP): the trace says so, a resume
+    # for the space's own target is refused, and a report rebuilt from the trace judges as the plan did
+    from primus_lang.cli import main
+
+    space = ROOT / "examples" / "llama3_1_8b_mi325x.prx"  # target primus: FSDP as torch FSDP2
+    out = tmp_path / "p"
+    assert main(["plan", str(space), "--target", "megatron+slurm", "--budget", "6", "--no-emit", "--out", str(out)]) == 0
+    header = json.loads((out / "trace.jsonl").read_text().splitlines()[0])
+    assert header["target"] == "megatron+slurm"
+    capsys.readouterr()
+    assert main(["plan", str(space), "--budget", "6", "--no-emit", "--resume", str(out / "trace.jsonl"),
+                 "--out", str(tmp_path / "q")]) == 1
+    assert "target" in capsys.readouterr().err
+    assert main(["report", str(out / "trace.jsonl"), "--space", str(space), "--out", str(tmp_path / "r.html")]) == 0
