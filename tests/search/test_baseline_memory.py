@@ -41,3 +41,19 @@ def test_a_recipe_the_account_refuses_gives_way_to_a_tied_one_that_fits() -> Non
     launched, why = against_baseline(_trial(TIED, 1030.0, 110), _trial(RECIPE, 1000.0, 120, SPACE_RECIPE), PROV,
                                      "tokens_per_gpu", "maximize")
     assert launched.candidate == RECIPE and "overcounts it" in why
+
+
+def test_for_another_framework_a_recipe_the_account_refuses_gives_way_to_any_winner_that_fits() -> None:
+    # `plan --target megatron+slurm` of a Primus space: no one ran the recipe as Megatron-FSDP
+    from primus_lang.ir import Settings
+
+    retargeted = Settings(target="primus+slurm").retarget("megatron+slurm")
+    launched, why = against_baseline(_trial(TIED, 500.0, 90), _trial(RECIPE, 1000.0, 120, SPACE_RECIPE), PROV,
+                                     "tokens_per_gpu", "maximize", retargeted)
+    assert launched.candidate == TIED and "as megatron+slurm launches it" in why
+    # a launcher of its own framework is no other launch of it: the recipe stays, as on the space's target
+    relaunched = Settings(target="primus+slurm").retarget("primus + k8s")
+    assert not relaunched.source_target and relaunched.target == "primus+k8s"
+    launched, _ = against_baseline(_trial(TIED, 500.0, 90), _trial(RECIPE, 1000.0, 120, SPACE_RECIPE), PROV,
+                                   "tokens_per_gpu", "maximize", relaunched)
+    assert launched.candidate == RECIPE
