@@ -89,6 +89,14 @@ def test_a_list_of_other_values_is_carried_as_text(tmp_path: Path) -> None:
     assert dict(space.passthrough)["wandb_exp_name"] == '["2024-01-01", "x"]'
 
 
+# Primus's Llama 3.1 70B examples (examples/megatron/configs/MI300X/llama3.1_70B-BF16-pretrain.yaml): every
+# layer recomputed at MBS 3 under torch FSDP2, Transformer Engine's cross-entropy
+TORCH_FSDP2_70B = ("micro_batch_size: 3\nglobal_batch_size: 24\nseq_length: 8192\nrecompute_granularity: full\n"
+                   "recompute_method: block\nrecompute_num_layers: 80\nuse_torch_fsdp2: true\n"
+                   "use_distributed_optimizer: false\ngradient_accumulation_fusion: false\nckpt_format: torch_dist\n"
+                   "cross_entropy_loss_fusion: true\ncross_entropy_fusion_impl: te")
+
+
 def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path) -> None:
     # Primus's examples/run_pretrain.sh runs NNODES=1 unless told otherwise; an experiment names no count
     out, _space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64",
@@ -100,10 +108,7 @@ def test_a_primus_experiment_runs_one_node_as_primus_launchers_do(tmp_path: Path
 def test_the_space_offers_fewer_recomputed_layers_mbs_1_and_the_optimizer_beside_fsdp(tmp_path: Path) -> None:
     # Primus's 70B examples recompute every layer at MBS 3 under torch FSDP2; what fits with a quarter
     # of the layers recomputed, at MBS 1, or with PP under the distributed optimizer must be in reach
-    _out, space = experiment(tmp_path, "llama3.1_70B.yaml", "micro_batch_size: 3\nglobal_batch_size: 24\n"
-                             "seq_length: 8192\nrecompute_granularity: full\nrecompute_method: block\n"
-                             "recompute_num_layers: 80\nuse_torch_fsdp2: true\nuse_distributed_optimizer: false\n"
-                             "gradient_accumulation_fusion: false\nckpt_format: torch_dist")
+    _out, space = experiment(tmp_path, "llama3.1_70B.yaml", TORCH_FSDP2_70B)
     axes = {a.name: [str(v) for v in a.domain.values] for a in space.axes}
     assert axes["recompute"][:3] == ["full(80,block)", "full(40,block)", "full(20,block)"]
     assert axes["mbs"] == ["1", "3", "6"] and axes["sharding"] == ["fsdp", "dist_opt"] and axes["pp"] == ["1", "2"]
@@ -161,11 +166,7 @@ def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's 70B recipe fits one MI300X node under torch FSDP2 (BF16 gradients); the megatron target
     # runs Megatron-FSDP with FP32 gradients, which does not: no one ran that, so it is refused
-    out, _space = experiment(tmp_path, "llama3.1_70B.yaml", "micro_batch_size: 3\nglobal_batch_size: 24\n"
-                             "seq_length: 8192\nrecompute_granularity: full\nrecompute_method: block\n"
-                             "recompute_num_layers: 80\nuse_torch_fsdp2: true\nuse_distributed_optimizer: false\n"
-                             "gradient_accumulation_fusion: false\nckpt_format: torch_dist\n"
-                             "cross_entropy_loss_fusion: true\ncross_entropy_fusion_impl: te")
+    out, _space = experiment(tmp_path, "llama3.1_70B.yaml", TORCH_FSDP2_70B)
     capsys.readouterr()
     assert main(["emit", str(out), "--point", "baseline", "--out", str(tmp_path / "p")]) == 0
     assert "W5002" not in capsys.readouterr().err
