@@ -53,14 +53,23 @@ def exit_minutes(limit: str) -> int:
 _SETTING_VARIABLES = ("train_iters", "save_interval", "eval_iters", "eval_interval", "log_interval", "lr")
 
 
+def _run_settings(space: Space) -> dict[str, str]:
+    """The launch variables among the Megatron settings that the space's run block sets, as text."""
+    run = space.run
+    if run is None:
+        return {}
+    out = {name: str(value) for name, value in (
+        ("train_iters", run.train_iters), ("save_interval", run.save_interval), ("log_interval", run.log_interval),
+    ) if value}
+    if run.lr:
+        out["lr"] = repr(run.lr)
+    return out
+
+
 def decided_settings(space: Space) -> set[str]:
     """The Megatron settings among the launch variables that the space's run block sets: the passthrough's
     own value of them yields (a `--var` decides over both)."""
-    run = space.run
-    if run is None:
-        return set()
-    return {name for name, value in (("train_iters", run.train_iters), ("save_interval", run.save_interval),
-                                     ("log_interval", run.log_interval), ("lr", run.lr)) if value}
+    return set(_run_settings(space))
 
 
 def variable_defaults(space: Space) -> dict[str, str]:
@@ -85,12 +94,7 @@ def variable_defaults(space: Space) -> dict[str, str]:
             ("data_path", run.data or run.train_data), ("tokenizer_model", run.tokenizer_model),
             ("tokenizer_type", run.tokenizer), ("checkpoint_dir", run.checkpoint_dir),
         ) if value})
-        out.update({name: str(value) for name, value in (
-            ("train_iters", run.train_iters), ("save_interval", run.save_interval),
-            ("log_interval", run.log_interval),
-        ) if value})
-        if run.lr:
-            out["lr"] = repr(run.lr)
+        out.update(_run_settings(space))
     if space.settings.megatron_version:
         out["megatron_version"] = space.settings.megatron_version
     if space.settings.bridge_version:

@@ -656,7 +656,7 @@ TIMING_KNOBS: dict[str, Any] = {"tp_comm_overlap": False, "ep_comm_overlap": Fal
 def stage_ops(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> tuple[Stage, ...]:
     """The per-stage operator lists of ``cand`` (one ``Stage`` per pipeline rank); ``torch_fsdp2``: the
     target launches FSDP as torch FSDP2 (``Settings.torch_fsdp2``)."""
-    return _stage_ops(model, _plain_of_cluster(cluster), ops_key(cand), torch_fsdp2 and cand.sharding == "fsdp")
+    return _stage_ops(model, _plain_of_cluster(cluster), ops_key(cand), torch_fsdp2)
 
 
 def _plain_of_cluster(cluster: Cluster) -> Cluster:
@@ -699,7 +699,6 @@ class Layers:
 def layers_of(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bool = False) -> Layers:
     """The ``Layers`` of ``cand``'s layer key (one object per key, shared)."""
     cluster = _plain_of_cluster(cluster)
-    torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"
     key = _layer_key(model, cluster, cand, torch_fsdp2)  # reads no timing knob: ``ops_key(cand)`` has the same key
     return remembered(_layer_sets, key,
                       lambda: Layers(key, _Shapes(model, cluster, ops_key(cand), torch_fsdp2)), 20_000)
@@ -725,7 +724,7 @@ def step_shapes(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bo
     the pipeline send read (``_step_tasks``, ``p2p_op``): not its recomputation, attention kernel,
     dispatcher or timing knobs."""
     cluster = _plain_of_cluster(cluster)
-    torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"
+    torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"  # keyed as _Shapes reads it
     key = (_token(model), _token(cluster), cand.tp, cand.cp, cand.pp, cand.ep, cand.expert_tp, cand.sp, cand.mbs,
            cand.seq_len, cand.precision, cand.fp8_recipe, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype,
            cand.fp8_param_gather, torch_fsdp2)

@@ -70,14 +70,14 @@ def against_baseline(winner: Trial, baseline: Trial | None, prov: Provenance, me
     if ahead and not trust.tied(prov, ours, theirs):
         return winner, ""
     change = ours / theirs - 1 if theirs else 0.0
-    fits = baseline.spare is None or baseline.spare >= 0
-    if not fits and settings is not None and settings.source_target and (winner.spare is None or winner.spare >= 0):
+    fits, winner_fits = (t.spare is None or t.spare >= 0 for t in (baseline, winner))
+    if not fits and settings is not None and settings.source_target and winner_fits:
         # launched for another framework than the space's own, the recipe is no evidence that it fits
         return winner, (f"The space's baseline (the recipe) does not fit by the memory account as {settings.target} "
                         f"launches it (the space's own target is {settings.source_target}); the launch files are "
                         f"those of {winner.candidate.label()}, which fits and projects {change:+.1%} {metric} "
                         "against it.")
-    if not fits and (winner.spare is None or winner.spare >= 0) and trust.tied(prov, ours, theirs):
+    if not fits and winner_fits and trust.tied(prov, ours, theirs):
         # a recipe the account refuses is only evidence where it ran: on another GPU or node count
         # (`import-recipe --gpu`) it may not start at all, so a tied recipe that fits is launched
         return winner, (f"The space's baseline (the recipe) does not fit by the memory account; the launch files are "

@@ -261,7 +261,8 @@ def fit_pooled(runs: Sequence[Run], settings: Settings | None = None, iterations
 def vendor_pool(by_vendor: Mapping[str, Sequence[Run]], vendor: str, settings: Settings | None = None) -> dict[str, float]:
     """The values pooled over ``vendor``'s rows, its ``HOST_PARAMS`` started from and pulled toward
     the values pooled over the rows of every vendor with more rows (the host's software is shared;
-    see ``HOST_PARAMS``), and its ``UNSEEN_PARAMS`` that none of its rows can move taken from them. The vendor with the most rows borrows nothing; a vendor without rows has
+    see ``HOST_PARAMS``), and its ``UNSEEN_PARAMS`` that none of its rows can move taken from them.
+    The vendor with the most rows borrows nothing; a vendor without rows has
     no pool."""
     mine = by_vendor.get(vendor, ())
     larger = {v for v, rows in by_vendor.items() if v != vendor and len(rows) > len(mine)}

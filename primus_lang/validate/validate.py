@@ -257,8 +257,8 @@ def _memory_summary(rows: Sequence[RowResult]) -> dict[str, object]:
         "tightest_memory_margins": {r.id: r.memory.margin for r in fitting[:TIGHTEST] if r.memory},
         # account / measured where the source reports memory; the account is of the Megatron recipe
         # the row maps to, at Megatron's defaults where the row says nothing (its unfused FP32
-        # cross-entropy, though Bridge's recipes run Transformer Engine's), so a framework that keeps
-        # more (torchtitan's FP32 gradients) measures above it
+        # cross-entropy, except on Bridge's rows, whose recipes run Transformer Engine's), so a framework
+        # that keeps more (torchtitan's FP32 gradients) measures above it
         "account_over_measured": {r.id: r.memory.peak_bytes / r.memory.measured_bytes for r in judged
                                   if r.memory and r.memory.measured_bytes and r.memory.peak_bytes},
     }
