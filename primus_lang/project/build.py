@@ -64,6 +64,30 @@ TRANSPOSED_COPY_BYTES = 1.0
 NVFP4_CAST_BYTES = 2.0 + 2.0 + 2 * (0.5 + 1 / 16)
 
 
+# Bytes per element of an activation that sequence parallelism all-gathers into a low-precision linear.
+# Transformer Engine quantizes before it gathers (transformer_engine/pytorch/distributed.py,
+# gather_along_first_dim, at d0067d0, Aug 2026; TE 1.x cast before gathering too): the forward's
+# input gather, the backward's gather of the output gradient and the input's re-gather for the weight
+# gradient move FP8 (blockwise and MXFP8 with their block scales: FP32 per 128 values, E8M0 per 32) or
+# NVFP4 (half a byte, an E4M3 scale per 16 values). torchao's float8 tensor parallelism does the same
+# for its tensorwise recipe (Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput:
+# the input cast before its gather, the gradient cast before the reduce-scatter's backward gather) and
+# torchtitan turns it off for rowwise, which gathers BF16. Reduce-scatters and all-reduces carry the
+# linears' BF16 outputs and input gradients.
+SP_GATHER_BYTES = {"delayed": 1.0, "tensorwise": 1.0, "blockwise": 1 + 4 / 128, "mxfp8": 1 + 1 / 32,
+                   "rowwise": float(BF16)}
+NVFP4_GATHER_BYTES = 0.5 + 1 / 16
+
+
+def sp_gather_bytes(cand: Candidate) -> float:
+    """Bytes per element of a sequence-parallel all-gather into ``cand``'s linear layers."""
+    if cand.precision == "fp8":
+        return SP_GATHER_BYTES[cand.fp8_recipe]
+    if cand.precision == "fp4":
+        return NVFP4_GATHER_BYTES
+    return float(BF16)
+
+
 def cast_bytes(cand: Candidate, gpu: Gpu) -> float:
     """Bytes the quantize kernels move per element of a low-precision GEMM operand on ``gpu`` (0: BF16)."""
     if cand.precision == "fp8":
@@ -118,6 +142,7 @@ class _Shapes:
         self.tokens_sp = self.tokens // self.tp if self.sp else self.tokens
         self.dtype = cand.precision  # the dtype of the linear layers' GEMMs
         self.cast = cast_bytes(cand, cluster.gpu)
+        self.gather = sp_gather_bytes(cand)
         self.weight_cast = weight_cast_bytes(cand, cluster.gpu)
         self.h = model.hidden
         self.heads = derived.heads_per_rank(model.heads, self.tp)
@@ -182,15 +207,16 @@ def _tp_pair(sh: _Shapes, tasks: _Tasks) -> None:
         return
     size = sh.tokens * sh.h * BF16
     if sh.sp:
+        gathered = int(sh.tokens * sh.h * sh.gather)
         for phase in ("F", "B"):
-            tasks.add(Collective("all_gather", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")
+            tasks.add(Collective("all_gather", gathered, sh.tp_group), phase, "tp_comm", hides_under="gemm")
             tasks.add(Collective("reduce_scatter", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")
         # The column-parallel layer keeps only its sequence shard of the input (the activation memory
         # sequence parallelism saves) and gathers it again in the backward for its weight gradient:
         # Transformer Engine's backward_input_needs_gather, megatron-core's
         # LinearWithGradAccumulationAndAsyncCommunication; the tp-comm-overlap configs name it the
         # bulk overlap of the dgrad GEMM. So the backward moves three tensors where the forward moves two.
-        tasks.add(Collective("all_gather", size, sh.tp_group), "B", "tp_comm", hides_under="gemm")
+        tasks.add(Collective("all_gather", gathered, sh.tp_group), "B", "tp_comm", hides_under="gemm")
     else:
         for phase in ("F", "B"):
             tasks.add(Collective("all_reduce", size, sh.tp_group), phase, "tp_comm", hides_under="gemm")

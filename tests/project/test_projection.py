@@ -283,6 +283,23 @@ def test_sequence_parallel_regathers_the_column_input_in_the_backward() -> None:
     assert 0.9 * step(plain) < step(sp) < step(plain)
 
 
+@pytest.mark.parametrize(("precision", "recipe", "per_element"), [
+    ("bf16", "tensorwise", 2.0), ("fp8", "tensorwise", 1.0), ("fp8", "delayed", 1.0),
+    ("fp8", "mxfp8", 1 + 1 / 32), ("fp8", "blockwise", 1 + 4 / 128), ("fp8", "rowwise", 2.0),
+    ("fp4", "tensorwise", 0.5 + 1 / 16)])
+def test_sequence_parallel_gathers_what_the_linears_read_and_reduces_bf16(precision: str, recipe: str,
+                                                                         per_element: float) -> None:
+    # Transformer Engine (and torchao's float8 TP for tensorwise) quantize an activation before its
+    # sequence-parallel all-gather, the output gradient before its backward gather and the input before
+    # its re-gather; the reduce-scatters carry the linears' BF16 outputs and input gradients
+    m, clu = LLAMA3_1_8B, cluster(H100, nodes=1)
+    cand = Candidate(tp=8, pp=1, mbs=1, gbs=64, seq_len=8192, precision=precision, fp8_recipe=recipe)
+    layer = next(b for b in stage_ops(m, clu, cand)[0].chunks[0] if b.count > 1)
+    tokens_h = cand.mbs * cand.seq_len * m.hidden
+    sizes = {(t.op.kind, t.op.bytes) for t in layer.tasks if t.kind == "tp_comm" and isinstance(t.op, Collective)}
+    assert sizes == {("all_gather", int(tokens_h * per_element)), ("reduce_scatter", tokens_h * 2)}
+
+
 def test_torch_fsdp2_reduces_gradients_in_bf16_in_every_micro_batch() -> None:
     # the primus target launches FSDP as torch FSDP2: gradients in the parameters' dtype, reduce-scattered
     # in each micro-batch's backward (Megatron's no_sync does nothing for it), not once a step
