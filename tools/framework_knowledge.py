@@ -4,6 +4,7 @@ Not run by the tests: rerun it against git checkouts (a clone, or a bare mirror)
 then commit what it wrote. Each table names the tag and commit it came from.
 
     python tools/framework_knowledge.py megatron MEGATRON_LM_GIT_DIR
+    python tools/framework_knowledge.py megatron-rules MEGATRON_LM_GIT_DIR
     python tools/framework_knowledge.py primus PRIMUS_GIT_DIR
     python tools/framework_knowledge.py bridge BRIDGE_GIT_DIR --megatron-git MEGATRON_LM_GIT_DIR --python PY
 
@@ -19,6 +20,11 @@ config dataclasses are counted too; nothing is copied from the sources.
 by Bridge's own code in a subprocess (tools/bridge_recipe_probe.py), which needs a Python with torch,
 omegaconf, hydra-core and transformers (``--python``): the settings each applies, as the paths Hydra overrides
 take, and the paths each model class accepts.
+
+``megatron-rules``: the asserts of megatron/training/arguments.py's ``validate_args`` that compare
+arguments with constants alone (tools/validate_args_rules.py), at the same versions as ``megatron``: what
+stops a run at start, which ``emit`` checks a launch's settings against. Read from the source text; no
+subprocess.
 
 ``primus``: Primus's Megatron trainer defaults (primus/configs/modules/megatron/*.yaml) and its model
 files (primus/configs/models/megatron/*.yaml) as written, at each Primus release below.
@@ -149,6 +155,32 @@ def megatron(git_dir: str, python: str) -> dict[str, Any]:
         "versions": sorted(versions, key=lambda v: order.index(v["name"])),
         "flags": flags,
     }
+
+
+def megatron_rules(git_dir: str) -> dict[str, Any]:
+    """Each ``validate_args`` rule (validate_args_rules.py), keyed by its readable form, with the versions that
+    assert it and its line in each."""
+    from validate_args_rules import rules
+
+    from primus_lang.frameworks.rules import describe
+
+    versions = []
+    per_rule: dict[str, dict[str, Any]] = {}
+    for name, (ref, what) in MEGATRON_VERSIONS.items():
+        commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+        date = git(git_dir, "log", "-1", "--format=%cs", commit).strip()
+        versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "what": what})
+        found = rules(git(git_dir, "show", f"{commit}:megatron/training/arguments.py"))
+        print(f"{name}: {ref} ({commit[:10]}, {date}): {len(found)} rules", file=sys.stderr)
+        for rule in found:
+            key = f"when {describe(rule['when'])}: {describe(rule['require'])}"
+            entry = per_rule.setdefault(key, {"when": rule["when"], "require": rule["require"], "message": rule["message"],
+                                              "versions": [], "lines": {}})
+            entry["versions"].append(name)
+            entry["lines"][name] = rule["line"]
+    return {"source": "NVIDIA/Megatron-LM megatron/training/arguments.py: validate_args's asserts over arguments and "
+                      "constants alone, read by tools/framework_knowledge.py (tools/validate_args_rules.py)",
+            "versions": versions, "rules": dict(sorted(per_rule.items()))}
 
 
 def _megatron_preset(rel: str) -> bool:
@@ -339,7 +371,7 @@ def write(path: Path, data: dict[str, Any], table: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("framework", choices=("megatron", "primus", "bridge"))
+    parser.add_argument("framework", choices=("megatron", "megatron-rules", "primus", "bridge"))
     parser.add_argument("git", help="the framework's git checkout or bare mirror")
     parser.add_argument("--megatron-git", help="Megatron-LM's checkout or mirror, whose commit Bridge pins (bridge only)")
     parser.add_argument("--python", default=sys.executable,
@@ -348,6 +380,8 @@ def main() -> None:
     git_dir = git_dir_of(args.git)
     if args.framework == "megatron":
         write(OUT / "megatron" / "arguments.json", megatron(git_dir, args.python), "flags")
+    elif args.framework == "megatron-rules":
+        write(OUT / "megatron" / "rules.json", megatron_rules(git_dir), "rules")
     elif args.framework == "primus":
         write(OUT / "primus" / "presets.json", primus(git_dir), "presets")
     else:

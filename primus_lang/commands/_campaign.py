@@ -84,8 +84,8 @@ def shortlist(space: Any, ranked: tuple[Any, ...], target: str, k: int, baseline
 def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, target: str, out: Path,
           replace: Callable[[Path], bool], baseline: Any = None) -> tuple[list[str], str]:
     """Write the campaign; the paths written and a sentence for the terminal."""
-    from primus_lang.commands.emit import executable, parse_vars
-    from primus_lang.emit import FOLDER, EmitContext, Job
+    from primus_lang.commands.emit import executable, parse_vars, print_warnings
+    from primus_lang.emit import FOLDER, EmitContext, Job, left_out
     from primus_lang.emit import campaign_files as campaign
     from primus_lang.outputs import write_files
 
@@ -104,6 +104,8 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
                       variables=parse_vars(args.var))
     files = campaign(space, jobs, target, ctx, parse_vars(args.campaign_var), profile_file,
                      os.path.relpath(source.resolve(), root.resolve()))
+    # a job whose launch leaves out a setting of the imported recipe says so, as `emit` does
+    print_warnings([d for job in jobs for d in left_out(space, job.candidate, target, ctx)], args.error_format)
     # written from --out, not from the campaign folder: a link planted as `campaign` is refused as any
     # link below --out is, not followed
     written = write_files(out, {f"{FOLDER}/{rel}": text for rel, text in files.items()},

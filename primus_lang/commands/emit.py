@@ -19,6 +19,7 @@ from primus_lang.emit import (
     VARIABLES,
     EmitContext,
     emit,
+    left_out,
     refuse_illegal,
     target_warnings,
     time_warnings,
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         variables=parse_vars(args.var),
     )
     files = emit(space, cand, target, ctx)
-    print_warnings(target_warnings(space, target), args.error_format)
+    print_warnings(target_warnings(space, target) + left_out(space, cand, target, ctx), args.error_format)
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner
     print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S),
                    args.error_format)

@@ -367,12 +367,13 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                 f"the best one it can: {launched.candidate.label()}{change}."
             )
         files = _emit(args, source, space, launched, target, out, replace)
-        if launched.evaluation is not None:
+        if launched.evaluation is not None and launched.candidate is not None:
             from primus_lang.commands.emit import parse_vars, print_warnings
-            from primus_lang.emit import START_UP_S, time_warnings
+            from primus_lang.emit import START_UP_S, left_out, time_warnings
 
-            print_warnings(time_warnings(space, target, launched.evaluation.step_time, parse_vars(args.var),
-                                         START_UP_S), args.error_format)
+            print_warnings(left_out(space, launched.candidate, target)
+                           + time_warnings(space, target, launched.evaluation.step_time, parse_vars(args.var),
+                                           START_UP_S), args.error_format)
             lines += _whole_run(space, launched, parse_vars(args.var))
         if args.shortlist is not None:
             written, said = _campaign.write(args, source, space, settled, target, out, replace, own)

@@ -153,3 +153,17 @@ SITE_UNEXPANDED = register(
     "    mounts { data { host = \"/lustre/$USER/data\"; path = \"/data\" } }\n\n"
     "Fix: write the path itself, or give it per user with `--var` where a variable holds it.",
 )
+RULE_LEFT_OUT = register(
+    "W7025",
+    "recipe-setting-left-out",
+    "an imported recipe's setting that the launch's Megatron-LM refuses beside this candidate is left out",
+    "An imported recipe carries its settings to every candidate of its space, and some hold only beside\n"
+    "what the recipe itself ran: Megatron-FSDP's `--ckpt-format fsdp_dtensor` and `--fsdp-manual-registration`\n"
+    "beside `--use-megatron-fsdp`, a batch-size ramp-up beside a sample-based schedule. Megatron-LM's\n"
+    "`validate_args` stops such a run at start. `emit` checks the launch's settings against the asserts of\n"
+    "the Megatron-LM version it targets (frameworks/megatron/rules.json, read from arguments.py), leaves\n"
+    "out the carried setting a broken rule reads, and names the rule, its message and its line.\n\n"
+    "    --ckpt-format fsdp_dtensor   # the recipe's, left out for a `sharding = dist_opt` candidate\n\n"
+    "Fix: nothing, if the candidate is the one meant; a setting primusc's own settings break is refused\n"
+    "instead (P7001).",
+)

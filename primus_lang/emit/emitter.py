@@ -24,6 +24,7 @@ from primus_lang.diagnostics.codes_emit import (
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
     PRIMUS_ONLY_DROPPED,
+    RULE_LEFT_OUT,
     SITE_UNEXPANDED,
     SITE_UNSUPPORTED,
     TIME_LIMIT_SHORT,
@@ -185,6 +186,30 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
                        f"itself after {exit_minutes(v.time_limit)} min (`{EXIT_SETTING}`), before the kill",
                        help="raise `time_limit` (`--var time_limit=...` or the site's), lower `train_iters`, or save "
                             "checkpoints (`--var checkpoint_dir=...`) and run it again from them")]
+
+
+def left_out(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[Diagnostic]:
+    """W7025 for each carried setting the launch of ``cand`` leaves out: its Megatron-LM refuses it beside the
+    candidate's settings (``launch_rules``)."""
+    framework, _, _ = _parts(space, cand, target, context or EmitContext())
+    out = []
+    for gone in framework.left_out:
+        rule = gone.rule
+        when = "" if rule.when is None else f" when `{rule.condition}`"
+        written = ", ".join(f"`{_flag_text(k, v)}`" for k, v in gone.settings)
+        out.append(Diagnostic(RULE_LEFT_OUT, f"the launch of `{cand.label()}` leaves out the recipe's {written}: "
+                              f"Megatron-LM {gone.version} requires `{rule.requirement}`{when}",
+                              notes=(f"\"{rule.message}\" ({rule.cite(gone.version)})",),
+                              help="see `primusc explain W7025`"))
+    return out
+
+
+def _flag_text(key: str, value: object) -> str:
+    """A carried setting as its recipe's command line wrote it: ``--use-nccl-ub``, ``--ckpt-format fsdp_dtensor``."""
+    flag = "--" + key.replace("_", "-")
+    if value is True:
+        return flag
+    return f"{flag} {' '.join(str(v) for v in value) if isinstance(value, tuple) else value}"
 
 
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:

@@ -29,6 +29,7 @@ from primus_lang.emit.bridge import (
 )
 from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
 from primus_lang.emit.context import VARIABLES, Variables
+from primus_lang.emit.launch_rules import LeftOut, settle
 from primus_lang.emit.primus_configs import (
     CARDS_WITH_SHARED_EXPERT_OVERLAP,
     DEEPEP_SWITCHES,
@@ -84,6 +85,7 @@ class Framework:
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
+        own = dict(self.settings)
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
         # follows the rest, as the recipe wrote it
         self.settings.update(self.carried(dict(passthrough)))
@@ -104,6 +106,12 @@ class Framework:
             # beside it ("expected sample-based training"), so the throughput run's are left out
             for dest in ITERATION_SCHEDULE - carried:
                 self.settings.pop(dest, None)
+        # what the version's validate_args would stop at start: a carried setting it refuses beside this
+        # candidate's is left out (W7025); primusc's own settings breaking a rule refuse the emission
+        self.left_out: list[LeftOut] = []
+        self.rule_problems: list[str] = []
+        if self.READS_MEGATRON_ARGUMENTS:
+            self.left_out, self.rule_problems = settle(self.settings, own, frozenset(carried), self.profile)
 
     def megatron_version(self, variables: Variables) -> str:
         """The Megatron-LM whose flags this framework's launch hands on (frameworks.target)."""
@@ -176,7 +184,7 @@ class Framework:
         out += self.model_problems(self.model, self.bridge_only)
         if self.READS_MEGATRON_ARGUMENTS:
             own = None if self.OWN_SETTINGS is None else self.OWN_SETTINGS | self.carried_keys
-            out += self.profile.problems(self.settings, own)
+            out += self.rule_problems + self.profile.problems(self.settings, own)
         else:
             out += self.profile.rule_problems(self.settings)
         return list(dict.fromkeys(out))

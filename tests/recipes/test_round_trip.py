@@ -14,7 +14,7 @@ import yaml
 
 from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
-from primus_lang.emit import emit, unsupported
+from primus_lang.emit import emit, left_out, unsupported
 from primus_lang.frameworks import megatron, primus
 from primus_lang.ir import Candidate
 from primus_lang.lower import load_space
@@ -105,6 +105,10 @@ def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str
     assert trial.memory_peak is not None and trial.memory_peak > 0
     recipe = read_recipe(FIXTURES / fixture)
     files = emit(space, cand, space.settings.target)
+    # what the recipe's own Megatron-LM would stop at start with, left out with a warning (W7025): Megatron-LM's
+    # GPT-3 175B example ramps the batch size up under an iteration count, which validate_args refuses
+    refused = {m.group(1).replace("-", "_") for d in left_out(space, cand, space.settings.target)
+               for m in re.finditer(r"`--([a-z0-9-]+)", d.message)}
     if recipe.kind == "megatron":
         emitted = _megatron_args(files["node.sh"])
     else:
@@ -117,7 +121,7 @@ def test_baseline_and_emission_reproduce_the_recipe(tmp_path: Path, fixture: str
             # an experiment writes Megatron's argparse dests (`fp8` for --fp8-format), as Primus hands them on
             flag = megatron.flags(primus.megatron_version(recipe.version)).get("--" + dest.replace("_", "-"))
             key = "train_data_path" if dest == "data_path" else flag.dest if flag is not None else dest
-        if key not in emitted and EMITTED_ONLY_WHEN_NOT_DEFAULT.get(key) == entry.value:
+        if key not in emitted and (EMITTED_ONLY_WHEN_NOT_DEFAULT.get(key) == entry.value or key in refused):
             continue
         assert key in emitted, f"{entry.written} is not in the launch files"
         stated = entry.value
@@ -176,11 +180,18 @@ def test_passthrough_reaches_both_frameworks(tmp_path: Path) -> None:
     cand = baseline_point(space)
     assert cand is not None
     sh = emit(space, cand, "megatron+slurm")["node.sh"]
-    assert "--lr-warmup-fraction .001" in sh and "--rampup-batch-size 16 16 5859375" in sh
+    assert "--lr-warmup-fraction .001" in sh
     assert "--mock-data" not in sh and "NullTokenizer" not in sh  # the recipe's corpus and tokenizer
+    # Megatron-LM's own GPT-3 175B example ramps its batch size up under --train-iters, which validate_args
+    # refuses ("expected no batch-size rampup for iteration-based training"): left out, and said
+    assert "--rampup-batch-size" not in sh
+    (said,) = left_out(space, cand, "megatron+slurm")
+    assert said.code.id == "W7025" and "`--rampup-batch-size 16 16 5859375`" in said.message
+    assert "rampup_batch_size is None" in said.message and "arguments.py:" in said.notes[0]
     exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
     over = exp["modules"]["pre_trainer"]["overrides"]
     assert over["lr"] == 6.0e-5 and over["train_iters"] == 500000 and over["split"] == "949,50,1"
+    assert "rampup_batch_size" not in over
 
 
 def test_point_baseline_names_the_spaces_recipe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

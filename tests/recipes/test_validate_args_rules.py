@@ -1,0 +1,150 @@
+"""Megatron-LM's start-up refusals as generated data (frameworks/megatron/rules.json, read from validate_args
+by tools/validate_args_rules.py): an imported recipe's setting that the launch's Megatron-LM refuses beside a
+candidate of its space is left out and said (W7025); primusc's own settings never break a rule.
+
+The script is written here in the shape of Megatron-LM's Megatron-FSDP example scripts, with our own values."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from primus_lang.check import baseline_point, legal_points, parse_point
+from primus_lang.cli import main
+from primus_lang.emit import emit, left_out, unsupported
+from primus_lang.frameworks.rules import broken, describe, rules
+from primus_lang.lower import load_program, load_space, pick_space
+from primus_lang.resources import data_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MEGATRON_FSDP = textwrap.dedent("""\
+    #!/bin/bash
+    MODEL_ARGS=(
+        --num-layers 16 --hidden-size 2048 --ffn-hidden-size 8192 --num-attention-heads 16
+        --group-query-attention --num-query-groups 4 --seq-length 4096 --max-position-embeddings 4096
+        --position-embedding-type rope --swiglu --normalization RMSNorm --untie-embeddings-and-output-weights
+        --disable-bias-linear
+    )
+    TRAINING_ARGS=(--micro-batch-size 1 --global-batch-size 64 --train-iters 200 --lr 0.0002 --bf16)
+    FSDP_ARGS=(
+        --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion
+        --ckpt-format fsdp_dtensor --use-nccl-ub --fsdp-manual-registration
+    )
+    DATA_ARGS=(--mock-data --tokenizer-type NullTokenizer --vocab-size 32000)
+    torchrun --nproc_per_node 8 pretrain_gpt.py ${MODEL_ARGS[@]} ${TRAINING_ARGS[@]} ${FSDP_ARGS[@]} ${DATA_ARGS[@]}
+""")
+
+
+def _imported(tmp_path: Path) -> Path:
+    script = tmp_path / "fsdp.sh"
+    script.write_text(MEGATRON_FSDP)
+    out = tmp_path / "fsdp.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    return out
+
+
+def test_megatron_fsdp_settings_are_left_out_of_a_distributed_optimizer_launch(tmp_path: Path) -> None:
+    space = load_space(_imported(tmp_path))
+    cand = baseline_point(space)
+    assert cand is not None and cand.sharding == "fsdp"
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "--fsdp-manual-registration" in sh and "--ckpt-format fsdp_dtensor" in sh  # the recipe, as it ran
+    assert left_out(space, cand, "megatron+slurm") == []
+    other = parse_point(space, "sharding=dist_opt")
+    sh = emit(space, other, "megatron+slurm")["node.sh"]
+    assert "--use-distributed-optimizer" in sh and "--use-megatron-fsdp" not in sh
+    assert "--fsdp-manual-registration" not in sh and "fsdp_dtensor" not in sh
+    said = left_out(space, other, "megatron+slurm")
+    assert {d.code.id for d in said} == {"W7025"}
+    text = " ".join(d.message + " ".join(d.notes) for d in said)
+    assert "`--fsdp-manual-registration`" in text and "`--ckpt-format fsdp_dtensor`" in text
+    assert "requires `use_megatron_fsdp` when `fsdp_manual_registration`" in text
+    assert "FSDP manual registration is only supported with Megatron FSDP" in text and "arguments.py:" in text
+
+
+def test_emit_says_what_it_leaves_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _imported(tmp_path)
+    assert main(["emit", str(path), "--point", "sharding=dist_opt", "--target", "megatron+slurm",
+                 "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "W7025" in err and "--fsdp-manual-registration" in err
+
+
+def test_a_broken_rule_needs_both_sides_known() -> None:
+    version = "core_v0.16"
+    base = {"micro_batch_size": 1}  # what every launch writes (validate_args asserts it always)
+    assert broken(base, version) == []
+    keys = {r.key for r in broken({**base, "fsdp_manual_registration": True}, version)}
+    assert "when fsdp_manual_registration: use_megatron_fsdp" in keys
+    assert "when fsdp_manual_registration: nccl_ub" in keys
+    fine = {**base, "fsdp_manual_registration": True, "use_megatron_fsdp": True, "nccl_ub": True, "ckpt_format": "fsdp_dtensor"}
+    assert [r.key for r in broken(fine, version) if "fsdp" in r.key] == []
+    # a recipe's number written as text is compared as a number; a list as a list
+    ramp = broken({**base, "train_iters": "1000", "rampup_batch_size": ("16", "16", "1000")}, version)
+    assert [r.requirement for r in ramp] == ["rampup_batch_size is None"]
+    assert broken({**base, "train_samples": 1000, "train_iters": None}, version) == []
+    # an argument no parser of the version has is not judged
+    assert broken({**base, "no_such_argument": True}, version) == []
+
+
+def test_each_version_cites_where_megatron_asserts_it() -> None:
+    from primus_lang.frameworks import megatron
+
+    for version in megatron.version_names():
+        assert rules(version), version
+        for rule in rules(version):
+            assert rule.line > 0 and describe(rule.require) == rule.requirement
+    (fsdp,) = [r for r in rules("core_v0.16") if r.key == "when fsdp_manual_registration: use_megatron_fsdp"]
+    assert fsdp.cite("core_v0.16") == "megatron/training/arguments.py:694 at core_v0.16"
+    # computed arguments (`use_dist_ckpt`) have no parser default: a rule reading one is never judged broken
+    assert not any("use_dist_ckpt" in r.reads for r in broken({"micro_batch_size": 1, "use_distributed_optimizer": True,
+                                                               "enable_gloo_process_groups": False}, "core_v0.12"))
+
+
+def _extractor() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("validate_args_rules", ROOT / "tools" / "validate_args_rules.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_extractor_reads_asserts_under_simple_tests_only() -> None:
+    source = textwrap.dedent("""\
+        def validate_args(args, defaults={}):
+            for key in defaults:
+                setattr(args, key, defaults[key])
+            if args.alpha:
+                assert args.beta, "alpha needs beta"
+            elif args.gamma == "x":
+                assert args.delta is None, f"gamma x needs no delta"
+            else:
+                assert not args.epsilon
+            if args.world_size > compute():
+                assert args.zeta, "under a test of something else: not read"
+            args.eta = 3
+            if args.theta:
+                assert args.eta > 2, "reads an argument validate_args assigns: not read"
+            assert args.iota in ["a", "b"], "always"
+    """)
+    found = _extractor().rules(source)
+    assert [(describe(r["when"]), describe(r["require"]), r["message"]) for r in found] == [
+        ("alpha", "beta", "alpha needs beta"),
+        ("(not (alpha)) and (gamma == 'x')", "delta is None", "gamma x needs no delta"),
+        ("(not (alpha)) and (not (gamma == 'x'))", "not (epsilon)", ""),
+        ("always", "iota in ['a', 'b']", "always"),
+    ]
+
+
+@pytest.mark.parametrize("target", ["megatron+slurm", "primus+slurm"])
+def test_no_example_candidate_breaks_a_rule_of_its_launch(target: str) -> None:
+    for path in sorted(data_dir("examples").glob("*.prx")):
+        space = pick_space(load_program(str(path)))
+        for cand in list(legal_points(space))[::97]:
+            problems = [p for p in unsupported(space, cand, target) if "refuses at start" in p]
+            assert problems == [], (path.name, cand.label(), problems)
