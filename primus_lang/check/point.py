@@ -86,18 +86,21 @@ def parse_point(space: Space, text: str) -> Candidate:
     the space's fixed value, else its default where its axis allows it, else the axis's first value: a
     label names the knobs that differ from their defaults, so every label the tool prints reads back
     as the same candidate."""
-    if text.strip() == "baseline":  # the space's own recipe (`baseline { ... }`)
+    parts = _split(text)
+    base: Candidate | None = None
+    if parts and parts[0].strip() == "baseline":
+        # the space's own recipe (`baseline { ... }`), with what the rest of the point changes of it
         base = baseline_point(space)
         if base is None:
             from primus_lang.diagnostics.codes_import import RECIPE_NO_BASELINE
 
             raise CompileError(Diagnostic(RECIPE_NO_BASELINE, f"space `{space.name}` has no `baseline`",
                                           help="write `baseline { tp = ...; ... }` in the space, or give the knobs"))
-        return base
+        parts = parts[1:]
     given: dict[str, Any] = {}
     if text.strip() == "defaults":  # the label of a candidate whose every knob is at its default
-        text = ""
-    for part in _split(text):
+        parts = []
+    for part in parts:
         key, sep, raw = part.partition("=")
         key = key.strip()
         if not sep:
@@ -113,6 +116,8 @@ def parse_point(space: Space, text: str) -> Candidate:
         # a text knob (pipeline_layout) reads as a label prints it, unquoted, or in double quotes
         text_knob = kind_of(KNOBS[key]) is Kind.TEXT and not raw.strip().startswith('"')
         given[key] = single(KNOBS[key], ast.Str(raw.strip()) if text_knob else _value(raw, f"`{key}`"))
+    if base is not None:
+        return base.replace(**given) if given else base
     return _point(space, given)
 
 

@@ -231,10 +231,11 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
                 })
         )
         return 0
-    print(
-        f"{program.file}: ok ({len(program.models)} models, {len(program.gpus)} GPUs, "
-        f"{len(program.clusters)} clusters, {len(program.spaces)} spaces)"
-    )
+    # what the file itself defines: a space that imports its model card or GPU from the stdlib counts none
+    defined = ", ".join(f"{n} {word if n == 1 else plural}" for n, word, plural in (
+        (len(program.models), "model", "models"), (len(program.gpus), "GPU", "GPUs"),
+        (len(program.clusters), "cluster", "clusters"), (len(program.spaces), "space", "spaces")) if n)
+    print(f"{program.file}: ok (defines {defined or 'nothing'})")
     for space, summary in summaries:
         for section in SECTIONS:
             for line in _section_lines(section, space, summary, args):

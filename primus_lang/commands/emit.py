@@ -118,9 +118,10 @@ def run(args: argparse.Namespace) -> int:
     refuse_illegal(space, cand)
     acc = account(space.model, space.cluster, cand, space.settings)
     source_target = space.settings.source_target
+    change = space.settings.launch_change(cand)
     refuse_overflow_but_the_recipe(space, cand, acc, "emitted", args.error_format,
                                    f" for {target}, which launches it otherwise than the space's own "
-                                   f"{source_target}" if source_target else "")
+                                   f"{source_target}" + (f" ({change})" if change else "") if source_target else "")
     projection, memory = figures(space, cand, acc)
     ctx = EmitContext(
         source_name=source.name,

@@ -22,7 +22,7 @@ from primus_lang.diagnostics.codes_legality import BATCH_DIVISIBILITY
 
 if TYPE_CHECKING:
     from primus_lang.check import Violation
-    from primus_lang.ir import Candidate, Space
+    from primus_lang.ir import Candidate, Model, Space
     from primus_lang.recipes import Recipe
 
 
@@ -200,6 +200,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     from primus_lang.check import baseline_point, legality
     from primus_lang.frameworks import primus
     from primus_lang.ir.model import card_fields
+    from primus_lang.ir.site import credential
     from primus_lang.lower import loads_program, stdlib_cards
     from primus_lang.recipes import (
         ReadOptions,
@@ -239,7 +240,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             card = (module, found, card_fields(model))
         given = {"vocab": args.vocab_size} if args.vocab_size else {}
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
-    notes = list(recipe.notes)
+    notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
+    secrets = [k for k, _ in recipe.env if credential(k)]
+    if secrets:
+        notes.append(f"{', '.join(f'`{k}`' for k in secrets)}: a credential the script exports, not written into the "
+                     "space or its launch files (they are shared and committed); export it in the environment that "
+                     "submits the job, which Slurm passes on (a Kubernetes job takes it from a Secret)")
     if card is not None and (dropped := _dropped_blocks(imp.model, card[2])):
         # a card derived from another cannot take a block away: the recipe's model is written whole
         notes.append(f"the recipe's model has no {' or '.join(dropped)} block, which the stdlib card `{card[1]}` has: "
@@ -354,6 +360,27 @@ def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
 def _gpu_in_name(path: str) -> str:
     m = _GPU_IN_NAME.search(str(path).lower())
     return m.group(1).replace("-", "_") if m is not None else ""
+
+
+def _preset_tokenizer(recipe: Recipe, model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> list[str]:
+    from primus_lang.recipes import tokenizer_card
+
+    """A note where a Primus model preset tokenizes with another vocabulary than the space's model has: the
+    preset's tokenizer is not carried (the launch runs mock data's NullTokenizer over the card's vocabulary),
+    and the vocabulary sizes the embedding and the output layer (Primus's gpt_oss_20B preset tokenizes with
+    DeepSeek-V2-Lite's 102,400 tokens where gpt-oss's card has 201,088)."""
+    tokenizer, files = recipe.entries.get("tokenizer_type"), recipe.entries.get("tokenizer_model")
+    if recipe.kind != "primus" or tokenizer is None or not tokenizer.preset or files is None \
+            or not isinstance(files.value, str) or str(tokenizer.value).startswith("Null"):
+        return []
+    other = tokenizer_card(files.value, cards)
+    if other is None or cards[other][1].vocab == model.get("vocab"):
+        return []
+    return [f"the model preset tokenizes with `{tokenizer.value}` (`{files.value}`, {cards[other][1].vocab:,} tokens as "
+            f"the stdlib card `{other}` has them), which the launch does not carry: it runs mock data's NullTokenizer "
+            f"over the model's vocabulary of {model.get('vocab'):,}, so its embedding and output layer are "
+            f"{'larger' if model.get('vocab', 0) > cards[other][1].vocab else 'smaller'} than Primus's run had (`--vocab-size` chooses another; `--var tokenizer_type=... --var "
+            "tokenizer_model=...` launches with the tokenizer)"]
 
 
 def _dropped_blocks(model: dict[str, Any], base: dict[str, Any]) -> list[str]:

@@ -167,3 +167,14 @@ RULE_LEFT_OUT = register(
     "Fix: nothing, if the candidate is the one meant; a setting primusc's own settings break is refused\n"
     "instead (P7001).",
 )
+RECIPE_EXIT_REPLACED = register(
+    "W7026",
+    "recipe-exit-replaced",
+    "the recipe's own exit time is later than the scheduler's time limit allows: the launch exits earlier",
+    "A Slurm launch tells the framework to stop by itself a tenth of the time limit before the scheduler's\n"
+    "kill (`exit_duration_in_mins`, docs/emit.md). An imported recipe's own exit stands where it comes\n"
+    "first; where it comes after the kill (a 235-minute exit under the default limit of an hour) the\n"
+    "launch's replaces it, and the warning names both.\n\n"
+    "    --exit-duration-in-mins 235   # the recipe's; the launch writes 54 under time_limit 01:00:00\n\n"
+    "Fix: give the run its time: `--var time_limit=04:30:00` (or the site's), which keeps the recipe's exit.",
+)

@@ -24,6 +24,7 @@ from primus_lang.diagnostics.codes_emit import (
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
     PRIMUS_ONLY_DROPPED,
+    RECIPE_EXIT_REPLACED,
     RULE_LEFT_OUT,
     SITE_UNEXPANDED,
     SITE_UNSUPPORTED,
@@ -139,7 +140,7 @@ def primus_only(space: Space) -> list[str]:
     imported = (space.settings.source_target or space.settings.target).replace(" ", "").startswith("primus+")
     own = [k for k, _ in space.passthrough
            if k in primus.own_settings() or (imported and k not in megatron.known_names())]
-    if wandb_disabled(space.passthrough):
+    if wandb_disabled(space.passthrough, imported):
         own += [k for k, _ in space.passthrough if k in WANDB_SETTINGS]
     return own
 
@@ -170,17 +171,24 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
                   start_up: float) -> list[Diagnostic]:
     """W7022 when the launch's iterations at ``step_time`` (projected) and ``start_up`` seconds exceed the
     scheduler's time limit: the run stops early at the exit the launch sets, its work since the last
-    checkpoint lost unless it saves one."""
+    checkpoint lost unless it saves one; W7026 when that exit replaces a later one of the recipe's own."""
     _, launcher_cls = parse_target(target)
     if not launcher_cls.TIME_LIMITED:
         return []
     v = resolve_variables(given, space.name, variable_defaults(space))
+    out = []
+    own = _whole(dict(_carried(space, given)).get(EXIT_SETTING))
+    if own and own > exit_minutes(v.time_limit):
+        out.append(Diagnostic(RECIPE_EXIT_REPLACED, f"the recipe's own `{EXIT_SETTING}` of {own} min comes after the "
+                              f"time limit of {v.time_limit}: the launch exits after {exit_minutes(v.time_limit)} min "
+                              "instead", help="raise `time_limit` (`--var time_limit=...` or the site's) to keep the "
+                                              "recipe's (see `primusc explain W7026`)"))
     iterations = launched_iterations(space, given)
     needed = start_up + iterations * step_time
     limit = slurm_seconds(v.time_limit)
     if needed <= limit:
-        return []
-    return [Diagnostic(TIME_LIMIT_SHORT,
+        return out
+    return [*out, Diagnostic(TIME_LIMIT_SHORT,
                        f"{iterations:,} iterations at the projected {step_time:.2f} s and {start_up / 60:.0f} min to "
                        f"start take about {needed / 3600:.2f} h, over the time limit of {v.time_limit}: the run stops "
                        f"itself after {exit_minutes(v.time_limit)} min (`{EXIT_SETTING}`), before the kill",

@@ -101,6 +101,10 @@ class Framework:
             for dest in ("tokenizer_type", "vocab_size"):
                 if dest not in carried and not (dest == "vocab_size" and null):
                     self.settings.pop(dest, None)
+        if "wandb_project" in self.settings and "wandb_exp_name" not in self.settings:
+            # Megatron-LM stops at start on a project without an experiment name (global_vars.py,
+            # _set_wandb_writer); Primus names it after the experiment, primusc after the job
+            self.settings["wandb_exp_name"] = variables.job_name
         if carried & SAMPLE_SCHEDULE:
             # a recipe that counts training in samples: Megatron asserts no iteration-based setting
             # beside it ("expected sample-based training"), so the throughput run's are left out
@@ -554,10 +558,15 @@ _TRUTH = {"true": True, "false": False, "1": True, "0": False}
 WANDB_SETTINGS = ("wandb_project", "wandb_exp_name", "wandb_save_dir")
 
 
-def wandb_disabled(passthrough: Passthrough) -> bool:
-    """Whether a Primus experiment turns Weights & Biases off (``disable_wandb``, on in Primus's module
-    preset): its `wandb_project` then logs nothing under Primus, and another target leaves it out."""
-    return any(k == "disable_wandb" and _TRUTH.get(str(v).lower()) is True for k, v in passthrough)
+def wandb_disabled(passthrough: Passthrough, primus_experiment: bool = False) -> bool:
+    """Whether a Primus experiment turns Weights & Biases off: its own ``disable_wandb``, else (an experiment
+    that does not say) the pre-trainer preset's, which is on at every release primusc has read. Its
+    `wandb_project` then logs nothing under Primus, and another target leaves it out."""
+    written = [v for k, v in passthrough if k == "disable_wandb"]
+    if written:
+        return _TRUTH.get(str(written[-1]).lower()) is True
+    preset = primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
+    return primus_experiment and preset.get("disable_wandb") is True
 
 
 def _yaml_value(text: str) -> Any:

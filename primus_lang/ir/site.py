@@ -6,6 +6,8 @@ the training run itself; the emitters read it, and a space without one emits as 
 
 from __future__ import annotations
 
+import re
+
 from attrs import field, frozen
 
 from primus_lang.ir.quantity import Kind, q
@@ -150,3 +152,13 @@ class Site:
                 key, _, value = taint.partition("=")
                 out.append(Toleration(key, value, effect))
         return tuple(out)
+
+
+# a variable that holds a key, a token or a password (`WANDB_API_KEY`, `HF_TOKEN`): a space and its launch
+# files are shared and committed, so its value stays in the environment that submits the job
+_CREDENTIAL = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)(_|$)")
+
+
+def credential(name: str) -> bool:
+    """Whether an environment variable named ``name`` holds a credential."""
+    return _CREDENTIAL.search(name.upper()) is not None

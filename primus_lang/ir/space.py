@@ -145,6 +145,21 @@ class Settings:
             return attrs.evolve(self, target=target)  # another launcher: the same framework judges alike
         return attrs.evolve(self, target=target, source_target=self.source_target or self.target)
 
+    def launch_change(self, cand: Candidate) -> str:
+        """How this target launches ``cand`` otherwise than the space's own (``source_target``) does, in words
+        ("" where alike): what a refusal for the other target names as its cause."""
+        if not self.source_target:
+            return ""
+        own = attrs.evolve(self, target=self.source_target, source_target="")
+        kinds = {True: "torch FSDP2", False: "Megatron-FSDP"}
+        out = []
+        if cand.sharding == "fsdp" and own.torch_fsdp2 != self.torch_fsdp2:
+            out.append(f"FSDP as {kinds[self.torch_fsdp2]} where {own.target} runs {kinds[own.torch_fsdp2]}")
+        theirs, ours = own.as_launched(cand), self.as_launched(cand)
+        out += [f"`{f.name}` {getattr(ours, f.name)} where it is {getattr(theirs, f.name)}"
+                for f in attrs.fields(type(cand)) if getattr(ours, f.name) != getattr(theirs, f.name)]
+        return "; ".join(out)
+
     @property
     def framework(self) -> str:
         return self.target.replace(" ", "").split("+")[0]

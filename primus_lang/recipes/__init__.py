@@ -20,9 +20,9 @@ __all__ = ["Imported", "ReadOptions", "Recipe", "interpret", "read_recipe", "ren
 # Read by the front ends and later stages, and imported on first use: a command loads only the
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
-    from primus_lang.recipes.cards import find_card, match_shape, primus_card_name
+    from primus_lang.recipes.cards import find_card, match_shape, primus_card_name, tokenizer_card
     from primus_lang.recipes.render import passthrough_keys_ok
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["find_card", "match_shape", "passthrough_keys_ok", "primus_card_name"]
+__all__ += ["find_card", "match_shape", "passthrough_keys_ok", "primus_card_name", "tokenizer_card"]

@@ -55,3 +55,12 @@ def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> I
                 card.moe.num_experts, card.moe.top_k, card.moe.ffn_hidden):
             continue
         yield name
+
+
+def tokenizer_card(files: str, cards: dict[str, tuple[str, Model]]) -> str | None:
+    """The stdlib card of the model whose Hugging Face repository ``files`` names (a Primus preset's
+    ``tokenizer_model: deepseek-ai/DeepSeek-V2-Lite``), by the repository its ``source`` cites first."""
+    for name, (_, card) in cards.items():
+        if card.source.split(" ", 1)[0].split(";", 1)[0] == files:
+            return name
+    return None

@@ -11,7 +11,7 @@ from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
-from primus_lang.ir.site import RESERVED_ENV, SHELL_ENV
+from primus_lang.ir.site import RESERVED_ENV, SHELL_ENV, credential
 from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported
 
@@ -181,8 +181,10 @@ _NOT_EXPORTED = RESERVED_ENV | SHELL_ENV | _DEVICE_LISTS
 def exported(imp: Imported) -> list[tuple[str, str]]:
     """The variables the recipe's script exports that a site may set: the launch files set the rest
     (the rendezvous, CUDA_DEVICE_MAX_CONNECTIONS by the candidate's rule, the visible devices) or bash
-    reads them itself."""
-    return [(k, v) for k, v in imp.recipe.env if k not in _NOT_EXPORTED]
+    reads them itself, and a credential is the submitting environment's, never written down."""
+    return [(k, v) for k, v in imp.recipe.env if k not in _NOT_EXPORTED and not credential(k)]
+
+
 
 
 def passthrough_keys_ok(imp: Imported) -> list[str]:

@@ -30,6 +30,7 @@ from attrs import define, field, frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
+from primus_lang.ir.site import credential
 from primus_lang.ir.span import Span
 from primus_lang.recipes.words import Launch, Why, Word
 
@@ -271,6 +272,8 @@ class Shell:
         self.positional = list(positional)
         self.functions: dict[str, list[_Tok]] = {}
         self.launches: list[tuple[list[Word], dict[str, str]]] = []
+        # at the last launch, the exported variables whose value only the running script knows
+        self.unknown_at_launch: dict[str, tuple[Why, ...]] = {}
         self.notes: list[str] = []
         self.directives: list[tuple[str, str]] = []
         self.steps = 0
@@ -572,6 +575,7 @@ class Shell:
 
     def launch(self, words: list[Word], env: dict[str, str]) -> None:
         self.launches.append((words, env))
+        self.unknown_at_launch = self.unknown_exports()
 
     def tested(self, pieces: list[Piece]) -> Word:
         """A value a condition tests: a variable the script never sets reads as empty, as bash reads
@@ -588,6 +592,17 @@ class Shell:
         return {name: _join(var.values[0] or []).text for name, var in self.vars.items()
                 if var.exported and not var.array and var.values and not _join(var.values[0] or []).unknown
                 and name not in self.given}
+
+    def unknown_exports(self) -> dict[str, tuple[Why, ...]]:
+        """Exported variables whose value only the running script knows (``cache_$SLURM_NODEID``):
+        ``exported`` leaves them out of the launch's environment."""
+        out = {}
+        for name, var in self.vars.items():
+            if var.exported and not var.array and var.values and name not in self.given:
+                unknown = _join(var.values[0] or []).unknown
+                if unknown:
+                    out[name] = unknown
+        return out
 
 
 class _Unknown(Exception):
@@ -1648,10 +1663,18 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
-        taken = ", ".join(f"`{n}`=`{_short(d)}`" for n, d in sh.used_defaults.items())
+        taken = ", ".join(f"`{n}`=`{'(a credential: not shown)' if credential(n) else _short(d)}`"
+                          for n, d in sh.used_defaults.items())
         notes.append(f"took the script's defaults for what its environment would set: {taken} "
                      "(`--set NAME=VALUE` gives another)")
     notes += _empty_note(sh)
+    unknown = sh.unknown_at_launch
+    if unknown:
+        names = [w.variable for whys in unknown.values() for w in whys if w.variable]
+        notes.append(f"not carried to the launch's environment: {', '.join(f'`{n}`' for n in unknown)}, whose value "
+                     f"reads {', '.join(dict.fromkeys(w.what for whys in unknown.values() for w in whys))} "
+                     "(known only when the script runs)"
+                     + (f"; `--set {names[0]}=VALUE` gives it" if names else ""))
     unread = [n for n in given if n not in sh.given_read]
     if unread:
         notes.append(f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: the script never reads "

@@ -162,6 +162,20 @@ def test_the_megatron_target_leaves_out_what_only_primus_reads(tmp_path: Path,
     assert over["wandb_project"] == "Primus-llama" and over["disable_wandb"] is True
 
 
+@pytest.mark.parametrize(("written", "logs"), [("", False), ("disable_wandb: false\n", True)])
+def test_a_wandb_project_reaches_megatron_only_where_primus_would_log_to_it(tmp_path: Path, written: str,
+                                                                            logs: bool) -> None:
+    # an experiment that does not say keeps Primus's pre-trainer preset, whose disable_wandb is on (Primus's
+    # own qwen2.5 and gpt-oss examples): no W&B run under Primus, and none under Megatron-LM either; one that
+    # turns it on gets an experiment name, without which Megatron-LM stops at start
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", f"micro_batch_size: 1\nwandb_project: Primus-llama\n{written}")
+    cand = baseline_point(space)
+    assert cand is not None
+    sh = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert ("--wandb-project Primus-llama" in sh) is logs
+    assert ("--wandb-exp-name" in sh) is logs
+
+
 def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's 70B recipe fits one MI300X node under torch FSDP2 (BF16 gradients); the megatron target
@@ -173,6 +187,8 @@ def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
     assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err
     assert "P5001" in err and "for megatron+slurm, which launches it otherwise than the space's own primus+slurm" in err
+    # and says how
+    assert "(FSDP as Megatron-FSDP where primus+slurm runs torch FSDP2; `main_grad_dtype` fp32 where it is bf16)" in err
 
 
 def test_a_set_no_variable_reads_is_said_and_a_batch_that_breaks_the_rule_names_the_recipes_gbs(
@@ -219,3 +235,17 @@ def test_an_experiment_that_extends_another_file_is_read_over_it(tmp_path: Path,
         capsys.readouterr()
         assert main(["import-recipe", str(loop), "--gpu", "mi300x", "--out", str(tmp_path / "x.prx")]) == 1
         assert code in capsys.readouterr().err
+
+
+def test_a_preset_tokenizer_of_another_vocabulary_is_said(tmp_path: Path) -> None:
+    # Primus's gpt_oss_20B preset extends deepseek_v2_base and tokenizes with DeepSeek-V2-Lite's tokenizer;
+    # the launch runs NullTokenizer over gpt-oss's card (201,088 tokens), which the import says
+    out, space = experiment(tmp_path, "gpt_oss_20B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64",
+                            "--nodes", "1")
+    text = out.read_text()
+    assert "tokenizes with `DeepSeekV2Tokenizer` (`deepseek-ai/DeepSeek-V2-Lite`, 102,400 tokens" in text
+    assert "vocabulary of 201,088" in text and space.model.vocab == 201088
+    # a preset whose tokenizer is its own model's says nothing
+    (tmp_path / "llama").mkdir()
+    out, _ = experiment(tmp_path / "llama", "llama3.1_8B.yaml", "micro_batch_size: 1")
+    assert "tokenizes with" not in out.read_text()

@@ -16,7 +16,7 @@ from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
 from primus_lang.emit import emit, left_out, unsupported
 from primus_lang.frameworks import megatron, primus
-from primus_lang.ir import Candidate
+from primus_lang.ir import Candidate, Recompute
 from primus_lang.lower import load_space
 from primus_lang.recipes import interpret, read_recipe
 from primus_lang.recipes.megatron import read_command_text
@@ -199,7 +199,10 @@ def test_point_baseline_names_the_spaces_recipe(tmp_path: Path, capsys: pytest.C
 
     path = imported(tmp_path, "MI300X/llama3.1_8B-BF16-pretrain.yaml", ["--nodes", "1", "--gpus-per-node", "8"])
     space = load_space(path)
-    assert parse_point(space, "baseline") == baseline_point(space)
+    base = baseline_point(space)
+    assert base is not None and parse_point(space, "baseline") == base
+    # the recipe with one change: every other knob stays the recipe's, not the space's default
+    assert parse_point(space, "baseline,recompute=full(1,uniform)") == base.replace(recompute=Recompute("full", 1, "uniform"))
     assert main(["emit", str(path), "--point", "baseline", "--out", str(tmp_path / "e")]) == 0
     exp = yaml.safe_load((tmp_path / "e" / "experiment.yaml").read_text())
     assert exp["modules"]["pre_trainer"]["overrides"]["micro_batch_size"] == 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from primus_lang.check import baseline_point
 from primus_lang.cli import main
 from primus_lang.emit import emit
@@ -38,3 +40,64 @@ def test_a_script_that_exports_nothing_gets_no_site(tmp_path: Path) -> None:
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
     assert "\nsite " not in out.read_text() and load_space(out).site is None
+
+
+def test_an_export_only_the_running_script_can_value_is_said(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's DeepSeek-V3 sbatch script exports a cache folder per node (`..._$SLURM_NODEID`): its value
+    # is not known until the script runs, so it is left out of the environment, and the import says so
+    script = tmp_path / "train.sh"
+    script.write_text("export TRITON_CACHE_DIR=./triton_$SLURM_NODEID\nexport NCCL_IB_TIMEOUT=19\n"
+                      "torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + "\n")
+    out = tmp_path / "space.prx"
+    capsys.readouterr()
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "not carried to the launch's environment: `TRITON_CACHE_DIR`" in err
+    assert "`--set SLURM_NODEID=VALUE` gives it" in err
+    space = load_space(out)
+    assert space.site is not None and dict(space.site.values()) == {"NCCL_IB_TIMEOUT": "19"}
+    script.write_text(script.read_text())
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "SLURM_NODEID=0", "--out",
+                 str(tmp_path / "given.prx")]) == 0
+    given = load_space(tmp_path / "given.prx")
+    assert given.site is not None and dict(given.site.values())["TRITON_CACHE_DIR"] == "./triton_0"
+
+
+def test_a_recipes_later_exit_is_replaced_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's Llama 3 FP8 example exits after 235 minutes; under the default limit of an hour the
+    # launch must stop before the kill, and says it replaced the recipe's exit
+    script = tmp_path / "train.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + " --exit-duration-in-mins 235\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--force",
+                 "--out", str(tmp_path / "short")]) == 0
+    err = capsys.readouterr().err
+    assert "W7026" in err and "`exit_duration_in_mins` of 235 min" in err
+    assert "--exit-duration-in-mins 54" in (tmp_path / "short" / "node.sh").read_text()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--var", "time_limit=05:00:00",
+                 "--out", str(tmp_path / "long")]) == 0
+    assert "W7026" not in capsys.readouterr().err
+    assert "--exit-duration-in-mins 235" in (tmp_path / "long" / "node.sh").read_text()
+
+
+def test_a_credential_the_script_exports_is_never_written_down(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's DeepSeek-V3 sbatch script exports WANDB_API_KEY with a placeholder default; a key given
+    # with --set would otherwise land in the space, the launch files and a Kubernetes ConfigMap
+    script = tmp_path / "train.sh"
+    script.write_text('export WANDB_API_KEY=${WANDB_API_KEY:-"your_own_wandb_api_key"}\nexport HF_TOKEN=hf_q7zZx\n'
+                      "export NCCL_IB_TIMEOUT=19\ntorchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + "\n")
+    out = tmp_path / "space.prx"
+    capsys.readouterr()
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    assert "`HF_TOKEN`, `WANDB_API_KEY`: a credential the script exports, not written" in capsys.readouterr().err
+    text = out.read_text()
+    assert "hf_q7zZx" not in text and "your_own" not in text
+    space = load_space(out)
+    assert space.site is not None and dict(space.site.values()) == {"NCCL_IB_TIMEOUT": "19"}
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "WANDB_API_KEY=s3cr3t", "--out",
+                 str(tmp_path / "given.prx")]) == 0
+    assert "s3cr3t" not in (tmp_path / "given.prx").read_text()
