@@ -170,7 +170,12 @@ def megatron_rules(git_dir: str) -> dict[str, Any]:
         commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
         date = git(git_dir, "log", "-1", "--format=%cs", commit).strip()
         versions.append({"name": name, "ref": ref, "commit": commit, "date": date, "what": what})
-        found = rules(git(git_dir, "show", f"{commit}:megatron/training/arguments.py"))
+        def resolve(module: str, commit: str = commit) -> str | None:
+            done = subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{module.replace('.', '/')}.py"],
+                                  capture_output=True, text=True, timeout=600)
+            return done.stdout if done.returncode == 0 else None
+
+        found = rules(git(git_dir, "show", f"{commit}:megatron/training/arguments.py"), resolve)
         print(f"{name}: {ref} ({commit[:10]}, {date}): {len(found)} rules", file=sys.stderr)
         for rule in found:
             key = f"when {describe(rule['when'])}: {describe(rule['require'])}"

@@ -12,7 +12,10 @@ argparse dests (``primus_lang/frameworks/rules.py`` evaluates them), with the as
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
+
+from primus_lang.frameworks.rules import reads
 
 Expr = dict[str, Any]
 
@@ -61,23 +64,9 @@ def expression(node: ast.AST) -> Expr | None:
     return None
 
 
-def reads(expr: Expr | None) -> set[str]:
-    """The argument dests an expression reads."""
-    if expr is None:
-        return set()
-    (op, arg), = expr.items()
-    if op == "arg":
-        return {arg}
-    if op == "not":
-        return reads(arg)
-    if op in ("and", "or"):
-        return set().union(*(reads(p) for p in arg))
-    return {arg[0]}
-
-
-def _assigned(function: ast.FunctionDef) -> set[str]:
-    """The dests ``validate_args`` assigns (``args.X = ...``, ``args.X += ...``, ``setattr(args, ...)``:
-    every one)."""
+def _assigned(function: ast.FunctionDef, name: str = "args") -> set[str]:
+    """The dests ``function`` assigns on its parameter ``name`` (``args.X = ...``, ``args.X += ...``,
+    ``setattr(args, "X", ...)``; ``*`` for a ``setattr`` whose name is not a literal)."""
     out: set[str] = set()
     for node in ast.walk(function):
         targets: list[ast.expr] = []
@@ -86,11 +75,42 @@ def _assigned(function: ast.FunctionDef) -> set[str]:
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
         for target in targets:
-            out |= {n.attr for n in ast.walk(target) if isinstance(n, ast.Attribute) and _is_arg(n)}
+            out |= {n.attr for n in ast.walk(target) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and n.value.id == name}
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "args" \
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name \
                 and not _program_default(node):
-            out.add("*")
+            key = node.args[1] if len(node.args) > 1 else None
+            out.add(key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else "*")
+    return out
+
+
+Resolve = Callable[[str], str | None]  # a module's dotted name -> its source text (None: not found)
+
+
+def _helpers_assign(tree: ast.Module, function: ast.FunctionDef, resolve: Resolve | None) -> set[str]:
+    """The dests the functions ``validate_args`` hands ``args`` to assign on it (``load_retro_args(args)``),
+    whether defined beside it or imported (``from megatron.training.utils import ...``, read with ``resolve``).
+    A helper that sets a name it computes (a heterogeneous model's config) is taken to set only literal names:
+    such helpers act in modes a pretraining launch does not use."""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    imported = {alias.asname or alias.name: node.module for node in tree.body if isinstance(node, ast.ImportFrom)
+                and node.module for alias in node.names}
+    out: set[str] = set()
+    for call in (n for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        where = [i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id == "args"]
+        callee = call.func.id
+        if not where or callee in ("setattr", "getattr", "hasattr", "print", "isinstance", "vars"):
+            continue
+        helper = local.get(callee)
+        if helper is None and callee in imported and resolve is not None:
+            text = resolve(str(imported[callee]))
+            found = ast.parse(text) if text is not None else None
+            helper = next((n for n in found.body if isinstance(n, ast.FunctionDef) and n.name == callee), None) \
+                if found is not None else None
+        if helper is None or where[0] >= len(helper.args.args):
+            continue
+        out |= _assigned(helper, helper.args.args[where[0]].arg) - {"*"}
     return out
 
 
@@ -127,15 +147,16 @@ def _walk(body: list[ast.stmt], when: list[Expr], out: list[dict[str, Any]]) -> 
                             "line": stmt.lineno})
 
 
-def rules(source: str) -> list[dict[str, Any]]:
-    """The rules of ``validate_args`` in ``source`` (arguments.py's text), in the order it asserts them."""
+def rules(source: str, resolve: Resolve | None = None) -> list[dict[str, Any]]:
+    """The rules of ``validate_args`` in ``source`` (arguments.py's text), in the order it asserts them;
+    ``resolve`` reads the modules it imports helpers from."""
     tree = ast.parse(source)
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "validate_args"), None)
     if function is None:
         return []
     found: list[dict[str, Any]] = []
     _walk(function.body, [], found)
-    assigned = _assigned(function)
+    assigned = _assigned(function) | _helpers_assign(tree, function, resolve)
     if "*" in assigned:
         return []
     return [r for r in found if not (reads(r["when"]) | reads(r["require"])) & assigned]

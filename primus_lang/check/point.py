@@ -117,18 +117,25 @@ def parse_point(space: Space, text: str) -> Candidate:
         text_knob = kind_of(KNOBS[key]) is Kind.TEXT and not raw.strip().startswith('"')
         given[key] = single(KNOBS[key], ast.Str(raw.strip()) if text_knob else _value(raw, f"`{key}`"))
     if base is not None:
-        return base.replace(**given) if given else base
+        return _point(space, given, base) if given else base
     return _point(space, given)
 
 
-def _point(space: Space, given: dict[str, Any]) -> Candidate:
-    values: dict[str, Any] = {name: DEFAULTS[name] for name in KNOBS}
-    values.update(dict(space.fixed))
-    for axis in space.axes:
-        values[axis.name] = _unnamed(axis)
+def _point(space: Space, given: dict[str, Any], base: Candidate | None = None) -> Candidate:
+    """The candidate ``given`` names; the others at the space's fixed values and axes' first values, or at
+    ``base``'s (the space's recipe) where one is given."""
+    if base is not None:
+        values: dict[str, Any] = {name: getattr(base, name) for name in KNOBS}
+    else:
+        values = {name: DEFAULTS[name] for name in KNOBS}
+        values.update(dict(space.fixed))
+        for axis in space.axes:
+            values[axis.name] = _unnamed(axis)
     values.update(given)
     # A conditional axis the user did not set keeps the knob's default where its condition fails,
-    # as in enumeration; conditions may read other conditional axes, so settle them in passes.
+    # as in enumeration (the recipe's pp=1 has no interleaved schedule); where it holds, its first value, or
+    # the recipe's where that is one of the axis's; conditions may read other conditional axes, so settle
+    # them in passes.
     conditional = [a for a in space.axes if a.when is not None and a.name not in given]
     for _ in range(len(conditional)):
         changed = False
@@ -136,7 +143,8 @@ def _point(space: Space, given: dict[str, Any]) -> Candidate:
         for axis in conditional:
             assert axis.when is not None
             holds = bool(np.asarray(evaluate(axis.when, frame_of(space, [cand]))).reshape(-1)[0])
-            want = _unnamed(axis) if holds else DEFAULTS[axis.name]
+            kept = base is not None and getattr(base, axis.name) in axis.domain.values
+            want = (getattr(base, axis.name) if kept else _unnamed(axis)) if holds else DEFAULTS[axis.name]
             if values[axis.name] != want:
                 values[axis.name] = want
                 changed = True

@@ -133,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
     files = emit(space, cand, target, ctx)
     print_warnings(target_warnings(space, target) + left_out(space, cand, target, ctx), args.error_format)
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner
-    print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S),
-                   args.error_format)
+    print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S,
+                                 cand.gbs), args.error_format)
     write_files(out, files, args.force)
     print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
     return 0

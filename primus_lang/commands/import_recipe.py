@@ -363,23 +363,24 @@ def _gpu_in_name(path: str) -> str:
 
 
 def _preset_tokenizer(recipe: Recipe, model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> list[str]:
-    from primus_lang.recipes import tokenizer_card
-
     """A note where a Primus model preset tokenizes with another vocabulary than the space's model has: the
     preset's tokenizer is not carried (the launch runs mock data's NullTokenizer over the card's vocabulary),
     and the vocabulary sizes the embedding and the output layer (Primus's gpt_oss_20B preset tokenizes with
     DeepSeek-V2-Lite's 102,400 tokens where gpt-oss's card has 201,088)."""
+    from primus_lang.recipes import tokenizer_card
+
     tokenizer, files = recipe.entries.get("tokenizer_type"), recipe.entries.get("tokenizer_model")
+    vocab = model.get("vocab")
     if recipe.kind != "primus" or tokenizer is None or not tokenizer.preset or files is None \
-            or not isinstance(files.value, str) or str(tokenizer.value).startswith("Null"):
+            or not isinstance(files.value, str) or str(tokenizer.value).startswith("Null") or not isinstance(vocab, int):
         return []
     other = tokenizer_card(files.value, cards)
-    if other is None or cards[other][1].vocab == model.get("vocab"):
+    if other is None or cards[other][1].vocab == vocab:
         return []
     return [f"the model preset tokenizes with `{tokenizer.value}` (`{files.value}`, {cards[other][1].vocab:,} tokens as "
             f"the stdlib card `{other}` has them), which the launch does not carry: it runs mock data's NullTokenizer "
-            f"over the model's vocabulary of {model.get('vocab'):,}, so its embedding and output layer are "
-            f"{'larger' if model.get('vocab', 0) > cards[other][1].vocab else 'smaller'} than Primus's run had (`--vocab-size` chooses another; `--var tokenizer_type=... --var "
+            f"over the model's vocabulary of {vocab:,}, so its embedding and output layer are "
+            f"{'larger' if vocab > cards[other][1].vocab else 'smaller'} than Primus's run had (`--vocab-size` chooses another; `--var tokenizer_type=... --var "
             "tokenizer_model=...` launches with the tokenizer)"]
 
 

@@ -369,11 +369,11 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         files = _emit(args, source, space, launched, target, out, replace)
         if launched.evaluation is not None and launched.candidate is not None:
             from primus_lang.commands.emit import parse_vars, print_warnings
-            from primus_lang.emit import START_UP_S, left_out, time_warnings
+            from primus_lang.emit import START_UP_S, EmitContext, left_out, time_warnings
 
-            print_warnings(left_out(space, launched.candidate, target)
+            print_warnings(left_out(space, launched.candidate, target, EmitContext(variables=parse_vars(args.var)))
                            + time_warnings(space, target, launched.evaluation.step_time, parse_vars(args.var),
-                                           START_UP_S), args.error_format)
+                                           START_UP_S, launched.candidate.gbs), args.error_format)
             lines += _whole_run(space, launched, parse_vars(args.var))
         if args.shortlist is not None:
             written, said = _campaign.write(args, source, space, settled, target, out, replace, own)

@@ -159,16 +159,21 @@ def _whole(value: object) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
-def launched_iterations(space: Space, given: Mapping[str, str]) -> int:
-    """How many iterations the launch runs: `--var train_iters`, else the recipe's own, else the default."""
-    own = _whole(dict(_carried(space, given)).get("train_iters"))
+def launched_iterations(space: Space, given: Mapping[str, str], gbs: int = 0) -> int:
+    """How many iterations the launch runs: `--var train_iters`, else the recipe's own, else (a recipe that
+    counts training in samples, ``gbs`` its global batch) its samples over the batch, else the default."""
+    carried = dict(_carried(space, given))
+    own = _whole(carried.get("train_iters"))
     if own is not None:
         return own
+    samples = _whole(carried.get("train_samples"))
+    if samples is not None and gbs > 0 and "train_iters" not in given:
+        return -(-samples // gbs)
     return int(resolve_variables(given, space.name, variable_defaults(space)).train_iters)
 
 
 def time_warnings(space: Space, target: str, step_time: float, given: Mapping[str, str],
-                  start_up: float) -> list[Diagnostic]:
+                  start_up: float, gbs: int = 0) -> list[Diagnostic]:
     """W7022 when the launch's iterations at ``step_time`` (projected) and ``start_up`` seconds exceed the
     scheduler's time limit: the run stops early at the exit the launch sets, its work since the last
     checkpoint lost unless it saves one; W7026 when that exit replaces a later one of the recipe's own."""
@@ -179,11 +184,11 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
     out = []
     own = _whole(dict(_carried(space, given)).get(EXIT_SETTING))
     if own and own > exit_minutes(v.time_limit):
-        out.append(Diagnostic(RECIPE_EXIT_REPLACED, f"the recipe's own `{EXIT_SETTING}` of {own} min comes after the "
-                              f"time limit of {v.time_limit}: the launch exits after {exit_minutes(v.time_limit)} min "
-                              "instead", help="raise `time_limit` (`--var time_limit=...` or the site's) to keep the "
+        out.append(Diagnostic(RECIPE_EXIT_REPLACED, f"the recipe's own `{EXIT_SETTING}` of {own} min leaves the run no "
+                              f"time to stop before the scheduler kills it at {v.time_limit}: the launch exits after "
+                              f"{exit_minutes(v.time_limit)} min instead", help="raise `time_limit` (`--var time_limit=...` or the site's) to keep the "
                                               "recipe's (see `primusc explain W7026`)"))
-    iterations = launched_iterations(space, given)
+    iterations = launched_iterations(space, given, gbs)
     needed = start_up + iterations * step_time
     limit = slurm_seconds(v.time_limit)
     if needed <= limit:
@@ -202,22 +207,12 @@ def left_out(space: Space, cand: Candidate, target: str, context: EmitContext | 
     framework, _, _ = _parts(space, cand, target, context or EmitContext())
     out = []
     for gone in framework.left_out:
-        rule = gone.rule
-        when = "" if rule.when is None else f" when `{rule.condition}`"
-        written = ", ".join(f"`{_flag_text(k, v)}`" for k, v in gone.settings)
+        written = ", ".join(f"`{framework.setting_text(k, v)}`" for k, v in gone.settings)
         out.append(Diagnostic(RULE_LEFT_OUT, f"the launch of `{cand.label()}` leaves out the recipe's {written}: "
-                              f"Megatron-LM {gone.version} requires `{rule.requirement}`{when}",
-                              notes=(f"\"{rule.message}\" ({rule.cite(gone.version)})",),
+                              f"Megatron-LM {gone.version} {gone.rule.says()}",
+                              notes=(f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})",),
                               help="see `primusc explain W7025`"))
     return out
-
-
-def _flag_text(key: str, value: object) -> str:
-    """A carried setting as its recipe's command line wrote it: ``--use-nccl-ub``, ``--ckpt-format fsdp_dtensor``."""
-    flag = "--" + key.replace("_", "-")
-    if value is True:
-        return flag
-    return f"{flag} {' '.join(str(v) for v in value) if isinstance(value, tuple) else value}"
 
 
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:

@@ -14,7 +14,13 @@ import attrs
 import yaml
 
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit.arguments import Settings, entry_script, megatron_settings, model_feature_problems
+from primus_lang.emit.arguments import (
+    Setting,
+    Settings,
+    entry_script,
+    megatron_settings,
+    model_feature_problems,
+)
 from primus_lang.emit.bridge import (
     ARCHITECTURE,
     BRIDGE_DEFAULTS,
@@ -38,7 +44,7 @@ from primus_lang.emit.primus_configs import (
     PRIMUS_GPUS,
     TURBO_SWITCHES,
 )
-from primus_lang.emit.profiles import PROFILES, Profile, profile_for
+from primus_lang.emit.profiles import PROFILES, Profile, format_setting, profile_for
 from primus_lang.frameworks import bridge, megatron, megatron_of, primus
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
@@ -101,10 +107,8 @@ class Framework:
             for dest in ("tokenizer_type", "vocab_size"):
                 if dest not in carried and not (dest == "vocab_size" and null):
                     self.settings.pop(dest, None)
-        if "wandb_project" in self.settings and "wandb_exp_name" not in self.settings:
-            # Megatron-LM stops at start on a project without an experiment name (global_vars.py,
-            # _set_wandb_writer); Primus names it after the experiment, primusc after the job
-            self.settings["wandb_exp_name"] = variables.job_name
+        if "wandb_project" in self.settings:
+            self.settings.update(self.wandb())
         if carried & SAMPLE_SCHEDULE:
             # a recipe that counts training in samples: Megatron asserts no iteration-based setting
             # beside it ("expected sample-based training"), so the throughput run's are left out
@@ -115,7 +119,25 @@ class Framework:
         self.left_out: list[LeftOut] = []
         self.rule_problems: list[str] = []
         if self.READS_MEGATRON_ARGUMENTS:
-            self.left_out, self.rule_problems = settle(self.settings, own, frozenset(carried), self.profile)
+            self.left_out, self.rule_problems = settle(self.settings, own, frozenset(carried), self.profile,
+                                                       self.beneath())
+
+    def setting_text(self, key: str, value: Setting) -> str:
+        """A setting as this framework's launch writes it: a command line's flag (``--use-nccl-ub``,
+        ``--ckpt-format fsdp_dtensor``)."""
+        if isinstance(value, bool):
+            return self.profile.switch(key, value) or f"{self.profile.flag(key)} {format_setting(value)}"
+        return f"{self.profile.flag(key)} {format_setting(value)}"
+
+    def wandb(self) -> Settings:
+        """What a Weights & Biases project needs beside it: Megatron-LM stops at start on a project without an
+        experiment name (global_vars.py, _set_wandb_writer); primusc names it after the job."""
+        return {} if "wandb_exp_name" in self.settings else {"wandb_exp_name": self.variables.job_name}
+
+    def beneath(self) -> dict[str, Any]:
+        """What the framework sets where the launch does not (argparse dest -> value): nothing beyond
+        Megatron-LM's own defaults for a command line."""
+        return {}
 
     def megatron_version(self, variables: Variables) -> str:
         """The Megatron-LM whose flags this framework's launch hands on (frameworks.target)."""
@@ -228,7 +250,7 @@ class Primus(Framework):
     PROGRAM_TEMPLATE = "primus/program.sh.j2"
     TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
     # Primus's own settings: what its presets define beyond Megatron's arguments (frameworks/primus)
-    OWN_SETTINGS = frozenset(primus.preset("modules", "pre_trainer", primus.DEFAULT_VERSION) or {}) | {"model_type"}
+    OWN_SETTINGS = frozenset(primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}) | {"model_type"}
 
     def preprocess(self, settings: Settings) -> Settings:
         out = super().preprocess(settings)
@@ -338,15 +360,13 @@ class Primus(Framework):
 
     def overrides(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        flags = megatron.flags(self.profile.name)
         for dest, setting in self.settings.items():
-            key = self.profile.dest(dest)
-            flag = flags.get("--" + key.replace("_", "-"))
-            if flag is not None and flag.action == "store":
-                # Primus sets Megatron's parsed arguments by dest, dropping other names: `--norm-epsilon`
-                # is read as `layernorm_epsilon` by the Megatron-LM Primus pins
-                key = flag.dest
-            value: Any = setting
+            # Primus sets Megatron's parsed arguments by dest, dropping other names: `--norm-epsilon` is read as
+            # `layernorm_epsilon` by the Megatron-LM Primus pins, a recipe's `--no-gradient-accumulation-fusion`
+            # as `gradient_accumulation_fusion` false
+            stored = self.profile.argument(dest, setting)
+            key, kept = stored if stored is not None else (self.profile.dest(dest), setting)
+            value: Any = kept
             if dest == "window_size" and isinstance(setting, str):
                 # On the command line Megatron parses "(127,0)"; Primus hands YAML values to it as
                 # they are, so the pair goes in as a list (as Primus's gpt-oss configs write it).
@@ -360,7 +380,36 @@ class Primus(Framework):
         if self.model.hybrid:
             # Primus runs pretrain_mamba's model and data providers for model_type mamba
             out["model_type"] = "mamba"
+        # a recipe counted in samples leaves out the iteration settings Primus's preset would give it
+        out.update(dict.fromkeys(self.unset_by_samples(), None))
         return out
+
+    def unset_by_samples(self) -> list[str]:
+        """The iteration settings (``train_iters``, ...) Primus's pre-trainer preset gives, which a recipe that
+        counts training in samples must not have (Megatron asserts "expected sample-based training"): the
+        experiment writes them null, which Primus reads as Megatron-LM's default."""
+        if not self.carried_keys & SAMPLE_SCHEDULE:
+            return []
+        preset = self.preset()
+        return [d for d in sorted(ITERATION_SCHEDULE - self.carried_keys) if preset.get(d) not in (None, 0)]
+
+    @staticmethod
+    def preset() -> dict[str, Any]:
+        return primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
+
+    def beneath(self) -> dict[str, Any]:
+        """Primus's pre-trainer preset, which its launch merges under the experiment's overrides, less what
+        the experiment writes null (Megatron-LM's default then holds)."""
+        return {k: v for k, v in self.preset().items() if k not in self.unset_by_samples()}
+
+    def setting_text(self, key: str, value: Setting) -> str:
+        """An experiment's override: ``ckpt_format: fsdp_dtensor``."""
+        return f"{self.profile.dest(key)}: {format_setting(value)}"
+
+    def wandb(self) -> Settings:
+        """A recipe that names a W&B project logs to it: Primus's preset turns W&B off (``disable_wandb``) unless
+        the experiment says otherwise, and names the run after the experiment itself."""
+        return {} if "disable_wandb" in self.carried_keys else {"disable_wandb": False}
 
     def experiment(self) -> dict[str, Any]:
         return {
@@ -565,8 +614,7 @@ def wandb_disabled(passthrough: Passthrough, primus_experiment: bool = False) ->
     written = [v for k, v in passthrough if k == "disable_wandb"]
     if written:
         return _TRUTH.get(str(written[-1]).lower()) is True
-    preset = primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
-    return primus_experiment and preset.get("disable_wandb") is True
+    return primus_experiment and Primus.preset().get("disable_wandb") is True
 
 
 def _yaml_value(text: str) -> Any:

@@ -10,14 +10,14 @@ alone is a problem that refuses the emission, since the launch would stop at sta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import frozen
 
 from primus_lang.emit.arguments import Settings
 from primus_lang.emit.profiles import Profile
-from primus_lang.frameworks import megatron, rules
+from primus_lang.frameworks import rules
 
 _ABSENT = object()
 
@@ -32,78 +32,76 @@ class LeftOut:
 
 
 def arguments(settings: Mapping[str, Any], profile: Profile) -> dict[str, Any]:
-    """``settings`` as the argparse dests of ``profile``'s version (a setting it has no flag for is left out)."""
-    dests = megatron.by_dest(profile.name)
-    flags = megatron.flags(profile.name)
+    """``settings`` as the argparse dests and values of ``profile``'s version (``Profile.argument``; a setting
+    it has no flag for is left out)."""
     out: dict[str, Any] = {}
     for key, value in settings.items():
-        dest = profile.dest(key)
-        if dest not in dests:
-            flag = flags.get("--" + dest.replace("_", "-"))
-            if flag is None:
-                continue
-            dest = flag.dest
-        out[dest] = value
+        stored = profile.argument(key, value)
+        if stored is not None:
+            out[stored[0]] = stored[1]
     return out
 
 
-def settle(settings: Settings, own: Mapping[str, Any], carried: frozenset[str],
-           profile: Profile) -> tuple[list[LeftOut], list[str]]:
+def settle(settings: Settings, own: Mapping[str, Any], carried: frozenset[str], profile: Profile,
+           beneath: Mapping[str, Any] | None = None) -> tuple[list[LeftOut], list[str]]:
     """Leave out of ``settings`` (in place) the carried settings a rule of ``profile``'s version refuses beside
-    the others: returns what was left out and, for rules broken by ``own`` settings alone, the problems."""
+    the others: returns what was left out and the problems, the rules that leaving out no carried setting
+    mends (``beneath``: what the framework sets where the launch does not, Primus's preset; the parser's
+    defaults below that)."""
+    def found(trial: Mapping[str, Any]) -> list[rules.Rule]:
+        return rules.broken(arguments(trial, profile), profile.name, beneath)
+
     left: list[LeftOut] = []
+    unmendable: list[rules.Rule] = []
     for _ in range(len(carried) + 1):  # each round leaves out at least one carried setting
-        found = rules.broken(arguments(settings, profile), profile.name)
-        if not found:
-            return left, []
-        culprit = next(((rule, keys) for rule in found if (keys := _carried_in(rule, settings, own, carried, profile))),
-                       None)
-        if culprit is None:
-            return left, [problem(rule, profile.name) for rule in found]
-        rule, keys = culprit
-        keys = _fewest(rule, keys, settings, own, profile)
+        broken = [r for r in found(settings) if r not in unmendable]
+        if not broken:
+            break
+        rule = broken[0]
+        keys = _mending(rule, _carried_in(rule, settings, own, carried, profile), settings, own, found)
+        if not keys:
+            unmendable.append(rule)
+            continue
         left.append(LeftOut(tuple((k, settings[k]) for k in keys), rule, profile.name))
         for k in keys:
             _restore(settings, own, k)
-    return left, [problem(rule, profile.name) for rule in rules.broken(arguments(settings, profile), profile.name)]
+    return left, [problem(rule, profile.name) for rule in found(settings)]
 
 
 def _restore(settings: Settings, own: Mapping[str, Any], key: str) -> None:
-    """``key`` back to primusc's own value, or to the parser's default where primusc writes none."""
+    """``key`` back to primusc's own value, or to the framework's default where primusc writes none."""
     if key in own:
         settings[key] = own[key]
     else:
         del settings[key]
 
 
-def _fewest(rule: rules.Rule, keys: list[str], settings: Settings, own: Mapping[str, Any], profile: Profile) -> list[str]:
-    """The one carried setting whose leaving out mends ``rule`` (a recipe's batch ramp-up, not its iteration
-    count, which the launch sets either way), else all of ``keys``."""
-    for key in keys:
+def _mending(rule: rules.Rule, keys: list[str], settings: Settings, own: Mapping[str, Any],
+             found: Callable[[Mapping[str, Any]], list[rules.Rule]]) -> list[str]:
+    """The fewest carried settings whose leaving out mends ``rule``: one (a recipe's batch ramp-up, not its
+    iteration count, which the launch sets either way), else all of ``keys``, else none (leaving them out
+    would lose the recipe's settings and mend nothing)."""
+    for trying in [[k] for k in keys] + ([keys] if len(keys) > 1 else []):
         trial = dict(settings)
-        _restore(trial, own, key)
-        if rule not in rules.broken(arguments(trial, profile), profile.name):
-            return [key]
-    return keys
+        for key in trying:
+            _restore(trial, own, key)
+        if rule not in found(trial):
+            return trying
+    return []
 
 
 def _carried_in(rule: rules.Rule, settings: Settings, own: Mapping[str, Any], carried: frozenset[str],
                 profile: Profile) -> list[str]:
     """The carried settings, changed from primusc's own, that ``rule`` reads."""
-    reads = rule.reads
-    flags = megatron.flags(profile.name)
     out = []
-    for key in settings:
-        if key not in carried or settings[key] == own.get(key, _ABSENT):
+    for key, value in settings.items():
+        if key not in carried or value == own.get(key, _ABSENT):
             continue
-        dest = profile.dest(key)
-        flag = flags.get("--" + dest.replace("_", "-"))
-        if dest in reads or (flag is not None and flag.dest in reads):
+        stored = profile.argument(key, value)
+        if stored is not None and stored[0] in rule.reads:
             out.append(key)
     return out
 
 
 def problem(rule: rules.Rule, version: str) -> str:
-    when = "" if rule.when is None else f" when `{rule.condition}`"
-    return (f"settings Megatron-LM {version} refuses at start: it requires `{rule.requirement}`{when} "
-            f"(\"{rule.message}\", {rule.cite(version)})")
+    return f"settings Megatron-LM {version} refuses at start: it {rule.says()} (\"{rule.message}\", {rule.cite(version)})"

@@ -109,6 +109,23 @@ class Profile:
             return ""  # the value is the switch's default: nothing to write
         return self.flag(dest) if value else ""
 
+    def argument(self, key: str, value: Setting) -> tuple[str, Setting] | None:
+        """A setting as the argparse dest and value this version stores it under (a recipe's switch carried
+        under its flag's name: ``no_gradient_accumulation_fusion`` true is ``gradient_accumulation_fusion``
+        false); None where the version has no flag for it."""
+        name = self.dest(key)
+        if name in megatron.by_dest(self.name):
+            return name, value
+        flag = megatron.flags(self.name).get("--" + name.replace("_", "-"))
+        if flag is None:
+            return None
+        if isinstance(value, bool) and flag.action == "store_false":
+            return flag.dest, not value
+        if isinstance(value, bool) and flag.action == "store_const":
+            stored = flag.const if value else flag.default
+            return (flag.dest, stored) if isinstance(stored, bool | int | float | str) else None
+        return flag.dest, value
+
     def argv(self, settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
         """Flags with their values (none for switches, several for list flags), in the settings' order."""
         out: list[tuple[str, tuple[str, ...]]] = []

@@ -2,9 +2,11 @@
 states it (tools/validate_args_rules.py): for a launch's arguments, the rules they break.
 
 A rule is *when* (the asserts' enclosing tests) and *require* (the assert's test), each a small expression
-over argparse dests. An argument the launch does not write has its parser default at that version; an
-expression that reads an argument the version's parser lacks, or compares values of other kinds, is not
-judged (``None``): a rule is broken only where both sides are known.
+over argparse dests. An argument the launch does not write has the value its framework gives it beneath
+(Primus's preset), else its parser default at that version; an expression that reads an argument the
+version's parser lacks, or orders (``>``, ``<=``) values that are not both numbers, is not judged (``None``):
+a rule is broken only where both sides are known. A recipe's number written as text is compared as the
+number the rule names; anything else is compared as it is.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class Rule:
 
     @property
     def reads(self) -> frozenset[str]:
-        return frozenset(_reads(self.when) | _reads(self.require))
+        return frozenset(reads(self.when) | reads(self.require))
 
     @property
     def condition(self) -> str:
@@ -41,6 +43,10 @@ class Rule:
     @property
     def requirement(self) -> str:
         return describe(self.require)
+
+    def says(self) -> str:
+        """The rule as a sentence's predicate: ``requires `use_megatron_fsdp` when `fsdp_manual_registration```."""
+        return f"requires `{self.requirement}`" + ("" if self.when is None else f" when `{self.condition}`")
 
     def cite(self, version: str) -> str:
         """Where the rule is written: ``arguments.py:694 at core_v0.16``."""
@@ -57,29 +63,35 @@ def rules(version: str) -> tuple[Rule, ...]:
     return tuple(out)
 
 
-def broken(arguments: Mapping[str, Any], version: str) -> list[Rule]:
-    """The rules ``arguments`` (argparse dest -> value; the others at their defaults) break at ``version``."""
+def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any] | None = None) -> list[Rule]:
+    """The rules ``arguments`` (argparse dest -> value) break at ``version``: an argument they do not set has
+    its value in ``beneath`` (what a framework sets under a launch's own settings: Primus's preset), else the
+    version's parser default."""
     defaults = {dest: flags[0].default for dest, flags in megatron.by_dest(version).items()}
+    below = beneath or {}
 
     def value(dest: str) -> Any:
         if dest in arguments:
             return arguments[dest]
+        if dest in below:
+            return below[dest]
         return defaults.get(dest, _ABSENT)
 
     return [r for r in rules(version)
             if (r.when is None or _holds(r.when, value) is True) and _holds(r.require, value) is False]
 
 
-def _reads(expr: Expr | None) -> set[str]:
+def reads(expr: Expr | None) -> set[str]:
+    """The argument dests an expression reads."""
     if expr is None:
         return set()
     ((op, arg),) = expr.items()
     if op == "arg":
         return {arg}
     if op == "not":
-        return _reads(arg)
+        return reads(arg)
     if op in ("and", "or"):
-        return set().union(*(_reads(p) for p in arg))
+        return set().union(*(reads(p) for p in arg))
     return {arg[0]}
 
 

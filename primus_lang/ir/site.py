@@ -162,3 +162,15 @@ _CREDENTIAL = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDE
 def credential(name: str) -> bool:
     """Whether an environment variable named ``name`` holds a credential."""
     return _CREDENTIAL.search(name.upper()) is not None
+
+
+# which GPUs a process sees: the launch files' layout (GPUs per node, one process each) decides it, and a
+# script's list for its own node count would hide GPUs from a plan on more
+_DEVICE_LISTS = frozenset({"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"})
+
+
+def carried_env(name: str) -> bool:
+    """Whether a variable an imported script exports is carried to its site's environment: the launch files
+    set the rendezvous, CUDA_DEVICE_MAX_CONNECTIONS (by the candidate's rule) and the visible devices, bash
+    reads its own, and a credential is the submitting environment's, never written down."""
+    return name not in RESERVED_ENV | SHELL_ENV | _DEVICE_LISTS and not credential(name)

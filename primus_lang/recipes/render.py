@@ -11,7 +11,7 @@ from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
-from primus_lang.ir.site import RESERVED_ENV, SHELL_ENV, credential
+from primus_lang.ir.site import carried_env
 from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported
 
@@ -172,17 +172,9 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     return "\n".join(lines) + "\n"
 
 
-# which GPUs a process sees: the launch files' layout (GPUs per node, one process each) decides it, and a
-# script's list for its own node count would hide GPUs from a plan on more
-_DEVICE_LISTS = frozenset({"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"})
-_NOT_EXPORTED = RESERVED_ENV | SHELL_ENV | _DEVICE_LISTS
-
-
 def exported(imp: Imported) -> list[tuple[str, str]]:
-    """The variables the recipe's script exports that a site may set: the launch files set the rest
-    (the rendezvous, CUDA_DEVICE_MAX_CONNECTIONS by the candidate's rule, the visible devices) or bash
-    reads them itself, and a credential is the submitting environment's, never written down."""
-    return [(k, v) for k, v in imp.recipe.env if k not in _NOT_EXPORTED and not credential(k)]
+    """The variables the recipe's script exports that a site may set (``site.carried_env``)."""
+    return [(k, v) for k, v in imp.recipe.env if carried_env(k)]
 
 
 

@@ -30,7 +30,7 @@ from attrs import define, field, frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
-from primus_lang.ir.site import credential
+from primus_lang.ir.site import carried_env, credential
 from primus_lang.ir.span import Span
 from primus_lang.recipes.words import Launch, Why, Word
 
@@ -1668,13 +1668,13 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         notes.append(f"took the script's defaults for what its environment would set: {taken} "
                      "(`--set NAME=VALUE` gives another)")
     notes += _empty_note(sh)
-    unknown = sh.unknown_at_launch
-    if unknown:
-        names = [w.variable for whys in unknown.values() for w in whys if w.variable]
-        notes.append(f"not carried to the launch's environment: {', '.join(f'`{n}`' for n in unknown)}, whose value "
-                     f"reads {', '.join(dict.fromkeys(w.what for whys in unknown.values() for w in whys))} "
-                     "(known only when the script runs)"
-                     + (f"; `--set {names[0]}=VALUE` gives it" if names else ""))
+    for name, whys in sh.unknown_at_launch.items():
+        if not carried_env(name):
+            continue  # the launch files set it, or it is a credential: never carried in any case
+        settable = [w.variable for w in whys if w.variable]
+        notes.append(f"`{name}` is not carried to the launch's environment: its value reads "
+                     f"{', '.join(dict.fromkeys(w.what for w in whys))}, known only when the script runs"
+                     + (f" (`--set {settable[0]}=VALUE` gives it)" if settable else ""))
     unread = [n for n in given if n not in sh.given_read]
     if unread:
         notes.append(f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: the script never reads "

@@ -40,3 +40,25 @@ def test_a_point_the_space_never_searches_is_explained_with_a_warning(capsys: py
     assert main(["explain", str(example), "--point", "recompute=full(5)", "--json"]) == 0
     err = capsys.readouterr().err
     assert "W6001" in err and "full(5,block)" in err
+
+
+def test_the_recipe_with_a_change_settles_the_knobs_that_depend_on_it(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from primus_lang.check import baseline_point, legality
+
+    text = (data_dir("examples") / "llama3_70b_h100.prx").read_text()
+    at = text.index("  fits memory")
+    path = Path(str(tmp_path)) / "recipe.prx"
+    path.write_text(text[:at] + "  baseline { tp = 4; pp = 4; schedule = interleaved; vpp = 5; tp_comm_overlap = true }\n"
+                    + text[at:])
+    space = load_space(path)
+    base = baseline_point(space)
+    assert base is not None and parse_point(space, "baseline") == base
+    # without pipeline stages there is no interleaved schedule, and at TP 1 no TP overlap: as enumeration
+    # settles a conditional axis whose condition fails; the rest stays the recipe's
+    assert parse_point(space, "baseline,pp=1") == base.replace(pp=1, schedule="1f1b", vpp=1)
+    assert parse_point(space, "baseline,tp=1") == base.replace(tp=1, tp_comm_overlap=False)
+    assert parse_point(space, "baseline,tp=2") == base.replace(tp=2)
+    for text_point in ("baseline,pp=1", "baseline,tp=1", "baseline,tp=2"):
+        assert legality(space, parse_point(space, text_point)) == [], text_point

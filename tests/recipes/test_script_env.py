@@ -48,13 +48,15 @@ def test_an_export_only_the_running_script_can_value_is_said(tmp_path: Path,
     # is not known until the script runs, so it is left out of the environment, and the import says so
     script = tmp_path / "train.sh"
     script.write_text("export TRITON_CACHE_DIR=./triton_$SLURM_NODEID\nexport NCCL_IB_TIMEOUT=19\n"
+                      "export MASTER_ADDR=$(hostname)\n"
                       "torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + "\n")
     out = tmp_path / "space.prx"
     capsys.readouterr()
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "not carried to the launch's environment: `TRITON_CACHE_DIR`" in err
-    assert "`--set SLURM_NODEID=VALUE` gives it" in err
+    assert "`TRITON_CACHE_DIR` is not carried to the launch's environment" in err
+    assert "(`--set SLURM_NODEID=VALUE` gives it)" in err
+    assert "MASTER_ADDR" not in err  # the launch files set the rendezvous: nothing to say of it
     space = load_space(out)
     assert space.site is not None and dict(space.site.values()) == {"NCCL_IB_TIMEOUT": "19"}
     script.write_text(script.read_text())
@@ -101,3 +103,17 @@ def test_a_credential_the_script_exports_is_never_written_down(tmp_path: Path,
     assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "WANDB_API_KEY=s3cr3t", "--out",
                  str(tmp_path / "given.prx")]) == 0
     assert "s3cr3t" not in (tmp_path / "given.prx").read_text()
+
+
+def test_a_recipe_counted_in_samples_is_timed_by_its_samples(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # Megatron-LM's Llama 3 examples train for --train-samples 1953125000: that many samples over the batch
+    # of 128 are iterations no time limit holds (W7022), where the launch variable's 100 would have fitted
+    script = tmp_path / "train.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py " + LLAMA8B + "--train-samples 1953125000\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "e")]) == 0
+    err = capsys.readouterr().err
+    assert "W7022" in err and "15,258,790 iterations" in err

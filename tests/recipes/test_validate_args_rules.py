@@ -132,7 +132,23 @@ def test_the_extractor_reads_asserts_under_simple_tests_only() -> None:
                 assert args.eta > 2, "reads an argument validate_args assigns: not read"
             assert args.iota in ["a", "b"], "always"
     """)
-    found = _extractor().rules(source)
+    helpers = textwrap.dedent("""\
+        def validate_args(args, defaults={}):
+            load_retro_args(args)
+            fill(args)
+            if args.retro:
+                assert args.train_samples is not None, "set by a helper: not read"
+            if args.kappa:
+                assert args.mu, "read"
+        def fill(a):
+            a.kappa = 1
+    """)
+    module = _extractor()
+    assert [r["message"] for r in module.rules(helpers, lambda m: None)] == ["set by a helper: not read"]
+    helpers = "from megatron.training.retro import load_retro_args\n" + helpers
+    assert [r["message"] for r in module.rules(helpers, lambda m: "def load_retro_args(x):\n    x.train_samples = 3\n"
+                                               if m == "megatron.training.retro" else None)] == []
+    found = module.rules(source)
     assert [(describe(r["when"]), describe(r["require"]), r["message"]) for r in found] == [
         ("alpha", "beta", "alpha needs beta"),
         ("(not (alpha)) and (gamma == 'x')", "delta is None", "gamma x needs no delta"),
@@ -148,3 +164,48 @@ def test_no_example_candidate_breaks_a_rule_of_its_launch(target: str) -> None:
         for cand in list(legal_points(space))[::97]:
             problems = [p for p in unsupported(space, cand, target) if "refuses at start" in p]
             assert problems == [], (path.name, cand.label(), problems)
+
+
+def test_a_switch_carried_under_its_flags_name_is_read_with_its_polarity() -> None:
+    from primus_lang.emit.launch_rules import arguments, settle
+    from primus_lang.emit.profiles import profile_for
+
+    profile = profile_for("core_v0.16")
+    # `--no-gradient-accumulation-fusion` stores false in `gradient_accumulation_fusion`
+    assert arguments({"use_torch_fsdp2": True, "no_gradient_accumulation_fusion": True}, profile) == \
+        {"use_torch_fsdp2": True, "gradient_accumulation_fusion": False}
+    settings = {"micro_batch_size": 1, "use_torch_fsdp2": True, "ckpt_format": "torch_dist",
+                "untie_embeddings_and_output_weights": True, "no_gradient_accumulation_fusion": True}
+    own = {k: v for k, v in settings.items() if k != "no_gradient_accumulation_fusion"}
+    left, problems = settle(settings, own, frozenset({"no_gradient_accumulation_fusion"}), profile)
+    assert (left, problems) == ([], []) and settings["no_gradient_accumulation_fusion"] is True
+
+
+def test_a_carried_setting_whose_leaving_out_mends_nothing_is_kept_and_the_launch_refused() -> None:
+    from primus_lang.emit.launch_rules import settle
+    from primus_lang.emit.profiles import profile_for
+
+    # torch FSDP2 refuses gradient-accumulation fusion, which is on by default: leaving out the recipe's
+    # explicit `true` would change nothing, so it stays and the rule is the problem
+    settings = {"micro_batch_size": 1, "use_torch_fsdp2": True, "ckpt_format": "torch_dist",
+                "untie_embeddings_and_output_weights": True, "gradient_accumulation_fusion": True}
+    own = {k: v for k, v in settings.items() if k != "gradient_accumulation_fusion"}
+    left, problems = settle(settings, own, frozenset({"gradient_accumulation_fusion"}), profile_for("core_v0.16"))
+    assert left == [] and settings["gradient_accumulation_fusion"] is True
+    assert len(problems) == 1 and "requires `not (gradient_accumulation_fusion)` when `use_torch_fsdp2`" in problems[0]
+
+
+def test_a_primus_launch_is_checked_over_primus_preset_and_writes_its_iterations_null(tmp_path: Path) -> None:
+    import yaml
+
+    # Megatron-LM's Llama 3 examples count training in samples; Primus's pre-trainer preset sets train_iters
+    # 1000 and lr_warmup_iters beneath the experiment, which Megatron refuses beside them
+    script = tmp_path / "samples.sh"
+    script.write_text(MEGATRON_FSDP.replace("--train-iters 200", "--train-samples 12800 --lr-warmup-samples 64"))
+    out = tmp_path / "samples.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = parse_point(space, "sharding=dist_opt")
+    assert [p for p in unsupported(space, cand, "primus+slurm") if "refuses at start" in p] == []
+    over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert over["train_samples"] == 12800 and over["train_iters"] is None and over["lr_warmup_iters"] is None
