@@ -159,7 +159,7 @@ RULE_LEFT_OUT = register(
     "an imported recipe's setting that the launch's Megatron-LM refuses beside this candidate is left out",
     "An imported recipe carries its settings to every candidate of its space, and some hold only beside\n"
     "what the recipe itself ran: Megatron-FSDP's `--ckpt-format fsdp_dtensor` and `--fsdp-manual-registration`\n"
-    "beside `--use-megatron-fsdp`, a batch-size ramp-up beside a sample-based schedule. Megatron-LM's\n"
+    "beside `--use-megatron-fsdp`, a batch-size ramp-up under an iteration count. Megatron-LM's\n"
     "`validate_args` stops such a run at start. `emit` checks the launch's settings against the asserts of\n"
     "the Megatron-LM version it targets (frameworks/megatron/rules.json, read from arguments.py), leaves\n"
     "out the carried setting a broken rule reads, and names the rule, its message and its line.\n\n"

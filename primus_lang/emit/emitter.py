@@ -124,7 +124,8 @@ def _parts(space: Space, cand: Candidate, target: str,
         own = _whole(dict(passthrough).get(EXIT_SETTING))
         if not own or own > limit:  # 0 is Megatron's "no exit": the scheduler's kill then ends the run
             passthrough = (*((k, v) for k, v in passthrough if k != EXIT_SETTING), (EXIT_SETTING, limit))
-    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough),
+    return (framework_cls(space.model, space.cluster, cand, variables, space.run, space.site, passthrough,
+                          primus_experiment=_imported_from_primus(space)),
             launcher_cls(space.cluster, variables, space.site), variables)
 
 
@@ -137,12 +138,17 @@ def primus_only(space: Space) -> list[str]:
     space whose own target is Primus (an imported experiment: Primus reads names of its code's own),
     and a Weights & Biases project the experiment turns off (Megatron-LM stops at start on a project
     without an experiment name)."""
-    imported = (space.settings.source_target or space.settings.target).replace(" ", "").startswith("primus+")
+    imported = _imported_from_primus(space)
     own = [k for k, _ in space.passthrough
            if k in primus.own_settings() or (imported and k not in megatron.known_names())]
     if wandb_disabled(space.passthrough, imported):
         own += [k for k, _ in space.passthrough if k in WANDB_SETTINGS]
     return own
+
+
+def _imported_from_primus(space: Space) -> bool:
+    """Whether the space's own target is Primus: its passthrough is an imported Primus experiment's."""
+    return (space.settings.source_target or space.settings.target).replace(" ", "").startswith("primus+")
 
 
 def _carried(space: Space, given: Mapping[str, str]) -> tuple[tuple[str, bool | int | float | str], ...]:

@@ -82,9 +82,11 @@ class Framework:
 
     def __init__(self, model: Model, cluster: Cluster, cand: Candidate, variables: Variables,
                  run: Run | None = None, site: Site | None = None,
-                 passthrough: Passthrough = ()) -> None:
+                 passthrough: Passthrough = (), primus_experiment: bool = False) -> None:
         self.model, self.cluster, self.cand, self.variables = model, cluster, cand, variables
         self.run, self.site = run, site
+        # the space's recipe is a Primus experiment: its settings run over Primus's presets as they did
+        self.primus_experiment = primus_experiment
         # an imported Bridge recipe's own settings (its name, its fields without a Megatron
         # argument) are the bridge framework's alone; the others are told so (W7020)
         self.bridge_only = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is not None)
@@ -381,35 +383,44 @@ class Primus(Framework):
             # Primus runs pretrain_mamba's model and data providers for model_type mamba
             out["model_type"] = "mamba"
         # a recipe counted in samples leaves out the iteration settings Primus's preset would give it
-        out.update(dict.fromkeys(self.unset_by_samples(), None))
+        out.update(self.unset_by_samples())
         return out
 
-    def unset_by_samples(self) -> list[str]:
+    def unset_by_samples(self) -> dict[str, Any]:
         """The iteration settings (``train_iters``, ...) Primus's pre-trainer preset gives, which a recipe that
         counts training in samples must not have (Megatron asserts "expected sample-based training"): the
-        experiment writes them null, which Primus reads as Megatron-LM's default."""
+        experiment writes each at Megatron-LM's own default (``train_iters`` null, ``lr_warmup_iters`` 0),
+        since Primus hands a null on as None."""
         if not self.carried_keys & SAMPLE_SCHEDULE:
-            return []
+            return {}
         preset = self.preset()
-        return [d for d in sorted(ITERATION_SCHEDULE - self.carried_keys) if preset.get(d) not in (None, 0)]
+        dests = megatron.by_dest(self.profile.name)
+        out = {}
+        for dest in sorted(ITERATION_SCHEDULE - self.carried_keys):
+            default = dests[dest][0].default if dest in dests else None
+            if preset.get(dest) != default:
+                out[dest] = default
+        return out
 
     @staticmethod
     def preset() -> dict[str, Any]:
         return primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
 
     def beneath(self) -> dict[str, Any]:
-        """Primus's pre-trainer preset, which its launch merges under the experiment's overrides, less what
-        the experiment writes null (Megatron-LM's default then holds)."""
-        return {k: v for k, v in self.preset().items() if k not in self.unset_by_samples()}
+        """Primus's pre-trainer preset, which its launch merges under the experiment's overrides, with what
+        the experiment writes in its place (``unset_by_samples``)."""
+        return {**self.preset(), **self.unset_by_samples()}
 
     def setting_text(self, key: str, value: Setting) -> str:
         """An experiment's override: ``ckpt_format: fsdp_dtensor``."""
         return f"{self.profile.dest(key)}: {format_setting(value)}"
 
     def wandb(self) -> Settings:
-        """A recipe that names a W&B project logs to it: Primus's preset turns W&B off (``disable_wandb``) unless
-        the experiment says otherwise, and names the run after the experiment itself."""
-        return {} if "disable_wandb" in self.carried_keys else {"disable_wandb": False}
+        """A W&B project is logged to: Primus's preset turns W&B off (``disable_wandb``) unless the experiment
+        says otherwise, and names the run after the experiment itself. A Primus experiment's own project stays
+        as it ran: off where it did not say, since its preset's default held."""
+        from_experiment = self.primus_experiment and "wandb_project" in self.carried_keys
+        return {} if "disable_wandb" in self.carried_keys or from_experiment else {"disable_wandb": False}
 
     def experiment(self) -> dict[str, Any]:
         return {

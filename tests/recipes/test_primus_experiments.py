@@ -174,6 +174,9 @@ def test_a_wandb_project_reaches_megatron_only_where_primus_would_log_to_it(tmp_
     sh = emit(space, cand, "megatron+slurm")["node.sh"]
     assert ("--wandb-project Primus-llama" in sh) is logs
     assert ("--wandb-exp-name" in sh) is logs
+    # and on Primus it runs as it ran: the experiment's own word, or its preset's
+    over = primus_overrides(space)
+    assert over.get("disable_wandb", True) is (not logs)
 
 
 def test_another_target_judges_the_recipe_as_it_launches_it(tmp_path: Path,
