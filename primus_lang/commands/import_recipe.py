@@ -375,12 +375,13 @@ def _preset_tokenizer(recipe: Recipe, model: dict[str, Any], cards: dict[str, tu
             or not isinstance(files.value, str) or str(tokenizer.value).startswith("Null") or not isinstance(vocab, int):
         return []
     other = tokenizer_card(files.value, cards)
-    if other is None or cards[other][1].vocab == vocab:
+    theirs = cards[other][1].vocab if other is not None else vocab
+    if theirs == vocab:
         return []
-    return [f"the model preset tokenizes with `{tokenizer.value}` (`{files.value}`, {cards[other][1].vocab:,} tokens as "
+    return [f"the model preset tokenizes with `{tokenizer.value}` (`{files.value}`, {theirs:,} tokens as "
             f"the stdlib card `{other}` has them), which the launch does not carry: it runs mock data's NullTokenizer "
             f"over the model's vocabulary of {vocab:,}, so its embedding and output layer are "
-            f"{'larger' if vocab > cards[other][1].vocab else 'smaller'} than Primus's run had (`--vocab-size` chooses another; `--var tokenizer_type=... --var "
+            f"{'larger' if vocab > theirs else 'smaller'} than Primus's run had (`--vocab-size` chooses another; `--var tokenizer_type=... --var "
             "tokenizer_model=...` launches with the tokenizer)"]
 
 

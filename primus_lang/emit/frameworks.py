@@ -246,13 +246,19 @@ class Megatron(Framework):
         return {"args": self.profile.argv(self.settings), "script": script}
 
 
+@functools.cache
+def _pretrainer() -> dict[str, Any]:
+    """Primus's pre-trainer preset at the release its launches run (read once: every launch asks)."""
+    return primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
+
+
 class Primus(Framework):
     NAME = "primus"
     SUPPORTED_SCHEDULES = frozenset({"1f1b", "interleaved", "zero_bubble", "zbv"})
     PROGRAM_TEMPLATE = "primus/program.sh.j2"
     TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
     # Primus's own settings: what its presets define beyond Megatron's arguments (frameworks/primus)
-    OWN_SETTINGS = frozenset(primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}) | {"model_type"}
+    OWN_SETTINGS = frozenset(_pretrainer()) | {"model_type"}
 
     def preprocess(self, settings: Settings) -> Settings:
         out = super().preprocess(settings)
@@ -393,7 +399,7 @@ class Primus(Framework):
         since Primus hands a null on as None."""
         if not self.carried_keys & SAMPLE_SCHEDULE:
             return {}
-        preset = self.preset()
+        preset = _pretrainer()
         dests = megatron.by_dest(self.profile.name)
         out = {}
         for dest in sorted(ITERATION_SCHEDULE - self.carried_keys):
@@ -402,14 +408,10 @@ class Primus(Framework):
                 out[dest] = default
         return out
 
-    @staticmethod
-    def preset() -> dict[str, Any]:
-        return primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
-
     def beneath(self) -> dict[str, Any]:
         """Primus's pre-trainer preset, which its launch merges under the experiment's overrides, with what
         the experiment writes in its place (``unset_by_samples``)."""
-        return {**self.preset(), **self.unset_by_samples()}
+        return {**_pretrainer(), **self.unset_by_samples()}
 
     def setting_text(self, key: str, value: Setting) -> str:
         """An experiment's override: ``ckpt_format: fsdp_dtensor``."""
@@ -625,7 +627,7 @@ def wandb_disabled(passthrough: Passthrough, primus_experiment: bool = False) ->
     written = [v for k, v in passthrough if k == "disable_wandb"]
     if written:
         return _TRUTH.get(str(written[-1]).lower()) is True
-    return primus_experiment and Primus.preset().get("disable_wandb") is True
+    return primus_experiment and _pretrainer().get("disable_wandb") is True
 
 
 def _yaml_value(text: str) -> Any:

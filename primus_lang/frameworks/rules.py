@@ -67,7 +67,7 @@ def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any
     """The rules ``arguments`` (argparse dest -> value) break at ``version``: an argument they do not set has
     its value in ``beneath`` (what a framework sets under a launch's own settings: Primus's preset), else the
     version's parser default."""
-    defaults = {dest: flags[0].default for dest, flags in megatron.by_dest(version).items()}
+    defaults = _defaults(version)
     below = beneath or {}
 
     def value(dest: str) -> Any:
@@ -79,6 +79,12 @@ def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any
 
     return [r for r in rules(version)
             if (r.when is None or _holds(r.when, value) is True) and _holds(r.require, value) is False]
+
+
+@functools.cache
+def _defaults(version: str) -> dict[str, Any]:
+    """Each argparse dest's parser default at ``version``."""
+    return {dest: flags[0].default for dest, flags in megatron.by_dest(version).items()}
 
 
 def reads(expr: Expr | None) -> set[str]:

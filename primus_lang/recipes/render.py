@@ -177,8 +177,6 @@ def exported(imp: Imported) -> list[tuple[str, str]]:
     return [(k, v) for k, v in imp.recipe.env if carried_env(k)]
 
 
-
-
 def passthrough_keys_ok(imp: Imported) -> list[str]:
     """Passthrough names the language cannot write as a field (a keyword)."""
     return [k for k, _ in imp.passthrough if k in _KEYWORDS]
