@@ -105,7 +105,7 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
     files = campaign(space, jobs, target, ctx, parse_vars(args.campaign_var), profile_file,
                      os.path.relpath(source.resolve(), root.resolve()))
     # a job whose launch leaves out a setting of the imported recipe says so, as `emit` does
-    print_warnings([d for job in jobs for d in left_out(space, job.candidate, target, ctx)], args.error_format)
+    print_warnings(left_out(space, [job.candidate for job in jobs], target, ctx), args.error_format)
     # written from --out, not from the campaign folder: a link planted as `campaign` is refused as any
     # link below --out is, not followed
     written = write_files(out, {f"{FOLDER}/{rel}": text for rel, text in files.items()},

@@ -197,7 +197,7 @@ def _count(given: int | None, entry: Any, what: str, flag: str, default: int | N
 
 def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
-    from primus_lang.check import baseline_point, legality
+    from primus_lang.check import baseline_point, legality, never_legal
     from primus_lang.frameworks import primus
     from primus_lang.ir.model import card_fields
     from primus_lang.ir.site import credential
@@ -206,6 +206,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         ReadOptions,
         find_card,
         interpret,
+        knob_text,
         match_shape,
         passthrough_keys_ok,
         primus_card_name,
@@ -286,8 +287,9 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                   for k in imp.assumed]
     else:
         notes += [f"`{k}` is Megatron's default, which the recipe leaves unset" for k in imp.assumed]
-    def space_of(count: int, said: list[str]) -> tuple[str, Space, Candidate]:
-        text = render_space(imp, name, card, (vendor, gpu), count, gpus, target, said, recipe.version)
+    def space_of(count: int, said: list[str],
+                 left_out: dict[str, list[str]] | None = None) -> tuple[str, Space, Candidate]:
+        text = render_space(imp, name, card, (vendor, gpu), count, gpus, target, said, recipe.version, left_out)
         space = loads_program(text, f"<space from {args.recipe}>").spaces[0]
         cand = baseline_point(space)
         assert cand is not None
@@ -321,6 +323,16 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                                        notes=elsewhere + _mtp_source(recipe, v.message) + unread,
                                        help=_recipe_help(v))
                             for v in violations])
+    # an axis value around the recipe that no point can take (TP beside EP 8 on 8 GPUs) would only
+    # be a line in `check`'s report: the space does not offer it, and says so
+    unusable: dict[str, list[Any]] = {}
+    first_code: dict[str, str] = {}
+    for axis, value, code in never_legal(space):
+        unusable.setdefault(axis, []).append(value)
+        first_code.setdefault(axis, code)
+    if unusable:
+        notes += [_unusable_note(space, axis, values, first_code[axis]) for axis, values in unusable.items()]
+        text, space, cand = space_of(nodes, notes, {a: [knob_text(a, v) for v in vs] for a, vs in unusable.items()})
     summary = [f"space `{name}`: {args.recipe} ({recipe.kind})",
                f"  model    {'stdlib card `' + card[1] + '`' if card else 'a new card from the flags'}"
                + (f", overriding {', '.join(sorted(_overrides(imp.model, card[2])))}" if card and _overrides(imp.model, card[2]) else ""),
@@ -331,6 +343,22 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                        + ", ".join(k for k, _ in imp.passthrough))
     summary += [f"  note: {n}" for n in notes]
     return text, summary, list(recipe.warnings)
+
+
+def _unusable_note(space: Space, axis: str, values: list[Any], code: str) -> str:
+    """Why no legal point takes these values of ``axis``: the rule every point with the first of them
+    breaks (``code``, from ``never_legal``), as it reads at the first such point."""
+    from primus_lang.check import legality, raw_points
+    from primus_lang.ir.candidate import format_value
+
+    them = "it" if len(values) == 1 else "them"
+    head = f"`{axis}` {', '.join(format_value(v) for v in values)} not offered: no legal point takes {them}"
+    if not code:
+        return f"{head} (the checks rule {them} out together)"
+    first = values[0]
+    point = next(p for p in raw_points(space) if getattr(p, axis) == first)
+    said = next(v.message for v in legality(space, point) if v.code == code)
+    return f"{head} (at {axis} = {format_value(first)}: {said}; `primusc explain {code}`)"
 
 
 # a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first

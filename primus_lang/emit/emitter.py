@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,6 +35,7 @@ from primus_lang.diagnostics.codes_emit import (
 from primus_lang.emit.context import EmitContext, Variables, resolve_variables
 from primus_lang.emit.environment import collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, WANDB_SETTINGS, Framework, wandb_disabled
+from primus_lang.emit.launch_rules import LeftOut
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
 from primus_lang.emit.profiles import NO_VERSION
 from primus_lang.emit.sites import (
@@ -46,7 +47,9 @@ from primus_lang.emit.sites import (
 )
 from primus_lang.emit.templating import render
 from primus_lang.frameworks import megatron, primus
+from primus_lang.frameworks.spelling import knob_behind
 from primus_lang.ir import Candidate, Space
+from primus_lang.ir.candidate import format_value
 from primus_lang.ir.serialize import to_data
 
 NODE_SCRIPT = "node.sh"
@@ -207,18 +210,40 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
                             "checkpoints (`--var checkpoint_dir=...`) and run it again from them")]
 
 
-def left_out(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[Diagnostic]:
+def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,
+             context: EmitContext | None = None) -> list[Diagnostic]:
     """W7025 for each carried setting the launch of ``cand`` leaves out: its Megatron-LM refuses it beside the
-    candidate's settings (``launch_rules``)."""
-    framework, _, _ = _parts(space, cand, target, context or EmitContext())
+    candidate's settings (``launch_rules``). Given several candidates (a campaign's jobs), one warning names
+    every launch that leaves out the same settings for the same reason."""
+    cands = [cand] if isinstance(cand, Candidate) else list(cand)
+    said: dict[tuple[str, str], list[str]] = {}  # (what is left out, why) -> the launches' labels
+    notes: dict[tuple[str, str], str] = {}
+    for c in cands:
+        framework, _, _ = _parts(space, c, target, context or EmitContext())
+        for gone in framework.left_out:
+            written = ", ".join(f"`{framework.setting_text(k, v)}`" for k, v in gone.settings)
+            key = (written, f"Megatron-LM {gone.version} {gone.rule.says()}{_beside(gone, c)}")
+            said.setdefault(key, []).append(f"`{c.label()}`")
+            notes[key] = f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})"
     out = []
-    for gone in framework.left_out:
-        written = ", ".join(f"`{framework.setting_text(k, v)}`" for k, v in gone.settings)
-        out.append(Diagnostic(RULE_LEFT_OUT, f"the launch of `{cand.label()}` leaves out the recipe's {written}: "
-                              f"Megatron-LM {gone.version} {gone.rule.says()}",
-                              notes=(f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})",),
-                              help="see `primusc explain W7025`"))
+    for (written, why), labels in said.items():
+        whose = f"the launch of {labels[0]}" if len(labels) == 1 else \
+            f"the launches of {', '.join(labels[:-1])} and {labels[-1]}"
+        out.append(Diagnostic(RULE_LEFT_OUT, f"{whose} {'leaves' if len(labels) == 1 else 'leave'} out the recipe's "
+                              f"{written}: {why}", notes=(notes[(written, why)],), help="see `primusc explain W7025`"))
     return out
+
+
+def _beside(gone: LeftOut, cand: Candidate) -> str:
+    """What the launch has for the rule's other arguments, each with the knob that writes it: why the
+    recipe's setting cannot stay (``, and this launch has `use_megatron_fsdp` false: `sharding = dist_opt```)."""
+    said = []
+    for dest, value in gone.beside:
+        knob = knob_behind(dest)
+        text = format_value(value) if value is not None else "unset"
+        said.append(f"`{dest}` {text}" + (f" (`{knob} = {format_value(getattr(cand, knob))}`)"
+                                           if knob and hasattr(cand, knob) else ""))
+    return f", and this launch has {', '.join(said)}" if said else ""
 
 
 def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> list[str]:

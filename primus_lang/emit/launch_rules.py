@@ -29,6 +29,7 @@ class LeftOut:
     settings: tuple[tuple[str, Any], ...]  # (setting, the recipe's value)
     rule: rules.Rule
     version: str
+    beside: tuple[tuple[str, Any], ...] = ()  # the rule's other arguments, as the launch has them
 
 
 def arguments(settings: Mapping[str, Any], profile: Profile) -> dict[str, Any]:
@@ -62,9 +63,12 @@ def settle(settings: Settings, own: Mapping[str, Any], carried: frozenset[str], 
         if not keys:
             unmendable.append(rule)
             continue
-        left.append(LeftOut(tuple((k, settings[k]) for k in keys), rule, profile.name))
+        gone = tuple((k, settings[k]) for k in keys)
         for k in keys:
             _restore(settings, own, k)
+        dests = {stored[0] for k, v in gone if (stored := profile.argument(k, v)) is not None}
+        beside = rules.known(arguments(settings, profile), profile.name, sorted(rule.reads - dests), beneath)
+        left.append(LeftOut(gone, rule, profile.name, tuple(beside.items())))
     return left, [problem(rule, profile.name) for rule in found(settings)]
 
 

@@ -12,7 +12,7 @@ number the rule names; anything else is compared as it is.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from attrs import frozen
@@ -67,6 +67,19 @@ def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any
     """The rules ``arguments`` (argparse dest -> value) break at ``version``: an argument they do not set has
     its value in ``beneath`` (what a framework sets under a launch's own settings: Primus's preset), else the
     version's parser default."""
+    value = _values(arguments, version, beneath)
+    return [r for r in rules(version)
+            if (r.when is None or _holds(r.when, value) is True) and _holds(r.require, value) is False]
+
+
+def known(arguments: Mapping[str, Any], version: str, dests: Iterable[str],
+          beneath: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The values ``dests`` have under ``arguments`` as ``broken`` reads them, those it knows."""
+    value = _values(arguments, version, beneath)
+    return {d: v for d in dests if (v := value(d)) is not _ABSENT}
+
+
+def _values(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any] | None) -> Callable[[str], Any]:
     defaults = _defaults(version)
     below = beneath or {}
 
@@ -77,8 +90,7 @@ def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any
             return below[dest]
         return defaults.get(dest, _ABSENT)
 
-    return [r for r in rules(version)
-            if (r.when is None or _holds(r.when, value) is True) and _holds(r.require, value) is False]
+    return value
 
 
 @functools.cache

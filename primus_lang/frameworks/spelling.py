@@ -128,6 +128,13 @@ def knob_of(setting: str) -> str | None:
     return ALIASES.get(setting)
 
 
+def knob_behind(setting: str) -> str | None:
+    """The knob a Megatron setting states or is a part of (``use_megatron_fsdp``: ``sharding``), None for
+    a setting no knob writes."""
+    part = next((key for key, name in PARTS.items() if name == setting), None)
+    return knob_of(setting) or (part.split(".")[0] if part else None)
+
+
 def cross_entropy_kernel(fused: bool, impl: str | None) -> str:
     """The ``cross_entropy`` knob Megatron's two settings give: its language module reads
     --cross-entropy-fusion-impl (native unless te) only under --cross-entropy-loss-fusion."""

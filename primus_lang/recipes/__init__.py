@@ -21,8 +21,8 @@ __all__ = ["Imported", "ReadOptions", "Recipe", "interpret", "read_recipe", "ren
 # modules it needs (a projection never reads the corpus, nothing imports torch before a measurement).
 if TYPE_CHECKING:
     from primus_lang.recipes.cards import find_card, match_shape, primus_card_name, tokenizer_card
-    from primus_lang.recipes.render import passthrough_keys_ok
+    from primus_lang.recipes.render import knob_text, passthrough_keys_ok
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["find_card", "match_shape", "passthrough_keys_ok", "primus_card_name", "tokenizer_card"]
+__all__ += ["find_card", "knob_text", "match_shape", "passthrough_keys_ok", "primus_card_name", "tokenizer_card"]

@@ -3,6 +3,7 @@ card), the cluster, fixed knobs at the recipe's values, axes around it, the base
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -23,7 +24,8 @@ def _value(v: Any) -> str:
     return literal(v, Kind.TEXT)
 
 
-def _knob_value(knob: str, v: Any) -> str:
+def knob_text(knob: str, v: Any) -> str:
+    """A knob's value as a space writes it (and as ``render_space``'s ``left_out`` names it)."""
     return literal(v, kind_of(KNOBS[knob]))
 
 
@@ -72,13 +74,13 @@ def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) 
                   and groups % t == 0 and world % t == 0} | {c.tp})
     pps = sorted({p for p in (c.pp // 2, c.pp, c.pp * 2) if p >= 1 and layers % p == 0 and world % p == 0} | {c.pp})
     mbss = sorted({m for m in (1, c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
-    recomputes = [_knob_value("recompute", r) for r in _recompute_neighbours(c.recompute)]
+    recomputes = [knob_text("recompute", r) for r in _recompute_neighbours(c.recompute)]
     for other in ("none", "selective"):
         if other not in recomputes and not c.offload_layers:  # megatron-core offloads without recomputation
             recomputes.append(other)
-    out = {"tp": [str(t) for t in tps], "mbs": [str(m) for m in mbss], "recompute": recomputes}
+    out = {"tp": [knob_text("tp", t) for t in tps], "mbs": [knob_text("mbs", m) for m in mbss], "recompute": recomputes}
     if not c.offload_layers and not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
-        out["pp"] = [str(p) for p in pps]
+        out["pp"] = [knob_text("pp", p) for p in pps]
         if c.sharding == "fsdp" and len(pps) > 1:
             out["sharding"] = ["fsdp", "dist_opt"]
     return {k: v for k, v in out.items() if len(v) > 1}
@@ -94,10 +96,11 @@ def _recompute_neighbours(rc: Recompute) -> list[Recompute]:
 
 
 def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]] | None, gpu: tuple[str, str],
-                 nodes: int, gpus_per_node: int, target: str, notes: list[str], version: str = "") -> str:
+                 nodes: int, gpus_per_node: int, target: str, notes: list[str], version: str = "",
+                 left_out: Mapping[str, Collection[str]] | None = None) -> str:
     """``card``: (stdlib module, card name, its fields) when the recipe's model is a stdlib card;
     ``version``: the Megatron-LM release a command line was read at (a Bridge launch: the Bridge release),
-    which its launch files then name."""
+    which its launch files then name; ``left_out``: per axis, values (as written) it does not offer."""
     c = imp.candidate
     lines = [f"# Space written by `primusc import-recipe` from {imp.recipe.file} ({imp.recipe.kind}).",
              "# The recipe is the space's baseline; `primusc plan` reports it first and what the best found changes."]
@@ -133,6 +136,9 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
         lines += ["  }", "}", ""]
     world = nodes * gpus_per_node
     axes = _axes(imp, imp.model, gpus_per_node, world)
+    if left_out:
+        kept = {k: [v for v in values if v not in left_out.get(k, ())] for k, values in axes.items()}
+        axes = {k: values for k, values in kept.items() if len(values) > 1}
     lines.append(f"space {name} on {name}_cluster {{")
     lines.append(f"  model = {model_name}")
     if env:
@@ -145,11 +151,11 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
         v = getattr(c, f.name)
         if f.name != "gbs" and v == getattr(default, f.name):
             continue
-        lines.append(f"  {f.name} = {_knob_value(f.name, v)}")
+        lines.append(f"  {f.name} = {knob_text(f.name, v)}")
     for knob, values in axes.items():
         lines.append(f"  {knob} : {' | '.join(values)}")
     lines.append("")
-    inner = [f"{k} = {_knob_value(k, getattr(c, k))}" for k in axes]
+    inner = [f"{k} = {knob_text(k, getattr(c, k))}" for k in axes]
     lines.append("  baseline { " + "; ".join(inner) + " }" if inner else "  baseline { }")
     if imp.passthrough:
         lines.append("  passthrough {")

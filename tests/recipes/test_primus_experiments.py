@@ -252,3 +252,14 @@ def test_a_preset_tokenizer_of_another_vocabulary_is_said(tmp_path: Path) -> Non
     (tmp_path / "llama").mkdir()
     out, _ = experiment(tmp_path / "llama", "llama3.1_8B.yaml", "micro_batch_size: 1")
     assert "tokenizes with" not in out.read_text()
+
+
+def test_axis_values_no_point_can_take_are_not_offered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # EP 8 on one node of 8 GPUs: with ETP following TP, every TP above 1 needs more GPUs than there are
+    # (ETP x EP x PP divides the world); the space offers the TPs a point can take, and says why not the rest
+    out, space = experiment(tmp_path, "deepseek_v2_lite.yaml", DSV2_LITE)
+    assert all(a.name != "tp" for a in space.axes)
+    said = "".join(capsys.readouterr())
+    assert "`tp` 2, 4, 8 not offered: no legal point takes them (at tp = 2: ETP·EP·PP = 2·8·1 does not divide" in said
+    assert "`primusc explain P4018`" in out.read_text()
+    assert [a.name for a in space.axes] == ["mbs", "recompute"]

@@ -188,6 +188,7 @@ def test_passthrough_reaches_both_frameworks(tmp_path: Path) -> None:
     (said,) = left_out(space, cand, "megatron+slurm")
     assert said.code.id == "W7025" and "`--rampup-batch-size 16 16 5859375`" in said.message
     assert "rampup_batch_size is None" in said.message and "arguments.py:" in said.notes[0]
+    assert said.message.endswith("when `train_iters`, and this launch has `train_iters` 500000")
     exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
     over = exp["modules"]["pre_trainer"]["overrides"]
     assert over["lr"] == 6.0e-5 and over["train_iters"] == 500000 and over["split"] == "949,50,1"

@@ -64,6 +64,8 @@ def test_megatron_fsdp_settings_are_left_out_of_a_distributed_optimizer_launch(t
     text = " ".join(d.message + " ".join(d.notes) for d in said)
     assert "`--fsdp-manual-registration`" in text and "`--ckpt-format fsdp_dtensor`" in text
     assert "requires `use_megatron_fsdp` when `fsdp_manual_registration`" in text
+    # why the recipe's setting cannot stay: what the launch has instead, and the knob that writes it
+    assert "and this launch has `use_megatron_fsdp` false (`sharding = dist_opt`)" in text
     assert "FSDP manual registration is only supported with Megatron FSDP" in text and "arguments.py:" in text
 
 
@@ -210,3 +212,14 @@ def test_a_primus_launch_is_checked_over_primus_preset_and_writes_its_iterations
     over = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
     # Primus hands a null on as None: each at Megatron-LM's own default, which its asserts expect
     assert over["train_samples"] == 12800 and over["train_iters"] is None and over["lr_warmup_iters"] == 0
+
+
+def test_launches_that_leave_out_the_same_settings_share_one_warning(tmp_path: Path) -> None:
+    # a campaign's jobs: the distributed-optimizer launches all leave out the FSDP settings for one reason
+    space = load_space(_imported(tmp_path))
+    cands = [parse_point(space, p) for p in ("sharding=dist_opt", "sharding=dist_opt,tp=2", "sharding=fsdp")]
+    said = left_out(space, cands, "megatron+slurm")
+    assert len(said) == 2  # the checkpoint format, the manual registration
+    for d in said:
+        assert d.message.startswith(f"the launches of `{cands[0].label()}` and `{cands[1].label()}` leave out")
+    assert [d.message for d in said] != [d.message for d in left_out(space, cands[0], "megatron+slurm")]
