@@ -22,7 +22,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.frameworks import spelling
-from primus_lang.ir import KNOBS, Candidate, Recompute
+from primus_lang.ir import KNOBS, Candidate, Model, Recompute
 from primus_lang.ir.candidate import FP8_FORMATS, FP8_RECIPES
 from primus_lang.ir.derived import expert_knobs
 from primus_lang.ir.quantity import Kind, kind_of
@@ -57,12 +57,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_JSON = '{"log":'
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
-# How a job that did not run to the end ended, read from what its log says last (the first that matches):
+# How a job that did not run to the end ended, read from what its log says (the first that matches a line):
 # PyTorch's and ROCm's out-of-memory errors, Slurm's time limit and cancellation lines, Kubernetes' deadline
+# (the campaign driver appends it), and a crash: torchrun's ChildFailedError, srun's non-zero exit, the
+# driver's line for a job Kubernetes marked failed
 ENDINGS = (
     ("out of memory", re.compile(r"out of memory|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED")),
     ("timed out", re.compile(r"DUE TO TIME LIMIT|DeadlineExceeded")),
     ("cancelled", re.compile(r"CANCELLED AT")),
+    ("crashed", re.compile(r"ChildFailedError|[Ee]xited with exit code [1-9]|primusc campaign: \S+ failed:")),
 )
 _ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback")
 
@@ -304,14 +307,17 @@ _UNSET = ("None", "none", "null", "")  # how Megatron prints an argument left at
 
 
 def _whole(log: TrainingLog, arg: str, knob: str, name: str) -> int | None:
-    """An integer argument, ASCII digits from 1 to the knob's ceiling; None when left unset."""
+    """An integer argument, ASCII digits from 1 to the knob's ceiling (from 0 for a knob whose 0 means
+    none: Megatron-LM prints `cpu_offloading_num_layers ... 0` when nothing is offloaded); None when left
+    unset."""
     text = log.arg(arg)
     if text is None or text in _UNSET:
         return None
     top = int(CEILINGS[knob])
-    value = int(text) if _WHOLE.fullmatch(text) else 0
-    if not 1 <= value <= top:
-        raise bad_value(name, log.line_of(arg), f"`{arg}` is `{text[:40]}`, not a whole number from 1 to {top:,}",
+    low = 0 if getattr(Candidate(), knob, 1) == 0 else 1
+    value = int(text) if _WHOLE.fullmatch(text) else -1
+    if not low <= value <= top:
+        raise bad_value(name, log.line_of(arg), f"`{arg}` is `{text[:40]}`, not a whole number from {low} to {top:,}",
                         "Megatron prints these as plain numbers; fix or drop this log")
     return value
 
@@ -330,6 +336,13 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
                                                counts.get("tp", cand.tp), moe)
     changes: dict[str, object] = dict(counts)
     K, P = spelling.KNOBS, spelling.PARTS
+    if "vpp" in counts or "pp" in counts:
+        # the schedule the printed pipeline ran: Megatron's interleaved one at VPP > 1, Primus's patched one
+        # where it says so (a base's schedule that VPP contradicts would be a recipe no run had)
+        patched = log.arg(P["schedule.patch"]) == "True"
+        schedule = spelling.schedule_of(counts.get("vpp", cand.vpp), log.arg(P["schedule.algorithm"]) if patched else None)
+        if schedule is not None and (patched or schedule != "1f1b" or cand.schedule == "interleaved"):
+            changes["schedule"] = schedule
     granularity = log.arg(K["recompute"])
     if granularity in ("full", "selective"):
         layers = _whole(log, P["recompute.layers"], "layers", name) if granularity == "full" else None
@@ -354,6 +367,15 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
     if fused in ("True", "False"):
         changes["cross_entropy"] = spelling.cross_entropy_kernel(fused == "True", log.arg(K["cross_entropy"]))
     return cand.replace(**changes)
+
+
+def other_model(log: TrainingLog, model: Model, world: int) -> list[tuple[str, str, int]]:
+    """Where ``log``'s arguments state another model shape or GPU count than ``model`` on ``world`` GPUs:
+    (argument, what the log printed, what the space has). Arguments it does not print are not compared."""
+    ours = {spelling.CARD[f]: getattr(model, f) for f in ("num_layers", "hidden", "heads")}
+    ours["world_size"] = world
+    return [(arg, text, want) for arg, want in ours.items()
+            if (text := log.arg(arg)) is not None and text.isascii() and text.isdigit() and int(text) != want]
 
 
 @frozen

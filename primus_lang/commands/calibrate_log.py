@@ -102,15 +102,12 @@ def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
 def refuse_other_model(space: Space, log: TrainingLog, name: str) -> None:
     """A log whose arguments state another model shape or GPU count than the space's: its factor would
     compare different runs. Arguments it does not print are not compared."""
+    from primus_lang.bench import other_model
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_projection import LOG_OTHER_MODEL
-    from primus_lang.frameworks import spelling
     from primus_lang.ir import Span
 
-    ours = {spelling.CARD[f]: getattr(space.model, f) for f in ("num_layers", "hidden", "heads")}
-    ours["world_size"] = space.cluster.world
-    differ = [(arg, text, want) for arg, want in ours.items()
-              if (text := log.arg(arg)) is not None and text.isascii() and text.isdigit() and int(text) != want]
+    differ = other_model(log, space.model, space.cluster.world)
     if differ:
         line = log.line_of(differ[0][0])
         raise CompileError(Diagnostic(

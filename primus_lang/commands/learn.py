@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import sys
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
 from primus_lang.ir import serialize
 
 MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
+_ENDINGS_KEPT = 64  # the lines naming an end a log's reader keeps, the last ones
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 # knobs an arguments block prints that must agree with the manifest's candidate
 _CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len")
@@ -115,24 +117,49 @@ class _Lines:
         from primus_lang.datafiles import read_lines
         from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 
+        self.path = path
         self.lines, self.last = read_lines(path, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), ""
-        self.first_error, self.ended = "", ""
+        self.first_error, self.ended, self.ending_line = "", "", ""
+        # (line number, how, text) of the last lines naming an end: the first after the last iteration is
+        # among them unless a flood of such lines follows it
+        self.endings: deque[tuple[int, str, str]] = deque(maxlen=_ENDINGS_KEPT)
 
     def __iter__(self) -> Iterator[str]:
         from primus_lang.bench import ending, error_line
 
-        for line in self.lines:
+        for number, line in enumerate(self.lines, 1):
             text = line.strip()
             if text:
                 self.last = text
-                self.ended = self.ended or ending(text) or ""
+                if how := ending(text):
+                    self.ended = self.ended or how
+                    self.ending_line = self.ending_line or text
+                    self.endings.append((number, how, text))
                 if not self.first_error and error_line(text):
                     self.first_error = text
             yield line
 
+    def read_through(self) -> _Lines:
+        """Every line read (for what says how the job ended), none kept."""
+        for _ in self:
+            pass
+        return self
+
     def cause(self) -> str:
-        """How a job that logged no iteration ended, as `learn` reports it."""
-        return self.ended or "failed to start"
+        """How a job that logged no iteration ended, as `learn` reports it (a crash before training is
+        one that failed to start)."""
+        return self.ended if self.ended and self.ended != "crashed" else "failed to start"
+
+    def after(self, line: int) -> tuple[str, str] | None:
+        """The first end it names after ``line`` (how, the line), or None."""
+        return next(((how, text) for number, how, text in self.endings if number > line), None)
+
+    def said(self) -> str:
+        """The line that says how a job that logged no iteration ended: the one naming its end, else (it
+        failed to start) its first error, else its last."""
+        if self.cause() != "failed to start":
+            return self.ending_line
+        return self.first_error or self.last
 
 
 class JobFailed(CompileError):
@@ -154,10 +181,12 @@ class JobRun:
     reserved: int  # the most its allocator reserved, or the device's used memory
 
 
-def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaign.sbatch") -> JobRun:
+def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaign.sbatch",
+            space: Any = None) -> JobRun:
     """What one job's log measured; a ``JobFailed`` when the log shows the job did not run to the end,
-    a ``CompileError`` naming the file when it cannot be measured otherwise."""
-    from primus_lang.bench import candidate_from_log, parse_log, read_log, steady
+    a ``CompileError`` naming the file when it cannot be measured otherwise (``space``: the campaign's,
+    whose model and GPU count an arguments block must state, where it prints them)."""
+    from primus_lang.bench import candidate_from_log, other_model, parse_log, read_log, steady
     from primus_lang.emit import FIRST_RANK_LOG
     from primus_lang.frameworks import spelling
     from primus_lang.ir import Candidate
@@ -169,44 +198,96 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
                                       help=f"run the job ({_run_hint(driver, job['index'])}), "
                                            "or pass --partial to learn without it"))
     lines = _Lines(path)
+    # rank 0 prints the arguments, and is where a pipeline's first stage runs out of memory; on a multi-node
+    # Kubernetes job another pod prints the iterations, and its log may only say a peer died
+    first = path.with_name(FIRST_RANK_LOG)
     try:
         log = parse_log(lines, str(path))
     except CompileError as err:
         if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
-            cause = lines.cause()
-            said = lines.first_error if cause == "failed to start" and lines.first_error else lines.last
+            ended = _ended(lines, first)
+            cause = ended.cause()
+            said = ended.said()
             raise JobFailed(Diagnostic(
-                CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{path}` holds no iteration lines; it "
-                f"{'says' if said != lines.last else 'ends'}: {(said or '(empty)')[:160]!r}",
+                CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{ended.path}` holds no iteration lines; it "
+                f"{'says' if said != ended.last else 'ends'}: {_quoted(said)}",
                 help="read the log for why the job stopped before training, rerun it, or pass --partial"), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
-    # rank 0 prints the arguments; on a multi-node Kubernetes job another pod prints the iterations. TP's is
-    # one every arguments block prints: a log without it printed none, whatever stray `name ... value` it has
+    # TP's is an argument every arguments block prints: a log without it printed none, whatever stray
+    # `name ... value` it has
     tp_arg = spelling.KNOBS["tp"]
     recipe_log, recipe_path = log, path
-    if log.arg(tp_arg) is None and (first := path.with_name(FIRST_RANK_LOG)).is_file():
+    if log.arg(tp_arg) is None and first.is_file():
         # an unreadable one loses only the recipe's check, not the measurement
         with contextlib.suppress(CompileError):
             recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path))
     differ = [f"{k} {getattr(ran, k)} (the manifest: {getattr(cand, k)})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
+    if space is not None:
+        differ += [f"{arg} {text} (the campaign's: {want:,})"
+                   for arg, text, want in other_model(recipe_log, space.model, space.cluster.world)]
+    printed = log.iterations[0].gbs
+    if recipe_log.arg(tp_arg) is None and printed and printed != cand.gbs:
+        differ.append(f"global batch size {printed} on its iteration lines (the manifest: {cand.gbs})")
     if differ:
         raise CompileError(Diagnostic(CAMPAIGN_LOG_RECIPE, f"{label}: `{recipe_path}` ran " + ", ".join(differ),
                                       help="put each job's log in its own folder, or rerun the job"))
     st = steady(log, warmup)
     unchecked = () if recipe_log.arg(tp_arg) is not None else (
         f"`{path}` prints no arguments block: that it ran {job['label']} is taken from the manifest, not checked",)
+    # an end named before the last iteration is one the run went on from (a requeue resumed it); rank 0's
+    # log (a multi-node Kubernetes job's) holds no iteration line to place its end against
+    stopped = lines.after(log.iterations[-1].line)
+    where = path
+    if stopped is None and (other := _first_rank_end(first, path)) is not None:
+        stopped, where = (other.ended, other.ending_line), other.path
+    if stopped is not None:
+        # it ran, then did not run to the end: its steps were real, but it is no recipe to rank
+        how, said = stopped
+        raise JobFailed(Diagnostic(
+            CAMPAIGN_LOG_SHORT, f"{label}: {how} after {st.logged} logged iteration(s)"
+            + (f" (median step {st.seconds:.3f} s over {st.kept} steady)" if st.kept else "")
+            + f": `{where}` says {_quoted(said)}", notes=st.notes,
+            help="not ranked: a recipe that stops is not one to run; rerun it with more memory headroom or a longer "
+                 "time limit to measure it, or pass --partial"), how)
     if st.kept < MIN_ITERATIONS:
-        short = Diagnostic(
+        raise CompileError(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
-            f"{MIN_ITERATIONS}" + (f"; it ended {lines.ended}" if lines.ended else ""), notes=st.notes,
+            f"{MIN_ITERATIONS}", notes=st.notes,
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
-                 "lower --warmup, or pass --partial")
-        raise JobFailed(short, lines.ended) if lines.ended else CompileError(short)
+                 "lower --warmup, or pass --partial"))
     return JobRun(st.seconds, st.notes + unchecked, st.spread, log.max_allocated, log.max_reserved)
+
+
+def _quoted(line: str) -> str:
+    """A log's line as a message quotes it: its first 160 characters, or what it is where it is no text."""
+    if not line:
+        return "(empty)"
+    odd = sum(1 for c in line if c == "\ufffd" or not c.isprintable())
+    return f"{line[:160]!r}" if odd * 10 < len(line) else f"{len(line):,} characters that are not text (binary data?)"
+
+
+def _ended(lines: _Lines, first: Path) -> _Lines:
+    """The log that says how a job that logged no iteration ended: ``lines`` (read through) where it names
+    more than a crash, else rank 0's log beside it (``first``) where that one does, else ``lines``."""
+    if lines.cause() != "failed to start":
+        return lines
+    other = _first_rank_end(first, lines.path)
+    return other if other is not None and other.cause() != "failed to start" else lines
+
+
+def _first_rank_end(first: Path, path: Path) -> _Lines | None:
+    """Rank 0's log beside ``path``, read through, where it exists, is another file and names an end."""
+    if not first.is_file() or first.resolve() == path.resolve():
+        return None
+    with contextlib.suppress(CompileError):
+        other = _Lines(first).read_through()
+        if other.ended:
+            return other
+    return None
 
 
 def _run_hint(driver: str, index: int) -> str:
@@ -260,7 +341,8 @@ def run(args: argparse.Namespace) -> int:
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            ran = measure(job, folder / job["log"], args.warmup, str(manifest.get("driver") or "campaign.sbatch"))
+            ran = measure(job, folder / job["log"], args.warmup, str(manifest.get("driver") or "campaign.sbatch"),
+                          space)
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics
@@ -281,8 +363,10 @@ def run(args: argparse.Namespace) -> int:
     if problems and not args.partial:
         raise CompileError(problems)
     if not measured:
-        raise CompileError(Diagnostic(NOTHING_TO_LEARN, f"none of the {len(manifest['jobs'])} jobs of `{folder}` left "
-                                      "a usable log", help="run the campaign first; see each job's train.log"))
+        # each job's own reason first: with --partial they were not raised
+        raise CompileError([*problems, Diagnostic(
+            NOTHING_TO_LEARN, f"none of the {len(manifest['jobs'])} jobs of `{folder}` left a usable log",
+            help="run the campaign first; see each job's train.log")])
     result = learn(space.model, cluster, space.settings, measured, unmeasured)
     command = _command(args, folder, out, name)
     logs = ", ".join(f"job-{m.index}" for m in measured)
@@ -401,9 +485,10 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
         return
     for note in notes:
         print(f"note: {note}")
-    print(f"{'job':>4}  {'candidate':<40} {'measured':>12} {'before':>9} {'after':>9}")
+    w = max([40, *(len(r.label) for r in (*result.runs, *result.ranked)), *(len(label) for _, label, _ in failed)])
+    print(f"{'job':>4}  {'candidate':<{w}} {'measured':>12} {'before':>9} {'after':>9}")
     for r in result.runs:
-        print(f"{r.index:>4}  {r.label:<40} {r.measured:>12,.0f} {r.error_before:>+9.1%} {r.error_after:>+9.1%}")
+        print(f"{r.index:>4}  {r.label:<{w}} {r.measured:>12,.0f} {r.error_before:>+9.1%} {r.error_after:>+9.1%}")
     print(f"mean error of the projections: {result.mape_before:.1%} on `{start.name}` -> {result.mape_after:.1%} "
           "(in-sample: the fit saw these runs)")
     for n in result.fitted:
@@ -411,9 +496,9 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
     print("shortlist, measured first by measurement:")
     for i, r in enumerate(result.ranked, 1):
         how = "measured" if r.measured else "projected on the learned profile"
-        print(f"{i:>4}. {r.label:<40} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")
+        print(f"{i:>4}. {r.label:<{w}} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")
     if failed:
         print("did not run to the end (not ranked):")
         for i, label, how in failed:
-            print(f"{i:>4}. {label:<40} {how}")
+            print(f"{i:>4}. {label:<{w}} {how}")
     print(f"wrote `{out}` (gpu `{name}`); plan with it: import it and set `gpu = {name}` in your cluster")

@@ -45,7 +45,7 @@ from primus_lang.emit.primus_configs import (
     TURBO_SWITCHES,
 )
 from primus_lang.emit.profiles import PROFILES, Profile, format_setting, profile_for
-from primus_lang.frameworks import bridge, megatron, megatron_of, primus
+from primus_lang.frameworks import bridge, megatron, megatron_of, primus, spelling
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
@@ -60,8 +60,8 @@ SAMPLE_SCHEDULE = frozenset({"train_samples", "lr_decay_samples", "lr_warmup_sam
 ITERATION_SCHEDULE = frozenset({"train_iters", "lr_decay_iters", "lr_warmup_iters"})
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
-# Primus pipeline algorithms (primus/configs/modules/megatron/primus_pipeline.yaml).
-PRIMUS_PP_ALGORITHMS = {"zero_bubble": "zero-bubble", "zbv": "zbv-formatted"}
+# the schedules only Primus's patched pipeline runs, as its `pp_algorithm` names them
+PRIMUS_PP_ALGORITHMS = {s: a for a, s in spelling.PRIMUS_SCHEDULES.items() if s in ("zero_bubble", "zbv")}
 
 
 class Framework:

@@ -73,6 +73,20 @@ PARTS: dict[str, str] = {
     "schedule.algorithm": "pp_algorithm",  # Primus's pipeline schedules
     "schedule.patch": "patch_primus_pipeline",
 }
+# Primus's pipeline algorithms (`pp_algorithm` under `patch_primus_pipeline`; primus/configs/modules/megatron/
+# primus_pipeline.yaml) -> the schedule knob; without the patch Megatron's own schedule runs (interleaved where VPP > 1)
+PRIMUS_SCHEDULES: dict[str, str] = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
+                                    "1f1b-interleaved": "interleaved"}
+
+
+def schedule_of(vpp: int, algorithm: str | None = None) -> str | None:
+    """The schedule a run with ``vpp`` virtual stages and Primus's patched ``algorithm`` (None: no patch) runs;
+    None for an algorithm primusc does not model."""
+    if algorithm is None:
+        return "interleaved" if vpp > 1 else "1f1b"
+    return PRIMUS_SCHEDULES.get(algorithm)
+
+
 # settings of those above that primusc writes but does not read back: a recipe's own value is carried
 CARRIED_PARTS = frozenset({"sharding.fsdp_strategy", "moe_dispatcher.backend"})
 

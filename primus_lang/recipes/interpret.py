@@ -587,13 +587,12 @@ def _sharding(r: _Reader) -> tuple[str, bool]:
 def _schedule(r: _Reader, vpp: int) -> tuple[str, int]:
     """The pipeline schedule, and the virtual stages it runs (ZBV: two)."""
     algorithm = r.s.get(P["schedule.algorithm"])
-    if algorithm is None or algorithm.value is None or not r.flag(P["schedule.patch"]):
-        return ("interleaved" if vpp > 1 else "1f1b"), vpp
-    schedules = {"zero-bubble": "zero_bubble", "zbv-formatted": "zbv", "1f1b": "1f1b",
-                 "1f1b-interleaved": "interleaved"}
-    if algorithm.value not in schedules:
+    patched = algorithm is not None and algorithm.value is not None and r.flag(P["schedule.patch"])
+    schedule = spelling.schedule_of(vpp, str(algorithm.value) if patched and algorithm is not None else None)
+    if schedule is None:
+        assert algorithm is not None
         r.unsupported("pp_algorithm", f"the Primus schedule `{algorithm.value}` is not modelled")
-    schedule = schedules.get(str(algorithm.value), "1f1b")
+        schedule = "1f1b"
     return schedule, 2 if schedule == "zbv" else vpp
 
 

@@ -68,6 +68,16 @@ def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1
 
 
+def test_calibrate_log_reads_an_interleaved_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's 70B log runs PP 4 with VPP 2: Megatron's interleaved schedule, not 1F1B with a VPP it cannot have
+    from primus_lang.resources import data_dir
+
+    space = data_dir("examples") / "llama3_1_70b_mi325x.prx"
+    assert main(["calibrate-log", str(PRIMUS), "--space", str(space), "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert "vpp=2" in run["candidate"] and "schedule=interleaved" in run["candidate"]
+
+
 def test_a_dense_models_log_ran_no_expert_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Megatron prints expert_tensor_parallel_size for every run: TP's value by default, 1 if set
     for printed in ("2", "1"):

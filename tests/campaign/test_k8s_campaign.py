@@ -44,7 +44,11 @@ def test_the_k8s_campaign_applies_in_the_sites_namespace_and_deletes_only_jobs(t
     applied = [c for c in lines if c.startswith("apply")]
     assert len(applied) == 2 and all("-n llm-training" in c for c in applied)
     deleted = [c for c in lines if c.startswith("delete")]
-    assert len(deleted) == 2 and all(" pytorchjob/" in c and " -f " not in c for c in deleted)
+    # each job and its scripts' ConfigMap, by name: never the namespace's LocalQueue (`-f` would take it too)
+    assert len(deleted) == 4 and all(" -f " not in c for c in deleted)
+    assert [c.split()[3].split("/")[0] for c in deleted] == ["pytorchjob", "configmap"] * 2
+    # how the failed job ended, appended to its log for `learn`: the operator's reason (the fake's `get` says it)
+    assert "primusc campaign: pytorchjob/" in (out / "campaign" / "job-1" / "train.log").read_text()
     logs = [c for c in lines if c.startswith("logs")]
     # 8 nodes: the master and workers 0-6; the last prints the iterations, the master (rank 0) the arguments
     assert [c.rsplit("-", 2)[-2:] for c in logs] == [["worker", "6"], ["master", "0"]] * 2

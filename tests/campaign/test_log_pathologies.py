@@ -252,3 +252,85 @@ def test_a_missing_logs_hint_runs_the_campaigns_own_driver(campaign: Path, tmp_p
     copy = fill(campaign, tmp_path, {2: None})
     err = code_of(capsys, str(copy))
     assert "run the job (bash campaign.sh)" in err and "sbatch" not in err  # a local campaign
+
+
+# ---- what current releases print, and runs that end badly after training began (issue 31's loop) ----------
+
+def test_current_arguments_blocks_read_whole(tmp_path: Path) -> None:
+    """Megatron-LM from core_v0.16 and Primus v26 print `cpu_offloading_num_layers ... 0` (nothing offloaded),
+    and an interleaved pipeline as its VPP: the schedule a VPP above 1 runs is Megatron's interleaved one,
+    unless Primus's patched pipeline names another."""
+    from primus_lang.bench import candidate_from_log
+    from primus_lang.ir import Candidate
+
+    head = ARGS.format(tp=1, mbs=8) + "  cpu_offloading_num_layers ....................... 0\n" \
+        "  pipeline_model_parallel_size .................... 4\n" \
+        "  virtual_pipeline_model_parallel_size ............ 2\n"
+    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), Candidate())
+    assert ran.offload_layers == 0 and (ran.pp, ran.vpp, ran.schedule) == (4, 2, "interleaved")
+    patched = head + "  patch_primus_pipeline ........................... True\n" \
+        "  pp_algorithm .................................... zero-bubble\n"
+    assert candidate_from_log(parse_log(log([(1, 2000.0)], patched)), Candidate()).schedule == "zero_bubble"
+    with pytest.raises(Exception, match="not a whole number from 0"):
+        candidate_from_log(parse_log(log([(1, 2000.0)], head.replace("....... 0", "....... -1"))), Candidate())
+
+
+def test_a_run_that_stops_after_training_began_is_not_ranked(campaign: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Enough steady iterations, then out of memory or the time limit: its steps are listed, not ranked.
+    An end named before the last iteration is one the run went on from (a requeue resumed it)."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"])
+    steps = [(i, 2000.0) for i in range(1, 14)]
+    copy = fill(campaign, tmp_path, {
+        0: log(steps, head) + "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.8 GiB\n",
+        1: log(steps, ARGS.format(tp=jobs[1]["candidate"]["tp"], mbs=jobs[1]["candidate"]["mbs"]))
+        + "slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2026-12-05T09:30:02 DUE TO TIME LIMIT ***\n",
+    })
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert [r["index"] for r in result["ranked"]] == [2]
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory", 1: "timed out"}
+    assert "out of memory after 13 logged iteration(s) (median step 2.000 s over 8 steady)" in captured.err
+    # the same death, then a requeue that ran to the end: measured and ranked
+    resumed = log(steps, head) + "torch.OutOfMemoryError: CUDA out of memory\n" + log(
+        [(i, 2100.0) for i in range(8, 31)], "")
+    (copy / "job-0" / "train.log").write_text(resumed)
+    assert main(["learn", str(copy), "--partial", "--json", "--force"]) == 0
+    assert 0 in [r["index"] for r in json.loads(capsys.readouterr().out)["ranked"]]
+
+
+def test_a_log_of_another_model_or_batch_is_p6022(campaign: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"])
+    steps = [(i, 2000.0) for i in range(1, 31)]
+    copy = fill(campaign, tmp_path, {0: log(steps, head + "  num_layers ...................... 40\n"
+                                            "  world_size ...................... 32\n")})
+    err = code_of(capsys, str(copy))
+    assert "P6022" in err and "num_layers 40 (the campaign's: 16)" in err and "world_size 32" in err
+    # no arguments block: the batch its iteration lines print is checked against the manifest's
+    (copy / "job-0" / "train.log").write_text(log(steps, "").replace("global batch size:    64",
+                                                                      "global batch size:   512"))
+    err = code_of(capsys, str(copy))
+    assert "P6022" in err and "global batch size 512 on its iteration lines (the manifest: 64)" in err
+
+
+def test_with_partial_and_nothing_usable_each_jobs_reason_is_said(campaign: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {0: "", 1: "INFO: Started server process [4242]\n", 2: "\x00\x01\x02\x03\x04\n"})
+    err = code_of(capsys, str(copy), "--partial")
+    assert err.count("P6021") == 3 and "P6024" in err and "not text (binary data?)" in err
+
+
+def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A multi-node Kubernetes job: the pod that prints the iterations only saw its peer die; rank 0's log,
+    saved beside it, ran out of memory."""
+    copy = fill(campaign, tmp_path, {0: "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"})
+    (copy / "job-0" / "rank0.log").write_text("[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n")
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["failed"] == [
+        {"index": 0, "label": json.loads((copy / "manifest.json").read_text())["jobs"][0]["label"],
+         "ended": "out of memory"}]
