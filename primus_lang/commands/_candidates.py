@@ -32,7 +32,8 @@ def evaluated(space: Space, texts: list[str], error_format: str) -> list[Evaluat
     the profile's trust warnings (W6002, W6003) once for all of them."""
     out = [evaluate_point(space, read_point(space, text, error_format), text) for text in texts]
     warn_trust(space.cluster.gpu, [(e.view.label, e.view.mfu) for e in out], error_format, space.model,
-               [(e.candidate, space.cluster.world) for e in out], trust.target_stack(space.settings.target))
+               [(e.candidate, space.cluster.world, trust.host_share(e.projection)) for e in out],
+               trust.target_stack(space.settings.target))
     return out
 
 

@@ -150,10 +150,11 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
 
 
 def warn_trust(gpu: Gpu, mfu: Iterable[tuple[str, float]], error_format: str = "human",
-               model: Model | None = None, shown: Sequence[tuple[Candidate, int]] = (), stack: str = "") -> None:
+               model: Model | None = None, shown: Sequence[tuple[Candidate, int, float]] = (), stack: str = "") -> None:
     """W6002 (a profile never fitted) and W6003 (a projection above any measured MFU) on stderr, with
     the import or command that gives the space a fitted profile; W6010 for what ``model`` has that
-    the projection does not cost."""
+    the projection does not cost; W6012 for the candidates of ``shown`` (each with its GPU count and
+    its projection's ``trust.host_share``) beyond the runs the profile was fitted on."""
     import sys
 
     from primus_lang.diagnostics import render

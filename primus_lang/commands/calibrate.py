@@ -156,7 +156,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
         from primus_lang.validate import sibling_transfer
 
         siblings = sibling_transfer(corpus.by_gpu, {f.gpu: f.efficiency for f in fits})
-    from primus_lang.validate import provenances, spec_errors
+    from primus_lang.validate import host_shares, provenances, spec_errors
 
     spec = spec_errors([r for rows in kept.values() for r in rows])
     # runs of a source projected by fits on the other sources: the far band, what a kind of run no
@@ -166,8 +166,10 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
         from primus_lang.validate import hold_out_sources
 
         unseen_sources = hold_out_sources(kept, bases, pool, progress=log, gpus=args.gpu)
+    # which rows the host bounds, on the profiles as fitted: what `host_launch` was measured on
+    host = host_shares(kept, {f.gpu: f.efficiency for f in fits})
     provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
-                               moved, spec, unseen_sources)
+                               moved, spec, unseen_sources, host)
     if args.out:
         _write_profiles(args, corpus, fits, others if pooling else None, provs, moved, bands)
     held = _held_out_groups(args, corpus, log) if args.hold_out_groups else {}
@@ -176,7 +178,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
         from primus_lang.validate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
-    sources = _held_out_sources(corpus, provs, unseen_sources) if args.hold_out_sources else {}
+    sources = _held_out_sources(corpus, provs, unseen_sources, host) if args.hold_out_sources else {}
     # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
     return _Outcome(runs, fits, seeds, by_seed, _cv_ranks(fits, runs), [_cv_ranks(r, runs) for r in repeats],
                     bands, moved, siblings, held, unseen, sources)
@@ -220,9 +222,10 @@ def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[s
     return held
 
 
-def _held_out_sources(corpus: _Corpus, provs: dict[str, Provenance], errors: dict[str, float]) -> dict[str, Any]:
+def _held_out_sources(corpus: _Corpus, provs: dict[str, Provenance], errors: dict[str, float],
+                      host: Mapping[str, float]) -> dict[str, Any]:
     gpu_of = {r.id: g for g, rows in corpus.kept.items() for r in rows}
-    return _by_source(errors, corpus, provs, gpu_of)
+    return _by_source(errors, corpus, provs, gpu_of, host)
 
 
 def _json_report(args: argparse.Namespace, o: _Outcome) -> dict[str, Any]:
@@ -349,12 +352,12 @@ def _by_model(errors: dict[str, float], runs: list[Run]) -> dict[str, Any]:
 
 
 def _by_source(errors: dict[str, float], corpus: _Corpus, provs: Mapping[str, Provenance],
-               gpu_of: Mapping[str, str]) -> dict[str, Any]:
+               gpu_of: Mapping[str, str], host: Mapping[str, float]) -> dict[str, Any]:
     """Held-out errors per source, and how many land inside each band ``source_coverage`` judges."""
     from primus_lang.validate import source_coverage
 
     runs = {r.id: r for r in corpus.runs}
-    inside = source_coverage(errors, corpus.runs, corpus.kept, provs, gpu_of)
+    inside = source_coverage(errors, corpus.runs, corpus.kept, provs, gpu_of, host)
 
     def counts(items: list[tuple[str, float]]) -> dict[str, Any]:
         es = [e for _, e in items]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -40,6 +41,14 @@ from primus_lang.ir import serialize
 
 MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
 _ENDINGS_KEPT = 64  # the lines naming an end a log's reader keeps, the last ones
+
+
+@functools.cache
+def _rank(how: str) -> int:
+    """How telling an end is, ``bench.ENDINGS``' order: out of memory, a time limit, a cancel, a bare crash."""
+    from primus_lang.bench import ENDINGS
+
+    return [name for name, _ in ENDINGS].index(how)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 # knobs an arguments block prints that must agree with the manifest's candidate
 _CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len")
@@ -132,8 +141,9 @@ class _Lines:
             if text:
                 self.last = text
                 if how := ending(text):
-                    self.ended = self.ended or how
-                    self.ending_line = self.ending_line or text
+                    # the most telling end named anywhere: a death prints a crash line beside its cause
+                    if not self.ended or _rank(how) < _rank(self.ended):
+                        self.ended, self.ending_line = how, text
                     self.endings.append((number, how, text))
                 if not self.first_error and error_line(text):
                     self.first_error = text
@@ -151,8 +161,9 @@ class _Lines:
         return self.ended if self.ended and self.ended != "crashed" else "failed to start"
 
     def after(self, line: int) -> tuple[str, str] | None:
-        """The first end it names after ``line`` (how, the line), or None."""
-        return next(((how, text) for number, how, text in self.endings if number > line), None)
+        """The most telling end it names after ``line`` (how, the line; the first of the kind), or None."""
+        later = [(_rank(how), number, how, text) for number, how, text in self.endings if number > line]
+        return min(later)[2:] if later else None
 
     def said(self) -> str:
         """The line that says how a job that logged no iteration ended: the one naming its end, else (it

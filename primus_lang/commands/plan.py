@@ -347,7 +347,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
-               space.model, [(t.candidate, space.cluster.world) for t in ranked[:1] if t.candidate is not None],
+               space.model, [(t.candidate, space.cluster.world, trust.host_share(t.evaluation)) for t in ranked[:1]
+                             if t.candidate is not None],
                stack)
     if winner is not None and kept:
         lines = [kept]

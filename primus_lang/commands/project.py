@@ -80,9 +80,10 @@ def run(args: argparse.Namespace) -> int:
     tied = [bool(results) and trust.tied(gpu.provenance, _metric(p, metric), best) for _, _, p in shown]
     world = space.cluster.world
     stack = trust.target_stack(space.settings.target)
-    bands = [trust.band(gpu, p.tokens_per_gpu, p.step_time, c, world, space.model, stack) for c, _, p in shown]
+    bands = [trust.band(gpu, p.tokens_per_gpu, p.step_time, c, world, space.model, stack, trust.host_share(p))
+             for c, _, p in shown]
     warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
-               [(c, world) for c, _, _ in shown], stack)
+               [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
     if args.json:
         out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p),
                 "band": to_data(b), "tied_with_best": t}

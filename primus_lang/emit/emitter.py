@@ -46,8 +46,7 @@ from primus_lang.emit.sites import (
     variable_defaults,
 )
 from primus_lang.emit.templating import render
-from primus_lang.frameworks import megatron, primus
-from primus_lang.frameworks.spelling import knob_behind
+from primus_lang.frameworks import megatron, primus, spelling
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.candidate import format_value
 from primus_lang.ir.serialize import to_data
@@ -239,7 +238,7 @@ def _beside(gone: LeftOut, cand: Candidate) -> str:
     recipe's setting cannot stay (``, and this launch has `use_megatron_fsdp` false: `sharding = dist_opt```)."""
     said = []
     for dest, value in gone.beside:
-        knob = knob_behind(dest)
+        knob = spelling.knob_behind(dest)
         text = format_value(value) if value is not None else "unset"
         said.append(f"`{dest}` {text}" + (f" (`{knob} = {format_value(getattr(cand, knob))}`)"
                                            if knob and hasattr(cand, knob) else ""))

@@ -166,6 +166,10 @@ class Provenance:
     archs: str = field(default="", validator=_listed_in(None), metadata=q(
         Kind.TEXT, "GPU architectures of those runs (hopper, blackwell, cdna3, ...): a profile pooled from "
                    "runs on others carries the far band on a GPU of another"))
+    host_bound: str = field(default="", validator=_listed_in((*PROVENANCE_KINDS, "none")), metadata=q(
+        Kind.TEXT, "model architectures of the runs whose projections the host bounds, every vendor's (`none`: no "
+                   "such run): what `host_launch` is measured on; a host-bound candidate of another carries the "
+                   "far band"))
 
 
 @frozen

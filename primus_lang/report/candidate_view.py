@@ -85,7 +85,8 @@ def candidate_view(
     source = figures if figures is not None else projection
     tokens = figure(source, "tokens_per_gpu")
     p = provenance
-    low, high, beyond = trust.bounds(p, cand, world, model, stack, arch) if p is not None else (0.0, 0.0, ())
+    low, high, beyond = (trust.bounds(p, cand, world, model, stack, arch, trust.host_share(source))
+                         if p is not None else (0.0, 0.0, ()))
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),

@@ -26,7 +26,7 @@ from attrs import frozen
 
 from primus_lang.ir import Efficiency, Gpu, Provenance, Settings, text
 from primus_lang.ir.hardware import FP8_RATIO_MEASURED
-from primus_lang.project import SimulateOracle, project
+from primus_lang.project import Projection, SimulateOracle, project
 from primus_lang.validate.runs import Run
 
 # parameter -> (lower, upper) bound; all fitted in a logit space inside the bounds
@@ -118,10 +118,14 @@ def _from_unit(name: str, z: float) -> float:
 
 
 def projected(run: Run, eff: Efficiency, settings: Settings) -> float:
+    return projection_of(run, eff, settings).tokens_per_gpu
+
+
+def projection_of(run: Run, eff: Efficiency, settings: Settings) -> Projection:
+    """``run`` projected on its GPU with the efficiencies ``eff``."""
     assert run.cluster is not None and run.model is not None and run.cand is not None
     cluster = attrs.evolve(run.cluster, gpu=attrs.evolve(run.cluster.gpu, efficiency=eff))
-    return project(run.model, cluster, run.cand, run.settings(settings),
-                   oracle=SimulateOracle(cluster)).tokens_per_gpu
+    return project(run.model, cluster, run.cand, run.settings(settings), oracle=SimulateOracle(cluster))
 
 
 def identifiable(runs: Sequence[Run]) -> list[str]:

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from primus_lang.ir import Provenance, Settings
+from primus_lang.ir import Efficiency, Provenance, Settings
 from primus_lang.validate import trust
 from primus_lang.validate.bands import (
     COVERAGE,
@@ -33,7 +33,7 @@ from primus_lang.validate.bands import (
     measure,
     pair_errors,
 )
-from primus_lang.validate.calibrate import Fit, layout_key, projected
+from primus_lang.validate.calibrate import Fit, layout_key, projected, projection_of
 from primus_lang.validate.runs import Run
 
 MIN_ROWS = 15  # residuals a band needs (its 10% tails are then 1.5 rows each)
@@ -46,11 +46,23 @@ def spec_errors(runs: Sequence[Run], settings: Settings | None = None) -> dict[s
             for r in runs if r.cluster}
 
 
-class _Rows:
-    """Row facts the band measurements group by."""
+def host_shares(by_gpu: Mapping[str, Sequence[Run]], fitted: Mapping[str, Efficiency],
+                settings: Settings | None = None) -> dict[str, float]:
+    """Each row's share of its projected step that the host exposes (``trust.host_share``), on its
+    profile's fitted efficiencies (``fitted``, by the keys of ``by_gpu``; rows of another are left out)."""
+    settings = settings or Settings()
+    return {r.id: trust.host_share(projection_of(r, fitted[gpu], settings))
+            for gpu, rows in sorted(by_gpu.items()) if gpu in fitted for r in rows if r.cluster}
 
-    def __init__(self, runs: Sequence[Run]) -> None:
+
+class _Rows:
+    """Row facts the band measurements group by (``host``: each row's host share, ``host_shares``; the
+    ``host_bound`` a profile records is every vendor's, since the host's software is shared:
+    calibrate.HOST_PARAMS)."""
+
+    def __init__(self, runs: Sequence[Run], host: Mapping[str, float] | None = None) -> None:
         self.by_id = {r.id: r for r in runs}
+        self.host_bound = {"host_bound": trust.host_bound_kinds(host, runs)} if host is not None else {}
 
     def group(self, rid: str) -> str:
         """What a space holds fixed: the model, the GPU and the GPU count."""
@@ -71,7 +83,7 @@ class _Rows:
         return held_out_coverage(targets, evidence, self.layout)
 
     def seen(self, ids: Iterable[str]) -> dict[str, Any]:
-        return seen_in([self.by_id[i] for i in ids])
+        return {**seen_in([self.by_id[i] for i in ids]), **self.host_bound}
 
 
 def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
@@ -90,13 +102,15 @@ def seen_in(runs: Sequence[Run]) -> dict[str, Any]:
 
 
 def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Mapping[str, Sequence[Run]],
-                    provs: Mapping[str, Provenance], gpu_of: Mapping[str, str]) -> dict[str, dict[str, bool]]:
+                    provs: Mapping[str, Provenance], gpu_of: Mapping[str, str],
+                    host: Mapping[str, float] | None = None) -> dict[str, dict[str, bool]]:
     """Whether each row held out with its source (``errors``: ``hold_out_sources``) lands inside its
     profile's band as shipped (``own``), inside the band a fit without its source gives it
     (``judged``: the far band where the row lies beyond what that fit saw, ``trust.beyond``), and
     inside the far band (``far``). The far band of both is measured without the row's source too, on
     the other sources' held-out residuals, so no row is judged by a band its own error helped measure.
-    ``by_gpu``: the rows each profile is fitted on."""
+    ``by_gpu``: the rows each profile is fitted on; ``host``: each row's host share (``host_shares``), the
+    host-bound rows of the other sources being what a fit without the row's source saw."""
     by_id = {r.id: r for r in runs}
     sources = sorted({by_id[rid].source for rid in errors})
     others = {s: [e for rid, e in sorted(errors.items()) if by_id[rid].source != s] for s in sources}
@@ -108,7 +122,9 @@ def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Ma
             vendor = run.cluster.gpu.vendor
             train = [r for rows in by_gpu.values() for r in rows
                      if r.source != run.source and r.cluster is not None and r.cluster.gpu.vendor == vendor]
-        return seen_in(train)
+        hosted = {"host_bound": trust.host_bound_kinds(host, [r for r in runs if r.source != run.source])} \
+            if host is not None else {}
+        return {**seen_in(train), **hosted}
 
     out: dict[str, dict[str, bool]] = {}
     for rid, e in errors.items():
@@ -120,7 +136,8 @@ def source_coverage(errors: Mapping[str, float], runs: Sequence[Run], by_gpu: Ma
         band = far_without.get(run.source)
         p_out = attrs.evolve(p, far_low=band[0], far_high=band[1]) if band else p
         judged = (trust.factors(attrs.evolve(p_out, **seen_without(run, gpu)), run.cand, run.cluster.world,
-                                run.model, trust.stack_of(run.framework), run.cluster.gpu.arch)
+                                run.model, trust.stack_of(run.framework), run.cluster.gpu.arch,
+                                (host or {}).get(rid, 0.0))
                   if run.cand is not None and run.cluster is not None else (p.low, p.high))
         ratio = 1 / (1 + e)
         out[rid] = {how: low <= ratio <= high
@@ -152,14 +169,16 @@ def _evidence(own: Mapping[str, float], vendor: Mapping[str, float], every: Mapp
 def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple[str, str]],
                 transferred: Mapping[str, Sequence[tuple[str, float]]],
                 spec: Mapping[str, float],
-                unseen_sources: Mapping[str, float] | None = None) -> tuple[dict[str, Provenance], dict[str, object]]:
+                unseen_sources: Mapping[str, float] | None = None,
+                host: Mapping[str, float] | None = None) -> tuple[dict[str, Provenance], dict[str, object]]:
     """The provenance of every fitted profile and of every pooled one (``pooled``: (GPU, vendor)),
     and a report of the bands and of their held-out coverage, per vendor (for ``calibrate --json``).
     Coverage counts each row inside or outside a band measured without it and its layout's twins,
     the band it would get as the profile ships. The ``far`` band, for a candidate beyond what a fit
     saw, comes from ``unseen_sources`` (each row projected by fits on the other sources: a new kind
-    of run) where given, else from the leave-one-GPU-out transfer."""
-    rows = _Rows(runs)
+    of run) where given, else from the leave-one-GPU-out transfer. ``host``: each row's host share
+    (``host_shares``), from which every profile records the kinds of model whose runs are host-bound."""
+    rows = _Rows(runs, host)
     cv = {rid: e for f in fits for rid, e in zip(f.row_ids, f.cross_validated, strict=True)}
     vendors = sorted({rows.vendor(rid) for rid in cv})
     vendor_cv = {v: {k: e for k, e in cv.items() if rows.vendor(k) == v} for v in vendors}

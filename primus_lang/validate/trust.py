@@ -13,14 +13,24 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
 from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
 from primus_lang.ir import Candidate, Gpu, Model, Provenance, provenance_items
+
+
+class _Row(Protocol):
+    """What ``host_bound_kinds`` reads of a corpus row (``runs.Run``, which imports this module)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def model(self) -> Model | None: ...
 
 # The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
 # runs measured is 52.9% (Llama 3.1 405B, FP8, on GB300; BF16 runs at most 40.3%). A projection 12
@@ -50,11 +60,11 @@ class Band:
 
 
 def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | None = None, world: int = 0,
-         model: Model | None = None, stack: str = "") -> Band:
+         model: Model | None = None, stack: str = "", host: float = 0.0) -> Band:
     """The band of a projection of ``cand`` of ``model`` on ``world`` GPUs under the training software
-    ``stack`` (``cand`` omitted: the profile's own band)."""
+    ``stack`` (``cand`` omitted: the profile's own band; ``host``: its ``host_share``)."""
     p = gpu.provenance
-    low, high, why = bounds(p, cand, world, model, stack, gpu.arch) if cand is not None else (p.low, p.high, ())
+    low, high, why = bounds(p, cand, world, model, stack, gpu.arch, host) if cand is not None else (p.low, p.high, ())
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
                 step_time / high, step_time / low, p.paired, why)
 
@@ -123,11 +133,30 @@ def target_stack(target: str) -> str:
     return stack_of(target.split("+")[0]) if target else ""
 
 
+# A projection whose host time is this share of its step or more is host-bound: its step moves with
+# `host_launch`, which only such runs measure (calibrate fits it on what the host exposes).
+HOST_BOUND = 0.10
+
+
+def host_share(figures: Any) -> float:
+    """The share of a projection's step (a ``Projection`` or a search's evaluation) the host exposes."""
+    step = float(getattr(figures, "step_time", 0.0) or 0.0)
+    host = dict(getattr(figures, "breakdown", None) or ()).get("host", 0.0)
+    return float(host) / step if step > 0 else 0.0
+
+
+def host_bound_kinds(shares: Mapping[str, float], runs: Iterable[_Row]) -> str:
+    """A provenance's ``host_bound``: the architectures of the runs among ``runs`` whose projections
+    (``shares``: by row id, ``host_share``) are host-bound, or ``none``."""
+    kinds = sorted({architecture(r.model) for r in runs if r.model is not None and shares.get(r.id, 0.0) >= HOST_BOUND})
+    return ",".join(kinds) or "none"
+
+
 def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = None, stack: str = "",
-           arch: str = "") -> list[str]:
+           arch: str = "", host: float = 0.0) -> list[str]:
     """How ``cand`` of ``model`` on ``world`` GPUs of architecture ``arch`` under ``stack`` lies beyond
     the runs the profile was fitted on (empty: inside; a fact the profile or the caller does not record
-    is not judged)."""
+    is not judged). ``host``: the share of the candidate's projected step its host exposes."""
     out = []
     archs = provenance_items(prov.archs)
     if archs and arch and arch not in archs:
@@ -147,24 +176,30 @@ def beyond(prov: Provenance, cand: Candidate, world: int, model: Model | None = 
     stacks = provenance_items(prov.stacks)
     if stacks and stack and stack not in stacks:
         out.append(f"trained with {stack}, where its runs used {', '.join(stacks)}")
+    hosted = provenance_items(prov.host_bound)
+    if hosted and model is not None and host >= HOST_BOUND and architecture(model) not in hosted:
+        which = ("no host-bound run" if hosted == ["none"] else
+                 f"host-bound runs of {' and '.join(hosted)} models only, never of a {architecture(model)} one")
+        out.append(f"host-bound ({host:.0%} of its step is the host launching work): the host's time per launch "
+                   f"(`host_launch`) was measured on {which}")
     return out
 
 
 def bounds(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
-           stack: str = "", arch: str = "") -> tuple[float, float, tuple[str, ...]]:
+           stack: str = "", arch: str = "", host: float = 0.0) -> tuple[float, float, tuple[str, ...]]:
     """Measured-over-projected bounds for ``cand`` and why they are widened: the profile's band, or
     where the candidate lies beyond what the fit saw, the wider of it and the ``far`` band (runs of a
     source the fit never saw, projected by fits on the other sources: the nearest measured stand-in
     for a kind of run the fit never saw)."""
-    why = tuple(beyond(prov, cand, world, model, stack, arch))
+    why = tuple(beyond(prov, cand, world, model, stack, arch, host))
     low, high = far(prov) if why else (prov.low, prov.high)
     return low, high, why
 
 
 def factors(prov: Provenance, cand: Candidate, world: int, model: Model | None = None,
-            stack: str = "", arch: str = "") -> tuple[float, float]:
+            stack: str = "", arch: str = "", host: float = 0.0) -> tuple[float, float]:
     """``bounds`` without the reasons."""
-    low, high, _ = bounds(prov, cand, world, model, stack, arch)
+    low, high, _ = bounds(prov, cand, world, model, stack, arch, host)
     return low, high
 
 
@@ -250,15 +285,15 @@ def _fitted_on(gpu: Gpu) -> str:
 
 
 def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
-             shown: Sequence[tuple[Candidate, int]] = (), model: Model | None = None,
+             shown: Sequence[tuple[Candidate, int, float]] = (), model: Model | None = None,
              stack: str = "") -> list[Diagnostic]:
     """W6002 when ``gpu`` has no fitted efficiencies, W6003 for projections above ``MFU_CEILING``
     (``mfu``: (label, MFU) of the projections shown), W6012 for candidates of ``shown`` (with their
-    GPU counts) beyond the runs the profile was fitted on. ``fix`` names the command or import that
-    gives the space a fitted profile."""
+    GPU counts and ``host_share``) beyond the runs the profile was fitted on. ``fix`` names the command
+    or import that gives the space a fitted profile."""
     out = []
-    outside = [(c, reasons) for c, world in shown
-               if (reasons := beyond(gpu.provenance, c, world, model, stack, gpu.arch))]
+    outside = [(c, reasons) for c, world, host in shown
+               if (reasons := beyond(gpu.provenance, c, world, model, stack, gpu.arch, host))]
     if outside:
         cand, reasons = outside[0]
         p = gpu.provenance

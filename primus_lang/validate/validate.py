@@ -90,6 +90,8 @@ def validate_rows(
     oracle_for: Callable[[Run], Oracle | None] | None = None,
 ) -> list[RowResult]:
     """``oracle_for`` gives each row its oracle (None: simulate), e.g. a benchmark oracle per cluster."""
+    from primus_lang.validate import trust
+
     settings = settings or Settings()
     out: list[RowResult] = []
     for run in runs:
@@ -100,8 +102,9 @@ def validate_rows(
         row_settings = run.settings(settings)
         oracle = oracle_for(run) if oracle_for is not None else None
         try:
-            p = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle).tokens_per_gpu
-            out.append(row_result(run, p, memory_verdict(run, row_settings) if memory else None))
+            proj = project(run.model, run.cluster, run.cand, row_settings, oracle=oracle)
+            out.append(row_result(run, proj.tokens_per_gpu, memory_verdict(run, row_settings) if memory else None,
+                                  trust.host_share(proj)))
         except Exception as exc:  # a bug on one row is reported on that row, not by dropping the rest
             out.append(RowResult(run.id, run.group, None, run.measured, None, None,
                                  f"{INTERNAL_ERROR}: {type(exc).__name__}: {exc}"))
@@ -112,15 +115,16 @@ TERMS = 3  # the largest terms of a false OOM's fullest rank that validate names
 INTERNAL_ERROR = "internal error (a bug in primusc; please report it)"
 
 
-def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None) -> RowResult:
-    """A projected row: its signed error and the layout it shares with re-measurements of its recipe."""
+def row_result(run: Run, projected: float, memory: MemoryVerdict | None = None, host: float = 0.0) -> RowResult:
+    """A projected row: its signed error and the layout it shares with re-measurements of its recipe
+    (``host``: the share of its projected step the host exposes, ``trust.host_share``)."""
     from primus_lang.validate import trust
 
     assert run.cluster is not None and run.cand is not None
     err = (projected - run.measured) / run.measured if run.measured else None
     layout = f"{run.cluster.world}:{run.cand.label()}"
     low, high, why = trust.bounds(run.cluster.gpu.provenance, run.cand, run.cluster.world, run.model,
-                                  trust.stack_of(run.framework), run.cluster.gpu.arch)
+                                  trust.stack_of(run.framework), run.cluster.gpu.arch, host)
     return RowResult(run.id, run.group, projected, run.measured, err, memory, "", layout, run.cand.precision,
                      (low, high), why, run.measured_from)
 

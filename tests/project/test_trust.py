@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from primus_lang.cli import main
 from primus_lang.ir import Candidate, Gpu, Provenance
+from primus_lang.project import Projection
 from primus_lang.resources import data_dir
 from primus_lang.validate import trust
 from primus_lang.validate.bands import band_of, held_out_coverage, measure, pair_errors, paired_of
@@ -259,8 +260,8 @@ def test_a_candidate_beyond_what_the_fit_saw_gets_the_far_band() -> None:
 
 def test_w6012_names_the_first_candidate_beyond_and_the_wider_band() -> None:
     gpu = attrs.evolve(GPU, provenance=FAR)
-    assert trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64)]) == []
-    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64), (Candidate(seq_len=32768), 64)])
+    assert trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64, 0.0)]) == []
+    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=4096), 64, 0.0), (Candidate(seq_len=32768), 64, 0.0)])
     assert w.code.id == "W6012" and "1 projection(s)" in w.message and "32,768" in w.message
     assert "0.75-1.30x" in w.notes[0]
 
@@ -306,6 +307,42 @@ def test_a_model_precision_or_software_the_fit_never_saw_gets_the_far_band() -> 
     assert trust.beyond(seen, bf16, 64) == [] and trust.beyond(FAR, bf16, 64, moe, "maxtext") == []
 
 
+def test_a_host_bound_candidate_of_a_kind_no_host_bound_run_measured_gets_the_far_band() -> None:
+    from primus_lang.lower import stdlib_cards
+
+    cards = stdlib_cards()
+    dense, moe = cards["llama3_1_8b"][1], cards["mixtral_8x7b"][1]
+    cand = Candidate(seq_len=8192)
+    moe_only = attrs.evolve(FAR, host_bound="moe")
+    [why] = trust.beyond(moe_only, cand, 64, dense, host=0.65)
+    assert why == ("host-bound (65% of its step is the host launching work): the host's time per launch "
+                   "(`host_launch`) was measured on host-bound runs of moe models only, never of a dense one")
+    assert trust.factors(moe_only, cand, 64, dense, host=0.65) == (0.75, 1.3)
+    # below the threshold, a kind the host-bound runs had, or a profile that records nothing: not judged
+    assert trust.beyond(moe_only, cand, 64, dense, host=trust.HOST_BOUND / 2) == []
+    assert trust.beyond(moe_only, cand, 64, moe, host=0.65) == []
+    assert trust.beyond(FAR, cand, 64, dense, host=0.65) == []
+    [why] = trust.beyond(attrs.evolve(FAR, host_bound="none"), cand, 64, dense, host=0.2)
+    assert why.endswith("was measured on no host-bound run")
+    gpu = attrs.evolve(GPU, provenance=moe_only)
+    [w] = trust.warnings(gpu, [], "fix", [(cand, 64, 0.05), (cand, 64, 0.65)], dense)
+    assert w.code.id == "W6012" and "1 projection(s)" in w.message and "host-bound (65%" in w.message
+
+
+def test_the_kinds_of_model_whose_runs_are_host_bound() -> None:
+    from primus_lang.validate.corpus import runs_file
+    from primus_lang.validate.runs import load_runs
+
+    rows = [r for r in load_runs(str(runs_file()), False) if not r.skip and r.model is not None][:40]
+    assert trust.host_bound_kinds({}, rows) == "none"
+    dense = next(r for r in rows if r.model is not None and r.model.moe is None)
+    moe = next(r for r in rows if r.model is not None and r.model.moe is not None and r.model.mamba is None)
+    assert trust.host_bound_kinds({dense.id: 0.5, moe.id: 0.09}, rows) == "dense"
+    assert trust.host_bound_kinds({dense.id: 0.5, moe.id: trust.HOST_BOUND}, rows) == "dense,moe"
+    assert trust.host_share(Projection(1.0, 1.0, 1.0, 0.5, 0.5, 0.0, (("compute", 0.8), ("host", 0.2)), ())) \
+        == pytest.approx(0.2)
+
+
 @pytest.mark.parametrize("framework,stack", [
     ("Megatron-Bridge (Megatron-Core)", "megatron-core"), ("NeMo 2.0 (Megatron-Core)", "megatron-core"),
     ("Primus (Megatron-LM backend)", "megatron-core"), ("Primus (TorchTitan backend)", "torchtitan"),
@@ -343,7 +380,7 @@ def test_a_provenance_names_only_what_a_band_can_be_judged_by(fields: dict[str, 
 
 def test_w6012_says_when_no_far_band_widens() -> None:
     gpu = attrs.evolve(GPU, provenance=attrs.evolve(FAR, far_low=0.0, far_high=0.0))
-    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=32768), 64)])
+    [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=32768), 64, 0.0)])
     assert "stays the profile's 0.90-1.10x" in w.notes[0]
 
 
@@ -377,3 +414,18 @@ def test_numerics_are_judged_as_the_target_launches_them() -> None:
     for target, alike in (("primus+slurm", True), ("megatron+slurm", False)):
         settled = Settled(None, None, (), (), 0.0, Settings(target=target))
         assert (settled.cost(fp32) == settled.cost(bf16)) == alike
+
+
+def test_a_dense_model_the_host_bounds_is_beyond_the_calibrated_profiles(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Every host-bound run of the corpus trains a MoE or hybrid model (calibrated.prx records it): one 8k
+    sequence of a dense 8B over TP 2 x CP 4 is projected mostly host time, measured on no such model."""
+    src = tmp_path / "small.prx"
+    src.write_text("import models.llama3 (llama3_8b)\nimport hardware.calibrated (gb300_calibrated)\n"
+                   "cluster c { gpu = gb300_calibrated; nodes = 2; gpus_per_node = 4 }\n"
+                   "space s on c { model = llama3_8b; seq_len = 8192; gbs = 128; precision = fp8; tp = 2; cp = 4 }\n")
+    assert main(["project", str(src), "--json"]) == 0
+    out = capsys.readouterr()
+    assert "W6012" in out.err and "host-bound (" in out.err and "never of a dense one" in out.err
+    band = json.loads(out.out)["results"][0]["band"]
+    assert any(why.startswith("host-bound") for why in band["beyond"])
