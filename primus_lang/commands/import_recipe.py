@@ -107,13 +107,19 @@ _GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
 _MOST_NODES = 4096
 
 
+def _fits(space: Space, cand: Candidate) -> bool:
+    """Whether ``cand`` fits in memory on ``space``'s cluster, by primusc's account."""
+    from primus_lang.memory import account
+
+    return bool(account(space.model, space.cluster, cand, space.settings).fits(space.headroom))
+
+
 def _fewest_nodes(cand: Candidate, gpus: int,
                   space_of: Callable[[int], tuple[Space, Candidate]]) -> tuple[int, str]:
     """The fewest nodes on which the recipe's layout is legal and its baseline fits in memory, else the
     fewest on which it is legal: a recipe that does not say its node count ran on some count, and the
     smallest that holds it is the one a user reads it for."""
     from primus_lang.check import legality
-    from primus_lang.memory import account
 
     model_parallel = cand.tp * cand.pp * cand.cp
     legal: int | None = None
@@ -136,7 +142,7 @@ def _fewest_nodes(cand: Candidate, gpus: int,
         if broken:
             continue
         legal, last = legal or n, n
-        if account(space.model, space.cluster, baseline, space.settings).fits(space.headroom):
+        if _fits(space, baseline):
             return n, "the fewest on which its layout is legal and it fits in memory"
     if legal is None:
         if first is None:
@@ -295,17 +301,21 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         assert cand is not None
         return text, space, cand
 
-    if not nodes and recipe.kind == "primus" and not legality(*space_of(1, notes)[1:]):
+    one_node = ""
+    if not nodes and recipe.kind == "primus" and not legality(*(single := space_of(1, notes)[1:])):
         # Primus's launchers (examples/run_pretrain.sh, run_slurm_pretrain.sh) run one node unless NNODES
-        # says otherwise: its example experiments are one-node runs
-        nodes = 1
-        notes.append("the experiment does not say how many nodes: 1, as Primus's launchers run it unless NNODES "
-                     "says otherwise (`--nodes` chooses)")
+        # says otherwise: its example experiments are one-node runs, unless one node cannot hold the model
+        if _fits(*single):
+            nodes = 1
+            notes.append("the experiment does not say how many nodes: 1, as Primus's launchers run it unless NNODES "
+                         "says otherwise (`--nodes` chooses)")
+        else:
+            one_node = " (Primus's launchers run one node unless NNODES says otherwise, on which it does not fit)"
     if not nodes:
         nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
         if why:
-            notes.append(f"the recipe does not say how many nodes: {nodes}, {why}{_idle(imp.candidate, nodes * gpus)} "
-                         "(`--nodes` chooses)")
+            notes.append(f"the recipe does not say how many nodes: {nodes}, {why}{_idle(imp.candidate, nodes * gpus)}"
+                         f"{one_node if nodes > 1 else ''} (`--nodes` chooses)")
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:

@@ -116,8 +116,10 @@ def _parts(space: Space, cand: Candidate, target: str,
     if framework_cls.NAME != "primus":
         # an imported Primus experiment's own settings reach a Primus launch alone (W7024)
         dropped = set(primus_only(space))
-        # Primus's own tokenizer types are Hugging Face tokenizers of `tokenizer_model`: Megatron's name for them
-        passthrough = tuple((k, "HuggingFaceTokenizer" if k == "tokenizer_type" and v in primus.HF_TOKENIZERS else v)
+        # an imported Primus experiment's tokenizer types are Hugging Face tokenizers of `tokenizer_model`:
+        # Megatron's name for them (a Megatron recipe's Llama2Tokenizer is Megatron's own SentencePiece one)
+        hf = primus.HF_TOKENIZERS if _imported_from_primus(space) else frozenset()
+        passthrough = tuple((k, "HuggingFaceTokenizer" if k == "tokenizer_type" and v in hf else v)
                             for k, v in passthrough if k not in dropped)
     if launcher_cls.TIME_LIMITED:
         # the run stops by itself before the scheduler kills it, in each framework's spelling; a recipe's
@@ -215,13 +217,14 @@ def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,
     candidate's settings (``launch_rules``). Given several candidates (a campaign's jobs), one warning names
     every launch that leaves out the same settings for the same reason."""
     cands = [cand] if isinstance(cand, Candidate) else list(cand)
+    fsdp2 = attrs.evolve(space.settings, target=target).torch_fsdp2
     said: dict[tuple[str, str], list[str]] = {}  # (what is left out, why) -> the launches' labels
     notes: dict[tuple[str, str], str] = {}
     for c in cands:
         framework, _, _ = _parts(space, c, target, context or EmitContext())
         for gone in framework.left_out:
             written = ", ".join(f"`{framework.setting_text(k, v)}`" for k, v in gone.settings)
-            key = (written, f"Megatron-LM {gone.version} {gone.rule.says()}{_beside(gone, c)}")
+            key = (written, f"Megatron-LM {gone.version} {gone.rule.says()}{_beside(gone, c, fsdp2)}")
             said.setdefault(key, []).append(f"`{c.label()}`")
             notes[key] = f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})"
     out = []
@@ -233,15 +236,18 @@ def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,
     return out
 
 
-def _beside(gone: LeftOut, cand: Candidate) -> str:
+def _beside(gone: LeftOut, cand: Candidate, fsdp2: bool) -> str:
     """What the launch has for the rule's other arguments, each with the knob that writes it: why the
-    recipe's setting cannot stay (``, and this launch has `use_megatron_fsdp` false: `sharding = dist_opt```)."""
+    recipe's setting cannot stay (``, and this launch has `use_megatron_fsdp` false: `sharding = dist_opt```;
+    ``fsdp2``: the target launches FSDP as torch FSDP2, which no `use_megatron_fsdp` says)."""
     said = []
     for dest, value in gone.beside:
         knob = spelling.knob_behind(dest)
         text = format_value(value) if value is not None else "unset"
-        said.append(f"`{dest}` {text}" + (f" (`{knob} = {format_value(getattr(cand, knob))}`)"
-                                           if knob and hasattr(cand, knob) else ""))
+        why = f"`{knob} = {format_value(getattr(cand, knob))}`" if knob and hasattr(cand, knob) else ""
+        if knob == "sharding" and cand.sharding == "fsdp" and fsdp2:
+            why += ", launched as torch FSDP2"
+        said.append(f"`{dest}` {text}" + (f" ({why})" if why else ""))
     return f", and this launch has {', '.join(said)}" if said else ""
 
 

@@ -333,6 +333,11 @@ class Primus(Framework):
 
     def unsupported(self) -> list[str]:
         out = super().unsupported()
+        kind = self.settings.get("tokenizer_type")
+        if kind in primus.REUSED_TOKENIZER_NAMES and not self.primus_experiment:
+            out.append(f"`tokenizer_type` = {kind}: Megatron-LM's own tokenizer of that name (the recipe's), which "
+                       "Primus reads as a Hugging Face tokenizer of `tokenizer_model`; the megatron framework runs "
+                       "it, or give Primus a Hugging Face tokenizer (`tokenizer_type = \"HuggingFaceTokenizer\"`)")
         if self.deepep_on_amd() and self.cand.tp > 1:
             out.append("`moe_dispatcher` = flex on AMD with TP > 1: Primus Turbo's DeepEP dispatcher runs only "
                        "at tensor-parallel size 1")

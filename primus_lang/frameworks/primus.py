@@ -148,6 +148,9 @@ def preset(kind: str, name: str, version: str) -> dict[str, Any] | None:
 # (primus/backends/megatron/training/tokenizer/tokenizer.py, CUSTOM_TOKENIZER_TYPES, AMD-AGI/Primus fd1eeab)
 HF_TOKENIZERS = frozenset({"DeepSeekV2Tokenizer", "DeepSeekV3Tokenizer", "DeepSeekV4Tokenizer", "Llama2Tokenizer",
                            "Llama3Tokenizer", "MixtralTokenizer", "Llama4Tokenizer", "Lfm2Tokenizer", "KimiK2Tokenizer"})
+# of those, the names Megatron-LM's own parser also takes, for another tokenizer (Llama2Tokenizer: SentencePiece
+# over `tokenizer_model`, megatron/training/tokenizer/tokenizer.py)
+REUSED_TOKENIZER_NAMES = frozenset({"Llama2Tokenizer"})
 
 
 @functools.cache

@@ -463,6 +463,12 @@ _LARGEST = max(KIND_CEILINGS.values())
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|nan)", re.IGNORECASE)
 
 
+# Fields a recipe's table records that the config computes, not reads: megatron-core's dataset config sets
+# `mock` itself (`field(init=False)`: true where neither `blend` nor `blend_per_split` names data), so the
+# table's `False` (the field's default before that) says nothing of what the recipe runs
+_DERIVED = frozenset({"dataset.mock"})
+
+
 def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) -> dict[str, Entry]:
     """The recipe's recorded settings (no span), then the launch's overrides over them, keyed by the
     Megatron argument each field holds, else by the field's passthrough name."""
@@ -527,6 +533,8 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
         entries[dest] = Entry(dest, value, span, text)
 
     for path, value in recipe.settings.items():
+        if path in _DERIVED:
+            continue
         put(path, value, None, f"{recipe.name}'s {path}")
     for path, text, where in reader.overrides:
         put(path, hydra_scalar(text), where, where.text)

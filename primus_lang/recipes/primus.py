@@ -38,6 +38,16 @@ _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200"
 _PRESET_KEPT = ("tokenizer", "moe_shared_expert_overlap")
 
 
+def _overlap_left_out(merged: Mapping[str, Any], origin: Mapping[str, str], model_name: object) -> list[str]:
+    """The note for a model preset's shared-expert overlap, which a launch does not carry (``_PRESET_KEPT``)."""
+    key = "moe_shared_expert_overlap"
+    if origin.get(key) != "model" or primus.assigned(merged.get(key)) is not True:
+        return []
+    return [f"`{model_name}: {key}` (the shared experts overlapped with the dispatch) is not carried: primusc's memory "
+            "account and projection run the shared experts in line, and so do its launches (megatron-core overlaps "
+            "them only beside the all-to-all dispatcher, Primus Turbo's DeepEP not at all)"]
+
+
 def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | None = None,
                     version: str | None = None) -> Recipe:
     given = dict(given or {})
@@ -164,6 +174,7 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
         carry = (origin[key] == "model" and key in dests and launched.get(key) != value
                  and not key.startswith(_PRESET_KEPT))
         entries[name] = Entry(name, value, span, written, preset=preset, carry=carry)
+    notes += _overlap_left_out(merged, origin, model_name)
     if taken:
         # one warning for the run's environment, each default a line of it
         key, name, value, span = taken[0]

@@ -365,3 +365,16 @@ def test_the_indexed_dataset_preset_reads_the_corpus_its_line_names(tmp_path: Pa
     bare.write_text(line + "\n")
     assert main(["import-recipe", str(bare), "--gpu", "h100", "--out", str(tmp_path / "b.prx")]) == 1
     assert "names no corpus" in capsys.readouterr().err
+
+
+def test_a_recipe_without_data_runs_mock_data_on_every_target(tmp_path: Path) -> None:
+    # megatron-core computes its dataset config's `mock` (true where no blend names data); the recipe
+    # table's `dataset.mock: False` is that field before it is computed, not the recipe's choice: carried,
+    # it made the megatron and primus launches write no data source, and megatron-core stops at start
+    space = load_space(imported(tmp_path, "llama3_8b_h100_fp8cs.sh"))
+    assert all(key != "mock_data" for key, _ in space.passthrough)
+    cand = baseline_point(space)
+    assert cand is not None
+    assert "--mock-data" in emit(space, cand, "megatron+slurm")["node.sh"]
+    exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
+    assert exp["modules"]["pre_trainer"]["overrides"]["mock_data"] is True

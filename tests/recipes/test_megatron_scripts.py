@@ -92,3 +92,16 @@ def test_the_cross_entropy_kernel_is_read_and_written_back(tmp_path: Path) -> No
         sh = emit(space, cand, "megatron+slurm")["node.sh"]
         assert ("--cross-entropy-loss-fusion" in sh) == (kernel != "unfused")
         assert ("--cross-entropy-fusion-impl te" in sh) == (kernel == "te")
+
+
+def test_megatron_llama2_tokenizer_is_megatrons_own(tmp_path: Path) -> None:
+    # Megatron-LM's Mixtral example runs its SentencePiece Llama2Tokenizer over `tokenizer.model`; Primus reads
+    # the same name as a Hugging Face tokenizer (its CUSTOM_TOKENIZER_TYPES): written as the recipe wrote it
+    # for Megatron, and refused for Primus rather than launched to fail loading the file
+    from primus_lang.emit import unsupported
+
+    _out, space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 128 --tokenizer-type Llama2Tokenizer "
+                                 "--tokenizer-model /tokenizers/mixtral/tokenizer.model --data-path /data/a")
+    assert "--tokenizer-type Llama2Tokenizer" in emit(space, cand, "megatron+slurm")["node.sh"]
+    [why] = [w for w in unsupported(space, cand, "primus+slurm") if "tokenizer_type" in w]
+    assert "Primus reads as a Hugging Face tokenizer" in why

@@ -263,3 +263,27 @@ def test_axis_values_no_point_can_take_are_not_offered(tmp_path: Path, capsys: p
     assert "`tp` 2, 4, 8 not offered: no legal point takes them (at tp = 2: ETP·EP·PP = 2·8·1 does not divide" in said
     assert "`primusc explain P4018`" in out.read_text()
     assert [a.name for a in space.axes] == ["mbs", "recompute"]
+
+
+def test_a_presets_shared_expert_overlap_is_said_to_be_left_out(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # Llama 4's preset overlaps its shared expert with the dispatch; primusc runs it in line (account,
+    # projection and launch alike), and says so instead of dropping the preset's setting silently
+    experiment(tmp_path, "llama4_17B16E.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\nseq_length: 4096\n"
+               "max_position_embeddings: 4096\nexpert_model_parallel_size: 8", "--nodes", "2")
+    said = "".join(capsys.readouterr())
+    assert "moe_shared_expert_overlap` (the shared experts overlapped with the dispatch) is not carried" in said
+
+
+def test_an_experiment_one_node_cannot_hold_runs_on_the_fewest_that_can(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Primus's launchers run one node unless NNODES says otherwise; a 70B at TP 2 x PP 4 does not fit on one
+    # MI300X node by the account (the distributed optimizer shards its state over a DP of 1): the space is
+    # planned on the fewest nodes that hold it, and says why
+    _out, space = experiment(tmp_path, "llama3.1_70B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                             "seq_length: 8192\nmax_position_embeddings: 8192\ntensor_model_parallel_size: 2\n"
+                             "pipeline_model_parallel_size: 4\nuse_distributed_optimizer: true",
+                             "--gpus-per-node", "8")
+    assert space.cluster.nodes == 4
+    said = "".join(capsys.readouterr())
+    assert "on which it does not fit" in said and "the fewest on which its layout is legal and it fits" in said

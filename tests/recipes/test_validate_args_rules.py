@@ -223,3 +223,13 @@ def test_launches_that_leave_out_the_same_settings_share_one_warning(tmp_path: P
     for d in said:
         assert d.message.startswith(f"the launches of `{cands[0].label()}` and `{cands[1].label()}` leave out")
     assert [d.message for d in said] != [d.message for d in left_out(space, cands[0], "megatron+slurm")]
+
+
+def test_a_target_that_launches_fsdp_as_torch_fsdp2_says_so(tmp_path: Path) -> None:
+    # the primus target runs `sharding = fsdp` as torch FSDP2: Megatron-FSDP's settings go, and the warning
+    # says why a candidate that reads as FSDP has `use_megatron_fsdp` false
+    space = load_space(_imported(tmp_path))
+    cand = baseline_point(space)
+    assert cand is not None and cand.sharding == "fsdp"
+    said = " ".join(d.message for d in left_out(space, cand, "primus+slurm"))
+    assert "this launch has `use_megatron_fsdp` false (`sharding = fsdp`, launched as torch FSDP2)" in said
