@@ -6,9 +6,11 @@ The leading underscore keeps this module out of the CLI's command discovery.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import attrs
 
 from primus_lang.bench import ORACLE_KINDS
 from primus_lang.datafiles import read_count
@@ -202,3 +204,21 @@ def refuse_overflow_but_the_recipe(space: Space, cand: Candidate, acc: MemoryAcc
                                       "--explain --point baseline` lists its terms")], error_format), file=sys.stderr)
         return
     refuse_overflow(acc, space.headroom, f"`{cand.label()}` was not {what}{hint}")
+
+
+# the `--var`s that name the releases a launch runs, which legality reads as the space's `assume` would
+RELEASE_VARIABLES = ("megatron_version", "bridge_version")
+
+
+def launched_space(space: Space, target: str, given: Mapping[str, str]) -> Space:
+    """``space`` as ``target`` launches its candidates (``Settings.retarget``) at the releases ``given``'s
+    `--var`s name, each checked first (a bad value is its diagnostic, not a later failure)."""
+    from primus_lang.emit import resolve_variables
+
+    releases = {k: given[k] for k in RELEASE_VARIABLES if k in given}
+    settings = space.settings.retarget(target)
+    if releases:
+        resolve_variables(releases, space.name)
+        settings = attrs.evolve(settings, megatron_version=releases.get("megatron_version", settings.megatron_version),
+                                bridge_version=releases.get("bridge_version", settings.bridge_version))
+    return attrs.evolve(space, settings=settings)

@@ -7,8 +7,6 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from primus_lang.commands._capacity import on_cluster
 from primus_lang.commands._options import add_space_arguments
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -102,7 +100,7 @@ def print_warnings(found: list[Diagnostic], error_format: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.commands._options import read_point, refuse_overflow_but_the_recipe
+    from primus_lang.commands._options import launched_space, read_point, refuse_overflow_but_the_recipe
     from primus_lang.lower import load_space
     from primus_lang.memory import account
 
@@ -112,8 +110,9 @@ def run(args: argparse.Namespace) -> int:
     space: Space = on_cluster(load_space(source, args.space), args)
     cand: Candidate = read_point(space, args.point, args.error_format)
     target = args.target or space.settings.target
-    # judged as the chosen target launches it (its FSDP, its argument checks), not as the space's own
-    space = attrs.evolve(space, settings=space.settings.retarget(target))
+    # judged as the chosen target launches it (its FSDP, its argument checks, the releases `--var` names),
+    # not as the space's own
+    space = launched_space(space, target, parse_vars(args.var))
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
     refuse_illegal(space, cand)
     acc = account(space.model, space.cluster, cand, space.settings)

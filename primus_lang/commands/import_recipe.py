@@ -248,6 +248,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         given = {"vocab": args.vocab_size} if args.vocab_size else {}
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
     notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
+    if args.megatron_version and recipe.kind != "megatron":
+        pins = "the megatron-core its release pins (`--bridge-version` chooses the release)" \
+            if recipe.kind == "bridge" else "the Megatron-LM its release pins (`--primus-version` chooses the release)"
+        notes.append(f"`--megatron-version {args.megatron_version}` names the Megatron-LM a command line is read at; "
+                     f"a {recipe.kind.capitalize()} recipe runs {pins}; a megatron-target launch of the space takes "
+                     f"`--var megatron_version={args.megatron_version}`")
     secrets = [k for k, _ in recipe.env if credential(k)]
     if secrets:
         notes.append(f"{', '.join(f'`{k}`' for k in secrets)}: a credential the script exports, not written into the "

@@ -23,6 +23,7 @@ from primus_lang.commands._options import (
     add_space_arguments,
     build_oracle,
     check_outputs,
+    launched_space,
     natural,
     oracle_kind,
     warn_trust,
@@ -173,8 +174,9 @@ def run(args: argparse.Namespace) -> int:
 
     source = Path(args.file)
     space = load_space(source, args.space)
-    # searched as the chosen target launches each candidate (its FSDP, its argument checks)
-    space = attrs.evolve(space, settings=space.settings.retarget(args.target or space.settings.target))
+    # searched as the chosen target launches each candidate (its FSDP, its argument checks, the releases
+    # `--var` names)
+    space = launched_space(space, args.target or space.settings.target, parse_vars(args.var))
     evals, seconds = parse_budget(args.budget)
     if args.patience is not None and args.patience < 1:
         raise CompileError(Diagnostic(BAD_BUDGET, f"a patience of {args.patience} evaluations stops before the first",

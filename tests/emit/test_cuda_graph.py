@@ -153,3 +153,19 @@ def test_every_legal_graph_builds_a_megatron_config() -> None:
                     assert config.cuda_graph_impl in ("local", "transformer_engine")
                     built += 1
     assert built >= 20
+
+
+def test_the_release_a_var_names_is_the_one_legality_judges() -> None:
+    # `--var megatron_version=core_v0.19` launches on a release whose local graphs take the EP overlap (P4034
+    # is a rule of the releases before core_v0.18): the check judges that release, as an `assume` would
+    from primus_lang.check import legality
+    from primus_lang.commands._options import launched_space
+
+    space, cand = all_cases()["mixtral_h100"]
+    cand = cand.replace(cuda_graph="full", ep_comm_overlap=True)
+    assert "P4034" in {v.code for v in legality(space, cand)}
+    newer = launched_space(space, "megatron+slurm", {"megatron_version": "core_v0.19"})
+    assert newer.settings.megatron_version == "core_v0.19"
+    assert "P4034" not in {v.code for v in legality(newer, cand)}
+    with pytest.raises(CompileError, match="core_v0.12"):
+        launched_space(space, "megatron+slurm", {"megatron_version": "core_v9"})

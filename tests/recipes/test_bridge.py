@@ -378,3 +378,11 @@ def test_a_recipe_without_data_runs_mock_data_on_every_target(tmp_path: Path) ->
     assert "--mock-data" in emit(space, cand, "megatron+slurm")["node.sh"]
     exp = yaml.safe_load(emit(space, cand, "primus+slurm")["experiment.yaml"])
     assert exp["modules"]["pre_trainer"]["overrides"]["mock_data"] is True
+
+
+def test_a_megatron_release_for_a_bridge_recipe_is_said_to_be_the_launchs(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    imported(tmp_path, "llama3_8b_h100_fp8cs.sh", "--megatron-version", "core_v0.19")
+    said = "".join(capsys.readouterr())
+    assert "a Bridge recipe runs the megatron-core its release pins" in said
+    assert "`--var megatron_version=core_v0.19`" in said
