@@ -167,5 +167,5 @@ def test_the_release_a_var_names_is_the_one_legality_judges() -> None:
     newer = launched_space(space, "megatron+slurm", {"megatron_version": "core_v0.19"})
     assert newer.settings.megatron_version == "core_v0.19"
     assert "P4034" not in {v.code for v in legality(newer, cand)}
-    with pytest.raises(CompileError, match="core_v0.12"):
+    with pytest.raises(CompileError, match=r"core_v0\.12"):
         launched_space(space, "megatron+slurm", {"megatron_version": "core_v9"})
