@@ -62,12 +62,24 @@ _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
 # (the campaign driver appends it), and a crash: torchrun's ChildFailedError, srun's non-zero exit, the
 # driver's line for a job Kubernetes marked failed
 ENDINGS = (
-    ("out of memory", re.compile(r"out of memory|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED")),
+    # the device's (PyTorch, ROCm, cuBLAS), and the host's: the kernel's OOM killer, as slurmstepd and srun say it
+    ("out of memory", re.compile(r"(?i:out of memory)|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED"
+                                 r"|oom[-_]kill")),
     ("timed out", re.compile(r"DUE TO TIME LIMIT|DeadlineExceeded")),
     ("cancelled", re.compile(r"CANCELLED AT")),
     ("crashed", re.compile(r"ChildFailedError|[Ee]xited with exit code [1-9]|primusc campaign: \S+ failed:")),
 )
 _ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback")
+
+
+# Megatron-LM's own stops before its iteration count (megatron/training/training.py): `--exit-duration-in-mins`,
+# which a Slurm launch sets before the scheduler's kill, and `--exit-interval`; the run ended as it was told to
+_PLANNED_EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iteration [0-9]+)")
+
+
+def planned_exit(line: str) -> bool:
+    """Whether ``line`` is Megatron-LM saying it stops where its settings told it to."""
+    return bool(_PLANNED_EXIT.search(line))
 
 
 def ending(line: str) -> str | None:
@@ -105,6 +117,7 @@ class Iteration:
     line: int = 0
     skipped: int = 0  # iterations of this logged interval Megatron skipped (a loss-scale overflow)
     nan: int = 0  # iterations of this logged interval with a NaN or infinite loss or gradient
+    total: int = 0  # the iterations the run was to train (`iteration N/M`'s M)
 
     @property
     def healthy(self) -> bool:
@@ -207,6 +220,7 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
                 number,
                 _count(_SKIPPED.search(line)),
                 max(_count(_NANS.search(line)), 1 if _LOSS_NAN.search(line) else 0),
+                int(it.group(2)),
             )
             # Primus logs each iteration line twice, one after the other (two loggers): the same
             # figures again are that echo, where a restart would log the iteration anew

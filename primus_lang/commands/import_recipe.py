@@ -151,9 +151,10 @@ def _fewest_nodes(cand: Candidate, gpus: int,
         return first, ""  # a rule no node count mends: the caller reports it at the setting that breaks it
     # written where its layout starts (a Primus example is a one-node file that names no count); `project
     # --point baseline` and `emit` take the recipe with W5002 where the account says it does not fit
-    return legal, (f"the fewest on which its layout is legal; by primusc's account its baseline fits in memory on "
-                   f"none of the counts tried ({legal} to {last} nodes), so the account overcounts it or the run "
-                   "needs another count")
+    counted = f"the one count its batch allows ({legal} node{'s' if legal > 1 else ''})" if legal == last else \
+        f"any count tried ({legal} to {last} nodes)"
+    return legal, (f"the fewest on which its layout is legal; by primusc's account its baseline does not fit in memory "
+                   f"on {counted}, so the account overcounts it or the run needs another count")
 
 
 def _idle(cand: Candidate, world: int) -> str:
@@ -320,7 +321,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     if not nodes:
         nodes, why = _fewest_nodes(imp.candidate, gpus, lambda n: space_of(n, notes)[1:])
         if why:
-            notes.append(f"the recipe does not say how many nodes: {nodes}, {why}{_idle(imp.candidate, nodes * gpus)}"
+            notes.append(f"the {'experiment' if recipe.kind == 'primus' else 'recipe'} does not say how many nodes: "
+                         f"{nodes}, {why}{_idle(imp.candidate, nodes * gpus)}"
                          f"{one_node if nodes > 1 else ''} (`--nodes` chooses)")
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)

@@ -129,12 +129,13 @@ class _Lines:
         self.path = path
         self.lines, self.last = read_lines(path, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), ""
         self.first_error, self.ended, self.ending_line = "", "", ""
+        self.exited = False  # Megatron-LM said it stops where its settings told it to (bench.planned_exit)
         # (line number, how, text) of the last lines naming an end: the first after the last iteration is
         # among them unless a flood of such lines follows it
         self.endings: deque[tuple[int, str, str]] = deque(maxlen=_ENDINGS_KEPT)
 
     def __iter__(self) -> Iterator[str]:
-        from primus_lang.bench import ending, error_line
+        from primus_lang.bench import ending, error_line, planned_exit
 
         for number, line in enumerate(self.lines, 1):
             text = line.strip()
@@ -147,6 +148,7 @@ class _Lines:
                     self.endings.append((number, how, text))
                 if not self.first_error and error_line(text):
                     self.first_error = text
+                self.exited = self.exited or planned_exit(text)
             yield line
 
     def read_through(self) -> _Lines:
@@ -248,13 +250,18 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     st = steady(log, warmup)
     unchecked = () if recipe_log.arg(tp_arg) is not None else (
         f"`{path}` prints no arguments block: that it ran {job['label']} is taken from the manifest, not checked",)
+    last = log.iterations[-1]
+    # it ran to its end: every iteration it was to train, or Megatron's own planned exit (the launch's
+    # exit before the scheduler's kill); what dies after that is teardown, not the recipe
+    finished = 0 < last.total <= last.index or lines.exited
     # an end named before the last iteration is one the run went on from (a requeue resumed it); rank 0's
-    # log (a multi-node Kubernetes job's) holds no iteration line to place its end against
-    stopped = lines.after(log.iterations[-1].line)
-    where = path
-    if stopped is None and (other := _first_rank_end(first, path)) is not None:
+    # log (a multi-node Kubernetes job's) holds no iteration line to place its end against, and tells more
+    # than the printing pod's crash when its peer died of something it names
+    stopped, where = lines.after(last.line), path
+    other = _first_rank_end(first, path)
+    if other is not None and (stopped is None or _rank(other.ended) < _rank(stopped[0])):
         stopped, where = (other.ended, other.ending_line), other.path
-    if stopped is not None:
+    if stopped is not None and not finished:
         # it ran, then did not run to the end: its steps were real, but it is no recipe to rank
         how, said = stopped
         raise JobFailed(Diagnostic(
@@ -263,6 +270,9 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
             + f": `{where}` says {_quoted(said)}", notes=st.notes,
             help="not ranked: a recipe that stops is not one to run; rerun it with more memory headroom or a longer "
                  "time limit to measure it, or pass --partial"), how)
+    trained = "every iteration" if 0 < last.total <= last.index else "to the exit its settings set"
+    after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
+             f"trained {trained}, so it is measured"] if stopped is not None else []
     if st.kept < MIN_ITERATIONS:
         raise CompileError(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
@@ -270,7 +280,12 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
             f"{MIN_ITERATIONS}", notes=st.notes,
             help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
                  "lower --warmup, or pass --partial"))
-    return JobRun(st.seconds, st.notes + unchecked, st.spread, log.max_allocated, log.max_reserved)
+    if not finished and last.total:
+        raise JobFailed(Diagnostic(
+            CAMPAIGN_LOG_SHORT, f"{label}: stopped at iteration {last.index} of {last.total} and its log says no "
+            f"more (median step {st.seconds:.3f} s over {st.kept} steady): killed without a word, or still running",
+            notes=st.notes, help="not ranked: learn again once the job has ended, or rerun it"), "stopped early")
+    return JobRun(st.seconds, st.notes + unchecked + tuple(after), st.spread, log.max_allocated, log.max_reserved)
 
 
 def _quoted(line: str) -> str:
@@ -398,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
     text = site_profile(result, name, _profile_import(manifest, folder, out), comments)
     write_file(out, text, force=args.force)
     if problems:
+        print(f"learnt without {len(problems)} job(s) (--partial):", file=sys.stderr)
         print(render(problems, args.error_format), file=sys.stderr)
     notes += _against_baseline(manifest, measured, spreads, failed)
     _print(args, result, start, out, name, notes, problems, failed)
@@ -504,7 +520,7 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
           "(in-sample: the fit saw these runs)")
     for n in result.fitted:
         print(f"  {n}: {getattr(start.efficiency, n):.4g} -> {getattr(result.efficiency, n):.4g}")
-    print("shortlist, measured first by measurement:")
+    print("shortlist, each measured job by its measurement, the others by the learned profile's projection:")
     for i, r in enumerate(result.ranked, 1):
         how = "measured" if r.measured else "projected on the learned profile"
         print(f"{i:>4}. {r.label:<{w}} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")

@@ -17,7 +17,7 @@ from attrs import frozen
 
 from primus_lang.emit.arguments import Settings
 from primus_lang.emit.profiles import Profile
-from primus_lang.frameworks import rules
+from primus_lang.frameworks import rules, spelling
 
 _ABSENT = object()
 
@@ -108,4 +108,8 @@ def _carried_in(rule: rules.Rule, settings: Settings, own: Mapping[str, Any], ca
 
 
 def problem(rule: rules.Rule, version: str) -> str:
-    return f"settings Megatron-LM {version} refuses at start: it {rule.says()} (\"{rule.message}\", {rule.cite(version)})"
+    """A rule primusc's own settings break, with the knobs that write what it reads (what to change)."""
+    knobs = sorted({k for dest in rule.reads if (k := spelling.knob_behind(dest))})
+    change = f"; the knobs that set it: {', '.join(f'`{k}`' for k in knobs)}" if knobs else ""
+    return (f"settings Megatron-LM {version} refuses at start: it {rule.says()} (\"{rule.message}\", "
+            f"{rule.cite(version)}){change}")

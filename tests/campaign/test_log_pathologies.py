@@ -334,3 +334,37 @@ def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_pa
     assert json.loads(capsys.readouterr().out)["failed"] == [
         {"index": 0, "label": json.loads((copy / "manifest.json").read_text())["jobs"][0]["label"],
          "ended": "out of memory"}]
+
+
+def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A re-trial's cases: the host's OOM killer is out of memory; a log that stops short saying nothing is
+    not ranked; a crash after the last iteration of the run (teardown) or after Megatron's own exit is
+    measured; on multi-node Kubernetes rank 0's out of memory tells more than the printing pod's crash."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    heads = [ARGS.format(tp=j["candidate"]["tp"], mbs=j["candidate"]["mbs"]) for j in jobs]
+    short = [(i, 2000.0) for i in range(1, 21)]
+    full = [(i, 2000.0) for i in range(1, 31)]
+    copy = fill(campaign, tmp_path, {
+        0: log(short, heads[0]) + "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0.\n"
+        "srun: error: node-001: task 0: Out Of Memory\n",
+        1: log(short, heads[1]),
+        2: log(full, heads[2]) + "Segmentation fault (core dumped)\nsrun: error: n1: task 0: Exited with exit code 139\n",
+    })
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory", 1: "stopped early"}
+    assert [r["index"] for r in result["ranked"] if r["measured"]] == [2]
+    assert any("names an end after its last iteration, crashed" in n and "trained every iteration" in n
+               for n in result["notes"])
+    # Megatron's own exit (the launch's --exit-duration-in-mins) at 20 of 30: the run ended as told
+    (copy / "job-1" / "train.log").write_text(log(short, heads[1]) + "[2026-12-05 10:00:00] exiting program after "
+                                              "54.1 minutes\nsrun: error: n1: task 0: Exited with exit code 1\n")
+    # multi-node Kubernetes: the printing pod saw its peer die, rank 0 ran out of memory
+    (copy / "job-0" / "train.log").write_text(log(short, heads[0]) + "primusc campaign: pytorchjob/j0 failed: "
+                                              "PyTorchJobFailed: 1 Master replica(s) failed.\n")
+    (copy / "job-0" / "rank0.log").write_text(heads[0] + "[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n")
+    assert main(["learn", str(copy), "--partial", "--json", "--force"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory"}
+    assert sorted(r["index"] for r in result["ranked"] if r["measured"]) == [1, 2]

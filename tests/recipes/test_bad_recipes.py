@@ -286,7 +286,7 @@ def test_a_recipe_that_fits_on_no_node_count_tried_is_written_on_the_fewest_lega
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 0
     err = capsys.readouterr().err
     assert "does not say how many nodes: 1, the fewest on which its layout is legal" in err
-    assert "fits in memory on none of the counts tried (1 to 16 nodes)" in err
+    assert "does not fit in memory on any count tried (1 to 16 nodes)" in err
 
 
 def test_a_failed_reading_says_what_it_took_on_the_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

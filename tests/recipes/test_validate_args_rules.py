@@ -233,3 +233,11 @@ def test_a_target_that_launches_fsdp_as_torch_fsdp2_says_so(tmp_path: Path) -> N
     assert cand is not None and cand.sharding == "fsdp"
     said = " ".join(d.message for d in left_out(space, cand, "primus+slurm"))
     assert "this launch has `use_megatron_fsdp` false (`sharding = fsdp`, launched as torch FSDP2)" in said
+
+
+def test_a_refusal_names_the_knobs_that_set_what_its_rule_reads() -> None:
+    # core_v0.19 refuses Transformer Engine's cross entropy fused into the loss: `cross_entropy` sets both
+    from primus_lang.emit.launch_rules import problem
+
+    [rule] = [r for r in rules("core_v0.19") if r.reads == {"cross_entropy_loss_fusion", "cross_entropy_fusion_impl"}]
+    assert problem(rule, "core_v0.19").endswith("; the knobs that set it: `cross_entropy`")
