@@ -100,8 +100,10 @@ class Framework:
         carried = {k for k, _ in passthrough}
         # what the user's own recipe carried: Primus drops a name Megatron lacks as the recipe's run did
         self.carried_keys = frozenset(carried)
-        if DATA_PATHS & carried:
-            self.settings.pop("mock_data", None)  # the recipe's corpus, not mock data
+        if DATA_PATHS & carried or (DATA_PATHS & set(own) and "mock_data" in carried):
+            # the recipe's corpus, or the user's (`--var data_path`, the run block's) over the recipe's mock
+            # data: Megatron-LM asserts a single data source
+            self.settings.pop("mock_data", None)
         if carried & {"tokenizer_type", "tokenizer_model", "vocab_file"}:
             # the recipe's tokenizer, not the null tokenizer of the card's vocabulary; Megatron's
             # NullTokenizer has no vocabulary of its own and asserts one is given

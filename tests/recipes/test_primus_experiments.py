@@ -287,3 +287,16 @@ def test_an_experiment_one_node_cannot_hold_runs_on_the_fewest_that_can(tmp_path
     assert space.cluster.nodes == 4
     said = "".join(capsys.readouterr())
     assert "on which it does not fit" in said and "the fewest on which its layout is legal and it fits" in said
+
+
+def test_the_users_data_replaces_the_experiments_mock_data(tmp_path: Path) -> None:
+    # Primus's examples run `mock_data: true`; `--var data_path=...` names the corpus: the launch reads that
+    # alone (Megatron-LM asserts a single data source), on the megatron and the primus target
+    out, _space = experiment(tmp_path, "llama3.1_8B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                             "seq_length: 8192\nmax_position_embeddings: 8192")
+    for target, folder in (("megatron+slurm", "m"), ("primus+slurm", "p")):
+        assert main(["emit", str(out), "--point", "baseline", "--target", target, "--out", str(tmp_path / folder),
+                     "--var", "data_path=/data/corpus_text_document", "--var", "tokenizer_model=/tok/hf"]) == 0
+        written = "".join(f.read_text() for f in (tmp_path / folder).iterdir() if f.suffix in (".sh", ".yaml"))
+        assert "/data/corpus_text_document" in written and "mock-data" not in written
+        assert "mock_data: true" not in written
