@@ -111,6 +111,10 @@ class Framework:
             for dest in ("tokenizer_type", "vocab_size"):
                 if dest not in carried and not (dest == "vocab_size" and null):
                     self.settings.pop(dest, None)
+            if null and own.get("tokenizer_model") and "tokenizer_type" in carried:
+                # the user's tokenizer (`--var tokenizer_model`) over the recipe's null one, which reads no file
+                # and, given a model, stops at start without a vocabulary
+                self.settings["tokenizer_type"] = own["tokenizer_type"]
         if "wandb_project" in self.settings:
             self.settings.update(self.wandb())
         if carried & SAMPLE_SCHEDULE:

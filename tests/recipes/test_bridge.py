@@ -386,3 +386,14 @@ def test_a_megatron_release_for_a_bridge_recipe_is_said_to_be_the_launchs(tmp_pa
     said = "".join(capsys.readouterr())
     assert "a Bridge recipe runs the megatron-core its release pins" in said
     assert "`--var megatron_version=core_v0.19`" in said
+
+
+def test_the_users_tokenizer_replaces_the_recipes_null_one(tmp_path: Path) -> None:
+    # the performance recipes run NullTokenizer; `--var tokenizer_model=...` with real data names a tokenizer:
+    # the launch builds it (Megatron's NullTokenizer beside a model file stops at start wanting a vocabulary)
+    out = imported(tmp_path, "llama3_8b_h100_fp8cs.sh")
+    assert main(["emit", str(out), "--point", "baseline", "--target", "megatron+slurm", "--out", str(tmp_path / "m"),
+                 "--var", "data_path=/data/corpus_text_document", "--var", "tokenizer_model=/tok/hf"]) == 0
+    sh = (tmp_path / "m" / "node.sh").read_text()
+    assert "--tokenizer-type HuggingFaceTokenizer" in sh and "--tokenizer-model /tok/hf" in sh
+    assert "NullTokenizer" not in sh
