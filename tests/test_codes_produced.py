@@ -56,6 +56,7 @@ SOURCES: dict[str, str] = {
     "P2013": HEAD,
     "P4042": space_of("  fp8_param_gather = true"),
     "P4043": space_of("  attention = fa2", model="gpt_oss_120b"),
+    "P4046": space_of('  cross_entropy = te\n  assume megatron_version = "core_v0.19"'),
     # a pipeline of more slots than the projection simulates (tests/bad_inputs/test_deep_pipelines.py)
     "P4191": "import hardware.amd (mi325x)\n"
              "cluster c { gpu = mi325x; nodes = 131072; gpus_per_node = 8; scale_up_domain = 1048576 }\n"

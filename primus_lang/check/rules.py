@@ -6,6 +6,7 @@ those axes only. ``ok`` judges a whole frame; ``explain`` words one failing poin
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -15,7 +16,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Code
 from primus_lang.diagnostics import codes_legality as L
-from primus_lang.frameworks import megatron, megatron_of
+from primus_lang.frameworks import megatron, megatron_of, rules, spelling
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import Mamba
@@ -116,6 +117,43 @@ def _ep_overlap_takes_any_graph(space: Space) -> bool:
     # TransformerConfig asserts the overlap's graphs are transformer_engine ones up to core_v0.17; from
     # core_v0.18 it refuses only TE graphs over the MLP or MoE (and megatron-core's own graphs pass)
     return megatron.at_least(_megatron_of(space), "core_v0.18")
+
+
+# The knobs whose settings a release's validate_args may refuse beside the model card alone
+# (frameworks/megatron/rules.json): the rules that read nothing else are judged here, from the table.
+_RELEASE_KNOBS = ("cp", "cross_entropy")
+
+
+def _release_refusals(space: Space, values: tuple[Any, ...]) -> list[rules.Rule]:
+    """The start-up rules of the space's Megatron-LM that the card and these values of ``_RELEASE_KNOBS`` break
+    whatever else the launch writes; none where the launch does not go through validate_args (Megatron-Bridge)."""
+    if not _validate_args(space):
+        return []
+    settings = spelling.card_settings(space.model)
+    for knob, value in zip(_RELEASE_KNOBS, values, strict=True):
+        settings.update(spelling.knob_settings(knob, value.item() if hasattr(value, "item") else value))
+    return rules.refused(settings, _megatron_of(space))
+
+
+def _release_ok(f: Env, s: Space) -> Any:
+    cols = [np.asarray(f[k]) for k in _RELEASE_KNOBS]
+    shape = np.broadcast(*cols).shape
+    ok = np.ones(shape, dtype=bool)
+    full = [np.broadcast_to(c, shape) for c in cols]
+    for combo in itertools.product(*(np.unique(c).tolist() for c in cols)):
+        if _release_refusals(s, combo):
+            ok &= ~np.logical_and.reduce([c == v for c, v in zip(full, combo, strict=True)])
+    return ok
+
+
+def _release_problem(f: Env, s: Space) -> tuple[str, str]:
+    rule = _release_refusals(s, tuple(f[k] for k in _RELEASE_KNOBS))[0]
+    version = _megatron_of(s)
+    knobs = sorted({k for dest in rule.reads if (k := spelling.knob_behind(dest)) in _RELEASE_KNOBS})
+    values = ", ".join(f"{k} {f[k]}" for k in knobs)
+    return (f"{values}: Megatron-LM {version} refuses it at start (it {rule.says()}: \"{rule.message}\", "
+            f"{rule.cite(version)}) (release-refused)",
+            f"change {', '.join(f'`{k}`' for k in knobs)}, or launch a release that runs it (`assume megatron_version`)")
 
 
 def _divisors(n: int, limit: int = 0) -> str:
@@ -754,6 +792,12 @@ RULES: tuple[Rule, ...] = (
             "(cuda-graph-ep-overlap)",
             "use `attn_moe_router` (or `attn`) with ep_comm_overlap, or turn the overlap off for `full`",
         ),
+    ),
+    Rule(
+        L.RELEASE_REFUSED,
+        _RELEASE_KNOBS,
+        _release_ok,
+        _release_problem,
     ),
     Rule(
         L.MAMBA_TP,

@@ -407,6 +407,18 @@ FA2_UNSUPPORTED = register(
     "gpt-oss's attention sinks leave Transformer Engine no backend it may use, and the launch fails\n"
     "at start. Use `attention = flash`, the fused kernel.",
 )
+RELEASE_REFUSED = register(
+    "P4046",
+    "release-refused",
+    "a setting the launch's Megatron-LM release refuses at start beside the model",
+    "Megatron-LM's validate_args refuses some settings at some releases only: Transformer Engine's\n"
+    "fused cross entropy from core_v0.18 (`cross_entropy = te`: \"disabled due to stability issues\"),\n"
+    "context parallelism beside MTP layers before core_v0.14. The rules are read from\n"
+    "frameworks/megatron/rules.json (generated from arguments.py at each release) for the release the\n"
+    "space's launch runs: `assume megatron_version` (or `--var megatron_version`), or the commit a\n"
+    "Primus release pins. A Megatron-Bridge launch does not go through validate_args. Change the knob,\n"
+    "or launch a release that runs it.",
+)
 SPACE_TOO_LARGE = register(
     "P4190",
     "space-too-large",

@@ -181,7 +181,7 @@ CARD_ARGUMENTS: dict[str, CardArgument] = {a.field: a for a in (
                  lambda m: "learnable" if m.attention_sinks else None, _read_softmax),
     # Megatron's default is None: no MTP block (transformer_config.py, core_v0.16.1)
     # Megatron builds MTP only `if args.mtp_num_layers:`, so 0 is none (Primus's kimi_k2 and glm5 presets say 0)
-    CardArgument("mtp_layers", "mtp_num_layers", False, 0, lambda m: m.mtp_layers or None,
+    CardArgument("mtp_layers", C["mtp_layers"], False, 0, lambda m: m.mtp_layers or None,
                  _read_count("mtp_layers", lowest=0)),
 )}
 
@@ -348,9 +348,7 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
     s[K["cp"]] = cand.cp
     if cand.cp > 1:
         s[K["cp_comm"]] = cand.cp_comm
-    if cand.cross_entropy != "unfused":
-        s[P["cross_entropy.fusion"]] = True
-        s[K["cross_entropy"]] = cand.cross_entropy
+    s.update(spelling.cross_entropy_settings(cand.cross_entropy))
     s[K["sequence_parallel"]] = cand.sp
     if model.moe is not None:
         s[K["ep"]] = cand.ep

@@ -72,6 +72,13 @@ def broken(arguments: Mapping[str, Any], version: str, beneath: Mapping[str, Any
             if (r.when is None or _holds(r.when, value) is True) and _holds(r.require, value) is False]
 
 
+def refused(settings: Mapping[str, Any], version: str) -> list[Rule]:
+    """The rules of ``version`` that ``settings`` break whatever else a launch writes: those that read
+    nothing but them (TE's fused cross entropy, refused from core_v0.18 on every launch)."""
+    given = set(settings)
+    return [r for r in broken(settings, version) if r.reads <= given]
+
+
 def known(arguments: Mapping[str, Any], version: str, dests: Iterable[str],
           beneath: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The values ``dests`` have under ``arguments`` as ``broken`` reads them, those it knows."""

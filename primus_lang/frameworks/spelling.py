@@ -9,6 +9,8 @@ version, and what each takes, is ``frameworks.megatron``'s. Keys are primusc's n
 
 from __future__ import annotations
 
+from typing import Any
+
 # knob -> the Megatron setting that states it (the pipeline schedule has none of its own: interleaved is VPP > 1,
 # Primus's others its pp_algorithm)
 KNOBS: dict[str, str] = {
@@ -124,6 +126,7 @@ CARD: dict[str, str] = {
     "activation.squared_relu": "squared_relu",
     "activation.quick_geglu": "quick_geglu",
     "bias.disabled": "disable_bias_linear",
+    "mtp_layers": "mtp_num_layers",
 }
 
 # other names Megatron and the frameworks around it give the same knobs: a log's arguments block prints the
@@ -147,6 +150,28 @@ def knob_behind(setting: str) -> str | None:
     a setting no knob writes."""
     part = next((key for key, name in PARTS.items() if name == setting), None)
     return knob_of(setting) or (part.split(".")[0] if part else None)
+
+
+def knob_settings(knob: str, value: object) -> dict[str, Any]:
+    """The Megatron settings a knob's value writes, for the knobs whose setting is the value itself and for
+    ``cross_entropy``."""
+    if knob == "cross_entropy":
+        return cross_entropy_settings(str(value))
+    return {KNOBS[knob]: value}
+
+
+def card_settings(model: Any) -> dict[str, Any]:
+    """The model card's settings a release's start-up rules read beside the knobs (``check``'s
+    release rule): its MTP depth, None without MTP (Megatron's default)."""
+    return {CARD["mtp_layers"]: model.mtp_layers or None}
+
+
+def cross_entropy_settings(kernel: str) -> dict[str, Any]:
+    """The Megatron settings the ``cross_entropy`` knob's ``kernel`` writes (none for ``unfused``, its default):
+    the switch and the implementation it reads (``cross_entropy_kernel`` reads them back)."""
+    if kernel == "unfused":
+        return {}
+    return {PARTS["cross_entropy.fusion"]: True, KNOBS["cross_entropy"]: kernel}
 
 
 def cross_entropy_kernel(fused: bool, impl: str | None) -> str:

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from primus_lang.check import baseline_point, legal_points, parse_point
+from primus_lang.check import baseline_point, legal_points, legality, parse_point
 from primus_lang.cli import main
 from primus_lang.emit import emit, left_out, unsupported
 from primus_lang.frameworks.rules import broken, describe, rules
@@ -159,10 +159,17 @@ def test_the_extractor_reads_asserts_under_simple_tests_only() -> None:
     ]
 
 
-@pytest.mark.parametrize("target", ["megatron+slurm", "primus+slurm"])
-def test_no_example_candidate_breaks_a_rule_of_its_launch(target: str) -> None:
+@pytest.mark.parametrize(("target", "release"), [("megatron+slurm", None), ("primus+slurm", None),
+                                                  ("megatron+slurm", "core_v0.19"), ("megatron+slurm", "core_v0.12")])
+def test_no_example_candidate_breaks_a_rule_of_its_launch(target: str, release: str | None) -> None:
+    # what `plan --var megatron_version=...` ranks, `emit` at that release launches: the checker's legality
+    # holds each release's start-up refusals of primusc's own settings (TE's cross entropy from core_v0.18)
+    from primus_lang.commands._options import launched_space
+
     for path in sorted(data_dir("examples").glob("*.prx")):
         space = pick_space(load_program(str(path)))
+        if release is not None:
+            space = launched_space(space, target, {"megatron_version": release})
         for cand in list(legal_points(space))[::97]:
             problems = [p for p in unsupported(space, cand, target) if "refuses at start" in p]
             assert problems == [], (path.name, cand.label(), problems)
@@ -233,6 +240,22 @@ def test_a_target_that_launches_fsdp_as_torch_fsdp2_says_so(tmp_path: Path) -> N
     assert cand is not None and cand.sharding == "fsdp"
     said = " ".join(d.message for d in left_out(space, cand, "primus+slurm"))
     assert "this launch has `use_megatron_fsdp` false (`sharding = fsdp`, launched as torch FSDP2)" in said
+
+
+def test_a_release_that_refuses_a_kernel_makes_it_illegal_where_its_validate_args_runs() -> None:
+    # the checker reads the table: TE's fused cross entropy is refused from core_v0.18 (and at the Megatron-LM
+    # Bridge v0.6 pins), not before, and a Bridge launch does not go through validate_args at all
+    from primus_lang.commands._options import launched_space
+
+    space = load_space(ROOT / "examples" / "llama3_1_8b_mi325x.prx")
+    for target, release, legal in [("megatron+slurm", "core_v0.16", True), ("megatron+slurm", "core_v0.18", False),
+                                   ("megatron+slurm", "core_v0.19", False), ("primus+slurm", None, True),
+                                   ("bridge+slurm", None, True)]:
+        given = {} if release is None else {"megatron_version": release}
+        at = launched_space(space, target, given)
+        codes = [v.code for v in legality(at, parse_point(at, "cross_entropy=te"))]
+        assert codes == ([] if legal else ["P4046"]), (target, release)
+        assert legality(at, parse_point(at, "cross_entropy=native")) == []
 
 
 def test_a_refusal_names_the_knobs_that_set_what_its_rule_reads() -> None:
