@@ -245,6 +245,14 @@ class Megatron(Framework):
             # Megatron's flex dispatcher imports deep_ep, whose kernels are CUDA-only
             out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only; the primus "
                        "framework runs Primus Turbo's DeepEP on ROCm")
+        lacks = megatron.tokenizer_lacks(self.settings)
+        if lacks:
+            files = " and ".join(f"`{d}`" for d in lacks)
+            give = ("pass `--var tokenizer_model=...` with the tokenizer's name or file" if "tokenizer_model" in lacks
+                    else f"give {files} in the space's passthrough")
+            out.append(f"`tokenizer_type` {self.settings['tokenizer_type']} reads {files}, which the launch does not "
+                       f"have: Megatron-LM stops at start building it (build_tokenizer); {give}, or leave "
+                       "`tokenizer_type` unset for the null tokenizer of the card's vocabulary (mock data)")
         return out
 
     def render_values(self) -> dict[str, Any]:

@@ -36,6 +36,31 @@ OTHER_SCRIPTS: tuple[tuple[str, str], ...] = (
     ("mimo/train.py", "a multimodal MIMO model (encoders beside the language model)"),
     ("train_rl.py", "with reinforcement learning (GRPO rollouts between training steps)"),
 )
+# What each tokenizer type reads, which Megatron-LM asserts (or fails to load without) when it builds it:
+# megatron/training/tokenizer/tokenizer.py, build_tokenizer, core_v0.16.1 (a Hugging Face tokenizer loads
+# `tokenizer_model` with AutoTokenizer, which a missing name fails)
+TOKENIZER_READS: dict[str, tuple[str, ...]] = {
+    "BertWordPieceLowerCase": ("vocab_file",),
+    "BertWordPieceCase": ("vocab_file",),
+    "GPT2BPETokenizer": ("vocab_file", "merge_file"),
+    "SentencePieceTokenizer": ("tokenizer_model",),
+    "GPTSentencePieceTokenizer": ("tokenizer_model",),
+    "HuggingFaceTokenizer": ("tokenizer_model",),
+    "Llama2Tokenizer": ("tokenizer_model",),
+    "TikTokenizer": ("tokenizer_model", "tiktoken_pattern"),
+    "MultimodalTokenizer": ("tokenizer_model",),
+    "SFTTokenizer": ("tokenizer_model",),
+    "NullTokenizer": ("vocab_size",),
+    "NullMultimodalTokenizer": ("vocab_size",),
+}
+
+
+def tokenizer_lacks(settings: dict[str, Any]) -> list[str]:
+    """What the settings' tokenizer type reads that they do not give (the parser's default for each is None)."""
+    return [d for d in TOKENIZER_READS.get(str(settings.get("tokenizer_type")), ())
+            if settings.get(d) in (None, "")]
+
+
 # the scripts that pretrain what primusc plans, one of which every launch it writes runs
 GPT_SCRIPTS = ("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_hybrid.py")
 

@@ -176,6 +176,22 @@ def test_real_data_with_a_null_tokenizer_is_refused() -> None:
     assert [d.code.id for d in err.value.diagnostics] == ["P7014"]
 
 
+def test_a_tokenizer_without_what_it_reads_is_refused() -> None:
+    # Megatron-LM's build_tokenizer asserts each type's files: a type given alone would stop the launch at start
+    from tests.emit.ir_cases import CASES as IR
+
+    space, cand = IR["llama70b_mi325x"]
+    for variables, reads in [({"tokenizer_type": "Llama2Tokenizer"}, "reads `tokenizer_model`"),
+                             ({"tokenizer_type": "GPT2BPETokenizer"}, "reads `vocab_file` and `merge_file`")]:
+        with pytest.raises(CompileError) as err:
+            emit(space, cand, "megatron+local", EmitContext(variables=variables))
+        [d] = err.value.diagnostics
+        assert d.code.id == "P7001" and reads in d.message and "build_tokenizer" in d.message
+    given = {"tokenizer_type": "Llama2Tokenizer", "tokenizer_model": "/t/tokenizer.model"}
+    sh = emit(space, cand, "megatron+local", EmitContext(variables=given))["node.sh"]
+    assert "--tokenizer-type Llama2Tokenizer" in sh and "--tokenizer-model /t/tokenizer.model" in sh
+
+
 def test_var_overrides_the_site_and_a_space_without_one_is_unchanged() -> None:
     space = load_space(SITES / "llama3_70b_h100_pyxis.prx")
     cand = next(iter(legal_points(space)))
