@@ -9,10 +9,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from rich.console import Console
 from rich.table import Table
 
 from primus_lang.commands._options import oracle_kind
+from primus_lang.diagnostics import Diagnostic, render
+from primus_lang.diagnostics.codes_search import NAMED_CLUSTER_SET_ASIDE
 from primus_lang.ir import Gpu, Space, cluster_points, text
 from primus_lang.lower import select_cluster
 from primus_lang.search import (
@@ -58,8 +61,21 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         print(f"note: {note}", file=sys.stderr)
     jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or available_cpus()
     cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
-    label = args.cluster or cap.chosen
-    return cap, (select_cluster(space, label) if label else None)
+    if not args.cluster:
+        return cap, (select_cluster(space, cap.chosen) if cap.chosen else None)
+    label, sub = select_cluster(space, args.cluster)
+    if label != cap.chosen:
+        named = cap.cluster(label)
+        why = named.excluded if named is not None and named.excluded else ""
+        choice = f"the run's objective chooses {cap.chosen}" if cap.chosen else "no cluster meets the run's requirements"
+        print(render([Diagnostic(NAMED_CLUSTER_SET_ASIDE,
+                                 f"--cluster {label}" + (f" {why}" if why.startswith("fails") else
+                                                          f" is set aside: {why}" if why else
+                                                          " is not the objective's choice") + f"; {choice}",
+                                 help="the launch files are for the cluster named; drop --cluster for the choice")],
+                     args.error_format), file=sys.stderr)
+        cap = attrs.evolve(cap, chosen=label, named=True, best=cap.chosen)
+    return cap, (label, sub)
 
 
 def network_note(space: Space) -> str:
@@ -103,7 +119,7 @@ def print_table(cap: CapacityPlan, launched: str) -> None:
     for c in cap.clusters:
         tps = f"{c.tokens_per_gpu.value:,.0f}" if c.tokens_per_gpu is not None else ""
         wider = " †" if c.beyond else ""
-        note = "; ".join(x for x in ("chosen" if c.label == cap.chosen else "", c.excluded, c.marginal) if x)
+        note = "; ".join(x for x in (cap.mark(c.label), c.excluded, c.marginal) if x)
         row = [c.label.replace(",", "\n"), f"{c.gpus:,}", c.recipe, tps + wider, _spread(c.days),
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []

@@ -32,11 +32,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _first_cluster(space: Space) -> str:
+    """The cluster the summary counts on: with cluster axes, the first they span, named for its values."""
+    from primus_lang.ir import cluster_points
+
+    return cluster_points(space)[0][1].cluster.name
+
+
 def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
     """The legality summary: raw size, removals per rule, what remains."""
     width = max([len(f"{r.removed:,}") for r in summary.rules] + [len(f"{summary.raw:,}")])
     lines = [
-        f"space {space.name}: {space.model.name} on {space.cluster.name} ({space.cluster.world} GPUs)",
+        f"space {space.name}: {space.model.name} on {_first_cluster(space)} ({space.cluster.world} GPUs)",
         f"  raw points      {summary.raw:>{width},}",
     ]
     for r in summary.rules:
@@ -213,7 +220,9 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
         return _explain_point(spaces[0], args.point, args.json, args.error_format)
     summaries = [(space, summarize(space)) for space in spaces]
     for space, summary in summaries:
-        require_legal(space, summary)
+        # the summary is on a space's first cluster; another of its clusters may hold what that one does not
+        if not (space.cluster_axes and any(c.legal for c in cluster_counts(space))):
+            require_legal(space, summary)
     if args.json:
         print(
             serialize.to_json({

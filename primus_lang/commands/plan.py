@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(
             f"space `{space.name}`{f' on {cluster}' if cluster else ''}: {len(land):,} legal points, "
             f"{int(land.fits.sum()):,} fit in memory "
-            f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})"
+            f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})", soft_wrap=True
         )
     writes_out = bool(launch) or any(p.parent.resolve() == out.resolve() for p in (trace, report))
     with folder_lock(out) if writes_out else contextlib.nullcontext():
@@ -233,6 +233,13 @@ def run(args: argparse.Namespace) -> int:
         replace = {p.resolve() for p in own}
         try:
             result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
+            missed = _missed_row(capacity, cluster, result) if resume is None else ""
+            if missed:
+                # the comparison's row searched without judging ties, which spends less of the budget; under
+                # a budget that binds the tie search can miss the row's best: plan as the row searched
+                prep = prepare(space, _oracle(args, space), ties=False)
+                result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
+                result = attrs.evolve(result, notes=(*result.notes, missed))
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted; the trace is in {trace}; continue with: "
                                     f"{rerun_command(args, trace, out)}") from None
@@ -248,6 +255,17 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted while writing the plan's files; the search is complete in "
                                     f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
+
+
+def _missed_row(capacity: CapacityPlan | None, cluster: str, result: SearchResult) -> str:
+    """Why the cluster's plan is searched again as the comparison's row was ("" when it need not be): the
+    search that judges ties did not evaluate the best recipe the row found under the same budget."""
+    row = capacity.cluster(cluster) if capacity is not None else None
+    if row is None or not row.recipe or any(t.label == row.recipe for t in result.trials if t.evaluation):
+        return ""
+    return (f"searched as the cluster comparison searched {cluster} (ties with the best not judged): judging "
+            f"them spent the budget of {result.evaluations} evaluations before reaching `{row.recipe}`, the best "
+            "the comparison found; a larger budget judges them")
 
 
 def _refuse_collisions(source: Path, trace: Path, report: Path, resume: Path | None,

@@ -115,6 +115,16 @@ NO_CLUSTER_MEETS = register(
     "nothing is launched: the help says how near the best cluster came to each requirement, so the\n"
     "requirement can be relaxed, or the axes widened (more nodes, another GPU), to what is reachable.",
 )
+NAMED_CLUSTER_SET_ASIDE = register(
+    "W8015",
+    "named-cluster-set-aside",
+    "the cluster --cluster names is not the one the run's objective and requirements choose",
+    "`plan --cluster gpu=...,nodes=...` plans and launches the cluster it names, whatever the comparison\n"
+    "chose: the table marks it `chosen (--cluster)`. Where that cluster fails a `require` on the\n"
+    "whole run (a time, a cost, a GPU quota), or has no recipe that fits, the launch files are still\n"
+    "written, and this warning says which requirement it fails and which cluster the objective chose.\n"
+    "Drop `--cluster` to launch the comparison's choice.",
+)
 BAD_SHORTLIST = register(
     "P8040",
     "bad-shortlist",

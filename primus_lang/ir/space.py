@@ -262,7 +262,9 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
     for values in itertools.product(*(a.values for a in space.cluster_axes)):
         chosen: dict[str, Any] = dict(zip(names, values, strict=True))
         label = cluster_label(chosen)
-        # named for the point, so a manifest or a report names the cluster it was planned on
-        cluster = attrs.evolve(space.cluster, name=f"{space.cluster.name} ({label})", **chosen)
+        # named for the point, so a manifest or a report names the cluster it was planned on; the base's own
+        # name says another GPU once the GPU is an axis (`h100_x8` for MI355X nodes)
+        name = label if "gpu" in chosen else f"{space.cluster.name} ({label})"
+        cluster = attrs.evolve(space.cluster, name=name, **chosen)
         out.append((label, attrs.evolve(base, cluster=cluster, cluster_point=label)))
     return tuple(out)

@@ -27,7 +27,7 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
         cost = c.cost
         out.append(ClusterPoint(c.label, c.gpus, c.recipe, c.days.value, c.days.low, c.days.high,
                                 cost.value if cost else nan, cost.low if cost else nan, cost.high if cost else nan,
-                                c.front, c.label == capacity.chosen, c.excluded))
+                                c.front, c.label == capacity.chosen, c.excluded, capacity.mark(c.label)))
     return tuple(out)
 
 
@@ -106,7 +106,7 @@ def section(points: Sequence[ClusterPoint]) -> str:
         f"<td class='l'><code>{e(p.recipe)}</code></td>"
         f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f})</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
-        f"</td><td>{'★' if p.front else ''}</td><td class='l'>{e('; '.join(x for x in ('chosen' if p.chosen else '', p.excluded) if x))}</td>"
+        f"</td><td>{'★' if p.front else ''}</td><td class='l'>{e('; '.join(x for x in (p.mark, p.excluded) if x))}</td>"
         "</tr>"
         for p in points)
     return (f"<section id='clusters'><h2>Clusters: a whole run's days against {versus}</h2>"

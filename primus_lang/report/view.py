@@ -104,6 +104,7 @@ class ClusterPoint:
     front: bool
     chosen: bool
     excluded: str = ""
+    mark: str = ""  # ``chosen``, ``chosen (--cluster)``, the objective's choice where --cluster named another
 
 
 @frozen

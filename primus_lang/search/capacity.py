@@ -78,9 +78,18 @@ class CapacityPlan:
     objective: str  # ``minimize cost``; the space's per-GPU one without a training-run objective
     clusters: tuple[ClusterPlan, ...]
     chosen: str  # the chosen cluster's label ("" when none can be chosen)
+    named: bool = False  # `chosen` is the cluster `--cluster` named, not the objective's choice
+    best: str = ""  # where it is, the objective's choice ("" when no cluster meets the requirements)
 
     def cluster(self, label: str) -> ClusterPlan | None:
         return next((c for c in self.clusters if c.label == label), None)
+
+    def mark(self, label: str) -> str:
+        """How the table and the report mark a cluster: the one planned, and the objective's choice where
+        `--cluster` named another ("" for the others)."""
+        if label == self.chosen:
+            return "chosen (--cluster)" if self.named else "chosen"
+        return "the objective's choice (not launched)" if self.named and label == self.best else ""
 
 
 @frozen
