@@ -5,6 +5,7 @@ for chosen. Kept apart from ``plan.py``, whose one-cluster path it leaves as it 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -130,9 +131,19 @@ def print_table(cap: CapacityPlan, launched: str) -> None:
                   "is both faster and on fewer GPUs. Each "
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
                   "tokens/s/GPU rises.")
-    if any(c.beyond for c in cap.clusters):
-        console.print("†: more GPUs or a longer sequence than any run its GPU profile was fitted on: its band is the "
-                      "wider one of runs no fit saw")
+    searched = [c for c in cap.clusters if c.evaluations]
+    unproven = [c for c in searched if not c.proven]
+    if unproven:
+        console.print(f"{len(unproven)} of {len(searched)} clusters' searches stopped before proving their best (their "
+                      "budget spent, or a strategy that proves nothing): a row's recipe is the best its search found; "
+                      "`strategy exhaustive` with a budget that lets it finish proves each")
+    # one reason of each kind (its numbers aside: `2,048 GPUs beyond ...` and `4,096 GPUs beyond ...` are one)
+    kinds: dict[str, str] = {}
+    for r in (r for c in cap.clusters for r in c.beyond):
+        kinds.setdefault(re.sub(r"[0-9][0-9,.]*", "#", r), r)
+    if kinds:
+        console.print("†: beyond the runs its GPU profile was fitted on, so its band is the wider one of runs no fit "
+                      f"saw (`--json`: each cluster's `beyond`), e.g. {'; '.join(kinds.values())}")
     chosen = cap.cluster(launched)
     if chosen is not None:
         console.print(f"the launch files below are for {chosen.label}: {chosen.nodes} nodes, {chosen.gpus:,} "

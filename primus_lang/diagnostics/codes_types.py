@@ -104,7 +104,10 @@ BAD_EXPRESSION = register(
     "P3016",
     "bad-expression",
     "an expression that cannot be evaluated (a tuple outside `in`, a string in arithmetic)",
-    "Expressions combine numbers, knobs and names with + - * / // %, comparisons, and/or/not, `in (..)`.",
+    "Expressions combine numbers, knobs and names with + - * / // %, comparisons, and/or/not, `in (..)`.\n"
+    "A requirement on the whole training run (`time_to_train`, `cost`, `tokens_per_dollar`, `gpus`)\n"
+    "names only those, not a knob; `days` is the one unit an expression carries, and only on\n"
+    "`time_to_train` (`require time_to_train <= 30 days`): a cost or a count takes a bare number.",
 )
 TOO_LARGE = register(
     "P3017",

@@ -129,7 +129,8 @@ def check(cap: Capacity, gpus: tuple[Gpu, ...], span: Any) -> Capacity:
     if named & {"cost", "tokens_per_dollar"}:
         unpriced = [g.name for g in gpus if g.price_per_hour <= 0]
         if unpriced:
-            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour`, and cost needs one", where,
+            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour` (a price of 0 is none), and cost "
+                       "needs one", where,
                        help=f"give the price you pay: `gpu : {unpriced[0]} {{ price_per_hour = ... }}` (primusc "
                             "knows no prices)")
     return cap

@@ -25,6 +25,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_syntax as C
 from primus_lang.ir.expr import Binary, Call, Const, Name, Tuple_, Unary, depth
 from primus_lang.ir.span import Span
+from primus_lang.ir.text import COUNT_SUFFIXES
 from primus_lang.resources import data_dir
 from primus_lang.sources import SOURCES, lines
 from primus_lang.syntax import ast
@@ -488,22 +489,54 @@ _NUMBER_WORD = re.compile(
     r"(?<![A-Za-z0-9_.])[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[ \t]*([A-Za-z%][A-Za-z/%]*)"
 )
 _NOT_UNITS = {"x", "step", "evals", "calls", "usd", "when", "and", "or", "in", "not"}
+# a time's other units, in days, where a requirement on a run's time names them (0: no one length)
+_TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min": 1 / 1_440, "mins": 1 / 1_440,
+                 "minutes": 1 / 1_440, "h": 1 / 24, "hr": 1 / 24, "hrs": 1 / 24, "hour": 1 / 24, "hours": 1 / 24,
+                 "week": 7.0, "weeks": 7.0, "wk": 7.0, "wks": 7.0, "month": 0.0, "months": 0.0, "year": 0.0,
+                 "years": 0.0}
 # words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
 _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}
 
 
+def _lines_before(found: list[str], line: int) -> list[int]:
+    """The error's line and the one with the statement before it (blank and comment lines between skipped):
+    a word after a number starts what the parser reads as a new statement, which fails a line or more later."""
+    out = [line]
+    ln = line - 1
+    while 0 < ln <= len(found) and not found[ln - 1].split("#", 1)[0].strip():
+        ln -= 1
+    return [*out, ln]
+
+
 def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
-    """A number followed by a near-miss unit on the error's line or the one before it."""
+    """A number followed by a near-miss unit on the error's line or the statement before it."""
     found = lines(text)
-    for ln in (line, line - 1):
+    for ln in _lines_before(found, line):
         if not 0 < ln <= len(found):
             continue
         src = found[ln - 1].split("#", 1)[0]
         for m in _NUMBER_WORD.finditer(src):
             word = m.group(1)
-            if word in UNITS or word in _NOT_UNITS:
+            if (word in UNITS or word in _NOT_UNITS) and not (word in _TIME_IN_DAYS and "time_to_train" in src):
                 continue
             col = m.start(1) + 1
+            if word in _TIME_IN_DAYS and "time_to_train" in src:
+                number = m.group(0)[: m.start(1) - m.start(0)].strip()
+                per = _TIME_IN_DAYS[word]
+                days = f"`{float(number.replace('_', '')) * per:.4g} days`" if per else "the days"
+                return Diagnostic(
+                    C.UNKNOWN_UNIT, f"`{m.group(0).strip()}`: a run's time is counted in days",
+                    Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1),
+                    help=f"write {days} (`days` is the one unit a requirement on `time_to_train` takes)")
+            if word in COUNT_SUFFIXES:
+                # `1.5T`, `10 T`: a count's suffix is read only glued to a whole number (`15T`)
+                number = m.group(0)[: m.start(1) - m.start(0)].strip()
+                return Diagnostic(
+                    C.UNEXPECTED_TOKEN, f"`{m.group(0).strip()}`: a count's suffix ({', '.join(COUNT_SUFFIXES)}) "
+                    "follows a whole number with nothing between",
+                    Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1),
+                    help=f"write `{_as_count(number, word)}`, or the number in full "
+                         f"(`{int(float(number.replace('_', '')) * COUNT_SUFFIXES[word]):_}`)")
             keyword = difflib.get_close_matches(word, sorted(_COUNTED), n=1, cutoff=0.75)
             if keyword:
                 # `budget 300 evls`: otherwise read as a new statement named `evls`, and reported
@@ -521,6 +554,15 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                 help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30)",
             )
     return None
+
+
+def _as_count(number: str, suffix: str) -> str:
+    """``1.5`` ``T`` as a whole number with a suffix (``1500B``), or glued where it is whole already."""
+    value = float(number.replace("_", "")) * COUNT_SUFFIXES[suffix]
+    for name, scale in sorted(COUNT_SUFFIXES.items(), key=lambda kv: -kv[1]):
+        if name != "G" and value >= scale and float(value / scale).is_integer():
+            return f"{int(value / scale)}{name}"
+    return f"{value:.6g}"
 
 
 def _describe(tok: Token) -> str:

@@ -20,6 +20,8 @@ EXPECTED = {
     "axis_in_model": "P3012",
     "bad_enum": "P3005",
     "budget_word_typo": "P1001",
+    "count_suffix_after_fraction": "P1001",
+    "run_time_in_hours": "P1005",
     "comments_only": "P1008",
     "condition_cycle": "P3015",
     "duplicate_definition": "P2006",
