@@ -46,5 +46,16 @@ def run(args: argparse.Namespace) -> int:
         print("warning: no --space: the report has no memory terms, no pipeline timeline for the winner, and "
               "shows the traced memory limit as the capacity; pass --space FILE.prx for the full report",
               file=sys.stderr)
+    if full and _compares_clusters(args):
+        # the trace is one cluster's search; the comparison of clusters is plan's, and not traced
+        print("note: the report is of the planned cluster's search; the comparison of the space's clusters (the "
+              "days-against-cost section) is written by `primusc plan` only", file=sys.stderr)
     print(f"wrote {out} ({out.stat().st_size:,} bytes)")
     return 0
+
+
+def _compares_clusters(args: argparse.Namespace) -> bool:
+    from primus_lang.commands._capacity import applies
+    from primus_lang.lower import load_space
+
+    return applies(load_space(Path(args.space_file), args.space_name))

@@ -347,8 +347,10 @@ def test_the_report_of_a_cluster_search_is_rebuilt_on_its_cluster(tmp_path: Path
     lines = trace.read_text().splitlines()
     assert json.loads(lines[0])["cluster"] == chosen  # the trace says which cluster it searched
     gpu = chosen.split(",")[0].removeprefix("gpu=")
+    capsys.readouterr()
     assert main(["report", str(trace), "--space", str(path), "--out", str(tmp_path / "r.html")]) == 0
     assert f"× {gpu}" in (tmp_path / "r.html").read_text()
+    assert "the comparison of the space's clusters" in capsys.readouterr().err  # not in the trace, and said
     # a trace that does not say (an older one) needs --cluster
     start = json.loads(lines[0])
     del start["cluster"]
