@@ -215,7 +215,7 @@ def _split_problem(f: Env) -> tuple[str, str]:
         counted = " with the embedding/loss" if int(_accounted(f)) else ""
         return (
             f"{layers} layers{counted} do not split evenly over PP {pp} stages (pipeline-split)",
-            f"use a PP among {_divisors(n, 128)}, or set first_stage_layers/last_stage_layers "
+            f"use a PP among {_divisors(layers, 128)}, or set first_stage_layers/last_stage_layers "
             f"(e.g. `last_stage_layers : {n - (n // pp) * (pp - 1)} when pp == {pp}` if that is positive)",
         )
     return (

@@ -10,14 +10,15 @@ from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import BAD_VALUE, OUTPUT_EXISTS
 from primus_lang.hfimport import card_name, check_name, map_config, read_config, render_card
+from primus_lang.hfimport.mapping import SUPPORTED_MODEL_TYPES
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "import-hf",
         help="write a model card (.prx) from a Hugging Face config.json",
-        description="Map a Hugging Face config.json (llama, mistral, mixtral, qwen3, qwen3_moe, "
-        "deepseek_v2/v3, kimi_k2, gpt_oss, nemotron) to a model card; refuse what the IR cannot express.",
+        description="Map a Hugging Face config.json (model_type " + ", ".join(SUPPORTED_MODEL_TYPES) + ") to a "
+        "model card; refuse what the IR cannot express.",
     )
     p.add_argument("config", help="path of the model's config.json, or of the folder holding it")
     p.add_argument("--name", help="the card's name (default: from the Hub id or the folder)")
@@ -35,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
         # --force replaces an existing card, never the config.json the card is read from
         source = Path(args.config) / "config.json" if Path(args.config).is_dir() else Path(args.config)
         refuse_collisions({"--out": out}, {"the config": source})
+    if out is not None:
+        from primus_lang.outputs import refuse_link
+
+        refuse_link(out)  # a folder, a link or a device is said as such, not as a file that exists
     if out is not None and out.exists() and not args.force:
         raise CompileError(
             Diagnostic(

@@ -9,6 +9,7 @@ from primus_lang.emit.arguments import (
     ATTENTION_OF_BACKEND,
     CARD_ARGUMENTS,
     CUDA_GRAPH_SETTINGS,
+    MEGATRON_ROPE_SCALING,
     MLA_ARGUMENTS,
     MLA_SWITCH,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "DTYPES",
     "LAUNCHERS",
     "MANIFEST",
+    "MEGATRON_ROPE_SCALING",
     "MLA_ARGUMENTS",
     "MLA_SWITCH",
     "PATHS",

@@ -61,6 +61,10 @@ def moe_layer_pattern(model: Model) -> str | int:
     return f"([0]*{dense}+[1]*{model.num_layers - dense})"
 
 
+# The factor megatron-core's RotaryEmbedding scales by under --use-rope-scaling: GPTModel's default, which
+# Megatron-LM's gpt_builders.py never overrides (it passes the switch alone, core_v0.12 to core_v0.19)
+MEGATRON_ROPE_SCALING = 8.0
+
 # Megatron's --norm-epsilon default (megatron/training/arguments.py, core_v0.16.1); written only when a
 # card's differs, so cards that use it emit what they always did
 MEGATRON_NORM_EPSILON = 1e-5
@@ -234,6 +238,12 @@ def model_settings(model: Model, seq_len: int) -> Settings:
     if model.position == "rope":
         # Megatron's --rotary-base is an integer; every published base is a whole number.
         s[C["rope_theta"]] = int(model.rope_theta)
+        if model.rotary_percent != 1.0:
+            s[C["rotary_percent"]] = model.rotary_percent
+        if model.rope_scaling:
+            # the switch alone: Megatron-LM's GPT builder never hands --rope-scaling-factor to GPTModel,
+            # whose factor stays 8 (model_feature_problems refuses another)
+            s[C["rope_scaling.enable"]] = True
     s[C["norm"]] = _NORMS[model.norm]
     _card_argument(s, model, "norm_epsilon")
     s[C["activation.swiglu"]] = model.activation == "swiglu"
@@ -291,6 +301,11 @@ def model_feature_problems(model: Model) -> list[str]:
         which = " and ".join(f"`{n}` = {v:g}" for n, v in (("attention_softcap", model.attention_softcap),
                                                              ("logit_softcap", model.logit_softcap)) if v)
         out.append(f"{which}: megatron-core 0.16.1 has no logit soft-capping (TransformerConfig has no such field)")
+    if model.rope_scaling and model.rope_scaling != MEGATRON_ROPE_SCALING:
+        out.append(f"`rope_scaling` = {model.rope_scaling:g}: Megatron-LM's GPT builder hands GPTModel the switch "
+                   "(--use-rope-scaling) but not --rope-scaling-factor (gpt_builders.py, core_v0.12 to core_v0.19), "
+                   f"so it scales RoPE by {MEGATRON_ROPE_SCALING:g} whatever the card says; derive a card with "
+                   "`rope_scaling = 0` to train without the scaling")
     if model.norm_placement != "pre":
         out.append(f"`norm_placement` = {model.norm_placement}: megatron-core 0.16.1's TransformerLayer has "
                    "pre-norms only (input_layernorm, pre_mlp_layernorm), no norm on a sublayer's output")
@@ -445,6 +460,11 @@ def balancing_settings(model: Model) -> Settings:
         s[C["moe.aux_loss_type"]] = "none"
     if moe.bias_balancing:
         s[C["moe.bias_balancing"]] = True
+    if moe.topk_scaling:
+        s[C["moe.topk_scaling"]] = moe.topk_scaling
+    if moe.router_groups:
+        s[C["moe.router_groups"]] = moe.router_groups
+        s[C["moe.router_group_topk"]] = moe.router_group_topk
     return s
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -147,13 +149,55 @@ def _rope_notes(r: Reader, fields: dict[str, Any], notes: list[str]) -> int:
             fields["rope_theta"] = float(theta)
     if kind:
         factor = scaling.get("factor")
-        notes.append(f"{kind} RoPE scaling" + (f" (factor {factor})" if factor is not None else "")
-                     + " not represented (no effect on parameters, FLOPs or memory)")
+        if kind == "llama3" and _megatron_llama3(scaling) and isinstance(factor, int | float) and factor > 0:
+            fields["rope_scaling"] = float(factor)
+        else:
+            notes.append(f"{kind} RoPE scaling" + (f" (factor {factor})" if factor is not None else "")
+                         + " not represented (no effect on parameters, FLOPs or memory"
+                         + ("; Megatron's --use-rope-scaling fixes the frequency factors at 1 and 4 over 8192 "
+                            "tokens" if kind == "llama3" else "") + ")")
     initial = r.config.data.get("initial_context_length")
     for value in (original, initial):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return 0
+
+
+_PER_LAYER_TYPE = ("full_attention", "sliding_attention")
+
+
+def _lift_rope_parameters(config: HfConfig) -> HfConfig:
+    """A transformers v5 config's ``rope_parameters`` (its RoPE base, scaling and rotary share in one
+    object, or one such object per layer type: Gemma 3's full and sliding layers) as the v4 fields the
+    families read: ``rope_theta``, ``rope_scaling``, ``partial_rotary_factor`` (and Gemma 3's
+    ``rope_local_base_freq``). A field the config also states at the top wins."""
+    params = config.data.get("rope_parameters")
+    if not isinstance(params, dict) or not params:
+        return config
+    lifted: dict[str, Any] = {}
+    full: dict[str, Any] = params
+    if set(params) <= set(_PER_LAYER_TYPE):
+        inner = params.get("full_attention")
+        full = inner if isinstance(inner, dict) else {}
+        local = params.get("sliding_attention")
+        if isinstance(local, dict) and "rope_theta" in local:
+            lifted["rope_local_base_freq"] = local["rope_theta"]
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if key in full:
+            lifted[key] = full[key]
+    kind = full.get("rope_type", full.get("type", "default"))
+    if kind not in (None, "default"):
+        lifted["rope_scaling"] = {k: v for k, v in full.items() if k not in ("rope_theta", "partial_rotary_factor")}
+    return attrs.evolve(config, data={**lifted, **config.data})
+
+
+# Llama 3.1's scaling as megatron-core applies it (RotaryEmbedding._apply_scaling, 0.16.1): only the factor
+# is an argument; the other three are fixed at Llama 3.1's
+_LLAMA3_FIXED = {"low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}
+
+
+def _megatron_llama3(scaling: Any) -> bool:
+    return all(scaling.get(k, v) == v for k, v in _LLAMA3_FIXED.items())
 
 
 def _seq_len(r: Reader, fields: Fields, pretrain_len: int, override: int | None, notes: list[str]) -> None:
@@ -197,10 +241,14 @@ def _window_pattern(r: Reader, fields: Fields, notes: list[str], period_key: str
     layer_types = r.config.data.get("layer_types")
     every = 0
     if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != n:
+            raise _unsupported(
+                r.config, "layer_types", f"layer_types lists {len(layer_types)} layers; num_hidden_layers is {n}",
+                "give one entry per layer")
         full = [i + 1 for i, t in enumerate(layer_types) if t != "sliding_attention"]
         every = full[0] if full else 0
         expected = [i for i in range(1, len(layer_types) + 1) if every and i % every == 0]
-        if full != expected or len(layer_types) != n:
+        if full != expected:
             raise _unsupported(
                 r.config,
                 "layer_types",
@@ -265,11 +313,43 @@ def _mistral(r: Reader, fields: Fields, notes: list[str]) -> None:
     _full_sliding_window(r, fields, "sliding_window", notes)
 
 
+# transformers' Qwen2Config and Qwen3Config default (configuration_qwen2.py, configuration_qwen3.py)
+QWEN_MAX_WINDOW_LAYERS = 28
+
+
+def _qwen_window(r: Reader, fields: Fields, notes: list[str]) -> None:
+    """Qwen2's and Qwen3's window: with use_sliding_window, layer i (from 0) is windowed where
+    i >= max_window_layers (transformers' Qwen2Config/Qwen3Config ``layer_types``, which a newer config
+    states itself). On no layer it is left out, on every layer kept; on the last layers only it is
+    refused, as the IR's windowed layers follow a period."""
+    if not r.flag("use_sliding_window", False) or r.config.data.get("sliding_window") is None:
+        return
+    n = int(fields["num_layers"])
+    layer_types = r.config.data.get("layer_types")
+    if isinstance(layer_types, list) and len(layer_types) == n:
+        windowed = [i for i, t in enumerate(layer_types) if t == "sliding_attention"]
+        key = "layer_types"
+    else:
+        first = r.count("max_window_layers", "the layers without a window", default=QWEN_MAX_WINDOW_LAYERS,
+                        minimum=0)
+        windowed = list(range(first, n))
+        key = "max_window_layers"
+    if not windowed:
+        notes.append(f"use_sliding_window left out: no layer is windowed ({key} leaves all {n} in full attention)")
+    elif len(windowed) == n:
+        _full_sliding_window(r, fields, "sliding_window", notes)
+    else:
+        raise _unsupported(
+            r.config, key,
+            f"a sliding window on layers {windowed[0]}..{windowed[-1]} of {n} only: the IR's windowed layers follow "
+            "a period (a full-attention layer every n)",
+            "import with use_sliding_window false (the released Qwen2.5 and Qwen3 models train without it)")
+
+
 def _qwen3(r: Reader, fields: Fields, notes: list[str]) -> None:
     _llama(r, fields, notes)
     fields["qk_layernorm"] = True
-    if r.flag("use_sliding_window", False):
-        _full_sliding_window(r, fields, "sliding_window", notes)
+    _qwen_window(r, fields, notes)
 
 
 def _qwen2(r: Reader, fields: Fields, notes: list[str]) -> None:
@@ -278,25 +358,43 @@ def _qwen2(r: Reader, fields: Fields, notes: list[str]) -> None:
     _llama(r, fields, notes)
     fields["bias"] = False
     fields["qkv_bias"] = True
-    if r.flag("use_sliding_window", False):
-        layers = r.count("max_window_layers", "the layers without a window", default=0, minimum=0)
-        if layers < int(fields["num_layers"]):
-            raise _unsupported(
-                r.config, "use_sliding_window",
-                f"a sliding window on the layers from {layers} on: the IR's windowed layers follow a period",
-                "import with use_sliding_window false (the released Qwen2.5 models train without it)")
+    _qwen_window(r, fields, notes)
 
 
-def _partial_rotary(r: Reader, notes: list[str]) -> None:
+def _partial_rotary(r: Reader, fields: Fields) -> None:
+    """RoPE on a share of each head's width (Megatron's --rotary-percent)."""
     partial = r.config.data.get("partial_rotary_factor")
-    if partial is not None and partial != 1:
-        notes.append(f"RoPE on a {partial} share of each head recorded as rope (no parameter change)")
+    if partial is None:
+        return
+    if isinstance(partial, bool) or not isinstance(partial, int | float) or not 0 < partial <= 1:
+        r.problems.append(r.config.bad("partial_rotary_factor", partial, "a share in (0, 1]"))
+        return
+    fields["rotary_percent"] = float(partial)
+
+
+def _routing(r: Reader, router_score: str, bias_balancing: bool) -> dict[str, Any]:
+    """How DeepSeek's router (GLM-4.5's and Nemotron 3's too) picks and weights experts: the weights'
+    scale (routed_scaling_factor), the groups a token's experts come from (n_group, topk_group: one
+    group is no limit) and its balancing loss (aux_loss_alpha, over each sequence where seq_aux, the
+    transformers default of DeepseekV2/V3Config)."""
+    scale = r.real("routed_scaling_factor", 0.0)
+    out: dict[str, Any] = {"router_score": router_score, "bias_balancing": bias_balancing,
+                           "topk_scaling": 0.0 if scale == 1.0 else scale}  # a scale of 1 is none
+    groups = r.count("n_group", "the expert groups", default=0, minimum=0)
+    if groups > 1:
+        out["router_groups"] = groups
+        out["router_group_topk"] = r.count("topk_group", "the groups a token's experts come from")
+    alpha = r.real("aux_loss_alpha", 0.0)
+    if alpha > 0:
+        out["aux_loss"] = alpha
+        out["aux_loss_type"] = "seq_aux_loss" if r.flag("seq_aux", True) else "aux_loss"
+    return out
 
 
 def _phi3(r: Reader, fields: Fields, notes: list[str]) -> None:
     """Phi-3 and Phi-4: Llama's shapes with fused qkv_proj and gate_up_proj (same parameter counts)."""
     _llama(r, fields, notes)
-    _partial_rotary(r, notes)
+    _partial_rotary(r, fields)
     _full_sliding_window(r, fields, "sliding_window", notes)
 
 
@@ -358,8 +456,7 @@ def _deepseek_moe(r: Reader, router_score: str, bias_balancing: bool) -> Moe:
         shared_experts=shared,
         shared_ffn_hidden=moe_width if shared else 0,
         dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
-        router_score=router_score,
-        bias_balancing=bias_balancing,
+        **_routing(r, router_score, bias_balancing),
     )
 
 
@@ -372,14 +469,10 @@ def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["norm"] = "rmsnorm"
     fields["qkv_bias"] = r.flag("attention_bias", False)
     fields["qk_layernorm"] = r.flag("use_qk_norm", False)
-    _partial_rotary(r, notes)
+    _partial_rotary(r, fields)
     # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
     fields["moe"] = _deepseek_moe(r, router_score="sigmoid", bias_balancing=True)
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
-    routing = [f"{k} {r.config.data[k]}" for k in ("n_group", "topk_group", "routed_scaling_factor")
-               if r.config.data.get(k) is not None]
-    if routing:
-        notes.append("routing details not represented: " + ", ".join(routing))
 
 
 def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
@@ -505,13 +598,6 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
     # MLA ignores kv_channels; the stdlib's deepseek_v3 card records the value width there too.
     fields["head_dim"] = v_head_dim
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
-    routing = [
-        f"{k} {r.config.data[k]}"
-        for k in ("n_group", "topk_group", "routed_scaling_factor")
-        if r.config.data.get(k) is not None
-    ]
-    if routing:
-        notes.append("routing details not represented: " + ", ".join(routing))
 
 
 def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
@@ -541,9 +627,7 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
 
 def _nemotron(r: Reader, fields: Fields, notes: list[str]) -> None:
     _mlp(r, fields, notes, r.count("intermediate_size", "the MLP width"), _plain_activation(r), "layernorm")
-    partial = r.config.data.get("partial_rotary_factor")
-    if partial is not None and partial != 1:
-        notes.append(f"RoPE on a {partial} share of each head recorded as rope (no parameter change)")
+    _partial_rotary(r, fields)
     notes.append("layernorm1p recorded as layernorm (same shapes)")
 
 
@@ -595,15 +679,8 @@ def _nemotron_h(r: Reader, fields: Fields, notes: list[str]) -> None:
             # transformers' NemotronHTopkRouter is DeepSeek-V3's (sigmoid scores plus e_score_correction_bias);
             # the loss and its coefficient, which the config does not carry, are Megatron-Bridge's
             # (nemotron_h_bridge.py: seq_aux_loss, moe_aux_loss_coeff 1e-4)
-            router_score="sigmoid",
-            bias_balancing=True,
-            aux_loss=1e-4,
-            aux_loss_type="seq_aux_loss",
+            **{**_routing(r, "sigmoid", True), "aux_loss": 1e-4, "aux_loss_type": "seq_aux_loss"},
         )
-        routing = [f"{k} {r.config.data[k]}" for k in ("routed_scaling_factor", "n_group", "topk_group")
-                   if r.config.data.get(k) is not None]
-        if routing:
-            notes.append("routing details not represented: " + ", ".join(routing))
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
     if fields["mtp_layers"]:
         mtp = r.text("mtp_hybrid_override_pattern", "*E")
@@ -648,11 +725,18 @@ MISSING_FEATURES: dict[str, str] = {
     "qwen2_moe": "the shared expert's sigmoid gate (shared_expert_gate, megatron-core's "
                  "--moe-shared-expert-gate), which the IR's MoE block does not hold",
     "gemma3n": "per-layer embeddings, AltUp and LAuReL blocks",
+    "qwen2_vl": "a vision encoder and multimodal RoPE (Qwen2-VL's M-RoPE over time, height and width)",
+    "qwen2_5_vl": "a vision encoder and multimodal RoPE (Qwen2.5-VL's M-RoPE over time, height and width)",
 }
 
 
 def _family(config: HfConfig) -> Family:
     mt = config.data.get("model_type")
+    other = _other_file(config)
+    if mt is None and other:
+        raise CompileError(Diagnostic(
+            MISSING_FIELD, f"`{config.file}` is {other}, not the model's config.json",
+            help="pass the model's config.json (beside it in the model's folder), or the folder itself"))
     if mt is None:
         raise CompileError(
             Diagnostic(
@@ -708,6 +792,21 @@ def _family(config: HfConfig) -> Family:
     return FAMILIES[mt]
 
 
+# What other JSON files of a model's folder hold, by a field only they have
+_OTHER_FILES = (("tokenizer_class", "a tokenizer_config.json"), ("added_tokens_decoder", "a tokenizer_config.json"),
+                ("weight_map", "a weights index (model.safetensors.index.json)"),
+                ("max_new_tokens", "a generation_config.json"), ("do_sample", "a generation_config.json"))
+
+
+def _other_file(config: HfConfig) -> str:
+    """Which other file of a model's folder ``config`` is ("" when none is recognized)."""
+    for key, what in _OTHER_FILES:
+        if key in config.data:
+            return what
+    name = Path(config.file).name
+    return f"`{name}`" if name.endswith(("tokenizer_config.json", "generation_config.json", ".index.json")) else ""
+
+
 def _digits(name: str) -> str:
     """The version digits of a model type: a near name with other digits is another generation of the
     family, often another architecture (qwen2 has QKV biases, qwen3 QK norms), never a typo's fix."""
@@ -719,8 +818,9 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     _refuse_hybrid(config)
     family = _family(config)
     notes: list[str] = []
-    config = with_class_defaults(config, notes)
+    config = with_class_defaults(_lift_rope_parameters(config), notes)
     r = Reader(config)
+    r.mapping("rope_parameters")  # checked for its type; its fields are read as the v4 ones above
     fields = _attention(r)
     fields["attention_dropout"] = _dropout(r)
     pretrain_len = _rope_notes(r, fields, notes)

@@ -49,6 +49,23 @@ class Moe:
         metadata=q(Kind.FLAG, "aux-loss-free balancing by a per-expert routing bias (--moe-router-enable-expert-bias; "
                    "sigmoid scores)"),
     )
+    # How a token's experts are picked and weighted: numerics, not cost (the dispatch is projected as
+    # routing spread evenly over the expert ranks whatever the groups)
+    topk_scaling: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "the routing weights' scale (--moe-router-topk-scaling-factor; 0: none; "
+                   "DeepSeek-V3: 2.5)"),
+    )
+    router_groups: int = field(
+        default=0,
+        metadata=q(Kind.COUNT, "group-limited routing: the experts split into this many groups "
+                   "(--moe-router-num-groups; 0: none; DeepSeek-V3: 8)"),
+    )
+    router_group_topk: int = field(
+        default=0,
+        metadata=q(Kind.COUNT, "with `router_groups`: the groups a token's experts come from "
+                   "(--moe-router-group-topk; DeepSeek-V3: 4)"),
+    )
 
 
 @frozen
@@ -134,6 +151,17 @@ class Model:
     position: str = field(default="rope", metadata=q(Kind.ENUM, "position embedding", POSITIONS))
     rope_theta: float = field(
         default=10000.0, metadata=q(Kind.NUMBER, "RoPE base frequency (Megatron's --rotary-base; its default 10000)")
+    )
+    rotary_percent: float = field(
+        default=1.0,
+        metadata=q(Kind.FRACTION, "the share of each head's width RoPE rotates (Megatron's --rotary-percent; "
+                   "GLM-4.5 and Nemotron-4: 0.5)"),
+    )
+    rope_scaling: float = field(
+        default=0.0,
+        metadata=q(Kind.NUMBER, "Llama 3.1's RoPE frequency scaling, its factor (low/high frequency factors 1 "
+                   "and 4 over an 8192-token context; Megatron's --use-rope-scaling, whose GPT builder scales by "
+                   "8 only; 0: none; Llama 3.1: 8, Llama 3.2: 32)"),
     )
     tied_embeddings: bool = field(default=False, metadata=q(Kind.FLAG, "output layer shares the embedding"))
     bias: bool = field(default=False, metadata=q(Kind.FLAG, "linear layers carry biases"))

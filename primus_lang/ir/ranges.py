@@ -47,6 +47,8 @@ CEILINGS: dict[str, int | float] = {
     "glu_offset": 1e4, "activation_clamp": 1e4,  # [1 and 7, gpt-oss]
     "full_attention_every": _LAYERS,  # [6, Gemma 3]
     "aux_loss": 1e3,  # [0.9]
+    "rope_scaling": 1e4, "topk_scaling": 1e4,  # [32, Llama 3.2; 16, DeepSeek-V2]
+    "router_groups": 2**14, "router_group_topk": 2**14,  # [8]
     "time_limit": 365 * 86400.0,  # a site's Slurm limit [2-00:00:00]
 }
 # Fields the table does not name, by kind: [2.5 PFLOP/s BF16, 288 GB, 8 TB/s, 10 us]
@@ -158,10 +160,33 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
         if isinstance(k, int) and isinstance(n, int) and k > n:
             related.append(Problem("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
                             "a token is routed to top_k distinct experts"))
+        related.append(_router_groups(values))
         if values.get("bias_balancing") and values.get("router_score", "softmax") != "sigmoid":
             related.append(Problem("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
                             "Megatron balances with an expert bias only on sigmoid scores"))
     return out + [p for p in related if p is not None]
+
+
+def _router_groups(values: dict[str, Any]) -> Problem | None:
+    """Group-limited routing as megatron-core's TransformerConfig asserts it (0.16.1): both counts or
+    neither, groups that split the experts evenly, no more groups picked than there are, and a top-k
+    the picked groups share evenly (moe_utils.group_limited_topk takes top_k // group_topk per group)."""
+    groups, pick = values.get("router_groups", 0), values.get("router_group_topk", 0)
+    n, k = values.get("num_experts"), values.get("top_k", 2)
+    if not (isinstance(groups, int) and isinstance(pick, int)) or (groups == 0 and pick == 0):
+        return None
+    why = "megatron-core's group-limited routing (TransformerConfig, moe_utils.group_limited_topk)"
+    if not groups or not pick:
+        return Problem("router_groups", "`router_groups` and `router_group_topk` go together", f"give both: {why}")
+    if isinstance(n, int) and n % groups:
+        return Problem("router_groups", f"{groups} router groups do not split {n} experts evenly",
+                       f"use a divisor of `num_experts`: {why}")
+    if pick > groups:
+        return Problem("router_group_topk", f"`router_group_topk` ({pick}) exceeds `router_groups` ({groups})", why)
+    if isinstance(k, int) and k % pick:
+        return Problem("router_group_topk", f"`top_k` ({k}) is not shared evenly by {pick} groups",
+                       f"`top_k` must be a multiple of `router_group_topk`: {why}")
+    return None
 
 
 def object_problems(obj: Any) -> list[Problem]:

@@ -24,6 +24,7 @@ from primus_lang.emit import (
     ATTENTION_OF_BACKEND,
     CARD_ARGUMENTS,
     CUDA_GRAPH_SETTINGS,
+    MEGATRON_ROPE_SCALING,
     MLA_ARGUMENTS,
     MLA_SWITCH,
     PATHS,
@@ -281,6 +282,8 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         r.unsupported(C["position"], "multimodal RoPE is not modelled")
     put("position", "position_embedding_type", _POSITIONS.get(position, "rope"))
     put("rope_theta", C["rope_theta"], float(r.int(C["rope_theta"], 10000)))
+    put("rotary_percent", C["rotary_percent"], _rotary_percent(r))
+    put("rope_scaling", C["rope_scaling.enable"], _rope_scaling(r))
     put("norm", C["norm"], _NORMS.get(r.choice(C["norm"], ("RMSNorm", "LayerNorm"), "LayerNorm"), "layernorm"))
     put("tied_embeddings", C["tied_embeddings"], not r.flag(C["tied_embeddings"]))
     bias = r.flag(C["bias"], True) and not r.flag(C["bias.disabled"])
@@ -308,6 +311,28 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
             r.missing(dest, "give it with `--vocab-size N` (a tokenizer's vocabulary is not read)" if name == "vocab"
                       else "add it to the recipe")
     return out, frozenset(stated)
+
+
+def _rope_scaling(r: _Reader) -> float:
+    """Llama 3.1's RoPE scaling as Megatron-LM's GPT builder runs it: on under the switch, at megatron-core's
+    factor (gpt_builders.py hands GPTModel the switch alone, so a recipe's --rope-scaling-factor is never read)."""
+    if not r.flag(C["rope_scaling.enable"]):
+        return 0.0
+    given = r.float(C["rope_scaling"], MEGATRON_ROPE_SCALING)
+    if given != MEGATRON_ROPE_SCALING:
+        r.notes.append(f"`--rope-scaling-factor {given:g}` is read as {MEGATRON_ROPE_SCALING:g}: Megatron-LM's GPT builder "
+                       "never hands the factor to GPTModel (gpt_builders.py), which scales by its default")
+    return MEGATRON_ROPE_SCALING
+
+
+def _rotary_percent(r: _Reader) -> float:
+    share = r.float(C["rotary_percent"], 1.0)
+    if not 0 < share <= 1:
+        e = r.entry(C["rotary_percent"])
+        if e is not None:
+            r.bad(e, "a share of each head's width in (0, 1]")
+        return 1.0
+    return share
 
 
 def _card_arguments(r: _Reader, out: dict[str, Any], put: Callable[[str, str, Any], None]) -> None:
@@ -427,7 +452,9 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
                dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
                router_score=r.choice(C["moe.router_score"], ("softmax", "sigmoid"), "softmax"),
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
-               bias_balancing=r.flag(C["moe.bias_balancing"]))
+               bias_balancing=r.flag(C["moe.bias_balancing"]), topk_scaling=r.float(C["moe.topk_scaling"], 0.0),
+               router_groups=r.int(C["moe.router_groups"], 0, floor=0),
+               router_group_topk=r.int(C["moe.router_group_topk"], 0, floor=0))
 
 
 # Megatron's argument -> the IR field whose ceiling (ir/ranges.py) bounds it

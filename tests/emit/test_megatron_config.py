@@ -41,6 +41,8 @@ RUN_ARGS = {
     "te_rng_tracker", "check_for_nan_in_loss_and_grad", "moe_pad_experts_for_cuda_graph_inference",
     # pretrain_mamba.py's model construction (mamba_builders.py): the layer spec and the hybrid pattern
     "spec", "hybrid_override_pattern",
+    # GPTModel's own arguments (gpt_builders.py, core_v0.16.1): RoPE on a share of each head, Llama 3.1's scaling
+    "rotary_percent", "use_rope_scaling",
     # a run block's schedule, logging and data (arguments.py's _add_learning_rate_args, _add_logging_args,
     # _add_data_args): the scheduler and the loggers read them from the arguments, not from a config
     "lr_decay_style", "lr_decay_iters", "log_throughput", "tensorboard_dir", "wandb_project", "wandb_exp_name",

@@ -59,7 +59,8 @@ def test_the_router_balances_the_experts_as_the_card_says() -> None:
                        "moe_aux_loss_coeff": 0.02}
     deepseek = balancing_settings(models["deepseek_v3"])
     assert deepseek == {"moe_router_score_function": "sigmoid", "moe_router_load_balancing_type": "none",
-                        "moe_router_enable_expert_bias": True}
+                        "moe_router_enable_expert_bias": True, "moe_router_topk_scaling_factor": 2.5,
+                        "moe_router_num_groups": 8, "moe_router_group_topk": 4}
 
 
 def test_bias_balancing_needs_sigmoid_scores() -> None:

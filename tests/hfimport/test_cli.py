@@ -54,3 +54,10 @@ def test_accepts_the_model_folder(tmp_path: Path, capsys: pytest.CaptureFixture[
     (folder / "config.json").write_text((FIXTURES / "mixtral_8x7b.json").read_text())
     assert main(["import-hf", str(folder)]) == 0
     assert "model mixtral_8x7b_v0_1 {" in capsys.readouterr().out
+
+
+def test_an_out_that_is_a_folder_is_said_so_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    assert main(["import-hf", str(FIXTURES / "llama3_1_70b.json"), "--out", str(folder)]) == 1
+    assert "is a folder where an output file goes" in capsys.readouterr().err

@@ -64,6 +64,7 @@ def test_deepseek_v3_mla_moe_mtp() -> None:
     assert m.moe == Moe(
         num_experts=256, top_k=8, ffn_hidden=2048, shared_experts=1, shared_ffn_hidden=2048, dense_layers=3,
         router_score="sigmoid", bias_balancing=True,  # scoring_func sigmoid, topk_method noaux_tc
+        topk_scaling=2.5, router_groups=8, router_group_topk=4,  # routed_scaling_factor, n_group, topk_group
     )
     assert (m.mtp_layers, m.ffn_hidden, m.seq_len, m.moe_layers) == (1, 18432, 4096, 58)
 
@@ -218,3 +219,50 @@ def test_a_gemma3_text_config_takes_its_class_defaults_for_what_it_leaves_out(tm
     stated = map_config(read_config(write(tmp_path, data | {"rope_theta": 500_000.0})), "g")
     assert stated.model.rope_theta == 500_000.0
     assert not any("rope_theta" in n for n in stated.notes if "defaults" in n)
+
+
+def _variant(tmp_path: Path, stem: str, change: dict[str, object], drop: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    """A fixture's config with some fields changed or left out."""
+    data = {k: v for k, v in json.loads((FIXTURES / f"{stem}.json").read_text()).items() if k not in drop}
+    path = tmp_path / f"{stem}.json"
+    path.write_text(json.dumps({**data, **change}))
+    return map_config(read_config(path), stem)
+
+
+def test_a_transformers_v5_config_reads_its_rope_parameters(tmp_path: Path) -> None:
+    # transformers v5 writes RoPE's base, scaling and rotary share into one `rope_parameters` object
+    v4 = imported("llama3_1_70b").model
+    scaling = json.loads((FIXTURES / "llama3_1_70b.json").read_text())["rope_scaling"]
+    v5 = _variant(tmp_path, "llama3_1_70b", {"rope_parameters": {"rope_theta": 500000.0, **scaling}},
+                  drop=("rope_theta", "rope_scaling")).model
+    assert v5 == v4 and (v5.rope_theta, v5.rope_scaling, v5.seq_len) == (500000.0, 8.0, 8192)
+    glm = _variant(tmp_path, "glm4_5_air", {"rope_parameters": {"rope_theta": 1e6, "rope_type": "default",
+                                                                "partial_rotary_factor": 0.5}},
+                   drop=("rope_theta", "partial_rotary_factor")).model
+    assert (glm.rope_theta, glm.rotary_percent) == (1e6, 0.5)
+
+
+def test_qwen3_windows_the_layers_from_max_window_layers_on(tmp_path: Path) -> None:
+    # transformers' Qwen3Config: layer i is windowed where use_sliding_window and i >= max_window_layers (28)
+    window = {"use_sliding_window": True, "sliding_window": 4096}
+    none = _variant(tmp_path, "qwen3_235b_a22b", {**window, "max_window_layers": 94})
+    assert none.model.sliding_window == 0 and any("no layer is windowed" in n for n in none.notes)
+    every = _variant(tmp_path, "qwen3_235b_a22b", {**window, "max_window_layers": 0}).model
+    assert (every.sliding_window, every.full_attention_every) == (4096, 0)
+    from primus_lang.diagnostics import CompileError
+
+    with pytest.raises(CompileError, match=r"layers 28\.\.93 of 94 only"):
+        _variant(tmp_path, "qwen3_235b_a22b", window, drop=("max_window_layers",))  # the default 28
+
+
+def test_deepseeks_routing_and_balancing_are_the_cards(tmp_path: Path) -> None:
+    # DeepSeek-V2's group-limited routing, its weights' scale and its per-sequence balancing loss
+    v2 = _variant(tmp_path, "deepseek_v3", {"scoring_func": "softmax", "topk_method": "group_limited_greedy",
+                                            "n_group": 8, "topk_group": 3, "routed_scaling_factor": 16.0,
+                                            "num_experts_per_tok": 6, "aux_loss_alpha": 0.003, "seq_aux": True})
+    moe = v2.model.moe
+    assert moe is not None and (moe.router_score, moe.bias_balancing) == ("softmax", False)
+    assert (moe.topk_scaling, moe.router_groups, moe.router_group_topk) == (16.0, 8, 3)
+    assert (moe.aux_loss, moe.aux_loss_type) == (0.003, "seq_aux_loss")
+    one = _variant(tmp_path, "deepseek_v3", {"n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0}).model.moe
+    assert one is not None and (one.topk_scaling, one.router_groups, one.router_group_topk) == (0.0, 0, 0)

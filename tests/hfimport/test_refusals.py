@@ -148,3 +148,28 @@ def test_bad_values(tmp_path: Path) -> None:
     assert sorted(codes(err)) == ["P3106", "P3106"]
     assert codes(refuse(tmp_path, base_llama() | {"num_key_value_heads": 7})) == ["P3106"]
     assert codes(refuse(tmp_path, base_llama() | {"num_hidden_layers": 0})) == ["P3106"]
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    ({"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 131072}, "a tokenizer_config.json"),
+    ({"metadata": {"total_size": 1}, "weight_map": {"lm_head.weight": "model-00001.safetensors"}},
+     "a weights index"),
+    ({"bos_token_id": 1, "do_sample": True, "temperature": 0.6}, "a generation_config.json"),
+])
+def test_another_file_of_the_models_folder_is_named(tmp_path: Path, data: dict[str, Any], said: str) -> None:
+    err = refuse(tmp_path, data)
+    assert codes(err) == ["P3103"] and f"is {said}" in err.diagnostics[0].message
+    assert err.diagnostics[0].message.endswith("not the model's config.json")
+
+
+def test_qwen2_vl_is_a_multimodal_model_not_qwen2(tmp_path: Path) -> None:
+    err = refuse(tmp_path, {**base_llama(), "model_type": "qwen2_vl"})
+    assert codes(err) == ["P3102"] and "vision encoder" in err.diagnostics[0].message
+    assert "did you mean" not in str(err.diagnostics[0].help)
+
+
+def test_layer_types_of_another_length_is_said_as_such(tmp_path: Path) -> None:
+    data = {**json.loads((FIXTURES / "gpt_oss_120b.json").read_text())}
+    data["layer_types"] = data["layer_types"][:-2]
+    err = refuse(tmp_path, data)
+    assert "layer_types lists 34 layers; num_hidden_layers is 36" in err.diagnostics[0].message

@@ -160,3 +160,16 @@ def test_a_layout_without_the_presets_mtp_layer_names_where_it_comes_from(tmp_pa
     assert "P3129" in err and "`deepseek_v3.yaml: mtp_num_layers` = 1" in err and "`mtp_num_layers: null`" in err
     experiment.write_text(text + "      mtp_num_layers: null\n")
     assert main(["import-recipe", str(experiment), "--out", str(tmp_path / "b.prx")]) == 0
+
+
+def test_rope_settings_are_read_as_megatron_runs_them() -> None:
+    # --rotary-percent into the card; --use-rope-scaling at the factor megatron-core applies (8), whatever
+    # --rope-scaling-factor says, since Megatron-LM's GPT builder never hands it to GPTModel
+    line = V2_LITE.replace("--num-layers 27", "--num-layers 27 --rotary-percent 0.5 --use-rope-scaling "
+                           "--rope-scaling-factor 32")
+    imp = interpret(read_command_text(line, "d.sh"), {"vocab": 102400})
+    assert (imp.model["rotary_percent"], imp.model["rope_scaling"]) == (0.5, 8.0)
+    assert any("--rope-scaling-factor 32` is read as 8" in n for n in imp.notes)
+    plain = interpret(read_command_text(V2_LITE.replace("--num-layers 27", "--num-layers 27 --rope-scaling-factor 32"),
+                                        "d.sh"), {"vocab": 102400})
+    assert plain.model["rope_scaling"] == 0.0  # the factor without the switch scales nothing

@@ -73,6 +73,17 @@ def test_emission_refuses_what_megatron_cannot_build() -> None:
     assert "qk_norm_whole" in model_feature_problems(BASE.replace(qk_layernorm=True, qk_norm_whole=True))[0]
 
 
+def test_rope_is_written_as_the_card_says_and_a_factor_megatron_ignores_is_refused() -> None:
+    plain = model_settings(BASE, 512)
+    assert "rotary_percent" not in plain and "use_rope_scaling" not in plain  # Megatron's defaults
+    half = model_settings(BASE.replace(rotary_percent=0.5, rope_scaling=8.0), 512)
+    assert half["rotary_percent"] == 0.5 and half["use_rope_scaling"] is True
+    assert "rope_scaling_factor" not in half  # never read by Megatron-LM's GPT builder: not written
+    assert model_feature_problems(BASE.replace(rope_scaling=8.0)) == []
+    (why,) = model_feature_problems(BASE.replace(rope_scaling=32.0))  # Llama 3.2's
+    assert "`rope_scaling` = 32" in why and "gpt_builders.py" in why and "`rope_scaling = 0`" in why
+
+
 def test_w6010_names_uncosted_features() -> None:
     assert feature_warnings(BASE) == [] and ignored_features(BASE.replace(logit_softcap=30.0))
     (w,) = feature_warnings(BASE.replace(attention_softcap=50.0, logit_softcap=30.0))
