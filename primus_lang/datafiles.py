@@ -185,6 +185,21 @@ class _BoundedLoader(yaml.SafeLoader):
             self._sizes[anchor] = self._total - start
         return node
 
+    unique_keys = False  # refuse a key written twice in one mapping (YAML keeps the last silently)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if self.unique_keys:
+            seen: dict[object, int] = {}
+            for key, _value in node.value:
+                if key.tag == "tag:yaml.org,2002:merge" or not isinstance(key, yaml.ScalarNode):
+                    continue
+                if key.value in seen:
+                    raise _Refusal("unreadable", f"holds the key `{str(key.value)[:40]}` twice in one mapping (line "
+                                   f"{seen[key.value]} and here), and YAML would keep the last silently",
+                                   *_where(key.start_mark), help="keep one of them")
+                seen[key.value] = key.start_mark.line + 1
+        return super().construct_mapping(node, deep)
+
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep)
@@ -203,16 +218,18 @@ def _construct_int(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
-def load_yaml(path: str | Path, codes: DataCodes, what: str) -> Any:
-    """One YAML document of ``path`` (None when empty), within the limits above."""
-    return loads_yaml(read_text(path, codes, what), str(path), codes, what)
+def load_yaml(path: str | Path, codes: DataCodes, what: str, unique_keys: bool = False) -> Any:
+    """One YAML document of ``path`` (None when empty), within the limits above (``unique_keys``: a key
+    written twice in a mapping is refused, for files of primusc's own schema)."""
+    return loads_yaml(read_text(path, codes, what), str(path), codes, what, unique_keys)
 
 
-def loads_yaml(text: str, name: str, codes: DataCodes, what: str) -> Any:
+def loads_yaml(text: str, name: str, codes: DataCodes, what: str, unique_keys: bool = False) -> Any:
     """``text`` (already read by ``read_text``, or a value taken from such a file) as one YAML
     document, within the limits above."""
     try:
         loader = _BoundedLoader(text)  # PyYAML's reader checks every character here, before parsing
+        loader.unique_keys = unique_keys
     except yaml.reader.ReaderError as err:
         line = text.count("\n", 0, err.position) + 1
         column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1

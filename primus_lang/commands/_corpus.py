@@ -80,12 +80,15 @@ def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]
 
 
 def _warn_malformed(args: argparse.Namespace, runs: list[Run]) -> None:
-    """A warning per row of the user's file that is skipped for a malformed field (the bundled
-    corpus has none)."""
+    """A warning per row of the user's file that is skipped: W6011 for a malformed field, W6013 for what
+    primusc cannot project (the bundled corpus's skipped rows are listed by --json alone)."""
     from primus_lang.commands.emit import print_warnings
-    from primus_lang.diagnostics.codes_projection import RUNS_ROW_MALFORMED
+    from primus_lang.diagnostics.codes_projection import RUNS_ROW_MALFORMED, RUNS_ROW_SKIPPED
     from primus_lang.validate import malformed
 
-    print_warnings([Diagnostic(RUNS_ROW_MALFORMED, f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
-                               help="fix the field; the other rows are read") for r in runs if malformed(r)],
-                   getattr(args, "error_format", "human"))
+    said = [Diagnostic(RUNS_ROW_MALFORMED if malformed(r) else RUNS_ROW_SKIPPED,
+                       f"row `{r.id[:60]}` of `{args.runs}` is skipped: {r.skip}",
+                       help="fix the field; the other rows are read" if malformed(r) else
+                       "the other rows are read; validation/published_runs.md says what a row holds")
+            for r in runs if r.skip]
+    print_warnings(said, getattr(args, "error_format", "human"))

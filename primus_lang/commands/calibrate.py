@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     runs = [r for r in read if not r.skip]
     if not runs:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{source}` can be projected"))
-    outcome = _calibrate(args, _corpus(args, runs, source))
+    corpus = _corpus(args, runs, source)
+    _check_gpus(args, corpus)
+    outcome = _calibrate(args, corpus)
     if args.json:
         print(serialize.to_json(_json_report(args, outcome)))
     else:
@@ -118,6 +120,22 @@ def _corpus(args: argparse.Namespace, runs: list[Run], source: str) -> _Corpus:
     kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     return _Corpus(source, runs, by_gpu, kept, bases)
+
+
+def _check_gpus(args: argparse.Namespace, corpus: _Corpus) -> None:
+    """Each `--gpu` names a profile the runs can fit: a name that fits nothing is a mistake to say, not
+    an empty file to write."""
+    import difflib
+
+    for name in args.gpu or ():
+        if name in corpus.kept:
+            continue
+        rows = len(corpus.by_gpu.get(name, ()))
+        near = difflib.get_close_matches(name, sorted(corpus.by_gpu), n=1, cutoff=0.5)
+        why = (f"its {rows} row(s) are under --min-rows {args.min_rows}" if rows else
+               "no row of the runs is on it" + (f" (did you mean `{near[0]}`?)" if near else ""))
+        raise CompileError(Diagnostic(NO_RUNS, f"--gpu `{name}` has nothing to fit: {why}",
+                                      help="the profiles the runs can fit: " + (", ".join(sorted(corpus.kept)) or "none")))
 
 
 def _pool(args: argparse.Namespace) -> float | None:

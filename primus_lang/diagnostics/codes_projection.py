@@ -88,9 +88,20 @@ RUNS_ROW_MALFORMED = register(
     "a row of the runs file has a field of the wrong type or outside what a run can have; it is skipped",
     "Each row of `--runs` is read on its own, so one bad row does not stop a file of good ones: a\n"
     "degree that is `true` or `2.5`, a `parallel` that is not a mapping, a measurement that is not a\n"
-    "positive number. The row is left out of the table and of any fit, and this warning names it and\n"
-    "the field. Rows skipped for what primusc does not model (an unknown GPU, an incomplete layout)\n"
-    "are listed by `primusc validate --runs FILE --json` without a warning.",
+    "positive number, a field no row has (`parallell`: the row would be read without its layout), a\n"
+    "row without an `id` or with another row's, a measurement whose model FLOPs exceed the GPU's peak\n"
+    "for its precision or fall under 0.5% of it (a step time in ms, a whole job's tokens). The row is\n"
+    "left out of the table and of any fit, and this warning names it and the field.",
+)
+RUNS_ROW_SKIPPED = register(
+    "W6013",
+    "runs-row-skipped",
+    "a row of the runs file is skipped: primusc cannot project it",
+    "A row of your `--runs` file that is well formed but cannot be projected: a GPU or model primusc\n"
+    "has no profile or card for, a layout that does not add up (GPUs not divisible by TP x PP x CP, a\n"
+    "`dp` or `num_nodes` that disagrees with them, a batch MBS x DP does not divide), a precision the\n"
+    "GPU lacks. It is left out of the table and of any fit; the warning says why, so that a file of\n"
+    "your own runs never loses one silently (`--json` lists every row's reason too).",
 )
 RUNS_FILE_TOO_LARGE = register(
     "P6007",

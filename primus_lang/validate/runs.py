@@ -35,9 +35,11 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -411,11 +413,11 @@ class OutOfRange(ValueError):
 
 
 # A row's name for a number -> the IR field whose ceiling (``ir.ranges.CEILINGS``) bounds it
-_FIELD_OF = {"vp": "vpp", "recompute_num_layers": "layers"}
+_FIELD_OF = {"vp": "vpp", "recompute_num_layers": "layers", "num_nodes": "nodes"}
 
 
 def _bounded(number: int, name: str, low: int) -> int:
-    top = MAX_WORLD if name == "num_gpus" else int(CEILINGS[_FIELD_OF.get(name, name)])
+    top = MAX_WORLD if name in ("num_gpus", "dp") else int(CEILINGS[_FIELD_OF.get(name, name)])
     if number < low:
         raise OutOfRange(f"`{name}` is {number}, below {low}")
     if number > top:
@@ -545,7 +547,32 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False
     unpublished = _unpublished(raw_rec, nemo)
     if cand.offload_layers:  # megatron-core refuses recomputation beside activation offloading: the run had none
         unpublished = tuple(k for k in unpublished if k != "recompute")
-    return attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=unpublished)
+    run = attrs.evolve(run, model=model, cluster=cluster, cand=cand, unpublished=unpublished)
+    implausible = _implausible(run)
+    return skip(f"{IMPLAUSIBLE}: {implausible}") if implausible else run
+
+
+# The share of its precision's peak a measurement's model FLOPs may reach: above the peak no GPU runs;
+# far below it (the bundled corpus's slowest run: 4.6%) a figure is in other units (a step in ms, the job's
+# tokens rather than one GPU's) rather than a run's
+MFU_RANGE = (0.005, 1.0)
+
+
+def _implausible(run: Run) -> str:
+    """Why the run's measurement cannot be one of its recipe ("" when it can): its model FLOPs (the
+    projection's, per token) at the measured rate against the GPU's peak for its precision."""
+    from primus_lang.project import project
+
+    assert run.model is not None and run.cluster is not None and run.cand is not None and run.measured
+    proj = project(run.model, run.cluster, run.cand, run.settings())
+    mfu = proj.mfu * run.measured / proj.tokens_per_gpu if proj.tokens_per_gpu > 0 else 0.0
+    low, high = MFU_RANGE
+    rate = f"{run.measured:,.0f} tokens/s/GPU is {mfu:.1%} of the GPU's {run.cand.precision} peak in model FLOPs"
+    if mfu > high:
+        return f"{rate}, more than the GPU can do"
+    if mfu < low:
+        return f"{rate}: check its units (a step time in ms, a whole job's tokens)"
+    return ""
 
 
 def _notes(row: dict[str, Any]) -> str:
@@ -639,10 +666,17 @@ def _layout_of(row: dict[str, Any], par: dict[str, Any], seq: int) -> _Layout | 
         return "layout incomplete: num_gpus, mbs, gbs and seq_len are all needed"
     if world % (tp * pp * cp):
         return f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}"
+    dp = _int(par.get("dp"), 0, "dp")
+    if dp and dp != world // (tp * pp * cp):
+        return (f"layout inconsistent: dp {dp}, but {world} GPUs at tp*pp*cp = {tp * pp * cp} leave "
+                f"{world // (tp * pp * cp)}")
     if world < per_node:
         per_node = world  # part of one node: every GPU of the run shares its scale-up fabric
     if world % per_node:
         return f"layout inconsistent: {world} GPUs do not fill whole nodes of {per_node}"
+    nodes = _int(row.get("num_nodes"), 0, "num_nodes")
+    if nodes and nodes * per_node != world:
+        return f"layout inconsistent: {nodes} nodes of {per_node} GPUs are not num_gpus {world}"
     if par.get("etp") is None and ep > 1 and world % (tp * ep * pp):
         etp = 1  # Megatron would refuse ETP = TP here; the perf recipes set expert TP to 1
     return _Layout(tp, pp, cp, ep, vp, etp, world, per_node, mbs, gbs)
@@ -699,11 +733,20 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
 def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
     """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
     path = Path(path)
-    rows = load_yaml(path, RUNS_CODES, "a runs file")
+    rows = load_yaml(path, RUNS_CODES, "a runs file", unique_keys=True)
     cards = load_cards(path.parent / "model_cards.yaml")
     if not isinstance(rows, list) or not rows:
         raise TypeError("expected a non-empty list of rows (and a mapping of model cards beside it)")
-    return [resolve_row(row, cards, calibrated) for row in rows]
+    out: list[Run] = []
+    first: dict[str, int] = {}
+    for n, row in enumerate(rows, 1):
+        run = resolve_row(row, cards, calibrated)
+        if run.id in first and not malformed(run):
+            # a row counted twice would weigh twice in a fit: the later one is set aside
+            run = attrs.evolve(run, skip=f"{DUPLICATE} `{run.id}`: row {first[run.id]} has it too")
+        first.setdefault(run.id, n)
+        out.append(run)
+    return out
 
 
 def load_cards(path: Path) -> dict[str, Any]:
@@ -719,6 +762,11 @@ def resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
     row must not stop a file of good ones)."""
     if not isinstance(row, dict):
         return Run(str(row)[:40], ("", "", ""), None, skip=f"{NOT_UNDERSTOOD}: not a mapping")
+    unknown = _unknown_field(row)
+    if unknown:
+        return _unresolved(row, f"{UNKNOWN_FIELD} {unknown}")
+    if row.get("id") is None:
+        return _unresolved(row, f"{NOT_UNDERSTOOD}: the row has no `id`")
     try:
         _check_shapes(row)
         return resolve(row, cards, calibrated)
@@ -728,6 +776,47 @@ def resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
         return _unresolved(row, f"{WRONG_TYPE}: {exc}")
     except (AttributeError, KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError, CompileError) as exc:
         return _unresolved(row, f"{NOT_UNDERSTOOD}: {type(exc).__name__}: {exc}")
+
+
+# Every field a row may have (validation/published_runs.md's table, which a test keeps equal): a mapping's
+# own fields beside it. A name outside it is a typo the row would otherwise be read without.
+ROW_FIELDS: dict[str, frozenset[str]] = {
+    "id": frozenset(), "source": frozenset(), "framework": frozenset(), "task": frozenset(), "model": frozenset(),
+    "model_card": frozenset(), "seq_len": frozenset(), "precision": frozenset(), "num_gpus": frozenset(),
+    "num_nodes": frozenset(), "gpus_per_node": frozenset(), "mbs": frozenset(), "gbs": frozenset(),
+    "ga_published": frozenset(), "ga_derived": frozenset(), "local_batch_size": frozenset(), "notes": frozenset(),
+    "config_complete": frozenset(), "quality_flag": frozenset(),
+    "source_ref": frozenset({"repo", "path", "commit", "url", "table_version", "section", "citation",
+                             "related_public_copy", "retrieval"}),
+    "model_arch_inline": frozenset({"num_layers", "hidden_size", "num_attention_heads", "vocab_size"}),
+    "hardware": frozenset({"system", "gpu"}),
+    "parallel": frozenset({"tp", "pp", "vp", "cp", "ep", "etp", "dp", "dp_derived", "fsdp", "distributed_optimizer"}),
+    "recompute": frozenset({"perf_config_tag", "perf_config_names", "recompute_granularity", "recompute_modules",
+                            "recompute_method", "recompute_num_layers", "cpu_offloading_num_layers(activations)",
+                            "cuda_graph_impl", "cuda_graph_scope", "moe_flex_dispatcher_backend", "moe_a2a_overlap",
+                            "pp_layout", "expert_tensor_parallel_size", "activation_checkpointing", "source",
+                            "recompute_layers", "activation_offload_layers", "cuda_graphs"}),
+    "measured": frozenset({"tokens_per_sec_per_gpu", "model_tflops_per_gpu", "flops_formula", "units",
+                           "step_time_s", "mfu", "aggregate_pflops", "tokens_per_batch", "memory_gib"}),
+}
+
+
+def _unknown_field(row: dict[str, Any]) -> str:
+    """The first field ``row`` names that no row has, with the nearest one it may mean ("" when none)."""
+    for key, value in row.items():
+        inner = ROW_FIELDS.get(str(key))
+        if inner is None:
+            return _misspelt(str(key), ROW_FIELDS)
+        if inner and isinstance(value, dict):
+            for sub in value:
+                if str(sub) not in inner:
+                    return _misspelt(f"{key}.{sub}", {f"{key}.{f}" for f in inner})
+    return ""
+
+
+def _misspelt(name: str, known: Iterable[str]) -> str:
+    near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"`{name}`" + (f" (did you mean `{near[0]}`?)" if near else " (validation/published_runs.md lists the fields)")
 
 
 # the kind of value each field the projection reads holds (null is always allowed: the field is unset)
@@ -754,10 +843,11 @@ def _check_shapes(row: dict[str, Any]) -> None:
 # how the skip reason of a row whose fields are malformed starts (the others skip a well-formed row
 # primusc cannot model); ``validate`` and ``calibrate`` warn about these in a user's file
 OUT_OF_RANGE, WRONG_TYPE, NOT_UNDERSTOOD = "value out of range", "wrong type", "row not understood"
+UNKNOWN_FIELD, DUPLICATE, IMPLAUSIBLE = "unknown field", "duplicate id", "measurement implausible"
 
 
 def malformed(run: Run) -> bool:
-    return run.skip.startswith((OUT_OF_RANGE, WRONG_TYPE, NOT_UNDERSTOOD))
+    return run.skip.startswith((OUT_OF_RANGE, WRONG_TYPE, NOT_UNDERSTOOD, UNKNOWN_FIELD, DUPLICATE, IMPLAUSIBLE))
 
 
 _resolve_row = resolve_row
