@@ -17,6 +17,7 @@ from primus_lang.diagnostics.codes_projection import NO_CORPUS, RUNS_DUPLICATE, 
 
 if TYPE_CHECKING:
     from primus_lang.validate import Run
+    from primus_lang.validate.runs import Profiles
 
 RUNS_HELP = "runs YAML (the schema of the bundled corpus: validation/published_runs.md); default: the bundled corpus"
 
@@ -26,7 +27,7 @@ def add_corpus_arguments(p: argparse.ArgumentParser) -> None:
                    help="read the bundled corpus's rows as well as those of --runs")
 
 
-def load(path: str, calibrated: bool) -> list[Run]:
+def load(path: str, calibrated: Profiles) -> list[Run]:
     """Every row of one runs file, resolved; a file that is missing or not a list of rows is P6001."""
     from primus_lang.validate import load_runs
 
@@ -56,7 +57,7 @@ def runs_inputs(args: argparse.Namespace) -> dict[str, Path]:
     return bundled | ({"--runs": Path(args.runs)} if args.runs else {})
 
 
-def runs_of(args: argparse.Namespace, calibrated: bool) -> tuple[list[Run], str]:
+def runs_of(args: argparse.Namespace, calibrated: Profiles) -> tuple[list[Run], str]:
     """The rows to read and how to name them in a report: the file's name as given, the corpus by
     its version. The bundled rows come first, so adding a file never reorders them (a fit's sums
     run in row order)."""

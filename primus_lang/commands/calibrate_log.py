@@ -70,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r['log']}: {r['candidate']}  measured {r['measured_s']:.3f} s, projected "
               f"{r['projected_s']:.3f} s, factor {r['factor']:.3f}")
     print(f"offset factor (geometric mean of {len(rows)} runs): {factor:.3f}")
+    # the factor is a reading, not a profile: say how a site makes its projections land on these runs
+    print("next: to fit a profile to runs like these, `primusc learn` reads the logs of a campaign "
+          "`plan --shortlist N` writes (docs/projection.md, Learn from your runs); or write each run as a row of a runs file "
+          "(validation/published_runs.md) and `primusc calibrate --runs FILE --with-bundled --out site.prx`")
     return 0
 
 

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print rows and summary as JSON")
     p.add_argument("--calibrated", action="store_true",
                    help="use the calibrated profiles of stdlib/hardware/calibrated.prx where present")
+    p.add_argument("--profiles", metavar="FILE.prx",
+                   help="use the profiles this file defines (what `calibrate --out` or `learn` wrote) over the "
+                        "calibrated ones: how a site's own fit projects its runs")
     p.add_argument("--no-memory", action="store_true", help="skip the memory verdict per row")
     p.add_argument("--row", action="append", metavar="ID",
                    help="explain this row instead of the table: what it was read as, its memory account and "
@@ -55,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         return run_sweeps(args)
     if sum(bool(x) for x in (args.summary, args.row, args.pairs)) > 1:
         raise CompileError(Diagnostic(BAD_ARGUMENT, "`--summary`, `--row` and `--pairs` ask for different reports: give one"))
-    runs, label = runs_of(args, args.calibrated)
+    profiles = args.profiles or args.calibrated
+    runs, label = runs_of(args, profiles)
     kind = oracle_kind(args)
     oracles: dict[object, Any] = {}
 
@@ -94,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"projected vs measured tokens/s/GPU ({label})")
+    on = f"the profiles of {args.profiles}" if args.profiles else \
+        "the calibrated profiles" if args.calibrated else "the spec sheets (--calibrated: the fitted profiles)"
+    table = Table(title=f"projected vs measured tokens/s/GPU ({label}; on {on})")
     for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "band", "memory"):
         table.add_column(col, justify="right" if col in ("projected", "measured", "error") else "left")
     for r in rows:
@@ -119,8 +125,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"inside the band their profile gives them: {cover['inside']} of {cover['rows']} rows "
                       f"({cover['share']:.0%}); beyond the runs a profile was fitted on (the far band): {far}")
     if "false_ooms" in summary:
+        ooms = summary["false_ooms"]
+        named = ", ".join(str(r) for r in ooms) if isinstance(ooms, list) else ""
         console.print(f"memory: {summary['memory_judged']} rows judged ({summary['memory_offloaded']} offload "
-                      f"activations to host memory); false OOMs: {summary['false_ooms'] or 'none'}")
+                      f"activations to host memory); false OOMs: {named or 'none'}")
         from primus_lang.ir import units
 
         terms_of = summary.get("false_oom_terms")

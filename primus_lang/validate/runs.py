@@ -48,7 +48,7 @@ from attrs import frozen
 
 from primus_lang.check import legality
 from primus_lang.datafiles import DataCodes, load_yaml
-from primus_lang.diagnostics import CompileError
+from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import (
     RUNS_FILE,
     RUNS_FILE_ENCODING,
@@ -152,8 +152,21 @@ class Run:
         return base
 
 
+# The GPU profiles rows are projected on: the spec sheets (False), the calibrated ones (True), or a .prx
+# file's over the calibrated ones (its path: the site profile `calibrate` or `learn` wrote)
+Profiles = bool | str
+_SITE_SUFFIXES = ("_site", "_calibrated")
+
+
+def profile_base(name: str) -> str:
+    """The stdlib part a fitted profile's name stands for (``h100_sxm_calibrated_site``: ``h100_sxm``)."""
+    for suffix in _SITE_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name
+
+
 @functools.lru_cache(maxsize=4)
-def stdlib_definitions(calibrated: bool = False) -> tuple[dict[str, Model], dict[str, Gpu]]:
+def stdlib_definitions(calibrated: Profiles = False) -> tuple[dict[str, Model], dict[str, Gpu]]:
     models: dict[str, Model] = {}
     gpus: dict[str, Gpu] = {}
     root = data_dir("stdlib")
@@ -170,6 +183,15 @@ def stdlib_definitions(calibrated: bool = False) -> tuple[dict[str, Model], dict
         # a calibrated profile replaces its base under the base's name
         for g in load_program(str(root / "hardware" / "calibrated.prx")).gpus:
             gpus[g.name.removesuffix("_calibrated")] = g
+    if isinstance(calibrated, str):
+        for g in load_program(calibrated).gpus:
+            base = profile_base(g.name)
+            if base not in gpus:
+                raise CompileError(Diagnostic(RUNS_FILE, f"`{calibrated}` defines the profile `{g.name}`, which "
+                                              "stands for no GPU primusc knows",
+                                              help="name a fitted profile as calibrate and learn do: the part's "
+                                                   "name, `_calibrated` and `_site` after it (h100_sxm_calibrated)"))
+            gpus[base] = g
     return models, gpus
 
 
@@ -492,7 +514,7 @@ def _tokens_by_formula(row: dict[str, Any], model: Model, seq: int) -> tuple[flo
             f"{tflops:g} model TFLOP/s/GPU as the source counts them (`{formula}`)")
 
 
-def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: bool = False) -> Run:
+def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: Profiles = False) -> Run:
     """Map one corpus row to a projectable run or a reason to skip it."""
     run = _published(row)
 
@@ -730,9 +752,10 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
     return "attn" if attn else "layer"
 
 
-def load_runs(path: str | Path, calibrated: bool = False) -> list[Run]:
+def load_runs(path: str | Path, calibrated: Profiles = False) -> list[Run]:
     """Every row of a runs file, resolved (``model_cards.yaml`` beside it fills missing models)."""
     path = Path(path)
+    stdlib_definitions(calibrated)  # a profiles file that names no GPU is the command's error, not each row's
     rows = load_yaml(path, RUNS_CODES, "a runs file", unique_keys=True)
     cards = load_cards(path.parent / "model_cards.yaml")
     if not isinstance(rows, list) or not rows:
@@ -757,7 +780,7 @@ def load_cards(path: Path) -> dict[str, Any]:
     return cards or {}
 
 
-def resolve_row(row: Any, cards: dict[str, Any], calibrated: bool) -> Run:
+def resolve_row(row: Any, cards: dict[str, Any], calibrated: Profiles) -> Run:
     """``resolve``, with a row whose fields have the wrong shape skipped with the reason (one bad
     row must not stop a file of good ones)."""
     if not isinstance(row, dict):

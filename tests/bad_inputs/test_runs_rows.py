@@ -110,3 +110,23 @@ def test_calibrate_refuses_a_gpu_it_has_nothing_to_fit(tmp_path: Path, capsys: p
                  str(tmp_path / "site.prx")]) == 1
     err = capsys.readouterr().err
     assert "P6002" in err and "--gpu `h100` has nothing to fit" in err and not (tmp_path / "site.prx").exists()
+
+
+def test_validate_projects_on_a_sites_own_profiles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # what `calibrate --out` or `learn` wrote, named for the part it stands for: the rows of that GPU project on it
+    site = tmp_path / "site.prx"
+    site.write_text("import hardware.calibrated (h100_sxm_calibrated)\n"
+                    "gpu h100_sxm_calibrated_site = h100_sxm_calibrated {\n  efficiency {\n    gemm_max = 0.2\n  }\n}\n")
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([GOOD]))
+    projected = {}
+    for flag in (["--calibrated"], ["--profiles", str(site)]):
+        assert main(["validate", "--runs", str(path), "--json", "--no-memory", *flag]) == 0
+        projected[flag[0]] = json.loads(capsys.readouterr().out)["rows"][0]["projected"]
+    assert projected["--profiles"] < 0.7 * projected["--calibrated"]
+    assert main(["validate", "--runs", str(path), "--no-memory", "--profiles", str(site)]) == 0
+    assert "on the profiles of" in " ".join(capsys.readouterr().out.split())  # the table's title says which
+    other = tmp_path / "other.prx"
+    other.write_text("import hardware.calibrated (h100_sxm_calibrated)\ngpu my_gpu = h100_sxm_calibrated { }\n")
+    assert main(["validate", "--runs", str(path), "--profiles", str(other)]) == 1
+    assert "`my_gpu`, which stands for no GPU primusc knows" in capsys.readouterr().err
