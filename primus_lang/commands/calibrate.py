@@ -97,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
         # refused before the fit, not after it
         refuse_collisions({"--out": Path(args.out)}, runs_inputs(args))
         check_outputs(None, {"out": Path(args.out)}, args.force)
-    read, source = runs_of(args, False)
+    # a site's own rows alone refine the shipped profiles (what they cannot move keeps what the published
+    # runs measured); a refit on the bundled corpus starts from the spec sheets, as the shipped ones did
+    read, source = runs_of(args, _site_only(args))
     runs = [r for r in read if not r.skip]
     if not runs:
         raise CompileError(Diagnostic(NO_RUNS, f"no row of `{source}` can be projected"))
@@ -120,6 +122,11 @@ def _corpus(args: argparse.Namespace, runs: list[Run], source: str) -> _Corpus:
     kept = {g: rows for g, rows in by_gpu.items() if len(rows) >= args.min_rows}
     bases = {g: rows[0].cluster.gpu.efficiency for g, rows in kept.items() if rows[0].cluster}
     return _Corpus(source, runs, by_gpu, kept, bases)
+
+
+def _site_only(args: argparse.Namespace) -> bool:
+    """A fit on the user's rows alone (`--runs` without `--with-bundled`)."""
+    return bool(args.runs) and not args.with_bundled
 
 
 def _check_gpus(args: argparse.Namespace, corpus: _Corpus) -> None:
@@ -161,7 +168,8 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     fits = repeats[0]
     by_seed = [_mape(r) for r in repeats]
     others = _unfitted_gpus(fits)
-    pooling = pool is not None and not args.gpu
+    # a site's fit writes the profiles its rows fit, not the other GPUs pooled from them
+    pooling = pool is not None and not args.gpu and not _site_only(args)
     moved: dict[str, tuple[tuple[str, float], ...]] = {}
     # the pooled profiles' error band is the measured leave-one-GPU-out transfer
     if args.transfer or (pooling and others):
@@ -289,7 +297,7 @@ def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
               f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
     cv = [abs(e) for f in o.fits for e in f.cross_validated]
     print(f"all profiles: cross-validated MAPE {o.by_seed[0]:.1%} over {len(cv)} rows")
-    _print_bands(o.bands)
+    _print_bands(o.bands, _site_only(args))
     _print_transfers(o.moved if args.transfer else {}, o.siblings)
     if len(o.by_seed) > 1:
         print(f"  over {len(o.by_seed)} fold shuffles: {', '.join(f'{m:.1%}' for m in o.by_seed)}; "
@@ -433,8 +441,10 @@ def _module_of(gpu: str) -> tuple[str, str]:
     return "hardware.nvidia_spec", f"{gpu}_spec"
 
 
-def _print_bands(bands: dict[str, Any]) -> None:
-    """The error band each profile's provenance states, and how many held-out rows fall inside."""
+def _print_bands(bands: dict[str, Any], site: bool = False) -> None:
+    """The error band each profile's provenance states, and how many held-out rows fall inside (``site``:
+    the base the rows were first projected on is the shipped profile, not the spec sheet)."""
+    base, on = ("shipped", "the shipped calibrated profiles") if site else ("spec sheet", "the stdlib defaults")
     print(f"error bands: measured/projected tokens/s/GPU for {bands['coverage']:.0%} of held-out rows; the error of "
           f"the ratio of two candidates' projections for {bands['paired_coverage']:.0%} of held-out pairs")
     for kind in ("fitted", "pooled"):
@@ -443,11 +453,11 @@ def _print_bands(bands: dict[str, Any]) -> None:
                   f"({b['rows']} residuals of {b['evidence']}, {b['pairs']} pairs)")
     if "spec" in bands:
         b = bands["spec"]
-        print(f"  {'spec sheet':12} {'':6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
-              f"({b['rows']} rows on the stdlib defaults, {b['pairs']} pairs)")
+        print(f"  {base:12} {'':6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
+              f"({b['rows']} rows on {on}, {b['pairs']} pairs)")
     cover = [(f"{v} fitted profiles", c) for v, c in bands.get("held_out_coverage", {}).items()]
     cover += [(name, bands[key]) for name, key in (("transfer", "transfer_held_out_coverage"),
-                                                   ("spec sheet", "spec_held_out_coverage")) if key in bands]
+                                                   (base, "spec_held_out_coverage")) if key in bands]
     for name, c in cover:
         if c["rows"]:
             print(f"  held out, inside the band: {name}: {c['inside']}/{c['rows']} ({c['share']:.0%})")

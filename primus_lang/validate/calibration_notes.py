@@ -62,6 +62,10 @@ def _method(setup: Setup) -> str:
                  "pooled value, and a GPU without rows of its own carries its vendor's pooled values. host_launch is "
                  "the host's software, not the vendor's kernels: a vendor's pool starts from, and is pulled "
                  "toward, the value pooled over the vendors with more rows.")
+    if setup.runs and not setup.with_bundled:
+        prior += (" A site's fit (its rows alone): each profile starts from the shipped calibrated profile of its "
+                  "part (stdlib/hardware/calibrated.prx), so what its rows cannot move keeps what the published "
+                  "runs measured, and no GPU without rows of its own is written.")
     return (
         "Each profile: Levenberg-Marquardt on log(projected/measured tokens/s/GPU) over that GPU's rows, "
         f"{prior} The FP8 plateau is the BF16 one times the GEMM kernels' FP8/BF16 ratio: measured on "
