@@ -414,7 +414,12 @@ def run(args: argparse.Namespace) -> int:
     write_file(out, text, force=args.force)
     if problems:
         print(f"learnt without {len(problems)} job(s) (--partial):", file=sys.stderr)
-        print(render(problems, args.error_format), file=sys.stderr)
+        if args.error_format == "human":
+            # what each job lacked, not an error to act on: --partial was asked for
+            for d in problems:
+                print(f"  {d.code.id} {d.message}", file=sys.stderr)
+        else:
+            print(render(problems, args.error_format), file=sys.stderr)
     notes += _against_baseline(manifest, measured, spreads, failed)
     _print(args, result, start, out, name, notes, problems, failed)
     return 0
@@ -527,5 +532,5 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
     if failed:
         print("did not run to the end (not ranked):")
         for i, label, how in failed:
-            print(f"{i:>4}. {label:<{w}} {how}")
+            print(f"  job {i}: {label:<{w}} {how}")  # by job, not a rank: ranks number the list above
     print(f"wrote `{out}` (gpu `{name}`); plan with it: import it and set `gpu = {name}` in your cluster")
