@@ -73,7 +73,7 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
                                  f"--cluster {label}" + (f" {why}" if why.startswith("fails") else
                                                           f" is set aside: {why}" if why else
                                                           " is not the objective's choice") + f"; {choice}",
-                                 help="the launch files are for the cluster named; drop --cluster for the choice")],
+                                 help="plan searches and launches the cluster named; drop --cluster for the choice")],
                      args.error_format), file=sys.stderr)
         cap = attrs.evolve(cap, chosen=label, named=True, best=cap.chosen)
     return cap, (label, sub)

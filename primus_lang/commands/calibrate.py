@@ -138,7 +138,8 @@ def _check_gpus(args: argparse.Namespace, corpus: _Corpus) -> None:
         if name in corpus.kept:
             continue
         rows = len(corpus.by_gpu.get(name, ()))
-        near = difflib.get_close_matches(name, sorted(corpus.by_gpu), n=1, cutoff=0.5)
+        near = [g for g in sorted(corpus.by_gpu) if g.startswith(name)] or \
+            difflib.get_close_matches(name, sorted(corpus.by_gpu), n=1, cutoff=0.5)
         why = (f"its {rows} row(s) are under --min-rows {args.min_rows}" if rows else
                "no row of the runs is on it" + (f" (did you mean `{near[0]}`?)" if near else ""))
         raise CompileError(Diagnostic(NO_RUNS, f"--gpu `{name}` has nothing to fit: {why}",

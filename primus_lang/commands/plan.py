@@ -218,7 +218,16 @@ def run(args: argparse.Namespace) -> int:
     )
     err = Console(stderr=True)
     quiet = args.json or not err.is_terminal
-    prep = _prepare(space, _oracle(args, space), err, quiet)
+    try:
+        prep = _prepare(space, _oracle(args, space), err, quiet)
+    except CompileError as failed:
+        if not cluster:
+            raise
+        # the cluster planned on is one of several: say which, and that the others remain
+        raise CompileError([attrs.evolve(d, message=f"{d.message} on the cluster `{cluster}`",
+                                         help="name another cluster with --cluster, or drop it for the objective's "
+                                              "choice (`primusc check` counts each cluster's legal points)")
+                            for d in failed.diagnostics]) from None
     if not args.json:
         land = prep.land
         err.print(

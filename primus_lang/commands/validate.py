@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    on = f"the profiles of {args.profiles}" if args.profiles else \
+    on = f"the profiles of {args.profiles}, the calibrated ones for other GPUs" if args.profiles else \
         "the calibrated profiles" if args.calibrated else "the spec sheets (--calibrated: the fitted profiles)"
     table = Table(title=f"projected vs measured tokens/s/GPU ({label}; on {on})")
     for col in ("id", "model", "gpu", "precision", "projected", "measured", "error", "band", "memory"):

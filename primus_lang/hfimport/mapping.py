@@ -166,11 +166,11 @@ def _rope_notes(r: Reader, fields: dict[str, Any], notes: list[str]) -> int:
 _PER_LAYER_TYPE = ("full_attention", "sliding_attention")
 
 
-def _lift_rope_parameters(config: HfConfig) -> HfConfig:
+def _lift_rope_parameters(config: HfConfig, notes: list[str]) -> HfConfig:
     """A transformers v5 config's ``rope_parameters`` (its RoPE base, scaling and rotary share in one
     object, or one such object per layer type: Gemma 3's full and sliding layers) as the v4 fields the
     families read: ``rope_theta``, ``rope_scaling``, ``partial_rotary_factor`` (and Gemma 3's
-    ``rope_local_base_freq``). A field the config also states at the top wins."""
+    ``rope_local_base_freq``). Where the config also states one at the top, the newer object wins, said."""
     params = config.data.get("rope_parameters")
     if not isinstance(params, dict) or not params:
         return config
@@ -188,7 +188,10 @@ def _lift_rope_parameters(config: HfConfig) -> HfConfig:
     kind = full.get("rope_type", full.get("type", "default"))
     if kind not in (None, "default"):
         lifted["rope_scaling"] = {k: v for k, v in full.items() if k not in ("rope_theta", "partial_rotary_factor")}
-    return attrs.evolve(config, data={**lifted, **config.data})
+    for key, value in lifted.items():
+        if key in config.data and config.data[key] != value:
+            notes.append(f"{key} {value} read from rope_parameters, over the top-level {key} {config.data[key]}")
+    return attrs.evolve(config, data={**config.data, **lifted})
 
 
 # Llama 3.1's scaling as megatron-core applies it (RotaryEmbedding._apply_scaling, 0.16.1): only the factor
@@ -394,7 +397,6 @@ def _routing(r: Reader, router_score: str, bias_balancing: bool) -> dict[str, An
 def _phi3(r: Reader, fields: Fields, notes: list[str]) -> None:
     """Phi-3 and Phi-4: Llama's shapes with fused qkv_proj and gate_up_proj (same parameter counts)."""
     _llama(r, fields, notes)
-    _partial_rotary(r, fields)
     _full_sliding_window(r, fields, "sliding_window", notes)
 
 
@@ -469,7 +471,6 @@ def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["norm"] = "rmsnorm"
     fields["qkv_bias"] = r.flag("attention_bias", False)
     fields["qk_layernorm"] = r.flag("use_qk_norm", False)
-    _partial_rotary(r, fields)
     # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
     fields["moe"] = _deepseek_moe(r, router_score="sigmoid", bias_balancing=True)
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
@@ -627,7 +628,6 @@ def _gpt_oss(r: Reader, fields: Fields, notes: list[str]) -> None:
 
 def _nemotron(r: Reader, fields: Fields, notes: list[str]) -> None:
     _mlp(r, fields, notes, r.count("intermediate_size", "the MLP width"), _plain_activation(r), "layernorm")
-    _partial_rotary(r, fields)
     notes.append("layernorm1p recorded as layernorm (same shapes)")
 
 
@@ -648,6 +648,7 @@ def _nemotron_h(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["norm"] = "rmsnorm"
     fields["position"] = "none"
     fields["bias"] = r.flag("use_bias", False)
+    fields.pop("rotary_percent", None)
     if fields.pop("rope_theta", None) is not None:
         notes.append("rope_theta not used: Nemotron-H attention has no position embedding")
     if not r.flag("use_conv_bias", True):
@@ -818,12 +819,13 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     _refuse_hybrid(config)
     family = _family(config)
     notes: list[str] = []
-    config = with_class_defaults(_lift_rope_parameters(config), notes)
+    config = with_class_defaults(_lift_rope_parameters(config, notes), notes)
     r = Reader(config)
     r.mapping("rope_parameters")  # checked for its type; its fields are read as the v4 ones above
     fields = _attention(r)
     fields["attention_dropout"] = _dropout(r)
     pretrain_len = _rope_notes(r, fields, notes)
+    _partial_rotary(r, fields)  # transformers' RoPE init reads it for every family
     _seq_len(r, fields, pretrain_len, seq_len, notes)
     _norm_epsilon(r, fields)
     family(r, fields, notes)

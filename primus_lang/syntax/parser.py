@@ -492,7 +492,7 @@ _NOT_UNITS = {"x", "step", "evals", "calls", "usd", "when", "and", "or", "in", "
 # a time's other units, in days, where a requirement on a run's time names them (0: no one length)
 _TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min": 1 / 1_440, "mins": 1 / 1_440,
                  "minutes": 1 / 1_440, "h": 1 / 24, "hr": 1 / 24, "hrs": 1 / 24, "hour": 1 / 24, "hours": 1 / 24,
-                 "week": 7.0, "weeks": 7.0, "wk": 7.0, "wks": 7.0, "month": 0.0, "months": 0.0, "year": 0.0,
+                 "d": 1.0, "week": 7.0, "weeks": 7.0, "wk": 7.0, "wks": 7.0, "month": 0.0, "months": 0.0, "year": 0.0,
                  "years": 0.0}
 # words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
 _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}

@@ -184,7 +184,11 @@ def stdlib_definitions(calibrated: Profiles = False) -> tuple[dict[str, Model], 
         for g in load_program(str(root / "hardware" / "calibrated.prx")).gpus:
             gpus[g.name.removesuffix("_calibrated")] = g
     if isinstance(calibrated, str):
-        for g in load_program(calibrated).gpus:
+        defined = load_program(calibrated).gpus
+        if not defined:
+            raise CompileError(Diagnostic(RUNS_FILE, f"`{calibrated}` defines no GPU profile",
+                                          help="pass the file `calibrate --out` or `learn` wrote"))
+        for g in defined:
             base = profile_base(g.name)
             if base not in gpus:
                 raise CompileError(Diagnostic(RUNS_FILE, f"`{calibrated}` defines the profile `{g.name}`, which "
@@ -764,6 +768,8 @@ def load_runs(path: str | Path, calibrated: Profiles = False) -> list[Run]:
     first: dict[str, int] = {}
     for n, row in enumerate(rows, 1):
         run = resolve_row(row, cards, calibrated)
+        if isinstance(row, dict) and row.get("id") is None:
+            run = attrs.evolve(run, id=f"#{n} (no id)")  # named by its place in the file
         if run.id in first and not malformed(run):
             # a row counted twice would weigh twice in a fit: the later one is set aside
             run = attrs.evolve(run, skip=f"{DUPLICATE} `{run.id}`: row {first[run.id]} has it too")

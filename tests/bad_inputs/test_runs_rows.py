@@ -74,6 +74,7 @@ def test_a_row_twice_or_without_an_id_is_set_aside(tmp_path: Path, capsys: pytes
     rows = json.loads(captured.out)["rows"]
     assert [r["skipped"] or "" for r in rows] == ["", "duplicate id `t_dense_bf16`: row 1 has it too",
                                             "row not understood: the row has no `id`"]
+    assert rows[2]["id"] == "#3 (no id)"  # named by its place in the file
     assert captured.err.count("W6011") == 2
 
 
@@ -126,6 +127,10 @@ def test_validate_projects_on_a_sites_own_profiles(tmp_path: Path, capsys: pytes
     assert projected["--profiles"] < 0.7 * projected["--calibrated"]
     assert main(["validate", "--runs", str(path), "--no-memory", "--profiles", str(site)]) == 0
     assert "on the profiles of" in " ".join(capsys.readouterr().out.split())  # the table's title says which
+    card = tmp_path / "card.prx"
+    card.write_text("import models.llama3 (llama3_8b)\nmodel m = llama3_8b { }\n")
+    assert main(["validate", "--runs", str(path), "--profiles", str(card)]) == 1
+    assert "defines no GPU profile" in capsys.readouterr().err
     other = tmp_path / "other.prx"
     other.write_text("import hardware.calibrated (h100_sxm_calibrated)\ngpu my_gpu = h100_sxm_calibrated { }\n")
     assert main(["validate", "--runs", str(path), "--profiles", str(other)]) == 1

@@ -240,6 +240,11 @@ def test_a_transformers_v5_config_reads_its_rope_parameters(tmp_path: Path) -> N
                                                                 "partial_rotary_factor": 0.5}},
                    drop=("rope_theta", "partial_rotary_factor")).model
     assert (glm.rope_theta, glm.rotary_percent) == (1e6, 0.5)
+    # every family's RoPE rotates the share its config names (transformers' RoPE init reads it for all)
+    part = _variant(tmp_path, "llama3_1_70b", {"rope_parameters": {"rope_theta": 1e6, "rope_type": "default",
+                                                                   "partial_rotary_factor": 0.25}})
+    assert (part.model.rotary_percent, part.model.rope_theta) == (0.25, 1e6)  # the newer object over rope_theta
+    assert any("rope_theta 1000000.0 read from rope_parameters, over the top-level" in n for n in part.notes)
 
 
 def test_qwen3_windows_the_layers_from_max_window_layers_on(tmp_path: Path) -> None:

@@ -248,6 +248,15 @@ def test_no_cluster_with_a_recipe_names_the_cluster_axes(tmp_path: Path, capsys:
     assert "P8014" in err and "no cluster has a recipe that fits: 4 of 4" in err and "gpu : h100_sxm_calibrated" in err
 
 
+@pytest.mark.parametrize(("written", "says"), [("1440 hours", "`60 days`"), ("60 d", "`60 days`"),
+                                               ("8 weeks", "`56 days`"), ("90 minutes", "`0.0625 days`")])
+def test_a_runs_time_in_another_unit_says_it_in_days(tmp_path: Path, written: str, says: str) -> None:
+    with pytest.raises(CompileError) as err:
+        load(tmp_path, PRICED + f"  require time_to_train <= {written}\n  minimize cost\n")
+    (d,) = err.value.diagnostics
+    assert d.code.id == "P1005" and "a run's time is counted in days" in d.message and says in str(d.help)
+
+
 @pytest.mark.parametrize("unit", ["days", "day"])
 def test_a_requirement_on_the_runs_time_may_say_days(tmp_path: Path, unit: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
@@ -453,3 +462,13 @@ def test_a_named_cluster_that_fails_a_requirement_is_launched_and_said(tmp_path:
     assert "chosen (--cluster)" in table and "the objective's choice" in table
     report = (tmp_path / "q" / "report.html").read_text()
     assert "the objective&#x27;s choice (not launched)" in report or "the objective's choice (not launched)" in report
+
+
+def test_a_named_cluster_without_a_legal_point_is_named_in_the_error(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED.replace("nodes : 1 | 2 | 4", "nodes : 3 | 4") + "  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--cluster", "gpu=b200_calibrated,nodes=3"]) == 1
+    err = capsys.readouterr().err
+    assert "W8015" in err and "has no legal point on the cluster `gpu=b200_calibrated,nodes=3`" in err
+    assert "name another cluster with --cluster" in err
