@@ -9,8 +9,14 @@ from pathlib import Path
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import BAD_VALUE, OUTPUT_EXISTS
-from primus_lang.hfimport import card_name, check_name, map_config, read_config, render_card
-from primus_lang.hfimport.mapping import SUPPORTED_MODEL_TYPES
+from primus_lang.hfimport import (
+    SUPPORTED_MODEL_TYPES,
+    card_name,
+    check_name,
+    map_config,
+    read_config,
+    render_card,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
