@@ -16,8 +16,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import NO_CORPUS, RUNS_DUPLICATE, RUNS_FILE
 
 if TYPE_CHECKING:
-    from primus_lang.validate import Run
-    from primus_lang.validate.runs import Profiles
+    from primus_lang.validate import Profiles, Run
 
 RUNS_HELP = "runs YAML (the schema of the bundled corpus: validation/published_runs.md); default: the bundled corpus"
 

@@ -39,7 +39,15 @@ if TYPE_CHECKING:
     from primus_lang.validate.ranking import rank_sweep
     from primus_lang.validate.ranking import summary as ranking_summary
     from primus_lang.validate.ranking import to_json as ranking_to_json
-    from primus_lang.validate.runs import GPU_NAMES, Run, gpu_key, load_runs, malformed, stdlib_definitions
+    from primus_lang.validate.runs import (
+        GPU_NAMES,
+        Profiles,
+        Run,
+        gpu_key,
+        load_runs,
+        malformed,
+        stdlib_definitions,
+    )
     from primus_lang.validate.summary import error_table
     from primus_lang.validate.summary import to_json as summary_to_json
     from primus_lang.validate.summary import to_markdown as summary_to_markdown
@@ -57,4 +65,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ = ["GPU_NAMES", "INTERNAL_ERROR", "MIN_GROUP", "PARAMS", "Fit", "Measured", "Run", "Setup", "bundled_pairs", "calibrate_shuffles", "calibration_notes_header", "describe", "error_table", "gpu_key", "hold_out_groups", "hold_out_models", "hold_out_sources", "host_shares", "learn_site", "leave_sweep_out", "load_runs", "load_sweeps", "malformed", "manifest", "pair_rows", "pairs_summary", "precision_pairs_to_markdown", "provenances", "rank_sweep", "ranking_summary", "ranking_to_json", "row_result", "runs_file", "sibling_transfer", "site_profile", "source_coverage", "spec_errors", "stdlib_definitions", "summary_to_json", "summary_to_markdown", "tied", "to_json_rows", "to_prx", "tokens_per_gpu", "transfer", "trust", "validate_rows", "validate_summarize", "vendor_pools"]
+__all__ = ["GPU_NAMES", "INTERNAL_ERROR", "MIN_GROUP", "PARAMS", "Fit", "Measured", "Profiles", "Run", "Setup", "bundled_pairs", "calibrate_shuffles", "calibration_notes_header", "describe", "error_table", "gpu_key", "hold_out_groups", "hold_out_models", "hold_out_sources", "host_shares", "learn_site", "leave_sweep_out", "load_runs", "load_sweeps", "malformed", "manifest", "pair_rows", "pairs_summary", "precision_pairs_to_markdown", "provenances", "rank_sweep", "ranking_summary", "ranking_to_json", "row_result", "runs_file", "sibling_transfer", "site_profile", "source_coverage", "spec_errors", "stdlib_definitions", "summary_to_json", "summary_to_markdown", "tied", "to_json_rows", "to_prx", "tokens_per_gpu", "transfer", "trust", "validate_rows", "validate_summarize", "vendor_pools"]
