@@ -329,7 +329,10 @@ def _qwen_window(r: Reader, fields: Fields, notes: list[str]) -> None:
         return
     n = int(fields["num_layers"])
     layer_types = r.config.data.get("layer_types")
-    if isinstance(layer_types, list) and len(layer_types) == n:
+    if isinstance(layer_types, list) and len(layer_types) != n:
+        raise _unsupported(r.config, "layer_types", f"layer_types lists {len(layer_types)} layers; "
+                           f"num_hidden_layers is {n}", "give one entry per layer")
+    if isinstance(layer_types, list):
         windowed = [i for i, t in enumerate(layer_types) if t == "sliding_attention"]
         key = "layer_types"
     else:

@@ -258,6 +258,8 @@ def test_qwen3_windows_the_layers_from_max_window_layers_on(tmp_path: Path) -> N
 
     with pytest.raises(CompileError, match=r"layers 28\.\.93 of 94 only"):
         _variant(tmp_path, "qwen3_235b_a22b", window, drop=("max_window_layers",))  # the default 28
+    with pytest.raises(CompileError, match="layer_types lists 93 layers; num_hidden_layers is 94"):
+        _variant(tmp_path, "qwen3_235b_a22b", {**window, "layer_types": ["full_attention"] * 93})
 
 
 def test_deepseeks_routing_and_balancing_are_the_cards(tmp_path: Path) -> None:
