@@ -235,7 +235,9 @@ def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], 
                   tuple(args.gpu or ()))
     thin = {g: len(rows) for g, rows in corpus.by_gpu.items() if g not in corpus.kept}
     notes = header(setup, corpus.source, fits, corpus.runs, thin, moved, bands)
-    text = to_prx(fits, corpus.source, imports, pooled, provs, notes)
+    # a site's fit is named apart from the shipped profiles it starts from (as `learn`'s), so a space or a
+    # footer says which one it projects on
+    text = to_prx(fits, corpus.source, imports, pooled, provs, notes, "_site" if _site_only(args) else "_calibrated")
     write_file(Path(args.out), text, force=args.force)
 
 

@@ -546,13 +546,15 @@ def calibrate_gpu(runs: Sequence[Run], base: Efficiency, folds: int = 5, seed: i
 
 def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]],
            pooled: Mapping[str, Efficiency] | None = None,
-           provenance: Mapping[str, Provenance] | None = None, notes: Sequence[str] | None = None) -> str:
+           provenance: Mapping[str, Provenance] | None = None, notes: Sequence[str] | None = None,
+           suffix: str = "_calibrated") -> str:
     """Calibrated profiles in the language: ``gpu X_calibrated = X_spec { efficiency { ... } provenance { ... } }``.
 
     ``imports`` maps a GPU name to the stdlib module and definition it derives from
     (``("hardware.nvidia_spec", "h100_sxm_spec")``: the spec sheet); ``pooled`` gives GPUs
     without rows of their own their vendor's pooled values (``vendor_pools``); ``provenance`` each
-    profile's evidence and error band (``project.provenance``); ``notes`` the header's comment lines
+    profile's evidence and error band (``project.provenance``); ``suffix`` ends each profile's name (a site's
+    own fit: ``_site``); ``notes`` the header's comment lines
     (``project.calibration_notes.header``), else a short one naming ``source``."""
     pooled = pooled or {}
     provenance = provenance or {}
@@ -583,7 +585,7 @@ def to_prx(fits: Sequence[Fit], source: str, imports: dict[str, tuple[str, str]]
         prov = (" provenance { " + "; ".join(f"{k} = {v}" for k, v in text.provenance_fields(provenance[gpu])) + " }"
                 if gpu in provenance else "")
         lines.append(f"# {gpu}: {note}")
-        lines.append(f"gpu {gpu}_calibrated = {imports[gpu][1]} {{ efficiency {{ {body} }}{prov} }}")
+        lines.append(f"gpu {gpu}{suffix} = {imports[gpu][1]} {{ efficiency {{ {body} }}{prov} }}")
         lines.append("")
     from primus_lang.syntax import format_source
 

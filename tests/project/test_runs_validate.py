@@ -299,18 +299,18 @@ def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pyt
     from primus_lang.lower import load_program
 
     gpus = {g.name: g for g in load_program(str(out)).gpus}
-    assert "h100_sxm_calibrated" in gpus
+    assert "h100_sxm_site" in gpus  # named apart from the shipped profile it started from
     # a site's fit (its rows alone) writes the profiles its rows fit, each started from the shipped one: what
     # its rows cannot move (no hybrid row moves the scan) keeps what the published runs measured
-    assert set(gpus) == {"h100_sxm_calibrated"} and "A site's fit (its rows alone)" in " ".join(out.read_text().split())
+    assert set(gpus) == {"h100_sxm_site"} and "A site's fit (its rows alone)" in " ".join(out.read_text().split())
     from primus_lang.resources import data_dir
 
     shipped = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "calibrated.prx")).gpus}
-    assert gpus["h100_sxm_calibrated"].efficiency.ssm_scan == shipped["h100_sxm_calibrated"].efficiency.ssm_scan
+    assert gpus["h100_sxm_site"].efficiency.ssm_scan == shipped["h100_sxm_calibrated"].efficiency.ssm_scan
     fitted = report["fits"][0]["efficiency"]["gemm_max"]
-    assert gpus["h100_sxm_calibrated"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
+    assert gpus["h100_sxm_site"].efficiency.gemm_max == pytest.approx(fitted, abs=1e-3)
     # each profile states the band measured for its evidence, as the report gives it
-    prov = gpus["h100_sxm_calibrated"].provenance
+    prov = gpus["h100_sxm_site"].provenance
     band = report["bands"]["fitted"]["h100_sxm"]
     assert prov.basis == "fitted" and prov.rows == report["fits"][0]["rows"]
     assert (prov.low, prov.high) == (pytest.approx(band["low"], abs=1e-3), pytest.approx(band["high"], abs=1e-3))
