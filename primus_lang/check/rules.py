@@ -177,6 +177,12 @@ def _uneven(f: Env) -> Any:
     return (np.asarray(f["first_stage_layers"]) > 0) | (np.asarray(f["last_stage_layers"]) > 0)
 
 
+def _said(value: Any) -> str:
+    """A flag as a message writes it: the one-point view holds "true"/"false" already (``bool`` of either is
+    true), an array its boolean."""
+    return value if isinstance(value, str) else str(bool(value)).lower()
+
+
 def _flag(value: Any) -> Any:
     # a frame holds booleans; the one-point view that words messages holds "true"/"false"
     arr = np.asarray(value)
@@ -421,7 +427,7 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: ~np.asarray(f["tp_comm_overlap"]) | (np.asarray(f["sequence_parallel"]) & (f["tp"] > 1)),
         lambda f, s: (
             f"tp_comm_overlap needs sequence parallelism with TP > 1 (TP {f['tp']}, "
-            f"sequence_parallel {str(bool(f['sequence_parallel'])).lower()}) (tp-overlap-needs-sp)",
+            f"sequence_parallel {_said(f['sequence_parallel'])}) (tp-overlap-needs-sp)",
             "write `tp_comm_overlap : true | false when tp > 1`, and keep sequence_parallel on",
         ),
     ),
@@ -606,7 +612,7 @@ RULES: tuple[Rule, ...] = (
         ),
         lambda f, s: (
             f"overlap_param_gather with sharding {f['sharding']} and overlap_grad_reduce "
-            f"{str(bool(f['overlap_grad_reduce'])).lower()} (param-gather-needs-dist-opt)",
+            f"{_said(f['overlap_grad_reduce'])} (param-gather-needs-dist-opt)",
             "use `sharding = dist_opt` (or fsdp) with `overlap_grad_reduce = true`, or turn the overlap off",
         ),
     ),

@@ -53,3 +53,15 @@ def test_rules_read_only_what_they_declare(a: Candidate, b: Candidate) -> None:
         if not bool(rule.ok(fa, SPACE)):
             message, help = rule.explain(ScalarView(fa), SPACE)
             assert f"({rule.code.name})" in message and help
+
+
+def test_a_flag_in_a_message_is_the_value_the_point_has() -> None:
+    # the one-point view holds flags as "true"/"false", and `bool("false")` is true: a message said
+    # `sequence_parallel true` of a point that had it off
+    from primus_lang.check import legality
+
+    cand = Candidate(tp=2, sequence_parallel=False, tp_comm_overlap=True)
+    said = " ".join(v.message for v in legality(SPACE, cand))
+    assert "sequence_parallel false" in said and "sequence_parallel true" not in said
+    off = Candidate(sharding="dist_opt", overlap_param_gather=True, overlap_grad_reduce=False)
+    assert "overlap_grad_reduce false" in " ".join(v.message for v in legality(SPACE, off))
