@@ -373,7 +373,17 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
     if "moe" not in sh.recomputed:
         _rerun(sh, tasks, act, "moe_act")
     tasks.add(MemoryOp("moe_activation_bwd", 6 * routed_tokens * ffn_r * BF16), "B", routed=True)
-    if sh.ep > 1:
+    if sh.ep > 1 and sh.cand.moe_dispatcher == "allgather":
+        # megatron-core's MoEAllGatherTokenDispatcher gathers every rank's tokens, whatever their experts, and
+        # each rank keeps those of its own; the combine reduce-scatters them back: ep x the rank's tokens,
+        # where all-to-all moves only the top_k copies bound for other ranks
+        gathered = tokens_in * sh.ep * width * BF16
+        for phase in ("F", "B"):
+            tasks.add(Collective("all_gather", gathered, sh.ep_group), phase, "ep_comm", routed=True,
+                      hides_under="block")
+            tasks.add(Collective("reduce_scatter", gathered, sh.ep_group), phase, "ep_comm", routed=True,
+                      hides_under="block")
+    elif sh.ep > 1:
         send = tokens_in * moe.top_k * width * BF16
         remote = -1
         domains = sh.ep_group.domains
