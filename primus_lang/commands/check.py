@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-import attrs
 from attrs import frozen
 
 from primus_lang.check import LegalitySummary, never_legal, require_legal, summarize
 from primus_lang.emit import inexpressible, target_warnings
 from primus_lang.ir import Space, serialize
 from primus_lang.ir.candidate import format_value
-from primus_lang.ir.ranges import MAX_WORLD
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
 
@@ -80,39 +78,14 @@ def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
     return lines
 
 
-_CHUNK = 512  # points whose memory is computed at once while looking for one that fits
-_MORE_NODES = 6  # doublings of the cluster tried when nothing fits (up to 64 times the nodes)
-
-
-def _least_peak(space: Space) -> tuple[int, int, bool]:
-    """(legal points, the least per-GPU peak among them, whether one fits). The points most spread
-    over GPUs come first, and the walk stops at the first chunk with a fit: a space where most
-    points fit costs one chunk, not the account of every point."""
-    from primus_lang.check import legal_list
-    from primus_lang.memory import prefilter
-
-    points = sorted(legal_list(space), key=lambda c: (-c.tp * c.pp * c.cp * c.ep, c.mbs))
-    limit = usable_bytes_of(space)
-    least = -1
-    for start in range(0, len(points), _CHUNK):
-        peaks = prefilter(space.model, space.cluster, points[start:start + _CHUNK], space.settings)
-        low = int(peaks.min())
-        least = low if least < 0 else min(least, low)
-        if low <= limit:
-            return len(points), least, True
-    return len(points), least, False
-
-
-def _with_nodes(space: Space, nodes: int) -> Space:
-    return attrs.evolve(space, cluster=attrs.evolve(space.cluster, nodes=nodes))
-
-
 def memory_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
     """Nothing when some legal point fits in memory (`project` counts them); otherwise say so, with
     the least peak and the smallest cluster, in doublings of the nodes, on which a point would fit."""
     if not summary.legal:
         return []
-    _, least, fits = _least_peak(space)
+    from primus_lang.search import fewest_nodes, least_peak, usable_bytes_of
+
+    _, least, fits = least_peak(space)
     if fits:
         return []
     limit = usable_bytes_of(space)
@@ -120,18 +93,12 @@ def memory_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
         f"  warning: {_none_fits(summary.legal)}: the least peak is "
         f"{least / 2**30:.1f} GiB per GPU, {limit / 2**30:.1f} GiB usable",
     ]
-    nodes = space.cluster.nodes
-    for _ in range(_MORE_NODES):
-        nodes *= 2
-        if nodes * space.cluster.gpus_per_node > MAX_WORLD:
-            break
-        legal, _, fits = _least_peak(_with_nodes(space, nodes))
-        if fits:
-            lines.append(f"    with {nodes:,} nodes ({nodes * space.cluster.gpus_per_node:,} GPUs) at least one "
-                         f"of its {legal:,} legal point{'s' if legal != 1 else ''} would fit")
-            break
+    nodes, legal, tried = fewest_nodes(space)
+    if nodes:
+        lines.append(f"    with {nodes:,} nodes ({nodes * space.cluster.gpus_per_node:,} GPUs) at least one "
+                     f"of its {legal:,} legal point{'s' if legal != 1 else ''} would fit")
     else:
-        lines.append(f"    none would fit on up to {nodes:,} nodes either")
+        lines.append(f"    none would fit on up to {tried:,} nodes either")
     lines.append("    add recompute, larger TP/PP/CP/EP or a smaller MBS to the axes; `primusc check --explain "
                  "--point ...` shows one point's account term by term")
     return lines
@@ -141,12 +108,6 @@ def _none_fits(legal: int) -> str:
     if legal == 1:
         return "the only legal point does not fit in memory"
     return f"none of the {legal:,} legal points fits in memory"
-
-
-def usable_bytes_of(space: Space) -> int:
-    from primus_lang.memory import usable_bytes
-
-    return usable_bytes(space.cluster.gpu.hbm_capacity, space.headroom)
 
 
 @frozen
@@ -163,10 +124,11 @@ class ClusterCount:
 
 def cluster_counts(space: Space) -> list[ClusterCount]:
     from primus_lang.ir import cluster_points
+    from primus_lang.search import least_peak, usable_bytes_of
 
     out: list[ClusterCount] = []
     for label, sub in cluster_points(space) if space.cluster_axes else ():
-        legal, least, fits = _least_peak(sub)
+        legal, least, fits = least_peak(sub)
         out.append(ClusterCount(label, sub.cluster.world, legal, fits, max(least, 0), usable_bytes_of(sub)))
     return out
 

@@ -15,6 +15,7 @@ from primus_lang.ir.space import Space
 from primus_lang.search.bound import bounded_by_step, floor_scores, score_bounds
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import AxisView, Landscape
+from primus_lang.search.room import fewest_nodes
 from primus_lang.search.trial import Evaluation
 
 if TYPE_CHECKING:
@@ -125,13 +126,14 @@ def _what_could_fit(space: Space, points: list[Candidate]) -> str:
                      else "a distributed optimizer or FSDP sharding")
     if min(c.mbs for c in points) > 1:
         ideas.append("a smaller micro-batch")
-    more = (f"or more than {cluster.nodes:,} node{'s' if cluster.nodes != 1 else ''} "
-            "(`primusc check` says how many would fit)")
+    nodes, _, tried = fewest_nodes(space)
+    more = (f"or {nodes:,} nodes, the fewest doubling of {cluster.nodes:,} on which a legal point fits" if nodes else
+            f"no count of nodes up to {tried:,} holds one")
     removed = (f"; the larger values the space takes ({'; '.join(illegal)}) are illegal here (`primusc check` "
                "names the rule that removes them)") if illegal else ""
     if not ideas:
         return (f"the space already takes TP, PP, recompute and sharding as far as they go{removed}: use GPUs with "
-                f"more memory {more}")
+                f"more memory, {more}")
     return "add to the space: " + ", ".join(ideas) + f"{removed}; {more}"
 
 

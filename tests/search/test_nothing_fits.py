@@ -34,13 +34,13 @@ def test_in_gib_with_what_the_space_could_add(tmp_path: Path) -> None:
     _, note, help = no_fit(tmp_path, "  mbs : 1 | 2\n")
     assert note == "the smallest peak is 98.0 GiB per GPU against a limit of 2.9 GiB (288.0 GiB less 99% headroom)"
     assert help == ("add to the space: TP above 1 (up to 8), PP above 1 (up to 8), full recompute, FSDP sharding; "
-                    "or more than 1 node (`primusc check` says how many would fit)")
+                    "no count of nodes up to 64 holds one")
 
 
 def test_no_more_tp_or_pp_than_the_cluster_takes(tmp_path: Path) -> None:
     _, _, help = no_fit(tmp_path, "  tp = 8\n  mbs = 2\n  sharding = fsdp\n")
     assert help == ("add to the space: full recompute, a smaller micro-batch; "
-                    "or more than 1 node (`primusc check` says how many would fit)")
+                    "no count of nodes up to 64 holds one")
 
 
 def test_nothing_left_to_add(tmp_path: Path) -> None:
@@ -64,3 +64,14 @@ def test_a_space_with_its_recipe_says_how_to_launch_the_recipe(tmp_path: Path) -
         landscape_of(load_space(path))
     [diag] = err.value.diagnostics
     assert diag.code.id == "P8005" and "`primusc emit FILE --point baseline`" in diag.notes[1]
+
+
+def test_more_nodes_are_suggested_as_the_count_check_finds(tmp_path: Path) -> None:
+    # plan and check walk the same doublings (search/room.py): FSDP over more GPUs shards the 405B's state
+    path = tmp_path / "s.prx"
+    path.write_text("import models.llama3 (llama3_1_405b)\nimport clusters.amd (mi355x_x1)\nspace big on mi355x_x1 {\n"
+                    "  model = llama3_1_405b\n  gbs = 64\n  sharding = fsdp\n  recompute = full(126)\n}\n")
+    with pytest.raises(CompileError) as err:
+        landscape_of(load_space(path))
+    (diag,) = err.value.diagnostics
+    assert diag.code.id == "P8005" and "the fewest doubling of 1 on which a legal point fits" in str(diag.help)
