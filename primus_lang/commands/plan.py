@@ -547,8 +547,9 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         low, high = trust.far(prov)
         console.print(f"†: beyond the runs the profile was fitted on (W6012), the band widened to {low:.2f}-{high:.2f}x")
     if tied:
-        console.print(f"≈: tied with #1 (the best projection ahead by at most {prov.paired:.1%}: the projected order "
-                      "among them is not evidence)")
+        console.print(f"≈: tied with #1: the fastest projection of the tied group is at most {prov.paired:.1%} ahead, "
+                      "within what the ratio of two projections errs on this profile, so the projected order among "
+                      "them is not evidence; #1 is the one the tie rule picks (below), not necessarily the fastest")
     if given is None and plan.baseline is not None and plan.baseline.evaluation is not None:
         base = plan.baseline
         assert base.evaluation is not None

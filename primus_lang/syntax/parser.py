@@ -617,6 +617,28 @@ def _negative(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Dia
     )
 
 
+_BAR_LAST = re.compile(r"\|[ \t]*(?:#[^\n]*)?$")
+
+
+def _dangling_bar(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic | None:
+    """An axis line that ends with `|` (`tp : 1 | 2 |`): the parser reads the next line's first word as the
+    missing value and fails there, or at the `}`; say it at the `|`."""
+    tok = getattr(err, "token", None)
+    pos = tok.start_pos if isinstance(tok, Token) and tok.type != "$END" else err.pos_in_stream
+    if pos is None:
+        return None
+    before = lines(text[:pos])
+    for ln in range(len(before), max(0, len(before) - 2), -1):  # the error's line and the one above it
+        src = before[ln - 1]
+        m = _BAR_LAST.search(src)
+        if m is not None and src[:m.start()].strip():
+            col = m.start() + 1
+            return Diagnostic(C.UNEXPECTED_TOKEN, "a `|` ends the line with no value after it",
+                              Span(file, ln, col, ln, col + 1),
+                              help="remove the trailing `|`, or write the value that follows it")
+    return None
+
+
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
@@ -627,6 +649,9 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     unit = _unit_slip(text, file, line)
     if unit is not None:
         return unit
+    dangling = _dangling_bar(text, file, err)
+    if dangling is not None:
+        return dangling
     label = _match(err)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token

@@ -21,6 +21,7 @@ EXPECTED = {
     "bad_enum": "P3005",
     "budget_word_typo": "P1001",
     "count_suffix_after_fraction": "P1001",
+    "trailing_bar": "P1001",
     "run_time_in_hours": "P1005",
     "comments_only": "P1008",
     "condition_cycle": "P3015",
