@@ -12,6 +12,7 @@ import attrs
 
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.suggest import closest
 from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Value
@@ -153,10 +154,12 @@ def _alt(field: attrs.Attribute[Any], alt: ast.Alt) -> list[Value]:
                 alt.span,
                 help="write `full(layers: 8)` or `full(8)`",
             )
+        near = closest(alt.name, ("none", "selective", "op", "full")) if isinstance(alt, ast.Ident) else None
         raise fail(
             T.WRONG_TYPE,
             f"`{field.name}` takes `none`, `selective`, `op` or `full(layers: ..)`, not {describe(alt)}",
             alt.span,
+            help=f"did you mean `{near}`?" if near else "",
         )
     value = scalar(field, alt)
     if kind is Kind.COUNT:

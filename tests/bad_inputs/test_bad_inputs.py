@@ -22,6 +22,7 @@ EXPECTED = {
     "budget_word_typo": "P1001",
     "count_suffix_after_fraction": "P1001",
     "trailing_bar": "P1001",
+    "recompute_typo": "P3007",
     "run_time_in_hours": "P1005",
     "comments_only": "P1008",
     "condition_cycle": "P3015",
