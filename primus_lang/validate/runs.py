@@ -453,7 +453,8 @@ def _bounded(number: int, name: str, low: int) -> int:
 
 
 def _int(value: Any, default: int, name: str, low: int = 0) -> int:
-    """A whole-number field of a row (text that is not a number takes ``default``), within its bounds."""
+    """A whole-number field of a row (null takes ``default``), within its bounds; text that is no whole
+    number (`8k`) is the row's wrong type, not a field left unset."""
     if value is None:
         return default
     if isinstance(value, float) and not math.isfinite(value):
@@ -464,7 +465,7 @@ def _int(value: Any, default: int, name: str, low: int = 0) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
-        return default
+        raise WrongType(f"`{name}` is `{str(value)[:40]}`, not a whole number (write 8192, not 8k)") from None
     return _bounded(number, name, low)
 
 

@@ -135,3 +135,10 @@ def test_validate_projects_on_a_sites_own_profiles(tmp_path: Path, capsys: pytes
     other.write_text("import hardware.calibrated (h100_sxm_calibrated)\ngpu my_gpu = h100_sxm_calibrated { }\n")
     assert main(["validate", "--runs", str(path), "--profiles", str(other)]) == 1
     assert "`my_gpu`, which stands for no GPU primusc knows" in capsys.readouterr().err
+
+
+def test_a_count_written_as_text_is_the_rows_wrong_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `8k` used to read as a field left unset ("layout incomplete"), with no warning
+    rows, err = _validate(tmp_path, capsys, _variant("t_text", seq_len="8k"))
+    assert rows["t_text"]["skipped"] == "wrong type: `seq_len` is `8k`, not a whole number (write 8192, not 8k)"
+    assert "W6011" in err
