@@ -274,12 +274,14 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
              f"trained {trained}, so it is measured"] if stopped is not None else []
     if st.kept < MIN_ITERATIONS:
+        # a run that trained to its end was too short for the warm-up asked; one that stopped, stopped early
+        why = (f"the run trained to its end: lower --warmup (it leaves {st.kept} of {st.logged}), or run more "
+               "iterations" if finished else "the job stopped early (memory, time limit, crash): read the end of its "
+               "log, rerun it, or lower --warmup")
         raise CompileError(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
-            f"{MIN_ITERATIONS}", notes=st.notes,
-            help="the job stopped early (memory, time limit, crash): read the end of its log, rerun it, "
-                 "lower --warmup, or pass --partial"))
+            f"{MIN_ITERATIONS}", notes=st.notes, help=f"{why}; or pass --partial"))
     if not finished and last.total:
         raise JobFailed(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: stopped at iteration {last.index} of {last.total} and its log says no "

@@ -368,3 +368,10 @@ def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, t
     result = json.loads(capsys.readouterr().out)
     assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory"}
     assert sorted(r["index"] for r in result["ranked"] if r["measured"]) == [1, 2]
+
+
+def test_a_warm_up_longer_than_a_finished_run_says_to_lower_it(campaign: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # every job trained its 30 of 30: nothing stopped early, the warm-up asked takes them all
+    err = code_of(capsys, str(fill(campaign, tmp_path, {})), "--warmup", "40")
+    assert "the run trained to its end: lower --warmup" in err and "stopped early" not in err
