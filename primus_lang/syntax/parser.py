@@ -639,6 +639,32 @@ def _dangling_bar(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     return None
 
 
+def _unclosed_brace(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic | None:
+    """The file ending inside a block: said at the `{` left open (the innermost), not at the end of file."""
+    tok = getattr(err, "token", None)
+    if not (isinstance(tok, Token) and tok.type == "$END" and "RBRACE" in set(getattr(err, "expected", ()))):
+        return None
+    open_at: list[tuple[int, int]] = []
+    for ln, src in enumerate(lines(text), 1):
+        quoted = False
+        for col, ch in enumerate(src, 1):
+            if ch == '"':
+                quoted = not quoted
+            elif quoted:
+                continue
+            elif ch == "#":
+                break
+            elif ch == "{":
+                open_at.append((ln, col))
+            elif ch == "}" and open_at:
+                open_at.pop()
+    if not open_at:
+        return None
+    ln, col = open_at[-1]
+    return Diagnostic(C.UNCLOSED_BLOCK, "the file ends inside the block this `{` opens",
+                      Span(file, ln, col, ln, col + 1), help="add its closing `}` after the block's last line")
+
+
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
@@ -652,6 +678,9 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     dangling = _dangling_bar(text, file, err)
     if dangling is not None:
         return dangling
+    unclosed = _unclosed_brace(text, file, err)
+    if unclosed is not None:
+        return unclosed
     label = _match(err)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token
