@@ -159,6 +159,11 @@ def outside(space: Space, cand: Candidate) -> list[str]:
     fixed = dict(space.fixed)
     out = [f"`{k}` = {format_value(getattr(cand, k))}, where the space fixes {format_value(v)}"
            for k, v in fixed.items() if getattr(cand, k) != v]
+    axes = {a.name for a in space.axes}
+    # a knob the space never names stays at its default in every point it holds
+    out += [f"`{k}` = {format_value(getattr(cand, k))}, where the space leaves it at its default "
+            f"{format_value(DEFAULTS[k])}" for k in KNOBS
+            if k not in fixed and k not in axes and getattr(cand, k) != DEFAULTS[k]]
     for axis in space.axes:
         value = getattr(cand, axis.name)
         if value in axis.domain.values:
@@ -180,4 +185,4 @@ def outside_warning(space: Space, cand: Candidate) -> Diagnostic | None:
     if not notes:
         return None
     return Diagnostic(OUTSIDE_SPACE, f"`{cand.label()}` is outside the space `{space.name}`", notes=tuple(notes),
-                      help="it is still shown; widen the axis to search it")
+                      help="it is still shown; add or widen the axis to search it")

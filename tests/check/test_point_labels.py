@@ -62,3 +62,10 @@ def test_the_recipe_with_a_change_settles_the_knobs_that_depend_on_it(tmp_path: 
     assert parse_point(space, "baseline,tp=2") == base.replace(tp=2)
     for text_point in ("baseline,pp=1", "baseline,tp=1", "baseline,tp=2"):
         assert legality(space, parse_point(space, text_point)) == [], text_point
+
+
+def test_a_knob_the_space_never_names_is_outside_at_another_value() -> None:
+    # the space leaves fp8_param_gather at its default in every point: asking for it on is a point it never holds
+    space = load_space(data_dir("examples") / "llama3_1_70b_mi325x.prx")
+    notes = outside(space, parse_point(space, "precision=fp8,sharding=dist_opt,fp8_param_gather=true"))
+    assert notes == ["`fp8_param_gather` = true, where the space leaves it at its default false"]
