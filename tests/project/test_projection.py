@@ -236,9 +236,10 @@ def test_layers_are_not_shared_across_knobs_that_change_them() -> None:
     flex = dict(project(MIXTRAL_8X7B, many, spread.replace(moe_dispatcher="flex")).breakdown)["ep_comm"]
     assert flex < alltoall
     # the all-gather dispatcher moves every rank's tokens to every rank (EP 16 of them), all-to-all the top-2
-    # copies: several times the traffic (it projected the same as all-to-all until 5 Dec 2026)
+    # copies: 8 times the bytes, most of them inside the node, where the all-gather is hierarchical (it
+    # projected the same as all-to-all until 5 Dec 2026)
     gather = dict(project(MIXTRAL_8X7B, many, spread.replace(moe_dispatcher="allgather")).breakdown)["ep_comm"]
-    assert gather > 3 * alltoall
+    assert gather > 2 * alltoall
 
 
 def test_attention_with_learned_sinks_runs_at_its_own_efficiency() -> None:
