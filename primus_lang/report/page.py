@@ -214,7 +214,11 @@ def render_page(data: ReportData) -> str:
     out.append("</section><section id='breakdown'><h2>Where the step time goes</h2>")
     with_breakdown = [c for c in cands if c.breakdown]
     if with_breakdown:
-        out += [charts.breakdown_chart(with_breakdown), _breakdown_table(with_breakdown)]
+        out += [charts.breakdown_chart(with_breakdown), _breakdown_table(with_breakdown),
+                # two figures share the word: say which is which where they meet
+                "<p class='note'>The step of the stage that finishes last, by kind; its <em>bubble</em> is that "
+                "stage's idle seconds less its pipeline sends. The tables' <em>bubble</em> percentage is another "
+                "figure: the idle share of the busiest stage's step.</p>"]
     else:
         out.append(charts.empty_note("no projection breakdown available"))
     out.append("</section><section id='memory'><h2>Memory per rank class</h2>")
