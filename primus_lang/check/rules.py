@@ -131,7 +131,7 @@ def _release_refusals(space: Space, values: tuple[Any, ...]) -> list[rules.Rule]
         return []
     settings = spelling.card_settings(space.model)
     for knob, value in zip(_RELEASE_KNOBS, values, strict=True):
-        settings.update(spelling.knob_settings(knob, value.item() if hasattr(value, "item") else value))
+        settings.update(spelling.knob_settings(knob, value))
     return rules.refused(settings, _megatron_of(space))
 
 

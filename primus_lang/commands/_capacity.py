@@ -67,14 +67,12 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
     label, sub = select_cluster(space, args.cluster)
     if label != cap.chosen:
         named = cap.cluster(label)
-        why = named.excluded if named is not None and named.excluded else ""
+        why = named.excluded if named is not None else ""
+        state = why if why.startswith("fails") else f"is set aside: {why}" if why else "is not the objective's choice"
         choice = f"the run's objective chooses {cap.chosen}" if cap.chosen else "no cluster meets the run's requirements"
-        print(render([Diagnostic(NAMED_CLUSTER_SET_ASIDE,
-                                 f"--cluster {label}" + (f" {why}" if why.startswith("fails") else
-                                                          f" is set aside: {why}" if why else
-                                                          " is not the objective's choice") + f"; {choice}",
-                                 help="plan searches and launches the cluster named; drop --cluster for the choice")],
-                     args.error_format), file=sys.stderr)
+        said = Diagnostic(NAMED_CLUSTER_SET_ASIDE, f"--cluster {label} {state}; {choice}",
+                          help="plan searches and launches the cluster named; drop --cluster for the choice")
+        print(render([said], args.error_format), file=sys.stderr)
         cap = attrs.evolve(cap, chosen=label, named=True, best=cap.chosen)
     return cap, (label, sub)
 

@@ -73,13 +73,13 @@ def runs_of(args: argparse.Namespace, calibrated: Profiles) -> tuple[list[Run], 
             more = f" and {len(twins) - 1} more" if len(twins) > 1 else ""
             raise CompileError(Diagnostic(RUNS_DUPLICATE, f"row `{twins[0]}`{more} of `{args.runs}` is also a row "
                                                           "of the bundled corpus"))
-        _warn_malformed(args, mine)
+        _warn_skipped(args, mine)
         runs += mine
         label = f"{args.runs} and {label}" if bundled else args.runs
     return runs, label
 
 
-def _warn_malformed(args: argparse.Namespace, runs: list[Run]) -> None:
+def _warn_skipped(args: argparse.Namespace, runs: list[Run]) -> None:
     """A warning per row of the user's file that is skipped: W6011 for a malformed field, W6013 for what
     primusc cannot project (the bundled corpus's skipped rows are listed by --json alone)."""
     from primus_lang.commands.emit import print_warnings

@@ -246,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
             if missed:
                 # the comparison's row searched without judging ties, which spends less of the budget; under
                 # a budget that binds the tie search can miss the row's best: plan as the row searched
-                prep = prepare(space, _oracle(args, space), ties=False)
+                prep = attrs.evolve(prep, land=prep.land.without_ties())  # the same points and projections
                 result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
                 result = attrs.evolve(result, notes=(*result.notes, missed))
         except KeyboardInterrupt:

@@ -20,7 +20,7 @@ from primus_lang.project.ops import (
 )
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.precision import PrecisionGain, precision_gain
-from primus_lang.project.projection import Projection, project, step_floor
+from primus_lang.project.projection import Projection, project, step_floor, step_model_flops
 from primus_lang.project.schedule import simulate as simulate_schedule
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "simulate_schedule",
     "stage_ops",
     "step_floor",
+    "step_model_flops",
 ]
 
 

@@ -270,8 +270,20 @@ class _Prepared:
         return len(self.fwd[0])
 
 
+def step_model_flops(model: Model, cluster: Cluster, cand: Candidate, settings: Settings | None = None) -> float:
+    """The model FLOPs one rank does per step, as ``project`` counts them for its TFLOP/s and MFU, without
+    timing anything (a measurement's MFU is these over its measured step)."""
+    settings = settings or Settings()
+    cand = settings.as_launched(cand)
+    return model_flops(stage_ops(model, cluster, cand, settings.torch_fsdp2), _microbatches(cand, cluster))
+
+
+def _microbatches(cand: Candidate, cluster: Cluster) -> int:
+    return int(derived.at_least_one(cand.microbatches(cluster.world)))
+
+
 def _prepare(model: Model, cluster: Cluster, cand: Candidate, settings: Settings, oracle: Oracle) -> _Prepared:
-    m = derived.at_least_one(cand.microbatches(cluster.world))
+    m = _microbatches(cand, cluster)
     stages = stage_ops(model, cluster, cand, settings.torch_fsdp2)
     imbalance = settings.moe_imbalance if cand.ep > 1 else 1.0
     launch = cluster.gpu.efficiency.host_launch

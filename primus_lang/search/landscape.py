@@ -8,6 +8,7 @@ strategies measure distance and find neighbours with numpy instead of Python loo
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 
@@ -81,6 +82,12 @@ class Landscape:
 
     def __len__(self) -> int:
         return len(self.points)
+
+    def without_ties(self) -> Landscape:
+        """The same points and peaks where no projection ties another (``tie`` is read by ``tie_reach`` alone)."""
+        plain = copy.copy(self)
+        plain.tie = 0.0
+        return plain
 
     @property
     def sign(self) -> float:

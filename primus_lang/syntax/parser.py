@@ -501,11 +501,10 @@ _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM 
 def _lines_before(found: list[str], line: int) -> list[int]:
     """The error's line and the one with the statement before it (blank and comment lines between skipped):
     a word after a number starts what the parser reads as a new statement, which fails a line or more later."""
-    out = [line]
     ln = line - 1
     while 0 < ln <= len(found) and not found[ln - 1].split("#", 1)[0].strip():
         ln -= 1
-    return [*out, ln]
+    return [line, ln]
 
 
 def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
@@ -517,26 +516,26 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
         src = found[ln - 1].split("#", 1)[0]
         for m in _NUMBER_WORD.finditer(src):
             word = m.group(1)
-            if (word in UNITS or word in _NOT_UNITS) and not (word in _TIME_IN_DAYS and "time_to_train" in src):
+            timed = word in _TIME_IN_DAYS and "time_to_train" in src
+            if (word in UNITS or word in _NOT_UNITS) and not timed:
                 continue
             col = m.start(1) + 1
-            if word in _TIME_IN_DAYS and "time_to_train" in src:
-                number = m.group(0)[: m.start(1) - m.start(0)].strip()
+            written = m.group(0).strip()
+            whole = Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1)
+            number = float(m.group(0)[: m.start(1) - m.start(0)].replace("_", ""))
+            if timed:
                 per = _TIME_IN_DAYS[word]
-                days = f"`{float(number.replace('_', '')) * per:.4g} days`" if per else "the days"
+                days = f"`{number * per:.4g} days`" if per else "the days"
                 return Diagnostic(
-                    C.UNKNOWN_UNIT, f"`{m.group(0).strip()}`: a run's time is counted in days",
-                    Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1),
+                    C.UNKNOWN_UNIT, f"`{written}`: a run's time is counted in days", whole,
                     help=f"write {days} (`days` is the one unit a requirement on `time_to_train` takes)")
             if word in COUNT_SUFFIXES:
                 # `1.5T`, `10 T`: a count's suffix is read only glued to a whole number (`15T`)
-                number = m.group(0)[: m.start(1) - m.start(0)].strip()
+                value = number * COUNT_SUFFIXES[word]
                 return Diagnostic(
-                    C.UNEXPECTED_TOKEN, f"`{m.group(0).strip()}`: a count's suffix ({', '.join(COUNT_SUFFIXES)}) "
-                    "follows a whole number with nothing between",
-                    Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1),
-                    help=f"write `{_as_count(number, word)}`, or the number in full "
-                         f"(`{int(float(number.replace('_', '')) * COUNT_SUFFIXES[word]):_}`)")
+                    C.UNEXPECTED_TOKEN, f"`{written}`: a count's suffix ({', '.join(COUNT_SUFFIXES)}) "
+                    "follows a whole number with nothing between", whole,
+                    help=f"write `{_as_count(value)}`, or the number in full (`{int(value):_}`)")
             keyword = difflib.get_close_matches(word, sorted(_COUNTED), n=1, cutoff=0.75)
             if keyword:
                 # `budget 300 evls`: otherwise read as a new statement named `evls`, and reported
@@ -556,9 +555,8 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
     return None
 
 
-def _as_count(number: str, suffix: str) -> str:
-    """``1.5`` ``T`` as a whole number with a suffix (``1500B``), or glued where it is whole already."""
-    value = float(number.replace("_", "")) * COUNT_SUFFIXES[suffix]
+def _as_count(value: float) -> str:
+    """A count as a whole number with the largest suffix that keeps it whole (1.5e12: ``1500B``)."""
     for name, scale in sorted(COUNT_SUFFIXES.items(), key=lambda kv: -kv[1]):
         if name != "G" and value >= scale and float(value / scale).is_integer():
             return f"{int(value / scale)}{name}"
@@ -672,15 +670,10 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     negative = _negative(text, file, err)
     if negative is not None:
         return negative
-    unit = _unit_slip(text, file, line)
-    if unit is not None:
-        return unit
-    dangling = _dangling_bar(text, file, err)
-    if dangling is not None:
-        return dangling
-    unclosed = _unclosed_brace(text, file, err)
-    if unclosed is not None:
-        return unclosed
+    # then what a slip looks like where the parser stopped: a unit, a trailing `|`, a block left open
+    slip = _unit_slip(text, file, line) or _dangling_bar(text, file, err) or _unclosed_brace(text, file, err)
+    if slip is not None:
+        return slip
     label = _match(err)
     if isinstance(err, lark.exceptions.UnexpectedToken):
         tok = err.token

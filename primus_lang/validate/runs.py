@@ -587,12 +587,14 @@ MFU_RANGE = (0.005, 1.0)
 
 def _implausible(run: Run) -> str:
     """Why the run's measurement cannot be one of its recipe ("" when it can): its model FLOPs (the
-    projection's, per token) at the measured rate against the GPU's peak for its precision."""
-    from primus_lang.project import project
+    projection's, counted without timing the step) at the measured rate against the GPU's peak for its
+    precision."""
+    from primus_lang.project import step_model_flops
 
     assert run.model is not None and run.cluster is not None and run.cand is not None and run.measured
-    proj = project(run.model, run.cluster, run.cand, run.settings())
-    mfu = proj.mfu * run.measured / proj.tokens_per_gpu if proj.tokens_per_gpu > 0 else 0.0
+    cluster, cand = run.cluster, run.cand
+    steps_per_s = run.measured * cluster.world / (cand.gbs * cand.seq_len)
+    mfu = step_model_flops(run.model, cluster, cand, run.settings()) * steps_per_s / cluster.gpu.peak(cand.precision)
     low, high = MFU_RANGE
     rate = f"{run.measured:,.0f} tokens/s/GPU is {mfu:.1%} of the GPU's {run.cand.precision} peak in model FLOPs"
     if mfu > high:
