@@ -222,3 +222,16 @@ def launched_space(space: Space, target: str, given: Mapping[str, str]) -> Space
         settings = attrs.evolve(settings, megatron_version=releases.get("megatron_version", settings.megatron_version),
                                 bridge_version=releases.get("bridge_version", settings.bridge_version))
     return attrs.evolve(space, settings=settings)
+
+
+def mfu_note(gpu: Gpu, precisions: Iterable[str]) -> str | None:
+    """The line under a table whose MFU column mixes peaks: each candidate's MFU is of its own
+    precision's peak (docs/projection.md, FLOP convention), so an FP8 candidate reads lower than a BF16
+    one as fast. None where every candidate shown runs at the BF16 peak."""
+    low = sorted({p for p in precisions if gpu.peak(p) != gpu.peak_bf16})
+    if not low:
+        return None
+    peaks = "; ".join(f"{p.upper()} {gpu.peak(p) / 1e12:,.0f}" for p in low)
+    return (f"MFU: of each candidate's own precision's dense peak on {gpu.name} ({peaks}; BF16 "
+            f"{gpu.peak_bf16 / 1e12:,.0f} TFLOP/s): a low-precision candidate's MFU reads lower than a BF16 one's "
+            "at the same speed; tokens/s compares them")

@@ -24,6 +24,7 @@ from primus_lang.commands._options import (
     build_oracle,
     check_outputs,
     launched_space,
+    mfu_note,
     natural,
     oracle_kind,
     warn_trust,
@@ -157,11 +158,13 @@ _DEFAULTS = attrs.asdict(Candidate(), recurse=False)
 
 
 def layout(t: Trial, axes: tuple[str, ...]) -> str:
-    """The axis values that differ from the knob defaults: ``tp=2,pp=4,precision=fp8``."""
+    """The axis values that differ from the knob defaults: ``tp=2,pp=4,precision=fp8``, in the knobs'
+    order, as ``Candidate.label`` and ``project`` write them (not the space's axis order)."""
     if t.candidate is None:
         return "-"
     parts = [
-        f"{a}={format_value(getattr(t.candidate, a))}" for a in axes if getattr(t.candidate, a) != _DEFAULTS[a]
+        f"{a}={format_value(getattr(t.candidate, a))}" for a in _DEFAULTS
+        if a in axes and getattr(t.candidate, a) != _DEFAULTS[a]
     ]
     return ",".join(parts) or "defaults"  # as `Candidate.label`, so it reads back as a `--point`
 
@@ -543,6 +546,9 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         )
     console.print(table)
     console.print(describe(plan.gpu, prov))
+    mixed = mfu_note(prep.space.cluster.gpu, (t.candidate.precision for t in plan.ranked if t.candidate is not None))
+    if mixed:
+        console.print(mixed)
     if any(b is not None and b.beyond for b in plan.bands):
         low, high = trust.far(prov)
         console.print(f"†: beyond the runs the profile was fitted on (W6012), the band widened to {low:.2f}-{high:.2f}x")

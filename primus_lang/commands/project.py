@@ -12,6 +12,7 @@ from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
     build_oracle,
+    mfu_note,
     natural,
     oracle_kind,
     warn_trust,
@@ -114,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
     console = Console(width=max(Console().width, 160))
     console.print(table)
     console.print(trust.describe(gpu.name, gpu.provenance), highlight=False)
+    mixed = mfu_note(gpu, (c.precision for c, _, _ in shown))
+    if mixed:
+        console.print(mixed, highlight=False)
     ties = sum(tied) - 1
     if ties > 0:
         console.print(f"≈: {ties} of the candidates shown are tied with #1 (#1 ahead by at most {gpu.provenance.paired:.1%}, "
