@@ -23,7 +23,7 @@ from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
 from primus_lang.frameworks import spelling
 from primus_lang.ir import KNOBS, Candidate, Model, Recompute
-from primus_lang.ir.candidate import FP8_FORMATS, FP8_RECIPES
+from primus_lang.ir.candidate import DISPATCHERS, FP8_FORMATS, FP8_RECIPES
 from primus_lang.ir.derived import expert_knobs
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import CEILINGS
@@ -318,6 +318,9 @@ def steady(log: TrainingLog, warmup: int) -> Steady:
 _INT_ARGS = {name: knob for name, knob in {**{s: k for k, s in spelling.KNOBS.items()}, **spelling.ALIASES}.items()
              if knob in KNOBS and kind_of(KNOBS[knob]) is Kind.COUNT}
 _UNSET = ("None", "none", "null", "")  # how Megatron prints an argument left at its default
+# the switches an arguments block prints as True or False, read as the knobs they are
+_SWITCHES = tuple(k for k in ("sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
+                              "fp8_param_gather", "ep_comm_overlap") if kind_of(KNOBS[k]) is Kind.FLAG)
 
 
 def _whole(log: TrainingLog, arg: str, knob: str, name: str) -> int | None:
@@ -361,20 +364,36 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
     if granularity in ("full", "selective"):
         layers = _whole(log, P["recompute.layers"], "layers", name) if granularity == "full" else None
         method = log.arg(P["recompute.method"]) or "block"
-        changes["recompute"] = Recompute(
-            granularity, layers or 0, method if method in ("uniform", "block") else "block",
-        )
-    if log.arg(K["precision"]) not in (None, "None", "False"):
+        if cand.recompute.kind == granularity == "selective":  # its modules: the log's list is not read
+            changes["recompute"] = cand.recompute
+        else:
+            if layers is None and granularity == cand.recompute.kind:  # a block that leaves the count out
+                layers = cand.recompute.layers
+            changes["recompute"] = Recompute(granularity, layers or 0,
+                                             method if method in ("uniform", "block") else "block")
+    elif granularity in _UNSET:  # printed as unset: the run recomputed nothing
+        changes["recompute"] = Recompute()
+    fp8, fp4 = log.arg(K["precision"]), log.arg(P["precision.fp4"])
+    if fp8 not in (None, *_UNSET, "False"):
         changes["precision"] = "fp8"
         # Megatron prints the formats as --fp8-format's value and the recipe as --fp8-recipe's
-        if log.arg(K["precision"]) in FP8_FORMATS:
-            changes["fp8_format"] = log.arg(K["precision"])
+        if fp8 in FP8_FORMATS:
+            changes["fp8_format"] = fp8
         if log.arg(K["fp8_recipe"]) in FP8_RECIPES:
             changes["fp8_recipe"] = log.arg(K["fp8_recipe"])
-    elif log.arg(P["precision.fp4"]) not in (None, "None", "False"):
+    elif fp4 not in (None, *_UNSET, "False"):
         changes["precision"] = "fp4"
-    if log.arg(K["sequence_parallel"]) in ("True", "False"):
-        changes["sequence_parallel"] = log.arg(K["sequence_parallel"]) == "True"
+    elif fp8 is not None:  # printed, and neither low precision set: the GEMMs ran in BF16
+        changes["precision"] = "bf16"
+    for knob in _SWITCHES:
+        printed = log.arg(K[knob])
+        if printed in ("True", "False"):
+            changes[knob] = printed == "True"
+    backend = log.arg(K["attention"])
+    if backend is not None and backend.rsplit(".", 1)[-1] in spelling.ATTENTION_OF_BACKEND:  # printed as AttnBackend.auto
+        changes["attention"] = spelling.ATTENTION_OF_BACKEND[backend.rsplit(".", 1)[-1]]
+    if log.arg(K["moe_dispatcher"]) in DISPATCHERS and moe:
+        changes["moe_dispatcher"] = log.arg(K["moe_dispatcher"])
     if log.arg(K["sharding"]) == "True":
         changes["sharding"] = "dist_opt"
     fused = log.arg(P["cross_entropy.fusion"])

@@ -26,10 +26,14 @@ from primus_lang.diagnostics.codes_bench import (
     NO_PROVENANCE,
     PROVENANCE_MISMATCH,
 )
+from primus_lang.ir.ranges import MAX_WORLD
 
 _ORDER = {"kernels": "device, op, shape, dtype", "collectives": "device, backend, op, ranks, bytes",
           "blocks": "device, key"}
 _POSITIVE = {"kernels": ("seconds", "minimum"), "collectives": ("seconds",)}
+# counts a row holds, with the range a measurement can have: a collective's ranks are GPUs of one run, its
+# bytes at most a petabyte (what the benchmark job sweeps is megabytes to gigabytes)
+_COUNTS = {"kernels": (("repeats", 1, 10**9),), "collectives": (("ranks", 1, MAX_WORLD), ("bytes", 1, 2**50))}
 
 
 @frozen
@@ -80,6 +84,12 @@ def read_campaign(path: str | Path) -> Campaign:
                 if bad is not None:
                     raise _refuse(name, f"a {table} row has {column} {bad[at]!r}, not a positive finite time",
                                   f"row {bad[:at]}")
+            for column, low, high in _COUNTS.get(table, ()):
+                at = columns.index(column)
+                bad = next((r for r in rows[table] if not _whole_in(r[at], low, high)), None)
+                if bad is not None:
+                    raise _refuse(name, f"a {table} row has {column} {bad[at]!r}, not a whole number from {low} to "
+                                  f"{high:,}", f"row {bad[:at]}")
         facts: dict[str, dict[str, str]] = {}
         for device, fact, value in conn.execute("SELECT device, fact, value FROM provenance ORDER BY 1, 2"):
             facts.setdefault(str(device), {})[str(fact)] = str(value)
@@ -89,6 +99,10 @@ def read_campaign(path: str | Path) -> Campaign:
     finally:
         conn.close()
     return Campaign(name, rows, facts, targets)
+
+
+def _whole_in(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _positive(value: object) -> bool:

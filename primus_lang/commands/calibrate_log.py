@@ -9,6 +9,7 @@ measurements of this software stack.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import attrs
@@ -48,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
     offsets: list[Offset] = []
     rows = []
     for name in args.logs:
-        log = parse_log(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), name)
+        ends = _Ends(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"))
+        log = parse_log(ends, name)
+        ends.say(log, name)
         refuse_other_model(space, log, name)
         cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
@@ -75,6 +78,36 @@ def run(args: argparse.Namespace) -> int:
           "`plan --shortlist N` writes (docs/projection.md, Learn from your runs); or write each run as a row of a runs file "
           "(validation/published_runs.md) and `primusc calibrate --runs FILE --with-bundled --out site.prx`")
     return 0
+
+
+class _Ends:
+    """A log's lines as they are parsed, keeping the last one that names how a job ended (``bench.ending``:
+    out of memory, a time limit, a cancellation, a crash)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines, self.last = lines, (0, "", "")
+
+    def __iter__(self) -> Iterator[str]:
+        from primus_lang.bench import ending
+
+        for number, line in enumerate(self.lines, 1):
+            how = ending(line)
+            if how:
+                self.last = (number, how, line.strip())
+            yield line
+
+    def say(self, log: TrainingLog, name: str) -> None:
+        """A note on stderr where the job ended that way after its last iteration, short of its count: its
+        steps are real and measured, but the run did not finish (``learn`` would not rank it)."""
+        import sys
+
+        number, how, text = self.last
+        if not log.iterations or not how:
+            return
+        last = log.iterations[-1]
+        if number > last.line and last.index < last.total:
+            print(f"note: `{name}`: {how} after iteration {last.index} of {last.total} (line {number}: "
+                  f"{text[:120]}): its steps are measured, but the run did not finish", file=sys.stderr)
 
 
 def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:

@@ -38,6 +38,7 @@ from primus_lang.diagnostics.codes_projection import (
 )
 from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
 from primus_lang.ir import serialize
+from primus_lang.ir.candidate import format_value
 
 MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
 _ENDINGS_KEPT = 64  # the lines naming an end a log's reader keeps, the last ones
@@ -50,8 +51,12 @@ def _rank(how: str) -> int:
 
     return [name for name, _ in ENDINGS].index(how)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-# knobs an arguments block prints that must agree with the manifest's candidate
-_CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len")
+# knobs an arguments block prints (``bench.candidate_from_log`` reads them) that must agree with the
+# manifest's candidate: the layout, and what changes the step's work or what it hides (a shortlist's
+# candidates often differ in nothing else). Recomputation is compared by kind and layers.
+_CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len", "precision", "tp_comm_overlap",
+            "overlap_grad_reduce", "overlap_param_gather", "fp8_param_gather", "ep_comm_overlap", "attention",
+            "moe_dispatcher")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -236,8 +241,10 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         with contextlib.suppress(CompileError):
             recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path))
-    differ = [f"{k} {getattr(ran, k)} (the manifest: {getattr(cand, k)})" for k in _CHECKED
+    differ = [f"{k} {format_value(getattr(ran, k))} (the manifest: {format_value(getattr(cand, k))})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
+    if (ran.recompute.kind, ran.recompute.layers) != (cand.recompute.kind, cand.recompute.layers):
+        differ.append(f"recompute {ran.recompute} (the manifest: {cand.recompute})")
     if space is not None:
         differ += [f"{arg} {text} (the campaign's: {want:,})"
                    for arg, text, want in other_model(recipe_log, space.model, space.cluster.world)]
@@ -520,6 +527,9 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
     for note in notes:
         print(f"note: {note}")
     w = max([40, *(len(r.label) for r in (*result.runs, *result.ranked)), *(len(label) for _, label, _ in failed)])
+    # the sign a reader cannot guess: + is a projection faster than the run
+    print("tokens/s/GPU measured, and the projection's error against it before and after the fit "
+          "(projected / measured - 1: + projects faster than the run)")
     print(f"{'job':>4}  {'candidate':<{w}} {'measured':>12} {'before':>9} {'after':>9}")
     for r in result.runs:
         print(f"{r.index:>4}  {r.label:<{w}} {r.measured:>12,.0f} {r.error_before:>+9.1%} {r.error_after:>+9.1%}")

@@ -31,6 +31,7 @@ Setting = bool | int | float | str | tuple[bool | int | float | str, ...]  # a t
 Settings = dict[str, Setting]
 # how Megatron spells the knobs, their parts and the card's fields (frameworks.spelling)
 K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
+ATTENTION_BACKENDS, ATTENTION_OF_BACKEND = spelling.ATTENTION_BACKENDS, spelling.ATTENTION_OF_BACKEND
 
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
@@ -46,11 +47,6 @@ CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
     "full": ("local", ("full_iteration",)),
 }
 
-# The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
-ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
-# and back, with megatron-core's other names: `fused` is cuDNN's fused kernel, `local` its own unfused one
-ATTENTION_OF_BACKEND = {backend: knob for knob, backend in ATTENTION_BACKENDS.items()} | {
-    "fused": "flash", "local": "unfused"}
 
 
 def moe_layer_pattern(model: Model) -> str | int:

@@ -266,6 +266,9 @@ def _pretrainer() -> dict[str, Any]:
     return primus.preset("modules", primus.PRETRAINER, primus.DEFAULT_VERSION) or {}
 
 
+CONSOLE_LEVEL = "stderr_sink_level"
+
+
 class Primus(Framework):
     NAME = "primus"
     SUPPORTED_SCHEDULES = frozenset({"1f1b", "interleaved", "zero_bubble", "zbv"})
@@ -290,6 +293,12 @@ class Primus(Framework):
             out["use_turbo_deepep"] = True
             out["moe_router_dtype"] = "fp32"
         out.update(self.turbo_switches())
+        # Primus binds print() to DEBUG-level logging (primus/core/runtime/logging.py, debug_rank_all) and
+        # its console sink logs from INFO (module_base.yaml's stderr_sink_level): Megatron's arguments
+        # block and iteration lines would reach only each rank's debug.log, not the job's output that
+        # `learn` and `calibrate-log` read. Primus's own example experiments set DEBUG; a recipe's own
+        # level, carried, replaces this.
+        out[CONSOLE_LEVEL] = "DEBUG"
         if primus_card(self.model) in CARDS_WITH_SHARED_EXPERT_OVERLAP:
             # The card overlaps the shared experts with the dispatch, which megatron-core allows only
             # with the alltoall dispatcher and without EP overlap or shared-expert recomputation, and

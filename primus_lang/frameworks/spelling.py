@@ -48,6 +48,12 @@ KNOBS: dict[str, str] = {
     "optimizer_dtype": "exp_avg_dtype",
 }
 
+# The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
+ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
+# and back, with megatron-core's other names: `fused` is cuDNN's fused kernel, `local` its own unfused one
+ATTENTION_OF_BACKEND = {backend: knob for knob, backend in ATTENTION_BACKENDS.items()} | {
+    "fused": "flash", "local": "unfused"}
+
 # a knob's parts and companions: the other settings that write one knob's value
 PARTS: dict[str, str] = {
     "recompute.method": "recompute_method",

@@ -68,6 +68,20 @@ def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1
 
 
+def test_calibrate_log_says_a_job_that_did_not_finish(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 4 of 50 iterations, then Slurm's time limit: measured, with a note (a new user's trial: it was silent)
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    killed = tmp_path / "killed.log"
+    killed.write_text(MEGATRON.read_text()
+                      + "slurmstepd: error: *** JOB 4711 ON node7 CANCELLED AT 2025-03-02T10:04:00 DUE TO TIME LIMIT ***\n")
+    assert main(["calibrate-log", str(killed), "--space", str(space)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "timed out after iteration 4 of 50" in err and "did not finish" in err
+    assert main(["calibrate-log", str(MEGATRON), "--space", str(space)]) == 0
+    assert "did not finish" not in capsys.readouterr().err
+
+
 def test_calibrate_log_reads_an_interleaved_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
     # Primus's 70B log runs PP 4 with VPP 2: Megatron's interleaved schedule, not 1F1B with a VPP it cannot have
     from primus_lang.resources import data_dir

@@ -129,6 +129,10 @@ def test_a_file_that_is_not_a_profile_database_is_refused(tmp_path: Path) -> Non
     with sqlite3.connect(nan) as conn:
         conn.execute("UPDATE kernels SET seconds=-1")
     assert "not a positive finite time" in refusal(db, [nan])
+    huge = campaign(tmp_path / "huge.sqlite", H200)
+    with sqlite3.connect(huge) as conn:
+        conn.execute("UPDATE collectives SET ranks=9223372036854775807")
+    assert "collectives row has ranks 9223372036854775807, not a whole number from 1 to 1,048,576" in refusal(db, [huge])
 
 
 def test_merge_command_prints_and_refuses_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

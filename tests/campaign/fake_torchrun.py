@@ -56,13 +56,16 @@ def main(argv: list[str]) -> None:
         flags = {program[i]: program[i + 1] if i + 1 < len(program) else "" for i in range(len(program))}
         seen = {"tp": flags["--tensor-model-parallel-size"], "mbs": flags["--micro-batch-size"],
                 "gbs": flags["--global-batch-size"]}
-        style = "megatron"
+        style, console = "megatron", True
     else:
         config = yaml.safe_load(Path(program[program.index("--config") + 1]).read_text())
         over = config["modules"]["pre_trainer"]["overrides"]
         seen = {"tp": over["tensor_model_parallel_size"], "mbs": over["micro_batch_size"],
                 "gbs": over["global_batch_size"]}
         style = "primus"
+        # Primus logs print() at DEBUG and its console from INFO unless the experiment says DEBUG: the
+        # arguments block and iteration lines would be in each rank's debug.log, not in this output
+        console = over.get("stderr_sink_level", "INFO") == "DEBUG"
     for knob, value in seen.items():
         if int(value) != cand[knob]:
             fail(f"job {job['index']} was given {knob} {value}, its candidate has {cand[knob]}")
@@ -73,6 +76,9 @@ def main(argv: list[str]) -> None:
     if ending is not None:
         end(ending, job["index"])
     step = truth["steps"][str(job["index"])]
+    if style == "primus" and not console:
+        print(f"[Primus] [rank-0] experiment: {manifest['space']}  framework: megatron (log lines at DEBUG: not shown)")
+        return
     prefix = "[rank-0] " if style == "primus" else " "
     if style == "primus":
         print(f"[Primus] {prefix}experiment: {manifest['space']}  framework: megatron")

@@ -120,6 +120,38 @@ def test_a_log_of_another_recipe_is_p6022(campaign: Path, tmp_path: Path, capsys
     assert "P6022" in err and "tp 4 (the manifest: 1)" in err
 
 
+def test_a_log_of_another_recompute_or_precision_is_p6022(campaign: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A shortlist's candidates often differ only in recomputation, precision or an overlap: two logs put in
+    each other's folders are another recipe's, though their layouts agree (a new user's trial)."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    cand = jobs[0]["candidate"]
+    recompute = "full" if cand["recompute"]["kind"] != "full" else "None"
+    head = ARGS.format(tp=cand["tp"], mbs=cand["mbs"]) + f"  recompute_granularity ........................... {recompute}\n" \
+        "  recompute_num_layers ............................ 1\n" \
+        f"  fp8 ............................................. {'None' if cand['precision'] != 'bf16' else 'hybrid'}\n"
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 31)], head)})
+    err = " ".join(code_of(capsys, str(copy)).split())
+    assert "P6022" in err and "recompute " in err and "precision " in err
+
+
+def test_an_arguments_block_says_what_is_off() -> None:
+    """Printed as unset, recomputation and FP8 are off; the overlaps, the attention backend and the MoE
+    dispatcher are read as they are printed; a block without them keeps the base's."""
+    from primus_lang.bench import candidate_from_log
+    from primus_lang.ir import Candidate, Recompute
+
+    base = Candidate(tp=2, precision="fp8", recompute=Recompute("full", 2), tp_comm_overlap=True)
+    head = ARGS.format(tp=2, mbs=1) + "  recompute_granularity ........................... None\n" \
+        "  fp8 ............................................. None\n" \
+        "  tp_comm_overlap ................................. False\n" \
+        "  attention_backend ............................... AttnBackend.flash\n"
+    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), base)
+    assert (ran.recompute, ran.precision, ran.tp_comm_overlap, ran.attention) == (Recompute(), "bf16", False, "fa2")
+    kept = candidate_from_log(parse_log(log([(1, 2000.0)], ARGS.format(tp=2, mbs=1))), base)
+    assert (kept.recompute, kept.precision, kept.tp_comm_overlap) == (Recompute("full", 2), "fp8", True)
+
+
 def test_a_space_of_another_model_is_p6023(campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = tmp_path / "other.prx"
     other.write_text(SPACE.read_text().replace("num_layers = 16", "num_layers = 32").replace("mid_llama", "big_llama"))
