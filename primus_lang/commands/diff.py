@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
             "summary": list(d.summary),
             # the two projections closer than the profile's paired band: their measured order may go either way
-            "tied": tied(space.cluster.gpu.provenance, ea.view.step_time, eb.view.step_time),
+            # (by tokens/s: two steps of other batch sizes are not compared by their length)
+            "tied": tied(space.cluster.gpu.provenance, ea.view.tokens_per_gpu, eb.view.tokens_per_gpu),
         }))
         return 0
     out = console()

@@ -35,6 +35,7 @@ from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.search import (
+    EVALUATED,
     ILLEGAL,
     NAMES,
     OOM,
@@ -390,7 +391,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     target = args.target or space.settings.target
     files: list[str] = []
     if winner is not None and winner.candidate is not None and not args.no_emit:
-        launched, why = _launchable(space, result, winner, target)
+        launched, why = _launchable(space, result, winner, target, prep)
         if launched is not winner and launched.candidate is not None:
             ours, best = launched.evaluation, winner.evaluation
             change = (f" ({ours.tokens_per_gpu:,.0f} against {best.tokens_per_gpu:,.0f} tokens/s/GPU)"
@@ -447,9 +448,11 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
             "last checkpoint."]
 
 
-def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) -> tuple[Trial, str]:
+def _launchable(space: Any, result: SearchResult, winner: Trial, target: str, prep: Prepared) -> tuple[Trial, str]:
     """The best evaluated trial the target can express, and why the winner is not (the winner
-    itself, or the winner when none is: ``emit`` then says why with P7001)."""
+    itself, or the winner when none is: ``emit`` then says why with P7001). Where the search evaluated
+    none the target can express (it proved the winner optimal first), the best fitting point it can
+    express is projected now, uncharged."""
     from primus_lang.emit import unsupported
 
     assert winner.candidate is not None
@@ -459,7 +462,20 @@ def _launchable(space: Any, result: SearchResult, winner: Trial, target: str) ->
     for trial in result.ranked(len(result.trials)):
         if trial.candidate is not None and not unsupported(space, trial.candidate, target):
             return trial, "; ".join(why)
-    return winner, "; ".join(why)
+    land = prep.land
+    best: Trial | None = None
+    top = float("-inf")
+    for i in land.fitting:
+        cand = land.points[int(i)]
+        if unsupported(space, cand, target):
+            continue
+        evaluation, peak = prep.evaluator(cand), int(land.peaks[int(i)])
+        trial = Trial(number=0, source="launch (the best the target can express; projected for comparison, not charged)",
+                      verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak,
+                      memory_limit=land.limit, evaluation=evaluation, score=land.score(evaluation, peak))
+        if trial.score is not None and trial.score > top:
+            best, top = trial, trial.score
+    return best or winner, "; ".join(why)
 
 
 def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, target: str, out: Path,

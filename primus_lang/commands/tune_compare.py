@@ -8,9 +8,9 @@ from pathlib import Path
 
 from primus_lang.commands._options import whole_between
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_search import BAD_BUDGET
-from primus_lang.ir import serialize
-from primus_lang.search import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, NAMES, markdown
+from primus_lang.diagnostics.codes_search import BAD_BUDGET, LLM_UNAVAILABLE
+from primus_lang.ir import Space, serialize
+from primus_lang.search import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, NAMES, LlmConfig, markdown
 from primus_lang.search import compare_strategies as compare
 
 
@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)), help="evaluation budgets, comma-separated")
     p.add_argument("--seeds", type=whole_between(1, 1000), default=5, help="seeds per strategy and budget (1 to 1,000)")
     p.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), help="strategies, comma-separated")
+    p.add_argument("--llm-model", default="", help="the `llm` strategy's model, `provider/model` (default: the space's "
+                   "`assume llm_model`, else PRIMUSC_LLM_MODEL)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--out", default=None, help="also write the markdown tables to this file (kept if it exists, "
                    "unless --force)")
@@ -58,11 +60,23 @@ def run(args: argparse.Namespace) -> int:
         path, _, name = item.partition(":")
         spaces.append(load_space(Path(path), name or None))
 
+    def llm(space: Space) -> LlmConfig:
+        return LlmConfig.resolve(args.llm_model, space.settings.llm_model)
+
+    if "llm" in strategies:
+        # without a model the investigator hands over to the evolutionary search: its row would be that
+        for space in spaces:
+            usable, why = llm(space).usable()
+            if not usable:
+                raise CompileError(Diagnostic(LLM_UNAVAILABLE, f"the `llm` strategy cannot run on space `{space.name}`: {why}",
+                                              help="give --llm-model provider/model and its key in the environment, "
+                                                   "or leave `llm` out of --strategies"))
+
     def progress(line: str) -> None:
         if not args.json:
             print(line, file=sys.stderr)
 
-    result = compare(spaces, strategies, budgets, args.seeds, progress)
+    result = compare(spaces, strategies, budgets, args.seeds, progress, llm)
     text = markdown(result)
     if out is not None:
         write_file(out, text, force=args.force)

@@ -125,6 +125,15 @@ NAMED_CLUSTER_SET_ASIDE = register(
     "written, and this warning says which requirement it fails and which cluster the objective chose.\n"
     "Drop `--cluster` to launch the comparison's choice.",
 )
+LLM_UNAVAILABLE = register(
+    "P8016",
+    "llm-unavailable",
+    "`tune-compare --strategies llm` without a model it can call",
+    "`plan` falls back to the evolutionary search when the investigator has no model, key or\n"
+    "cassette, and says so in a note; a comparison would print that search's regret under the name\n"
+    "`llm`. Give the model (`--llm-model provider/model`, `assume llm_model = ...` in the space, or\n"
+    "PRIMUSC_LLM_MODEL) and its key in the environment, or leave `llm` out of --strategies.",
+)
 BAD_SHORTLIST = register(
     "P8040",
     "bad-shortlist",

@@ -75,13 +75,24 @@ def explain(a: CandidateView, b: CandidateView, time: tuple[Change, ...], memory
     elif a.step_time == b.step_time:
         out.append(f"{na} and {nb} project the same step time ({units.seconds(a.step_time)})")
     else:
-        fast, slow = (na, nb) if a.step_time < b.step_time else (nb, na)
-        t_fast, t_slow = min(a.step_time, b.step_time), max(a.step_time, b.step_time)
-        verdict = (f"{fast} is {(t_slow / t_fast - 1) * 100:.1f}% faster than {slow}: a step takes "
-                   f"{units.seconds(t_fast)} instead of {units.seconds(t_slow)}")
+        work_a, work_b = a.tokens_per_gpu * a.step_time, b.tokens_per_gpu * b.step_time
+        if math.isclose(work_a, work_b, rel_tol=1e-6):
+            fast, slow = (na, nb) if a.step_time < b.step_time else (nb, na)
+            t_fast, t_slow = min(a.step_time, b.step_time), max(a.step_time, b.step_time)
+            verdict = (f"{fast} is {(t_slow / t_fast - 1) * 100:.1f}% faster than {slow}: a step takes "
+                       f"{units.seconds(t_fast)} instead of {units.seconds(t_slow)}")
+        else:
+            # steps of other sizes (another batch or sequence): the faster is the one that trains more
+            # tokens a second, whichever step is shorter
+            fast, slow = (na, nb) if a.tokens_per_gpu > b.tokens_per_gpu else (nb, na)
+            t_slow, t_fast = min(a.tokens_per_gpu, b.tokens_per_gpu), max(a.tokens_per_gpu, b.tokens_per_gpu)
+            verdict = (f"{fast} trains {(t_fast / t_slow - 1) * 100:.1f}% more tokens/s/GPU than {slow} "
+                       f"({t_fast:,.0f} against {t_slow:,.0f}): their steps hold other numbers of tokens "
+                       f"({work_a:,.0f} a GPU in {na}, {work_b:,.0f} in {nb}), so their step times "
+                       f"({units.seconds(a.step_time)} and {units.seconds(b.step_time)}) do not say which is faster")
         paired = a.paired if a.basis else b.paired
         if a.basis or b.basis:
-            inside = math.log(t_slow / t_fast) <= math.log1p(paired)
+            inside = abs(math.log(t_slow / t_fast)) <= math.log1p(paired)
             verdict += (f"; inside the ±{paired:.1%} by which the ratio of two projections on this profile "
                         "typically errs: a tie, measure both to choose" if inside else
                         f"; beyond the ±{paired:.1%} by which the ratio of two projections on this profile "

@@ -46,6 +46,11 @@ class Meter:
             return None
         return max(0, self.limits.evaluations - self.evaluations)
 
+    def remaining_seconds(self) -> float | None:
+        if self.limits.seconds is None:
+            return None
+        return max(0.0, self.limits.seconds - self.elapsed)
+
     def llm_allowed(self) -> bool:
         lim = self.limits
         if lim.llm_calls is not None and self.llm_calls >= lim.llm_calls:

@@ -15,6 +15,7 @@ from attrs import frozen
 
 from primus_lang.ir.space import STRATEGIES, Space
 from primus_lang.search.budget import Limits
+from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import Prepared, prepare
 from primus_lang.search.run import search_landscape
 
@@ -90,7 +91,9 @@ def compare(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     seeds: int = 5,
     progress: Callable[[str], None] | None = None,
+    llm: Callable[[Space], LlmConfig] | None = None,
 ) -> Comparison:
+    """``llm``: the investigator's configuration for a space (the `llm` strategy's model)."""
     optima: list[SpaceOptimum] = []
     cells: list[Cell] = []
     for space in spaces:
@@ -108,7 +111,8 @@ def compare(
                         regrets.append(regrets[0])
                         continue
                     r = search_landscape(prep.land, prep.evaluator, strategy, Limits(evaluations=budget),
-                                         seed=seed, upper=prep.upper, refine=prep.refine)
+                                         seed=seed, upper=prep.upper, refine=prep.refine,
+                                         llm=llm(space) if llm is not None else None)
                     found = r.best.score if r.best is not None and r.best.score is not None else float("-inf")
                     regrets.append(max(0.0, (best - found) / abs(best)) if best else 0.0)
                 cell = Cell(space.name, strategy, budget, tuple(regrets))

@@ -23,6 +23,7 @@ from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.gate import gate_candidate, gate_changes
 from primus_lang.search.landscape import Landscape
 from primus_lang.search.strategies.base import Strategy
+from primus_lang.search.strategies.planner import baseline_index
 from primus_lang.search.trace import FORMAT, TraceWriter
 from primus_lang.search.trial import (
     EVALUATED,
@@ -35,6 +36,7 @@ from primus_lang.search.trial import (
     Trial,
 )
 
+BASELINE_SOURCE = "baseline"  # the proposal's source: the result's baseline is the trial whose source ends so
 STALL_ROUNDS = 50  # rounds in a row without a new evaluation before the engine gives up on a strategy
 BOUND_TOLERANCE = 1e-9
 
@@ -107,6 +109,16 @@ class Search:
         self.notes.append(message)
         self.trace.write("note", message=message)
 
+    def _baseline_first(self) -> None:
+        """The planner's baseline, evaluated before the strategy's first proposal: the recipe a practitioner
+        starts from, which ``plan`` prints the winner against; a strategy that never proposed it could end
+        below it (random search on a budget of 5: 38% below) and launch that."""
+        land = self.land
+        base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+        if base is not None and not self.meter.stop_reason():
+            self.submit(Proposal(BASELINE_SOURCE, candidate=land.points[base],
+                                 hypothesis="the least model parallelism that fits, no recompute, mbs 1"))
+
     def submit(self, proposal: Proposal) -> Trial:
         """Judge and, if it passes every check, evaluate one proposal."""
         interrupt.check()
@@ -178,6 +190,8 @@ class Search:
         reason = ""
         try:
             self.strategy.start(self)
+            if not self.strategy.starts_at_baseline:
+                self._baseline_first()
             stall = 0
             while True:
                 reason = self.meter.stop_reason() or ""

@@ -622,9 +622,9 @@ def _dangling_bar(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     """An axis line that ends with `|` (`tp : 1 | 2 |`): the parser reads the next line's first word as the
     missing value and fails there, or at the `}`; say it at the `|`."""
     tok = getattr(err, "token", None)
-    pos = tok.start_pos if isinstance(tok, Token) and tok.type != "$END" else err.pos_in_stream
-    if pos is None:
-        return None
+    # at the end of file lark's position is that of the last token it read (the `|` of `1 | 2`): the text
+    # before it would end in a `|` that has its value
+    pos = tok.start_pos if isinstance(tok, Token) and tok.type != "$END" else len(text)
     before = lines(text[:pos])
     for ln in range(len(before), max(0, len(before) - 2), -1):  # the error's line and the one above it
         src = before[ln - 1]

@@ -44,6 +44,7 @@ EXPECTED = {
     "keyword_as_name": "P1012",
     "knob_twice": "P2007",
     "missing_brace": "P1003",
+    "unclosed_after_axis": "P1003",
     "missing_gbs": "P3008",
     "missing_import_name": "P2005",
     "missing_model_field": "P3008",

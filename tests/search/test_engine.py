@@ -18,6 +18,7 @@ NEEDS_OPTUNA = pytest.mark.skipif(importlib.util.find_spec("optuna") is None, re
 
 class Scripted(Strategy):
     name = "scripted"
+    starts_at_baseline = True  # its batches alone: the engine's verdicts on them, nothing before
 
     def __init__(self, batches: list[list[Proposal]]) -> None:
         super().__init__()
@@ -218,3 +219,21 @@ def test_missing_optional_dependencies_are_reported(monkeypatch: pytest.MonkeyPa
     result = search_landscape(land, synthetic.evaluator(), "llm", Limits(evaluations=5),
                               llm=LlmConfig(model="openai/gpt-4o"))
     assert any("needs litellm" in n for n in result.notes) and result.evaluations == 5
+
+
+@pytest.mark.parametrize("strategy", ["random", "evolutionary", "exhaustive"])
+def test_every_strategy_starts_from_the_baseline(strategy: str) -> None:
+    """A strategy that does not propose the planner's baseline gets it evaluated first, so no search ends
+    below the recipe `plan` compares its winner with (random search on a budget of 5 ended 38% below it:
+    a new user's trial)."""
+    from primus_lang.search.strategies.planner import baseline_index
+
+    land = synthetic.landscape()
+    base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+    assert base is not None
+    for budget in (1, 3, 8):
+        result = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=budget), seed=1)
+        first = result.trials[0]
+        assert first.source == "baseline" and first.candidate == land.points[base]
+        assert result.baseline is first and result.best is not None
+        assert result.best.score is not None and first.score is not None and result.best.score >= first.score

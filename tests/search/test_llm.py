@@ -78,7 +78,9 @@ def test_illegal_and_refused_proposals_cost_nothing() -> None:
 @NEEDS_LITELLM
 def test_malformed_json_is_retried_then_used() -> None:
     result = run(LlmConfig(model="gpt-4o-mini", mock_responses=("here you go: {proposals: [", "```json\n" + GOOD + "\n```")))
-    assert result.trials[0].source == "llm" and result.trials[0].verdict == EVALUATED
+    # the engine evaluates the planner's baseline first (engine._baseline_first), then the LLM proposes
+    assert result.trials[0].source == "baseline"
+    assert result.trials[1].source == "llm" and result.trials[1].verdict == EVALUATED
     assert result.llm_calls >= 2
 
 
@@ -87,7 +89,7 @@ def test_malformed_replies_are_dropped_and_it_falls_back(tmp_path: Path) -> None
     result = run(LlmConfig(model="gpt-4o-mini", mock_responses=("not json",)), trace=tmp_path / "t.jsonl")
     assert any("dropped after 3 malformed attempts" in n for n in result.notes)
     assert any("no usable proposals" in n for n in result.notes)
-    assert result.evaluations == 12 and all(t.source == "evolutionary" for t in result.trials)
+    assert result.evaluations == 12 and all(t.source == "evolutionary" for t in result.trials[1:])
     text = (tmp_path / "t.jsonl").read_text()
     assert text.count('"event":"llm_malformed"') == 6  # 2 rounds x (1 + 2 retries)
 
@@ -108,7 +110,7 @@ def test_tool_calls_are_answered() -> None:
     result = run(LlmConfig(model="gpt-4o-mini", mock_responses=(tools, GOOD)))
     tool_trials = [t for t in result.trials if t.source == "llm:tool"]
     assert len(tool_trials) == 1 and tool_trials[0].candidate is not None and tool_trials[0].candidate.tp == 8
-    assert result.trials[1].source == "llm"
+    assert result.trials[2].source == "llm"
 
 
 @NEEDS_LITELLM
@@ -199,3 +201,55 @@ def test_llm_call_budget_hands_over_to_evolution() -> None:
     assert result.llm_calls == 1
     assert any("call or cost budget is spent" in n for n in result.notes)
     assert result.evaluations == 12 and any(t.source == "evolutionary" for t in result.trials)
+
+
+@NEEDS_LITELLM
+def test_a_call_waits_no_longer_than_the_time_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that never answers held `plan` past its time budget (litellm waits 600 s by default; a new
+    user's trial): each call is given the time the budget has left, and at most CALL_SECONDS."""
+    import litellm
+
+    from primus_lang.search.strategies.investigator import CALL_SECONDS
+
+    waits: list[float] = []
+
+    def answer(**kwargs: object) -> object:
+        waits.append(float(kwargs["timeout"]))  # type: ignore[arg-type]
+        raise TimeoutError("no answer")
+
+    monkeypatch.setattr(litellm, "completion", answer)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-used")
+    config = LlmConfig(model="openai/gpt-4o-mini")
+    timed = search_landscape(synthetic.landscape(), synthetic.evaluator(), "llm", Limits(evaluations=6, seconds=3600),
+                             llm=config)
+    assert waits and all(w <= CALL_SECONDS for w in waits) and timed.best is not None
+    waits.clear()
+    search_landscape(synthetic.landscape(), synthetic.evaluator(), "llm", Limits(evaluations=6, seconds=40), llm=config)
+    assert waits and all(1.0 <= w <= 40 for w in waits)
+
+
+@NEEDS_LITELLM
+def test_an_unknown_provider_is_said_and_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """litellm printed its provider banner to stdout for `foo/bar`, ahead of `plan --json`'s output."""
+    usable, why = LlmConfig(model="foo/bar").usable()
+    assert not usable and "litellm does not know the model `foo/bar`" in why and "provider/model" in why
+    assert capsys.readouterr().out == ""
+
+
+def test_a_long_hypothesis_is_cut() -> None:
+    """A 5 MB hypothesis went whole into every later prompt (a new user's trial)."""
+    from primus_lang.search.llm.reply import HYPOTHESIS_CHARS
+
+    text = json.dumps({"proposals": [{"changes": {"tp": 2}, "hypothesis": "faster " * 1000}]})
+    (proposal,) = parse_reply(text)
+    assert len(proposal.hypothesis) == HYPOTHESIS_CHARS + 3 and proposal.hypothesis.endswith("...")
+
+
+def test_a_replay_without_a_model_replays_the_recorded_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/search.md's `plan FILE --strategy llm --llm-replay run.cassette.json` named no model, and every
+    request missed the cassette (the model is part of its hash)."""
+    monkeypatch.delenv("PRIMUSC_LLM_MODEL", raising=False)
+    config = LlmConfig.resolve(cassette=DATA / "investigator_cassette.json", replay=True)
+    assert config.model == "gpt-4o-mini"
+    result = run(config, evaluations=20)
+    assert not any("cassette has no reply" in n for n in result.notes)

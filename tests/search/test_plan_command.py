@@ -140,6 +140,15 @@ def test_tune_compare_reports_regret(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "exhaustive branch and bound proved it" in text
 
 
+def test_tune_compare_refuses_an_llm_row_it_cannot_run(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # without a model the investigator hands over to evolution: its row would be evolution's, named `llm`
+    monkeypatch.delenv("PRIMUSC_LLM_MODEL", raising=False)
+    assert main(["tune-compare", TINY, "--budgets", "10", "--seeds", "1", "--strategies", "llm"]) == 1
+    err = capsys.readouterr().err
+    assert "P8016" in err and "no LLM configured" in err
+
+
 def test_bound_never_exceeds_a_projection() -> None:
     space = load_space(TINY)
     prep = prepare(space)

@@ -24,6 +24,9 @@ from primus_lang.search.llm.config import LlmConfig
 
 CASSETTE_FORMAT = 1
 
+# the most of one reply's text kept (a proposal list is a few kilobytes)
+REPLY_CHARS = 65_536
+
 
 @frozen
 class ToolCall:
@@ -79,6 +82,11 @@ class Cassette:
                     Diagnostic(CASSETTE_INVALID, f"`{path}` is not a primusc LLM cassette ({err})")
                 ) from None
 
+    def models(self) -> list[str]:
+        """The models the recorded requests asked, each once, in order."""
+        named = (e.get("request", {}).get("model") for e in self.entries.values() if isinstance(e, dict))
+        return list(dict.fromkeys(m for m in named if isinstance(m, str) and m))
+
     def get(self, key: str) -> dict[str, Any] | None:
         entry = self.entries.get(key)
         return None if entry is None else dict(entry["reply"])
@@ -110,8 +118,9 @@ class LlmClient:
             "temperature": self.config.temperature,
         }
 
-    def complete(self, request: dict[str, Any]) -> tuple[str, Reply]:
-        """The reply to ``request`` and its hash; a failed call is a Reply with ``error`` set."""
+    def complete(self, request: dict[str, Any], timeout: float | None = None) -> tuple[str, Reply]:
+        """The reply to ``request`` and its hash; a failed call is a Reply with ``error`` set. ``timeout``:
+        the seconds a live call may take (not part of the request's hash)."""
         key = request_hash(request)
         if key in self.recorded:
             return key, Reply.from_data(self.recorded[key], "trace")
@@ -120,12 +129,12 @@ class LlmClient:
             return key, Reply.from_data(stored, "cassette")
         if self.config.replay:
             return key, Reply(error=f"the cassette has no reply for request {key[:12]}", source="cassette")
-        reply = self._call(request)
+        reply = self._call(request, timeout)
         # errors are recorded too: a replay must meet the same failure to take the same path
         self.cassette.put(key, request, reply.to_data())
         return key, reply
 
-    def _call(self, request: dict[str, Any]) -> Reply:
+    def _call(self, request: dict[str, Any], timeout: float | None = None) -> Reply:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
         try:
             import litellm
@@ -138,6 +147,8 @@ class LlmClient:
         kwargs: dict[str, Any] = dict(request)
         if not kwargs["tools"]:
             del kwargs["tools"]
+        if timeout is not None:
+            kwargs["timeout"] = timeout
         source = "live"
         mocks = self.config.mock_responses
         if mocks is not None:
@@ -164,4 +175,9 @@ class LlmClient:
                 cost = float(litellm.completion_cost(completion_response=response))
             except Exception:  # an unknown price is not a failure; the call budget still counts it
                 cost = 0.0
-        return Reply(str(message.content or ""), calls, cost, "", source)
+        content = str(message.content or "")
+        if len(content) > REPLY_CHARS:
+            # a proposal list is a few kilobytes; a runaway reply would go into the cassette and the trace
+            # whole (cut here, so that a replay meets the same text)
+            content = content[:REPLY_CHARS]
+        return Reply(content, calls, cost, "", source)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 from pathlib import Path
 
 from attrs import frozen
@@ -33,8 +35,16 @@ class LlmConfig:
     def resolve(
         cls, model: str = "", space_model: str = "", cassette: Path | None = None, replay: bool = False
     ) -> LlmConfig:
-        """The command line wins over the space's ``assume llm_model``, which wins over the environment."""
+        """The command line wins over the space's ``assume llm_model``, which wins over the environment. A
+        replay named no model by any of them replays the one its cassette recorded (the model is part of
+        each request's hash, so another would match no recorded reply)."""
         chosen = model or space_model or os.environ.get(MODEL_ENV, "")
+        if replay and not chosen and cassette is not None and cassette.is_file():
+            from primus_lang.search.llm.client import Cassette
+
+            recorded = Cassette(cassette).models()
+            if len(recorded) == 1:
+                chosen = recorded[0]
         return cls(model=chosen, cassette=cassette, replay=replay)
 
     def usable(self) -> tuple[bool, str]:
@@ -59,10 +69,17 @@ class LlmConfig:
             import litellm
         except ImportError:
             return False, "the LLM strategy needs litellm (`pip install primusc[agent]`); using the evolutionary search"
+        litellm.suppress_debug_info = True
         try:
-            env = litellm.validate_environment(model=self.model)
+            # litellm prints a banner of providers to stdout for a model it cannot place, which would
+            # corrupt `plan --json`: anything it prints goes to stderr
+            with contextlib.redirect_stdout(sys.stderr):
+                litellm.get_llm_provider(self.model)
+                env = litellm.validate_environment(model=self.model)
         except Exception as exc:  # litellm raises plain exceptions for unknown providers
-            return False, f"litellm does not know the model `{self.model}` ({exc}); using the evolutionary search"
+            first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            return False, (f"litellm does not know the model `{self.model}` ({first}; a model is named "
+                           "`provider/model`, e.g. `openai/gpt-4o-mini`); using the evolutionary search")
         if not env.get("keys_in_environment", False):
             missing = ", ".join(env.get("missing_keys", [])) or "its API key"
             return False, (

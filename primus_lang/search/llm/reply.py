@@ -12,6 +12,9 @@ from primus_lang.datafiles import parse_json
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
+# a hypothesis is a sentence: longer ones are cut where they are kept and shown to the model again
+HYPOTHESIS_CHARS = 300
+
 
 @frozen
 class LlmProposal:
@@ -60,5 +63,8 @@ def parse_reply(text: str, most: int = 5) -> list[LlmProposal]:
         hypothesis = item.get("hypothesis", "")
         if not isinstance(hypothesis, str):
             raise MalformedReply(f'proposal {k}: "hypothesis" must be a string')
-        out.append(LlmProposal(tuple((str(key), value) for key, value in changes.items()), hypothesis.strip()))
+        hypothesis = hypothesis.strip()
+        if len(hypothesis) > HYPOTHESIS_CHARS:  # it is shown back to the model in every later prompt
+            hypothesis = hypothesis[:HYPOTHESIS_CHARS] + "..."
+        out.append(LlmProposal(tuple((str(key), value) for key, value in changes.items()), hypothesis))
     return out

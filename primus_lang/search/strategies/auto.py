@@ -27,6 +27,7 @@ NOMINAL_BUDGET = 100  # phase shares for a search limited only by time
 
 class Auto(Strategy):
     name = "auto"
+    starts_at_baseline = True
 
     def __init__(self, explorer: Callable[[], Strategy] | None = None) -> None:
         super().__init__()

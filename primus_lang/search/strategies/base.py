@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 class Strategy:
     name = "strategy"
+    # whether its first proposal is the planner's baseline; the engine evaluates the baseline first for
+    # those that do not, so that no search ends below the recipe its output compares it with
+    starts_at_baseline = False
 
     def __init__(self) -> None:
         self.proven = False  # set when the strategy has proved the incumbent optimal

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 FAILED_ROUNDS = 2  # rounds in a row without a usable reply before the investigator gives up
 IDLE_ROUNDS = 3  # rounds in a row whose proposals bring no new evaluation (repeats, illegal, refused)
 
+# the longest one LLM call may take (litellm waits 600 s by default); less where the time budget ends sooner
+CALL_SECONDS = 300.0
+
 
 class Investigator(Strategy):
     name = "llm"
@@ -131,7 +134,10 @@ class Investigator(Strategy):
             if not meter.llm_allowed():
                 return Reply(error="the LLM call or cost budget is spent"), messages
             tools = TOOLS if round_ < self.config.tool_rounds else []
-            key, reply = self.client.complete(self.client.request(messages, tools))
+            left = meter.remaining_seconds()
+            # a model that never answers must not hold the search past its time budget
+            wait = CALL_SECONDS if left is None else max(1.0, min(CALL_SECONDS, left))
+            key, reply = self.client.complete(self.client.request(messages, tools), timeout=wait)
             meter.llm_calls += 1
             meter.llm_cost_usd += reply.cost_usd
             self.search.trace.write(

@@ -56,6 +56,7 @@ def baseline_index(search_land_points: list[Candidate], fits: np.ndarray, axes: 
 
 class Planner(Strategy):
     name = "planner"
+    starts_at_baseline = True
 
     def __init__(self, max_rounds: int = 4) -> None:
         super().__init__()
