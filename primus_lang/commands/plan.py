@@ -35,7 +35,6 @@ from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.search import (
-    EVALUATED,
     ILLEGAL,
     NAMES,
     OOM,
@@ -47,6 +46,7 @@ from primus_lang.search import (
     Search,
     SearchResult,
     Trial,
+    append_plan_note,
     baseline_trial,
     choose,
     limits_of,
@@ -253,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
                 prep = attrs.evolve(prep, land=prep.land.without_ties())  # the same points and projections
                 result = _search(space, args, limits, prep, trace, resume, llm, err, quiet)
                 result = attrs.evolve(result, notes=(*result.notes, missed))
+                append_plan_note(trace, missed)
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted; the trace is in {trace}; continue with: "
                                     f"{rerun_command(args, trace, out)}") from None
@@ -390,16 +391,14 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                                                       axes, metric)
     target = args.target or space.settings.target
     files: list[str] = []
+    launch_line = ""
     if winner is not None and winner.candidate is not None and not args.no_emit:
-        launched, why = _launchable(space, result, winner, target, prep)
-        if launched is not winner and launched.candidate is not None:
-            ours, best = launched.evaluation, winner.evaluation
-            change = (f" ({ours.tokens_per_gpu:,.0f} against {best.tokens_per_gpu:,.0f} tokens/s/GPU)"
-                      if ours is not None and best is not None else "")
-            lines.append(
-                f"The target {target} cannot express the best recipe ({why}); the launch files are for "
-                f"the best one it can: {launched.candidate.label()}{change}."
-            )
+        from primus_lang.emit import launchable
+
+        launch = launchable(space, result, winner, target, prep.land, prep.evaluator)
+        launched, launch_line = launch.trial, launch.line(target, winner)
+        if launch_line:
+            lines.append(launch_line)
         files = _emit(args, source, space, launched, target, out, replace)
         if launched.evaluation is not None and launched.candidate is not None:
             from primus_lang.commands.emit import parse_vars, print_warnings
@@ -418,6 +417,10 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
 
         # the report's baseline is the one this output names (the space's recipe when it has one)
         shown = attrs.evolve(result, baseline=baseline) if baseline is not None else result
+        if launch_line:
+            # said in the report, and recorded in the trace for the report rebuilt from it
+            append_plan_note(trace, launch_line)
+            shown = attrs.evolve(shown, notes=(*shown.notes, launch_line))
         write_report(shown, report, space, force=replace(report), capacity=capacity)
         files.append(str(report))
     bands = tuple(trust.band(space.cluster.gpu, t.evaluation.tokens_per_gpu, t.evaluation.step_time, t.candidate,
@@ -446,36 +449,6 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
             f"step. To run them whole, give `--var train_iters={whole}` with a `checkpoint_dir` and a "
             "`time_limit` the site allows: each job stops itself before the limit, and the next one loads the "
             "last checkpoint."]
-
-
-def _launchable(space: Any, result: SearchResult, winner: Trial, target: str, prep: Prepared) -> tuple[Trial, str]:
-    """The best evaluated trial the target can express, and why the winner is not (the winner
-    itself, or the winner when none is: ``emit`` then says why with P7001). Where the search evaluated
-    none the target can express (it proved the winner optimal first), the best fitting point it can
-    express is projected now, uncharged."""
-    from primus_lang.emit import unsupported
-
-    assert winner.candidate is not None
-    why = unsupported(space, winner.candidate, target)
-    if not why:
-        return winner, ""
-    for trial in result.ranked(len(result.trials)):
-        if trial.candidate is not None and not unsupported(space, trial.candidate, target):
-            return trial, "; ".join(why)
-    land = prep.land
-    best: Trial | None = None
-    top = float("-inf")
-    for i in land.fitting:
-        cand = land.points[int(i)]
-        if unsupported(space, cand, target):
-            continue
-        evaluation, peak = prep.evaluator(cand), int(land.peaks[int(i)])
-        trial = Trial(number=0, source="launch (the best the target can express; projected for comparison, not charged)",
-                      verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak,
-                      memory_limit=land.limit, evaluation=evaluation, score=land.score(evaluation, peak))
-        if trial.score is not None and trial.score > top:
-            best, top = trial, trial.score
-    return best or winner, "; ".join(why)
 
 
 def _emit(args: argparse.Namespace, source: Path, space: Any, winner: Trial, target: str, out: Path,

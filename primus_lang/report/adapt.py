@@ -187,8 +187,21 @@ def _notes(result: Any, space: Space | None, tied: int, said: list[tuple[str, st
         notes.append(("tied with the winner",
                       f"{tied} (the best ahead by at most {space.cluster.gpu.provenance.paired:.1%})"))
     if space is not None:
-        notes.append(("GPU profile", trust.describe(space.cluster.gpu.name, space.cluster.gpu.provenance)))
-    return [*notes, *said, ("stopped", str(getattr(result, "stop_reason", ""))),
+        # describe's first line names the profile ("profile `h100_sxm_calibrated`: ..."), its second says how
+        # the band was measured: each a note of its own, where the page would run them together
+        first, _, band = trust.describe(space.cluster.gpu.name, space.cluster.gpu.provenance).partition("\n")
+        notes.append(("GPU", first))
+        if band.strip():
+            key, _, text = band.strip().partition(": ")
+            notes.append((key, text))
+    trials = list(getattr(result, "trials", ()))
+    verdicts = {v: sum(1 for t in trials if t.verdict == v) for v in ("evaluated", "refused", "illegal", "oom")}
+    proposals = (f"{len(trials)}: {verdicts['evaluated']} evaluated, {verdicts['refused']} refused by the gate, "
+                 f"{verdicts['illegal']} illegal, {verdicts['oom']} over memory")
+    # what the search noted (an LLM that handed over, a bound that failed) and what plan said after it
+    # (which recipe the launch files run, why it searched again): the terminal's notes, recorded in the trace
+    told = [("note", str(n)) for n in getattr(result, "notes", ())]
+    return [*notes, *said, ("proposals", proposals), *told, ("stopped", str(getattr(result, "stop_reason", ""))),
             ("search time", f"{float(getattr(result, 'elapsed', 0.0)):.1f} s")]
 
 

@@ -37,6 +37,7 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
     proposals: dict[int, tuple[str, str, str | None]] = {}
     trials: dict[int, Trial] = {}
     end: dict[str, Any] = {}
+    notes: list[str] = []
     for event in iter_events(path):
         kind = event["event"]
         if kind == "start" and event.get("format") == TRACE_FORMAT:
@@ -71,6 +72,8 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
                 score=event.get("score"), charged=True,
                 evaluation_number=int(event.get("evaluation_number", 0)),
             )
+        elif kind in ("note", "plan_note"):  # the search's notes, then what the plan said after it
+            notes.append(str(event.get("message", "")))
         elif kind == "end":
             end = event
     ordered = tuple(trials[n] for n in sorted(trials))
@@ -99,5 +102,6 @@ def result_from_trace(path: Path) -> tuple[SearchResult, dict[str, Any]]:
         optimum_proven=bool(end.get("optimum_proven", False)),
         legal_points=int(header.get("legal_points", 0)),
         fitting_points=int(header.get("fitting_points", 0)),
+        notes=tuple(notes),
     )
     return result, header

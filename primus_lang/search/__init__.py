@@ -12,7 +12,7 @@ from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import prepare, run_search
 from primus_lang.search.stages import landscape_of
 from primus_lang.search.trace import FORMAT as TRACE_FORMAT
-from primus_lang.search.trace import iter_events, read_trace
+from primus_lang.search.trace import append_plan_note, iter_events, read_trace
 from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, Evaluation, Proposal, SearchResult, Trial
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Proposal",
     "SearchResult",
     "Trial",
+    "append_plan_note",
     "iter_events",
     "landscape_of",
     "prepare",

@@ -26,7 +26,17 @@ from primus_lang.ir.span import Span
 from primus_lang.search.trial import Evaluation
 
 FORMAT = 1
-MARKERS = frozenset({"resume", "interrupted"})  # written outside the deterministic stream
+# written outside the deterministic stream: a resume, an interrupt, and what the plan said after its search
+# (which recipe its launch files run, why it searched again), which the report rebuilt from the trace says too
+MARKERS = frozenset({"resume", "interrupted", "plan_note"})
+
+
+def append_plan_note(path: Path, message: str) -> None:
+    """A plan's note after its search, appended to the trace the search wrote."""
+    from primus_lang.outputs import open_log
+
+    with open_log(path, append=True) as f:
+        f.write(json.dumps({"event": "plan_note", "message": message}, separators=(",", ":")) + "\n")
 
 
 class TraceWriter:
@@ -143,6 +153,8 @@ _FIELDS: dict[str, dict[str, tuple[Callable[[Any], bool], str]]] = {
                    "elapsed": (lambda v: _is_figure(v) and v >= 0, "a finite number of seconds")},
     "end": {"reason": (_is_text, "a string"), "optimum_proven": (lambda v: isinstance(v, bool), "true or false")},
     "llm": {"request": (_is_text, "a string")},
+    "note": {"message": (_is_text, "a string")},
+    "plan_note": {"message": (_is_text, "a string")},
 }
 _REQUIRED = {"proposal": ("n",), "gate": ("n", "verdict"), "evaluation": ("n", "candidate", "evaluation")}
 

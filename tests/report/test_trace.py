@@ -104,3 +104,26 @@ def test_a_report_rebuilt_from_the_trace_of_a_space_with_a_baseline_is_plans_own
     def timeless(text: str) -> str:
         return re.sub(r"search time</b> [0-9.]+ s", "", text)
     assert timeless(rebuilt.read_text()) == timeless(plans)
+
+
+@pytest.mark.parametrize("strategy", ["exhaustive", "random"])
+def test_a_report_says_which_recipe_the_launch_files_run(tmp_path: Path, strategy: str) -> None:
+    """Where the target cannot express the winner, the launch files run another recipe: plan's terminal said
+    so and its report did not (a new user found the report's winner BF16 `tp=4` beside launch files of an
+    FP8 `pp=8` recipe). The line is in the trace, so the report rebuilt from it says it too; so are the
+    search's notes and the count of proposals refused, illegal or over memory."""
+    from tests.search.test_plan_command import OP_WINS
+
+    space = tmp_path / "op.prx"
+    space.write_text(OP_WINS)
+    out = tmp_path / "plan"
+    assert main(["plan", str(space), "--out", str(out), "--strategy", strategy]) == 0
+    plans = (out / "report.html").read_text()
+    assert "cannot express the best recipe" in plans and "recompute=full(32,block)" in plans
+    assert "refused by the gate" in plans
+    rebuilt = tmp_path / "rebuilt.html"
+    assert main(["report", str(out / "trace.jsonl"), "--space", str(space), "--out", str(rebuilt)]) == 0
+
+    def timeless(text: str) -> str:
+        return re.sub(r"search time</b> [0-9.]+ s", "", text)
+    assert timeless(rebuilt.read_text()) == timeless(plans)
