@@ -49,7 +49,7 @@ def facts(space: Space) -> dict[str, str]:
         values = " | ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in axis.domain.values)
         out[f"axis `{axis.name}`"] = values + (f" when {to_text(axis.when)}" if axis.when is not None else "")
     for name, value in space.fixed:
-        out[f"`{name}` ="] = str(value).lower() if isinstance(value, bool) else str(value)
+        out[f"`{name}`"] = str(value).lower() if isinstance(value, bool) else str(value)
     for let in space.lets:
         out[f"let `{let.name}`"] = to_text(let.expr)
     for c in space.constraints:

@@ -59,8 +59,9 @@ def coerce(knob: str, raw: object) -> object:
             return raw
         if isinstance(raw, float) and raw.is_integer():
             return int(raw)
-        if isinstance(raw, str) and raw.strip().lstrip("-").isascii() and raw.strip().lstrip("-").isdigit():
-            return int(raw.strip())
+        text = raw.strip() if isinstance(raw, str) else ""
+        if re.fullmatch(r"-?[0-9]+", text, flags=re.ASCII):  # one sign at most: `--4` is no integer
+            return int(text)
         raise ValueError(f"`{knob}` takes an integer, got {raw!r}")
     if kind is Kind.FLAG:
         if isinstance(raw, bool):
@@ -72,6 +73,8 @@ def coerce(knob: str, raw: object) -> object:
         choices = choices_of(KNOBS[knob])
         if isinstance(raw, str) and raw.strip() in choices:
             return raw.strip()
+        if isinstance(raw, str) and raw.strip().lower() in choices:  # `FP8` for fp8, as recompute reads `FULL`
+            return raw.strip().lower()
         raise ValueError(f"`{knob}` takes one of {', '.join(choices)}, got {raw!r}")
     if kind is Kind.BLOCK:
         return coerce_recompute(raw)

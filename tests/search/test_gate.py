@@ -1,3 +1,5 @@
+import pytest
+
 from primus_lang.ir.candidate import Recompute
 from primus_lang.search.gate import coerce_recompute, gate_candidate, gate_changes
 from tests.search import synthetic
@@ -45,3 +47,13 @@ def test_recompute_spellings() -> None:
     assert coerce_recompute("none") == Recompute()
     assert coerce_recompute("full(layers: 8, method: uniform)") == Recompute("full", 8, "uniform")
     assert coerce_recompute({"kind": "full", "layers": 2}) == Recompute("full", 2)
+
+
+def test_values_as_a_model_writes_them() -> None:
+    """An LLM's `"--4"` was refused with Python's "invalid literal for int()"; `"FP8"` as an enum value
+    was refused though `"FULL"` was read as a recompute kind (a new user's trial)."""
+    from primus_lang.search.gate import coerce
+
+    assert coerce("tp", " 4 ") == 4 and coerce("precision", "FP8") == "fp8"
+    with pytest.raises(ValueError, match="`tp` takes an integer, got '--4'"):
+        coerce("tp", "--4")
