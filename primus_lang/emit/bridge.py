@@ -455,6 +455,14 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
         if dest in UNEXPRESSIBLE:
             problems.append(f"`{dest}`: {UNEXPRESSIBLE[dest]}")
             continue
+        if dest == P["cuda_graph.scope"] and isinstance(value, tuple) and "full_iteration" not in value:
+            # Per-layer graphs are megatron-core's cuda_graph_modules in the Bridge releases primusc reads
+            # (both have the field); a recipe that sets them (nemotron_3_nano) keeps its list, and
+            # TransformerConfig asserts that cuda_graph_scope and cuda_graph_modules are not both set. So
+            # the modules are written and the scope cleared, as Bridge's own set_cuda_graph_modules does
+            # (src/megatron/bridge/utils/cuda_graph.py); the full-iteration scope megatron-core migrates.
+            out += [("model.cuda_graph_modules", hydra_value(value)), ("model.cuda_graph_scope", "null")]
+            continue
         if dest in NEGATED_PATHS and isinstance(value, bool):
             out.append((NEGATED_PATHS[dest], hydra_value(not value)))
             continue

@@ -45,6 +45,10 @@ class BridgeRecipe:
     # and ddp (``after_precision``)
     precision_is_config: bool = False
     precision: dict[str, Value] = field(factory=dict)
+    # the ddp overlap fields its CommOverlapConfig sets from the launch's data-parallel size (on at DP > 1),
+    # where it says nothing of them itself: ``settings`` holds them at ``gpus``, a launch on another count
+    # may run the other value
+    dp_overlap: tuple[str, ...] = ()
 
 
 def _read_paths() -> frozenset[str]:
@@ -92,6 +96,16 @@ def after_precision(settings: dict[str, Any], fields: dict[str, Any]) -> dict[st
 PRECISION_SECTIONS = ("model", "optimizer", "ddp")
 
 
+_DP_OVERLAP = ("overlap_grad_reduce", "overlap_param_gather")
+
+
+def _follows_dp(s: dict[str, Any]) -> tuple[str, ...]:
+    """The ddp overlap fields ``CommOverlapConfig.setup`` decides from the data-parallel size (``_after_setup``)."""
+    if not s.get("ddp.use_distributed_optimizer"):
+        return ()
+    return tuple(f"ddp.{f}" for f in _DP_OVERLAP if s.get(f"comm_overlap.{f}") is None)
+
+
 def _after_setup(s: dict[str, Any], gpus: int) -> dict[str, Any]:
     """The overlap settings as ``CommOverlapConfig.setup`` leaves them on ``gpus`` GPUs."""
     out = dict(s)
@@ -104,7 +118,7 @@ def _after_setup(s: dict[str, Any], gpus: int) -> dict[str, Any]:
     ep_overlap = s.get("comm_overlap.overlap_moe_expert_parallel_comm")
     out["model.overlap_moe_expert_parallel_comm"] = bool(ep_overlap)
     if s.get("ddp.use_distributed_optimizer"):  # without it, setup leaves ddp's values as the recipe set them
-        for field in ("overlap_grad_reduce", "overlap_param_gather"):
+        for field in _DP_OVERLAP:
             said = s.get(f"comm_overlap.{field}")
             out[f"ddp.{field}"] = bool(said) if said is not None else dp > 1
     return out
@@ -147,7 +161,8 @@ def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
         out[name] = BridgeRecipe(name, cards[stem], found.gpu, gpus, f"{found.where} (Megatron-Bridge {version})",
                                  kept, f"{found.where} CommOverlapConfig" if found.comm_overlap else "",
                                  found.model_class, gpus_from, is_config,
-                                 {f: _value(v) for f, v in fields.items()})
+                                 {f: _value(v) for f, v in fields.items()},
+                                 _follows_dp(flat) if found.comm_overlap else ())
     return out
 
 

@@ -191,6 +191,13 @@ def at_least(name: str, release: str) -> bool:
     return version(name).date >= version(release).date
 
 
+# The first release whose Megatron-FSDP adapter takes --megatron-fsdp-main-grads-dtype as it is
+# (megatron/core/distributed/fsdp/mcore_fsdp_adapter.py, MixedPrecisionPolicy): before it, BF16 training's
+# FP32 gradient accumulation (grad_reduce_in_fp32, on unless --grad-reduce-in-bf16) set FP32 over it
+# (core_v0.17.1 to core_v0.18.2; the commit Bridge v0.6 pins, cd4afff, takes it as it is)
+FSDP_MAIN_GRADS_AS_GIVEN = "bridge_v0.6"
+
+
 def releases() -> tuple[str, ...]:
     """The tagged Megatron-LM releases, oldest first (not the commits other frameworks pin)."""
     return tuple(v.name for v in versions() if v.name.startswith("core_v"))

@@ -70,6 +70,7 @@ PARTS: dict[str, str] = {
     "cross_entropy.fusion": "cross_entropy_loss_fusion",
     "cuda_graph.scope": "cuda_graph_scope",
     "main_grad_dtype.bf16_reduce": "grad_reduce_in_bf16",
+    "main_grad_dtype.megatron_fsdp": "megatron_fsdp_main_grads_dtype",  # Megatron-FSDP's, from core_v0.17
     "optimizer_dtype.precision_aware": "use_precision_aware_optimizer",
     "optimizer_dtype.second_moment": "exp_avg_sq_dtype",
     "precision.fp8_format": "fp8_format",  # the flag's own name, where a recipe writes it as a setting

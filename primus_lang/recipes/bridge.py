@@ -113,6 +113,7 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
         nodes = Entry("nnodes", str(max(1, recipe.gpus // per_node)), None, where)
     if nodes is None and start:
         nodes, notes = torchrun_nodes(words[:start], notes)
+    notes += _overlap_at(recipe, entries, nodes, gpus)
     notes = [*launch.notes, *notes, *reader.notes]
     if f"_{gpu}_" not in recipe.name:
         notes.append(f"the GPU, {gpu}, is the one Bridge's library recipes are written for (`--gpu` chooses)")
@@ -120,6 +121,40 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
                   gpu_hint=gpu, notes=tuple(notes), version=version)
+
+
+_GRAPH_SCOPE, _GRAPH_MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
+
+
+def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | None, gpus: Entry | None) -> list[str]:
+    """The data-parallel overlap the recipe's CommOverlapConfig runs on the launch's GPUs, where they are
+    another count than the recipe's (``BridgeRecipe.dp_overlap``): on at DP > 1 (training/comm_overlap.py),
+    unless the launch sets it. Llama 3 70B's library recipe is written for 32 GPUs at DP 1; launched on 64,
+    Bridge overlaps its gradient reduction."""
+    counts = [e.value for e in (nodes, gpus) if e is not None]
+    if not recipe.dp_overlap or len(counts) != 2 or not all(str(c).isascii() and str(c).isdigit() for c in counts):
+        return []
+    world = int(counts[0]) * int(counts[1])
+    if world == recipe.gpus:
+        return []
+
+    def size(knob: str) -> int:
+        e = entries.get(K[knob])
+        return int(e.value) if e is not None and isinstance(e.value, int) and e.value > 0 else 1
+
+    dp = world // max(1, size("tp") * size("pp") * size("cp"))
+    said = []
+    for path in recipe.dp_overlap:
+        dest = dest_of(path)
+        if dest is None or (dest in entries and entries[dest].span is not None):  # the launch's own value
+            continue
+        entries[dest] = Entry(dest, dp > 1, None, f"{recipe.comm_overlap} at DP {dp}")
+        said.append(dest)
+    if not said:
+        return []
+    return [f"{' and '.join(f'`{d}`' for d in said)} read as {str(dp > 1).lower()}: the recipe's CommOverlapConfig "
+            f"sets them from the data-parallel size, {dp} on these {world} GPUs (the recipe's own {recipe.gpus} "
+            "GPUs give another)"]
 
 
 DETERMINISTIC = (("model.deterministic_mode", "true"), ("model.cross_entropy_loss_fusion", "false"),
@@ -430,6 +465,9 @@ class _Reader:
 def _shown_names(known: dict[str, BridgeRecipe]) -> str:
     """The library names (one per model) and how many more: the performance recipes are hundreds."""
     library = sorted(n for n in known if "gpu_" not in n)
+    if not library:  # performance recipes alone: say their models
+        models = sorted({n.split("_pretrain", 1)[0] for n in known})
+        return f"{len(known)} performance recipes of " + ", ".join(models)
     return ", ".join(library) + f" and {len(known) - len(library)} performance recipes of their models"
 
 
@@ -537,7 +575,14 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
             continue
         put(path, value, None, f"{recipe.name}'s {path}")
     for path, text, where in reader.overrides:
-        put(path, hydra_scalar(text), where, where.text)
+        value = hydra_scalar(text)
+        if path == _GRAPH_MODULES:
+            # megatron-core's newer name of the per-layer graph scope, which a bridge launch writes
+            # (emit/bridge.py), with the scope cleared: read as the scope, and that null as nothing more
+            path, value = _GRAPH_SCOPE, () if value == "full" else value
+        elif path == _GRAPH_SCOPE and value is None:
+            continue
+        put(path, value, where, where.text)
     _precision_setup(recipe, reader, entries, problems)
     # run_recipe.py sets the model's sequence length from the dataset's after the overrides
     # (recipe_runner.sync_model_dataset_sequence_length): one sequence length either way

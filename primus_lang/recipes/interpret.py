@@ -67,6 +67,7 @@ class _Reader:
     def __init__(self, recipe: Recipe) -> None:
         self.s = recipe.entries
         self.kind = recipe.kind
+        self.version = recipe.version if recipe.kind == "megatron" else ""  # a Megatron-LM release, where known
         self.problems: list[Diagnostic] = []
         self.refused: set[str] = set()  # settings already reported: not reported missing again
         self.notes: list[str] = []  # how a setting was read, said in the import's summary
@@ -189,7 +190,19 @@ _OTHER_LAYERS = {
 }
 
 
+# Primus's model types primusc reads (primus/configs/models/megatron/*.yaml): its GPT builder and Mamba's
+_MODEL_TYPES = ("gpt", "mamba")
+
+
 def _other_layer_kinds(r: _Reader) -> None:
+    kind = str(r.s["model_type"].value).strip().lower() if r.has("model_type") else "gpt"
+    if kind not in _MODEL_TYPES:
+        # a model Primus builds with a model builder of its own (DeepSeek-V4's compressed attention and
+        # hyper-connections, `deepseek_v4`): read as a GPT it would be another model, many settings unread
+        r.unsupported("model_type", f"a model of type `{kind}`, which Primus builds with a model builder of its "
+                      f"own: primusc reads {' and '.join(_MODEL_TYPES)} models, and read as a GPT it would be another "
+                      "model")
+        return
     said = [d for d in _OTHER_LAYERS if r.has(d) and r.s[d].value not in (None, False, "", "null", "None", 0, [])]
     if said:
         d = said[0]
@@ -663,6 +676,17 @@ def _dtypes(r: _Reader) -> tuple[str, str]:
     # --main-grads-dtype bf16 does (validate_args turns off FP32 accumulation either way)
     main_grad = "bf16" if r.flag(P["main_grad_dtype.bf16_reduce"]) else \
         r.choice(K["main_grad_dtype"], ("fp32", "bf16"), "fp32")
+    fsdp = r.s.get(P["main_grad_dtype.megatron_fsdp"])
+    if fsdp is not None and str(fsdp.value).lower() == "bf16":
+        # Megatron-FSDP's own gradient buffer dtype, which replaces --main-grads-dtype there: its BF16 is the
+        # knob's from the release whose adapter takes it as given (before it, FP32 accumulation won)
+        if r.version and megatron.at_least(r.version, megatron.FSDP_MAIN_GRADS_AS_GIVEN):
+            main_grad = "bf16"
+        elif main_grad != "bf16":
+            r.notes.append(f"`{fsdp.written or fsdp.dest}` bf16 is read as FP32 main gradients: at {r.version}, "
+                           "BF16 training accumulates gradients in FP32 over it (Megatron-FSDP's adapter; "
+                           f"{megatron.FSDP_MAIN_GRADS_AS_GIVEN} on takes it as given), unless "
+                           "--grad-reduce-in-bf16")
     optimizer = r.choice(K["optimizer_dtype"], ("fp32", "bf16"), "fp32")
     if r.has(P["optimizer_dtype.second_moment"]) and r.s[P["optimizer_dtype.second_moment"]].value != optimizer:
         r.clash(K["optimizer_dtype"], P["optimizer_dtype.second_moment"], "primusc keeps both Adam moments in one dtype")

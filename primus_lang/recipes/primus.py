@@ -170,8 +170,10 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                                        "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
         # Primus hands Megatron its settings by dest and drops other names (`bases`, or a preset's
-        # `original_max_position_embeddings`, which no Megatron-LM it pins reads): those are not carried
-        carry = (origin[key] == "model" and key in dests and launched.get(key) != value
+        # `original_max_position_embeddings`, which no Megatron-LM it pins reads): those are not carried.
+        # Primus's own settings, which its presets define for every model (`router_logit_softcapping`, read
+        # by its MoE router: Grok 2 sets 30), are carried where the model's preset sets them otherwise
+        carry = (origin[key] == "model" and (key in dests or key in launched) and launched.get(key) != value
                  and not key.startswith(_PRESET_KEPT))
         entries[name] = Entry(name, value, span, written, preset=preset, carry=carry)
     notes += _overlap_left_out(merged, origin, model_name)

@@ -105,3 +105,23 @@ def test_megatron_llama2_tokenizer_is_megatrons_own(tmp_path: Path) -> None:
     assert "--tokenizer-type Llama2Tokenizer" in emit(space, cand, "megatron+slurm")["node.sh"]
     [why] = [w for w in unsupported(space, cand, "primus+slurm") if "tokenizer_type" in w]
     assert "Primus reads as a Hugging Face tokenizer" in why
+
+
+def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object) -> None:
+    """Megatron-LM's examples/megatron_fsdp DeepSeek-V3 script sets --megatron-fsdp-main-grads-dtype bf16, which
+    was carried unread (its account 13 GiB over the GPU; a new user's trial). From the commit Bridge v0.6 pins
+    Megatron-FSDP takes it as given; before it, BF16 training's FP32 accumulation set FP32 over it
+    (mcore_fsdp_adapter.py at core_v0.17.1 and core_v0.19.0)."""
+    flags = (f"{LLAMA3_8B} --global-batch-size 128 --tokenizer-type NullTokenizer --vocab-size 128256 "
+             "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion "
+             "--ckpt-format fsdp_dtensor --megatron-fsdp-main-grads-dtype bf16")
+    grads = {}
+    for release in ("core_v0.17", "core_v0.19"):
+        script = tmp_path / "run.sh"
+        script.write_text(f"torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py {flags}\n")
+        out = tmp_path / f"{release}.prx"
+        assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", release, "--out", str(out)]) == 0
+        cand = baseline_point(load_space(out))
+        assert cand is not None and cand.sharding == "fsdp"
+        grads[release] = cand.main_grad_dtype
+    assert grads == {"core_v0.17": "fp32", "core_v0.19": "bf16"}

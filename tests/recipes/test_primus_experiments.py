@@ -68,10 +68,22 @@ def test_a_model_presets_settings_beyond_the_card_reach_the_launch(tmp_path: Pat
     carried = dict(space.passthrough)
     assert carried["moe_router_pre_softmax"] is True and carried["mscale"] == 0.707
     assert not any(k.startswith("tokenizer") for k in carried)  # the vocabulary is the card's
-    # a preset key Primus drops (no Megatron-LM it pins reads `original_max_position_embeddings`)
-    assert "original_max_position_embeddings" not in carried
+    # a setting of Primus's own, which its generic card defines (null) and its dual RoPE reads
+    # (primus/backends/megatron/core/transformer/dual_rope.py): the preset's value is carried too
+    assert carried["original_max_position_embeddings"] == 4096
     over = primus_overrides(space)
     assert over["moe_router_pre_softmax"] is True and over["mscale"] == 0.707
+
+
+def test_primus_own_model_settings_reach_the_launch(tmp_path: Path) -> None:
+    """Grok 2's preset caps its router logits at 30 (`router_logit_softcapping`, a setting of Primus's own that
+    its MoE router reads: primus/backends/megatron/core/transformer/moe/router.py); the launch, over Primus's
+    generic card, routed without it (a new user's trial)."""
+    _out, space = experiment(tmp_path, "grok2.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                             "expert_model_parallel_size: 8\npipeline_model_parallel_size: 8",
+                             "--nodes", "8", "--vocab-size", "32768")
+    assert dict(space.passthrough)["router_logit_softcapping"] == 30
+    assert primus_overrides(space)["router_logit_softcapping"] == 30
 
 
 def test_a_list_setting_reaches_a_primus_launch_as_a_list(tmp_path: Path) -> None:
