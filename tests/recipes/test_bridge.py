@@ -20,6 +20,7 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, target_warnings
 from primus_lang.emit.bridge import COMM_OVERLAP_PATHS
 from primus_lang.emit.bridge_recipes import comm_overlap_of
+from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space
 from primus_lang.recipes import read_recipe
 from primus_lang.recipes.bridge import hydra_scalar
@@ -404,14 +405,9 @@ def test_a_recipe_with_graph_modules_gets_modules_not_a_scope(tmp_path: Path) ->
     scope beside it, which TransformerConfig refuses ("cuda_graph_scope and cuda_graph_modules cannot be
     set together"; a new user's trial, reproduced on megatron-core at Bridge's pin). The launch writes the
     modules and clears the scope, as Bridge's own set_cuda_graph_modules does."""
-    launch = tmp_path / "perf.sh"
-    launch.write_text("python scripts/performance/setup_experiment.py -a acct -p batch -g b200 -m nemotronh "
-                      "-mr nemotron_3_nano -ng 8 -c bf16\n")
-    space_file = tmp_path / "space.prx"
-    assert main(["import-recipe", str(launch), "--out", str(space_file)]) == 0
-    space = load_space(space_file)
-    cand = baseline_point(space)
-    assert cand is not None and cand.cuda_graph != "none"
+    space, cand = _launched(tmp_path, "python scripts/performance/setup_experiment.py -a acct -p batch -g b200 "
+                            "-m nemotronh -mr nemotron_3_nano -ng 8 -c bf16", "nano")
+    assert cand.cuda_graph != "none"
     script = emit(space, cand, "bridge+slurm")["node.sh"]
     assert "model.cuda_graph_scope=null" in script
     modules = re.search(r"model\.cuda_graph_modules=\[([a-z_,]+)\]", script)
@@ -423,16 +419,22 @@ def test_data_parallel_overlap_follows_the_launchs_gpu_count(tmp_path: Path) -> 
     """Llama 3 70B's library recipe is written for 32 GPUs, where its CommOverlapConfig leaves DP 1 and
     the gradient overlap off; launched on 64 (DP 2) Bridge turns it on, and the launch wrote it off (a
     new user's trial; training/comm_overlap.py)."""
-    def baseline(nodes: int) -> object:
-        launch = tmp_path / f"r{nodes}.sh"
-        launch.write_text(f"torchrun --nnodes={nodes} --nproc_per_node=8 scripts/training/run_recipe.py "
-                          "--recipe llama3_70b_pretrain_config --mode pretrain --dataset mock\n")
-        out = tmp_path / f"r{nodes}.prx"
-        assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
-        cand = baseline_point(load_space(out))
-        assert cand is not None
-        return cand
+    def baseline(nodes: int) -> Candidate:
+        return _launched(tmp_path, f"torchrun --nnodes={nodes} --nproc_per_node=8 scripts/training/run_recipe.py "
+                         "--recipe llama3_70b_pretrain_config --mode pretrain --dataset mock", f"r{nodes}")[1]
 
     at_32, at_64 = baseline(4), baseline(8)
-    assert not at_32.overlap_grad_reduce and not at_32.overlap_param_gather  # type: ignore[attr-defined]
-    assert at_64.overlap_grad_reduce and at_64.overlap_param_gather  # type: ignore[attr-defined]
+    assert not at_32.overlap_grad_reduce and not at_32.overlap_param_gather
+    assert at_64.overlap_grad_reduce and at_64.overlap_param_gather
+
+
+def _launched(tmp_path: Path, line: str, name: str) -> tuple[Space, Candidate]:
+    """A launch line imported: its space and baseline."""
+    launch = tmp_path / f"{name}.sh"
+    launch.write_text(line + "\n")
+    out = tmp_path / f"{name}.prx"
+    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    return space, cand
