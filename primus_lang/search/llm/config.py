@@ -40,7 +40,7 @@ class LlmConfig:
         each request's hash, so another would match no recorded reply)."""
         chosen = model or space_model or os.environ.get(MODEL_ENV, "")
         if replay and not chosen and cassette is not None and cassette.is_file():
-            from primus_lang.search.llm.client import Cassette
+            from primus_lang.search.llm.cassette import Cassette
 
             recorded = Cassette(cassette).models()
             if len(recorded) == 1:
