@@ -639,8 +639,11 @@ def _schedule(r: _Reader, vpp: int) -> tuple[str, int]:
 def _attention(r: _Reader) -> str:
     backend = r.choice(K["attention"], ("auto", "flash", "fused", "unfused", "local"), "auto")
     if backend == "fused":
-        r.notes.append("`--attention-backend fused` is read as `attention = flash`, the fused memory-efficient kernel: "
-                       "the launch files write `auto` (Transformer Engine picks among them)")
+        # a Bridge launch leaves the backend to its recipe (emit/bridge.py); the others write the knob's `auto`
+        launched = ("a Bridge launch keeps the recipe's own `fused`" if r.kind == "bridge" else
+                    "the megatron and primus launch files write `auto` (Transformer Engine picks among them)")
+        r.notes.append(f"`--attention-backend fused` is read as `attention = flash`, the fused memory-efficient kernel: "
+                       f"{launched}")
     if backend == "flash":
         r.notes.append("`--attention-backend flash` is read as `attention = fa2`: Transformer Engine's FlashAttention "
                        "backend runs the flash-attn package (v2, or v3 on Hopper where it is installed)")

@@ -438,3 +438,14 @@ def _launched(tmp_path: Path, line: str, name: str) -> tuple[Space, Candidate]:
     cand = baseline_point(space)
     assert cand is not None
     return space, cand
+
+
+def test_a_bridge_recipes_fused_attention_is_said_as_launched(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The nemotron_3_nano recipes set attention_backend fused, which a Bridge launch leaves as it is; the note
+    said the launch wrote `auto`, which only the megatron and primus targets do."""
+    _launched(tmp_path, "python scripts/performance/setup_experiment.py -a acct -p batch -g b200 -m nemotronh "
+              "-mr nemotron_3_nano -ng 8 -c bf16", "nano")
+    said = capsys.readouterr()
+    out = " ".join((said.out + said.err).split())
+    assert "read as `attention = flash`" in out and "a Bridge launch keeps the recipe's own `fused`" in out
