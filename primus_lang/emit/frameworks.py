@@ -267,6 +267,7 @@ def _pretrainer() -> dict[str, Any]:
 
 
 CONSOLE_LEVEL = "stderr_sink_level"
+WORK_GROUP = "primusc"  # the experiment's work group and user name, which Primus's paths hold
 
 
 class Primus(Framework):
@@ -299,6 +300,16 @@ class Primus(Framework):
         # `learn` and `calibrate-log` read. Primus's own example experiments set DEBUG; a recipe's own
         # level, carried, replaces this.
         out[CONSOLE_LEVEL] = "DEBUG"
+        if out.get(spelling.CARD["position"]) not in (None, "rope"):
+            # Primus's generic card turns the legacy switch off (language_model.yaml, add_position_embedding:
+            # false), and Megatron-LM refuses it beside any position type but RoPE ("--no-position-embedding is
+            # deprecated", validate_args at the commits Primus pins): a Mamba hybrid's `none` needs it on, as
+            # Primus's own hybrid cards set it
+            out["add_position_embedding"] = True
+        if "save" in out:
+            # Megatron's --exit-on-missing-checkpoint is on in Primus's trainer preset (trainer_base.yaml):
+            # the first run of a launch that loads where it saves would exit before training, as 0
+            out["exit_on_missing_checkpoint"] = False
         if primus_card(self.model) in CARDS_WITH_SHARED_EXPERT_OVERLAP:
             # The card overlaps the shared experts with the dispatch, which megatron-core allows only
             # with the alltoall dispatcher and without EP overlap or shared-expert recomputation, and
@@ -453,11 +464,22 @@ class Primus(Framework):
         return {} if "disable_wandb" in self.carried_keys or from_experiment else {"disable_wandb": False}
 
     def experiment(self) -> dict[str, Any]:
+        overrides = self.overrides()
+        workspace = "./output"
+        saved = overrides.get("save")
+        if isinstance(saved, str) and saved and overrides.get("load") == saved:
+            # Primus saves under <workspace>/<work_group>/<user_name>/<exp_name>/checkpoints whatever `save`
+            # says (checkpoint_path_patches.py; launcher/config.py): the workspace is the checkpoint folder, so
+            # the checkpoints land there (a container's mount, not its own ./output), and the run loads
+            # where Primus saves
+            workspace = saved
+            where = f"{saved.rstrip('/')}/{WORK_GROUP}/{WORK_GROUP}/{self.variables.job_name}/checkpoints"
+            overrides["save"] = overrides["load"] = where
         return {
-            "work_group": "primusc",
-            "user_name": "primusc",
+            "work_group": WORK_GROUP,
+            "user_name": WORK_GROUP,
             "exp_name": self.variables.job_name,
-            "workspace": "./output",
+            "workspace": workspace,
             "modules": {
                 "pre_trainer": {
                     "framework": "megatron",
@@ -466,7 +488,7 @@ class Primus(Framework):
                     # say: norm_epsilon, init_method_std...), else the generic decoder card; every
                     # architecture field is overridden below either way.
                     "model": primus_card(self.model),
-                    "overrides": self.overrides(),
+                    "overrides": overrides,
                 }
             },
         }

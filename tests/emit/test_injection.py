@@ -94,7 +94,9 @@ def test_primus_yaml_keeps_the_value(tmp_path: Path) -> None:
     value = hostile(tmp_path / "canary")
     _, files = emitted(tmp_path, "primus+k8s", value)
     overrides = yaml.safe_load(files["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
-    assert overrides["train_data_path"] == value and overrides["save"] == value
+    experiment = yaml.safe_load(files["experiment.yaml"])
+    assert overrides["train_data_path"] == value and experiment["workspace"] == value
+    assert overrides["save"].startswith(value + "/primusc/primusc/")  # where Primus saves (checkpoint_path_patches)
     docs = list(yaml.safe_load_all(files["pytorchjob.yaml"]))
     assert docs[0]["data"]["experiment.yaml"] == files["experiment.yaml"]
     assert docs[0]["data"]["node.sh"] == files["node.sh"]

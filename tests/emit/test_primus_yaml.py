@@ -61,7 +61,12 @@ def test_data_and_checkpoint_variables() -> None:
         checkpoint_dir="/ckpt/run1"))["experiment.yaml"])
     assert o["train_data_path"] == "/data/c4_text_document" and "mock_data" not in o
     assert o["tokenizer_type"] == "HuggingFaceTokenizer" and o["tokenizer_model"] == "meta-llama/Llama-3.1-70B"
-    assert o["save"] == o["load"] == "/ckpt/run1"
+    # Primus saves under <workspace>/<work_group>/<user_name>/<exp_name>/checkpoints whatever `save` says: the
+    # workspace is the checkpoint folder and the run loads there; a first run with nothing to load trains
+    experiment = yaml.safe_load(emit(space, cand, "primus+local", context(checkpoint_dir="/ckpt/run1"))["experiment.yaml"])
+    assert experiment["workspace"] == "/ckpt/run1"
+    assert o["save"] == o["load"] == f"/ckpt/run1/primusc/primusc/{experiment['exp_name']}/checkpoints"
+    assert o["exit_on_missing_checkpoint"] is False
     assert "vocab_size" not in o
 
 
@@ -77,3 +82,17 @@ def test_override_keys_are_megatron_dests(case: str, text: str) -> None:
     Primus pins (frameworks/megatron) or a setting Primus reads itself."""
     dests = megatron.by_dest(primus.megatron_version(primus.DEFAULT_VERSION))
     assert [k for k in overrides(text) if k not in dests and k not in PRIMUS_KEYS] == []
+
+
+def test_a_hybrid_on_gb200_starts_as_primus_and_megatron_read_it() -> None:
+    """Nemotron 3 Nano (Mamba hybrid, no position embedding) on GB200 with the flex dispatcher (a new user's
+    trial, run through Primus's own loader and Megatron-LM's validate_args):
+    - Primus's generic card turns add_position_embedding off, which Megatron-LM refuses beside any position
+      type but RoPE, so every such launch stopped at start; it is written on, as Primus's hybrid cards do;
+    - the flex dispatcher's backend on an NVL72 rack is HybridEP (Bridge refuses DeepEP on GB200)."""
+    space, cand = all_cases()["example_nemotron3_nano_gb200"]
+    assert cand.moe_dispatcher == "flex" and space.cluster.gpu.scale_up_domain > 8
+    o = overrides(emit(space, cand, "primus+local", context())["experiment.yaml"])
+    assert o["position_embedding_type"] == "none" and o["add_position_embedding"] is True
+    assert o["moe_flex_dispatcher_backend"] == "hybridep"
+    assert "--moe-flex-dispatcher-backend hybridep" in emit(space, cand, "megatron+local", context())["node.sh"]
