@@ -47,6 +47,10 @@ def environment(cluster: Cluster, cand: Candidate, site: Site | None = None) -> 
         ]
     else:
         env += [("TORCH_NCCL_HIGH_PRIORITY", "1")]
+    if cand.precision == "fp8" and cand.fp8_recipe == "mxfp8":
+        # Transformer Engine on ROCm runs MXFP8 only with it, and Primus asserts it for the recipe on any GPU
+        # (primus/backends/megatron/patches/args/rocm_arg_validation.py); CUDA's Transformer Engine ignores it
+        env += [("NVTE_ROCM_ENABLE_MXFP8", "1")]
     if site is not None:
         own = dict(site.values())
         env = [(name, value) for name, value in env if name not in own] + list(own.items())
