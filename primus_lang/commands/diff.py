@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+import attrs
+
 from primus_lang.commands._options import add_cluster_argument, natural
 from primus_lang.ir import serialize
 
@@ -62,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     space = load(args)
     ea, eb = evaluated(space, given, args.error_format)
     broken_a, broken_b = violations(space, ea.candidate), violations(space, eb.candidate)
-    d = diff(ea.view, eb.view)
+    va, vb = ea.view, eb.view
+    for knob in ("gbs", "seq_len"):
+        # left out of a label (the space fixes them), but named where the two differ in them
+        a, b = getattr(ea.candidate, knob), getattr(eb.candidate, knob)
+        if a != b:
+            va, vb = attrs.evolve(va, label=f"{va.label},{knob}={a}"), attrs.evolve(vb, label=f"{vb.label},{knob}={b}")
+    d = diff(va, vb)
     gains = [precision_gain(space, e.candidate) for e in (ea, eb)]
     if args.json:
         print(serialize.to_json({

@@ -8,6 +8,7 @@ import hashlib
 import math
 import re
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,10 @@ def run(args: argparse.Namespace) -> int:
                            lambda path: args.force or path.resolve() in replace, capacity)
             plan = attrs.evolve(plan, capacity=capacity, cluster=cluster)
             if args.json:
+                # the notes are in the JSON; said on stderr too, where a pipe into jq would lose them (an
+                # LLM strategy that handed over to the evolutionary search, a search run again)
+                for note in plan.result.notes:
+                    print(f"note: {note}", file=sys.stderr)
                 print(serialize.to_json(plan))
             else:
                 _print(plan, prep, tuple(a.name for a in prep.land.axes))

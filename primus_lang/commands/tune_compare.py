@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         # without a model the investigator hands over to the evolutionary search: its row would be that
         for space in spaces:
             usable, why = llm(space).usable()
+            why = why.partition("; using the evolutionary search")[0]  # plan's fallback, which this refuses
             if not usable:
                 raise CompileError(Diagnostic(LLM_UNAVAILABLE, f"the `llm` strategy cannot run on space `{space.name}`: {why}",
                                               help="give --llm-model provider/model and its key in the environment, "

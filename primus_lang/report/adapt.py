@@ -21,7 +21,7 @@ from primus_lang.report.view import (
     Trajectory,
     TrajectoryPoint,
 )
-from primus_lang.search import SPACE_RECIPE
+from primus_lang.search import BASELINE_MEANING, SPACE_RECIPE
 from primus_lang.validate import trust
 
 
@@ -209,4 +209,4 @@ def baseline_meaning(source: str) -> str:
     """What a baseline trial is, in the words plan's terminal output uses (search/explain.py)."""
     if source.startswith(SPACE_RECIPE):
         return "the space's recipe"
-    return "least model parallelism that fits, no recompute"
+    return BASELINE_MEANING

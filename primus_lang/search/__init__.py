@@ -11,11 +11,13 @@ from primus_lang.search.budget import Limits
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.plan import prepare, run_search
 from primus_lang.search.stages import landscape_of
+from primus_lang.search.strategies.planner import BASELINE_MEANING
 from primus_lang.search.trace import FORMAT as TRACE_FORMAT
 from primus_lang.search.trace import append_plan_note, iter_events, read_trace
 from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, Evaluation, Proposal, SearchResult, Trial
 
 __all__ = [
+    "BASELINE_MEANING",
     "EVALUATED",
     "SPACE_RECIPE",
     "TRACE_FORMAT",

@@ -23,7 +23,7 @@ from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.gate import gate_candidate, gate_changes
 from primus_lang.search.landscape import Landscape
 from primus_lang.search.strategies.base import Strategy
-from primus_lang.search.strategies.planner import baseline_index
+from primus_lang.search.strategies.planner import BASELINE_MEANING, baseline_index
 from primus_lang.search.trace import FORMAT, TraceWriter
 from primus_lang.search.trial import (
     EVALUATED,
@@ -117,7 +117,7 @@ class Search:
         base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
         if base is not None and not self.meter.stop_reason():
             self.submit(Proposal(BASELINE_SOURCE, candidate=land.points[base],
-                                 hypothesis="the least model parallelism that fits, no recompute, mbs 1"))
+                                 hypothesis=f"{BASELINE_MEANING}, mbs 1"))
 
     def submit(self, proposal: Proposal) -> Trial:
         """Judge and, if it passes every check, evaluate one proposal."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from primus_lang.ir.candidate import Candidate, format_value
 from primus_lang.ir.units import gib
+from primus_lang.search.strategies.planner import BASELINE_MEANING
 from primus_lang.search.trial import Trial
 
 NAMES = {
@@ -81,6 +82,5 @@ def explain(winner: Trial, runner_up: Trial | None, baseline: Trial | None, axes
             lines.append("The space's baseline (the recipe it was imported from) is already the best found; "
                          "the launch files are the recipe's own.")
         else:
-            lines.append("The baseline recipe (least model parallelism that fits, no recompute) is already the "
-                         "best found.")
+            lines.append(f"The baseline recipe ({BASELINE_MEANING}) is already the best found.")
     return [line for line in lines if line]

@@ -146,7 +146,17 @@ def test_tune_compare_refuses_an_llm_row_it_cannot_run(monkeypatch: pytest.Monke
     monkeypatch.delenv("PRIMUSC_LLM_MODEL", raising=False)
     assert main(["tune-compare", TINY, "--budgets", "10", "--seeds", "1", "--strategies", "llm"]) == 1
     err = capsys.readouterr().err
-    assert "P8016" in err and "no LLM configured" in err
+    assert "P8016" in err and "no LLM configured" in err and "using the evolutionary search" not in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("litellm") is None, reason="litellm is in the `agent` extra")
+def test_plan_json_says_its_notes_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--json` output piped into jq lost the note that the LLM strategy handed over to evolution."""
+    assert main(["plan", TINY, "--strategy", "llm", "--llm-model", "foo/bar", "--budget", "5", "--json",
+                 "--out", str(tmp_path / "out")]) == 0
+    said = capsys.readouterr()
+    assert json.loads(said.out)["result"]["strategy"] == "llm"
+    assert "note: litellm does not know the model `foo/bar`" in said.err
 
 
 def test_bound_never_exceeds_a_projection() -> None:

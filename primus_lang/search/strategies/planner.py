@@ -29,6 +29,11 @@ def _default(name: str) -> object:
     return _DEFAULTS[name]
 
 
+# What the planner's baseline is, in the words every output uses (baseline_key orders by it): the least
+# recomputation that fits (none where a point without it fits), then the least model parallelism
+BASELINE_MEANING = "the least recomputation and model parallelism that fit"
+
+
 def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
     off_default = sum(1 for a in axes if getattr(cand, a) != _default(a))
     return (
@@ -80,7 +85,7 @@ class Planner(Strategy):
                     return []
                 self._center = base
                 return [Proposal(f"{self.name}:baseline", candidate=land.points[base],
-                                 hypothesis="the least model parallelism that fits, no recompute, mbs 1")]
+                                 hypothesis=f"{BASELINE_MEANING}, mbs 1")]
             self._center = start
         while self._round < self.max_rounds:
             if self._axis >= len(land.axes):
