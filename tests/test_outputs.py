@@ -233,3 +233,17 @@ def test_a_global_option_value_is_not_taken_for_the_command() -> None:
 
     assert _requested(["--error-format", "short", "check", "x.prx"], ["check", "fmt"]) == ["check"]
     assert _requested(["--error-format=json", "fmt", "x.prx"], ["check", "fmt"]) == ["fmt"]
+
+
+def test_fmt_keeps_a_files_windows_line_ends(tmp_path: Path) -> None:
+    """`fmt --write` changes the layout, not the line ends a Windows editor wrote (they became LF silently);
+    `--check` reads the file as formatted afterwards, and a second write changes nothing."""
+    from primus_lang.cli import main
+
+    src = tmp_path / "crlf.prx"
+    src.write_bytes(b"model m {num_layers=2; hidden=64; ffn_hidden=128; heads=4; vocab=100; seq_len=32}\r\n")
+    assert main(["fmt", "--write", str(src)]) == 0
+    once = src.read_bytes()
+    assert b"\r\n" in once and b"\n" not in once.replace(b"\r\n", b"")
+    assert main(["fmt", "--check", str(src)]) == 0
+    assert main(["fmt", "--write", str(src)]) == 0 and src.read_bytes() == once

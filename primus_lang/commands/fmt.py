@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
                     )
         elif args.write:
             if out != text:
+                if b"\r\n" in data:  # the file's own line ends (a Windows editor's): the layout changes, not them
+                    out = out.replace("\n", "\r\n")
                 from primus_lang.outputs import rewrite_file
 
                 # atomically, so a crash mid-write never leaves the user's file half-written (a file
