@@ -389,9 +389,9 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         printed = log.arg(K[knob])
         if printed in ("True", "False"):
             changes[knob] = printed == "True"
-    backend = log.arg(K["attention"])
-    if backend is not None and backend.rsplit(".", 1)[-1] in spelling.ATTENTION_OF_BACKEND:  # printed as AttnBackend.auto
-        changes["attention"] = spelling.ATTENTION_OF_BACKEND[backend.rsplit(".", 1)[-1]]
+    backend = (log.arg(K["attention"]) or "").rsplit(".", 1)[-1]  # printed as AttnBackend.auto
+    if backend in spelling.ATTENTION_OF_BACKEND:
+        changes["attention"] = spelling.ATTENTION_OF_BACKEND[backend]
     if log.arg(K["moe_dispatcher"]) in DISPATCHERS and moe:
         changes["moe_dispatcher"] = log.arg(K["moe_dispatcher"])
     if log.arg(K["sharding"]) == "True":

@@ -9,11 +9,12 @@ measurements of this software stack.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
+from primus_lang.commands._log_lines import LogLines
 from primus_lang.commands._options import add_oracle_arguments, natural, oracle_kind
 from primus_lang.ir import serialize
 
@@ -36,10 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.bench import Offset, fit_offset, make_oracle, parse_log
-    from primus_lang.datafiles import read_lines
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
-    from primus_lang.diagnostics.codes_projection import LOG_TOO_LARGE
     from primus_lang.lower import load_space
     from primus_lang.project import project
 
@@ -49,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
     offsets: list[Offset] = []
     rows = []
     for name in args.logs:
-        ends = _Ends(read_lines(name, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"))
-        log = parse_log(ends, name)
-        ends.say(log, name)
+        lines = LogLines(Path(name))
+        log = parse_log(lines, name)
+        _say_unfinished(lines, log, name)
         refuse_other_model(space, log, name)
         cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
@@ -80,34 +79,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Ends:
-    """A log's lines as they are parsed, keeping the last one that names how a job ended (``bench.ending``:
-    out of memory, a time limit, a cancellation, a crash)."""
+def _say_unfinished(lines: LogLines, log: TrainingLog, name: str) -> None:
+    """A note on stderr where the log names how the job ended after its last iteration, short of its
+    count (``learn``'s reading): its steps are real and measured, but the run did not finish."""
+    import sys
 
-    def __init__(self, lines: Iterable[str]) -> None:
-        self.lines, self.last = lines, (0, "", "")
-
-    def __iter__(self) -> Iterator[str]:
-        from primus_lang.bench import ending
-
-        for number, line in enumerate(self.lines, 1):
-            how = ending(line)
-            if how:
-                self.last = (number, how, line.strip())
-            yield line
-
-    def say(self, log: TrainingLog, name: str) -> None:
-        """A note on stderr where the job ended that way after its last iteration, short of its count: its
-        steps are real and measured, but the run did not finish (``learn`` would not rank it)."""
-        import sys
-
-        number, how, text = self.last
-        if not log.iterations or not how:
-            return
-        last = log.iterations[-1]
-        if number > last.line and last.index < last.total:
-            print(f"note: `{name}`: {how} after iteration {last.index} of {last.total} (line {number}: "
-                  f"{text[:120]}): its steps are measured, but the run did not finish", file=sys.stderr)
+    last = log.iterations[-1]
+    stopped = lines.after(last.line)
+    if stopped is not None and last.index < last.total:
+        how, text = stopped
+        print(f"note: `{name}`: {how} after iteration {last.index} of {last.total} ({text[:120]}): its steps "
+              "are measured, but the run did not finish", file=sys.stderr)
 
 
 def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:

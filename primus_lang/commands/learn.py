@@ -12,19 +12,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import os
 import re
 import shlex
 import sys
-from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
+from primus_lang.commands._log_lines import LogLines, rank_of_end
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_projection import (
@@ -33,7 +31,6 @@ from primus_lang.diagnostics.codes_projection import (
     CAMPAIGN_LOG_RECIPE,
     CAMPAIGN_LOG_SHORT,
     CAMPAIGN_SPACE,
-    LOG_TOO_LARGE,
     NOTHING_TO_LEARN,
 )
 from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
@@ -41,15 +38,6 @@ from primus_lang.ir import serialize
 from primus_lang.ir.candidate import format_value
 
 MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
-_ENDINGS_KEPT = 64  # the lines naming an end a log's reader keeps, the last ones
-
-
-@functools.cache
-def _rank(how: str) -> int:
-    """How telling an end is, ``bench.ENDINGS``' order: out of memory, a time limit, a cancel, a bare crash."""
-    from primus_lang.bench import ENDINGS
-
-    return [name for name, _ in ENDINGS].index(how)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 # knobs an arguments block prints (``bench.candidate_from_log`` reads them) that must agree with the
 # manifest's candidate: the layout, and what changes the step's work or what it hides (a shortlist's
@@ -122,64 +110,6 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
     return space
 
 
-class _Lines:
-    """A log's lines as they are read, keeping what says how a job ended: the last line that holds
-    anything, the first error line, and the first way of ending it names (out of memory, timed out,
-    cancelled); the log is streamed, never held whole."""
-
-    def __init__(self, path: Path) -> None:
-        from primus_lang.datafiles import read_lines
-        from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
-
-        self.path = path
-        self.lines, self.last = read_lines(path, LOG_UNREADABLE, LOG_TOO_LARGE, "training log"), ""
-        self.first_error, self.ended, self.ending_line = "", "", ""
-        self.exited = False  # Megatron-LM said it stops where its settings told it to (bench.planned_exit)
-        # (line number, how, text) of the last lines naming an end: the first after the last iteration is
-        # among them unless a flood of such lines follows it
-        self.endings: deque[tuple[int, str, str]] = deque(maxlen=_ENDINGS_KEPT)
-
-    def __iter__(self) -> Iterator[str]:
-        from primus_lang.bench import ending, error_line, planned_exit
-
-        for number, line in enumerate(self.lines, 1):
-            text = line.strip()
-            if text:
-                self.last = text
-                if how := ending(text):
-                    # the most telling end named anywhere: a death prints a crash line beside its cause
-                    if not self.ended or _rank(how) < _rank(self.ended):
-                        self.ended, self.ending_line = how, text
-                    self.endings.append((number, how, text))
-                if not self.first_error and error_line(text):
-                    self.first_error = text
-                self.exited = self.exited or planned_exit(text)
-            yield line
-
-    def read_through(self) -> _Lines:
-        """Every line read (for what says how the job ended), none kept."""
-        for _ in self:
-            pass
-        return self
-
-    def cause(self) -> str:
-        """How a job that logged no iteration ended, as `learn` reports it (a crash before training is
-        one that failed to start)."""
-        return self.ended if self.ended and self.ended != "crashed" else "failed to start"
-
-    def after(self, line: int) -> tuple[str, str] | None:
-        """The most telling end it names after ``line`` (how, the line; the first of the kind), or None."""
-        later = [(_rank(how), number, how, text) for number, how, text in self.endings if number > line]
-        return min(later)[2:] if later else None
-
-    def said(self) -> str:
-        """The line that says how a job that logged no iteration ended: the one naming its end, else (it
-        failed to start) its first error, else its last."""
-        if self.cause() != "failed to start":
-            return self.ending_line
-        return self.first_error or self.last
-
-
 class JobFailed(CompileError):
     """A job whose log shows it did not run to the end (not one never run): ``cause`` says how."""
 
@@ -215,7 +145,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
                                       help=f"run the job ({_run_hint(driver, job['index'])}), "
                                            "or pass --partial to learn without it"))
-    lines = _Lines(path)
+    lines = LogLines(path)
     # rank 0 prints the arguments, and is where a pipeline's first stage runs out of memory; on a multi-node
     # Kubernetes job another pod prints the iterations, and its log may only say a peer died
     first = path.with_name(FIRST_RANK_LOG)
@@ -239,7 +169,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     if log.arg(tp_arg) is None and first.is_file():
         # an unreadable one loses only the recipe's check, not the measurement
         with contextlib.suppress(CompileError):
-            recipe_log, recipe_path = read_log(_Lines(first), str(first)), first
+            recipe_log, recipe_path = read_log(LogLines(first), str(first)), first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path))
     differ = [f"{k} {format_value(getattr(ran, k))} (the manifest: {format_value(getattr(cand, k))})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
@@ -266,7 +196,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
     # than the printing pod's crash when its peer died of something it names
     stopped, where = lines.after(last.line), path
     other = _first_rank_end(first, path)
-    if other is not None and (stopped is None or _rank(other.ended) < _rank(stopped[0])):
+    if other is not None and (stopped is None or rank_of_end(other.ended) < rank_of_end(stopped[0])):
         stopped, where = (other.ended, other.ending_line), other.path
     if stopped is not None and not finished:
         # it ran, then did not run to the end: its steps were real, but it is no recipe to rank
@@ -305,7 +235,7 @@ def _quoted(line: str) -> str:
     return f"{line[:160]!r}" if odd * 10 < len(line) else f"{len(line):,} characters that are not text (binary data?)"
 
 
-def _ended(lines: _Lines, first: Path) -> _Lines:
+def _ended(lines: LogLines, first: Path) -> LogLines:
     """The log that says how a job that logged no iteration ended: ``lines`` (read through) where it names
     more than a crash, else rank 0's log beside it (``first``) where that one does, else ``lines``."""
     if lines.cause() != "failed to start":
@@ -314,12 +244,12 @@ def _ended(lines: _Lines, first: Path) -> _Lines:
     return other if other is not None and other.cause() != "failed to start" else lines
 
 
-def _first_rank_end(first: Path, path: Path) -> _Lines | None:
+def _first_rank_end(first: Path, path: Path) -> LogLines | None:
     """Rank 0's log beside ``path``, read through, where it exists, is another file and names an end."""
     if not first.is_file() or first.resolve() == path.resolve():
         return None
     with contextlib.suppress(CompileError):
-        other = _Lines(first).read_through()
+        other = LogLines(first).read_through()
         if other.ended:
             return other
     return None

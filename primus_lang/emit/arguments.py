@@ -48,7 +48,6 @@ CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-
 def moe_layer_pattern(model: Model) -> str | int:
     """Megatron's ``--moe-layer-freq``: 1 (every layer) or a list expression with dense layers first."""
     if model.moe is None or model.moe.dense_layers == 0:
@@ -337,7 +336,18 @@ def entry_script(model: Model) -> str:
     return "pretrain_mamba.py" if model.hybrid else "pretrain_gpt.py"
 
 
-def parallel_settings(model: Model, cand: Candidate) -> Settings:
+# The flex dispatcher's backend by GPU: DeepEP on a scale-up domain of 8, HybridEP on an NVL72 rack (GB200,
+# GB300), where Megatron-Bridge refuses DeepEP ("DeepEP is supported for Ampere, Hopper, and Blackwell
+# (B200/B300) GPUs", training/flex_dispatcher_backend.py at v0.6.0 and 067f987) and NVIDIA's own GB200 and
+# GB300 recipes run HybridEP (every such row of validation/published_runs.yaml)
+HYBRIDEP_DOMAIN = 8
+
+
+def flex_backend(cluster: Cluster) -> str:
+    return "hybridep" if cluster.gpu.scale_up_domain > HYBRIDEP_DOMAIN else "deepep"
+
+
+def parallel_settings(model: Model, cluster: Cluster, cand: Candidate) -> Settings:
     """Parallel layout, batch, recomputation, sharding, precision and overlap knobs."""
     s: Settings = {
         K["tp"]: cand.tp,
@@ -366,7 +376,7 @@ def parallel_settings(model: Model, cand: Candidate) -> Settings:
         s[K["etp"]] = cand.expert_tp
         s[K["moe_dispatcher"]] = cand.moe_dispatcher
         if cand.moe_dispatcher == "flex":
-            s[P["moe_dispatcher.backend"]] = "deepep"
+            s[P["moe_dispatcher.backend"]] = flex_backend(cluster)
         s[K["ep_comm_overlap"]] = cand.ep_comm_overlap
         s.update(balancing_settings(model))
     s[K["mbs"]] = cand.mbs
@@ -550,26 +560,11 @@ def training_settings(model: Model, cand: Candidate, v: Variables, run: Run, sit
     return s
 
 
-# The flex dispatcher's backend by GPU: DeepEP on a scale-up domain of 8, HybridEP on an NVL72 rack (GB200,
-# GB300), where Megatron-Bridge refuses DeepEP ("DeepEP is supported for Ampere, Hopper, and Blackwell
-# (B200/B300) GPUs", training/flex_dispatcher_backend.py at v0.6.0 and 067f987) and NVIDIA's own GB200 and
-# GB300 recipes run HybridEP (every such row of validation/published_runs.yaml)
-HYBRIDEP_DOMAIN = 8
-
-
-def flex_backend(cluster: Cluster) -> str:
-    return "hybridep" if cluster.gpu.scale_up_domain > HYBRIDEP_DOMAIN else "deepep"
-
-
 def megatron_settings(model: Model, cluster: Cluster, cand: Candidate, v: Variables, run: Run | None = None,
                       site: Site | None = None) -> Settings:
     """All settings, in a stable order: architecture, then parallelism, then the run."""
-    # the layout's world size reaches Megatron through the launcher, not an argument; the cluster's GPU
-    # chooses the flex dispatcher's backend
     settings: Settings = {}
     settings.update(model_settings(model, cand.seq_len))
-    settings.update(parallel_settings(model, cand))
-    if settings.get(P["moe_dispatcher.backend"]) is not None:
-        settings[P["moe_dispatcher.backend"]] = flex_backend(cluster)
+    settings.update(parallel_settings(model, cluster, cand))
     settings.update(run_settings(model, cand, v, run, site))
     return settings

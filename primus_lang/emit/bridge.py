@@ -129,7 +129,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     # kernels and graphs
     K["attention"]: ("model.attention_backend",),
     K["cuda_graph"]: ("model.cuda_graph_impl",),
-    P["cuda_graph.scope"]: ("model.cuda_graph_scope",),
+    P["cuda_graph.scope"]: (bridge.GRAPH_SCOPE,),
     "te_rng_tracker": ("rng.te_rng_tracker", "model.use_te_rng_tracker"),
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
     # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
@@ -461,7 +461,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             # TransformerConfig asserts that cuda_graph_scope and cuda_graph_modules are not both set. So
             # the modules are written and the scope cleared, as Bridge's own set_cuda_graph_modules does
             # (src/megatron/bridge/utils/cuda_graph.py); the full-iteration scope megatron-core migrates.
-            out += [("model.cuda_graph_modules", hydra_value(value)), ("model.cuda_graph_scope", "null")]
+            out += [(bridge.GRAPH_MODULES, hydra_value(value)), (bridge.GRAPH_SCOPE, "null")]
             continue
         if dest in NEGATED_PATHS and isinstance(value, bool):
             out.append((NEGATED_PATHS[dest], hydra_value(not value)))

@@ -152,8 +152,8 @@ def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
         if isinstance(layout, list) and all(isinstance(stage, list) for stage in layout):
             # a recipe may give its layout as megatron-core's list of stages: read as the string form
             flat[_LAYOUT] = layout_text(layout)
-        if flat.get(_SCOPE) is None and _MODULES in flat:
-            flat[_SCOPE] = _graph_modules(flat.pop(_MODULES))
+        if flat.get(bridge.GRAPH_SCOPE) is None and bridge.GRAPH_MODULES in flat:
+            flat[bridge.GRAPH_SCOPE] = _graph_modules(flat.pop(bridge.GRAPH_MODULES))
         is_config, fields = precision_fields(flat, version)
         settings = after_precision(_after_setup(flat, gpus) if found.comm_overlap else flat, fields)
         kept: dict[str, Value] = {p: _value(v) for p, v in settings.items() if p in read}
@@ -167,9 +167,6 @@ def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
 
 
 _LAYOUT = "model.pipeline_model_parallel_layout"
-# megatron-core at the commit Bridge v0.6 pins renamed cuda_graph_scope to cuda_graph_modules (the old
-# name still read, and migrated in TransformerConfig.__post_init__); a recipe may set either
-_SCOPE, _MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
 _ENUM_REPR = re.compile(r"<\w+\.(\w+): \d+>")
 
 

@@ -11,7 +11,7 @@ from attrs import frozen
 
 from primus_lang.emit.emitter import unsupported
 from primus_lang.ir import Candidate, Space
-from primus_lang.search import EVALUATED, SearchResult, Trial
+from primus_lang.search import SearchResult, Trial, uncharged
 
 if TYPE_CHECKING:
     from primus_lang.search import Evaluation, Landscape
@@ -50,16 +50,7 @@ def launchable(space: Space, result: SearchResult, winner: Trial, target: str, l
     for trial in result.ranked(len(result.trials)):
         if trial.candidate is not None and not unsupported(space, trial.candidate, target):
             return Launch(trial, why)
-    best: Trial | None = None
-    top = float("-inf")
-    for i in land.fitting:
-        cand = land.points[int(i)]
-        if unsupported(space, cand, target):
-            continue
-        evaluation, peak = evaluate(cand), int(land.peaks[int(i)])
-        trial = Trial(number=0, source=PROJECTED_TO_LAUNCH, verdict=EVALUATED, candidate=cand, label=cand.label(),
-                      memory_peak=peak, memory_limit=land.limit, evaluation=evaluation,
-                      score=land.score(evaluation, peak))
-        if trial.score is not None and trial.score > top:
-            best, top = trial, trial.score
-    return Launch(best or winner, why)
+    expressible = [int(i) for i in land.fitting if not unsupported(space, land.points[int(i)], target)]
+    trials = [uncharged(land, land.points[i], int(land.peaks[i]), evaluate(land.points[i]), PROJECTED_TO_LAUNCH)
+              for i in expressible]
+    return Launch(max(trials, key=lambda t: t.score or float("-inf"), default=winner), why)

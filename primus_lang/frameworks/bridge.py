@@ -18,6 +18,9 @@ from attrs import frozen
 from primus_lang.frameworks import table
 
 DEFAULT_VERSION = "v0.6"
+# megatron-core at the commit Bridge v0.6 pins renamed cuda_graph_scope to cuda_graph_modules (the old name
+# still read, and migrated in TransformerConfig.__post_init__); a recipe may set either, never both
+GRAPH_SCOPE, GRAPH_MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
 _GPUS_IN_NAME = re.compile(r"_(\d+)gpu_([a-z0-9]+)_")
 
 

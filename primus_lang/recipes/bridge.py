@@ -123,9 +123,6 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
                   gpu_hint=gpu, notes=tuple(notes), version=version)
 
 
-_GRAPH_SCOPE, _GRAPH_MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
-
-
 def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | None, gpus: Entry | None) -> list[str]:
     """The data-parallel overlap the recipe's CommOverlapConfig runs on the launch's GPUs, where they are
     another count than the recipe's (``BridgeRecipe.dp_overlap``): on at DP > 1 (training/comm_overlap.py),
@@ -576,11 +573,11 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
         put(path, value, None, f"{recipe.name}'s {path}")
     for path, text, where in reader.overrides:
         value = hydra_scalar(text)
-        if path == _GRAPH_MODULES:
+        if path == bridge.GRAPH_MODULES:
             # megatron-core's newer name of the per-layer graph scope, which a bridge launch writes
             # (emit/bridge.py), with the scope cleared: read as the scope, and that null as nothing more
-            path, value = _GRAPH_SCOPE, () if value == "full" else value
-        elif path == _GRAPH_SCOPE and value is None:
+            path, value = bridge.GRAPH_SCOPE, () if value == "full" else value
+        elif path == bridge.GRAPH_SCOPE and value is None:
             continue
         put(path, value, where, where.text)
     _precision_setup(recipe, reader, entries, problems)

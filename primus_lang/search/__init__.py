@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from primus_lang.search.engine import Search
     from primus_lang.search.explain import explain as explain_winner
     from primus_lang.search.landscape import Landscape
-    from primus_lang.search.plan import Prepared, baseline_trial, limits_of, space_baseline
+    from primus_lang.search.plan import Prepared, baseline_trial, limits_of, space_baseline, uncharged
     from primus_lang.search.room import fewest_nodes, least_peak, usable_bytes_of
     from primus_lang.search.stages import evaluator_of
     from primus_lang.search.strategies import NAMES
@@ -63,4 +63,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "usable_bytes_of", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "uncharged", "usable_bytes_of", "why_winner"]

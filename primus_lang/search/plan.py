@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from attrs import frozen
 
+from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import Space
 from primus_lang.search.budget import Limits
 from primus_lang.search.engine import Search
@@ -18,7 +19,7 @@ from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.run import search_landscape
 from primus_lang.search.stages import evaluator_of, landscape_of, refined_bounds, upper_bounds
 from primus_lang.search.strategies.planner import baseline_index
-from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, SearchResult, Trial
+from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, Evaluation, SearchResult, Trial
 
 if TYPE_CHECKING:
     from primus_lang.project import Oracle
@@ -96,12 +97,14 @@ def space_baseline(space: Space, land: Landscape, evaluator: Evaluator) -> Trial
     if cand is None:
         return None
     peak = account(space.model, space.cluster, cand, space.settings).peak.total
-    evaluation = evaluator(cand)
-    return Trial(
-        number=0, source=f"{SPACE_RECIPE} (the recipe; projected for comparison, not charged)",
-        verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak, memory_limit=land.limit,
-        evaluation=evaluation, score=land.score(evaluation, peak),
-    )
+    return uncharged(land, cand, peak, evaluator(cand), f"{SPACE_RECIPE} (the recipe; projected for comparison, not charged)")
+
+
+def uncharged(land: Landscape, cand: Candidate, peak: int, evaluation: Evaluation, source: str) -> Trial:
+    """A point projected outside the search (for comparison or to launch it), as a trial of it: the
+    budget does not count it."""
+    return Trial(number=0, source=source, verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak,
+                 memory_limit=land.limit, evaluation=evaluation, score=land.score(evaluation, peak))
 
 
 def baseline_trial(prep: Prepared, result: SearchResult) -> Trial | None:
@@ -117,10 +120,5 @@ def baseline_trial(prep: Prepared, result: SearchResult) -> Trial | None:
     if i is None:
         return None
     cand = land.points[i]
-    evaluation = prep.evaluator(cand)
-    peak = int(land.peaks[i])
-    return Trial(
-        number=0, source="baseline (projected for comparison, not charged)", verdict=EVALUATED,
-        candidate=cand, label=cand.label(), memory_peak=peak, memory_limit=land.limit,
-        evaluation=evaluation, score=land.score(evaluation, peak),
-    )
+    return uncharged(land, cand, int(land.peaks[i]), prep.evaluator(cand),
+                     "baseline (projected for comparison, not charged)")
