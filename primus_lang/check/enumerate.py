@@ -97,10 +97,14 @@ SHAPE_RULES = frozenset(c.id for c in (L.WORLD_DIVISIBILITY, L.BATCH_DIVISIBILIT
 def _checks(space: Space) -> list[_Check]:
     out = [_Check(r.code.id, r.code.name, r.code.summary, frozenset(r.reads), rule=r) for r in RULES]
     for c in space.constraints:
-        detail = c.message or f"require {to_text(c.expr)}"
         deps = frozenset(knob_deps(space, names_in(c.expr)))
-        out.append(_Check(L.REQUIRE_FAILED.id, L.REQUIRE_FAILED.name, detail, deps, constraint=c))
+        out.append(_Check(L.REQUIRE_FAILED.id, L.REQUIRE_FAILED.name, _require_detail(c), deps, constraint=c))
     return out
+
+
+def _require_detail(c: Constraint) -> str:
+    """How a count names a `require`: its message, or its expression."""
+    return c.message or f"require {to_text(c.expr)}"
 
 
 # ---- enumeration --------------------------------------------------------------------------------
@@ -435,9 +439,10 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
     from primus_lang.diagnostics import lookup
 
     try:  # a space too large to walk is still named empty, by the rules' counts alone
-        violations = {v.code: v for v in legality(space, next(raw_points(space)))}
+        first: Candidate | None = next(raw_points(space))
+        violations = {v.code: v for v in legality(space, first)} if first is not None else {}
     except CompileError:
-        violations = {}
+        first, violations = None, {}
     spans = dict(space.knob_spans)
     reads = {r.code.id: r.reads for r in RULES}
     out: list[Diagnostic] = []
@@ -445,13 +450,19 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
         if count.removed != summary.raw:
             continue
         code = lookup(count.code)
+        if count.code == L.REQUIRE_FAILED.id:
+            # the `require`s share one code: each is its own, at its own line (by the count's detail)
+            c = next((c for c in space.constraints if _require_detail(c) == count.detail), None)
+            if code is None or c is None or first is None:
+                continue
+            message, help = _explain_require(c, ScalarView(frame_of(space, [first])))
+            out.append(Diagnostic(code, f"no point of space `{space.name}` is legal: {message}", c.span, help=help))
+            continue
         v = violations.get(count.code)
         if code is None or v is None:
             continue
-        # point at the knob the rule reads (or the failing `require`), not at the whole space
+        # point at the knob the rule reads, not at the whole space
         where = next((spans[k] for k in reads.get(count.code, ()) if k in spans), space.span)
-        if count.code == L.REQUIRE_FAILED.id:
-            where = next((c.span for c in space.constraints if to_text(c.expr) in v.message), where)
         message = f"no point of space `{space.name}` is legal: {v.message}"
         out.append(Diagnostic(code, message, where, help=v.help))
     if not out:

@@ -119,6 +119,20 @@ def _ep_overlap_takes_any_graph(space: Space) -> bool:
     return megatron.at_least(_megatron_of(space), "core_v0.18")
 
 
+def _takes_rank_budget(space: Space) -> bool:
+    # HybridEP (NVIDIA's) with its static per-rank budget is what lets a MoE's whole iteration be graphed
+    return space.cluster.gpu.vendor == "nvidia" and megatron.has_rank_budget(_megatron_of(space))
+
+
+def _full_moe_problem(f: Env, s: Space) -> str:
+    if f["moe_dispatcher"] != "flex":
+        return f"the {f['moe_dispatcher']} dispatcher"
+    if s.cluster.gpu.vendor != "nvidia":
+        return f"the flex dispatcher on {s.cluster.gpu.vendor} GPUs (HybridEP is NVIDIA's)"
+    return (f"the flex dispatcher under Megatron-LM {_megatron_of(s)}, which has no "
+            f"{megatron.RANK_BUDGET_FLAG} (HybridEP's token budget)")
+
+
 # The knobs whose settings a release's validate_args may refuse beside the model card alone
 # (frameworks/megatron/rules.json): the rules that read nothing else are judged here, from the table.
 _RELEASE_KNOBS = ("cp", "cross_entropy")
@@ -754,7 +768,20 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: (
             f"cuda_graph layer on the MoE model `{s.model.name}`: a dropless MoE layer copies its token "
             "counts to the host (cuda-graph-layer-moe)",
-            "use `attn_moe_router` (attention and router graphs per layer) or `full` (the whole iteration)",
+            "use `attn_moe_router` (attention and router graphs per layer), or `full` (the whole iteration) "
+            "with the flex dispatcher where HybridEP's token budget is launched (P4047)",
+        ),
+    ),
+    Rule(
+        L.CUDA_GRAPH_FULL_MOE,
+        ("cuda_graph", "moe_dispatcher"),
+        lambda f, s: (not _moe(s)) | (np.asarray(f["cuda_graph"]) != "full")
+        | ((np.asarray(f["moe_dispatcher"]) == "flex") & _takes_rank_budget(s)),
+        lambda f, s: (
+            f"cuda_graph full on the MoE model `{s.model.name}` with {_full_moe_problem(f, s)}: a dropless MoE "
+            "layer copies its token counts to the host, which no graph can hold (cuda-graph-full-moe)",
+            "use `attn_moe_router`, or `moe_dispatcher = flex` on NVIDIA GPUs with a Megatron-LM that has "
+            f"{megatron.RANK_BUDGET_FLAG} (`target bridge`, or `assume megatron_version = core_v0.18` or later)",
         ),
     ),
     Rule(

@@ -47,6 +47,13 @@ def on_cluster(space: Space, args: argparse.Namespace) -> Space:
     return space
 
 
+def cluster_words(space: Space) -> str:
+    """The cluster a command's figures are for, as its output names it: with cluster axes the first one is
+    not what `plan` chose, so every figure says which it is."""
+    c = space.cluster
+    return f"{c.nodes:,} nodes x {c.gpus_per_node} {c.gpu.name} ({c.world:,} GPUs)"
+
+
 def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
                   oracle_for: Callable[[Space], Any], quiet: bool) -> tuple[CapacityPlan, tuple[str, Space] | None]:
     """The comparison of the clusters, and the one launch files are for with the space on it (None: no
@@ -102,7 +109,7 @@ def _spread(s: Spread | None, scale: float = 1.0) -> str:
     return f"{figure(s.value / scale)} ({figure(s.low / scale)}–{figure(s.high / scale)})"
 
 
-def print_table(cap: CapacityPlan, launched: str) -> None:
+def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
     console = Console(highlight=False, width=max(Console().width, 160))
     tokens = f", {text.count(cap.train_tokens)} tokens" if cap.train_tokens > 0 else ""
     table = Table(title=f"clusters ({cap.objective}{tokens}; bands: the projection's, 80%)")
@@ -118,7 +125,7 @@ def print_table(cap: CapacityPlan, launched: str) -> None:
     for c in cap.clusters:
         tps = f"{c.tokens_per_gpu.value:,.0f}" if c.tokens_per_gpu is not None else ""
         wider = " †" if c.beyond else ""
-        note = "; ".join(x for x in (cap.mark(c.label), c.excluded, c.marginal) if x)
+        note = cap.note(c)
         row = [c.label.replace(",", "\n"), f"{c.gpus:,}", c.recipe, tps + wider, _spread(c.days),
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []
@@ -144,7 +151,7 @@ def print_table(cap: CapacityPlan, launched: str) -> None:
                       f"saw (`--json`: each cluster's `beyond`), e.g. {'; '.join(kinds.values())}")
     chosen = cap.cluster(launched)
     if chosen is not None:
-        console.print(f"the launch files below are for {chosen.label}: {chosen.nodes} nodes, {chosen.gpus:,} "
-                      f"{chosen.gpu} GPUs")
+        which = "the launch files below are for" if files else "the plan below is for (no launch files: --no-emit)"
+        console.print(f"{which} {chosen.label}: {chosen.nodes} nodes, {chosen.gpus:,} {chosen.gpu} GPUs")
     else:
         console.print("no cluster meets the run's requirements: no launch files", style="yellow")

@@ -121,6 +121,22 @@ def build_oracle(
                        cands=(launched.as_launched(c) for c in cands))
 
 
+def foreign_device(oracle: object, gpu: Gpu) -> str:
+    """What a benchmark or hybrid oracle's timings are, where they were not measured on the space's GPU (a
+    CPU, or a GPU of another name): its compute ops are that device's times, its collectives still the
+    space's links simulated, so the profile's band says nothing of them; "" for the simulate oracle, or a
+    device whose name names the space's GPU."""
+    info = getattr(oracle, "device", None)
+    if info is None:
+        return ""
+    family = gpu.name.split("_")[0].lower()  # h100_sxm_calibrated -> h100
+    if info.kind != "cpu" and family and family in info.name.lower().replace(" ", ""):
+        return ""
+    return (f"its compute ops were timed on {info.name} ({info.device}), not on the space's {gpu.name}, and its "
+            "collectives simulated on the space's links: the figures mix the two and show that the benchmark "
+            "path runs, not how fast the space's GPU is")
+
+
 def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None,
                   own: Iterable[Path] = ()) -> None:
     """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``

@@ -13,8 +13,8 @@ from attrs import frozen
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_inputs, runs_of
 from primus_lang.commands._options import natural
-from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS
+from primus_lang.diagnostics import CompileError, Diagnostic, render
+from primus_lang.diagnostics.codes_projection import BAD_FOLDS, NO_RUNS, SITE_FIT_WORSE
 from primus_lang.ir import serialize
 
 if TYPE_CHECKING:
@@ -106,11 +106,26 @@ def run(args: argparse.Namespace) -> int:
     corpus = _corpus(args, runs, source)
     _check_gpus(args, corpus)
     outcome = _calibrate(args, corpus)
+    _warn_if_worse(args, outcome)
     if args.json:
         print(serialize.to_json(_json_report(args, outcome)))
     else:
         _print_report(args, outcome)
     return 0
+
+
+def _warn_if_worse(args: argparse.Namespace, o: _Outcome) -> None:
+    """W6014 where a fit on the site's rows alone projects them worse held out than the shipped profiles
+    do (``bands.spec`` is the shipped profiles' error on the same rows in that mode)."""
+    shipped = o.bands.get("spec") if _site_only(args) else None
+    if not isinstance(shipped, dict) or not shipped.get("rows") or o.by_seed[0] <= shipped["error"]:
+        return
+    cv = [e for f in o.fits for e in f.cross_validated]
+    said = Diagnostic(SITE_FIT_WORSE, f"the fit on {len(cv)} of your runs projects them {o.by_seed[0]:.1%} off held "
+                      f"out, the shipped calibrated profiles {shipped['error']:.1%} on the same runs",
+                      help="keep the shipped profile, add runs, or fit them beside the published corpus "
+                           "(`--with-bundled`)")
+    print(render([said], args.error_format), file=sys.stderr)
 
 
 def _corpus(args: argparse.Namespace, runs: list[Run], source: str) -> _Corpus:
@@ -444,6 +459,10 @@ def _module_of(gpu: str) -> tuple[str, str]:
     return "hardware.nvidia_spec", f"{gpu}_spec"
 
 
+def _paired(band: dict[str, Any]) -> str:
+    return f"paired ±{band['paired']:.1%}" if band["paired"] is not None else "paired: no pair measured"
+
+
 def _print_bands(bands: dict[str, Any], site: bool = False) -> None:
     """The error band each profile's provenance states, and how many held-out rows fall inside (``site``:
     the base the rows were first projected on is the shipped profile, not the spec sheet)."""
@@ -452,11 +471,11 @@ def _print_bands(bands: dict[str, Any], site: bool = False) -> None:
           f"the ratio of two candidates' projections for {bands['paired_coverage']:.0%} of held-out pairs")
     for kind in ("fitted", "pooled"):
         for gpu, b in bands.get(kind, {}).items():
-            print(f"  {gpu:12} {kind:6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
+            print(f"  {gpu:12} {kind:6} {b['low']:.2f}-{b['high']:.2f}, {_paired(b)}  "
                   f"({b['rows']} residuals of {b['evidence']}, {b['pairs']} pairs)")
     if "spec" in bands:
         b = bands["spec"]
-        print(f"  {base:12} {'':6} {b['low']:.2f}-{b['high']:.2f}, paired ±{b['paired']:.1%}  "
+        print(f"  {base:12} {'':6} {b['low']:.2f}-{b['high']:.2f}, {_paired(b)}  "
               f"({b['rows']} rows on {on}, {b['pairs']} pairs)")
     cover = [(f"{v} fitted profiles", c) for v, c in bands.get("held_out_coverage", {}).items()]
     cover += [(name, bands[key]) for name, key in (("transfer", "transfer_held_out_coverage"),

@@ -120,14 +120,19 @@ class ClusterCount:
     fits: bool
     least_peak: int  # bytes per GPU (0: no legal point)
     usable: int  # bytes per GPU the space's headroom leaves
+    excluded: str = ""  # a `require` on the GPU count it fails, as `plan` words it ("" when none)
 
 
 def cluster_counts(space: Space) -> list[ClusterCount]:
     from primus_lang.ir import cluster_points
-    from primus_lang.search import least_peak, usable_bytes_of
+    from primus_lang.search import fails_unsearched, least_peak, usable_bytes_of
 
     out: list[ClusterCount] = []
     for label, sub in cluster_points(space) if space.cluster_axes else ():
+        excluded = fails_unsearched(space, sub.cluster.world)
+        if excluded:  # plan searches nothing there, and neither need the counts
+            out.append(ClusterCount(label, sub.cluster.world, 0, False, 0, usable_bytes_of(sub), excluded))
+            continue
         legal, least, fits = least_peak(sub)
         out.append(ClusterCount(label, sub.cluster.world, legal, fits, max(least, 0), usable_bytes_of(sub)))
     return out
@@ -143,6 +148,9 @@ def cluster_lines(space: Space, summary: LegalitySummary, args: argparse.Namespa
     lines = [f"  {len(counts)} clusters ({sizes}); the counts above are on the first, {counts[0].cluster}; "
              "`plan` searches each:"]
     for c in counts:
+        if c.excluded:
+            lines.append(f"    {c.cluster} ({c.gpus:,} GPUs): set aside, {c.excluded}")
+            continue
         fit = "some fit in memory" if c.fits else (
             f"none fits: least peak {c.least_peak / 2**30:.1f} GiB of {c.usable / 2**30:.1f} GiB usable"
             if c.legal else "none is legal")

@@ -34,6 +34,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     as `check --explain` does."""
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
+    from primus_lang.commands._capacity import cluster_words
     from primus_lang.report import (
         attention_note,
         explain_view,
@@ -57,6 +58,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
         return status
     out = console()
     print_broken(out, broken)
+    out.print(f"on {cluster_words(space)}", markup=False)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit))
     if gain is None:
         out.print(no_low_precision(space), markup=False)

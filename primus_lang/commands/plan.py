@@ -24,6 +24,7 @@ from primus_lang.commands._options import (
     add_space_arguments,
     build_oracle,
     check_outputs,
+    foreign_device,
     launched_space,
     mfu_note,
     natural,
@@ -192,8 +193,8 @@ def run(args: argparse.Namespace) -> int:
         capacity, chosen = _capacity.plan_clusters(args, space, limits, lambda s: _oracle(args, s),
                                                    args.json or not Console(stderr=True).is_terminal)
         if chosen is None:
-            if args.json:
-                print(serialize.to_json(capacity))
+            if args.json:  # the success output's shape: what a script reads under `capacity` is there either way
+                print(serialize.to_json({"capacity": capacity, "cluster": ""}))
             else:
                 _capacity.print_table(capacity, "")
             raise CompileError(none_meets(space, capacity))
@@ -334,7 +335,12 @@ def _oracle(args: argparse.Namespace, space: Any) -> Any:
     from primus_lang.check import legal_points
 
     # Anchoring measures each distinct layer shape of the space once (the database keeps them).
-    return build_oracle(args, kind, space.cluster, space.model, legal_points(space), space.settings)
+    oracle = build_oracle(args, kind, space.cluster, space.model, legal_points(space), space.settings)
+    foreign = foreign_device(oracle, space.cluster.gpu)
+    if foreign:  # the plan's bands are the profile's, which such timings never saw
+        print(f"note: oracle {kind}: {foreign}; the bands shown are the profile's, which never saw them",
+              file=sys.stderr)
+    return oracle
 
 
 def _prepare(space: Any, oracle: Any, err: Console, quiet: bool) -> Prepared:
@@ -386,8 +392,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
                                    if t.candidate is not None and t.evaluation is not None], args.error_format,
-               space.model, [(t.candidate, space.cluster.world, trust.host_share(t.evaluation)) for t in ranked[:1]
-                             if t.candidate is not None],
+               space.model, [(t.candidate, space.cluster.world, trust.host_share(t.evaluation)) for t in ranked
+                             if t.candidate is not None],  # the rows the table marks with †, the winner first
                stack)
     if winner is not None and kept:
         lines = [kept]
@@ -450,8 +456,8 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
     cand = launched.candidate
     whole = math.ceil(tokens / (cand.gbs * cand.seq_len))
     return [f"The launch files run {VARIABLES['train_iters'].default} iterations (`train_iters`), a trial of the "
-            f"recipe: the {count(tokens)} tokens take {whole:,} at {cand.gbs:,} x {cand.seq_len:,} tokens a "
-            f"step. To run them whole, give `--var train_iters={whole}` with a `checkpoint_dir` and a "
+            f"recipe: the {count(tokens)} tokens take {whole:,} iterations at {cand.gbs:,} x {cand.seq_len:,} tokens "
+            f"each. To run them whole, give `--var train_iters={whole}` with a `checkpoint_dir` and a "
             "`time_limit` the site allows: each job stops itself before the limit, and the next one loads the "
             "last checkpoint."]
 
@@ -503,7 +509,7 @@ def _proof(res: SearchResult) -> str:
 
 def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
     if plan.capacity is not None:
-        _capacity.print_table(plan.capacity, plan.cluster)
+        _capacity.print_table(plan.capacity, plan.cluster, files=any(f != plan.report for f in plan.files))
     res = plan.result
     # Layout labels are long; below 160 columns (a pipe, a CI log) rich would wrap them letter by letter.
     console = Console(highlight=False, width=max(Console().width, 160))

@@ -4,14 +4,16 @@ one point) and print them ranked by the space's objective."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
-from primus_lang.commands._capacity import on_cluster
+from primus_lang.commands._capacity import cluster_words, on_cluster
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
     build_oracle,
+    foreign_device,
     mfu_note,
     natural,
     oracle_kind,
@@ -81,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
     tied = [bool(results) and trust.tied(gpu.provenance, _metric(p, metric), best) for _, _, p in shown]
     world = space.cluster.world
     stack = trust.target_stack(space.settings.target)
-    bands = [trust.band(gpu, p.tokens_per_gpu, p.step_time, c, world, space.model, stack, trust.host_share(p))
+    foreign = foreign_device(oracle, gpu)
+    if foreign:
+        print(f"note: oracle {oracle_kind(args, space.settings)}: {foreign}; no band is given", file=sys.stderr)
+    bands = [None if foreign else
+             trust.band(gpu, p.tokens_per_gpu, p.step_time, c, world, space.model, stack, trust.host_share(p))
              for c, _, p in shown]
     warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
                [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
     if args.json:
         out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p),
-                "band": to_data(b), "tied_with_best": t}
+                "band": to_data(b) if b is not None else None, "tied_with_best": t}
                for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
         for row in out:
             row["projection"].pop("timeline", None)
@@ -99,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
     from primus_lang.ir import units
 
-    table = Table(title=f"{space.name}: {legal:,} legal of {total:,} points, {fit:,} fit in memory, "
+    table = Table(title=f"{space.name} on {cluster_words(space)}: {legal:,} legal of {total:,} points, {fit:,} fit in memory, "
                         f"projected in {seconds:.2f} s (ranked by {metric})")
     coverage = f"{gpu.provenance.coverage:.0%} band"
     for col in ("#", "candidate", "tok/s/GPU", coverage, "TFLOP/s", "MFU", "step s", "bubble", "memory",
@@ -109,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(f"{i}{'≈' if t and i > 1 else ''}", c.label(), f"{p.tokens_per_gpu:,.0f}",
-                      units.band(b.tokens_low, b.tokens_high), f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
+                      units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a",
+                      f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),
                       f"{worst[0]} {worst[1]:.2f} s")
     console = Console(width=max(Console().width, 160))

@@ -10,6 +10,7 @@ from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_o
 from primus_lang.commands._options import add_oracle_arguments, build_oracle, oracle_kind
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+from primus_lang.diagnostics.codes_projection import NO_RUNS
 from primus_lang.ir import serialize
 
 
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     status = 2 if broken else 0
     if args.json:
         print(serialize.to_json({"rows": to_json_rows(rows), "summary": summary}))
+        _refuse_empty(rows, label)
         return status
     from rich.console import Console
     from rich.table import Table
@@ -141,7 +143,17 @@ def run(args: argparse.Namespace) -> int:
             best = ceiling.get(g)
             console.print(f"  Spearman {g}: {'n/a' if value is None else f'{value:+.2f}'}"
                           f" (reachable: {'no order' if best is None else f'{best:+.2f}'})")
+    _refuse_empty(rows, label)
     return status
+
+
+def _refuse_empty(rows: list[Any], label: str) -> None:
+    """P6002 after the report where no row was projected: a check in CI that validated nothing fails, as
+    `calibrate` on the same file does."""
+    if rows and all(r.skipped for r in rows):
+        raise CompileError(Diagnostic(NO_RUNS, f"no row of `{label}` can be projected: all {len(rows)} were skipped",
+                                      help="`--json` lists each row's reason; validation/published_runs.md says what "
+                                           "a row holds"))
 
 
 def _summary(args: argparse.Namespace, runs: list[Any], label: str, oracle_for: Any) -> int:

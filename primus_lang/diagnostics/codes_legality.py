@@ -233,7 +233,8 @@ CUDA_GRAPH_LAYER_MOE = register(
     "no scope). A dropless MoE layer copies its per-expert token counts to the host, which no graph can\n"
     "hold; megatron-core graphs a MoE layer only when it drops and pads tokens to a fixed capacity\n"
     "(its `moe` scope requires --moe-pad-expert-input-to-capacity), which primusc does not model.\n"
-    "Use `attn_moe_router` (attention and router per layer) or `full` (the whole iteration).",
+    "Use `attn_moe_router` (attention and router per layer), or `full` (the whole iteration) with\n"
+    "HybridEP's token budget (P4047).",
 )
 CUDA_GRAPH_FULL_RECOMPUTE = register(
     "P4031",
@@ -269,6 +270,21 @@ CUDA_GRAPH_EP_OVERLAP = register(
     "refuses only Transformer Engine graphs over the MLP or MoE, so the rule applies where the space's\n"
     "launch runs an older Megatron-LM: `assume megatron_version`, or the commit its Primus or\n"
     "Megatron-Bridge release pins (`assume bridge_version`).",
+)
+CUDA_GRAPH_FULL_MOE = register(
+    "P4047",
+    "cuda-graph-full-moe",
+    "a full-iteration CUDA graph on a dropless MoE without HybridEP's token budget",
+    "A dropless MoE layer sizes its dispatch by the tokens each expert received: the alltoall and\n"
+    "allgather dispatchers and DeepEP copy those counts to the host mid-layer, which no graph capture can\n"
+    "hold (megatron-core's MoE README: the dynamic shapes make MoE layers uncapturable). NVIDIA's recipes\n"
+    "that graph a MoE's whole iteration (Megatron-Bridge's DeepSeek-V3, Qwen3 and gpt-oss performance\n"
+    "recipes) dispatch with HybridEP and a static per-rank budget of routed tokens,\n"
+    "--moe-expert-rank-capacity-factor 1.5 (core_v0.18 on; a rank's tokens past 1.5 times the even share\n"
+    "are dropped). primusc's launch of `cuda_graph = full` on a MoE does the same, so it needs\n"
+    "`moe_dispatcher = flex` on NVIDIA GPUs and a Megatron-LM that has the flag: `target bridge`, or\n"
+    "`assume megatron_version = core_v0.18` or later. Elsewhere use `attn_moe_router` (attention and\n"
+    "router graphs per layer) or no graph.",
 )
 FP4_NEEDS_NVFP4 = register(
     "P4035",

@@ -103,6 +103,17 @@ RUNS_ROW_SKIPPED = register(
     "GPU lacks. It is left out of the table and of any fit; the warning says why, so that a file of\n"
     "your own runs never loses one silently (`--json` lists every row's reason too).",
 )
+SITE_FIT_WORSE = register(
+    "W6014",
+    "site-fit-worse",
+    "a fit on your runs alone projects them worse held out than the shipped profile",
+    "`calibrate --runs FILE` without `--with-bundled` refits the shipped profiles on your rows alone.\n"
+    "With few rows that fit can follow each row's noise: its cross-validated error (each row projected\n"
+    "by a fit that never saw it) then exceeds the error of the shipped profile on the same rows, which\n"
+    "no row of yours moved. The profile it writes would project your next run worse than the one you\n"
+    "have. Keep the shipped profile, add runs, or fit your rows beside the published corpus\n"
+    "(`--with-bundled`), which keeps what your rows cannot identify.",
+)
 RUNS_FILE_TOO_LARGE = register(
     "P6007",
     "runs-file-too-large",

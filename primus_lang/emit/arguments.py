@@ -20,7 +20,7 @@ from attrs import frozen
 
 from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
-from primus_lang.frameworks import spelling
+from primus_lang.frameworks import megatron, spelling
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import Mla
 from primus_lang.ir.ranges import CEILINGS
@@ -343,8 +343,11 @@ def entry_script(model: Model) -> str:
 HYBRIDEP_DOMAIN = 8
 
 
-def flex_backend(cluster: Cluster) -> str:
-    return "hybridep" if cluster.gpu.scale_up_domain > HYBRIDEP_DOMAIN else "deepep"
+def flex_backend(cluster: Cluster, cand: Candidate) -> str:
+    # the full-iteration graph needs HybridEP's budgeted dispatch on any NVLink domain (megatron.RANK_BUDGET)
+    if cand.cuda_graph == "full" or cluster.gpu.scale_up_domain > HYBRIDEP_DOMAIN:
+        return "hybridep"
+    return "deepep"
 
 
 def parallel_settings(model: Model, cluster: Cluster, cand: Candidate) -> Settings:
@@ -376,7 +379,7 @@ def parallel_settings(model: Model, cluster: Cluster, cand: Candidate) -> Settin
         s[K["etp"]] = cand.expert_tp
         s[K["moe_dispatcher"]] = cand.moe_dispatcher
         if cand.moe_dispatcher == "flex":
-            s[P["moe_dispatcher.backend"]] = flex_backend(cluster)
+            s[P["moe_dispatcher.backend"]] = flex_backend(cluster, cand)
         s[K["ep_comm_overlap"]] = cand.ep_comm_overlap
         s.update(balancing_settings(model))
     s[K["mbs"]] = cand.mbs
@@ -447,6 +450,11 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
     if cand.cuda_graph == "full":
         # validate_args refuses the full-iteration graph while the NaN check (a host sync) is on
         s["check_for_nan_in_loss_and_grad"] = False
+        if model.moe is not None:
+            # the graph holds no host copy of the experts' token counts: HybridEP dispatches against a
+            # static budget per rank instead (P4047 refuses the launches that lack one)
+            s[megatron.RANK_BUDGET_DEST] = megatron.RANK_BUDGET
+            s[megatron.RANK_BUDGET_NEEDS] = True
         if model.moe is not None and cand.ep > 1:
             # validate_args requires it for the local implementation with EP; it changes only inference
             s["moe_pad_experts_for_cuda_graph_inference"] = True

@@ -28,7 +28,7 @@ from primus_lang.emit.arguments import (
     Setting,
     Settings,
 )
-from primus_lang.frameworks import bridge, spelling
+from primus_lang.frameworks import bridge, megatron, spelling
 
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
 BRIDGE_SCRIPT = "scripts/training/run_recipe.py"
@@ -134,6 +134,9 @@ PATHS: dict[str, tuple[str, ...]] = {
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
     # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
     "moe_pad_experts_for_cuda_graph_inference": ("model.moe_pad_experts_for_cuda_graph_inference",),
+    # HybridEP's static per-rank token budget, which a MoE's full-iteration graph needs (megatron.RANK_BUDGET)
+    megatron.RANK_BUDGET_DEST: ("model.moe_expert_rank_capacity_factor",),
+    megatron.RANK_BUDGET_NEEDS: ("model.use_transformer_engine_op_fuser",),
     # FP8 primary weights: the precision recipe's switch, which Bridge hands DDP as well
     K["fp8_param_gather"]: ("mixed_precision.fp8_param_gather", "ddp.fp8_param_gather"),
     # optimizer precision

@@ -198,6 +198,26 @@ def at_least(name: str, release: str) -> bool:
 FSDP_MAIN_GRADS_AS_GIVEN = "bridge_v0.6"
 
 
+# A dropless MoE sizes its dispatch by the tokens each expert received, which the alltoall and allgather
+# dispatchers and DeepEP copy to the host mid-layer: no CUDA graph can hold that (megatron-core's MoE
+# README: "the resulting dynamic shapes make MoE layers uncapturable"). HybridEP dispatches without the
+# copy when each rank's routed tokens have a static budget, --moe-expert-rank-capacity-factor (core_v0.18
+# on; tokens past it are dropped, token_dispatcher.py). Every MoE recipe of Megatron-Bridge 067f987 that
+# graphs the whole iteration (DeepSeek-V3, Qwen3 30B-A3B and 235B-A22B, gpt-oss 120B) dispatches with
+# HybridEP at a factor of 1.5 (the paged-stash development recipes, 1.2).
+RANK_BUDGET_FLAG = "--moe-expert-rank-capacity-factor"
+RANK_BUDGET_DEST = "moe_expert_rank_capacity_factor"
+RANK_BUDGET = 1.5
+# what TransformerConfig asks beside the budget with HybridEP (core_v0.18 and core_v0.19: "requires
+# use_transformer_engine_op_fuser to be enabled"), and NVIDIA's recipes set
+RANK_BUDGET_NEEDS = "use_transformer_engine_op_fuser"
+
+
+def has_rank_budget(at: str) -> bool:
+    """Whether Megatron-LM version ``at`` takes HybridEP's static per-rank token budget."""
+    return RANK_BUDGET_FLAG in flags(at)
+
+
 def releases() -> tuple[str, ...]:
     """The tagged Megatron-LM releases, oldest first (not the commits other frameworks pin)."""
     return tuple(v.name for v in versions() if v.name.startswith("core_v"))

@@ -378,7 +378,7 @@ def _partial_rotary(r: Reader, fields: Fields) -> None:
     fields["rotary_percent"] = float(partial)
 
 
-def _routing(r: Reader, router_score: str, bias_balancing: bool) -> dict[str, Any]:
+def _routing(r: Reader, router_score: str, bias_balancing: bool, notes: list[str]) -> dict[str, Any]:
     """How DeepSeek's router (GLM-4.5's and Nemotron 3's too) picks and weights experts: the weights'
     scale (routed_scaling_factor), the groups a token's experts come from (n_group, topk_group: one
     group is no limit) and its balancing loss (aux_loss_alpha, over each sequence where seq_aux, the
@@ -387,9 +387,15 @@ def _routing(r: Reader, router_score: str, bias_balancing: bool) -> dict[str, An
     out: dict[str, Any] = {"router_score": router_score, "bias_balancing": bias_balancing,
                            "topk_scaling": 0.0 if scale == 1.0 else scale}  # a scale of 1 is none
     groups = r.count("n_group", "the expert groups", default=0, minimum=0)
-    if groups > 1:
+    # transformers' DeepSeek routers limit the groups only under group_limited_greedy and noaux_tc
+    greedy = r.text("topk_method", "") == "greedy"
+    if groups > 1 and not greedy:
         out["router_groups"] = groups
         out["router_group_topk"] = r.count("topk_group", "the groups a token's experts come from")
+    elif groups > 1:
+        r.count("topk_group", "the groups a token's experts come from")  # read, and left out as the router does
+        notes.append(f"n_group {groups} and topk_group left out: topk_method greedy picks from every expert")
+    _norm_topk_note(r, notes)
     alpha = r.real("aux_loss_alpha", 0.0)
     if alpha > 0:
         out["aux_loss"] = alpha
@@ -449,7 +455,7 @@ def _gemma3(r: Reader, fields: Fields, notes: list[str]) -> None:
                      "is the full layers'; no effect on parameters, FLOPs or memory)")
 
 
-def _deepseek_moe(r: Reader, router_score: str, bias_balancing: bool) -> Moe:
+def _deepseek_moe(r: Reader, router_score: str, bias_balancing: bool, notes: list[str]) -> Moe:
     """DeepSeek's MoE layout, which GLM-4 MoE shares: routed experts of moe_intermediate_size, shared
     experts of the same width, and a dense prefix of first_k_dense_replace layers."""
     moe_width = r.count("moe_intermediate_size", "the expert width")
@@ -461,7 +467,7 @@ def _deepseek_moe(r: Reader, router_score: str, bias_balancing: bool) -> Moe:
         shared_experts=shared,
         shared_ffn_hidden=moe_width if shared else 0,
         dense_layers=r.count("first_k_dense_replace", "the dense-prefix length", default=0, minimum=0),
-        **_routing(r, router_score, bias_balancing),
+        **_routing(r, router_score, bias_balancing, notes),
     )
 
 
@@ -475,7 +481,7 @@ def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
     fields["qkv_bias"] = r.flag("attention_bias", False)
     fields["qk_layernorm"] = r.flag("use_qk_norm", False)
     # Glm4MoeTopkRouter: sigmoid scores plus e_score_correction_bias
-    fields["moe"] = _deepseek_moe(r, router_score="sigmoid", bias_balancing=True)
+    fields["moe"] = _deepseek_moe(r, router_score="sigmoid", bias_balancing=True, notes=notes)
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
 
 
@@ -571,8 +577,7 @@ def _qwen3_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
         dense_layers=_dense_prefix(r, "mlp_only_layers", int(fields["num_layers"])),
         aux_loss=_aux_loss(r, notes),
     )
-    if r.config.data.get("norm_topk_prob") is not None:
-        notes.append("norm_topk_prob not represented (routing weights only)")
+    _norm_topk_note(r, notes)
     notes.append("ffn_hidden is the config's intermediate_size, used only by dense layers")
 
 
@@ -590,6 +595,7 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
         r,
         router_score="sigmoid" if r.text("scoring_func", "softmax") == "sigmoid" else "softmax",
         bias_balancing=r.text("topk_method") == "noaux_tc" and r.text("scoring_func") == "sigmoid",
+        notes=notes,
     )
     v_head_dim = r.count("v_head_dim", "the MLA value width")
     fields["mla"] = Mla(
@@ -683,7 +689,7 @@ def _nemotron_h(r: Reader, fields: Fields, notes: list[str]) -> None:
             # transformers' NemotronHTopkRouter is DeepSeek-V3's (sigmoid scores plus e_score_correction_bias);
             # the loss and its coefficient, which the config does not carry, are Megatron-Bridge's
             # (nemotron_h_bridge.py: seq_aux_loss, moe_aux_loss_coeff 1e-4)
-            **{**_routing(r, "sigmoid", True), "aux_loss": 1e-4, "aux_loss_type": "seq_aux_loss"},
+            **{**_routing(r, "sigmoid", True, notes), "aux_loss": 1e-4, "aux_loss_type": "seq_aux_loss"},
         )
     fields["mtp_layers"] = r.count("num_nextn_predict_layers", "the MTP layer count", default=0, minimum=0)
     if fields["mtp_layers"]:
@@ -832,6 +838,7 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
     _seq_len(r, fields, pretrain_len, seq_len, notes)
     _norm_epsilon(r, fields)
     family(r, fields, notes)
+    _quantization_note(r, notes)
     r.done()
     origin = config.data.get("_name_or_path")
     where = f"{origin} config.json" if isinstance(origin, str) and origin else config.file
@@ -846,6 +853,21 @@ def map_config(config: HfConfig, name: str, seq_len: int | None = None) -> Impor
             span=config.span_of("hybrid_override_pattern") or config.span_of("num_hidden_layers"),
             help="make `hybrid_override_pattern` one symbol (M * - E) a layer, `num_hidden_layers` long")) from None
     return Imported(model, config.model_type, tuple(notes))
+
+
+def _quantization_note(r: Reader, notes: list[str]) -> None:
+    """A checkpoint quantized for serving (DeepSeek-V3's FP8 blocks, gpt-oss's MXFP4 experts, a GPTQ file)
+    is trained in the space's `precision`, not in its file's format: said, since it changes no field."""
+    quant = r.config.data.get("quantization_config")
+    if isinstance(quant, dict) and quant:
+        method = quant.get("quant_method") or quant.get("fmt") or "its"
+        notes.append(f"the checkpoint's quantization_config ({method}) not represented: the card trains in the "
+                     "space's `precision`, and its parameters are counted unquantized")
+
+
+def _norm_topk_note(r: Reader, notes: list[str]) -> None:
+    if r.config.data.get("norm_topk_prob") is not None:
+        notes.append("norm_topk_prob not represented (routing weights only)")
 
 
 def _dropout(r: Reader) -> float:

@@ -148,6 +148,7 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
     related: list[Problem | None] = []
     if cls is Model:
         related.append(_divides(values, "kv_heads", "heads", "each key/value head serves heads/kv_heads query heads"))
+        related.append(_dense_layers(values))
     elif cls is Mamba:
         related.append(_divides(values, "groups", "heads", "each B/C group serves heads/groups SSM heads"))
     elif cls is Cluster:
@@ -165,6 +166,17 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
             related.append(Problem("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
                             "Megatron balances with an expert bias only on sigmoid scores"))
     return out + [p for p in related if p is not None]
+
+
+def _dense_layers(values: dict[str, Any]) -> Problem | None:
+    """A MoE's leading dense layers must leave it MoE layers (a config's `first_k_dense_replace` of 100
+    on a 61-layer model was read as a model of dense layers that still called itself a MoE)."""
+    moe, n = values.get("moe"), values.get("num_layers")
+    dense = moe.get("dense_layers") if isinstance(moe, dict) else getattr(moe, "dense_layers", None)
+    if isinstance(dense, int) and isinstance(n, int) and n > 0 and dense >= n:
+        return Problem("moe", f"`dense_layers` ({dense}) leaves none of the {n} layers a MoE layer",
+                       "`dense_layers` counts the leading layers with a dense MLP; the rest route to experts")
+    return None
 
 
 def _router_groups(values: dict[str, Any]) -> Problem | None:

@@ -137,14 +137,14 @@ class _SpaceBody:
         self.cluster_fixed: dict[str, Any] = {}
         self.capacity = Capacity()
 
-    def claim(self, key: str, st: ast.Stmt, what: str) -> None:
+    def claim(self, key: str, st: ast.Stmt, what: str, why: str = "") -> None:
         if key in self.set_by:
             prev = self.set_by[key].span
             raise fail(
                 N.DUPLICATE_FIELD,
                 f"{what} set twice in space `{self.d.name}`",
                 st.span,
-                help=f"the first is at {prev}" if prev else "",
+                help="; ".join(x for x in (f"the first is at {prev}" if prev else "", why) if x),
             )
         self.set_by[key] = st
 
@@ -177,7 +177,10 @@ class _SpaceBody:
             head = fraction(st.headroom, "headroom") if st.headroom is not None else 0.0
             self.memory = MemoryRule(head, st.span)
         elif isinstance(st, ast.ObjectiveStmt):
-            self.claim("objective", st, "the objective")
+            self.claim("objective", st, "the objective",
+                       "a space optimizes one objective: keep one and bound the others with `require`, e.g. "
+                       "`minimize cost` with `require time_to_train <= 30 days` (plan's cluster table marks the "
+                       "front of days against cost)")
             if st.metric in CAPACITY_METRICS:
                 self.capacity = attrs.evolve(self.capacity, objective=capacity.objective(st))
             else:

@@ -27,7 +27,7 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
         cost = c.cost
         out.append(ClusterPoint(c.label, c.gpus, c.recipe, c.days.value, c.days.low, c.days.high,
                                 cost.value if cost else nan, cost.low if cost else nan, cost.high if cost else nan,
-                                c.front, c.label == capacity.chosen, c.excluded, capacity.mark(c.label)))
+                                c.front, c.label == capacity.chosen, c.excluded, capacity.note(c), c.front_gpus))
     return tuple(out)
 
 
@@ -106,8 +106,8 @@ def section(points: Sequence[ClusterPoint]) -> str:
         f"<td class='l'><code>{e(p.recipe)}</code></td>"
         f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f})</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
-        f"</td><td>{'★' if p.front else ''}</td><td class='l'>{e('; '.join(x for x in (p.mark, p.excluded) if x))}</td>"
-        "</tr>"
+        f"</td><td>{'★' if p.front else ''}</td>" + (f"<td>{'☆' if p.front_gpus else ''}</td>" if priced else "")
+        + f"<td class='l'>{e(p.note)}</td></tr>"
         for p in points)
     return (f"<section id='clusters'><h2>Clusters: a whole run's days against {versus}</h2>"
             "<p class='note'>Each point is one cluster's best recipe, coloured by GPU; its cross spans the "
@@ -115,4 +115,7 @@ def section(points: Sequence[ClusterPoint]) -> str:
             "faint: a cluster a requirement excludes; the larger point is the cluster the launch files are "
             "for.</p>" + chart(points)
             + "<table><thead><tr><th class='l'>cluster</th><th>GPUs</th><th class='l'>best recipe</th><th>days (band)</th>"
-              "<th>cost (band)</th><th>front</th><th></th></tr></thead><tbody>" + rows + "</tbody></table></section>")
+              "<th>cost (band)</th><th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
+            + "<th></th></tr></thead><tbody>" + rows + "</tbody></table>"
+            + (f"<p class='note'>★: no other cluster {better}; ☆: none is both faster and on fewer GPUs.</p>"
+               if priced else "") + "</section>")

@@ -104,7 +104,8 @@ class ClusterPoint:
     front: bool
     chosen: bool
     excluded: str = ""
-    mark: str = ""  # ``chosen``, ``chosen (--cluster)``, the objective's choice where --cluster named another
+    note: str = ""  # the terminal table's note (``search.CapacityPlan.note``)
+    front_gpus: bool = False  # no other cluster is both faster and on fewer GPUs
 
 
 @frozen

@@ -60,7 +60,7 @@ class ClusterPlan:
     cost: Spread | None = None  # None without a price
     tokens_per_dollar: Spread | None = None  # tokens a unit of the price buys; None without a price
     excluded: str = ""  # why the cluster cannot be chosen ("" when it can)
-    marginal: str = ""  # a requirement the projection meets and its band does not ("" when none)
+    marginal: str = ""  # where the band says otherwise than the projection: a requirement met that its far end fails, or none met that its near end passes ("" when neither)
     front: bool = False  # on the front of days against cost (or GPUs, without prices), requirements aside
     front_gpus: bool = False  # on the front of days against GPUs
     legal: int = 0
@@ -90,6 +90,11 @@ class CapacityPlan:
         if label == self.chosen:
             return "chosen (--cluster)" if self.named else "chosen"
         return "the objective's choice (not launched)" if self.named and label == self.best else ""
+
+    def note(self, c: ClusterPlan) -> str:
+        """A cluster's note as the table and the report give it: its mark, why it is excluded, and where
+        its band says otherwise."""
+        return "; ".join(x for x in (self.mark(c.label), c.excluded, c.marginal) if x)
 
 
 @frozen
@@ -150,6 +155,13 @@ def _failed(space: Space, env: dict[str, float]) -> str:
     return ""
 
 
+def fails_unsearched(space: Space, gpus: int) -> str:
+    """The first ``require`` a cluster of ``gpus`` GPUs fails before any search (those that read only
+    `gpus`), as ``plan`` words it ("" when none)."""
+    failed = _failed(space, {"gpus": float(gpus)})
+    return f"fails: {failed}" if failed else ""
+
+
 def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
     """The cluster with the first requirement it fails, or the first its band reaches beyond."""
     failed = _failed(space, _variables(c))
@@ -157,6 +169,18 @@ def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
         return attrs.evolve(c, excluded=f"fails: {failed}")
     marginal = _failed(space, _variables(c, "worst"))
     return attrs.evolve(c, marginal=f"the band's far end fails: {marginal}" if marginal else "")
+
+
+def _reachable(space: Space, c: ClusterPlan) -> str:
+    """For a cluster whose projection fails a requirement: whether the band's best end meets them all (the
+    `far end fails` note's other side: its band reaches a run that passes)."""
+    if not c.excluded.startswith("fails:") or c.tokens_per_gpu is None:
+        return ""
+    best = {"gpus": float(c.gpus)}
+    for name, (spread, worst) in _spreads(c).items():
+        if spread is not None:
+            best[name] = spread.low if worst == "high" else spread.high
+    return "" if _failed(space, best) else "the band's near end passes"
 
 
 def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
@@ -213,6 +237,7 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
                 scores[c.label] = score
             if not c.excluded:
                 c = _unmet(space, c)
+                c = attrs.evolve(c, marginal=_reachable(space, c)) if c.excluded else c
         plans.append(c)
     by_cost, by_gpus = front(plans), front(plans, "gpus")
     plans = [attrs.evolve(c, front=c.label in by_cost, front_gpus=c.label in by_gpus) for c in plans]
@@ -258,7 +283,8 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
         # a cluster with no legal point, or none that fits, is a row of the table, not the end of the plan
         if not all(d.code in (NO_LEGAL_POINT, NO_FITTING_POINT, NO_LEGAL) for d in err.diagnostics):
             raise
-        return attrs.evolve(c, excluded=err.diagnostics[0].message), None
+        said = err.diagnostics[0]
+        return attrs.evolve(c, excluded=said.message + (f" ({said.notes[0]})" if said.notes else "")), None
     c = attrs.evolve(c, legal=len(prep.land), fitting=int(prep.land.fits.sum()))
     result = run_search(sub, strategy, limits, seed, prepared=prep)
     best = result.best
@@ -312,6 +338,13 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
         band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
         reached.append(say.format(label=best.label, value=figure(value), band=band))
     notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} have no recipe that fits" if recipeless else ""),)
+    widen = dict.fromkeys(_WIDEN[name] for _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "
-                           "cluster axes (more nodes, another GPU)", notes=notes)
+                           f"cluster axes ({'; '.join(widen)})", notes=notes)
+
+
+# Which way the cluster axes reach a requirement on each figure
+_WIDEN = {"time_to_train": "more nodes or a faster GPU", "cost": "a cheaper GPU, or fewer nodes where scaling loses",
+          "tokens_per_dollar": "a cheaper GPU, or fewer nodes where scaling loses",
+          "gpus": "fewer nodes or fewer GPUs a node"}

@@ -41,13 +41,16 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
     """Every legal point of ``space`` with its memory peak; the limit is capacity less the headroom.
     ``ties``: projections within the profile's paired band are tied (``Landscape.tie``), so a proof by
     bound projects every point that could tie the best; without, only those that could beat it."""
-    from primus_lang.check import legal_list, legality
+    from primus_lang.check import legal_list, legality, summarize
 
     points = legal_list(space)
     if not points:
+        # what removes most, said where it is read: a capacity plan's row for a cluster has only this line
+        rules = sorted(summarize(space).rules, key=lambda r: -r.removed)[:2]
+        why = "; ".join(f"{r.code} {r.rule} removes {r.removed:,}" for r in rules if r.removed)
         raise CompileError(
             Diagnostic(NO_LEGAL_POINT, f"space `{space.name}` has no legal point", span=space.span,
-                       help="`primusc check` shows which rule removes which points")
+                       help="`primusc check` shows which rule removes which points", notes=(why,) if why else ())
         )
     peaks = memory_peaks(space, points)
     capacity = space.cluster.gpu.hbm_capacity

@@ -494,6 +494,7 @@ _TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min
                  "minutes": 1 / 1_440, "h": 1 / 24, "hr": 1 / 24, "hrs": 1 / 24, "hour": 1 / 24, "hours": 1 / 24,
                  "d": 1.0, "week": 7.0, "weeks": 7.0, "wk": 7.0, "wks": 7.0, "month": 0.0, "months": 0.0, "year": 0.0,
                  "years": 0.0}
+_CURRENCIES = {"usd", "eur", "dollars", "dollar", "gbp", "cny", "jpy"}
 # words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
 _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}
 
@@ -516,6 +517,13 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
         src = found[ln - 1].split("#", 1)[0]
         for m in _NUMBER_WORD.finditer(src):
             word = m.group(1)
+            if word.lower() in _CURRENCIES and "price_per_hour" in src:
+                col = m.start(1) + 1
+                return Diagnostic(
+                    C.UNEXPECTED_TOKEN, f"`{word}` after a price: `price_per_hour` is a plain number",
+                    Span(file, ln, col, ln, col + len(word)),
+                    help="write the number alone (`price_per_hour = 2.2`): costs are in whatever currency the "
+                         "prices are, and only a budget's `cost ... usd` names one")
             timed = word in _TIME_IN_DAYS and "time_to_train" in src
             if (word in UNITS or word in _NOT_UNITS) and not timed:
                 continue
@@ -544,13 +552,14 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                     C.UNEXPECTED_TOKEN, f"`{word}` after a number is neither a unit nor {_COUNTED[keyword[0]]}",
                     Span(file, ln, col, ln, col + len(word)), help=f"did you mean `{keyword[0]}`?")
             guess = suggest_unit(word)
-            if guess is None:
-                continue
+            if guess is None and difflib.get_close_matches(word, sorted(_NOT_UNITS), n=1, cutoff=0.75):
+                continue  # `whne`: a slip of a keyword, which the parser's own error names better
             return Diagnostic(
                 C.UNKNOWN_UNIT,
                 f"unknown unit `{word}`",
                 Span(file, ln, col, ln, col + len(word)),
-                help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30)",
+                help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30)" if guess
+                else "a time is ns, us, ms, s, min or h; `primusc explain P1005` lists every unit",
             )
     return None
 

@@ -37,8 +37,9 @@ class MeasuredBand:
     error: float = math.nan  # mean absolute error of those residuals
     paired_coverage: float = PAIRED_COVERAGE
 
-    def to_json(self) -> dict[str, float | int]:
-        return {"low": self.low, "high": self.high, "paired": self.paired, "rows": self.rows,
+    def to_json(self) -> dict[str, float | int | None]:
+        # no pair measured is null (JSON has no NaN)
+        return {"low": self.low, "high": self.high, "paired": self.paired if self.pairs else None, "rows": self.rows,
                 "pairs": self.pairs, "coverage": self.coverage, "error": self.error,
                 "paired_coverage": self.paired_coverage}
 

@@ -149,10 +149,19 @@ def _share(inside: int, rows: int) -> dict[str, object]:
     return {"inside": inside, "rows": rows, "share": inside / rows if rows else None}
 
 
+# The paired band a profile states when its runs hold no pair of one model, GPU and GPU count (a few site
+# runs): the stdlib's, measured on the development corpus (Provenance's default), said in its note
+_PAIRED_DEFAULT = float(attrs.fields(Provenance).paired.default or 0.0)
+
+
 def _provenance(basis: str, band: MeasuredBand, rows: int, note: str, seen: dict[str, Any],
                 far: MeasuredBand | None) -> Provenance:
+    paired = round(band.paired, 3)
+    if not band.pairs:
+        paired = _PAIRED_DEFAULT
+        note += f"; with no pair measured, the paired band is the stdlib's ±{paired:.1%} (the development corpus's)"
     return Provenance(basis=basis, rows=rows, error=round(band.error, 3), low=round(band.low, 3),
-                      high=round(band.high, 3), paired=round(band.paired, 3), coverage=band.coverage,
+                      high=round(band.high, 3), paired=paired, coverage=band.coverage,
                       paired_coverage=band.paired_coverage, note=note, **seen,
                       far_low=round(far.low, 3) if far else 0.0, far_high=round(far.high, 3) if far else 0.0)
 

@@ -482,6 +482,7 @@ def _positive(value: Any, name: str, top: float) -> float:
 _MAX_TOKENS = 1e9
 _MAX_TFLOPS = 1e6  # a thousand times the densest GPU's peak
 _MAX_GIB = 2.0**20
+_MAX_STEP = 86_400.0 * 7  # a week a step: beyond any training run's
 
 
 def _measured_tokens(row: dict[str, Any]) -> float | None:
@@ -491,7 +492,10 @@ def _measured_tokens(row: dict[str, Any]) -> float | None:
     tokens = measured.get("tokens_per_sec_per_gpu")
     if tokens is not None:
         return _positive(tokens, "measured.tokens_per_sec_per_gpu", _MAX_TOKENS)
-    values = [measured.get("step_time_s"), row.get("gbs"), row.get("seq_len"), row.get("num_gpus")]
+    step_time = measured.get("step_time_s")
+    if step_time is not None:  # a step time given is judged as such: -3.2 s is out of range, not absent
+        _positive(step_time, "measured.step_time_s", _MAX_STEP)
+    values = [step_time, row.get("gbs"), row.get("seq_len"), row.get("num_gpus")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and v > 0]
     if len(numbers) < len(values):
         return None
@@ -543,7 +547,7 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: Profiles = F
     gpu_label = run.group[1]
     gpu_name = gpu_name_of(gpu_label)
     if gpu_name is None or gpu_name not in gpus:
-        return skip(f"unknown GPU `{gpu_label}`")
+        return skip(f"unknown GPU `{gpu_label}`: primusc has a profile for {', '.join(sorted(gpus))}")
     raw_rec = row.get("recompute")
     recipe_info: dict[str, Any] = raw_rec if isinstance(raw_rec, dict) else {}
     prec = _precision_on(row, gpus[gpu_name], gpu_label, recipe_info)
@@ -636,6 +640,8 @@ def _unprojectable(row: dict[str, Any], notes: str, measured: float | None) -> s
         return "config incomplete (config_complete: false)"
     if measured is None and not _flops_formula(row):
         return "no measured tokens/s/GPU"
+    if row.get("task") is None:
+        return "no `task`: pretrain or sft (the other tasks are not projected)"
     if row.get("task") not in ("pretrain", "sft"):
         return f"unsupported feature: task `{row.get('task')}` (pre-training and full fine-tuning only)"
     return None
@@ -649,7 +655,7 @@ def _model_of(card: Any, models: dict[str, Model], cards: dict[str, Any], seq: i
         return models[card].replace(seq_len=seq or models[card].seq_len)
     if card in cards:
         return card_model(card, cards[card], seq)
-    return f"unknown model `{card}` (neither stdlib nor model_cards.yaml)"
+    return f"unknown model `{card}`: no stdlib card has the name, nor has a model_cards.yaml beside the file"
 
 
 def _precision_on(row: dict[str, Any], gpu: Gpu, gpu_label: str,
@@ -692,7 +698,8 @@ def _layout_of(row: dict[str, Any], par: dict[str, Any], seq: int) -> _Layout | 
     per_node = _int(row.get("gpus_per_node"), 8, "gpus_per_node", 1)
     mbs, gbs = _int(row.get("mbs"), 0, "mbs"), _int(row.get("gbs"), 0, "gbs")
     if not (world and mbs and gbs and seq):
-        return "layout incomplete: num_gpus, mbs, gbs and seq_len are all needed"
+        missing = [name for name, v in (("num_gpus", world), ("mbs", mbs), ("gbs", gbs), ("seq_len", seq)) if not v]
+        return f"layout incomplete: {', '.join(missing)} missing or 0 (num_gpus, mbs, gbs and seq_len are all needed)"
     if world % (tp * pp * cp):
         return f"layout inconsistent: {world} GPUs not divisible by tp*pp*cp = {tp * pp * cp}"
     dp = _int(par.get("dp"), 0, "dp")

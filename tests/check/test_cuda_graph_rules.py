@@ -118,8 +118,11 @@ def test_counts_match_brute_force(which: str) -> None:
     one = [c for c in points if not legality(space, c)]
     assert [c for c, ok in zip(points, legal_mask(space, points), strict=True) if ok] == one
     assert list(legal_points(space)) == one
-    assert {c.cuda_graph for c in one} == set(CUDA_GRAPHS) - ({"layer"} if which == "moe" else
+    # on the MoE model (AMD GPUs, Megatron-LM core_v0.16) the full-iteration graph is P4047's as well
+    assert {c.cuda_graph for c in one} == set(CUDA_GRAPHS) - ({"layer", "full"} if which == "moe" else
                                                                  {"moe_router", "attn_moe_router"})
+    if which == "moe":
+        assert per_code["P4047"] > 0
 
 
 def _targeted(target: str, version: str = "") -> Space:
@@ -152,3 +155,30 @@ def test_the_megatron_a_launch_runs_decides_the_rules_it_meets() -> None:
     gather = Candidate(gbs=64, overlap_grad_reduce=False, overlap_param_gather=True)
     assert "P4014" in {v.code for v in legality(_targeted("megatron+slurm"), gather)}
     assert "P4014" not in {v.code for v in legality(_targeted("bridge+slurm"), gather)}
+
+
+def _on_nvidia(space: Space, **settings: str) -> Space:
+    gpu = attrs.evolve(space.cluster.gpu, vendor="nvidia")
+    return attrs.evolve(space, cluster=attrs.evolve(space.cluster, gpu=gpu),
+                        settings=attrs.evolve(space.settings, **settings))
+
+
+def test_a_moe_full_iteration_graph_needs_hybridep_budget() -> None:
+    """P4047: a dropless MoE's token counts reach the host mid-layer, so the whole iteration is graphed
+    only with HybridEP's static per-rank budget: the flex dispatcher, NVIDIA GPUs, and a Megatron-LM that
+    has --moe-expert-rank-capacity-factor (core_v0.18 on, and the commits Bridge pins)."""
+    full = Candidate(gbs=64, ep=2, cuda_graph="full")
+    flex = full.replace(moe_dispatcher="flex")
+    bridge = _on_nvidia(MOE_SPACE, target="bridge+slurm")
+    assert "P4047" in codes_of(bridge, full)  # the alltoall dispatcher syncs whatever the release
+    assert "P4047" not in codes_of(bridge, flex)
+    assert "P4047" not in codes_of(_on_nvidia(MOE_SPACE, megatron_version="core_v0.19"), flex)
+    for space in (_on_nvidia(MOE_SPACE), _on_nvidia(MOE_SPACE, megatron_version="core_v0.17"),
+                  _on_nvidia(MOE_SPACE, target="primus+slurm"), _targeted("bridge+slurm")):
+        refused = {v.code: v for v in legality(space, flex)}
+        assert "P4047" in refused, space.settings
+        assert "cuda-graph-full-moe" in refused["P4047"].message and "attn_moe_router" in refused["P4047"].help
+    # AMD GPUs have no HybridEP; a dense model has no dispatch to size
+    assert "under Megatron-LM core_v0.16" in {v.code: v for v in legality(_on_nvidia(MOE_SPACE), flex)}["P4047"].message
+    assert "on amd GPUs" in {v.code: v for v in legality(_targeted("bridge+slurm"), flex)}["P4047"].message
+    assert "P4047" not in codes_of(dense_space("gbs = 64"), Candidate(gbs=64, cuda_graph="full"))

@@ -16,6 +16,7 @@ from primus_lang.check import (
     parse_point,
     raw_points,
     raw_size,
+    require_legal,
     summarize,
 )
 from primus_lang.diagnostics import CompileError
@@ -183,3 +184,15 @@ def test_environment_and_messages() -> None:
     assert found["P4003"].help.startswith("use a TP among 1, 2, 4, 8, 16")
     assert found["P4100"].message == "keep it small (`mp <= 2`)"
     assert "mp = 3" in found["P4100"].help
+
+
+def test_each_require_that_empties_a_space_is_said_at_its_own_line() -> None:
+    """Two `require`s that each remove every point: one diagnostic each, with its own message and line
+    (both came out as the second, at its line, since the requires share P4100)."""
+    space = space_of('gbs = 64\ntp : 16\nrequire tp <= 8 "TP inside a node"\nrequire tp * 2 <= 8 "TP x 2 inside a node"')
+    with pytest.raises(CompileError) as err:
+        require_legal(space, summarize(space))
+    said = [(d.message.split(": ", 1)[1], d.span.line if d.span else 0) for d in err.value.diagnostics
+            if d.code.id == "P4100"]
+    lines = [c.span.line for c in space.constraints if c.span]
+    assert said == [("TP inside a node (`tp <= 8`)", lines[0]), ("TP x 2 inside a node (`tp * 2 <= 8`)", lines[1])]

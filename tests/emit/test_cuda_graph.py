@@ -82,24 +82,41 @@ def test_moe_attention_and_router_graphs() -> None:
 
 
 def test_moe_full_iteration_graph() -> None:
+    """A MoE's whole iteration is graphed with HybridEP's static per-rank budget, as NVIDIA's recipes run it
+    (P4047): Megatron-LM core_v0.16 has no budget, so the launch there is refused; core_v0.19 writes it."""
     space, cand = all_cases()["mixtral_h100"]
     cand = cand.replace(cuda_graph="full", ep_comm_overlap=False)  # P4034: no EP overlap with `full`
-    argv = _argv(space, cand)
-    assert _flag_values(argv, "--cuda-graph-impl") == ["local"]
-    assert _flag_values(argv, "--cuda-graph-scope") == ["full_iteration"]
-    # validate_args (core_v0.16.1): the NaN check off, and the EP padding switch for the local graphs
-    for flag in ("--te-rng-tracker", "--no-check-for-nan-in-loss-and-grad",
-                 "--moe-pad-experts-for-cuda-graph-inference"):
-        assert flag in argv
-    config = _megatron_config(argv)
-    from megatron.core.transformer.enums import CudaGraphScope
+    assert cand.moe_dispatcher == "flex"
+    with pytest.raises(CompileError) as err:
+        _argv(space, cand)
+    assert "P4047" in " ".join(str(d.notes) for d in err.value.diagnostics)
+    from primus_lang.commands._options import launched_space
 
-    assert (config.cuda_graph_impl, config.cuda_graph_scope) == ("local", [CudaGraphScope.full_iteration])
+    newer = launched_space(space, "megatron+local", {"megatron_version": "core_v0.19"})
+    argv = _argv(newer, cand, megatron_version="core_v0.19")
+    assert _flag_values(argv, "--cuda-graph-impl") == ["full_iteration"]  # its own implementation in v0.19
+    assert _flag_values(argv, "--moe-flex-dispatcher-backend") == ["hybridep"]  # on 8-GPU H100 nodes too
+    assert _flag_values(argv, "--moe-expert-rank-capacity-factor") == ["1.5"]
+    for flag in ("--te-rng-tracker", "--no-check-for-nan-in-loss-and-grad", "--use-transformer-engine-op-fuser"):
+        assert flag in argv
+    # the alltoall dispatcher copies its token counts to the host whatever the release
+    with pytest.raises(CompileError):
+        _argv(newer, cand.replace(moe_dispatcher="alltoall"), megatron_version="core_v0.19")
     # Primus hands the scope over as text, which Megatron's training loop does not recognise
     with pytest.raises(CompileError) as err:
         emit(space, cand, "primus+local", context())
-    assert [d.code.id for d in err.value.diagnostics] == ["P7001"]
-    assert "cuda_graph" in err.value.diagnostics[0].message
+    assert "P7001" in [d.code.id for d in err.value.diagnostics] or "P4047" in str(err.value.diagnostics[0].notes)
+
+
+def test_bridge_graphs_a_moe_iteration_with_hybridep_budget() -> None:
+    space, cand = all_cases()["example_gpt_oss_120b_b200"]
+    cand = cand.replace(cuda_graph="full", moe_dispatcher="flex", ep_comm_overlap=False, precision="bf16")
+    from primus_lang.commands._options import launched_space
+
+    node = emit(launched_space(space, "bridge+local", {}), cand, "bridge+local", context())["node.sh"]
+    for field in ("model.moe_flex_dispatcher_backend=hybridep", "model.moe_expert_rank_capacity_factor=1.5",
+                  "model.use_transformer_engine_op_fuser=true"):
+        assert field in node, field
 
 
 def test_full_recompute_with_the_full_iteration_graph() -> None:
@@ -123,7 +140,7 @@ def test_dense_whole_layer_graph() -> None:
     assert (config.cuda_graph_impl, config.cuda_graph_scope) == ("transformer_engine", [])
 
 
-@pytest.mark.parametrize("graph", ["attn", "attn_moe_router", "full"])
+@pytest.mark.parametrize("graph", ["attn", "attn_moe_router"])
 def test_core_v0_12_refuses_cuda_graphs(graph: str) -> None:
     space, cand = all_cases()["mixtral_h100"]
     cand = cand.replace(ep_comm_overlap=False, cuda_graph=graph)

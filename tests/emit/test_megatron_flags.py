@@ -175,7 +175,10 @@ def test_the_full_iteration_graph_is_its_own_implementation() -> None:
     assert args[args.index("--cuda-graph-impl") + 1] == "full_iteration"
     assert "--cuda-graph-modules" not in args and "--moe-pad-experts-for-cuda-graph-inference" not in args
     assert "--no-check-for-nan-in-loss-and-grad" in args
-    old = argv(space, cand, "core_v0.16")
+    assert args[args.index("--moe-expert-rank-capacity-factor") + 1] == "1.5"  # HybridEP's budget (P4047)
+    # core_v0.16 spells it as a scope of the local graphs (and has no budget, so a MoE launches no such graph)
+    dense, plain = all_cases()["llama70b_mi325x"]
+    old = argv(dense, plain.replace(cuda_graph="full"), "core_v0.16")
     assert old[old.index("--cuda-graph-scope") + 1] == "full_iteration"
 
 

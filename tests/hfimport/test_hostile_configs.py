@@ -88,6 +88,16 @@ def test_more_experts_per_token_than_experts_writes_no_card(
     assert not out.exists()
 
 
+def test_more_dense_layers_than_layers_writes_no_card(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: `first_k_dense_replace: 100` on DeepSeek-V3's 61 layers was written and checked."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(fixture("deepseek_v3") | {"first_k_dense_replace": 100}))
+    out = tmp_path / "card.prx"
+    (diag,) = refused(path, capsys, out)
+    assert diag["code"] == "P3112" and "`dense_layers` (100) leaves none of the 61 layers a MoE layer" in diag["message"]
+    assert not out.exists()
+
+
 SPACE = """import "./card.prx" ({name})
 import hardware.amd (mi325x)
 cluster c {{ gpu = mi325x; nodes = 1; gpus_per_node = 8 }}

@@ -273,3 +273,19 @@ def test_deepseeks_routing_and_balancing_are_the_cards(tmp_path: Path) -> None:
     assert (moe.aux_loss, moe.aux_loss_type) == (0.003, "seq_aux_loss")
     one = _variant(tmp_path, "deepseek_v3", {"n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0}).model.moe
     assert one is not None and (one.topk_scaling, one.router_groups, one.router_group_topk) == (0.0, 0, 0)
+
+
+def test_routing_and_checkpoint_facts_the_card_leaves_out_are_said(tmp_path: Path) -> None:
+    """A new user's trial: norm_topk_prob said for Qwen3 but not DeepSeek-V3, a checkpoint's
+    quantization_config dropped silently, and DeepSeek's groups kept under `topk_method: greedy`,
+    whose router picks from every expert."""
+    assert "norm_topk_prob not represented (routing weights only)" in imported("deepseek_v3").notes
+    config = json.loads((FIXTURES / "deepseek_v3.json").read_text())
+    config |= {"quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]},
+               "topk_method": "greedy", "scoring_func": "softmax"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    got = map_config(read_config(str(path)), "ds")
+    assert got.model.moe is not None and got.model.moe.router_groups == 0
+    assert any(n.startswith("n_group 8 and topk_group left out: topk_method greedy") for n in got.notes)
+    assert any(n.startswith("the checkpoint's quantization_config (fp8) not represented") for n in got.notes)

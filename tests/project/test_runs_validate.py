@@ -318,6 +318,53 @@ def test_calibrate_command_writes_a_loadable_profile(tmp_path: Path, capsys: pyt
     assert set(report["bands"]) >= {"coverage", "fitted", "held_out_coverage", "spec"}
 
 
+def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Three rows of three (model, GPU count) pairs measure no paired band: the profile states the stdlib's
+    and says so (it wrote `paired = nan`, which no space could import), and the console says none was
+    measured. A fit worse held out than the shipped profile on the same rows is W6014."""
+    import shutil
+
+    keep = ("t_dense_bf16", "t_dense_pp2", "t_card_from_yaml")
+    rows = [r for r in yaml.safe_load(RUNS.read_text()) if r["id"] in keep]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    shutil.copy(RUNS.parent / "model_cards.yaml", tmp_path / "model_cards.yaml")
+    out = tmp_path / "site.prx"
+    assert main(["calibrate", "--runs", str(path), "--out", str(out), "--folds", "3"]) == 0
+    got = capsys.readouterr()
+    assert "paired: no pair measured" in got.out and "= nan" not in out.read_text()
+    from primus_lang.lower import load_program
+
+    (gpu,) = load_program(str(out)).gpus
+    assert gpu.provenance.paired == 0.081 and "the paired band is the stdlib's" in gpu.provenance.note
+    report_json = tmp_path / "r.json"
+    assert main(["calibrate", "--runs", str(path), "--folds", "3", "--json"]) == 0
+    got = capsys.readouterr()
+    report_json.write_text(got.out)
+    report = json.loads(got.out)  # strict JSON: no NaN
+    (fitted,) = report["bands"]["fitted"].values()
+    assert fitted["paired"] is None and fitted["pairs"] == 0
+    assert report["bands"]["spec"]["rows"] == 3
+
+
+def test_a_site_fit_worse_than_the_shipped_profile_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """W6014: rows the shipped profile projects exactly (their measurements set to its projections) leave a
+    refit nothing to gain, and a fit that never saw a row projects it worse."""
+    keep = ("t_dense_bf16", "t_dense_tp2", "t_dense_pp2", "t_dense_fsdp")
+    rows = [r for r in yaml.safe_load(RUNS.read_text()) if r["id"] in keep]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    assert main(["validate", "--runs", str(path), "--calibrated", "--json", "--no-memory"]) == 0
+    projected = {r["id"]: r["projected"] for r in json.loads(capsys.readouterr().out)["rows"]}
+    for r in rows:
+        r["measured"] = {"tokens_per_sec_per_gpu": projected[r["id"]]}
+    path.write_text(yaml.safe_dump(rows))
+    assert main(["calibrate", "--runs", str(path), "--folds", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "W6014" in err and "the shipped calibrated profiles 0.0% on the same runs" in err
+
+
 def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--repeats", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -590,6 +637,27 @@ def test_a_row_with_only_its_step_time_gives_tokens(tmp_path: Path) -> None:
     runs = {r.id: r for r in load_runs(path)}
     assert runs["t_timed"].measured == pytest.approx(row["gbs"] * row["seq_len"] / (8.0 * row["num_gpus"]))
     assert runs["t_untimed"].skip == "no measured tokens/s/GPU"
+
+
+def test_a_skipped_row_says_what_is_wrong_with_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: a negative step time read as "no measured tokens/s/GPU", a missing task as
+    "task `None`", a GPU count of 0 as a layout missing four fields."""
+    row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == "t_dense_bf16")
+    rows = [{**row, "id": "negative", "measured": {"tokens_per_sec_per_gpu": None, "step_time_s": -3.2}},
+            {k: v for k, v in {**row, "id": "no_task"}.items() if k != "task"},
+            {**row, "id": "no_gpus", "num_gpus": 0}]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    runs = {r.id: r for r in load_runs(path)}
+    assert "`measured.step_time_s` is -3.2, not a number above 0" in runs["negative"].skip
+    assert runs["no_task"].skip == "no `task`: pretrain or sft (the other tasks are not projected)"
+    assert runs["no_gpus"].skip.startswith("layout incomplete: num_gpus missing or 0")
+    # nothing projected: the report, then P6002, as calibrate refuses the same file
+    assert main(["validate", "--runs", str(path)]) == 1
+    assert "P6002" in capsys.readouterr().err
+    assert main(["validate", "--runs", str(path), "--json"]) == 1
+    got = capsys.readouterr()
+    assert len(json.loads(got.out)["rows"]) == 3 and "P6002" in got.err
 
 
 def test_validate_row_explains_what_the_table_ranked(capsys: pytest.CaptureFixture[str]) -> None:

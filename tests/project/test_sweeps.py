@@ -60,7 +60,7 @@ def test_step_time_becomes_tokens_exactly() -> None:
     result = rank_sweep(sweep)
     a, b = result.variants
     assert a.measured == 64 * 4096 / (2.0 * 8)
-    assert b.skipped == "unknown model `no_such_model` (neither stdlib nor model_cards.yaml)"
+    assert b.skipped == "unknown model `no_such_model`: no stdlib card has the name, nor has a model_cards.yaml beside the file"
     # one projected variant orders nothing
     assert result.spearman is None and result.kendall is None and result.pairs == 0
 

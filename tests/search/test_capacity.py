@@ -190,6 +190,9 @@ def test_plan_writes_launch_files_for_the_chosen_cluster(tmp_path: Path, capsys:
     assert "id='clusters'" in report and report.count('class="cluster') == 6
     assert report.count('class="cluster chosen"') == 1
     assert report.count('class="front-point"') == sum(c["front"] for c in plan["capacity"]["clusters"])
+    # its table has the terminal's notes and the front of days against GPUs
+    assert "<th>fewer GPUs</th>" in report
+    assert report.count("<td>☆</td>") == sum(c["front_gpus"] for c in plan["capacity"]["clusters"])
     # another cluster of the table, named in any order
     other = next(c["label"] for c in plan["capacity"]["clusters"] if c["label"] != chosen)
     gpu, n = other.split(",")
@@ -206,7 +209,7 @@ def test_plan_says_the_launch_runs_a_trial_of_the_whole_run(tmp_path: Path,
     path.write_text(space_text(PRICED + "  minimize cost\n"))
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 0
     # 1T tokens at GBS 256 x 4,096 a step
-    assert "the 1T tokens take 953,675 at 256 x 4,096 tokens a step" in capsys.readouterr().out
+    assert "the 1T tokens take 953,675 iterations at 256 x 4,096 tokens each" in capsys.readouterr().out
     assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--var", "train_iters=953675"]) == 0
     assert "a trial of the recipe" not in capsys.readouterr().out
 
@@ -217,7 +220,10 @@ def test_plan_prints_the_table_and_refuses_an_unknown_cluster(tmp_path: Path,
     path.write_text(space_text(PRICED + "  minimize cost\n"))
     assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-emit"]) == 0
     text = capsys.readouterr().out
-    assert "days to train" in text and "★" in text and "the launch files below are for gpu=" in text
+    assert "days to train" in text and "★" in text and "the plan below is for (no launch files: --no-emit) gpu=" in text
+    assert "the launch files below" not in text
+    assert main(["plan", str(path), "--out", str(tmp_path / "p2")]) == 0
+    assert "the launch files below are for gpu=" in capsys.readouterr().out
     assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--cluster", "gpu=b200_calibrated,nodes=3"]) == 1
     assert "P2001" in capsys.readouterr().err
 
@@ -229,13 +235,30 @@ def test_no_cluster_meeting_the_requirements_writes_nothing(tmp_path: Path,
     out = tmp_path / "plan"
     assert main(["plan", str(path), "--out", str(out), "--json"]) == 1
     got = capsys.readouterr()
-    cap = json.loads(got.out)
-    assert cap["chosen"] == "" and all(c["excluded"] for c in cap["clusters"])
+    out_json = json.loads(got.out)
+    cap = out_json["capacity"]  # where a plan that chose a cluster has it too
+    assert out_json["cluster"] == "" and cap["chosen"] == "" and all(c["excluded"] for c in cap["clusters"])
     assert not out.exists()
     # the requirement at its line, how near the fastest cluster came, and how many fail it (P8014)
     assert "P8014" in got.err and "require time_to_train <= 0.001" in got.err
     fastest = min(cap["clusters"], key=lambda c: c["days"]["value"])
     assert f"the fastest cluster, {fastest['label']}, trains in" in got.err and "6 of 6 clusters fail it" in got.err
+    assert "more nodes or a faster GPU" in got.err
+
+
+def test_a_cap_on_gpus_is_reached_with_fewer_of_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require gpus <= 4\n  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert "P8014" in err and "the smallest cluster" in err and "fewer nodes or fewer GPUs a node" in err
+    assert "more nodes" not in err
+    # check sets the clusters aside as plan does, without counting their points
+    path.write_text(space_text(PRICED + "  require gpus <= 16\n  minimize cost\n"))
+    assert main(["check", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "gpu=b200_calibrated,nodes=4 (32 GPUs): set aside, fails: `require gpus <= 16`" in text
+    assert "gpu=b200_calibrated,nodes=2 (16 GPUs): " in text and text.count("set aside") == 2
 
 
 def test_no_cluster_with_a_recipe_names_the_cluster_axes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -298,6 +321,12 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert "on the first cluster, gpu=h100_sxm_calibrated,nodes=1" in capsys.readouterr().err
     capsys.readouterr()
     assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2", "--json"]) == 0
+    capsys.readouterr()
+    # the figures say which cluster they are for (the first of the axes is not what plan chose)
+    assert main(["project", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2"]) == 0
+    assert "s on 2 nodes x 8 b200_calibrated (16 GPUs)" in capsys.readouterr().out
+    assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=2"]) == 0
+    assert "on 2 nodes x 8 b200_calibrated (16 GPUs)" in capsys.readouterr().out
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
     assert "P2001" in capsys.readouterr().err
     # the two points may follow an option as well as come before it
@@ -337,6 +366,11 @@ def test_a_requirement_met_only_by_the_projection_is_said(tmp_path: Path) -> Non
     space = load(tmp_path, PRICED + f"  require time_to_train <= {between:.6f}\n  minimize cost\n")
     c2 = plan_capacity(space, None, limits_of(space), None).clusters[0]  # type: ignore[arg-type]
     assert not c2.excluded and c2.marginal.startswith("the band's far end fails: `require time_to_train <=")
+    # and the other way: the projection fails it, the band's fast end meets it
+    between = (c.days.value + c.days.low) / 2
+    space = load(tmp_path, PRICED + f"  require time_to_train <= {between:.6f}\n  minimize cost\n")
+    c3 = plan_capacity(space, None, limits_of(space), None).clusters[0]  # type: ignore[arg-type]
+    assert c3.excluded.startswith("fails: `require time_to_train <=") and c3.marginal == "the band's near end passes"
 
 
 def test_counts_with_a_suffix_read_in_a_run_requirement(tmp_path: Path) -> None:
@@ -472,3 +506,10 @@ def test_a_named_cluster_without_a_legal_point_is_named_in_the_error(tmp_path: P
     err = capsys.readouterr().err
     assert "W8015" in err and "has no legal point on the cluster `gpu=b200_calibrated,nodes=3`" in err
     assert "name another cluster with --cluster" in err
+
+
+def test_two_objectives_are_one_and_a_requirement(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        load(tmp_path, PRICED + "  minimize cost\n  minimize time_to_train\n")
+    (d,) = err.value.diagnostics
+    assert d.code == N.DUPLICATE_FIELD and "`require time_to_train <= 30 days`" in str(d.help)
