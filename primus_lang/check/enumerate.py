@@ -32,7 +32,9 @@ from primus_lang.check.frame import (
 from primus_lang.check.rules import RULES, Rule
 from primus_lang.diagnostics import CompileError, Diagnostic, record_code
 from primus_lang.diagnostics import codes_legality as L
+from primus_lang.diagnostics.codes_types import BAD_ENUM, OUT_OF_RANGE, WRONG_TYPE
 from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.checked import problem_of
 from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in, to_text
 from primus_lang.ir.space import Axis, Constraint, Space
 
@@ -331,6 +333,11 @@ def legality(space: Space, cand: Candidate, shape_only: bool = False) -> list[Vi
     """Every rule and ``require`` that ``cand`` breaks, each with a message naming the values.
     ``shape_only``: only the rules of how a layout splits the model and the batch, which every framework
     shares (``SHAPE_RULES``); a run measured on another framework or release is judged by these."""
+    kind, why = problem_of(cand)
+    if kind:  # a hand-made candidate (the Python API): its rules would read nonsense, or divide by zero
+        code = {"type": WRONG_TYPE, "choice": BAD_ENUM}.get(kind, OUT_OF_RANGE)
+        return [Violation(code.id, code.name, why, "build candidates with `check.parse_point(space, \"tp=2,...\")`, "
+                          "which reads each knob as the language does")]
     frame = frame_of(space, [cand])
     env = ScalarView(frame)
     out: list[Violation] = []

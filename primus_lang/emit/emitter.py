@@ -258,6 +258,10 @@ def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext
 
 
 def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
+    """The launch files of ``cand`` for ``target`` (``megatron+slurm``, ...): file name -> text, written nowhere.
+    Refuses an illegal candidate, and one the target cannot express (``CompileError``: P7001); it does not
+    check memory: ``primusc emit`` refuses a point that does not fit (``memory.refuse_overflow``) but the
+    space's own recipe."""
     ctx = context or EmitContext()
     framework_cls, launcher_cls = parse_target(target)
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"

@@ -57,6 +57,39 @@ def _problem(raw: Any, cls: type, where: str = "") -> str:
     return ""
 
 
+_RESOLVED: dict[type, tuple[attrs.Attribute[Any], ...]] = {}
+
+
+def _resolved(cls: type) -> tuple[attrs.Attribute[Any], ...]:
+    hit = _RESOLVED.get(cls)
+    if hit is None:
+        attrs.resolve_types(cls)
+        hit = _RESOLVED[cls] = tuple(attrs.fields(cls))
+    return hit
+
+
+def problem_of(obj: Any) -> tuple[str, str]:
+    """Why an IR object built in Python (a hand-made ``Candidate``) is not one primusc can read: the kind
+    of problem (``type``, ``choice`` or ``range``) and its message for its first bad field, ("", "") when
+    every field is of its kind, among its choices and in its range. A wrong type would otherwise surface
+    as a numpy error deep in the checker, and ``tp = 0`` as a division by zero."""
+    cls = type(obj)
+    for f in _resolved(cls):
+        value = getattr(obj, f.name)
+        if isinstance(f.type, type) and attrs.has(f.type):
+            if not isinstance(value, f.type):
+                return "type", f"`{f.name}` is {_shown(value)}, not a {f.type.__name__}"
+            inner = problem_of(value)
+            if inner[0]:
+                return inner[0], inner[1].replace("`", f"`{f.name}.", 1)
+            continue
+        why = _field_problem(f, value, "")
+        if why:
+            return ("choice" if "not one of" in why else "type"), why
+    problems = object_problems(obj)
+    return ("range", problems[0].message) if problems else ("", "")
+
+
 def from_checked(raw: Any, cls: type[T]) -> tuple[T | None, str]:
     """(the ``cls`` that ``raw`` describes, "") or (None, why it describes none)."""
     why = _problem(raw, cls)

@@ -243,6 +243,8 @@ class Gpu:
 
 @frozen
 class Cluster:
+    """Nodes of one GPU profile and the links between them (within a node's scale-up domain and across)."""
+
     name: str = field(metadata=q(Kind.TEXT, "the cluster's name"))
     gpu: Gpu = field(metadata=q(Kind.REF, "the accelerator profile"))
     nodes: int = field(metadata=q(Kind.COUNT, "nodes (GB200/GB300: 4-GPU trays)"))

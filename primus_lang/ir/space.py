@@ -197,6 +197,10 @@ class Settings:
 
 @frozen
 class Space:
+    """One ``space`` of a ``.prx`` file, lowered: its model and cluster, the knobs it fixes, its axes
+    (with ``when`` conditions), ``require`` constraints, memory rule, objective, budget, strategy, target
+    and settings, and cluster axes and run figures for a capacity plan."""
+
     name: str
     model: Model
     cluster: Cluster

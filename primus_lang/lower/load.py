@@ -539,11 +539,14 @@ def load_program(path: str | os.PathLike[str]) -> Program:
 
 
 def loads_program(text: str, file: str = "<input>") -> Program:
+    """``load_program`` of ``text`` (named ``file`` in diagnostics and imports relative to it)."""
     loader = Loader()
     return _program(loader, loader.load_text(text, file))
 
 
 def pick_space(program: Program, name: str | None = None) -> Space:
+    """The space ``name`` of ``program``, or its only one; ``CompileError`` when there is none such,
+    or several and no name."""
     names = [s.name for s in program.spaces]
     if name is not None:
         for s in program.spaces:
@@ -570,4 +573,6 @@ def pick_space(program: Program, name: str | None = None) -> Space:
 
 
 def load_space(path: str | os.PathLike[str], name: str | None = None) -> Space:
+    """The typed, checked ``Space`` of a ``.prx`` file: the entry point of the Python API (docs/search.md,
+    Using it from Python). Raises ``CompileError`` with the diagnostics ``primusc check`` prints."""
     return pick_space(load_program(path), name)

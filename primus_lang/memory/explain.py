@@ -42,7 +42,10 @@ def _helps(rank: RankAccount, one_stage: bool) -> list[str]:
 
 
 def explain_overflow(account: MemoryAccount, headroom: float) -> Diagnostic:
-    """P5001 naming the fullest rank, the bytes over, its three largest terms and the knobs that help."""
+    """P5001 naming the fullest rank, the bytes over, its three largest terms and the knobs that help;
+    ``ValueError`` for an account that fits (``refuse_overflow`` is the check and the diagnostic in one)."""
+    if account.fits(headroom):
+        raise ValueError(f"the account fits with {headroom:.0%} headroom: there is no overflow to explain")
     rank = account.peak
     over = -account.spare(headroom)
     top = ", ".join(f"`{t.name}` {gib(t.bytes)}" for t in rank.largest(3))

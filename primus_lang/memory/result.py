@@ -43,6 +43,9 @@ def usable_bytes(capacity: int, headroom: float) -> int:
 
 @frozen
 class MemoryAccount:
+    """Every rank class's bytes, term by term (``memory.account``); ``peak`` is the fullest, ``fits(headroom)``
+    whether it fits the GPU less the headroom."""
+
     ranks: tuple[RankAccount, ...]
     capacity: int
 

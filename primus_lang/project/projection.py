@@ -53,6 +53,11 @@ GRAPHED: dict[str, frozenset[str]] = {
 
 @frozen
 class Projection:
+    """What ``project`` says of one candidate: its step, throughput and where the time goes. ``mfu`` is of
+    the candidate's own precision's dense peak (an FP8 run reads lower than a BF16 one as fast), ``mfu_bf16``
+    of the BF16 peak whatever the precision. A projection says nothing of memory: check ``memory.account``
+    first (``fits``)."""
+
     step_time: float  # seconds per global batch
     tokens_per_gpu: float  # tokens/s per GPU
     tflops_per_gpu: float  # model TFLOP/s per GPU

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from attrs import frozen
 
+from primus_lang.diagnostics import CompileError, Diagnostic
+from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import Space
 from primus_lang.search.budget import Limits
@@ -70,13 +72,27 @@ def run_search(
     llm: LlmConfig | None = None,
     prepared: Prepared | None = None,
 ) -> SearchResult:
-    """Search ``space`` with ``strategy`` (default: the space's), under ``budget`` (default: the space's)."""
+    """Search ``space`` with ``strategy`` (default: the space's), under ``budget`` (default: the space's).
+
+    ``result.best`` is the best projection the search evaluated; ``plan``'s winner is
+    ``search.choose(result, ...)`` (which breaks ties within the profile's paired band toward the recipe that
+    changes numerics least) and its launch ``emit.launchable(...)`` (docs/search.md, Using it from Python).
+    ``CompileError`` for a budget that allows no evaluation or a space with no point that fits."""
+    limits = budget or limits_of(space)
+    if (limits.evaluations is not None and limits.evaluations < 1) or (limits.seconds is not None and limits.seconds <= 0):
+        given = " and ".join(x for x in (f"{limits.evaluations} evaluations" if limits.evaluations is not None else "",
+                                         f"{limits.seconds:g} s" if limits.seconds is not None else "") if x)
+        own = limits == limits_of(space)  # the space's own `budget`: said at its line
+        raise CompileError(Diagnostic(BAD_BUDGET, f"a budget of {given} allows no evaluation",
+                                      getattr(space.budget, "span", None) if own else None,
+                                      help="give the search at least one evaluation and the time for it, e.g. "
+                                           "`budget 50 evals, 5 min` in the space or `Limits(evaluations=50)`"))
     prep = prepared or prepare(space)
     return search_landscape(
         prep.land,
         prep.evaluator,
         strategy or space.strategy,
-        budget or limits_of(space),
+        limits,
         seed=space.settings.seed if seed is None else seed,
         trace=trace,
         resume=resume,

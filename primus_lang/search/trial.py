@@ -89,6 +89,9 @@ class Trial:
 
 @frozen
 class SearchResult:
+    """What ``run_search`` returns: every trial in order, the best evaluated (``best``), how the search
+    stopped and whether it proved its optimum. ``plan``'s winner is ``search.choose`` of it."""
+
     space: str
     strategy: str
     seed: int
