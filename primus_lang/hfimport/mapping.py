@@ -207,6 +207,11 @@ def _seq_len(r: Reader, fields: Fields, pretrain_len: int, override: int | None,
     max_pos = int(fields["max_position_embeddings"])
     if override is not None:
         fields["seq_len"] = override
+        if max_pos and override > max_pos:
+            # Megatron-LM asserts --max-position-embeddings >= --seq-length: the launch writes the longer one
+            notes.append(f"seq_len {override:,} is beyond max_position_embeddings {max_pos:,}, the longest context "
+                         "the checkpoint was trained for: a long-context extension (RoPE scaling the card does "
+                         "not carry); the launch raises --max-position-embeddings to the sequence")
     elif pretrain_len:
         fields["seq_len"] = min(pretrain_len, max_pos) if max_pos else pretrain_len
         notes.append(f"seq_len {fields['seq_len']}: the pre-training context before RoPE scaling")

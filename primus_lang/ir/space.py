@@ -94,6 +94,17 @@ class MemoryRule:
 
 
 OBJECTIVE_METRICS = ("tokens_per_gpu", "step_time", "mfu", "tflops_per_gpu", "memory_peak")
+# What each objective's metric is, as the editor's hover and completion say it
+METRIC_DOCS = {
+    "tokens_per_gpu": "tokens trained per second per GPU (global batch x sequence / step time / GPUs)",
+    "step_time": "seconds per optimizer step (one global batch)",
+    "mfu": "model FLOP/s per GPU over the dense peak of the candidate's own precision",
+    "tflops_per_gpu": "model TFLOP/s per GPU (Megatron's FLOP count; recomputation is not counted)",
+    "memory_peak": "bytes on the fullest rank (the memory account's peak)",
+    "time_to_train": "days to train the space's `train_tokens` on the cluster (plans across clusters)",
+    "cost": "GPU-hours x each GPU's `price_per_hour`, for the whole run (plans across clusters)",
+    "tokens_per_dollar": "tokens a unit of the price buys: tokens/s/GPU x 3600 / `price_per_hour`",
+}
 TIE_BREAKS = ("numerics", "speed")
 STRATEGIES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes", "llm")
 

@@ -10,7 +10,7 @@ import attrs
 
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.quantity import Kind, doc_of, kind_of
-from primus_lang.ir.space import OBJECTIVE_METRICS, STRATEGIES, Settings
+from primus_lang.ir.space import CAPACITY_METRICS, METRIC_DOCS, OBJECTIVE_METRICS, STRATEGIES, Settings
 from primus_lang.lsp import context
 from primus_lang.lsp.knowledge import (
     DERIVED_NAMES,
@@ -87,13 +87,13 @@ def _in_block(text: str, base: Path | None, path: tuple[str, ...], prefix: str) 
     if path == ("space",):
         for pattern, words, what in (
             (r"^\s*assume\s+\w*$", [f.name for f in attrs.fields(Settings) if f.name != "target"], "setting"),
-            (r"^\s*(maximize|minimize)\s+\w*$", list(OBJECTIVE_METRICS), "metric"),
+            (r"^\s*(maximize|minimize)\s+\w*$", [*OBJECTIVE_METRICS, *CAPACITY_METRICS], "metric"),
             (r"^\s*strategy\s+\w*$", list(STRATEGIES), "strategy"),
             (r"^\s*target\s+\w*$", list(FRAMEWORKS), "framework"),
             (r"^\s*target\s+\w+\s*\+\s*\w*$", list(LAUNCHERS), "launcher"),
         ):
             if re.match(pattern, statement):
-                return [(w, "value", what, "") for w in words]
+                return [(w, "value", what, METRIC_DOCS.get(w, "")) for w in words]
         if re.match(r"^\s*(let|require)\b", statement) or re.search(r"\bwhen\b", statement):
             return _expression_names(text)
     m = re.match(r"^\s*(\w+)\s*[=:]\s*(.*)$", statement)
@@ -107,4 +107,13 @@ def _in_block(text: str, base: Path | None, path: tuple[str, ...], prefix: str) 
         return []
     if kind_of(f) is Kind.REF:
         return _names(text, base, name)
+    if path == ("space",) and name in _SIZES:
+        # a parallel size or batch: powers of two, and the range form (legality keeps what divides)
+        return [(str(v), "value", name, doc_of(f)) for v in _SIZES[name]] + [
+            (f"pow2({_SIZES[name][0]} .. {_SIZES[name][-1]})", "value", name, "every power of two in the range")]
     return [(v, "value", f"{name}", doc_of(f)) for v in values_of(f)]
+
+
+# what a space's size knobs usually take: the checker removes the values a model or cluster cannot split by
+_SIZES = {"tp": (1, 2, 4, 8), "pp": (1, 2, 4, 8, 16), "vpp": (1, 2, 3, 4), "cp": (1, 2, 4, 8),
+          "ep": (1, 2, 4, 8, 16, 32, 64), "etp": (1, 2, 4, 8), "mbs": (1, 2, 4, 8), "offload_layers": (0, 1, 2, 4)}

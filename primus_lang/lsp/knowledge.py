@@ -31,7 +31,7 @@ SPACE_STATEMENTS = {
     "minimize": "`minimize METRIC`: the objective (" + ", ".join(OBJECTIVE_METRICS) + ")",
     "budget": "`budget ITEM, ...`: `N evals`, a time (`30 min`), `llm N calls`, `cost N usd`",
     "strategy": "`strategy S`: " + ", ".join(STRATEGIES),
-    "target": "`target FRAMEWORK [+ LAUNCHER]`: megatron or primus, on slurm, k8s or local",
+    "target": "`target FRAMEWORK [+ LAUNCHER]`: megatron, primus or bridge, on slurm, k8s or local",
     "assume": "`assume NAME = value`: a setting (" + ", ".join(f.name for f in attrs.fields(Settings)
                                                              if f.name != "target") + ")",
 }

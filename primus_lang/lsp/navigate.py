@@ -9,7 +9,7 @@ import attrs
 
 from primus_lang.diagnostics import lookup
 from primus_lang.ir.candidate import KNOBS
-from primus_lang.ir.space import Settings
+from primus_lang.ir.space import METRIC_DOCS, Settings
 from primus_lang.ir.span import Span
 from primus_lang.lsp import context
 from primus_lang.lsp.analysis import Analysis, Counts
@@ -114,11 +114,21 @@ def _place_doc(analysis: Analysis | None, fits: dict[str, Fits], path: tuple[str
         fields = attrs.fields_dict(Settings)
         if word in fields:
             return f"**setting `{word}`** (default `{fields[word].default}`)\n\n{SPACE_STATEMENTS['assume']}"
+    if path == ("space",) and re.match(r"^\s*(maximize|minimize)\s+$", statement) and word in METRIC_DOCS:
+        return f"**metric `{word}`**: {METRIC_DOCS[word]}"
+    first = re.match(r"^\s*(\w+)\s", statement)
+    if path == ("space",) and first and first.group(1) in _STATEMENT_ARGUMENTS:
+        # a word of a statement's arguments (`300 evals`, `10 min`, `headroom 5%`, `megatron + slurm`)
+        return SPACE_STATEMENTS[first.group(1)]
     if not path and re.match(r"^\s*space\s+$", before) and analysis is not None:
         for c in analysis.counts:
             if c.name == word:
                 return counts_markdown(c, fits.get(word))
     return None
+
+
+# the statements whose arguments are words of their own, not names (a hover on them says the statement)
+_STATEMENT_ARGUMENTS = ("budget", "fits", "target", "strategy")
 
 
 def _origin_doc(origin: context.Origin, word: str) -> str:

@@ -88,6 +88,11 @@ def test_nemotron_squared_relu_layernorm() -> None:
 
 def test_seq_len_override() -> None:
     assert imported("mixtral_8x7b", seq_len=8192).model.seq_len == 8192
+    # a training length beyond the positions the checkpoint was trained for is said (a new user's trial)
+    longer = imported("llama3_1_70b", seq_len=1_000_000)
+    assert longer.model.seq_len == 1_000_000
+    assert any(n.startswith("seq_len 1,000,000 is beyond max_position_embeddings 131,072") for n in longer.notes)
+    assert not any("beyond max_position_embeddings" in n for n in imported("llama3_1_70b", seq_len=8192).notes)
 
 
 @pytest.mark.parametrize(

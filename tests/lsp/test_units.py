@@ -80,3 +80,26 @@ def test_lsp_without_pygls_is_a_diagnostic() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "P8050" in done.stderr and "primusc[lsp]" in done.stderr
+
+
+def test_hover_and_completion_on_a_spaces_statements_and_sizes() -> None:
+    """A new user's trial: hover said nothing on `tokens_per_gpu`, `300 evals`, `10 min`, `headroom` or the
+    target line, and completion offered nothing after `tp : `."""
+    from primus_lang.lsp.complete import complete
+    from primus_lang.lsp.navigate import hover
+
+    text = ("space s on c {\n  tp : \n  maximize tokens_per_gpu\n  budget 300 evals, 10 min\n"
+            "  fits memory headroom 5%\n  target bridge + slurm\n}\n")
+    lines = text.split("\n")
+
+    def said(line: int, word: str) -> str:
+        facts = hover(None, text, None, lines, line, lines[line].index(word) + 1, {})
+        return "\n".join(facts.parts) if facts is not None else ""
+
+    assert "tokens trained per second per GPU" in said(2, "tokens_per_gpu")
+    assert "`N evals`" in said(3, "evals") and "`N evals`" in said(3, "min")
+    assert "headroom" in said(4, "headroom") and "megatron, primus or bridge" in said(5, "slurm")
+    offered = [label for label, *_ in complete(text, None, lines, 1, len(lines[1]))]
+    assert offered[:4] == ["1", "2", "4", "8"] and "pow2(1 .. 8)" in offered
+    metrics = {label: doc for label, _kind, _detail, doc in complete(text, None, lines, 2, len("  maximize "))}
+    assert {"tokens_per_gpu", "time_to_train", "cost"} <= set(metrics) and metrics["cost"]
