@@ -397,6 +397,7 @@ def _render(
         "env": environment(cluster, cand, space.site),
         "site": space.site,
         "program_template": framework.PROGRAM_TEMPLATE,
+        "prepare_template": framework.PREPARE_TEMPLATE,
         "framework": framework.NAME,
     }
     values.update(framework.render_values())

@@ -71,6 +71,7 @@ class Framework:
     # Megatron's --disable-bias-linear covers every linear layer, router and experts included.
     SUPPORTS_SEPARATE_EXPERT_BIAS: ClassVar[bool] = False
     PROGRAM_TEMPLATE: ClassVar[str] = ""
+    PREPARE_TEMPLATE: ClassVar[str] = ""  # run on each node in its WORKDIR before the launch ("" for none)
     # output path -> template, for files only this framework writes
     TEMPLATES: ClassVar[dict[str, str]] = {}
     # settings the framework reads itself, for one that hands Megatron the rest by argparse dest
@@ -274,6 +275,7 @@ class Primus(Framework):
     NAME = "primus"
     SUPPORTED_SCHEDULES = frozenset({"1f1b", "interleaved", "zero_bubble", "zbv"})
     PROGRAM_TEMPLATE = "primus/program.sh.j2"
+    PREPARE_TEMPLATE = "primus/prepare.sh.j2"
     TEMPLATES: ClassVar[dict[str, str]] = {"experiment.yaml": "primus/experiment.yaml.j2"}
     # Primus's own settings: what its presets define beyond Megatron's arguments (frameworks/primus)
     OWN_SETTINGS = frozenset(_pretrainer()) | {"model_type"}
