@@ -149,6 +149,11 @@ def _check_gpus(args: argparse.Namespace, corpus: _Corpus) -> None:
     an empty file to write."""
     import difflib
 
+    if not corpus.kept:  # a fit of nothing wrote a file of comments that no space could import
+        counts = ", ".join(f"{g} {len(rows)}" for g, rows in sorted(corpus.by_gpu.items()))
+        raise CompileError(Diagnostic(NO_RUNS, f"no GPU has the {args.min_rows} rows a fit needs (rows by GPU: {counts})",
+                                      help="add runs of one GPU, lower --min-rows, or fit them beside the published "
+                                           "corpus (`--with-bundled`)"))
     for name in args.gpu or ():
         if name in corpus.kept:
             continue

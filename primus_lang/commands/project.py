@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--point", help="project one point: knob=value pairs, e.g. tp=4,pp=2,mbs=1")
     p.add_argument("--top", type=natural, default=20, help="rows to print (default 20; 0 for all)")
     p.add_argument("--json", action="store_true",
-                   help='print {"candidates", "legal", "fit", "seconds", "provenance", "results"} as JSON')
+                   help='print {"cluster", "candidates", "legal", "fit", "seconds", "provenance", "results"} as JSON')
     p.set_defaults(func=run)
 
 
@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
                for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
         for row in out:
             row["projection"].pop("timeline", None)
-        print(serialize.to_json({"candidates": total, "legal": legal, "fit": fit, "seconds": seconds,
+        print(serialize.to_json({"cluster": cluster_words(space), "candidates": total, "legal": legal, "fit": fit,
+                                 "seconds": seconds,
                           "provenance": to_data(gpu.provenance), "results": out}))
         return 0
     from rich.console import Console
@@ -121,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
                       f"{worst[0]} {worst[1]:.2f} s")
     console = Console(width=max(Console().width, 160))
     console.print(table)
-    console.print(trust.describe(gpu.name, gpu.provenance), highlight=False)
+    console.print(f"profile `{gpu.name}`: its band is left out, since the oracle's timings are not of its GPU"
+                  if foreign else trust.describe(gpu.name, gpu.provenance), highlight=False)
     mixed = mfu_note(gpu, (c.precision for c, _, _ in shown))
     if mixed:
         console.print(mixed, highlight=False)

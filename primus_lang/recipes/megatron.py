@@ -201,7 +201,7 @@ def _read_flags(words: list[Word], version: str) -> _Read:
         if bad is not None:
             problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{option}` is `{_shown(value)}`, expected {bad}",
                                        span=values[0].span if values else w.span,
-                                       help="fix the value in the recipe"))
+                                       help=_releases_taking(option, value, version)))
             continue
         previous = entries.get(name)
         if previous is not None and previous.value != value:
@@ -216,6 +216,18 @@ def _read_flags(words: list[Word], version: str) -> _Read:
             help="an array expanded without quotes (`${ARGS[@]}`) splits each of its elements at spaces, and "
                  "Megatron-LM is handed the words apart too: quote the expansion (`\"${ARGS[@]}\"`) in the script"))
     return _Read(entries, problems, missing, warnings)
+
+
+def _releases_taking(option: str, value: object, version: str) -> str:
+    """Where a value one release refuses is another's (`--cuda-graph-impl full_iteration`, core_v0.18 on):
+    the releases to name; else the recipe is to be fixed."""
+    taking = tuple(v for v in megatron.version_names() if v != version and option in megatron.flags(v)
+                   and _value_problem(megatron.flags(v)[option], value, v) is None)
+    releases = tuple(v for v in taking if v in megatron.releases())
+    if not releases:
+        return "fix the value in the recipe"
+    return (f"{megatron.describe(taking)} take it: give `--megatron-version {releases[0]}` (or the release "
+            "the recipe ran), or fix the value in the recipe")
 
 
 def _value_problem(flag: megatron.Flag, value: object, version: str) -> str | None:

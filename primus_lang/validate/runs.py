@@ -669,6 +669,9 @@ def _precision_on(row: dict[str, Any], gpu: Gpu, gpu_label: str,
         return prec
     if prec[0] == "fp4" and not gpu.nvfp4:
         return f"unsupported feature: NVFP4 on `{gpu_label}`, which has no NVFP4 tensor cores"
+    if prec[0] == "fp8" and gpu.peak_fp8 <= 0:
+        # read as a rate it was said beside the FP8 peak, 0: "238.4% of the GPU's fp8 peak"
+        return f"unsupported feature: FP8 on `{gpu_label}`, which has no FP8 tensor cores"
     return prec
 
 

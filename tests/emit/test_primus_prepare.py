@@ -13,7 +13,8 @@ import pytest
 from primus_lang.emit import EmitContext, emit
 from tests.emit.harness import all_cases
 
-MAKEFILE = "all:\n\techo built >> ../../../build.log\n\ttouch helpers_cpp.cpython-311-x86_64-linux-gnu.so\n"
+# what make was asked to build, recorded in the file BUILD_LOG names (make reads the environment)
+MAKEFILE = "all:\n\techo built >> \"$$BUILD_LOG\"\n\ttouch helpers_cpp.cpython-311-x86_64-linux-gnu.so\n"
 
 
 def _node(tmp_path: Path) -> Path:
@@ -33,20 +34,21 @@ def test_the_helper_is_built_once_in_the_megatron_primus_loads(tmp_path: Path) -
     datasets = primus / "third_party" / "Megatron-LM" / "megatron" / "core" / "datasets"
     datasets.mkdir(parents=True)
     (datasets / "Makefile").write_text(MAKEFILE)
-    env = {"PATH": "/usr/bin:/bin", "PRIMUS_DIR": str(primus), "PRIMUSC_TORCHRUN": "true", "HOME": str(tmp_path)}
+    log = tmp_path / "build.log"
+    env = {"PATH": "/usr/bin:/bin", "PRIMUS_DIR": str(primus), "PRIMUSC_TORCHRUN": "true", "HOME": str(tmp_path),
+           "BUILD_LOG": str(log)}
     for _ in range(2):
         run = subprocess.run(["bash", str(node)], capture_output=True, text=True, env=env, timeout=60)
         assert run.returncode == 0, run.stderr
-    log = primus / "third_party" / "Megatron-LM" / "build.log"
     assert log.read_text() == "built\n"  # built the first time, found the second
     # BACKEND_PATH names another Megatron-LM, as Primus's backend adapter reads it
     other = tmp_path / "other" / "megatron" / "core" / "datasets"
     other.mkdir(parents=True)
-    (other / "Makefile").write_text(MAKEFILE.replace("../../../build.log", "../../../other.log"))
+    (other / "Makefile").write_text(MAKEFILE)
     run = subprocess.run(["bash", str(node)], capture_output=True, text=True, timeout=60,
                          env={**env, "BACKEND_PATH": str(tmp_path / "other")})
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "other" / "other.log").read_text() == "built\n"
+    assert log.read_text() == "built\nbuilt\n" and list(other.glob("helpers_cpp*.so"))
     # no Megatron-LM sources where Primus would look (an installed one's): nothing to build, the launch goes on
     (tmp_path / "bare").mkdir()
     run = subprocess.run(["bash", str(node)], capture_output=True, text=True, timeout=60,

@@ -380,6 +380,19 @@ def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str])
     assert "shuffles 0, 1" in text
 
 
+def test_calibrate_refuses_runs_too_few_to_fit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two rows of one GPU under --min-rows 3: it wrote a profile of comments alone (exit 0), which `check`
+    then refused as defining nothing."""
+    rows = [r for r in yaml.safe_load(RUNS.read_text()) if r["id"] in ("t_dense_bf16", "t_dense_pp2")]
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    out = tmp_path / "site.prx"
+    assert main(["calibrate", "--runs", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "P6002" in err and "no GPU has the 3 rows a fit needs (rows by GPU: h100_sxm 2)" in err
+    assert not out.exists()
+
+
 def test_calibrate_rejects_one_fold(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--runs", str(RUNS), "--folds", "1"]) == 1
     assert "P6005" in capsys.readouterr().err
@@ -391,7 +404,8 @@ SPACE = DATA / "space.prx"
 def test_project_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["project", str(SPACE), "--json", "--top", "0"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"candidates", "legal", "fit", "seconds", "provenance", "results"}
+    assert set(out) == {"cluster", "candidates", "legal", "fit", "seconds", "provenance", "results"}
+    assert out["cluster"].endswith("GPUs)")  # the cluster the figures are for, as the table's title names it
     assert out["candidates"] == 16 and out["legal"] >= out["fit"] == len(out["results"]) > 0
     assert all(r["memory_peak"] > 0 for r in out["results"])
     tokens = [r["projection"]["tokens_per_gpu"] for r in out["results"]]
@@ -645,19 +659,22 @@ def test_a_skipped_row_says_what_is_wrong_with_it(tmp_path: Path, capsys: pytest
     row = next(r for r in yaml.safe_load(RUNS.read_text()) if r["id"] == "t_dense_bf16")
     rows = [{**row, "id": "negative", "measured": {"tokens_per_sec_per_gpu": None, "step_time_s": -3.2}},
             {k: v for k, v in {**row, "id": "no_task"}.items() if k != "task"},
-            {**row, "id": "no_gpus", "num_gpus": 0}]
+            {**row, "id": "no_gpus", "num_gpus": 0},
+            {**row, "id": "a100_fp8", "precision": "FP8", "hardware": {**row["hardware"], "gpu": "A100 80GB"}}]
     path = tmp_path / "runs.yaml"
     path.write_text(yaml.safe_dump(rows))
     runs = {r.id: r for r in load_runs(path)}
     assert "`measured.step_time_s` is -3.2, not a number above 0" in runs["negative"].skip
     assert runs["no_task"].skip == "no `task`: pretrain or sft (the other tasks are not projected)"
     assert runs["no_gpus"].skip.startswith("layout incomplete: num_gpus missing or 0")
+    # it read "238.4% of the GPU's fp8 peak", a peak of 0
+    assert runs["a100_fp8"].skip == "unsupported feature: FP8 on `A100 80GB`, which has no FP8 tensor cores"
     # nothing projected: the report, then P6002, as calibrate refuses the same file
     assert main(["validate", "--runs", str(path)]) == 1
     assert "P6002" in capsys.readouterr().err
     assert main(["validate", "--runs", str(path), "--json"]) == 1
     got = capsys.readouterr()
-    assert len(json.loads(got.out)["rows"]) == 3 and "P6002" in got.err
+    assert len(json.loads(got.out)["rows"]) == 4 and "P6002" in got.err
 
 
 def test_validate_row_explains_what_the_table_ranked(capsys: pytest.CaptureFixture[str]) -> None:

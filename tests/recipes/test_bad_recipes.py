@@ -84,6 +84,13 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as err:
         read_command_text("--micro-batch-size --global-batch-size 8", "f")
     assert codes_of(err) == ["P3123"]
+    # a value an older release refuses and a newer takes names the releases (a new user's trial: the help
+    # said only to fix the recipe)
+    with pytest.raises(CompileError) as err:
+        read_command_text("--cuda-graph-impl full_iteration", "f")
+    assert codes_of(err) == ["P3123"]
+    assert "give `--megatron-version core_v0.18`" in (err.value.diagnostics[0].help or "")
+    assert read_command_text("--cuda-graph-impl full_iteration", "f", "core_v0.18")
 
 
 def test_the_gpu_is_asked_for_and_the_node_count_is_the_fewest_that_holds_the_recipe(
