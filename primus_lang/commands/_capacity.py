@@ -5,7 +5,6 @@ for chosen. Kept apart from ``plan.py``, whose one-cluster path it leaves as it 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +24,7 @@ from primus_lang.search import (
     Limits,
     Spread,
     available_cpus,
+    beyond_kinds,
     figure,
     plan_capacity,
 )
@@ -143,12 +143,10 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
                       "budget spent, or a strategy that proves nothing): a row's recipe is the best its search found; "
                       "`strategy exhaustive` with a budget that lets it finish proves each")
     # one reason of each kind (its numbers aside: `2,048 GPUs beyond ...` and `4,096 GPUs beyond ...` are one)
-    kinds: dict[str, str] = {}
-    for r in (r for c in cap.clusters for r in c.beyond):
-        kinds.setdefault(re.sub(r"[0-9][0-9,.]*", "#", r), r)
+    kinds = beyond_kinds(r for c in cap.clusters for r in c.beyond)
     if kinds:
         console.print("†: beyond the runs its GPU profile was fitted on, so its band is the wider one of runs no fit "
-                      f"saw (`--json`: each cluster's `beyond`), e.g. {'; '.join(kinds.values())}")
+                      f"saw (`--json`: each cluster's `beyond`), e.g. {'; '.join(kinds)}")
     chosen = cap.cluster(launched)
     if chosen is not None:
         which = "the launch files below are for" if files else "the plan below is for (no launch files: --no-emit)"

@@ -27,7 +27,8 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
         cost = c.cost
         out.append(ClusterPoint(c.label, c.gpus, c.recipe, c.days.value, c.days.low, c.days.high,
                                 cost.value if cost else nan, cost.low if cost else nan, cost.high if cost else nan,
-                                c.front, c.label == capacity.chosen, c.excluded, capacity.note(c), c.front_gpus))
+                                c.front, c.label == capacity.chosen, c.excluded, capacity.note(c), c.front_gpus,
+                                c.beyond))
     return tuple(out)
 
 
@@ -104,7 +105,7 @@ def section(points: Sequence[ClusterPoint]) -> str:
     rows = "".join(
         f"<tr class='{'winner' if p.chosen else ''}'><td class='l'>{e(p.label)}</td><td>{p.gpus:,}</td>"
         f"<td class='l'><code>{e(p.recipe)}</code></td>"
-        f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f})</td>"
+        f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f}){' †' if p.beyond else ''}</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
         f"</td><td>{'★' if p.front else ''}</td>" + (f"<td>{'☆' if p.front_gpus else ''}</td>" if priced else "")
         + f"<td class='l'>{e(p.note)}</td></tr>"
@@ -118,4 +119,15 @@ def section(points: Sequence[ClusterPoint]) -> str:
               "<th>cost (band)</th><th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
             + "<th></th></tr></thead><tbody>" + rows + "</tbody></table>"
             + (f"<p class='note'>★: no other cluster {better}; ☆: none is both faster and on fewer GPUs.</p>"
-               if priced else "") + "</section>")
+               if priced else "") + _beyond_note(points) + "</section>")
+
+
+def _beyond_note(points: Sequence[ClusterPoint]) -> str:
+    """The terminal table's † line: one reason of each kind (its numbers aside) a band is the wider one."""
+    from primus_lang.search import beyond_kinds
+
+    kinds = beyond_kinds(r for p in points for r in p.beyond)
+    if not kinds:
+        return ""
+    return ("<p class='note'>†: beyond the runs its GPU profile was fitted on, so its band is the wider one of "
+            f"runs no fit saw, e.g. {html.escape('; '.join(kinds))}</p>")

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         ClusterPlan,
         Spread,
         available_cpus,
+        beyond_kinds,
         fails_unsearched,
         figure,
         none_meets,
@@ -64,4 +65,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "uncharged", "usable_bytes_of", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "uncharged", "usable_bytes_of", "why_winner"]

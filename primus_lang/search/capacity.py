@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -295,6 +296,15 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
     c = attrs.evolve(c, recipe=best.candidate.label(), tokens_per_gpu=f.tokens_per_gpu, days=f.days, cost=f.cost,
                      tokens_per_dollar=f.tokens_per_dollar, beyond=f.widened)
     return c, best.score
+
+
+def beyond_kinds(reasons: Iterable[str]) -> list[str]:
+    """One reason of each kind a cluster's band is the wider one, its numbers aside (`2,048 GPUs beyond
+    ...` and `4,096 GPUs beyond ...` are one): what the table's and the report's † line give."""
+    kinds: dict[str, str] = {}
+    for r in reasons:
+        kinds.setdefault(re.sub(r"[0-9][0-9,.]*", "#", r), r)
+    return list(kinds.values())
 
 
 def figure(x: float) -> str:

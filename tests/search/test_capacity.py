@@ -513,3 +513,17 @@ def test_two_objectives_are_one_and_a_requirement(tmp_path: Path) -> None:
         load(tmp_path, PRICED + "  minimize cost\n  minimize time_to_train\n")
     (d,) = err.value.diagnostics
     assert d.code == N.DUPLICATE_FIELD and "`require time_to_train <= 30 days`" in str(d.help)
+
+
+def test_the_reports_cluster_table_marks_the_wider_bands_as_the_terminal_does() -> None:
+    """The re-trial: the report's table had the notes and ☆ but not the terminal's † and its line."""
+    from primus_lang.report.clusters import section
+    from primus_lang.report.view import ClusterPoint
+
+    def point(label: str, beyond: tuple[str, ...]) -> ClusterPoint:
+        return ClusterPoint(label, 64, "tp=2", 10.0, 8.0, 12.0, 1e5, 8e4, 1.2e5, True, False, beyond=beyond)
+
+    page = section([point("gpu=a,nodes=8", ("2,048 GPUs beyond the 512 of its runs",)),
+                    point("gpu=a,nodes=16", ("4,096 GPUs beyond the 512 of its runs",)), point("gpu=b,nodes=8", ())])
+    assert page.count(" †</td>") == 2
+    assert "†: beyond the runs its GPU profile was fitted on" in page and page.count("GPUs beyond the 512") == 1
