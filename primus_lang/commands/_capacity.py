@@ -27,6 +27,7 @@ from primus_lang.search import (
     beyond_kinds,
     figure,
     plan_capacity,
+    unproven_line,
 )
 
 
@@ -137,11 +138,9 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
                   "tokens/s/GPU rises.")
     searched = [c for c in cap.clusters if c.evaluations]
-    unproven = [c for c in searched if not c.proven]
-    if unproven:
-        console.print(f"{len(unproven)} of {len(searched)} clusters' searches stopped before proving their best (their "
-                      "budget spent, or a strategy that proves nothing): a row's recipe is the best its search found; "
-                      "`strategy exhaustive` with a budget that lets it finish proves each")
+    line = unproven_line(len(searched), sum(1 for c in searched if not c.proven))
+    if line:
+        console.print(line)
     # one reason of each kind (its numbers aside: `2,048 GPUs beyond ...` and `4,096 GPUs beyond ...` are one)
     kinds = beyond_kinds(r for c in cap.clusters for r in c.beyond)
     if kinds:

@@ -28,7 +28,7 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
         out.append(ClusterPoint(c.label, c.gpus, c.recipe, c.days.value, c.days.low, c.days.high,
                                 cost.value if cost else nan, cost.low if cost else nan, cost.high if cost else nan,
                                 c.front, c.label == capacity.chosen, c.excluded, capacity.note(c), c.front_gpus,
-                                c.beyond))
+                                c.beyond, c.proven))
     return tuple(out)
 
 
@@ -119,7 +119,14 @@ def section(points: Sequence[ClusterPoint]) -> str:
               "<th>cost (band)</th><th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
             + "<th></th></tr></thead><tbody>" + rows + "</tbody></table>"
             + (f"<p class='note'>★: no other cluster {better}; ☆: none is both faster and on fewer GPUs.</p>"
-               if priced else "") + _beyond_note(points) + "</section>")
+               if priced else "") + _beyond_note(points) + _unproven_note(points) + "</section>")
+
+
+def _unproven_note(points: Sequence[ClusterPoint]) -> str:
+    from primus_lang.search import unproven_line
+
+    line = unproven_line(len(points), sum(1 for p in points if not p.proven))
+    return f"<p class='note'>{html.escape(line)}</p>" if line else ""
 
 
 def _beyond_note(points: Sequence[ClusterPoint]) -> str:

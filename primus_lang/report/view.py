@@ -107,6 +107,7 @@ class ClusterPoint:
     note: str = ""  # the terminal table's note (``search.CapacityPlan.note``)
     front_gpus: bool = False  # no other cluster is both faster and on fewer GPUs
     beyond: tuple[str, ...] = ()  # why its band is the wider one, beyond the runs its profile saw (†)
+    proven: bool = True  # its search proved its best (``exhaustive``)
 
 
 @frozen

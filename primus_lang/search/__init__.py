@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         figure,
         none_meets,
         plan_capacity,
+        unproven_line,
     )
     from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, markdown
     from primus_lang.search.compare import compare as compare_strategies
@@ -65,4 +66,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "uncharged", "usable_bytes_of", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "plan_capacity", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "why_winner"]

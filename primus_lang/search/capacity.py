@@ -298,6 +298,16 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
     return c, best.score
 
 
+def unproven_line(searched: int, unproven: int) -> str:
+    """What the table and the report say of the clusters whose searches stopped before proving their best
+    ("" when every search proved it)."""
+    if not unproven:
+        return ""
+    return (f"{unproven} of {searched} clusters' searches stopped before proving their best (their budget spent, "
+            "or a strategy that proves nothing): a row's recipe is the best its search found; `strategy exhaustive` "
+            "with a budget that lets it finish proves each")
+
+
 def beyond_kinds(reasons: Iterable[str]) -> list[str]:
     """One reason of each kind a cluster's band is the wider one, its numbers aside (`2,048 GPUs beyond
     ...` and `4,096 GPUs beyond ...` are one): what the table's and the report's † line give."""

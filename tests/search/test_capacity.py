@@ -527,3 +527,7 @@ def test_the_reports_cluster_table_marks_the_wider_bands_as_the_terminal_does() 
                     point("gpu=a,nodes=16", ("4,096 GPUs beyond the 512 of its runs",)), point("gpu=b,nodes=8", ())])
     assert page.count(" †</td>") == 2
     assert "†: beyond the runs its GPU profile was fitted on" in page and page.count("GPUs beyond the 512") == 1
+    assert "searches stopped" not in page
+    unproven = attrs.evolve(point("gpu=b,nodes=16", ()), proven=False)
+    assert "1 of 2 clusters&#x27; searches stopped before proving their best" in section(
+        [point("gpu=b,nodes=8", ()), unproven])
