@@ -88,6 +88,11 @@ def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
     name = str(path)
     try:
         with open_input(path) as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                # `/dev/zero` read to the size limit said "larger than 16 MiB": it is no file at all
+                raise CompileError(Diagnostic(codes.unreadable, f"`{name}` is a device, not a file",
+                                              help=f"pass the path of {what}"))
             raw = f.read(MAX_BYTES + 1)
     except OSError as err:
         raise CompileError(Diagnostic(codes.unreadable, f"cannot read `{name}`: {err.strerror or err}",

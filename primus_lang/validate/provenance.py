@@ -172,6 +172,8 @@ def _evidence(own: Mapping[str, float], vendor: Mapping[str, float], every: Mapp
         return own, "its own"
     if len(vendor) >= MIN_ROWS:
         return vendor, f"every {vendor_name} profile's"
+    if len(every) == len(own):  # a site's few rows of one GPU: "every profile's" would be these same rows
+        return own, f"its own (under {MIN_ROWS}, and no other profile's to add)"
     return every, "every profile's (too few of its vendor's)"
 
 

@@ -110,6 +110,12 @@ def test_a_campaign_manifest_is_read_bounded(
     assert "[P8041]" in refused(capsys, "learn", str(tmp_path))
 
 
+def test_a_device_is_no_config(capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: `import-hf /dev/zero` read to the size limit and said the file was too large."""
+    err = refused(capsys, "import-hf", "/dev/zero")
+    assert "[P3101]" in err and "`/dev/zero` is a device, not a file" in err
+
+
 def test_a_config_saved_with_a_byte_order_mark_imports(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

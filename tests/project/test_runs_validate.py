@@ -338,6 +338,8 @@ def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
 
     (gpu,) = load_program(str(out)).gpus
     assert gpu.provenance.paired == 0.081 and "the paired band is the stdlib's" in gpu.provenance.note
+    # the band's evidence is these rows, not "every profile's (too few of its vendor's)": there is no other
+    assert "band from its own (under 15, and no other profile's to add) 3 held-out residuals" in gpu.provenance.note
     report_json = tmp_path / "r.json"
     assert main(["calibrate", "--runs", str(path), "--folds", "3", "--json"]) == 0
     got = capsys.readouterr()
