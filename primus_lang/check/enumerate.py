@@ -446,10 +446,11 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
     from primus_lang.diagnostics import lookup
 
     try:  # a space too large to walk is still named empty, by the rules' counts alone
-        first: Candidate | None = next(raw_points(space))
-        violations = {v.code: v for v in legality(space, first)} if first is not None else {}
+        first = next(raw_points(space))
+        violations = {v.code: v for v in legality(space, first)}
+        env: ScalarView | None = ScalarView(frame_of(space, [first]))
     except CompileError:
-        first, violations = None, {}
+        env, violations = None, {}
     spans = dict(space.knob_spans)
     reads = {r.code.id: r.reads for r in RULES}
     out: list[Diagnostic] = []
@@ -460,9 +461,9 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
         if count.code == L.REQUIRE_FAILED.id:
             # the `require`s share one code: each is its own, at its own line (by the count's detail)
             c = next((c for c in space.constraints if _require_detail(c) == count.detail), None)
-            if code is None or c is None or first is None:
+            if code is None or c is None or env is None:
                 continue
-            message, help = _explain_require(c, ScalarView(frame_of(space, [first])))
+            message, help = _explain_require(c, env)
             out.append(Diagnostic(code, f"no point of space `{space.name}` is legal: {message}", c.span, help=help))
             continue
         v = violations.get(count.code)

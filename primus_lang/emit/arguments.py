@@ -455,9 +455,9 @@ def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:
             # static budget per rank instead (P4047 refuses the launches that lack one)
             s[megatron.RANK_BUDGET_DEST] = megatron.RANK_BUDGET
             s[megatron.RANK_BUDGET_NEEDS] = True
-        if model.moe is not None and cand.ep > 1:
-            # validate_args requires it for the local implementation with EP; it changes only inference
-            s["moe_pad_experts_for_cuda_graph_inference"] = True
+            if cand.ep > 1:
+                # validate_args requires it for the local implementation with EP; it changes only inference
+                s["moe_pad_experts_for_cuda_graph_inference"] = True
     return s
 
 

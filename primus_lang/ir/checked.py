@@ -73,21 +73,28 @@ def problem_of(obj: Any) -> tuple[str, str]:
     of problem (``type``, ``choice`` or ``range``) and its message for its first bad field, ("", "") when
     every field is of its kind, among its choices and in its range. A wrong type would otherwise surface
     as a numpy error deep in the checker, and ``tp = 0`` as a division by zero."""
-    cls = type(obj)
-    for f in _resolved(cls):
+    kind, why = _kind_problem(obj, "")
+    if kind:
+        return kind, why
+    problems = object_problems(obj)  # ranges, of the nested blocks too
+    return ("range", problems[0].message) if problems else ("", "")
+
+
+def _kind_problem(obj: Any, where: str) -> tuple[str, str]:
+    """``problem_of``'s types and choices, nested blocks named by their path (``recompute.kind``)."""
+    for f in _resolved(type(obj)):
         value = getattr(obj, f.name)
         if isinstance(f.type, type) and attrs.has(f.type):
             if not isinstance(value, f.type):
-                return "type", f"`{f.name}` is {_shown(value)}, not a {f.type.__name__}"
-            inner = problem_of(value)
-            if inner[0]:
-                return inner[0], inner[1].replace("`", f"`{f.name}.", 1)
+                return "type", f"`{where}{f.name}` is {_shown(value)}, not a {f.type.__name__}"
+            found = _kind_problem(value, f"{where}{f.name}.")
+            if found[0]:
+                return found
             continue
-        why = _field_problem(f, value, "")
+        why = _field_problem(f, value, where)
         if why:
-            return ("choice" if "not one of" in why else "type"), why
-    problems = object_problems(obj)
-    return ("range", problems[0].message) if problems else ("", "")
+            return ("choice" if f.metadata.get(META_KIND) is Kind.ENUM else "type"), why
+    return "", ""
 
 
 def from_checked(raw: Any, cls: type[T]) -> tuple[T | None, str]:

@@ -171,8 +171,7 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
 def _dense_layers(values: dict[str, Any]) -> Problem | None:
     """A MoE's leading dense layers must leave it MoE layers (a config's `first_k_dense_replace` of 100
     on a 61-layer model was read as a model of dense layers that still called itself a MoE)."""
-    moe, n = values.get("moe"), values.get("num_layers")
-    dense = moe.get("dense_layers") if isinstance(moe, dict) else getattr(moe, "dense_layers", None)
+    dense, n = getattr(values.get("moe"), "dense_layers", None), values.get("num_layers")
     if isinstance(dense, int) and isinstance(n, int) and n > 0 and dense >= n:
         return Problem("moe", f"`dense_layers` ({dense}) leaves none of the {n} layers a MoE layer",
                        "`dense_layers` counts the leading layers with a dense MLP; the rest route to experts")

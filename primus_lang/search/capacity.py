@@ -61,7 +61,9 @@ class ClusterPlan:
     cost: Spread | None = None  # None without a price
     tokens_per_dollar: Spread | None = None  # tokens a unit of the price buys; None without a price
     excluded: str = ""  # why the cluster cannot be chosen ("" when it can)
-    marginal: str = ""  # where the band says otherwise than the projection: a requirement met that its far end fails, or none met that its near end passes ("" when neither)
+    # where the band says otherwise than the projection: a requirement met that its far end fails, or one
+    # failed where its near end meets them all ("" when neither)
+    marginal: str = ""
     front: bool = False  # on the front of days against cost (or GPUs, without prices), requirements aside
     front_gpus: bool = False  # on the front of days against GPUs
     legal: int = 0
@@ -132,11 +134,12 @@ def run_figures(space: Space, best: Trial) -> Figures:
 
 def _variables(c: ClusterPlan, end: str = "value") -> dict[str, float]:
     """The names a training run's ``require`` reads (``ir.space.Capacity``), at the projection (``value``)
-    or at the end of each band that is worst for the run (``worst``)."""
+    or at the end of each band that is worst (``worst``) or best (``best``) for the run."""
     out = {"gpus": float(c.gpus)}
     for name, (spread, worst) in _spreads(c).items():
         if spread is not None:
-            out[name] = getattr(spread, worst if end == "worst" else "value")
+            best = "low" if worst == "high" else "high"
+            out[name] = getattr(spread, {"worst": worst, "best": best}.get(end, "value"))
     return out
 
 
@@ -167,21 +170,11 @@ def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
     """The cluster with the first requirement it fails, or the first its band reaches beyond."""
     failed = _failed(space, _variables(c))
     if failed:
-        return attrs.evolve(c, excluded=f"fails: {failed}")
+        # its band may reach a run that passes them all: the other side of `far end fails`
+        reached = not _failed(space, _variables(c, "best"))
+        return attrs.evolve(c, excluded=f"fails: {failed}", marginal="the band's near end passes" if reached else "")
     marginal = _failed(space, _variables(c, "worst"))
     return attrs.evolve(c, marginal=f"the band's far end fails: {marginal}" if marginal else "")
-
-
-def _reachable(space: Space, c: ClusterPlan) -> str:
-    """For a cluster whose projection fails a requirement: whether the band's best end meets them all (the
-    `far end fails` note's other side: its band reaches a run that passes)."""
-    if not c.excluded.startswith("fails:") or c.tokens_per_gpu is None:
-        return ""
-    best = {"gpus": float(c.gpus)}
-    for name, (spread, worst) in _spreads(c).items():
-        if spread is not None:
-            best[name] = spread.low if worst == "high" else spread.high
-    return "" if _failed(space, best) else "the band's near end passes"
 
 
 def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
@@ -223,8 +216,9 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     plans: list[ClusterPlan] = []
     scores: dict[str, float] = {}
     # `require gpus <= N` needs no search
-    todo = [(sub, _unmet(space, ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
-                                             sub.cluster.gpu.price_per_hour))) for label, sub in cluster_points(space)]
+    todo = [(sub, ClusterPlan(label, sub.cluster.gpu.name, sub.cluster.nodes, sub.cluster.world,
+                              sub.cluster.gpu.price_per_hour, excluded=fails_unsearched(space, sub.cluster.world)))
+            for label, sub in cluster_points(space)]
     searches = [(sub, c, strategy, limits, seed) for sub, c in todo if not c.excluded]
     found = _searched(searches, jobs, oracle_for)
     done = 0
@@ -238,7 +232,6 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
                 scores[c.label] = score
             if not c.excluded:
                 c = _unmet(space, c)
-                c = attrs.evolve(c, marginal=_reachable(space, c)) if c.excluded else c
         plans.append(c)
     by_cost, by_gpus = front(plans), front(plans, "gpus")
     plans = [attrs.evolve(c, front=c.label in by_cost, front_gpus=c.label in by_gpus) for c in plans]

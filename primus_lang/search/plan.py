@@ -78,13 +78,14 @@ def run_search(
     ``search.choose(result, ...)`` (which breaks ties within the profile's paired band toward the recipe that
     changes numerics least) and its launch ``emit.launchable(...)`` (docs/search.md, Using it from Python).
     ``CompileError`` for a budget that allows no evaluation or a space with no point that fits."""
-    limits = budget or limits_of(space)
+    own_limits = limits_of(space)
+    limits = budget or own_limits
     if (limits.evaluations is not None and limits.evaluations < 1) or (limits.seconds is not None and limits.seconds <= 0):
         given = " and ".join(x for x in (f"{limits.evaluations} evaluations" if limits.evaluations is not None else "",
                                          f"{limits.seconds:g} s" if limits.seconds is not None else "") if x)
-        own = limits == limits_of(space)  # the space's own `budget`: said at its line
         raise CompileError(Diagnostic(BAD_BUDGET, f"a budget of {given} allows no evaluation",
-                                      getattr(space.budget, "span", None) if own else None,
+                                      # the space's own `budget`: said at its line
+                                      getattr(space.budget, "span", None) if limits == own_limits else None,
                                       help="give the search at least one evaluation and the time for it, e.g. "
                                            "`budget 50 evals, 5 min` in the space or `Limits(evaluations=50)`"))
     prep = prepared or prepare(space)
