@@ -3,13 +3,16 @@
 Rules: two-space indentation; one statement per line in a block written over several lines; a block
 written on one line stays on one line (statements joined by ``; ``) while it fits in 100 columns;
 one blank line between top-level definitions; the user's blank lines inside blocks are kept
-(several collapse into one); a trailing comment stays on its line, two spaces after the code.
-Formatting twice gives the same text as formatting once.
+(several collapse into one); a trailing comment stays on its line, two spaces after the code. A
+statement written over several lines with comments between its lines (an axis's choices, each with
+its note) keeps its lines and their comments as written, re-indented: joining them would move every
+comment away from what it is about. Formatting twice gives the same text as formatting once.
 """
 
 from __future__ import annotations
 
 from primus_lang.ir.expr import to_text
+from primus_lang.ir.span import Span
 from primus_lang.ir.text import quote
 from primus_lang.sources import lines
 from primus_lang.syntax import ast
@@ -97,6 +100,13 @@ def _parts(s: ast.Stmt) -> tuple[str, ast.Block | None]:
     raise TypeError(f"not a statement: {s!r}")
 
 
+def _same_line_start(s: ast.Stmt, after: ast.Stmt | None) -> int | None:
+    """The column where ``after`` begins when it begins on the line ``s`` ends on (``a = 1; b = 2``)."""
+    if after is None or s.span is None or after.span is None or after.span.line != s.span.end_line:
+        return None
+    return after.span.column
+
+
 def _line(span: object, end: bool = False) -> int:
     if span is None:
         return 0
@@ -132,12 +142,16 @@ class _Printer:
         if force_gap:
             self._gap(line, True)
 
-    def emit(self, text: str, indent: str, first: int, last: int, force_gap: bool = False) -> None:
+    def emit(self, text: str, indent: str, first: int, last: int, force_gap: bool = False,
+             until: int | None = None) -> None:
+        """``text`` on a line of its own; a comment trailing its source line joins it, unless a later
+        statement on that line begins before the comment (``until``: its column) and owns it."""
         self.comments_before(first, indent, force_gap)
         if text != "}":
             self._gap(first, False)
         line = indent + text
-        while self.pending and self.pending[0].line == last and self._is_trailing(self.pending[0]):
+        while (self.pending and self.pending[0].line == last and self._is_trailing(self.pending[0])
+               and (until is None or self.pending[0].column < until)):
             line += "  " + self.pending.pop(0).text
         self.out.append(line)
         self.last = max(self.last, last)
@@ -150,20 +164,44 @@ class _Printer:
         first: int,
         last: int,
         force_gap: bool = False,
+        span: Span | None = None,
+        until: int | None = None,
     ) -> None:
+        if block is None and last > first and any(first <= c.line < last for c in self.pending):
+            self.verbatim(span, indent, force_gap)
+            return
         single = block is None or _line(block.span) == _line(block.span, True)
         text = prefix if block is None else f"{prefix} {_one_line(block)}"
         if block is None or (single and len(indent + text) <= WIDTH):
-            self.emit(text, indent, first, last, force_gap)
+            self.emit(text, indent, first, last, force_gap, until)
             return
         self.emit(f"{prefix} {{", indent, first, _line(block.span), force_gap)
         inner = indent + INDENT
-        for s in block.stmts:
+        for s, after in zip(block.stmts, [*block.stmts[1:], None], strict=True):
             p, b = _parts(s)
-            self.block_unit(p, b, inner, _line(s.span), _line(s.span, True))
+            self.block_unit(p, b, inner, _line(s.span), _line(s.span, True), span=s.span,
+                            until=_same_line_start(s, after))
         end = _line(block.span, True)
         self.comments_before(end, inner)
         self.emit("}", indent, end, end)
+
+    def verbatim(self, span: Span | None, indent: str, force_gap: bool) -> None:
+        """A statement's own text, its continuation lines two levels in, with the comments between
+        its lines where they were (its last line's trailing comment as ``emit`` places it)."""
+        assert span is not None
+        first, last = span.line, span.end_line
+        text = "\n".join(self.src[first - 1:last])
+        start = span.column - 1
+        stop = len(text) - len(self.src[last - 1]) + span.end_column - 1
+        pieces = [piece.strip() for piece in text[start:stop].split("\n")]
+        self.pending = [c for c in self.pending if not first <= c.line < last]
+        for k, piece in enumerate(pieces[:-1]):
+            if k == 0:
+                self.emit(piece, indent, first, first, force_gap)
+            elif piece:
+                self.out.append(indent + 2 * INDENT + piece)
+            self.last = first + k
+        self.emit(pieces[-1], indent + 2 * INDENT, last, last)
 
     def module(self, module: ast.Module) -> None:
         previous: object = None

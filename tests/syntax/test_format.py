@@ -85,3 +85,19 @@ def test_numbers_round_trip(literal: str) -> None:
     text = f"space s on c {{ require tp < {literal} }}"
     once = format_source(text)
     assert parse(once, "a").items == parse(text, "b").items
+
+
+def test_a_statement_with_comments_between_its_lines_keeps_them_where_they_were() -> None:
+    text = ("space s on c {\n  model = m\n  tp : 1 | 2   # tensor\n    | 4        # four\n"
+            "  recompute : none\n    | selective  # sel\n}\n")
+    out = format_source(text)
+    assert out == ("space s on c {\n  model = m\n  tp : 1 | 2   # tensor\n      | 4  # four\n"
+                   "  recompute : none | selective  # sel\n}\n")
+    assert format_source(out) == out
+    assert parse(out, "a").items == parse(text, "b").items
+
+
+def test_a_comment_belongs_to_the_statement_it_follows_on_a_shared_line() -> None:
+    out = format_source("space s on c {\n  gbs = 1; tp : 1 |  # x\n    2\n  pp : 1; cp : 1  # y\n}\n")
+    assert out == "space s on c {\n  gbs = 1\n  tp : 1 |  # x\n      2\n  pp : 1\n  cp : 1  # y\n}\n"
+    assert format_source(out) == out
