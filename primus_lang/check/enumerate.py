@@ -439,6 +439,21 @@ def never_legal(space: Space) -> list[tuple[str, Any, str]]:
     return out
 
 
+def _others(space: Space, first: Candidate, knobs: tuple[str, ...]) -> str:
+    """The other values the space lists for the knobs a rule reads: the rule removed every point, so
+    each of them fails it too, and a message that named the first point's value alone would read as
+    if the others were fine."""
+    listed = []
+    for a in space.axes:
+        if a.name not in knobs or len(a.domain.values) < 2:
+            continue
+        shown = getattr(first, a.name, None)
+        rest = [str(x) for x in a.domain.values if x != shown]
+        if rest:
+            listed.append(f"{a.name} {' or '.join(rest)}")
+    return f"; the space's other values fail it too: {'; '.join(listed)}" if listed else ""
+
+
 def require_legal(space: Space, summary: LegalitySummary) -> None:
     """Raise a P4 diagnostic when the space has points but none of them is legal."""
     if summary.legal or not summary.raw:
@@ -471,7 +486,8 @@ def require_legal(space: Space, summary: LegalitySummary) -> None:
             continue
         # point at the knob the rule reads, not at the whole space
         where = next((spans[k] for k in reads.get(count.code, ()) if k in spans), space.span)
-        message = f"no point of space `{space.name}` is legal: {v.message}"
+        others = _others(space, first, reads.get(count.code, ()))
+        message = f"no point of space `{space.name}` is legal: {v.message}{others}"
         out.append(Diagnostic(code, message, where, help=v.help))
     if not out:
         worst = sorted(summary.rules, key=lambda r: -r.removed)[:3]

@@ -196,3 +196,14 @@ def test_each_require_that_empties_a_space_is_said_at_its_own_line() -> None:
             if d.code.id == "P4100"]
     lines = [c.span.line for c in space.constraints if c.span]
     assert said == [("TP inside a node (`tp <= 8`)", lines[0]), ("TP x 2 inside a node (`tp * 2 <= 8`)", lines[1])]
+
+
+def test_a_rule_that_empties_a_space_names_every_value_the_space_lists_for_it() -> None:
+    """``tp : 3 | 5`` on 32 GPUs: the message named TP 3 alone, as if 5 were fine."""
+    space = space_of("gbs = 64\ntp : 3 | 5\npp : 1 | 2")
+    with pytest.raises(CompileError) as err:
+        require_legal(space, summarize(space))
+    world = next(d.message for d in err.value.diagnostics if d.code.id == "P4001")
+    assert world.endswith("the space's other values fail it too: tp 5; pp 2")
+    heads = next(d.message for d in err.value.diagnostics if d.code.id == "P4003")
+    assert heads.endswith("the space's other values fail it too: tp 5")
