@@ -141,6 +141,27 @@ def test_a_failing_refined_bound_brings_back_what_it_set_aside() -> None:
     assert result.evaluations == len(land.fitting)
 
 
+def test_a_time_budget_holds_while_refined_bounds_set_points_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each refined bound costs time and may set its point aside: a propose that set aside thousands
+    in a row overran a 2 s budget by 1.7 s (DeepSeek-V3 example). The clock here is a counter: each
+    refinement takes one second of it."""
+    from primus_lang.search import budget
+
+    clock = [0.0]
+    monkeypatch.setattr(budget.time, "monotonic", lambda: clock[0])
+    land = synthetic.landscape()
+    upper = synthetic.upper_bound(land)
+
+    def refine(i: int, enough: float) -> float:
+        clock[0] += 1.0
+        return 0.0  # every point it is asked about is set aside
+
+    result = search_landscape(land, synthetic.evaluator(), "exhaustive", Limits(evaluations=None, seconds=5.0),
+                              upper=upper, refine=refine)
+    assert result.stop_reason == "time budget spent"
+    assert clock[0] <= 6.0
+
+
 def test_patience_stops_the_search() -> None:
     land = synthetic.landscape()
     result = search_landscape(land, synthetic.evaluator(), "random", Limits(evaluations=None, patience=15), seed=0)

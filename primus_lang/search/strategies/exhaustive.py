@@ -51,7 +51,14 @@ class Exhaustive(Strategy):
                 i = self.set_aside.pop()
                 if open_[i]:
                     picks.append(self.point(i))
+        meter = self.search.meter
         while self._next < len(order) and len(picks) < want:
+            # refining bounds can set aside thousands of points in a row: a time budget is kept here too
+            spent = meter.stop_reason()
+            if spent:
+                if not picks:
+                    self.stop_reason = spent
+                return picks
             i = int(order[self._next])
             if self._beaten(i):
                 return self._proven(picks)
