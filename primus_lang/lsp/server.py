@@ -26,6 +26,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic, Severity
 from primus_lang.lsp import complete, navigate
 from primus_lang.lsp.analysis import Analysis, analyse, resolve
 from primus_lang.lsp.context import imports
+from primus_lang.lsp.fixes import quick_fix
 from primus_lang.lsp.knowledge import code_markdown, resolved_markdown
 from primus_lang.lsp.positions import from_client, lines, span_range
 from primus_lang.lsp.protocol import PrimusProtocol
@@ -116,10 +117,15 @@ def to_lsp(d: Diagnostic, analysis: Analysis, text_lines: list[str], units: Call
         if label.span.file == analysis.file:
             related.append(lsp.DiagnosticRelatedInformation(
                 lsp.Location(uri, _range(*span_range(text_lines, label.span, units))), label.message))
+    data: dict[str, Any] = {"explanation": code_markdown(d.code)}
+    fix = quick_fix(d, text_lines) if d.span is not None and d.span.file == analysis.file else None
+    if fix is not None:
+        (l0, c0), (l1, c1) = span_range(text_lines, fix.span, units)
+        data["fix"] = {"line": l0, "start": c0, "end_line": l1, "end": c1, "text": fix.text}
     return lsp.Diagnostic(
         range=rng, message=message, severity=_SEVERITY[d.severity], code=d.code.id, source="primusc",
         code_description=lsp.CodeDescription(href=f"{EXPLAIN_SCHEME}:{d.code.id}"),
-        related_information=related, data={"explanation": code_markdown(d.code)},
+        related_information=related, data=data,
     )
 
 
@@ -330,6 +336,27 @@ def code_lens(ls: PrimusServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens
         title = navigate.counts_title(counts, ls.fits.get(uri, {}).get(counts.name))
         out.append(lsp.CodeLens(_range((row, 0), (row, ls.units(text_lines[row]) if row < len(text_lines) else 0)),
                                 lsp.Command(title, "")))
+    return out
+
+
+@_feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+          lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+def code_action(ls: PrimusServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """The quick fixes of the diagnostics the client sends back (``fixes.py``): each the edit its
+    "did you mean" names, on the word its message names."""
+    uri = params.text_document.uri
+    out = []
+    for diag in params.context.diagnostics:
+        fix = diag.data.get("fix") if isinstance(diag.data, dict) else None
+        if not isinstance(fix, dict) or not isinstance(fix.get("text"), str):
+            continue
+        try:
+            rng = _range((int(fix["line"]), int(fix["start"])), (int(fix["end_line"]), int(fix["end"])))
+        except (KeyError, TypeError, ValueError):  # data a client rewrote: no edit rather than a wrong one
+            continue
+        edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(rng, fix["text"])]})
+        out.append(lsp.CodeAction(f"Change to `{fix['text']}`", kind=lsp.CodeActionKind.QuickFix,
+                                  diagnostics=[diag], edit=edit, is_preferred=True))
     return out
 
 

@@ -96,6 +96,32 @@ async def test_an_error_shows_at_its_range_and_clears_when_fixed(client: Languag
     assert await _diagnostics(client, uri) == []
 
 
+async def test_a_near_miss_offers_the_quick_fix_its_help_names(client: LanguageClient) -> None:
+    """`maximize tokens_per_gpuu`: the fix writes `tokens_per_gpu` over the misspelt word alone (the
+    diagnostic underlines the whole statement), and applying it leaves a document without errors."""
+    text = EXAMPLE.read_text()
+    uri = _open(client, EXAMPLE, text)
+    broken = text.replace("maximize tokens_per_gpu", "maximize tokens_per_gpuu")
+    _replace(client, uri, broken, 2)
+    [diag] = await _diagnostics(client, uri)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uri), diag.range, lsp.CodeActionContext([diag])))
+    assert actions is not None
+    [action] = actions
+    assert isinstance(action, lsp.CodeAction) and action.kind == lsp.CodeActionKind.QuickFix
+    assert action.edit is not None and action.edit.changes is not None
+    [edit] = action.edit.changes[uri]
+    start = _position(broken, "tokens_per_gpuu")
+    assert (edit.range.start, edit.range.end, edit.new_text) == (
+        start, lsp.Position(start.line, start.character + len("tokens_per_gpuu")), "tokens_per_gpu")
+    rows = broken.split("\n")
+    row = rows[start.line]
+    rows[start.line] = row[:start.character] + edit.new_text + row[edit.range.end.character:]
+    assert "\n".join(rows) == text
+    _replace(client, uri, text, 3)
+    assert await _diagnostics(client, uri) == []
+
+
 async def test_hover_on_a_knob_a_field_a_model_and_a_code(client: LanguageClient) -> None:
     text = EXAMPLE.read_text()
     uri = _open(client, EXAMPLE, text)
