@@ -21,6 +21,7 @@ from primus_lang.emit import (
     refuse_illegal,
     target_warnings,
     time_warnings,
+    tokenizer_warnings,
 )
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
@@ -130,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         variables=parse_vars(args.var),
     )
     files = emit(space, cand, target, ctx)
-    print_warnings(target_warnings(space, target) + left_out(space, cand, target, ctx), args.error_format)
+    print_warnings(target_warnings(space, target) + tokenizer_warnings(space, target, parse_vars(args.var))
+                   + left_out(space, cand, target, ctx), args.error_format)
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner
     print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S,
                                  cand.gbs), args.error_format)

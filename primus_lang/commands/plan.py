@@ -174,7 +174,7 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.emit import parse_vars, print_warnings
-    from primus_lang.emit import check_target, emitted_names, target_warnings
+    from primus_lang.emit import check_target, emitted_names, target_warnings, tokenizer_warnings
     from primus_lang.lower import load_space
     from primus_lang.outputs import folder_lock, preflight
 
@@ -207,7 +207,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_emit:
         # a target or variable `emit` would refuse is refused before the search, not after it
         check_target(space, target, parse_vars(args.var))
-        print_warnings(target_warnings(space, target), args.error_format)
+        print_warnings(target_warnings(space, target) + tokenizer_warnings(space, target, parse_vars(args.var)),
+                       args.error_format)
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
     launch += _campaign.check(args, out, target)
     _refuse_collisions(source, trace, report, resume, launch)

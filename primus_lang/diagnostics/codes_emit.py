@@ -178,3 +178,17 @@ RECIPE_EXIT_REPLACED = register(
     "    --exit-duration-in-mins 235   # the recipe's; the launch writes 54 under time_limit 01:00:00\n\n"
     "Fix: give the run its time: `--var time_limit=04:30:00` (or the site's), which keeps the recipe's exit.",
 )
+HUB_TOKENIZER_NO_TOKEN = register(
+    "W7027",
+    "hub-tokenizer-without-token",
+    "the launch's processes download the tokenizer from the Hugging Face Hub with no token to show",
+    "A `tokenizer_model` written `org/name` (`meta-llama/Llama-3.1-8B`) is read by Hugging Face's\n"
+    "`from_pretrained` as a Hub repository unless a folder of that name exists where the run starts, so\n"
+    "every rank fetches it at start. A gated repository (Llama's, Gemma's, Mistral's) refuses a download\n"
+    "without a token, and the run stops before its first step. On Kubernetes a pod has no environment of\n"
+    "the submitter's, and a Docker or Podman container has only the variables it is given (`-e`): the\n"
+    "warning is given when the site passes neither `HF_TOKEN` nor `HF_HUB_OFFLINE` to them.\n\n"
+    "    run { tokenizer_model = \"meta-llama/Llama-3.1-8B\" }   # on a site without secrets\n\n"
+    "Fix: give the pods the token from a Secret (`secrets = \"HF_TOKEN=hf-token/token\"`; on Slurm\n"
+    "containers `env { HF_TOKEN = forward }`), or point `tokenizer_model` at a folder on a mounted volume.",
+)

@@ -44,6 +44,7 @@ from primus_lang.emit.emitter import (
     parse_target,
     target_warnings,
     time_warnings,
+    tokenizer_warnings,
     unsupported,
 )
 from primus_lang.emit.templating import render as render_template
@@ -86,6 +87,7 @@ __all__ = [
     "resolve_variables",
     "target_warnings",
     "time_warnings",
+    "tokenizer_warnings",
     "unsupported",
 ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from primus_lang.diagnostics.codes_emit import (
     BRIDGE_ON_AMD,
     BRIDGE_ONLY_DROPPED,
     BRIDGE_UNKNOWN_FIELD,
+    HUB_TOKENIZER_NO_TOKEN,
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
     PRIMUS_ON_NVIDIA,
@@ -209,6 +211,37 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
                        f"itself after {exit_minutes(v.time_limit)} min (`{EXIT_SETTING}`), before the kill",
                        help="raise `time_limit` (`--var time_limit=...` or the site's), lower `train_iters`, or save "
                             "checkpoints (`--var checkpoint_dir=...`) and run it again from them")]
+
+
+# a `tokenizer_model` Hugging Face reads as a Hub repository (`org/name`), and what lets a process fetch one
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+_HUB_ACCESS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def tokenizer_warnings(space: Space, target: str, given: Mapping[str, str]) -> list[Diagnostic]:
+    """W7027 when a Hub tokenizer is fetched by processes that see no token: a pod, whose environment
+    is the manifest's, or a Docker or Podman container, which gets only the variables it is given."""
+    _, launcher_cls = parse_target(target)
+    v = resolve_variables(given, space.name, variable_defaults(space))
+    if v.tokenizer_type == "NullTokenizer" or not _HUB_ID.fullmatch(v.tokenizer_model):
+        return []
+    site = space.site
+    if launcher_cls.NAME == "k8s":
+        shown = {name for name, _, _ in site.secret_list()} | {n for n, _ in site.values()} if site else set()
+        where = "a pod sees only the environment its manifest gives it"
+    elif v.container in ("docker", "podman"):
+        shown = set(site.forwarded()) | {n for n, _ in site.values()} if site else set()
+        where = f"a {v.container} container sees only the variables it is given"
+    else:
+        return []
+    if shown & set(_HUB_ACCESS):
+        return []
+    return [Diagnostic(HUB_TOKENIZER_NO_TOKEN,
+                       f"the tokenizer `{v.tokenizer_model}` is fetched from the Hugging Face Hub at start, and {where}, "
+                       "with no HF_TOKEN: a gated repository refuses the download and the run stops before its first step",
+                       help="read the token from a Secret (`secrets = \"HF_TOKEN=hf-token/token\"`; in containers on Slurm "
+                            "`env { HF_TOKEN = forward }`), or give a tokenizer folder on a mounted volume "
+                            "(see `primusc explain W7027`)")]
 
 
 def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,

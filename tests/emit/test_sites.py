@@ -308,3 +308,21 @@ def test_secrets_on_slurm_are_refused_with_the_way_slurm_forwards() -> None:
     with pytest.raises(CompileError) as err:
         emit(space, next(iter(legal_points(space))), "megatron+slurm", EmitContext())
     assert "P7013" in {d.code.id for d in err.value.diagnostics} and "forward" in str(err.value.diagnostics)
+
+
+@pytest.mark.parametrize(("site", "tokenizer", "target", "warned"), [
+    ('namespace = "n"; image = "i"', "meta-llama/Llama-3.1-8B", "megatron+k8s", True),
+    ('namespace = "n"; image = "i"; secrets = "HF_TOKEN=hf/token"', "meta-llama/Llama-3.1-8B", "megatron+k8s", False),
+    ('namespace = "n"; image = "i"; env { HF_HUB_OFFLINE = 1 }', "meta-llama/Llama-3.1-8B", "megatron+k8s", False),
+    ('namespace = "n"; image = "i"', "/data/tokenizers/llama3", "megatron+k8s", False),
+    ('runtime = docker; image = "i"', "meta-llama/Llama-3.1-8B", "megatron+slurm", True),
+    ('runtime = docker; image = "i"; env { HF_TOKEN = forward }', "meta-llama/Llama-3.1-8B", "megatron+slurm", False),
+    ('partition = "p"', "meta-llama/Llama-3.1-8B", "megatron+slurm", False),  # sbatch passes the environment
+])
+def test_a_hub_tokenizer_the_launch_cannot_fetch_is_warned(site: str, tokenizer: str, target: str, warned: bool) -> None:
+    """W7027: a pod, or a Docker container, that fetches a (possibly gated) Hub tokenizer with no token."""
+    from primus_lang.emit import tokenizer_warnings
+
+    space = loads_program(BASE.format(site=site, space=f'; run {{ tokenizer_model = "{tokenizer}" }}'), "s.prx").spaces[0]
+    codes = [d.code.id for d in tokenizer_warnings(space, target, {})]
+    assert codes == (["W7027"] if warned else [])
