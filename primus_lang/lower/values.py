@@ -113,7 +113,7 @@ def unit_quantity(value: ast.Value, kind: Kind, what: str) -> float:
             T.WRONG_UNIT,
             f"`{what}` holds {kind.value}, but `{value.unit}` is a unit of {unit_kind.value}",
             value.span,
-            help=f"use one of {', '.join(same[:10])}",
+            help=f"use one of {', '.join(same)}",
         )
     return float(value.value) * factor
 

@@ -558,7 +558,7 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                 C.UNKNOWN_UNIT,
                 f"unknown unit `{word}`",
                 Span(file, ln, col, ln, col + len(word)),
-                help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30)" if guess
+                help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30, Gbps = 10^9 bits a second)" if guess
                 else "a time is ns, us, ms, s, min or h; `primusc explain P1005` lists every unit",
             )
     return None

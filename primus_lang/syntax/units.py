@@ -5,6 +5,8 @@ GB is 10^9 bytes and GiB 2^30: they are distinct. ``Gbps`` is bits, so 10^9 / 8 
 
 from __future__ import annotations
 
+import re
+
 from primus_lang.ir.quantity import Kind
 
 _BYTE_UNITS: dict[str, int] = {
@@ -74,10 +76,21 @@ ALIASES: dict[str, str] = {
 }
 
 
+# `Gb/s`, `Gbit/s`, `Gb`: a lowercase b is bits, which the language writes `Gbps` (GB/s is 8 times as much)
+_BITS = re.compile(r"([MGT])(?:b|bit|bits)(?:/s|ps)?")
+_BYTES_PS = re.compile(r"([KMGTP]i?B)ps")  # `GBps`: bytes a second, which the language writes `GB/s`
+
+
 def suggest_unit(word: str) -> str | None:
     """The unit a near-miss spelling most likely means, or None."""
     import difflib
 
+    bits = _BITS.fullmatch(word)
+    if bits is not None:
+        return f"{bits.group(1)}bps"
+    per_second = _BYTES_PS.fullmatch(word)
+    if per_second is not None:
+        return f"{per_second.group(1)}/s"
     if word.lower() in ALIASES:
         return ALIASES[word.lower()]
     folded = {u.lower(): u for u in UNITS}

@@ -1,0 +1,26 @@
+"""Unknown units: the hint names the unit meant, bits kept apart from bytes (a factor of 8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from primus_lang.diagnostics import CompileError
+from primus_lang.syntax import parse
+from primus_lang.syntax.units import UNITS, suggest_unit
+
+
+@pytest.mark.parametrize(("written", "meant"), [
+    ("Gb/s", "Gbps"), ("Gbit/s", "Gbps"), ("Tb/s", "Tbps"), ("Mb/s", "Mbps"), ("Gb", "Gbps"),
+    ("GBps", "GB/s"), ("GiBps", "GiB/s"), ("gib", "GiB"), ("tflops", "TFLOP/s"), ("hours", "h"),
+])
+def test_a_near_miss_names_the_unit_meant(written: str, meant: str) -> None:
+    assert suggest_unit(written) == meant
+    assert meant in UNITS
+
+
+def test_a_nic_written_in_bits_per_second_is_pointed_at_gbps() -> None:
+    """`400 Gb/s` is 50 GB/s: the hint said `GB/s`, eight times the NIC it meant."""
+    with pytest.raises(CompileError) as err:
+        parse("gpu g { nic_bandwidth = 400 Gb/s }", "g.prx")
+    [d] = err.value.diagnostics
+    assert d.code.id == "P1005" and d.help.startswith("did you mean `Gbps`?")
