@@ -105,6 +105,11 @@ METRIC_DOCS = {
     "cost": "GPU-hours x each GPU's `price_per_hour`, for the whole run (plans across clusters)",
     "tokens_per_dollar": "tokens a unit of the price buys: tokens/s/GPU x 3600 / `price_per_hour`",
 }
+# The only sensible direction of each metric: the other asks for the worst recipe (the slowest step, the
+# most bytes), which no search is for
+METRIC_SENSE = {"tokens_per_gpu": "maximize", "step_time": "minimize", "mfu": "maximize", "tflops_per_gpu": "maximize",
+                "memory_peak": "minimize", "time_to_train": "minimize", "cost": "minimize",
+                "tokens_per_dollar": "maximize"}
 TIE_BREAKS = ("numerics", "speed")
 STRATEGIES = ("auto", "planner", "exhaustive", "random", "evolutionary", "bayes", "llm")
 

@@ -22,7 +22,6 @@ from primus_lang.ir.space import (
     Capacity,
     ClusterAxis,
     Constraint,
-    Objective,
     Space,
     cluster_label,
     cluster_points,
@@ -36,8 +35,6 @@ from primus_lang.syntax import ast
 
 # the cluster's fields a space may choose (its name and span are not choices)
 CLUSTER_FIELDS = tuple(f.name for f in attrs.fields(Cluster) if f.name not in ("name", "span"))
-# each capacity objective's only sensible direction
-_SENSES = {"time_to_train": "minimize", "cost": "minimize", "tokens_per_dollar": "maximize"}
 _TOKEN_COUNT = re.compile(r"([0-9]{1,6})([" + "".join(COUNT_SUFFIXES) + "])", re.ASCII)
 
 
@@ -80,14 +77,6 @@ def train_tokens(value: ast.Value) -> float:
         return float(value.value) * (1e9 if value.unit == "B" else 1.0)
     raise fail(T.WRONG_TYPE, "`train_tokens` is a count of tokens", getattr(value, "span", None),
                help="e.g. `train_tokens = 15T` (K, M, B or T) or `train_tokens = 1.5e13`")
-
-
-def objective(st: ast.ObjectiveStmt) -> Objective:
-    sense = _SENSES[st.metric]
-    if st.sense != sense:
-        raise fail(T.BAD_ENUM, f"`{st.sense} {st.metric}` asks for the worst run", st.span,
-                   help=f"write `{sense} {st.metric}`")
-    return Objective(st.sense, st.metric, st.span)
 
 
 def is_capacity(st: ast.RequireStmt) -> bool:

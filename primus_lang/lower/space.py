@@ -22,6 +22,7 @@ from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import (
     CAPACITY_METRICS,
+    METRIC_SENSE,
     OBJECTIVE_METRICS,
     STRATEGIES,
     TIE_BREAKS,
@@ -182,10 +183,10 @@ class _SpaceBody:
                        "`minimize cost` with `require time_to_train <= 30 days` (plan's cluster table marks the "
                        "front of days against cost)")
             if st.metric in CAPACITY_METRICS:
-                self.capacity = attrs.evolve(self.capacity, objective=capacity.objective(st))
+                self.capacity = attrs.evolve(self.capacity, objective=_objective(st, st.metric))
             else:
                 metric = _choose(st.metric, OBJECTIVE_METRICS + CAPACITY_METRICS, "metric", st.span)
-                self.objective = Objective(st.sense, metric, st.span)
+                self.objective = _objective(st, metric)
         elif isinstance(st, ast.BudgetStmt):
             self.claim("budget", st, "`budget`")
             self.budget = _budget(st)
@@ -374,6 +375,16 @@ def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Sp
     if errors:
         raise CompileError(errors)
     return body.space()
+
+
+def _objective(st: ast.ObjectiveStmt, metric: str) -> Objective:
+    """``st`` as an objective (``metric``: its metric's name as checked), refused where it asks for the
+    worst run (``maximize step_time``)."""
+    sense = METRIC_SENSE[metric]
+    if st.sense != sense:
+        raise fail(T.BAD_ENUM, f"`{st.sense} {metric}` asks for the worst run", st.span,
+                   help=f"write `{sense} {metric}`")
+    return Objective(st.sense, metric, st.span)
 
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:

@@ -206,3 +206,17 @@ def test_a_stdlib_name_left_out_of_the_import_is_named_with_its_module() -> None
     with pytest.raises(CompileError) as err:
         loads_program(text.replace("mi300x_calibrated", "mi325x_x9"), "s.prx")
     assert "hardware.calibrated" not in err.value.diagnostics[0].help
+
+
+@pytest.mark.parametrize("objective", ["maximize step_time", "minimize tokens_per_gpu", "minimize mfu",
+                                       "minimize tflops_per_gpu", "maximize memory_peak"])
+def test_an_objective_that_asks_for_the_worst_recipe_is_refused(objective: str) -> None:
+    """`maximize step_time` planned and launched the slowest recipe; `maximize cost` was refused already."""
+    text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+            f"space s on mi325x_x8 {{ model = llama3_1_8b; gbs = 64; {objective} }}")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "t.prx")
+    [d] = err.value.diagnostics
+    sense, metric = objective.split()
+    other = "minimize" if sense == "maximize" else "maximize"
+    assert d.code.id == "P3005" and d.help == f"write `{other} {metric}`"
