@@ -356,7 +356,7 @@ class Loader:
             values["provenance"] = Provenance(
                 note=f"efficiencies set by hand over `{over}`'s: no band was measured for them, so the spec "
                      "sheet's is shown")
-        _fill_derived_defaults(cls, values)
+        _fill_derived_defaults(cls, values, seen, d.name_span if d is not None else block.span)
         values.update(fixed)
         _refuse_missing_fields(cls, values, d, block)
         _refuse_out_of_range(cls, values, seen, d.name_span if d is not None else block.span)
@@ -439,30 +439,44 @@ def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) ->
     return fail(N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
 
 
-def _fill_derived_defaults(cls: type, values: dict[str, Any]) -> None:
+def _fill_derived_defaults(cls: type, values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:
     for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
         if name not in values:
             v = rule(values)
             if v is not None:
                 values[name] = v
+                if name == "head_dim":
+                    _refuse_inexact_head_dim(values, seen, at)
+
+
+def _refuse_inexact_head_dim(values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:
+    """A head width left to ``hidden / heads`` where that division leaves a remainder: the width would be
+    rounded down (4000 / 30: 133, a 3,990-wide attention), which is a typo far more often than a design;
+    Megatron-LM asserts the same where ``--kv-channels`` is not given."""
+    hidden, heads = values["hidden"], values["heads"]
+    if hidden % heads:
+        where = seen["hidden"].span if "hidden" in seen else seen["heads"].span if "heads" in seen else at
+        raise fail(T.OUT_OF_RANGE, f"`hidden` {hidden:,} is not a multiple of `heads` {heads}: the head width "
+                   f"`head_dim` it gives would be {hidden / heads:.4g}", where,
+                   help=f"set `head_dim` to the width meant (Megatron's --kv-channels), or a `hidden` that {heads} "
+                        f"heads divide ({hidden - hidden % heads:,} or {hidden - hidden % heads + heads:,})")
 
 
 def _refuse_missing_fields(cls: type, values: dict[str, Any], d: ast.Definition | None, block: ast.Block) -> None:
-    missing = [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING and f.name not in values]
+    derived = DERIVED_DEFAULTS.get(cls, {})
+    needed = [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING and f.name not in ("name", "span")]
+    # a field with a derived default is missing only because what it follows from is: that is what to name
+    missing = [n for n in needed if n not in values and n not in derived]
     if missing:
         what = cls.__name__.lower()
         where = d.name_span if d is not None else block.span
         title = f"`{d.name}`" if d is not None else f"this {what} block"
+        follows = "; ".join(f"`{n}` defaults to {rule}" for n, (rule, _) in derived.items())
         raise fail(
             T.MISSING_FIELD,
             f"{title} does not set {', '.join(f'`{m}`' for m in missing)}",
             where,
-            help=f"a {what} needs "
-            + ", ".join(
-                f.name
-                for f in attrs.fields(cls)
-                if f.default is attrs.NOTHING and f.name not in ("name", "span")
-            ),
+            help=f"a {what} needs " + ", ".join(n for n in needed if n not in derived) + (f" ({follows})" if follows else ""),
         )
 
 

@@ -220,3 +220,26 @@ def test_an_objective_that_asks_for_the_worst_recipe_is_refused(objective: str) 
     sense, metric = objective.split()
     other = "minimize" if sense == "maximize" else "maximize"
     assert d.code.id == "P3005" and d.help == f"write `{other} {metric}`"
+
+
+MODEL = "model m {{ num_layers = 2; hidden = {hidden}; heads = {heads}; ffn_hidden = 64; vocab = 100; seq_len = 8 {extra} }}"
+
+
+def test_a_head_width_left_to_an_inexact_division_is_refused_at_hidden() -> None:
+    """`hidden = 4000; heads = 30` was lowered to a 133-wide head (3,990 wide attention) without a word."""
+    with pytest.raises(CompileError) as err:
+        loads_program(MODEL.format(hidden=4000, heads=30, extra=""), "t.prx")
+    [d] = err.value.diagnostics
+    assert d.code.id == "P3009" and "133.3" in d.message and d.span is not None and d.span.column == 27
+    assert "(3,990 or 4,020)" in d.help
+    assert loads_program(MODEL.format(hidden=4000, heads=30, extra="; head_dim = 128"), "t.prx").models[0].head_dim == 128
+    assert loads_program(MODEL.format(hidden=3840, heads=30, extra=""), "t.prx").models[0].head_dim == 128
+
+
+def test_a_missing_field_names_only_what_has_no_default() -> None:
+    with pytest.raises(CompileError) as err:
+        loads_program("model m { num_layers = 2; hidden = 64; heads = 4; vocab = 100 }", "t.prx")
+    [d] = err.value.diagnostics
+    assert d.message == "`m` does not set `ffn_hidden`, `seq_len`"  # not max_position_embeddings, which follows seq_len
+    assert d.help.startswith("a model needs num_layers, hidden, ffn_hidden, heads, vocab, seq_len (")
+    assert "`max_position_embeddings` defaults to seq_len" in d.help
