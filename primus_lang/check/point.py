@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any
 
@@ -13,6 +12,7 @@ from primus_lang.check.frame import DEFAULTS, frame_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.suggest import near_name
 from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
@@ -108,8 +108,8 @@ def parse_point(space: Space, text: str) -> Candidate:
                 Diagnostic(T.WRONG_TYPE, f"`{part}` is not `knob=value`", help="e.g. `--point tp=2,pp=4`")
             )
         if key not in KNOBS:
-            close = difflib.get_close_matches(key, list(KNOBS), n=1)
-            hint = f"did you mean `{close[0]}`?" if close else "knobs: " + ", ".join(KNOBS)
+            close = near_name(key, KNOBS)
+            hint = f"did you mean `{close}`?" if close else "knobs: " + ", ".join(KNOBS)
             raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
         if key in given:
             raise CompileError(Diagnostic(N.DUPLICATE_FIELD, f"`{key}` given twice in the point"))

@@ -35,6 +35,33 @@ class NameIndex:
         return found[0] if found else None
 
 
+# words a spelled-out parallelism name carries that its short name leaves out (`tensor_model_parallel_size`)
+_FILLER = ("model", "size", "degree")
+_PARALLELISMS = ("tensor", "pipeline", "context", "expert", "data")
+
+
+def spelled_out(word: str, names: Iterable[str]) -> str | None:
+    """The short name of ``names`` that ``word`` spells out: `tensor_parallel` and Megatron's
+    `tensor_model_parallel_size` are `tp`, `pipeline` is `pp`, `micro_batch_size` is `mbs`, `dp_size` is `dp`. Spelling
+    distance finds none of these (`tensor_parallel` is nearest `sequence_parallel`)."""
+    parts = [p for p in word.lower().replace("-", "_").split("_") if p]
+    if len(parts) == 1 and parts[0] in _PARALLELISMS:  # `pipeline`: the parallelism it names
+        parts.append("parallel")
+    known = set(names)
+    for drop in ((), _FILLER[1:], _FILLER):
+        kept = [p for p in parts if p not in drop]
+        for short in ("".join(p[0] for p in kept), "_".join(kept)):
+            if short in known and short != word:
+                return short
+    return None
+
+
+def near_name(word: str, names: Iterable[str], cutoff: float = _CUTOFF) -> str | None:
+    """The name meant by ``word``: the one it spells out, else the nearest by spelling."""
+    listed = list(names)
+    return spelled_out(word, listed) or closest(word, listed, cutoff)
+
+
 def closest(word: str, names: Iterable[str], cutoff: float = _CUTOFF) -> str | None:
     """The name of ``names`` nearest ``word``, or None; for a one-off search (a scope searched for many
     words keeps its ``NameIndex``)."""

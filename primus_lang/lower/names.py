@@ -13,6 +13,7 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.suggest import near_name
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import (
     DERIVED,
@@ -59,8 +60,8 @@ class _Resolve(Transformer):
             return e
         if e.id in self.enums:
             return Const(e.id, e.span)
-        close = difflib.get_close_matches(e.id, sorted(self.known | self.enums), n=1)
-        hint = f"did you mean `{close[0]}`?" if close else "see the names listed by `primusc explain P2010`"
+        close = near_name(e.id, sorted(self.known | self.enums))
+        hint = f"did you mean `{close}`?" if close else "see the names listed by `primusc explain P2010`"
         raise CompileError(Diagnostic(N.UNKNOWN_VARIABLE, f"unknown name `{e.id}`", e.span, help=hint))
 
     def binary(self, e: Binary) -> Expr:

@@ -11,6 +11,7 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.suggest import near_name
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
@@ -389,11 +390,11 @@ def _objective(st: ast.ObjectiveStmt, metric: str) -> Objective:
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:
     candidates = [*KNOBS, "model", "cluster", *capacity.CLUSTER_FIELDS, "train_tokens"]
-    close = difflib.get_close_matches(name, candidates, n=1)
+    close = near_name(name, candidates)
     if name in attrs.fields_dict(Settings):
         hint = f"`{name}` is a setting: write `assume {name} = ...`"
     elif close:
-        hint = f"did you mean `{close[0]}`?"
+        hint = f"did you mean `{close}`?"
     else:
         hint = "knobs: " + ", ".join(KNOBS)
     raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{name}` is not a knob", span, help=hint))
