@@ -627,7 +627,9 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: (
             f"overlap_param_gather with sharding {f['sharding']} and overlap_grad_reduce "
             f"{_said(f['overlap_grad_reduce'])} (param-gather-needs-dist-opt)",
-            "use `sharding = dist_opt` (or fsdp) with `overlap_grad_reduce = true`, or turn the overlap off",
+            "`overlap_param_gather` is true unless set: with `overlap_grad_reduce = false` set it false too (as "
+            "axes, `overlap_grad_reduce : true | false` beside `overlap_param_gather : true | false`, the checker keeps "
+            "the pairs that hold), and keep `sharding = dist_opt` or fsdp while it is true",
         ),
     ),
     Rule(

@@ -107,7 +107,11 @@ PARAM_GATHER_NEEDS_DIST_OPT = register(
     "`--overlap-param-gather` needs the distributed optimizer (or FSDP) and `--overlap-grad-reduce`.\n"
     "megatron-core asserts the first (param_and_grad_buffer.py); Megatron-LM's validate_args the second,\n"
     "which a Megatron-Bridge launch does not run (its DeepSeek-V3 H100 recipes gather parameters\n"
-    "overlapped with the gradient reduction not overlapped), so for `target bridge` only the first holds.",
+    "overlapped with the gradient reduction not overlapped), so for `target bridge` only the first holds.\n\n"
+    "`overlap_param_gather` is true unless a space sets it, so an axis `overlap_grad_reduce : true | false`\n"
+    "alone leaves `false` never legal. List both, and the checker keeps the pairs that hold:\n\n"
+    "    overlap_grad_reduce : true | false\n"
+    "    overlap_param_gather : true | false",
 )
 FSDP_RESTRICTIONS = register(
     "P4015",
