@@ -67,7 +67,10 @@ def changes(a: Space, b: Space) -> list[tuple[str, str | None, str | None]]:
 
 
 def side(label: str, space: Space, budget: int, seed: int) -> Side:
-    from primus_lang.search import Limits, run_search
+    """One revision's counts and the winner ``plan`` would choose there (the tie rule and the space's own
+    recipe applied, as ``plan`` applies them), from a search of ``budget`` evaluations."""
+    from primus_lang.search import Limits, choose, prepare, run_search
+    from primus_lang.search.plan import baseline_trial
 
     summary = summarize(space)
     if not summary.legal:
@@ -75,11 +78,13 @@ def side(label: str, space: Space, budget: int, seed: int) -> Side:
     # the LLM strategy would call a model from CI; the comparison needs the same cheap search both sides
     strategy = "auto" if space.strategy == "llm" else None
     try:
-        result = run_search(space, strategy=strategy, budget=Limits(evaluations=budget), seed=seed)
+        prep = prepare(space)
+        result = run_search(space, strategy=strategy, budget=Limits(evaluations=budget), seed=seed, prepared=prep)
     except CompileError as err:
         return Side(label, space.name, summary.raw, summary.legal, None, None,
                     note="; ".join(d.message for d in err.diagnostics))
-    best = result.best
+    best = choose(result, space.cluster.gpu.provenance, prep.land.objective.metric, prep.land.objective.sense,
+                  space.settings, baseline_trial(prep, result)).winner
     metrics: dict[str, float] = {}
     if best is not None and best.evaluation is not None:
         ev = best.evaluation

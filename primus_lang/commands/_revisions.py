@@ -99,7 +99,9 @@ def renamed(err: CompileError, dest: Path, label: str) -> CompileError:
             text = SOURCES.get(d.span.file)
             if text is not None:
                 SOURCES.add(fix(d.span.file), text)
-            d = attrs.evolve(d, span=attrs.evolve(d.span, file=fix(d.span.file)),
-                             message=d.message.replace(prefix, label + ":"))
+            d = attrs.evolve(d, span=attrs.evolve(d.span, file=fix(d.span.file)))
+        # a message may name the file without a span of it ("... defines no space")
+        d = attrs.evolve(d, message=d.message.replace(prefix, label + ":"), help=d.help.replace(prefix, label + ":"),
+                         notes=tuple(n.replace(prefix, label + ":") for n in d.notes))
         out.append(d)
     return CompileError(out)

@@ -30,8 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--rev", action="append", metavar="REV",
                    help="a git revision of FILE; twice to compare two revisions, once to compare it with the work tree")
-    p.add_argument("--budget", type=natural, default=200, metavar="N",
-                   help="with --rev: evaluations of the search on each side (default 200)")
+    p.add_argument("--budget", type=natural, default=None, metavar="N",
+                   help="with --rev: evaluations of the search on each side (default: the space's own "
+                        "budget at the later revision, else 200)")
     p.add_argument("--markdown", action="store_true", help="with --rev: print the report as Markdown (for a pull request)")
     p.set_defaults(func=run)
 

@@ -120,6 +120,9 @@ class Plan:
     # each ranked candidate's band (None: not projected), widened where it lies beyond the profile's
     # runs (``beyond``: why; W6012)
     bands: tuple[trust.Band | None, ...] = ()
+    # the candidate plan chose (its launch files', unless the target cannot launch it); `result.best` is the
+    # search's best projection, which the tie rule or the space's own recipe may have set aside
+    winner: str = ""
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -388,7 +391,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     choice = choose(result, space.cluster.gpu.provenance, metric, prep.land.objective.sense,
                     space.settings, baseline)
     settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
-    ranked = settled.ranked[: max(1, args.top)]
+    ranked = settled.top(args.top)
     lines: list[str] = []
     stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
@@ -440,7 +443,8 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                   if t.evaluation is not None and t.candidate is not None else None for t in ranked)
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
-                str(report) if winner is not None else "", bands=bands)
+                str(report) if winner is not None else "", bands=bands,
+                winner=winner.candidate.label() if winner is not None and winner.candidate is not None else "")
     return plan
 
 
@@ -539,8 +543,12 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
         ev = t.evaluation
         if ev is None or t.memory_peak is None or t.candidate is None or b is None:
             continue
+        label = t.candidate.label()
+        if i > 1 and label in tied and plan.tied.index(label) + 1 > i:  # the fastest, ranked lower by the tie rule
+            table.add_row("…", "", "", "", "", "", "", "", "")
+            i = plan.tied.index(label) + 1
         table.add_row(
-            f"{i}{'≈' if t.candidate.label() in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
+            f"{i}{'≈' if label in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
             units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",
             units.band(b.tokens_low, b.tokens_high) + (" †" if b.beyond else ""), f"{ev.mfu:.1%}",
             f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",

@@ -141,7 +141,7 @@ def _as_plan_chose(result: Any, space: Space, metric: str, best: Any, ranked: li
                          space.settings, getattr(result, "baseline", None))
     settled = choice.settled
     if choice.winner is not None:
-        best, ranked, tied = choice.winner, list(settled.ranked[: runners_up + 1]), len(settled.tied) - 1
+        best, ranked, tied = choice.winner, list(settled.top(runners_up + 1)), len(settled.tied) - 1
         said += [("tie-break", line) for line in ties.why_winner(settled, metric)[1:]]
     if choice.kept:
         said.append(("launched", choice.kept))

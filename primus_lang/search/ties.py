@@ -27,6 +27,14 @@ class Settled:
     # the space's settings: its tie rule, and what its target launches (numerics are judged as launched)
     settings: Settings = field(factory=Settings)
 
+    def top(self, n: int) -> tuple[Trial, ...]:
+        """The first ``n`` of ``ranked``, and the projected fastest after them where the tie rule ranked it
+        lower: a table of the winners shows what the winner was preferred to."""
+        shown = self.ranked[:max(1, n)]
+        if self.fastest is not None and self.fastest not in shown:
+            shown = (*shown, self.fastest)
+        return shown
+
     def cost(self, t: Trial) -> tuple[int, int, int, int]:
         assert t.candidate is not None
         return trust.numerics_cost(self.settings.as_launched(t.candidate))
@@ -122,6 +130,20 @@ def choose(result: SearchResult, prov: Provenance, metric: str, sense: str, sett
     return Choice(settled, winner, kept, recipe)
 
 
+def _what_it_changes(s: Settled) -> str:
+    """", and it keeps its gradients in BF16 (as primus launches it)": what the fastest changes that the
+    winner does not, as both are launched (a knob left at its default may be launched otherwise)."""
+    assert s.winner is not None and s.winner.candidate is not None
+    assert s.fastest is not None and s.fastest.candidate is not None
+    winner, fastest = (s.settings.as_launched(t.candidate) for t in (s.winner, s.fastest) if t.candidate is not None)
+    said = trust.numerics_changes(winner, fastest)
+    if not said:
+        return ""
+    own = trust.numerics_changes(s.winner.candidate, s.fastest.candidate)
+    launched = f" (as {s.settings.target} launches it)" if own != said and s.settings.target else ""
+    return f", and it {' and '.join(said)}{launched}"
+
+
 def why_winner(s: Settled, metric: str) -> list[str]:
     """Sentences on the tie: how many, by which band, and why the winner is first."""
     if s.winner is None or len(s.tied) < 2:
@@ -137,7 +159,7 @@ def why_winner(s: Settled, metric: str) -> list[str]:
             f"Of the tied group, the winner changes numerics least (BF16 before FP8, finer FP8 scaling before "
             f"coarser, FP32 gradients and Adam moments before BF16; then fewer layers offloaded); the projected "
             f"fastest, "
-            f"{s.fastest.candidate.label()}, differs by {gain:+.1%} "
+            f"{s.fastest.candidate.label()}, differs by {gain:+.1%}{_what_it_changes(s)} "
             f"(`assume tie_break = speed` ranks by the projection alone).")
     elif s.winner is s.fastest and s.cost(s.winner) > min(s.cost(t) for t in s.tied if t.candidate is not None):
         lines.append("The space asks for speed (`assume tie_break = speed`): the projected fastest wins "

@@ -177,7 +177,8 @@ class _Printer:
             return
         self.emit(f"{prefix} {{", indent, first, _line(block.span), force_gap)
         inner = indent + INDENT
-        for s, after in zip(block.stmts, [*block.stmts[1:], None], strict=True):
+        for k, s in enumerate(block.stmts):
+            after = block.stmts[k + 1] if k + 1 < len(block.stmts) else None
             p, b = _parts(s)
             self.block_unit(p, b, inner, _line(s.span), _line(s.span, True), span=s.span,
                             until=_same_line_start(s, after))

@@ -244,6 +244,23 @@ def numerics_cost(c: Candidate) -> tuple[int, int, int, int]:
             c.offload_layers)
 
 
+def numerics_changes(a: Candidate, b: Candidate) -> list[str]:
+    """What ``b`` changes of the training's arithmetic that ``a`` does not, in ``numerics_cost``'s terms and
+    order (both as launched), as phrases: "runs its GEMMs in FP8", "keeps its gradients in BF16"."""
+    out = []
+    if _PRECISION.get(b.precision, 0) > _PRECISION.get(a.precision, 0):
+        out.append(f"runs its GEMMs in {b.precision.upper()}")
+    elif b.precision == a.precision == "fp8" and _FP8.get(b.fp8_recipe, 1) > _FP8.get(a.fp8_recipe, 1):
+        out.append(f"scales FP8 {b.fp8_recipe}, more coarsely")
+    if _STATE.get(b.main_grad_dtype, 0) > _STATE.get(a.main_grad_dtype, 0):
+        out.append(f"keeps its gradients in {b.main_grad_dtype.upper()}")
+    if _STATE.get(b.optimizer_dtype, 0) > _STATE.get(a.optimizer_dtype, 0):
+        out.append(f"keeps Adam's moments in {b.optimizer_dtype.upper()}")
+    if b.offload_layers > a.offload_layers:
+        out.append(f"offloads {b.offload_layers} layers' activations")
+    return out
+
+
 T = TypeVar("T")
 
 

@@ -105,6 +105,31 @@ def test_an_error_at_a_revision_names_the_revision(repo: Path, capsys: pytest.Ca
     assert code == 1 and "HEAD:space.prx:7:3" in err and "primusc-rev-" not in err
 
 
+def test_a_file_without_a_space_at_a_revision_is_named_by_the_revision(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The message named the temporary checkout (`/tmp/primusc-rev-.../lib/models.prx defines no space`)."""
+    code, _, err = run(capsys, "diff", "--rev", "HEAD~1", "--rev", "HEAD", str(repo / "lib" / "models.prx"))
+    assert code == 1 and "`HEAD~1:lib/models.prx` defines no space" in err and "primusc-rev-" not in err
+
+
+def test_the_winner_at_a_revision_is_the_one_plan_chooses_under_the_space_s_budget(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The diff named the search's best projection, which plan's tie rule may set aside, from a search of
+    200 evaluations whatever the space's budget."""
+    budgeted = SPACE.replace("  strategy exhaustive\n", "  precision : bf16 | fp8\n  budget 7 evals\n")
+    (repo / "space.prx").write_text(budgeted)
+    git(repo, "commit", "-q", "-am", "three")
+    code, out, err = run(capsys, "diff", "--rev", "HEAD", str(repo / "space.prx"))
+    assert code == 0, err
+    assert "a search of at most 7 evaluations" in out
+    code, out, err = run(capsys, "diff", "--rev", "HEAD", str(repo / "space.prx"), "--json")
+    winner = json.loads(out)["b"]["winner"]
+    code, out, err = run(capsys, "plan", str(repo / "space.prx"), "--json", "--no-emit", "--out", str(repo / "p"))
+    assert code == 0, err
+    plan = json.loads(out)
+    assert winner == plan["winner"] == plan["ranked"][0]["label"]
+
+
 def test_revisions_and_points_do_not_mix_p8052(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "diff", "--rev", "HEAD", str(repo / "space.prx"), "tp=1", "tp=2")
     assert code == 1 and "P8052" in err

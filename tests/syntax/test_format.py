@@ -101,3 +101,8 @@ def test_a_comment_belongs_to_the_statement_it_follows_on_a_shared_line() -> Non
     out = format_source("space s on c {\n  gbs = 1; tp : 1 |  # x\n    2\n  pp : 1; cp : 1  # y\n}\n")
     assert out == "space s on c {\n  gbs = 1\n  tp : 1 |  # x\n      2\n  pp : 1\n  cp : 1  # y\n}\n"
     assert format_source(out) == out
+
+
+def test_an_empty_block_written_over_lines_formats() -> None:
+    """A fuzzed `gpu g = mi300x {\\n}` stopped fmt with an internal error (a statement list of none)."""
+    assert format_source("gpu g = mi300x {\n}\n") == "gpu g = mi300x {\n}\n"
