@@ -20,7 +20,7 @@ import re
 import secrets
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -31,6 +31,10 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 LOCK_NAME = ".primusc.lock"  # a plan's lock inside its --out; not an output, so never "a file you have"
+# what a plan wrote into its --out, each file with its SHA-256 as written: a file still as written is the
+# plan's own to replace, one changed since is the user's (``written_before``)
+LEDGER_NAME = ".primusc-written.json"
+_LEDGER_BYTES = 2**20
 # errors of a file system that has no hard links: the rename then replaces after a last look
 _NO_HARD_LINKS = {errno.EPERM, errno.EMLINK, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
 
@@ -134,7 +138,66 @@ _LEFTOVER = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 def ours(name: str) -> bool:
     """Whether ``name`` in an output folder is primusc's own and no output: the plan's lock, or the
     temporary file of a write that a killed process left behind (``_write_temp``'s names)."""
-    return name == LOCK_NAME or _LEFTOVER.fullmatch(name) is not None
+    return name in (LOCK_NAME, LEDGER_NAME) or _LEFTOVER.fullmatch(name) is not None
+
+
+def _digest(path: Path) -> str | None:
+    """SHA-256 of the regular file ``path`` (not followed through a link), or None."""
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        h = hashlib.sha256()
+        for chunk in iter(lambda: f.read(2**20), b""):
+            h.update(chunk)
+        return h.hexdigest()
+
+
+def written_before(folder: Path) -> tuple[set[Path], set[Path]]:
+    """The files an earlier plan wrote into ``folder`` (its ledger): those still as it wrote them, which a
+    new plan there may replace or remove, and those changed since, which are the user's. A ledger that is
+    missing, too large or unreadable records nothing."""
+    import json
+
+    try:
+        fd = os.open(folder / LEDGER_NAME, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return set(), set()
+    with os.fdopen(fd, "rb") as f:
+        raw = f.read(_LEDGER_BYTES + 1) if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b""
+    try:
+        recorded = json.loads(raw) if 0 < len(raw) <= _LEDGER_BYTES else {}
+    except ValueError:
+        recorded = {}
+    same: set[Path] = set()
+    changed: set[Path] = set()
+    for rel, digest in (recorded.items() if isinstance(recorded, dict) else ()):
+        path = folder / str(rel)
+        if not isinstance(rel, str) or ".." in Path(rel).parts or Path(rel).is_absolute() or not os.path.lexists(path):
+            continue
+        (same if _digest(path) == digest else changed).add(path)
+    return same, changed
+
+
+def record_written(folder: Path, paths: Iterable[Path]) -> None:
+    """The ledger of ``folder``: each of ``paths`` inside it with its SHA-256 as it is now."""
+    import json
+
+    inside = {}
+    for p in paths:
+        try:
+            rel = p.resolve().relative_to(folder.resolve())
+        except ValueError:
+            continue  # a --trace or --report given elsewhere is no file of the folder
+        digest = _digest(p)
+        if digest is not None:
+            inside[rel.as_posix()] = digest
+    write_file(folder / LEDGER_NAME, json.dumps(dict(sorted(inside.items())), indent=1) + "\n", force=True)
 
 
 def _write_temp(fd: int, name: str, blob: bytes, mode: int | None) -> str:

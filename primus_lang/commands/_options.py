@@ -153,10 +153,13 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
     if force:
         return
     keep = {p.resolve() for p in own} | ({resume.resolve()} if resume is not None else set())
-    if out is not None and out.exists() and any(p.resolve() not in keep for p in out.iterdir()
-                                                if not ours(p.name)):
+    held = sorted(p.name for p in out.iterdir() if p.resolve() not in keep and not ours(p.name)) \
+        if out is not None and out.exists() else []
+    if held:
+        shown = ", ".join(f"`{n}`" for n in held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
         raise CompileError(
             Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is not empty",
+                       notes=(f"it holds {shown}: files no plan wrote there, or changed since one did",),
                        help="choose another --out, or pass --force to write into it")
         )
     for what, path in files.items():

@@ -123,6 +123,9 @@ class Plan:
     # the candidate plan chose (its launch files', unless the target cannot launch it); `result.best` is the
     # search's best projection, which the tie rule or the space's own recipe may have set aside
     winner: str = ""
+    # the projected fastest where the tie rule ranked it below `ranked` (None where it is among them), and its band
+    fastest: Trial | None = None
+    fastest_band: trust.Band | None = None
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
@@ -179,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.emit import parse_vars, print_warnings
     from primus_lang.emit import check_target, emitted_names, target_warnings, tokenizer_warnings
     from primus_lang.lower import load_space
-    from primus_lang.outputs import folder_lock, preflight
+    from primus_lang.outputs import folder_lock, preflight, written_before
 
     source = Path(args.file)
     space = load_space(source, args.space)
@@ -215,7 +218,10 @@ def run(args: argparse.Namespace) -> int:
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
     launch += _campaign.check(args, out, target)
     _refuse_collisions(source, trace, report, resume, launch)
-    own = _own_files(out, resume, (*launch, report))
+    # what an earlier plan wrote here and nobody has changed since is this plan's to replace (a rerun of
+    # `plan --no-emit`, or of a plan for another target); a file changed since is the user's
+    prior, edited = written_before(out)
+    own = (*_own_files(out, resume, (*launch, report)), *prior)
     outputs = {"trace": trace, "report": report}
     check_outputs(out, outputs, args.force, resume, own)
     for path in launch:  # nothing on the way below --out may be a link either (a planted `campaign`)
@@ -267,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
             plan = _finish(args, source, space, prep, result, out, trace, report,
                            lambda path: args.force or path.resolve() in replace, capacity)
             plan = attrs.evolve(plan, capacity=capacity, cluster=cluster)
+            if writes_out:
+                _keep_ledger(out, [Path(f) for f in plan.files] + [trace], prior, edited, args.error_format)
             if args.json:
                 # the notes are in the JSON; said on stderr too, where a pipe into jq would lose them (an
                 # LLM strategy that handed over to the evolutionary search, a search run again)
@@ -279,6 +287,29 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted while writing the plan's files; the search is complete in "
                                     f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
+
+
+def _keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[Path], error_format: str) -> None:
+    """Record what this plan wrote into ``out``; remove what an earlier plan wrote there, unchanged since,
+    that this one did not write again (another target's launch files), and say so; say which files
+    ``--force`` replaced that had been changed since a plan wrote them."""
+    from primus_lang.outputs import record_written
+
+    now = {p.resolve() for p in written}
+    stale = sorted(p for p in prior if p.resolve() not in now)
+    for p in stale:
+        p.unlink(missing_ok=True)
+    notes = []
+    if stale:
+        notes.append("removed what the plan before wrote here and this one does not, unchanged since: "
+                     + ", ".join(str(p.relative_to(out)) for p in stale))
+    replaced = sorted(p for p in edited if p.resolve() in now)
+    if replaced:
+        notes.append("--force replaced files changed since a plan wrote them: "
+                     + ", ".join(str(p.relative_to(out)) for p in replaced))
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    record_written(out, written)
 
 
 def _missed_row(capacity: CapacityPlan | None, cluster: str, result: SearchResult) -> str:
@@ -391,7 +422,9 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
     choice = choose(result, space.cluster.gpu.provenance, metric, prep.land.objective.sense,
                     space.settings, baseline)
     settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
-    ranked = settled.top(args.top)
+    ranked = settled.ranked[: max(1, args.top)]
+    # the projected fastest, where the tie rule ranked it below the rows shown: the table shows it too
+    fastest = settled.fastest if settled.fastest is not None and settled.fastest not in ranked else None
     lines: list[str] = []
     stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked
@@ -440,11 +473,13 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
         files.append(str(report))
     bands = tuple(trust.band(space.cluster.gpu, t.evaluation.tokens_per_gpu, t.evaluation.step_time, t.candidate,
                              space.cluster.world, space.model, stack)
-                  if t.evaluation is not None and t.candidate is not None else None for t in ranked)
+                  if t.evaluation is not None and t.candidate is not None else None for t in (*ranked, fastest)
+                  if t is not None)
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),
                 space.cluster.gpu.name, space.cluster.gpu.provenance, tuple(t.candidate.label() for t in settled.tied if t.candidate),
-                str(report) if winner is not None else "", bands=bands,
-                winner=winner.candidate.label() if winner is not None and winner.candidate is not None else "")
+                str(report) if winner is not None else "", bands=bands[:len(ranked)],
+                winner=winner.candidate.label() if winner is not None and winner.candidate is not None else "",
+                fastest=fastest, fastest_band=bands[len(ranked)] if fastest is not None else None)
     return plan
 
 
@@ -539,14 +574,16 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
                       ("bubble", "right"), ("exposed comm", "right")):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     tied = set(plan.tied[1:])
-    for i, (t, b) in enumerate(zip(plan.ranked, plan.bands, strict=True), start=1):
+    rows = list(enumerate(zip(plan.ranked, plan.bands, strict=True), start=1))
+    if plan.fastest is not None and plan.fastest.candidate is not None:  # ranked lower by the tie rule
+        rows.append((plan.tied.index(plan.fastest.candidate.label()) + 1, (plan.fastest, plan.fastest_band)))
+    for i, (t, b) in rows:
         ev = t.evaluation
         if ev is None or t.memory_peak is None or t.candidate is None or b is None:
             continue
         label = t.candidate.label()
-        if i > 1 and label in tied and plan.tied.index(label) + 1 > i:  # the fastest, ranked lower by the tie rule
-            table.add_row("…", "", "", "", "", "", "", "", "")
-            i = plan.tied.index(label) + 1
+        if t is plan.fastest:
+            table.add_section()  # a line: the rows between are left out
         table.add_row(
             f"{i}{'≈' if label in tied else ''}", layout(t, axes), units.gib(t.memory_peak),
             units.gib(limit - t.memory_peak), f"{ev.tokens_per_gpu:,.0f}",

@@ -29,7 +29,7 @@ class Settled:
 
     def top(self, n: int) -> tuple[Trial, ...]:
         """The first ``n`` of ``ranked``, and the projected fastest after them where the tie rule ranked it
-        lower: a table of the winners shows what the winner was preferred to."""
+        lower: a table of the winners shows what the winner was preferred to (the report's)."""
         shown = self.ranked[:max(1, n)]
         if self.fastest is not None and self.fastest not in shown:
             shown = (*shown, self.fastest)
