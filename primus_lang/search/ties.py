@@ -157,7 +157,7 @@ def why_winner(s: Settled, metric: str) -> list[str]:
         gain = _value(s.fastest, metric) / _value(s.winner, metric) - 1
         lines.append(
             f"Of the tied group, the winner changes numerics least (BF16 before FP8, finer FP8 scaling before "
-            f"coarser, FP32 gradients and Adam moments before BF16; then fewer layers offloaded); the projected "
+            f"coarser, FP32 gradients, Adam moments and logits before BF16; then fewer layers offloaded); the projected "
             f"fastest, "
             f"{s.fastest.candidate.label()}, differs by {gain:+.1%}{_what_it_changes(s)} "
             f"(`assume tie_break = speed` ranks by the projection alone).")

@@ -236,12 +236,18 @@ _STATE = {"fp32": 0, "bf16": 1}
 def numerics_cost(c: Candidate) -> tuple[int, int, int, int]:
     """How far a recipe's arithmetic is from BF16 training with FP32 gradients and Adam moments, as
     an order (lower changes numerics less): GEMM precision first, then the FP8 scaling recipe, then
-    how many of the gradient buffer and the optimizer's moments are kept in BF16; last, among recipes
+    how many of the gradient buffer, the optimizer's moments and the loss's logits are kept in BF16; last, among recipes
     alike in those, the layers whose activations go to host memory (traffic and host memory for
     nothing, where the projections tie)."""
     recipe = _FP8.get(c.fp8_recipe, 1) if c.precision == "fp8" else 0
-    return (_PRECISION.get(c.precision, 0), recipe, _STATE.get(c.main_grad_dtype, 0) + _STATE.get(c.optimizer_dtype, 0),
-            c.offload_layers)
+    return (_PRECISION.get(c.precision, 0), recipe, _STATE.get(c.main_grad_dtype, 0) + _STATE.get(c.optimizer_dtype, 0)
+            + _bf16_logits(c), c.offload_layers)
+
+
+def _bf16_logits(c: Candidate) -> int:
+    """1 where the loss reads the logits in BF16: Transformer Engine's fused cross-entropy does, Megatron's
+    own kernels compute it in FP32."""
+    return 1 if c.cross_entropy == "te" else 0
 
 
 def numerics_changes(a: Candidate, b: Candidate) -> list[str]:
@@ -256,6 +262,8 @@ def numerics_changes(a: Candidate, b: Candidate) -> list[str]:
         out.append(f"keeps its gradients in {b.main_grad_dtype.upper()}")
     if _STATE.get(b.optimizer_dtype, 0) > _STATE.get(a.optimizer_dtype, 0):
         out.append(f"keeps Adam's moments in {b.optimizer_dtype.upper()}")
+    if _bf16_logits(b) > _bf16_logits(a):
+        out.append("computes the loss on BF16 logits")
     if b.offload_layers > a.offload_layers:
         out.append(f"offloads {b.offload_layers} layers' activations")
     return out

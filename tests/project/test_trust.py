@@ -85,6 +85,7 @@ def test_numerics_order_bf16_then_finer_fp8_then_fp32_states() -> None:
         bf16,
         bf16.replace(main_grad_dtype="bf16"),
         bf16.replace(main_grad_dtype="bf16", optimizer_dtype="bf16"),
+        bf16.replace(main_grad_dtype="bf16", optimizer_dtype="bf16", cross_entropy="te"),  # and BF16 logits
         bf16.replace(precision="fp8", fp8_recipe="mxfp8"),
         bf16.replace(precision="fp8", fp8_recipe="tensorwise"),
         bf16.replace(precision="fp8", fp8_recipe="delayed"),
@@ -92,6 +93,8 @@ def test_numerics_order_bf16_then_finer_fp8_then_fp32_states() -> None:
     ]
     costs = [trust.numerics_cost(c) for c in order]
     assert costs == sorted(costs) and len(set(costs)) == len(costs)
+    assert trust.numerics_changes(bf16, bf16.replace(cross_entropy="te")) == ["computes the loss on BF16 logits"]
+    assert trust.numerics_cost(bf16.replace(cross_entropy="native")) == trust.numerics_cost(bf16)
 
 
 def test_tie_group_puts_the_least_numerics_change_first_unless_told_speed() -> None:
