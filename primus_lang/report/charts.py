@@ -39,16 +39,20 @@ def colour_map(names: Sequence[str]) -> dict[str, str]:
     return out
 
 
+CHAR_PX = 6.2  # the width of a character of the charts' text, about
+
+
 def legend_row(svg: Svg, items: Sequence[tuple[str, str]], x: float, y: float, width: float) -> float:
     """Swatches left to right, wrapping at ``width``; returns the y below the last row."""
     cx, cy = x, y
     for label, colour in items:
-        w = 14 + 6.2 * len(label) + 14
+        w = 14 + CHAR_PX * len(label) + 14
         if cx + w > x + width and cx > x:
             cx, cy = x, cy + 16
         svg.rect(cx, cy - 9, 10, 10, colour)
         svg.text(cx + 14, cy, label, font_size=FONT)
         cx += w
+    svg.height = max(svg.height, cy + 8)  # a legend that wrapped to more rows than its chart planned for
     return cy + 16
 
 
@@ -57,6 +61,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 MIN_BLOCK_PX = 4.0  # narrower blocks cannot be told apart one by one
+TAIL_COLOUR = "#E4E4E4"  # the step after its last pass
 
 
 @frozen
@@ -108,6 +113,16 @@ def narrow_runs(events: Sequence[TimelineEvent], px_per_second: float, pixels: i
     return runs
 
 
+def _idle(events: Sequence[TimelineEvent], until: float) -> bool:
+    """Whether one stage's passes leave a gap before ``until`` (its timeline then shows a bubble)."""
+    reached = 0.0
+    for e in sorted((e for e in events if e.kind != "comm"), key=lambda e: e.start):
+        if e.start > reached * (1 + 1e-9) + 1e-12:
+            return True
+        reached = max(reached, e.end)
+    return reached < until * (1 - 1e-9)
+
+
 def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     """One step of the pipeline: a row per stage, F/B/W and communication blocks; the gaps are bubbles."""
     events = cand.timeline
@@ -128,9 +143,13 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     row_of = {s: i for i, s in enumerate(stages)}
     chunked = any(e.chunk for e in events)
     with_titles = len(wide) <= 4000  # hover titles double the bytes; past this the file grows too big
+    # after the pipeline's last pass the step still syncs gradients and steps the optimizer: that is no bubble
+    passes_end = max([e.end for e in events], default=0.0)
     for s, i in row_of.items():
         y = top + i * (row_h + gap)
-        svg.rect(left, y, plot_w, row_h, "url(#bubble)", class_="bubble")
+        svg.rect(left, y, x(passes_end) - left, row_h, "url(#bubble)", class_="bubble")
+        if end > passes_end:
+            svg.rect(x(passes_end), y, x(end) - x(passes_end), row_h, TAIL_COLOUR, class_="tail")
         svg.text(left - 8, y + row_h / 2 + 4, f"stage {s}", font_size=FONT, text_anchor="end")
     runs = narrow_runs(events, pps, int(plot_w))
     run_titles = len(runs) <= 1500
@@ -171,7 +190,10 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     split_w = any(e.kind == "W" for e in events)
     names = {**BLOCK_NAMES, "B": BLOCK_NAMES["B"] if split_w else "backward"}
     items = [(names[k], BLOCK_COLOURS[k]) for k in ("F", "B", "W", "comm") if any(e.kind == k for e in events)]
-    items.append(("idle (bubble)", "url(#bubble)"))
+    if len(stages) > 1 or _idle(events, passes_end):
+        items.append(("idle (bubble)", "url(#bubble)"))
+    if end > passes_end:
+        items.append(("gradient sync and optimizer", TAIL_COLOUR))
     legend_row(svg, items, left, base + 40, plot_w)
     return svg.render()
 
@@ -206,7 +228,7 @@ def memory_chart(data: ReportData, cands: Sequence[CandidateView], width: float 
     left, top, bar_h, gap, head_h = 190.0, 30.0, 16.0, 4.0, 20.0
     plot_w = width - left - 80
     plot_bottom = top + len(rows) * (bar_h + gap) + head_h * len(cands)
-    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in groups) // plot_w)
+    legend_rows = 1 + int(sum(34 + CHAR_PX * len(n) for n in groups) // plot_w)
     height = plot_bottom + 60 + 16 * legend_rows
     svg = Svg(width, height, "memory per rank class against GPU capacity", "chart memory")
     most = max([r.total for _, r in rows] + [data.capacity, 1]) * 1.02
@@ -260,7 +282,9 @@ def _axes(svg: Svg, x: Scale, y: Scale, xt: list[float], yt: list[float], xfmt: 
     for t in xt:
         svg.line(x(t), bottom, x(t), bottom + 4, "#333333")
         label = str(int(t)) if xfmt == "count" else units.gib_tick(t) if xfmt == "memory_peak" else units.metric(xfmt, t)
-        svg.text(x(t), bottom + 16, label, font_size=FONT, text_anchor="middle")
+        # centred under its tick, but kept inside the chart (the last tick sits at its right edge)
+        half = 0.5 * CHAR_PX * len(label)
+        svg.text(min(x(t), svg.width - half - 2), bottom + 16, label, font_size=FONT, text_anchor="middle")
     svg.line(left, bottom, right, bottom, "#333333")
     svg.line(left, top, left, bottom, "#333333")
 
@@ -380,7 +404,7 @@ def breakdown_chart(cands: Sequence[CandidateView], width: float = 960) -> str:
     left, top, bar_h, gap = 300.0, 10.0, 20.0, 8.0
     plot_w = width - left - 90
     plot_bottom = top + len(cands) * (bar_h + gap)
-    legend_rows = 1 + int(sum(34 + 6.2 * len(n) for n in kinds) // plot_w)
+    legend_rows = 1 + int(sum(34 + CHAR_PX * len(n) for n in kinds) // plot_w)
     height = plot_bottom + 40 + 16 * legend_rows
     svg = Svg(width, height, "projection breakdown of the step time", "chart breakdown")
     most = max([max(sum(s for _, s in c.breakdown), c.step_time) for c in cands] + [1e-9])

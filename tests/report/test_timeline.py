@@ -55,3 +55,25 @@ def test_a_dense_step_draws_compactly() -> None:
     assert svg.count("block-F") >= 8 and svg.count("block-B") >= 8
     assert len(svg) < 400_000
     assert MIN_BLOCK_PX >= 1
+
+
+def test_one_stage_s_step_tail_is_no_bubble() -> None:
+    """PP 1: after the last backward pass the step syncs gradients and steps the optimizer; the page drew
+    that as a hatched "idle (bubble)" strip beside a bubble of 0.0%."""
+    import attrs
+
+    events = tuple(alternating(4, 1.0, 2.0))
+    cand = attrs.evolve(candidate("tp=1", 1000.0, 1 << 30, True, 1, stages=1), timeline=events, step_time=14.0)
+    svg = timeline_chart(cand)
+    assert 'class="tail"' in svg and "gradient sync and optimizer" in svg
+    assert "idle (bubble)" not in svg
+
+
+def test_a_legend_that_wraps_makes_its_chart_taller_and_ticks_stay_inside() -> None:
+    from primus_lang.report.charts import legend_row
+    from primus_lang.report.svg import Svg
+
+    svg = Svg(300, 40, "t")
+    below = legend_row(svg, [("a long legend entry", "#000000")] * 6, 10, 30, 280)
+    assert below > 40 and svg.height >= below - 8
+    assert f'viewBox="0 0 300 {svg.height:g}"' in svg.render()
