@@ -12,7 +12,8 @@ from collections.abc import Callable
 from attrs import frozen
 
 from primus_lang.check import LegalitySummary, never_legal, require_legal, summarize
-from primus_lang.emit import inexpressible, target_warnings
+from primus_lang.diagnostics import CompileError
+from primus_lang.emit import check_target, inexpressible, target_warnings
 from primus_lang.ir import Space, serialize
 from primus_lang.ir.candidate import format_value
 from primus_lang.ir.serialize import to_data
@@ -64,6 +65,11 @@ def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
     another recipe than the best, so say so before the search."""
     target = space.settings.target
     said = [f"  warning {d.code.id}: {d.message}" for d in target_warnings(space, target)]
+    try:  # what `plan` and `emit` refuse before they start, without the `--var`s they may be given
+        check_target(space, target, {})
+    except CompileError as refused:
+        said += [f"  warning {d.code.id}: {d.message} (`plan` and `emit` stop on it: {d.help})"
+                 for d in refused.diagnostics]
     found = inexpressible(space)
     if not found:
         return said

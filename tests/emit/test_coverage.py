@@ -50,3 +50,12 @@ def test_check_warns_and_reports_json(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["check", str(path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [i["values"] for i in data["inexpressible"]["s"]] == [["cuda_graph = full"]]
+
+
+def test_check_says_what_plan_will_stop_on_before_its_search(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A k8s target without a container image: `check` said ok, and `plan` then refused (P7004)."""
+    path = tmp_path / "s.prx"
+    path.write_text(DENSE + "space s on c { model = d\n gbs = 64\n target megatron + k8s\n}")
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning P7004: the k8s launcher needs variable `container_image` (`plan` and `emit` stop on it" in out
