@@ -100,6 +100,11 @@ def _parts(s: ast.Stmt) -> tuple[str, ast.Block | None]:
     raise TypeError(f"not a statement: {s!r}")
 
 
+def _continued(indent: str, piece: str) -> str:
+    """A continuation line: two levels in, or level with its statement where it closes a bracket."""
+    return indent + ("" if piece[:1] in ")]}" else 2 * INDENT) + piece
+
+
 def _same_line_start(s: ast.Stmt, after: ast.Stmt | None) -> int | None:
     """The column where ``after`` begins when it begins on the line ``s`` ends on (``a = 1; b = 2``)."""
     if after is None or s.span is None or after.span is None or after.span.line != s.span.end_line:
@@ -175,7 +180,11 @@ class _Printer:
         if block is None or (single and len(indent + text) <= WIDTH):
             self.emit(text, indent, first, last, force_gap, until)
             return
-        self.emit(f"{prefix} {{", indent, first, _line(block.span), force_gap)
+        opening = _line(block.span)
+        head = block.stmts[0].span if block.stmts else None
+        # a comment ending the opening line belongs to the statements written on it, if any
+        self.emit(f"{prefix} {{", indent, first, opening, force_gap,
+                  until=head.column if head is not None and head.line == opening else None)
         inner = indent + INDENT
         for k, s in enumerate(block.stmts):
             after = block.stmts[k + 1] if k + 1 < len(block.stmts) else None
@@ -200,9 +209,9 @@ class _Printer:
             if k == 0:
                 self.emit(piece, indent, first, first, force_gap)
             elif piece:
-                self.out.append(indent + 2 * INDENT + piece)
+                self.out.append(_continued(indent, piece))
             self.last = first + k
-        self.emit(pieces[-1], indent + 2 * INDENT, last, last)
+        self.emit(pieces[-1], _continued(indent, pieces[-1])[:-len(pieces[-1])], last, last)
 
     def module(self, module: ast.Module) -> None:
         previous: object = None
@@ -214,7 +223,10 @@ class _Printer:
             if isinstance(item, ast.Import):
                 names = "*" if item.names is None else ", ".join(item.names)
                 source = quote(item.source) if item.path else item.source
-                self.emit(f"import {source} ({names})", "", first, last, force)
+                if last > first and any(first <= c.line < last for c in self.pending):
+                    self.verbatim(item.span, "", force)  # its names' comments stay beside them
+                else:
+                    self.emit(f"import {source} ({names})", "", first, last, force)
             else:
                 head = f"{item.kind} {item.name}"
                 if item.base:

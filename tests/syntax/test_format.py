@@ -106,3 +106,12 @@ def test_a_comment_belongs_to_the_statement_it_follows_on_a_shared_line() -> Non
 def test_an_empty_block_written_over_lines_formats() -> None:
     """A fuzzed `gpu g = mi300x {\\n}` stopped fmt with an internal error (a statement list of none)."""
     assert format_source("gpu g = mi300x {\n}\n") == "gpu g = mi300x {\n}\n"
+
+
+def test_an_import_s_comments_and_a_first_line_s_comment_stay_with_what_they_describe() -> None:
+    text = ("import models.llama3 (   # why this model\n  llama3_1_8b,           # the 8B\n)\n"
+            "space s on c { model = m; gbs = 64   # same-line stmts\n  tp : 1\n}\n")
+    out = format_source(text)
+    assert out.startswith("import models.llama3 (   # why this model\n    llama3_1_8b,           # the 8B\n)\n")
+    assert "space s on c {\n  model = m\n  gbs = 64  # same-line stmts\n  tp : 1\n}\n" in out
+    assert format_source(out) == out and parse(out, "a").items == parse(text, "b").items
