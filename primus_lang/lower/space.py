@@ -307,7 +307,8 @@ class _SpaceBody:
                     help=f"write `space {d.name} on CLUSTER {{ ... }}`",
                 )
             )
-        if "gbs" not in self.fixed and "gbs" not in self.axis_names():
+        # a `gbs` written with a bad value has its own error already
+        if "gbs" not in self.fixed and "gbs" not in self.axis_names() and "gbs" not in self.set_by:
             errors.append(
                 Diagnostic(
                     T.MISSING_FIELD,

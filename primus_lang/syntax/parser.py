@@ -640,6 +640,11 @@ def _dangling_bar(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
         m = _BAR_LAST.search(src)
         if m is not None and src[:m.start()].strip():
             col = m.start() + 1
+            rest = lines(text)[ln - 1][m.start() + 1:].split("#", 1)[0].strip()
+            if rest:  # `1 | | 2`: the line goes on after the `|`, with another `|` where a value belongs
+                return Diagnostic(C.UNEXPECTED_TOKEN, "a `|` with no value after it",
+                                  Span(file, ln, col, ln, col + 1),
+                                  help="remove one of the two `|`, or write the value between them")
             return Diagnostic(C.UNEXPECTED_TOKEN, "a `|` ends the line with no value after it",
                               Span(file, ln, col, ln, col + 1),
                               help="remove the trailing `|`, or write the value that follows it")

@@ -243,3 +243,9 @@ def test_a_missing_field_names_only_what_has_no_default() -> None:
     assert d.message == "`m` does not set `ffn_hidden`, `seq_len`"  # not max_position_embeddings, which follows seq_len
     assert d.help.startswith("a model needs num_layers, hidden, ffn_hidden, heads, vocab, seq_len (")
     assert "`max_position_embeddings` defaults to seq_len" in d.help
+
+
+def test_a_gbs_with_a_bad_value_is_not_also_said_missing() -> None:
+    text = "import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\nspace s on mi325x_x8 {{ model = llama3_1_8b; {} }}"
+    assert codes(text.format("gbs = 12O")) == ["P3007"]
+    assert codes(text.format("tp = 1")) == ["P3008"]

@@ -24,3 +24,14 @@ def test_a_nic_written_in_bits_per_second_is_pointed_at_gbps() -> None:
         parse("gpu g { nic_bandwidth = 400 Gb/s }", "g.prx")
     [d] = err.value.diagnostics
     assert d.code.id == "P1005" and d.help.startswith("did you mean `Gbps`?")
+
+
+def test_two_bars_with_no_value_between_are_said_as_such() -> None:
+    """`cp : 1 | | 2` was reported as "a `|` ends the line", mid-line."""
+    with pytest.raises(CompileError) as err:
+        parse("space s on c {\n  cp : 1 | | 2\n}\n", "s.prx")
+    [d] = err.value.diagnostics
+    assert d.message == "a `|` with no value after it" and d.span is not None and (d.span.line, d.span.column) == (2, 10)
+    with pytest.raises(CompileError) as err:
+        parse("space s on c {\n  cp : 1 | 2 |\n}\n", "s.prx")
+    assert err.value.diagnostics[0].message == "a `|` ends the line with no value after it"
