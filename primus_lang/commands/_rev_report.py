@@ -4,15 +4,20 @@ each side."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import attrs
 
 from primus_lang.check import summarize
 from primus_lang.diagnostics import CompileError
+from primus_lang.ir import KNOBS
+from primus_lang.ir.candidate import format_value
 from primus_lang.ir.expr import to_text
+from primus_lang.ir.quantity import META_KIND, Kind
 from primus_lang.ir.serialize import to_data
 from primus_lang.ir.space import Space
+from primus_lang.syntax.units import with_unit
 
 _OWN = {"name", "span", "knob_spans", "axes", "lets", "constraints", "fixed"}
 
@@ -29,15 +34,32 @@ class Side:
     objective: str = ""
     evaluations: int = 0
     note: str = ""
+    knobs: tuple[tuple[str, str], ...] = ()  # the winner's every knob, as a label writes its value
 
 
-def _flat(prefix: str, data: Any, out: dict[str, str]) -> None:
+_LONG = 80  # a text longer than this (a profile's provenance note) is said to have changed, not quoted
+
+
+def _flat(prefix: str, data: Any, out: dict[str, str], obj: Any = None) -> None:
+    """``data`` (``to_data`` of ``obj``) as `path: value` pairs, each quantity in its unit (the field's kind,
+    read from ``obj``'s class): `hbm_capacity: 288 GiB`, not `309237645312`."""
     if isinstance(data, dict):
+        fields = attrs.fields_dict(type(obj)) if obj is not None and attrs.has(type(obj)) else {}
         for key, value in data.items():
-            if key != "span":
-                _flat(f"{prefix}.{key}" if prefix else key, value, out)
+            if key == "span":
+                continue
+            path = f"{prefix}.{key}" if prefix else key
+            f = fields.get(key)
+            inner = getattr(obj, key, None) if f is not None else None
+            kind = f.metadata.get(META_KIND) if f is not None else None
+            if isinstance(kind, Kind) and isinstance(value, int | float) and not isinstance(value, bool):
+                out[path] = with_unit(kind, value)
+            else:
+                _flat(path, value, out, inner)
     elif isinstance(data, list | tuple):
         out[prefix] = ", ".join(str(v) for v in data)
+    elif isinstance(data, str) and len(data) > _LONG:
+        out[prefix] = f"({len(data):,} characters, sha {hashlib.sha256(data.encode()).hexdigest()[:8]})"
     else:
         out[prefix] = "none" if data is None else str(data).lower() if isinstance(data, bool) else str(data)
 
@@ -56,7 +78,7 @@ def facts(space: Space) -> dict[str, str]:
         out[f"require `{to_text(c.expr)}`"] = c.message or "(no message)"
     for f in attrs.fields(type(space)):
         if f.name not in _OWN:
-            _flat(f.name, to_data(getattr(space, f.name)), out)
+            _flat(f.name, to_data(getattr(space, f.name)), out, getattr(space, f.name))
     return out
 
 
@@ -89,10 +111,18 @@ def side(label: str, space: Space, budget: int, seed: int) -> Side:
     if best is not None and best.evaluation is not None:
         ev = best.evaluation
         metrics = {"tokens_per_gpu": ev.tokens_per_gpu, "step_time": ev.step_time, "mfu": ev.mfu}
+    cand = best.candidate if best is not None else None
     return Side(label, space.name, summary.raw, summary.legal, result.fitting_points,
-                best.candidate.label() if best is not None and best.candidate is not None else None,
+                cand.label() if cand is not None else None,
                 metrics, result.objective, result.evaluations,
-                "" if best is not None else "no legal point fits in memory")
+                "" if best is not None else "no legal point fits in memory",
+                tuple((k, format_value(getattr(cand, k))) for k in KNOBS) if cand is not None else ())
+
+
+def winner_changes(a: Side, b: Side) -> list[str]:
+    """How the winner's knobs moved from ``a`` to ``b`` (`mbs 2 → 4`)."""
+    before = dict(a.knobs)
+    return [f"{k} {before[k]} → {v}" for k, v in b.knobs if k in before and before[k] != v]
 
 
 def _delta(a: int | None, b: int | None) -> str:
@@ -139,11 +169,13 @@ def render(a: Side, b: Side, changed: list[tuple[str, str | None, str | None]], 
     if a.metrics and b.metrics:
         ta, tb = a.metrics["tokens_per_gpu"], b.metrics["tokens_per_gpu"]
         moved = "the same winner" if a.winner == b.winner else "a different winner"
-        line = f"throughput {(tb - ta) / ta:+.1%} with {moved}"
+        changes = winner_changes(a, b)
+        line = f"throughput {(tb - ta) / ta:+.1%} with {moved}" + (f": {', '.join(changes)}" if changes else "")
         out.append(f"- {line}" if markdown else f"  {line}")
     return "\n".join(out)
 
 
 def as_json(a: Side, b: Side, changed: list[tuple[str, str | None, str | None]]) -> dict[str, Any]:
     return {"a": attrs.asdict(a), "b": attrs.asdict(b),
-            "changes": [{"what": w, "a": x, "b": y} for w, x, y in changed]}
+            "changes": [{"what": w, "a": x, "b": y} for w, x, y in changed],
+            "winner_changes": winner_changes(a, b)}

@@ -52,6 +52,15 @@ CANONICAL: dict[Kind, str] = {
 }
 
 
+def with_unit(kind: Kind, value: float) -> str:
+    """An IR value (SI base units) in its kind's canonical unit, as a reader writes it: `288 GiB`,
+    `2,517 TFLOP/s`; a count or a number as it is."""
+    unit = CANONICAL.get(kind)
+    if unit is None:
+        return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+    return f"{value / UNITS[unit][1]:,.4g} {unit}"
+
+
 # Common spellings that are not units of the language, mapped to the unit meant (for hints only).
 ALIASES: dict[str, str] = {
     "flops": "FLOP/s",
