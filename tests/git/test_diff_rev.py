@@ -148,15 +148,15 @@ def test_two_points_still_diff_candidates(capsys: pytest.CaptureFixture[str]) ->
 
 def test_a_changed_quantity_reads_in_its_unit_and_the_winner_s_move_is_said(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (repo / "space.prx").write_text(SPACE.replace("import clusters.amd (mi325x_x8)", "import clusters.amd (mi355x_x8)")
-                                    .replace("on mi325x_x8", "on mi355x_x8"))
+    (repo / "space.prx").write_text(SPACE.replace("import clusters.amd (mi325x_x8)", "import clusters.amd (mi300x_x8)")
+                                    .replace("on mi325x_x8", "on mi300x_x8"))
     git(repo, "commit", "-q", "-am", "three")
     code, out, err = run(capsys, "diff", "--rev", "HEAD~1", "--rev", "HEAD", str(repo / "space.prx"), "--json")
     assert code == 0, err
     data = json.loads(out)
     changed = {c["what"]: (c["a"], c["b"]) for c in data["changes"]}
-    assert changed["cluster.gpu.hbm_capacity"] == ("256 GiB", "288 GiB")  # not 274877906944 → 309237645312
-    assert changed["cluster.gpu.peak_bf16"][1].endswith(" TFLOP/s")
+    assert changed["cluster.gpu.hbm_capacity"] == ("256 GiB", "192 GiB")  # not 274877906944 → 206158430208
+    assert changed["cluster.gpu.hbm_bandwidth"][1].endswith(" GB/s")
     assert all(len(v) < 100 for pair in changed.values() for v in pair if v)  # provenance notes are summarized
     moved = data["winner_changes"]
     assert (data["a"]["winner"] == data["b"]["winner"]) == (moved == [])
