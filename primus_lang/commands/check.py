@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from attrs import frozen
 
@@ -24,6 +25,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check", help="check a .prx file: names, units, domains and Megatron's legality rules")
     p.add_argument("file", nargs="+", help="the .prx file (several are each checked: a pre-commit hook passes them)")
     p.set_defaults(positional_rest="file")
+    p.add_argument("--importers", action="store_true",
+                   help="also check every .prx file of the repository that imports one of the files, directly or "
+                        "through another (a library change that breaks a space built on it)")
+    p.add_argument("--list", action="store_true",
+                   help="with --importers: print the files it would check, one a line, and check none")
     p.add_argument("--space", help="check only this space")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--explain", action="store_true", help="print the memory account of --point term by term")
@@ -173,6 +179,13 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
 
     files = [args.file] if isinstance(args.file, str) else list(args.file)
+    if getattr(args, "importers", False):
+        from primus_lang.commands._importers import importers
+
+        files += [_shown(p) for p in importers(Path(f) for f in files)]
+        if args.list:
+            print("\n".join(files))
+            return 0
     if len(files) == 1:
         return _run_one(files[0], args)
     if args.space or args.explain or args.point or args.json:
@@ -187,6 +200,14 @@ def run(args: argparse.Namespace) -> int:
     if errors:
         raise CompileError(errors)
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the user would type it: relative to the working folder where it lies below it."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _run_one(file: str, args: argparse.Namespace) -> int:

@@ -49,3 +49,24 @@ def test_the_ci_example_runs_the_plan_diff_and_posts_it() -> None:
     assert "primusc diff --rev" in script and "--markdown" in script and "gh pr comment" in script
     assert steps[0]["with"]["fetch-depth"] == 0
     assert flow[True]["pull_request"]["paths"] == ["**/*.prx"]  # YAML 1.1 reads `on` as true
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_check_hook_reaches_the_spaces_that_import_a_changed_library(tmp_path: Path) -> None:
+    """A cluster library with `gpus_per_node = 3` passed the hook while the space built on it had no
+    legal point left: the hook checked the changed file alone."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=60)
+    lib = tmp_path / "lib" / "clusters.prx"
+    lib.parent.mkdir()
+    lib.write_text("import hardware.amd (mi325x)\n\ncluster ours { gpu = mi325x; nodes = 2; gpus_per_node = 8 }\n")
+    space = tmp_path / "spaces" / "s.prx"
+    space.parent.mkdir()
+    space.write_text('import models.llama3 (llama3_1_8b)\nimport "../lib/clusters.prx" (ours)\n\n'
+                     "space s on ours {\n  model = llama3_1_8b\n  gbs = 64\n  tp : 2 | 4 | 8\n}\n")
+    assert run_hook("primusc-check", [lib]).returncode == 0
+    lib.write_text(lib.read_text().replace("gpus_per_node = 8", "gpus_per_node = 3"))
+    done = run_hook("primusc-check", [lib])
+    assert done.returncode == 1 and "s.prx" in done.stderr and "P4" in done.stderr
+    listed = subprocess.run([sys.executable, "-m", "primus_lang.cli", "check", "--importers", "--list", str(lib)],
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert listed.stdout.split() == [str(lib), "spaces/s.prx"]
