@@ -15,7 +15,7 @@ from attrs import frozen
 from primus_lang.check import LegalitySummary, never_legal, require_legal, summarize
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import check_target, inexpressible, target_warnings
-from primus_lang.ir import Space, serialize
+from primus_lang.ir import Recompute, Space, serialize
 from primus_lang.ir.candidate import format_value
 from primus_lang.ir.serialize import to_data
 from primus_lang.lower import load_program, pick_space
@@ -58,12 +58,21 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     lines.append(
         f"  legal points    {summary.legal:>{width},}   (checked in {summary.seconds * 1000:.0f} ms)"
     )
+    lines += [f"  no effect: recompute module `{module}` ({why})" for module, why in _idle_modules(space)]
     if summary.legal:
         for axis, value, code in never_legal(space):
             why = f"every point with it breaks {code}" if code else "the checks rule it out together"
             lines.append(f"  never legal: {axis} = {format_value(value)} ({why}; `primusc explain {code}`)"
                          if code else f"  never legal: {axis} = {format_value(value)} ({why})")
     return lines
+
+
+def _idle_modules(space: Space) -> list[tuple[str, str]]:
+    """The selective recompute modules the space writes that find nothing of its model to recompute."""
+    written = [v for a in space.axes if a.name == "recompute" for v in a.domain.values]
+    written += [v for name, v in space.fixed if name == "recompute"]
+    modules = dict.fromkeys(m for r in written if isinstance(r, Recompute) for m in r.modules)
+    return [(m, why) for m in modules if (why := space.model.idle_recompute_module(m))]
 
 
 def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:

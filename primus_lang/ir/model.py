@@ -252,6 +252,19 @@ class Model:
     def is_moe(self) -> bool:
         return self.moe is not None
 
+    def idle_recompute_module(self, module: str) -> str:
+        """Why Megatron's selective recompute module ``module`` finds nothing to recompute in this model
+        ("" where it does): `mlp` in a model whose every layer is MoE, `mla_up_proj` without MLA."""
+        if module == "mlp" and self.dense_layers == 0:
+            return "every layer's MLP is a mixture of experts: `moe` recomputes those"
+        if module in ("moe", "moe_act") and not self.is_moe:
+            return "the model has no mixture-of-experts layer"
+        if module == "shared_experts" and (self.moe is None or not self.moe.shared_experts):
+            return "the model has no shared experts"
+        if module == "mla_up_proj" and self.mla is None:
+            return "the model has no multi-latent attention"
+        return ""
+
     @property
     def fa2_unsupported(self) -> str:
         """Why FlashAttention-2's kernels cannot run this model's attention (empty: they can):

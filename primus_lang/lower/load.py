@@ -374,7 +374,7 @@ class Loader:
         if not isinstance(st, ast.Assign | ast.Nested):
             raise fail(
                 T.MISPLACED_STATEMENT,
-                f"a {what} block holds only `field = value` and nested blocks",
+                f"{_a(what)} block holds only `field = value` and nested blocks",
                 st.span,
                 help="move this statement into a `space`",
             )
@@ -422,10 +422,15 @@ def _axis_outside_space(st: ast.AxisStmt, what: str) -> CompileError:
         fix = f"write `{st.name} = {one.text if isinstance(one, ast.Quantity) else one.name}`"
     return fail(
         T.MISPLACED_STATEMENT,
-        f"a {what} field takes `=`; `{st.name} : ...` declares an axis, which only a space has",
+        f"{_a(what)} field takes `=`; `{st.name} : ...` declares an axis, which only a space has",
         st.span,
         help=fix,
     )
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: an efficiency, a model."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) -> CompileError:
@@ -436,7 +441,7 @@ def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) ->
     own, whose = _OTHER_NAMES.get(cls, ({}, ""))
     if st.name in own:
         hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
-    return fail(N.UNKNOWN_FIELD, f"a {what} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
+    return fail(N.UNKNOWN_FIELD, f"{_a(what)} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
 
 
 def _fill_derived_defaults(cls: type, values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:
@@ -476,7 +481,7 @@ def _refuse_missing_fields(cls: type, values: dict[str, Any], d: ast.Definition 
             T.MISSING_FIELD,
             f"{title} does not set {', '.join(f'`{m}`' for m in missing)}",
             where,
-            help=f"a {what} needs " + ", ".join(n for n in needed if n not in derived) + (f" ({follows})" if follows else ""),
+            help=f"{_a(what)} needs " + ", ".join(n for n in needed if n not in derived) + (f" ({follows})" if follows else ""),
         )
 
 

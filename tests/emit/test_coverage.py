@@ -59,3 +59,16 @@ def test_check_says_what_plan_will_stop_on_before_its_search(tmp_path: Path, cap
     assert main(["check", str(path)]) == 0
     out = capsys.readouterr().out
     assert "warning P7004: the k8s launcher needs variable `container_image` (`plan` and `emit` stop on it" in out
+
+
+def test_check_says_a_recompute_module_the_model_gives_nothing_to() -> None:
+    """`selective(core_attn, mlp)` on a model whose every layer is MoE: `mlp` recomputes nothing."""
+    from primus_lang.commands.check import _idle_modules
+
+    moe = DENSE.replace("seq_len = 4096 }", "seq_len = 4096\n  moe { num_experts = 8; top_k = 2; ffn_hidden = 2048 } }")
+    text = moe + "space s on c { model = d\n gbs = 64\n recompute : none | selective(core_attn, mlp)\n}"
+    space_ = loads_program(text, "t.prx").spaces[0]
+    assert [m for m, _ in _idle_modules(space_)] == ["mlp"]
+    dense = loads_program(DENSE + "space s on c { model = d\n gbs = 64\n recompute = selective(mlp, moe)\n}",
+                          "t.prx").spaces[0]
+    assert _idle_modules(dense) == [("moe", "the model has no mixture-of-experts layer")]
