@@ -26,6 +26,7 @@ from primus_lang.search import (
     available_cpus,
     beyond_kinds,
     figure,
+    outside_line,
     plan_capacity,
     unproven_line,
 )
@@ -141,6 +142,9 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
     line = unproven_line(len(searched), sum(1 for c in searched if not c.proven))
     if line:
         console.print(line)
+    outside = outside_line((c.label, c.days.value, c.days.low, c.days.high) for c in cap.clusters if c.days)
+    if outside:
+        console.print(outside)
     # one reason of each kind (its numbers aside: `2,048 GPUs beyond ...` and `4,096 GPUs beyond ...` are one)
     kinds = beyond_kinds(r for c in cap.clusters for r in c.beyond)
     if kinds:

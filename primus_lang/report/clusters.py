@@ -119,7 +119,14 @@ def section(points: Sequence[ClusterPoint]) -> str:
               "<th>cost (band)</th><th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
             + "<th></th></tr></thead><tbody>" + rows + "</tbody></table>"
             + (f"<p class='note'>★: no other cluster {better}; ☆: none is both faster and on fewer GPUs.</p>"
-               if priced else "") + _beyond_note(points) + _unproven_note(points) + "</section>")
+               if priced else "") + _beyond_note(points) + _unproven_note(points) + _outside_note(points) + "</section>")
+
+
+def _outside_note(points: Sequence[ClusterPoint]) -> str:
+    from primus_lang.search import outside_line
+
+    line = outside_line((p.label, p.days, p.days_low, p.days_high) for p in points)
+    return f"<p class='note'>{html.escape(line)}</p>" if line else ""
 
 
 def _unproven_note(points: Sequence[ClusterPoint]) -> str:

@@ -39,7 +39,8 @@ HOUR = 3_600.0
 
 @frozen
 class Spread:
-    """A figure and the band around it (``low`` <= ``value`` <= ``high``)."""
+    """A figure and its band (where measured runs of its kind fell; ``low`` <= ``high``). The band need not
+    hold the figure: a spec sheet's projections were faster than every run measured (0.49-0.86x)."""
 
     value: float
     low: float
@@ -299,6 +300,16 @@ def unproven_line(searched: int, unproven: int) -> str:
     return (f"{unproven} of {searched} clusters' searches stopped before proving their best (their budget spent, "
             "or a strategy that proves nothing): a row's recipe is the best its search found; `strategy exhaustive` "
             "with a budget that lets it finish proves each")
+
+
+def outside_line(days: Iterable[tuple[str, float, float, float]]) -> str:
+    """What the table and the report say where a cluster's band of days (label, figure, low, high) leaves
+    its figure out ("" where none does)."""
+    out = [label for label, value, low, high in days if not low <= value <= high]
+    if not out:
+        return ""
+    return (f"{', '.join(out)}: the band leaves the figure out, since the runs measured on its GPU profile's evidence "
+            "all fell to one side of such projections (a spec sheet's were all faster than measured): plan on the band")
 
 
 def beyond_kinds(reasons: Iterable[str]) -> list[str]:

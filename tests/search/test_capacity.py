@@ -531,3 +531,13 @@ def test_the_reports_cluster_table_marks_the_wider_bands_as_the_terminal_does() 
     unproven = attrs.evolve(point("gpu=b,nodes=16", ()), proven=False)
     assert "1 of 2 clusters&#x27; searches stopped before proving their best" in section(
         [point("gpu=b,nodes=8", ()), unproven])
+
+
+def test_a_band_that_leaves_its_figure_out_is_said() -> None:
+    """A spec-sheet GPU's band lies wholly to one side of its projection (`299 (343–609)` days): the table
+    showed it without a word."""
+    from primus_lang.search import outside_line
+
+    assert outside_line([("gpu=a", 299.0, 343.0, 609.0), ("gpu=b", 71.1, 58.3, 89.1)]).startswith(
+        "gpu=a: the band leaves the figure out")
+    assert outside_line([("gpu=b", 71.1, 58.3, 89.1)]) == ""
