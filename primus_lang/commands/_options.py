@@ -137,13 +137,25 @@ def foreign_device(oracle: object, gpu: Gpu) -> str:
             "path runs, not how fast the space's GPU is")
 
 
+def _replaceable(path: Path, keep: set[Path]) -> bool:
+    """Whether ``path`` in an output folder is the plan's to replace: primusc's own lock or leftover, one of
+    ``keep``, or a folder (a shortlist's `campaign`) that holds nothing else."""
+    from primus_lang.outputs import ours
+
+    if ours(path.name) or path.resolve() in keep:
+        return True
+    if path.is_dir() and not path.is_symlink():
+        return all(_replaceable(p, keep) for p in path.iterdir())
+    return False
+
+
 def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume: Path | None = None,
                   own: Iterable[Path] = ()) -> None:
     """Refuse, before any work, to write where a user's files would be lost: into a non-empty ``out``
     folder, or over an existing file of ``files`` (keyed by their option's name) other than the trace
     ``resume`` continues and the files ``own`` a resumed plan wrote there itself. ``force`` allows
     both; a folder that is a file, and an output that is a link or a folder, are refused regardless."""
-    from primus_lang.outputs import ours, refuse_link, refuse_unwritable
+    from primus_lang.outputs import refuse_link, refuse_unwritable
 
     if out is not None and out.exists() and not out.is_dir():
         raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
@@ -153,8 +165,7 @@ def check_outputs(out: Path | None, files: dict[str, Path], force: bool, resume:
     if force:
         return
     keep = {p.resolve() for p in own} | ({resume.resolve()} if resume is not None else set())
-    held = sorted(p.name for p in out.iterdir() if p.resolve() not in keep and not ours(p.name)) \
-        if out is not None and out.exists() else []
+    held = sorted(p.name for p in out.iterdir() if not _replaceable(p, keep)) if out is not None and out.exists() else []
     if held:
         shown = ", ".join(f"`{n}`" for n in held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
         raise CompileError(

@@ -299,6 +299,10 @@ def _keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[P
     stale = sorted(p for p in prior if p.resolve() not in now)
     for p in stale:
         p.unlink(missing_ok=True)
+        folder = p.parent
+        while folder != out and folder.is_relative_to(out) and not any(folder.iterdir()):
+            folder.rmdir()  # a campaign's job folder this plan no longer writes
+            folder = folder.parent
     notes = []
     if stale:
         notes.append("removed what the plan before wrote here and this one does not, unchanged since: "

@@ -144,7 +144,7 @@ def timeline_chart(cand: CandidateView, width: float = 960) -> str:
     chunked = any(e.chunk for e in events)
     with_titles = len(wide) <= 4000  # hover titles double the bytes; past this the file grows too big
     # after the pipeline's last pass the step still syncs gradients and steps the optimizer: that is no bubble
-    passes_end = max([e.end for e in events], default=0.0)
+    passes_end = max([e.end for e in events if e.kind != "comm"], default=0.0)
     for s, i in row_of.items():
         y = top + i * (row_h + gap)
         svg.rect(left, y, x(passes_end) - left, row_h, "url(#bubble)", class_="bubble")

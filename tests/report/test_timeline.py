@@ -62,7 +62,8 @@ def test_one_stage_s_step_tail_is_no_bubble() -> None:
     that as a hatched "idle (bubble)" strip beside a bubble of 0.0%."""
     import attrs
 
-    events = tuple(alternating(4, 1.0, 2.0))
+    # the tail's gradient reduction is a communication event of its own, to the step's end
+    events = (*alternating(4, 1.0, 2.0), TimelineEvent(0, "comm", -1, 12.0, 14.0))
     cand = attrs.evolve(candidate("tp=1", 1000.0, 1 << 30, True, 1, stages=1), timeline=events, step_time=14.0)
     svg = timeline_chart(cand)
     assert 'class="tail"' in svg and "gradient sync and optimizer" in svg

@@ -83,3 +83,14 @@ def test_the_table_shows_the_fastest_the_tie_rule_ranked_below_its_rows(tmp_path
     rank = data["tied"].index(data["fastest"]["label"]) + 1
     assert f"│ {rank}≈ │ {data['fastest']['label']}" in out
     assert "and it keeps its gradients in BF16" in out
+
+
+def test_a_shortlist_campaign_s_folder_is_the_plan_s_to_replace(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The second `plan --shortlist 2` into one --out was refused: `campaign` was no file of the record."""
+    out = tmp_path / "p"
+    assert plan(capsys, out, "--target", "megatron+slurm", "--shortlist", "2")[0] == 0
+    assert (out / "campaign").is_dir()
+    assert plan(capsys, out, "--target", "megatron+slurm", "--shortlist", "2")[0] == 0
+    code, err = plan(capsys, out, "--target", "megatron+slurm")  # no shortlist now: its jobs are removed
+    assert code == 0 and not (out / "campaign").exists()
