@@ -136,6 +136,8 @@ class Loader:
         self.failed: dict[Path, list[Diagnostic]] = {}
         self._indexes: dict[tuple[int, str], NameIndex] = {}
         self.resolving: set[int] = set()
+        # per object built, the fields it left to their rule (``_fill_derived_defaults``), the object kept alive
+        self.derived: dict[int, tuple[Any, frozenset[str]]] = {}
 
     # ---- files -------------------------------------------------------------------------------
     def load_path(self, path: Path, span: Span | None = None, shown: str | None = None) -> LoadedModule:
@@ -308,9 +310,12 @@ class Loader:
                     )
                 cls = CLASSES[d.kind]
                 base: dict[str, Any] = {}
+                parent = None
                 if d.base is not None:
-                    base = fields_of(self.resolve(entry.module, d.base, d.kind, d.name_span))
-                entry.value = self.build(cls, d.body, base, entry.module, {"name": d.name, "span": d.span}, d)
+                    parent = self.resolve(entry.module, d.base, d.kind, d.name_span)
+                    base = fields_of(parent)
+                entry.value = self.build(cls, d.body, base, entry.module, {"name": d.name, "span": d.span}, d,
+                                         parent)
         finally:
             self.resolving.discard(id(entry))
 
@@ -322,7 +327,7 @@ class Loader:
         if isinstance(value, ast.Override):
             base = self.resolve(module, value.base, kind, value.span)
             fixed = {"name": base.name, "span": base.span}
-            return self.build(cls, value.body, fields_of(base), module, fixed, None)
+            return self.build(cls, value.body, fields_of(base), module, fixed, None, base)
         raise fail(T.WRONG_TYPE, f"`{what}` takes the name of a {kind}, not {describe(value)}", value.span)
 
     # ---- blocks ------------------------------------------------------------------------------
@@ -334,7 +339,9 @@ class Loader:
         module: LoadedModule,
         fixed: dict[str, Any],
         d: ast.Definition | None,
+        parent: Any = None,
     ) -> Any:
+        """``cls`` from ``block`` over ``base`` (the fields of ``parent``, the definition it derives from)."""
         if cls is Site:  # its mounts and env name their own entries
             block, extra = site_blocks(self, block, base, module)
             fixed = {**extra, **fixed}
@@ -356,14 +363,19 @@ class Loader:
             values["provenance"] = Provenance(
                 note=f"efficiencies set by hand over `{over}`'s: no band was measured for them, so the spec "
                      "sheet's is shown")
-        _fill_derived_defaults(cls, values, seen, d.name_span if d is not None else block.span)
+        inherited = self.derived[id(parent)][1] if id(parent) in self.derived else frozenset()
+        filled = _fill_derived_defaults(cls, values, seen, d.name_span if d is not None else block.span,
+                                        base, inherited)
         values.update(fixed)
         _refuse_missing_fields(cls, values, d, block)
         _refuse_out_of_range(cls, values, seen, d.name_span if d is not None else block.span)
         try:
-            return cls(**values)
+            built = cls(**values)
         except (TypeError, ValueError) as exc:
             raise fail(T.WRONG_TYPE, f"invalid {what}: {exc}", block.span) from None
+        if filled:  # which of its fields follow their rule, for a definition that derives from it
+            self.derived[id(built)] = (built, filled)
+        return built
 
     def _set(self, cls: type, st: ast.Stmt, fields: dict[str, Any], values: dict[str, Any],
              seen: dict[str, ast.Stmt], module: LoadedModule) -> None:
@@ -444,14 +456,23 @@ def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) ->
     return fail(N.UNKNOWN_FIELD, f"{_a(what)} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
 
 
-def _fill_derived_defaults(cls: type, values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:
+def _fill_derived_defaults(cls: type, values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None,
+                           base: dict[str, Any], inherited: frozenset[str]) -> frozenset[str]:
+    """Fill the fields a block leaves to their rule (``DERIVED_DEFAULTS``); the names filled. A field the
+    base left to its rule (``inherited``) follows it here too where this block changes what it reads
+    (`heads = 24` over a card of 32 heads kept its 128-wide head); one the base set itself stays."""
+    filled = set()
     for name, (_, rule) in DERIVED_DEFAULTS.get(cls, {}).items():
+        if name in inherited and name not in seen and rule(values) != base.get(name):
+            del values[name]
         if name not in values:
             v = rule(values)
             if v is not None:
                 values[name] = v
+                filled.add(name)
                 if name == "head_dim":
                     _refuse_inexact_head_dim(values, seen, at)
+    return frozenset(filled)
 
 
 def _refuse_inexact_head_dim(values: dict[str, Any], seen: dict[str, ast.Stmt], at: Span | None) -> None:

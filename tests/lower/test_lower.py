@@ -249,3 +249,16 @@ def test_a_gbs_with_a_bad_value_is_not_also_said_missing() -> None:
     text = "import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\nspace s on mi325x_x8 {{ model = llama3_1_8b; {} }}"
     assert codes(text.format("gbs = 12O")) == ["P3007"]
     assert codes(text.format("tp = 1")) == ["P3008"]
+
+
+def test_a_derived_card_re_derives_what_its_base_left_to_a_rule_and_keeps_what_it_set() -> None:
+    """`model a = base { heads = 24 }` kept the base's 128-wide head (4096 / 32) without a word."""
+    base = "model base { num_layers = 2; hidden = 4096; heads = 32; ffn_hidden = 64; vocab = 100; seq_len = 8 }\n"
+    models = {m.name: m for m in loads_program(base + "model b = base { hidden = 5120 }\nmodel d = base { heads = 64 }\n"
+                                               "model e = base { seq_len = 16 }", "t.prx").models}
+    assert (models["b"].head_dim, models["d"].head_dim, models["d"].kv_heads) == (160, 64, 64)
+    assert models["e"].max_position_embeddings == 16
+    assert codes(base + "model a = base { heads = 24 }") == ["P3009"]
+    # a base that states its head width keeps it (Qwen3-32B inherits Qwen3-8B's stated 128 over 5120 / 64)
+    stated = base.replace("seq_len = 8 }", "seq_len = 8; head_dim = 128 }")
+    assert loads_program(stated + "model b = base { hidden = 5120; heads = 64 }", "t.prx").models[1].head_dim == 128
