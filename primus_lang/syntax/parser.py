@@ -677,6 +677,10 @@ def _unclosed_brace(text: str, file: str, err: lark.exceptions.UnexpectedInput) 
                       Span(file, ln, col, ln, col + 1), help="add its closing `}` after the block's last line")
 
 
+# operators of other languages an expression may be written with, and the word the language has for each
+_OTHER_LANGUAGES = {"&&": "and", "||": "or", "!": "not", "&": "and"}
+
+
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
@@ -696,6 +700,9 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
             every = lines(text) or [""]
             line, col = len(every), len(every[-1]) + 1
         span = Span(file, line, col, line, col + width)
+        if tok.type != "$END" and text[tok.start_pos:tok.start_pos + 2] == "||":
+            return Diagnostic(C.UNEXPECTED_TOKEN, "unexpected `||`", Span(file, line, col, line, col + 2),
+                              help="write `or`: the language's operators are words")
         found = _describe(tok)
         expected = _expected(set(err.expected))
     else:
@@ -708,12 +715,14 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
             )
         found = f"`{ch}`"
         expected = ""
+        operator = _OTHER_LANGUAGES.get(text[pos:pos + 2] if pos is not None else "") or _OTHER_LANGUAGES.get(ch)
         if label is None:
             return Diagnostic(
                 C.UNEXPECTED_CHARACTER,
                 f"unexpected character {found}",
                 span,
-                help="remove it, or put the text in double quotes",
+                help=f"write `{operator}`: the language's operators are words" if operator
+                else "remove it, or put the text in double quotes",
             )
     if label is not None:
         code, message, hint = _HINTS[label]

@@ -35,3 +35,11 @@ def test_two_bars_with_no_value_between_are_said_as_such() -> None:
     with pytest.raises(CompileError) as err:
         parse("space s on c {\n  cp : 1 | 2 |\n}\n", "s.prx")
     assert err.value.diagnostics[0].message == "a `|` ends the line with no value after it"
+
+
+@pytest.mark.parametrize(("written", "word"), [("tp <= 4 && pp <= 2", "and"), ("tp <= 4 || pp <= 2", "or"),
+                                               ("!(tp > 4)", "not")])
+def test_another_language_s_operator_is_pointed_at_the_word(written: str, word: str) -> None:
+    with pytest.raises(CompileError) as err:
+        parse(f"space s on c {{\n  require {written}\n}}\n", "s.prx")
+    assert err.value.diagnostics[0].help.startswith(f"write `{word}`")
