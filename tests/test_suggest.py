@@ -23,3 +23,13 @@ def test_spelling_distance_still_finds_typos_and_nothing_is_invented() -> None:
     assert near_name("tpp", NAMES) == "tp" and near_name("sequence_paralel", NAMES) == "sequence_parallel"
     assert near_name("precission", NAMES) == "precision"
     assert spelled_out("tp", NAMES) is None and near_name("zzz", NAMES) is None
+
+
+def test_a_megatron_setting_or_a_derived_value_written_as_a_knob_is_named_for_what_it_is() -> None:
+    from primus_lang.lower.names import knob_hint
+
+    assert knob_hint("fp8", KNOBS).startswith("did you mean `precision`?")
+    assert knob_hint("use_distributed_optimizer", KNOBS).startswith("did you mean `sharding`?")
+    assert knob_hint("dp", KNOBS).startswith("`dp` is not set but follows")
+    assert knob_hint("data_parallel", KNOBS).startswith("`dp` is not set but follows")
+    assert knob_hint("tensor_parallel", KNOBS) == "did you mean `tp`?"

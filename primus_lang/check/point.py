@@ -12,11 +12,11 @@ from primus_lang.check.frame import DEFAULTS, frame_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.diagnostics.suggest import near_name
 from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
 from primus_lang.lower import single
+from primus_lang.lower.names import knob_hint
 from primus_lang.syntax import ast
 
 
@@ -108,8 +108,7 @@ def parse_point(space: Space, text: str) -> Candidate:
                 Diagnostic(T.WRONG_TYPE, f"`{part}` is not `knob=value`", help="e.g. `--point tp=2,pp=4`")
             )
         if key not in KNOBS:
-            close = near_name(key, KNOBS)
-            hint = f"did you mean `{close}`?" if close else "knobs: " + ", ".join(KNOBS)
+            hint = knob_hint(key, KNOBS)
             raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
         if key in given:
             raise CompileError(Diagnostic(N.DUPLICATE_FIELD, f"`{key}` given twice in the point"))

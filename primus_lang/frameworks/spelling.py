@@ -48,6 +48,13 @@ KNOBS: dict[str, str] = {
     "optimizer_dtype": "exp_avg_dtype",
 }
 
+def knob_of_setting(name: str) -> str | None:
+    """The knob a Megatron setting states (`fp8` is `precision`, `use_distributed_optimizer` is `sharding`),
+    from its flag (`--micro-batch-size`) or its dest; None where no knob states it."""
+    dest = name.lstrip("-").replace("-", "_")
+    return next((knob for knob, setting in KNOBS.items() if setting == dest), None)
+
+
 # The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
 ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
 # and back, with megatron-core's other names: `fused` is cuDNN's fused kernel, `local` its own unfused one

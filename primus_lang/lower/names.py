@@ -7,13 +7,15 @@ Knobs come from ``KNOBS``; derived values, model facts and functions from ``ir/e
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 
 import attrs
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.diagnostics.suggest import near_name
+from primus_lang.diagnostics.suggest import near_name, spelled_out
+from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import (
     DERIVED,
@@ -191,3 +193,20 @@ def type_of(expr: Expr, lets: dict[str, str]) -> str:
 
 def base_names() -> set[str]:
     return set(KNOBS) | set(DERIVED) | set(MODEL_FACTS)
+
+
+def knob_hint(word: str, knobs: Iterable[str]) -> str:
+    """The help for ``word`` that is not a knob of ``knobs``: the knob a Megatron setting of that name
+    states (`fp8`, `use_distributed_optimizer`), that a derived value is not set but follows (`dp`,
+    `data_parallel`), else the nearest knob by name, else the knobs."""
+    listed = list(knobs)
+    knob = spelling.knob_of_setting(word)
+    if knob is not None and knob in listed:
+        return f"did you mean `{knob}`? (Megatron's `{word}` is primusc's `{knob}`)"
+    derived = word if word in DERIVED else spelled_out(word, DERIVED)
+    if derived is not None:
+        return (f"`{derived}` is not set but follows from the knobs it is computed from "
+                f"({', '.join(DERIVED[derived]) or 'the cluster'}); bound it with `require`")
+    close = near_name(word, listed)
+    return f"did you mean `{close}`?" if close else "knobs: " + ", ".join(listed)
+

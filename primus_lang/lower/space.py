@@ -11,7 +11,6 @@ import attrs
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
-from primus_lang.diagnostics.suggest import near_name
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
@@ -43,7 +42,7 @@ from primus_lang.ir.space import (
 from primus_lang.lower import capacity
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
 from primus_lang.lower.domains import expand, single
-from primus_lang.lower.names import base_names, enum_values, resolve_expr, type_of
+from primus_lang.lower.names import base_names, enum_values, knob_hint, resolve_expr, type_of
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.lower.site import lower_run
 from primus_lang.lower.values import count, fail, fraction, name_span, number, unit_quantity
@@ -391,13 +390,10 @@ def _objective(st: ast.ObjectiveStmt, metric: str) -> Objective:
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:
     candidates = [*KNOBS, "model", "cluster", *capacity.CLUSTER_FIELDS, "train_tokens"]
-    close = near_name(name, candidates)
     if name in attrs.fields_dict(Settings):
         hint = f"`{name}` is a setting: write `assume {name} = ...`"
-    elif close:
-        hint = f"did you mean `{close}`?"
     else:
-        hint = "knobs: " + ", ".join(KNOBS)
+        hint = knob_hint(name, candidates)
     raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{name}` is not a knob", span, help=hint))
 
 
