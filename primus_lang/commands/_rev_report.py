@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from primus_lang.check import summarize
+from primus_lang.check import require_legal, summarize
 from primus_lang.diagnostics import CompileError
 from primus_lang.ir import KNOBS
 from primus_lang.ir.candidate import format_value
@@ -96,7 +96,12 @@ def side(label: str, space: Space, budget: int, seed: int) -> Side:
 
     summary = summarize(space)
     if not summary.legal:
-        return Side(label, space.name, summary.raw, 0, None, None, note="no legal point")
+        try:
+            require_legal(space, summary)
+            why = ""
+        except CompileError as err:  # why, rule by rule, as `check` says it
+            why = ": " + "; ".join(_rule_said(d.message, d.help) for d in err.diagnostics)
+        return Side(label, space.name, summary.raw, 0, None, None, note=f"no legal point{why}")
     # the LLM strategy would call a model from CI; the comparison needs the same cheap search both sides
     strategy = "auto" if space.strategy == "llm" else None
     try:
@@ -117,6 +122,13 @@ def side(label: str, space: Space, budget: int, seed: int) -> Side:
                 metrics, result.objective, result.evaluations,
                 "" if best is not None else "no legal point fits in memory",
                 tuple((k, format_value(getattr(cand, k))) for k in KNOBS) if cand is not None else ())
+
+
+def _rule_said(message: str, help: str) -> str:
+    """What a "no point is legal" diagnostic says of its rule: its message past the space's name, else its
+    help (the rules that remove the most)."""
+    detail = message.split(" is legal", 1)[-1].lstrip(":").strip()
+    return help if not detail or detail.startswith("(") else detail
 
 
 def winner_changes(a: Side, b: Side) -> list[str]:

@@ -160,3 +160,11 @@ def test_a_changed_quantity_reads_in_its_unit_and_the_winner_s_move_is_said(
     assert all(len(v) < 100 for pair in changed.values() for v in pair if v)  # provenance notes are summarized
     moved = data["winner_changes"]
     assert (data["a"]["winner"] == data["b"]["winner"]) == (moved == [])
+
+
+def test_a_side_without_a_legal_point_says_why(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / "space.prx").write_text(SPACE.replace("tp : 1 | 2 | 4 | 8", "tp : 3 | 5"))
+    git(repo, "commit", "-q", "-am", "three")
+    code, out, err = run(capsys, "diff", "--rev", "HEAD~1", "--rev", "HEAD", str(repo / "space.prx"))
+    assert code == 0, err
+    assert "no legal point: TP·PP·CP" in out  # the rule that removes every point, not "no legal point" alone
