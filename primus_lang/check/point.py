@@ -15,8 +15,7 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
-from primus_lang.lower import single
-from primus_lang.lower.names import knob_hint
+from primus_lang.lower import knob_hint, single
 from primus_lang.syntax import ast
 
 

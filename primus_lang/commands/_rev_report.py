@@ -17,7 +17,7 @@ from primus_lang.ir.expr import to_text
 from primus_lang.ir.quantity import META_KIND, Kind
 from primus_lang.ir.serialize import to_data
 from primus_lang.ir.space import Space
-from primus_lang.syntax.units import with_unit
+from primus_lang.syntax import with_unit
 
 _OWN = {"name", "span", "knob_spans", "axes", "lets", "constraints", "fixed"}
 
@@ -91,8 +91,7 @@ def changes(a: Space, b: Space) -> list[tuple[str, str | None, str | None]]:
 def side(label: str, space: Space, budget: int, seed: int) -> Side:
     """One revision's counts and the winner ``plan`` would choose there (the tie rule and the space's own
     recipe applied, as ``plan`` applies them), from a search of ``budget`` evaluations."""
-    from primus_lang.search import Limits, choose, prepare, run_search
-    from primus_lang.search.plan import baseline_trial
+    from primus_lang.search import Limits, baseline_trial, choose, prepare, run_search
 
     summary = summarize(space)
     if not summary.legal:

@@ -15,8 +15,9 @@ __all__ = ["load_program", "load_space", "loads_program", "pick_space", "single"
 if TYPE_CHECKING:
     from primus_lang.lower.capacity import select_cluster
     from primus_lang.lower.load import Loader
+    from primus_lang.lower.names import knob_hint
     from primus_lang.lower.values import block_class
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Loader", "block_class", "select_cluster"]
+__all__ += ["Loader", "block_class", "knob_hint", "select_cluster"]

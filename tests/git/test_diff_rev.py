@@ -107,7 +107,7 @@ def test_an_error_at_a_revision_names_the_revision(repo: Path, capsys: pytest.Ca
 
 def test_a_file_without_a_space_at_a_revision_is_named_by_the_revision(
         repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The message named the temporary checkout (`/tmp/primusc-rev-.../lib/models.prx defines no space`)."""
+    """The message named the temporary checkout (`primusc-rev-.../lib/models.prx defines no space`)."""
     code, _, err = run(capsys, "diff", "--rev", "HEAD~1", "--rev", "HEAD", str(repo / "lib" / "models.prx"))
     assert code == 1 and "`HEAD~1:lib/models.prx` defines no space" in err and "primusc-rev-" not in err
 
