@@ -6,27 +6,13 @@ space built on it lost its last legal point."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from primus_lang.diagnostics import CompileError
-from primus_lang.syntax import ast, parse
+from primus_lang.commands._revisions import path_imports, work_tree
 
 MAX_FILES = 20_000  # a repository's .prx files read to find importers; past this the rest are not
 _SKIP = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"}
-
-
-def repository_root(file: Path) -> Path:
-    """The git work tree ``file`` lies in, else the folder it is in."""
-    try:
-        done = subprocess.run(["git", "-C", str(file.parent), "rev-parse", "--show-toplevel"],
-                              capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        done = None
-    if done is not None and done.returncode == 0 and done.stdout.strip():
-        return Path(done.stdout.strip())
-    return file.parent
 
 
 def _prx_files(root: Path) -> list[Path]:
@@ -40,13 +26,12 @@ def _prx_files(root: Path) -> list[Path]:
 
 
 def _imported(path: Path) -> set[Path]:
-    """The files ``path`` imports by path (stdlib modules are no file of the repository)."""
+    """The files ``path`` imports by path."""
     try:
-        module = parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
-    except (CompileError, OSError):
+        text = path.read_bytes()
+    except OSError:
         return set()
-    return {(path.parent / item.source).resolve() for item in module.items
-            if isinstance(item, ast.Import) and item.path}
+    return {(path.parent / source).resolve() for source in path_imports(text, str(path))}
 
 
 def importers(files: Iterable[Path]) -> list[Path]:
@@ -55,7 +40,8 @@ def importers(files: Iterable[Path]) -> list[Path]:
     given = [Path(f).resolve() for f in files]
     if not given:
         return []
-    graph = {p.resolve(): _imported(p) for p in _prx_files(repository_root(given[0]))}
+    root = work_tree(given[0].parent) or given[0].parent
+    graph = {p.resolve(): _imported(p) for p in _prx_files(root)}
     reached = set(given)
     changed = True
     while changed:

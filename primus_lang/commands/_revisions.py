@@ -74,16 +74,29 @@ def checkout(where: Located, commit: str, dest: Path) -> Path:
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-        try:
-            tree = parse(data, f"{commit[:12]}:{rel}")
-        except CompileError:
-            continue  # the load that follows reports it
-        for item in tree.items:
-            if isinstance(item, ast.Import) and item.path:
-                joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), item.source))
-                if not joined.startswith("../") and joined != "..":
-                    todo.append(joined)
+        for source in path_imports(data, f"{commit[:12]}:{rel}"):  # a file that does not parse: the load reports it
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), source))
+            if not joined.startswith("../") and joined != "..":
+                todo.append(joined)
     return dest / where.path
+
+
+def path_imports(text: str | bytes, file: str) -> list[str]:
+    """The paths a ``.prx`` text imports (``import "./lib.prx" (...)``), as written; none where it does not
+    parse. Stdlib modules are no file of the repository."""
+    try:
+        tree = parse(text, file)
+    except CompileError:
+        return []
+    return [item.source for item in tree.items if isinstance(item, ast.Import) and item.path]
+
+
+def work_tree(path: Path) -> Path | None:
+    """The top folder of the git work tree ``path`` lies in, or None."""
+    try:
+        return Path(_git(path, "rev-parse", "--show-toplevel").decode().strip())
+    except CompileError:
+        return None
 
 
 def renamed(err: CompileError, dest: Path, label: str) -> CompileError:

@@ -274,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
                            lambda path: args.force or path.resolve() in replace, capacity)
             plan = attrs.evolve(plan, capacity=capacity, cluster=cluster)
             if writes_out:
-                _keep_ledger(out, [Path(f) for f in plan.files] + [trace], prior, edited, args.error_format)
+                _keep_ledger(out, [Path(f) for f in plan.files] + [trace], prior, edited)
             if args.json:
                 # the notes are in the JSON; said on stderr too, where a pipe into jq would lose them (an
                 # LLM strategy that handed over to the evolutionary search, a search run again)
@@ -289,7 +289,7 @@ def run(args: argparse.Namespace) -> int:
                                     f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
 
 
-def _keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[Path], error_format: str) -> None:
+def _keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[Path]) -> None:
     """Record what this plan wrote into ``out``; remove what an earlier plan wrote there, unchanged since,
     that this one did not write again (another target's launch files), and say so; say which files
     ``--force`` replaced that had been changed since a plan wrote them."""
@@ -427,8 +427,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
                     space.settings, baseline)
     settled, winner, kept, own = choice.settled, choice.winner, choice.kept, choice.recipe
     ranked = settled.ranked[: max(1, args.top)]
-    # the projected fastest, where the tie rule ranked it below the rows shown: the table shows it too
-    fastest = settled.fastest if settled.fastest is not None and settled.fastest not in ranked else None
+    fastest = settled.fastest_below(args.top)  # the table shows it too
     lines: list[str] = []
     stack = trust.target_stack(space.settings.target)
     warn_trust(space.cluster.gpu, [(t.candidate.label(), t.evaluation.mfu) for t in ranked

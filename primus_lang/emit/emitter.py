@@ -226,11 +226,12 @@ def tokenizer_warnings(space: Space, target: str, given: Mapping[str, str]) -> l
     if v.tokenizer_type == "NullTokenizer" or not _HUB_ID.fullmatch(v.tokenizer_model):
         return []
     site = space.site
+    shown = {n for n, _ in site.values()} if site else set()  # the values the site sets itself
     if launcher_cls.NAME == "k8s":
-        shown = {name for name, _, _ in site.secret_list()} | {n for n, _ in site.values()} if site else set()
+        shown |= {name for name, _, _ in site.secret_list()} if site else set()
         where = "a pod sees only the environment its manifest gives it"
     elif v.container in ("docker", "podman"):
-        shown = set(site.forwarded()) | {n for n, _ in site.values()} if site else set()
+        shown |= set(site.forwarded()) if site else set()
         where = f"a {v.container} container sees only the variables it is given"
     else:
         return []

@@ -27,13 +27,16 @@ class Settled:
     # the space's settings: its tie rule, and what its target launches (numerics are judged as launched)
     settings: Settings = field(factory=Settings)
 
+    def fastest_below(self, n: int) -> Trial | None:
+        """The projected fastest where the tie rule ranked it below the first ``n`` (None where it is among
+        them): a table of the winners shows what the winner was preferred to."""
+        return self.fastest if self.fastest is not None and self.fastest not in self.ranked[:max(1, n)] else None
+
     def top(self, n: int) -> tuple[Trial, ...]:
         """The first ``n`` of ``ranked``, and the projected fastest after them where the tie rule ranked it
-        lower: a table of the winners shows what the winner was preferred to (the report's)."""
-        shown = self.ranked[:max(1, n)]
-        if self.fastest is not None and self.fastest not in shown:
-            shown = (*shown, self.fastest)
-        return shown
+        lower (the report's)."""
+        below = self.fastest_below(n)
+        return (*self.ranked[:max(1, n)], *((below,) if below is not None else ()))
 
     def cost(self, t: Trial) -> tuple[int, int, int, int]:
         assert t.candidate is not None
