@@ -14,6 +14,10 @@ NAMES = [*KNOBS, "dp", "edp", "world", "microbatches"]
     ("tensor_parallel", "tp"), ("tensor_model_parallel_size", "tp"), ("pipeline", "pp"), ("pipeline_parallel", "pp"),
     ("dp_size", "dp"), ("data_parallel", "dp"), ("micro_batch_size", "mbs"), ("global_batch_size", "gbs"),
     ("expert_tensor_parallel", "etp"), ("context_parallel_size", "cp"), ("virtual_pipeline_model_parallel_size", "vpp"),
+    # the size left unsaid, a count's "num", and the GPU count this language calls `world`: spelling
+    # distance had offered `microbatches` (another quantity) and `num_experts`
+    ("micro_batch", "mbs"), ("global_batch", "gbs"), ("num_gpus", "world"), ("total_gpus", "world"),
+    ("num_microbatches", "microbatches"),
 ])
 def test_a_spelled_out_name_is_its_knob(word: str, meant: str) -> None:
     assert near_name(word, NAMES) == meant

@@ -37,20 +37,27 @@ class NameIndex:
 
 # words a spelled-out parallelism name carries that its short name leaves out (`tensor_model_parallel_size`)
 _FILLER = ("model", "size", "degree")
+# words that say a name is a count (`num_gpus` is `gpus`)
+_COUNTING = ("num", "n", "number", "of", "total")
+# what another tool's word is called here, where the scope has no name of that spelling
+_SYNONYMS = {"gpus": "world"}
 _PARALLELISMS = ("tensor", "pipeline", "context", "expert", "data")
 
 
 def spelled_out(word: str, names: Iterable[str]) -> str | None:
     """The short name of ``names`` that ``word`` spells out: `tensor_parallel` and Megatron's
-    `tensor_model_parallel_size` are `tp`, `pipeline` is `pp`, `micro_batch_size` is `mbs`, `dp_size` is `dp`. Spelling
+    `tensor_model_parallel_size` are `tp`, `pipeline` is `pp`, `micro_batch_size` and `micro_batch` are `mbs`, `num_gpus`
+    is `gpus` (or `world`), `dp_size` is `dp`. Spelling
     distance finds none of these (`tensor_parallel` is nearest `sequence_parallel`)."""
     parts = [p for p in word.lower().replace("-", "_").split("_") if p]
     if len(parts) == 1 and parts[0] in _PARALLELISMS:  # `pipeline`: the parallelism it names
         parts.append("parallel")
     known = set(names)
-    for drop in ((), _FILLER[1:], _FILLER):
+    for drop in ((), _FILLER[1:], _FILLER, _FILLER + _COUNTING):
         kept = [p for p in parts if p not in drop]
-        for short in ("".join(p[0] for p in kept), "_".join(kept)):
+        # a size the word leaves unsaid: `micro_batch` is `mbs`
+        for short in ("".join(p[0] for p in kept), "_".join(kept), "".join(p[0] for p in kept) + "s"):
+            short = short if short in known else _SYNONYMS.get(short, short)
             if short in known and short != word:
                 return short
     return None

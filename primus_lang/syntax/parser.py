@@ -30,7 +30,7 @@ from primus_lang.resources import data_dir
 from primus_lang.sources import SOURCES, lines
 from primus_lang.syntax import ast
 from primus_lang.syntax.lexical import code_of
-from primus_lang.syntax.units import UNITS, suggest_unit
+from primus_lang.syntax.units import UNITS, suggest_unit, takes_no_unit
 
 MAX_BYTES = 4 * 2**20
 
@@ -494,6 +494,8 @@ _TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min
                  "minutes": 1 / 1_440, "h": 1 / 24, "hr": 1 / 24, "hrs": 1 / 24, "hour": 1 / 24, "hours": 1 / 24,
                  "d": 1.0, "week": 7.0, "weeks": 7.0, "wk": 7.0, "wks": 7.0, "month": 0.0, "months": 0.0, "year": 0.0,
                  "years": 0.0}
+# the field a number on a line is the value of: ``nodes = 16 Gb``, ``mbs : 2 kb``
+_ASSIGNED = re.compile(r"(\w+)\s*[=:]\s*$")
 _CURRENCIES = {"usd", "eur", "dollars", "dollar", "gbp", "cny", "jpy"}
 # words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
 _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}
@@ -551,6 +553,12 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                 return Diagnostic(
                     C.UNEXPECTED_TOKEN, f"`{word}` after a number is neither a unit nor {_COUNTED[keyword[0]]}",
                     Span(file, ln, col, ln, col + len(word)), help=f"did you mean `{keyword[0]}`?")
+            target = _ASSIGNED.search(src[:m.start(0)])
+            if target is not None and takes_no_unit(target.group(1)):
+                return Diagnostic(
+                    C.UNKNOWN_UNIT, f"`{target.group(1)}` takes no unit: `{word}` after its number",
+                    Span(file, ln, col, ln, col + len(word)),
+                    help=f"write the number alone (`{target.group(1)} = {m.group(0)[:m.start(1) - m.start(0)].strip()}`)")
             guess = suggest_unit(word)
             if guess is None and difflib.get_close_matches(word, sorted(_NOT_UNITS), n=1, cutoff=0.75):
                 continue  # `whne`: a slip of a keyword, which the parser's own error names better

@@ -5,9 +5,12 @@ GB is 10^9 bytes and GiB 2^30: they are distinct. ``Gbps`` is bits, so 10^9 / 8 
 
 from __future__ import annotations
 
+import functools
 import re
 
-from primus_lang.ir.quantity import Kind
+import attrs
+
+from primus_lang.ir.quantity import META_KIND, Kind
 
 _BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -107,6 +110,17 @@ def suggest_unit(word: str) -> str | None:
         return folded[word.lower()]
     close = difflib.get_close_matches(word, list(UNITS), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+@functools.cache
+def takes_no_unit(name: str) -> bool:
+    """Whether every IR field called ``name`` is a plain count or number (``nodes``, ``mbs``): a unit
+    after its value is a slip, whatever unit it resembles."""
+    import primus_lang.ir as ir
+
+    kinds = {f.metadata.get(META_KIND) for cls in vars(ir).values() if isinstance(cls, type) and attrs.has(cls)
+             for f in attrs.fields(cls) if f.name == name}
+    return bool(kinds) and kinds <= {Kind.COUNT, Kind.NUMBER}
 
 
 def byte_units() -> dict[str, int]:

@@ -26,6 +26,15 @@ def test_a_nic_written_in_bits_per_second_is_pointed_at_gbps() -> None:
     assert d.code.id == "P1005" and d.help.startswith("did you mean `Gbps`?")
 
 
+def test_a_unit_after_a_count_says_the_count_takes_none() -> None:
+    """`nodes = 16 Gb` was hinted `Gbps`, a bandwidth, for a node count."""
+    with pytest.raises(CompileError) as err:
+        parse("cluster c = base { nodes = 16 Gb }", "c.prx")
+    [d] = err.value.diagnostics
+    assert d.code.id == "P1005" and d.message == "`nodes` takes no unit: `Gb` after its number"
+    assert d.help == "write the number alone (`nodes = 16`)"
+
+
 def test_two_bars_with_no_value_between_are_said_as_such() -> None:
     """`cp : 1 | | 2` was reported as "a `|` ends the line", mid-line."""
     with pytest.raises(CompileError) as err:
