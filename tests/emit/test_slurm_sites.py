@@ -123,7 +123,7 @@ def test_docker_site_runs_primus(slurm: dict[str, str], tmp_path: Path) -> None:
     record = _run(files, tmp_path, slurm, {"HF_TOKEN": "hf-9"})
     docker = record["probes"]["docker-0.json"]  # type: ignore[index]
     assert docker[:3] == ["run", "--name", f"primusc-{record['env']['SLURM_JOB_ID']}"]  # type: ignore[index]
-    assert docker[3] == "--rm" and "rocm/primus:v25.9_gfx942" in docker
+    assert docker[3] == "--rm" and "rocm/primus:v26.5" in docker
     for pair in (["-v", "/shared/datasets:/data:ro"], ["-v", "/shared/checkpoints:/checkpoints"], ["-e", "HF_TOKEN"],
                  ["--device=/dev/infiniband", "--cap-add=IPC_LOCK"]):
         assert any(docker[i:i + 2] == pair for i in range(len(docker)))
