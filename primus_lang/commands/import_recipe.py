@@ -43,8 +43,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the vocabulary, where the recipe's tokenizer hides it and no stdlib card has the model")
     p.add_argument("--gpu", help="the GPU profile (stdlib hardware name: mi300x, mi325x, mi355x, h100, h200, b200, ...)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="given",
-                   help="a value the script reads from its environment or arguments (`--set TP=4`, `--set 1=/data` "
-                   "for its first argument, `--set PRIMUS_TP=2` for a Primus `${PRIMUS_TP:1}`); repeatable")
+                   help="a value the script reads from its environment or arguments, or sets itself (`--set TP=4` "
+                   "holds over the script's own `TP=2`; `--set 1=/data` for its first argument, `--set PRIMUS_TP=2` "
+                   "for a Primus `${PRIMUS_TP:1}`); repeatable")
     p.add_argument("--megatron-version", choices=_megatron_versions(),
                    help="the Megatron-LM release the command line runs on (default: core_v0.16, or the release "
                    "its flags need)")

@@ -162,6 +162,8 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
                 warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is the flag `{flag.option}`'s name, but "
                                            f"Primus sets Megatron-LM {megatron_version}'s arguments by dest and this "
                                            f"one's is `{flag.dest}`: nothing reads `{key}`", span=span,
+                                           notes=(f"the run takes Megatron's default, {flag.default}, and so does "
+                                                  "the space this import writes",) if flag.default is not None else (),
                                            help=f"write `{flag.dest}: {value}`"))
             continue
         if key not in dests and key not in module and key not in model and not preset:

@@ -246,9 +246,16 @@ class _Var:
         return [v for v in self.values if v is not None]
 
 
+def _launched() -> _Result:
+    """A training command's status: the recipe is read as the run it describes, one that succeeds (a
+    script that tests `$?` after it goes on as it would after a good run)."""
+    return _Result(0)
+
+
 class _Exit(Exception):
-    def __init__(self, status: int, at: Span | None = None) -> None:
-        self.status, self.at = status, at
+    def __init__(self, status: int, at: Span | None = None, because: tuple[str, int] | None = None) -> None:
+        # because: the test of the innermost `if` whose branch ran the exit, and its line
+        self.status, self.at, self.because = status, at, because
 
 
 class _Return(Exception):
@@ -258,6 +265,7 @@ class _Return(Exception):
 @define
 class _Result:
     status: int | None  # None: unknown
+
 
 
 class Shell:
@@ -282,6 +290,9 @@ class Shell:
         self.empty_in_tests: dict[str, None] = {}
         self.flag_lines: list[Word] = []
         self.frames: list[dict[str, _Var | None]] = []  # `local` variables' outer values, per function call
+        self.status: int | None = 0  # the last command's (`$?`), None where unknown
+        self.tests: list[tuple[str, int]] = []  # the tests of the `if` branches running now, and their lines
+        self.kept: dict[str, Span] = {}  # given names the script assigns itself, where it first does
 
     # -- values
 
@@ -299,6 +310,7 @@ class Shell:
             return None
         if name == "#":
             return [[Piece(str(len(self.positional)), True, at)]]
+
         if name in ("@", "*"):
             return [[Piece(p, True, at)] for p in self.positional]
         var = self.vars.get(name)
@@ -400,6 +412,8 @@ class Shell:
             return self._var_pieces(m.group(0), span, quoted), m.end()
         nxt = raw[i + 1:i + 2]
         if nxt and (nxt.isdigit() or nxt in "#@*?$!-"):
+            if nxt == "?" and self.status is not None:
+                return [Piece(str(self.status), True, span)], i + 2
             if nxt in "?$!-":
                 return [Piece("$" + nxt, True, span, (Why(f"`${nxt}`, which only the running shell knows"),))], i + 2
             return self._var_pieces(nxt, span, quoted), i + 2
@@ -616,6 +630,7 @@ class _Parser:
 
     def __init__(self, shell: Shell, toks: list[_Tok]) -> None:
         self.sh, self.toks, self.i = shell, toks, 0
+        self.herestring: _Tok | None = None  # the `<<< WORD` of the simple command being read
 
     def peek(self) -> _Tok:
         return self.toks[min(self.i, len(self.toks) - 1)]
@@ -646,6 +661,8 @@ class _Parser:
                 return result
             start = self.i
             result = self.and_or(execute)
+            if execute:
+                self.sh.status = result.status
             if self.i == start:  # a token no statement can start with: bash stops on it too
                 t = self.peek()
                 raise ShellError(f"unexpected `{t.text}`", self.sh.span(t),
@@ -770,6 +787,8 @@ class _Parser:
                 self.i += 1
                 if self.peek().kind == "word":
                     target = self.peek()
+                    if t.text == "<<<":
+                        self.herestring = target
                     if target.text.startswith("-"):
                         # a README's placeholder (`--account <account> --gpu h100`): bash reads `<` and `>` as
                         # redirections, and the option after one as a file name
@@ -790,7 +809,9 @@ class _Parser:
         self.i += 1
         taken = False
         result = _Result(0)
+        tested = self.i
         condition = self.run_list(stop=("then",), execute=execute)
+        test = (" ".join(t.text for t in self.toks[tested:self.i] if t.kind == "word"), start.line)
         self.expect_word("then")
         branches: list[tuple[_Result, int]] = []
         while True:
@@ -799,7 +820,11 @@ class _Parser:
                 branches.append((condition, self.i))
                 self.skip_branch(("elif", "else", "fi"))
             else:
-                body = self.run_list(stop=("elif", "else", "fi"), execute=runs)
+                self.sh.tests.append(test)
+                try:
+                    body = self.run_list(stop=("elif", "else", "fi"), execute=runs)
+                finally:
+                    self.sh.tests.pop()
                 if runs:
                     taken, result = True, body
             self.skip_newlines()
@@ -1025,6 +1050,7 @@ class _Parser:
 
     def simple(self, execute: bool) -> _Result:
         toks: list[_Tok] = []
+        self.herestring = None
         while True:
             t = self.peek()
             if t.kind == "word" and not (not toks and t.text in _RESERVED and t.text not in ("{", "}")):
@@ -1064,6 +1090,14 @@ class _Parser:
 
     def _heredoc_command(self, toks: list[_Tok], heredocs: list[_Tok]) -> None:
         name = toks[0].text
+        if name == "read":
+            doc = heredocs[-1]
+            span = Span(self.sh.file, doc.body_line, 1, doc.body_line, 2)
+            text = _join(self.sh.expand_text(_heredoc_word(doc.body), span)) if doc.body_expands \
+                else Word(doc.body, span)
+            self._read([_join(f).text for t in toks[1:] for f in self.sh.expand_word(t.text, self.sh.span(t))],
+                       {}, text)
+            return
         if name in ("sbatch", "bash", "sh") and len(toks) == 1:
             doc = heredocs[-1]
             span = Span(self.sh.file, doc.body_line, 1, doc.body_line, 2)
@@ -1111,7 +1145,44 @@ class _Parser:
             pieces.extend(sh.expand_word(tok.text, sh.span(tok)))
         env = {tok_m.group(1): _join(sh.expand_text(tok.text[tok_m.end():], sh.span(tok))).text
                for tok, tok_m in assigns}
+        if first == "read" and self.herestring is not None:
+            source = self.herestring
+            return self._read([_join(a).text for a in pieces[1:]], env,
+                              _join(sh.expand_text(source.text, sh.span(source))))
         return self.run_command(pieces, env, toks)
+
+    def _read(self, args: list[str], env: dict[str, str], text: Word) -> _Result:
+        """``read [-r] [-d DELIM] NAME...`` of ``text`` (a here-string's or a here-document's): its
+        first line (all of it under ``-d ''``) split at ``IFS``, a field a name and the rest to the
+        last. Scripts loop over layouts so (``IFS=',' read -r TP PP EP <<< "$CONFIG"``) and keep the
+        script each rank runs in a variable (``read -r -d '' INNER <<'EOF'``)."""
+        sh = self.sh
+        names, whole, k = [], False, 0
+        while k < len(args):
+            if args[k] == "-d":
+                whole, k = k + 1 < len(args) and args[k + 1] in ("", "''", '""'), k + 2
+                continue
+            if not args[k].startswith("-"):
+                names.append(args[k])
+            k += 1
+        if text.unknown or not names or not all(_NAME.fullmatch(n) for n in names):
+            return _Result(None)
+        ifs = env.get("IFS")
+        if ifs is None:
+            held = sh.lookup("IFS", None)
+            ifs = _join(held[0] or []).text if held else " \t\n"
+        line = text.text if whole else text.text.split("\n", 1)[0]
+        blanks = "".join(c for c in ifs if c in " \t\n")
+        line = line.strip(blanks) if blanks else line
+        if len(names) == 1 or not ifs:
+            fields = [line]
+        elif ifs == blanks:
+            fields = re.split(f"[{re.escape(ifs)}]+", line, maxsplit=len(names) - 1)
+        else:
+            fields = re.split(f"[{re.escape(blanks)}]*[{re.escape(ifs)}]", line, maxsplit=len(names) - 1)
+        for n, name in enumerate(names):
+            sh.vars[name] = _Var([[Piece(fields[n] if n < len(fields) else "", True, text.span)]])
+        return _Result(0)
 
     def assign(self, tok: _Tok, m: re.Match[str], exported: bool) -> None:
         sh = self.sh
@@ -1126,6 +1197,11 @@ class _Parser:
             return
         value = sh.expand_text(rest, span)
         old = sh.vars.get(name)
+        if old is not None and old is sh.given_vars.get(name) and index is None and not append and not sh.frames:
+            # `--set IMAGE=...` fills what the script leaves for its user to write (`IMAGE=""`): the
+            # given value takes the place of the script's own
+            sh.kept.setdefault(name, span)
+            return
         if index is not None:
             i = sh.arith(index[1:-1], span)
             var = old if old is not None else _Var([], array=True)
@@ -1168,6 +1244,7 @@ class _Parser:
         if fields[0].unknown:
             if any(_TRAINING.search(f.text) for f in fields):
                 sh.launch(fields, env)
+                return _launched()
             return _Result(None)
         if name in sh.functions and name not in ("exit",):
             saved = sh.positional
@@ -1187,7 +1264,7 @@ class _Parser:
             return _Result(0)
         if name == "exit":
             status = fields[1].text if len(fields) > 1 else "0"
-            raise _Exit(int(status) if status.isdigit() else 1, fields[0].span)
+            raise _Exit(int(status) if status.isdigit() else 1, fields[0].span, sh.tests[-1] if sh.tests else None)
         if name == "return":
             raise _Return()
         if name in ("break", "continue"):
@@ -1219,8 +1296,9 @@ class _Parser:
             return _Result(0)
         at = _inline_script(fields)
         if at is not None:
+            launches = len(sh.launches)
             sh.nested(sh.script_text(pieces[at]), fields[at].span or sh.span(toks[0]), "`bash -c`")
-            return _Result(None)
+            return _launched() if len(sh.launches) > launches else _Result(None)
         if name.startswith("--"):
             # a file of flags alone (an arguments file, one flag a line) is one launch line
             sh.flag_lines.extend(fields)
@@ -1228,7 +1306,7 @@ class _Parser:
         wrapper = name.rsplit("/", 1)[-1] in _WRAPPERS and any(f.text == "--recipe" for f in fields)
         if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS or wrapper:
             sh.launch(fields, {**sh.exported(), **env})
-            return _Result(None)
+            return _launched()
         # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that
         # reaches its launch needs it to: `cd DIR && torchrun ...` launches
         return _Result(0)
@@ -1643,10 +1721,11 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     toks = _Lexer(text, file).tokens()
     sh.directives += _directives(text)
     exited: Span | None = None
+    because: tuple[str, int] | None = None
     try:
         sh.run(toks)
     except _Exit as e:
-        exited = e.at
+        exited, because = e.at, e.because
     except (_Return, _Break):
         pass
     if not sh.launches and sh.flag_lines:
@@ -1654,12 +1733,15 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     if not sh.launches:
         # what the reading took on the way is what a user needs to see here: the exit it reached, the
         # file it did not follow, the variables it read as empty
-        exits = (f"the script exits at {exited.line}:{exited.column} before any training command",) \
+        exits = (f"the script exits at {exited.line}:{exited.column} before any training command"
+                 + (f", where `if {because[0]}` (line {because[1]}) held" if because is not None else ""),) \
             if exited is not None else ()
+        tested = _tested_names(because[0]) if because is not None else []
         raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
                          "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
-                         help="pass the script that launches training, or its command line",
-                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh))
+                         help=f"`--set {tested[0]}=VALUE` gives the value it tests" if tested
+                         else "pass the script that launches training, or its command line",
+                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh) + _kept_note(sh))
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
@@ -1675,6 +1757,7 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         notes.append(f"`{name}` is not carried to the launch's environment: its value reads "
                      f"{', '.join(dict.fromkeys(w.what for w in whys))}, known only when the script runs"
                      + (f" (`--set {settable[0]}=VALUE` gives it)" if settable else ""))
+    notes += _kept_note(sh)
     unread = [n for n in given if n not in sh.given_read]
     if unread:
         notes.append(f"{', '.join(f'`--set {n}=...`' for n in unread)} changed nothing: the script never reads "
@@ -1684,6 +1767,21 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
     return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives),
                   tuple(sh.used_defaults.items()))
+
+
+def _tested_names(test: str) -> list[str]:
+    """The variables a test reads (``[ -z "$IMAGE" ]``: ``IMAGE``)."""
+    return list(dict.fromkeys(m.group(1) or m.group(2) for m in _VARIABLE_READ.finditer(test)))
+
+
+_VARIABLE_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _kept_note(sh: Shell) -> tuple[str, ...]:
+    if not sh.kept:
+        return ()
+    return (", ".join(f"`--set {n}`" for n in sh.kept) + " kept over the script's own assignment ("
+            + ", ".join(f"line {at.line}" for at in sh.kept.values()) + ")",)
 
 
 def _empty_note(sh: Shell) -> tuple[str, ...]:

@@ -243,6 +243,9 @@ def test_a_primus_experiment_reads_as_primus_loads_it(tmp_path: Path) -> None:
     assert "PRIMUS_MODEL" in warnings["W3130"].message and len(warnings["W3130"].notes) == 3
     unread = [d.message for d in recipe.warnings if d.code.id == "W3134"]
     assert any("`norm_epsilon`" in m and "layernorm_epsilon" in m for m in unread)  # the pinned parser's dest
+    # what the run then uses, which the space keeps: Megatron's default
+    [dest] = [d for d in recipe.warnings if d.code.id == "W3134" and "`norm_epsilon`" in d.message]
+    assert dest.notes == ("the run takes Megatron's default, 1e-05, and so does the space this import writes",)
     assert any("`turbo_deepep_num_cuu`" in m for m in unread)  # a misspelling nothing reads
 
 

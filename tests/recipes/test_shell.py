@@ -989,9 +989,52 @@ def test_a_given_variable_the_script_never_reads_is_named() -> None:
     notes = launch(script, {"NNODE": "4"}).notes
     assert any("`--set NNODE=...` changed nothing" in n for n in notes)
     assert not any("changed nothing" in n for n in launch(script, {"NNODES": "4"}).notes)
-    # a name the script sets itself before reading it is not the given one either
-    assert any("`--set TP=...` changed nothing" in n
-               for n in launch("TP=2\npython pretrain_gpt.py --tp $TP\n", {"TP": "4"}).notes)
+    # a name the script sets itself: the given value holds over the script's own, and the notes say so
+    given = launch("TP=2\npython pretrain_gpt.py --tp $TP\n", {"TP": "4"})
+    assert [w.text for w in given.words][-1] == "4"
+    assert "`--set TP` kept over the script's own assignment (line 1)" in given.notes
+
+
+def test_a_placeholder_the_script_exits_on_is_named_with_its_test() -> None:
+    """Megatron-Bridge's Slurm examples write `CONTAINER_IMAGE=""` and exit where it stays empty: the
+    error named only the exit's position, and `--set CONTAINER_IMAGE=...` changed nothing."""
+    script = ('IMAGE=""\nif [ -z "$IMAGE" ]; then\n  echo "set IMAGE"\n  exit 1\nfi\n'
+              "srun --container-image=$IMAGE python pretrain_gpt.py --tp 2\n")
+    with pytest.raises(ShellError) as err:
+        launch(script)
+    assert err.value.notes[0] == 'the script exits at 4:3 before any training command, where `if [ -z "$IMAGE" ]` (line 2) held'
+    assert err.value.help == "`--set IMAGE=VALUE` gives the value it tests"
+    assert [w.text for w in launch(script, {"IMAGE": "nvcr.io/nemo:26.04"}).words][1] == "--container-image=nvcr.io/nemo:26.04"
+
+
+def test_a_loop_over_layouts_reads_each_with_read_and_tests_the_run_s_status() -> None:
+    """Bridge's Slurm examples split "TP,PP,EP" with `IFS=',' read` and test `$?` after each run."""
+    script = textwrap.dedent("""\
+        CONFIGS=("2,4,4" "4,2,8")
+        for C in "${CONFIGS[@]}"; do
+            IFS=',' read -r TP PP EP <<< "$C"
+            python pretrain_gpt.py --tp $TP --pp $PP --ep $EP
+            STATUS=$?
+            if [ $STATUS -ne 0 ]; then
+                exit $STATUS
+            fi
+        done
+    """)
+    got = launch(script)
+    assert [w.text for w in got.words][-6:] == ["--tp", "4", "--pp", "2", "--ep", "8"]
+    assert "the script runs 2 training commands; read the last" in got.notes
+
+
+def test_a_script_kept_in_a_here_document_is_read_and_run() -> None:
+    """`read -r -d '' INNER <<'EOF'` keeps the script every rank runs; `bash -c "$INNER"` runs it."""
+    script = textwrap.dedent("""\
+        read -r -d '' INNER <<'EOF' || true
+        cd /opt
+        python pretrain_gpt.py --tp 2 --pp 4
+        EOF
+        srun bash -c "${INNER}"
+    """)
+    assert [w.text for w in launch(script).words][-4:] == ["--tp", "2", "--pp", "4"]
 
 
 def test_a_subshell_keeps_what_it_sets_and_its_exit_to_itself() -> None:
