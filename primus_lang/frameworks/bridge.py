@@ -22,6 +22,10 @@ DEFAULT_VERSION = "v0.6"
 # still read, and migrated in TransformerConfig.__post_init__); a recipe may set either, never both
 GRAPH_SCOPE, GRAPH_MODULES = "model.cuda_graph_scope", "model.cuda_graph_modules"
 _GPUS_IN_NAME = re.compile(r"_(\d+)gpu_([a-z0-9]+)_")
+# Megatron-LM settings Bridge's model provider holds under another name (its checkpoint converter's
+# table, src/megatron/bridge/models/conversion/model_bridge.py at 067f987): a key spelled as Megatron-LM
+# spells it (Bridge's own migration guide writes `model.max_position_embeddings=4096`) is no field
+MEGATRON_NAMED = {"model.max_position_embeddings": "model.seq_length"}
 
 
 Version = table.Release

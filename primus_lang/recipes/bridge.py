@@ -392,10 +392,13 @@ class _Reader:
         key = key.lstrip("+")
         fields = recorded_fields(self.version)
         if key != "mixed_precision" and key not in fields:
+            renamed = bridge.MEGATRON_NAMED.get(key)
             close = difflib.get_close_matches(key, [f for f in fields if "=" not in f], n=1)
             self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge "
                                             f"{self.version}'s ConfigContainer", span=w.span,
-                                            help=f"did you mean `{close[0]}`?" if close else
+                                            help=f"Bridge calls Megatron-LM's `{key.split('.')[-1]}` `{renamed}`: write "
+                                            f"`{renamed}={value}`" if renamed else
+                                            f"did you mean `{close[0]}`?" if close else
                                             "check the key (`--bridge-version` names the release)"))
             return
         self.overrides.append((bridge.canonical(key), value, w))

@@ -171,6 +171,10 @@ def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config model.tensor_model_paralel_size=2",
      "P3141", "model.tensor_model_parallel_size"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config --tensor-parallel 2", "P3141", "run_recipe.py"),
+    # Bridge's own migration guide spells it as Megatron-LM does; the hint had offered
+    # `model.original_max_position_embeddings`
+    ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config model.max_position_embeddings=4096",
+     "P3141", "write `model.seq_length=4096`"),
     ("run_recipe.py --recipe-source performance --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config", "P3141",
      "an option added since is not read"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config \\ ", "P3142", "delete the space after"),
