@@ -321,9 +321,19 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
         if not out.get(name) and (require_vocab or name != "vocab"):
             dest = {"hidden": "hidden_size", "heads": "num_attention_heads", "vocab": "vocab_size",
                     "seq_len": "seq_length"}.get(name, name)
-            r.missing(dest, "give it with `--vocab-size N` (a tokenizer's vocabulary is not read)" if name == "vocab"
-                      else "add it to the recipe")
+            r.missing(dest, _vocab_help(r) if name == "vocab" else "add it to the recipe")
     return out, frozenset(stated)
+
+
+def _vocab_help(r: _Reader) -> str:
+    """What to give for a vocabulary the recipe leaves to its tokenizer, naming the tokenizer."""
+    files = r.entry("tokenizer_model")
+    if files is None or not isinstance(files.value, str) or not files.value:
+        return "give it with `--vocab-size N` (a tokenizer's vocabulary is not read)"
+    # Megatron's Hugging Face tokenizer sizes the table by len(tokenizer), padded to a multiple of
+    # `make_vocab_size_divisible_by` x TP: not the model config's vocab_size, which may be padded further
+    return (f"give it with `--vocab-size N`: the length of the tokenizer the recipe names, `{files.value}` "
+            f"(`len(AutoTokenizer.from_pretrained(\"{files.value}\"))`), which primusc does not download")
 
 
 def _rope_scaling(r: _Reader) -> float:
