@@ -35,7 +35,7 @@ from primus_lang.datafiles import read_count
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import BAD_BUDGET
 from primus_lang.ir import Provenance, serialize, units
-from primus_lang.ir.candidate import Candidate, format_value
+from primus_lang.ir.candidate import UNLABELLED, Candidate, format_value
 from primus_lang.search import (
     ILLEGAL,
     NAMES,
@@ -176,6 +176,15 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
         if a in axes and getattr(t.candidate, a) != _DEFAULTS[a]
     ]
     return ",".join(parts) or "defaults"  # as `Candidate.label`, so it reads back as a `--point`
+
+
+def held(t: Trial, axes: tuple[str, ...]) -> str:
+    """What ``layout`` leaves out of every row: the knobs the space fixes away from their defaults
+    (``ep=8``), which the candidates' full labels (``pp=2,ep=8``) name."""
+    if t.candidate is None:
+        return ""
+    return ",".join(f"{a}={format_value(getattr(t.candidate, a))}" for a in _DEFAULTS
+                    if a not in axes and a not in UNLABELLED and getattr(t.candidate, a) != _DEFAULTS[a])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -594,6 +603,9 @@ def _print(plan: Plan, prep: Prepared, axes: tuple[str, ...]) -> None:
             f"{ev.bubble_fraction:.1%}", f"{ev.exposed_comm:.3g} s",
         )
     console.print(table)
+    fixed = held(plan.ranked[0], axes) if plan.ranked else ""
+    if fixed:
+        console.print(f"every row also: {fixed} (fixed by the space; a full label names them)")
     console.print(describe(plan.gpu, prov))
     mixed = mfu_note(prep.space.cluster.gpu, (t.candidate.precision for t in plan.ranked if t.candidate is not None))
     if mixed:

@@ -170,12 +170,16 @@ class Candidate:
         parts = [
             f"{f.name}={format_value(getattr(self, f.name))}"
             for f in attrs.fields(Candidate)
-            if f.name not in ("gbs", "seq_len") and getattr(self, f.name) != getattr(default, f.name)
+            if f.name not in UNLABELLED and getattr(self, f.name) != getattr(default, f.name)
         ]
         return ",".join(parts) or "defaults"
 
     def replace(self, **changes: Any) -> Candidate:
         return attrs.evolve(self, **changes)
+
+
+# what a label leaves out: the batch and the sequence are the workload's, not the layout's
+UNLABELLED = ("gbs", "seq_len")
 
 
 @functools.cache

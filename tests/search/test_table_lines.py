@@ -35,3 +35,15 @@ def test_plan_layouts_follow_the_knob_order(tmp_path: Path, capsys: pytest.Captu
     assert run("plan", str(EXAMPLE), "--out", str(tmp_path / "p"), "--no-emit") == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│   1 │")]
     assert rows and rows[0].split("│")[2].strip().startswith("tp=")
+
+
+def test_plan_says_what_the_space_fixes_beside_its_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the rows name axis values only; a knob the space fixes (`ep = 8`) was in the tie sentence's full
+    # label (`pp=2,ep=8`) but in no row (`pp=2`)
+    space = tmp_path / "s.prx"
+    space.write_text(EXAMPLE.read_text().replace("  precision :", "  cp_comm = a2a\n  precision :", 1))
+    assert run("plan", str(space), "--out", str(tmp_path / "p"), "--no-emit") == 0
+    out = capsys.readouterr().out
+    assert "every row also: cp_comm=a2a (fixed by the space; a full label names them)" in out
+    assert run("plan", str(EXAMPLE), "--out", str(tmp_path / "q"), "--no-emit") == 0
+    assert "every row also" not in capsys.readouterr().out
