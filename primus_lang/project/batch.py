@@ -19,7 +19,7 @@ import weakref
 from collections import Counter
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -139,12 +139,9 @@ _STEP = attrgetter("tp", "cp", "pp", "ep", "etp", "sequence_parallel", "mbs", "s
                    "account_for_embedding", "account_for_loss", "pipeline_layout", "offload_layers")
 
 
-class _Same(NamedTuple):
-    """The candidates alike in everything but their micro-batch count and batch size: one timed
-    layer key and one step (equal pairs are one set)."""
-
-    timed: _Timed
-    step: _Step
+# The candidates alike in everything but their micro-batch count and batch size: one timed layer
+# key and one step (a plain pair: equal pairs are one set, and a tuple costs least to make and hash)
+_Same = tuple[_Timed, _Step]
 
 
 class _Cache:
@@ -250,7 +247,7 @@ class _Run:
     def add(self, groups: dict[tuple[int, str], _Group], row: int, cand: Candidate) -> None:
         layers = layers_of(self.model, self.cluster, cand, self.fsdp2)
         template = stage_template(self.model, cand)
-        same = _Same(self._timed(layers, cand), self._step(layers, template, cand))
+        same = (self._timed(layers, cand), self._step(layers, template, cand))
         pp, v = cand.pp, len(template[0])
         schedule = schedule_of(cand, v)
         group = groups.get((id(template), schedule))
@@ -404,10 +401,10 @@ class _Group:
         unique = list(dict.fromkeys(self.same))
         row_of = {s: u for u, s in enumerate(unique)}
         u_of = np.array([row_of[s] for s in self.same], dtype=np.intp)
-        self.unique = unique
+        steps = self.steps = [step for _timed, step in unique]
         # the distinct (same, micro-batches) pairs are the columns
         gbs = np.array(self.gbs, dtype=np.int64)
-        per = np.array([(s.step.mbs, s.step.dp, s.step.seq_len) for s in unique], dtype=np.int64)[u_of]
+        per = np.array([(s.mbs, s.dp, s.seq_len) for s in steps], dtype=np.int64)[u_of]
         m = derived.at_least_one(derived.microbatches(gbs, per[:, 0], per[:, 1]))
         self.tokens: Array = (gbs * per[:, 2]).astype(np.float64)
         span = int(m.max()) + 1
@@ -415,9 +412,9 @@ class _Group:
         self.col_u, self.col_m = pairs // span, pairs % span
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
         # the slots are timed per distinct timed layer key (many _Same sets share one), then spread
-        timers = list(dict.fromkeys(s.timed for s in unique))
+        timers = list(dict.fromkeys(timed for timed, _step in unique))
         timer_of = {t: i for i, t in enumerate(timers)}
-        t_of = np.array([timer_of[s.timed] for s in unique], dtype=np.intp)
+        t_of = np.array([timer_of[timed] for timed, _step in unique], dtype=np.intp)
         # each (timer, slot) pair's timing is a row of the cache's slot table, gathered at once
         rows = run.cache.slot_rows
         bases = [slot_base(slot) for slot in self.slots]
@@ -445,7 +442,7 @@ class _Group:
                     count[stage, c, k] = slot.count
         terms = total[:, j_idx] * count[None, :, :, :, None]
         dur_u = np.add.accumulate(terms, axis=3)[:, :, :, -1, :]
-        copied = np.array([s.step.copied for s in unique], dtype=np.float64)
+        copied = np.array([s.copied for s in steps], dtype=np.float64)
         self.offload = np.zeros(len(unique))
         if copied.any():  # projection._prepare: one stage, one chunk, its decoder layers' passes
             decoder = np.zeros((pp, v, width))
@@ -457,7 +454,7 @@ class _Group:
             dur_u[1, 0, 0] += off_b
             self.offload = off_f + off_b
         self.dur = dur_u[..., self.col_u]
-        self.p2p = np.array([s.step.p2p for s in unique])[self.col_u]
+        self.p2p = np.array([s.p2p for s in steps])[self.col_u]
 
     def finish(self, run: _Run, sched: Columns) -> list[Projection]:
         """``projection._finish`` for every column, then each candidate's projection from its column."""
@@ -481,7 +478,7 @@ class _Group:
         breakdown[_KIND["dp_comm"]] += tails[0][critical, cols]
         breakdown[_KIND["optimizer"]] = tails[1][critical, cols]
         breakdown[_KIND["offload"]] += self.offload[u] * m
-        peaks = np.array([s.step.peak for s in self.unique])[u]
+        peaks = np.array([s.peak for s in self.steps])[u]
         col = self.cand_col
         tokens = self.tokens / step[col] / run.world
         per_col = list(zip(step.tolist(), tflops.tolist(), (tflops * 1e12 / peaks).tolist(),
@@ -498,11 +495,11 @@ class _Group:
     def _tails(self, run: _Run, sched: Columns) -> Array:
         """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
         u = self.col_u
-        rows = np.array([s.step.steps for s in self.unique], dtype=np.intp)  # [same, stage]: rows of the table
+        rows = np.array([s.steps for s in self.steps], dtype=np.intp)  # [same, stage]: rows of the table
         records = run.cache.table_array()[rows[u]].transpose(1, 2, 0)  # [stage, field, column]
         t, how = records[:, 0:2 * _COMMS:2], records[:, 1:2 * _COMMS:2]
-        grad = np.array([s.step.grad for s in self.unique])[u]
-        param = np.array([s.step.param for s in self.unique])[u]
+        grad = np.array([s.grad for s in self.steps])[u]
+        param = np.array([s.param for s in self.steps])[u]
         layers = np.array([sum(slot.count for chunk in chunks for slot in chunk) or 1 for chunks in self.template],
                           dtype=np.float64)
         first_fwd = self.dur[0, :, 0, :]
