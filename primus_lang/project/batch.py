@@ -159,8 +159,12 @@ class _Cache:
         self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[int, ...]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
         # per (timed layer key, slot of count 1) its row of the slot table: totals, parts by kind and
-        # model FLOPs of the slot's F, B and W passes (row 0: zeros, never a slot's)
-        self.slot_rows: dict[tuple[_Timed, Slot], int] = {}
+        # model FLOPs of the slot's F, B and W passes (row 0: zeros, never a slot's), kept as a grid
+        # of their ids (0: not timed yet) that a group gathers at once; the same pairs recur in many
+        # groups, which a lookup per pair made DeepSeek-V3's 111,440 lookups for 6,272 pairs
+        self.timer_ids: dict[_Timed, int] = {}
+        self.slot_ids: dict[Slot, int] = {}
+        self._grid: Index = np.zeros((0, 0), dtype=np.intp)
         self._slot_table: tuple[Array, Array, Array]
         self._slot_count: int
         self._clear_slots()
@@ -175,7 +179,7 @@ class _Cache:
             self._array = np.array(self.table, dtype=np.float64).reshape(len(self.table), 2 * _COMMS + 1)
         return self._array
 
-    def add_slot(self, key: tuple[_Timed, Slot], total: list[float], parts: list[list[float]], flops: float) -> int:
+    def add_slot(self, total: list[float], parts: list[list[float]], flops: float) -> int:
         """A new row of the slot table: its index."""
         row = self._slot_count
         if row == len(self._slot_table[2]):  # grown by doubling: a row is written once, never copied per use
@@ -187,23 +191,42 @@ class _Cache:
         self._slot_table[1][row] = parts
         self._slot_table[2][row] = flops
         self._slot_count = row + 1
-        self.slot_rows[key] = row
         return row
+
+    def slot_rows(self, run: _Run, timers: list[_Timed], slots: list[Slot]) -> Index:
+        """The slot table's rows of each of ``timers`` by each of ``slots`` (of count 1), [timer, slot],
+        the pairs not yet timed timed now."""
+        t = np.array([self.timer_ids.setdefault(x, len(self.timer_ids)) for x in timers], dtype=np.intp)
+        b = np.array([self.slot_ids.setdefault(x, len(self.slot_ids)) for x in slots], dtype=np.intp)
+        grid = self._grid
+        if grid.shape[0] < len(self.timer_ids) or grid.shape[1] < len(self.slot_ids):
+            grid = np.zeros((max(2 * grid.shape[0], len(self.timer_ids)), max(2 * grid.shape[1], len(self.slot_ids))),
+                            dtype=np.intp)
+            grid[:self._grid.shape[0], :self._grid.shape[1]] = self._grid
+            self._grid = grid
+        at: Index = grid[np.ix_(t, b)]
+        for i, j in zip(*np.nonzero(at == 0), strict=True):
+            # a slot listed twice was timed at its first listing
+            at[i, j] = grid[t[i], b[j]] = grid[t[i], b[j]] or run.slot_row(timers[i], slots[j])
+        return at
 
     def slot_arrays(self) -> tuple[Array, Array, Array]:
         """The slot table: [row, pass] totals, [row, kind, pass] parts, [row] FLOPs."""
         return self._slot_table
 
     def _clear_slots(self) -> None:
-        self.slot_rows.clear()
+        self.timer_ids.clear()
+        self.slot_ids.clear()
+        self._grid = np.zeros((0, 0), dtype=np.intp)
         self._slot_table = _slot_table(1024)
         self._slot_count = 1
 
     def trim(self) -> None:
         caches: tuple[dict[Any, Any], ...] = (self.timed, self.step_sets, self.params, self.sums, self.steps, self.records,
-                                              self.stage_steps, self.p2p, self.slot_rows)
-        # all at once: rows in one cache name records of the table
-        if any(len(cache) > 200_000 for cache in caches):
+                                              self.stage_steps, self.p2p, self.timer_ids)
+        # all at once: rows in one cache name records of the table; the slot grid's rows and columns
+        # grow apart, so its size is bounded too (32 MB)
+        if any(len(cache) > 200_000 for cache in caches) or self._grid.size > 4_000_000:
             for cache in caches:
                 cache.clear()
             self.table.clear()
@@ -276,7 +299,7 @@ class _Run:
 
     def slot_row(self, timed: _Timed, slot: Slot) -> int:
         """The slot table's row of ``slot`` (of count 1) timed on ``timed``, timed on first use."""
-        return self.cache.add_slot((timed, slot), *timed.timing(slot, self))
+        return self.cache.add_slot(*timed.timing(slot, self))
 
     def stage_params(self, layers: Layers, template: Template) -> _Params:
         """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums),
@@ -416,10 +439,7 @@ class _Group:
         timer_of = {t: i for i, t in enumerate(timers)}
         t_of = np.array([timer_of[timed] for timed, _step in unique], dtype=np.intp)
         # each (timer, slot) pair's timing is a row of the cache's slot table, gathered at once
-        rows = run.cache.slot_rows
-        bases = [slot_base(slot) for slot in self.slots]
-        at = np.array([[rows.get((t, b)) or run.slot_row(t, b) for b in bases] for t in timers],
-                      dtype=np.intp)[t_of]  # [same, slot]
+        at = run.cache.slot_rows(run, timers, [slot_base(slot) for slot in self.slots])[t_of]  # [same, slot]
         tab_total, tab_parts, tab_flops = run.cache.slot_arrays()
         total = np.zeros((3, zero + 1, len(unique)))
         parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
