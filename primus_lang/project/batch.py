@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from primus_lang.project.build import (
     slot_base,
     stage_template,
     step_shapes,
+    token,
 )
 from primus_lang.project.ops import Collective, Task
 from primus_lang.project.oracle import Oracle
@@ -112,28 +114,44 @@ _StepRecord = tuple[float, ...]
 _Params = tuple[tuple[int, int], ...]  # per stage, its dense and expert parameters
 
 
-class _Same:
-    """The candidates alike in everything but their micro-batch count and batch size: one timed
-    layer key, one template, one setting of the step-level knobs."""
+class _Step:
+    """A stage set's once-per-step work and pipeline send, with the step-level knobs that read it:
+    shared by the candidates that differ only in recomputation, kernels or timing knobs (``_STEP``)."""
 
-    def __init__(self, run: _Run, timed: _Timed, template: Template, cand: Candidate) -> None:
-        self.timed = timed
+    def __init__(self, run: _Run, layers: Layers, template: Template, cand: Candidate) -> None:
         self.grad, self.param = cand.overlap_grad_reduce, cand.overlap_param_gather
         self.peak = run.peak(cand.precision)
-        shapes = step_shapes(run.model, run.cluster, cand, run.settings.torch_fsdp2)
+        self.mbs, self.dp, self.seq_len = cand.mbs, cand.dp(run.world), cand.seq_len
+        shapes = step_shapes(run.model, run.cluster, cand, run.fsdp2)
         self.p2p = run.p2p(shapes)
-        self.steps = run.steps(shapes, run.stage_params(timed.layers, template))
+        # a full recomputation splits a stage's layers into two slots of the same parameters: the
+        # stage's sums, and so its step, are those of any recomputation of the same split
+        self.steps = run.steps(shapes, run.stage_params(layers, template))
         self.copied = offload_bytes(run.model, cand, run.world, run.settings) if cand.offload_layers > 0 else 0
+
+
+# What a ``_Step`` reads of a candidate: ``step_shapes``' key, the pipeline split that sums its
+# stages' parameters (``stage_template``'s key but the recomputation) and the overlap flags. Read as
+# one tuple of fields, a lookup costs a hash, not the calls that build the keys below it.
+_STEP = attrgetter("tp", "cp", "pp", "ep", "etp", "sequence_parallel", "mbs", "seq_len", "precision", "fp8_recipe",
+                   "sharding", "main_grad_dtype", "optimizer_dtype", "fp8_param_gather", "overlap_grad_reduce",
+                   "overlap_param_gather", "vpp", "schedule", "first_stage_layers", "last_stage_layers",
+                   "account_for_embedding", "account_for_loss", "pipeline_layout", "offload_layers")
+
+
+# The candidates alike in everything but their micro-batch count and batch size: one timed layer
+# key and one step (a plain pair: equal pairs are one set, and a tuple costs least to make and hash)
+_Same = tuple[_Timed, _Step]
 
 
 class _Cache:
     """What ``project_many`` keeps per oracle between calls (a search calls it again and again):
-    timed layer keys, the ``_Same`` sets, stage parameters and step records. Keys hold ids of
+    timed layer keys, the ``_Step`` sets, stage parameters and step records. Keys hold ids of
     objects the build caches keep; each entry keeps its objects and is checked against them."""
 
     def __init__(self) -> None:
         self.timed: dict[tuple[object, ...], _Timed] = {}
-        self.same: dict[tuple[object, ...], tuple[Layers, Template, _Same]] = {}
+        self.step_sets: dict[tuple[object, ...], _Step] = {}
         self.params: dict[tuple[object, int], tuple[Layers, Template, _Params]] = {}
         self.sums: dict[tuple[int, tuple[tuple[int, int], ...]], tuple[Template, _Params]] = {}
         self.steps: dict[tuple[int, int, int], tuple[StepShapes, int]] = {}
@@ -141,12 +159,16 @@ class _Cache:
         self.stage_steps: dict[tuple[int, int], tuple[StepShapes, _Params, tuple[int, ...]]] = {}
         self.p2p: dict[int, tuple[StepShapes, float]] = {}
         # per (timed layer key, slot of count 1) its row of the slot table: totals, parts by kind and
-        # model FLOPs of the slot's F, B and W passes (row 0: zeros, never a slot's)
-        self.slot_rows: dict[tuple[_Timed, Slot], int] = {}
+        # model FLOPs of the slot's F, B and W passes (row 0: zeros, never a slot's), kept as a grid
+        # of their ids (0: not timed yet) that a group gathers at once; the same pairs recur in many
+        # groups, which a lookup per pair made DeepSeek-V3's 111,440 lookups for 6,272 pairs
+        self.timer_ids: dict[_Timed, int] = {}
+        self.slot_ids: dict[Slot, int] = {}
+        self._grid: Index = np.zeros((0, 0), dtype=np.intp)
         self._slot_table: tuple[Array, Array, Array]
         self._slot_count: int
         self._clear_slots()
-        # the distinct step records, which ``steps`` and the ``_Same`` sets name by row: a stage set
+        # the distinct step records, which ``steps`` and the ``_Step`` sets name by row: a stage set
         # of many candidates shares a few of them
         self.table: list[_StepRecord] = []
         self._array: Array = np.zeros((0, 2 * _COMMS + 1))
@@ -157,7 +179,7 @@ class _Cache:
             self._array = np.array(self.table, dtype=np.float64).reshape(len(self.table), 2 * _COMMS + 1)
         return self._array
 
-    def add_slot(self, key: tuple[_Timed, Slot], total: list[float], parts: list[list[float]], flops: float) -> int:
+    def add_slot(self, total: list[float], parts: list[list[float]], flops: float) -> int:
         """A new row of the slot table: its index."""
         row = self._slot_count
         if row == len(self._slot_table[2]):  # grown by doubling: a row is written once, never copied per use
@@ -169,23 +191,42 @@ class _Cache:
         self._slot_table[1][row] = parts
         self._slot_table[2][row] = flops
         self._slot_count = row + 1
-        self.slot_rows[key] = row
         return row
+
+    def slot_rows(self, run: _Run, timers: list[_Timed], slots: list[Slot]) -> Index:
+        """The slot table's rows of each of ``timers`` by each of ``slots`` (of count 1), [timer, slot],
+        the pairs not yet timed timed now."""
+        t = np.array([self.timer_ids.setdefault(x, len(self.timer_ids)) for x in timers], dtype=np.intp)
+        b = np.array([self.slot_ids.setdefault(x, len(self.slot_ids)) for x in slots], dtype=np.intp)
+        grid = self._grid
+        if grid.shape[0] < len(self.timer_ids) or grid.shape[1] < len(self.slot_ids):
+            grid = np.zeros((max(2 * grid.shape[0], len(self.timer_ids)), max(2 * grid.shape[1], len(self.slot_ids))),
+                            dtype=np.intp)
+            grid[:self._grid.shape[0], :self._grid.shape[1]] = self._grid
+            self._grid = grid
+        at: Index = grid[np.ix_(t, b)]
+        for i, j in zip(*np.nonzero(at == 0), strict=True):
+            # a slot listed twice was timed at its first listing
+            at[i, j] = grid[t[i], b[j]] = grid[t[i], b[j]] or run.slot_row(timers[i], slots[j])
+        return at
 
     def slot_arrays(self) -> tuple[Array, Array, Array]:
         """The slot table: [row, pass] totals, [row, kind, pass] parts, [row] FLOPs."""
         return self._slot_table
 
     def _clear_slots(self) -> None:
-        self.slot_rows.clear()
+        self.timer_ids.clear()
+        self.slot_ids.clear()
+        self._grid = np.zeros((0, 0), dtype=np.intp)
         self._slot_table = _slot_table(1024)
         self._slot_count = 1
 
     def trim(self) -> None:
-        caches: tuple[dict[Any, Any], ...] = (self.timed, self.same, self.params, self.sums, self.steps, self.records,
-                                              self.stage_steps, self.p2p, self.slot_rows)
-        # all at once: rows in one cache name records of the table
-        if any(len(cache) > 200_000 for cache in caches):
+        caches: tuple[dict[Any, Any], ...] = (self.timed, self.step_sets, self.params, self.sums, self.steps, self.records,
+                                              self.stage_steps, self.p2p, self.timer_ids)
+        # all at once: rows in one cache name records of the table; the slot grid's rows and columns
+        # grow apart, so its size is bounded too (32 MB)
+        if any(len(cache) > 200_000 for cache in caches) or self._grid.size > 4_000_000:
             for cache in caches:
                 cache.clear()
             self.table.clear()
@@ -219,20 +260,17 @@ class _Run:
         eff = cluster.gpu.efficiency
         self.launch, self.slowdown = eff.host_launch, eff.overlap_slowdown
         self.world = cluster.world
+        self.fsdp2 = settings.torch_fsdp2
+        # the cache is the oracle's and outlives this call: a step is keyed by the model and cluster
+        # it was built for too
+        self.where = (token(model), token(cluster), self.fsdp2)
         self.cache = _cache_of(oracle)
         self.peaks: dict[str, float] = {}
 
     def add(self, groups: dict[tuple[int, str], _Group], row: int, cand: Candidate) -> None:
-        layers = layers_of(self.model, self.cluster, cand, self.settings.torch_fsdp2)
+        layers = layers_of(self.model, self.cluster, cand, self.fsdp2)
         template = stage_template(self.model, cand)
-        key = (id(layers), id(template), cand.tp_comm_overlap, cand.ep_comm_overlap, cand.cuda_graph,
-               cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype, cand.fp8_param_gather,
-               cand.overlap_grad_reduce, cand.overlap_param_gather, cand.offload_layers, self.settings.moe_imbalance,
-               self.launch, self.slowdown)
-        hit = self.cache.same.get(key)
-        if hit is None or hit[0] is not layers or hit[1] is not template:
-            hit = self.cache.same[key] = (layers, template, _Same(self, self._timed(layers, cand), template, cand))
-        same = hit[2]
+        same = (self._timed(layers, cand), self._step(layers, template, cand))
         pp, v = cand.pp, len(template[0])
         schedule = schedule_of(cand, v)
         group = groups.get((id(template), schedule))
@@ -240,8 +278,15 @@ class _Run:
             group = groups[(id(template), schedule)] = _Group(template, schedule, pp, v)
         group.rows.append(row)
         group.same.append(same)
-        group.ms.append(derived.at_least_one(cand.microbatches(self.world)))
-        group.tokens.append(cand.gbs * cand.seq_len)
+        group.gbs.append(cand.gbs)
+
+    def _step(self, layers: Layers, template: Template, cand: Candidate) -> _Step:
+        # offloading copies activations, which the rest of the candidate decides: keyed by all of it
+        key = (_STEP(cand), (cand, self.settings) if cand.offload_layers > 0 else None, self.where)
+        hit = self.cache.step_sets.get(key)
+        if hit is None:
+            hit = self.cache.step_sets[key] = _Step(self, layers, template, cand)
+        return hit
 
     def _timed(self, layers: Layers, cand: Candidate) -> _Timed:
         imbalance = self.settings.moe_imbalance if cand.ep > 1 else 1.0
@@ -254,7 +299,7 @@ class _Run:
 
     def slot_row(self, timed: _Timed, slot: Slot) -> int:
         """The slot table's row of ``slot`` (of count 1) timed on ``timed``, timed on first use."""
-        return self.cache.add_slot((timed, slot), *timed.timing(slot, self))
+        return self.cache.add_slot(*timed.timing(slot, self))
 
     def stage_params(self, layers: Layers, template: Template) -> _Params:
         """Per stage, the dense and expert parameters its blocks hold (``build._stage_ops``'s sums),
@@ -368,8 +413,7 @@ class _Group:
         self.template, self.schedule, self.pp, self.v = template, schedule, pp, v
         self.rows: list[int] = []
         self.same: list[_Same] = []
-        self.ms: list[int] = []
-        self.tokens: list[int] = []
+        self.gbs: list[int] = []
         slots = _slots(template)
         self.slots = slots
         self.slot_index = {s: j for j, s in enumerate(slots)}
@@ -380,22 +424,22 @@ class _Group:
         unique = list(dict.fromkeys(self.same))
         row_of = {s: u for u, s in enumerate(unique)}
         u_of = np.array([row_of[s] for s in self.same], dtype=np.intp)
-        self.unique = unique
+        steps = self.steps = [step for _timed, step in unique]
         # the distinct (same, micro-batches) pairs are the columns
-        m = np.array(self.ms, dtype=np.int64)
+        gbs = np.array(self.gbs, dtype=np.int64)
+        per = np.array([(s.mbs, s.dp, s.seq_len) for s in steps], dtype=np.int64)[u_of]
+        m = derived.at_least_one(derived.microbatches(gbs, per[:, 0], per[:, 1]))
+        self.tokens: Array = (gbs * per[:, 2]).astype(np.float64)
         span = int(m.max()) + 1
         pairs, self.cand_col = np.unique(u_of * span + m, return_inverse=True)
         self.col_u, self.col_m = pairs // span, pairs % span
         zero = len(self.slots)  # a slot of zeros: what pads shorter term lists at their end
         # the slots are timed per distinct timed layer key (many _Same sets share one), then spread
-        timers = list(dict.fromkeys(s.timed for s in unique))
+        timers = list(dict.fromkeys(timed for timed, _step in unique))
         timer_of = {t: i for i, t in enumerate(timers)}
-        t_of = np.array([timer_of[s.timed] for s in unique], dtype=np.intp)
+        t_of = np.array([timer_of[timed] for timed, _step in unique], dtype=np.intp)
         # each (timer, slot) pair's timing is a row of the cache's slot table, gathered at once
-        rows = run.cache.slot_rows
-        bases = [slot_base(slot) for slot in self.slots]
-        at = np.array([[rows.get((t, b)) or run.slot_row(t, b) for b in bases] for t in timers],
-                      dtype=np.intp)[t_of]  # [same, slot]
+        at = run.cache.slot_rows(run, timers, [slot_base(slot) for slot in self.slots])[t_of]  # [same, slot]
         tab_total, tab_parts, tab_flops = run.cache.slot_arrays()
         total = np.zeros((3, zero + 1, len(unique)))
         parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
@@ -418,7 +462,7 @@ class _Group:
                     count[stage, c, k] = slot.count
         terms = total[:, j_idx] * count[None, :, :, :, None]
         dur_u = np.add.accumulate(terms, axis=3)[:, :, :, -1, :]
-        copied = np.array([s.copied for s in unique], dtype=np.float64)
+        copied = np.array([s.copied for s in steps], dtype=np.float64)
         self.offload = np.zeros(len(unique))
         if copied.any():  # projection._prepare: one stage, one chunk, its decoder layers' passes
             decoder = np.zeros((pp, v, width))
@@ -430,7 +474,7 @@ class _Group:
             dur_u[1, 0, 0] += off_b
             self.offload = off_f + off_b
         self.dur = dur_u[..., self.col_u]
-        self.p2p = np.array([s.p2p for s in unique])[self.col_u]
+        self.p2p = np.array([s.p2p for s in steps])[self.col_u]
 
     def finish(self, run: _Run, sched: Columns) -> list[Projection]:
         """``projection._finish`` for every column, then each candidate's projection from its column."""
@@ -454,9 +498,9 @@ class _Group:
         breakdown[_KIND["dp_comm"]] += tails[0][critical, cols]
         breakdown[_KIND["optimizer"]] = tails[1][critical, cols]
         breakdown[_KIND["offload"]] += self.offload[u] * m
-        peaks = np.array([s.peak for s in self.unique])[u]
+        peaks = np.array([s.peak for s in self.steps])[u]
         col = self.cand_col
-        tokens = np.array(self.tokens, dtype=np.float64) / step[col] / run.world
+        tokens = self.tokens / step[col] / run.world
         per_col = list(zip(step.tolist(), tflops.tolist(), (tflops * 1e12 / peaks).tolist(),
                            (tflops * 1e12 / run.cluster.gpu.peak_bf16).tolist(), bubble.tolist(),
                            [tuple(zip(BREAKDOWN_KINDS, b, strict=True)) for b in breakdown.T.tolist()],
@@ -471,11 +515,11 @@ class _Group:
     def _tails(self, run: _Run, sched: Columns) -> Array:
         """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
         u = self.col_u
-        rows = np.array([s.steps for s in self.unique], dtype=np.intp)  # [same, stage]: rows of the table
+        rows = np.array([s.steps for s in self.steps], dtype=np.intp)  # [same, stage]: rows of the table
         records = run.cache.table_array()[rows[u]].transpose(1, 2, 0)  # [stage, field, column]
         t, how = records[:, 0:2 * _COMMS:2], records[:, 1:2 * _COMMS:2]
-        grad = np.array([s.grad for s in self.unique])[u]
-        param = np.array([s.param for s in self.unique])[u]
+        grad = np.array([s.grad for s in self.steps])[u]
+        param = np.array([s.param for s in self.steps])[u]
         layers = np.array([sum(slot.count for chunk in chunks for slot in chunk) or 1 for chunks in self.template],
                           dtype=np.float64)
         first_fwd = self.dur[0, :, 0, :]

@@ -514,7 +514,7 @@ LayerKey = tuple[tuple[object, ...], tuple[object, ...]]
 _ids: dict[int, tuple[object, int]] = {}
 
 
-def _token(obj: object) -> int:
+def token(obj: object) -> int:
     """A small int standing for ``obj`` in cache keys (hashing a model card or a cluster on every
     lookup costs more than the lookup); the table keeps ``obj`` alive so its id stays its own."""
     hit = _ids.get(id(obj))
@@ -532,7 +532,7 @@ def _layer_key(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: boo
         if cand.sharding == "fsdp" else 0
     # a dense layer, the embedding and the heads are built once for all the expert layouts and
     # dispatchers of a space
-    return ((_token(model), _token(cluster), cand.tp, cand.cp, cand.mbs, cand.seq_len, cand.precision,
+    return ((token(model), token(cluster), cand.tp, cand.cp, cand.mbs, cand.seq_len, cand.precision,
              cand.fp8_recipe, cand.recompute.kind if cand.recompute.kind in ("selective", "op") else "",
              cand.recompute.modules, cand.attention, cand.sp, cand.cp_comm, cand.cross_entropy, fsdp),
             (cand.ep, cand.etp, cand.moe_dispatcher))
@@ -712,7 +712,7 @@ class Layers:
         self.key, self._sh = key, sh
         # what a slot's parameter counts read: the model and how TP, EP and ETP split it (not the
         # micro-batch, precision, recomputation or kernels the rest of the key names)
-        self.params_key = (_token(sh.model), sh.tp, sh.ep, sh.etp)
+        self.params_key = (token(sh.model), sh.tp, sh.ep, sh.etp)
         self._slots: dict[Slot, tuple[Block, int, int]] = {}
         self._params: dict[Slot, tuple[int, int]] = {}
 
@@ -761,7 +761,7 @@ def step_shapes(model: Model, cluster: Cluster, cand: Candidate, torch_fsdp2: bo
     dispatcher or timing knobs."""
     cluster = _plain_of_cluster(cluster)
     torch_fsdp2 = torch_fsdp2 and cand.sharding == "fsdp"  # keyed as _Shapes reads it
-    key = (_token(model), _token(cluster), cand.tp, cand.cp, cand.pp, cand.ep, cand.expert_tp, cand.sp, cand.mbs,
+    key = (token(model), token(cluster), cand.tp, cand.cp, cand.pp, cand.ep, cand.expert_tp, cand.sp, cand.mbs,
            cand.seq_len, cand.precision, cand.fp8_recipe, cand.sharding, cand.main_grad_dtype, cand.optimizer_dtype,
            cand.fp8_param_gather, torch_fsdp2)
     return remembered(_step_shapes, key,
@@ -835,7 +835,7 @@ def stage_template(model: Model, cand: Candidate) -> Template:
     shared by every candidate with the same split whatever its layer shapes."""
     rc = cand.recompute
     full = (rc.method, rc.layers) if rc.kind == "full" else None
-    key = (_token(model), cand.pp, derived.virtual_stages(cand.schedule, cand.vpp), cand.schedule == "zbv",
+    key = (token(model), cand.pp, derived.virtual_stages(cand.schedule, cand.vpp), cand.schedule == "zbv",
            cand.first_stage_layers, cand.last_stage_layers, cand.account_for_embedding, cand.account_for_loss,
            cand.pipeline_layout, full)
     return remembered(_templates, key, lambda: _template(model, cand), 20_000)

@@ -15,6 +15,7 @@ import functools
 import heapq
 from collections import deque
 
+import numpy as np
 from attrs import frozen
 
 _SPLIT = ("zero_bubble", "zbv")  # the schedules that run W apart from B
@@ -130,195 +131,192 @@ def _cached_plan(schedule: str, pp: int, v: int, m: int) -> Plan:
     return compile_plan(schedule, pp, v, m)
 
 
-# An op as a compiler emits it: (tick it starts on, stage, pass, chunk, micro-batch).
-_Event = tuple[int, int, int, int, int]
+# What a compiler emits: per op two ints in a row, the tick it starts on and its cell, ``pass · nvirt · m
+# + virtual stage · m + micro-batch``. One flat list rather than a tuple per op: numpy reads it in one pass.
+_Events = list[int]
 
 
 def compile_plan(schedule: str, pp: int, v: int, m: int) -> Plan:
     """The op order of ``schedule`` at unit times, ordered by start tick, then stage."""
-    if schedule in _SPLIT:
-        events, inflight = _greedy_ticks(schedule, pp, v, m)
-    else:
-        events, inflight = _fixed_ticks(schedule, pp, v, m)
-    return _assemble(schedule, pp, v, m, events, inflight)
+    ticks = _greedy_ticks if schedule in _SPLIT else _fixed_ticks
+    return _assemble(schedule, pp, v, m, ticks(schedule, pp, v, m))
 
 
-def _assemble(schedule: str, pp: int, v: int, m: int, events: list[_Event], inflight: tuple[int, ...]) -> Plan:
+def _assemble(schedule: str, pp: int, v: int, m: int, events: _Events) -> Plan:
     """The plan of ``events``: each op's previous op on its stage and the op it waits for, as
-    indices into the (tick, stage) order, and the sweep's view of them."""
+    indices into the (tick, stage) order, the sweep's view of them and each stage's in-flight peak.
+    Whole-array steps: each op's input started on an earlier tick, so every op's index is known
+    before any is looked up."""
     nvirt = pp * v
-    where = placement(schedule, pp, v)
-    virt = _virtual_table(schedule, pp, v)
+    bs = nvirt * m
+    ev = np.fromiter(events, dtype=np.intp, count=len(events)).reshape(-1, 2)
+    where = np.array(placement(schedule, pp, v), dtype=np.intp).reshape(-1, 2)  # [virtual] -> (stage, chunk)
+    j_of = ev[:, 1] % bs // m
     # a stage runs one op per tick, so (tick, stage) names an op: bucket them instead of sorting
-    at = [-1] * ((max((e[0] for e in events), default=0) + 1) * pp)
-    for n, e in enumerate(events):
-        at[e[0] * pp + e[1]] = n
-    index = [[-1] * (nvirt * m) for _ in range(3)]  # [pass][virtual · m + micro-batch] -> op
-    last = [-1] * pp
-    grad = [-1] * pp
-    count = [0] * (3 * nvirt)
-    sweep: list[tuple[int, int, int, float]] = []
-    ticks: list[int] = []
-    last_tick = -1
-    for n in at:
-        if n < 0:
-            continue
-        tick, s, kind, c, i = events[n]
-        if tick != last_tick:
-            ticks.append(len(sweep))
-            last_tick = tick
-        j = virt[s][c]
-        dep, cross = -1, False
-        if kind == _F and j > 0:
-            dep, cross = index[_F][(j - 1) * m + i], where[j - 1][0] != s
-        elif kind == _B:
-            if j == nvirt - 1:
-                dep = index[_F][j * m + i]
-            else:
-                dep, cross = index[_B][(j + 1) * m + i], where[j + 1][0] != s
-        op = len(sweep)
-        index[kind][j * m + i] = op
-        slot = kind * nvirt + s * v + c
-        sweep.append((slot, last[s] + 1, dep + 1, 1.0 if cross else 0.0))
-        last[s] = op
-        if kind:
-            grad[s] = slot
-        count[slot] += 1
-    return Plan(inflight, pp, v, m, schedule in _SPLIT, tuple(sweep), tuple(last), tuple(grad), tuple(count),
-                tuple(ticks))
+    key = ev[:, 0] * pp + where[j_of, 0]
+    at = np.full(int(key.max(initial=0)) + 1, -1, dtype=np.intp)
+    at[key] = np.arange(len(ev))
+    tick, cell = ev[at[at >= 0]].T
+    n = np.arange(len(cell))
+    kind, j, i = cell // bs, cell % bs // m, cell % m
+    s, c = where[j, 0], where[j, 1]
+    index = np.full(3 * bs, -1, dtype=np.intp)  # [cell] -> op
+    index[cell] = n
+    # what each op waits for: F the previous virtual stage's F, B the next one's B (the last virtual
+    # stage: its own F), W nothing; where there is none, ``towards`` is any index and masked out
+    is_f, is_b = kind == _F, kind == _B
+    own_f = is_b & (j == nvirt - 1)
+    towards = np.where(is_f, j - 1, np.where(is_b & ~own_f, j + 1, j))
+    waits = (is_f & (j > 0)) | is_b
+    dep = np.where(waits, index[np.where(is_b & ~own_f, bs, 0) + towards * m + i], -1)
+    cross = waits & ~own_f & (where[towards, 0] != s)
+    # per stage, its ops in order: each one's previous is the one before it in that order
+    on_stage = np.argsort(s, kind="stable")
+    prev = np.full(len(n), -1, dtype=np.intp)
+    follows = s[on_stage][1:] == s[on_stage][:-1]
+    prev[on_stage[1:][follows]] = on_stage[:-1][follows]
+    slot = kind * nvirt + s * v + c
+    last = np.full(pp, -1, dtype=np.intp)
+    np.maximum.at(last, s, n)
+    last_grad = np.full(pp, -1, dtype=np.intp)
+    np.maximum.at(last_grad, s[~is_f], n[~is_f])
+    grad = np.append(slot, -1)[last_grad]  # -1 (no such op) reads the -1 appended
+    # in flight: F passes so far less B passes, stage by stage; every stage's passes add to 0, so
+    # one running sum over the stage-ordered ops starts each stage from 0
+    alive = np.cumsum(np.where(is_f, 1, np.where(is_b, -1, 0))[on_stage])
+    peak = np.zeros(pp, dtype=np.intp)
+    np.maximum.at(peak, s[on_stage], alive)
+    starts = np.flatnonzero(np.diff(tick, prepend=-1))
+    sweep = tuple(zip(slot.tolist(), (prev + 1).tolist(), (dep + 1).tolist(), cross.astype(np.float64).tolist(),
+                      strict=True))
+    return Plan(tuple(peak.tolist()), pp, v, m, schedule in _SPLIT, sweep, tuple(last.tolist()),
+                tuple(grad.tolist()), tuple(np.bincount(slot, minlength=3 * nvirt).tolist()),
+                tuple(starts.tolist()))
 
 
-def _fixed_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event], tuple[int, ...]]:
+def _fixed_ticks(schedule: str, pp: int, v: int, m: int) -> _Events:
     """Megatron's per-stage orders run at unit times: each stage runs its next op as soon as its
     input is in (``schedule._fixed`` with F and B+W of one tick each)."""
     nvirt = pp * v
-    virt = _virtual_table(schedule, pp, v)
-    orders = [megatron_order(pp, v, m, s) for s in range(pp)]
-    f_end = [-1] * (nvirt * m)  # [virtual · m + micro-batch] -> the tick its F ends on (-1: not run)
-    b_end = [-1] * (nvirt * m)
+    bs = nvirt * m
+    # ``end[cell]``: the tick the op of that cell ends on (-1: not run); the first virtual stage's
+    # F waits for the m zeros past the end. Per stage, its order as the cells each op waits for and
+    # writes, so the loop below does no index arithmetic.
+    end = [-1] * (2 * bs) + [0] * m
+    waits: list[list[int]] = []
+    writes: list[list[int]] = []
+    for s, row in enumerate(_virtual_table(schedule, pp, v)):
+        # per pass and chunk, the cells of micro-batch 0 (micro-batch i's are i further on)
+        wait0 = {"F": [(j - 1) * m if j else 2 * bs for j in row],
+                 "B": [j * m if j == nvirt - 1 else bs + (j + 1) * m for j in row]}
+        write0 = {"F": [j * m for j in row], "B": [bs + j * m for j in row]}
+        order = megatron_order(pp, v, m, s)
+        waits.append([wait0[kind][c] + i for kind, c, i in order])
+        writes.append([write0[kind][c] + i for kind, c, i in order])
     pos = [0] * pp
     free = [0] * pp
-    alive = [0] * pp
-    peak = [0] * pp
-    events: list[_Event] = []
-    remaining = sum(len(o) for o in orders)
+    events: _Events = []
+    remaining = 2 * bs
     while remaining:
         progressed = False
         for s in range(pp):
-            order, row, k = orders[s], virt[s], pos[s]
-            while k < len(order):
-                kind, c, i = order[k]
-                j = row[c]
-                if kind == "F":
-                    ready = 0 if j == 0 else f_end[(j - 1) * m + i]
-                else:
-                    ready = f_end[j * m + i] if j == nvirt - 1 else b_end[(j + 1) * m + i]
+            wait, write, k, t = waits[s], writes[s], pos[s], free[s]
+            while k < len(wait):
+                ready = end[wait[k]]
                 if ready < 0:
                     break
-                start = free[s] if free[s] >= ready else ready
-                free[s] = start + 1
-                if kind == "F":
-                    f_end[j * m + i] = start + 1
-                    alive[s] += 1
-                    if alive[s] > peak[s]:
-                        peak[s] = alive[s]
-                    events.append((start, s, _F, c, i))
-                else:
-                    b_end[j * m + i] = start + 1
-                    alive[s] -= 1
-                    events.append((start, s, _B, c, i))
+                if t < ready:
+                    t = ready
+                cell = write[k]
+                events += (t, cell)
+                t += 1
+                end[cell] = t
                 k += 1
-                remaining -= 1
+            if k != pos[s]:
+                remaining -= k - pos[s]
                 progressed = True
-            pos[s] = k
-        if not progressed and not _unblock(m, nvirt, virt, orders, pos, f_end, b_end):
+            pos[s], free[s] = k, t
+        if not progressed and not _unblock(waits, writes, pos, end, bs):
             raise DeadlockError(f"{schedule} with pp={pp}, v={v}, m={m} deadlocks")
-    return events, tuple(peak)
+    return events
 
 
-def _unblock(m: int, nvirt: int, virt: list[list[int]], orders: list[list[tuple[str, int, int]]], pos: list[int],
-             f_end: list[int], b_end: list[int]) -> bool:
+def _unblock(waits: list[list[int]], writes: list[list[int]], pos: list[int], end: list[int], bs: int) -> bool:
     """When the interleaved order's last, shorter micro-batch group leaves every stage waiting, the
     first stage that has a runnable op later in its order runs it now (Megatron's p2p pairs do the
     same in effect: the blocked receive is posted and the other direction proceeds)."""
-    for s, order in enumerate(orders):
-        for k in range(pos[s] + 1, len(order)):
-            kind, c, i = order[k]
-            j = virt[s][c]
-            if kind == "F":
-                ready = j == 0 or f_end[(j - 1) * m + i] >= 0
-            else:
-                ready = (f_end[j * m + i] >= 0 if j == nvirt - 1 else b_end[(j + 1) * m + i] >= 0) \
-                    and f_end[j * m + i] >= 0
-            if ready:
-                order.insert(pos[s], order.pop(k))
+    for s, (wait, write) in enumerate(zip(waits, writes, strict=True)):
+        for k in range(pos[s] + 1, len(wait)):
+            # a B (cell from ``bs`` on) also needs its own F, ``bs`` cells below it
+            if end[wait[k]] >= 0 and (write[k] < bs or end[write[k] - bs] >= 0):
+                wait.insert(pos[s], wait.pop(k))
+                write.insert(pos[s], write.pop(k))
                 return True
     return False
 
 
-def _greedy_ticks(schedule: str, pp: int, v: int, m: int) -> tuple[list[_Event], tuple[int, ...]]:
+def _greedy_ticks(schedule: str, pp: int, v: int, m: int) -> _Events:
     """The zero-bubble greedy rule at unit times (``schedule._Greedy``): on each tick every stage
     takes a ready B first (lowest micro-batch, later chunk first), then a F while its chunk keeps
     fewer than the 1F1B activation limit, then a deferred W. What an op produces on one tick is
     ready on the next, so each tick is decided from the ticks before it alone."""
     nvirt = pp * v
+    bs = nvirt * m
     where = placement(schedule, pp, v)
     virt = _virtual_table(schedule, pp, v)
     # the 1F1B activation limit: stage s keeps pp - s micro-batches; ZBV keeps pp per chunk on every
     # stage (2 pp half-size chunk units: the same bytes as 1F1B's first stage, balanced over stages)
     cap = [pp if schedule == "zbv" else pp - s for s in range(pp)]
-    never = 1 << 62
-    f_end = [never] * (nvirt * m)
+    # ``f_end[cell]``: the tick a F ends on; the first virtual stage's F reads the m zeros past the end
+    f_end = [1 << 62] * bs + [0] * m
+    f_input = [[(j - 1) * m if j else bs for j in row] for row in virt]
     next_f = [[0] * v for _ in range(pp)]
     alive_chunk = [[0] * v for _ in range(pp)]
-    ready_b: list[list[tuple[int, int, int]]] = [[] for _ in range(pp)]  # heaps of (order key, chunk, mb)
-    arriving: list[list[tuple[int, int, int]]] = [[] for _ in range(pp)]  # ready from the next tick
-    pending_w: list[deque[tuple[int, int]]] = [deque() for _ in range(pp)]
-    alive = [0] * pp
-    peak = [0] * pp
-    events: list[_Event] = []
-    done, total, tick = 0, 3 * nvirt * m, 0
+    # ready B passes as heaps of their ``_b_order`` key, which names the chunk and micro-batch too
+    ready_b: list[list[int]] = [[] for _ in range(pp)]
+    arriving: list[list[int]] = [[] for _ in range(pp)]  # ready from the next tick
+    pending_w: list[deque[int]] = [deque() for _ in range(pp)]  # their cells
+    events: _Events = []
+    done, total, tick = 0, 3 * bs, 0
     while done < total:
-        for s in range(pp):
-            for item in arriving[s]:
-                heapq.heappush(ready_b[s], item)
-            arriving[s].clear()
+        for s, items in enumerate(arriving):
+            if items:
+                for key in items:
+                    heapq.heappush(ready_b[s], key)
+                items.clear()
         ran = done
         for s in range(pp):
             if ready_b[s]:
-                _key, c, i = heapq.heappop(ready_b[s])
+                i, later = divmod(heapq.heappop(ready_b[s]), v)
+                c = v - 1 - later
                 j = virt[s][c]
-                pending_w[s].append((c, i))
-                alive[s] -= 1
+                pending_w[s].append(2 * bs + j * m + i)
                 alive_chunk[s][c] -= 1
                 if j > 0:
                     ps, pc = where[j - 1]
-                    arriving[ps].append((_b_order(i, pc, v), pc, i))
-                events.append((tick, s, _B, c, i))
+                    arriving[ps].append(_b_order(i, pc, v))
+                events += (tick, bs + j * m + i)
                 done += 1
                 continue
-            chunks, row = alive_chunk[s], virt[s]
+            chunks, row, inputs, nexts = alive_chunk[s], virt[s], f_input[s], next_f[s]
             for c in range(v - 1, -1, -1):
-                i, j = next_f[s][c], row[c]
+                i = nexts[c]
                 # later chunks first: they sit closer to the loss and release backward work sooner
-                if chunks[c] < cap[s] and i < m and (j == 0 or f_end[(j - 1) * m + i] <= tick):
-                    next_f[s][c] += 1
-                    f_end[j * m + i] = tick + 1
-                    alive[s] += 1
+                if chunks[c] < cap[s] and i < m and f_end[inputs[c] + i] <= tick:
+                    nexts[c] += 1
                     chunks[c] += 1
-                    if alive[s] > peak[s]:
-                        peak[s] = alive[s]
+                    j = row[c]
+                    f_end[j * m + i] = tick + 1
                     if j == nvirt - 1:
-                        arriving[s].append((_b_order(i, c, v), c, i))
-                    events.append((tick, s, _F, c, i))
+                        arriving[s].append(_b_order(i, c, v))
+                    events += (tick, j * m + i)
                     done += 1
                     break
             else:
                 if pending_w[s]:
-                    c, i = pending_w[s].popleft()
-                    events.append((tick, s, _W, c, i))
+                    events += (tick, pending_w[s].popleft())
                     done += 1
         if done == ran:
             raise DeadlockError(f"{schedule} with pp={pp}, v={v}, m={m} deadlocks")
         tick += 1
-    return events, tuple(peak)
+    return events

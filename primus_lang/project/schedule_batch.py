@@ -131,30 +131,30 @@ def _by_op(p: Plan, slots: Array, p2p: Array) -> Array:
     cols = slots.shape[1]
     end = np.empty((len(p.sweep) + 1, cols))
     end[0] = 0.0
+    # every row as a view made once: an op reads two rows and writes one, and indexing the array
+    # itself would make a new view for each
+    rows, durs = list(end), list(slots)
     ready = np.empty(cols)
-    for n, (slot, prev, dep, cross) in enumerate(p.sweep, start=1):
-        row = end[n]
+    add, maximum = np.add, np.maximum
+    for row, (slot, prev, dep, cross) in zip(rows[1:], p.sweep, strict=True):
         if cross:
-            np.add(end[dep], p2p, out=ready)
-            np.maximum(end[prev], ready, out=row)
+            add(rows[dep], p2p, out=ready)
+            maximum(rows[prev], ready, out=row)
         else:
-            np.maximum(end[prev], end[dep], out=row)
-        row += slots[slot]
+            maximum(rows[prev], rows[dep], out=row)
+        add(row, durs[slot], out=row)
     out: Array = end[[i + 1 for i in p.stage_last]]
     return out
 
 
 class _Layout(NamedTuple):
-    """A plan as ``_by_tick`` reads it: per op its slot, the ring rows it reads (its previous op's and
-    its input's; row ``ring`` holds the zeros that stand for "none") and the row it writes; per tick
-    where its ops begin and end and which of them take an input from another stage; per stage the
-    row its last op's end stays in."""
+    """A plan as ``_by_tick`` reads it: per tick, for its ops, the ring rows they read (their previous
+    ops' and their inputs'; row ``ring`` holds the zeros that stand for "none"), their slots, the
+    rows they write, and which of them take an input from another stage; per stage the row its last
+    op's end stays in."""
 
-    slot: NDArray[np.intp]
-    prev: NDArray[np.intp]
-    dep: NDArray[np.intp]
-    write: NDArray[np.intp]
-    ticks: list[tuple[int, int, NDArray[np.intp] | None]]
+    ticks: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp], NDArray[np.intp],
+                      NDArray[np.intp] | None]]
     last: NDArray[np.intp]
     ring: int
 
@@ -194,12 +194,14 @@ def _make_layout(p: Plan) -> _Layout:
     def row(k: NDArray[np.intp]) -> NDArray[np.intp]:
         return np.where(k > 0, k % ring, ring)
 
+    prev_row, dep_row, write = row(prev), row(dep), n % ring
+    # each tick's index arrays cut once here: the replay runs every tick for every group of columns
     ticks = []
     for a, b in bounds:
         crossing = np.flatnonzero(cross[a:b])
-        ticks.append((a, b, crossing if crossing.size else None))
+        ticks.append((prev_row[a:b], dep_row[a:b], slot[a:b], write[a:b], crossing if crossing.size else None))
     last = np.array([(i + 1) % ring if i >= 0 else ring for i in p.stage_last], dtype=np.intp)
-    return _Layout(slot, row(prev), row(dep), n % ring, ticks, last, ring)
+    return _Layout(ticks, last, ring)
 
 
 def _by_tick(lay: _Layout, slots: Array, p2p: Array) -> Array:
@@ -207,15 +209,14 @@ def _by_tick(lay: _Layout, slots: Array, p2p: Array) -> Array:
     are gathered, maxed and added together, each element by the same operations as one by one.
     Ends live in a ring of rows that later ops overwrite once nothing reads them."""
     ends = np.zeros((lay.ring + 1, slots.shape[1]))
-    slot, prev, dep, write = lay.slot, lay.prev, lay.dep, lay.write
-    for a, b, crossing in lay.ticks:
-        start = ends[prev[a:b]]
-        ready = ends[dep[a:b]]
+    for prev, dep, slot, write, crossing in lay.ticks:
+        start = ends[prev]
+        ready = ends[dep]
         if crossing is not None:
             ready[crossing] += p2p
         np.maximum(start, ready, out=start)
-        start += slots[slot[a:b]]
-        ends[write[a:b]] = start
+        start += slots[slot]
+        ends[write] = start
     out: Array = ends[lay.last]
     return out
 

@@ -7,16 +7,21 @@ import itertools
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 
 from primus_lang.check import legal_points
-from primus_lang.ir import derived
+from primus_lang.ir import Candidate, Recompute, derived
+from primus_lang.ir.quantity import META_CHOICES
 from primus_lang.lower import load_space
-from primus_lang.project import project, project_many, schedule_batch
+from primus_lang.project import batch, project, project_many, schedule_batch
 from primus_lang.project import schedule as module
+from primus_lang.project.build import layers_of, stage_template, step_shapes
 from primus_lang.project.plans import plan
+from primus_lang.project.projection import default_oracle
 from primus_lang.project.schedule import ScheduleResult, fast
 from primus_lang.project.schedule_batch import MIN_BATCH, columns
 from primus_lang.resources import data_dir
@@ -155,3 +160,40 @@ def test_a_plan_replayed_a_tick_at_a_time_equals_it_op_by_op(schedule: str, pp: 
     by_tick = schedule_batch._by_tick(schedule_batch._make_layout(p), slots, p2p)
     by_op = schedule_batch._by_op(p, slots, p2p)
     assert by_tick.tobytes() == by_op.tobytes()
+
+
+def _others(cand: Candidate, name: str) -> list[Any]:
+    """Other values of ``cand``'s field ``name``: its choices, the other flag, a doubled count, other
+    recomputations."""
+    value = getattr(cand, name)
+    if isinstance(value, Recompute):
+        return [Recompute(kind=k) for k in ("none", "selective")] + [Recompute(kind="full", layers=1)]
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [2 * value or 1]
+    return [c for c in attrs.fields_dict(Candidate)[name].metadata.get(META_CHOICES, ()) if c != value]
+
+
+@pytest.mark.parametrize("name", ["deepseek_v3_mi355x", "llama3_1_70b_mi325x"])
+def test_a_step_set_is_keyed_by_every_field_its_step_reads(name: str) -> None:
+    # project_many shares a step set (``batch._STEP``) among candidates equal in the fields it names:
+    # any other field, changed, must leave the step's shapes and each stage's parameters as they were
+    space = load_space(data_dir("examples") / f"{name}.prx")
+    read = set(batch._STEP.__reduce__()[1])
+    run = batch._Run(space.model, space.cluster, space.settings, default_oracle(space.cluster))
+    changed = 0
+    for cand in itertools.islice(legal_points(space), 0, None, 997):
+        shapes = step_shapes(space.model, space.cluster, cand, run.fsdp2)
+        params = run.stage_params(layers_of(space.model, space.cluster, cand, run.fsdp2),
+                                  stage_template(space.model, cand))
+        for field in attrs.fields(Candidate):
+            if field.name in read or field.name == "gbs":  # gbs: a column of the step set's candidates
+                continue
+            for value in _others(cand, field.name):
+                other = attrs.evolve(cand, **{field.name: value})
+                assert step_shapes(space.model, space.cluster, other, run.fsdp2) is shapes, (field.name, value)
+                assert run.stage_params(layers_of(space.model, space.cluster, other, run.fsdp2),
+                                        stage_template(space.model, other)) == params, (field.name, value)
+                changed += 1
+    assert changed > 20
