@@ -153,6 +153,13 @@ HF_TOKENIZERS = frozenset({"DeepSeekV2Tokenizer", "DeepSeekV3Tokenizer", "DeepSe
 REUSED_TOKENIZER_NAMES = frozenset({"Llama2Tokenizer"})
 
 
+# Names Primus's presets and experiments set that Megatron-LM's validate_args computes and so overwrites,
+# with the setting it computes them from (megatron/training/arguments.py at d98e8a6: VPP is
+# `num_virtual_stages_per_pipeline_rank`, or layers over `num_layers_per_virtual_pipeline_stage`, else
+# none; Primus's own tuning agent writes `num_virtual_stages_per_pipeline_rank`, fd1eeab)
+COMPUTED = {"virtual_pipeline_model_parallel_size": "num_virtual_stages_per_pipeline_rank"}
+
+
 @functools.cache
 def own_settings() -> frozenset[str]:
     """Settings Primus's presets hold that no Megatron-LM version's parser has, by dest or by flag:

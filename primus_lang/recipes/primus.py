@@ -154,22 +154,12 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
             written, span, preset = f"overrides.{key}", _span_of(text, file, key), False
         else:
             written, span, preset = f"{model_name if origin[key] == 'model' else config_name}: {key}", None, True
-        flag = flags.get("--" + key.replace("_", "-"))
-        if key not in dests and flag is not None:
-            # Primus hands Megatron its settings by argparse dest and drops any other name: a flag's
-            # name whose dest differs (`norm_epsilon`, read as `layernorm_epsilon`) reaches nothing
-            if not preset:
-                warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is the flag `{flag.option}`'s name, but "
-                                           f"Primus sets Megatron-LM {megatron_version}'s arguments by dest and this "
-                                           f"one's is `{flag.dest}`: nothing reads `{key}`", span=span,
-                                           notes=(f"the run takes Megatron's default, {flag.default}, and so does "
-                                                  "the space this import writes",) if flag.default is not None else (),
-                                           help=f"write `{flag.dest}: {value}`"))
+        unread, dropped = _unread_override(key, value, span, dests, flags.get("--" + key.replace("_", "-")),
+                                           (megatron_version, release), known=key in module or key in model)
+        if unread is not None and not preset:
+            warnings.append(unread)
+        if dropped:
             continue
-        if key not in dests and key not in module and key not in model and not preset:
-            warnings.append(Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is not a Megatron-LM "
-                                       f"{megatron_version} argument nor a setting of Primus {release}'s presets: "
-                                       "nothing reads it", span=span, help="check its spelling"))
         name = _setting_of(key, dests.get(key, ()))
         # Primus hands Megatron its settings by dest and drops other names (`bases`, or a preset's
         # `original_max_position_embeddings`, which no Megatron-LM it pins reads): those are not carried.
@@ -199,6 +189,36 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
     gpu = next((g for g in _GPUS if g in folders or (g.endswith("X") and g[:-1] in folders)), "")
     return Recipe(file, "primus", entries, card=Entry("model", str(model_name), model_span, "model"),
                   gpu_hint=gpu.lower(), notes=tuple(notes), warnings=tuple(warnings), version=release)
+
+
+def _unread_override(key: str, value: Any, span: Span | None, dests: Mapping[str, Any], flag: megatron.Flag | None,
+                     versions: tuple[str, str], known: bool) -> tuple[Diagnostic | None, bool]:
+    """What reads a setting of an experiment that no Megatron dest names: the warning it takes (W3134)
+    and whether Primus drops it before Megatron (then it is not carried). ``versions``: the Megatron-LM
+    and Primus releases; ``known``: a Primus preset holds the name, so Primus's own code may read it."""
+    megatron_version, release = versions
+    if key in dests:
+        return None, False
+    computed_from = primus.COMPUTED.get(key)
+    if computed_from is not None:
+        # validate_args sets it again from its own setting
+        return Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is what Megatron-LM's validate_args computes from "
+                          f"`{computed_from}`, over any value set here: nothing reads `{key}: {value}`",
+                          span=span, help=f"write `{computed_from}: {value}`"), True
+    if flag is not None:
+        # Primus hands Megatron its settings by argparse dest and drops any other name: a flag's name
+        # whose dest differs (`norm_epsilon`, read as `layernorm_epsilon`) reaches nothing
+        return Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is the flag `{flag.option}`'s name, but Primus sets "
+                          f"Megatron-LM {megatron_version}'s arguments by dest and this one's is `{flag.dest}`: "
+                          f"nothing reads `{key}`", span=span,
+                          notes=(f"the run takes Megatron's default, {flag.default}, and so does the space this "
+                                 "import writes",) if flag.default is not None else (),
+                          help=f"write `{flag.dest}: {value}`"), True
+    if not known:
+        return Diagnostic(PRIMUS_UNREAD_OVERRIDE, f"`{key}` is not a Megatron-LM {megatron_version} argument nor a "
+                          f"setting of Primus {release}'s presets: nothing reads it", span=span,
+                          help="check its spelling"), False
+    return None, False
 
 
 def _setting_of(dest: str, flags: tuple[megatron.Flag, ...]) -> str:

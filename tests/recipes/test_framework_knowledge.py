@@ -249,6 +249,19 @@ def test_a_primus_experiment_reads_as_primus_loads_it(tmp_path: Path) -> None:
     assert any("`turbo_deepep_num_cuu`" in m for m in unread)  # a misspelling nothing reads
 
 
+def test_a_vpp_megatron_computes_is_named_with_the_setting_it_computes_it_from(tmp_path: Path) -> None:
+    # Primus's gpt_oss_120B experiment sets `virtual_pipeline_model_parallel_size: ${PRIMUS_VP:2}`, which
+    # validate_args sets again from num_virtual_stages_per_pipeline_rank: it had been carried in silence
+    text = EXPERIMENT + "      pipeline_model_parallel_size: 2\n      virtual_pipeline_model_parallel_size: 2\n"
+    recipe = read_recipe(write(tmp_path / "MI355X" / "vp.yaml", text))
+    [vp] = [d for d in recipe.warnings if d.code.id == "W3134" and "virtual_pipeline" in d.message]
+    assert vp.help == "write `num_virtual_stages_per_pipeline_rank: 2`"
+    assert "virtual_pipeline_model_parallel_size" not in recipe.entries
+    fixed = read_recipe(write(tmp_path / "MI355X" / "vp2.yaml", text.replace(
+        "virtual_pipeline_model_parallel_size", "num_virtual_stages_per_pipeline_rank")))
+    assert not [d for d in fixed.warnings if "virtual" in d.message]
+
+
 def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "space.prx"
     experiment = write(tmp_path / "MI355X" / "mixtral.yaml", EXPERIMENT)
