@@ -19,6 +19,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_MISSING,
 )
 from primus_lang.diagnostics.codes_legality import BATCH_DIVISIBILITY
+from primus_lang.frameworks import spelling
 
 if TYPE_CHECKING:
     from primus_lang.check import Violation
@@ -89,12 +90,27 @@ def _given(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _recipe_help(v: Violation) -> str:
+def _recipe_help(v: Violation, kind: str) -> str:
     help_ = v.help or f"`primusc explain {v.code}` says why"
     if v.code == BATCH_DIVISIBILITY.id:
         # a recipe's global batch is its own choice, which the rule's help (written for a space) leaves alone
         help_ += "; or give the recipe another global batch (its `global_batch_size` or `--global-batch-size`)"
-    return help_
+    # the rule's help names knobs as a space writes them; a user holding a recipe writes the recipe's own
+    named = [k for k in dict.fromkeys(re.findall(r"\b[a-z][a-z_]+\b", help_)) if k in spelling.KNOBS]
+    said = [f"`{k}` is {_as_written(spelling.KNOBS[k], kind)}" for k in named
+            if spelling.KNOBS[k] != k and _as_written(spelling.KNOBS[k], kind)]
+    return help_ + (f" (in the recipe, {', '.join(said)})" if said else "")
+
+
+def _as_written(dest: str, kind: str) -> str:
+    """A Megatron setting as a recipe of ``kind`` writes it: a flag, a Primus key, a Bridge field."""
+    if kind == "primus":
+        return f"`{dest}`"
+    if kind == "bridge":
+        from primus_lang.emit.bridge import PATHS
+
+        return " or ".join(f"`{p}`" for p in PATHS.get(dest, ()))
+    return f"`--{dest.replace('_', '-')}`"
 
 
 def _name(path: str) -> str:
@@ -340,7 +356,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         raise CompileError([Diagnostic(RECIPE_ILLEGAL, f"the recipe breaks a Megatron rule: {v.message}",
                                        span=_span_for(v, imp.knob_spans),
                                        notes=elsewhere + _mtp_source(recipe, v.message) + unread,
-                                       help=_recipe_help(v))
+                                       help=_recipe_help(v, recipe.kind))
                             for v in violations])
     # an axis value around the recipe that no point can take (TP beside EP 8 on 8 GPUs) would only
     # be a line in `check`'s report: the space does not offer it, and says so

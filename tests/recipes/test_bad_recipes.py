@@ -62,6 +62,16 @@ def test_tp_not_dividing_heads_points_at_the_flag(tmp_path: Path, capsys: pytest
     assert "P3129" in err and f"{recipe}:2:1" in err
 
 
+def test_a_split_the_pipeline_refuses_is_helped_in_the_recipe_s_own_spelling(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 32 layers over PP 6: the help named `last_stage_layers`, the space's knob, to a user holding flags
+    recipe = tmp_path / "args.txt"
+    recipe.write_text(LLAMA8B + "\n--pipeline-model-parallel-size 6\n", encoding="utf-8")
+    assert main(["import-recipe", str(recipe), "--nodes", "1", "--gpus-per-node", "6", "--gpu", "h100"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "`last_stage_layers` is `--decoder-last-pipeline-num-layers`" in err
+
+
 def test_yaml_that_is_not_a_primus_experiment(tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
     job.write_text("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n", encoding="utf-8")
