@@ -124,18 +124,24 @@ _GPUS_PER_NODE = {"gb200": 4, "gb300": 4}
 _MOST_NODES = 4096
 
 
-def _fits(space: Space, cand: Candidate) -> bool:
-    """Whether ``cand`` fits in memory on ``space``'s cluster, by primusc's account."""
+def _spare(space: Space, cand: Candidate) -> int:
+    """Bytes ``cand`` leaves free on the fullest rank of ``space``'s cluster (negative: over by that
+    many), by primusc's account."""
     from primus_lang.memory import account
 
-    return bool(account(space.model, space.cluster, cand, space.settings).fits(space.headroom))
+    return account(space.model, space.cluster, cand, space.settings).spare(space.headroom)
+
+
+def _fits(space: Space, cand: Candidate) -> bool:
+    return _spare(space, cand) >= 0
 
 
 def _fewest_nodes(cand: Candidate, gpus: int,
                   space_of: Callable[[int], tuple[Space, Candidate]]) -> tuple[int, str]:
     """The fewest nodes on which the recipe's layout is legal and its baseline fits in memory, else the
-    fewest on which it is legal: a recipe that does not say its node count ran on some count, and the
-    smallest that holds it is the one a user reads it for."""
+    legal count on which it comes closest to fitting (the fewest of those that come as close): a recipe
+    that does not say its node count ran on some count, and the smallest that holds it is the one a
+    user reads it for; a 671B model's placeholder count is not read as one node."""
     from primus_lang.check import legality
 
     model_parallel = cand.tp * cand.pp * cand.cp
@@ -144,6 +150,7 @@ def _fewest_nodes(cand: Candidate, gpus: int,
     fewest_broken = 0
     tried = 0
     last = 0
+    closest, most_spare = 0, 0
     for n in range(1, _MOST_NODES + 1):
         world = n * gpus
         if world % model_parallel or cand.gbs % (cand.mbs * (world // model_parallel)):
@@ -159,8 +166,11 @@ def _fewest_nodes(cand: Candidate, gpus: int,
         if broken:
             continue
         legal, last = legal or n, n
-        if _fits(space, baseline):
+        spare = _spare(space, baseline)
+        if spare >= 0:
             return n, "the fewest on which its layout is legal and it fits in memory"
+        if not closest or spare > most_spare:
+            closest, most_spare = n, spare
     if legal is None:
         if first is None:
             raise CompileError(Diagnostic(RECIPE_MISSING, "the recipe does not say how many nodes, and no count up "
@@ -170,8 +180,10 @@ def _fewest_nodes(cand: Candidate, gpus: int,
     # --point baseline` and `emit` take the recipe with W5002 where the account says it does not fit
     counted = f"the one count its batch allows ({legal} node{'s' if legal > 1 else ''})" if legal == last else \
         f"any count tried ({legal} to {last} nodes)"
-    return legal, (f"the fewest on which its layout is legal; by primusc's account its baseline does not fit in memory "
-                   f"on {counted}, so the account overcounts it or the run needs another count")
+    chosen = "the fewest on which its layout is legal" if closest == legal else \
+        "the legal count on which it comes closest to fitting"
+    return closest, (f"{chosen}; by primusc's account its baseline does not fit in memory on {counted}, so the "
+                     "account overcounts it or the run needs another count")
 
 
 def _idle(cand: Candidate, world: int) -> str:
@@ -377,7 +389,23 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         summary.append(f"  carried through unchanged ({len(imp.passthrough)}): "
                        + ", ".join(k for k, _ in imp.passthrough))
     summary += [f"  note: {n}" for n in notes]
-    return text, summary, list(recipe.warnings)
+    return text, summary, list(recipe.warnings) + _over_memory(space, cand, nodes)
+
+
+def _over_memory(space: Space, cand: Candidate, nodes: int) -> list[Diagnostic]:
+    """W5002 where the written baseline does not fit by the account: said beside the warnings, where a
+    note among a dozen was missed (Megatron-LM's Megatron-FSDP DeepSeek-V3 script, on 1 node)."""
+    from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
+    from primus_lang.memory import account, explain_overflow
+
+    acc = account(space.model, space.cluster, cand, space.settings)
+    if acc.fits(space.headroom):
+        return []
+    over = explain_overflow(acc, space.headroom)
+    return [Diagnostic(RECIPE_OVER_MEMORY, f"the recipe does not fit on {nodes} node{'s' if nodes > 1 else ''} by "
+                       f"primusc's account: {over.message}", notes=over.notes,
+                       help="if it runs as it is, the account overcounts it (`primusc check SPACE --explain --point "
+                            "baseline` lists its terms); else give the node count it runs on (`--nodes`)")]
 
 
 def _unusable_note(space: Space, axis: str, values: list[Any], code: str) -> str:

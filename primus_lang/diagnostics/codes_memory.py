@@ -16,7 +16,9 @@ RECIPE_OVER_MEMORY = register(
     "recipe-over-memory",
     "the space's own recipe needs more memory than its rank has, by primusc's account",
     "The space's `baseline` is the recipe it was imported from: a run someone launched. When the account\n"
-    "says it does not fit, `emit --point baseline` still writes its launch files and `project --point\n"
+    "says it does not fit, `import-recipe` says so as it writes the space (on the node count the recipe\n"
+    "gives, or, where it gives none, the legal count closest to fitting), `emit --point baseline` still\n"
+    "writes its launch files and `project --point\n"
     "baseline` still projects it, and each says so here, since a recipe that runs as it is means the\n"
     "account overcounts it (`primusc check FILE --explain --point baseline` lists its terms). Any other\n"
     "point that does not fit is refused (P5001), and so is the recipe launched with `--target` for another\n"

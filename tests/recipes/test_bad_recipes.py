@@ -306,6 +306,19 @@ def test_a_recipe_that_fits_on_no_node_count_tried_is_written_on_the_fewest_lega
     assert "does not fit in memory on any count tried (1 to 16 nodes)" in err
 
 
+def test_a_recipe_the_optimizer_shards_is_written_on_the_count_closest_to_fitting(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # with the distributed optimizer more nodes hold less of its state: a count that fits nowhere is the
+    # one that comes closest (Megatron-LM's Megatron-FSDP DeepSeek-V3 script, `--nodes=your_own_num_nodes`,
+    # had been written on 1 node at 1.5 TiB a GPU), and W5002 says it does not fit where a note had
+    script = tmp_path / "args.txt"
+    script.write_text(LLAMA8B.replace("--micro-batch-size 1 ", "--micro-batch-size 2 ") + "--use-distributed-optimizer\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "how many nodes: 8, the legal count on which it comes closest to fitting" in err
+    assert "warning[W5002]: the recipe does not fit on 8 nodes by primusc's account" in err
+
+
 def test_a_failed_reading_says_what_it_took_on_the_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Megatron-LM's multimodal script exits when WORKSPACE is unset; its ModelOpt scripts source TP from a file
     exits = tmp_path / "exits.sh"
