@@ -107,7 +107,7 @@ def _as_written(dest: str, kind: str) -> str:
     if kind == "primus":
         return f"`{dest}`"
     if kind == "bridge":
-        from primus_lang.emit.bridge import PATHS
+        from primus_lang.emit import PATHS
 
         return " or ".join(f"`{p}`" for p in PATHS.get(dest, ()))
     return f"`--{dest.replace('_', '-')}`"
