@@ -1173,13 +1173,12 @@ class _Parser:
             ifs = _join(held[0] or []).text if held else " \t\n"
         line = text.text if whole else text.text.split("\n", 1)[0]
         blanks = "".join(c for c in ifs if c in " \t\n")
+        others = "".join(c for c in ifs if c not in blanks)
         line = line.strip(blanks) if blanks else line
-        if len(names) == 1 or not ifs:
-            fields = [line]
-        elif ifs == blanks:
-            fields = re.split(f"[{re.escape(ifs)}]+", line, maxsplit=len(names) - 1)
-        else:
-            fields = re.split(f"[{re.escape(blanks)}]*[{re.escape(ifs)}]", line, maxsplit=len(names) - 1)
+        # IFS blanks run together; another IFS character is one separator, with the blanks around it
+        around = f"[{re.escape(blanks)}]*" if blanks else ""
+        separator = f"{around}[{re.escape(others)}]{around}" if others else f"[{re.escape(blanks)}]+"
+        fields = [line] if len(names) == 1 or not ifs else re.split(separator, line, maxsplit=len(names) - 1)
         for n, name in enumerate(names):
             sh.vars[name] = _Var([[Piece(fields[n] if n < len(fields) else "", True, text.span)]])
         return _Result(0)

@@ -1025,6 +1025,16 @@ def test_a_loop_over_layouts_reads_each_with_read_and_tests_the_run_s_status() -
     assert "the script runs 2 training commands; read the last" in got.notes
 
 
+@pytest.mark.parametrize(("ifs", "value", "fields"), [
+    ("IFS=','", "2, 4 ,8]", ["2", " 4 ", "8]"]),  # only IFS's characters separate, as bash splits them
+    ("IFS=':'", "2:4:8:9", ["2", "4", "8:9"]),  # the last name takes the rest
+    ("", "  2   4  8 9", ["2", "4", "8 9"]),  # blanks run together and are trimmed
+])
+def test_read_splits_at_ifs_as_bash_does(ifs: str, value: str, fields: list[str]) -> None:
+    script = f'{ifs} read -r A B C <<< "{value}"\npython pretrain_gpt.py --a "$A" --b "$B" --c "$C"\n'.lstrip()
+    assert [w.text for w in launch(script).words][3::2] == fields
+
+
 def test_a_script_kept_in_a_here_document_is_read_and_run() -> None:
     """`read -r -d '' INNER <<'EOF'` keeps the script every rank runs; `bash -c "$INNER"` runs it."""
     script = textwrap.dedent("""\
