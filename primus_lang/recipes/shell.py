@@ -1180,6 +1180,9 @@ class _Parser:
         separator = f"{around}[{re.escape(others)}]{around}" if others else f"[{re.escape(blanks)}]+"
         fields = [line] if len(names) == 1 or not ifs else re.split(separator, line, maxsplit=len(names) - 1)
         for n, name in enumerate(names):
+            if name in sh.vars and sh.vars[name] is sh.given_vars.get(name):
+                sh.kept.setdefault(name, text.span or Span(sh.file, 1, 1, 1, 2))  # as `assign` keeps it
+                continue
             sh.vars[name] = _Var([[Piece(fields[n] if n < len(fields) else "", True, text.span)]])
         return _Result(0)
 

@@ -1035,6 +1035,13 @@ def test_read_splits_at_ifs_as_bash_does(ifs: str, value: str, fields: list[str]
     assert [w.text for w in launch(script).words][3::2] == fields
 
 
+def test_a_given_value_holds_over_what_read_reads() -> None:
+    script = 'IFS=, read -r TP PP <<< "2,4"\npython pretrain_gpt.py --tp $TP --pp $PP\n'
+    got = launch(script, {"TP": "8"})
+    assert [w.text for w in got.words][-4:] == ["--tp", "8", "--pp", "4"]
+    assert any(n.startswith("`--set TP` kept over the script's own assignment") for n in got.notes)
+
+
 def test_a_script_kept_in_a_here_document_is_read_and_run() -> None:
     """`read -r -d '' INNER <<'EOF'` keeps the script every rank runs; `bash -c "$INNER"` runs it."""
     script = textwrap.dedent("""\
