@@ -1035,6 +1035,13 @@ def test_read_splits_at_ifs_as_bash_does(ifs: str, value: str, fields: list[str]
     assert [w.text for w in launch(script).words][3::2] == fields
 
 
+def test_a_command_line_echoed_before_it_runs_is_one_launch() -> None:
+    # Bridge's nemotron_3 nano Slurm example echoes `$CMD` unquoted: read as 6 launches for 3 layouts
+    got = launch('CMD="python pretrain_gpt.py --tp 2"\necho $CMD\nprintf "%s\\n" $CMD\n$CMD\n')
+    assert not any("training commands" in n for n in got.notes)
+    assert [w.text for w in got.words] == ["python", "pretrain_gpt.py", "--tp", "2"]
+
+
 def test_a_given_value_holds_over_what_read_reads() -> None:
     script = 'IFS=, read -r TP PP <<< "2,4"\npython pretrain_gpt.py --tp $TP --pp $PP\n'
     got = launch(script, {"TP": "8"})
