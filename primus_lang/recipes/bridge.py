@@ -44,7 +44,7 @@ from primus_lang.emit import (
 from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
-from primus_lang.recipes.megatron import launcher_settings, torchrun_nodes
+from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Launch, Word
 
@@ -102,6 +102,11 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     # a recipe for fewer GPUs than a node holds (Llama 3 8B's library alias: 2) runs on part of one
     per_node = min(_GPUS_PER_NODE.get(gpu, 8), recipe.gpus)
     nodes, gpus = launcher.get("nnodes"), launcher.get("nproc_per_node")
+    if nodes is None and gpus is None:
+        # a Slurm script's own allocation (Bridge's examples: `#SBATCH --nodes=4`, srun a task a GPU), which
+        # its launch line runs on whatever the recipe's name was written for
+        nodes = sbatch_setting(launch, ("--nodes", "-N"), "nnodes")
+        gpus = sbatch_setting(launch, ("--gpus-per-node", "--ntasks-per-node"), "nproc_per_node") if nodes else None
     given = reader.selectors.get("gpus_per_node")
     if given is not None and nodes is None and gpus is None:
         gpus = Entry("nproc_per_node", given[0], given[1].span, given[1].text)

@@ -296,6 +296,18 @@ def test_bridges_train_sh_launcher_is_read_with_its_cluster_options(tmp_path: Pa
     assert any("train.sh's own" in n for n in recipe.notes)
 
 
+def test_a_slurm_script_s_own_allocation_is_the_cluster(tmp_path: Path) -> None:
+    """Bridge's Slurm examples ask `#SBATCH --nodes=4` and srun the recipe a task a GPU: they had been read
+    on the GPU count the recipe's name was written for (one node of an `_8gpu_` recipe)."""
+    launch = tmp_path / "slurm_pretrain.sh"
+    launch.write_text("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+                      "srun --mpi=pmix bash -c \"python scripts/training/run_recipe.py "
+                      "--recipe llama3_8b_pretrain_8gpu_h100_bf16_config\"\n")
+    recipe = read_recipe(launch)
+    assert recipe.nodes is not None and (recipe.nodes.value, recipe.nodes.written) == ("4", "#SBATCH --nodes=4")
+    assert recipe.gpus_per_node is not None and recipe.gpus_per_node.value == "8"
+
+
 def test_the_performance_launchers_deterministic_switch_is_applied(tmp_path: Path) -> None:
     launch = tmp_path / "perf.sh"
     line = "python scripts/performance/setup_experiment.py -m llama3 -mr llama3_70b -ng 64 -g h100 -c bf16"
