@@ -12,11 +12,12 @@ from primus_lang.check.frame import DEFAULTS, frame_of
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
+from primus_lang.diagnostics.codes_syntax import NUMBER_OUT_OF_RANGE
 from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
 from primus_lang.lower import knob_hint, single
-from primus_lang.syntax import ast
+from primus_lang.syntax import MAX_INT, ast, whole_number
 
 
 def _split(text: str) -> list[str]:
@@ -46,7 +47,11 @@ def _value(text: str, where: str) -> ast.Value:
     if len(text) >= 2 and text[0] == text[-1] == '"':
         return ast.Str(text[1:-1])
     if _NUMBER.match(text):
-        return ast.Quantity(text, int(text.replace("_", "")))
+        whole = whole_number(text)
+        if whole is None:
+            raise CompileError(Diagnostic(NUMBER_OUT_OF_RANGE, f"the number in {where} ({len(text):,} digits) is larger "
+                                          f"than {MAX_INT:,}", help="no knob comes near this; check the digits"))
+        return ast.Quantity(text, whole)
     if _NAME.match(text):
         return ast.Ident(text)
     m = _CALL.match(text)

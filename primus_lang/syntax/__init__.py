@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 from primus_lang.exports import lazy_exports
 from primus_lang.syntax.generated import render_sections
-from primus_lang.syntax.parser import parse, parse_by_item, read_source
+from primus_lang.syntax.parser import MAX_INT, parse, parse_by_item, read_source, whole_number
 from primus_lang.syntax.units import UNITS, with_unit
 
 
@@ -16,7 +16,8 @@ def format_source(text: str, file: str = "<input>") -> str:
     return layout(text, file)
 
 
-__all__ = ["UNITS", "format_source", "parse", "parse_by_item", "read_source", "render_sections", "with_unit"]
+__all__ = ["MAX_INT", "UNITS", "format_source", "parse", "parse_by_item", "read_source", "render_sections",
+           "whole_number", "with_unit"]
 
 
 # Read by the front ends and later stages, and imported on first use: a command loads only the

@@ -107,12 +107,21 @@ def _tok_span(file: str, tok: Token) -> Span:
 MAX_INT = 2**63 - 1
 
 
+def whole_number(digits: str) -> int | None:
+    """The value of a whole number's digits (``_`` between them allowed), None past ``MAX_INT``."""
+    digits = digits.replace("_", "")
+    if len(digits.lstrip("0")) > 19 or int(digits) > MAX_INT:  # length first: int() of 5,000 digits is refused
+        return None
+    return int(digits)
+
+
 def _number(tok: Token, file: str) -> int | float:
     digits = str(tok).replace("_", "")
     if tok.type == "INT":
-        if len(digits.lstrip("0")) > 19 or int(digits) > MAX_INT:  # length first: int() of 5,000 digits is refused
+        whole = whole_number(digits)
+        if whole is None:
             raise CompileError(_out_of_range(tok, file, f"is larger than {MAX_INT:,}"))
-        return int(digits)
+        return whole
     value = float(digits)
     if math.isinf(value):
         raise CompileError(_out_of_range(tok, file, "is too large for a number (above 1.8e308)"))
