@@ -190,7 +190,7 @@ def test_expression_too_deep(terms: int) -> None:
         (["project", "layout_huge_repeat.prx", "--point", "ep=32"], "P6003"),
         # a number Python's int() refuses (over 4,300 digits) had been an internal error, exit 2
         (["explain", "layout_unclosed.prx", "--point", "tp=" + "9" * 5000], "P1016"),
-        (["diff", "layout_unclosed.prx", "tp=1", "tp=" + "9" * 20], "P1016"),
+        (["project", "rule_heads_tp.prx", "--point", "tp=" + "9" * 20], "P1016"),
     ],
 )
 def test_commands_refuse_an_unbuildable_point(
