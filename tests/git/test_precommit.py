@@ -48,6 +48,8 @@ def test_the_ci_example_runs_the_plan_diff_and_posts_it() -> None:
     script = "\n".join(s.get("run", "") for s in steps)
     assert "primusc diff --rev" in script and "--markdown" in script and "gh pr comment" in script
     assert steps[0]["with"]["fetch-depth"] == 0
+    # file names with spaces or non-ASCII letters: split at NULs and line ends, never at blanks
+    assert "core.quotePath=false diff -z" in script and "xargs primusc" not in script
     assert flow[True]["pull_request"]["paths"] == ["**/*.prx"]  # YAML 1.1 reads `on` as true
 
 
