@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,9 @@ def test_wheel_checks_examples_outside_the_checkout(tmp_path: Path) -> None:
         capture_output=True,
      timeout=600)
     wheel = next(dist.glob("primusc-*.whl"))
+    # PEP 561: a consumer's mypy reads primusc's own types, not `import-untyped`
+    with zipfile.ZipFile(wheel) as z:
+        assert "primus_lang/py.typed" in z.namelist()
     venv = tmp_path / "venv"
     # no pip of its own (ensurepip takes seconds): this interpreter's pip installs into it (`--python`)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=600)
