@@ -113,10 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from primus_lang.diagnostics import CompileError, Diagnostic, render
-    from primus_lang.diagnostics.codes_names import FILE_ACCESS
     from primus_lang.gc_policy import use_bulk_thresholds
-    from primus_lang.sources import SOURCES
 
     parser = build_parser(argv)
     args, extra = parser.parse_known_args(argv)
@@ -131,6 +128,23 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USER
     use_bulk_thresholds()
+    if getattr(args, "error_format", "human") == "json":
+        from primus_lang.diagnostics.stream import JsonLines
+
+        plain, sys.stderr = sys.stderr, JsonLines(sys.stderr)
+        try:
+            return _run(args)
+        finally:
+            sys.stderr.flush()
+            sys.stderr = plain
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from primus_lang.diagnostics import CompileError, Diagnostic, render
+    from primus_lang.diagnostics.codes_names import FILE_ACCESS
+    from primus_lang.sources import SOURCES
+
     try:
         code = args.func(args)
         return int(code or 0)

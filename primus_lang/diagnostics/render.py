@@ -101,7 +101,8 @@ def render(diagnostics: Iterable[Diagnostic], fmt: str = "human", sources: Sourc
     diags = list(diagnostics)
     lookup: SourceLookup = sources or (lambda _f: None)
     if fmt == "json":
-        return json.dumps({"diagnostics": [as_json(d) for d in diags]}, indent=2)
+        # one line: standard error under this format is JSON Lines (diagnostics/stream.py)
+        return json.dumps({"diagnostics": [as_json(d) for d in diags]})
     if fmt == "short":
         return "\n".join(short(d) for d in diags)
     return "\n\n".join(human(d, lookup) for d in diags)

@@ -245,3 +245,15 @@ def test_a_usage_error_honours_the_error_format_asked_for(fmt: list[str], capsys
     err = capsys.readouterr().err
     diag = json.loads(err)["diagnostics"][0]
     assert diag["code"] == "P2017" and "--jobs" in diag["message"]
+
+
+def test_standard_error_under_the_json_format_is_json_lines(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # a plan's plain `note:` line had followed the diagnostics document: no JSON reader took it whole
+    assert main(["--error-format", "json", "plan", str(EXAMPLE), "--budget", "20", "--strategy", "auto", "--json",
+                 "--no-emit", "--out", str(tmp_path / "p")]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)
+    lines = [json.loads(line) for line in captured.err.splitlines()]
+    assert lines and all(isinstance(doc, dict) and ("note" in doc or "diagnostics" in doc) for doc in lines)
+    assert any(doc.get("note", "").startswith("auto: no LLM configured") for doc in lines)
