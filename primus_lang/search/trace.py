@@ -218,6 +218,11 @@ def read_trace(path: Path) -> TraceLog:
                 # torn lines are expected only where a plan was killed: last, or where it was resumed
                 raise _interleaved(path, f"has a torn line {torn}")
             torn = 0 if scanned is not None else number
+            if scanned is None and header is None and not count:
+                # before any event: not a trace a plan tore, but another file (a space, a report)
+                raise CompileError(Diagnostic(TRACE_INVALID, f"`{path}` is not a primusc search trace: its line "
+                                              f"{number} is no trace event", help="pass the trace.jsonl a plan wrote "
+                                              "into its --out"))
             if scanned is None:
                 continue
             event = scanned

@@ -202,3 +202,16 @@ def test_a_plan_for_another_target_is_resumed_and_reported_for_that_target(tmp_p
                  "--out", str(tmp_path / "q")]) == 1
     assert "target" in capsys.readouterr().err
     assert main(["report", str(out / "trace.jsonl"), "--space", str(space), "--out", str(tmp_path / "r.html")]) == 0
+
+
+def test_a_file_that_is_no_trace_is_named_so(tmp_path: Path) -> None:
+    """`report SPACE.prx` (a space where the trace goes) was "torn line 1; two plans wrote it at once"."""
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.search.trace import read_trace
+
+    space = tmp_path / "s.prx"
+    space.write_text("space s on c {\n  tp : 1 | 2\n}\n")
+    with pytest.raises(CompileError) as err:
+        read_trace(space)
+    message = err.value.diagnostics[0].message
+    assert "is not a primusc search trace: its line 1 is no trace event" in message and "two plans" not in message
