@@ -184,6 +184,41 @@ def written_before(folder: Path) -> tuple[set[Path], set[Path]]:
     return same, changed
 
 
+def keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[Path]) -> list[str]:
+    """Record what a command wrote into ``out`` (``written``); remove what an earlier one wrote there,
+    unchanged since (``prior``), that this one did not write again (another target's launch files).
+    The notes that say so, and which files ``--force`` replaced that had been changed since a command
+    wrote them (``edited``)."""
+    now = {p.resolve() for p in written}
+    stale = sorted(p for p in prior if p.resolve() not in now)
+    for p in stale:
+        p.unlink(missing_ok=True)
+        folder = p.parent
+        while folder != out and folder.is_relative_to(out) and not any(folder.iterdir()):
+            folder.rmdir()  # a campaign's job folder this plan no longer writes
+            folder = folder.parent
+    notes = []
+    if stale:
+        notes.append("removed what was written here before and is not now, unchanged since: "
+                     + ", ".join(str(p.relative_to(out)) for p in stale))
+    replaced = sorted(p for p in edited if p.resolve() in now)
+    if replaced:
+        notes.append("--force replaced files changed since primusc wrote them: "
+                     + ", ".join(str(p.relative_to(out)) for p in replaced))
+    record_written(out, written)
+    return notes
+
+
+def foreign_files(out: Path, prior: set[Path]) -> list[Path]:
+    """The files in ``out`` that no primusc command wrote, or that were changed since one did: what a
+    command writing there without ``--force`` must not touch (its ledger and what it recorded, still as
+    written, are its own)."""
+    if not out.is_dir():
+        return []
+    own = {p.resolve() for p in prior} | {(out / LEDGER_NAME).resolve()}
+    return sorted(p for p in out.rglob("*") if not p.is_dir() and p.resolve() not in own)
+
+
 def record_written(folder: Path, paths: Iterable[Path]) -> None:
     """The ledger of ``folder``: each of ``paths`` inside it with its SHA-256 as it is now."""
     import json

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--point", required=True, help="knob values, e.g. tp=2,pp=4,mbs=1")
     p.add_argument("--target", default=None, help=f"framework+launcher, one of {', '.join(TARGETS)} "
                    "(default: the space's `target`)")
-    p.add_argument("--out", required=True, help="output folder (must be empty unless --force)")
-    p.add_argument("--force", action="store_true", help="write into a non-empty folder, replacing same-named files")
+    p.add_argument("--out", required=True, help="output folder: empty, or holding only what primusc wrote there "
+                   "and nobody changed since (replaced, and what is not written again removed), unless --force")
+    p.add_argument("--force", action="store_true", help="write into a folder that holds other files, replacing "
+                   "same-named ones")
     p.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="an emission variable")
     p.set_defaults(func=run)
 
@@ -71,24 +74,37 @@ def figures(space: Space, cand: Candidate, acc: Any = None) -> tuple[dict[str, A
     return projection, memory
 
 
-def refuse_non_empty(out: Path, force: bool) -> None:
+def refuse_non_empty(out: Path, force: bool, own: set[Path] | frozenset[Path] = frozenset()) -> None:
+    """Refuse an ``out`` that holds files other than ``own`` (what primusc wrote there, unchanged since:
+    its ledger's), unless ``force``: nothing the user put or changed there is replaced without asking."""
+    from primus_lang.outputs import foreign_files
+
     if out.exists() and not out.is_dir():
         raise CompileError(Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is a file", help="choose another --out"))
-    if out.exists() and any(out.iterdir()) and not force:
-        raise CompileError(
-            Diagnostic(OUTPUT_NOT_EMPTY, f"output folder `{out}` is not empty", help="pass --force to write into it")
-        )
+    others = foreign_files(out, set(own)) if out.exists() and not force else []
+    if others:
+        named = ", ".join(str(p.relative_to(out)) for p in others[:3]) + (", ..." if len(others) > 3 else "")
+        raise CompileError(Diagnostic(
+            OUTPUT_NOT_EMPTY, f"output folder `{out}` holds files primusc did not write there, or that were changed "
+            f"since: {named}", help="pass --force to write into it (same-named files are replaced), or choose "
+            "another --out"))
 
 
 def executable(rel: str) -> bool:
     return rel.endswith((".sh", ".sbatch"))
 
 
-def write_files(out: Path, files: dict[str, str], force: bool) -> None:
+def write_files(out: Path, files: dict[str, str], force: bool) -> list[str]:
+    """Write ``files`` into ``out`` as ``refuse_non_empty`` allows, keeping its ledger: the notes that say
+    what was removed or replaced."""
+    from primus_lang.outputs import keep_ledger, written_before
     from primus_lang.outputs import write_files as write
 
-    refuse_non_empty(out, force)
-    write(out, files, force=force, executable=executable)
+    prior, edited = written_before(out)
+    refuse_non_empty(out, force, prior)
+    mine = {p.resolve() for p in prior}
+    written = write(out, files, force=lambda rel: force or (out / rel).resolve() in mine, executable=executable)
+    return keep_ledger(out, written, prior, edited)
 
 
 def print_warnings(found: list[Diagnostic], error_format: str) -> None:
@@ -104,9 +120,10 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import launched_space, read_point, refuse_overflow_but_the_recipe
     from primus_lang.lower import load_space
     from primus_lang.memory import account
+    from primus_lang.outputs import written_before
 
     out = Path(args.out)
-    refuse_non_empty(out, args.force)
+    refuse_non_empty(out, args.force, written_before(out)[0])
     source = Path(args.file)
     space: Space = on_cluster(load_space(source, args.space), args)
     cand: Candidate = read_point(space, args.point, args.error_format)
@@ -136,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner
     print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S,
                                  cand.gbs), args.error_format)
-    write_files(out, files, args.force)
+    for note in write_files(out, files, args.force):
+        print(f"note: {note}", file=sys.stderr)
     print(f"wrote {len(files)} files to {out} for `{cand.label()}` ({target})")
     return 0

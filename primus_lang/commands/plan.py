@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands.emit import parse_vars, print_warnings
     from primus_lang.emit import check_target, emitted_names, target_warnings, tokenizer_warnings
     from primus_lang.lower import load_space
-    from primus_lang.outputs import folder_lock, preflight, written_before
+    from primus_lang.outputs import folder_lock, keep_ledger, preflight, written_before
 
     source = Path(args.file)
     space = load_space(source, args.space)
@@ -283,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
                            lambda path: args.force or path.resolve() in replace, capacity)
             plan = attrs.evolve(plan, capacity=capacity, cluster=cluster)
             if writes_out:
-                _keep_ledger(out, [Path(f) for f in plan.files] + [trace], prior, edited)
+                for note in keep_ledger(out, [Path(f) for f in plan.files] + [trace], prior, edited):
+                    print(f"note: {note}", file=sys.stderr)
             if args.json:
                 # the notes are in the JSON; said on stderr too, where a pipe into jq would lose them (an
                 # LLM strategy that handed over to the evolutionary search, a search run again)
@@ -296,33 +297,6 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted while writing the plan's files; the search is complete in "
                                     f"{trace}; finish with: {rerun_command(args, trace, out)}") from None
-
-
-def _keep_ledger(out: Path, written: list[Path], prior: set[Path], edited: set[Path]) -> None:
-    """Record what this plan wrote into ``out``; remove what an earlier plan wrote there, unchanged since,
-    that this one did not write again (another target's launch files), and say so; say which files
-    ``--force`` replaced that had been changed since a plan wrote them."""
-    from primus_lang.outputs import record_written
-
-    now = {p.resolve() for p in written}
-    stale = sorted(p for p in prior if p.resolve() not in now)
-    for p in stale:
-        p.unlink(missing_ok=True)
-        folder = p.parent
-        while folder != out and folder.is_relative_to(out) and not any(folder.iterdir()):
-            folder.rmdir()  # a campaign's job folder this plan no longer writes
-            folder = folder.parent
-    notes = []
-    if stale:
-        notes.append("removed what the plan before wrote here and this one does not, unchanged since: "
-                     + ", ".join(str(p.relative_to(out)) for p in stale))
-    replaced = sorted(p for p in edited if p.resolve() in now)
-    if replaced:
-        notes.append("--force replaced files changed since a plan wrote them: "
-                     + ", ".join(str(p.relative_to(out)) for p in replaced))
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    record_written(out, written)
 
 
 def _missed_row(capacity: CapacityPlan | None, cluster: str, result: SearchResult) -> str:

@@ -25,7 +25,8 @@ def run(*argv: str) -> int:
 def test_writes_files_and_manifest(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out), "--var", "partition=gpu") == 0
-    assert sorted(p.name for p in out.iterdir()) == ["launch.sbatch", "manifest.json", "node.sh"]
+    assert sorted(p.name for p in out.iterdir()) == [".primusc-written.json", "launch.sbatch", "manifest.json",
+                                                     "node.sh"]
     assert os.access(out / "node.sh", os.X_OK) and os.access(out / "launch.sbatch", os.X_OK)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["source"]["sha256"] == hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
@@ -52,6 +53,22 @@ def test_refuses_a_non_empty_folder_without_force(tmp_path: Path, capsys: pytest
     assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out), "--force", "--target", "primus+local") == 0
     assert (out / "notes.txt").read_text() == "mine"
     assert (out / "experiment.yaml").exists() and (out / "launch.sh").exists()
+
+
+def test_a_rerun_replaces_its_own_files_and_refuses_hand_edits(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """emit refused its own identical rerun, and `--force` replaced a hand-edited file without a word;
+    it keeps the ledger plan keeps (`.primusc-written.json`)."""
+    out = tmp_path / "out"
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out)) == 0
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out)) == 0  # its own files, unchanged
+    edited = next(p for p in sorted(out.iterdir()) if p.suffix == ".sh")
+    edited.write_text(edited.read_text() + "# mine\n")
+    capsys.readouterr()
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out)) == 1
+    assert f"changed since: {edited.name}" in capsys.readouterr().err and edited.read_text().endswith("# mine\n")
+    assert run("emit", str(EXAMPLE), "--point", POINT, "--out", str(out), "--force") == 0
+    assert f"--force replaced files changed since primusc wrote them: {edited.name}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,7 @@ def test_a_file_changed_since_the_plan_wrote_it_is_the_user_s(tmp_path: Path,
     assert code == 1 and "P8003" in err and "`launch.sbatch`, `notes.txt`" in err
     assert (out / "launch.sbatch").read_text().endswith("# my edit\n")
     code, err = plan(capsys, out, "--target", "megatron+slurm", "--force")
-    assert code == 0 and "--force replaced files changed since a plan wrote them: launch.sbatch" in err
+    assert code == 0 and "--force replaced files changed since primusc wrote them: launch.sbatch" in err
     assert (out / "notes.txt").read_text() == "mine"  # never the plan's: neither replaced nor removed
 
 
