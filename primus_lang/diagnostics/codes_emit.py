@@ -18,7 +18,7 @@ UNKNOWN_TARGET = register(
     "P7002",
     "unknown-target",
     "the emission target is not `<framework>+<launcher>`",
-    "Targets are a framework (megatron, primus) and a launcher (slurm, k8s, local) joined by `+`,\n"
+    "Targets are a framework (megatron, primus, bridge) and a launcher (slurm, k8s, local) joined by `+`,\n"
     "for example `--target megatron+slurm` or `target primus + k8s` in the space.",
 )
 
