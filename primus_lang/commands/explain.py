@@ -71,7 +71,8 @@ def explain_candidate(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.code and Path(args.code).is_file():
+    if args.code and (Path(args.code).is_file() or (args.code.endswith(".prx") and Path(args.code).exists())):
+        # a space's path that is no file (a folder) is refused by loading it, as every command refuses it
         return explain_candidate(args)
     if not args.code:
         for code in all_codes():

@@ -301,3 +301,13 @@ def test_the_pooling_width_is_a_finite_positive_number(
 )
 def test_counts_and_seconds_with_no_end_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert "[P2017]" in refused(capsys, *argv)
+
+
+@pytest.mark.parametrize("command", ["explain", "check", "project"])
+def test_a_folder_named_as_a_space_is_refused_alike_by_every_command(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # explain had said "no file `d.prx`" (P2015) where the others say it is a directory
+    folder = tmp_path / "d.prx"
+    folder.mkdir()
+    assert "[P1017]" in refused(capsys, command, str(folder))
