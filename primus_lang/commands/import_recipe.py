@@ -97,8 +97,8 @@ def _recipe_help(v: Violation, kind: str) -> str:
         help_ += "; or give the recipe another global batch (its `global_batch_size` or `--global-batch-size`)"
     # the rule's help names knobs as a space writes them; a user holding a recipe writes the recipe's own
     named = [k for k in dict.fromkeys(re.findall(r"\b[a-z][a-z_]+\b", help_)) if k in spelling.KNOBS]
-    said = [f"`{k}` is {_as_written(spelling.KNOBS[k], kind)}" for k in named
-            if spelling.KNOBS[k] != k and _as_written(spelling.KNOBS[k], kind)]
+    written = {k: _as_written(spelling.KNOBS[k], kind) for k in named if spelling.KNOBS[k] != k}
+    said = [f"`{k}` is {w}" for k, w in written.items() if w]
     return help_ + (f" (in the recipe, {', '.join(said)})" if said else "")
 
 

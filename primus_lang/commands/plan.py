@@ -171,11 +171,7 @@ def layout(t: Trial, axes: tuple[str, ...]) -> str:
     order, as ``Candidate.label`` and ``project`` write them (not the space's axis order)."""
     if t.candidate is None:
         return "-"
-    parts = [
-        f"{a}={format_value(getattr(t.candidate, a))}" for a in _DEFAULTS
-        if a in axes and getattr(t.candidate, a) != _DEFAULTS[a]
-    ]
-    return ",".join(parts) or "defaults"  # as `Candidate.label`, so it reads back as a `--point`
+    return _knobs(t.candidate, lambda a: a in axes) or "defaults"  # as `Candidate.label`: it reads back as a `--point`
 
 
 def held(t: Trial, axes: tuple[str, ...]) -> str:
@@ -183,8 +179,13 @@ def held(t: Trial, axes: tuple[str, ...]) -> str:
     (``ep=8``), which the candidates' full labels (``pp=2,ep=8``) name."""
     if t.candidate is None:
         return ""
-    return ",".join(f"{a}={format_value(getattr(t.candidate, a))}" for a in _DEFAULTS
-                    if a not in axes and a not in UNLABELLED and getattr(t.candidate, a) != _DEFAULTS[a])
+    return _knobs(t.candidate, lambda a: a not in axes and a not in UNLABELLED)
+
+
+def _knobs(cand: Candidate, shown: Callable[[str], bool]) -> str:
+    """``knob=value`` of each knob ``shown`` keeps that differs from its default, in the knobs' order."""
+    return ",".join(f"{a}={format_value(getattr(cand, a))}" for a in _DEFAULTS
+                    if shown(a) and getattr(cand, a) != _DEFAULTS[a])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,10 +18,9 @@ RECIPE_OVER_MEMORY = register(
     "The space's `baseline` is the recipe it was imported from: a run someone launched. When the account\n"
     "says it does not fit, `import-recipe` says so as it writes the space (on the node count the recipe\n"
     "gives, or, where it gives none, the legal count closest to fitting), `emit --point baseline` still\n"
-    "writes its launch files and `project --point baseline`\n"
-    "still projects it, and each says so here, since a recipe that runs as it is means the\n"
-    "account overcounts it (`primusc check FILE --explain --point baseline` lists its terms). Any other\n"
-    "point that does not fit is refused (P5001), and so is the recipe launched with `--target` for another\n"
-    "framework than the space's own: no one ran it that way (torch FSDP2 and Megatron-FSDP hold different\n"
-    "bytes).",
+    "writes its launch files and `project --point baseline` still projects it, and each says so here,\n"
+    "since a recipe that runs as it is means the account overcounts it (`primusc check FILE --explain\n"
+    "--point baseline` lists its terms). Any other point that does not fit is refused (P5001), and so is\n"
+    "the recipe launched with `--target` for another framework than the space's own: no one ran it that\n"
+    "way (torch FSDP2 and Megatron-FSDP hold different bytes).",
 )

@@ -267,7 +267,6 @@ class _Result:
     status: int | None  # None: unknown
 
 
-
 class Shell:
     def __init__(self, file: str, given: Mapping[str, str], positional: tuple[str, ...] = ()) -> None:
         self.file = file
@@ -294,6 +293,14 @@ class Shell:
         self.tests: list[tuple[str, int]] = []  # the tests of the `if` branches running now, and their lines
         self.kept: dict[str, Span] = {}  # given names the script assigns itself, where it first does
 
+    def keeps_given(self, name: str, at: Span) -> bool:
+        """Whether ``name`` still holds its ``--set`` value, which then takes the place of what the script
+        assigns it (``IMAGE=""``, a placeholder for its user to fill): said in a note."""
+        if name in self.vars and self.vars[name] is self.given_vars.get(name):
+            self.kept.setdefault(name, at)
+            return True
+        return False
+
     # -- values
 
     def span(self, tok: _Tok) -> Span:
@@ -310,7 +317,6 @@ class Shell:
             return None
         if name == "#":
             return [[Piece(str(len(self.positional)), True, at)]]
-
         if name in ("@", "*"):
             return [[Piece(p, True, at)] for p in self.positional]
         var = self.vars.get(name)
@@ -1180,8 +1186,7 @@ class _Parser:
         separator = f"{around}[{re.escape(others)}]{around}" if others else f"[{re.escape(blanks)}]+"
         fields = [line] if len(names) == 1 or not ifs else re.split(separator, line, maxsplit=len(names) - 1)
         for n, name in enumerate(names):
-            if name in sh.vars and sh.vars[name] is sh.given_vars.get(name):
-                sh.kept.setdefault(name, text.span or Span(sh.file, 1, 1, 1, 2))  # as `assign` keeps it
+            if sh.keeps_given(name, text.span or Span(sh.file, 1, 1, 1, 2)):
                 continue
             sh.vars[name] = _Var([[Piece(fields[n] if n < len(fields) else "", True, text.span)]])
         return _Result(0)
@@ -1199,10 +1204,7 @@ class _Parser:
             return
         value = sh.expand_text(rest, span)
         old = sh.vars.get(name)
-        if old is not None and old is sh.given_vars.get(name) and index is None and not append and not sh.frames:
-            # `--set IMAGE=...` fills what the script leaves for its user to write (`IMAGE=""`): the
-            # given value takes the place of the script's own
-            sh.kept.setdefault(name, span)
+        if index is None and not append and not sh.frames and sh.keeps_given(name, span):
             return
         if index is not None:
             i = sh.arith(index[1:-1], span)
