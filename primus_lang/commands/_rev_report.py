@@ -30,7 +30,7 @@ class Side:
     legal: int
     fitting: int | None  # None: no search ran (no legal point)
     winner: str | None
-    metrics: dict[str, float] = attrs.field(factory=dict)
+    projection: dict[str, Any] = attrs.field(factory=dict)  # the winner's figures, as the search projected it
     objective: str = ""
     evaluations: int = 0
     note: str = ""
@@ -111,14 +111,11 @@ def side(label: str, space: Space, budget: int, seed: int) -> Side:
                     note="; ".join(d.message for d in err.diagnostics))
     best = choose(result, space.cluster.gpu.provenance, prep.land.objective.metric, prep.land.objective.sense,
                   space.settings, baseline_trial(prep, result)).winner
-    metrics: dict[str, float] = {}
-    if best is not None and best.evaluation is not None:
-        ev = best.evaluation
-        metrics = {"tokens_per_gpu": ev.tokens_per_gpu, "step_time": ev.step_time, "mfu": ev.mfu}
+    figures: dict[str, Any] = to_data(best.evaluation) if best is not None and best.evaluation is not None else {}
     cand = best.candidate if best is not None else None
     return Side(label, space.name, summary.raw, summary.legal, result.fitting_points,
                 cand.label() if cand is not None else None,
-                metrics, result.objective, result.evaluations,
+                figures, result.objective, result.evaluations,
                 "" if best is not None else "no legal point fits in memory",
                 tuple((k, format_value(getattr(cand, k))) for k in KNOBS) if cand is not None else ())
 
@@ -175,10 +172,10 @@ def render(a: Side, b: Side, changed: list[tuple[str, str | None, str | None]], 
         if s.winner is None:
             what = s.note or "none"
         else:
-            what = f"{code(s.winner)}: {s.metrics['tokens_per_gpu']:,.0f} tokens/s/GPU, step {s.metrics['step_time']:.2f} s"
+            what = f"{code(s.winner)}: {s.projection['tokens_per_gpu']:,.0f} tokens/s/GPU, step {s.projection['step_time']:.2f} s"
         out.append(f"- {s.label}: {what}" if markdown else f"  {s.label}: {what}")
-    if a.metrics and b.metrics:
-        ta, tb = a.metrics["tokens_per_gpu"], b.metrics["tokens_per_gpu"]
+    if a.projection and b.projection:
+        ta, tb = a.projection["tokens_per_gpu"], b.projection["tokens_per_gpu"]
         moved = "the same winner" if a.winner == b.winner else "a different winner"
         changes = winner_changes(a, b)
         line = f"throughput {(tb - ta) / ta:+.1%} with {moved}" + (f": {', '.join(changes)}" if changes else "")

@@ -92,11 +92,11 @@ def run(args: argparse.Namespace) -> int:
     warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
                [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
     if args.json:
-        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": to_data(p),
+        from primus_lang.report import projection_json
+
+        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": projection_json(p),
                 "band": to_data(b) if b is not None else None, "tied_with_best": t}
                for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
-        for row in out:
-            row["projection"].pop("timeline", None)
         print(serialize.to_json({"cluster": cluster_words(space), "candidates": total, "legal": legal, "fit": fit,
                                  "seconds": seconds,
                           "provenance": to_data(gpu.provenance), "results": out}))

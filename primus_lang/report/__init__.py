@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         no_low_precision,
         precision_gain,
         precision_json,
+        projection_json,
         violations,
     )
     from primus_lang.report.explain_row import explain_rows, rows_json, rows_view
@@ -62,4 +63,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "no_low_precision", "precision_gain", "precision_json", "precision_table", "report_from_trace", "rows_json", "rows_view", "violations"]
+__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "no_low_precision", "precision_gain", "precision_json", "precision_table", "projection_json", "report_from_trace", "rows_json", "rows_view", "violations"]

@@ -83,10 +83,11 @@ def candidate_view(
     ``projection``, when given, supplies the memory-independent extras: the timeline, and the figures
     when ``figures`` is None. The search's figures win when both exist: they are what it ranked by."""
     source = figures if figures is not None else projection
-    tokens = figure(source, "tokens_per_gpu")
     p = provenance
-    low, high, beyond = (trust.bounds(p, cand, world, model, stack, arch, trust.host_share(source))
-                         if p is not None else (0.0, 0.0, ()))
+    band = None
+    if p is not None:
+        low, high, beyond = trust.bounds(p, cand, world, model, stack, arch, trust.host_share(source))
+        band = trust.banded(p, figure(source, "tokens_per_gpu"), figure(source, "step_time"), low, high, beyond)
     return CandidateView(
         label=cand.label(),
         knobs=knobs(cand),
@@ -102,10 +103,12 @@ def candidate_view(
         timeline=timeline_of(projection),
         strategy=strategy,
         evaluation=evaluation,
-        tokens_low=tokens * low,
-        tokens_high=tokens * high,
-        coverage=p.coverage if p is not None else 0.0,
-        paired=p.paired if p is not None else 0.0,
-        basis=p.basis if p is not None else "",
-        beyond=beyond,
+        tokens_low=band.tokens_low if band else 0.0,
+        tokens_high=band.tokens_high if band else 0.0,
+        step_low=band.step_low if band else 0.0,
+        step_high=band.step_high if band else 0.0,
+        coverage=band.coverage if band else 0.0,
+        paired=band.paired if band else 0.0,
+        basis=band.basis if band else "",
+        beyond=band.beyond if band else (),
     )

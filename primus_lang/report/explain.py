@@ -16,20 +16,31 @@ if TYPE_CHECKING:
 
 
 def explained_json(ev: Evaluated) -> dict[str, Any]:
+    """A candidate as ``explain``, ``diff`` and ``validate --row`` print it, named as ``project --json``
+    names a result: ``label``, ``candidate``, ``memory_peak``, ``projection``, ``band``."""
+    v = ev.view
     return {
-        "candidate": ev.view.label,
-        "knobs": dict(ev.view.knobs),
-        "fits": ev.view.fits,
-        "memory_peak": ev.view.memory_peak,
-        "limit": ev.limit,
-        "capacity": int(ev.account.capacity),
-        "figures": {k: getattr(ev.view, k) for k in
-                    ("step_time", "tokens_per_gpu", "tflops_per_gpu", "mfu", "bubble_fraction")},
-        "band": {"basis": ev.view.basis, "coverage": ev.view.coverage, "tokens_low": ev.view.tokens_low,
-                 "tokens_high": ev.view.tokens_high, "paired": ev.view.paired, "beyond": list(ev.view.beyond)},
-        "breakdown": [list(p) for p in ev.view.breakdown],
-        "memory": [to_data(r) for r in ev.view.ranks],
+        "label": v.label,
+        "candidate": to_data(ev.candidate),
+        "fits": v.fits,
+        "memory_peak": v.memory_peak,
+        "memory_limit": ev.limit,
+        "memory_capacity": int(ev.account.capacity),
+        "projection": projection_json(ev.projection),
+        "band": {"basis": v.basis, "coverage": v.coverage, "tokens_low": v.tokens_low, "tokens_high": v.tokens_high,
+                 "step_low": v.step_low, "step_high": v.step_high, "paired": v.paired, "beyond": list(v.beyond)},
+        "memory": [to_data(r) for r in v.ranks],
     }
+
+
+def projection_json(projection: Any) -> dict[str, Any] | None:
+    """A projection's figures and breakdown as every command's JSON gives them (its timeline is the
+    report's, not the JSON's)."""
+    if projection is None:
+        return None
+    data: dict[str, Any] = to_data(projection)
+    data.pop("timeline", None)
+    return data
 
 
 def violations(space: Space, cand: Candidate) -> list[tuple[str, str]]:

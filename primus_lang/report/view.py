@@ -59,6 +59,8 @@ class CandidateView:
     # the band the GPU profile's provenance gives the projection (basis "": no profile known, no band)
     tokens_low: float = 0.0
     tokens_high: float = 0.0
+    step_low: float = 0.0
+    step_high: float = 0.0
     coverage: float = 0.0
     paired: float = 0.0  # relative error of the ratio of two projections on this profile
     basis: str = ""  # spec, pooled or fitted

@@ -65,6 +65,13 @@ def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | No
     ``stack`` (``cand`` omitted: the profile's own band; ``host``: its ``host_share``)."""
     p = gpu.provenance
     low, high, why = bounds(p, cand, world, model, stack, gpu.arch, host) if cand is not None else (p.low, p.high, ())
+    return banded(p, tokens_per_gpu, step_time, low, high, why)
+
+
+def banded(p: Provenance, tokens_per_gpu: float, step_time: float, low: float, high: float,
+           why: tuple[str, ...] = ()) -> Band:
+    """The band of one projection between measured-over-projected bounds ``low`` and ``high``: the
+    tokens/s scaled by them, the step time by their inverses."""
     return Band(p.basis, p.coverage, tokens_per_gpu * low, tokens_per_gpu * high,
                 step_time / high, step_time / low, p.paired, why)
 

@@ -69,7 +69,7 @@ def test_two_revisions_report_the_space_counts_and_winner(repo: Path, capsys: py
     a, b = data["a"], data["b"]
     assert (a["raw"], b["raw"]) == (16, 8)
     assert a["legal"] >= b["legal"] > 0 and a["fitting"] >= 1 and b["fitting"] >= 1
-    assert a["winner"] and b["winner"] and a["metrics"]["tokens_per_gpu"] > 0
+    assert a["winner"] and b["winner"] and a["projection"]["tokens_per_gpu"] > 0
     assert a["label"].startswith("HEAD~1 (") and b["label"].startswith("HEAD (")
 
 

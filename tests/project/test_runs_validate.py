@@ -691,10 +691,10 @@ def test_validate_row_explains_what_the_table_ranked(capsys: pytest.CaptureFixtu
     assert pp2["error"] == pytest.approx(table["t_dense_pp2"]["error"], rel=1e-9)
     assert pp2["memory_peak"] == table["t_dense_pp2"]["memory"]["peak_bytes"]
     assert pp2["fits"] == (table["t_dense_pp2"]["memory"]["verdict"] == "fits")
-    assert pp2["gpus"] == 16 and "pp=2" in pp2["candidate"] and pp2["knobs"]["vpp"] == "4"
-    parts = dict(pp2["breakdown"])
+    assert pp2["gpus"] == 16 and "pp=2" in pp2["label"] and pp2["candidate"]["vpp"] == 4
+    parts = dict(pp2["projection"]["breakdown"])
     assert parts["compute"] > 0 and sum(v for k, v in parts.items() if k != "step") == pytest.approx(
-        parts.get("step", pp2["figures"]["step_time"]), rel=1e-6)
+        parts.get("step", pp2["projection"]["step_time"]), rel=1e-6)
     # each knob the row leaves out is named with the value its memory was judged at
     assert set(pp2["memory_judged_at"]) == set(by_id()["t_dense_pp2"].unpublished)  # type: ignore[attr-defined]
     assert flagged["skipped"].startswith("quality flag") and "projected" not in flagged

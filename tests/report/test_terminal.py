@@ -95,21 +95,21 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2", "--json"]) == 0
     one = json.loads(capsys.readouterr().out)
-    assert one["knobs"]["tp"] == "4" and one["knobs"]["pp"] == "2"
+    assert one["candidate"]["tp"] == 4 and one["candidate"]["pp"] == 2 and one["label"] == "tp=4,pp=2"
     peak = max(one["memory"], key=lambda r: r["total"])
     assert one["memory_peak"] == peak["total"] == sum(t["bytes"] for t in peak["terms"])
-    assert one["fits"] == (one["memory_peak"] <= one["limit"])
+    assert one["fits"] == (one["memory_peak"] <= one["memory_limit"] <= one["memory_capacity"])
     gain = one["precision_gain"]  # the BF16 point set beside its FP8 twin
-    assert gain["bf16_tokens_per_gpu"] == pytest.approx(one["figures"]["tokens_per_gpu"], rel=1e-9)
+    assert gain["bf16_tokens_per_gpu"] == pytest.approx(one["projection"]["tokens_per_gpu"], rel=1e-9)
     assert gain["ratio"] == pytest.approx(gain["low_tokens_per_gpu"] / gain["bf16_tokens_per_gpu"])
     assert {p["part"] for p in gain["parts"]} >= {"GEMMs", "quantize kernels", "attention"}
     assert main(["diff", str(EXAMPLE), "--a", "tp=8", "--b", "tp=4,pp=2", "--json"]) == 0
     two = json.loads(capsys.readouterr().out)
     assert ["tp", "8", "4"] in two["knobs"]
-    assert two["a"]["figures"]["step_time"] > 0 and two["summary"]
+    assert two["a"]["projection"]["step_time"] > 0 and two["summary"]
     assert two["a"]["precision_gain"]["precision"].startswith("fp8")
     # tied: the two step times within the profile's paired band, as the verdict in `summary` says
-    ratio = two["a"]["figures"]["step_time"] / two["b"]["figures"]["step_time"]
+    ratio = two["a"]["projection"]["step_time"] / two["b"]["projection"]["step_time"]
     paired = two["a"]["band"]["paired"]
     assert two["tied"] == (abs(math.log(ratio)) <= math.log1p(paired))
     assert ("a tie" in two["summary"][0]) == two["tied"]
