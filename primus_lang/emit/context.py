@@ -19,6 +19,7 @@ from primus_lang import __version__
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_emit import BAD_VARIABLE, UNKNOWN_VARIABLE
 from primus_lang.frameworks import bridge, megatron
+from primus_lang.ir.site import IMAGE, IMAGE_FORM
 
 # every Megatron-LM release primusc has read (frameworks/megatron): a launch may name any
 MEGATRON_VERSIONS = megatron.releases()
@@ -131,7 +132,8 @@ VARIABLES: dict[str, Variable] = {
         Variable("slurm_gpus", "gpus-per-node", "how sbatch asks for GPUs", _choice(SLURM_GPU_REQUESTS)),
         Variable("container", "none", "container runtime for Slurm (pyxis, apptainer, docker, podman)",
                  _choice(CONTAINERS)),
-        Variable("container_image", "", "container image (required for k8s and Slurm containers)"),
+        Variable("container_image", "", "container image (required for k8s and Slurm containers)",
+                 _pattern(IMAGE, IMAGE_FORM)),
         Variable("megatron_version", megatron.DEFAULT_VERSION, "Megatron-LM release the launch's flags are written for",
                  _choice(MEGATRON_VERSIONS)),
         Variable("bridge_version", bridge.DEFAULT_VERSION, "Megatron-Bridge release the bridge target's launch runs",

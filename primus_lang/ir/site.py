@@ -56,6 +56,13 @@ class Toleration:
     effect: str
 
 
+# A container image as every runtime takes it: a registry reference (`nvcr.io/nvidia/nemo:25.09`),
+# pyxis's `nvcr.io#nvidia/nemo:25.09`, apptainer's `docker://...` or an image file (`/shared/nemo.sqsh`).
+# None of them holds a space, and one that starts with `-` would be read as an option of the runtime.
+IMAGE = re.compile(r"[^\s-]\S{0,511}")
+IMAGE_FORM = ("an image reference or image file without spaces, such as nvcr.io/nvidia/nemo:25.09 or "
+              "/shared/images/nemo.sqsh")
+
 # A launcher's name for a site field -> the field, where they differ: Slurm's `--time`, pyxis's
 # `--container-image` and `--container-mounts`
 LAUNCHER_NAMES: dict[str, str] = {"time": "time_limit", "container_image": "image", "container_mounts": "mounts"}

@@ -14,7 +14,7 @@ from typing import Any
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.run import Run, blend_problem
-from primus_lang.ir.site import RESERVED_ENV, RUNTIMES, SHELL_ENV, EnvVar, Mount
+from primus_lang.ir.site import IMAGE, IMAGE_FORM, RESERVED_ENV, RUNTIMES, SHELL_ENV, EnvVar, Mount
 from primus_lang.ir.span import Span
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.syntax import ast
@@ -199,6 +199,9 @@ def _check_fields(block: ast.Block, base: dict[str, Any]) -> list[Diagnostic]:
             errors.append(Diagnostic(T.SITE_RUNTIME, f"`{runtime}` is not a container runtime primusc starts",
                                      runtime_st.value.span, help=hint))
     image = texts["image"].text if "image" in texts else base.get("image", "")
+    if "image" in texts and image and not IMAGE.fullmatch(image):
+        errors.append(Diagnostic(T.SITE_VALUE, f"`image` holds `{image[:60]}`, which no container runtime can start",
+                                 texts["image"].span, help=f"write {IMAGE_FORM}"))
     if runtime in RUNTIMES and runtime != "none" and not image:
         errors.append(Diagnostic(T.SITE_IMAGE, f"runtime `{runtime}` needs an `image`",
                                  runtime_st.span if runtime_st is not None else block.span,

@@ -147,6 +147,16 @@ def test_site_diagnostics_point_at_what_is_written(code: str) -> None:
     assert written in line[span.column - 1:] or written in line
 
 
+@pytest.mark.parametrize("image", ["rocm/primus v26.5", "-v/:/host"])
+def test_a_site_image_no_runtime_can_start_is_refused_where_it_is_written(image: str) -> None:
+    text = BASE.format(site=f'runtime = docker; image = "{image}"', space="")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "site.prx")
+    (diag,) = err.value.diagnostics
+    assert diag.code.id == "P3036" and "image" in diag.message and diag.span is not None
+    assert f'image = "{image}"' in text.splitlines()[diag.span.line - 1]
+
+
 @pytest.mark.parametrize("name", ["SHELLOPTS", "BASH_ENV", "IFS", "PS4"])
 def test_a_site_cannot_set_what_changes_how_bash_reads_the_script(name: str) -> None:
     # `export SHELLOPTS=v` passes bash -n and fails when the job starts; IFS re-splits every line

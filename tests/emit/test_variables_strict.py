@@ -49,3 +49,19 @@ def test_the_command_line_gives_a_diagnostic(tmp_path: Path, capsys: pytest.Capt
                  "--out", str(tmp_path / "out"), "--var", "train_iters=\u00b2"]) == 1
     err = capsys.readouterr().err
     assert "[P7004]" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["My Image:latest", "nvcr.io/nvidia/nemo:25.09 ", "-v/:/host", "img\tx"])
+def test_a_container_image_no_runtime_can_start_is_refused(value: str) -> None:
+    """A space or a leading `-` reaches the PyTorchJob or `--container-image` quoted, and the pod or
+    container then fails to start (InvalidImageName, an unknown option): refused before anything is written."""
+    space, cand = CASES["mixtral_h100"]
+    with pytest.raises(CompileError) as err:
+        emit(space, cand, "megatron+slurm", EmitContext(variables={"container_image": value}))
+    assert [d.code.id for d in err.value.diagnostics] == ["P7004"]
+
+
+@pytest.mark.parametrize("value", ["nvcr.io/nvidia/nemo:25.09", "nvcr.io#nvidia/nemo:25.09", "docker://rocm/primus:v26.5",
+                                   "/shared/images/nemo.sqsh", "localhost:5000/team/img@sha256:" + "a" * 64])
+def test_every_runtime_s_image_forms_pass(value: str) -> None:
+    assert VARIABLES["container_image"].check(value) is None

@@ -117,11 +117,11 @@ def test_a_plan_interrupted_while_searching_resumes_as_printed(
     out = tmp_path / "o'dd"
     monkeypatch.setattr(Search, "submit", interrupted_at_the_fifth)
     assert run("plan", TINY, "--out", str(out), "--budget", "10", "--seed", "2", "--strategy", "random",
-               "--var", "container_image=a b", "--json") == 130
+               "--var", "checkpoint_dir=/ckpt/a b", "--json") == 130
     monkeypatch.undo()
     words = _printed_command(capsys.readouterr().err)
     assert words[words.index("--resume") + 1] == str(out / "trace.jsonl")
-    assert words[words.index("--var") + 1] == "container_image=a b"
+    assert words[words.index("--var") + 1] == "checkpoint_dir=/ckpt/a b"
     assert run(*words[1:]) == 0
     capsys.readouterr()
     assert (out / "manifest.json").is_file() and (out / "report.html").is_file()
