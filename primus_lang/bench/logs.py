@@ -21,8 +21,8 @@ from attrs import frozen
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
 from primus_lang.diagnostics.codes_projection import LOG_VALUE
-from primus_lang.frameworks import spelling
-from primus_lang.ir import KNOBS, Candidate, Model, Recompute
+from primus_lang.frameworks import reading, spelling
+from primus_lang.ir import KNOBS, Candidate, Model
 from primus_lang.ir.candidate import DISPATCHERS, FP8_FORMATS, FP8_RECIPES
 from primus_lang.ir.derived import expert_knobs
 from primus_lang.ir.quantity import Kind, kind_of
@@ -323,15 +323,16 @@ _SWITCHES = tuple(k for k in ("sequence_parallel", "tp_comm_overlap", "overlap_g
                               "fp8_param_gather", "ep_comm_overlap") if kind_of(KNOBS[k]) is Kind.FLAG)
 
 
-def _whole(log: TrainingLog, arg: str, knob: str, name: str) -> int | None:
-    """An integer argument, ASCII digits from 1 to the knob's ceiling (from 0 for a knob whose 0 means
-    none: Megatron-LM prints `cpu_offloading_num_layers ... 0` when nothing is offloaded); None when left
-    unset."""
+def _whole(log: TrainingLog, arg: str, knob: str, name: str, low: int | None = None) -> int | None:
+    """An integer argument, ASCII digits from ``low`` (by default 1, or 0 for a knob whose 0 means
+    none: Megatron-LM prints `cpu_offloading_num_layers ... 0` when nothing is offloaded) to the knob's
+    ceiling; None when left unset."""
     text = log.arg(arg)
     if text is None or text in _UNSET:
         return None
     top = int(CEILINGS[knob])
-    low = 0 if getattr(Candidate(), knob, 1) == 0 else 1
+    if low is None:
+        low = 0 if getattr(Candidate(), knob, 1) == 0 else 1
     value = int(text) if _WHOLE.fullmatch(text) else -1
     if not low <= value <= top:
         raise bad_value(name, log.line_of(arg), f"`{arg}` is `{text[:40]}`, not a whole number from {low} to {top:,}",
@@ -361,18 +362,17 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         if schedule is not None and (patched or schedule != "1f1b" or cand.schedule == "interleaved"):
             changes["schedule"] = schedule
     granularity = log.arg(K["recompute"])
-    if granularity in ("full", "selective"):
-        layers = _whole(log, P["recompute.layers"], "layers", name) if granularity == "full" else None
-        method = log.arg(P["recompute.method"]) or "block"
-        if cand.recompute.kind == granularity == "selective":  # its modules: the log's list is not read
-            changes["recompute"] = cand.recompute
-        else:
-            if layers is None and granularity == cand.recompute.kind:  # a block that leaves the count out
-                layers = cand.recompute.layers
-            changes["recompute"] = Recompute(granularity, layers or 0,
-                                             method if method in ("uniform", "block") else "block")
-    elif granularity in _UNSET:  # printed as unset: the run recomputed nothing
-        changes["recompute"] = Recompute()
+    if granularity == cand.recompute.kind == "selective":  # its modules: the log's list is not read
+        changes["recompute"] = cand.recompute
+    elif granularity is not None:
+        layers = _whole(log, P["recompute.layers"], "layers", name, low=0) if granularity == "full" else None
+        if layers is None and granularity == cand.recompute.kind:  # a block that leaves the count out
+            layers = cand.recompute.layers
+        method = log.arg(P["recompute.method"])
+        try:
+            changes["recompute"] = reading.recompute_of(granularity, None if method in _UNSET else method, layers)[0]
+        except reading.Unread as err:
+            raise bad_value(name, log.line_of(K["recompute"]), str(err), "fix or drop this log") from None
     fp8, fp4 = log.arg(K["precision"]), log.arg(P["precision.fp4"])
     if fp8 not in (None, *_UNSET, "False"):
         changes["precision"] = "fp8"
@@ -394,8 +394,9 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         changes["attention"] = spelling.ATTENTION_OF_BACKEND[backend]
     if log.arg(K["moe_dispatcher"]) in DISPATCHERS and moe:
         changes["moe_dispatcher"] = log.arg(K["moe_dispatcher"])
-    if log.arg(K["sharding"]) == "True":
-        changes["sharding"] = "dist_opt"
+    sharded = {d: log.arg(d) for d in reading.SHARDING_SETTINGS}
+    if any(v in ("True", "False") for v in sharded.values()):
+        changes["sharding"] = reading.sharding_of({d: v == "True" for d, v in sharded.items()})[0]
     fused = log.arg(P["cross_entropy.fusion"])
     if fused in ("True", "False"):
         changes["cross_entropy"] = spelling.cross_entropy_kernel(fused == "True", log.arg(K["cross_entropy"]))

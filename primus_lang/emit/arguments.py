@@ -20,7 +20,7 @@ from attrs import frozen
 
 from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
-from primus_lang.frameworks import megatron, spelling
+from primus_lang.frameworks import megatron, reading, spelling
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import Mla
 from primus_lang.ir.ranges import CEILINGS
@@ -36,16 +36,8 @@ ATTENTION_BACKENDS, ATTENTION_OF_BACKEND = spelling.ATTENTION_BACKENDS, spelling
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
 FP4_FORMAT = "e2m1"  # the only --fp4-format megatron-core 0.16.1 accepts
-# cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope) in megatron-core 0.16.1; an empty scope is the
-# whole layer. Megatron's TransformerConfig adds moe_preprocess to a local moe_router scope itself,
-# but the transformer_engine implementation takes the scopes as written, so both are spelt out.
-CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "attn": ("transformer_engine", ("attn",)),
-    "moe_router": ("transformer_engine", ("moe_router", "moe_preprocess")),
-    "attn_moe_router": ("transformer_engine", ("attn", "moe_router", "moe_preprocess")),
-    "layer": ("transformer_engine", ()),
-    "full": ("local", ("full_iteration",)),
-}
+# cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope), the table the readers read back (frameworks.reading)
+CUDA_GRAPH_SETTINGS = reading.CUDA_GRAPH_SETTINGS
 
 
 def moe_layer_pattern(model: Model) -> str | int:

@@ -23,13 +23,12 @@ from primus_lang.diagnostics.codes_import import (
 from primus_lang.emit import (
     ATTENTION_OF_BACKEND,
     CARD_ARGUMENTS,
-    CUDA_GRAPH_SETTINGS,
     MEGATRON_ROPE_SCALING,
     MLA_ARGUMENTS,
     MLA_SWITCH,
     PATHS,
 )
-from primus_lang.frameworks import megatron, spelling
+from primus_lang.frameworks import megatron, reading, spelling
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
@@ -626,12 +625,10 @@ def _precision(r: _Reader) -> tuple[str, str, str]:
 
 def _sharding(r: _Reader) -> tuple[str, bool]:
     """The ``sharding`` knob, and whether it is torch FSDP2's."""
-    fsdp = [d for d in (P["sharding.fsdp"], P["sharding.custom_fsdp"], P["sharding.torch_fsdp2"]) if r.flag(d)]
-    if not fsdp:
-        return ("dist_opt" if r.flag(K["sharding"]) else "none"), False
-    if r.flag(K["sharding"]) and P["sharding.torch_fsdp2"] in fsdp:
+    on = {d: r.flag(d) for d in reading.SHARDING_SETTINGS}
+    if on[K["sharding"]] and on[P["sharding.torch_fsdp2"]]:
         r.clash(K["sharding"], P["sharding.torch_fsdp2"], "torch FSDP2 runs without the distributed optimizer")
-    return "fsdp", P["sharding.torch_fsdp2"] in fsdp
+    return reading.sharding_of(on)
 
 
 def _schedule(r: _Reader, vpp: int) -> tuple[str, int]:
@@ -716,7 +713,6 @@ def _turbo_deepep(r: _Reader) -> bool:
 def _recompute(r: _Reader, pp: int) -> Recompute:
     granularity = r.choice(K["recompute"], ("full", "selective"), "")
     if granularity == "full":
-        method = r.choice(P["recompute.method"], ("uniform", "block"), "uniform")
         ids = r.entry(P["recompute.layer_ids"])
         if ids is not None and str(ids.value).strip():
             # Primus recomputes the listed layers (by their number in the model); the space says a
@@ -726,27 +722,20 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
             r.notes.append(f"`recompute_layer_ids` lists {len(listed)} layers: read as full recomputation of "
                            f"{per_stage} per stage (block), the listed layers spread over {pp} stage(s)")
             return Recompute("full", per_stage, "block")
-        layers = r.int(P["recompute.layers"], 1, floor=0)
-        if layers == 0:
-            # Megatron recomputes no layer then; Primus's sweeps write it to turn recomputation off
-            r.notes.append("full recomputation of 0 layers recomputes nothing: read as `recompute = none`")
-            return Recompute()
-        return Recompute("full", layers, method)
-    if granularity == "selective":
-        e = r.s.get(P["recompute.modules"])
-        modules: tuple[str, ...] = ()
-        if e is not None and e.value is not None:
-            value = e.value
-            modules = tuple(value.split()) if isinstance(value, str) else tuple(str(m) for m in value)
-            if not modules:
-                # megatron-core recomputes the listed modules only: an empty list recomputes nothing
-                r.notes.append(f"`{e.written}` lists no module: selective recomputation of nothing, read as "
-                               "`recompute = none`")
-                return Recompute()
-        if modules == ("core_attn",):
-            modules = ()  # Megatron's default, written as plain `selective`
-        return Recompute("selective", modules=modules)
-    return Recompute()
+    method = r.choice(P["recompute.method"], ("uniform", "block"), "") or None
+    layers = r.int(P["recompute.layers"], 0, floor=0) if r.has(P["recompute.layers"]) else None
+    e = r.s.get(P["recompute.modules"])
+    modules: tuple[str, ...] | None = None
+    if e is not None and e.value is not None:
+        modules = tuple(e.value.split()) if isinstance(e.value, str) else tuple(str(m) for m in e.value)
+    try:
+        rc, note = reading.recompute_of(granularity or None, method, layers, modules if granularity == "selective" else None)
+    except reading.Unread as err:
+        r.unsupported(P["recompute.modules"] if granularity == "selective" else K["recompute"], str(err))
+        return Recompute()
+    if note:
+        r.notes.append(note)
+    return rc
 
 
 def _block_within_chunks(r: _Reader, cand: Candidate, model: dict[str, Any]) -> Candidate:
@@ -771,26 +760,20 @@ def _block_within_chunks(r: _Reader, cand: Candidate, model: dict[str, Any]) -> 
 def _cuda_graph(r: _Reader) -> str:
     if not r.has(K["cuda_graph"]):
         return "none"
-    impl = r.s[K["cuda_graph"]].value
-    if impl == "none":
-        return "none"
+    impl = str(r.s[K["cuda_graph"]].value)
     scope_entry = r.s.get(P["cuda_graph.scope"])
     scope: tuple[str, ...] = ()
     if scope_entry is not None and scope_entry.value is not None:
         v = scope_entry.value
         scope = tuple(v.split()) if isinstance(v, str) else tuple(str(x) for x in v)
-    scope = tuple(x for x in scope if x != "mamba")
-    # megatron-core's newer spellings (TransformerConfig at the commit Bridge v0.6 pins): scope `full` is
-    # the deprecated name of the whole layer (), the full-iteration graph is an impl of its own
-    if scope == ("full",):
-        scope = ()
-    if impl == "full_iteration" and not scope:
-        impl, scope = CUDA_GRAPH_SETTINGS["full"]
-    for name, (i, sc) in CUDA_GRAPH_SETTINGS.items():
-        if i == impl and sc == scope:
-            return name
-    r.unsupported("cuda_graph_impl", f"CUDA graphs `{impl}` over {list(scope)} are not a setting primusc models")
-    return "none"
+    try:
+        knob, note = reading.cuda_graph_of(impl, scope)
+    except reading.Unread as err:
+        r.unsupported(K["cuda_graph"], str(err))
+        return "none"
+    if note:
+        r.notes.append(note)
+    return knob
 
 
 def _passthrough(recipe: Recipe) -> Passthrough:

@@ -57,8 +57,8 @@ from primus_lang.diagnostics.codes_projection import (
     RUNS_FILE_TOO_LARGE,
     RUNS_FILE_TOO_MANY_VALUES,
 )
+from primus_lang.frameworks import reading
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings, Space, derived
-from primus_lang.ir.candidate import RECOMPUTE_MODULES
 from primus_lang.ir.families import hybrid_evidence
 from primus_lang.ir.pipeline import Split, problems
 from primus_lang.ir.ranges import CEILINGS, MAX_WORLD, object_problems
@@ -395,21 +395,20 @@ def recompute_of(rec: Any) -> Recompute | str:
         if "selective" in text:
             return Recompute("selective")
         return Recompute()
-    gran = rec.get("recompute_granularity")
-    if gran == "full":
-        method = rec.get("recompute_method") or "uniform"
-        n = _bounded(int(rec.get("recompute_num_layers") or 1), "recompute_num_layers", 1)
-        if method == "uniform":
-            return Recompute("full", n, "uniform")
-        return Recompute("full", n, "block")
-    if gran == "selective":
-        modules = rec.get("recompute_modules") or ()
-        if isinstance(modules, str):
-            modules = modules.replace(",", " ").split()  # one module, or a list written as text
-        if not isinstance(modules, list | tuple) or any(m not in RECOMPUTE_MODULES for m in modules):
-            return f"recompute modules `{modules}` not understood"
-        return Recompute("selective", modules=tuple(modules))
-    return Recompute()
+    modules = rec.get("recompute_modules")
+    if isinstance(modules, str):
+        modules = modules.replace(",", " ").split()  # one module, or a list written as text
+    if modules is not None and not isinstance(modules, list | tuple):
+        return f"recompute modules `{modules}` not understood"
+    layers = rec.get("recompute_num_layers")
+    try:
+        rc, _note = reading.recompute_of(
+            rec.get("recompute_granularity"), rec.get("recompute_method"),
+            None if layers is None else _int(layers, 1, "recompute_num_layers"),
+            None if modules is None else tuple(str(m) for m in modules))
+    except reading.Unread as err:
+        return f"recompute not understood: {err}"
+    return rc
 
 
 def _unpublished(rec: Any, grads_known: bool) -> tuple[str, ...]:
@@ -749,24 +748,13 @@ def _candidate_of(layout: _Layout, seq: int, prec: tuple[str, str], rec: Recompu
 
 def cuda_graph_of(info: dict[str, Any]) -> str:
     """The ``cuda_graph`` knob for Megatron's ``cuda_graph_impl`` and ``cuda_graph_scope`` as the
-    perf configs publish them (Megatron-Bridge writes the whole-iteration graph as an impl of its own,
-    ``full_iteration``; megatron-core as impl ``local`` with that scope)."""
-    impl = str(info.get("cuda_graph_impl") or "none")
+    perf configs publish them (``frameworks.reading``; a scope no knob holds reads as no graph)."""
     raw = info.get("cuda_graph_scope") or []
-    scope = {str(raw)} if isinstance(raw, str) else {str(x) for x in raw}
-    if impl == "none":
+    scope = (str(raw),) if isinstance(raw, str) else tuple(str(x) for x in raw)
+    try:
+        return reading.cuda_graph_of(str(info.get("cuda_graph_impl") or "none"), scope)[0]
+    except reading.Unread:
         return "none"
-    if impl == "full_iteration" or "full_iteration" in scope:
-        return "full"
-    if not scope or scope == {"full"}:
-        return "layer"
-    # a hybrid model's Mamba mixers are graphed with its attention under the knob's `attn`
-    attn, router = bool(scope & {"attn", "mamba"}), bool(scope & {"moe_router", "moe_preprocess"})
-    if attn and router:
-        return "attn_moe_router"
-    if router:
-        return "moe_router"
-    return "attn" if attn else "layer"
 
 
 def load_runs(path: str | Path, calibrated: Profiles = False) -> list[Run]:

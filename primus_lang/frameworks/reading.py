@@ -1,0 +1,120 @@
+"""What a set of Megatron settings runs, as primusc's knobs: the one reading that every reverse path
+asks (a recipe's import, a published run, a training log's arguments block), so that they cannot read
+one run three ways.
+
+Each function takes the settings as Megatron names them (``frameworks.spelling``) and returns the knob
+with a note where the reading is not the settings' plain meaning ("" otherwise). A value no Megatron
+release runs raises ``Unread``, whose message says why; each reader reports it in its own terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from primus_lang.frameworks.spelling import KNOBS, PARTS
+from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute
+
+# knob -> megatron-core's CUDA-graph implementation and scope it launches (``--cuda-graph-impl`` and
+# ``--cuda-graph-scope``, megatron-core 0.16.1; an empty scope is the whole layer). Megatron's
+# TransformerConfig adds moe_preprocess to a local moe_router scope itself, but the transformer_engine
+# implementation takes the scopes as written, so both are spelt out. The emitters write these, and
+# ``cuda_graph_of`` reads them back.
+CUDA_GRAPH_SETTINGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "attn": ("transformer_engine", ("attn",)),
+    "moe_router": ("transformer_engine", ("moe_router", "moe_preprocess")),
+    "attn_moe_router": ("transformer_engine", ("attn", "moe_router", "moe_preprocess")),
+    "layer": ("transformer_engine", ()),
+    "full": ("local", ("full_iteration",)),
+}
+
+# Megatron's default selective module (``--recompute-modules``'s default), written as plain `selective`
+_DEFAULT_MODULES = ("core_attn",)
+
+
+class Unread(ValueError):
+    """Settings primusc cannot read as a knob: the message says which, and why."""
+
+
+def recompute_of(granularity: str | None, method: str | None = None, layers: int | None = None,
+                 modules: Iterable[str] | None = None) -> tuple[Recompute, str]:
+    """``recompute`` for ``--recompute-granularity``, ``--recompute-method``, ``--recompute-num-layers``
+    and ``--recompute-modules`` (None: not set, as Megatron prints an unset one).
+
+    megatron-core's TransformerConfig refuses full recomputation without a method or a layer count at
+    start; recipes that leave them out are read at `uniform` and 1 layer, what Megatron-LM's examples
+    write, and said. Zero layers and an empty module list recompute nothing."""
+    if granularity in (None, "", "None", "none", "null"):
+        return Recompute(), ""
+    if granularity == "full":
+        notes = []
+        if method in (None, "", "None"):
+            method = "uniform"
+            notes.append("full recomputation without `recompute_method` (megatron-core refuses it at start): read "
+                         "as `uniform`")
+        if method not in ("uniform", "block"):
+            raise Unread(f"recompute method `{method}` is neither `uniform` nor `block`")
+        if layers is None:
+            layers = 1
+            notes.append("full recomputation without `recompute_num_layers` (megatron-core refuses it at start): "
+                         "read as 1 layer")
+        if layers < 0:
+            raise Unread(f"`recompute_num_layers` is {layers}, below 0")
+        if layers == 0:
+            # Megatron recomputes no layer then; Primus's sweeps write it to turn recomputation off
+            return Recompute(), "full recomputation of 0 layers recomputes nothing: read as `recompute = none`"
+        return Recompute("full", layers, method), "; ".join(notes)
+    if granularity == "selective":
+        listed = tuple(modules) if modules is not None else _DEFAULT_MODULES
+        unknown = [m for m in listed if m not in RECOMPUTE_MODULES]
+        if unknown:
+            raise Unread(f"recompute module(s) {', '.join(f'`{m}`' for m in unknown)} are not among "
+                         f"{', '.join(RECOMPUTE_MODULES)}")
+        if not listed:
+            # megatron-core recomputes the listed modules only: an empty list recomputes nothing
+            return Recompute(), "selective recomputation of no module: read as `recompute = none`"
+        return Recompute("selective", modules=() if listed == _DEFAULT_MODULES else listed), ""
+    raise Unread(f"recompute granularity `{granularity}` is neither `full` nor `selective`")
+
+
+# The settings that turn sharding on, as Megatron names them: the distributed optimizer, Megatron-FSDP
+# (and core_v0.12's name of it) and torch FSDP2
+SHARDING_SETTINGS = (KNOBS["sharding"], PARTS["sharding.fsdp"], PARTS["sharding.custom_fsdp"],
+                     PARTS["sharding.torch_fsdp2"])
+
+
+def sharding_of(on: Mapping[str, bool]) -> tuple[str, bool]:
+    """``sharding`` for the settings of ``SHARDING_SETTINGS`` that are on (a setting left out is off),
+    and whether the FSDP is torch FSDP2's."""
+    torch_fsdp2 = bool(on.get(PARTS["sharding.torch_fsdp2"]))
+    if torch_fsdp2 or on.get(PARTS["sharding.fsdp"]) or on.get(PARTS["sharding.custom_fsdp"]):
+        return "fsdp", torch_fsdp2
+    return ("dist_opt" if on.get(KNOBS["sharding"]) else "none"), False
+
+
+def cuda_graph_of(impl: str | None, scope: Iterable[str] = ()) -> tuple[str, str]:
+    """``cuda_graph`` for ``--cuda-graph-impl`` and ``--cuda-graph-scope``. Spellings of one setting are
+    read alike: scope `full` is the deprecated name of the whole layer, the whole-iteration graph is impl
+    `local` with scope `full_iteration` or (newer megatron-core, Megatron-Bridge) an impl of its own. What graphs the same kernels under
+    another grouping is read as the nearest knob, and said."""
+    impl = impl or "none"
+    if impl in ("none", "None"):
+        return "none", ""
+    # the knob's `attn` is the sequence mixer: a hybrid model's Mamba mixers are graphed under it (the
+    # emitters write `mamba` beside `attn` for a hybrid model)
+    parts = tuple(dict.fromkeys("attn" if s == "mamba" else s for s in scope))
+    if parts == ("full",):
+        parts = ()
+    if impl == "full_iteration" or "full_iteration" in parts:
+        return "full", ""
+    exact = next((knob for knob, setting in CUDA_GRAPH_SETTINGS.items() if setting == (impl, parts)), None)
+    if exact is not None:
+        return exact, ""
+    if impl not in ("transformer_engine", "local"):
+        raise Unread(f"CUDA graph implementation `{impl}` is not one megatron-core has")
+    if set(parts) - {"attn", "moe_router", "moe_preprocess"}:
+        raise Unread(f"CUDA graphs over {list(parts)} are not a setting primusc models")
+    attn, router = "attn" in parts, bool({"moe_router", "moe_preprocess"} & set(parts))
+    knob = "attn_moe_router" if attn and router else "moe_router" if router else "attn" if attn else "layer"
+    launched = CUDA_GRAPH_SETTINGS[knob]
+    return knob, (f"CUDA graphs `{impl}` over {list(parts)} are read as `cuda_graph = {knob}`, which launches "
+                  f"`{launched[0]}` over {list(launched[1])}")
