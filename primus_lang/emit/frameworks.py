@@ -169,7 +169,7 @@ class Framework:
         return out
 
     def preprocess(self, settings: Settings) -> Settings:
-        return self.profile.extras(settings)
+        return self.profile.complete(settings)
 
     @classmethod
     def model_problems(cls, model: Model, passthrough: Passthrough = ()) -> list[str]:

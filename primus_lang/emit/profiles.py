@@ -3,8 +3,11 @@
 A flag is ``--`` plus the setting's name with dashes unless a profile renames it. A boolean setting
 is written as the switch the version's own parser stores that value with (``--bf16`` for true,
 ``--no-rope-fusion`` for ``apply_rope_fusion`` false: frameworks/megatron's table), and not at all
-where the value is the parser's default. What a version cannot express at all is listed with the
-reason, so emission stops with P7001 instead of dropping it.
+where the value is the parser's default. A flag a release's parser lacks, or a value outside its
+choices, is refused (P7001) from that release's own flag table (frameworks/megatron), naming the release
+where it arrived; what no flag table says (a value a config check refuses, a feature that shipped with a
+flag before it was usable) is a written rule (``Unsupported``), gated on the release's flags where it
+hinges on one.
 
 Sources: Megatron-LM ``megatron/training/arguments.py`` at core_v0.12.0, core_v0.16.1 and
 core_v0.19.0 (0.16 on generates most flags from ``TransformerConfig`` fields, same spelling),
@@ -28,15 +31,53 @@ NO_VERSION = "no version primusc has read has it"
 # dest -> its flag, where the spelling is not the dest's (in every version)
 _SPELLING = {"fp8": "--fp8-format", "fp4": "--fp4-format"}
 
+# dest -> what an older release called it, spelt so where the release's parser has only the old dest
+_FORMER = {"use_megatron_fsdp": "use_custom_fsdp"}
+
+
+def _first_after(at: str, have: tuple[str, ...]) -> str | None:
+    """The first release among ``have`` newer than version ``at``, where ``at`` has none before it: the
+    release something ``at`` lacks arrived in (None where ``at`` comes after one that had it)."""
+    if at not in megatron.version_names():
+        return None
+    older = [r for r in megatron.releases() if r in have and not megatron.at_least(r, at)]
+    newer = [r for r in megatron.releases() if r in have and r != at and megatron.at_least(r, at)]
+    return newer[0] if newer and not older else None
+
+
+def _arrival(option: str, at: str) -> str:
+    """Where ``option`` is to be had, for a version ``at`` that lacks it."""
+    others = megatron.versions_with(option)
+    if not others:
+        return NO_VERSION
+    first = _first_after(at, others)
+    if first is not None:
+        return f"it arrived in {first}"
+    return f"{megatron.describe(others)} {'has' if len(others) == 1 else 'have'} it"
+
+
+def _taking(option: str, value: str, at: str) -> str:
+    """Where ``option`` takes ``value``, for a version ``at`` whose choices lack it."""
+    have = tuple(v for v in megatron.version_names() if (f := megatron.flags(v).get(option)) is not None
+                 and f.choices is not None and value in [str(c) for c in f.choices])
+    if not have:
+        return ""
+    first = _first_after(at, have)
+    return f" ({value} arrived in {first})" if first is not None else f" ({megatron.describe(have)} take {value})"
 
 
 @frozen
 class Unsupported:
     dest: str
     applies: Callable[[Setting], bool]
-    reason: str
+    reason: str  # `{release}` stands for the release the launch names
     # whether the rule holds given the other settings (a value refused only beside another)
     beside: Callable[[Settings], bool] = lambda settings: True
+    # the flag whose absence at a release is what the rule is about: the rule holds only where the
+    # release's parser lacks it, whichever profile the release borrows
+    without: str = ""
+    # the companions written only beside the refused setting, of which its reason speaks too
+    covers: tuple[str, ...] = ()
 
 
 @frozen
@@ -51,22 +92,32 @@ class Profile:
         """``own``: for a framework that hands Megatron its settings by argparse dest (Primus sets them on
         the parsed namespace), the settings it reads itself; None for a command line of flags."""
         out = self.rule_problems(settings)
-        if out:
-            # a written reason says more than "the parser lacks the flag" of it and its companions
-            return out
+        # a written reason says more than "the parser lacks the flag" of the setting it refuses
+        refused = {dest for rule in self.refusing(settings) for dest in (rule.dest, *rule.covers)}
+        rest = {k: v for k, v in settings.items() if k not in refused}
         if own is not None:
             dests = megatron.by_dest(self.name)
             flags = megatron.flags(self.name)
-            absent = [k for k in settings if k not in own and self.dest(k) not in dests
+            absent = [k for k in rest if k not in own and self.dest(k) not in dests
                       and "--" + self.dest(k).replace("_", "-") not in flags]
-            return [f"the Megatron-LM Primus runs ({self.name}) has no argument "
-                    + ", ".join(f"`{self.dest(k)}`" for k in absent)] if absent else []
-        return self.missing(settings)
+            return out + ([f"the Megatron-LM Primus runs ({self.name}) has no argument "
+                           + ", ".join(f"`{self.dest(k)}`" for k in absent)] if absent else [])
+        return out + self.missing(rest)
+
+    def refusing(self, settings: Settings) -> list[Unsupported]:
+        """The written rules that refuse a setting of ``settings`` at this release."""
+        flags = megatron.flags(self.name)
+        return [rule for rule in self.unsupported
+                if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings)
+                and not (rule.without and rule.without in flags)]
 
     def rule_problems(self, settings: Settings) -> list[str]:
         """The version's written refusals of a setting (``unsupported``), whatever reads it."""
-        return [f"`{rule.dest}` = {format_setting(settings[rule.dest])}: {rule.reason}" for rule in self.unsupported
-                if rule.dest in settings and rule.applies(settings[rule.dest]) and rule.beside(settings)]
+        return [f"`{rule.dest}` = {format_setting(settings[rule.dest])}: "
+                + (f"Megatron-LM {self.name} has no `{rule.without}` ({_arrival(rule.without, self.name)}); "
+                   if rule.without else "")
+                + rule.reason.replace("{release}", self.name)
+                for rule in self.refusing(settings)]
 
     def missing(self, settings: Settings) -> list[str]:
         """Flags the version's own parser lacks or values it refuses (frameworks/megatron), each once:
@@ -77,21 +128,40 @@ class Profile:
         for flag, values in self.argv(settings):
             have = known.get(flag)
             if have is None:
-                others = megatron.versions_with(flag)
-                absent.append(f"`{flag}` ({megatron.describe(others)} {'has' if len(others) == 1 else 'have'} it)"
-                              if others else f"`{flag}` ({NO_VERSION})")
+                absent.append(f"`{flag}` ({_arrival(flag, self.name)})")
                 continue
             if have.choices is not None:
                 choices = [str(c) for c in have.choices]
                 bad = [v for v in values if v not in choices]
                 if bad:
-                    out.append(f"`{flag} {bad[0]}`: Megatron-LM {self.name} takes one of {', '.join(choices)}")
+                    out.append(f"`{flag} {bad[0]}`: Megatron-LM {self.name} takes one of {', '.join(choices)}"
+                               + _taking(flag, bad[0], self.name))
         if absent:
             out.insert(0, f"Megatron-LM {self.name} has no {', '.join(absent)}")
         return out
 
+    def complete(self, settings: Settings) -> Settings:
+        """``settings`` with what this release needs beside them (``extras``), spelt as its parser has them
+        where an older release names a setting otherwise."""
+        out = self.extras(settings)
+        flags = megatron.flags(self.name)
+        if "--moe-flex-dispatcher-backend" not in flags and out.get("moe_flex_dispatcher_backend") == "deepep":
+            # a release before the flex dispatcher's backend flag turns DeepEP on with a switch
+            del out["moe_flex_dispatcher_backend"]
+            out["moe_enable_deepep"] = True
+        if "--overlap-moe-expert-parallel-comm" not in flags and out.get("overlap_moe_expert_parallel_comm") is False:
+            del out["overlap_moe_expert_parallel_comm"]  # off is all such a release can do
+        return out
+
     def dest(self, dest: str) -> str:
-        return self.renames.get(dest, dest)
+        if dest in self.renames:
+            return self.renames[dest]
+        former = _FORMER.get(dest)
+        if former is not None:
+            dests = megatron.by_dest(self.name)
+            if dest not in dests and former in dests:
+                return former
+        return dest
 
     def flag(self, dest: str) -> str:
         name = self.dest(dest)
@@ -129,7 +199,7 @@ class Profile:
     def argv(self, settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
         """Flags with their values (none for switches, several for list flags), in the settings' order."""
         out: list[tuple[str, tuple[str, ...]]] = []
-        for dest, value in self.extras(settings).items():
+        for dest, value in self.complete(settings).items():
             if isinstance(value, bool):
                 switch = self.switch(dest, value)
                 # a recipe's switch carried under its flag's name (`no_bias_gelu_fusion`) and the same
@@ -163,54 +233,43 @@ def _v016_extras(settings: Settings) -> Settings:
 
 
 def _v012_extras(settings: Settings) -> Settings:
-    out = dict(settings)
-    # core_v0.12 turns DeepEP on with a switch instead of naming the flex dispatcher's backend.
-    if out.pop("moe_flex_dispatcher_backend", None) == "deepep":
-        out["moe_enable_deepep"] = True
-    if out.get("overlap_moe_expert_parallel_comm") is False:
-        del out["overlap_moe_expert_parallel_comm"]
-    return out
+    return dict(settings)
 
 
-# megatron-core 0.16.1's MambaModel builds no MTP layers; --mtp-hybrid-override-pattern came in 0.17
+# megatron-core 0.16.1's MambaModel builds no MTP layers: they came with --mtp-hybrid-override-pattern
+# (core_v0.17), and the flag's absence is the one mark of a release without them that the data has
 _HYBRID_MTP = Unsupported("mtp_hybrid_override_pattern", lambda v: True,
-                          "MTP layers in a hybrid (Mamba) model arrived after core_v0.16 (MambaModel has none)")
+                          "its MambaModel builds no MTP layers for a hybrid (Mamba) model",
+                          without="--mtp-hybrid-override-pattern")
+# a release before --cuda-graph-impl graphs whole layers or attention only, through --enable-cuda-graph
+# or --external-cuda-graph, and refuses them with any recomputation: not the knob's meaning, so
+# primusc does not write the knob as those flags
+_CUDA_GRAPH_IMPL = Unsupported("cuda_graph_impl", lambda v: True,
+                               "its --enable-cuda-graph/--external-cuda-graph take scope full or attn only, "
+                               "under other rules, and are not the `cuda_graph` knob",
+                               without="--cuda-graph-impl",
+                               covers=("cuda_graph_scope", "moe_pad_experts_for_cuda_graph_inference",
+                                       megatron.RANK_BUDGET_DEST, megatron.RANK_BUDGET_NEEDS))
+# written rules of every release, each holding only where the release lacks its flag
+_EVERY_RELEASE = (_HYBRID_MTP, _CUDA_GRAPH_IMPL)
 
 CORE_V0_16 = Profile(
     name="core_v0.16",
     renames={},
-    unsupported=(_HYBRID_MTP,),
+    unsupported=_EVERY_RELEASE,
     extras=_v016_extras,
 )
 
 CORE_V0_12 = Profile(
     name="core_v0.12",
-    renames={"use_megatron_fsdp": "use_custom_fsdp"},
+    renames={},
     unsupported=(
-        Unsupported("overlap_moe_expert_parallel_comm", lambda v: v is True,
-                    "EP communication overlap arrived after core_v0.12"),
-        Unsupported("fp8_recipe", lambda v: v == "blockwise",
-                    "core_v0.12 offers only the tensorwise, delayed and mxfp8 FP8 recipes"),
-        Unsupported("fp4", lambda v: True, "core_v0.12 has no FP4 training (--fp4-format arrived later)"),
-        # exp_avg_sq_dtype always equals exp_avg_dtype (one knob), so one rule reports both.
-        Unsupported("exp_avg_dtype", lambda v: v == "bf16",
-                    "core_v0.12 keeps Adam moments in fp32, fp16 or fp8 only"),
+        # --recompute-modules has no choices in the flag table: which modules a release recomputes is
+        # its TransformerConfig's, and core_v0.12.0's has no shared experts among them (core_v0.13 and
+        # core_v0.14 borrow this profile and this rule, unread)
         Unsupported("recompute_modules", lambda v: isinstance(v, tuple) and "shared_experts" in v,
-                    "core_v0.12 cannot recompute the shared experts selectively"),
-        Unsupported("window_size", lambda v: True,
-                    "core_v0.12 has no sliding-window attention flag"),
-        # megatron-core 0.12.0 has neither PipelineParallelLayerLayout nor the config field
-        Unsupported("pipeline_model_parallel_layout", lambda v: True,
-                    "core_v0.12 has no explicit pipeline layout (--pipeline-model-parallel-layout arrived later)"),
-        Unsupported("window_attn_skip_freq", lambda v: True,
-                    "core_v0.12 has no sliding-window attention flag"),
-        # core_v0.12 graphs whole layers or attention only, through --enable-cuda-graph or
-        # --external-cuda-graph, and refuses them with any recomputation: not the knob's meaning
-        _HYBRID_MTP,
-        Unsupported("moe_latent_size", lambda v: True, "core_v0.12 has no LatentMoE (--moe-latent-size)"),
-        Unsupported("cuda_graph_impl", lambda v: True,
-                    "core_v0.12 has no --cuda-graph-impl (its --enable-cuda-graph/--external-cuda-graph take "
-                    "scope full or attn only, under other rules); use core_v0.16"),
+                    "{release} cannot recompute the shared experts selectively"),
+        *_EVERY_RELEASE,
     ),
     extras=_v012_extras,
 )
@@ -261,6 +320,7 @@ CORE_V0_19 = Profile(
         Unsupported("account_for_embedding_in_pipeline_split", lambda v: v is True, _HYBRID_SPLIT, _hybrid),
         Unsupported("account_for_loss_in_pipeline_split", lambda v: v is True, _HYBRID_SPLIT, _hybrid),
         Unsupported("pipeline_model_parallel_layout", lambda v: True, _HYBRID_SPLIT, _hybrid),
+        *_EVERY_RELEASE,
     ),
     extras=_v019_extras,
     # pretrain_mamba.py is a deprecated wrapper that runs pretrain_hybrid.py in core_v0.19

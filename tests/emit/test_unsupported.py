@@ -41,23 +41,31 @@ def test_the_unsupported_hint_names_a_command_that_exists(capsys: pytest.Capture
 
 
 @pytest.mark.parametrize(
-    ("change", "needle"),
+    ("change", "needle", "since"),
     [
-        ({"ep_comm_overlap": True}, "overlap_moe_expert_parallel_comm"),
-        ({"fp8_recipe": "blockwise", "precision": "fp8"}, "fp8_recipe"),
-        ({"optimizer_dtype": "bf16"}, "exp_avg_dtype"),
+        ({"ep_comm_overlap": True}, "`--overlap-moe-expert-parallel-comm`", "core_v0.14"),
+        ({"fp8_recipe": "blockwise", "precision": "fp8"}, "`--fp8-recipe blockwise`", "core_v0.13"),
+        ({"optimizer_dtype": "bf16"}, "`--exp-avg-dtype bf16`", "core_v0.13"),
     ],
 )
-def test_core_v0_12_refuses_what_it_lacks(change: dict[str, object], needle: str) -> None:
+def test_a_release_refuses_what_its_parser_lacks(change: dict[str, object], needle: str, since: str) -> None:
+    """Refused from the release's own flag table, naming the release where the flag or value arrived; the
+    release it arrived in launches it, though it borrows core_v0.12's profile (it had been refused there
+    with core_v0.12's hand-written reasons)."""
     space, cand = all_cases()["mixtral_h100"]
     cand = cand.replace(ep_comm_overlap=False).replace(**change)
     emit(space, cand, "megatron+slurm", context())  # core_v0.16 expresses it
-    with pytest.raises(CompileError) as err:
-        emit(space, cand, "megatron+slurm", context(megatron_version="core_v0.12"))
-    assert codes(err) == ["P7001"] and needle in err.value.diagnostics[0].message
+    emit(space, cand, "megatron+slurm", context(megatron_version=since))
+    before = "core_v0.13" if since == "core_v0.14" else "core_v0.12"
+    for version in {"core_v0.12", before}:
+        with pytest.raises(CompileError) as err:
+            emit(space, cand, "megatron+slurm", context(megatron_version=version))
+        assert set(codes(err)) == {"P7001"}
+        message = err.value.diagnostics[0].message
+        assert needle in message and f"Megatron-LM {version} " in message and f"arrived in {since}" in message
 
 
-def test_an_explicit_pipeline_layout_needs_core_v0_16() -> None:
+def test_an_explicit_pipeline_layout_needs_core_v0_13() -> None:
     space, cand = all_cases()["deepseek_v3_layout"]
     text = emit(space, cand, "megatron+local", context())["node.sh"]
     # quoted for the shell: the layout holds `|`, `(` and `*`
@@ -65,21 +73,28 @@ def test_an_explicit_pipeline_layout_needs_core_v0_16() -> None:
     experiment = emit(space, cand, "primus+local", context())["experiment.yaml"]
     assert "pipeline_model_parallel_layout: Et*4|(t*4|)*14tmL\n" in experiment
     assert "num_virtual_stages_per_pipeline_rank" not in experiment
+    older = emit(space, cand, "megatron+local", context(megatron_version="core_v0.13"))["node.sh"]
+    assert "--pipeline-model-parallel-layout 'Et*4|(t*4|)*14tmL'" in older
     with pytest.raises(CompileError) as err:
         emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
-    assert codes(err) == ["P7001"] and "pipeline_model_parallel_layout" in err.value.diagnostics[0].message
+    assert codes(err) == ["P7001"]
+    assert "`--pipeline-model-parallel-layout` (it arrived in core_v0.13)" in err.value.diagnostics[0].message
 
 
-def test_sliding_window_needs_core_v0_16() -> None:
+def test_sliding_window_needs_core_v0_15() -> None:
     space, cand = all_cases()["llama70b_mi325x"]
     space = attrs.evolve(space, model=space.model.replace(sliding_window=128))
     text = emit(space, cand, "megatron+local", context())["node.sh"]
     assert "--window-size '(127,0)'" in text and "--window-attn-skip-freq 2" in text
     experiment = emit(space, cand, "primus+local", context())["experiment.yaml"]
     assert "window_size:\n      - 127\n      - 0\n" in experiment
-    with pytest.raises(CompileError) as err:
-        emit(space, cand, "megatron+local", context(megatron_version="core_v0.12"))
-    assert codes(err) == ["P7001", "P7001"]
+    emit(space, cand, "megatron+local", context(megatron_version="core_v0.15"))
+    for version in ("core_v0.12", "core_v0.14"):
+        with pytest.raises(CompileError) as err:
+            emit(space, cand, "megatron+local", context(megatron_version=version))
+        assert codes(err) == ["P7001"]  # the two flags the window needs, in one
+        assert (f"Megatron-LM {version} has no `--window-size` (it arrived in core_v0.15), "
+                "`--window-attn-skip-freq` (it arrived in core_v0.15)") in err.value.diagnostics[0].message
 
 
 def test_expert_bias_must_follow_linear_bias() -> None:
@@ -169,8 +184,9 @@ def test_op_level_checkpointing_is_refused_with_the_bracketing_megatron_settings
 
 @pytest.mark.parametrize("version", ["core_v0.16", "core_v0.12"])
 def test_a_hybrid_model_with_mtp_is_refused(version: str) -> None:
-    """megatron-core 0.16.1's MambaModel builds no MTP layers (they arrived in 0.17), so Nemotron 3
-    Super with its MTP layer cannot be launched on these versions; core_v0.12 also lacks LatentMoE."""
+    """megatron-core 0.16.1's MambaModel builds no MTP layers (they came with --mtp-hybrid-override-pattern
+    in 0.17), so Nemotron 3 Super with its MTP layer cannot be launched on these versions; core_v0.12 also
+    lacks LatentMoE, which the written refusal of MTP no longer hides."""
     from tests.emit.ir_cases import NEMOTRON_SUPER
 
     space, cand = all_cases()["nemotron_super_b200"]
@@ -178,8 +194,20 @@ def test_a_hybrid_model_with_mtp_is_refused(version: str) -> None:
         emit(attrs.evolve(space, model=NEMOTRON_SUPER), cand, "megatron+slurm", context(megatron_version=version))
     assert set(codes(err)) == {"P7001"}
     text = " ".join(d.message for d in err.value.diagnostics)
-    assert "mtp_hybrid_override_pattern" in text
-    assert ("moe_latent_size" in text) == (version == "core_v0.12")
+    assert "`mtp_hybrid_override_pattern` = *E" in text and "MambaModel builds no MTP layers" in text
+    assert f"Megatron-LM {version} has no `--mtp-hybrid-override-pattern` (it arrived in core_v0.17)" in text
+    assert ("`--moe-latent-size` (it arrived in core_v0.16)" in text) == (version == "core_v0.12")
+
+
+def test_a_hybrid_model_with_mtp_launches_where_the_flag_arrived() -> None:
+    """core_v0.17 borrows core_v0.16's profile: the refusal of hybrid MTP holds only where the release's
+    parser lacks --mtp-hybrid-override-pattern (it had been refused at core_v0.17 too)."""
+    from tests.emit.ir_cases import NEMOTRON_SUPER
+
+    space, cand = all_cases()["nemotron_super_b200"]
+    text = emit(attrs.evolve(space, model=NEMOTRON_SUPER), cand, "megatron+slurm",
+                context(megatron_version="core_v0.17"))["node.sh"]
+    assert "--mtp-hybrid-override-pattern" in text and "--mtp-num-layers 1" in text
 
 
 # mistral_7b: no Bridge library recipe at Megatron-Bridge 067f987 (emit/bridge.py BRIDGE_MODELS)
