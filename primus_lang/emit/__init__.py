@@ -23,6 +23,7 @@ from primus_lang.emit.bridge import (
     passthrough_key,
     precision_settings,
     recorded_fields,
+    unmodelled_precision,
 )
 from primus_lang.emit.bridge_recipes import (
     DTYPES,
@@ -88,6 +89,7 @@ __all__ = [
     "target_warnings",
     "time_warnings",
     "tokenizer_warnings",
+    "unmodelled_precision",
     "unsupported",
 ]
 

@@ -12,6 +12,7 @@ Megatron-FSDP user guide (docs/discussions/megatron-fsdp-user-guide) for the FSD
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,6 @@ ATTENTION_BACKENDS, ATTENTION_OF_BACKEND = spelling.ATTENTION_BACKENDS, spelling
 
 _POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
 _NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
-FP4_FORMAT = "e2m1"  # the only --fp4-format megatron-core 0.16.1 accepts
 # cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope), the table the readers read back (frameworks.reading)
 CUDA_GRAPH_SETTINGS = reading.CUDA_GRAPH_SETTINGS
 
@@ -403,8 +403,7 @@ def parallel_settings(model: Model, cluster: Cluster, cand: Candidate) -> Settin
             s[K["fp8_param_gather"]] = True
     elif cand.precision == "fp4":
         # Parameters stay BF16 (no --fp4-param-gather), as the memory account assumes
-        s[P["precision.fp4"]] = FP4_FORMAT  # argparse dest of --fp4-format
-        s[P["precision.fp4_recipe"]] = "nvfp4"
+        s[P["precision.fp4"]], s[P["precision.fp4_recipe"]] = nvfp4_values()
     # "flash" is the fused memory-efficient kernel (cuDNN or ROCm CK fused attention, none of which
     # keeps the s x s scores): Transformer Engine picks the one the node has. "fa2" asks for its
     # FlashAttention backend (the flash-attn package); "unfused" keeps the scores.
@@ -422,6 +421,19 @@ def parallel_settings(model: Model, cluster: Cluster, cand: Candidate) -> Settin
         # optimizer, which the moments do not need)
         s[P["main_grad_dtype.bf16_reduce"]] = True
     return s
+
+
+@functools.cache
+def nvfp4_values(version: str = megatron.DEFAULT_VERSION) -> tuple[str, str]:
+    """``precision = fp4`` as Megatron's --fp4-format and --fp4-recipe take it at the release (its flag
+    table): the format's one choice, E2M1, and the recipe's default, NVFP4 (the other choice, ``custom``,
+    loads a user's quantizer factory, which primusc's account is not)."""
+    dests = megatron.by_dest(version)
+    fmt, recipe = dests[P["precision.fp4"]][0], dests[P["precision.fp4_recipe"]][0]
+    if fmt.choices is None or len(fmt.choices) != 1 or not isinstance(recipe.default, str):
+        raise ValueError(f"Megatron {version}'s {fmt.option} or {recipe.option} is no longer one format and "
+                         "a default recipe: say which of them `precision = fp4` means")
+    return fmt.choices[0], recipe.default
 
 
 def cuda_graph_settings(model: Model, cand: Candidate) -> Settings:

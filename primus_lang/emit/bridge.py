@@ -223,15 +223,6 @@ ARCHITECTURE = frozenset({
     "mamba_head_dim", "mamba_state_dim", "mamba_num_groups", "mtp_hybrid_override_pattern",
 })
 
-# (precision, its recipe) -> Bridge's registered mixed-precision recipe (training/mixed_precision.py)
-PRECISIONS: dict[tuple[str, str], str] = {
-    ("bf16", ""): "bf16_mixed",
-    ("fp8", "tensorwise"): "bf16_with_fp8_current_scaling_mixed",
-    ("fp8", "delayed"): "bf16_with_fp8_delayed_scaling_mixed",
-    ("fp8", "mxfp8"): "bf16_with_mxfp8_mixed",
-    ("fp8", "blockwise"): "bf16_with_fp8_subchannel_scaling_mixed",
-    ("fp4", "nvfp4"): "bf16_with_nvfp4_mixed",
-}
 PRECISION_DESTS = frozenset({"bf16", "fp8", "fp8_recipe", "fp4", "fp4_recipe"})
 
 # Megatron settings with no Bridge field: why the recipe cannot take them
@@ -363,27 +354,75 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
     return out, problems
 
 
-def precision_name(settings: Settings) -> str | None:
-    """Bridge's mixed-precision recipe for the settings' precision; None for a combination it lacks."""
-    if "fp4" in settings:
-        return PRECISIONS.get(("fp4", str(settings.get("fp4_recipe", ""))))
-    if "fp8" in settings:
-        return PRECISIONS.get(("fp8", str(settings.get("fp8_recipe", ""))))
-    return PRECISIONS[("bf16", "")]
+def gemm_precision(fields: Mapping[str, object]) -> tuple[str, str]:
+    """(precision, its recipe) a precision's fields, or a candidate's settings, compute the GEMMs in: a
+    registered recipe carries ``fp8_recipe``/``fp4_recipe`` at their defaults whatever it runs, so only a
+    format that is set says FP8 or FP4."""
+    if fields.get("fp4"):
+        return "fp4", str(fields.get("fp4_recipe") or "")
+    if fields.get("fp8"):
+        return "fp8", str(fields.get("fp8_recipe") or "")
+    return "bf16", ""
+
+
+def unmodelled_precision(fields: Mapping[str, object]) -> str | None:
+    """Why primusc cannot plan a precision with these fields (None: it can): its account is BF16
+    parameters and activations with BF16, FP8 or FP4 GEMMs."""
+    if fields.get("fp16"):
+        return ("FP16 training (FP16 parameters and activations with dynamic loss scaling), which primusc does "
+                "not model: it models BF16 training with BF16, FP8 or FP4 GEMMs")
+    if not fields.get("bf16"):
+        return "FP32 training, which primusc does not model: it models BF16 training with BF16, FP8 or FP4 GEMMs"
+    if fields.get("fp4") and fields.get("fp8"):
+        return "FP8 and FP4 GEMMs at once, which primusc does not model (a run computes its GEMMs in one)"
+    return None
+
+
+def precision_name(settings: Settings, version: str = bridge.DEFAULT_VERSION,
+                   launched: str | None = None) -> str | None:
+    """The registered mixed-precision recipe a launch names for the settings' precision
+    (``registered_precision``, the settings' ``PRECISION_KNOBS`` fields kept where a name has them);
+    None where Bridge registers none."""
+    kept = {field: want(settings) for field, (want, _) in PRECISION_KNOBS.items()}
+    return registered_precision(gemm_precision(settings), version, kept, launched)
+
+
+def registered_precision(gemm: tuple[str, str], version: str = bridge.DEFAULT_VERSION,
+                         kept: Mapping[str, bool] | None = None, launched: str | None = None) -> str | None:
+    """The registered mixed-precision recipe, in Bridge's canonical spelling, that computes the GEMMs in
+    ``gemm`` (``gemm_precision``); None where Bridge registers none. Of several: ``launched`` (the
+    precision the recipe already runs, whose copy naming another would replace), then the one whose
+    fields hold ``kept``'s values (a registered name takes no field override, so another value is refused
+    at emission), then a plain ``bf16_...`` one over a model family's (``nemotron_h_...``, ``nanov2_...``,
+    which keep more of the first and last layers in BF16)."""
+    registered = bridge.precisions(version)
+
+    def rank(name: str) -> tuple[bool, int, bool, str]:
+        missed = sum(bool(registered[name].get(f)) != v for f, v in (kept or {}).items())
+        return name != launched, missed, not name.startswith("bf16_"), name
+
+    names = [name for name, fields in registered.items() if bridge.precision_named(name, version) == name
+             and unmodelled_precision(fields) is None and gemm_precision(fields) == gemm]
+    return min(names, key=rank, default=None)
 
 
 def precision_settings(name: str, version: str = bridge.DEFAULT_VERSION) -> Settings | None:
-    """The settings a mixed-precision recipe name stands for at a Bridge release, as primusc writes them."""
-    for (precision, recipe), known in PRECISIONS.items():
-        if known == name:
-            if precision == "fp8":
-                # the formats are the registered recipe's own (MXFP8's is E4M3 for both)
-                return {"fp8": str(bridge.precisions(version).get(name, {}).get("fp8") or "hybrid"),
-                        "fp8_recipe": recipe}
-            if precision == "fp4":
-                return {"fp4": "e2m1", "fp4_recipe": recipe}
-            return {}
-    return None
+    """The settings a mixed-precision recipe name (any spelling Bridge accepts) stands for at a Bridge
+    release, as primusc writes them: its GEMM precision, scaling recipe and formats as the registered
+    recipe's fields give them (nanov2's "current scaling" recipe scales blockwise). None where Bridge
+    registers no such name or primusc does not model the precision (``unmodelled_precision``)."""
+    registered = bridge.precision_named(name, version)
+    if registered is None:
+        return None
+    fields = bridge.precisions(version)[registered]
+    if unmodelled_precision(fields) is not None:
+        return None
+    precision, recipe = gemm_precision(fields)
+    if precision == "fp8":
+        return {"fp8": str(fields["fp8"]), "fp8_recipe": recipe}
+    if precision == "fp4":
+        return {"fp4": str(fields["fp4"]), "fp4_recipe": recipe}
+    return {}
 
 
 def hydra_problem(value: Setting) -> str | None:
@@ -427,17 +466,18 @@ def _numeric(text: str) -> bool:
 
 def overrides(settings: Settings, recipe_precision: str | None = None,
               architecture: frozenset[str] = ARCHITECTURE,
-              comm_overlap: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
+              comm_overlap: bool = False,
+              version: str = bridge.DEFAULT_VERSION) -> tuple[list[tuple[str, str]], list[str]]:
     """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
     setting cannot be written (empty: all can). ``recipe_precision`` is the precision recipe the
     launched recipe already runs, where primusc recorded it: naming it again would replace the
     recipe's tuned copy (a performance recipe computes its first and last layers in FP8 too) with
     the registered one. ``architecture`` names the settings the recipe's model provider owns.
     ``comm_overlap``: the launched recipe sets a CommOverlapConfig, so the overlap settings go into it
-    (``COMM_OVERLAP_PATHS``)."""
+    (``COMM_OVERLAP_PATHS``). ``version``: the Bridge release, whose registered precisions a launch names."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
-    name = precision_name(settings)
+    name = precision_name(settings, version, recipe_precision)
     if name is None:
         problems.append("the precision recipe "
                         f"`{settings.get('fp8_recipe', settings.get('fp4_recipe'))}`: Bridge registers no "

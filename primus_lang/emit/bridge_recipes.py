@@ -58,18 +58,25 @@ def _read_paths() -> frozenset[str]:
                      | set(COMM_OVERLAP_PATHS.values()))
 
 
-def _precision_name(fields: dict[str, Any]) -> str:
-    """The registered mixed-precision recipe a precision's fields amount to (its GEMM precision and
-    scaling), as a launch names one."""
-    from primus_lang.emit.bridge import PRECISIONS
+def _precision_name(settings: dict[str, Any], fields: dict[str, Any], version: str) -> str:
+    """The registered mixed-precision recipe a recipe's precision is, as a launch names one: a registered
+    name in Bridge's canonical spelling, a precision config the registered recipe of its GEMM precision and
+    scaling (import reads the GEMM precision from either; emission names it only for another precision)."""
+    from primus_lang.emit.bridge import (
+        PRECISION_KNOBS,
+        gemm_precision,
+        registered_precision,
+        unmodelled_precision,
+    )
 
-    if fields.get("fp4"):
-        key = ("fp4", str(fields.get("fp4_recipe") or ""))
-    elif fields.get("fp8"):
-        key = ("fp8", str(fields.get("fp8_recipe") or ""))
-    else:
-        key = ("bf16", "")
-    return PRECISIONS.get(key, f"{key[0]}:{key[1]}")
+    named = settings.get("mixed_precision")
+    if isinstance(named, str):
+        return bridge.precision_named(named, version) or named
+    gemm = gemm_precision(fields)
+    kept = {f: bool(fields.get(f)) for f in PRECISION_KNOBS}
+    found = registered_precision(gemm, version, kept) if unmodelled_precision(fields) is None else None
+    # no registered name: a marker import refuses (an FP16 config must not be read as BF16's)
+    return found or f"{'fp16' if fields.get('fp16') else gemm[0]}:{gemm[1]}"
 
 
 def precision_fields(settings: dict[str, Any], version: str) -> tuple[bool, dict[str, Any]]:
@@ -77,7 +84,7 @@ def precision_fields(settings: dict[str, Any], version: str) -> tuple[bool, dict
     a registered recipe's name, and its fields: the name's as Bridge registers it."""
     name = settings.get("mixed_precision")
     if isinstance(name, str):
-        return False, dict(bridge.precisions(version).get(name, {}))
+        return False, dict(bridge.precisions(version).get(bridge.precision_named(name, version) or name, {}))
     return True, {p.removeprefix("mixed_precision."): v for p, v in settings.items()
                   if p.startswith("mixed_precision.")}
 
@@ -157,7 +164,7 @@ def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
         is_config, fields = precision_fields(flat, version)
         settings = after_precision(_after_setup(flat, gpus) if found.comm_overlap else flat, fields)
         kept: dict[str, Value] = {p: _value(v) for p, v in settings.items() if p in read}
-        kept["mixed_precision"] = _precision_name(fields)
+        kept["mixed_precision"] = _precision_name(flat, fields, version)
         out[name] = BridgeRecipe(name, cards[stem], found.gpu, gpus, f"{found.where} (Megatron-Bridge {version})",
                                  kept, f"{found.where} CommOverlapConfig" if found.comm_overlap else "",
                                  found.model_class, gpus_from, is_config,

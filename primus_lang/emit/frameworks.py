@@ -561,7 +561,8 @@ class Bridge(Framework):
         # says, today and as the card grows), beside the routing ARCHITECTURE lists
         architecture = ARCHITECTURE | frozenset(model_settings(self.model, self.cand.seq_len)) - {"seq_length"}
         written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture,
-                                      comm_overlap=bool(recorded is not None and recorded.comm_overlap))
+                                      comm_overlap=bool(recorded is not None and recorded.comm_overlap),
+                                      version=self.version)
         # the precision's own fields are written by precision_overrides, which knows whether they can be
         written = [(p, v) for p, v in written if not p.startswith("mixed_precision.")]
         if recorded is not None:

@@ -124,6 +124,15 @@ def precisions(version: str = DEFAULT_VERSION) -> dict[str, dict[str, Any]]:
     return found
 
 
+def precision_named(name: str, version: str = DEFAULT_VERSION) -> str | None:
+    """The registered precision recipe Bridge runs for ``mixed_precision=NAME``, spelled as Bridge registers
+    the recipe function (``bf16_mixed``); None where it registers none. get_mixed_precision_config reads
+    every hyphen as an underscore before its look-up (training/mixed_precision.py, at v0.6.0 and 067f987),
+    so ``bf16-mixed``, and even ``bf16-with_fp8-current-scaling-mixed``, run that recipe."""
+    canonical = name.replace("-", "_")
+    return canonical if canonical in precisions(version) else None
+
+
 def canonical(path: str) -> str:
     """A field as primusc's tables name it: a nested ``model.transformer.X`` is ``model.X``."""
     return "model." + path.removeprefix("model.transformer.") if path.startswith("model.transformer.") else path

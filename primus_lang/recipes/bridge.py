@@ -40,6 +40,7 @@ from primus_lang.emit import (
     precision_settings,
     recipes,
     recorded_fields,
+    unmodelled_precision,
 )
 from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
@@ -526,14 +527,7 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
         if path == "mixed_precision":
             settings = precision_settings(str(value), reader.version)
             if settings is None:
-                if where is not None and f"mixed_precision={value}" not in recorded_fields(reader.version):
-                    problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`mixed_precision={value}` is no precision "
-                                               "recipe Bridge registers", span=span,
-                                               help="e.g. bf16_mixed, bf16_with_fp8_current_scaling_mixed"))
-                elif where is not None:
-                    problems.append(Diagnostic(RECIPE_UNSUPPORTED, f"`mixed_precision={value}`: primusc models BF16 "
-                                               "training with FP8 or FP4 GEMMs, not this recipe", span=span,
-                                               help="choose a bf16 precision recipe"))
+                problems.extend(_precision_problems(str(value), where, recipe.name, reader.version))
                 return
             for dest in _PRECISION_FIELDS:
                 entries.pop(dest, None)
@@ -594,6 +588,26 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
     return entries
 
 
+def _precision_problems(name: str, where: Word | None, recipe: str, version: str) -> list[Diagnostic]:
+    """Why a precision named by the launch (``where``) or recorded for the recipe cannot be read: a name
+    Bridge does not register (in any spelling it accepts), or a precision primusc does not model."""
+    registered = bridge.precision_named(name, version)
+    span = where.span if where is not None else None
+    if registered is None:
+        if where is None:
+            # a recorded precision config no registered recipe matches (bridge_recipes gives it a marker):
+            # read as BF16 it would plan another run than the recipe's
+            return [Diagnostic(RECIPE_UNSUPPORTED, f"{recipe}'s precision (`{name}`) is none primusc models",
+                               help="primusc plans BF16 training with BF16, FP8 or FP4 GEMMs")]
+        return [Diagnostic(BRIDGE_UNKNOWN_KEY, f"`mixed_precision={name}` is no precision recipe Bridge "
+                           "registers", span=span, help="e.g. bf16_mixed, bf16_with_fp8_current_scaling_mixed")]
+    why = unmodelled_precision(bridge.precisions(version)[registered])
+    shown = f"`mixed_precision={name}`" if where is not None else f"{recipe}'s precision `{name}`"
+    return [Diagnostic(RECIPE_UNSUPPORTED, f"{shown} is {why}", span=span,
+                       help="primusc plans BF16 training: name one of Bridge's bf16 precision recipes "
+                            "(bf16_mixed, bf16_with_fp8_current_scaling_mixed, bf16_with_nvfp4_mixed, ...)")]
+
+
 def _precision_setup(recipe: BridgeRecipe, reader: _Reader, entries: dict[str, Entry],
                      problems: list[Diagnostic]) -> None:
     """The knobs the precision's fields set, as its setup leaves them after the overrides
@@ -601,7 +615,8 @@ def _precision_setup(recipe: BridgeRecipe, reader: _Reader, entries: dict[str, E
     is_config, fields = recipe.precision_is_config, dict(recipe.precision)
     for path, text, where in reader.overrides:
         if path == "mixed_precision":
-            is_config, fields = False, dict(bridge.precisions(reader.version).get(str(hydra_scalar(text)), {}))
+            named = bridge.precision_named(str(hydra_scalar(text)), reader.version)
+            is_config, fields = False, dict(bridge.precisions(reader.version).get(named or "", {}))
         elif path.startswith("mixed_precision."):
             if not is_config:
                 problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{where.text}`: the precision is a registered "

@@ -14,8 +14,10 @@ import pytest
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
-from primus_lang.emit.bridge import PATHS, PRECISIONS, recorded_fields
+from primus_lang.emit.arguments import Setting, nvfp4_values
+from primus_lang.emit.bridge import PATHS, gemm_precision, precision_name, precision_settings, recorded_fields
 from primus_lang.frameworks import bridge
+from primus_lang.ir.candidate import FP8_RECIPES
 from tests.emit.harness import emissions
 from tests.emit.ir_cases import CASES
 
@@ -82,7 +84,56 @@ def test_the_table_names_recorded_fields_only() -> None:
     for version in bridge.version_names():
         fields = recorded_fields(version)
         assert [p for paths in PATHS.values() for p in paths if bridge.spelled(p, version) is None] == [], version
-        assert [n for n in PRECISIONS.values() if f"mixed_precision={n}" not in fields] == [], version
+        assert [n for n in PRECISION_NAMES.values() if f"mixed_precision={n}" not in fields] == [], version
+
+
+# the registered recipe a launch names for each GEMM precision primusc plans (rowwise FP8: none); a model
+# family's copy of one (nemotron_h_..., nanov2_...) is named only where the plain one lacks the candidate's fields
+PRECISION_NAMES = {
+    ("bf16", ""): "bf16_mixed",
+    ("fp8", "tensorwise"): "bf16_with_fp8_current_scaling_mixed",
+    ("fp8", "delayed"): "bf16_with_fp8_delayed_scaling_mixed",
+    ("fp8", "mxfp8"): "bf16_with_mxfp8_mixed",
+    ("fp8", "blockwise"): "bf16_with_fp8_subchannel_scaling_mixed",
+    ("fp4", "nvfp4"): "bf16_with_nvfp4_mixed",
+}
+
+
+@pytest.mark.parametrize("version", bridge.version_names())
+def test_each_precision_primusc_plans_is_named_as_bridge_registers_it_and_read_back(version: str) -> None:
+    fp4, fp4_recipe = nvfp4_values()
+    plans: list[dict[str, Setting]] = [{}, {"fp4": fp4, "fp4_recipe": fp4_recipe}]
+    plans += [{"fp8": "hybrid", "fp8_recipe": r, "fp8_param_gather": r != "blockwise"} for r in FP8_RECIPES]
+    for settings in plans:
+        name = precision_name(settings, version)
+        assert name == PRECISION_NAMES.get(gemm_precision(settings)), settings
+        if name is not None:
+            back = precision_settings(name, version)
+            assert back is not None and gemm_precision(back) == gemm_precision(settings)
+    # FP8 weights gathered with blockwise scaling: only nanov2's registered recipe (named "current scaling") has them
+    blockwise = {"fp8": "hybrid", "fp8_recipe": "blockwise", "fp8_param_gather": True}
+    assert precision_name(blockwise, version) == "nanov2_bf16_with_fp8_current_scaling_mixed"
+    # the precision a recipe already runs is named over another of the same fields
+    tensorwise = {"fp8": "hybrid", "fp8_recipe": "tensorwise", "fp8_param_gather": True}
+    nemotron_h = "nemotron_h_bf16_with_fp8_current_scaling_mixed"
+    assert precision_name(tensorwise, version, launched=nemotron_h) == nemotron_h
+
+
+@pytest.mark.parametrize("version", bridge.version_names())
+def test_every_precision_a_recipe_records_is_read_or_refused(version: str) -> None:
+    """nemotronh and nemotron_nano_12b_v2's recipes name their families' precisions (``nemotron_h_...``,
+    ``nanov2_...``), which a hand table of six names had read as none."""
+    seen = set()
+    for recipe in filter(None, (bridge.recipe(n, version) for n in bridge.recipe_names(version))):
+        name = recipe.settings.get("mixed_precision")
+        if isinstance(name, str):
+            seen.add(name)
+            fields = bridge.precisions(version)[name]
+            settings = precision_settings(name, version)
+            assert settings is not None and gemm_precision(settings) == gemm_precision(fields), name
+    assert {"nemotron_h_bf16_with_fp8_current_scaling_mixed", "nanov2_bf16_with_fp8_current_scaling_mixed"} <= seen
+    nanov2 = precision_settings("nanov2_bf16_with_fp8_current_scaling_mixed", version)
+    assert nanov2 == {"fp8": "hybrid", "fp8_recipe": "blockwise"}
 
 
 def test_the_candidate_reaches_the_overrides() -> None:

@@ -20,6 +20,7 @@ from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, target_warnings
 from primus_lang.emit.bridge import COMM_OVERLAP_PATHS
 from primus_lang.emit.bridge_recipes import comm_overlap_of
+from primus_lang.frameworks import bridge
 from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space
 from primus_lang.recipes import read_recipe
@@ -181,7 +182,13 @@ def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_confg", "P3140", "llama3_8b_pretrain_8gpu_h100_fp8cs_config"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config ~model.seq_length", "P3142", "deletes"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config --mode sft", "P3142", "pretraining"),
-    ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config mixed_precision=fp16_mixed", "P3125", "FP8"),
+    ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config mixed_precision=fp16_mixed", "P3125",
+     "FP16 training"),
+    # Bridge reads every hyphen as an underscore, so a spelling it accepts is read, and only FP16 refused
+    ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config mixed_precision=fp16-with-mxfp8-mixed",
+     "P3125", "FP16 training"),
+    ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config mixed_precision=bf16_with_fp9_mixed", "P3141",
+     "no precision recipe Bridge registers"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config model.tensor_model_parallel_size=$TP",
      "P3132", "--set TP=VALUE"),
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config train.micro_batch_size=1 "
@@ -465,3 +472,40 @@ def test_a_bridge_recipes_fused_attention_is_said_as_launched(tmp_path: Path,
     said = capsys.readouterr()
     out = " ".join((said.out + said.err).split())
     assert "read as `attention = flash`" in out and "a Bridge launch keeps the recipe's own `fused`" in out
+
+
+@pytest.mark.parametrize(("name", "precision", "fp8_recipe"), [
+    ("bf16_with_fp8_current_scaling_mixed", "fp8", "tensorwise"),
+    # the NeMo 2 spellings Bridge registers beside each name, and any mix of the two, which its
+    # get_mixed_precision_config reads as the underscored one (these were P3125)
+    ("bf16-with-fp8-current-scaling-mixed", "fp8", "tensorwise"),
+    ("bf16-with_fp8-current-scaling_mixed", "fp8", "tensorwise"),
+    ("bf16-mixed", "bf16", "tensorwise"),
+    ("bf16-with-nvfp4-mixed", "fp4", "tensorwise"),
+    # a model family's registered recipes, read by their fields: nanov2's "current scaling" scales blockwise
+    ("nemotron_h_bf16_with_fp8_current_scaling_mixed", "fp8", "tensorwise"),
+    ("nanov2_bf16_with_fp8_current_scaling_mixed", "fp8", "blockwise"),
+    ("nanov2-bf16-with-fp8-current-scaling-mixed", "fp8", "blockwise"),
+    ("nemotron_3_super_bf16_with_nvfp4_mixed", "fp4", "tensorwise"),
+])
+def test_every_spelling_bridge_accepts_imports_as_its_fields_say_and_emits_a_registered_name(
+        tmp_path: Path, name: str, precision: str, fp8_recipe: str) -> None:
+    space, cand = _launched(tmp_path, "python scripts/performance/run_recipe.py --recipe "
+                            f"llama3_8b_pretrain_8gpu_b200_bf16_config mixed_precision={name}", "p")
+    assert (cand.precision, cand.fp8_recipe) == (precision, fp8_recipe)
+    fields = bridge.precisions()[name.replace("-", "_")]
+    # the precision's fields its setup writes over ddp's are the candidate's
+    assert cand.fp8_param_gather == bool(fields["fp8_param_gather"])
+    assert cand.main_grad_dtype == ("fp32" if fields["grad_reduce_in_fp32"] else "bf16")
+    _, written = emitted_words(emit(space, cand, "bridge+local")["node.sh"])
+    if precision == "bf16":
+        # the launched recipe's own config is BF16 already, and stays
+        assert "mixed_precision" not in written
+        return
+    named = written["mixed_precision"]
+    # Bridge's canonical spelling, a plain bf16 recipe wherever one has the candidate's fields
+    assert named in bridge.precisions() and "-" not in named
+    assert named.startswith("bf16_") or name.startswith("nanov2")
+    back = bridge.precisions()[named]
+    assert (back["fp8"], back["fp8_recipe"], back["fp4"]) == (fields["fp8"], fields["fp8_recipe"], fields["fp4"])
+    assert bool(back["fp8_param_gather"]) == cand.fp8_param_gather
