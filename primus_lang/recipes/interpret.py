@@ -28,7 +28,7 @@ from primus_lang.emit import (
     MLA_SWITCH,
     PATHS,
 )
-from primus_lang.frameworks import megatron, reading, spelling
+from primus_lang.frameworks import bridge, megatron, primus, reading, spelling
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
@@ -67,6 +67,7 @@ class _Reader:
         self.s = recipe.entries
         self.kind = recipe.kind
         self.version = recipe.version if recipe.kind == "megatron" else ""  # a Megatron-LM release, where known
+        self.megatron = _megatron_table(recipe)  # the Megatron-LM flag table the recipe's run parses with
         self.problems: list[Diagnostic] = []
         self.refused: set[str] = set()  # settings already reported: not reported missing again
         self.notes: list[str] = []  # how a setting was read, said in the import's summary
@@ -155,13 +156,27 @@ class _Reader:
             return default
         return truth
 
-    def choice(self, dest: str, choices: tuple[str, ...], default: str) -> str:
+    def choice(self, dest: str, modelled: tuple[str, ...], default: str) -> str:
+        """A setting that takes one of Megatron's choices: its value where primusc models it. Unset, it is
+        Megatron's default at the run's release (``default`` where that has none primusc models). A value
+        the release takes that primusc does not model is unsupported (P3125); any other one is bad
+        (P3123), naming the release's choices."""
+        flags = megatron.by_dest(self.megatron).get(dest, ())
+        spec = flags[0] if flags else None
         e = self.entry(dest)
         if e is None:
-            return default
-        if isinstance(e.value, str) and e.value in choices:
+            given = spec.default if spec is not None else None
+            if isinstance(given, list | tuple) and len(given) == 1:
+                given = given[0]  # a list flag's default of one value (`--cp-comm-type`'s ['p2p'])
+            return given if isinstance(given, str) and given in modelled else default
+        if isinstance(e.value, str) and e.value in modelled:
             return e.value
-        self.bad(e, "one of " + ", ".join(choices))
+        taken = tuple(str(c) for c in spec.choices) if spec is not None and spec.choices else modelled
+        if isinstance(e.value, str) and e.value in taken:
+            self.unsupported(dest, f"`{e.value}` is a choice Megatron-LM {self.megatron} takes that primusc does "
+                             f"not model (it models {', '.join(modelled)})")
+        else:
+            self.bad(e, "one of " + ", ".join(taken))
         return default
 
     def unsupported(self, dest: str, why: str, help: str = "change it in the recipe, or write the space by hand") -> None:
@@ -173,6 +188,18 @@ class _Reader:
         self.problems.append(Diagnostic(RECIPE_CONTRADICTION, f"`{eb.written}` contradicts `{ea.written}`: {why}",
                                         span=eb.span, notes=(f"`{ea.written}` at {ea.span}",),
                                         help="keep the one the run means"))
+
+
+def _megatron_table(recipe: Recipe) -> str:
+    """The Megatron-LM flag table a recipe's run parses its settings with: the release a Megatron-LM
+    script names, the commit its Primus or Megatron-Bridge release pins, else the default release."""
+    if recipe.kind == "primus":
+        release = recipe.version if recipe.version in primus.version_names() else primus.DEFAULT_VERSION
+        return primus.megatron_version(release)
+    if recipe.kind == "bridge":
+        release = recipe.version if recipe.version in bridge.version_names() else bridge.DEFAULT_VERSION
+        return bridge.megatron_version(release)
+    return recipe.version if recipe.version in megatron.version_names() else megatron.DEFAULT_VERSION
 
 
 # what else makes a recipe's model a Mamba one (Megatron-LM's and Primus's names)
@@ -607,8 +634,7 @@ def _precision(r: _Reader) -> tuple[str, str, str]:
         if precision == "fp8":
             r.clash(fp8.dest if fp8 else K["precision"], fp4.dest, "a run computes its GEMMs in one of FP8 and FP4")
         precision = "fp4"
-        if str(fp4.value) != "e2m1":
-            r.bad(fp4, "e2m1")
+        r.choice(fp4.dest, ("e2m1",), "e2m1")  # NVFP4's element format, the one primusc models
         fp4_recipe = r.s.get(P["precision.fp4_recipe"])
         if fp4_recipe is not None and fp4_recipe.value not in (None, "nvfp4"):
             # an MXFP4 recipe (E8M0 scales per 32 values, AMD's MI355X experiments) is not the NVFP4 primusc

@@ -1,0 +1,114 @@
+"""A run's recompute, sharding and CUDA-graph settings read one way on every reverse path: a recipe's
+import, a published run of the corpus and a training log's arguments block ask ``frameworks.reading``.
+Until 6 Dec 2026 each restated Megatron's rules: full recomputation of 0 layers was none, 1 layer and
+an error; a missing method uniform, uniform and block; FSDP in a log the distributed optimizer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from primus_lang.bench.logs import candidate_from_log, read_log
+from primus_lang.frameworks import reading
+from primus_lang.ir import Candidate, Recompute
+from primus_lang.validate.runs import cuda_graph_of, recompute_of
+from tests.recipes.test_megatron_scripts import LLAMA3_8B, imported
+
+# (Megatron's granularity, method, layers), what they run
+RECOMPUTE = [
+    (("full", "uniform", 2), Recompute("full", 2, "uniform")),
+    (("full", "block", 4), Recompute("full", 4, "block")),
+    (("full", "block", 0), Recompute()),
+    (("full", None, 4), Recompute("full", 4, "uniform")),
+    (("selective", None, None), Recompute("selective")),
+    ((None, None, None), Recompute()),
+]
+
+
+@pytest.mark.parametrize(("settings", "runs"), RECOMPUTE)
+def test_the_three_readers_read_recomputation_alike(tmp_path: Path, settings: tuple[str | None, str | None, int | None],
+                                                    runs: Recompute) -> None:
+    granularity, method, layers = settings
+    assert reading.recompute_of(granularity, method, layers)[0] == runs
+    # the corpus's row fields
+    assert recompute_of({"recompute_granularity": granularity, "recompute_method": method,
+                         "recompute_num_layers": layers}) == runs
+    # a log's arguments block, as Megatron prints it (None for an unset argument)
+    block = "------------------------ arguments ------------------------\n" + "".join(
+        f"  {name} {'.' * (48 - len(name))} {value}\n" for name, value in (
+            ("recompute_granularity", granularity), ("recompute_method", method), ("recompute_num_layers", layers)))
+    assert candidate_from_log(read_log(block), Candidate()).recompute == runs
+    # a Megatron-LM script's flags
+    flags = "".join(f" --{name} {value}" for name, value in (
+        ("recompute-granularity", granularity), ("recompute-method", method), ("recompute-num-layers", layers))
+        if value is not None)
+    _out, _space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 128{flags}")
+    assert cand.recompute == runs
+
+
+def test_what_megatron_core_refuses_at_start_is_read_and_said() -> None:
+    rc, note = reading.recompute_of("full", None, None)
+    assert rc == Recompute("full", 1, "uniform") and "`uniform`" in note and "1 layer" in note
+    assert reading.recompute_of("selective", None, None, ())[0] == Recompute()  # an empty list recomputes nothing
+    assert reading.recompute_of("selective", None, None, ("core_attn",))[0] == Recompute("selective")
+    for bad in (("partial", None, None, None), ("full", "every", 2, None), ("selective", None, None, ("ffn",))):
+        with pytest.raises(reading.Unread):
+            reading.recompute_of(*bad)
+
+
+def test_fsdp_in_a_log_is_fsdp() -> None:
+    """A log printing `use_megatron_fsdp True` had read as the distributed optimizer, and calibrate-log then
+    fitted an FSDP run against a projection of another recipe."""
+    head = "------------------------ arguments ------------------------\n"
+    for printed, sharding in ((("use_megatron_fsdp", "True"), ("use_distributed_optimizer", "False")), "fsdp"), \
+            ((("use_torch_fsdp2", "True"),), "fsdp"), ((("use_distributed_optimizer", "True"),), "dist_opt"), \
+            ((("use_distributed_optimizer", "False"),), "none"):
+        block = head + "".join(f"  {n} {'.' * (48 - len(n))} {v}\n" for n, v in printed)
+        assert candidate_from_log(read_log(block), Candidate(sharding="dist_opt")).sharding == sharding
+    assert reading.sharding_of({}) == ("none", False)
+    assert reading.sharding_of({"use_torch_fsdp2": True}) == ("fsdp", True)
+
+
+@pytest.mark.parametrize(("impl", "scope", "knob"), [
+    ("transformer_engine", ("attn", "moe_router", "moe_preprocess"), "attn_moe_router"),
+    ("transformer_engine", ("attn", "mamba", "moe_router"), "attn_moe_router"),  # a hybrid's mixers are `attn`
+    ("transformer_engine", ("mamba",), "attn"),
+    ("transformer_engine", ("full",), "layer"),
+    ("local", (), "layer"),
+    ("local", ("full_iteration",), "full"),
+    ("full_iteration", (), "full"),
+    ("none", ("attn",), "none"),
+])
+def test_cuda_graph_spellings_read_as_one_knob(impl: str, scope: tuple[str, ...], knob: str) -> None:
+    assert reading.cuda_graph_of(impl, scope)[0] == knob
+    assert cuda_graph_of({"cuda_graph_impl": impl, "cuda_graph_scope": list(scope)}) == knob
+
+
+def test_every_knob_the_emitters_write_reads_back() -> None:
+    for knob, (impl, scope) in reading.CUDA_GRAPH_SETTINGS.items():
+        assert reading.cuda_graph_of(impl, scope) == (knob, "")
+    with pytest.raises(reading.Unread):
+        reading.cuda_graph_of("transformer_engine", ("mlp",))
+
+
+@pytest.mark.parametrize(("flags", "version", "code"), [
+    ("--position-embedding-type yarn", "core_v0.19", "P3125"),  # a choice of the release primusc does not model
+    ("--position-embedding-type relative", "core_v0.16", "P3125"),
+    ("--position-embedding-type yarn", "core_v0.16", "P3123"),  # not a choice of that release
+])
+def test_a_choice_is_judged_against_the_release_s_own_choices(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              flags: str, version: str, code: str) -> None:
+    """A value the release's parser takes is not "bad" because primusc does not model it: the user is told
+    it is unmodelled, not to fix a valid setting (the choices had been a list written by hand)."""
+    from primus_lang.cli import main
+
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA3_8B.replace('--position-embedding-type rope', '')}"
+                      f" --global-batch-size 128 {flags}\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", version,
+                 "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert f"[{code}]" in err
+    if code == "P3123":
+        assert "core_v0.18 to core_v0.19" in err  # the releases that take it
