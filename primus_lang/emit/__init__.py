@@ -12,6 +12,8 @@ from primus_lang.emit.arguments import (
     MEGATRON_ROPE_SCALING,
     MLA_ARGUMENTS,
     MLA_SWITCH,
+    NORMS,
+    POSITIONS,
 )
 from primus_lang.emit.bridge import (
     BRIDGE_MODELS,
@@ -62,7 +64,9 @@ __all__ = [
     "MEGATRON_ROPE_SCALING",
     "MLA_ARGUMENTS",
     "MLA_SWITCH",
+    "NORMS",
     "PATHS",
+    "POSITIONS",
     "PRECISION_KNOBS",
     "PRECISION_SECTIONS",
     "RECIPE_KEY",

@@ -34,8 +34,9 @@ Settings = dict[str, Setting]
 K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 ATTENTION_BACKENDS, ATTENTION_OF_BACKEND = spelling.ATTENTION_BACKENDS, spelling.ATTENTION_OF_BACKEND
 
-_POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
-_NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
+# a card's position and norm as Megatron's --position-embedding-type and --normalization (import reads them back)
+POSITIONS = {"rope": "rope", "learned": "learned_absolute", "none": "none"}
+NORMS = {"rmsnorm": "RMSNorm", "layernorm": "LayerNorm"}
 # cuda_graph -> (--cuda-graph-impl, --cuda-graph-scope), the table the readers read back (frameworks.reading)
 CUDA_GRAPH_SETTINGS = reading.CUDA_GRAPH_SETTINGS
 
@@ -221,7 +222,7 @@ def model_settings(model: Model, seq_len: int) -> Settings:
         s[C["kv_heads"]] = model.kv_heads
     s[K["seq_len"]] = seq_len
     s[C["max_position_embeddings"]] = max(model.max_position_embeddings, seq_len)
-    s[C["position"]] = _POSITIONS[model.position]
+    s[C["position"]] = POSITIONS[model.position]
     if model.position == "rope":
         # Megatron's --rotary-base is an integer; every published base is a whole number.
         s[C["rope_theta"]] = int(model.rope_theta)
@@ -231,7 +232,7 @@ def model_settings(model: Model, seq_len: int) -> Settings:
             # the switch alone: Megatron-LM's GPT builder never hands --rope-scaling-factor to GPTModel,
             # whose factor stays 8 (model_feature_problems refuses another)
             s[C["rope_scaling.enable"]] = True
-    s[C["norm"]] = _NORMS[model.norm]
+    s[C["norm"]] = NORMS[model.norm]
     _card_argument(s, model, "norm_epsilon")
     s[C["activation.swiglu"]] = model.activation == "swiglu"
     s[C["activation.squared_relu"]] = model.activation == "squared_relu"

@@ -37,12 +37,12 @@ from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
 from primus_lang.emit.context import VARIABLES, Variables
 from primus_lang.emit.launch_rules import LeftOut, settle
 from primus_lang.emit.primus_configs import (
-    CARDS_WITH_SHARED_EXPERT_OVERLAP,
     DEEPEP_SWITCHES,
     GENERIC_CARD,
     PRIMUS_CARDS,
     PRIMUS_GPUS,
     TURBO_SWITCHES,
+    overlaps_shared_experts,
 )
 from primus_lang.emit.profiles import PROFILES, Profile, format_setting, profile_for
 from primus_lang.frameworks import bridge, megatron, megatron_of, primus, spelling
@@ -312,7 +312,7 @@ class Primus(Framework):
             # Megatron's --exit-on-missing-checkpoint is on in Primus's trainer preset (trainer_base.yaml):
             # the first run of a launch that loads where it saves would exit before training, as 0
             out["exit_on_missing_checkpoint"] = False
-        if primus_card(self.model) in CARDS_WITH_SHARED_EXPERT_OVERLAP:
+        if overlaps_shared_experts(primus_card(self.model)):
             # The card overlaps the shared experts with the dispatch, which megatron-core allows only
             # with the alltoall dispatcher and without EP overlap or shared-expert recomputation, and
             # which Primus Turbo's DeepEP refuses; primusc's account and projection run them in line.

@@ -41,10 +41,11 @@ CARDS_NOT_USED: dict[str, str] = {
     "gpt_oss_120b": "gpt_oss_120B.yaml has the same base as gpt_oss_20B.yaml",
 }
 
-# Primus cards that turn on moe_shared_expert_overlap, which megatron-core (TransformerConfig,
-# core_v0.16.1) allows only with the alltoall dispatcher and Primus Turbo's DeepEP refuses
-# (rocm_arg_validation.py)
-CARDS_WITH_SHARED_EXPERT_OVERLAP = frozenset({"deepseek_v3.yaml"})
+def overlaps_shared_experts(card: str) -> bool:
+    """Whether a Primus model card turns on moe_shared_expert_overlap (its preset at the release the
+    Primus target launches), which megatron-core (TransformerConfig, core_v0.16.1) allows only with the
+    alltoall dispatcher and Primus Turbo's DeepEP refuses (rocm_arg_validation.py)."""
+    return bool((primus.preset("models", card, primus.DEFAULT_VERSION) or {}).get("moe_shared_expert_overlap"))
 
 GENERIC_CARD = primus.GENERIC_CARD
 

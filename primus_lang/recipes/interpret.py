@@ -26,7 +26,9 @@ from primus_lang.emit import (
     MEGATRON_ROPE_SCALING,
     MLA_ARGUMENTS,
     MLA_SWITCH,
+    NORMS,
     PATHS,
+    POSITIONS,
 )
 from primus_lang.frameworks import bridge, megatron, primus, reading, spelling
 from primus_lang.ir import derived
@@ -267,8 +269,8 @@ def _hybrid(r: _Reader, out: dict[str, Any], stated: set[str]) -> None:
         stated.add("mamba")
 
 
-_POSITIONS = {"rope": "rope", "learned_absolute": "learned", "none": "none"}
-_NORMS = {"RMSNorm": "rmsnorm", "LayerNorm": "layernorm"}
+_POSITIONS = {megatron_name: card for card, megatron_name in POSITIONS.items()}
+_NORMS = {megatron_name: card for card, megatron_name in NORMS.items()}
 
 
 def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,

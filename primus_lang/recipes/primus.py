@@ -34,7 +34,7 @@ _GPUS = ("MI300X", "MI325X", "MI355X", "MI350X", "H100", "H200", "B200", "GB200"
 # A model preset's settings a launch does not carry: the tokenizer is the card's vocabulary (the launch
 # runs mock data unless the experiment names a corpus), and the shared experts' overlap with the
 # dispatch, which megatron-core allows only beside the all-to-all dispatcher and primusc runs in line,
-# is the Primus target's to set (emit.primus_configs.CARDS_WITH_SHARED_EXPERT_OVERLAP)
+# is the Primus target's to set (emit.primus_configs.overlaps_shared_experts)
 _PRESET_KEPT = ("tokenizer", "moe_shared_expert_overlap")
 
 

@@ -33,6 +33,8 @@ TRAINED_NAMES = frozenset(
         "moe_token_drop_policy", "moe_pad_expert_input_to_capacity", "routing", "router",
         "moe_router_load_balancing_type", "moe_aux_loss_coeff", "num_experts",
     }
+    # the model card's fields and the Megatron settings that state them (`hidden_size`, `num_attention_heads`)
+    | set(spelling.CARD) | set(spelling.CARD.values())
 )
 
 # Megatron argument names that mean one of our count knobs (frameworks.spelling), and their other names
