@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "emit",
         help="write runnable launch files for one point of a space",
-        description="Write the launch files (Megatron-LM or Primus; Slurm, Kubernetes or a node) "
-        "for one point of a space, with a manifest.json recording what and from what.",
+        description="Write the launch files (Megatron-LM, Primus or Megatron-Bridge; Slurm, Kubernetes or a "
+        "node) for one point of a space, with a manifest.json recording what and from what.",
         epilog="variables: " + "; ".join(f"{v.name} ({v.doc})" for v in VARIABLES.values()),
     )
     add_space_arguments(p)

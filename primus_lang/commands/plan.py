@@ -50,6 +50,7 @@ from primus_lang.search import (
     Trial,
     append_plan_note,
     baseline_trial,
+    check_resume,
     choose,
     limits_of,
     none_meets,
@@ -261,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
             f"{int(land.fits.sum()):,} fit in memory "
             f"(limit {units.gib(land.limit)} of {units.gib(land.capacity)})", soft_wrap=True
         )
+    if resume is not None:  # a trace the search would refuse is refused before --out is made
+        check_resume(space, resume, args.strategy, limits, args.seed, llm, prep)
     writes_out = bool(launch) or any(p.parent.resolve() == out.resolve() for p in (trace, report))
     with folder_lock(out) if writes_out else contextlib.nullcontext():
         # another plan may have written here since the look above; now none can until this one ends

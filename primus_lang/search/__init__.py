@@ -9,7 +9,7 @@ from primus_lang.exports import lazy_exports
 from primus_lang.search import ties
 from primus_lang.search.budget import Limits
 from primus_lang.search.llm.config import LlmConfig
-from primus_lang.search.plan import prepare, run_search
+from primus_lang.search.plan import check_resume, prepare, run_search
 from primus_lang.search.stages import landscape_of
 from primus_lang.search.strategies.planner import BASELINE_MEANING
 from primus_lang.search.trace import FORMAT as TRACE_FORMAT
@@ -28,6 +28,7 @@ __all__ = [
     "SearchResult",
     "Trial",
     "append_plan_note",
+    "check_resume",
     "iter_events",
     "landscape_of",
     "prepare",

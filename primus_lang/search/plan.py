@@ -18,7 +18,7 @@ from primus_lang.search.engine import Search
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import Landscape
 from primus_lang.search.llm.config import LlmConfig
-from primus_lang.search.run import search_landscape
+from primus_lang.search.run import resumable, search_landscape
 from primus_lang.search.stages import evaluator_of, landscape_of, refined_bounds, upper_bounds
 from primus_lang.search.strategies.planner import baseline_index
 from primus_lang.search.trial import EVALUATED, SPACE_RECIPE, Evaluation, SearchResult, Trial
@@ -102,6 +102,16 @@ def run_search(
         refine=prep.refine,
         llm=llm or LlmConfig.resolve(space_model=space.settings.llm_model),
     )
+
+
+def check_resume(space: Space, resume: Path, strategy: str | None = None, budget: Limits | None = None,
+                 seed: int | None = None, llm: LlmConfig | None = None, prepared: Prepared | None = None) -> None:
+    """Refuse, before anything is written, the trace ``run_search`` with the same arguments would refuse to
+    resume (P8001: not a trace; P8002: another search's)."""
+    prep = prepared or prepare(space)
+    resumable(prep.land, prep.evaluator, strategy or space.strategy, budget or limits_of(space),
+              space.settings.seed if seed is None else seed, resume,
+              llm or LlmConfig.resolve(space_model=space.settings.llm_model))
 
 
 def space_baseline(space: Space, land: Landscape, evaluator: Evaluator) -> Trial | None:

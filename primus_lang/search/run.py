@@ -16,7 +16,7 @@ from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import Landscape
 from primus_lang.search.llm.config import LlmConfig
 from primus_lang.search.strategies import CLASSICAL, NAMES, Auto, Strategy
-from primus_lang.search.trace import check_compatible, read_trace
+from primus_lang.search.trace import TraceLog, check_compatible, read_trace
 from primus_lang.search.trial import SearchResult
 
 
@@ -51,6 +51,15 @@ def make_strategy(name: str, llm: LlmConfig | None = None, notes: list[str] | No
     )
 
 
+def resumable(land: Landscape, evaluator: Evaluator, strategy: str | Strategy, limits: Limits | None, seed: int,
+              resume: Path, llm: LlmConfig | None = None) -> TraceLog:
+    """The trace ``resume``, read and checked to record this very search (P8001, P8002), writing nothing."""
+    strat = make_strategy(strategy, llm) if isinstance(strategy, str) else strategy
+    log = read_trace(resume)
+    check_compatible(log, Search(land, evaluator, strat, limits or Limits(), seed).header())
+    return log
+
+
 def search_landscape(
     land: Landscape,
     evaluator: Evaluator,
@@ -74,13 +83,11 @@ def search_landscape(
     limits = limits or Limits()
     skip, offset, replies = 0, 0.0, {}
     if resume is not None:
-        log = read_trace(resume)
+        log = resumable(land, evaluator, strat, limits, seed, resume)  # refused before a copy is written
         if trace is not None and trace.resolve() != resume.resolve():
             write_file(trace, resume.read_bytes(), force=True, option="trace")
         else:
             trace = resume
-        search = Search(land, evaluator, strat, limits, seed)
-        check_compatible(log, search.header())
         evaluator.preload(log.evaluations)
         skip, offset, replies = log.stream_events, log.elapsed, dict(log.llm_replies)
     search = Search(

@@ -215,3 +215,20 @@ def test_a_file_that_is_no_trace_is_named_so(tmp_path: Path) -> None:
         read_trace(space)
     message = err.value.diagnostics[0].message
     assert "is not a primusc search trace: its line 1 is no trace event" in message and "two plans" not in message
+
+
+def test_a_refused_resume_leaves_no_out_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan --resume` of another search's trace (P8002), or of a file that is no trace (P8001), is refused
+    before anything is written: its --out folder is not made (it had been left behind, empty)."""
+    from primus_lang.cli import main
+
+    space = ROOT / "examples" / "llama3_1_8b_mi325x.prx"
+    out = tmp_path / "p"
+    assert main(["plan", str(space), "--budget", "6", "--no-emit", "--out", str(out)]) == 0
+    capsys.readouterr()
+    for resume, code in ((out / "trace.jsonl", "P8002"), (tmp_path / "missing.jsonl", "P8001")):
+        again = tmp_path / f"again_{code}"
+        assert main(["plan", str(space), "--budget", "6", "--seed", "7", "--resume", str(resume),
+                     "--trace", str(again / "trace.jsonl"), "--out", str(again)]) == 1
+        assert code in capsys.readouterr().err
+        assert not again.exists()
