@@ -54,9 +54,10 @@ ILLEGAL_CANDIDATE = register(
 OUTPUT_NOT_EMPTY = register(
     "P7006",
     "output-not-empty",
-    "the output folder already holds files",
-    "`primusc emit --out DIR` refuses to mix new launch files with old ones. Pass `--force` to\n"
-    "replace the files primusc writes, or choose an empty folder.",
+    "the output folder holds files primusc did not write",
+    "`primusc emit --out DIR` (and `plan`) replace what they wrote there before, as its record\n"
+    "`.primusc-written.json` lists it, and refuse to mix their files with others: a file they did not\n"
+    "write, or one changed by hand since. Pass `--force` to replace such a file, or choose another folder.",
 )
 
 SITE_UNSUPPORTED = register(
