@@ -106,10 +106,22 @@ class _Reader:
             return Entry(e.dest, e.value[0], e.span, e.written, e.preset)
         return e
 
+    def released(self, dest: str) -> Any:
+        """Megatron's default for ``dest`` at the run's release (a list flag's default of one value as that
+        value), None where the release has none or no such flag: what an omitted setting runs."""
+        flags = megatron.by_dest(self.megatron).get(dest, ())
+        given = flags[0].default if flags else None
+        if isinstance(given, list | tuple) and len(given) == 1:
+            given = given[0]  # `--cp-comm-type`'s ['p2p'], `--moe-aux-loss-coeff`'s [0.0]
+        return given
+
     def int(self, dest: str, default: int = 0, *, floor: int = 1) -> int:
+        """A whole-number setting; unset, Megatron's default at the run's release where it has one, else
+        ``default`` (what the caller derives: 4 x hidden for the FFN, 0 for none)."""
         e = self.entry(dest)
         if e is None:
-            return default
+            given = self.released(dest)
+            return given if isinstance(given, int) and not isinstance(given, bool) else default
         v = e.value
         if isinstance(v, float) and v == float("inf"):
             self.too_large(e)
@@ -137,9 +149,11 @@ class _Reader:
             span=e.span, help="fix the value in the recipe (the ceiling is far above any published run's)"))
 
     def float(self, dest: str, default: float) -> float:
+        """A number; unset, Megatron's default at the run's release where it has one, else ``default``."""
         e = self.entry(dest)
         if e is None:
-            return default
+            given = self.released(dest)
+            return float(given) if isinstance(given, int | float) and not isinstance(given, bool) else default
         try:
             if isinstance(e.value, bool):
                 raise ValueError
@@ -167,9 +181,7 @@ class _Reader:
         spec = flags[0] if flags else None
         e = self.entry(dest)
         if e is None:
-            given = spec.default if spec is not None else None
-            if isinstance(given, list | tuple) and len(given) == 1:
-                given = given[0]  # a list flag's default of one value (`--cp-comm-type`'s ['p2p'])
+            given = self.released(dest)
             return given if isinstance(given, str) and given in modelled else default
         if isinstance(e.value, str) and e.value in modelled:
             return e.value
