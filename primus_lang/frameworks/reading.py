@@ -108,7 +108,9 @@ def cuda_graph_of(impl: str | None, scope: Iterable[str] = ()) -> tuple[str, str
         return "full", ""
     exact = next((knob for knob, setting in CUDA_GRAPH_SETTINGS.items() if setting == (impl, parts)), None)
     if exact is not None:
-        return exact, ""
+        alone = "mamba" in scope and "attn" not in scope
+        return exact, (f"CUDA graphs over {list(scope)} capture the Mamba mixers alone: read as `cuda_graph = "
+                       f"{exact}`, which a launch writes with the attention layers too" if alone else "")
     if impl not in ("transformer_engine", "local"):
         raise Unread(f"CUDA graph implementation `{impl}` is not one megatron-core has")
     if set(parts) - {"attn", "moe_router", "moe_preprocess"}:

@@ -106,10 +106,11 @@ def test_recompute_modules_written_as_text() -> None:
     from primus_lang.validate.runs import recompute_of
 
     selective = {"recompute_granularity": "selective"}
-    assert recompute_of({**selective, "recompute_modules": "core_attn"}) == Recompute("selective", modules=("core_attn",))
+    # Megatron's default module, written out, is the same run as plain `selective` (frameworks.reading)
+    assert recompute_of({**selective, "recompute_modules": "core_attn"}) == Recompute("selective")
     assert recompute_of({**selective, "recompute_modules": "moe_act, layernorm"}) == Recompute(
         "selective", modules=("moe_act", "layernorm"))
-    assert recompute_of({**selective, "recompute_modules": ["mystery"]}) == "recompute modules `['mystery']` not understood"
+    assert "`mystery`" in str(recompute_of({**selective, "recompute_modules": ["mystery"]}))
 
 
 def test_precision_labels() -> None:

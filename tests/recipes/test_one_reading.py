@@ -88,6 +88,9 @@ def test_cuda_graph_spellings_read_as_one_knob(impl: str, scope: tuple[str, ...]
 def test_every_knob_the_emitters_write_reads_back() -> None:
     for knob, (impl, scope) in reading.CUDA_GRAPH_SETTINGS.items():
         assert reading.cuda_graph_of(impl, scope) == (knob, "")
+    # a hybrid model's launch graphs its Mamba mixers with the attention: said where a recipe graphs them alone
+    assert reading.cuda_graph_of("transformer_engine", ("attn", "mamba")) == ("attn", "")
+    assert "Mamba mixers alone" in reading.cuda_graph_of("transformer_engine", ("mamba",))[1]
     with pytest.raises(reading.Unread):
         reading.cuda_graph_of("transformer_engine", ("mlp",))
 
