@@ -369,6 +369,8 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         if layers is None and granularity == cand.recompute.kind:  # a block that leaves the count out
             layers = cand.recompute.layers
         method = log.arg(P["recompute.method"])
+        if method in _UNSET and granularity == cand.recompute.kind:  # as the count: the block's own
+            method = cand.recompute.method
         try:
             changes["recompute"] = reading.recompute_of(granularity, None if method in _UNSET else method, layers)[0]
         except reading.Unread as err:

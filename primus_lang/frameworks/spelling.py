@@ -76,6 +76,7 @@ PARTS: dict[str, str] = {
     "moe_dispatcher.backend": "moe_flex_dispatcher_backend",
     "cross_entropy.fusion": "cross_entropy_loss_fusion",
     "cuda_graph.scope": "cuda_graph_scope",
+    "cuda_graph.modules": "cuda_graph_modules",  # the scope's name from core_v0.18 (the old one its alias)
     "main_grad_dtype.bf16_reduce": "grad_reduce_in_bf16",
     "main_grad_dtype.megatron_fsdp": "megatron_fsdp_main_grads_dtype",  # Megatron-FSDP's, from core_v0.17
     "optimizer_dtype.precision_aware": "use_precision_aware_optimizer",

@@ -330,9 +330,7 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     put("seq_len", "seq_length", seq)
     put("max_position_embeddings", C["max_position_embeddings"],
         r.int(C["max_position_embeddings"], model_default("max_position_embeddings", {"seq_len": seq})))
-    position = r.choice(C["position"], ("rope", "learned_absolute", "none", "mrope"), "learned_absolute")
-    if position == "mrope":
-        r.unsupported(C["position"], "multimodal RoPE is not modelled")
+    position = r.choice(C["position"], ("rope", "learned_absolute", "none"), "learned_absolute")
     put("position", "position_embedding_type", _POSITIONS.get(position, "rope"))
     put("rope_theta", C["rope_theta"], float(r.int(C["rope_theta"], 10000)))
     put("rotary_percent", C["rotary_percent"], _rotary_percent(r))
@@ -766,10 +764,13 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
     layers = r.int(P["recompute.layers"], 0, floor=0) if r.has(P["recompute.layers"]) else None
     e = r.s.get(P["recompute.modules"])
     modules: tuple[str, ...] | None = None
-    if e is not None and e.value is not None:
+    if granularity == "selective" and e is not None and e.value is not None:
+        if not isinstance(e.value, str | list | tuple):
+            r.bad(e, "a list of modules")
+            return Recompute()
         modules = tuple(e.value.split()) if isinstance(e.value, str) else tuple(str(m) for m in e.value)
     try:
-        rc, note = reading.recompute_of(granularity or None, method, layers, modules if granularity == "selective" else None)
+        rc, note = reading.recompute_of(granularity or None, method, layers, modules)
     except reading.Unread as err:
         r.unsupported(P["recompute.modules"] if granularity == "selective" else K["recompute"], str(err))
         return Recompute()
@@ -801,11 +802,15 @@ def _cuda_graph(r: _Reader) -> str:
     if not r.has(K["cuda_graph"]):
         return "none"
     impl = str(r.s[K["cuda_graph"]].value)
-    scope_entry = r.s.get(P["cuda_graph.scope"])
+    # core_v0.18 renamed the scope to the modules (the scope's flag its deprecated alias): either names it
+    scope_entry = r.s.get(P["cuda_graph.modules"]) or r.s.get(P["cuda_graph.scope"])
     scope: tuple[str, ...] = ()
     if scope_entry is not None and scope_entry.value is not None:
         v = scope_entry.value
-        scope = tuple(v.split()) if isinstance(v, str) else tuple(str(x) for x in v)
+        if not isinstance(v, str | list | tuple):
+            r.bad(scope_entry, "a list of graphed modules")
+            return "none"
+        scope = tuple(v.replace(",", " ").split()) if isinstance(v, str) else tuple(str(x) for x in v)
     try:
         knob, note = reading.cuda_graph_of(impl, scope)
     except reading.Unread as err:

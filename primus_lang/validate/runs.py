@@ -562,11 +562,15 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: Profiles = F
     rec = recompute_of(row.get("recompute"))
     if isinstance(rec, str):
         return skip(rec)
+    try:
+        graphs = cuda_graph_of(recipe_info)
+    except reading.Unread as err:
+        return skip(f"CUDA graphs not understood: {err}")
     framework = str(row.get("framework") or "")
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
                         attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec),
-                        cross_entropy="te" if "Megatron-Bridge" in framework else "unfused")
+                        cross_entropy="te" if "Megatron-Bridge" in framework else "unfused", cuda_graph=graphs)
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
@@ -741,20 +745,17 @@ def _candidate_of(layout: _Layout, seq: int, prec: tuple[str, str], rec: Recompu
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         # Megatron-Bridge's perf configs name the flex backend; AutoModel's notes say "DeepEP"
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") or "deepep" in notes else "alltoall",
-        cuda_graph=cuda_graph_of(recipe_info),
         **split,
     )
 
 
 def cuda_graph_of(info: dict[str, Any]) -> str:
-    """The ``cuda_graph`` knob for Megatron's ``cuda_graph_impl`` and ``cuda_graph_scope`` as the
-    perf configs publish them (``frameworks.reading``; a scope no knob holds reads as no graph)."""
-    raw = info.get("cuda_graph_scope") or []
-    scope = (str(raw),) if isinstance(raw, str) else tuple(str(x) for x in raw)
-    try:
-        return reading.cuda_graph_of(str(info.get("cuda_graph_impl") or "none"), scope)[0]
-    except reading.Unread:
-        return "none"
+    """The ``cuda_graph`` knob for Megatron's ``cuda_graph_impl`` and ``cuda_graph_scope`` (or, from
+    core_v0.18, ``cuda_graph_modules``) as the perf configs publish them (``frameworks.reading``); a
+    scope no knob holds raises ``reading.Unread``, and the row is skipped."""
+    raw = info.get("cuda_graph_modules") or info.get("cuda_graph_scope") or []
+    scope = tuple(raw.replace(",", " ").split()) if isinstance(raw, str) else tuple(str(x) for x in raw)
+    return reading.cuda_graph_of(str(info.get("cuda_graph_impl") or "none"), scope)[0]
 
 
 def load_runs(path: str | Path, calibrated: Profiles = False) -> list[Run]:

@@ -115,3 +115,55 @@ def test_a_choice_is_judged_against_the_release_s_own_choices(tmp_path: Path, ca
     assert f"[{code}]" in err
     if code == "P3123":
         assert "core_v0.18 to core_v0.19" in err  # the releases that take it
+
+
+def test_the_graph_modules_flag_of_core_v0_18_is_the_scope(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """From core_v0.18 `--cuda-graph-modules` names what is graphed (`--cuda-graph-scope` its alias): read
+    alike, not as whole-layer graphs with the modules carried past the plan (a reviewer's finding)."""
+    from primus_lang.cli import main
+    from primus_lang.lower import load_space
+
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA3_8B} --global-batch-size 128 "
+                      "--tensor-model-parallel-size 2 --cuda-graph-impl transformer_engine --cuda-graph-modules attn\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", "core_v0.19", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "cuda_graph_modules" not in text
+    from primus_lang.check import baseline_point
+
+    cand = baseline_point(load_space(out))
+    assert cand is not None and cand.cuda_graph == "attn"
+
+
+@pytest.mark.parametrize("granularity", ["full", None])
+def test_a_module_list_that_is_no_list_is_not_an_internal_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               granularity: str | None) -> None:
+    from primus_lang.cli import main
+    from tests.recipes.primus_files import experiment
+
+    overrides: dict[str, object] = {"recompute_modules": 5}
+    if granularity:
+        overrides |= {"recompute_granularity": granularity, "recompute_method": "block", "recompute_num_layers": 2}
+    code = main(["import-recipe", str(experiment(tmp_path, overrides)), "--out", str(tmp_path / "s.prx")])
+    assert "P9001" not in capsys.readouterr().err and code in (0, 1)
+    assert main(["import-recipe", str(experiment(tmp_path, {"recompute_granularity": "selective", "recompute_modules": 5})),
+                 "--out", str(tmp_path / "t.prx")]) == 1
+    assert "[P3123]" in capsys.readouterr().err
+
+
+def test_a_corpus_row_whose_graphs_no_knob_holds_is_skipped_not_read_as_none() -> None:
+    assert cuda_graph_of({"cuda_graph_impl": "transformer_engine", "cuda_graph_scope": "attn moe_router"}) == \
+        "attn_moe_router"  # a scope written as one text
+    assert cuda_graph_of({"cuda_graph_impl": "transformer_engine", "cuda_graph_modules": ["attn"]}) == "attn"
+    with pytest.raises(reading.Unread):
+        cuda_graph_of({"cuda_graph_impl": "transformer_engine", "cuda_graph_scope": ["mlp"]})
+
+
+def test_a_log_that_leaves_the_method_out_keeps_the_block_s() -> None:
+    block = "------------------------ arguments ------------------------\n" \
+            "  recompute_granularity ........................... full\n" \
+            "  recompute_method ................................ None\n" \
+            "  recompute_num_layers ............................ None\n"
+    base = Candidate(recompute=Recompute("full", 3, "block"))
+    assert candidate_from_log(read_log(block), base).recompute == Recompute("full", 3, "block")
