@@ -35,6 +35,12 @@ class Unread(ValueError):
     """Settings primusc cannot read as a knob: the message says which, and why."""
 
 
+def words(value: str | Iterable[object]) -> tuple[str, ...]:
+    """A list setting's items, where a recipe or a row may write the list as text (`attn moe_router`,
+    `moe_act, layernorm`)."""
+    return tuple(value.replace(",", " ").split()) if isinstance(value, str) else tuple(str(x) for x in value)
+
+
 def recompute_of(granularity: str | None, method: str | None = None, layers: int | None = None,
                  modules: Iterable[str] | None = None) -> tuple[Recompute, str]:
     """``recompute`` for ``--recompute-granularity``, ``--recompute-method``, ``--recompute-num-layers``

@@ -30,7 +30,7 @@ from primus_lang.emit import (
     PATHS,
     POSITIONS,
 )
-from primus_lang.frameworks import bridge, megatron, primus, reading, spelling
+from primus_lang.frameworks import megatron, megatron_of, reading, spelling
 from primus_lang.ir import derived
 from primus_lang.ir.candidate import FP8_FORMATS, Candidate, Recompute
 from primus_lang.ir.derived import expert_knobs, model_default
@@ -177,15 +177,14 @@ class _Reader:
         Megatron's default at the run's release (``default`` where that has none primusc models). A value
         the release takes that primusc does not model is unsupported (P3125); any other one is bad
         (P3123), naming the release's choices."""
-        flags = megatron.by_dest(self.megatron).get(dest, ())
-        spec = flags[0] if flags else None
         e = self.entry(dest)
         if e is None:
             given = self.released(dest)
             return given if isinstance(given, str) and given in modelled else default
         if isinstance(e.value, str) and e.value in modelled:
             return e.value
-        taken = tuple(str(c) for c in spec.choices) if spec is not None and spec.choices else modelled
+        flags = megatron.by_dest(self.megatron).get(dest, ())
+        taken = tuple(str(c) for c in flags[0].choices) if flags and flags[0].choices else modelled
         if isinstance(e.value, str) and e.value in taken:
             self.unsupported(dest, f"`{e.value}` is a choice Megatron-LM {self.megatron} takes that primusc does "
                              f"not model (it models {', '.join(modelled)})")
@@ -207,13 +206,8 @@ class _Reader:
 def _megatron_table(recipe: Recipe) -> str:
     """The Megatron-LM flag table a recipe's run parses its settings with: the release a Megatron-LM
     script names, the commit its Primus or Megatron-Bridge release pins, else the default release."""
-    if recipe.kind == "primus":
-        release = recipe.version if recipe.version in primus.version_names() else primus.DEFAULT_VERSION
-        return primus.megatron_version(release)
-    if recipe.kind == "bridge":
-        release = recipe.version if recipe.version in bridge.version_names() else bridge.DEFAULT_VERSION
-        return bridge.megatron_version(release)
-    return recipe.version if recipe.version in megatron.version_names() else megatron.DEFAULT_VERSION
+    given = {"megatron": "megatron_version", "bridge": "bridge_version", "primus": "primus_version"}
+    return megatron_of(recipe.kind, **({given[recipe.kind]: recipe.version} if recipe.kind in given else {}))
 
 
 # what else makes a recipe's model a Mamba one (Megatron-LM's and Primus's names)
@@ -810,7 +804,7 @@ def _cuda_graph(r: _Reader) -> str:
         if not isinstance(v, str | list | tuple):
             r.bad(scope_entry, "a list of graphed modules")
             return "none"
-        scope = tuple(v.replace(",", " ").split()) if isinstance(v, str) else tuple(str(x) for x in v)
+        scope = reading.words(v)
     try:
         knob, note = reading.cuda_graph_of(impl, scope)
     except reading.Unread as err:

@@ -103,12 +103,6 @@ def candidate_view(
         timeline=timeline_of(projection),
         strategy=strategy,
         evaluation=evaluation,
-        tokens_low=band.tokens_low if band else 0.0,
-        tokens_high=band.tokens_high if band else 0.0,
-        step_low=band.step_low if band else 0.0,
-        step_high=band.step_high if band else 0.0,
-        coverage=band.coverage if band else 0.0,
-        paired=band.paired if band else 0.0,
-        basis=band.basis if band else "",
-        beyond=band.beyond if band else (),
+        # the band's fields are the view's of the same names (no band: the view's defaults, no band shown)
+        **(attrs.asdict(band, recurse=False) if band is not None else {}),
     )

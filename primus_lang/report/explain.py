@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT
 from primus_lang.ir import Candidate, Space
 from primus_lang.ir.serialize import to_data
 from primus_lang.report.evaluate import Evaluated, evaluate
+from primus_lang.validate import trust
 
 if TYPE_CHECKING:
     from primus_lang.project import PrecisionGain
@@ -27,8 +30,7 @@ def explained_json(ev: Evaluated) -> dict[str, Any]:
         "memory_limit": ev.limit,
         "memory_capacity": int(ev.account.capacity),
         "projection": projection_json(ev.projection),
-        "band": {"basis": v.basis, "coverage": v.coverage, "tokens_low": v.tokens_low, "tokens_high": v.tokens_high,
-                 "step_low": v.step_low, "step_high": v.step_high, "paired": v.paired, "beyond": list(v.beyond)},
+        "band": {f.name: to_data(getattr(v, f.name)) for f in attrs.fields(trust.Band)},
         "memory": [to_data(r) for r in v.ranks],
     }
 

@@ -396,16 +396,14 @@ def recompute_of(rec: Any) -> Recompute | str:
             return Recompute("selective")
         return Recompute()
     modules = rec.get("recompute_modules")
-    if isinstance(modules, str):
-        modules = modules.replace(",", " ").split()  # one module, or a list written as text
-    if modules is not None and not isinstance(modules, list | tuple):
+    if modules is not None and not isinstance(modules, str | list | tuple):
         return f"recompute modules `{modules}` not understood"
     layers = rec.get("recompute_num_layers")
     try:
         rc, _note = reading.recompute_of(
             rec.get("recompute_granularity"), rec.get("recompute_method"),
             None if layers is None else _int(layers, 1, "recompute_num_layers"),
-            None if modules is None else tuple(str(m) for m in modules))
+            None if modules is None else reading.words(modules))
     except reading.Unread as err:
         return f"recompute not understood: {err}"
     return rc
@@ -753,8 +751,7 @@ def cuda_graph_of(info: dict[str, Any]) -> str:
     """The ``cuda_graph`` knob for Megatron's ``cuda_graph_impl`` and ``cuda_graph_scope`` (or, from
     core_v0.18, ``cuda_graph_modules``) as the perf configs publish them (``frameworks.reading``); a
     scope no knob holds raises ``reading.Unread``, and the row is skipped."""
-    raw = info.get("cuda_graph_modules") or info.get("cuda_graph_scope") or []
-    scope = tuple(raw.replace(",", " ").split()) if isinstance(raw, str) else tuple(str(x) for x in raw)
+    scope = reading.words(info.get("cuda_graph_modules") or info.get("cuda_graph_scope") or [])
     return reading.cuda_graph_of(str(info.get("cuda_graph_impl") or "none"), scope)[0]
 
 
