@@ -505,8 +505,6 @@ def run_settings(model: Model, cand: Candidate, v: Variables, run: Run | None = 
     else:
         s["mock_data"] = True
     _tokenizer_and_checkpoints(s, model, v, site)
-    if cand.sharding == "fsdp":
-        s["ckpt_format"] = "fsdp_dtensor"
     return s
 
 
@@ -569,7 +567,8 @@ def training_settings(model: Model, cand: Candidate, v: Variables, run: Run, sit
     else:
         s["mock_data"] = True
     _tokenizer_and_checkpoints(s, model, v, site)
-    s["ckpt_format"] = "fsdp_dtensor" if cand.sharding == "fsdp" else run.ckpt_format
+    # the release's rules decide the format beside Megatron-FSDP (Profile.implied), whatever the run block says
+    s["ckpt_format"] = run.ckpt_format
     return s
 
 

@@ -44,7 +44,7 @@ from primus_lang.emit.primus_configs import (
     TURBO_SWITCHES,
     overlaps_shared_experts,
 )
-from primus_lang.emit.profiles import PROFILES, Profile, format_setting, profile_for
+from primus_lang.emit.profiles import Profile, format_setting, profile_for
 from primus_lang.frameworks import bridge, megatron, megatron_of, primus, spelling
 from primus_lang.ir import Candidate, Cluster, Model
 from primus_lang.ir.model import card_fields
@@ -94,6 +94,7 @@ class Framework:
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
+        self.settings.update(self.profile.implied(self.settings))
         own = dict(self.settings)
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
         # follows the rest, as the recipe wrote it
@@ -520,9 +521,9 @@ class Bridge(Framework):
         return recorded.model_class if recorded is not None else None
 
     def preprocess(self, settings: Settings) -> Settings:
-        # Bridge pins its own megatron-core; the Megatron-LM flag profiles do not apply, only
-        # Megatron-FSDP's checkpoint format, which megatron-core asserts whatever the launcher
-        out = PROFILES["core_v0.16"].extras(settings)
+        # Bridge pins its own megatron-core: the Megatron-LM flag profiles do not apply, only the rules
+        # its megatron-core asserts whatever the launcher (Framework.__init__: Profile.implied)
+        out = dict(settings)
         if self.run is None:
             # A throughput run writes Megatron's optimizer defaults out for Megatron and Primus to
             # agree; Bridge's recipe has its own optimizer and schedule, which stand unless the

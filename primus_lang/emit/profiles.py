@@ -23,7 +23,7 @@ import attrs
 from attrs import frozen
 
 from primus_lang.emit.arguments import Setting, Settings
-from primus_lang.frameworks import megatron
+from primus_lang.frameworks import megatron, rules, spelling
 
 # what is said of a flag no version of Megatron-LM has (``missing``)
 NO_VERSION = "no version primusc has read has it"
@@ -153,6 +153,15 @@ class Profile:
             del out["overlap_moe_expert_parallel_comm"]  # off is all such a release can do
         return out
 
+    def implied(self, settings: Settings) -> Settings:
+        """What this release's rules leave no choice of beside ``settings`` (``rules.implied``: Megatron-FSDP's
+        checkpoint format), keyed as ``settings`` are; only settings no knob writes, since a rule against a
+        knob's value (MTP beside CP) refuses the candidate rather than change it."""
+        given = {stored[0]: stored[1] for k, v in settings.items() if (stored := self.argument(k, v)) is not None}
+        named = {self.dest(k): k for k in settings} | {new: old for old, new in self.renames.items()}
+        return {named.get(dest, dest): value for dest, value in rules.implied(given, self.name).items()
+                if spelling.knob_behind(named.get(dest, dest)) is None}
+
     def dest(self, dest: str) -> str:
         if dest in self.renames:
             return self.renames[dest]
@@ -224,15 +233,7 @@ def format_setting(value: Setting) -> str:
     return str(value)
 
 
-def _v016_extras(settings: Settings) -> Settings:
-    out = dict(settings)
-    if out.get("use_megatron_fsdp"):
-        # Megatron-FSDP refuses any other checkpoint format (arguments.py, core_v0.16.1).
-        out["ckpt_format"] = "fsdp_dtensor"
-    return out
-
-
-def _v012_extras(settings: Settings) -> Settings:
+def _no_extras(settings: Settings) -> Settings:
     return dict(settings)
 
 
@@ -257,7 +258,7 @@ CORE_V0_16 = Profile(
     name="core_v0.16",
     renames={},
     unsupported=_EVERY_RELEASE,
-    extras=_v016_extras,
+    extras=_no_extras,
 )
 
 CORE_V0_12 = Profile(
@@ -271,7 +272,7 @@ CORE_V0_12 = Profile(
                     "{release} cannot recompute the shared experts selectively"),
         *_EVERY_RELEASE,
     ),
-    extras=_v012_extras,
+    extras=_no_extras,
 )
 
 # megatron-core 0.19's canonical hybrid layer spec (megatron/core/models/mamba/mamba_layer_specs.py
@@ -282,7 +283,7 @@ MTP_SEPARATOR = "/"
 
 
 def _v019_extras(settings: Settings) -> Settings:
-    out = _v016_extras(settings)
+    out = dict(settings)
     if out.get("spec") == ("megatron.core.models.mamba.mamba_layer_specs", "mamba_stack_spec"):
         out["spec"] = HYBRID_SPEC
     mtp = out.pop("mtp_hybrid_override_pattern", None)

@@ -79,6 +79,21 @@ def refused(settings: Mapping[str, Any], version: str) -> list[Rule]:
     return [r for r in broken(settings, version) if r.reads <= given]
 
 
+def implied(arguments: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """The values ``version`` leaves an argument no choice of beside ``arguments``, where it does not have
+    them already: each rule whose *when* ``arguments`` make true and whose *require*, one argument equal to
+    one value (Megatron-FSDP's ``ckpt_format == 'fsdp_dtensor'``), the argument or its parser default breaks;
+    by argparse dest. A launch writes them rather than restate the fact."""
+    value = _values(arguments, version, None)
+    out: dict[str, Any] = {}
+    for r in rules(version):
+        ((op, arg),) = r.require.items()
+        if op == "eq" and r.when is not None and reads(r.when) <= set(arguments) \
+                and _holds(r.when, value) is True and _holds(r.require, value) is False:
+            out[arg[0]] = arg[1]
+    return out
+
+
 def known(arguments: Mapping[str, Any], version: str, dests: Iterable[str],
           beneath: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The values ``dests`` have under ``arguments`` as ``broken`` reads them, those it knows."""

@@ -16,7 +16,8 @@ import pytest
 from primus_lang.check import baseline_point, legal_points, legality, parse_point
 from primus_lang.cli import main
 from primus_lang.emit import emit, left_out, unsupported
-from primus_lang.frameworks.rules import broken, describe, rules
+from primus_lang.emit.profiles import profile_for
+from primus_lang.frameworks.rules import broken, describe, implied, rules
 from primus_lang.lower import load_program, load_space, pick_space
 from primus_lang.resources import data_dir
 
@@ -264,3 +265,21 @@ def test_a_refusal_names_the_knobs_that_set_what_its_rule_reads() -> None:
 
     [rule] = [r for r in rules("core_v0.19") if r.reads == {"cross_entropy_loss_fusion", "cross_entropy_fusion_impl"}]
     assert problem(rule, "core_v0.19").endswith("; the knobs that set it: `cross_entropy`")
+
+
+def test_a_value_a_rule_leaves_no_choice_of_is_written_from_the_rule_not_restated() -> None:
+    # Megatron-FSDP asserts the fsdp_dtensor checkpoint format; its releases before core_v0.14 have no such rule
+    assert implied({"use_megatron_fsdp": True}, "core_v0.16") == {"ckpt_format": "fsdp_dtensor"}
+    assert implied({"use_megatron_fsdp": True, "ckpt_format": "fsdp_dtensor"}, "core_v0.16") == {}
+    assert implied({"use_distributed_optimizer": True}, "core_v0.19") == {}
+    assert implied({"use_megatron_fsdp": True}, "core_v0.12") == {}
+    # a rule against a knob's value refuses the candidate; the launch never changes a knob to obey it
+    assert profile_for("core_v0.19").implied({"use_torch_fsdp2": True, "pipeline_model_parallel_size": 2}) == {}
+
+
+@pytest.mark.parametrize("framework", ["megatron", "bridge"])
+def test_a_megatron_fsdp_launch_writes_the_format_its_release_asserts(framework: str) -> None:
+    space = pick_space(load_program(str(data_dir("examples") / "llama3_70b_gb200.prx")))
+    cand = next(c for c in legal_points(space) if c.sharding == "fsdp")
+    files = emit(space, cand, f"{framework}+local")
+    assert any("fsdp_dtensor" in text for text in files.values())
