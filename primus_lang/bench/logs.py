@@ -372,7 +372,10 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         if method in _UNSET and granularity == cand.recompute.kind:  # as the count: the block's own
             method = cand.recompute.method
         try:
-            changes["recompute"] = reading.recompute_of(granularity, None if method in _UNSET else method, layers)[0]
+            # Primus's listed layers, spread over the chunks the log's layout has (the base's where it prints none)
+            chunks = counts.get("pp", cand.pp) * max(1, counts.get("vpp", cand.vpp))
+            changes["recompute"] = reading.recompute_of(granularity, None if method in _UNSET else method, layers,
+                                                        layer_ids=log.arg(P["recompute.layer_ids"]), chunks=chunks)[0]
         except reading.Unread as err:
             raise bad_value(name, log.line_of(K["recompute"]), str(err), "fix or drop this log") from None
     fp8, fp4 = log.arg(K["precision"]), log.arg(P["precision.fp4"])

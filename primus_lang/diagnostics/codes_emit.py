@@ -157,7 +157,7 @@ SITE_UNEXPANDED = register(
 RULE_LEFT_OUT = register(
     "W7025",
     "recipe-setting-left-out",
-    "an imported recipe's setting that the launch's Megatron-LM refuses beside this candidate is left out",
+    "an imported recipe's setting that the launch's Megatron-LM or framework refuses beside this candidate is left out",
     "An imported recipe carries its settings to every candidate of its space, and some hold only beside\n"
     "what the recipe itself ran: Megatron-FSDP's `--ckpt-format fsdp_dtensor` and `--fsdp-manual-registration`\n"
     "beside `--use-megatron-fsdp`, a batch-size ramp-up under an iteration count. Megatron-LM's\n"
@@ -165,6 +165,8 @@ RULE_LEFT_OUT = register(
     "the Megatron-LM version it targets (frameworks/megatron/rules.json, read from arguments.py), leaves\n"
     "out the carried setting a broken rule reads, and names the rule, its message and its line.\n\n"
     "    --ckpt-format fsdp_dtensor   # the recipe's, left out for a `sharding = dist_opt` candidate\n\n"
+    "Primus's own start-up checks count too: its listed recomputation (`recompute_layer_ids`) runs only\n"
+    "where the candidate recomputes what the list reads as, since Primus refuses a method beside it.\n\n"
     "Fix: nothing, if the candidate is the one meant; a setting primusc's own settings break is refused\n"
     "instead (P7001).",
 )

@@ -261,6 +261,10 @@ def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,
             key = (written, f"Megatron-LM {gone.version} {gone.rule.says()}{_beside(gone, c, fsdp2)}")
             said.setdefault(key, []).append(f"`{c.label()}`")
             notes[key] = f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})"
+        for unrun in framework.left_unrun:
+            key = (f"`{framework.setting_text(unrun.setting, unrun.value)}`", unrun.why)
+            said.setdefault(key, []).append(f"`{c.label()}`")
+            notes[key] = unrun.where
     out = []
     for (written, why), labels in said.items():
         whose = f"the launch of {labels[0]}" if len(labels) == 1 else \

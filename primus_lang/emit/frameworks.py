@@ -35,7 +35,7 @@ from primus_lang.emit.bridge import (
 )
 from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
 from primus_lang.emit.context import VARIABLES, Variables
-from primus_lang.emit.launch_rules import LeftOut, settle
+from primus_lang.emit.launch_rules import LeftOut, Unrun, settle
 from primus_lang.emit.primus_configs import (
     DEEPEP_SWITCHES,
     GENERIC_CARD,
@@ -45,8 +45,9 @@ from primus_lang.emit.primus_configs import (
     overlaps_shared_experts,
 )
 from primus_lang.emit.profiles import Profile, format_setting, profile_for
-from primus_lang.frameworks import bridge, megatron, megatron_of, primus, spelling
-from primus_lang.ir import Candidate, Cluster, Model
+from primus_lang.frameworks import bridge, megatron, megatron_of, primus, reading, spelling
+from primus_lang.ir import Candidate, Cluster, Model, derived
+from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
@@ -124,6 +125,8 @@ class Framework:
             # beside it ("expected sample-based training"), so the throughput run's are left out
             for dest in ITERATION_SCHEDULE - carried:
                 self.settings.pop(dest, None)
+        # a carried setting the framework itself refuses beside this candidate's (W7025, as below)
+        self.left_unrun: list[Unrun] = self.unrun(frozenset(carried))
         # what the version's validate_args would stop at start: a carried setting it refuses beside this
         # candidate's is left out (W7025); primusc's own settings breaking a rule refuse the emission
         self.left_out: list[LeftOut] = []
@@ -148,6 +151,11 @@ class Framework:
         """What the framework sets where the launch does not (argparse dest -> value): nothing beyond
         Megatron-LM's own defaults for a command line."""
         return {}
+
+    def unrun(self, carried: frozenset[str]) -> list[Unrun]:
+        """Carried settings this framework refuses at start beside the candidate's, taken out of the launch
+        (none but Primus's: ``Primus.unrun``)."""
+        return []
 
     def megatron_version(self, variables: Variables) -> str:
         """The Megatron-LM whose flags this framework's launch hands on (frameworks.target)."""
@@ -325,6 +333,29 @@ class Primus(Framework):
             # empty scope instead of relying on its deprecated alias
             out["cuda_graph_scope"] = ()
         return out
+
+    def unrun(self, carried: frozenset[str]) -> list[Unrun]:
+        """A recipe's listed recomputation (``recompute_layer_ids``) runs where the candidate recomputes what
+        the list reads as (``reading.listed_recompute``): Primus asserts no method beside it and reads no count
+        (recompute_layer_patches.py, v26.5.1; its preset leaves both unset). A candidate that recomputes
+        otherwise runs its own recomputation, and the list, which Primus would refuse beside it, is left out."""
+        listed = spelling.PARTS["recompute.layer_ids"]
+        if listed not in carried:
+            return []
+        chunks = self.cand.pp * derived.virtual_stages(self.cand.schedule, self.cand.vpp)
+        try:
+            reads_as: Recompute | None = reading.listed_recompute(self.settings[listed], chunks)[0]
+        except reading.Unread:
+            reads_as = None
+        if self.cand.recompute == reads_as:
+            for part in ("recompute.method", "recompute.layers"):
+                self.settings.pop(spelling.PARTS[part], None)
+            return []
+        value = self.settings.pop(listed)
+        return [Unrun(listed, value,
+                      f"Primus recomputes the listed layers instead of `recompute = {self.cand.recompute}`, and "
+                      f"refuses a recomputation method beside them",
+                      "primus/backends/megatron/patches/recompute_layer_patches.py (v26.5.1)")]
 
     def torch_fsdp2(self, settings: Settings) -> Settings:
         """FSDP as Primus's own example configs run it (examples/megatron/configs/MI300X/

@@ -32,6 +32,17 @@ class LeftOut:
     beside: tuple[tuple[str, Any], ...] = ()  # the rule's other arguments, as the launch has them
 
 
+@frozen
+class Unrun:
+    """A carried setting a launch leaves out since the framework itself (not Megatron-LM's ``validate_args``)
+    refuses it beside the candidate's settings: why, in a sentence's predicate, and where the framework says so."""
+
+    setting: str
+    value: Any
+    why: str
+    where: str
+
+
 def arguments(settings: Mapping[str, Any], profile: Profile) -> dict[str, Any]:
     """``settings`` as the argparse dests and values of ``profile``'s version (``Profile.argument``; a setting
     it has no flag for is left out)."""

@@ -41,16 +41,48 @@ def words(value: str | Iterable[object]) -> tuple[str, ...]:
     return tuple(value.replace(",", " ").split()) if isinstance(value, str) else tuple(str(x) for x in value)
 
 
+def listed_layers(value: object) -> tuple[int, ...]:
+    """Primus's ``recompute_layer_ids`` (a comma-separated text or a list) as the layer numbers it lists, once
+    each and sorted, as its patch normalises them (primus/backends/megatron/patches/recompute_layer_patches.py,
+    v26.5.1); empty where it lists none (None, "", "null")."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "None", "null")):
+        return ()
+    words = value.strip("[]() ").replace(",", " ").split() if isinstance(value, str) else \
+        list(value) if isinstance(value, list | tuple) else [value]
+    try:
+        return tuple(sorted({int(str(w)) for w in words}))
+    except ValueError:
+        raise Unread(f"`recompute_layer_ids` = {value!r} is not a list of layer numbers") from None
+
+
+def listed_recompute(layer_ids: object, chunks: int) -> tuple[Recompute, str]:
+    """Primus's recomputation of the listed layers (``recompute_layer_ids``: exactly those, by their number in
+    the model) as the knob's count per model chunk: a space says a count per chunk, so the listed layers are
+    spread over the ``chunks`` (PP x virtual stages), the count the one whose total comes nearest theirs."""
+    ids = listed_layers(layer_ids)
+    chunks = max(1, chunks)
+    per_chunk = max(1, (2 * len(ids) + chunks) // (2 * chunks))
+    return Recompute("full", per_chunk, "block"), (
+        f"`recompute_layer_ids` lists {len(ids)} layers: read as full recomputation of {per_chunk} per model "
+        f"chunk (block), {per_chunk * chunks} over the {chunks} chunk(s); a launch of this recomputation runs "
+        f"the listed layers on the primus target")
+
+
 def recompute_of(granularity: str | None, method: str | None = None, layers: int | None = None,
-                 modules: Iterable[str] | None = None) -> tuple[Recompute, str]:
+                 modules: Iterable[str] | None = None, layer_ids: object = None,
+                 chunks: int = 1) -> tuple[Recompute, str]:
     """``recompute`` for ``--recompute-granularity``, ``--recompute-method``, ``--recompute-num-layers``
-    and ``--recompute-modules`` (None: not set, as Megatron prints an unset one).
+    and ``--recompute-modules`` (None: not set, as Megatron prints an unset one), and Primus's
+    ``recompute_layer_ids`` over ``chunks`` model chunks (``listed_recompute``), which under full
+    recomputation decides alone (Primus asserts no method beside it).
 
     megatron-core's TransformerConfig refuses full recomputation without a method or a layer count at
     start; recipes that leave them out are read at `uniform` and 1 layer, what Megatron-LM's examples
     write, and said. Zero layers and an empty module list recompute nothing."""
     if granularity in (None, "", "None", "none", "null"):
         return Recompute(), ""
+    if granularity == "full" and listed_layers(layer_ids):
+        return listed_recompute(layer_ids, chunks)
     if granularity == "full":
         notes = []
         if method in (None, "", "None"):

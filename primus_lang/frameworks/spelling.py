@@ -104,8 +104,10 @@ def schedule_of(vpp: int, algorithm: str | None = None) -> str | None:
     return PRIMUS_SCHEDULES.get(algorithm)
 
 
-# settings of those above that primusc writes but does not read back: a recipe's own value is carried
-CARRIED_PARTS = frozenset({"sharding.fsdp_strategy", "moe_dispatcher.backend"})
+# settings of those above whose recipe value is carried to the launch: what primusc writes but does not
+# read back, and Primus's listed recomputation, which the knob reads as a count (a primus launch runs the
+# list where the candidate recomputes that count: emit.frameworks.Primus.unrun)
+CARRIED_PARTS = frozenset({"sharding.fsdp_strategy", "moe_dispatcher.backend", "recompute.layer_ids"})
 
 # model card field -> the Megatron setting that states it (the card's features beyond these are
 # emit.CARD_ARGUMENTS and emit.MLA_ARGUMENTS)

@@ -528,7 +528,7 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     # each setting is read once and in this order: the problems and notes come out in it
     v = _layout_knobs(r, model)
     v["precision"], v["fp8_recipe"], v["fp8_format"] = _precision(r)
-    v["recompute"] = _recompute(r, v["pp"])
+    v["recompute"] = _recompute(r, v["pp"] * max(1, v["vpp"] or 1))
     v["offload_layers"] = _offload(r)
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
@@ -742,18 +742,9 @@ def _turbo_deepep(r: _Reader) -> bool:
     return r.flag("enable_primus_turbo") and (r.flag("use_turbo_deepep") or stage >= 2)
 
 
-def _recompute(r: _Reader, pp: int) -> Recompute:
+def _recompute(r: _Reader, chunks: int) -> Recompute:
     granularity = r.choice(K["recompute"], ("full", "selective"), "")
-    if granularity == "full":
-        ids = r.entry(P["recompute.layer_ids"])
-        if ids is not None and str(ids.value).strip():
-            # Primus recomputes the listed layers (by their number in the model); the space says a
-            # count per stage, the listed layers spread over the stages
-            listed = [x for x in re.split(r"[,\s]+", str(ids.value).strip("[]() ")) if x]
-            per_stage = -(-len(listed) // max(1, pp))
-            r.notes.append(f"`recompute_layer_ids` lists {len(listed)} layers: read as full recomputation of "
-                           f"{per_stage} per stage (block), the listed layers spread over {pp} stage(s)")
-            return Recompute("full", per_stage, "block")
+    ids = r.entry(P["recompute.layer_ids"])
     method = r.choice(P["recompute.method"], ("uniform", "block"), "") or None
     layers = r.int(P["recompute.layers"], 0, floor=0) if r.has(P["recompute.layers"]) else None
     e = r.s.get(P["recompute.modules"])
@@ -764,9 +755,11 @@ def _recompute(r: _Reader, pp: int) -> Recompute:
             return Recompute()
         modules = tuple(e.value.split()) if isinstance(e.value, str) else tuple(str(m) for m in e.value)
     try:
-        rc, note = reading.recompute_of(granularity or None, method, layers, modules)
+        rc, note = reading.recompute_of(granularity or None, method, layers, modules,
+                                        None if ids is None else ids.value, chunks)
     except reading.Unread as err:
-        r.unsupported(P["recompute.modules"] if granularity == "selective" else K["recompute"], str(err))
+        r.unsupported(P["recompute.modules"] if granularity == "selective" else
+                      P["recompute.layer_ids"] if ids is not None and granularity == "full" else K["recompute"], str(err))
         return Recompute()
     if note:
         r.notes.append(note)

@@ -167,3 +167,20 @@ def test_a_log_that_leaves_the_method_out_keeps_the_block_s() -> None:
             "  recompute_num_layers ............................ None\n"
     base = Candidate(recompute=Recompute("full", 3, "block"))
     assert candidate_from_log(read_log(block), base).recompute == Recompute("full", 3, "block")
+
+
+def test_primus_listed_layers_are_one_reading_for_a_recipe_and_a_log() -> None:
+    # 12 listed layers over 8 model chunks: 2 per chunk (16) comes nearer 12 than 1 (8) or 3 (24)
+    assert reading.recompute_of("full", None, None, layer_ids="0,1,4,5,8,9,12,13,16,17,20,21", chunks=8)[0] \
+        == Recompute("full", 2, "block")
+    assert reading.listed_layers([3, 1, 1]) == (1, 3) and reading.listed_layers("null") == ()
+    assert reading.recompute_of("full", "block", 2, layer_ids=None)[0] == Recompute("full", 2, "block")
+    with pytest.raises(reading.Unread):
+        reading.listed_layers("0,1,x")
+    # a log of the run prints the list in its arguments block (pp 4, vpp 2)
+    block = "------------------------ arguments ------------------------\n" + "".join(
+        f"  {name} {'.' * (48 - len(name))} {value}\n" for name, value in (
+            ("pipeline_model_parallel_size", 4), ("num_virtual_stages_per_pipeline_rank", 2),
+            ("recompute_granularity", "full"), ("recompute_method", None), ("recompute_num_layers", None),
+            ("recompute_layer_ids", "0,1,4,5,8,9,12,13,16,17,20,21")))
+    assert candidate_from_log(read_log(block), Candidate()).recompute == Recompute("full", 2, "block")

@@ -14,8 +14,8 @@ import yaml
 
 from primus_lang.check import baseline_point
 from primus_lang.cli import main
-from primus_lang.emit import emit
-from primus_lang.ir import Space
+from primus_lang.emit import emit, left_out
+from primus_lang.ir import Recompute, Space
 from primus_lang.lower import load_space
 
 
@@ -312,3 +312,37 @@ def test_the_users_data_replaces_the_experiments_mock_data(tmp_path: Path) -> No
         written = "".join(f.read_text() for f in (tmp_path / folder).iterdir() if f.suffix in (".sh", ".yaml"))
         assert "/data/corpus_text_document" in written and "mock-data" not in written
         assert "mock_data: true" not in written
+
+
+# Primus's MI355X DeepSeek-V3 experiment lists the layers it recomputes (recompute_layer_ids); here a
+# Llama 3.1 8B at PP 4 x VPP 2 lists 12 of its 32 layers, and a model chunk holds 4
+LISTED = "micro_batch_size: 1\nglobal_batch_size: 64\npipeline_model_parallel_size: 4\n" \
+         "num_virtual_stages_per_pipeline_rank: 2\nrecompute_granularity: full\n" \
+         "recompute_layer_ids: \"0,1,4,5,8,9,12,13,16,17,20,21\""
+
+
+def test_listed_layers_are_read_per_model_chunk_and_a_launch_of_that_reading_runs_the_list(tmp_path: Path) -> None:
+    """Read per stage, ignoring virtual stages, the list had been 3 layers a stage: 3 of each 4-layer chunk,
+    24 layers, twice the list; and the launch wrote that count and method instead of the list (a new user's
+    trial of Primus's DeepSeek-V3 experiment: 21 listed of 61, read as every layer)."""
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", LISTED, "--nodes", "2")
+    cand = baseline_point(space)
+    assert cand is not None and cand.recompute == Recompute("full", 2, "block")  # 12 over 8 chunks: 16 layers
+    over = primus_overrides(space)
+    assert over["recompute_layer_ids"] == "0,1,4,5,8,9,12,13,16,17,20,21"
+    # Primus asserts no method beside its list; its preset leaves method and count unset
+    assert "recompute_method" not in over and "recompute_num_layers" not in over
+
+
+def test_a_candidate_that_recomputes_otherwise_runs_its_own_recomputation_without_the_list(tmp_path: Path) -> None:
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", LISTED, "--nodes", "2")
+    base = baseline_point(space)
+    assert base is not None
+    other = base.replace(recompute=Recompute("full", 4, "block"))
+    over = yaml.safe_load(emit(space, other, "primus+slurm")["experiment.yaml"])["modules"]["pre_trainer"]["overrides"]
+    assert "recompute_layer_ids" not in over
+    assert over["recompute_method"] == "block" and over["recompute_num_layers"] == 4
+    said = left_out(space, other, "primus+slurm")
+    assert [d.code.id for d in said] == ["W7025"] and "recompute_layer_ids" in said[0].message
+    # the megatron target has no such setting: it runs the count, and leaves the list out as Primus's (W7024)
+    assert "--recompute-num-layers 2" in emit(space, base, "megatron+slurm")["node.sh"]
