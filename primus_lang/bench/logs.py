@@ -73,12 +73,16 @@ _ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback")
 
 
 # Megatron-LM's own stops before its iteration count (megatron/training/training.py): `--exit-duration-in-mins`,
-# which a Slurm launch sets before the scheduler's kill, and `--exit-interval`; the run ended as it was told to
-_PLANNED_EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iteration [0-9]+)")
+# which a Slurm launch sets before the scheduler's kill, and `--exit-interval`; the run ended as it was told to.
+# And rank 0's line once the training loop returned: the one sign of a finished run in the log of a rank
+# that prints no iteration line
+_PLANNED_EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iteration [0-9]+)"
+                           r"|\[after training is done\]")
 
 
 def planned_exit(line: str) -> bool:
-    """Whether ``line`` is Megatron-LM saying it stops where its settings told it to."""
+    """Whether ``line`` is Megatron-LM saying it stops where its settings told it to, or that its training
+    loop is done."""
     return bool(_PLANNED_EXIT.search(line))
 
 
@@ -102,6 +106,8 @@ FORMATS = (
     "Primus, current (its print_rank_last patch): `elapsed time per iteration (ms): T/AVG`, `compute per GPU (TFLOP/s/GPU): F (avg A)`, "
     "`tokens/s/GPU inst/harmonic mean: K/H`",
 )
+# which rank's log holds the iteration lines (Megatron's print_rank_last)
+PRINTING_RANK = "Megatron prints them from the last rank: a multi-node job's last node"
 _MAX_STEP_S = 1e6  # an iteration of 11 days: past any real one, below any float trouble
 _MIN_STEP_MS = 1e-3  # a microsecond: less than one kernel launch, so no training step
 _LOWEST = 1e-9  # any other logged figure (TFLOP/s, tokens/s) this small is a misprint, not a measurement
@@ -176,8 +182,7 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
         raise CompileError(Diagnostic(
             LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
             notes=FORMATS,
-            help="pass the stdout log of the rank that prints the iteration lines (Megatron prints them from "
-                 "the last rank: a multi-node job's last node)",
+            help=f"pass the stdout log of the rank that prints the iteration lines ({PRINTING_RANK})",
         ))
     return log
 
@@ -321,6 +326,8 @@ _UNSET = ("None", "none", "null", "")  # how Megatron prints an argument left at
 # the switches an arguments block prints as True or False, read as the knobs they are
 _SWITCHES = tuple(k for k in ("sequence_parallel", "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
                               "fp8_param_gather", "ep_comm_overlap") if kind_of(KNOBS[k]) is Kind.FLAG)
+# knobs of the experts alone: a dense run's block prints them at Megatron's defaults, which say nothing of it
+_MOE_ONLY = ("moe_dispatcher", "ep_comm_overlap")
 
 
 def _whole(log: TrainingLog, arg: str, knob: str, name: str, low: int | None = None) -> int | None:
@@ -340,10 +347,11 @@ def _whole(log: TrainingLog, arg: str, knob: str, name: str, low: int | None = N
     return value
 
 
-def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: str = "<log>",
-                       moe: bool = True) -> Candidate:
+def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: str = "<log>", *,
+                       moe: bool) -> Candidate:
     """The recipe a log ran, from its arguments block (knobs it does not print keep ``base``'s value);
-    ``moe``: whether the model it ran has experts."""
+    ``moe``: whether the model it ran has experts. Required: Megatron prints every argument, the MoE ones
+    at their defaults for a dense model too, and a default guess would read those as the recipe's."""
     cand = base or Candidate()
     counts: dict[str, int] = {}
     for arg, knob in _INT_ARGS.items():
@@ -392,12 +400,12 @@ def candidate_from_log(log: TrainingLog, base: Candidate | None = None, name: st
         changes["precision"] = "bf16"
     for knob in _SWITCHES:
         printed = log.arg(K[knob])
-        if printed in ("True", "False"):
+        if printed in ("True", "False") and (moe or knob not in _MOE_ONLY):
             changes[knob] = printed == "True"
     backend = (log.arg(K["attention"]) or "").rsplit(".", 1)[-1]  # printed as AttnBackend.auto
     if backend in spelling.ATTENTION_OF_BACKEND:
         changes["attention"] = spelling.ATTENTION_OF_BACKEND[backend]
-    if log.arg(K["moe_dispatcher"]) in DISPATCHERS and moe:
+    if moe and log.arg(K["moe_dispatcher"]) in DISPATCHERS:
         changes["moe_dispatcher"] = log.arg(K["moe_dispatcher"])
     sharded = {d: log.arg(d) for d in reading.SHARDING_SETTINGS}
     if any(v in ("True", "False") for v in sharded.values()):

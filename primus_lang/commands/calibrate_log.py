@@ -104,14 +104,16 @@ def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
     from primus_lang.ir import Candidate, Span
 
     if log.args:
-        return candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, space.model.is_moe)
+        return candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, moe=space.model.is_moe)
     base = baseline_point(space)
     if base is None:
         raise CompileError(Diagnostic(
             LOG_UNREADABLE, f"`{name}` prints no arguments block: which recipe it ran is unknown",
             span=Span(name, 1, 1, 1, 2),
-            help="pass the run's whole stdout (Megatron-LM and Primus print their arguments before the first "
-                 "iteration), or a space whose recipe the log ran (`primusc import-recipe` writes one with a baseline)"))
+            help="Megatron-Bridge prints no arguments block: pass a space whose `baseline` is the recipe the run "
+                 "ran (`primusc import-recipe` writes one from the Bridge launch, or write `baseline { tp = ...; ... }` "
+                 "in the space); of Megatron-LM or Primus, which print their arguments before the first iteration, "
+                 "pass the run's whole stdout"))
     gbs = log.iterations[0].gbs or base.gbs
     print(f"note: `{name}` prints no arguments block: read as space `{space.name}`'s recipe, {base.label()}"
           + (f", at the global batch of {gbs} its lines print" if gbs != base.gbs else ""), file=sys.stderr)

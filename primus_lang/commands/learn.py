@@ -129,29 +129,47 @@ class JobRun:
     reserved: int  # the most its allocator reserved, or the device's used memory
 
 
-def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaign.sbatch",
-            space: Any = None) -> JobRun:
+def first_rank_log(path: Path) -> Path:
+    """Rank 0's log beside a job's log ``path``, read where it exists: rank 0 prints the arguments, and is where
+    a pipeline's first stage runs out of memory; on a multi-node job whose nodes' logs are saved apart
+    (Kubernetes, a local campaign) another node prints the iterations, and its log may only say a peer died."""
+    from primus_lang.emit import FIRST_RANK_LOG
+
+    return path.with_name(FIRST_RANK_LOG)
+
+
+def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: str = "campaign.sbatch",
+            partial: bool = False) -> JobRun:
     """What one job's log measured; a ``JobFailed`` when the log shows the job did not run to the end,
     a ``CompileError`` naming the file when it cannot be measured otherwise (``space``: the campaign's,
-    whose model and GPU count an arguments block must state, where it prints them)."""
+    whose model and GPU count an arguments block must state, where it prints them, and whose model says
+    whether its MoE settings are the recipe's; ``partial``: --partial was given, so no help offers it)."""
     from primus_lang.bench import candidate_from_log, other_model, parse_log, read_log, steady
-    from primus_lang.emit import FIRST_RANK_LOG
+    from primus_lang.bench.logs import PRINTING_RANK
+    from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.frameworks import spelling
     from primus_lang.ir import Candidate
     from primus_lang.ir.serialize import from_data
 
     label = f"job {job['index']} ({job['label']})"
+    or_partial = "" if partial else ", or pass --partial"
     if not path.is_file():
         raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
-                                      help=f"run the job ({_run_hint(driver, job['index'])}), "
-                                           "or pass --partial to learn without it"))
+                                      help=f"run the job ({_run_hint(driver, job['index'])})"
+                                           + ("" if partial else ", or pass --partial to learn without it")))
     lines = LogLines(path)
-    # rank 0 prints the arguments, and is where a pipeline's first stage runs out of memory; on a multi-node
-    # Kubernetes job another pod prints the iterations, and its log may only say a peer died
-    first = path.with_name(FIRST_RANK_LOG)
+    first = first_rank_log(path)
     try:
         log = parse_log(lines, str(path))
     except CompileError as err:
+        if err.diagnostics[0].code.id == "P6804" and lines.exited:
+            # the run ended as planned, so this is the log of a rank that prints no iteration line (rank 0's,
+            # with its arguments block), not a job that failed to start
+            raise CompileError(Diagnostic(
+                LOG_UNREADABLE, f"{label}: `{path}` says the training finished but holds no iteration lines: it "
+                "is the log of a rank that does not print them",
+                help=f"put at `{path}` the stdout log of the rank that prints the iteration lines ({PRINTING_RANK})"
+                + or_partial)) from None
         if err.diagnostics[0].code.id == "P6804":  # no iteration line: it died before training
             ended = _ended(lines, first)
             cause = ended.cause()
@@ -159,7 +177,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
             raise JobFailed(Diagnostic(
                 CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{ended.path}` holds no iteration lines; it "
                 f"{'says' if said != ended.last else 'ends'}: {_quoted(said)}",
-                help="read the log for why the job stopped before training, rerun it, or pass --partial"), cause) from None
+                help="read the log for why the job stopped before training, rerun it" + or_partial), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)
     # TP's is an argument every arguments block prints: a log without it printed none, whatever stray
@@ -170,14 +188,13 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         # an unreadable one loses only the recipe's check, not the measurement
         with contextlib.suppress(CompileError):
             recipe_log, recipe_path = read_log(LogLines(first), str(first)), first
-    ran = candidate_from_log(recipe_log, cand, str(recipe_path))
+    ran = candidate_from_log(recipe_log, cand, str(recipe_path), moe=space.model.is_moe)
     differ = [f"{k} {format_value(getattr(ran, k))} (the manifest: {format_value(getattr(cand, k))})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
     if (ran.recompute.kind, ran.recompute.layers) != (cand.recompute.kind, cand.recompute.layers):
         differ.append(f"recompute {ran.recompute} (the manifest: {cand.recompute})")
-    if space is not None:
-        differ += [f"{arg} {text} (the campaign's: {want:,})"
-                   for arg, text, want in other_model(recipe_log, space.model, space.cluster.world)]
+    differ += [f"{arg} {text} (the campaign's: {want:,})"
+               for arg, text, want in other_model(recipe_log, space.model, space.cluster.world)]
     printed = log.iterations[0].gbs
     if recipe_log.arg(tp_arg) is None and printed and printed != cand.gbs:
         differ.append(f"global batch size {printed} on its iteration lines (the manifest: {cand.gbs})")
@@ -206,7 +223,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
             + (f" (median step {st.seconds:.3f} s over {st.kept} steady)" if st.kept else "")
             + f": `{where}` says {_quoted(said)}", notes=st.notes,
             help="not ranked: a recipe that stops is not one to run; rerun it with more memory headroom or a longer "
-                 "time limit to measure it, or pass --partial"), how)
+                 "time limit to measure it" + or_partial), how)
     trained = "every iteration" if 0 < last.total <= last.index else "to the exit its settings set"
     after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
              f"trained {trained}, so it is measured"] if stopped is not None else []
@@ -218,7 +235,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, driver: str = "campaig
         raise CompileError(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
-            f"{MIN_ITERATIONS}", notes=st.notes, help=f"{why}; or pass --partial"))
+            f"{MIN_ITERATIONS}", notes=st.notes, help=why + ("" if partial else "; or pass --partial")))
     if not finished and last.total:
         raise JobFailed(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: stopped at iteration {last.index} of {last.total} and its log says no "
@@ -290,7 +307,9 @@ def run(args: argparse.Namespace) -> int:
     # --force replaces an earlier site profile, never what this one is learnt from
     space_file = Path(args.space) if args.space else folder / manifest["source"].get("path", "")
     inputs = {"the manifest": folder / "manifest.json", "the space file": space_file}
-    inputs |= {f"the log of job {job['index']}": folder / job["log"] for job in manifest["jobs"]}
+    for job in manifest["jobs"]:
+        inputs[f"the log of job {job['index']}"] = folder / job["log"]
+        inputs[f"rank 0's log of job {job['index']}"] = first_rank_log(folder / job["log"])
     refuse_collisions({"--out": out}, inputs)
     if out.exists() and not args.force:
         from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
@@ -306,8 +325,8 @@ def run(args: argparse.Namespace) -> int:
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
         try:
-            ran = measure(job, folder / job["log"], args.warmup, str(manifest.get("driver") or "campaign.sbatch"),
-                          space)
+            ran = measure(job, folder / job["log"], args.warmup, space,
+                          str(manifest.get("driver") or "campaign.sbatch"), args.partial)
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics

@@ -30,8 +30,10 @@ from primus_lang.ir.serialize import to_data
 FOLDER = "campaign"
 MANIFEST = "manifest.json"
 LOG = "train.log"  # each job's stdout and stderr, beside its launch files
-# on Kubernetes, rank 0's pod log where another pod prints the iteration lines: rank 0 prints the arguments
+# rank 0's log where another node prints the iteration lines and the nodes' logs are saved apart (Kubernetes'
+# pods, a local campaign's nodes; Slurm's --output gathers them into one): rank 0 prints the arguments
 FIRST_RANK_LOG = "rank0.log"
+SPLIT_LOGS = ("k8s", "local")  # the launchers whose campaign saves each node's log apart
 FORMAT = 1  # the manifest's layout; `primusc learn` refuses one it does not know
 
 # Variables that shape one run rather than describe the site: the real run's values (a long
@@ -102,6 +104,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
 
     framework_cls, launcher_cls = parse_target(target)
     target = f"{framework_cls.NAME}+{launcher_cls.NAME}"
+    first_log = FIRST_RANK_LOG if space.cluster.nodes > 1 and launcher_cls.NAME in SPLIT_LOGS else ""
     chosen = campaign_variables(context.variables, dict(override or {}))
     prov = space.cluster.gpu.provenance
     if "time_limit" not in chosen:
@@ -117,7 +120,8 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
         b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time, job.candidate, space.cluster.world,
                        space.model, trust.target_stack(space.settings.target))
         entries.append({
-            "index": i, "folder": folder(i), "log": f"{folder(i)}/{LOG}", "job_name": per_job["job_name"],
+            "index": i, "folder": folder(i), "log": f"{folder(i)}/{LOG}",
+            **({"first_log": f"{folder(i)}/{first_log}"} if first_log else {}), "job_name": per_job["job_name"],
             "label": job.candidate.label(), "tied": job.tied, "baseline": job.baseline,
             "candidate": to_data(job.candidate),
             "projected": {"tokens_per_gpu": job.tokens_per_gpu, "step_time": job.step_time,
@@ -131,7 +135,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     # Megatron prints the iteration lines from the last rank, on the last node: PyTorchJob's last worker
     printing = f"worker-{cluster.nodes - 2}" if cluster.nodes > 1 else "master-0"
     values = {"jobs": entries, "v": variables, "nodes": cluster.nodes, "gpus_per_node": cluster.gpus_per_node,
-              "printing_pod": printing, "first_log": FIRST_RANK_LOG if printing != "master-0" else "",
+              "printing_pod": printing, "first_log": first_log,
               "site": space.site,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",

@@ -8,7 +8,7 @@ import pytest
 from primus_lang.bench.logs import Offset, candidate_from_log, fit_offset, parse_log, steady
 from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
-from primus_lang.ir import Recompute
+from primus_lang.ir import Candidate, Recompute
 
 LOGS = Path(__file__).parent / "logs"
 MEGATRON = LOGS / "megatron_llama8b_tp2.log"
@@ -23,7 +23,7 @@ def test_megatron_log_iterations_and_arguments() -> None:
     assert log.iterations[1].gbs == 128
     # the first iteration is warm-up: median of 18.9126, 18.8741, 18.9050
     assert log.step_time() == pytest.approx(18.9050)
-    cand = candidate_from_log(log)
+    cand = candidate_from_log(log, moe=False)
     assert (cand.tp, cand.pp, cand.mbs, cand.gbs, cand.seq_len) == (2, 1, 2, 128, 8192)
     assert cand.recompute == Recompute("selective") and cand.sharding == "dist_opt" and cand.precision == "bf16"
 
@@ -31,7 +31,7 @@ def test_megatron_log_iterations_and_arguments() -> None:
 def test_primus_log_with_rank_prefixes() -> None:
     log = parse_log(PRIMUS.read_text())
     assert log.iterations[-1].tokens_per_gpu == pytest.approx(576.9)
-    cand = candidate_from_log(log)
+    cand = candidate_from_log(log, moe=False)
     assert (cand.tp, cand.pp, cand.vpp, cand.gbs) == (8, 4, 2, 256)
     assert cand.recompute == Recompute("full", 4, "block")
 
@@ -108,7 +108,22 @@ def test_a_dense_models_log_ran_no_expert_layout(tmp_path: Path, capsys: pytest.
         assert main(["calibrate-log", str(path), "--space", str(space)]) == 0, capsys.readouterr().err
     # an MoE model's ETP equal to TP is Megatron's default, the knob's 0
     assert candidate_from_log(parse_log(text.replace("expert_tensor_parallel_size ..................... 1",
-                                                     "expert_tensor_parallel_size ..................... 2"))).etp == 0
+                                                     "expert_tensor_parallel_size ..................... 2")),
+                              moe=True).etp == 0
+
+
+def test_a_dense_models_log_ran_no_moe_settings() -> None:
+    """Megatron prints every argument, the MoE ones at their defaults for a dense model too: `learn` read a
+    dense run's `moe_token_dispatcher_type ... allgather` as its recipe and refused every log (a trial)."""
+    line = next(x for x in MEGATRON.read_text().splitlines() if "sequence_parallel ." in x)
+    extra = "\n".join(line.replace("sequence_parallel", name).rsplit(" ", 1)[0] + f" {value}" for name, value in
+                      (("moe_token_dispatcher_type", "allgather"), ("overlap_moe_expert_parallel_comm", "True")))
+    log = parse_log(MEGATRON.read_text().replace(line, line + "\n" + extra))
+    base = Candidate(moe_dispatcher="alltoall")
+    dense = candidate_from_log(log, base, moe=False)
+    assert (dense.moe_dispatcher, dense.ep_comm_overlap) == ("alltoall", False)
+    moe = candidate_from_log(log, base, moe=True)
+    assert (moe.moe_dispatcher, moe.ep_comm_overlap) == ("allgather", True)
 
 
 PRIMUS_NOW = (" [2026-12-01 10:00:00] iteration {i:>8}/     100 | consumed samples:         1280 | elapsed time per "
@@ -149,7 +164,10 @@ def test_a_log_without_arguments_ran_the_spaces_recipe(tmp_path: Path, capsys: p
     space = tmp_path / "s.prx"
     space.write_text(SPACE)
     assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
-    assert "P6804" in capsys.readouterr().err  # no recipe to read it as, rather than one of defaults
+    err = " ".join(capsys.readouterr().err.split())
+    assert "P6804" in err  # no recipe to read it as, rather than one of defaults
+    # a trial's Bridge user was told to pass the whole stdout, which for Bridge holds no arguments either
+    assert "Megatron-Bridge prints no arguments block: pass a space whose `baseline`" in err
     space.write_text(SPACE.replace("gbs = 128 }", "gbs = 64; baseline { tp = 2; mbs = 1 } }"))
     assert main(["calibrate-log", str(log), "--space", str(space), "--json"]) == 0
     got = capsys.readouterr()
@@ -217,7 +235,7 @@ def test_a_primus_log_is_read_whatever_wraps_its_lines(wrapper: str) -> None:
     assert [i.index for i in log.iterations] == [1, 2, 3, 4, 5, 6]
     assert steady(log, 2).notes == () and steady(log, 2).kept == 4
     assert log.arg("micro_batch_size") == "4" and log.arg("fp8") == "e4m3"  # no colour code left on a value
-    cand = candidate_from_log(log)
+    cand = candidate_from_log(log, moe=False)
     assert (cand.tp, cand.mbs, cand.gbs, cand.precision, cand.fp8_recipe, cand.fp8_format) == \
         (2, 4, 64, "fp8", "mxfp8", "e4m3")
 
@@ -261,10 +279,10 @@ def test_the_devices_memory_in_use_is_not_read_as_the_allocators_reserved() -> N
 def test_the_cross_entropy_kernel_is_read_from_the_arguments() -> None:
     # a reviewer's finding: a log of a run on Transformer Engine's cross-entropy was read as unfused
     text = MEGATRON.read_text()
-    assert candidate_from_log(parse_log(text)).cross_entropy == "unfused"
+    assert candidate_from_log(parse_log(text), moe=False).cross_entropy == "unfused"
     line = next(x for x in text.splitlines() if "sequence_parallel ." in x)
     for switch, impl, kernel in (("True", "te", "te"), ("True", "native", "native"), ("False", "te", "unfused")):
         extra = (line.replace("sequence_parallel", "cross_entropy_loss_fusion").rsplit(" ", 1)[0] + f" {switch}\n"
                  + line.replace("sequence_parallel", "cross_entropy_fusion_impl").rsplit(" ", 1)[0] + f" {impl}")
         log = parse_log(text.replace(line, line + "\n" + extra))
-        assert candidate_from_log(log).cross_entropy == kernel
+        assert candidate_from_log(log, moe=False).cross_entropy == kernel

@@ -146,9 +146,9 @@ def test_an_arguments_block_says_what_is_off() -> None:
         "  fp8 ............................................. None\n" \
         "  tp_comm_overlap ................................. False\n" \
         "  attention_backend ............................... AttnBackend.flash\n"
-    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), base)
+    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), base, moe=False)
     assert (ran.recompute, ran.precision, ran.tp_comm_overlap, ran.attention) == (Recompute(), "bf16", False, "fa2")
-    kept = candidate_from_log(parse_log(log([(1, 2000.0)], ARGS.format(tp=2, mbs=1))), base)
+    kept = candidate_from_log(parse_log(log([(1, 2000.0)], ARGS.format(tp=2, mbs=1))), base, moe=False)
     assert (kept.recompute, kept.precision, kept.tp_comm_overlap) == (Recompute("full", 2), "fp8", True)
 
 
@@ -199,9 +199,14 @@ def test_the_site_profile_never_replaces_what_it_is_learnt_from(campaign: Path, 
     # `--out manifest.json --force` (or a log, or the space) wrote the profile over the campaign's input
     copy = fill(campaign, tmp_path, {})
     manifest = (copy / "manifest.json").read_bytes()
-    for out in (copy / "manifest.json", copy / "job-0" / "train.log"):
+    # rank 0's log too, which learn reads beside a job's log (a trial's `--out job-1/rank0.log --force`)
+    (copy / "job-1" / "rank0.log").write_text(ARGS.format(tp=1, mbs=8))
+    for out in (copy / "manifest.json", copy / "job-0" / "train.log", copy / "job-1" / "rank0.log",
+                copy / "job-2" / "rank0.log"):
         assert "P8012" in code_of(capsys, str(copy), "--out", str(out), "--force")
     assert (copy / "manifest.json").read_bytes() == manifest
+    assert (copy / "job-1" / "rank0.log").read_text() == ARGS.format(tp=1, mbs=8)
+    assert not (copy / "job-2" / "rank0.log").exists()
     space = tmp_path / "space.prx"
     space.write_text(SPACE.read_text())
     assert "P8012" in code_of(capsys, str(copy), "--space", str(space), "--out", str(space), "--force")
@@ -298,13 +303,13 @@ def test_current_arguments_blocks_read_whole(tmp_path: Path) -> None:
     head = ARGS.format(tp=1, mbs=8) + "  cpu_offloading_num_layers ....................... 0\n" \
         "  pipeline_model_parallel_size .................... 4\n" \
         "  virtual_pipeline_model_parallel_size ............ 2\n"
-    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), Candidate())
+    ran = candidate_from_log(parse_log(log([(1, 2000.0)], head)), Candidate(), moe=False)
     assert ran.offload_layers == 0 and (ran.pp, ran.vpp, ran.schedule) == (4, 2, "interleaved")
     patched = head + "  patch_primus_pipeline ........................... True\n" \
         "  pp_algorithm .................................... zero-bubble\n"
-    assert candidate_from_log(parse_log(log([(1, 2000.0)], patched)), Candidate()).schedule == "zero_bubble"
+    assert candidate_from_log(parse_log(log([(1, 2000.0)], patched)), Candidate(), moe=False).schedule == "zero_bubble"
     with pytest.raises(Exception, match="not a whole number from 0"):
-        candidate_from_log(parse_log(log([(1, 2000.0)], head.replace("....... 0", "....... -1"))), Candidate())
+        candidate_from_log(parse_log(log([(1, 2000.0)], head.replace("....... 0", "....... -1"))), Candidate(), moe=False)
 
 
 def test_a_run_that_stops_after_training_began_is_not_ranked(campaign: Path, tmp_path: Path,
@@ -354,6 +359,31 @@ def test_with_partial_and_nothing_usable_each_jobs_reason_is_said(campaign: Path
     copy = fill(campaign, tmp_path, {0: "", 1: "INFO: Started server process [4242]\n", 2: "\x00\x01\x02\x03\x04\n"})
     err = code_of(capsys, str(copy), "--partial")
     assert err.count("P6021") == 3 and "P6024" in err and "not text (binary data?)" in err
+    assert "--partial" not in err.replace("(--partial)", "")  # it was given: no help offers it again
+
+
+def test_a_dense_models_log_is_not_checked_for_moe_settings(campaign: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Megatron prints `moe_token_dispatcher_type` (default allgather) for a dense model too; the manifest's
+    candidate says alltoall, and `learn` refused every dense log of Megatron-LM and Primus (a trial)."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    assert all(j["candidate"]["moe_dispatcher"] != "allgather" for j in jobs)
+    moe = "  moe_token_dispatcher_type ....................... allgather\n"
+    copy = fill(campaign, tmp_path, {j["index"]: log([(i, 2000.0) for i in range(1, 31)], ARGS.format(
+        tp=j["candidate"]["tp"], mbs=j["candidate"]["mbs"]) + moe) for j in jobs})
+    assert main(["learn", str(copy), "--json"]) == 0, capsys.readouterr().err
+
+
+def test_a_finished_log_of_a_rank_that_prints_no_iterations_asks_for_the_last_ranks(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Megatron prints the iteration lines from the last rank only: rank 0's log of a finished run holds its
+    arguments and `[after training is done]`, which `learn` called a job that failed to start (a trial)."""
+    cand = json.loads((campaign / "manifest.json").read_text())["jobs"][0]["candidate"]
+    rank0 = ARGS.format(tp=cand["tp"], mbs=cand["mbs"]) + \
+        "[after training is done] datetime: 2026-08-22 10:12:00.000000 \n"
+    err = " ".join(code_of(capsys, str(fill(campaign, tmp_path, {0: rank0}))).split())
+    assert "P6804" in err and "failed to start" not in err and "P6021" not in err
+    assert "a rank that does not print them" in err and "the last rank" in err
 
 
 def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_path: Path,

@@ -38,7 +38,7 @@ def test_the_three_readers_read_recomputation_alike(tmp_path: Path, settings: tu
     block = "------------------------ arguments ------------------------\n" + "".join(
         f"  {name} {'.' * (48 - len(name))} {value}\n" for name, value in (
             ("recompute_granularity", granularity), ("recompute_method", method), ("recompute_num_layers", layers)))
-    assert candidate_from_log(read_log(block), Candidate()).recompute == runs
+    assert candidate_from_log(read_log(block), Candidate(), moe=False).recompute == runs
     # a Megatron-LM script's flags
     flags = "".join(f" --{name} {value}" for name, value in (
         ("recompute-granularity", granularity), ("recompute-method", method), ("recompute-num-layers", layers))
@@ -65,7 +65,7 @@ def test_fsdp_in_a_log_is_fsdp() -> None:
             ((("use_torch_fsdp2", "True"),), "fsdp"), ((("use_distributed_optimizer", "True"),), "dist_opt"), \
             ((("use_distributed_optimizer", "False"),), "none"):
         block = head + "".join(f"  {n} {'.' * (48 - len(n))} {v}\n" for n, v in printed)
-        assert candidate_from_log(read_log(block), Candidate(sharding="dist_opt")).sharding == sharding
+        assert candidate_from_log(read_log(block), Candidate(sharding="dist_opt"), moe=False).sharding == sharding
     assert reading.sharding_of({}) == ("none", False)
     assert reading.sharding_of({"use_torch_fsdp2": True}) == ("fsdp", True)
 
@@ -166,7 +166,7 @@ def test_a_log_that_leaves_the_method_out_keeps_the_block_s() -> None:
             "  recompute_method ................................ None\n" \
             "  recompute_num_layers ............................ None\n"
     base = Candidate(recompute=Recompute("full", 3, "block"))
-    assert candidate_from_log(read_log(block), base).recompute == Recompute("full", 3, "block")
+    assert candidate_from_log(read_log(block), base, moe=False).recompute == Recompute("full", 3, "block")
 
 
 def test_primus_listed_layers_are_one_reading_for_a_recipe_and_a_log() -> None:
@@ -183,4 +183,4 @@ def test_primus_listed_layers_are_one_reading_for_a_recipe_and_a_log() -> None:
             ("pipeline_model_parallel_size", 4), ("num_virtual_stages_per_pipeline_rank", 2),
             ("recompute_granularity", "full"), ("recompute_method", None), ("recompute_num_layers", None),
             ("recompute_layer_ids", "0,1,4,5,8,9,12,13,16,17,20,21")))
-    assert candidate_from_log(read_log(block), Candidate()).recompute == Recompute("full", 2, "block")
+    assert candidate_from_log(read_log(block), Candidate(), moe=False).recompute == Recompute("full", 2, "block")
