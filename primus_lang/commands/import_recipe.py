@@ -107,9 +107,9 @@ def _as_written(dest: str, kind: str) -> str:
     if kind == "primus":
         return f"`{dest}`"
     if kind == "bridge":
-        from primus_lang.emit import PATHS
+        from primus_lang.emit import paths
 
-        return " or ".join(f"`{p}`" for p in PATHS.get(dest, ()))
+        return " or ".join(f"`{p}`" for p in paths(dest))
     return f"`--{dest.replace('_', '-')}`"
 
 
