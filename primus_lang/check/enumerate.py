@@ -33,7 +33,7 @@ from primus_lang.check.rules import RULES, Rule
 from primus_lang.diagnostics import CompileError, Diagnostic, record_code
 from primus_lang.diagnostics import codes_legality as L
 from primus_lang.diagnostics.codes_types import BAD_ENUM, OUT_OF_RANGE, WRONG_TYPE
-from primus_lang.ir.candidate import KNOBS, Candidate
+from primus_lang.ir.candidate import KNOBS, Candidate, format_value
 from primus_lang.ir.checked import problem_of
 from primus_lang.ir.expr import DERIVED, MODEL_FACTS, names_in, to_text
 from primus_lang.ir.space import Axis, Constraint, Space
@@ -437,6 +437,30 @@ def never_legal(space: Space) -> list[tuple[str, Any, str]]:
                           if not _contract(space, [*validity, f, at])), "")
             out.append((a.name, value, alone))
     return out
+
+
+def legal_values(space: Space, name: str) -> tuple[Any, ...]:
+    """The values of the unconditional axis ``name`` that some legal point takes: a count per value, as
+    ``never_legal`` counts (one pass over the checks for every value)."""
+    (axis,) = [a for a in space.axes if a.name == name and a.when is None]
+    every = [*_validity(space), *(_check_factor(space, c) for c in _checks(space))]
+    out = []
+    for i, value in enumerate(axis.domain.values):
+        held = np.zeros(_slots(axis), dtype=np.int64)
+        held[i] = 1
+        if _contract(space, [*every, ((name,), held)]):
+            out.append(value)
+    return tuple(out)
+
+
+def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
+    """Why no legal point takes ``name = value``: the rule ``code`` (``never_legal``'s) as it reads at the
+    first point with that value; "" where only several checks together rule it out."""
+    if not code:
+        return ""
+    point = next(p for p in raw_points(space) if getattr(p, name) == value)
+    said = next(v.message for v in legality(space, point) if v.code == code)
+    return f"at {name} = {format_value(value)}: {said}; `primusc explain {code}`"
 
 
 def _others(space: Space, first: Candidate, knobs: tuple[str, ...]) -> str:

@@ -107,9 +107,9 @@ def _as_written(dest: str, kind: str) -> str:
     if kind == "primus":
         return f"`{dest}`"
     if kind == "bridge":
-        from primus_lang.emit import PATHS
+        from primus_lang.emit import paths
 
-        return " or ".join(f"`{p}`" for p in PATHS.get(dest, ()))
+        return " or ".join(f"`{p}`" for p in paths(dest))
     return f"`--{dest.replace('_', '-')}`"
 
 
@@ -413,17 +413,12 @@ def _over_memory(space: Space, cand: Candidate, nodes: int) -> list[Diagnostic]:
 def _unusable_note(space: Space, axis: str, values: list[Any], code: str) -> str:
     """Why no legal point takes these values of ``axis``: the rule every point with the first of them
     breaks (``code``, from ``never_legal``), as it reads at the first such point."""
-    from primus_lang.check import legality, raw_points
+    from primus_lang.check import never_legal_why
     from primus_lang.ir.candidate import format_value
 
     them = "it" if len(values) == 1 else "them"
     head = f"`{axis}` {', '.join(format_value(v) for v in values)} not offered: no legal point takes {them}"
-    if not code:
-        return f"{head} (the checks rule {them} out together)"
-    first = values[0]
-    point = next(p for p in raw_points(space) if getattr(p, axis) == first)
-    said = next(v.message for v in legality(space, point) if v.code == code)
-    return f"{head} (at {axis} = {format_value(first)}: {said}; `primusc explain {code}`)"
+    return f"{head} ({never_legal_why(space, axis, values[0], code) or f'the checks rule {them} out together'})"
 
 
 # a GPU a recipe's file or folder names (`train_llama3_8b_h100_fp8.sh`, `configs/MI355X/...`), newest first

@@ -38,8 +38,10 @@ NO_FITTING_POINT = register(
     "Every legal recipe of the space exceeds the GPU memory (less the space's headroom); the note gives\n"
     "the smallest peak and the limit in GiB. The help names what the space does not yet take as far as\n"
     "it goes: larger TP (up to the scale-up domain and the head count) or PP (up to the layers and the\n"
-    "GPUs), full recompute, FSDP or a distributed optimizer, a smaller micro-batch; else GPUs with more\n"
-    "memory or more nodes (`primusc check` says how many would fit).",
+    "GPUs), at the values some legal point takes beside the space's other knobs (where none does, the\n"
+    "rule that removes them, and on how many nodes they would be legal), full recompute, FSDP or a\n"
+    "distributed optimizer, a smaller micro-batch; else GPUs with more memory or more nodes (`primusc\n"
+    "check` says how many would fit).",
 )
 NO_LEGAL_POINT = register(
     "P8006",

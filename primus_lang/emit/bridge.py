@@ -1,14 +1,16 @@
-"""Megatron-Bridge: one table from primusc's settings to Bridge's ConfigContainer, read both ways.
+"""Megatron-Bridge: where primusc's settings live in Bridge's ConfigContainer, read both ways.
 
 Bridge (NVIDIA-NeMo/Megatron-Bridge, at the release ``bridge_version`` names) launches a recipe function,
 ``scripts/training/run_recipe.py --recipe NAME``, followed by Hydra-style ``section.field=value``
 overrides of the recipe's ConfigContainer (run_recipe.py's ``_collect_overrides``, applied by
 ``omegaconf_utils.process_config_with_overrides``, which refuses keys the container lacks).
 
-``PATHS`` maps each setting primusc writes (the Megatron-LM argparse ``dest`` the other frameworks
-use, arguments.py) to the Bridge fields that hold it. Emission reads it forwards; ``import-recipe``
-reads it backwards (``dest_of``), so a fact about a field lives in one place. What Bridge's recipe
-cannot take is named in ``UNEXPRESSIBLE`` or found missing from the table, and emission stops on it.
+``paths`` gives the Bridge fields that hold each setting primusc writes (the Megatron-LM argparse ``dest``
+the other frameworks use, arguments.py): the one recorded field of the setting's name
+(``frameworks.bridge.holding``), or ``PATHS`` where the recorded fields cannot say. Emission reads it
+forwards; ``import-recipe`` reads it backwards for the settings it models (``READ``, ``dest_of``), so a
+fact about a field lives in one place. What Bridge's recipe cannot take is named in ``UNEXPRESSIBLE`` or
+has no field, and emission stops on it.
 
 The fields a release's recipes accept, and what each recipe sets, are generated data
 (``frameworks/bridge/recipes.json``, read by ``primus_lang.frameworks.bridge``): emission checks every
@@ -17,6 +19,7 @@ override against the fields of the launched recipe's model class at the launch's
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 
@@ -77,119 +80,87 @@ K, P, C = spelling.KNOBS, spelling.PARTS, spelling.CARD
 # megatron-core's switch of activation offloading, which Megatron-LM sets from --cpu-offloading-num-layers
 OFFLOAD_SWITCH = "model.cpu_offloading"
 
-# Megatron dest -> the Bridge fields that hold it. A flag of two fields is written to both: Bridge
-# keeps the distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
+# Megatron dest -> the Bridge fields that hold it, where the recorded fields cannot say (every other setting
+# lives in the one field of its own name, frameworks.bridge.holding): Bridge names the field otherwise, or
+# several sections have a field of its name (the tokenizer's, the dataset's and dist's copies are set from
+# the one here), or it is written to two. A flag of two fields is written to both: Bridge keeps the
+# distributed optimizer in ddp and optimizer, the RNG tracker in rng and model.
 PATHS: dict[str, tuple[str, ...]] = {
-    # parallel layout
     K["tp"]: ("model.tensor_model_parallel_size",),
-    K["pp"]: ("model.pipeline_model_parallel_size",),
     K["vpp"]: ("model.virtual_pipeline_model_parallel_size",),
-    K["pipeline_layout"]: ("model.pipeline_model_parallel_layout",),
     K["first_stage_layers"]: ("model.num_layers_in_first_pipeline_stage",),
     K["last_stage_layers"]: ("model.num_layers_in_last_pipeline_stage",),
-    K["account_for_embedding"]: ("model.account_for_embedding_in_pipeline_split",),
-    K["account_for_loss"]: ("model.account_for_loss_in_pipeline_split",),
     K["cp"]: ("model.context_parallel_size",),
-    K["cp_comm"]: ("model.cp_comm_type",),
-    K["sequence_parallel"]: ("model.sequence_parallel",),
-    K["ep"]: ("model.expert_model_parallel_size",),
-    K["etp"]: ("model.expert_tensor_parallel_size",),
-    K["moe_dispatcher"]: ("model.moe_token_dispatcher_type",),
-    P["moe_dispatcher.backend"]: ("model.moe_flex_dispatcher_backend",),
-    K["ep_comm_overlap"]: ("model.overlap_moe_expert_parallel_comm",),
-    # batch
     K["mbs"]: ("train.micro_batch_size",),
     K["gbs"]: ("train.global_batch_size",),
     K["seq_len"]: ("dataset.seq_length", "model.seq_length"),
-    # recomputation
-    K["recompute"]: ("model.recompute_granularity",),
-    P["recompute.method"]: ("model.recompute_method",),
-    P["recompute.layers"]: ("model.recompute_num_layers",),
-    P["recompute.modules"]: ("model.recompute_modules",),
-    K["offload_layers"]: ("model.cpu_offloading_num_layers",),
-    # what a recipe may set whose cost primusc leaves out (recipes/unmodelled.py): read to be carried and said
-    "fine_grained_activation_offloading": ("model.fine_grained_activation_offloading",),
-    "moe_paged_stash": ("model.moe_paged_stash",),
-    "num_distributed_optimizer_instances": ("ddp.num_distributed_optimizer_instances",),
-    "moe_expert_capacity_factor": ("model.moe_expert_capacity_factor",),
-    "moe_pad_expert_input_to_capacity": ("model.moe_pad_expert_input_to_capacity",),
-    "optimizer": ("optimizer.optimizer",),
-    "optimizer_cpu_offload": ("optimizer.optimizer_cpu_offload",),
-    "distributed_timeout_minutes": ("dist.distributed_timeout_minutes",),
-    # read from a recipe only: a launch writes it from the count (overrides), as Megatron-LM's arguments do
-    P["offload_layers.enable"]: (OFFLOAD_SWITCH,),
-    # sharding and data-parallel overlap
     K["sharding"]: ("ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"),
     P["sharding.fsdp"]: ("ddp.use_megatron_fsdp",),
-    P["sharding.fsdp_strategy"]: ("ddp.data_parallel_sharding_strategy",),
-    "gradient_accumulation_fusion": ("model.gradient_accumulation_fusion",),
-    K["overlap_grad_reduce"]: ("ddp.overlap_grad_reduce",),
     K["overlap_param_gather"]: ("ddp.overlap_param_gather",),
-    K["tp_comm_overlap"]: ("model.tp_comm_overlap",),
-    # kernels and graphs
-    K["attention"]: ("model.attention_backend",),
-    K["cuda_graph"]: ("model.cuda_graph_impl",),
-    P["cuda_graph.scope"]: (bridge.GRAPH_SCOPE,),
     "te_rng_tracker": ("rng.te_rng_tracker", "model.use_te_rng_tracker"),
     "check_for_nan_in_loss_and_grad": ("rerun_state_machine.check_for_nan_in_loss", "ddp.check_for_nan_in_grad"),
-    # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
-    "moe_pad_experts_for_cuda_graph_inference": ("model.moe_pad_experts_for_cuda_graph_inference",),
-    # HybridEP's static per-rank token budget, which a MoE's full-iteration graph needs (megatron.RANK_BUDGET)
-    megatron.RANK_BUDGET_DEST: ("model.moe_expert_rank_capacity_factor",),
-    megatron.RANK_BUDGET_NEEDS: ("model.use_transformer_engine_op_fuser",),
     # FP8 primary weights: the precision recipe's switch, which Bridge hands DDP as well
     K["fp8_param_gather"]: ("mixed_precision.fp8_param_gather", "ddp.fp8_param_gather"),
-    # optimizer precision
-    P["optimizer_dtype.precision_aware"]: ("optimizer.use_precision_aware_optimizer",),
-    K["main_grad_dtype"]: ("optimizer.main_grads_dtype",),
-    K["optimizer_dtype"]: ("optimizer.exp_avg_dtype",),
-    P["optimizer_dtype.second_moment"]: ("optimizer.exp_avg_sq_dtype",),
-    # the run: schedule, optimizer, logging, data, tokenizer, checkpoints
-    "train_iters": ("train.train_iters",),
-    "lr": ("optimizer.lr",),
-    "min_lr": ("optimizer.min_lr",),
-    "lr_decay_style": ("scheduler.lr_decay_style",),
-    "lr_warmup_iters": ("scheduler.lr_warmup_iters",),
-    "lr_decay_iters": ("scheduler.lr_decay_iters",),
-    "lr_warmup_fraction": ("scheduler.lr_warmup_fraction",),
-    "weight_decay": ("optimizer.weight_decay",),
-    "adam_beta1": ("optimizer.adam_beta1",),
-    "adam_beta2": ("optimizer.adam_beta2",),
-    "adam_eps": ("optimizer.adam_eps",),
-    "clip_grad": ("optimizer.clip_grad",),
-    "init_method_std": ("model.init_method_std",),
-    "log_interval": ("logger.log_interval",),
-    "log_throughput": ("logger.log_throughput",),
-    "tensorboard_dir": ("logger.tensorboard_dir",),
-    "wandb_project": ("logger.wandb_project",),
-    "wandb_exp_name": ("logger.wandb_exp_name",),
     "eval_iters": ("validation.eval_iters",),
     "eval_interval": ("validation.eval_interval",),
-    # GPTDatasetConfig.data_path: Bridge's command-line form of the blend, split on whitespace
-    "data_path": ("dataset.data_path",),
-    "split": ("dataset.split",),
     "mock_data": ("dataset.mock",),
-    "tokenizer_type": ("tokenizer.tokenizer_type",),
-    "tokenizer_model": ("tokenizer.tokenizer_model",),
-    "save": ("checkpoint.save",),
-    "load": ("checkpoint.load",),
-    "save_interval": ("checkpoint.save_interval",),
-    "finetune": ("checkpoint.finetune",),
-    "ckpt_format": ("checkpoint.ckpt_format",),
-    "manual_gc": ("train.manual_gc",),
-    "manual_gc_interval": ("train.manual_gc_interval",),
-    "seed": ("rng.seed",),
-    "exit_interval": ("train.exit_interval",),
-    "exit_duration_in_mins": ("train.exit_duration_in_mins",),
-    "moe_router_dtype": ("model.moe_router_dtype",),
-    "moe_permute_fusion": ("model.moe_permute_fusion",),
-    "moe_router_fusion": ("model.moe_router_fusion",),
-    # a benchmark's even split of tokens over experts: import-recipe reads it as `assume moe_imbalance = 1`
-    "moe_router_force_load_balancing": ("model.moe_router_force_load_balancing",),
-    "cross_entropy_loss_fusion": ("model.cross_entropy_loss_fusion",),
-    "cross_entropy_fusion_impl": ("model.cross_entropy_fusion_impl",),
-    "transformer_impl": ("model.transformer_impl",),
 }
+
+# The Megatron settings import-recipe reads from a Bridge recipe or launch (``dest_of``); any other field it
+# carries through for the bridge target as a passthrough. What primusc models, and what it says it leaves out.
+READ: frozenset[str] = frozenset({
+    *PATHS,
+    # parallel layout
+    K["pp"], K["pipeline_layout"], K["account_for_embedding"], K["account_for_loss"], K["cp_comm"],
+    K["sequence_parallel"], K["ep"], K["etp"], K["moe_dispatcher"], P["moe_dispatcher.backend"],
+    K["ep_comm_overlap"],
+    # recomputation and offloading (the switch read from a recipe only: a launch writes it from the count,
+    # as Megatron-LM's arguments do)
+    K["recompute"], P["recompute.method"], P["recompute.layers"], P["recompute.modules"], K["offload_layers"],
+    P["offload_layers.enable"],
+    # what a recipe may set whose cost primusc leaves out (recipes/unmodelled.py): read to be carried and said
+    "fine_grained_activation_offloading", "moe_paged_stash", "num_distributed_optimizer_instances",
+    "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "optimizer", "optimizer_cpu_offload",
+    "distributed_timeout_minutes",
+    # sharding and data-parallel overlap
+    P["sharding.fsdp_strategy"], "gradient_accumulation_fusion", K["overlap_grad_reduce"], K["tp_comm_overlap"],
+    # kernels and graphs
+    K["attention"], K["cuda_graph"], P["cuda_graph.scope"],
+    # megatron-core asks for it beside the full-iteration graph with EP (validate_args, core_v0.16.1)
+    "moe_pad_experts_for_cuda_graph_inference",
+    # HybridEP's static per-rank token budget, which a MoE's full-iteration graph needs (megatron.RANK_BUDGET)
+    megatron.RANK_BUDGET_DEST, megatron.RANK_BUDGET_NEEDS,
+    # optimizer precision
+    P["optimizer_dtype.precision_aware"], K["main_grad_dtype"], K["optimizer_dtype"], P["optimizer_dtype.second_moment"],
+    # the run: schedule, optimizer, logging, data, tokenizer, checkpoints
+    "train_iters", "lr", "min_lr", "lr_decay_style", "lr_warmup_iters", "lr_decay_iters", "lr_warmup_fraction",
+    "weight_decay", "adam_beta1", "adam_beta2", "adam_eps", "clip_grad", "init_method_std", "log_interval",
+    "log_throughput", "tensorboard_dir", "wandb_project", "wandb_exp_name",
+    # GPTDatasetConfig.data_path: Bridge's command-line form of the blend, split on whitespace
+    "data_path", "split", "tokenizer_type", "tokenizer_model", "save", "load", "save_interval", "finetune",
+    "ckpt_format", "manual_gc", "manual_gc_interval", "seed", "exit_interval", "exit_duration_in_mins",
+    "moe_router_dtype", "moe_permute_fusion", "moe_router_fusion",
+    # a benchmark's even split of tokens over experts: import-recipe reads it as `assume moe_imbalance = 1`
+    "moe_router_force_load_balancing", "cross_entropy_loss_fusion", "cross_entropy_fusion_impl", "transformer_impl",
+})
+
+
+def _unheld(dest: str, version: str) -> str:
+    """Why no field of the release's ConfigContainer is known to hold a Megatron setting."""
+    several = bridge.named(dest, version)
+    if several:
+        return (f"Megatron-Bridge {version}'s ConfigContainer has several fields of its name "
+                f"({', '.join(f'`{p}`' for p in several)}), and primusc does not know which holds it")
+    return f"no field of Megatron-Bridge {version}'s ConfigContainer holds it"
+
+
+def paths(dest: str, version: str = bridge.DEFAULT_VERSION) -> tuple[str, ...]:
+    """The Bridge fields that hold a Megatron setting at ``version`` (``PATHS``, else the one field of its
+    name); empty where none does."""
+    if dest in PATHS:
+        return PATHS[dest]
+    held = bridge.holding(dest, version)
+    return (held,) if held is not None else ()
 
 # Megatron switches a Bridge field holds negated: --grad-reduce-in-bf16 is ddp.grad_reduce_in_fp32=False
 NEGATED_PATHS: dict[str, str] = {P["main_grad_dtype.bf16_reduce"]: "ddp.grad_reduce_in_fp32"}
@@ -296,21 +267,28 @@ def recorded_fields(version: str = bridge.DEFAULT_VERSION) -> frozenset[str]:
 
 
 def dest_of(path: str) -> str | None:
-    """The Megatron setting a Bridge field holds (the first field of a pair names it), else None; a negated
-    one (``NEGATED_PATHS``) is not: ``negated_dest_of`` names it."""
-    return _DESTS.get(path)
+    """The Megatron setting import reads a Bridge field as (``READ``; the first field of a pair names it),
+    else None; a negated one (``NEGATED_PATHS``) is not: ``negated_dest_of`` names it."""
+    return _dests().get(path)
 
 
 def negated_dest_of(path: str) -> str | None:
     return next((dest for dest, p in NEGATED_PATHS.items() if p == path), None)
 
 
-_DESTS: dict[str, str] = {}
-for _dest, _paths in PATHS.items():
-    for _path in _paths:
-        _DESTS.setdefault(_path, _dest)
-for _dest, _path in COMM_OVERLAP_PATHS.items():
-    _DESTS.setdefault(_path, _dest)
+def read_paths() -> frozenset[str]:
+    """Every Bridge field import reads as a Megatron setting, at any release, negated or not."""
+    return frozenset(_dests()) | set(NEGATED_PATHS.values())
+
+
+@functools.cache
+def _dests() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dest in sorted(READ):
+        for version in bridge.version_names():
+            out.update((path, dest) for path in paths(dest, version))
+    out.update((path, dest) for dest, path in COMM_OVERLAP_PATHS.items())
+    return out
 
 
 # The MixedPrecisionConfig fields primusc's knobs set, and each knob's value for them: the precision's setup
@@ -509,9 +487,9 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
         if dest in NEGATED_PATHS and isinstance(value, bool):
             out.append((NEGATED_PATHS[dest], hydra_value(not value)))
             continue
-        paths = PATHS.get(dest)
-        if paths is None:
-            problems.append(f"`{dest}`: no Megatron-Bridge ConfigContainer field primusc knows holds it")
+        held = paths(dest, version)
+        if not held:
+            problems.append(f"`{dest}`: {_unheld(dest, version)}")
             continue
         if dest == "data_path" and isinstance(value, str) and len(value.split()) > 1:
             # GPTDatasetConfig.data_path is split on whitespace into a blend's words, so one prefix
@@ -527,15 +505,15 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
             problems.append(f"`{dest}` = {value!r}: {why}")
             continue
         if comm_overlap and dest in COMM_OVERLAP_PATHS:
-            paths = (COMM_OVERLAP_PATHS[dest],) if dest in _REPLACED_BY_COMM_OVERLAP \
-                else (*paths, COMM_OVERLAP_PATHS[dest])
-        for path in paths:
+            held = (COMM_OVERLAP_PATHS[dest],) if dest in _REPLACED_BY_COMM_OVERLAP \
+                else (*held, COMM_OVERLAP_PATHS[dest])
+        for path in held:
             out.append((path, hydra_value(value)))
         if dest == "recompute_granularity" and value == "selective" and "recompute_modules" not in settings:
             out.append(("model.recompute_modules", "[core_attn]"))  # Megatron's default, the recipe may set others
     for dest, off in RESETS.items():
         if dest not in settings:
-            out += [(path, off) for path in PATHS[dest]]
+            out += [(path, off) for path in paths(dest, version)]
     # TransformerConfig takes the switch beside the count (megatron-core refuses it with recomputation, and a
     # recipe of its own may have it on)
     out.append((OFFLOAD_SWITCH, "true" if settings.get(K["offload_layers"]) else "false"))

@@ -51,13 +51,6 @@ class BridgeRecipe:
     dp_overlap: tuple[str, ...] = ()
 
 
-def _read_paths() -> frozenset[str]:
-    from primus_lang.emit.bridge import COMM_OVERLAP_PATHS, NEGATED_PATHS, PATHS
-
-    return frozenset({p for paths in PATHS.values() for p in paths} | set(NEGATED_PATHS.values())
-                     | set(COMM_OVERLAP_PATHS.values()))
-
-
 def _precision_name(settings: dict[str, Any], fields: dict[str, Any], version: str) -> str:
     """The registered mixed-precision recipe a recipe's precision is, as a launch names one: a registered
     name in Bridge's canonical spelling, a precision config the registered recipe of its GEMM precision and
@@ -134,10 +127,10 @@ def _after_setup(s: dict[str, Any], gpus: int) -> dict[str, Any]:
 @functools.cache
 def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
     """Every recipe of the release whose model is a stdlib card (emit/bridge.py, BRIDGE_MODELS)."""
-    from primus_lang.emit.bridge import BRIDGE_MODELS
+    from primus_lang.emit.bridge import BRIDGE_MODELS, read_paths
 
     cards = {stem: card for card, stem in BRIDGE_MODELS.items()}
-    read = _read_paths()
+    read = read_paths()
     names = bridge.recipe_names(version)
     out: dict[str, BridgeRecipe] = {}
     for name in names:

@@ -26,11 +26,11 @@ from primus_lang.emit.bridge import (
     BRIDGE_DEFAULTS,
     BRIDGE_MODELS,
     BRIDGE_SCRIPT,
-    PATHS,
     bridge_passthrough,
     hydra_text,
     hydra_value,
     overrides,
+    paths,
     precision_overrides,
 )
 from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
@@ -630,7 +630,7 @@ class Bridge(Framework):
         another (a recipe may keep its main gradients in BF16 or split attention over CP with a2a)."""
         out: list[tuple[str, str]] = []
         for dest, off in BRIDGE_DEFAULTS.items():
-            path = PATHS[dest][0]
+            path = paths(dest, self.version)[0]
             held = recorded.settings.get(path)
             if dest not in self.settings and held is not None and hydra_value(held) != off:
                 out.append((path, off))

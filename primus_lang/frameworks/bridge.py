@@ -26,6 +26,9 @@ _GPUS_IN_NAME = re.compile(r"_(\d+)gpu_([a-z0-9]+)_")
 # table, src/megatron/bridge/models/conversion/model_bridge.py at 067f987): a key spelled as Megatron-LM
 # spells it (Bridge's own migration guide writes `model.max_position_embeddings=4096`) is no field
 MEGATRON_NAMED = {"model.max_position_embeddings": "model.seq_length"}
+# CommOverlapConfig's fields are copies its setup writes over the model's, ddp's and optimizer's
+# (training/comm_overlap.py, _apply_cfgs): a field there is never where a setting itself lives
+_COPIES = "comm_overlap"
 
 
 Version = table.Release
@@ -148,3 +151,29 @@ def spelled(path: str, version: str = DEFAULT_VERSION, model_class: str | None =
     if path.startswith("model.") and nested in known:
         return nested
     return None
+
+
+def named(name: str, version: str = DEFAULT_VERSION) -> tuple[str, ...]:
+    """The ConfigContainer fields named ``name`` at ``version``, a section's own (``section.name``, a nested
+    model field as ``model.name``), CommOverlapConfig's copies left out."""
+    return _by_name(version).get(name, ())
+
+
+@functools.cache
+def _by_name(version: str) -> dict[str, tuple[str, ...]]:
+    out: dict[str, set[str]] = {}
+    for path in map(canonical, fields(version)):
+        section, _, name = path.partition(".")
+        if name and "." not in name and section != _COPIES:
+            out.setdefault(name, set()).add(path)
+    return {name: tuple(sorted(paths)) for name, paths in out.items()}
+
+
+def holding(name: str, version: str = DEFAULT_VERSION) -> str | None:
+    """The one ConfigContainer field named ``name`` at ``version`` (``section.name``, a nested model field as
+    ``model.name``), where a Megatron argument of that name lives: Bridge's sections are megatron-core's
+    configs (TransformerConfig, GPTDatasetConfig, OptimizerConfig, DDPConfig), whose fields are named as the
+    Megatron-LM arguments that fill them, and Bridge's own, which keep the arguments' names. None where no
+    section has the field, or several do (the name alone cannot say which holds the setting)."""
+    found = named(name, version)
+    return found[0] if len(found) == 1 else None

@@ -27,8 +27,8 @@ from primus_lang.emit import (
     MLA_ARGUMENTS,
     MLA_SWITCH,
     NORMS,
-    PATHS,
     POSITIONS,
+    paths,
 )
 from primus_lang.frameworks import megatron, megatron_of, reading, spelling
 from primus_lang.ir import derived
@@ -89,7 +89,7 @@ class _Reader:
             return
         if self.kind == "bridge":
             # a Bridge user writes the ConfigContainer's field, not the Megatron argument it holds
-            name = f"`{PATHS.get(dest, (f'model.{dest}',))[0]}`"
+            name = f"`{(paths(dest) or (f'model.{dest}',))[0]}`"
         elif self.kind == "primus":
             name = f"`{dest}` in `modules.pre_trainer.overrides`"
         else:

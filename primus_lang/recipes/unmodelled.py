@@ -2,7 +2,7 @@
 carried to the launch as the recipe wrote it, and the import says what the space's numbers miss.
 
 Keys are Megatron's argument names (a Megatron-Bridge field is read under the argument it holds:
-``emit/bridge.py``'s ``PATHS``); a setting at its off value (false, 0, 1 instance, none) says nothing.
+``emit/bridge.py``'s ``dest_of``); a setting at its off value (false, 0, 1 instance, none) says nothing.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ and what `plan` suggests when nothing fits, from one walk (so the two never disa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
 
 from primus_lang.ir.ranges import MAX_WORLD
@@ -37,15 +39,24 @@ def least_peak(space: Space) -> tuple[int, int, bool]:
     return len(points), least, False
 
 
-def fewest_nodes(space: Space) -> tuple[int, int, int]:
-    """Doubling the space's nodes up to ``MORE_NODES`` times: (the first count on which a legal point fits,
-    0 when none does; its legal points; the last count tried)."""
+def doublings(space: Space) -> Iterator[tuple[int, Space]]:
+    """The space on its cluster's node count doubled, up to ``MORE_NODES`` times and the largest world
+    primusc takes: (the count, the space on it)."""
     nodes = space.cluster.nodes
     for _ in range(MORE_NODES):
         nodes *= 2
         if nodes * space.cluster.gpus_per_node > MAX_WORLD:
-            break
-        legal, _, fits = least_peak(attrs.evolve(space, cluster=attrs.evolve(space.cluster, nodes=nodes)))
+            return
+        yield nodes, attrs.evolve(space, cluster=attrs.evolve(space.cluster, nodes=nodes))
+
+
+def fewest_nodes(space: Space) -> tuple[int, int, int]:
+    """Doubling the space's nodes (``doublings``): (the first count on which a legal point fits, 0 when
+    none does; its legal points; the last count tried)."""
+    tried = space.cluster.nodes
+    for nodes, wider in doublings(space):
+        tried = nodes
+        legal, _, fits = least_peak(wider)
         if fits:
             return nodes, legal, nodes
-    return 0, 0, nodes
+    return 0, 0, tried

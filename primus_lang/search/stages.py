@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import attrs
 import numpy as np
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_search import NO_FITTING_POINT, NO_LEGAL_POINT
 from primus_lang.ir.candidate import Candidate
-from primus_lang.ir.space import Space
+from primus_lang.ir.space import Axis, Domain, Space
 from primus_lang.search.bound import bounded_by_step, floor_scores, score_bounds
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.landscape import AxisView, Landscape
-from primus_lang.search.room import fewest_nodes
+from primus_lang.search.room import doublings, fewest_nodes
 from primus_lang.search.trial import Evaluation
 
 if TYPE_CHECKING:
@@ -108,20 +109,34 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
 def _what_could_fit(space: Space, points: list[Candidate]) -> str:
     """The changes that could bring a point under the limit, leaving out those the space already
     takes as far as they go: more TP only below the scale-up domain and the head count, more PP
-    only below the layer count and the GPUs left by TP."""
+    only below the layer count and the GPUs left by TP, and either only at values some legal point
+    takes beside the space's other knobs (a fixed CP may leave no TP that divides the GPUs)."""
     model, cluster = space.model, space.cluster
     ideas = []
     illegal = []  # larger values the space's axes take, which a rule removes on this model and cluster
+    blocked = []  # larger values the space does not take, which no legal point would
     most_tp, most_pp = max(c.tp for c in points), max(c.pp for c in points)
-    for knob, most, at in (("tp", most_tp, min(cluster.domain, model.heads)),
-                           ("pp", most_pp, min(model.num_layers, max(cluster.world // most_tp, 1)))):
+    ceilings = {"tp": lambda c: min(c.domain, model.heads),
+                "pp": lambda c: min(model.num_layers, max(c.world // most_tp, 1))}
+    for knob, most in (("tp", most_tp), ("pp", most_pp)):
+        at = ceilings[knob](cluster)
         if most >= at:
             continue
         taken = [v for a in space.axes if a.name == knob for v in a.domain.values if isinstance(v, int) and v > most]
         if taken:
             illegal.append(f"{knob.upper()} {', '.join(map(str, taken))}")
-        else:
-            ideas.append(f"{knob.upper()} above {most} (up to {at})")
+            continue
+        legal, why = _larger(space, knob, most, at)
+        if legal:
+            ideas.append(f"{knob.upper()} above {most} ({_listed(legal)})")
+            continue
+        elsewhere = ""
+        for nodes, wider in doublings(space):
+            found, _ = _larger(wider, knob, most, ceilings[knob](wider.cluster))
+            if found:
+                elsewhere = f", though on {nodes:,} nodes {knob.upper()} {_listed(found)} would be legal"
+                break
+        blocked.append(f"no legal point takes {knob.upper()} above {most} here ({why}){elsewhere}")
     if not any(c.recompute.kind == "full" for c in points):
         ideas.append("full recompute")
     if not any(c.sharding == "fsdp" for c in points):
@@ -134,10 +149,32 @@ def _what_could_fit(space: Space, points: list[Candidate]) -> str:
             f"no count of nodes up to {tried:,} holds one")
     removed = (f"; the larger values the space takes ({'; '.join(illegal)}) are illegal here (`primusc check` "
                "names the rule that removes them)") if illegal else ""
+    removed += "".join(f"; {b}" for b in blocked)
     if not ideas:
         return (f"the space already takes TP, PP, recompute and sharding as far as they go{removed}: use GPUs with "
                 f"more memory, {more}")
     return "add to the space: " + ", ".join(ideas) + f"{removed}; {more}"
+
+
+def _larger(space: Space, knob: str, most: int, at: int) -> tuple[tuple[int, ...], str]:
+    """The values of ``knob`` above ``most`` up to ``at`` that some legal point takes, were the space to
+    take them beside its other knobs; and, where none is, why the first is not (the checker's words)."""
+    from primus_lang.check import legal_values, never_legal, never_legal_why
+
+    wider = attrs.evolve(space, fixed=tuple((k, v) for k, v in space.fixed if k != knob),
+                         axes=(*(a for a in space.axes if a.name != knob), Axis(knob, Domain(tuple(range(most + 1, at + 1))))))
+    legal = tuple(int(v) for v in legal_values(wider, knob))
+    if legal:
+        return legal, ""
+    code = next((c for k, v, c in never_legal(wider) if k == knob and v == most + 1), "")
+    return (), never_legal_why(wider, knob, most + 1, code) or "the checks rule it out together"
+
+
+def _listed(values: tuple[int, ...]) -> str:
+    shown = [str(v) for v in values]
+    if len(shown) > 5:
+        return f"{', '.join(shown[:3])}, ... {shown[-1]}"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def evaluation_of(projection: Projection) -> Evaluation:

@@ -15,7 +15,14 @@ import pytest
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit
 from primus_lang.emit.arguments import Setting, nvfp4_values
-from primus_lang.emit.bridge import PATHS, gemm_precision, precision_name, precision_settings, recorded_fields
+from primus_lang.emit.bridge import (
+    READ,
+    gemm_precision,
+    paths,
+    precision_name,
+    precision_settings,
+    recorded_fields,
+)
 from primus_lang.frameworks import bridge
 from primus_lang.ir.candidate import FP8_RECIPES
 from tests.emit.harness import emissions
@@ -83,7 +90,8 @@ def test_every_override_is_a_recorded_field_of_its_kind(case: str, target: str, 
 def test_the_table_names_recorded_fields_only() -> None:
     for version in bridge.version_names():
         fields = recorded_fields(version)
-        assert [p for paths in PATHS.values() for p in paths if bridge.spelled(p, version) is None] == [], version
+        assert [d for d in READ if not paths(d, version)] == [], version
+        assert [p for d in READ for p in paths(d, version) if bridge.spelled(p, version) is None] == [], version
         assert [n for n in PRECISION_NAMES.values() if f"mixed_precision={n}" not in fields] == [], version
 
 

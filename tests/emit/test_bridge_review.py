@@ -151,3 +151,34 @@ def test_a_huge_number_in_an_override_is_refused_at_the_override(tmp_path: Path)
         assert first.code.id == "P3123" and key in first.message
         assert first.span is not None and first.span.file == str(launch)
     assert recipes()["llama3_8b_pretrain_config"].card == "llama3_8b"
+
+
+# settings every Primus example writes (eod_mask_loss) or its Llama 3.1 ones do, which no hand table named:
+# each lives in the one field of its name that frameworks/bridge records, in the dataset or the model
+CARRIED = "eod_mask_loss = true; attention_softmax_in_fp32 = true; masked_softmax_fusion = false"
+
+
+@pytest.mark.parametrize(("version", "model", "more"), [
+    ("v0.6", "model", "; rotary_scaling_factor = 8.0"),
+    # 067f987's Llama recipes build BridgeGPTModelConfig, which nests these and names the RoPE factor otherwise
+    ("067f987", "model.transformer", ""),
+])
+def test_a_megatron_setting_goes_to_the_field_of_its_name(tmp_path: Path, version: str, model: str,
+                                                           more: str) -> None:
+    space = load_space(_space(tmp_path, "llama3_1_8b", f"  passthrough {{ {CARRIED}{more} }}\n"))
+    words = _words(emit(space, parse_point(space, "tp=1"), "bridge+local",
+                        EmitContext(variables={"bridge_version": version}))["node.sh"])
+    assert words["dataset.eod_mask_loss"] == "true"
+    assert words[f"{model}.attention_softmax_in_fp32"] == "true" and words[f"{model}.masked_softmax_fusion"] == "false"
+    assert words.get("model.rotary_scaling_factor") == ("8.0" if more else None)
+
+
+def test_a_setting_no_field_holds_is_still_refused(tmp_path: Path) -> None:
+    message = _refusals(_space(tmp_path, "llama3_1_8b", "  passthrough { moe_use_legacy_grouped_gemm = true }\n"),
+                        "tp=1")
+    assert "P7001" in message and "`moe_use_legacy_grouped_gemm`: no field of Megatron-Bridge v0.6's" in message
+    # a name two sections have says which: primusc will not guess
+    message = _refusals(_space(tmp_path, "llama3_1_8b", "  passthrough { make_vocab_size_divisible_by = 128 }\n"),
+                        "tp=1")
+    assert "P7001" in message and "`model.make_vocab_size_divisible_by`, `tokenizer.make_vocab_size_divisible_by`" \
+        in message
