@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from primus_lang.bench.kernels import KernelSpec
     from primus_lang.bench.logs import (
         ENDINGS,
+        PRINTING_RANK,
         Offset,
         TrainingLog,
         bad_value,
@@ -41,4 +42,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ = ["CPU_CONFIGS", "DEFAULT_DB", "DEFAULT_SIZES", "ENDINGS", "ORACLE_KINDS", "TINY_GPT", "BenchmarkOracle", "DeviceInfo", "KernelSpec", "Offset", "ProfileDB", "TrainingLog", "backend_of", "bad_value", "campaign_files", "candidate_from_log", "collect_specs", "describe", "ending", "error_line", "executable", "facts_of", "fit_offset", "make_oracle", "markdown", "measure_collectives", "merge_campaigns", "other_model", "parse_log", "planned_exit", "profile_kernels", "read_log", "run_check", "run_net_rank", "steady", "torch"]
+__all__ = ["CPU_CONFIGS", "DEFAULT_DB", "DEFAULT_SIZES", "ENDINGS", "ORACLE_KINDS", "PRINTING_RANK", "TINY_GPT", "BenchmarkOracle", "DeviceInfo", "KernelSpec", "Offset", "ProfileDB", "TrainingLog", "backend_of", "bad_value", "campaign_files", "candidate_from_log", "collect_specs", "describe", "ending", "error_line", "executable", "facts_of", "fit_offset", "make_oracle", "markdown", "measure_collectives", "merge_campaigns", "other_model", "parse_log", "planned_exit", "profile_kernels", "read_log", "run_check", "run_net_rank", "steady", "torch"]

@@ -144,8 +144,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     a ``CompileError`` naming the file when it cannot be measured otherwise (``space``: the campaign's,
     whose model and GPU count an arguments block must state, where it prints them, and whose model says
     whether its MoE settings are the recipe's; ``partial``: --partial was given, so no help offers it)."""
-    from primus_lang.bench import candidate_from_log, other_model, parse_log, read_log, steady
-    from primus_lang.bench.logs import PRINTING_RANK
+    from primus_lang.bench import PRINTING_RANK, candidate_from_log, other_model, parse_log, read_log, steady
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.frameworks import spelling
     from primus_lang.ir import Candidate

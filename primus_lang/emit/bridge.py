@@ -332,17 +332,6 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
     return out, problems
 
 
-def gemm_precision(fields: Mapping[str, object]) -> tuple[str, str]:
-    """(precision, its recipe) a precision's fields, or a candidate's settings, compute the GEMMs in: a
-    registered recipe carries ``fp8_recipe``/``fp4_recipe`` at their defaults whatever it runs, so only a
-    format that is set says FP8 or FP4."""
-    if fields.get("fp4"):
-        return "fp4", str(fields.get("fp4_recipe") or "")
-    if fields.get("fp8"):
-        return "fp8", str(fields.get("fp8_recipe") or "")
-    return "bf16", ""
-
-
 def unmodelled_precision(fields: Mapping[str, object]) -> str | None:
     """Why primusc cannot plan a precision with these fields (None: it can): its account is BF16
     parameters and activations with BF16, FP8 or FP4 GEMMs."""
@@ -362,7 +351,7 @@ def precision_name(settings: Settings, version: str = bridge.DEFAULT_VERSION,
     (``registered_precision``, the settings' ``PRECISION_KNOBS`` fields kept where a name has them);
     None where Bridge registers none."""
     kept = {field: want(settings) for field, (want, _) in PRECISION_KNOBS.items()}
-    return registered_precision(gemm_precision(settings), version, kept, launched)
+    return registered_precision(bridge.gemm_precision(settings), version, kept, launched)
 
 
 def registered_precision(gemm: tuple[str, str], version: str = bridge.DEFAULT_VERSION,
@@ -380,7 +369,7 @@ def registered_precision(gemm: tuple[str, str], version: str = bridge.DEFAULT_VE
         return name != launched, missed, not name.startswith("bf16_"), name
 
     names = [name for name, fields in registered.items() if bridge.precision_named(name, version) == name
-             and unmodelled_precision(fields) is None and gemm_precision(fields) == gemm]
+             and unmodelled_precision(fields) is None and bridge.gemm_precision(fields) == gemm]
     return min(names, key=rank, default=None)
 
 
@@ -395,7 +384,7 @@ def precision_settings(name: str, version: str = bridge.DEFAULT_VERSION) -> Sett
     fields = bridge.precisions(version)[registered]
     if unmodelled_precision(fields) is not None:
         return None
-    precision, recipe = gemm_precision(fields)
+    precision, recipe = bridge.gemm_precision(fields)
     if precision == "fp8":
         return {"fp8": str(fields["fp8"]), "fp8_recipe": recipe}
     if precision == "fp4":

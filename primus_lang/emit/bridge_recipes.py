@@ -57,7 +57,6 @@ def _precision_name(settings: dict[str, Any], fields: dict[str, Any], version: s
     scaling (import reads the GEMM precision from either; emission names it only for another precision)."""
     from primus_lang.emit.bridge import (
         PRECISION_KNOBS,
-        gemm_precision,
         registered_precision,
         unmodelled_precision,
     )
@@ -65,7 +64,7 @@ def _precision_name(settings: dict[str, Any], fields: dict[str, Any], version: s
     named = settings.get("mixed_precision")
     if isinstance(named, str):
         return bridge.precision_named(named, version) or named
-    gemm = gemm_precision(fields)
+    gemm = bridge.gemm_precision(fields)
     kept = {f: bool(fields.get(f)) for f in PRECISION_KNOBS}
     found = registered_precision(gemm, version, kept) if unmodelled_precision(fields) is None else None
     # no registered name: a marker import refuses (an FP16 config must not be read as BF16's)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import frozen
@@ -125,6 +125,26 @@ def precisions(version: str = DEFAULT_VERSION) -> dict[str, dict[str, Any]]:
     """The mixed-precision recipes Bridge registers (``mixed_precision=NAME``), each with its settings."""
     found: dict[str, dict[str, Any]] = _table()["precisions"][version]
     return found
+
+
+def gemm_precision(fields: Mapping[str, object]) -> tuple[str, str]:
+    """(precision, its recipe) a precision's fields, or a candidate's settings, compute the GEMMs in: a
+    registered recipe carries ``fp8_recipe``/``fp4_recipe`` at their defaults whatever it runs, so only a
+    format that is set says FP8 or FP4."""
+    if fields.get("fp4"):
+        return "fp4", str(fields.get("fp4_recipe") or "")
+    if fields.get("fp8"):
+        return "fp8", str(fields.get("fp8_recipe") or "")
+    return "bf16", ""
+
+
+def perf_precision(gemm: tuple[str, str], version: str = DEFAULT_VERSION) -> dict[str, Any] | None:
+    """The fields of the registered precision recipe Bridge's performance scripts run for GEMMs in ``gemm``
+    ((precision, recipe), ``gemm_precision``'s): their compute dtypes name the plain ``bf16_with_...`` recipes
+    (scripts/performance/utils/precision.py ``get_precision_config``: fp8_cs the current-scaling one, fp8_mx
+    MXFP8's, fp8_sc the sub-channel one), one per GEMM precision; None where none computes them."""
+    return next((fields for name, fields in precisions(version).items()
+                 if name.startswith("bf16_") and gemm_precision(fields) == gemm), None)
 
 
 def precision_named(name: str, version: str = DEFAULT_VERSION) -> str | None:

@@ -15,8 +15,12 @@ Assumptions where the rows are silent (documented in docs/projection.md):
 - ``recompute: null`` means none; Megatron-Bridge perf configs and torchtitan's activation
   checkpointing map to selective or full;
 - NeMo/Megatron-Bridge performance recipes overlap TP communication when TP > 1 (except the NVFP4
-  ones: their Llama recipes set ``tp_comm_overlap`` off), and MoE rows that
-  publish ``moe_a2a_overlap`` overlap the expert all-to-all;
+  ones: their Llama recipes set ``tp_comm_overlap`` off, and Nemotron 3 Super's have no overlap config),
+  unless the row records its config's ``tp_comm_overlap`` (Qwen3-235B on H100 turns it off), and MoE rows
+  that publish ``moe_a2a_overlap`` overlap the expert all-to-all;
+- Adam's moments are FP32 (Megatron's default) unless the row records its recipe's ``exp_avg_dtype``
+  (DeepSeek-V3's keeps them in BF16); a Megatron-Bridge FP8 row gathers FP8 parameters where its
+  compute dtype's registered precision recipe does (``bridge.perf_precision``);
 - NeMo and Megatron-Bridge performance runs accumulate and reduce gradients in BF16
   (``grad_reduce_in_fp32 = False`` for every precision: NeMo 2.0's scripts/performance/helpers.py
   ``set_precision_configs``, Megatron-Bridge's perf_recipes/_common.py), so their ``main_grad_dtype``
@@ -57,7 +61,7 @@ from primus_lang.diagnostics.codes_projection import (
     RUNS_FILE_TOO_LARGE,
     RUNS_FILE_TOO_MANY_VALUES,
 )
-from primus_lang.frameworks import reading
+from primus_lang.frameworks import bridge, reading
 from primus_lang.ir import Candidate, Cluster, Gpu, Mla, Model, Moe, Recompute, Settings, Space, derived
 from primus_lang.ir.families import hybrid_evidence
 from primus_lang.ir.pipeline import Split, problems
@@ -411,10 +415,26 @@ def recompute_of(rec: Any) -> Recompute | str:
 
 def _unpublished(rec: Any, grads_known: bool) -> tuple[str, ...]:
     """The memory knobs a row leaves out: recompute unless it names a granularity; the main-grad
-    dtype unless the framework's performance scripts fix it; no row publishes the Adam-moment dtype."""
-    published = isinstance(rec, dict) and bool(rec.get("recompute_granularity") or rec.get("activation_checkpointing"))
+    dtype unless the framework's performance scripts fix it; the Adam-moment dtype unless its recipe's
+    is recorded (``exp_avg_dtype``)."""
+    info = rec if isinstance(rec, dict) else {}
+    published = bool(info.get("recompute_granularity") or info.get("activation_checkpointing"))
     return tuple(k for k, left_out in (("recompute", not published), ("main_grad_dtype", not grads_known),
-                                       ("optimizer_dtype", True)) if left_out)
+                                       ("optimizer_dtype", not info.get("exp_avg_dtype"))) if left_out)
+
+
+def _moments(info: dict[str, Any]) -> str:
+    """Adam's moment dtype the row's recipe records (``recompute.exp_avg_dtype``), else Megatron's FP32."""
+    value = info.get("exp_avg_dtype") or "fp32"
+    if value not in ("bf16", "fp32"):
+        raise WrongType(f"`recompute.exp_avg_dtype` is {value!r}, not bf16 or fp32")
+    return str(value)
+
+
+def _published_switch(info: dict[str, Any], key: str, otherwise: bool) -> bool:
+    """A yes/no the row's recipe records (``recompute.tp_comm_overlap``), else the framework's rule."""
+    value = info.get(key)
+    return value if isinstance(value, bool) else otherwise
 
 
 def _offload_layers(rec: Any) -> int:
@@ -568,7 +588,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: Profiles = F
     nemo = "NeMo" in framework or "Megatron-Bridge" in framework
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
                         attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec),
-                        cross_entropy="te" if "Megatron-Bridge" in framework else "unfused", cuda_graph=graphs)
+                        cross_entropy="te" if "Megatron-Bridge" in framework else "unfused", cuda_graph=graphs,
+                        fp8_param_gather=_bridge_fp8_param_gather(framework, prec))
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
@@ -738,13 +759,26 @@ def _candidate_of(layout: _Layout, seq: int, prec: tuple[str, str], rec: Recompu
         gbs=layout.gbs, seq_len=seq, precision=prec[0], fp8_recipe=prec[1], recompute=rec,
         sharding="fsdp" if fsdp else "dist_opt",
         schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
-        tp_comm_overlap=nemo and tp > 1 and prec[0] != "fp4",
+        tp_comm_overlap=_published_switch(recipe_info, "tp_comm_overlap", nemo and tp > 1 and prec[0] != "fp4"),
+        optimizer_dtype=_moments(recipe_info),
         main_grad_dtype="bf16" if nemo else "fp32",
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         # Megatron-Bridge's perf configs name the flex backend; AutoModel's notes say "DeepEP"
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") or "deepep" in notes else "alltoall",
         **split,
     )
+
+
+def _bridge_fp8_param_gather(framework: str, prec: tuple[str, str]) -> bool:
+    """Whether a Megatron-Bridge row gathered FP8 parameters: its performance scripts run the registered
+    precision recipe of its compute dtype, which says (``bridge.perf_precision``: the current-scaling,
+    delayed and MXFP8 ones do, the sub-channel one does not; the same at every tag from v0.2.0 to v0.5.1,
+    training/mixed_precision.py). Until 6 Dec 2026 no row did, and the FP8 rows' parameter gathers and
+    memory were a BF16 recipe's."""
+    if "Megatron-Bridge" not in framework or prec[0] != "fp8":
+        return False
+    fields = bridge.perf_precision(prec)
+    return bool(fields and fields.get("fp8_param_gather"))
 
 
 def cuda_graph_of(info: dict[str, Any]) -> str:
@@ -823,7 +857,8 @@ ROW_FIELDS: dict[str, frozenset[str]] = {
                             "recompute_method", "recompute_num_layers", "cpu_offloading_num_layers(activations)",
                             "cuda_graph_impl", "cuda_graph_scope", "moe_flex_dispatcher_backend", "moe_a2a_overlap",
                             "pp_layout", "expert_tensor_parallel_size", "activation_checkpointing", "source",
-                            "recompute_layers", "activation_offload_layers", "cuda_graphs"}),
+                            "recompute_layers", "activation_offload_layers", "cuda_graphs", "tp_comm_overlap",
+                            "exp_avg_dtype"}),
     "measured": frozenset({"tokens_per_sec_per_gpu", "model_tflops_per_gpu", "flops_formula", "units",
                            "step_time_s", "mfu", "aggregate_pflops", "tokens_per_batch", "memory_gib"}),
 }

@@ -17,7 +17,6 @@ from primus_lang.emit import emit
 from primus_lang.emit.arguments import Setting, nvfp4_values
 from primus_lang.emit.bridge import (
     READ,
-    gemm_precision,
     paths,
     precision_name,
     precision_settings,
@@ -114,10 +113,10 @@ def test_each_precision_primusc_plans_is_named_as_bridge_registers_it_and_read_b
     plans += [{"fp8": "hybrid", "fp8_recipe": r, "fp8_param_gather": r != "blockwise"} for r in FP8_RECIPES]
     for settings in plans:
         name = precision_name(settings, version)
-        assert name == PRECISION_NAMES.get(gemm_precision(settings)), settings
+        assert name == PRECISION_NAMES.get(bridge.gemm_precision(settings)), settings
         if name is not None:
             back = precision_settings(name, version)
-            assert back is not None and gemm_precision(back) == gemm_precision(settings)
+            assert back is not None and bridge.gemm_precision(back) == bridge.gemm_precision(settings)
     # FP8 weights gathered with blockwise scaling: only nanov2's registered recipe (named "current scaling") has them
     blockwise = {"fp8": "hybrid", "fp8_recipe": "blockwise", "fp8_param_gather": True}
     assert precision_name(blockwise, version) == "nanov2_bf16_with_fp8_current_scaling_mixed"
@@ -138,7 +137,7 @@ def test_every_precision_a_recipe_records_is_read_or_refused(version: str) -> No
             seen.add(name)
             fields = bridge.precisions(version)[name]
             settings = precision_settings(name, version)
-            assert settings is not None and gemm_precision(settings) == gemm_precision(fields), name
+            assert settings is not None and bridge.gemm_precision(settings) == bridge.gemm_precision(fields), name
     assert {"nemotron_h_bf16_with_fp8_current_scaling_mixed", "nanov2_bf16_with_fp8_current_scaling_mixed"} <= seen
     nanov2 = precision_settings("nanov2_bf16_with_fp8_current_scaling_mixed", version)
     assert nanov2 == {"fp8": "hybrid", "fp8_recipe": "blockwise"}

@@ -42,3 +42,18 @@ def test_nemotron_rows_map_with_their_dispatcher_and_graphs(tmp_path: Path) -> N
     assert runs["bridge"].cand is not None and runs["bridge"].cand.moe_dispatcher == "flex"
     assert runs["bridge"].cand.cuda_graph == "attn"
     assert runs["plain"].cand is not None and runs["plain"].cand.moe_dispatcher == "alltoall"
+
+
+def test_a_megatron_bridge_fp8_row_gathers_fp8_parameters_as_its_precision_recipe_says(tmp_path: Path) -> None:
+    """Bridge's performance scripts run the registered precision recipe of their compute dtype: the
+    current-scaling and MXFP8 ones gather FP8 parameters, the sub-channel (blockwise) one does not
+    (frameworks/bridge/recipes.json). Until 6 Dec 2026 the corpus read none that did, against its import."""
+    nemo = "NVIDIA NeMo Framework (Megatron-Core)"
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([
+        row("cs", precision="FP8-CS"), row("mx", precision="MXFP8", hardware={"gpu": "B200"}),
+        row("sc", precision="FP8-SC"), row("bf16"), row("nemo_cs", precision="FP8-CS", framework=nemo),
+    ]))
+    runs = {r.id: r for r in load_runs(path)}
+    gathers = {rid: r.cand.fp8_param_gather for rid, r in runs.items() if r.cand is not None}
+    assert gathers == {"cs": True, "mx": True, "sc": False, "bf16": False, "nemo_cs": False}, runs

@@ -352,8 +352,10 @@ def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
 
 
 def test_a_site_fit_worse_than_the_shipped_profile_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """W6014: rows the shipped profile projects exactly (their measurements set to its projections) leave a
-    refit nothing to gain, and a fit that never saw a row projects it worse."""
+    """W6014: rows the shipped profile projects exactly but one (measured 15% above its projection) leave a
+    refit nothing to gain: the fold that holds the odd row out fits the exact ones and stays where the shipped
+    profile is, the other fits the odd row and moves off the exact ones it holds out. (With every row exact,
+    a refit that starts at the shipped profile need not move at all, and then is not worse.)"""
     keep = ("t_dense_bf16", "t_dense_tp2", "t_dense_pp2", "t_dense_fsdp")
     rows = [r for r in yaml.safe_load(RUNS.read_text()) if r["id"] in keep]
     path = tmp_path / "runs.yaml"
@@ -361,11 +363,12 @@ def test_a_site_fit_worse_than_the_shipped_profile_is_said(tmp_path: Path, capsy
     assert main(["validate", "--runs", str(path), "--calibrated", "--json", "--no-memory"]) == 0
     projected = {r["id"]: r["projected"] for r in json.loads(capsys.readouterr().out)["rows"]}
     for r in rows:
-        r["measured"] = {"tokens_per_sec_per_gpu": projected[r["id"]]}
+        r["measured"] = {"tokens_per_sec_per_gpu": projected[r["id"]] * (1.15 if r["id"] == "t_dense_fsdp" else 1.0)}
     path.write_text(yaml.safe_dump(rows))
     assert main(["calibrate", "--runs", str(path), "--folds", "2"]) == 0
     err = capsys.readouterr().err
-    assert "W6014" in err and "the shipped calibrated profiles 0.0% on the same runs" in err
+    # the shipped profiles err 1 - 1/1.15 on one row of four
+    assert "W6014" in err and "the shipped calibrated profiles 3.3% on the same runs" in err
 
 
 def test_calibrate_command_repeats_and_ranks(capsys: pytest.CaptureFixture[str]) -> None:
