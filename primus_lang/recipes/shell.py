@@ -228,6 +228,7 @@ _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _TRAINING = re.compile(r"\.py$")
 _FIELD_BREAK = "\0"
 _LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+_PRIMUS_CLI = "primus-cli"
 # a launcher script that runs a training script of its own: Megatron-Bridge's scripts/training/train.sh,
 # a launch when it names a recipe
 _WRAPPERS = ("train.sh",)
@@ -292,6 +293,9 @@ class Shell:
         self.status: int | None = 0  # the last command's (`$?`), None where unknown
         self.tests: list[tuple[str, int]] = []  # the tests of the `if` branches running now, and their lines
         self.kept: dict[str, Span] = {}  # given names the script assigns itself, where it first does
+        # Primus's CLI (`primus-cli ... -- train pretrain --config FILE --key value ...`), which runs an
+        # experiment file primusc reads on its own: the file and the overrides the script adds to it
+        self.primus_cli: tuple[str, tuple[str, ...]] | None = None
 
     def keeps_given(self, name: str, at: Span) -> bool:
         """Whether ``name`` still holds its ``--set`` value, which then takes the place of what the script
@@ -1317,6 +1321,7 @@ class _Parser:
             return _launched()
         # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that
         # reaches its launch needs it to: `cd DIR && torchrun ...` launches
+        sh.primus_cli = _primus_cli(name, fields) or sh.primus_cli
         return _Result(0)
 
 
@@ -1748,8 +1753,10 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
         raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
                          "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
                          help=f"`--set {tested[0]}=VALUE` gives the value it tests" if tested
+                         else _primus_cli_help(*sh.primus_cli) if sh.primus_cli is not None
                          else "pass the script that launches training, or its command line",
-                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh) + _kept_note(sh))
+                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh) + _kept_note(sh)
+                         + _primus_cli_note(sh))
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
@@ -1783,6 +1790,32 @@ def _tested_names(test: str) -> list[str]:
 
 
 _VARIABLE_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...]] | None:
+    """The experiment a ``primus-cli ... train pretrain --config FILE`` command runs, with the words after it
+    (Primus's command-line overrides of the experiment's settings); None for any other command."""
+    texts = [f.text for f in fields]
+    if name.rsplit("/", 1)[-1] != _PRIMUS_CLI or "train" not in texts or "--config" not in texts[:-1]:
+        return None
+    at = texts.index("--config")
+    config = fields[at + 1]
+    shown = config.text if not config.unknown else f"{config.text} (its value only the running script knows)"
+    return shown, tuple(texts[at + 2:])
+
+
+def _primus_cli_help(config: str, overrides: tuple[str, ...]) -> str:
+    """What to import for a script that runs Primus's CLI: the experiment file, with the script's overrides."""
+    given = "; primusc does not apply the overrides the script adds (the note lists them): write them into the experiment's " \
+            "`overrides` first" if overrides else ""
+    return (f"the script runs Primus's CLI on the experiment `{config}`: import that file (`primusc import-recipe "
+            f"{config}`, from the Primus checkout the script runs in){given}")
+
+
+def _primus_cli_note(sh: Shell) -> tuple[str, ...]:
+    if sh.primus_cli is None or not sh.primus_cli[1]:
+        return ()
+    return (f"the script's overrides of the experiment: {' '.join(sh.primus_cli[1])}",)
 
 
 def _kept_note(sh: Shell) -> tuple[str, ...]:

@@ -1105,3 +1105,22 @@ def test_a_backslash_in_double_quotes_before_an_ordinary_character_is_itself() -
         T="a \<image\> b \$HOME \" \\"
         python pretrain_gpt.py --t "$T" --u "x\y"
     ''') == ["--t", 'a \\<image\\> b $HOME " \\', "--u", r"x\y"]  # as bash prints them
+
+
+def test_a_script_that_runs_primus_cli_points_at_the_experiment_it_runs() -> None:
+    """AMD's published launchers (Primus examples/moe_package/run_*.sh) run `primus-cli ... -- train pretrain
+    --config $EXP` with overrides after it: no training command primusc reads, but the help names the
+    experiment to import and a note lists the overrides to carry into it (a new user's trial had been told
+    only to pass "the script that launches training")."""
+    with pytest.raises(ShellError, match="no training command") as err:
+        launch("""
+            export EXP=examples/megatron/configs/MI355X/deepseek_v3-BF16-pretrain.yaml
+            MBS=2
+            ./primus-cli direct --numa -- train pretrain --config "$EXP" --micro_batch_size "$MBS" --lr 2.2e-4
+        """)
+    assert "primusc import-recipe examples/megatron/configs/MI355X/deepseek_v3-BF16-pretrain.yaml" in err.value.help
+    assert "the script's overrides of the experiment: --micro_batch_size 2 --lr 2.2e-4" in err.value.notes
+    # another primus-cli command (no experiment) keeps the plain advice
+    with pytest.raises(ShellError) as other:
+        launch("./primus-cli --version\n")
+    assert "pass the script that launches training" in other.value.help
