@@ -47,7 +47,6 @@ from primus_lang.emit.primus_configs import (
 from primus_lang.emit.profiles import Profile, format_setting, profile_for
 from primus_lang.frameworks import bridge, megatron, megatron_of, primus, reading, spelling
 from primus_lang.ir import Candidate, Cluster, Model, derived
-from primus_lang.ir.candidate import Recompute
 from primus_lang.ir.model import card_fields
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
@@ -344,17 +343,21 @@ class Primus(Framework):
             return []
         chunks = self.cand.pp * derived.virtual_stages(self.cand.schedule, self.cand.vpp)
         try:
-            reads_as: Recompute | None = reading.listed_recompute(self.settings[listed], chunks)[0]
+            ids = reading.listed_layers(self.settings[listed])
         except reading.Unread:
-            reads_as = None
+            ids = ()
+        if not ids:  # an empty list is Primus's null: the recipe's method and count ran
+            self.settings.pop(listed)
+            return []
+        reads_as = reading.listed_recompute(ids, chunks)[0]
         if self.cand.recompute == reads_as:
             for part in ("recompute.method", "recompute.layers"):
                 self.settings.pop(spelling.PARTS[part], None)
             return []
         value = self.settings.pop(listed)
         return [Unrun(listed, value,
-                      f"Primus recomputes the listed layers instead of `recompute = {self.cand.recompute}`, and "
-                      f"refuses a recomputation method beside them",
+                      f"the list reads as `recompute = {reads_as}`, not this candidate's `{self.cand.recompute}`, "
+                      f"and Primus refuses it beside any other recomputation",
                       "primus/backends/megatron/patches/recompute_layer_patches.py (v26.5.1)")]
 
     def torch_fsdp2(self, settings: Settings) -> Settings:

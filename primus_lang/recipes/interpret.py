@@ -528,7 +528,8 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     # each setting is read once and in this order: the problems and notes come out in it
     v = _layout_knobs(r, model)
     v["precision"], v["fp8_recipe"], v["fp8_format"] = _precision(r)
-    v["recompute"] = _recompute(r, v["pp"] * max(1, v["vpp"] or 1))
+    v["recompute"] = _recompute(r, v["pp"] * max(1, v["vpp"] or 1),
+                                int(model.get("num_layers") or 0) + int(model.get("mtp_layers") or 0))
     v["offload_layers"] = _offload(r)
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
@@ -742,9 +743,19 @@ def _turbo_deepep(r: _Reader) -> bool:
     return r.flag("enable_primus_turbo") and (r.flag("use_turbo_deepep") or stage >= 2)
 
 
-def _recompute(r: _Reader, chunks: int) -> Recompute:
+def _recompute(r: _Reader, chunks: int, model_layers: int) -> Recompute:
     granularity = r.choice(K["recompute"], ("full", "selective"), "")
     ids = r.entry(P["recompute.layer_ids"])
+    if ids is not None and granularity == "full" and model_layers:
+        try:
+            listed = reading.listed_layers(ids.value)
+        except reading.Unread:
+            listed = ()  # read, and refused, below
+        if any(not 0 <= i < model_layers for i in listed):
+            # Primus numbers the decoder layers and then the MTP depths, and refuses any other at start
+            # (recompute_layer_patches.validate_specified_recompute_layers)
+            r.bad(ids, f"layer numbers from 0 to {model_layers - 1} (Primus refuses any other at start)")
+            return Recompute()
     method = r.choice(P["recompute.method"], ("uniform", "block"), "") or None
     layers = r.int(P["recompute.layers"], 0, floor=0) if r.has(P["recompute.layers"]) else None
     e = r.s.get(P["recompute.modules"])

@@ -434,7 +434,11 @@ def _moments(info: dict[str, Any]) -> str:
 def _published_switch(info: dict[str, Any], key: str, otherwise: bool) -> bool:
     """A yes/no the row's recipe records (``recompute.tp_comm_overlap``), else the framework's rule."""
     value = info.get(key)
-    return value if isinstance(value, bool) else otherwise
+    if value is None:
+        return otherwise
+    if not isinstance(value, bool):
+        raise WrongType(f"`recompute.{key}` is `{str(value)[:40]}`, not yes or no")
+    return value
 
 
 def _offload_layers(rec: Any) -> int:

@@ -57,3 +57,12 @@ def test_a_megatron_bridge_fp8_row_gathers_fp8_parameters_as_its_precision_recip
     runs = {r.id: r for r in load_runs(path)}
     gathers = {rid: r.cand.fp8_param_gather for rid, r in runs.items() if r.cand is not None}
     assert gathers == {"cs": True, "mx": True, "sc": False, "bf16": False, "nemo_cs": False}, runs
+
+
+def test_a_recorded_switch_of_another_type_skips_the_row(tmp_path: Path) -> None:
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([row("text", recompute={"tp_comm_overlap": "false"}),
+                                    row("off", recompute={"tp_comm_overlap": False}, parallel={"tp": 2, "pp": 1})]))
+    runs = {r.id: r for r in load_runs(path)}
+    assert "tp_comm_overlap" in runs["text"].skip
+    assert runs["off"].cand is not None and not runs["off"].cand.tp_comm_overlap

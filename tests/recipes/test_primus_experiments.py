@@ -346,3 +346,26 @@ def test_a_candidate_that_recomputes_otherwise_runs_its_own_recomputation_withou
     assert [d.code.id for d in said] == ["W7025"] and "recompute_layer_ids" in said[0].message
     # the megatron target has no such setting: it runs the count, and leaves the list out as Primus's (W7024)
     assert "--recompute-num-layers 2" in emit(space, base, "megatron+slurm")["node.sh"]
+
+
+def test_an_empty_list_is_primus_null_and_ids_beyond_the_model_are_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A review's findings: an empty `recompute_layer_ids` had read as a list of one layer a chunk and
+    launched no method or count beside it (which Megatron refuses); ids beyond the model were imported and
+    launched, and Primus refuses them at start."""
+    empty = LISTED.replace('recompute_layer_ids: "0,1,4,5,8,9,12,13,16,17,20,21"',
+                           "recompute_method: block\nrecompute_num_layers: 1\nrecompute_layer_ids: []")
+    _out, space = experiment(tmp_path, "llama3.1_8B.yaml", empty, "--nodes", "2")
+    cand = baseline_point(space)
+    assert cand is not None and cand.recompute == Recompute("full", 1, "block")
+    over = primus_overrides(space)
+    assert "recompute_layer_ids" not in over and over["recompute_method"] == "block"
+    beyond = tmp_path / "beyond"
+    beyond.mkdir()
+    exp = beyond / "exp-BF16-pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: llama3.1_8B.yaml\n    overrides:\n      recompute_granularity: full\n"
+                   "      recompute_layer_ids: \"0,1,40\"\n      mock_data: true\n")
+    capsys.readouterr()
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(beyond / "s.prx")]) == 1
+    assert "P3123" in capsys.readouterr().err
