@@ -44,14 +44,8 @@ class Unrun:
 
 
 def arguments(settings: Mapping[str, Any], profile: Profile) -> dict[str, Any]:
-    """``settings`` as the argparse dests and values of ``profile``'s version (``Profile.argument``; a setting
-    it has no flag for is left out)."""
-    out: dict[str, Any] = {}
-    for key, value in settings.items():
-        stored = profile.argument(key, value)
-        if stored is not None:
-            out[stored[0]] = stored[1]
-    return out
+    """``settings`` as the argparse dests and values of ``profile``'s version (``Profile.arguments``)."""
+    return profile.arguments(settings)
 
 
 def settle(settings: Settings, own: Mapping[str, Any], carried: frozenset[str], profile: Profile,

@@ -17,7 +17,8 @@ Megatron-FSDP user guide.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 from attrs import frozen
@@ -157,10 +158,14 @@ class Profile:
         """What this release's rules leave no choice of beside ``settings`` (``rules.implied``: Megatron-FSDP's
         checkpoint format), keyed as ``settings`` are; only settings no knob writes, since a rule against a
         knob's value (MTP beside CP) refuses the candidate rather than change it."""
-        given = {stored[0]: stored[1] for k, v in settings.items() if (stored := self.argument(k, v)) is not None}
         named = {self.dest(k): k for k in settings} | {new: old for old, new in self.renames.items()}
-        return {named.get(dest, dest): value for dest, value in rules.implied(given, self.name).items()
+        return {named.get(dest, dest): value for dest, value in rules.implied(self.arguments(settings), self.name).items()
                 if spelling.knob_behind(named.get(dest, dest)) is None}
+
+    def arguments(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """``settings`` as the argparse dests and values of this version (``argument``; a setting it has no flag
+        for is left out): what its rules read."""
+        return {stored[0]: stored[1] for k, v in settings.items() if (stored := self.argument(k, v)) is not None}
 
     def dest(self, dest: str) -> str:
         if dest in self.renames:

@@ -47,10 +47,10 @@ def listed_layers(value: object) -> tuple[int, ...]:
     v26.5.1); empty where it lists none (None, "", "null")."""
     if value is None or (isinstance(value, str) and value.strip() in ("", "None", "null")):
         return ()
-    words = value.strip("[]() ").replace(",", " ").split() if isinstance(value, str) else \
-        list(value) if isinstance(value, list | tuple) else [value]
+    items = words(value.strip("[]() ") if isinstance(value, str) else value if isinstance(value, list | tuple)
+                  else [value])
     try:
-        return tuple(sorted({int(str(w)) for w in words}))
+        return tuple(sorted({int(w) for w in items}))
     except ValueError:
         raise Unread(f"`recompute_layer_ids` = {value!r} is not a list of layer numbers") from None
 
