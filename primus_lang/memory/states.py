@@ -9,7 +9,7 @@ gradient reduction overlaps (other stages and non-overlapped runs use one bucket
 
 from __future__ import annotations
 
-import functools
+import itertools
 import math
 from collections.abc import Hashable
 
@@ -30,13 +30,16 @@ def buffer_numel(numels: list[int], dp: int, dist_opt: bool, bucket_size: int | 
     start = bucket_start = 0
     open_bucket = False
     end = 0
+    # plain integer arithmetic inline (``dual.round_up`` also takes arrays): a plan proves memory for
+    # every stage of every layout, and a stage holds hundreds of tensors
+    align = 64 if dist_opt else 1
     for n in reversed(numels):
-        if dist_opt:
-            start = round_up(start, 64)
+        start = -(-start // align) * align
         end = start + n
         open_bucket = True
         if bucket_size is not None and end - bucket_start >= bucket_size:
-            end = round_up(end, divisor) if dist_opt else end
+            if dist_opt:
+                end = -(-end // divisor) * divisor
             bucket_start = start = end
             open_bucket = False
         else:
@@ -62,19 +65,26 @@ def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -
 def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     """Persistent terms of pipeline stage ``stage`` for one candidate (``k`` holds Python scalars)."""
     key = tuple(int(getattr(k, f)) for f in _STATE_KNOBS)
-    return list(_state_terms(model, key, stage, k.layout))
+    content, _tensors_here = _stage_tensors(model, k, stage)
+    # a stage's terms read its tensors, and its index only to know stage 0 (where buckets are formed):
+    # the middle stages of a layout hold equal tensors and are computed once
+    def make() -> tuple[Term, ...]:
+        return tuple(_compute_state_terms(model, _scalar_knobs(key, k.layout), stage))
+
+    terms = remembered(_terms, (model, key, content, stage == 0, k.layout), make, 4096)
+    return list(terms)
 
 
 # The knobs persistent bytes depend on; a search asks for the same few combinations again and again.
 _STATE_KNOBS = ("world", "tp", "pp", "cp", "ep", "etp", "sharding", "grad_bytes", "state_bytes", "fp8",
                 "fp4", "fp8_recipe", "fp8_param", "overlap_grad_reduce", "vpp", "first", "last", "embedding", "loss", "schedule",
                 "fp8_any_layout", "torch_fsdp2")
+_terms: dict[Hashable, tuple[Term, ...]] = {}
 
 
-@functools.lru_cache(maxsize=4096)
-def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "") -> tuple[Term, ...]:
+def _scalar_knobs(key: tuple[int, ...], layout: str) -> Knobs:
     values = dict(zip(_STATE_KNOBS, key, strict=True))
-    k = Knobs(
+    return Knobs(
         world=values["world"], tp=values["tp"], pp=values["pp"], vpp=values["vpp"], first=values["first"],
         last=values["last"], embedding=bool(values["embedding"]), loss=bool(values["loss"]), cp=values["cp"],
         ep=values["ep"],
@@ -86,22 +96,35 @@ def _state_terms(model: Model, key: tuple[int, ...], stage: int, layout: str = "
         state_bytes=values["state_bytes"], layout=layout, fp8_any_layout=bool(values["fp8_any_layout"]),
         torch_fsdp2=bool(values["torch_fsdp2"]),
     )
-    return tuple(_compute_state_terms(model, k, stage))
 
 
 # What a stage's parameter tensors depend on: the layout knobs, not the cluster or the sharding (a plan
 # across clusters asks for the same stages on every node count).
 _TENSOR_KNOBS = ("tp", "pp", "vpp", "ep", "etp", "first", "last", "embedding", "loss", "schedule")
-_tensors: dict[Hashable, list[Tensor]] = {}
+_tensors: dict[Hashable, tuple[int, list[Tensor]]] = {}
+# a number per distinct list of tensors, never reused (entries of ``_terms`` name them)
+_contents: dict[tuple[Tensor, ...], int] = {}
+_numbers = itertools.count()
 
 
-def _stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
+def _stage_tensors(model: Model, k: Knobs, stage: int) -> tuple[int, list[Tensor]]:
+    """The stage's parameter tensors and the number of their content (equal lists, one number)."""
     key = (model, stage, k.layout, *(int(getattr(k, f)) for f in _TENSOR_KNOBS))
-    return remembered(_tensors, key, lambda: stage_tensors(model, k, stage), 4096)
+    return remembered(_tensors, key, lambda: _numbered(stage_tensors(model, k, stage)), 4096)
+
+
+def _numbered(tensors: list[Tensor]) -> tuple[int, list[Tensor]]:
+    content = tuple(tensors)
+    number = _contents.get(content)
+    if number is None:
+        if len(_contents) > 4096:
+            _contents.clear()
+        number = _contents[content] = next(_numbers)
+    return number, tensors
 
 
 def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
-    tensors = _stage_tensors(model, k, stage)
+    _content, tensors = _stage_tensors(model, k, stage)
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
     fsdp = sharding == SHARDING_CODES["fsdp"]

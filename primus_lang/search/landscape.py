@@ -9,8 +9,11 @@ strategies measure distance and find neighbours with numpy instead of Python loo
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Sequence
+from functools import partial
 from operator import attrgetter
+from typing import TypeVar
 
 import numpy as np
 from attrs import frozen
@@ -18,6 +21,9 @@ from attrs import frozen
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import OBJECTIVE_METRICS, Objective, Value
 from primus_lang.search.trial import Evaluation
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 @frozen
@@ -29,6 +35,20 @@ class AxisView:
 def _value_key(value: object) -> tuple[str, object]:
     # True == 1 in Python; keying by type keeps a flag axis from matching an integer one.
     return (type(value).__name__, value)
+
+
+def _code(table: dict[tuple[str, object], int], value: object) -> int:
+    return table.get(_value_key(value), -1)
+
+
+def by_distinct(values: list[_T], fn: Callable[[_T], _R]) -> list[_R]:
+    """``[fn(v) for v in values]``, calling ``fn`` once per distinct value: a search's points hold a few
+    distinct values per knob. Where the values are all of one type, equal values are one key (no
+    ``True == 1`` to tell apart) and the points read a plain dict."""
+    if len(set(map(type, values))) > 1:
+        return [fn(v) for v in values]
+    memo = {v: fn(v) for v in dict.fromkeys(values)}
+    return list(map(memo.__getitem__, values))
 
 
 class Landscape:
@@ -70,18 +90,22 @@ class Landscape:
             raise ValueError(f"unknown objective metric {self.objective.metric!r}")
         self.fits = self.peaks <= self.limit
         self.fitting = np.flatnonzero(self.fits)
-        self.index = {c: i for i, c in enumerate(self.points)}
         self.axis_names = frozenset(a.name for a in self.axes)
         self._value_index = [{_value_key(v): j for j, v in enumerate(a.values)} for a in self.axes]
-        # axis by axis: one attribute read and one lookup per point, no tuple per point
         self.coords = np.zeros((len(self.points), len(self.axes)), dtype=np.int16)
         for j, (axis, table) in enumerate(zip(self.axes, self._value_index, strict=True)):
-            self.coords[:, j] = [table.get(_value_key(v), -1) for v in map(attrgetter(axis.name), self.points)]
+            self.coords[:, j] = by_distinct(list(map(attrgetter(axis.name), self.points)), partial(_code, table))
         self._explain = explain_illegal
         self.base = base if base is not None else self.points[0]
 
     def __len__(self) -> int:
         return len(self.points)
+
+    @functools.cached_property
+    def index(self) -> dict[Candidate, int]:
+        """Each point's position. Built on first use: hashing every point costs as much as listing the
+        coordinates, and a search that proposes points by position (exhaustive) never looks one up."""
+        return {c: i for i, c in enumerate(self.points)}
 
     def without_ties(self) -> Landscape:
         """The same points and peaks where no projection ties another (``tie`` is read by ``tie_reach`` alone)."""

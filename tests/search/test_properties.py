@@ -31,3 +31,29 @@ def test_every_strategy_keeps_the_contract(strategy: str, budget: int, seed: int
     assert result.best.score == max(t.score for t in charged)
     if result.optimum_proven:
         assert np.isclose(result.best.score, synthetic.optimum(land))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=400), st.integers(0, 10_000))
+def test_baseline_index_is_the_least_baseline_key(fit_bits: list[bool], shift: int) -> None:
+    """The baseline read as columns is the first fitting point of least ``baseline_key``, as the key read
+    point by point says (a plan across clusters asks it of every cluster's points)."""
+    from primus_lang.search.strategies.planner import baseline_index, baseline_key
+
+    land = synthetic.landscape()
+    n = len(land.points)
+    fits = np.zeros(n, dtype=bool)
+    for j, bit in enumerate(fit_bits):
+        fits[(shift + 7 * j) % n] = bit
+    axes = tuple(a.name for a in land.axes)
+    keyed = [(baseline_key(land.points[int(i)], axes), int(i)) for i in np.flatnonzero(fits)]
+    assert baseline_index(land.points, fits, axes) == (min(keyed)[1] if keyed else None)
+
+
+def test_by_distinct_tells_flags_from_integers() -> None:
+    """Mixed types keep their own values: ``True == 1`` in Python, not on an axis."""
+    from primus_lang.search.landscape import by_distinct
+
+    values: list[object] = [True, 1, 1, False, 0, True]
+    assert by_distinct(values, repr) == [repr(v) for v in values]
+    assert by_distinct([2, 1, 2, 2], lambda v: v * 10) == [20, 10, 20, 20]

@@ -10,10 +10,14 @@ every sweep; the planner stops when a whole round of sweeps finds nothing better
 
 from __future__ import annotations
 
+from functools import partial
+from operator import attrgetter, ne
+
 import attrs
 import numpy as np
 
-from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.candidate import Candidate, Recompute
+from primus_lang.search.landscape import by_distinct
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal
 
@@ -34,10 +38,14 @@ def _default(name: str) -> object:
 BASELINE_MEANING = "the least recomputation and model parallelism that fit"
 
 
+def _recompute_rank(r: Recompute) -> int:
+    return _RECOMPUTE_ORDER.get(r.kind, len(_RECOMPUTE_ORDER))
+
+
 def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
     off_default = sum(1 for a in axes if getattr(cand, a) != _default(a))
     return (
-        _RECOMPUTE_ORDER.get(cand.recompute.kind, len(_RECOMPUTE_ORDER)),
+        _recompute_rank(cand.recompute),
         cand.recompute.layers,
         cand.tp * cand.pp * cand.cp * cand.ep,
         cand.pp,
@@ -51,12 +59,28 @@ def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
 
 
 def baseline_index(search_land_points: list[Candidate], fits: np.ndarray, axes: tuple[str, ...]) -> int | None:
-    best: tuple[tuple[object, ...], int] | None = None
-    for i in np.flatnonzero(fits):
-        key = (baseline_key(search_land_points[int(i)], axes), int(i))
-        if best is None or key < best:
-            best = key
-    return None if best is None else best[1]
+    """The fitting point of least ``baseline_key``, the first of equal ones: the keys' fields as
+    columns, each knob's distinct values read once (a plan across clusters asks it of every cluster's
+    hundred thousand points)."""
+    fitting = np.flatnonzero(fits)
+    if not len(fitting):
+        return None
+    points = [search_land_points[int(i)] for i in fitting]
+    recompute = [c.recompute for c in points]
+    tp, pp, cp, ep, mbs, vpp = (np.fromiter(map(attrgetter(name), points), dtype=np.int64, count=len(points))
+                                for name in ("tp", "pp", "cp", "ep", "mbs", "vpp"))
+    off_default = np.zeros(len(points), dtype=np.int64)
+    for a in axes:
+        default: object = _default(a)
+        off_default += np.asarray(by_distinct([getattr(c, a) for c in points], partial(ne, default)), dtype=np.int64)
+    keys = [
+        by_distinct(recompute, _recompute_rank),
+        by_distinct(recompute, attrgetter("layers")),
+        tp * pp * cp * ep, pp, tp, cp, ep, mbs, vpp, off_default,
+    ]
+    # lexsort sorts by its last key first and is stable: equal keys keep the points' order
+    order = np.lexsort([np.asarray(k, dtype=np.int64) for k in reversed(keys)])
+    return int(fitting[order[0]])
 
 
 class Planner(Strategy):
