@@ -53,7 +53,7 @@ STATE_DTYPES = ("fp32", "bf16")
 CUDA_GRAPHS = ("none", "attn", "moe_router", "attn_moe_router", "layer", "full")
 
 
-@frozen(order=True)
+@frozen(order=True, cache_hash=True)
 class Recompute:
     """Activation recomputation: ``full`` recomputes ``layers`` layers per stage (uniform or block);
     ``op`` is torchtitan's op-level selective checkpointing of every layer."""
@@ -80,7 +80,9 @@ class Recompute:
 NONE = Recompute()
 
 
-@frozen(order=True)
+# the hash is kept: a search keys its caches, landscapes and shared floors by candidates, millions of
+# lookups of 34 fields each
+@frozen(order=True, cache_hash=True)
 class Candidate:
     """A training recipe. ``etp`` 0 means "equal to tp" (Megatron's default)."""
 

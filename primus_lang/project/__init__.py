@@ -4,7 +4,7 @@ simulator, and a recipe in BF16 beside its low precision."""
 from typing import TYPE_CHECKING
 
 from primus_lang.exports import lazy_exports
-from primus_lang.project.batch import project_many
+from primus_lang.project.batch import project_many, step_floors
 from primus_lang.project.build import ops_key, stage_ops
 from primus_lang.project.collectives import Links, collective_time, group_layout
 from primus_lang.project.ops import (
@@ -47,6 +47,7 @@ __all__ = [
     "simulate_schedule",
     "stage_ops",
     "step_floor",
+    "step_floors",
     "step_model_flops",
 ]
 

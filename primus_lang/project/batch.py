@@ -33,6 +33,7 @@ from primus_lang.project.build import (
     StepShapes,
     Template,
     layers_of,
+    ops_key,
     slot_base,
     stage_template,
     step_shapes,
@@ -42,6 +43,7 @@ from primus_lang.project.ops import Collective, Task
 from primus_lang.project.oracle import Oracle
 from primus_lang.project.projection import (
     BREAKDOWN_KINDS,
+    FLOOR_MARGIN,
     Projection,
     block_flops,
     block_passes,
@@ -85,6 +87,25 @@ def project_many(model: Model, cluster: Cluster, cands: Sequence[Candidate], set
                 out[row] = proj
             at += n
     return [p for p in out if p is not None]
+
+
+def step_floors(model: Model, cluster: Cluster, cands: Sequence[Candidate], settings: Settings | None = None,
+                oracle: Oracle | None = None, shared: bool = False) -> list[float]:
+    """``[step_floor(model, cluster, c, settings, oracle, shared) for c in cands]``, equal to it value by
+    value: ``project_many``'s passes and step tails without the schedule, as arrays (what branch and
+    bound asks of the points ahead of it)."""
+    run = _Run(model, cluster, settings or Settings(), oracle or default_oracle(cluster))
+    groups: dict[tuple[int, str], _Group] = {}
+    for i, cand in enumerate(cands):
+        launched = run.settings.as_launched(cand)
+        run.add(groups, i, ops_key(launched) if shared else launched)
+    out = [0.0] * len(cands)
+    for g in groups.values():
+        g.passes(run, compute_only=shared, offload=False)
+        floors = g.floors(run).tolist()
+        for row, col in zip(g.rows, g.cand_col.tolist(), strict=True):
+            out[row] = floors[col]
+    return out
 
 
 class _Timed:
@@ -418,9 +439,10 @@ class _Group:
         self.slots = slots
         self.slot_index = {s: j for j, s in enumerate(slots)}
 
-    def passes(self, run: _Run) -> None:
-        """Each column's per-chunk F, B and W seconds (``projection._stage_passes``), and the tables
-        the rest reads: per slot and ``_Same``, the passes by kind and the model FLOPs."""
+    def passes(self, run: _Run, compute_only: bool = False, offload: bool = True) -> None:
+        """Each column's per-chunk F, B and W seconds (``projection._stage_passes``, with its
+        ``compute_only``), and the tables the rest reads: per slot and ``_Same``, the passes by kind and
+        the model FLOPs. ``offload``: the exposed activation copies added, as ``project`` adds them."""
         unique = list(dict.fromkeys(self.same))
         row_of = {s: u for u, s in enumerate(unique)}
         u_of = np.array([row_of[s] for s in self.same], dtype=np.intp)
@@ -444,8 +466,8 @@ class _Group:
         total = np.zeros((3, zero + 1, len(unique)))
         parts = np.zeros((len(BREAKDOWN_KINDS), 3, zero + 1, len(unique)))
         flops = np.zeros((zero + 1, len(unique)))
-        total[:, :zero] = tab_total[at].transpose(2, 1, 0)
         parts[:, :, :zero] = tab_parts[at].transpose(2, 3, 1, 0)
+        total[:, :zero] = parts[_KIND["compute"], :, :zero] if compute_only else tab_total[at].transpose(2, 1, 0)
         flops[:zero] = tab_flops[at].T
         self.kinds = [k for k in range(len(BREAKDOWN_KINDS)) if parts[k].any()]
         self.parts = parts[self.kinds]
@@ -464,7 +486,7 @@ class _Group:
         dur_u = np.add.accumulate(terms, axis=3)[:, :, :, -1, :]
         copied = np.array([s.copied for s in steps], dtype=np.float64)
         self.offload = np.zeros(len(unique))
-        if copied.any():  # projection._prepare: one stage, one chunk, its decoder layers' passes
+        if offload and copied.any():  # projection._prepare: one stage, one chunk, its decoder layers' passes
             decoder = np.zeros((pp, v, width))
             for k, slot in enumerate(self.template[0][0]):
                 decoder[0, 0, k] = slot.what in DECODER_SLOTS
@@ -480,7 +502,7 @@ class _Group:
         """``projection._finish`` for every column, then each candidate's projection from its column."""
         pp, v, m, u = self.pp, self.v, self.col_m, self.col_u
         n = len(m)
-        tails = self._tails(run, sched)
+        tails = self._tails(run, sched.last_backward, self.dur[0, :, 0, :])
         ends = sched.finish + tails.sum(axis=0)
         critical = np.argmax(ends, axis=0)
         cols = np.arange(n)
@@ -512,8 +534,31 @@ class _Group:
                                   bubble_fraction=bub, breakdown=bd, inflight=peak))
         return out
 
-    def _tails(self, run: _Run, sched: Columns) -> Array:
-        """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds."""
+    def floors(self, run: _Run) -> Array:
+        """``projection.step_floor`` of every column, from ``passes`` (its ``compute_only`` for the floor
+        its timing knobs share, and without ``offload``), in the scalar floor's order of operations."""
+        pp, n = self.pp, len(self.col_m)
+        never = np.full((pp, n), np.inf)  # every collective hidden as far as it can be
+        dp_comm, optimizer = self._tails(run, never, never)
+        tails = dp_comm + optimizer
+        f, b, w = self.dur
+        chunks = np.add.accumulate(f + b + w, axis=1)[:, -1, :]  # [stage, column]
+        p2p, m = self.p2p, self.col_m
+        merged = pp == 1 or self.schedule not in ("zero_bubble", "zbv")
+        floor, lead, trail = np.zeros(n), np.zeros(n), np.zeros(n)
+        for s in range(pp):
+            busy = m * chunks[s]
+            floor = np.maximum(floor, lead + busy + tails[s])
+            if merged:
+                floor = np.maximum(floor, lead + busy + trail + tails[0])
+            lead = lead + (f[s, 0] + p2p)
+            trail = trail + (b[s, 0] + w[s, 0] + p2p)
+        return floor * FLOOR_MARGIN
+
+    def _tails(self, run: _Run, last_backward: Array, first_fwd: Array) -> Array:
+        """``projection._step_tails``: per stage and column, [dp_comm, optimizer] seconds, where the
+        gradient reduction may hide under ``last_backward`` and the parameter gather under
+        ``first_fwd`` ([stage, column])."""
         u = self.col_u
         rows = np.array([s.steps for s in self.steps], dtype=np.intp)  # [same, stage]: rows of the table
         records = run.cache.table_array()[rows[u]].transpose(1, 2, 0)  # [stage, field, column]
@@ -522,8 +567,7 @@ class _Group:
         param = np.array([s.param for s in self.steps])[u]
         layers = np.array([sum(slot.count for chunk in chunks for slot in chunk) or 1 for chunks in self.template],
                           dtype=np.float64)
-        first_fwd = self.dur[0, :, 0, :]
-        hide = np.where((how == _GRAD) & grad, sched.last_backward[:, None, :],
+        hide = np.where((how == _GRAD) & grad, last_backward[:, None, :],
                         np.where((how == _PARAM) & param, first_fwd[:, None, :], 0.0))
         hide = np.minimum(hide, t - t / layers[:, None, None])
         hidden = np.minimum(t, hide)

@@ -19,6 +19,7 @@ import attrs
 from attrs import frozen
 
 from primus_lang.ir import Candidate, Cluster, Efficiency, Gpu, Model, derived, pipeline
+from primus_lang.ir.candidate import KNOBS
 from primus_lang.memo import remembered
 from primus_lang.project.collectives import group_layout
 from primus_lang.project.ops import (
@@ -783,7 +784,16 @@ def ops_key(cand: Candidate) -> Candidate:
 
 
 def _with_fixed_timing(cand: Candidate, _: int) -> Candidate:
-    return attrs.evolve(cand, **TIMING_KNOBS)
+    # positionally (KNOBS is the fields' order): attrs.evolve re-reads every field by name, and a plan
+    # across clusters asks this of every point whose timing knobs are not the defaults
+    values = list(_all_knobs(cand))
+    for at, value in _TIMING_AT:
+        values[at] = value
+    return Candidate(*values)
+
+
+_all_knobs = attrgetter(*KNOBS)
+_TIMING_AT = tuple((list(KNOBS).index(name), value) for name, value in TIMING_KNOBS.items())
 
 
 _keys: dict[tuple[int, int], tuple[Any, Any]] = {}

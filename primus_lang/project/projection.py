@@ -403,7 +403,7 @@ def _step_tails(stages: tuple[Stage, ...], cand: Candidate, oracle: Oracle, grad
 
 
 # A floor is compared with projections summed in another order: keep it below them by more than rounding.
-_FLOOR_MARGIN = 1.0 - 1e-9
+FLOOR_MARGIN = 1.0 - 1e-9
 
 
 def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settings | None = None,
@@ -444,7 +444,7 @@ def step_floor(model: Model, cluster: Cluster, cand: Candidate, settings: Settin
         floor = max(floor, lead + busy + tails[s], lead + busy + trail + tails[0] if merged else 0.0)
         lead += chunks[0][0] + p2p
         trail += chunks[0][1] + chunks[0][2] + p2p
-    return floor * _FLOOR_MARGIN
+    return floor * FLOOR_MARGIN
 
 
 def _breakdown(parts: dict[str, float], m: int, result: ScheduleResult, s: int, tail: dict[str, float],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -24,6 +24,16 @@ from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.model import Model
 
 SCORED_BY_STEP = ("tokens_per_gpu", "step_time")
+
+
+@runtime_checkable
+class RefinesAhead(Protocol):
+    """A refined bound (``Search``'s ``refine``) that can be told which points it will be asked about
+    next, with the incumbent's score then, and compute their bounds together (``stages.StepFloors``)."""
+
+    def __call__(self, index: int, enough: float) -> float: ...
+
+    def ahead(self, indices: Sequence[int], enough: float) -> None: ...
 _F = TypeVar("_F", float, np.ndarray)
 
 

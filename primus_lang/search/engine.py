@@ -18,6 +18,7 @@ from primus_lang.ir import serialize
 from primus_lang.ir.candidate import Candidate
 from primus_lang.search import budget as B
 from primus_lang.search import interrupt
+from primus_lang.search.bound import RefinesAhead
 from primus_lang.search.budget import Limits, Meter
 from primus_lang.search.evaluator import Evaluator
 from primus_lang.search.gate import gate_candidate, gate_changes
@@ -105,6 +106,12 @@ class Search:
             hit = self._refined[index] = min(float(self.upper[index]), self._refine(index, enough))
         return hit
 
+    def refine_ahead(self, indices: Sequence[int]) -> None:
+        """Tell the refined bound the points it will be asked about next (at the incumbent's score now),
+        where it can compute them together; nothing before there is an incumbent to beat."""
+        if isinstance(self._refine, RefinesAhead) and self.best is not None and self.best.score is not None:
+            self._refine.ahead(indices, self.land.tie_reach(self.best.score))
+
     def note(self, message: str) -> None:
         self.notes.append(message)
         self.trace.write("note", message=message)
@@ -117,7 +124,7 @@ class Search:
         base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
         if base is not None and not self.meter.stop_reason():
             self.submit(Proposal(BASELINE_SOURCE, candidate=land.points[base],
-                                 hypothesis=f"{BASELINE_MEANING}, mbs 1"))
+                                 hypothesis=f"{BASELINE_MEANING}, mbs 1", index=base))
 
     def submit(self, proposal: Proposal) -> Trial:
         """Judge and, if it passes every check, evaluate one proposal."""
@@ -145,7 +152,8 @@ class Search:
             return self._record(Trial(verdict=REFUSED, reasons=verdict.reasons, **common), None)
         common["candidate"] = cand
         common["label"] = cand.label()
-        idx = land.lookup(cand)
+        at = proposal.index
+        idx = at if at is not None and proposal.candidate is not None and land.points[at] is cand else land.lookup(cand)
         if idx is None:
             return self._record(Trial(verdict=ILLEGAL, reasons=tuple(land.why_illegal(cand)), **common), None)
         peak, limit = int(land.peaks[idx]), land.limit

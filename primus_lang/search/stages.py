@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -211,35 +211,68 @@ def upper_bounds(space: Space, land: Landscape) -> np.ndarray | None:
                         land.peaks)
 
 
-def refined_bounds(space: Space, land: Landscape,
-                   oracle: Oracle | None = None) -> Callable[[int, float], float] | None:
-    """A tighter upper bound on one point's score, computed when asked: the projection's own passes
-    and step tails without its schedule (``project.step_floor``). It costs a fraction of a projection,
-    so branch and bound asks it only of points the landscape-wide bound could not set aside.
-
-    The bound is tightened only as far as needed to fall to ``enough`` (the incumbent's score): first
-    the floor shared by the points that differ only in timing knobs (computed once for them all),
-    then the point's own floor."""
-    from primus_lang.project import ops_key, step_floor
-
+def refined_bounds(space: Space, land: Landscape, oracle: Oracle | None = None) -> StepFloors | None:
+    """A tighter upper bound on one point's score, computed when asked (``StepFloors``); ``None`` for an
+    objective the step time does not bound."""
     objective = land.objective
     if not bounded_by_step(objective.metric, objective.sense):
         return None
-    world = space.cluster.world
-    shared: dict[Candidate, float] = {}
+    return StepFloors(space, land, oracle)
 
-    def score(cand: Candidate, floor: float) -> float:
-        return floor_scores(objective.metric, objective.sense, floor, float(cand.gbs * cand.seq_len), world)
 
-    def bound(index: int, enough: float) -> float:
-        cand = land.points[index]
+class StepFloors:
+    """Refined bounds: the projection's own passes and step tails without its schedule
+    (``project.step_floor``). A floor costs a fraction of a projection, so branch and bound asks it only
+    of points the landscape-wide bound could not set aside, and only as far as needed to fall to
+    ``enough`` (the incumbent's score): first the floor shared by the points that differ only in timing
+    knobs (computed once for them all), then the point's own floor. Told of the points it will be asked
+    about next (``ahead``), it computes their floors together as arrays (``project.step_floors``), the
+    same values."""
+
+    def __init__(self, space: Space, land: Landscape, oracle: Oracle | None = None) -> None:
+        self.space, self.land, self.oracle = space, land, oracle
+        self.shared: dict[Candidate, float] = {}  # by ``ops_key``
+        self.own: dict[int, float] = {}  # by point
+
+    def _score(self, cand: Candidate, floor: float) -> float:
+        objective = self.land.objective
+        return floor_scores(objective.metric, objective.sense, floor, float(cand.gbs * cand.seq_len),
+                            self.space.cluster.world)
+
+    def __call__(self, index: int, enough: float) -> float:
+        from primus_lang.project import ops_key, step_floor
+
+        space, cand = self.space, self.land.points[index]
         key = ops_key(cand)
-        floor = shared.get(key)
+        floor = self.shared.get(key)
         if floor is None:
-            floor = shared[key] = step_floor(space.model, space.cluster, cand, space.settings, oracle, shared=True)
-        loose = score(cand, floor)
+            floor = self.shared[key] = step_floor(space.model, space.cluster, cand, space.settings, self.oracle,
+                                                  shared=True)
+        loose = self._score(cand, floor)
         if loose <= enough:
             return loose
-        return min(loose, score(cand, step_floor(space.model, space.cluster, cand, space.settings, oracle)))
+        own = self.own.get(index)
+        if own is None:
+            own = self.own[index] = step_floor(space.model, space.cluster, cand, space.settings, self.oracle)
+        return min(loose, self._score(cand, own))
 
-    return bound
+    def ahead(self, indices: Sequence[int], enough: float) -> None:
+        """Compute the floors that asking for each of ``indices`` with ``enough`` would: a later ``enough``
+        is never lower (the incumbent only improves), so it asks for no floor beyond these."""
+        from primus_lang.project import ops_key, step_floors
+
+        space, points = self.space, self.land.points
+        first: dict[Candidate, int] = {}
+        for i in indices:
+            key = ops_key(points[i])
+            if key not in self.shared:
+                first.setdefault(key, i)  # the floor of the first point asked, as ``__call__`` keeps it
+        if first:
+            floors = step_floors(space.model, space.cluster, [points[i] for i in first.values()], space.settings,
+                                 self.oracle, shared=True)
+            self.shared.update(zip(first, floors, strict=True))
+        own = [i for i in dict.fromkeys(indices)
+               if i not in self.own and self._score(points[i], self.shared[ops_key(points[i])]) > enough]
+        if own:
+            floors = step_floors(space.model, space.cluster, [points[i] for i in own], space.settings, self.oracle)
+            self.own.update(zip(own, floors, strict=True))

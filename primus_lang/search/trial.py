@@ -50,6 +50,9 @@ class Proposal:
     base: Candidate | None = None
     changes: tuple[tuple[str, object], ...] = ()
     hypothesis: str = ""
+    # where ``candidate`` is the landscape's point at this position, when the strategy knows it (a
+    # strategy walking the landscape by position spares the lookup of every point by value)
+    index: int | None = None
 
 
 # The source of the trial that is the space's own baseline; a trace keeps it, so a report rebuilt

@@ -6,6 +6,7 @@ it, so ``search/strategies`` never imports the engine (the engine imports the st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -40,6 +41,9 @@ class SearchView(Protocol):
 
     def refined(self, index: int, enough: float = float("inf")) -> float:
         """Point ``index``'s upper bound, refined where the search can until it is at most ``enough``."""
+
+    def refine_ahead(self, indices: Sequence[int]) -> None:
+        """Tell the refined bound the points it will be asked about next (it may compute them together)."""
 
     def note(self, message: str) -> None: ...
 

@@ -17,7 +17,7 @@ from primus_lang.check import legal_points
 from primus_lang.ir import Candidate, Recompute, derived
 from primus_lang.ir.quantity import META_CHOICES
 from primus_lang.lower import load_space
-from primus_lang.project import batch, project, project_many, schedule_batch
+from primus_lang.project import batch, project, project_many, schedule_batch, step_floor, step_floors
 from primus_lang.project import schedule as module
 from primus_lang.project.build import layers_of, stage_template, step_shapes
 from primus_lang.project.plans import plan
@@ -48,6 +48,18 @@ def test_every_example_projects_the_same_in_a_batch(path: Path) -> None:
     module._results.clear()  # the scalar path computes afresh rather than reading its own memo
     for cand, got in zip(cands, batch, strict=True):
         assert got == project(space.model, space.cluster, cand, space.settings), cand.label()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_floors_the_same_in_a_batch(path: Path) -> None:
+    """``step_floors`` (what branch and bound asks of the points ahead) equals ``step_floor`` to the bit,
+    for a point's own floor and for the one its timing knobs share."""
+    space = load_space(path)
+    cands = list(itertools.islice(legal_points(space), 1, None, 3))[:1500]
+    for shared in (False, True):
+        got = step_floors(space.model, space.cluster, cands, space.settings, shared=shared)
+        want = [step_floor(space.model, space.cluster, c, space.settings, shared=shared) for c in cands]
+        assert got == want, shared
 
 
 def _times(rng: random.Random, pp: int, v: int, uniform: bool) -> tuple[Times, Times, Times]:

@@ -46,7 +46,7 @@ class Strategy:
 
     # helpers shared by the strategies over the legal set
     def point(self, index: int, note: str = "") -> Proposal:
-        return Proposal(self.name, candidate=self.search.land.points[index], hypothesis=note)
+        return Proposal(self.name, candidate=self.search.land.points[index], hypothesis=note, index=index)
 
     def open_mask(self) -> np.ndarray:
         """Points that fit and have not been evaluated by this search yet."""

@@ -18,6 +18,8 @@ from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal
 
 BATCH = 16
+# points whose refined bounds are computed together before they are asked for one by one
+AHEAD = 512
 
 
 class Exhaustive(Strategy):
@@ -27,6 +29,7 @@ class Exhaustive(Strategy):
         super().__init__()
         self._order: np.ndarray | None = None
         self._next = 0
+        self._ahead = 0  # the points before this one in ``_order`` have been told to the refined bound
         self.set_aside: list[int] = []  # fitting points their refined bound kept from being projected
 
     def _ordered(self) -> np.ndarray:
@@ -64,6 +67,10 @@ class Exhaustive(Strategy):
                 return self._proven(picks)
             self._next += 1
             if open_[i]:
+                if self._next > self._ahead:
+                    upcoming = order[self._next - 1:self._next - 1 + AHEAD]
+                    self.search.refine_ahead([int(j) for j in upcoming if open_[j]])
+                    self._ahead = self._next - 1 + AHEAD
                 if self._beaten(i, refined=True):
                     self.set_aside.append(i)
                     continue
