@@ -13,6 +13,8 @@ import itertools
 import math
 from collections.abc import Hashable
 
+from attrs import frozen
+
 from primus_lang.ir import Model
 from primus_lang.ir.hardware import fp8_transposes
 from primus_lang.memo import remembered
@@ -124,7 +126,7 @@ def _numbered(tensors: list[Tensor]) -> tuple[int, list[Tensor]]:
 
 
 def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
-    _content, tensors = _stage_tensors(model, k, stage)
+    content, tensors = _stage_tensors(model, k, stage)
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
     fsdp = sharding == SHARDING_CODES["fsdp"]
@@ -133,11 +135,10 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     # megatron-core moves expert weights to their own buffer (sharded over expert DP) only when EP > 1;
     # at EP = 1 they are ordinary data-parallel parameters.
     split_experts = int(k.ep) > 1
-    for expert in (False, True):
-        group = [t for t in tensors if (t.expert and split_experts) == expert]
-        if not group:
+    for expert, group in enumerate(_buffers_of(content, tensors, split_experts)):
+        if group is None:
             continue
-        group_terms, group_rounding = _group_terms(k, stage, group, expert, dist_opt, fsdp)
+        group_terms, group_rounding = _group_terms(k, stage, group, bool(expert), dist_opt, fsdp)
         terms += group_terms
         rounding += group_rounding
     if k.fp8 or k.fp4:
@@ -148,24 +149,60 @@ def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     return terms
 
 
-def _group_terms(k: Knobs, stage: int, group: list[Tensor], expert: bool, dist_opt: bool,
+@frozen
+class _Buffer:
+    """The tensors of one grad buffer (the dense ones, or the experts) as the terms read them: their
+    sizes in registration order, their sum and their GEMM weights' sum. Numbered by content, so stages
+    and layouts of equal tensors share it and its padded sizes (``_padded``)."""
+
+    content: tuple[int, bool]
+    numels: tuple[int, ...]
+    raw: int
+    gemm: int
+
+
+def _buffers_of(content: int, tensors: list[Tensor], split_experts: bool) -> tuple[_Buffer | None, _Buffer | None]:
+    def make() -> tuple[_Buffer | None, _Buffer | None]:
+        out: list[_Buffer | None] = []
+        for expert in (False, True):
+            group = [t for t in tensors if (t.expert and split_experts) == expert]
+            out.append(_Buffer((content, expert), tuple(t.numel for t in group), sum(t.numel for t in group),
+                               sum(t.numel for t in group if t.gemm)) if group else None)
+        return out[0], out[1]
+
+    return remembered(_buffer_sets, (content, split_experts), make, 4096)
+
+
+_buffer_sets: dict[Hashable, tuple[_Buffer | None, _Buffer | None]] = {}
+
+
+def _padded(group: _Buffer, dp: int, dist_opt: bool, bucket_size: int | None) -> int:
+    """``buffer_numel`` of ``group``, once per buffer, data-parallel size and bucketing."""
+    return remembered(_paddings, (group.content, dp, dist_opt, bucket_size),
+                      lambda: buffer_numel(list(group.numels), dp, dist_opt, bucket_size), 20_000)
+
+
+_paddings: dict[Hashable, int] = {}
+
+
+def _group_terms(k: Knobs, stage: int, group: _Buffer, expert: bool, dist_opt: bool,
                  fsdp: bool) -> tuple[list[Term], Num]:
     """Parameters, gradients, master weights and Adam moments of the parameters of one grad buffer (the
     dense ones, or the experts), and the bytes the allocator's rounding adds to the first two."""
     tag = " (experts)" if expert else ""
     shard = int(k.edp if expert else k.dp_cp)
     shard_name = "edp" if expert else "dp·cp"
-    raw = sum(t.numel for t in group)
+    raw = group.raw
     # FP8 primary weights (--fp8-param-gather): Transformer Engine keeps each GEMM weight itself in FP8,
     # one byte; the other parameters (embeddings, norms, router) stay BF16
-    fp8_gemm = sum(t.numel for t in group if t.gemm) if k.fp8_param else 0
+    fp8_gemm = group.gemm if k.fp8_param else 0
     if fsdp:
         terms, rounding, opt_numel = _fsdp_shards(k, raw, shard, shard_name, fp8_gemm, tag)
     else:
         bucket = None
         if k.overlap_grad_reduce and stage == 0:
             bucket = max(40_000_000, 1_000_000 * shard)
-        numel = buffer_numel([t.numel for t in group], shard, dist_opt, bucket)
+        numel = _padded(group, shard, dist_opt, bucket)
         terms, rounding, opt_numel = _ddp_buffers(k, raw, numel, shard, dist_opt, fp8_gemm, tag)
     where = f"buffer / {shard_name}" if dist_opt else (f"⌈params / {shard_name}⌉" if fsdp else "params")
     terms.append(_term(f"master weights fp32{tag}", f"4 × {where}", {"elements": opt_numel}, 4 * opt_numel))

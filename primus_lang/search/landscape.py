@@ -13,17 +13,14 @@ import functools
 from collections.abc import Callable, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import TypeVar
 
 import numpy as np
 from attrs import frozen
 
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.space import OBJECTIVE_METRICS, Objective, Value
+from primus_lang.memo import by_distinct
 from primus_lang.search.trial import Evaluation
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
 
 
 @frozen
@@ -39,16 +36,6 @@ def _value_key(value: object) -> tuple[str, object]:
 
 def _code(table: dict[tuple[str, object], int], value: object) -> int:
     return table.get(_value_key(value), -1)
-
-
-def by_distinct(values: list[_T], fn: Callable[[_T], _R]) -> list[_R]:
-    """``[fn(v) for v in values]``, calling ``fn`` once per distinct value: a search's points hold a few
-    distinct values per knob. Where the values are all of one type, equal values are one key (no
-    ``True == 1`` to tell apart) and the points read a plain dict."""
-    if len(set(map(type, values))) > 1:
-        return [fn(v) for v in values]
-    memo = {v: fn(v) for v in dict.fromkeys(values)}
-    return list(map(memo.__getitem__, values))
 
 
 class Landscape:

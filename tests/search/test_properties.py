@@ -52,7 +52,7 @@ def test_baseline_index_is_the_least_baseline_key(fit_bits: list[bool], shift: i
 
 def test_by_distinct_tells_flags_from_integers() -> None:
     """Mixed types keep their own values: ``True == 1`` in Python, not on an axis."""
-    from primus_lang.search.landscape import by_distinct
+    from primus_lang.memo import by_distinct
 
     values: list[object] = [True, 1, 1, False, 0, True]
     assert by_distinct(values, repr) == [repr(v) for v in values]

@@ -17,7 +17,7 @@ import attrs
 import numpy as np
 
 from primus_lang.ir.candidate import Candidate, Recompute
-from primus_lang.search.landscape import by_distinct
+from primus_lang.memo import by_distinct
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal
 
