@@ -789,7 +789,15 @@ def _with_fixed_timing(cand: Candidate, _: int) -> Candidate:
     values = list(_all_knobs(cand))
     for at, value in _TIMING_AT:
         values[at] = value
-    return Candidate(*values)
+    key = Candidate(*values)
+    # one object per key: dictionaries keyed by it (a search's shared floors) then find it by identity,
+    # without comparing 34 fields
+    if len(_canonical_keys) > 50_000:
+        _canonical_keys.clear()
+    return _canonical_keys.setdefault(key, key)
+
+
+_canonical_keys: dict[Candidate, Candidate] = {}
 
 
 _all_knobs = attrgetter(*KNOBS)

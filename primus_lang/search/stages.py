@@ -262,17 +262,16 @@ class StepFloors:
         from primus_lang.project import ops_key, step_floors
 
         space, points = self.space, self.land.points
+        keys = {i: ops_key(points[i]) for i in indices}
         first: dict[Candidate, int] = {}
-        for i in indices:
-            key = ops_key(points[i])
+        for i, key in keys.items():
             if key not in self.shared:
                 first.setdefault(key, i)  # the floor of the first point asked, as ``__call__`` keeps it
         if first:
             floors = step_floors(space.model, space.cluster, [points[i] for i in first.values()], space.settings,
                                  self.oracle, shared=True)
             self.shared.update(zip(first, floors, strict=True))
-        own = [i for i in dict.fromkeys(indices)
-               if i not in self.own and self._score(points[i], self.shared[ops_key(points[i])]) > enough]
+        own = [i for i, key in keys.items() if i not in self.own and self._score(points[i], self.shared[key]) > enough]
         if own:
             floors = step_floors(space.model, space.cluster, [points[i] for i in own], space.settings, self.oracle)
             self.own.update(zip(own, floors, strict=True))

@@ -19,7 +19,7 @@ from primus_lang.search.trial import Proposal
 
 BATCH = 16
 # points whose refined bounds are computed together before they are asked for one by one
-AHEAD = 512
+AHEAD = 2048
 
 
 class Exhaustive(Strategy):
