@@ -789,15 +789,18 @@ def _with_fixed_timing(cand: Candidate, _: int) -> Candidate:
     values = list(_all_knobs(cand))
     for at, value in _TIMING_AT:
         values[at] = value
-    key = Candidate(*values)
-    # one object per key: dictionaries keyed by it (a search's shared floors) then find it by identity,
-    # without comparing 34 fields
-    if len(_canonical_keys) > 50_000:
-        _canonical_keys.clear()
-    return _canonical_keys.setdefault(key, key)
+    # one object per key, found by its values: dictionaries keyed by it (a search's shared floors) then
+    # find it by identity, without comparing 34 fields, and equal keys are not built again
+    fields = tuple(values)
+    key = _canonical_keys.get(fields)
+    if key is None:
+        if len(_canonical_keys) > 50_000:
+            _canonical_keys.clear()
+        key = _canonical_keys[fields] = Candidate(*values)
+    return key
 
 
-_canonical_keys: dict[Candidate, Candidate] = {}
+_canonical_keys: dict[tuple[Any, ...], Candidate] = {}
 
 
 _all_knobs = attrgetter(*KNOBS)

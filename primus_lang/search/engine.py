@@ -121,7 +121,7 @@ class Search:
         starts from, which ``plan`` prints the winner against; a strategy that never proposed it could end
         below it (random search on a budget of 5: 38% below) and launch that."""
         land = self.land
-        base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+        base = baseline_index(land)
         if base is not None and not self.meter.stop_reason():
             self.submit(Proposal(BASELINE_SOURCE, candidate=land.points[base],
                                  hypothesis=f"{BASELINE_MEANING}, mbs 1", index=base))

@@ -143,7 +143,7 @@ def baseline_trial(prep: Prepared, result: SearchResult) -> Trial | None:
     if result.baseline is not None:
         return result.baseline
     land = prep.land
-    i = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+    i = baseline_index(land)
     if i is None:
         return None
     cand = land.points[i]

@@ -250,7 +250,7 @@ def test_every_strategy_starts_from_the_baseline(strategy: str) -> None:
     from primus_lang.search.strategies.planner import baseline_index
 
     land = synthetic.landscape()
-    base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+    base = baseline_index(land)
     assert base is not None
     for budget in (1, 3, 8):
         result = search_landscape(land, synthetic.evaluator(), strategy, Limits(evaluations=budget), seed=1)

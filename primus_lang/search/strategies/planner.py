@@ -10,14 +10,14 @@ every sweep; the planner stops when a whole round of sweeps finds nothing better
 
 from __future__ import annotations
 
-from functools import partial
-from operator import attrgetter, ne
+from operator import attrgetter
 
 import attrs
 import numpy as np
 
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.memo import by_distinct
+from primus_lang.search.landscape import Landscape
 from primus_lang.search.strategies.base import Strategy
 from primus_lang.search.trial import Proposal
 
@@ -58,21 +58,25 @@ def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
     )
 
 
-def baseline_index(search_land_points: list[Candidate], fits: np.ndarray, axes: tuple[str, ...]) -> int | None:
+def baseline_index(land: Landscape) -> int | None:
     """The fitting point of least ``baseline_key``, the first of equal ones: the keys' fields as
-    columns, each knob's distinct values read once (a plan across clusters asks it of every cluster's
-    hundred thousand points)."""
-    fitting = np.flatnonzero(fits)
+    columns, whether a point is off an axis's default read from its coordinates (a plan across
+    clusters asks it of every cluster's hundred thousand points)."""
+    fitting = np.flatnonzero(land.fits)
     if not len(fitting):
         return None
-    points = [search_land_points[int(i)] for i in fitting]
+    points = [land.points[int(i)] for i in fitting]
     recompute = [c.recompute for c in points]
     tp, pp, cp, ep, mbs, vpp = (np.fromiter(map(attrgetter(name), points), dtype=np.int64, count=len(points))
                                 for name in ("tp", "pp", "cp", "ep", "mbs", "vpp"))
     off_default = np.zeros(len(points), dtype=np.int64)
-    for a in axes:
-        default: object = _default(a)
-        off_default += np.asarray(by_distinct([getattr(c, a) for c in points], partial(ne, default)), dtype=np.int64)
+    for j, axis in enumerate(land.axes):
+        default: object = _default(axis.name)
+        code = land.coords[fitting, j]
+        off = np.array([bool(v != default) for v in axis.values] + [False], dtype=bool)[code]  # -1: the False
+        for k in np.flatnonzero(code < 0):  # a value off the axis (a conditional axis's default)
+            off[k] = bool(getattr(points[k], axis.name) != default)
+        off_default += off
     keys = [
         by_distinct(recompute, _recompute_rank),
         by_distinct(recompute, attrgetter("layers")),
@@ -103,7 +107,7 @@ class Planner(Strategy):
             self._started = True
             start = s.best_index
             if start is None:
-                base = baseline_index(land.points, land.fits, tuple(a.name for a in land.axes))
+                base = baseline_index(land)
                 if base is None:
                     self.stop_reason = "nothing fits"
                     return []
