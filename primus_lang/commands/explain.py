@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from pathlib import Path
 
 from primus_lang.commands._options import add_cluster_argument
-from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup
+from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup, render
 from primus_lang.diagnostics.codes_names import FILE_ACCESS, UNKNOWN_CODE
 from primus_lang.ir import serialize
 
@@ -67,6 +68,11 @@ def explain_candidate(args: argparse.Namespace) -> int:
     note = attention_note(space, ev.candidate)
     if note:
         out.print(note, markup=False)
+    if not ev.view.fits:
+        # the table shows the overflow; stderr says why the status is 1, as `check --explain` prints it
+        from primus_lang.memory import explain_overflow
+
+        print(render([explain_overflow(ev.account, space.headroom)], args.error_format), file=sys.stderr)
     return status
 
 

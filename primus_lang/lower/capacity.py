@@ -75,8 +75,22 @@ def train_tokens(value: ast.Value) -> float:
     elif isinstance(value, ast.Quantity) and value.unit in (None, "B") and value.value > 0:
         # `500B` lexes as bytes; a count of tokens has no bytes, so B is the billion it means here
         return float(value.value) * (1e9 if value.unit == "B" else 1.0)
+    if isinstance(value, ast.Ident) and _TOKEN_COUNT.fullmatch(value.name.upper()):
+        raise fail(T.WRONG_TYPE, f"`{value.name}`: a count's suffix is a capital letter", value.span,
+                   help=f"write `train_tokens = {value.name.upper()}` (K, M, B or T)")
     raise fail(T.WRONG_TYPE, "`train_tokens` is a count of tokens", getattr(value, "span", None),
                help="e.g. `train_tokens = 15T` (K, M, B or T) or `train_tokens = 1.5e13`")
+
+
+def check_steps(cap: Capacity, least_step: int) -> None:
+    """A run of fewer tokens than one step of the space's smallest batch is a count without its suffix
+    (`train_tokens = 15` for 15T): its days and cost would be a step's, a billionth of the run meant."""
+    tokens = cap.train_tokens
+    if 0 < tokens < least_step:
+        meant = f"`train_tokens = {tokens:.0f}T` for {tokens:.0f} trillion tokens, " if tokens.is_integer() else ""
+        raise fail(T.OUT_OF_RANGE, f"`train_tokens` of {tokens:,.0f} is less than one step of the space's "
+                   f"smallest batch ({least_step:,} tokens)", cap.span,
+                   help=f"write {meant}a count's suffix (K, M, B or T) glued to its number")
 
 
 def is_capacity(st: ast.RequireStmt) -> bool:
@@ -108,14 +122,20 @@ def constraint(st: ast.RequireStmt) -> Constraint:
 def check(cap: Capacity, gpus: tuple[Gpu, ...], span: Any) -> Capacity:
     """What a run's objective and requirements need: the tokens to train for its days and cost, and a
     price for every GPU for its cost and tokens per unit of price."""
-    named = {cap.objective.metric} if cap.objective is not None else set()
-    for c in cap.constraints:
-        named |= names_in(c.expr)
-    where = cap.objective.span if cap.objective is not None and cap.objective.span is not None else span
-    if named & {"time_to_train", "cost"} and cap.train_tokens <= 0:
+    # each statement with the figures it names, the objective first: a missing input is said at the
+    # first statement that needs it
+    statements = ([({cap.objective.metric}, cap.objective.span)] if cap.objective is not None else []) + [
+        (names_in(c.expr), c.span) for c in cap.constraints]
+
+    def needing(figures: set[str]) -> Any:
+        return next((at or span for named, at in statements if named & figures), None)
+
+    where = needing({"time_to_train", "cost"})
+    if where is not None and cap.train_tokens <= 0:
         raise fail(T.MISSING_FIELD, "a run's time and cost need the tokens it trains on", where,
                    help="add e.g. `train_tokens = 15T` to the space")
-    if named & {"cost", "tokens_per_dollar"}:
+    where = needing({"cost", "tokens_per_dollar"})
+    if where is not None:
         unpriced = [g.name for g in gpus if g.price_per_hour <= 0]
         if unpriced:
             raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour` (a price of 0 is none), and cost "

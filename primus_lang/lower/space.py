@@ -331,7 +331,7 @@ class _SpaceBody:
         first: dict[str, Any] = {**self.cluster_fixed, **{a.name: a.values[0] for a in self.cluster_axes}}
         cluster = attrs.evolve(cluster, **first)
         gpus = tuple(g for a in self.cluster_axes for g in a.values if isinstance(g, Gpu)) or (cluster.gpu,)
-        return Space(
+        space = Space(
             name=self.d.name,
             model=model,
             cluster=cluster,
@@ -355,6 +355,14 @@ class _SpaceBody:
             cluster_axes=tuple(self.cluster_axes),
             capacity=capacity.check(self.capacity, gpus, self.d.name_span),
         )
+        capacity.check_steps(space.capacity, self._least("gbs") * self._least("seq_len"))
+        return space
+
+    def _least(self, knob: str) -> int:
+        """The smallest value ``knob`` takes in the space (its axis's, the fixed one, or its default)."""
+        axis = next((a for a in self.axes if a.name == knob), None)
+        values = axis.domain.values if axis is not None else (self.fixed.get(knob, KNOBS[knob].default),)
+        return min(int(v) for v in values if isinstance(v, int | float))
 
 
 def lower_space(loader: Resolver, module: LoadedModule, d: ast.Definition) -> Space:

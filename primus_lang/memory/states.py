@@ -32,16 +32,13 @@ def buffer_numel(numels: list[int], dp: int, dist_opt: bool, bucket_size: int | 
     start = bucket_start = 0
     open_bucket = False
     end = 0
-    # plain integer arithmetic inline (``dual.round_up`` also takes arrays): a plan proves memory for
-    # every stage of every layout, and a stage holds hundreds of tensors
-    align = 64 if dist_opt else 1
     for n in reversed(numels):
-        start = -(-start // align) * align
+        if dist_opt:
+            start = round_up(start, 64)
         end = start + n
         open_bucket = True
         if bucket_size is not None and end - bucket_start >= bucket_size:
-            if dist_opt:
-                end = -(-end // divisor) * divisor
+            end = round_up(end, divisor) if dist_opt else end
             bucket_start = start = end
             open_bucket = False
         else:
@@ -155,7 +152,7 @@ class _Buffer:
     sizes in registration order, their sum and their GEMM weights' sum. Numbered by content, so stages
     and layouts of equal tensors share it and its padded sizes (``_padded``)."""
 
-    content: tuple[int, bool]
+    content: tuple[int, bool, bool]  # the stage's tensors, whether experts have a buffer of their own, which buffer
     numels: tuple[int, ...]
     raw: int
     gemm: int
@@ -166,7 +163,7 @@ def _buffers_of(content: int, tensors: list[Tensor], split_experts: bool) -> tup
         out: list[_Buffer | None] = []
         for expert in (False, True):
             group = [t for t in tensors if (t.expert and split_experts) == expert]
-            out.append(_Buffer((content, expert), tuple(t.numel for t in group), sum(t.numel for t in group),
+            out.append(_Buffer((content, split_experts, expert), tuple(t.numel for t in group), sum(t.numel for t in group),
                                sum(t.numel for t in group if t.gemm)) if group else None)
         return out[0], out[1]
 

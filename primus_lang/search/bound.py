@@ -34,6 +34,8 @@ class RefinesAhead(Protocol):
     def __call__(self, index: int, enough: float) -> float: ...
 
     def ahead(self, indices: Sequence[int], enough: float) -> None: ...
+
+
 _F = TypeVar("_F", float, np.ndarray)
 
 

@@ -361,7 +361,7 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
         spread = _spreads(best).get(name, (None, ""))[0]
         band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
         reached.append(say.format(label=best.label, value=figure(value), band=band))
-    notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} have no recipe that fits" if recipeless else ""),)
+    notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} {'has' if recipeless == 1 else 'have'} no recipe that fits" if recipeless else ""),)
     widen = dict.fromkeys(_WIDEN[name] for _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "

@@ -108,9 +108,13 @@ class Search:
 
     def refine_ahead(self, indices: Sequence[int]) -> None:
         """Tell the refined bound the points it will be asked about next (at the incumbent's score now),
-        where it can compute them together; nothing before there is an incumbent to beat."""
-        if isinstance(self._refine, RefinesAhead) and self.best is not None and self.best.score is not None:
-            self._refine.ahead(indices, self.land.tie_reach(self.best.score))
+        where it can compute them together: those not yet evaluated, and only while there is an
+        incumbent and no bound has failed (refined bounds are not asked for otherwise)."""
+        if not (isinstance(self._refine, RefinesAhead) and self.bound_valid and self.best is not None
+                and self.best.score is not None):
+            return
+        open_ = self.land.fits & ~self.seen
+        self._refine.ahead([int(i) for i in indices if open_[i]], self.land.tie_reach(self.best.score))
 
     def note(self, message: str) -> None:
         self.notes.append(message)

@@ -530,11 +530,12 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
             word = m.group(1)
             if word.lower() in _CURRENCIES and "price_per_hour" in src:
                 col = m.start(1) + 1
+                price = m.group(0)[: m.start(1) - m.start(0)].strip()
                 return Diagnostic(
                     C.UNEXPECTED_TOKEN, f"`{word}` after a price: `price_per_hour` is a plain number",
                     Span(file, ln, col, ln, col + len(word)),
-                    help="write the number alone (`price_per_hour = 2.2`): costs are in whatever currency the "
-                         "prices are, and only a budget's `cost ... usd` names one")
+                    help=f"write the number alone (`price_per_hour = {price}`): costs are in whatever currency "
+                         "the prices are, and only a budget's `cost ... usd` names one")
             timed = word in _TIME_IN_DAYS and "time_to_train" in src
             if (word in UNITS or word in _NOT_UNITS) and not timed:
                 continue

@@ -131,6 +131,9 @@ def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.Captur
     assert "not a legal point" in capsys.readouterr().out
     assert main(["explain", str(EXAMPLE), "--point", "mbs=4,precision=fp8", "--json"]) == 1  # legal, 1.2 TiB
     assert json.loads(capsys.readouterr().out)["fits"] is False
+    # the table shows the overflow; stderr says why the status is 1 (a new user saw only the status)
+    assert main(["explain", str(EXAMPLE), "--point", "mbs=4,precision=fp8"]) == 1
+    assert "P5001" in capsys.readouterr().err
 
 
 def test_explain_typos_are_user_errors_with_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,7 +29,9 @@ class Exhaustive(Strategy):
         super().__init__()
         self._order: np.ndarray | None = None
         self._next = 0
-        self._ahead = 0  # the points before this one in ``_order`` have been told to the refined bound
+        # where in ``_order`` the points told to the refined bound end: the next point beyond is told
+        # with the 2,047 after it, so their floors are computed together
+        self._ahead = 0
         self.set_aside: list[int] = []  # fitting points their refined bound kept from being projected
 
     def _ordered(self) -> np.ndarray:
@@ -67,9 +69,9 @@ class Exhaustive(Strategy):
                 return self._proven(picks)
             self._next += 1
             if open_[i]:
-                if self._next > self._ahead:
-                    upcoming = order[self._next - 1:self._next - 1 + AHEAD]
-                    self.search.refine_ahead([int(j) for j in upcoming if open_[j]])
+                # told once there is an incumbent, which the floors wanted ahead depend on
+                if self._next > self._ahead and self.search.best is not None:
+                    self.search.refine_ahead(order[self._next - 1:self._next - 1 + AHEAD].tolist())
                     self._ahead = self._next - 1 + AHEAD
                 if self._beaten(i, refined=True):
                     self.set_aside.append(i)

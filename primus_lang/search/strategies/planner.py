@@ -73,7 +73,8 @@ def baseline_index(land: Landscape) -> int | None:
     for j, axis in enumerate(land.axes):
         default: object = _default(axis.name)
         code = land.coords[fitting, j]
-        off = np.array([bool(v != default) for v in axis.values] + [False], dtype=bool)[code]  # -1: the False
+        # a last slot for coordinate -1 to index, set below from the point itself
+        off = np.array([bool(v != default) for v in axis.values] + [False], dtype=bool)[code]
         for k in np.flatnonzero(code < 0):  # a value off the axis (a conditional axis's default)
             off[k] = bool(getattr(points[k], axis.name) != default)
         off_default += off
@@ -113,7 +114,7 @@ class Planner(Strategy):
                     return []
                 self._center = base
                 return [Proposal(f"{self.name}:baseline", candidate=land.points[base],
-                                 hypothesis=f"{BASELINE_MEANING}, mbs 1")]
+                                 hypothesis=f"{BASELINE_MEANING}, mbs 1", index=base)]
             self._center = start
         while self._round < self.max_rounds:
             if self._axis >= len(land.axes):
@@ -162,5 +163,6 @@ class Planner(Strategy):
             pick = int(np.argmin(d))
             if open_[pick]:
                 value = land.axes[axis].values[j]
-                picks.append(Proposal(self.name, candidate=land.points[pick], hypothesis=f"sweep {name} -> {value}"))
+                picks.append(Proposal(self.name, candidate=land.points[pick], hypothesis=f"sweep {name} -> {value}",
+                                      index=pick))
         return picks[: self.batch_size(len(picks))]
