@@ -60,7 +60,8 @@ OUT_OF_RANGE = register(
     "and magnitudes (bandwidths, peaks, capacities, efficiencies) positive, except fields whose default\n"
     "is 0, where 0 means \"none\" or \"the default\"; latencies, `host_launch`, `overlap_slowdown` and\n"
     "`reserved_memory` may be 0. `kv_heads` must divide `heads`, a MoE's `top_k` cannot exceed its\n"
-    "`num_experts`, and Mamba's `groups` must divide its `heads`.",
+    "`num_experts`, and Mamba's `groups` must divide its `heads`. A run's `train_tokens` is at least one\n"
+    "step of the space's smallest batch (`15` is fifteen tokens; `15T` is what was meant).",
 )
 BAD_STEP = register(
     "P3010",
