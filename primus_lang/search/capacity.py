@@ -335,11 +335,12 @@ _BEST = {"time_to_train": (min, "the fastest cluster, {label}, trains in {value}
 
 def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     """Why no cluster of ``cap`` can be chosen: the requirement most clusters fail, at its span, and how
-    near the best cluster came to each requirement any cluster fails."""
+    near the best cluster came to each requirement any cluster fails, among the clusters that meet the
+    others (requirements no cluster meets together, `gpus <= 256` beside a time, are said to conflict)."""
+    constraints = space.capacity.constraints
     failing: list[tuple[int, Constraint]] = []
-    for cons in space.capacity.constraints:
-        n = sum(1 for c in cap.clusters if (env := _variables(c)) and names_in(cons.expr) <= set(env)
-                and not bool(evaluate_expr(cons.expr, env)))
+    for cons in constraints:
+        n = sum(1 for c in cap.clusters if _judged(c, cons) is False)
         if n:
             failing.append((n, cons))
     recipeless = sum(1 for c in cap.clusters if c.tokens_per_gpu is None and not c.excluded.startswith("fails:"))
@@ -352,20 +353,35 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
                                "legality leave on each cluster", notes=why)
     n, worst = max(failing, key=lambda f: f[0])
     reached = []
-    for name in dict.fromkeys(x for _n, cons in failing for x in sorted(names_in(cons.expr))):
-        pick, say = _BEST[name]
-        have = [(c, _variables(c)[name]) for c in cap.clusters if name in _variables(c)]
-        if not have:
-            continue
-        best, value = pick(have, key=lambda cv: cv[1])
-        spread = _spreads(best).get(name, (None, ""))[0]
-        band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
-        reached.append(say.format(label=best.label, value=figure(value), band=band))
-    notes = (f"{n} of {total} clusters fail it" + (f"; {recipeless} {'has' if recipeless == 1 else 'have'} no recipe that fits" if recipeless else ""),)
+    for _n, cons in failing:
+        others = [o for o in constraints if o is not cons]
+        pool = [c for c in cap.clusters if all(_judged(c, o) is not False for o in others)]
+        for name in sorted(names_in(cons.expr)):
+            pick, say = _BEST[name]
+            have = [(c, _variables(c)[name]) for c in pool if name in _variables(c)]
+            if not have:
+                continue
+            best, value = pick(have, key=lambda cv: cv[1])
+            spread = _spreads(best).get(name, (None, ""))[0]
+            band = f"{figure(spread.low)}–{figure(spread.high)}" if spread is not None else ""
+            among = " of those meeting the other requirements" if len(pool) < len(cap.clusters) else ""
+            reached.append(say.format(label=best.label, value=figure(value), band=band).replace(",", among + ",", 1))
+    notes = [f"{n} of {total} clusters fail it" + (f"; {recipeless} {'has' if recipeless == 1 else 'have'} no recipe that fits"
+                                                  if recipeless else "")]
+    if len(failing) > 1:
+        notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr)}`" for _n, cons in failing) + " together")
     widen = dict.fromkeys(_WIDEN[name] for _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "
-                           f"cluster axes ({'; '.join(widen)})", notes=notes)
+                           f"cluster axes ({'; '.join(widen)})", notes=tuple(notes))
+
+
+def _judged(c: ClusterPlan, cons: Constraint) -> bool | None:
+    """Whether cluster ``c`` meets ``cons`` (None: it has no figures to judge it by, no recipe)."""
+    env = _variables(c)
+    if not env or not names_in(cons.expr) <= set(env):
+        return None
+    return bool(evaluate_expr(cons.expr, env))
 
 
 # Which way the cluster axes reach a requirement on each figure

@@ -246,6 +246,26 @@ def test_no_cluster_meeting_the_requirements_writes_nothing(tmp_path: Path,
     assert "more nodes or a faster GPU" in got.err
 
 
+def test_requirements_no_cluster_meets_together_are_said_to_be(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A cap on GPUs beside a time only larger clusters reach: each requirement's nearest cluster is
+    sought among those meeting the other (a new user was told the fastest cluster, which broke the cap)."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "all"), "--json"]) == 0
+    days = {c["gpus"]: c["days"]["value"] for c in json.loads(capsys.readouterr().out)["capacity"]["clusters"]}
+    small, large = min(days), max(days)
+    assert days[large] < days[small]
+    # within the small clusters' GPUs, the time only the large ones reach
+    path.write_text(space_text(PRICED + f"  require gpus <= {small}\n"
+                                        f"  require time_to_train <= {days[large] * 1.01:.6f}\n  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert "P8014" in err and "together" in err
+    assert "the fastest cluster of those meeting the other requirements" in err
+    assert "nodes=1, trains in" in err  # the fastest within the cap, not the large cluster
+
+
 def test_a_cap_on_gpus_is_reached_with_fewer_of_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "space.prx"
     path.write_text(space_text(PRICED + "  require gpus <= 4\n  minimize cost\n"))
