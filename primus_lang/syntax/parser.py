@@ -506,6 +506,7 @@ _TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min
 # the field a number on a line is the value of: ``nodes = 16 Gb``, ``mbs : 2 kb``
 _ASSIGNED = re.compile(r"(\w+)\s*[=:]\s*$")
 _CURRENCIES = {"usd", "eur", "dollars", "dollar", "gbp", "cny", "jpy"}
+_CURRENCY_SIGNS = set("$€£¥")
 # words that count what a number before them is (a budget's evaluations, LLM calls, dollars)
 _COUNTED = {"evals": "`evals` (a budget's evaluations)", "calls": "`calls` (LLM calls)", "usd": "`usd` (dollars)"}
 
@@ -735,6 +736,11 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
         expected = ""
         operator = _OTHER_LANGUAGES.get(text[pos:pos + 2] if pos is not None else "") or _OTHER_LANGUAGES.get(ch)
         if label is None:
+            every = lines(text)
+            if ch in _CURRENCY_SIGNS and 0 < line <= len(every) and "price_per_hour" in every[line - 1]:
+                # `price_per_hour = 2.5$`: quoting it would make a string, which a price is not
+                return Diagnostic(C.UNEXPECTED_CHARACTER, f"unexpected character {found}: `price_per_hour` is a plain "
+                                  "number", span, help="remove it: costs are in whatever currency the prices are")
             return Diagnostic(
                 C.UNEXPECTED_CHARACTER,
                 f"unexpected character {found}",

@@ -24,6 +24,7 @@ EXPECTED = {
     "dense_layers_over_layers": "P3009",
     "price_with_currency": "P1001",
     "price_with_currency_other": "P1001",
+    "price_with_dollar_sign": "P1002",
     "train_tokens_without_suffix": "P3009",
     "train_tokens_lower_suffix": "P3007",
     "cost_required_without_price": "P3008",
