@@ -184,7 +184,13 @@ class Search:
     # --- the loop ------------------------------------------------------------------------------
     def run(self) -> SearchResult:
         with interrupt.watched():
-            return self._run()
+            try:
+                return self._run()
+            finally:
+                # the strategy holds the search and the search its strategy: without this cycle the
+                # landscape (a hundred thousand points a cluster in a plan across clusters) is freed
+                # when the caller lets go of it, not at the next full collection, clusters later
+                self.strategy.finish()
 
     def _run(self) -> SearchResult:
         land = self.land

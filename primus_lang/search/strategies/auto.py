@@ -43,6 +43,12 @@ class Auto(Strategy):
         self._phases = [(Planner(), PLANNER_SHARE), (explorer, EXPLORE_SHARE), (Refine(), None)]
         self._enter(0)
 
+    def finish(self) -> None:
+        for strategy, _share in self._phases:
+            strategy.finish()
+        self._evolution.finish()
+        super().finish()
+
     def _enter(self, i: int) -> None:
         self._current = i
         strategy, _ = self._phases[i]

@@ -38,6 +38,10 @@ class Strategy:
     def start(self, search: SearchView) -> None:
         self._search = search
 
+    def finish(self) -> None:
+        """Let go of the search, which has ended."""
+        self._search = None
+
     def propose(self) -> list[Proposal]:
         raise NotImplementedError
 

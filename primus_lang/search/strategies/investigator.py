@@ -47,6 +47,11 @@ class Investigator(Strategy):
         self.accepted = 0  # proposals parsed from replies
         self.dropped = 0  # replies dropped after their retries
 
+    def finish(self) -> None:
+        if self.fallback is not None:
+            self.fallback.finish()
+        super().finish()
+
     def start(self, search: SearchView) -> None:
         super().start(search)
         if self.fallback is not None:
