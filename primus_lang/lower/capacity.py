@@ -6,6 +6,7 @@ clusters are then compared by what a whole run takes (``search.capacity``)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
@@ -158,6 +159,11 @@ def select_cluster(space: Space, label: str) -> tuple[str, Space]:
             return known, sub
     axes = "; ".join(f"{a.name}: " + " | ".join(cluster_label({a.name: v}).split("=", 1)[1] for v in a.values)
                      for a in space.cluster_axes)
+    # `gpu=b200` for `gpu=b200_calibrated`: the nearest label, its parts in the table's order
+    by_parts = {",".join(sorted(_parts(k))): k for k in points}
+    near = difflib.get_close_matches(",".join(sorted(_parts(label))), by_parts, n=1, cutoff=0.6)
+    closest = by_parts[near[0]] if near else ""
     raise CompileError(Diagnostic(N.UNKNOWN_NAME, f"`{label}` is not a cluster of space `{space.name}`",
-                                  help=f"name one value of each axis ({axes}), e.g. {next(iter(points))}"
-                                  if axes else f"the space has no cluster axes; its one cluster is {next(iter(points))}"))
+                                  help=(f"did you mean `{closest}`? " if closest else "")
+                                  + (f"name one value of each axis ({axes}), e.g. {next(iter(points))}" if axes
+                                     else f"the space has no cluster axes; its one cluster is {next(iter(points))}")))

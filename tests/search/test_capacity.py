@@ -349,6 +349,9 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert "on 2 nodes x 8 b200_calibrated (16 GPUs)" in capsys.readouterr().out
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=9"]) == 1
     assert "P2001" in capsys.readouterr().err
+    # a GPU named as a user shortens it: the cluster it means (a new user's slip)
+    assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=b200,nodes=2"]) == 1
+    assert "did you mean `gpu=b200_calibrated,nodes=2`?" in capsys.readouterr().err
     # the two points may follow an option as well as come before it
     assert main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "tp=4", "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
