@@ -64,11 +64,11 @@ def _term(name: str, formula: str, inputs: dict[str, int | float], value: int) -
 def state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
     """Persistent terms of pipeline stage ``stage`` for one candidate (``k`` holds Python scalars)."""
     key = tuple(int(getattr(k, f)) for f in _STATE_KNOBS)
-    content, _tensors_here = _stage_tensors(model, k, stage)
+    content, tensors = _stage_tensors(model, k, stage)
     # a stage's terms read its tensors, and its index only to know stage 0 (where buckets are formed):
     # the middle stages of a layout hold equal tensors and are computed once
     def make() -> tuple[Term, ...]:
-        return tuple(_compute_state_terms(model, _scalar_knobs(key, k.layout), stage))
+        return tuple(_compute_state_terms(model, _scalar_knobs(key, k.layout), stage, content, tensors))
 
     terms = remembered(_terms, (model, key, content, stage == 0, k.layout), make, 4096)
     return list(terms)
@@ -122,8 +122,8 @@ def _numbered(tensors: list[Tensor]) -> tuple[int, list[Tensor]]:
     return number, tensors
 
 
-def _compute_state_terms(model: Model, k: Knobs, stage: int) -> list[Term]:
-    content, tensors = _stage_tensors(model, k, stage)
+def _compute_state_terms(model: Model, k: Knobs, stage: int, content: int, tensors: list[Tensor]) -> list[Term]:
+    """The terms of stage ``stage``, whose tensors are ``tensors`` (numbered ``content``)."""
     sharding = int(k.sharding)
     dist_opt = sharding == SHARDING_CODES["dist_opt"]
     fsdp = sharding == SHARDING_CODES["fsdp"]

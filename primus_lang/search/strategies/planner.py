@@ -42,33 +42,32 @@ def _recompute_rank(r: Recompute) -> int:
     return _RECOMPUTE_ORDER.get(r.kind, len(_RECOMPUTE_ORDER))
 
 
-def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[object, ...]:
-    off_default = sum(1 for a in axes if getattr(cand, a) != _default(a))
-    return (
-        _recompute_rank(cand.recompute),
-        cand.recompute.layers,
-        cand.tp * cand.pp * cand.cp * cand.ep,
-        cand.pp,
-        cand.tp,
-        cand.cp,
-        cand.ep,
-        cand.mbs,
-        cand.vpp,
-        off_default,
-    )
+def _key_columns(points: list[Candidate], off_default: np.ndarray) -> list[np.ndarray]:
+    """The baseline's order as columns over ``points``, the first deciding most: the least
+    recomputation, the least model parallelism (then PP, TP, CP, EP), micro-batch, VPP, and the fewest
+    axes off their defaults (``off_default``, per point)."""
+    recompute = [c.recompute for c in points]
+    tp, pp, cp, ep, mbs, vpp = (np.fromiter(map(attrgetter(name), points), dtype=np.int64, count=len(points))
+                                for name in ("tp", "pp", "cp", "ep", "mbs", "vpp"))
+    return [np.asarray(by_distinct(recompute, _recompute_rank), dtype=np.int64),
+            np.asarray(by_distinct(recompute, attrgetter("layers")), dtype=np.int64),
+            tp * pp * cp * ep, pp, tp, cp, ep, mbs, vpp, off_default]
+
+
+def baseline_key(cand: Candidate, axes: tuple[str, ...]) -> tuple[int, ...]:
+    """One point's place in the baseline's order, its axes read from the point itself."""
+    off_default = np.array([sum(1 for a in axes if getattr(cand, a) != _default(a))], dtype=np.int64)
+    return tuple(int(column[0]) for column in _key_columns([cand], off_default))
 
 
 def baseline_index(land: Landscape) -> int | None:
-    """The fitting point of least ``baseline_key``, the first of equal ones: the keys' fields as
-    columns, whether a point is off an axis's default read from its coordinates (a plan across
+    """The fitting point of least ``baseline_key``, the first of equal ones: the key's columns over every
+    fitting point, whether a point is off an axis's default read from its coordinates (a plan across
     clusters asks it of every cluster's hundred thousand points)."""
     fitting = np.flatnonzero(land.fits)
     if not len(fitting):
         return None
     points = [land.points[int(i)] for i in fitting]
-    recompute = [c.recompute for c in points]
-    tp, pp, cp, ep, mbs, vpp = (np.fromiter(map(attrgetter(name), points), dtype=np.int64, count=len(points))
-                                for name in ("tp", "pp", "cp", "ep", "mbs", "vpp"))
     off_default = np.zeros(len(points), dtype=np.int64)
     for j, axis in enumerate(land.axes):
         default: object = _default(axis.name)
@@ -78,13 +77,8 @@ def baseline_index(land: Landscape) -> int | None:
         for k in np.flatnonzero(code < 0):  # a value off the axis (a conditional axis's default)
             off[k] = bool(getattr(points[k], axis.name) != default)
         off_default += off
-    keys = [
-        by_distinct(recompute, _recompute_rank),
-        by_distinct(recompute, attrgetter("layers")),
-        tp * pp * cp * ep, pp, tp, cp, ep, mbs, vpp, off_default,
-    ]
     # lexsort sorts by its last key first and is stable: equal keys keep the points' order
-    order = np.lexsort([np.asarray(k, dtype=np.int64) for k in reversed(keys)])
+    order = np.lexsort(_key_columns(points, off_default)[::-1])
     return int(fitting[order[0]])
 
 
