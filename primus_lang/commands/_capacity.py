@@ -28,6 +28,7 @@ from primus_lang.search import (
     figure,
     outside_line,
     plan_capacity,
+    run_of,
     unproven_line,
 )
 
@@ -109,6 +110,50 @@ def _spread(s: Spread | None, scale: float = 1.0) -> str:
     if s is None:
         return ""
     return f"{figure(s.value / scale)} ({figure(s.low / scale)}–{figure(s.high / scale)})"
+
+
+def run_columns(space: Space) -> list[str]:
+    """The columns ``project`` adds for a space with ``train_tokens``: the run's days, and its cost where
+    the GPU has a price (none without tokens: a rate alone says nothing of a run)."""
+    if space.capacity.train_tokens <= 0:
+        return []
+    return ["days to train"] + (["cost"] if space.cluster.gpu.price_per_hour > 0 else [])
+
+
+def run_cells(space: Space, tokens: Spread) -> list[str]:
+    """``run_columns``' cells for a point at ``tokens`` tokens/s/GPU (its band, or the figure alone where
+    no band is given)."""
+    f = run_of(space, tokens)
+    cost = ""
+    if f.cost is not None:
+        # a narrow cell beside the candidate's label: 6.24M (4.76M–7.19M)
+        short = [text.count(x) if x >= 1_000 else figure(x) for x in (f.cost.value, f.cost.low, f.cost.high)]
+        cost = f"{short[0]} ({short[1]}–{short[2]})"
+    return [_spread(f.days), cost][: len(run_columns(space))]
+
+
+def run_json(space: Space, tokens: Spread) -> dict[str, Any] | None:
+    """A point's whole run as JSON (None without ``train_tokens``): ``days``, ``cost`` and
+    ``tokens_per_dollar``, each ``{value, low, high}`` or null."""
+    if space.capacity.train_tokens <= 0:
+        return None
+    from primus_lang.ir.serialize import to_data
+
+    f = run_of(space, tokens)
+    return {"train_tokens": space.capacity.train_tokens, "days": to_data(f.days), "cost": to_data(f.cost),
+            "tokens_per_dollar": to_data(f.tokens_per_dollar)}
+
+
+def run_rows(space: Space, tokens: Spread) -> list[tuple[str, str]]:
+    """``explain``'s rows for a point's whole run, each figure with its band ([] without
+    ``train_tokens``)."""
+    f = run_of(space, tokens)
+    if f.days is None:
+        return []
+    rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _spread(f.days))]
+    if f.cost is not None:
+        rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _spread(f.cost)))
+    return rows
 
 
 def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from primus_lang.commands._capacity import cluster_words, on_cluster
+from primus_lang.commands._capacity import cluster_words, on_cluster, run_cells, run_columns, run_json
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
@@ -91,12 +91,17 @@ def run(args: argparse.Namespace) -> int:
              for c, _, p in shown]
     warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
                [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
+    from primus_lang.search import Spread
+
+    # a run's days and cost read the band's ends (the figure alone where no band is given)
+    runs = [Spread(p.tokens_per_gpu, *((b.tokens_low, b.tokens_high) if b is not None else (p.tokens_per_gpu,) * 2))
+            for (_, _, p), b in zip(shown, bands, strict=True)]
     if args.json:
         from primus_lang.report import projection_json
 
         out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": projection_json(p),
-                "band": to_data(b) if b is not None else None, "tied_with_best": t}
-               for (c, peak, p), b, t in zip(shown, bands, tied, strict=True)]
+                "band": to_data(b) if b is not None else None, "tied_with_best": t, "run": run_json(space, r)}
+               for (c, peak, p), b, t, r in zip(shown, bands, tied, runs, strict=True)]
         print(serialize.to_json({"cluster": cluster_words(space), "candidates": total, "legal": legal, "fit": fit,
                                  "seconds": seconds,
                           "provenance": to_data(gpu.provenance), "results": out}))
@@ -109,14 +114,14 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title=f"{space.name} on {cluster_words(space)}: {legal:,} legal of {total:,} points, {fit:,} fit in memory, "
                         f"projected in {seconds:.2f} s (ranked by {metric})")
     coverage = f"{gpu.provenance.coverage:.0%} band"
-    for col in ("#", "candidate", "tok/s/GPU", coverage, "TFLOP/s", "MFU", "step s", "bubble", "memory",
-                "largest exposed"):
+    for col in ("#", "candidate", "tok/s/GPU", coverage, *run_columns(space), "TFLOP/s", "MFU", "step s", "bubble",
+                "memory", "largest exposed"):
         table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
-    for i, ((c, peak, p), b, t) in enumerate(zip(shown, bands, tied, strict=True), 1):
+    for i, ((c, peak, p), b, t, r) in enumerate(zip(shown, bands, tied, runs, strict=True), 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(f"{i}{'≈' if t and i > 1 else ''}", c.label(), f"{p.tokens_per_gpu:,.0f}",
-                      units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a",
+                      units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a", *run_cells(space, r),
                       f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),
                       f"{worst[0]} {worst[1]:.2f} s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 MIB = 1 << 20
 
 
-def figures_table(view: CandidateView, limit: int) -> Table:
+def figures_table(view: CandidateView, limit: int, run: Sequence[tuple[str, str]] = ()) -> Table:
+    """The candidate's figures, then ``run``: what a whole training run of it takes (explain's days and
+    cost for a space with ``train_tokens``)."""
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column("what", style="bold")
     t.add_column("value", justify="right")
@@ -33,6 +36,7 @@ def figures_table(view: CandidateView, limit: int) -> Table:
         ("bubble (busiest stage)", units.percent(view.bubble_fraction)),
         ("memory peak", units.gib(view.memory_peak)),
         ("spare vs limit", units.gib(spare) if spare >= 0 else f"[red]over by {units.gib(-spare)}[/red]"),
+        *run,
     ]
     for name, value in rows:
         t.add_row(name, value)
@@ -92,8 +96,9 @@ def breakdown_table(view: CandidateView) -> Table:
     return t
 
 
-def explain_view(view: CandidateView, capacity: int, limit: int) -> RenderableType:
-    parts: list[RenderableType] = [Text(f"candidate {view.label}", style="bold"), figures_table(view, limit),
+def explain_view(view: CandidateView, capacity: int, limit: int,
+                 run: Sequence[tuple[str, str]] = ()) -> RenderableType:
+    parts: list[RenderableType] = [Text(f"candidate {view.label}", style="bold"), figures_table(view, limit, run),
                                    Text("")]
     if view.ranks:
         parts += [ranks_table(view, capacity, limit), Text(""), memory_table(view, capacity, limit), Text("")]

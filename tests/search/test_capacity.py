@@ -362,6 +362,43 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert stop.value.code == 1 and "P2017" in capsys.readouterr().err
 
 
+def test_project_and_explain_give_a_points_run_with_its_band(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A space with train_tokens: project and explain give each point's days and cost (a new user's trial
+    found them only in plan's table), from the same band as the tokens/s."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    where = ["--cluster", "gpu=b200_calibrated,nodes=2"]
+    assert main(["project", str(path), "--point", "tp=2", *where, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["results"]
+    rate, band, run = row["projection"]["tokens_per_gpu"], row["band"], row["run"]
+    assert run["train_tokens"] == 1e12
+    assert run["days"]["value"] == pytest.approx(1e12 / (rate * 16) / DAY)
+    # the band's slowest rate is the longest run, its fastest the shortest
+    assert run["days"]["high"] == pytest.approx(1e12 / (band["tokens_low"] * 16) / DAY)
+    assert run["days"]["low"] == pytest.approx(1e12 / (band["tokens_high"] * 16) / DAY)
+    assert run["cost"]["value"] == pytest.approx(run["days"]["value"] * DAY / HOUR * 16 * 5)
+    assert run["tokens_per_dollar"]["value"] == pytest.approx(rate * HOUR / 5)
+    assert main(["explain", str(path), "--point", "tp=2", *where, "--json"]) == 0
+    told = json.loads(capsys.readouterr().out)["run"]
+    for figure in ("days", "cost", "tokens_per_dollar"):
+        assert told[figure] == pytest.approx(run[figure])
+    assert main(["project", str(path), "--point", "tp=2", *where]) == 0
+    out = capsys.readouterr().out
+    assert "days to train" in out and "cost" in out
+    assert main(["explain", str(path), "--point", "tp=2", *where]) == 0
+    out = capsys.readouterr().out
+    days = run["days"]
+    assert "days to train 1T tokens" in out and "cost at 5 a GPU-hour" in out
+    assert f"{days['value']:.3g} ({days['low']:.3g}–{days['high']:.3g})" in out
+    # without train_tokens a rate says nothing of a run: no such column, and null in the JSON
+    path.write_text(space_text("  gpu = b200_calibrated { price_per_hour = 5 }\n"))
+    assert main(["project", str(path), "--point", "tp=2"]) == 0
+    assert "days to train" not in capsys.readouterr().out
+    assert main(["project", str(path), "--point", "tp=2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["run"] is None
+
+
 def test_a_run_objective_on_one_cluster_plans_that_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "space.prx"
     path.write_text(space_text("  gpu = b200_calibrated { price_per_hour = 5 }\n  train_tokens = 1T\n  minimize cost\n"))
