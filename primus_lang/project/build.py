@@ -183,8 +183,10 @@ class _Tasks(list[Task]):
 
 
 def _linear(sh: _Shapes, tasks: _Tasks, params: list[int], op: Gemm | GroupedGemm,
-            routed: bool = False) -> None:
-    """A linear layer's forward, its two backward GEMMs, and the FP8 quantize kernels."""
+            routed: bool = False, linears: int = 1) -> None:
+    """A linear layer's forward, its two backward GEMMs, and the FP8 quantize kernels. ``linears``: how
+    many separate linears of torchtitan's models this fused one is (Q, K and V; a gated MLP's gate and
+    up projections), which under torchao's rowwise recipe each cast the input they share (below)."""
     tasks.add(op, "F", routed=routed)
     b, w = _backward(op)
     tasks.add(b, "B", routed=routed)
@@ -193,11 +195,20 @@ def _linear(sh: _Shapes, tasks: _Tasks, params: list[int], op: Gemm | GroupedGem
     params.append(groups * op.k * op.n)
     if op.dtype != "bf16" and sh.cast > 0:
         rows = op.m * groups
-        tasks.add(MemoryOp(f"{op.dtype}_cast_input", int(rows * op.k * sh.cast)), "F", routed=routed)
+        rowwise = sh.cand.fp8_recipe == "rowwise"
+        # torchao's rowwise recipe is torchtitan's, whose models keep wq, wk and wv (w1 and w3) as
+        # separate linears, and torchtitan runs it without float8 tensor parallelism: no module casts
+        # the shared input once for all of them (PrepareFloat8ModuleInput, which its per-tensor recipe
+        # uses), so each linear casts the whole gathered input and rescales its own input gradient.
+        # Leaving wk and wv in BF16 recovered 10% of Llama 3 70B's tokens/s at TP 8 (pytorch/torchtitan
+        # PR #1319, issue #1207), where their GEMMs are under 2% of the layer's FLOPs.
+        readers = linears if rowwise else 1
+        tasks.add(MemoryOp(f"{op.dtype}_cast_input", int(readers * rows * op.k * sh.cast), readers), "F",
+                  routed=routed)
         tasks.add(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed)
-        if sh.cand.fp8_recipe == "rowwise":
-            tasks.add(MemoryOp("fp8_rescale_dgrad", int(rows * op.k * ROWWISE_RESCALE_BYTES)), "B",
-                      routed=routed)
+        if rowwise:
+            tasks.add(MemoryOp("fp8_rescale_dgrad", int(readers * rows * op.k * ROWWISE_RESCALE_BYTES), readers),
+                      "B", routed=routed)
             tasks.add(MemoryOp("fp8_rescale_wgrad", int(groups * op.k * op.n * ROWWISE_RESCALE_BYTES)), "W",
                       routed=routed)
 
@@ -252,7 +263,7 @@ def _attention(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
         kv_width = heads * (qk_dim + v_dim)  # MLA expands K and V per head before the core
     else:
         qk_dim = v_dim = m.head_dim
-        _linear(sh, tasks, params, sh.gemm((heads + 2 * kv) * m.head_dim, sh.h))
+        _linear(sh, tasks, params, sh.gemm((heads + 2 * kv) * m.head_dim, sh.h), linears=3)
         kv_width = 2 * kv * m.head_dim
     _linear(sh, tasks, params, sh.gemm(sh.h, heads * v_dim))
     s_q = sh.s // sh.cp
@@ -331,7 +342,7 @@ def _dense_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], ffn: int) -> int:
     up = 2 if sh.model.gated else 1
     ffn_r = max(1, ffn // sh.tp)
     start = len(tasks)
-    _linear(sh, tasks, params, sh.gemm(up * ffn_r, sh.h))
+    _linear(sh, tasks, params, sh.gemm(up * ffn_r, sh.h), linears=up)
     _linear(sh, tasks, params, sh.gemm(sh.h, ffn_r))
     _tp_pair(sh, tasks)
     _rerun(sh, tasks, start, "mlp")  # Megatron's ``mlp`` module is the dense MLP only
@@ -360,7 +371,8 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
     if moe.latent:
         _linear(sh, tasks, params, Gemm(tokens_in, moe.latent, sh.h, sh.dtype))
         _linear(sh, tasks, params, Gemm(tokens_in, sh.h, moe.latent, sh.dtype))
-    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, up * ffn_r, width, sh.dtype), routed=True)
+    _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, up * ffn_r, width, sh.dtype), routed=True,
+            linears=up)
     _linear(sh, tasks, expert_params, GroupedGemm(local, per_expert, width, ffn_r, sh.dtype), routed=True)
     routed_tokens = local * per_expert
     permute = 2 * 2 * routed_tokens * width * BF16  # permute and unpermute, read + write
@@ -408,7 +420,7 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
         width = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
         shared = max(1, width // sh.tp)
         first = len(tasks)
-        _linear(sh, tasks, params, sh.gemm(up * shared, sh.h))
+        _linear(sh, tasks, params, sh.gemm(up * shared, sh.h), linears=up)
         _linear(sh, tasks, params, sh.gemm(sh.h, shared))
         if "moe" not in sh.recomputed:
             _rerun(sh, tasks, first, "shared_experts")

@@ -593,7 +593,8 @@ def resolve(row: dict[str, Any], cards: dict[str, Any], calibrated: Profiles = F
     cand = attrs.evolve(_candidate_of(layout, seq, prec, rec, split, _fsdp(par), nemo, recipe_info, notes),
                         attention=attention_of(framework, notes, model), offload_layers=_offload_layers(raw_rec),
                         cross_entropy="te" if "Megatron-Bridge" in framework else "unfused", cuda_graph=graphs,
-                        fp8_param_gather=_bridge_fp8_param_gather(framework, prec))
+                        fp8_param_gather=_bridge_fp8_param_gather(framework, prec)
+                        or _labelled_fp8_gather(str(row.get("precision") or ""), prec))
     cluster = Cluster(name=f"{gpu_name}_{layout.world}", gpu=gpus[gpu_name], nodes=layout.world // layout.per_node,
                       gpus_per_node=layout.per_node)
     # the run as a space's point, judged by the checker's rules of a layout's shape: it ran on its own
@@ -783,6 +784,17 @@ def _bridge_fp8_param_gather(framework: str, prec: tuple[str, str]) -> bool:
         return False
     fields = bridge.perf_precision(prec)
     return bool(fields and fields.get("fp8_param_gather"))
+
+
+# A precision label that says its data-parallel gathers move FP8 ("FSDP float8 all-gather", torchao's
+# "tensorwise with float8 all-gather", "f8 all-gather"): torchao's enable_fsdp_float8_all_gather, which
+# its per-tensor recipe alone supports (rowwise and MX gather BF16, and their labels say "bf16 all-gather").
+_FP8_GATHER = re.compile(r"\b(?:float8|fp8|f8)\s+(?:fsdp\s+)?all-gather")
+
+
+def _labelled_fp8_gather(label: str, prec: tuple[str, str]) -> bool:
+    """Whether a row's precision label says its parameter gathers move FP8 (``_FP8_GATHER``)."""
+    return prec == ("fp8", "tensorwise") and _FP8_GATHER.search(label.lower()) is not None
 
 
 def cuda_graph_of(info: dict[str, Any]) -> str:

@@ -40,22 +40,36 @@ def test_rowwise_labels_are_torchaos_recipe_not_blockwise() -> None:
     assert precision_of("FP8 blockwise") == ("fp8", "blockwise")
 
 
+def _readers(g: Gemm) -> int:
+    """How many of torchtitan's linears a fused GEMM of Llama 3 8B at TP 2 is: Q, K and V; gate and up."""
+    m = LLAMA3_1_8B
+    qkv = (m.heads + 2 * m.kv_heads) * m.head_dim // 2
+    return {qkv: 3, 2 * m.ffn_hidden // 2: 2}.get(g.n, 1)
+
+
 def test_rowwise_casts_twice_per_operand_and_rescales_the_backward_outputs() -> None:
     rowwise = _layer(BASE.replace(fp8_recipe="rowwise"))
     tensorwise = _layer(BASE)
     # the same GEMMs at the same rate: only the memory traffic differs
     assert [t.op for t in rowwise if isinstance(t.op, Gemm)] == [t.op for t in tensorwise if isinstance(t.op, Gemm)]
-    for name in ("fp8_cast_input", "fp8_cast_grad"):
-        row, tensor = _bytes(rowwise, name), _bytes(tensorwise, name)
-        assert row and len(row) == len(tensor)
-        assert [r * FP8_CAST_BYTES["tensorwise"] for r in row] == pytest.approx(
-            [t * FP8_CAST_BYTES["rowwise"] for t in tensor], rel=1e-6)
+    gemms = [t.op for t in rowwise if isinstance(t.op, Gemm) and t.phase == "F"]
+    assert sorted(_readers(g) for g in gemms) == [1, 1, 2, 3]
+    # per operand, the recipe's bytes; the shared input of torchtitan's separate linears (wq, wk, wv;
+    # w1, w3) is cast by each of them, where the per-tensor recipe casts it once
+    row, tensor = _bytes(rowwise, "fp8_cast_input"), _bytes(tensorwise, "fp8_cast_input")
+    assert sorted(row) == pytest.approx(sorted(
+        _readers(g) * g.m * g.batch * g.k * FP8_CAST_BYTES["rowwise"] for g in gemms), rel=1e-6)
+    assert sorted(tensor) == pytest.approx(sorted(
+        g.m * g.batch * g.k * FP8_CAST_BYTES["tensorwise"] for g in gemms), rel=1e-6)
+    row, tensor = _bytes(rowwise, "fp8_cast_grad"), _bytes(tensorwise, "fp8_cast_grad")
+    assert row and len(row) == len(tensor)
+    assert [r * FP8_CAST_BYTES["tensorwise"] for r in row] == pytest.approx(
+        [t * FP8_CAST_BYTES["rowwise"] for t in tensor], rel=1e-6)
     assert _bytes(tensorwise, "fp8_rescale_dgrad") == [] and _bytes(tensorwise, "fp8_rescale_wgrad") == []
     # each linear's input gradient (tokens x in features) and weight gradient (in x out features)
     # is read and written once more in BF16
-    gemms = [t.op for t in rowwise if isinstance(t.op, Gemm) and t.phase == "F"]
     assert sorted(_bytes(rowwise, "fp8_rescale_dgrad")) == sorted(
-        int(g.m * g.batch * g.k * ROWWISE_RESCALE_BYTES) for g in gemms)
+        int(_readers(g) * g.m * g.batch * g.k * ROWWISE_RESCALE_BYTES) for g in gemms)
     assert sorted(_bytes(rowwise, "fp8_rescale_wgrad")) == sorted(
         int(g.batch * g.k * g.n * ROWWISE_RESCALE_BYTES) for g in gemms)
     phases = {t.op.name: t.phase for t in rowwise if isinstance(t.op, MemoryOp)}

@@ -59,6 +59,22 @@ def test_a_megatron_bridge_fp8_row_gathers_fp8_parameters_as_its_precision_recip
     assert gathers == {"cs": True, "mx": True, "sc": False, "bf16": False, "nemo_cs": False}, runs
 
 
+def test_a_precision_label_that_says_its_fsdp_gathers_move_fp8_gathers_fp8(tmp_path: Path) -> None:
+    """torchao's tables label the per-tensor recipe's FSDP gathers ("tensorwise with float8 all-gather",
+    "f8 all-gather"); rowwise and MX gather BF16 and say so. Until 6 Dec 2026 such rows gathered BF16."""
+    titan = "torchtitan"
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([
+        row("fsdp_f8", precision="FP8 tensorwise (torchao float8, float8 FSDP all-gather)", framework=titan),
+        row("short", precision="FP8 tensorwise (f8 all-gather)", framework=titan),
+        row("rowwise", precision="FP8 rowwise (torchao float8, bf16 FSDP all-gather)", framework=titan),
+        row("plain", precision="FP8 tensorwise", framework=titan),
+    ]))
+    runs = {r.id: r for r in load_runs(path)}
+    gathers = {rid: r.cand.fp8_param_gather for rid, r in runs.items() if r.cand is not None}
+    assert gathers == {"fsdp_f8": True, "short": True, "rowwise": False, "plain": False}, runs
+
+
 def test_a_recorded_switch_of_another_type_skips_the_row(tmp_path: Path) -> None:
     path = tmp_path / "runs.yaml"
     path.write_text(yaml.safe_dump([row("text", recompute={"tp_comm_overlap": "false"}),
