@@ -112,6 +112,13 @@ def _spread(s: Spread | None, scale: float = 1.0) -> str:
     return f"{figure(s.value / scale)} ({figure(s.low / scale)}–{figure(s.high / scale)})"
 
 
+def rate(tokens_per_gpu: float, band: tuple[float, float] | None) -> Spread:
+    """A point's tokens/s/GPU with its band's ends, which its run's days and cost read (the figure
+    alone where no band is given: an oracle timing another GPU, a profile without provenance)."""
+    low, high = band if band is not None else (tokens_per_gpu, tokens_per_gpu)
+    return Spread(tokens_per_gpu, low, high)
+
+
 def run_columns(space: Space) -> list[str]:
     """The columns ``project`` adds for a space with ``train_tokens``: the run's days, and its cost where
     the GPU has a price (none without tokens: a rate alone says nothing of a run)."""

@@ -35,7 +35,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     as `check --explain` does."""
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
-    from primus_lang.commands._capacity import cluster_words, run_json, run_rows
+    from primus_lang.commands._capacity import cluster_words, rate, run_json, run_rows
     from primus_lang.report import (
         attention_note,
         explain_view,
@@ -46,7 +46,6 @@ def explain_candidate(args: argparse.Namespace) -> int:
         precision_table,
         violations,
     )
-    from primus_lang.search import Spread
 
     space = load(args)
     [ev] = evaluated(space, [args.point or ""], args.error_format)
@@ -54,10 +53,9 @@ def explain_candidate(args: argparse.Namespace) -> int:
     status = 0 if ev.view.fits and not broken else 1
     gain = precision_gain(space, ev.candidate)
     v = ev.view
-    # with no band (no profile known) the run is the projection's figure alone
-    run = Spread(v.tokens_per_gpu, *((v.tokens_low, v.tokens_high) if v.basis else (v.tokens_per_gpu,) * 2))
+    run = rate(v.tokens_per_gpu, (v.tokens_low, v.tokens_high) if v.basis else None)
     if args.json:
-        print(serialize.to_json({**explained_json(ev), "run": run_json(space, run) if v.tokens_per_gpu > 0 else None,
+        print(serialize.to_json({**explained_json(ev), "run": run_json(space, run),
                           "precision_gain": precision_json(gain),
                           "violations": [list(v) for v in broken],
                           "attention_kernel": attention_note(space, ev.candidate)}))
@@ -65,8 +63,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     out = console()
     print_broken(out, broken)
     out.print(f"on {cluster_words(space)}", markup=False)
-    out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit,
-                           run_rows(space, run) if v.tokens_per_gpu > 0 else ()))
+    out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit, run_rows(space, run)))
     if gain is None:
         out.print(no_low_precision(space), markup=False)
     else:

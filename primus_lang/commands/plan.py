@@ -461,8 +461,7 @@ def _finish(args: argparse.Namespace, source: Path, space: Any, prep: Prepared, 
             shown = attrs.evolve(shown, notes=(*shown.notes, launch_line))
         write_report(shown, report, space, force=replace(report), capacity=capacity)
         files.append(str(report))
-    bands = tuple(trust.band(space.cluster.gpu, t.evaluation.tokens_per_gpu, t.evaluation.step_time, t.candidate,
-                             space.cluster.world, space.model, stack)
+    bands = tuple(trust.band_on(space, t.candidate, t.evaluation)
                   if t.evaluation is not None and t.candidate is not None else None for t in (*ranked, fastest)
                   if t is not None)
     plan = Plan(result, ranked, baseline, tuple(lines), target, str(out), tuple(files), str(trace),

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from primus_lang.commands._capacity import cluster_words, on_cluster, run_cells, run_columns, run_json
+from primus_lang.commands._capacity import cluster_words, on_cluster, rate, run_cells, run_columns, run_json
 from primus_lang.commands._options import (
     add_oracle_arguments,
     add_space_arguments,
@@ -86,15 +86,10 @@ def run(args: argparse.Namespace) -> int:
     foreign = foreign_device(oracle, gpu)
     if foreign:
         print(f"note: oracle {oracle_kind(args, space.settings)}: {foreign}; no band is given", file=sys.stderr)
-    bands = [None if foreign else
-             trust.band(gpu, p.tokens_per_gpu, p.step_time, c, world, space.model, stack, trust.host_share(p))
-             for c, _, p in shown]
+    bands = [None if foreign else trust.band_on(space, c, p) for c, _, p in shown]
     warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
                [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
-    from primus_lang.search import Spread
-
-    # a run's days and cost read the band's ends (the figure alone where no band is given)
-    runs = [Spread(p.tokens_per_gpu, *((b.tokens_low, b.tokens_high) if b is not None else (p.tokens_per_gpu,) * 2))
+    runs = [rate(p.tokens_per_gpu, (b.tokens_low, b.tokens_high) if b is not None else None)
             for (_, _, p), b in zip(shown, bands, strict=True)]
     if args.json:
         from primus_lang.report import projection_json
@@ -116,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     coverage = f"{gpu.provenance.coverage:.0%} band"
     for col in ("#", "candidate", "tok/s/GPU", coverage, *run_columns(space), "TFLOP/s", "MFU", "step s", "bubble",
                 "memory", "largest exposed"):
-        table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate")
+        # a label is what --point takes back: folded across lines where the table is narrow, never cut short
+        table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate",
+                         overflow="fold" if col == "candidate" else "ellipsis")
     for i, ((c, peak, p), b, t, r) in enumerate(zip(shown, bands, tied, runs, strict=True), 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)

@@ -76,7 +76,9 @@ COUNT_SUFFIXES = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 
 def count(n: float) -> str:
-    """``15T``: a large count as a space writes it."""
+    """``15T``: a large count as a space writes it (three significant digits, rounded before the suffix
+    is chosen: 999,600 is ``1M``, not ``1e+03K``)."""
+    n = float(f"{n:.3g}")
     for suffix in "TBMK":
         if n >= COUNT_SUFFIXES[suffix]:
             return f"{n / COUNT_SUFFIXES[suffix]:.3g}{suffix}"

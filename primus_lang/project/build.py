@@ -197,12 +197,14 @@ def _linear(sh: _Shapes, tasks: _Tasks, params: list[int], op: Gemm | GroupedGem
         rows = op.m * groups
         rowwise = sh.cand.fp8_recipe == "rowwise"
         # torchao's rowwise recipe is torchtitan's, whose models keep wq, wk and wv (w1 and w3) as
-        # separate linears, and torchtitan runs it without float8 tensor parallelism: no module casts
-        # the shared input once for all of them (PrepareFloat8ModuleInput, which its per-tensor recipe
-        # uses), so each linear casts the whole gathered input and rescales its own input gradient.
-        # Leaving wk and wv in BF16 recovered 10% of Llama 3 70B's tokens/s at TP 8 (pytorch/torchtitan
-        # PR #1319, issue #1207), where their GEMMs are under 2% of the layer's FLOPs.
-        readers = linears if rowwise else 1
+        # separate linears, and under TP torchtitan runs it without float8 tensor parallelism: no module
+        # casts the shared input once for all of them (PrepareFloat8ModuleInput, which its per-tensor
+        # recipe uses), so each linear casts the whole gathered input and rescales its own input
+        # gradient. Leaving wk and wv in BF16 recovered 10% of Llama 3 70B's tokens/s at TP 8
+        # (pytorch/torchtitan PR #1319, issue #1207), where their GEMMs are under 2% of the layer's
+        # FLOPs. Without TP both recipes cast a plain tensor that torch.compile can share, and the
+        # corpus's per-tensor pairs there fit one cast.
+        readers = linears if rowwise and sh.tp > 1 else 1
         tasks.add(MemoryOp(f"{op.dtype}_cast_input", int(readers * rows * op.k * sh.cast), readers), "F",
                   routed=routed)
         tasks.add(MemoryOp(f"{op.dtype}_cast_grad", int(rows * op.n * sh.cast)), "B", routed=routed)

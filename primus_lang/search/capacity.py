@@ -118,8 +118,8 @@ def run_figures(space: Space, best: Trial) -> Figures:
     ev, cluster = best.evaluation, space.cluster
     assert ev is not None
     prov = cluster.gpu.provenance
-    band = trust.band(cluster.gpu, ev.tokens_per_gpu, ev.step_time, best.candidate, cluster.world, space.model,
-                      trust.target_stack(space.settings.target))
+    assert best.candidate is not None
+    band = trust.band_on(space, best.candidate, ev)
     # the far band can lie inside the profile's own: then beyond what the fit saw is no wider
     wider = trust.far(prov) != (prov.low, prov.high)
     return run_of(space, Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high), band.beyond if wider else ())
@@ -131,10 +131,12 @@ def run_of(space: Space, tokens: Spread, widened: tuple[str, ...] = ()) -> Figur
     ``explain`` give a point's run by it, as ``plan`` gives each cluster's."""
     cluster = space.cluster
     price = cluster.gpu.price_per_hour
-    per_dollar = Spread(*(r * HOUR / price for r in (tokens.value, tokens.low, tokens.high))) if price > 0 else None
+    rated = tokens.value > 0 and tokens.low > 0  # a point that was not projected has no run
+    per_dollar = (Spread(*(r * HOUR / price for r in (tokens.value, tokens.low, tokens.high)))
+                  if price > 0 and rated else None)
     n = space.capacity.train_tokens
     days = (Spread(*(n / (r * cluster.world) / DAY for r in (tokens.value, tokens.high, tokens.low)))
-            if n > 0 and tokens.value > 0 and tokens.low > 0 else None)
+            if n > 0 and rated else None)
     cost = (Spread(*(d * DAY / HOUR * cluster.world * price for d in (days.value, days.low, days.high)))
             if days is not None and price > 0 else None)
     return Figures(tokens, days, cost, per_dollar, widened)

@@ -787,14 +787,18 @@ def _bridge_fp8_param_gather(framework: str, prec: tuple[str, str]) -> bool:
 
 
 # A precision label that says its data-parallel gathers move FP8 ("FSDP float8 all-gather", torchao's
-# "tensorwise with float8 all-gather", "f8 all-gather"): torchao's enable_fsdp_float8_all_gather, which
-# its per-tensor recipe alone supports (rowwise and MX gather BF16, and their labels say "bf16 all-gather").
-_FP8_GATHER = re.compile(r"\b(?:float8|fp8|f8)\s+(?:fsdp\s+)?all-gather")
+# "tensorwise with float8 all-gather", "f8 all-gather", the flag enable_fsdp_float8_all_gather): what
+# its per-tensor recipe alone supports (rowwise and MX gather BF16, and their labels say "bf16
+# all-gather"). A label that says it was off ("no float8 all-gather", "... disabled") is not one.
+_FP8_GATHER = re.compile(r"(?<![a-z0-9])(?:float8|fp8|f8)[\s_-]+(?:fsdp2?[\s_-]+)?all[\s_-]?gather")
+_NOT = re.compile(r"\b(?:no|without|w/o|disabled?|off)\b")
 
 
 def _labelled_fp8_gather(label: str, prec: tuple[str, str]) -> bool:
     """Whether a row's precision label says its parameter gathers move FP8 (``_FP8_GATHER``)."""
-    return prec == ("fp8", "tensorwise") and _FP8_GATHER.search(label.lower()) is not None
+    text = label.lower()
+    said = _FP8_GATHER.search(text)
+    return prec == ("fp8", "tensorwise") and said is not None and _NOT.search(text) is None
 
 
 def cuda_graph_of(info: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
 from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
-from primus_lang.ir import Candidate, Gpu, Model, Provenance, provenance_items
+from primus_lang.ir import Candidate, Gpu, Model, Provenance, Space, provenance_items
 
 
 class _Row(Protocol):
@@ -66,6 +66,15 @@ def band(gpu: Gpu, tokens_per_gpu: float, step_time: float, cand: Candidate | No
     p = gpu.provenance
     low, high, why = bounds(p, cand, world, model, stack, gpu.arch, host) if cand is not None else (p.low, p.high, ())
     return banded(p, tokens_per_gpu, step_time, low, high, why)
+
+
+def band_on(space: Space, cand: Candidate, figures: Any) -> Band:
+    """``band`` of a projection of ``cand`` on ``space``'s cluster, model and target (``figures``: a
+    ``Projection`` or a search's evaluation, whose host share it reads): what project, plan and a
+    plan across clusters show beside it."""
+    cluster = space.cluster
+    return band(cluster.gpu, figures.tokens_per_gpu, figures.step_time, cand, cluster.world, space.model,
+                target_stack(space.settings.target), host_share(figures))
 
 
 def banded(p: Provenance, tokens_per_gpu: float, step_time: float, low: float, high: float,

@@ -74,6 +74,19 @@ def test_rowwise_casts_twice_per_operand_and_rescales_the_backward_outputs() -> 
         int(g.batch * g.k * g.n * ROWWISE_RESCALE_BYTES) for g in gemms)
     phases = {t.op.name: t.phase for t in rowwise if isinstance(t.op, MemoryOp)}
     assert (phases["fp8_rescale_dgrad"], phases["fp8_rescale_wgrad"]) == ("B", "W")
+    # one launch per linear: the fused QKV's casts are three kernels, as its three linears run them
+    casts = [t.op for t in rowwise if isinstance(t.op, MemoryOp) and t.op.name == "fp8_cast_input"]
+    assert sorted(op.kernels for op in casts) == [1, 1, 2, 3]
+
+
+def test_without_tp_the_rowwise_recipe_casts_a_shared_input_once() -> None:
+    """Without TP there is no gathered DTensor input and no float8 TP to turn off: the linears' shared
+    input is a plain tensor torch.compile can cast once, as for the per-tensor recipe."""
+    alone = BASE.replace(tp=1)
+    rowwise, tensorwise = _layer(alone.replace(fp8_recipe="rowwise")), _layer(alone)
+    row, tensor = _bytes(rowwise, "fp8_cast_input"), _bytes(tensorwise, "fp8_cast_input")
+    assert [r * FP8_CAST_BYTES["tensorwise"] for r in row] == pytest.approx(
+        [t * FP8_CAST_BYTES["rowwise"] for t in tensor], rel=1e-6)
 
 
 def test_torchaos_own_benchmark_orders_bf16_rowwise_tensorwise() -> None:

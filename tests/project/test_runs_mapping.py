@@ -69,10 +69,15 @@ def test_a_precision_label_that_says_its_fsdp_gathers_move_fp8_gathers_fp8(tmp_p
         row("short", precision="FP8 tensorwise (f8 all-gather)", framework=titan),
         row("rowwise", precision="FP8 rowwise (torchao float8, bf16 FSDP all-gather)", framework=titan),
         row("plain", precision="FP8 tensorwise", framework=titan),
+        row("flag", precision="FP8 tensorwise (enable_fsdp_float8_all_gather)", framework=titan),
+        row("spaced", precision="FP8 tensorwise, fp8 allgather", framework=titan),
+        row("off", precision="FP8 tensorwise, no float8 all-gather", framework=titan),
+        row("disabled", precision="FP8 tensorwise, float8 all-gather disabled", framework=titan),
     ]))
     runs = {r.id: r for r in load_runs(path)}
     gathers = {rid: r.cand.fp8_param_gather for rid, r in runs.items() if r.cand is not None}
-    assert gathers == {"fsdp_f8": True, "short": True, "rowwise": False, "plain": False}, runs
+    assert gathers == {"fsdp_f8": True, "short": True, "rowwise": False, "plain": False, "flag": True,
+                       "spaced": True, "off": False, "disabled": False}, runs
 
 
 def test_a_recorded_switch_of_another_type_skips_the_row(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from primus_lang.ir import cluster_points
 from primus_lang.ir.expr import to_text
 from primus_lang.lower import load_space
 from primus_lang.search import limits_of, plan_capacity, run_search
-from primus_lang.search.capacity import DAY, HOUR, front
+from primus_lang.search.capacity import DAY, HOUR, figure, front
 
 HEAD = """import models.llama3 (llama3_8b)
 import clusters.nvidia (h100_x8)
@@ -381,16 +381,24 @@ def test_project_and_explain_give_a_points_run_with_its_band(tmp_path: Path,
     assert run["tokens_per_dollar"]["value"] == pytest.approx(rate * HOUR / 5)
     assert main(["explain", str(path), "--point", "tp=2", *where, "--json"]) == 0
     told = json.loads(capsys.readouterr().out)["run"]
-    for figure in ("days", "cost", "tokens_per_dollar"):
-        assert told[figure] == pytest.approx(run[figure])
+    for name in ("days", "cost", "tokens_per_dollar"):
+        assert told[name] == pytest.approx(run[name])
+    days = run["days"]
+    cell = f"{figure(days['value'])} ({figure(days['low'])}–{figure(days['high'])})"
     assert main(["project", str(path), "--point", "tp=2", *where]) == 0
     out = capsys.readouterr().out
-    assert "days to train" in out and "cost" in out
+    assert "days to train" in out and cell in out
     assert main(["explain", str(path), "--point", "tp=2", *where]) == 0
     out = capsys.readouterr().out
-    days = run["days"]
-    assert "days to train 1T tokens" in out and "cost at 5 a GPU-hour" in out
-    assert f"{days['value']:.3g} ({days['low']:.3g}–{days['high']:.3g})" in out
+    assert "days to train 1T tokens" in out and "cost at 5 a GPU-hour" in out and cell in out
+    # a GPU without a price: the run's days, and no cost
+    path.write_text(space_text("  gpu = b200_calibrated\n  train_tokens = 1T\n  minimize time_to_train\n"))
+    assert main(["project", str(path), "--point", "tp=2", "--json"]) == 0
+    unpriced = json.loads(capsys.readouterr().out)["results"][0]["run"]
+    assert unpriced["days"] is not None and unpriced["cost"] is None and unpriced["tokens_per_dollar"] is None
+    assert main(["project", str(path), "--point", "tp=2"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "days to train" in line)
+    assert "cost" not in header
     # without train_tokens a rate says nothing of a run: no such column, and null in the JSON
     path.write_text(space_text("  gpu = b200_calibrated { price_per_hour = 5 }\n"))
     assert main(["project", str(path), "--point", "tp=2"]) == 0
