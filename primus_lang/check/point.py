@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import attrs
 import numpy as np
 
 from primus_lang.check.evaluate import evaluate
@@ -14,6 +15,7 @@ from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.diagnostics.codes_syntax import NUMBER_OUT_OF_RANGE
 from primus_lang.ir.candidate import KNOBS, Candidate, format_value
+from primus_lang.ir.hardware import Cluster
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Axis, Space
 from primus_lang.lower import knob_hint, single
@@ -112,6 +114,15 @@ def parse_point(space: Space, text: str) -> Candidate:
                 Diagnostic(T.WRONG_TYPE, f"`{part}` is not `knob=value`", help="e.g. `--point tp=2,pp=4`")
             )
         if key not in KNOBS:
+            axes = [a.name for a in space.cluster_axes]
+            if key in axes or key in attrs.fields_dict(Cluster):
+                # the cluster a point runs on is named apart from the point (a new user wrote
+                # `--point gpu=b200_calibrated,nodes=64,tp=4`)
+                where = (f"with --cluster ({','.join(f'{a}=...' for a in axes)})" if axes else
+                         "with --cluster where the space has cluster axes (`gpu : ...`, `nodes : ...`), else in the space")
+                raise CompileError(Diagnostic(
+                    N.UNKNOWN_KNOB, f"`{key}` is the cluster's, not a knob of a point",
+                    help=f"name the cluster {where}, and the recipe with --point"))
             hint = knob_hint(key, KNOBS)
             raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
         if key in given:

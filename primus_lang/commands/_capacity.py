@@ -16,7 +16,7 @@ from rich.table import Table
 from primus_lang.commands._options import oracle_kind
 from primus_lang.diagnostics import Diagnostic, render
 from primus_lang.diagnostics.codes_search import NAMED_CLUSTER_SET_ASIDE
-from primus_lang.ir import Gpu, Space, cluster_points, text
+from primus_lang.ir import Gpu, Space, cluster_points, text, units
 from primus_lang.lower import select_cluster
 from primus_lang.search import (
     CapacityPlan,
@@ -131,12 +131,16 @@ def run_cells(space: Space, tokens: Spread) -> list[str]:
     """``run_columns``' cells for a point at ``tokens`` tokens/s/GPU (its band, or the figure alone where
     no band is given)."""
     f = run_of(space, tokens)
-    cost = ""
-    if f.cost is not None:
-        # a narrow cell beside the candidate's label: 6.24M (4.76M–7.19M)
-        short = [text.count(x) if x >= 1_000 else figure(x) for x in (f.cost.value, f.cost.low, f.cost.high)]
-        cost = f"{short[0]} ({short[1]}–{short[2]})"
-    return [_spread(f.days), cost][: len(run_columns(space))]
+    return [_spread(f.days), _money(f.cost)][: len(run_columns(space))]
+
+
+def _money(s: Spread | None) -> str:
+    """A cost and its band in three significant digits, as the band can tell them apart:
+    ``6.24M (4.76M–7.19M)``."""
+    if s is None:
+        return ""
+    short = [text.count(x) if x >= 1_000 else figure(x) for x in (s.value, s.low, s.high)]
+    return f"{short[0]} ({short[1]}–{short[2]})"
 
 
 def run_json(space: Space, tokens: Spread) -> dict[str, Any] | None:
@@ -159,7 +163,7 @@ def run_rows(space: Space, tokens: Spread) -> list[tuple[str, str]]:
         return []
     rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _spread(f.days))]
     if f.cost is not None:
-        rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _spread(f.cost)))
+        rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _money(f.cost)))
     return rows
 
 
@@ -180,7 +184,7 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
         tps = f"{c.tokens_per_gpu.value:,.0f}" if c.tokens_per_gpu is not None else ""
         wider = " †" if c.beyond else ""
         note = cap.note(c)
-        row = [c.label.replace(",", "\n"), f"{c.gpus:,}", c.recipe, tps + wider, _spread(c.days),
+        row = [c.label.replace(",", "\n"), f"{c.gpus:,}", units.label_cell(c.recipe), tps + wider, _spread(c.days),
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []
         row += ["★" if c.front else ""] + (["☆" if c.front_gpus else ""] if priced else [])

@@ -53,7 +53,8 @@ def explain_candidate(args: argparse.Namespace) -> int:
     status = 0 if ev.view.fits and not broken else 1
     gain = precision_gain(space, ev.candidate)
     v = ev.view
-    run = rate(v.tokens_per_gpu, (v.tokens_low, v.tokens_high) if v.basis else None)
+    # a point that does not fit has no run to give days or a cost to (its figures say what it would cost)
+    run = rate(v.tokens_per_gpu if v.fits else 0.0, (v.tokens_low, v.tokens_high) if v.basis else None)
     if args.json:
         print(serialize.to_json({**explained_json(ev), "run": run_json(space, run),
                           "precision_gain": precision_json(gain),

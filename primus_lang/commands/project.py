@@ -111,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
     coverage = f"{gpu.provenance.coverage:.0%} band"
     for col in ("#", "candidate", "tok/s/GPU", coverage, *run_columns(space), "TFLOP/s", "MFU", "step s", "bubble",
                 "memory", "largest exposed"):
-        # a label is what --point takes back: folded across lines where the table is narrow, never cut short
+        # a label is what --point takes back: wrapped between its knobs where the table is narrow, never cut
         table.add_column(col, justify="left" if col == "candidate" else "right", no_wrap=col != "candidate",
                          overflow="fold" if col == "candidate" else "ellipsis")
     for i, ((c, peak, p), b, t, r) in enumerate(zip(shown, bands, tied, runs, strict=True), 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
-        table.add_row(f"{i}{'≈' if t and i > 1 else ''}", c.label(), f"{p.tokens_per_gpu:,.0f}",
+        table.add_row(f"{i}{'≈' if t and i > 1 else ''}", units.label_cell(c.label()), f"{p.tokens_per_gpu:,.0f}",
                       units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a", *run_cells(space, r),
                       f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),

@@ -59,7 +59,9 @@ UNKNOWN_KNOB = register(
     "unknown-knob",
     "an axis or fixed value for a knob that does not exist",
     "Knobs are the fields of a candidate recipe (tp, pp, vpp, cp, ep, etp, mbs, gbs, seq_len, precision, "
-    "recompute, sharding, schedule, ...); docs/language.md lists them with their values.",
+    "recompute, sharding, schedule, ...); docs/language.md lists them with their values. The cluster a "
+    "point runs on (`gpu`, `nodes`, ...) is not one: a command's --cluster names it where the space has "
+    "cluster axes.",
 )
 UNKNOWN_VARIABLE = register(
     "P2010",

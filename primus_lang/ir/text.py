@@ -79,6 +79,8 @@ def count(n: float) -> str:
     """``15T``: a large count as a space writes it (three significant digits, rounded before the suffix
     is chosen: 999,600 is ``1M``, not ``1e+03K``)."""
     n = float(f"{n:.3g}")
+    if n >= 1000 * COUNT_SUFFIXES["T"]:
+        return f"{n:.3g}".replace("e+", "e")  # as a space writes it: 2e16, not 2e+04T
     for suffix in "TBMK":
         if n >= COUNT_SUFFIXES[suffix]:
             return f"{n / COUNT_SUFFIXES[suffix]:.3g}{suffix}"

@@ -52,6 +52,12 @@ def band(low: float, high: float) -> str:
     return f"{rate(low)}–{rate(high)}"
 
 
+def label_cell(label: str) -> str:
+    """A candidate's label in a table cell: a space after each comma, so a narrow column breaks it
+    between its knobs, never inside one (``--point`` reads it back, spaces and all)."""
+    return label.replace(",", ", ")
+
+
 def metric(name: str, value: float) -> str:
     """A metric named as in the language (``maximize tokens_per_gpu``) in its reading unit."""
     if name == "step_time":

@@ -7,6 +7,7 @@ clusters are then compared by what a whole run takes (``search.capacity``)."""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from typing import Any
 
@@ -157,13 +158,46 @@ def select_cluster(space: Space, label: str) -> tuple[str, Space]:
     for known, sub in points.items():
         if _parts(known) == _parts(label):
             return known, sub
-    axes = "; ".join(f"{a.name}: " + " | ".join(cluster_label({a.name: v}).split("=", 1)[1] for v in a.values)
-                     for a in space.cluster_axes)
-    # `gpu=b200` for `gpu=b200_calibrated`: the nearest label, its parts in the table's order
-    by_parts = {",".join(sorted(_parts(k))): k for k in points}
-    near = difflib.get_close_matches(",".join(sorted(_parts(label))), by_parts, n=1, cutoff=0.6)
-    closest = by_parts[near[0]] if near else ""
+    axes = "; ".join(f"{a.name}: " + " | ".join(_written(a.name, v) for v in a.values) for a in space.cluster_axes)
+    closest = _nearest_cluster(space, label, points)
     raise CompileError(Diagnostic(N.UNKNOWN_NAME, f"`{label}` is not a cluster of space `{space.name}`",
                                   help=(f"did you mean `{closest}`? " if closest else "")
                                   + (f"name one value of each axis ({axes}), e.g. {next(iter(points))}" if axes
                                      else f"the space has no cluster axes; its one cluster is {next(iter(points))}")))
+
+
+def _written(axis: str, value: object) -> str:
+    """One value of a cluster axis as a label writes it."""
+    return cluster_label({axis: value}).split("=", 1)[1]
+
+
+def _nearest_value(given: str, values: list[str]) -> str:
+    """The value of one axis a user most likely meant: the one that ``given`` begins (``h100`` for
+    ``h100_sxm_calibrated``: a GPU named as people shorten it), else the nearest number (``100`` nodes:
+    128 of 64 | 128), else the closest spelling ("" when none is close)."""
+    if given in values:
+        return given
+    numeric = {v: float(v) for v in values if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", v)}
+    if numeric and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", given) and float(given) > 0:
+        number = float(given)
+        return min(numeric, key=lambda v: (abs(math.log(numeric[v] / number)), numeric[v]))
+    started = [v for v in values if v.startswith(given)]
+    if started:
+        return started[0]
+    near = difflib.get_close_matches(given, values, n=1, cutoff=0.6)
+    return near[0] if near else ""
+
+
+def _nearest_cluster(space: Space, label: str, points: dict[str, Space]) -> str:
+    """The cluster of the table a label that names none most likely meant, axis by axis ("" when an axis
+    is missing, unknown or has no close value)."""
+    given = dict(part.split("=", 1) for part in _parts(label) if "=" in part)
+    chosen = {}
+    for axis in space.cluster_axes:
+        values = [_written(axis.name, v) for v in axis.values]
+        value = _nearest_value(given.get(axis.name, ""), values) if axis.name in given else ""
+        if not value:
+            return ""
+        chosen[axis.name] = value
+    wanted = _parts(",".join(f"{k}={v}" for k, v in chosen.items()))
+    return next((known for known in points if _parts(known) == wanted), "")

@@ -331,7 +331,10 @@ def beyond_kinds(reasons: Iterable[str]) -> list[str]:
 
 
 def figure(x: float) -> str:
-    """A run's figure as the table prints it: whole units from 100, else three significant digits."""
+    """A run's figure as the table prints it: whole units from 100, else three significant digits, and
+    three significant digits again from ten million (a run of 10^18 days says so in a glance)."""
+    if x >= 1e7:
+        return f"{x:.3g}"
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 

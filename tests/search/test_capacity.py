@@ -352,6 +352,15 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     # a GPU named as a user shortens it: the cluster it means (a new user's slip)
     assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=b200,nodes=2"]) == 1
     assert "did you mean `gpu=b200_calibrated,nodes=2`?" in capsys.readouterr().err
+    # axis by axis: a GPU by the name it begins, a node count by the nearest one (not the closest spelling)
+    assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=h100,nodes=3"]) == 1
+    assert "did you mean `gpu=h100_sxm_calibrated,nodes=4`?" in capsys.readouterr().err
+    assert main(["explain", str(path), "--point", "tp=2", "--cluster", "gpu=b200_calibrated,nodes=1.2"]) == 1
+    assert "did you mean `gpu=b200_calibrated,nodes=1`?" in capsys.readouterr().err
+    # the cluster in --point: told where it goes
+    assert main(["explain", str(path), "--point", "tp=2,gpu=b200_calibrated"]) == 1
+    said = capsys.readouterr().err
+    assert "`gpu` is the cluster's, not a knob of a point" in said and "--cluster (gpu=...,nodes=...)" in said
     # the two points may follow an option as well as come before it
     assert main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "tp=4", "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
@@ -399,6 +408,15 @@ def test_project_and_explain_give_a_points_run_with_its_band(tmp_path: Path,
     assert main(["project", str(path), "--point", "tp=2"]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if "days to train" in line)
     assert "cost" not in header
+    # a point that does not fit has no run (its figures say what it would cost)
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    assert main(["explain", str(path), "--point", "tp=1,pp=1,mbs=2", "--cluster", "gpu=h100_sxm_calibrated,nodes=1",
+                 "--json"]) == 1
+    told = json.loads(capsys.readouterr().out)
+    assert not told["fits"] and told["run"]["days"] is None and told["run"]["cost"] is None
+    # the table breaks a long label between its knobs (a space after each comma), which reads back as a point
+    assert main(["project", str(path), *where, "--point", "tp=2, pp=1, mbs=1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["label"] == "tp=2"
     # without train_tokens a rate says nothing of a run: no such column, and null in the JSON
     path.write_text(space_text("  gpu = b200_calibrated { price_per_hour = 5 }\n"))
     assert main(["project", str(path), "--point", "tp=2"]) == 0
