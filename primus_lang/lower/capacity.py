@@ -175,7 +175,7 @@ def _nearest_value(given: str, values: list[str]) -> str:
     """The value of one axis a user most likely meant: the one that ``given`` begins (``h100`` for
     ``h100_sxm_calibrated``: a GPU named as people shorten it), else the nearest number (``100`` nodes:
     128 of 64 | 128), else the closest spelling ("" when none is close)."""
-    if given in values:
+    if given in values or not given:
         return given
     numeric = {v: float(v) for v in values if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", v)}
     if numeric and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", given) and float(given) > 0:
