@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import attrs
 import pytest
 from rich.console import Console
 
@@ -80,6 +81,19 @@ def test_diff_of_two_batch_sizes_compares_throughput(space: Space) -> None:
     d = diff(small, big)
     assert d.summary[0].startswith("B trains ") and "more tokens/s/GPU than A" in d.summary[0]
     assert "do not say which is faster" in d.summary[0]
+
+
+def test_diff_says_first_that_a_point_cannot_run(space: Space) -> None:
+    """A new user read "A is 6.3% faster than B" and found A's overflow further down: a point that does
+    not fit is said first, and the speed verdict follows it."""
+    fits = evaluate(space, cand(space, tp=8, pp=1)).view
+    over = attrs.evolve(fits, fits=False)
+    d = diff(over, fits)
+    assert d.summary[0].startswith("A does not fit in memory, so it cannot run")
+    assert d.summary[1].startswith(("A is ", "B is ", "A and B"))
+    both = diff(over, over)
+    assert both.summary[0].startswith("A and B do not fit in memory, so neither can run")
+    assert all("does not fit" not in line for line in diff(fits, fits).summary)
 
 
 def test_diff_of_a_candidate_with_itself_is_quiet(space: Space) -> None:
