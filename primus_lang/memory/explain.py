@@ -36,9 +36,23 @@ def _helps(rank: RankAccount, one_stage: bool) -> list[str]:
             # megatron-core offloads only without PP and recomputation: an alternative to both
             out.append("or, at PP 1 without recomputation, activations in host memory (`offload_layers : ..`)")
     else:
-        out += ["more TP, PP or EP (fewer parameters per rank)", "FSDP or the distributed optimizer (`sharding`)",
-                "more recomputation", "a smaller micro-batch (`mbs`)"]
+        out += ["more TP, PP or EP (fewer parameters per rank)"]
+        sharding = _sharding_help(rank)
+        if sharding:
+            out.append(sharding)
+        out += ["more recomputation", "a smaller micro-batch (`mbs`)"]
     return out
+
+
+def _sharding_help(rank: RankAccount) -> str:
+    """What `sharding` has left to offer: the account's own formulas say what is already sharded over DP
+    (the optimizer states under the distributed optimizer, everything under FSDP)."""
+    formulas = [t.formula for t in rank.terms if t.name.startswith(("master", "parameters"))]
+    if any("FSDP shard" in f for f in formulas):
+        return ""
+    if any("/" in f for f in formulas):
+        return "FSDP (`sharding = fsdp`: the distributed optimizer already shards the optimizer states)"
+    return "FSDP or the distributed optimizer (`sharding`)"
 
 
 def explain_overflow(account: MemoryAccount, headroom: float) -> Diagnostic:

@@ -22,6 +22,7 @@ from primus_lang.memory import (
     prefilter,
     render_account,
 )
+from primus_lang.memory.explain import _sharding_help
 from primus_lang.memory.knobs import from_candidate
 from primus_lang.memory.layout import stage_layers
 
@@ -85,6 +86,21 @@ def test_overflow_diagnostic_names_rank_bytes_terms_and_knobs() -> None:
     assert f"{-acc.spare(0.05):,}" in d.message and acc.peak.name in d.message
     assert all(t.name in text for t in acc.peak.largest(3))
     assert "recomput" in text and "FSDP" in text
+
+
+def test_overflow_help_offers_only_the_sharding_a_point_does_not_have() -> None:
+    # a 70B on one GPU per replica overflows on its states whatever the sharding; the hint names only
+    # what would shard more (a trial's point had the distributed optimizer and was told to try it)
+    base = Candidate(tp=1, pp=1, gbs=64, seq_len=1024, mbs=1)
+    helps = {}
+    for sharding in ("none", "dist_opt"):
+        acc = account(LLAMA70B, X64, base.replace(sharding=sharding), S)
+        assert not acc.fits(0.05)
+        helps[sharding] = render([explain_overflow(acc, 0.05)])
+    assert "FSDP or the distributed optimizer" in helps["none"]
+    assert "`sharding = fsdp`" in helps["dist_opt"] and "distributed optimizer (`sharding`)" not in helps["dist_opt"]
+    # FSDP over 64 ranks fits this point; its account leaves nothing for `sharding` to offer
+    assert _sharding_help(account(LLAMA70B, X64, base.replace(sharding="fsdp"), S).peak) == ""
 
 
 def test_a_flash_kernel_keeps_a_copy_of_v_and_a_core_attn_checkpoint_the_fused_buffer() -> None:
