@@ -456,12 +456,35 @@ def legal_values(space: Space, name: str) -> tuple[Any, ...]:
 
 def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
     """Why no legal point takes ``name = value``: the rule ``code`` (``never_legal``'s) as it reads at the
-    first point with that value; "" where only several checks together rule it out."""
+    first point with that value; where no check alone rules it out (``code`` ""), the checks that remove
+    some point with it, one of which each such point breaks ("" where the axis is conditional)."""
     if not code:
-        return ""
+        return _together(space, name, value)
     point = next(p for p in raw_points(space) if getattr(p, name) == value)
     said = next(v.message for v in legality(space, point) if v.code == code)
     return f"at {name} = {format_value(value)}: {said}; `primusc explain {code}`"
+
+
+def _together(space: Space, name: str, value: Any) -> str:
+    """The checks that remove a point with ``name = value``, by the same counts as ``never_legal``: every
+    such point breaks one of them (no point with the value is legal)."""
+    axis = next((a for a in space.axes if a.name == name and a.when is None), None)
+    if axis is None or value not in axis.domain.values:
+        return ""
+    held = np.zeros(_slots(axis), dtype=np.int64)
+    held[axis.domain.values.index(value)] = 1
+    at: Factor = ((name,), held)
+    validity = _validity(space)
+    points = _contract(space, [*validity, at])
+    seen: list[str] = []
+    for check in _checks(space):
+        said = f"{check.code} ({check.detail if check.constraint is not None else check.name})"
+        if said not in seen and _contract(space, [*validity, _check_factor(space, check), at]) < points:
+            seen.append(said)
+    if not seen:
+        return ""
+    listed = " or ".join(seen)
+    return f"at {name} = {format_value(value)} each point breaks {listed}, none alone all of them"
 
 
 def _others(space: Space, first: Candidate, knobs: tuple[str, ...]) -> str:

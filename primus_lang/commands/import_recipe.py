@@ -244,6 +244,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         interpret,
         knob_text,
         match_shape,
+        neighbour_notes,
         passthrough_keys_ok,
         primus_card_name,
         read_recipe,
@@ -353,6 +354,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             notes.append(f"the {'experiment' if recipe.kind == 'primus' else 'recipe'} does not say how many nodes: "
                          f"{nodes}, {why}{_idle(imp.candidate, nodes * gpus)}"
                          f"{one_node if nodes > 1 else ''} (`--nodes` chooses)")
+    notes += neighbour_notes(imp, gpus, nodes * gpus)
     text, space, cand = space_of(nodes, notes)
     violations = legality(space, cand)
     if violations:

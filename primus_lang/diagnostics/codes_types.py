@@ -199,3 +199,11 @@ RUN_TOKENIZER = register(
     "silently train on token ids the corpus's tokenizer never meant. Name the tokenizer:\n"
     "`tokenizer_model = \"meta-llama/Llama-3.1-70B\"` (HuggingFaceTokenizer), or set `tokenizer`.",
 )
+REPEATED_VALUE = register(
+    "P3039",
+    "repeated-value",
+    "an alternative of an axis that adds no value the earlier ones did not give",
+    "`tp : 1 | 2 | 2` or `mbs : pow2(1 .. 8) | 4` lists a value twice: the search would see it once, so the\n"
+    "repeat is most likely a typo for a value that is missing (`2 | 4`). Remove it or write the value meant.\n"
+    "Ranges that overlap in part (`1 | pow2(1 .. 8)`) are accepted: each adds values of its own.",
+)

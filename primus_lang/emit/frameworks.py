@@ -334,6 +334,30 @@ class Primus(Framework):
         return out
 
     def unrun(self, carried: frozenset[str]) -> list[Unrun]:
+        return self._unrun_deepep(carried) + self._unrun_listed_recompute(carried)
+
+    def _unrun_deepep(self, carried: frozenset[str]) -> list[Unrun]:
+        """A recipe's switches that turn Primus Turbo's DeepEP on, for a candidate of another dispatcher: Primus
+        swaps in DeepEP and the flex dispatcher beside `use_turbo_deepep` whatever `moe_token_dispatcher_type`
+        says, and sync-free MoE from stage 2 turns DeepEP on by itself (rocm_arg_validation.py), so the launch
+        would run flex. DeepEP's other settings do nothing without it and stay as the recipe wrote them."""
+        if self.deepep_on_amd():
+            return []
+        where = "primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py (v26.5.1)"
+        why = f"Primus would run Primus Turbo's DeepEP (the flex dispatcher), where this candidate's `moe_dispatcher` is " \
+              f"{self.cand.moe_dispatcher}"
+        out = []
+        if "use_turbo_deepep" in carried and self.settings.get("use_turbo_deepep") is True:
+            self.settings["use_turbo_deepep"] = False
+            out.append(Unrun("use_turbo_deepep", True, why, where))
+        stage = self.settings.get("turbo_sync_free_moe_stage")
+        if "turbo_sync_free_moe_stage" in carried and isinstance(stage, int) and stage >= 2:
+            self.settings.pop("turbo_sync_free_moe_stage")
+            out.append(Unrun("turbo_sync_free_moe_stage", stage, why, "primus/backends/megatron/patches/args/"
+                             "rocm_arg_validation.py (v26.5.1): stages 2 and 3 set use_turbo_deepep"))
+        return out
+
+    def _unrun_listed_recompute(self, carried: frozenset[str]) -> list[Unrun]:
         """A recipe's listed recomputation (``recompute_layer_ids``) runs where the candidate recomputes what
         the list reads as (``reading.listed_recompute``): Primus asserts no method beside it and reads no count
         (recompute_layer_patches.py, v26.5.1; its preset leaves both unset). A candidate that recomputes

@@ -94,6 +94,9 @@ class Flag:
     choices: tuple[Any, ...] | None = None
     default: Any = None
     const: Any = None
+    # the package that adds it to the parser where it is installed (``modelopt``: pretrain_gpt.py's extra
+    # arguments with nvidia-modelopt, megatron/post_training/arguments.py), None for Megatron-LM's own
+    provider: str | None = None
 
     @property
     def arity(self) -> str:
@@ -144,7 +147,8 @@ def flags(at: str) -> dict[str, Flag]:
                 out[option] = Flag(option=option, dest=form["dest"], action=form["action"],
                                    nargs=form.get("nargs"), type=form.get("type"),
                                    choices=tuple(form["choices"]) if form.get("choices") is not None else None,
-                                   default=form.get("default"), const=form.get("const"))
+                                   default=form.get("default"), const=form.get("const"),
+                                   provider=form.get("provider"))
                 break
     return out
 

@@ -13,7 +13,7 @@ import attrs
 from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.diagnostics.suggest import closest
-from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute
+from primus_lang.ir.candidate import RECOMPUTE_MODULES, Recompute, format_value
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.space import Value
 from primus_lang.lower.values import below_ceiling, block_class, check_choice, count, describe, fail, scalar
@@ -176,11 +176,22 @@ def _owner(field: attrs.Attribute[Any]) -> type:
 def expand(field: attrs.Attribute[Any], domain: ast.Domain) -> tuple[Value, ...]:
     """The ordered, duplicate-free values of a domain for one knob (or block field)."""
     out: list[Value] = []
-    seen: set[Value] = set()
+    seen: dict[Value, ast.Alt] = {}
     for alt in domain.alts:
-        for v in _alt(field, alt):
+        values = _alt(field, alt)
+        if values and all(v in seen for v in values):
+            # every value already given: most likely a typo for a value that is missing
+            shown = ", ".join(f"`{format_value(v)}`" for v in values[:3]) + (", ..." if len(values) > 3 else "")
+            raise fail(
+                T.REPEATED_VALUE,
+                f"`{field.name}` lists {shown} again: an earlier alternative of its domain already gives "
+                + ("it" if len(values) == 1 else "them"),
+                alt.span,
+                help="remove the repeat, or write the value that was meant",
+            )
+        for v in values:
             if v not in seen:
-                seen.add(v)
+                seen[v] = alt
                 out.append(v)
     if len(out) > MAX_DOMAIN:
         raise fail(T.DOMAIN_TOO_LARGE, f"`{field.name}` has {len(out):,} values", domain.span)

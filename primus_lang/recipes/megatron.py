@@ -7,6 +7,7 @@ versions that have it; a flag primusc does not model is carried through unchange
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 
 from attrs import evolve, frozen
@@ -110,8 +111,28 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
                                       "to read", span=words[start - 1].span if start else None,
                                       help="add the run's flags after the script (`pretrain_gpt.py "
                                       "--num-layers 32 --hidden-size 4096 ...`)"))
+    notes += _provided(read.entries, chosen)
     return Recipe(file, "megatron", read.entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes),
                   warnings=tuple(read.warnings), version=chosen, env=launch.env, defaults=launch.defaults)
+
+
+# what each package a flag may come from is, said where a launch needs it installed
+_PROVIDERS = {"modelopt": "nvidia-modelopt, whose arguments pretrain_gpt.py adds to the parser where it is installed "
+                          "(megatron/post_training/arguments.py)"}
+
+
+def _provided(entries: Mapping[str, Entry], version: str) -> list[str]:
+    """A note per package whose flags the recipe sets: Megatron-LM's parser refuses them where it is not
+    installed (Megatron-LM's gpt-oss example sets `--enable-gpt-oss`, a flag of nvidia-modelopt's)."""
+    known = megatron.flags(version)
+    by: dict[str, list[str]] = {}
+    for entry in entries.values():
+        flag = known.get(entry.written or "")
+        if flag is not None and flag.provider:
+            by.setdefault(flag.provider, []).append(f"`{flag.option}`")
+    return [f"{', '.join(options)} {'is a flag' if len(options) == 1 else 'are flags'} of "
+            f"{_PROVIDERS.get(provider, provider)}: the launch needs it installed where it runs"
+            for provider, options in by.items()]
 
 
 def read_command_text(text: str, file: str, version: str | None = None,
@@ -197,6 +218,14 @@ def _read_flags(words: list[Word], version: str) -> _Read:
             value = tuple(v.text for v in values)
         else:
             value = values[0].text
+        placeholder = _placeholder(value) if name not in MODELLED else None
+        if placeholder is not None:
+            # an example script's stand-in for a path its user gives (Megatron-LM's gpt-oss example sets
+            # CHECKPOINT_PATH="NO_VALUE_PROVIDED" and exits unless an argument replaces it)
+            warnings.append(Diagnostic(RECIPE_VALUE_NOT_CARRIED, f"`{option}` reads the placeholder `{placeholder}`: "
+                                       "not carried to the launch files", span=values[0].span if values else w.span,
+                                       help="give the real value in the recipe or with `--set NAME=VALUE` to carry it"))
+            continue
         bad = _value_problem(flag, value, version)
         if bad is not None:
             problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{option}` is `{_shown(value)}`, expected {bad}",
@@ -218,6 +247,21 @@ def _read_flags(words: list[Word], version: str) -> _Read:
     return _Read(entries, problems, missing, warnings)
 
 
+# what example scripts write where their user is to give a path or a name: `NO_VALUE_PROVIDED`, `<DATA_PATH>`,
+# `/path/to/data`, `CHANGE_ME`, `YOUR_DATA_PATH`
+_PLACEHOLDER = re.compile(r"NO_VALUE_PROVIDED|<[A-Za-z_ -]+>|/path/to(?:/|$)|\bCHANGE_?ME\b|\bYOUR_[A-Z_]+\b|\bPLACEHOLDER\b",
+                          re.IGNORECASE)
+
+
+def _placeholder(value: object) -> str | None:
+    """The placeholder a flag's value holds (a word of it, for a list), or None."""
+    for word in value if isinstance(value, tuple) else (value,):
+        found = _PLACEHOLDER.search(word) if isinstance(word, str) else None
+        if found:
+            return found.group(0)
+    return None
+
+
 def _releases_taking(option: str, value: object, version: str) -> str:
     """Where a value one release refuses is another's (`--cuda-graph-impl full_iteration`, core_v0.18 on):
     the releases to name; else the recipe is to be fixed."""
@@ -226,7 +270,8 @@ def _releases_taking(option: str, value: object, version: str) -> str:
     releases = tuple(v for v in taking if v in megatron.releases())
     if not releases:
         return "fix the value in the recipe"
-    return (f"{megatron.describe(taking)} take it: give `--megatron-version {releases[0]}` (or the release "
+    # the newest, as an unknown flag's help names the newest release with it: one run's helps agree
+    return (f"{megatron.describe(taking)} take it: give `--megatron-version {releases[-1]}` (or the release "
             "the recipe ran), or fix the value in the recipe")
 
 

@@ -69,21 +69,57 @@ def _axes(imp: Imported, model: dict[str, Any], gpus_per_node: int, world: int) 
     (megatron-core takes offloading with neither; host memory, which more layers fill, is not in the
     account)."""
     c = imp.candidate
-    heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
-    tps = sorted({t for t in (1, 2, 4, 8, c.tp) if t <= max(gpus_per_node, c.tp) and heads % t == 0
-                  and groups % t == 0 and world % t == 0} | {c.tp})
-    pps = sorted({p for p in (c.pp // 2, c.pp, c.pp * 2) if p >= 1 and layers % p == 0 and world % p == 0} | {c.pp})
-    mbss = sorted({m for m in (1, c.mbs // 2, c.mbs, c.mbs * 2) if m >= 1 and c.gbs % m == 0} | {c.mbs})
+    kept, _ = _neighbours(imp, model, gpus_per_node, world)
+    tps, pps, mbss = kept["tp"], kept["pp"], kept["mbs"]
     recomputes = [knob_text("recompute", r) for r in _recompute_neighbours(c.recompute)]
     for other in ("none", "selective"):
         if other not in recomputes and not c.offload_layers:  # megatron-core offloads without recomputation
             recomputes.append(other)
     out = {"tp": [knob_text("tp", t) for t in tps], "mbs": [knob_text("mbs", m) for m in mbss], "recompute": recomputes}
-    if not c.offload_layers and not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers and c.vpp == 1:
+    if _pp_axis(c):
         out["pp"] = [knob_text("pp", p) for p in pps]
         if c.sharding == "fsdp" and len(pps) > 1:
             out["sharding"] = ["fsdp", "dist_opt"]
     return {k: v for k, v in out.items() if len(v) > 1}
+
+
+def _pp_axis(c: Candidate) -> bool:
+    """Whether the space varies PP: not beside offloading or a recipe's own layout of its stages."""
+    return not c.offload_layers and not c.pipeline_layout and not c.first_stage_layers and not c.last_stage_layers \
+        and c.vpp == 1
+
+
+def _neighbours(imp: Imported, model: dict[str, Any], gpus_per_node: int,
+                world: int) -> tuple[dict[str, list[int]], list[str]]:
+    """The TP, PP and MBS values around the recipe's that its model and cluster allow, and for each one
+    left out the reason (what ``neighbour_notes`` says)."""
+    c = imp.candidate
+    heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
+    why: dict[str, dict[int, str]] = {"tp": {}, "pp": {}, "mbs": {}}
+    for t in (1, 2, 4, 8):
+        if t > max(gpus_per_node, c.tp):
+            continue  # TP stays inside a node: not a value to offer, nor to explain
+        why["tp"][t] = (f"{heads} heads do not split over {t}" if heads % t else
+                        f"{groups} query groups do not split over {t}" if groups % t else
+                        f"{world} GPUs do not split over {t}" if world % t else "")
+    for p in (c.pp // 2, c.pp * 2):
+        if p >= 1:
+            why["pp"][p] = (f"{layers} layers do not split over {p} stages" if layers % p else
+                            f"{world} GPUs do not split into {p} stages" if world % p else "")
+    for m in (1, c.mbs // 2, c.mbs * 2):
+        if m >= 1:
+            why["mbs"][m] = f"the global batch {c.gbs} does not divide by {m}" if c.gbs % m else ""
+    own = {"tp": c.tp, "pp": c.pp, "mbs": c.mbs}
+    kept = {k: sorted({v for v, no in values.items() if not no} | {own[k]}) for k, values in why.items()}
+    notes = [f"`{k}` {v} not offered: {no}" for k, values in why.items() for v, no in values.items()
+             if no and v != own[k] and (k != "pp" or _pp_axis(c))]
+    return kept, notes
+
+
+def neighbour_notes(imp: Imported, gpus_per_node: int, world: int) -> list[str]:
+    """Why the space leaves out a value around the recipe's (PP 8 of a 12-layer model): the values it
+    offers are those the model and the cluster split evenly, and a note names each one that does not."""
+    return _neighbours(imp, imp.model, gpus_per_node, world)[1]
 
 
 def _recompute_neighbours(rc: Recompute) -> list[Recompute]:

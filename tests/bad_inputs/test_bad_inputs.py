@@ -31,6 +31,7 @@ EXPECTED = {
     "count_suffix_after_fraction": "P1001",
     "trailing_bar": "P1001",
     "recompute_typo": "P3007",
+    "repeated_value": "P3039",
     "run_time_in_hours": "P1005",
     "comments_only": "P1008",
     "condition_cycle": "P3015",

@@ -73,3 +73,17 @@ def test_check_names_the_axis_values_no_legal_point_takes(capsys: pytest.Capture
 
     for example in sorted(data_dir("examples").glob("*.prx")):
         assert never_legal(pick_space(load_program(str(example)))) == [], example.name
+
+
+def test_a_value_several_checks_rule_out_together_names_them() -> None:
+    # a new user's trial: an imported space's note said `mbs` 12 was "ruled out together" and named no rule;
+    # here MBS 8 breaks the batch split at TP 1 (GBS 256 over 8 x DP 64) and the space's require at TP 2
+    from primus_lang.check import never_legal, never_legal_why
+
+    text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+            "space s on mi325x_x8 {\n  model = llama3_1_8b\n  gbs = 256\n  tp : 1 | 2\n  mbs : 1 | 8\n"
+            "  require tp == 1 or mbs < 8 \"no large micro-batch under TP\"\n}\n")
+    s = loads_program(text, "t.prx").spaces[0]
+    assert ("mbs", 8, "") in never_legal(s)
+    assert never_legal_why(s, "mbs", 8, "") == ("at mbs = 8 each point breaks P4002 (batch-divisibility) or P4100 "
+                                                 "(no large micro-batch under TP), none alone all of them")

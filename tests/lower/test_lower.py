@@ -82,13 +82,14 @@ def test_domains_expand() -> None:
         + "model m { num_layers = 8; hidden = 64; ffn_hidden = 64; heads = 8; vocab = 10; seq_len = 64 }\n"
         + "cluster c { gpu = g; nodes = 1; gpus_per_node = 8 }\n"
         + "space s on c { model = m { seq_len = 256 }; gbs = 8\n"
-        + "tp : 1 .. 8 step 3; pp : pow2(1 .. 8) | 8 | 3; precision : bf16 | fp8\n"
+        + "tp : 1 .. 8 step 3; pp : 2 | pow2(1 .. 8) | 3; precision : bf16 | fp8\n"
         + "recompute : none | full(layers: 1 .. 2, method: uniform | block) | full(4)\n"
         + "vpp : 1 | 2 when pp > 1 }"
     )
     s = loads_program(text, "t.prx").spaces[0]
     axes = {a.name: a.domain.values for a in s.axes}
-    assert axes["tp"] == (1, 4, 7) and axes["pp"] == (1, 2, 4, 8, 3)
+    # a value two alternatives both give is searched once, in the order first given
+    assert axes["tp"] == (1, 4, 7) and axes["pp"] == (2, 1, 4, 8, 3)
     assert axes["recompute"] == (
         Recompute(),
         Recompute("full", 1, "uniform"),
@@ -98,6 +99,13 @@ def test_domains_expand() -> None:
         Recompute("full", 4, "block"),
     )
     assert dict(s.fixed) == {"gbs": 8, "seq_len": 256} and s.model.seq_len == 256
+    # an alternative that adds nothing is most likely a typo for a missing value: refused at its span
+    for axis, col in (("pp : pow2(1 .. 8) | 8", 41), ("precision : bf16 | fp8 | bf16", 46)):
+        with pytest.raises(CompileError) as err:
+            loads_program(text.replace("pp : 2 | pow2(1 .. 8) | 3; precision : bf16 | fp8", axis), "t.prx")
+        (d,) = err.value.diagnostics
+        line = 1 + text[: text.index("tp : 1 ..")].count("\n")
+        assert d.code.id == "P3039" and d.span is not None and (d.span.line, d.span.column) == (line, col), d
 
 
 def test_relative_imports_and_star(tmp_path: Path) -> None:

@@ -48,6 +48,18 @@ def test_what_only_a_running_shell_knows_is_named_not_run(tmp_path: Path) -> Non
     assert not marker.exists()
 
 
+def test_an_example_scripts_placeholder_is_not_carried() -> None:
+    # a new user's trial: Megatron-LM's gpt-oss example sets CHECKPOINT_PATH="NO_VALUE_PROVIDED", and the launch
+    # wrote `--save NO_VALUE_PROVIDED --tensorboard-dir NO_VALUE_PROVIDED/tensorboard`
+    text = ('CKPT="NO_VALUE_PROVIDED"\ntorchrun pretrain_gpt.py --save $CKPT --tensorboard-dir "$CKPT/tb" '
+            '--data-path /path/to/data --seed 3 --data-cache-path /scratch/cache\n')
+    recipe = read_command_text(text, "run.sh")
+    assert "seed" in recipe.entries and recipe.entries["data_cache_path"].value == "/scratch/cache"
+    assert not {"save", "tensorboard_dir", "data_path"} & set(recipe.entries)
+    said = [w.message for w in recipe.warnings if w.code.id == "W3133"]
+    assert len(said) == 3 and "`NO_VALUE_PROVIDED`" in said[0] and "`/path/to/`" in said[2]
+
+
 def test_line_continuations_and_quotes_read_as_a_shell_would() -> None:
     launch = launch_of("torchrun pretrain_gpt.py --a \\\n  'b c' \"d\"e # note\n", "x")
     assert [w.text for w in launch.words] == ["torchrun", "pretrain_gpt.py", "--a", "b c", "de"]
@@ -95,11 +107,12 @@ def test_fp16_and_contradictions(tmp_path: Path) -> None:
         read_command_text("--micro-batch-size --global-batch-size 8", "f")
     assert codes_of(err) == ["P3123"]
     # a value an older release refuses and a newer takes names the releases (a new user's trial: the help
-    # said only to fix the recipe)
+    # said only to fix the recipe), the newest as an unknown flag's help does (another trial: one run's helps
+    # named core_v0.14 and core_v0.19)
     with pytest.raises(CompileError) as err:
         read_command_text("--cuda-graph-impl full_iteration", "f")
     assert codes_of(err) == ["P3123"]
-    assert "give `--megatron-version core_v0.18`" in (err.value.diagnostics[0].help or "")
+    assert "give `--megatron-version core_v0.19`" in (err.value.diagnostics[0].help or "")
     assert read_command_text("--cuda-graph-impl full_iteration", "f", "core_v0.18")
 
 
@@ -364,3 +377,12 @@ def test_an_unset_variable_on_the_launch_line_reads_as_empty(tmp_path: Path,
     assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "MLM_EXTRA_ARGS=--train-iters 10",
                  "--out", str(tmp_path / "b.prx")]) == 0
     assert "W3135" not in capsys.readouterr().err and "train_iters = \"10\"" in (tmp_path / "b.prx").read_text()
+
+
+def test_a_flag_of_nvidia_modelopt_says_the_launch_needs_it() -> None:
+    # a new user's trial: Megatron-LM's gpt-oss example sets `--enable-gpt-oss`, which pretrain_gpt.py's parser
+    # takes only where nvidia-modelopt is installed; the emitted launch failed to parse without it
+    recipe = read_command_text("torchrun pretrain_gpt.py --seed 3 --enable-gpt-oss", "run.sh", "core_v0.16")
+    [note] = [n for n in recipe.notes if "modelopt" in n]
+    assert "`--enable-gpt-oss` is a flag of nvidia-modelopt" in note and "installed where it runs" in note
+    assert not [n for n in read_command_text("torchrun pretrain_gpt.py --seed 3", "r.sh").notes if "modelopt" in n]

@@ -18,7 +18,7 @@ import yaml
 from primus_lang.check import baseline_point, legality
 from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit import emit
+from primus_lang.emit import emit, left_out
 from primus_lang.frameworks import megatron, primus
 from primus_lang.lower import load_space
 from primus_lang.memory import account
@@ -274,6 +274,24 @@ def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: py
     overrides = yaml.safe_load(emit(space, cand, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
         "overrides"]
     assert overrides["use_turbo_deepep"] is True and "norm_epsilon" not in overrides
+    # the recipe's point with the all-to-all dispatcher: beside the recipe's `use_turbo_deepep` Primus would
+    # run DeepEP whatever the dispatcher says, so the launch switches it off and says so (W7025)
+    a2a = cand.replace(moe_dispatcher="alltoall")
+    overrides = yaml.safe_load(emit(space, a2a, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
+        "overrides"]
+    assert overrides["use_turbo_deepep"] is False and overrides["moe_token_dispatcher_type"] == "alltoall"
+    [said] = [d for d in left_out(space, a2a, "primus+local") if "use_turbo_deepep" in d.message]
+    assert said.code.id == "W7025" and "flex dispatcher" in said.message
+    # sync-free MoE from stage 2 sets use_turbo_deepep itself: left out too
+    staged = tmp_path / "MI355X" / "mixtral_stage2.yaml"
+    write(staged, EXPERIMENT.replace("use_turbo_deepep: true", "turbo_sync_free_moe_stage: 2\n      use_turbo_grouped_gemm: true"))
+    assert main(["import-recipe", str(staged), "--out", str(tmp_path / "stage2.prx")]) == 0
+    stage2 = load_space(tmp_path / "stage2.prx")
+    base2 = baseline_point(stage2)
+    assert base2 is not None and base2.moe_dispatcher == "flex"
+    overrides = yaml.safe_load(emit(stage2, base2.replace(moe_dispatcher="alltoall"), "primus+local")["experiment.yaml"])[
+        "modules"]["pre_trainer"]["overrides"]
+    assert "turbo_sync_free_moe_stage" not in overrides and overrides.get("use_turbo_deepep") is not True
     # at TP 2 Primus Turbo does not patch the dispatcher: the preset's all-to-all stands
     two = tmp_path / "MI355X" / "mixtral_tp2.yaml"
     write(two, EXPERIMENT.replace("${PRIMUS_TP:1}", "2"))

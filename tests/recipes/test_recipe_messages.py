@@ -239,3 +239,17 @@ def test_legacy_switches_are_read_as_the_settings_megatron_makes_of_them() -> No
     # off, the switch says nothing
     plain = interpret(read_command_text(LLAMA8B, "f"))
     assert plain.candidate.recompute.kind == "none" and plain.model["position"] == "rope"
+
+
+def test_a_neighbour_the_model_does_not_split_into_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: Megatron-LM's gpt-oss example (12 layers) at PP 4 offered `pp : 2 | 4` and said
+    # nothing of PP 8; a value around the recipe's that its model or cluster does not split into is named
+    text = LLAMA8B.replace("--num-layers 32", "--num-layers 12").replace("--global-batch-size 128", "--global-batch-size 12")
+    recipe = tmp_path / "run.sh"
+    recipe.write_text("torchrun --nproc-per-node 8 --nnodes 1 pretrain_gpt.py --pipeline-model-parallel-size 4 "
+                      "--micro-batch-size 2 " + text.replace("--micro-batch-size 1 ", ""), encoding="utf-8")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(recipe), "--gpu", "h100", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "`pp` 8 not offered: 12 layers do not split over 8 stages" in err
+    assert "`pp` 8 not offered" in out.read_text(encoding="utf-8")  # the space's header says it too
