@@ -69,7 +69,7 @@ ENDINGS = (
     ("cancelled", re.compile(r"CANCELLED AT")),
     ("crashed", re.compile(r"ChildFailedError|[Ee]xited with exit code [1-9]|primusc campaign: \S+ failed:")),
 )
-_ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback")
+_ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback|\b(?:HIP|CUDA|NCCL|RCCL|hip|cuda|nccl|rccl) error\b")
 
 
 # Megatron-LM's own stops before its iteration count (megatron/training/training.py): `--exit-duration-in-mins`,

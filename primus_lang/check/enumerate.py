@@ -484,7 +484,7 @@ def _together(space: Space, name: str, value: Any) -> str:
     if not seen:
         return ""
     listed = " or ".join(seen)
-    return f"at {name} = {format_value(value)} each point breaks {listed}, none alone all of them"
+    return f"at {name} = {format_value(value)} each point breaks {listed}; none of them alone rules out every such point"
 
 
 def _others(space: Space, first: Candidate, knobs: tuple[str, ...]) -> str:

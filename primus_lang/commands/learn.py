@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -221,8 +222,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             CAMPAIGN_LOG_SHORT, f"{label}: {how} after {st.logged} logged iteration(s)"
             + (f" (median step {st.seconds:.3f} s over {st.kept} steady)" if st.kept else "")
             + f": `{where}` says {_quoted(said)}", notes=st.notes,
-            help="not ranked: a recipe that stops is not one to run; rerun it with more memory headroom or a longer "
-                 "time limit to measure it" + or_partial), how)
+            help="not ranked: a recipe that stops is not one to run; " + _rerun(how) + or_partial), how)
     trained = "every iteration" if 0 < last.total <= last.index else "to the exit its settings set"
     after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
              f"trained {trained}, so it is measured"] if stopped is not None else []
@@ -235,6 +235,13 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
             f"{MIN_ITERATIONS}", notes=st.notes, help=why + ("" if partial else "; or pass --partial")))
+    printed_gpus = _printed_world(log, warmup, cand, st.seconds, space.cluster.world)
+    if printed_gpus is not None:
+        raise CompileError(Diagnostic(
+            CAMPAIGN_LOG_RECIPE, f"{label}: `{path}` prints {printed_gpus[0]:,.0f} tokens/s/GPU where its step time "
+            f"over the campaign's {space.cluster.world:,} GPUs gives {printed_gpus[1]:,.0f}: it ran on about "
+            f"{printed_gpus[2]:,} GPUs", notes=unchecked,
+            help="put each job's log in its own folder, or rerun the job" + or_partial))
     if not finished and last.total:
         raise JobFailed(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: stopped at iteration {last.index} of {last.total} and its log says no "
@@ -243,12 +250,40 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     return JobRun(st.seconds, st.notes + unchecked + tuple(after), st.spread, log.max_allocated, log.max_reserved)
 
 
+def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, world: int) -> tuple[float, float, int] | None:
+    """Where the log's own tokens/s/GPU (Primus prints it) disagrees with what its step time gives over the
+    campaign's GPUs by more than a quarter: (printed, derived, the GPU count that would agree). A log of
+    another job's GPU count with the same global batch passes every other check (no arguments block)."""
+    printed = [it.tokens_per_gpu for it in log.iterations[warmup:] if it.tokens_per_gpu]
+    if not printed or not seconds > 0:
+        return None
+    said = float(statistics.median(printed))
+    derived = cand.gbs * cand.seq_len / (seconds * world)
+    if 0.8 <= said / derived <= 1.25:
+        return None
+    return said, derived, max(1, round(world * derived / said))
+
+
+def _rerun(how: str) -> str:
+    """What rerunning a job that stopped takes, by how it stopped."""
+    if how == "out of memory":
+        return ("it does not fit this cluster as it is: a larger `fits memory headroom` keeps such points out of the "
+                "space's plans")
+    if how == "timed out":
+        return "rerun it with a longer time limit (`--campaign-var time_limit=HH:MM:SS`) to measure it"
+    return "read its log for why it stopped, then rerun it to measure it"
+
+
 def _quoted(line: str) -> str:
-    """A log's line as a message quotes it: its first 160 characters, or what it is where it is no text."""
+    """A log's line as a message quotes it: up to 160 characters, its start and its end where it is longer (an
+    error's words are often last: `... hipModuleLaunchKernel(...) [HIP error](invalid resource handle)`), or
+    what it is where it is no text."""
     if not line:
         return "(empty)"
     odd = sum(1 for c in line if c == "\ufffd" or not c.isprintable())
-    return f"{line[:160]!r}" if odd * 10 < len(line) else f"{len(line):,} characters that are not text (binary data?)"
+    if odd * 10 >= len(line):
+        return f"{len(line):,} characters that are not text (binary data?)"
+    return f"{line!r}" if len(line) <= 160 else f"{line[:60]!r} ... {line[-96:]!r}"
 
 
 def _ended(lines: LogLines, first: Path) -> LogLines:

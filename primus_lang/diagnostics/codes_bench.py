@@ -30,10 +30,13 @@ PROFILE_DB = register(
 LOG_UNREADABLE = register(
     "P6804",
     "log-unreadable",
-    "a training log cannot be read or holds no iteration lines",
-    "`primusc calibrate-log` reads Megatron-LM or Primus training logs: lines such as\n"
-    "` iteration      10/    100 | ... | elapsed time per iteration (ms): 1234.5 | ...`.\n"
-    "Pass the log file of a run that reached at least one logged iteration.",
+    "a training log cannot be read, or holds too little to measure or to know which recipe it ran",
+    "`primusc calibrate-log` and `learn` read Megatron-LM, Megatron-Bridge and Primus training logs: lines\n"
+    "such as ` iteration      10/    100 | ... | elapsed time per iteration (ms): 1234.5 | ...`. The log is\n"
+    "refused when it cannot be read, holds no iteration line, keeps none once the warm-up iterations are\n"
+    "left out (`--warmup`), or, for `calibrate-log`, prints no arguments block to say which recipe it ran\n"
+    "(Megatron's `------ arguments ------` list). Pass the log of a run that logged more iterations than its\n"
+    "warm-up, with its arguments block (rank 0's log holds it where another rank prints the iterations).",
 )
 UNSUPPORTED_OP = register(
     "P6805",

@@ -337,23 +337,30 @@ class Primus(Framework):
         return self._unrun_deepep(carried) + self._unrun_listed_recompute(carried)
 
     def _unrun_deepep(self, carried: frozenset[str]) -> list[Unrun]:
-        """A recipe's switches that turn Primus Turbo's DeepEP on, for a candidate of another dispatcher: Primus
-        swaps in DeepEP and the flex dispatcher beside `use_turbo_deepep` whatever `moe_token_dispatcher_type`
-        says, and sync-free MoE from stage 2 turns DeepEP on by itself (rocm_arg_validation.py), so the launch
-        would run flex. DeepEP's other settings do nothing without it and stay as the recipe wrote them."""
-        if self.deepep_on_amd():
+        """A recipe's switches that turn Primus Turbo's DeepEP on, for a candidate of another dispatcher where
+        Primus would run it: at TP 1 with Primus Turbo on, Primus swaps in DeepEP and the flex dispatcher beside
+        `use_turbo_deepep` whatever `moe_token_dispatcher_type` says, and sync-free MoE from stage 2 sets
+        `use_turbo_deepep` itself (rocm_arg_validation.py), so the launch would run flex. DeepEP is switched
+        off and the stage lowered to 1, which keeps its fused router and permutation (they need no DeepEP);
+        DeepEP's other settings do nothing without it and stay as the recipe wrote them."""
+        def on(key: str) -> bool:
+            return str(self.settings.get(key)).lower() in ("1", "true")  # a Primus YAML writes 1 or true
+
+        if (self.model.moe is None or self.cand.moe_dispatcher == "flex" or self.cand.tp != 1
+                or not on("enable_primus_turbo")):
             return []
         where = "primus/backends/megatron/patches/turbo/moe_dispatcher_patches.py (v26.5.1)"
         why = f"Primus would run Primus Turbo's DeepEP (the flex dispatcher), where this candidate's `moe_dispatcher` is " \
               f"{self.cand.moe_dispatcher}"
         out = []
-        if "use_turbo_deepep" in carried and self.settings.get("use_turbo_deepep") is True:
+        if "use_turbo_deepep" in carried and on("use_turbo_deepep"):
             self.settings["use_turbo_deepep"] = False
             out.append(Unrun("use_turbo_deepep", True, why, where))
         stage = self.settings.get("turbo_sync_free_moe_stage")
         if "turbo_sync_free_moe_stage" in carried and isinstance(stage, int) and stage >= 2:
-            self.settings.pop("turbo_sync_free_moe_stage")
-            out.append(Unrun("turbo_sync_free_moe_stage", stage, why, "primus/backends/megatron/patches/args/"
+            self.settings["turbo_sync_free_moe_stage"] = 1
+            out.append(Unrun("turbo_sync_free_moe_stage", stage, why + " (stage 1 is written: its fused router and "
+                             "permutation need no DeepEP)", "primus/backends/megatron/patches/args/"
                              "rocm_arg_validation.py (v26.5.1): stages 2 and 3 set use_turbo_deepep"))
         return out
 

@@ -894,14 +894,14 @@ def interpret(recipe: Recipe, card: dict[str, Any] | None = None, *, fill_all: b
         r.notes.append(f"`tokenizer_type` {tokenizer} is not carried: its files (`--tokenizer-model`) are not in the "
                        "recipe as read; give `--var tokenizer_type=... --var tokenizer_model=...` to launch with it")
     preset = recipe.entries.get("tokenizer_type")
-    if (preset is not None and "tokenizer_type" not in kept and isinstance(preset.value, str)
+    if (preset is not None and preset.preset and "tokenizer_type" not in kept and isinstance(preset.value, str)
             and not preset.value.startswith("Null")):
         # a Primus model preset's tokenizer (qwen2.5_72B.yaml's Hugging Face one) is the preset's, not the
         # experiment's: the launch runs mock data with the null tokenizer, as for a recipe that names none
         files = recipe.entries.get("tokenizer_model")
         named = f" (`tokenizer_model` {files.value})" if files is not None and files.value else ""
-        r.notes.append(f"the model preset's `tokenizer_type` {preset.value}{named} is not carried: the launch trains on "
-                       "mock data with the null tokenizer of the card's vocabulary; give `--var tokenizer_type=... "
+        r.notes.append(f"the model preset's `tokenizer_type` {preset.value}{named} is not carried: the launch runs the "
+                       "null tokenizer of the card's vocabulary (what mock data needs); give `--var tokenizer_type=... "
                        "--var tokenizer_model=...` to launch with it")
     r.notes.extend(unmodelled_notes(carried))
     balanced = model.get("moe") is not None and r.flag(BALANCED)

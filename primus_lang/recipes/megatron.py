@@ -248,9 +248,10 @@ def _read_flags(words: list[Word], version: str) -> _Read:
 
 
 # what example scripts write where their user is to give a path or a name: `NO_VALUE_PROVIDED`, `<DATA_PATH>`,
-# `/path/to/data`, `CHANGE_ME`, `YOUR_DATA_PATH`
-_PLACEHOLDER = re.compile(r"NO_VALUE_PROVIDED|<[A-Za-z_ -]+>|/path/to(?:/|$)|\bCHANGE_?ME\b|\bYOUR_[A-Z_]+\b|\bPLACEHOLDER\b",
-                          re.IGNORECASE)
+# a value starting `/path/to/`, `CHANGE_ME`, `YOUR_DATA_PATH`. Upper case inside brackets only: `<unk>`, `<s>`
+# and `<image>` are real tokens (`--tiktoken-special-tokens`, `--special-tokens`)
+_PLACEHOLDER = re.compile(r"NO_VALUE_PROVIDED|<[A-Z][A-Z0-9_ -]*>|^/path/to(?:/|$)|\bCHANGE_?ME\b|\bYOUR_[A-Z0-9_]+\b"
+                          r"|\bPLACEHOLDER\b")
 
 
 def _placeholder(value: object) -> str | None:

@@ -352,6 +352,19 @@ def test_a_log_of_another_model_or_batch_is_p6022(campaign: Path, tmp_path: Path
                                                                       "global batch size:   512"))
     err = code_of(capsys, str(copy))
     assert "P6022" in err and "global batch size 512 on its iteration lines (the manifest: 64)" in err
+    # nor a GPU count, but Primus prints tokens/s/GPU: the log of an 8-times smaller run, the same batch
+    # (a new user's trial: its step over the campaign's GPUs was learnt from, 8 times too slow)
+    cluster = json.loads((copy / "manifest.json").read_text())["cluster"]
+    world = cluster["nodes"] * cluster["gpus_per_node"]
+    ours = 64 * 4096 / (2.0 * world)
+    (copy / "job-0" / "train.log").write_text(log(steps, "").replace(
+        " | lm loss:", f" | tokens per GPU (tokens/s/GPU): {8 * ours:.1f}/{8 * ours:.1f} | lm loss:"))
+    err = code_of(capsys, str(copy))
+    assert "P6022" in err and f"it ran on about {max(1, world // 8):,} GPUs" in err
+    (copy / "job-0" / "train.log").write_text(log(steps, "").replace(
+        " | lm loss:", f" | tokens per GPU (tokens/s/GPU): {1.05 * ours:.1f}/{ours:.1f} | lm loss:"))
+    assert main(["learn", str(copy), "--partial", "--json", "--force"]) == 0  # within a quarter: measured
+    assert 0 in [r["index"] for r in json.loads(capsys.readouterr().out)["ranked"]]
 
 
 def test_with_partial_and_nothing_usable_each_jobs_reason_is_said(campaign: Path, tmp_path: Path,
@@ -437,3 +450,17 @@ def test_a_warm_up_longer_than_a_finished_run_says_to_lower_it(campaign: Path, t
     # every job trained its 30 of 30: nothing stopped early, the warm-up asked takes them all
     err = code_of(capsys, str(fill(campaign, tmp_path, {})), "--warmup", "40")
     assert "the run trained to its end: lower --warmup" in err and "stopped early" not in err
+
+
+def test_a_hip_error_is_the_line_quoted_with_its_end(campaign: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: a real MI300 crash, `[HIP error](invalid resource handle)` at the end of a long
+    # line, was quoted as the log's last line cut at 160 characters, before the words that tell
+    crash = ("[AITER] /workspace/aiter/csrc/cpp_itfs/mha_fwd_generate/asm_fmha_fwd_v3_gfx942.cpp:142 fail to call "
+             "hipModuleLaunchKernel(kernel_func, gdx, gdy, gdz, bdx, bdy, bdz, 0, stream, nullptr, config) "
+             "[HIP error](invalid resource handle)")
+    copy = fill(campaign, tmp_path, {0: ARGS.format(tp=1, mbs=8) + "building GPT model ...\n" + crash
+                                     + "\nW1202 12:00:00 torch/distributed/elastic/agent: Sending process 11 closing\n"})
+    err = code_of(capsys, str(copy))
+    assert "P6021" in err and "failed to start" in err and "invalid resource handle" in err
+    assert "it says: '[AITER]" in err  # the error line, not the log's last

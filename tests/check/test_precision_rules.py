@@ -86,4 +86,4 @@ def test_a_value_several_checks_rule_out_together_names_them() -> None:
     s = loads_program(text, "t.prx").spaces[0]
     assert ("mbs", 8, "") in never_legal(s)
     assert never_legal_why(s, "mbs", 8, "") == ("at mbs = 8 each point breaks P4002 (batch-divisibility) or P4100 "
-                                                 "(no large micro-batch under TP), none alone all of them")
+                                                 "(no large micro-batch under TP); none of them alone rules out every such point")

@@ -58,6 +58,11 @@ def test_an_example_scripts_placeholder_is_not_carried() -> None:
     assert not {"save", "tensorboard_dir", "data_path"} & set(recipe.entries)
     said = [w.message for w in recipe.warnings if w.code.id == "W3133"]
     assert len(said) == 3 and "`NO_VALUE_PROVIDED`" in said[0] and "`/path/to/`" in said[2]
+    # real values that look alike are carried: special tokens, a bucket's `path/to`, a lower-case `your_`
+    real = read_command_text("torchrun pretrain_gpt.py --tiktoken-special-tokens '<unk>' '<s>' '</s>' "
+                             "--data-path s3://bucket/path/to/data --wandb-project your_project", "run.sh")
+    assert {"tiktoken_special_tokens", "data_path", "wandb_project"} <= set(real.entries)
+    assert not [w for w in real.warnings if w.code.id == "W3133"]
 
 
 def test_line_continuations_and_quotes_read_as_a_shell_would() -> None:

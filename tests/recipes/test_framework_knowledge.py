@@ -291,10 +291,17 @@ def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: py
     assert base2 is not None and base2.moe_dispatcher == "flex"
     overrides = yaml.safe_load(emit(stage2, base2.replace(moe_dispatcher="alltoall"), "primus+local")["experiment.yaml"])[
         "modules"]["pre_trainer"]["overrides"]
-    assert "turbo_sync_free_moe_stage" not in overrides and overrides.get("use_turbo_deepep") is not True
-    # at TP 2 Primus Turbo does not patch the dispatcher: the preset's all-to-all stands
+    # stage 1 keeps the fused router and permutation, which need no DeepEP
+    assert overrides["turbo_sync_free_moe_stage"] == 1 and overrides.get("use_turbo_deepep") is not True
+    # at TP 2 Primus Turbo does not patch the dispatcher: the preset's all-to-all stands, and the recipe's own
+    # baseline is launched as written, its switches kept and nothing said (a reviewer's finding)
     two = tmp_path / "MI355X" / "mixtral_tp2.yaml"
     write(two, EXPERIMENT.replace("${PRIMUS_TP:1}", "2"))
     assert main(["import-recipe", str(two), "--out", str(tmp_path / "tp2.prx")]) == 0
-    tp2 = baseline_point(load_space(tmp_path / "tp2.prx"))
+    space2 = load_space(tmp_path / "tp2.prx")
+    tp2 = baseline_point(space2)
     assert tp2 is not None and tp2.moe_dispatcher == "alltoall"
+    overrides = yaml.safe_load(emit(space2, tp2, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
+        "overrides"]
+    assert overrides["use_turbo_deepep"] is True
+    assert not [d for d in left_out(space2, tp2, "primus+local") if "DeepEP" in d.message]
