@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ from primus_lang.cli import main
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, left_out
 from primus_lang.frameworks import megatron, primus
+from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space
 from primus_lang.memory import account
 from primus_lang.recipes import read_recipe
@@ -262,46 +264,38 @@ def test_a_vpp_megatron_computes_is_named_with_the_setting_it_computes_it_from(t
     assert not [d for d in fixed.warnings if "virtual" in d.message]
 
 
+def _imported_overrides(tmp_path: Path, name: str, text: str,
+                        **changes: Any) -> tuple[Space, Candidate, dict[str, Any]]:
+    """A Primus experiment imported, and its baseline (with ``changes``) emitted: (space, point, overrides)."""
+    write(tmp_path / "MI355X" / f"{name}.yaml", text)
+    assert main(["import-recipe", str(tmp_path / "MI355X" / f"{name}.yaml"), "--out", str(tmp_path / f"{name}.prx")]) == 0
+    space = load_space(tmp_path / f"{name}.prx")
+    base = baseline_point(space)
+    assert base is not None
+    cand = base.replace(**changes)
+    experiment = yaml.safe_load(emit(space, cand, "primus+local")["experiment.yaml"])
+    return space, cand, experiment["modules"]["pre_trainer"]["overrides"]
+
+
 def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "space.prx"
-    experiment = write(tmp_path / "MI355X" / "mixtral.yaml", EXPERIMENT)
-    assert main(["import-recipe", str(experiment), "--out", str(out)]) == 0
+    space, cand, overrides = _imported_overrides(tmp_path, "mixtral", EXPERIMENT)
     err = capsys.readouterr().err
     assert "recomputes nothing" in err and "flex dispatcher" in err and "how many nodes: 1" in err
-    space = load_space(out)
-    cand = baseline_point(space)
-    assert cand is not None and cand.recompute.kind == "none" and cand.moe_dispatcher == "flex"
-    overrides = yaml.safe_load(emit(space, cand, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
-        "overrides"]
+    assert cand.recompute.kind == "none" and cand.moe_dispatcher == "flex"
     assert overrides["use_turbo_deepep"] is True and "norm_epsilon" not in overrides
     # the recipe's point with the all-to-all dispatcher: beside the recipe's `use_turbo_deepep` Primus would
     # run DeepEP whatever the dispatcher says, so the launch switches it off and says so (W7025)
-    a2a = cand.replace(moe_dispatcher="alltoall")
-    overrides = yaml.safe_load(emit(space, a2a, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
-        "overrides"]
+    _, a2a, overrides = _imported_overrides(tmp_path, "mixtral", EXPERIMENT, moe_dispatcher="alltoall")
     assert overrides["use_turbo_deepep"] is False and overrides["moe_token_dispatcher_type"] == "alltoall"
     [said] = [d for d in left_out(space, a2a, "primus+local") if "use_turbo_deepep" in d.message]
     assert said.code.id == "W7025" and "flex dispatcher" in said.message
-    # sync-free MoE from stage 2 sets use_turbo_deepep itself: left out too
-    staged = tmp_path / "MI355X" / "mixtral_stage2.yaml"
-    write(staged, EXPERIMENT.replace("use_turbo_deepep: true", "turbo_sync_free_moe_stage: 2\n      use_turbo_grouped_gemm: true"))
-    assert main(["import-recipe", str(staged), "--out", str(tmp_path / "stage2.prx")]) == 0
-    stage2 = load_space(tmp_path / "stage2.prx")
-    base2 = baseline_point(stage2)
-    assert base2 is not None and base2.moe_dispatcher == "flex"
-    overrides = yaml.safe_load(emit(stage2, base2.replace(moe_dispatcher="alltoall"), "primus+local")["experiment.yaml"])[
-        "modules"]["pre_trainer"]["overrides"]
-    # stage 1 keeps the fused router and permutation, which need no DeepEP
+    # sync-free MoE from stage 2 sets use_turbo_deepep itself; stage 1 keeps the fused router and permutation,
+    # which need no DeepEP
+    staged = EXPERIMENT.replace("use_turbo_deepep: true", "turbo_sync_free_moe_stage: 2\n      use_turbo_grouped_gemm: true")
+    _, _, overrides = _imported_overrides(tmp_path, "stage2", staged, moe_dispatcher="alltoall")
     assert overrides["turbo_sync_free_moe_stage"] == 1 and overrides.get("use_turbo_deepep") is not True
     # at TP 2 Primus Turbo does not patch the dispatcher: the preset's all-to-all stands, and the recipe's own
     # baseline is launched as written, its switches kept and nothing said (a reviewer's finding)
-    two = tmp_path / "MI355X" / "mixtral_tp2.yaml"
-    write(two, EXPERIMENT.replace("${PRIMUS_TP:1}", "2"))
-    assert main(["import-recipe", str(two), "--out", str(tmp_path / "tp2.prx")]) == 0
-    space2 = load_space(tmp_path / "tp2.prx")
-    tp2 = baseline_point(space2)
-    assert tp2 is not None and tp2.moe_dispatcher == "alltoall"
-    overrides = yaml.safe_load(emit(space2, tp2, "primus+local")["experiment.yaml"])["modules"]["pre_trainer"][
-        "overrides"]
-    assert overrides["use_turbo_deepep"] is True
+    space2, tp2, overrides = _imported_overrides(tmp_path, "mixtral_tp2", EXPERIMENT.replace("${PRIMUS_TP:1}", "2"))
+    assert tp2.moe_dispatcher == "alltoall" and overrides["use_turbo_deepep"] is True
     assert not [d for d in left_out(space2, tp2, "primus+local") if "DeepEP" in d.message]
