@@ -273,8 +273,12 @@ def _imported_overrides(tmp_path: Path, name: str, text: str,
     base = baseline_point(space)
     assert base is not None
     cand = base.replace(**changes)
+    return space, cand, _overrides(space, cand)
+
+
+def _overrides(space: Space, cand: Candidate) -> dict[str, Any]:
     experiment = yaml.safe_load(emit(space, cand, "primus+local")["experiment.yaml"])
-    return space, cand, experiment["modules"]["pre_trainer"]["overrides"]
+    return dict(experiment["modules"]["pre_trainer"]["overrides"])
 
 
 def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -285,7 +289,8 @@ def test_primus_turbo_deepep_and_no_recomputed_layers(tmp_path: Path, capsys: py
     assert overrides["use_turbo_deepep"] is True and "norm_epsilon" not in overrides
     # the recipe's point with the all-to-all dispatcher: beside the recipe's `use_turbo_deepep` Primus would
     # run DeepEP whatever the dispatcher says, so the launch switches it off and says so (W7025)
-    _, a2a, overrides = _imported_overrides(tmp_path, "mixtral", EXPERIMENT, moe_dispatcher="alltoall")
+    a2a = cand.replace(moe_dispatcher="alltoall")
+    overrides = _overrides(space, a2a)
     assert overrides["use_turbo_deepep"] is False and overrides["moe_token_dispatcher_type"] == "alltoall"
     [said] = [d for d in left_out(space, a2a, "primus+local") if "use_turbo_deepep" in d.message]
     assert said.code.id == "W7025" and "flex dispatcher" in said.message
