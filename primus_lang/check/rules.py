@@ -355,6 +355,9 @@ def _graph_in(f: Env, values: tuple[str, ...]) -> Any:
 
 # cuda_graph values by what megatron-core 0.16.1 sees: the moe_router scope, the attn scope, and a
 # "full" graph (empty scope or full_iteration) that holds every module of a layer
+# architectures whose tensor cores have no MX block-scaled formats (MXFP8 needs Blackwell or CDNA 4); a
+# profile that names no architecture, or a newer one, is not refused
+PRE_MX_ARCHS = ("volta", "ampere", "ada", "hopper", "cdna2", "cdna3")
 _ROUTER_GRAPHS = ("moe_router", "attn_moe_router")
 _ATTN_GRAPHS = ("attn", "attn_moe_router", "layer", "full")
 _WHOLE_GRAPHS = ("layer", "full")
@@ -885,6 +888,17 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: (
             f"precision fp8 on `{s.cluster.gpu.name}`, whose profile has no FP8 peak (fp8-needs-fp8)",
             "use `bf16` on this GPU, or set the profile's `peak_fp8` if the part has FP8 tensor cores",
+        ),
+    ),
+    Rule(
+        L.MXFP8_NEEDS_MX,
+        ("precision", "fp8_recipe"),
+        lambda f, s: (f["precision"] != "fp8") | (np.asarray(f["fp8_recipe"]) != "mxfp8")
+        | (s.cluster.gpu.arch not in PRE_MX_ARCHS),
+        lambda f, s: (
+            f"fp8_recipe mxfp8 on `{s.cluster.gpu.name}`, a {s.cluster.gpu.arch} GPU without MX tensor-core formats "
+            "(mxfp8-needs-mx)",
+            "use `fp8_recipe = blockwise` (Hopper's fine-grained scaling), `tensorwise` or `delayed` on this GPU",
         ),
     ),
     Rule(

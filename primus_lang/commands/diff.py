@@ -7,7 +7,7 @@ import argparse
 
 import attrs
 
-from primus_lang.commands._options import add_cluster_argument, natural
+from primus_lang.commands._options import add_cluster_argument, mfu_note, natural
 from primus_lang.ir import serialize
 
 
@@ -98,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
         if not e.view.fits:
             out.print(f"[yellow]{name} does not fit in memory: its fullest rank is over the limit by "
                       f"{units.gib(e.view.memory_peak - e.limit)}[/yellow] (`primusc explain` shows its terms)")
+    if space.cluster.gpu.peak(ea.candidate.precision) != space.cluster.gpu.peak(eb.candidate.precision):
+        # the MFU row subtracts figures of two peaks
+        note = mfu_note(space.cluster.gpu, (ea.candidate.precision, eb.candidate.precision))
+        if note:
+            out.print(note, markup=False)
     for name, g in zip("AB", gains, strict=True):
         if g is None:
             out.print(f"{name}: {no_low_precision(space)}", markup=False)

@@ -53,8 +53,9 @@ def explain_candidate(args: argparse.Namespace) -> int:
     status = 0 if ev.view.fits and not broken else 1
     gain = precision_gain(space, ev.candidate)
     v = ev.view
-    # a point that does not fit has no run to give days or a cost to (its figures say what it would cost)
-    run = rate(v.tokens_per_gpu if v.fits else 0.0, (v.tokens_low, v.tokens_high) if v.basis else None)
+    # a point that does not fit, or that a rule refuses, has no run to give days or a cost to (its figures
+    # say what it would cost)
+    run = rate(v.tokens_per_gpu if v.fits and not broken else 0.0, (v.tokens_low, v.tokens_high) if v.basis else None)
     if args.json:
         print(serialize.to_json({**explained_json(ev), "run": run_json(space, run),
                           "precision_gain": precision_json(gain),
@@ -63,6 +64,9 @@ def explain_candidate(args: argparse.Namespace) -> int:
         return status
     out = console()
     print_broken(out, broken)
+    if broken:
+        out.print("[yellow]the figures below price a point its framework refuses to start (the rules above): what "
+                  "it would cost, not a run[/yellow]")
     out.print(f"on {cluster_words(space)}", markup=False)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit, run_rows(space, run)))
     if gain is None:

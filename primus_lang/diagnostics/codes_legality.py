@@ -309,6 +309,17 @@ FP8_NEEDS_FP8 = register(
     "a projection of FP8 there would price a run that cannot start. Use `bf16`, or give the profile its\n"
     "FP8 peak if the part has one.",
 )
+MXFP8_NEEDS_MX = register(
+    "P4048",
+    "mxfp8-needs-mx",
+    "MXFP8 on a GPU whose tensor cores have no MX (block-scaled) formats",
+    "`fp8_recipe = mxfp8` is Transformer Engine's MXFP8BlockScaling: FP8 with a power-of-two scale per\n"
+    "32 elements, which the tensor cores apply themselves. Blackwell (B200, GB200, B300, GB300) and CDNA 4\n"
+    "(MI355X) have them; Hopper, Ada and CDNA 3 do not, and Transformer Engine refuses the recipe there\n"
+    "(its check asks for compute capability 10.0 on NVIDIA). Megatron-Bridge's \"FP8 alternative\n"
+    "granularity\" on Hopper is 128x128 blockwise scaling: `fp8_recipe = blockwise`. A GPU whose profile\n"
+    "names no `arch` is not refused.",
+)
 LEARNED_POSITIONS = register(
     "P4041",
     "learned-positions-too-short",

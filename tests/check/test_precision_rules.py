@@ -3,6 +3,7 @@ GPU with FP8 tensor cores. The vectorised mask, the lazy enumeration and the one
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from primus_lang.check import legal_mask, legal_points, legality, raw_points, summarize
@@ -87,3 +88,21 @@ def test_a_value_several_checks_rule_out_together_names_them() -> None:
     assert ("mbs", 8, "") in never_legal(s)
     assert never_legal_why(s, "mbs", 8, "") == ("at mbs = 8 each point breaks P4002 (batch-divisibility) or P4100 "
                                                  "(no large micro-batch under TP); none of them alone rules out every such point")
+
+
+@pytest.mark.parametrize(("gpu", "arch", "legal"), [("hopper", "hopper", False), ("blackwell", "blackwell", True),
+                                                    ("mi355x", "cdna4", True), ("mi355x", "cdna3", False),
+                                                    ("hopper", "", True)])
+def test_mxfp8_needs_mx_tensor_cores(gpu: str, arch: str, legal: bool) -> None:
+    # a new user's trial: MXFP8 on H100 was legal, projected and emitted; Transformer Engine refuses it
+    # there. A profile that names no architecture is not refused
+    s = space(gpu)
+    s = attrs.evolve(s, cluster=attrs.evolve(s.cluster, gpu=attrs.evolve(s.cluster.gpu, arch=arch)))
+    cand = Candidate(gbs=64, precision="fp8", fp8_recipe="mxfp8")
+    refused = {v.code: v for v in legality(s, cand)}
+    assert ("P4048" not in refused) == legal
+    if not legal:
+        assert "(mxfp8-needs-mx)" in refused["P4048"].message and "blockwise" in refused["P4048"].help
+    assert "P4048" not in {v.code for v in legality(s, cand.replace(fp8_recipe="blockwise"))}
+    points = [c.replace(fp8_recipe="mxfp8") for c in raw_points(s)]
+    assert list(legal_mask(s, points)) == [not legality(s, c) for c in points]

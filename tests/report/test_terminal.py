@@ -96,6 +96,17 @@ def test_diff_says_first_that_a_point_cannot_run(space: Space) -> None:
     assert all("does not fit" not in line for line in diff(fits, fits).summary)
 
 
+def test_diff_says_when_the_pair_lies_beyond_the_pairs_its_error_was_measured_on(space: Space) -> None:
+    """A new user's trial: a pair of points beyond the profile's runs (W6012) was judged "beyond the ±10.4%"
+    as if the paired error measured on calibrated pairs held for it."""
+    a = evaluate(space, cand(space, tp=8, pp=1)).view
+    b = evaluate(space, cand(space, tp=4, pp=4, recompute=Recompute("full", 10))).view
+    assert a.basis and "lies beyond" not in diff(a, b).summary[0] and "lie beyond" not in diff(a, b).summary[0]
+    far = attrs.evolve(b, beyond=("a moe model, where its runs trained dense models",))
+    assert "B lies beyond them, W6012" in diff(a, far).summary[0]
+    assert "both lie beyond them" in diff(attrs.evolve(a, beyond=far.beyond), far).summary[0]
+
+
 def test_diff_of_a_candidate_with_itself_is_quiet(space: Space) -> None:
     a = evaluate(space, cand(space, tp=4, pp=2)).view
     d = diff(a, a)
@@ -127,6 +138,9 @@ def test_explain_and_diff_commands(capsys: pytest.CaptureFixture[str]) -> None:
     paired = two["a"]["band"]["paired"]
     assert two["tied"] == (abs(math.log(ratio)) <= math.log1p(paired))
     assert ("a tie" in two["summary"][0]) == two["tied"]
+    # FP8 against BF16: the MFU row subtracts figures of two peaks, which a line under it says
+    assert main(["diff", str(EXAMPLE), "tp=4,pp=2", "tp=4,pp=2,precision=fp8"]) == 0
+    assert "of each candidate's own precision's dense peak" in capsys.readouterr().out.replace("\n", " ")
     assert main(["diff", str(EXAMPLE), "tp=8"]) == 1
     assert "P8902" in capsys.readouterr().err
     assert main(["explain", str(EXAMPLE), "--point", "tp=4,pp=2"]) == 0
@@ -142,7 +156,8 @@ def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.Captur
     out = json.loads(capsys.readouterr().out)
     assert any(code == "P4003" for code, _ in out["violations"])  # 64 heads are not divisible by TP 3
     assert main(["explain", str(EXAMPLE), "--point", "tp=3"]) == 1
-    assert "not a legal point" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "not a legal point" in said and "what it would cost, not a run" in said
     assert main(["explain", str(EXAMPLE), "--point", "mbs=4,precision=fp8", "--json"]) == 1  # legal, 1.2 TiB
     assert json.loads(capsys.readouterr().out)["fits"] is False
     # the table shows the overflow; stderr says why the status is 1 (a new user saw only the status)
