@@ -22,6 +22,7 @@ from primus_lang.commands._options import (
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_projection import BAD_POINT
 from primus_lang.ir import serialize
+from primus_lang.ir.candidate import shown_workload
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,14 +88,16 @@ def run(args: argparse.Namespace) -> int:
     if foreign:
         print(f"note: oracle {oracle_kind(args, space.settings)}: {foreign}; no band is given", file=sys.stderr)
     bands = [None if foreign else trust.band_on(space, c, p) for c, _, p in shown]
-    warn_trust(gpu, [(c.label(), p.mfu) for c, _, p in shown], args.error_format, space.model,
+    # a space that varies its sequence or batch gives them in its labels, or two points would share one
+    show = shown_workload(a.name for a in space.axes)
+    warn_trust(gpu, [(c.label(show), p.mfu) for c, _, p in shown], args.error_format, space.model,
                [(c, world, trust.host_share(p)) for c, _, p in shown], stack)
     runs = [rate(p.tokens_per_gpu, (b.tokens_low, b.tokens_high) if b is not None else None)
             for (_, _, p), b in zip(shown, bands, strict=True)]
     if args.json:
         from primus_lang.report import projection_json
 
-        out = [{"candidate": to_data(c), "label": c.label(), "memory_peak": peak, "projection": projection_json(p),
+        out = [{"candidate": to_data(c), "label": c.label(show), "memory_peak": peak, "projection": projection_json(p),
                 "band": to_data(b) if b is not None else None, "tied_with_best": t, "run": run_json(space, r)}
                for (c, peak, p), b, t, r in zip(shown, bands, tied, runs, strict=True)]
         print(serialize.to_json({"cluster": cluster_words(space), "candidates": total, "legal": legal, "fit": fit,
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     for i, ((c, peak, p), b, t, r) in enumerate(zip(shown, bands, tied, runs, strict=True), 1):
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
-        table.add_row(f"{i}{'≈' if t and i > 1 else ''}", units.label_cell(c.label()), f"{p.tokens_per_gpu:,.0f}",
+        table.add_row(f"{i}{'≈' if t and i > 1 else ''}", units.label_cell(c.label(show)), f"{p.tokens_per_gpu:,.0f}",
                       units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a", *run_cells(space, r),
                       f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),

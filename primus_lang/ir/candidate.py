@@ -7,6 +7,7 @@ type and legal values; the checker, lowering, search and emitters all read it fr
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import attrs
@@ -166,13 +167,14 @@ class Candidate:
     def microbatches(self, world: int) -> int:
         return int(derived.microbatches(self.gbs, self.mbs, self.dp(world)))
 
-    def label(self) -> str:
-        """A short, stable, human-readable identity: the non-default knobs, ``tp=2,pp=4,...``."""
+    def label(self, show: Collection[str] = ()) -> str:
+        """A short, stable, human-readable identity: the non-default knobs, ``tp=2,pp=4,...``; ``show`` names
+        the workload's knobs (``UNLABELLED``) to give too, those a space varies (``shown_workload``)."""
         default = _default()
         parts = [
             f"{f.name}={format_value(getattr(self, f.name))}"
             for f in attrs.fields(Candidate)
-            if f.name not in UNLABELLED and getattr(self, f.name) != getattr(default, f.name)
+            if (f.name in show or f.name not in UNLABELLED) and getattr(self, f.name) != getattr(default, f.name)
         ]
         return ",".join(parts) or "defaults"
 
@@ -182,6 +184,13 @@ class Candidate:
 
 # what a label leaves out: the batch and the sequence are the workload's, not the layout's
 UNLABELLED = ("gbs", "seq_len")
+
+
+def shown_workload(axes: Iterable[str]) -> tuple[str, ...]:
+    """The workload's knobs a space varies (an axis of `seq_len`): its labels give them, or two of its
+    points would share one."""
+    names = set(axes)
+    return tuple(n for n in UNLABELLED if n in names)
 
 
 @functools.cache

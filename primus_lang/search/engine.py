@@ -155,7 +155,7 @@ class Search:
         if not verdict.allowed or cand is None:
             return self._record(Trial(verdict=REFUSED, reasons=verdict.reasons, **common), None)
         common["candidate"] = cand
-        common["label"] = cand.label()
+        common["label"] = land.label(cand)
         at = proposal.index
         idx = at if at is not None and proposal.candidate is not None and land.points[at] is cand else land.lookup(cand)
         if idx is None:

@@ -17,7 +17,7 @@ from operator import attrgetter
 import numpy as np
 from attrs import frozen
 
-from primus_lang.ir.candidate import Candidate
+from primus_lang.ir.candidate import Candidate, shown_workload
 from primus_lang.ir.space import OBJECTIVE_METRICS, Objective, Value
 from primus_lang.memo import by_distinct
 from primus_lang.search.trial import Evaluation
@@ -66,6 +66,8 @@ class Landscape:
         # bound must see every point that could tie the best, for the tie-break to choose among them
         self.tie = tie
         self.axes = tuple(axes)
+        # a space that varies its sequence or batch names them in its points' labels
+        self.shown = shown_workload(a.name for a in self.axes)
         self.points = list(points)
         self.peaks = np.asarray(peaks, dtype=np.int64)
         if self.peaks.shape != (len(self.points),):
@@ -84,6 +86,10 @@ class Landscape:
             self.coords[:, j] = by_distinct(list(map(attrgetter(axis.name), self.points)), partial(_code, table))
         self._explain = explain_illegal
         self.base = base if base is not None else self.points[0]
+
+    def label(self, cand: Candidate) -> str:
+        """``cand``'s label as this space's tables give it (its sequence where the space varies it)."""
+        return cand.label(show=self.shown)
 
     def __len__(self) -> int:
         return len(self.points)

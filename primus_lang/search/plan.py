@@ -130,7 +130,7 @@ def space_baseline(space: Space, land: Landscape, evaluator: Evaluator) -> Trial
 def uncharged(land: Landscape, cand: Candidate, peak: int, evaluation: Evaluation, source: str) -> Trial:
     """A point projected outside the search (for comparison or to launch it), as a trial of it: the
     budget does not count it."""
-    return Trial(number=0, source=source, verdict=EVALUATED, candidate=cand, label=cand.label(), memory_peak=peak,
+    return Trial(number=0, source=source, verdict=EVALUATED, candidate=cand, label=land.label(cand), memory_peak=peak,
                  memory_limit=land.limit, evaluation=evaluation, score=land.score(evaluation, peak))
 
 

@@ -174,3 +174,20 @@ def test_explain_typos_are_user_errors_with_a_suggestion(capsys: pytest.CaptureF
     err = capsys.readouterr().err
     assert "P2016" in err and "`value-out-of-range`" in err
     assert main(["explain", "P3009"]) == 0 and "value-out-of-range" in capsys.readouterr().out
+
+
+def test_a_space_that_varies_its_sequence_names_it_in_every_label(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # a new user's trial: with `seq_len : 32768 | 131072` two points of `project`'s table shared the label
+    # `tp=2,cp=8`, and a label is what --point takes back
+    from primus_lang.cli import main
+
+    space = tmp_path / "long.prx"
+    space.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.nvidia (h100_x8)\n"
+                     "space long on h100_x8 {\n  model = llama3_1_8b\n  seq_len : 32768 | 131072\n  gbs = 64\n"
+                     "  tp : 1 | 2\n  cp : 4 | 8\n}\n", encoding="utf-8")
+    assert main(["project", str(space), "--top", "100", "--json"]) == 0
+    labels = [r["label"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert len(labels) == len(set(labels)) and all("seq_len=" in label for label in labels)
+    assert main(["explain", str(space), "--point", labels[0], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["candidate"]["seq_len"] == int(labels[0].split("seq_len=")[1].split(",")[0])
