@@ -114,9 +114,20 @@ def _space(args: argparse.Namespace, folder: Path, manifest: dict[str, Any]) -> 
 class JobFailed(CompileError):
     """A job whose log shows it did not run to the end (not one never run): ``cause`` says how."""
 
-    def __init__(self, diagnostic: Diagnostic, cause: str) -> None:
+    def __init__(self, diagnostic: Diagnostic, cause: str, median: float | None = None) -> None:
         super().__init__(diagnostic)
         self.cause = cause
+        self.median = median  # its steady step time where it had trained (None: no steady iteration)
+
+
+@frozen
+class Failed:
+    """A job that did not run to its end: how it ended, and its steady step time where it had trained."""
+
+    index: int
+    label: str
+    ended: str
+    median: float | None = None
 
 
 @frozen
@@ -222,7 +233,8 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             CAMPAIGN_LOG_SHORT, f"{label}: {how} after {st.logged} logged iteration(s)"
             + (f" (median step {st.seconds:.3f} s over {st.kept} steady)" if st.kept else "")
             + f": `{where}` says {_quoted(said)}", notes=st.notes,
-            help="not ranked: a recipe that stops is not one to run; " + _rerun(how) + or_partial), how)
+            help="not ranked: a recipe that stops is not one to run; " + _rerun(how) + or_partial), how,
+            st.seconds if st.kept else None)
     trained = "every iteration" if 0 < last.total <= last.index else "to the exit its settings set"
     after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
              f"trained {trained}, so it is measured"] if stopped is not None else []
@@ -246,7 +258,8 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
         raise JobFailed(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: stopped at iteration {last.index} of {last.total} and its log says no "
             f"more (median step {st.seconds:.3f} s over {st.kept} steady): killed without a word, or still running",
-            notes=st.notes, help="not ranked: learn again once the job has ended, or rerun it"), "stopped early")
+            notes=st.notes, help="not ranked: learn again once the job has ended, or rerun it"), "stopped early",
+            st.seconds if st.kept else None)
     return JobRun(st.seconds, st.notes + unchecked + tuple(after), st.spread, log.max_allocated, log.max_reserved)
 
 
@@ -354,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
 
     cluster = attrs.evolve(space.cluster, gpu=start)
     measured, unmeasured, problems, notes = [], [], [], []
-    failed: list[tuple[int, str, str]] = []  # (index, label, how it ended): never ranked
+    failed: list[Failed] = []  # never ranked
     spreads: dict[int, float] = {}  # each measured job's noise (its step times' spread)
     for job in manifest["jobs"]:
         cand = from_data(job["candidate"], Candidate)
@@ -364,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
         except JobFailed as err:
             # it ran and failed on this cluster: evidence about the candidate, not a result to rank
             problems += err.diagnostics
-            failed.append((job["index"], job["label"], err.cause))
+            failed.append(Failed(job["index"], job["label"], err.cause, err.median))
             if err.cause == "out of memory":
                 notes.append(_memory_said(space, cand, job["index"]))
             continue
@@ -418,7 +431,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _against_baseline(manifest: dict[str, Any], measured: list[Any], spreads: dict[int, float],
-                      failed: list[tuple[int, str, str]]) -> list[str]:
+                      failed: list[Failed]) -> list[str]:
     """Whether the best measured job beat the space's own recipe, by how much, against the noise of
     the two runs' iterations; [] for a campaign without the recipe among its jobs."""
     base = next((j for j in manifest["jobs"] if j.get("baseline") is True), None)
@@ -427,7 +440,7 @@ def _against_baseline(manifest: dict[str, Any], measured: list[Any], spreads: di
     runs = {m.index: m for m in measured}
     ours = runs.get(base["index"])
     if ours is None:
-        how = next((h for i, _, h in failed if i == base["index"]), "not measured")
+        how = next((f.ended for f in failed if f.index == base["index"]), "not measured")
         return [f"the baseline (job {base['index']}, {base['label']}) did not give a measurement ({how}): "
                 "the campaign cannot say whether the plan beats it"]
     others = [m for m in measured if m.index != base["index"]]
@@ -490,7 +503,7 @@ def _command(args: argparse.Namespace, folder: Path, out: Path, name: str) -> st
 
 
 def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: str, notes: list[str],
-           problems: list[Diagnostic], failed: list[tuple[int, str, str]]) -> None:
+           problems: list[Diagnostic], failed: list[Failed]) -> None:
     from primus_lang.validate import PARAMS
 
     if args.json:
@@ -503,13 +516,14 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
                      for r in result.runs],
             "ranked": [{"label": r.label, "tokens_per_gpu": r.tokens_per_gpu, "measured": r.measured,
                         "index": r.index} for r in result.ranked],
-            "failed": [{"index": i, "label": label, "ended": how} for i, label, how in failed],
+            "failed": [{"index": f.index, "label": f.label, "ended": f.ended, "median_step": f.median}
+                       for f in failed],
             "notes": notes, "left_out": [d.message for d in problems],
         }))
         return
     for note in notes:
         print(f"note: {note}")
-    w = max([40, *(len(r.label) for r in (*result.runs, *result.ranked)), *(len(label) for _, label, _ in failed)])
+    w = max([40, *(len(r.label) for r in (*result.runs, *result.ranked)), *(len(f.label) for f in failed)])
     # the sign a reader cannot guess: + is a projection faster than the run
     print("tokens/s/GPU measured, and the projection's error against it before and after the fit "
           "(projected / measured - 1: + projects faster than the run)")
@@ -526,6 +540,7 @@ def _print(args: argparse.Namespace, result: Any, start: Any, out: Path, name: s
         print(f"{i:>4}. {r.label:<{w}} {r.tokens_per_gpu:>12,.0f} tokens/s/GPU ({how})")
     if failed:
         print("did not run to the end (not ranked):")
-        for i, label, how in failed:
-            print(f"  job {i}: {label:<{w}} {how}")  # by job, not a rank: ranks number the list above
+        for f in failed:
+            steady = f" (median step {f.median:.3f} s before it stopped)" if f.median is not None else ""
+            print(f"  job {f.index}: {f.label:<{w}} {f.ended}{steady}")  # by job, not a rank: ranks number the list above
     print(f"wrote `{out}` (gpu `{name}`); plan with it: import it and set `gpu = {name}` in your cluster")

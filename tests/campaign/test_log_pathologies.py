@@ -330,6 +330,10 @@ def test_a_run_that_stops_after_training_began_is_not_ranked(campaign: Path, tmp
     assert [r["index"] for r in result["ranked"]] == [2]
     assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory", 1: "timed out"}
     assert "out of memory after 13 logged iteration(s) (median step 2.000 s over 8 steady)" in captured.err
+    # its steps are listed where the docs say, in --json too (a trial found them only in the message)
+    assert [f["median_step"] for f in result["failed"]] == [pytest.approx(2.0), pytest.approx(2.0)]
+    assert main(["learn", str(copy), "--partial", "--force"]) == 0
+    assert "timed out (median step 2.000 s before it stopped)" in capsys.readouterr().out
     # the same death, then a requeue that ran to the end: measured and ranked
     resumed = log(steps, head) + "torch.OutOfMemoryError: CUDA out of memory\n" + log(
         [(i, 2100.0) for i in range(8, 31)], "")
@@ -408,7 +412,7 @@ def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_pa
     assert main(["learn", str(copy), "--partial", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["failed"] == [
         {"index": 0, "label": json.loads((copy / "manifest.json").read_text())["jobs"][0]["label"],
-         "ended": "out of memory"}]
+         "ended": "out of memory", "median_step": None}]
 
 
 def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, tmp_path: Path,
