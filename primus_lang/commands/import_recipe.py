@@ -18,7 +18,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_ILLEGAL,
     RECIPE_MISSING,
 )
-from primus_lang.diagnostics.codes_legality import BATCH_DIVISIBILITY
+from primus_lang.diagnostics.codes_legality import BATCH_DIVISIBILITY, MXFP8_NEEDS_MX
 from primus_lang.frameworks import spelling
 
 if TYPE_CHECKING:
@@ -95,6 +95,10 @@ def _recipe_help(v: Violation, kind: str) -> str:
     if v.code == BATCH_DIVISIBILITY.id:
         # a recipe's global batch is its own choice, which the rule's help (written for a space) leaves alone
         help_ += "; or give the recipe another global batch (its `global_batch_size` or `--global-batch-size`)"
+    if v.code == MXFP8_NEEDS_MX.id:
+        # Megatron-Bridge names some Blackwell MXFP8 recipes after the H100 layout they start from
+        # (gpt_oss_20b_pretrain_16gpu_h100_fp8mx_config: "GPT-OSS 20B with Blackwell MXFP8")
+        help_ = "the recipe runs MXFP8, which needs Blackwell or CDNA 4: give the GPU it runs on (`--gpu b200`)"
     # the rule's help names knobs as a space writes them; a user holding a recipe writes the recipe's own
     named = [k for k in dict.fromkeys(re.findall(r"\b[a-z][a-z_]+\b", help_)) if k in spelling.KNOBS]
     written = {k: _as_written(spelling.KNOBS[k], kind) for k in named if spelling.KNOBS[k] != k}

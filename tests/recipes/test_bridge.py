@@ -22,7 +22,7 @@ from primus_lang.emit.bridge import COMM_OVERLAP_PATHS
 from primus_lang.emit.bridge_recipes import comm_overlap_of
 from primus_lang.frameworks import bridge
 from primus_lang.ir import Candidate, Space
-from primus_lang.lower import load_space
+from primus_lang.lower import load_space, loads_program
 from primus_lang.recipes import read_recipe
 from primus_lang.recipes.bridge import hydra_scalar
 from primus_lang.resources import data_dir
@@ -130,6 +130,9 @@ def test_overrides_change_the_recipe(tmp_path: Path) -> None:
     assert "mixed_precision" not in written
     assert (cand.main_grad_dtype, cand.fp8_param_gather) == ("bf16", False)  # the recipe's precision config's
     mxfp8 = attrs.evolve(cand, precision="fp8", fp8_recipe="mxfp8", fp8_format="e4m3")
+    # MXFP8 needs Blackwell's MX tensor cores (P4048): the same recipe's emission, on a B200
+    b200 = loads_program("import hardware.nvidia (b200)\ngpu b200_here = b200 { }\n", "<gpu>").gpus[0]
+    space = attrs.evolve(space, cluster=attrs.evolve(space.cluster, gpu=b200))
     # the registered MXFP8 recipe reduces in FP32 and gathers FP8 weights, and its fields take no override
     with pytest.raises(CompileError) as err:
         emit(space, mxfp8, "bridge+local")
