@@ -16,6 +16,7 @@ from primus_lang.check.enumerate import (
     never_legal_why,
     raw_points,
     raw_size,
+    ruled_out_together,
     summarize,
 )
 from primus_lang.check.point import baseline_point, parse_point
@@ -37,6 +38,7 @@ __all__ = [
     "parse_point",
     "raw_points",
     "raw_size",
+    "ruled_out_together",
     "summarize",
 ]
 

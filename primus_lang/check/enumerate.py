@@ -459,15 +459,16 @@ def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
     first point with that value; where no check alone rules it out (``code`` ""), the checks that remove
     some point with it, one of which each such point breaks ("" where the axis is conditional)."""
     if not code:
-        return _together(space, name, value)
+        together = ruled_out_together(space, name, value)
+        return f"at {name} = {format_value(value)} {together}" if together else ""
     point = next(p for p in raw_points(space) if getattr(p, name) == value)
     said = next(v.message for v in legality(space, point) if v.code == code)
     return f"at {name} = {format_value(value)}: {said}; `primusc explain {code}`"
 
 
-def _together(space: Space, name: str, value: Any) -> str:
+def ruled_out_together(space: Space, name: str, value: Any) -> str:
     """The checks that remove a point with ``name = value``, by the same counts as ``never_legal``: every
-    such point breaks one of them (no point with the value is legal)."""
+    such point breaks one of them (no point with the value is legal); "" where the axis is conditional."""
     axis = next((a for a in space.axes if a.name == name and a.when is None), None)
     if axis is None or value not in axis.domain.values:
         return ""
@@ -483,8 +484,7 @@ def _together(space: Space, name: str, value: Any) -> str:
             seen.append(said)
     if not seen:
         return ""
-    listed = " or ".join(seen)
-    return f"at {name} = {format_value(value)} each point breaks {listed}; none of them alone rules out every such point"
+    return f"each point breaks {' or '.join(seen)}; none of them alone rules out every such point"
 
 
 def _others(space: Space, first: Candidate, knobs: tuple[str, ...]) -> str:

@@ -353,11 +353,11 @@ def _graph_in(f: Env, values: tuple[str, ...]) -> Any:
     return np.isin(np.asarray(f["cuda_graph"]), values)
 
 
-# cuda_graph values by what megatron-core 0.16.1 sees: the moe_router scope, the attn scope, and a
-# "full" graph (empty scope or full_iteration) that holds every module of a layer
 # architectures whose tensor cores have no MX block-scaled formats (MXFP8 needs Blackwell or CDNA 4); a
 # profile that names no architecture, or a newer one, is not refused
 PRE_MX_ARCHS = ("volta", "ampere", "ada", "hopper", "cdna2", "cdna3")
+# cuda_graph values by what megatron-core 0.16.1 sees: the moe_router scope, the attn scope, and a
+# "full" graph (empty scope or full_iteration) that holds every module of a layer
 _ROUTER_GRAPHS = ("moe_router", "attn_moe_router")
 _ATTN_GRAPHS = ("attn", "attn_moe_router", "layer", "full")
 _WHOLE_GRAPHS = ("layer", "full")

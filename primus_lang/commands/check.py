@@ -12,7 +12,7 @@ from pathlib import Path
 
 from attrs import frozen
 
-from primus_lang.check import LegalitySummary, never_legal, never_legal_why, require_legal, summarize
+from primus_lang.check import LegalitySummary, never_legal, require_legal, ruled_out_together, summarize
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import check_target, inexpressible, target_warnings
 from primus_lang.ir import Recompute, Space, serialize
@@ -65,8 +65,8 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
                 lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code}; "
                              f"`primusc explain {code}`)")
             else:
-                why = never_legal_why(space, axis, value, code) or "the checks rule it out together"
-                lines.append(f"  never legal: {axis} = {format_value(value)} ({why.removeprefix(f'at {axis} = {format_value(value)} ')})")
+                why = ruled_out_together(space, axis, value) or "the checks rule it out together"
+                lines.append(f"  never legal: {axis} = {format_value(value)} ({why})")
     return lines
 
 

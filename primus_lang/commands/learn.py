@@ -247,7 +247,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
             f"{MIN_ITERATIONS}", notes=st.notes, help=why + ("" if partial else "; or pass --partial")))
-    printed_gpus = _printed_world(log, warmup, cand, st.seconds, space.cluster.world)
+    printed_gpus = _printed_world(log, warmup, cand, st.seconds, space.cluster)
     if printed_gpus is not None:
         raise CompileError(Diagnostic(
             CAMPAIGN_LOG_RECIPE, f"{label}: `{path}` prints {printed_gpus[0]:,.0f} tokens/s/GPU where its step time "
@@ -263,18 +263,20 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     return JobRun(st.seconds, st.notes + unchecked + tuple(after), st.spread, log.max_allocated, log.max_reserved)
 
 
-def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, world: int) -> tuple[float, float, int] | None:
+def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, cluster: Any) -> tuple[float, float, int] | None:
     """Where the log's own tokens/s/GPU (Primus prints it) disagrees with what its step time gives over the
     campaign's GPUs by more than a quarter: (printed, derived, the GPU count that would agree). A log of
     another job's GPU count with the same global batch passes every other check (no arguments block)."""
     printed = [it.tokens_per_gpu for it in log.iterations[warmup:] if it.tokens_per_gpu]
     if not printed or not seconds > 0:
         return None
+    from primus_lang.validate import tokens_per_gpu
+
     said = float(statistics.median(printed))
-    derived = cand.gbs * cand.seq_len / (seconds * world)
+    derived = tokens_per_gpu(cand, cluster, seconds)
     if 0.8 <= said / derived <= 1.25:
         return None
-    return said, derived, max(1, round(world * derived / said))
+    return said, derived, max(1, round(cluster.world * derived / said))
 
 
 def _rerun(how: str) -> str:

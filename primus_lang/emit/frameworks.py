@@ -344,7 +344,7 @@ class Primus(Framework):
         off and the stage lowered to 1, which keeps its fused router and permutation (they need no DeepEP);
         DeepEP's other settings do nothing without it and stay as the recipe wrote them."""
         def on(key: str) -> bool:
-            return str(self.settings.get(key)).lower() in ("1", "true")  # a Primus YAML writes 1 or true
+            return _TRUTH.get(str(self.settings.get(key)).lower(), False)  # a Primus YAML writes 1 or true
 
         if (self.model.moe is None or self.cand.moe_dispatcher == "flex" or self.cand.tp != 1
                 or not on("enable_primus_turbo")):

@@ -99,8 +99,9 @@ def explain(a: CandidateView, b: CandidateView, time: tuple[Change, ...], memory
                         "typically errs")
             if a.beyond or b.beyond:
                 # that figure comes from pairs of runs the profile was fitted on; this pair lies beyond them
-                verdict += (f" (measured on pairs inside the profile's runs; {'both lie' if a.beyond and b.beyond else (na if a.beyond else nb) + ' lies'} "
-                            "beyond them, W6012, so the order is less sure than that)")
+                who = "both lie" if a.beyond and b.beyond else f"{na if a.beyond else nb} lies"
+                verdict += (f" (measured on pairs inside the profile's runs; {who} beyond them, W6012, so the order "
+                            "is less sure than that)")
         out.append(verdict)
         gap = b.step_time - a.step_time
         # Name the parts that account for the gap, largest first, until most of it is explained.
