@@ -239,6 +239,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
     from primus_lang.check import baseline_point, legality, never_legal
     from primus_lang.frameworks import primus
+    from primus_lang.ir import derived
     from primus_lang.ir.model import card_fields
     from primus_lang.ir.site import credential
     from primus_lang.lower import loads_program, stdlib_cards
@@ -249,6 +250,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         knob_text,
         match_shape,
         neighbour_notes,
+        null_tokenizer,
         passthrough_keys_ok,
         primus_card_name,
         read_recipe,
@@ -275,8 +277,9 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         named = [n for p in primus.lineage("models", recipe.card.value, recipe.version)
                  if (n := find_card(primus_card_name(p), cards)) is not None] \
             if recipe.kind == "primus" and recipe.card is not None else []
-        found = next((n for n in named if match_shape(shape.model, {n: cards[n]})), None)
-        found = found or match_shape(shape.model, cards) or next(iter(named), None)
+        eod = derived.NULL_TOKENIZER_EOD if null_tokenizer(recipe.entries) else 0
+        found = next((n for n in named if match_shape(shape.model, {n: cards[n]}, eod)), None)
+        found = found or match_shape(shape.model, cards, eod) or next(iter(named), None)
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))

@@ -641,8 +641,8 @@ class Bridge(Framework):
         passed = {bridge_passthrough(key) for key, _ in self.bridge_only}
         if ("tokenizer.tokenizer_type", "NullTokenizer") in written and "tokenizer.vocab_size" not in passed:
             # mock data's tokenizer needs a vocabulary: the card's, which the model's (its Hugging Face
-            # config's) is not smaller than
-            written.append(("tokenizer.vocab_size", hydra_value(self.model.vocab)))
+            # config's) is not smaller than, counting the null tokenizer's end-of-document token
+            written.append(("tokenizer.vocab_size", hydra_value(derived.null_tokenizer_size(self.model.vocab))))
         out: list[str] = []
         for path, value in written:
             spelled = path if "=" in path or path == "mixed_precision" else \

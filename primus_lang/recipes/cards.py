@@ -31,22 +31,24 @@ def find_card(name: str, cards: dict[str, tuple[str, Model]]) -> str | None:
 _TELLING = ("rope_theta", "max_position_embeddings", "tied_embeddings", "norm_epsilon")
 
 
-def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> str | None:
-    """The stdlib card with the recipe's shape (and vocabulary, where the recipe states one); of several,
-    the one that agrees with the recipe in most of what else it states (``_TELLING``), the first of those."""
-    same = list(_same_shape(model, cards))
+def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], eod: int = 0) -> str | None:
+    """The stdlib card with the recipe's shape (and vocabulary, where the recipe states one, or that
+    vocabulary less ``eod``: a null tokenizer's end-of-document token, which a script giving the card's
+    vocabulary adds to it); of several, the one that agrees with the recipe in most of what else it
+    states (``_TELLING``), the first of those."""
+    same = list(_same_shape(model, cards, eod))
     if not same:
         return None
     return max(same, key=lambda name: sum(f in model and model[f] == getattr(cards[name][1], f) for f in _TELLING))
 
 
-def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> Iterator[str]:
+def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], eod: int) -> Iterator[str]:
     for name, (_, card) in cards.items():
         if model.get("pattern", "") != card.pattern or model.get("mamba") != card.mamba or model.get("mla") != card.mla:
             continue
         if any(model.get(f) != getattr(card, f) for f in IDENTITY):
             continue
-        if model.get("vocab") and model["vocab"] != card.vocab:
+        if model.get("vocab") and card.vocab not in (model["vocab"], model["vocab"] - eod):
             continue
         moe = model.get("moe")
         if (moe is None) != (card.moe is None):

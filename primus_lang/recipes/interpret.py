@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -62,6 +62,13 @@ class Imported:
     # the router is forced to spread tokens evenly over the experts (a benchmark's setting): no expert
     # rank is busier than the mean, so the space assumes `moe_imbalance = 1`
     balanced: bool = False
+
+
+def null_tokenizer(entries: Mapping[str, Entry]) -> bool:
+    """Whether the recipe runs the null tokenizer, whose model is one token larger than its
+    `--vocab-size` (its end-of-document token: ``derived.null_tokenizer_vocab``)."""
+    e = entries.get("tokenizer_type")
+    return e is not None and e.value == "NullTokenizer"
 
 
 class _Reader:
@@ -320,6 +327,11 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     put("kv_heads", "num_query_groups", groups if (gqa and groups) else kv_default)
     put("head_dim", C["head_dim"], r.int(C["head_dim"], model_default("head_dim", {"hidden": hidden, "heads": heads}) or 0))
     put("vocab", C["vocab"], r.int(C["vocab"]))
+    if "vocab" in stated and null_tokenizer(r.s):
+        given, out["vocab"] = out["vocab"], derived.null_tokenizer_vocab(out["vocab"])
+        e = r.s[C["vocab"]]
+        r.notes.append(f"`{e.written or C['vocab']}` {given} with the null tokenizer builds a model of {out['vocab']} "
+                       "tokens (its end-of-document token is one more): the card's `vocab`")
     seq = r.int(K["seq_len"])
     put("seq_len", "seq_length", seq)
     put("max_position_embeddings", C["max_position_embeddings"],

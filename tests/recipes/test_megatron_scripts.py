@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from primus_lang.check import baseline_point
+from primus_lang.check import baseline_point, legal_points
 from primus_lang.cli import main
 from primus_lang.emit import emit
 from primus_lang.ir import Candidate, Space
@@ -125,3 +125,24 @@ def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object
         assert cand is not None and cand.sharding == "fsdp"
         grads[release] = cand.main_grad_dtype
     assert grads == {"core_v0.17": "fp32", "core_v0.19": "bf16"}
+
+
+def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the_launch(tmp_path: Path) -> None:
+    """megatron-core's null tokenizer counts its end-of-document token past `--vocab-size`
+    (null_tokenizer.py: ``vocab_size + 1``): the recipe's model is one token larger than the flag, and a
+    launch of a card's vocabulary gives the flag one less. Megatron-Bridge refuses a tokenizer larger
+    than its model's vocabulary at start, as a launch of the card's whole vocabulary was."""
+    out, space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 64 --tokenizer-type NullTokenizer "
+                                "--vocab-size 128256")
+    assert space.model.vocab == 128257
+    text = out.read_text()
+    assert "import models.llama3 (llama3_8b)" in text and "vocab = 128257" in text
+    assert "builds a model of 128257 tokens" in text
+    assert "--vocab-size 128256" in emit(space, cand, "megatron+local")["node.sh"]  # the recipe's own flag
+    stdlib = tmp_path / "stdlib.prx"
+    stdlib.write_text("import models.llama3 (llama3_8b)\nimport clusters.nvidia (h100_x8)\n"
+                      "space s on h100_x8 {\n  model = llama3_8b\n  seq_len = 8192\n  gbs = 64\n  tp : 2\n}\n")
+    plain = load_space(stdlib)
+    point = next(iter(legal_points(plain)))
+    assert "--vocab-size 128255" in emit(plain, point, "megatron+local")["node.sh"]
+    assert "tokenizer.vocab_size=128255" in emit(plain, point, "bridge+local")["node.sh"]
