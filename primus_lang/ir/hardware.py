@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 from attrs import field, frozen
@@ -275,3 +276,19 @@ class Cluster:
         per_nic = self.nic_bandwidth if self.nic_bandwidth > 0 else self.gpu.nic_bandwidth
         nics = self.nics_per_node if self.nics_per_node > 0 else self.gpus_per_node
         return per_nic * nics / self.gpus_per_node
+
+
+def with_fields(base: Cluster, **fields: Any) -> Cluster:
+    """``base`` with ``fields`` replaced (a space's `FIELD = value` or a point of its cluster axes). A node
+    of another GPU count keeps as many NICs per GPU as ``base`` has, unless ``nics_per_node`` is given
+    too, so each GPU keeps its scale-out bandwidth (eight NICs left on a node of four GPUs would give
+    each GPU two); a count that does not divide evenly becomes one NIC per GPU of the bandwidth a GPU had."""
+    gpus = fields.get("gpus_per_node")
+    if isinstance(gpus, int) and "nics_per_node" not in fields and base.nics_per_node > 0:
+        nics, left = divmod(base.nics_per_node * gpus, base.gpus_per_node)
+        if not left and nics > 0:
+            fields = {**fields, "nics_per_node": nics}
+        else:
+            own = attrs.evolve(base, **{k: v for k, v in fields.items() if k not in ("gpus_per_node", "name")})
+            fields = {**fields, "nics_per_node": 0, "nic_bandwidth": own.nic_bandwidth_per_gpu}
+    return attrs.evolve(base, **fields)

@@ -11,7 +11,7 @@ from attrs import field, frozen
 
 from primus_lang.ir.candidate import Candidate, Recompute
 from primus_lang.ir.expr import Expr
-from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.hardware import Cluster, Gpu, with_fields
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import kind_of
 from primus_lang.ir.run import Run
@@ -285,6 +285,6 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
         # named for the point, so a manifest or a report names the cluster it was planned on; the base's own
         # name says another GPU once the GPU is an axis (`h100_x8` for MI355X nodes)
         name = label if "gpu" in chosen else f"{space.cluster.name} ({label})"
-        cluster = attrs.evolve(space.cluster, name=name, **chosen)
+        cluster = with_fields(space.cluster, name=name, **chosen)
         out.append((label, attrs.evolve(base, cluster=cluster, cluster_point=label)))
     return tuple(out)

@@ -14,7 +14,7 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
-from primus_lang.ir.hardware import Cluster, Gpu
+from primus_lang.ir.hardware import Cluster, Gpu, with_fields
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import SETTING_RANGES
@@ -329,7 +329,7 @@ class _SpaceBody:
         _order_conditions(self.axes, self.let_deps)
         # the cluster the other commands see is the first the cluster axes span
         first: dict[str, Any] = {**self.cluster_fixed, **{a.name: a.values[0] for a in self.cluster_axes}}
-        cluster = attrs.evolve(cluster, **first)
+        cluster = with_fields(cluster, **first)
         gpus = tuple(g for a in self.cluster_axes for g in a.values if isinstance(g, Gpu)) or (cluster.gpu,)
         space = Space(
             name=self.d.name,

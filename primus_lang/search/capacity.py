@@ -367,7 +367,8 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     reached = []
     for _n, cons in failing:
         others = [o for o in constraints if o is not cons]
-        pool = [c for c in cap.clusters if all(_judged(c, o) is not False for o in others)]
+        # a cluster set aside before its search (by `gpus`) has no run to meet the others with
+        pool = [c for c in cap.clusters if all(_judged(c, o) is True for o in others)]
         for name in sorted(names_in(cons.expr)):
             pick, say = _BEST[name]
             have = [(c, _variables(c)[name]) for c in pool if name in _variables(c)]
@@ -382,6 +383,12 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
                                                   if recipeless else "")]
     if len(failing) > 1:
         notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr)}`" for _n, cons in failing) + " together")
+    obj = space.objective
+    if space.capacity.objective is None and obj.metric not in ("tokens_per_gpu", "step_time"):
+        # each cluster's run is its best recipe by the space's objective, not its fastest
+        notes.append(f"each cluster's days and cost are those of its best recipe by `{obj.sense} {obj.metric}`, not "
+                     "of its fastest: `maximize tokens_per_gpu` (or a run objective, `minimize cost`) judges the "
+                     "requirements on the fastest")
     widen = dict.fromkeys(_WIDEN[name] for _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "

@@ -626,3 +626,42 @@ def test_a_band_that_leaves_its_figure_out_is_said() -> None:
     assert outside_line([("gpu=a", 299.0, 343.0, 609.0), ("gpu=b", 71.1, 58.3, 89.1)]).startswith(
         "gpu=a: the band leaves the figure out")
     assert outside_line([("gpu=b", 71.1, 58.3, 89.1)]) == ""
+
+
+@pytest.mark.parametrize(("fixed", "gpus", "nics", "per_gpu_gbps"), [
+    ("", 4, 4, 400), ("", 2, 2, 400),                          # h100_x8: 8 NICs of 400 Gb/s for 8 GPUs
+    ("  nics_per_node = 4\n", 2, 1, 200),                      # one NIC for two GPUs stays one for two
+    ("  nics_per_node = 4\n", 1, 0, 200),                      # half a NIC: one per GPU at a GPU's share
+])
+def test_a_node_of_another_gpu_count_keeps_each_gpus_nic_bandwidth(tmp_path: Path, fixed: str, gpus: int,
+                                                                   nics: int, per_gpu_gbps: int) -> None:
+    """A new user's trial: 16 nodes of 4 GPUs projected faster than 8 of 8 on one `gpus_per_node` axis,
+    since the cluster's 8 NICs stayed on the 4-GPU node, twice the scale-out bandwidth a GPU."""
+    space = load(tmp_path, fixed + f"  gpus_per_node : 8 | {gpus}\n")
+    by_gpus = {sub.cluster.gpus_per_node: sub.cluster for _label, sub in cluster_points(space)}  # type: ignore[arg-type]
+    assert by_gpus[gpus].nics_per_node == nics
+    assert by_gpus[gpus].nic_bandwidth_per_gpu == pytest.approx(per_gpu_gbps * 1e9 / 8)
+    assert by_gpus[8].nic_bandwidth_per_gpu == pytest.approx((400 if not fixed else 200) * 1e9 / 8)
+    # a space's own `gpus_per_node = N` reshapes its one cluster alike; beside `nics_per_node = N` it takes both
+    one = load(tmp_path, fixed + f"  gpus_per_node = {gpus}\n").cluster  # type: ignore[attr-defined]
+    assert one.nics_per_node == (4 if fixed else nics)
+
+
+def test_a_cluster_set_aside_before_its_search_is_not_named_as_meeting_the_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: P8014 named a cluster `gpus <= N` had set aside, never searched, as the
+    smallest of those meeting the time requirement; it had no run to meet it with."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require gpus <= 8\n  require time_to_train <= 0.001\n  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    err = capsys.readouterr().err
+    assert "P8014" in err and "the fastest cluster of those meeting the other requirements" in err
+    assert "the smallest cluster" not in err  # every cluster meeting the time was never searched
+
+
+def test_a_requirement_judged_on_another_objectives_best_says_so(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require time_to_train <= 0.001\n  minimize memory_peak\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    assert "best recipe by `minimize memory_peak`, not of its fastest" in capsys.readouterr().err
