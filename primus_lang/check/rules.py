@@ -872,6 +872,16 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        L.CHUNKED_ATTENTION,
+        ("seq_len",),
+        lambda f, s: (f["seq_len"] <= s.model.attention_chunk) | (s.model.attention_chunk == 0),
+        lambda f, s: (
+            f"seq_len {int(f['seq_len'])} on `{s.model.name}`, whose attention is chunked over "
+            f"{s.model.attention_chunk} tokens (chunked-attention-too-short)",
+            f"keep `seq_len` at most {s.model.attention_chunk}: chunked attention is not modelled",
+        ),
+    ),
+    Rule(
         L.LEARNED_POSITIONS,
         ("seq_len",),
         lambda f, s: (f["seq_len"] <= s.model.max_position_embeddings) | (s.model.position != "learned"),

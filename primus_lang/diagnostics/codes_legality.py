@@ -320,6 +320,16 @@ MXFP8_NEEDS_MX = register(
     "granularity\" on Hopper is 128x128 blockwise scaling: `fp8_recipe = blockwise`. A GPU whose profile\n"
     "names no `arch` is not refused.",
 )
+CHUNKED_ATTENTION = register(
+    "P4049",
+    "chunked-attention-too-short",
+    "a sequence longer than the model's chunked local attention",
+    "Llama 4's attention layers but every fourth attend only inside chunks of `attention_chunk` tokens\n"
+    "(its Hugging Face config's `attention_chunk_size`). primusc projects and accounts full causal\n"
+    "attention, and megatron-core 0.16.1 has no chunked attention to launch, so a card is exact only\n"
+    "while the sequence fits in one chunk: longer sequences are refused rather than projected as a model\n"
+    "they are not. Keep `seq_len` at most the chunk.",
+)
 LEARNED_POSITIONS = register(
     "P4041",
     "learned-positions-too-short",

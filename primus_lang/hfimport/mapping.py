@@ -508,8 +508,10 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
             "missing feature: chunked attention (neither the IR nor megatron-core 0.16.1 has it); import "
             f"with `--seq-len {chunk}` or less, where the chunks never bind")
     if chunk:
-        notes.append(f"attention_chunk_size {chunk} left out: no shorter than seq_len {fields['seq_len']}, so "
-                     "the chunks never bind")
+        # kept so that a space asking for a longer sequence is refused (P4049), not projected as full attention
+        fields["attention_chunk"] = chunk
+        notes.append(f"attention_chunk_size {chunk} kept as `attention_chunk`: no shorter than seq_len "
+                     f"{fields['seq_len']}, so the chunks never bind; a longer `seq_len` is refused (P4049)")
     width = r.count("intermediate_size", "the expert width")
     _mlp(r, fields, notes, r.count("intermediate_size_mlp", "the dense MLP width", default=width))
     fields["moe"] = Moe(

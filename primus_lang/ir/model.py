@@ -201,6 +201,11 @@ class Model:
                    "window (Megatron's --window-attn-skip-freq; 2 alternates, Gemma 3 is 6; 0: every layer "
                    "windowed)", zero_ok=True),
     )
+    attention_chunk: int = field(
+        default=0, metadata=q(Kind.COUNT, "chunked local attention width (Llama 4's attention_chunk_size); a "
+                              "longer sequence is refused (P4049): chunked attention is not modelled (0: none)",
+                              zero_ok=True),
+    )
     attention_sinks: bool = field(
         default=False, metadata=q(Kind.FLAG, "a learned softmax offset (sink logit) per head and layer")
     )

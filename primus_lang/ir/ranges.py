@@ -35,7 +35,7 @@ CEILINGS: dict[str, int | float] = {
     "state_dim": 2**14, "conv_kernel": 1024, "chunk": 2**16,
     "vocab": 2**24,  # [262,144]
     "seq_len": 2**22,  # [1M-token context training]; squared by unfused attention's scores
-    "max_position_embeddings": 2**24, "sliding_window": 2**24,  # [10M, Llama 4 Scout]
+    "max_position_embeddings": 2**24, "sliding_window": 2**24, "attention_chunk": 2**24,  # [10M, Llama 4 Scout]
     "num_experts": 2**14, "top_k": 2**14, "shared_experts": 1024,  # [512 experts]
     "nodes": 2**17, "gpus_per_node": 1024, "nics_per_node": 1024,
     "scale_up_domain": MAX_WORLD,

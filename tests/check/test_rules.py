@@ -65,3 +65,23 @@ def test_a_flag_in_a_message_is_the_value_the_point_has() -> None:
     assert "sequence_parallel false" in said and "sequence_parallel true" not in said
     off = Candidate(sharding="dist_opt", overlap_param_gather=True, overlap_grad_reduce=False)
     assert "overlap_grad_reduce false" in " ".join(v.message for v in legality(SPACE, off))
+
+
+def test_a_sequence_beyond_a_chunked_attention_is_refused(tmp_path: object) -> None:
+    """Llama 4 Scout attends inside 8192-token chunks: a new user's trial raised a space's seq_len on its
+    imported card to 32k and it was projected as full causal attention over 32k tokens, silently."""
+    from pathlib import Path
+
+    from primus_lang.check import legal_points, never_legal
+    from primus_lang.check.enumerate import never_legal_why
+    from primus_lang.lower import load_space
+
+    path = Path(str(tmp_path)) / "s.prx"
+    path.write_text("import models.llama4 (llama4_scout)\nimport clusters.nvidia (h100_x8)\n"
+                    "space s on h100_x8 {\n  model = llama4_scout\n  seq_len : 8192 | 32768\n  gbs = 64\n"
+                    "  tp : 4 | 8\n  ep : 8\n}\n")
+    space = load_space(path)
+    assert {c.seq_len for c in legal_points(space)} == {8192}
+    assert ("seq_len", 32768, "P4049") in never_legal(space)
+    line = never_legal_why(space, "seq_len", 32768, "P4049")
+    assert "seq_len 32768" in line and "chunked over 8192 tokens" in line
