@@ -284,6 +284,15 @@ def _split_of_row(f: Env, s: Space, i: int) -> Split:
     return Split(s.model.num_layers, pp, vpp, first, last, emb, loss, bool(at(zbv)), str(at(text)))
 
 
+def _split_columns(f: Env) -> dict[str, Any]:
+    """The columns a row's split reads, in ``_split_of_row``'s terms (flags as booleans, the schedule as
+    whether it is ZBV), with the recomputed layers: what tells two rows' ``_per_split`` keys apart."""
+    return {**{n: f[n] for n in ("pp", "vpp", "first_stage_layers", "last_stage_layers", "pipeline_layout",
+                                  "recompute_layers")},
+            **{n: _flag(f[n]) for n in ("account_for_embedding", "account_for_loss")},
+            "schedule": np.asarray(f["schedule"]) == "zbv"}
+
+
 def _per_layout(f: Env, s: Space, fn: Callable[[Split], Any], default: Any) -> Any:
     """``fn`` of each row's split where an explicit layout is set (once per distinct split), else
     ``default``; layouts are few, so the rows go through Python one distinct split at a time."""
@@ -292,22 +301,27 @@ def _per_layout(f: Env, s: Space, fn: Callable[[Split], Any], default: Any) -> A
 
 def _per_split(f: Env, s: Space, fn: Callable[[Split, int], Any], rows: Any, default: Any) -> Any:
     """``fn`` of each row's split and recomputed layers where ``rows`` holds (once per distinct pair),
-    else ``default``: for the few rows a test needs the split's every chunk for."""
+    else ``default``: for the few rows a test needs the split's every chunk for. The distinct pairs are
+    found as arrays (a space's frame holds up to 2^17 rows a chunk, a few dozen splits)."""
     if not np.any(rows):
         return default
-    names = (*_SPLIT_KNOBS, "recompute_layers")
-    shape = np.broadcast(*(np.asarray(f[n]) for n in names), np.asarray(rows)).shape
+    columns = _split_columns(f)
+    shape = np.broadcast(*(np.asarray(c) for c in columns.values()), np.asarray(rows)).shape
     out = np.broadcast_to(np.asarray(default), shape).copy() if shape else np.asarray(default).copy()
     flat = out.reshape(-1)
-    rows_flat = np.broadcast_to(rows, shape).reshape(-1) if shape else np.asarray([rows])
-    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in names}
+    picked = np.nonzero(np.broadcast_to(rows, shape).reshape(-1) if shape else np.asarray([rows]))[0]
+    # each column as small integer codes, then one code per row: the rows of one key share a split
+    code = np.zeros(picked.size, dtype=np.int64)
+    for c in columns.values():
+        values = np.broadcast_to(np.asarray(c), shape).reshape(-1)[picked] if shape else np.asarray([c])
+        distinct, inverse = np.unique(values, return_inverse=True)
+        # renumbered after each column, so the codes stay below the number of rows
+        code = np.unique(code * len(distinct) + inverse.reshape(-1), return_inverse=True)[1].reshape(-1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    full = {n: np.broadcast_to(np.asarray(f[n]), shape) for n in (*_SPLIT_KNOBS, "recompute_layers")}
     layers = full["recompute_layers"].reshape(-1) if shape else np.asarray([full["recompute_layers"]])
-    seen: dict[tuple[Split, int], Any] = {}
-    for i in np.nonzero(rows_flat)[0].tolist():
-        key = (_split_of_row(full, s, i), int(layers[i]))
-        if key not in seen:
-            seen[key] = fn(*key)
-        flat[i] = seen[key]
+    results = [fn(_split_of_row(full, s, int(picked[j])), int(layers[picked[j]])) for j in first.tolist()]
+    flat[picked] = np.asarray(results, dtype=out.dtype)[inverse.reshape(-1)]
     return out if shape else flat[0]
 
 
