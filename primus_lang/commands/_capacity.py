@@ -25,6 +25,7 @@ from primus_lang.search import (
     Spread,
     available_cpus,
     beyond_kinds,
+    days_text,
     figure,
     outside_line,
     plan_capacity,
@@ -112,6 +113,10 @@ def _spread(s: Spread | None, scale: float = 1.0) -> str:
     return f"{figure(s.value / scale)} ({figure(s.low / scale)}–{figure(s.high / scale)})"
 
 
+def _days(s: Spread | None) -> str:
+    return days_text(s.value, s.low, s.high) if s is not None else ""
+
+
 def rate(tokens_per_gpu: float, band: tuple[float, float] | None) -> Spread:
     """A point's tokens/s/GPU with its band's ends, which its run's days and cost read (the figure
     alone where no band is given: an oracle timing another GPU, a profile without provenance)."""
@@ -131,7 +136,7 @@ def run_cells(space: Space, tokens: Spread) -> list[str]:
     """``run_columns``' cells for a point at ``tokens`` tokens/s/GPU (its band, or the figure alone where
     no band is given)."""
     f = run_of(space, tokens)
-    return [_spread(f.days), _money(f.cost)][: len(run_columns(space))]
+    return [_days(f.days), _money(f.cost)][: len(run_columns(space))]
 
 
 def _money(s: Spread | None) -> str:
@@ -161,7 +166,7 @@ def run_rows(space: Space, tokens: Spread) -> list[tuple[str, str]]:
     f = run_of(space, tokens)
     if f.days is None:
         return []
-    rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _spread(f.days))]
+    rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _days(f.days))]
     if f.cost is not None:
         rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _money(f.cost)))
     return rows
@@ -184,7 +189,7 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
         tps = f"{c.tokens_per_gpu.value:,.0f}" if c.tokens_per_gpu is not None else ""
         wider = " †" if c.beyond else ""
         note = cap.note(c)
-        row = [c.label.replace(",", "\n"), f"{c.gpus:,}", units.label_cell(c.recipe), tps + wider, _spread(c.days),
+        row = [c.label.replace(",", "\n"), f"{c.gpus:,}", units.label_cell(c.recipe), tps + wider, _days(c.days),
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []
         row += ["★" if c.front else ""] + (["☆" if c.front_gpus else ""] if priced else [])

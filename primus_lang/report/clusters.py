@@ -12,6 +12,7 @@ from primus_lang.report.charts import colour_map
 from primus_lang.report.charts import legend_row as legend
 from primus_lang.report.svg import Scale, Svg
 from primus_lang.report.view import ClusterPoint
+from primus_lang.search import days_text
 
 FONT = 11
 FRONT = "#E15759"
@@ -74,7 +75,7 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
         faint = {"opacity": 0.35} if p.excluded else {}
         svg.line(x(math.log10(p.days_low)), cy, x(math.log10(p.days_high)), cy, colour, class_="band", **faint)
         svg.line(cx, y(math.log10(c_low)), cx, y(math.log10(c_high)), colour, class_="band", **faint)
-        tip = f"{p.label}: {p.days:,.1f} days, {p.recipe}" + (f"; {p.excluded}" if p.excluded else "")
+        tip = f"{p.label}: {days_text(p.days)}{'' if p.days < 1 else ' days'}, {p.recipe}" + (f"; {p.excluded}" if p.excluded else "")
         svg.circle(cx, cy, 6 if p.chosen else 4, colour, tip, class_="cluster" + (" chosen" if p.chosen else ""),
                    **faint)
         if p.front:
@@ -105,7 +106,7 @@ def section(points: Sequence[ClusterPoint]) -> str:
     rows = "".join(
         f"<tr class='{'winner' if p.chosen else ''}'><td class='l'>{e(p.label)}</td><td>{p.gpus:,}</td>"
         f"<td class='l'><code>{e(p.recipe)}</code></td>"
-        f"<td>{p.days:,.1f} ({p.days_low:,.1f}–{p.days_high:,.1f}){' †' if p.beyond else ''}</td>"
+        f"<td>{e(days_text(p.days, p.days_low, p.days_high))}{' †' if p.beyond else ''}</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
         f"</td><td>{'★' if p.front else ''}</td>" + (f"<td>{'☆' if p.front_gpus else ''}</td>" if priced else "")
         + f"<td class='l'>{e(p.note)}</td></tr>"

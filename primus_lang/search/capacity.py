@@ -338,6 +338,21 @@ def figure(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
+# A run shorter than a day is said in the largest unit it fills: (unit, its length in days)
+_SHORT_UNITS = (("h", 1 / 24), ("min", 1 / 1_440), ("s", 1 / DAY))
+
+
+def days_text(value: float, low: float | None = None, high: float | None = None) -> str:
+    """A run's days as a table prints them, with their band where given: ``318 (242–366)``; a run of
+    under a day in hours, minutes or seconds, the band in the figure's unit (``14.2 h (12.1–16.4 h)``),
+    where 0.000587 days says nothing at a glance."""
+    unit, scale = next(((u, d) for u, d in _SHORT_UNITS if value >= d), _SHORT_UNITS[-1]) if 0 < value < 1 else ("", 1.0)
+    suffix = f" {unit}" if unit else ""
+    if low is None or high is None:
+        return figure(value / scale) + suffix
+    return f"{figure(value / scale)}{suffix} ({figure(low / scale)}–{figure(high / scale)}{suffix})"
+
+
 # What the best cluster reaches of each figure a requirement names: (which is best, how to say it)
 _BEST = {"time_to_train": (min, "the fastest cluster, {label}, trains in {value} days ({band})"),
          "cost": (min, "the cheapest, {label}, costs {value} ({band})"),

@@ -665,3 +665,14 @@ def test_a_requirement_judged_on_another_objectives_best_says_so(tmp_path: Path,
     path.write_text(space_text(PRICED + "  require time_to_train <= 0.001\n  minimize memory_peak\n"))
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     assert "best recipe by `minimize memory_peak`, not of its fastest" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("days", "written"), [
+    (318.2, "318 (255–382)"), (1.5, "1.5 (1.2–1.8)"), (0.5, "12 h (9.6–14.4 h)"),
+    (0.00221, "3.18 min (2.55–3.82 min)"), (0.000587, "50.7 s (40.6–60.9 s)"),
+])
+def test_a_run_of_under_a_day_is_said_in_hours_minutes_or_seconds(days: float, written: str) -> None:
+    """A new user's 5M-token run read `0.000587 (0.000448–0.000677)` days."""
+    from primus_lang.search import days_text
+
+    assert days_text(days, days * 0.8, days * 1.2) == written
