@@ -228,6 +228,11 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
     if getattr(args, "explain", False) and getattr(args, "point", None):
         return _explain_point(spaces[0], args.point, args.json, args.error_format)
     summaries = [(space, summarize(space)) for space in spaces]
+    from primus_lang.search import all_set_aside
+
+    set_aside = [d for space, _ in summaries if (d := all_set_aside(space)) is not None]
+    if set_aside:
+        raise CompileError(set_aside)  # plan would search no cluster of them
     for space, summary in summaries:
         # the summary is on a space's first cluster; another of its clusters may hold what that one does not
         if not (space.cluster_axes and any(c.legal for c in cluster_counts(space))):

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         CapacityPlan,
         ClusterPlan,
         Spread,
+        all_set_aside,
         available_cpus,
         beyond_kinds,
         days_text,
@@ -70,4 +71,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "all_set_aside", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "why_winner"]

@@ -176,6 +176,20 @@ def fails_unsearched(space: Space, gpus: int) -> str:
     return f"fails: {failed}" if failed else ""
 
 
+def all_set_aside(space: Space) -> Diagnostic | None:
+    """P8014 where every cluster of ``space`` fails a requirement before any search (those reading only
+    `gpus`), at the one its smallest cluster fails: ``check`` says so as ``plan`` would (None otherwise)."""
+    worlds = sorted({sub.cluster.world for _label, sub in cluster_points(space)}) if space.cluster_axes else []
+    if not worlds or not all(fails_unsearched(space, w) for w in worlds):
+        return None
+    smallest = worlds[0]
+    cons = next(c for c in space.capacity.constraints
+                if names_in(c.expr) <= {"gpus"} and not evaluate_expr(c.expr, {"gpus": float(smallest)}))
+    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(cons.expr)}`: the smallest has "
+                      f"{smallest:,} GPUs", cons.span,
+                      help=f"relax the requirement, or widen the cluster axes ({_WIDEN['gpus']})")
+
+
 def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
     """The cluster with the first requirement it fails, or the first its band reaches beyond."""
     failed = _failed(space, _variables(c))

@@ -676,3 +676,15 @@ def test_a_run_of_under_a_day_is_said_in_hours_minutes_or_seconds(days: float, w
     from primus_lang.search import days_text
 
     assert days_text(days, days * 0.8, days * 1.2) == written
+
+
+def test_check_refuses_a_space_whose_every_cluster_a_requirement_sets_aside(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: `check` said ok of a space whose every cluster `gpus <= 4` set aside; `plan`
+    then found nothing to search (P8014)."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require gpus <= 4\n  minimize cost\n"))
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "P8014" in err and "every cluster fails `require gpus <= 4`: the smallest has 8 GPUs" in err
+    assert "fewer nodes or fewer GPUs a node" in err
