@@ -40,6 +40,9 @@ KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
 # Fields a definition may leave out because they follow from others, per class (ir/derived.py).
 DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {Model: MODEL_DEFAULTS}
 # Another tool's name for a field, by block: said instead of the nearest field name
+# the blocks a field may belong to, for a field written in another's (P2002 names its home)
+_HOMES: tuple[type, ...] = (Model, Gpu, Cluster, Site, Run)
+
 _OTHER_NAMES: dict[type, tuple[dict[str, str], str]] = {
     Run: (MEGATRON_NAMES, "Megatron's"), Site: (LAUNCHER_NAMES, "the launcher's"),
 }
@@ -451,8 +454,14 @@ def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) ->
     close = difflib.get_close_matches(st.name, candidates, n=1)
     hint = f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
     own, whose = _OTHER_NAMES.get(cls, ({}, ""))
+    home = next((c.__name__.lower() for c in _HOMES if c is not cls and st.name in attrs.fields_dict(c)), "")
     if st.name in own:
         hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
+    elif home:
+        # a field written in the wrong block (a GPU's price on the cluster): say whose it is
+        where = f"where the {home} is named, `{home} = NAME {{ {st.name} = ... }}`" if home in attrs.fields_dict(cls) \
+            else f"in the {home}'s block"
+        hint = f"`{st.name}` is a field of {_a(home)}, not of {_a(what)}: write it {where}"
     return fail(N.UNKNOWN_FIELD, f"{_a(what)} has no field `{st.name}`", name_span(st.span, st.name), help=hint)
 
 

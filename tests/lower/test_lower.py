@@ -270,3 +270,18 @@ def test_a_derived_card_re_derives_what_its_base_left_to_a_rule_and_keeps_what_i
     # a base that states its head width keeps it (Qwen3-32B inherits Qwen3-8B's stated 128 over 5120 / 64)
     stated = base.replace("seq_len = 8 }", "seq_len = 8; head_dim = 128 }")
     assert loads_program(stated + "model b = base { hidden = 5120; heads = 64 }", "t.prx").models[1].head_dim == 128
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("import clusters.nvidia (h100_x8)\ncluster mine = h100_x8 { price_per_hour = 2.0 }\n",
+     "`price_per_hour` is a field of a gpu, not of a cluster: write it where the gpu is named, "
+     "`gpu = NAME { price_per_hour = ... }`"),
+    ("import models.llama3 (llama3_8b)\nmodel m = llama3_8b { hbm_capacity = 80 GiB }\n",
+     "`hbm_capacity` is a field of a gpu, not of a model: write it in the gpu's block"),
+])
+def test_a_field_written_in_another_block_names_its_home(text: str, says: str) -> None:
+    """A new user's trial put a GPU's price on the cluster and was given the cluster's fields alone."""
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "t.prx")
+    (d,) = err.value.diagnostics
+    assert d.code.id == "P2002" and says in str(d.help)
