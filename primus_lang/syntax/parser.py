@@ -497,6 +497,11 @@ def _match(err: lark.exceptions.UnexpectedInput) -> str | None:
 _NUMBER_WORD = re.compile(
     r"(?<![A-Za-z0-9_.])[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[ \t]*([A-Za-z%][A-Za-z/%]*)"
 )
+_GLUED_COUNT = re.compile(r"[0-9][0-9_]*[A-Z]")  # `15T`: a count as the lexer reads it
+_ITERATIONS = {"iter", "iters", "iteration", "iterations", "its", "steps"}
+# `30 days >= time_to_train`: the number, its unit and the comparison, to write the other way round
+_DAYS_FIRST = re.compile(r"([0-9][0-9_.]*)\s*(days?)\s*(<=|>=|<|>|==|!=)\s*time_to_train")
+_MIRRORED = {"<=": ">=", ">=": "<=", "<": ">", ">": "<", "==": "==", "!=": "!="}
 _NOT_UNITS = {"x", "step", "evals", "calls", "usd", "when", "and", "or", "in", "not"}
 # a time's other units, in days, where a requirement on a run's time names them (0: no one length)
 _TIME_IN_DAYS = {"s": 1 / 86_400, "sec": 1 / 86_400, "seconds": 1 / 86_400, "min": 1 / 1_440, "mins": 1 / 1_440,
@@ -537,6 +542,17 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                     Span(file, ln, col, ln, col + len(word)),
                     help=f"write the number alone (`price_per_hour = {price}`): costs are in whatever currency "
                          "the prices are, and only a budget's `cost ... usd` names one")
+            if word in ("day", "days") and "time_to_train" in src:
+                # `30 days >= time_to_train`: the unit is read only on the right of the comparison
+                flipped = _DAYS_FIRST.search(src)
+                fix = (f"write `time_to_train {_MIRRORED[flipped.group(3)]} {flipped.group(1)} {flipped.group(2)}`"
+                       if flipped else "write the requirement as `time_to_train <= N days`")
+                return Diagnostic(C.UNKNOWN_UNIT, f"`{m.group(0).strip()}` before `time_to_train`: a run's days are "
+                                  "read after it", Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1), help=fix)
+            if word.lower() in _ITERATIONS and "train_tokens" in src:
+                return Diagnostic(C.UNKNOWN_UNIT, f"`{word}`: `train_tokens` counts tokens, not iterations",
+                                  Span(file, ln, col := m.start(1) + 1, ln, col + len(word)),
+                                  help="write the tokens: iterations x gbs x seq_len (`train_tokens = 15T`)")
             timed = word in _TIME_IN_DAYS and "time_to_train" in src
             if (word in UNITS or word in _NOT_UNITS) and not timed:
                 continue
@@ -551,6 +567,15 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                     C.UNKNOWN_UNIT, f"`{written}`: a run's time is counted in days", whole,
                     help=f"write {days} (`days` is the one unit a requirement on `time_to_train` takes)")
             if word in COUNT_SUFFIXES:
+                if _GLUED_COUNT.fullmatch(written):
+                    # `15T` reads as written; a word after it (`15T tokens`) starts a statement of its own
+                    after = re.match(r"[ \t]+([A-Za-z]\w*)", src[m.end(1):])
+                    if after is None or after.group(1) in _NOT_UNITS:
+                        continue
+                    at = m.end(1) + after.start(1) + 1
+                    return Diagnostic(C.UNEXPECTED_TOKEN, f"`{after.group(1)}` after the count `{written}`",
+                                      Span(file, ln, at, ln, at + len(after.group(1))),
+                                      help=f"write the count alone (`{written}`): what it counts is the field's")
                 # `1.5T`, `10 T`: a count's suffix is read only glued to a whole number (`15T`)
                 value = number * COUNT_SUFFIXES[word]
                 return Diagnostic(
@@ -700,6 +725,27 @@ def _unclosed_brace(text: str, file: str, err: lark.exceptions.UnexpectedInput) 
 _OTHER_LANGUAGES = {"&&": "and", "||": "or", "!": "not", "&": "and"}
 
 
+_CHAINED = re.compile(r"([\w.]+)\s*(<=|>=|<|>)\s*([\w.]+)\s*(<=|>=|<|>)\s*([\w.]+)")
+_DOTTED_VALUE = re.compile(r"=\s*([A-Za-z_][\w]*\.[\w.]*)")
+
+
+def _token_slip(text: str, file: str, span: Span, token: str) -> Diagnostic | None:
+    """What a token the grammar does not expect most likely means, where the line says: a chained
+    comparison (`1 < tp < 4`), a dotted word left unquoted (`core_v0.19`)."""
+    every = lines(text)
+    src = every[span.line - 1] if 0 < span.line <= len(every) else ""
+    chained = _CHAINED.search(src) if token in ("<", ">", "<=", ">=") else None
+    if chained is not None:
+        a, op1, b, op2, c = chained.groups()
+        return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected `{token}`: comparisons do not chain", span,
+                          help=f"write `{a} {op1} {b} and {b} {op2} {c}`")
+    dotted = _DOTTED_VALUE.search(src) if token == "." else None
+    if dotted is not None:
+        return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected `.` in `{dotted.group(1)}`: a name has no `.`", span,
+                          help=f'a release or other text is a string: write `"{dotted.group(1)}"`')
+    return None
+
+
 def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) -> Diagnostic:
     line = max(1, getattr(err, "line", 1) or 1)
     col = max(1, getattr(err, "column", 1) or 1)
@@ -722,6 +768,9 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
         if tok.type != "$END" and text[tok.start_pos:tok.start_pos + 2] == "||":
             return Diagnostic(C.UNEXPECTED_TOKEN, "unexpected `||`", Span(file, line, col, line, col + 2),
                               help="write `or`: the language's operators are words")
+        slip = _token_slip(text, file, span, str(tok)) if tok.type != "$END" else None
+        if slip is not None:
+            return slip
         found = _describe(tok)
         expected = _expected(set(err.expected))
     else:

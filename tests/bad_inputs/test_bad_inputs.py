@@ -33,6 +33,11 @@ EXPECTED = {
     "recompute_typo": "P3007",
     "repeated_value": "P3039",
     "run_time_in_hours": "P1005",
+    "run_time_days_first": "P1005",  # the days before `time_to_train`: written the other way round
+    "train_tokens_in_iterations": "P1005",
+    "count_then_word": "P1001",  # `15T tokens`, not a statement named `tokens` failing at the next line
+    "chained_comparison": "P1001",  # not blamed on the `15T` of the line before, as it was
+    "unquoted_release": "P1001",
     "comments_only": "P1008",
     "condition_cycle": "P3015",
     "duplicate_definition": "P2006",
