@@ -139,11 +139,20 @@ def walk_size(space: Space) -> int:
     return math.prod(_slots(a) for a in space.axes)
 
 
+def _walk_message(space: Space, n: int) -> str:
+    """What a walk of ``n`` slots is, where conditions leave far fewer points than it visits."""
+    said = f"walking space `{space.name}` visits {n:,} combinations of its axes' values"
+    if any(a.when is not None for a in space.axes):
+        # the walk does not skip what a condition turns off: a user counting points reads the raw size
+        said += (f" (every axis's values multiplied, a conditional axis counting one more whatever its condition; "
+                 f"{raw_size(space):,} of them are points)")
+    return said
+
+
 def require_walkable(space: Space, legal: int | None = None) -> None:
     """Raise P4190 when walking ``space`` (or holding its ``legal`` points) would not end quickly."""
     if (n := walk_size(space)) > MAX_WALK:
-        raise too_large(space, f"walking space `{space.name}` visits {n:,} combinations of its axes' values",
-                        MAX_WALK)
+        raise too_large(space, _walk_message(space, n), MAX_WALK)
     if legal is not None and legal > MAX_POINTS:
         raise too_large(space, f"space `{space.name}` has {legal:,} legal points to search", MAX_POINTS)
 
@@ -153,8 +162,7 @@ def _chunks(space: Space, axes: list[Axis], chunk: int = CHUNK) -> Iterator[tupl
     sizes = [_slots(a) for a in axes]
     total = math.prod(sizes)
     if total > MAX_WALK:
-        raise too_large(space, f"walking space `{space.name}` visits {total:,} combinations of its axes' values",
-                        MAX_WALK)
+        raise too_large(space, _walk_message(space, total), MAX_WALK)
     const = constant_columns(space, {a.name for a in axes})
     values = []
     for a in axes:

@@ -222,3 +222,18 @@ def test_uniform_recompute_groups_over_uneven_splits_match_brute_force() -> None
     assert any(k.startswith("P4013") for k in removed)
     points = list(raw_points(space))
     assert [c for c in points if not legality(space, c)] == list(legal_points(space))
+
+
+def test_a_walk_too_large_for_its_points_says_how_many_points_it_holds() -> None:
+    """A new user's MoE space of 653,184 points was refused for a walk of 10,077,696 combinations, a
+    number it could not find in its own counts: the walk visits every conditional axis's values."""
+    from primus_lang.check.enumerate import MAX_WALK, require_walkable, walk_size
+
+    space = space_of("gbs = 64\n" + "\n".join(f"{k} : 1 | 2 | 4 | 8 when tp > 4" for k in ("pp", "cp", "ep", "mbs"))
+                     + "\ntp : 1 | 2 | 4 | 8\nrecompute : none | selective | full(layers: 1 .. 24) when tp > 4\n"
+                     "attention : flash | unfused when tp > 4\nschedule : 1f1b | interleaved | zbv when tp > 4\n"
+                     "sharding : dist_opt | fsdp | none when tp > 4\nvpp : 1 | 2 | 3 | 4 when tp > 4")
+    assert walk_size(space) > MAX_WALK > raw_size(space)
+    with pytest.raises(CompileError) as err:
+        require_walkable(space)
+    assert f"{raw_size(space):,} of them are points" in err.value.diagnostics[0].message
