@@ -729,6 +729,39 @@ _CHAINED = re.compile(r"([\w.]+)\s*(<=|>=|<|>)\s*([\w.]+)\s*(<=|>=|<|>)\s*([\w.]
 _DOTTED_VALUE = re.compile(r"=\s*([A-Za-z_][\w]*\.[\w.]*)")
 
 
+# the words that start a statement: a near miss of one (`spce`, `maximise`) is named at the word
+_STATEMENT_WORDS = ("import", "model", "gpu", "cluster", "space", "site", "let", "require", "fits", "budget",
+                    "strategy", "target", "assume", "maximize", "minimize", "baseline", "passthrough", "run")
+_FIRST_WORD = re.compile(r"[ \t]*([A-Za-z_]\w*)")
+
+
+def _keyword_slip(text: str, file: str, line: int) -> Diagnostic | None:
+    """A statement whose first word, on the error's line, is a near miss of a keyword and no field's
+    name (read as a field, it fails a word later)."""
+    found = lines(text)
+    m = _FIRST_WORD.match(found[line - 1]) if 0 < line <= len(found) else None
+    word = m.group(1) if m else ""
+    if not word or word in _STATEMENT_WORDS or word in _field_names():
+        return None
+    close = difflib.get_close_matches(word, _STATEMENT_WORDS, n=1, cutoff=0.75)
+    if not close or m is None:
+        return None
+    col = m.start(1) + 1
+    return Diagnostic(C.UNEXPECTED_TOKEN, f"unknown statement `{word}`", Span(file, line, col, line, col + len(word)),
+                      help=f"did you mean `{close[0]}`?")
+
+
+@functools.cache
+def _field_names() -> frozenset[str]:
+    """Every name a block's field or a space's knob has: none of them is a slip of a keyword."""
+    import attrs
+
+    from primus_lang.ir import Cluster, Gpu, Model, Run, Site
+    from primus_lang.ir.candidate import KNOBS
+
+    return frozenset(KNOBS) | {f.name for cls in (Model, Gpu, Cluster, Site, Run) for f in attrs.fields(cls)}
+
+
 def _token_slip(text: str, file: str, span: Span, token: str) -> Diagnostic | None:
     """What a token the grammar does not expect most likely means, where the line says: a chained
     comparison (`1 < tp < 4`), a dotted word left unquoted (`core_v0.19`)."""
@@ -754,7 +787,8 @@ def _syntax_error(text: str, file: str, err: lark.exceptions.UnexpectedInput) ->
     if negative is not None:
         return negative
     # then what a slip looks like where the parser stopped: a unit, a trailing `|`, a block left open
-    slip = _unit_slip(text, file, line) or _dangling_bar(text, file, err) or _unclosed_brace(text, file, err)
+    slip = (_unit_slip(text, file, line) or _keyword_slip(text, file, line) or _dangling_bar(text, file, err)
+            or _unclosed_brace(text, file, err))
     if slip is not None:
         return slip
     label = _match(err)

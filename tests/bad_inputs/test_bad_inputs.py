@@ -38,6 +38,8 @@ EXPECTED = {
     "count_then_word": "P1001",  # `15T tokens`, not a statement named `tokens` failing at the next line
     "chained_comparison": "P1001",  # not blamed on the `15T` of the line before, as it was
     "unquoted_release": "P1001",
+    "keyword_near_miss": "P1001",  # `maximise`: did you mean `maximize`?
+    "top_keyword_near_miss": "P1001",  # `spce`, where it was told fields belong inside a definition
     "comments_only": "P1008",
     "condition_cycle": "P3015",
     "duplicate_definition": "P2006",

@@ -257,3 +257,10 @@ def test_standard_error_under_the_json_format_is_json_lines(tmp_path: Path,
     lines = [json.loads(line) for line in captured.err.splitlines()]
     assert lines and all(isinstance(doc, dict) and ("note" in doc or "diagnostics" in doc) for doc in lines)
     assert any(doc.get("note", "").startswith("auto: no LLM configured") for doc in lines)
+
+
+def test_a_mistyped_command_is_named_with_the_nearest(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["chek", "x.prx"])
+    assert stop.value.code == 1
+    assert "did you mean `check`?" in capsys.readouterr().err
