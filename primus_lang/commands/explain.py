@@ -10,11 +10,15 @@ import argparse
 import difflib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from primus_lang.commands._options import add_cluster_argument
 from primus_lang.diagnostics import CompileError, Diagnostic, all_codes, lookup, render
 from primus_lang.diagnostics.codes_names import FILE_ACCESS, UNKNOWN_CODE
 from primus_lang.ir import serialize
+
+if TYPE_CHECKING:
+    from primus_lang.memory import ModelSize
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,8 +60,11 @@ def explain_candidate(args: argparse.Namespace) -> int:
     # a point that does not fit, or that a rule refuses, has no run to give days or a cost to (its figures
     # say what it would cost)
     run = rate(v.tokens_per_gpu if v.fits and not broken else 0.0, (v.tokens_low, v.tokens_high) if v.basis else None)
+    from primus_lang.memory import model_size
+
+    size = model_size(space.model, ev.candidate)
     if args.json:
-        print(serialize.to_json({**explained_json(ev), "run": run_json(space, run),
+        print(serialize.to_json({**explained_json(ev), "model_size": size, "run": run_json(space, run),
                           "precision_gain": precision_json(gain),
                           "violations": [list(v) for v in broken],
                           "attention_kernel": attention_note(space, ev.candidate)}))
@@ -68,6 +75,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
         out.print("[yellow]the figures below price a point its framework refuses to start (the rules above): what "
                   "it would cost, not a run[/yellow]")
     out.print(f"on {cluster_words(space)}", markup=False)
+    out.print(_size_line(space.model.name, size), markup=False)
     out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit, run_rows(space, run)))
     if gain is None:
         out.print(no_low_precision(space), markup=False)
@@ -82,6 +90,17 @@ def explain_candidate(args: argparse.Namespace) -> int:
 
         print(render([explain_overflow(ev.account, space.headroom)], args.error_format), file=sys.stderr)
     return status
+
+
+def _size_line(name: str, size: ModelSize) -> str:
+    """``model qwen3_30b_a3b: 30.53B parameters, 3.35B active a token``: what a user checks a card by."""
+    def short(n: int) -> str:
+        return f"{n / 1e9:,.2f}B" if n >= 1e9 else f"{n / 1e6:,.1f}M"
+
+    active = f", {short(size.active)} active a token" if size.active != size.total else ""
+    mtp = f"; {short(size.mtp)} more in its multi-token-prediction layers" if size.mtp else ""
+    return (f"model {name}: {short(size.total)} parameters{active}{mtp} (as megatron-core builds it, the "
+            "vocabulary padded to a multiple of 128)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from primus_lang.exports import lazy_exports
 from primus_lang.memory.account import account
 from primus_lang.memory.explain import explain_overflow
+from primus_lang.memory.params import ModelSize, model_size
 from primus_lang.memory.prefilter import prefilter
 from primus_lang.memory.result import MemoryAccount, RankAccount, Term, usable_bytes
 from primus_lang.memory.schedule import inflight_microbatches
@@ -14,6 +15,7 @@ from primus_lang.memory.unpublished import least_memory
 
 __all__ = [
     "MemoryAccount",
+    "ModelSize",
     "RankAccount",
     "Term",
     "account",
@@ -21,6 +23,7 @@ __all__ = [
     "explain_overflow",
     "inflight_microbatches",
     "least_memory",
+    "model_size",
     "offload_bytes",
     "prefilter",
     "render_account",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from primus_lang.ir import Model, derived
+from primus_lang.ir import Candidate, Model, derived
 from primus_lang.memory.knobs import Knobs
 from primus_lang.memory.layout import (
     head_stage,
@@ -239,3 +239,27 @@ def stage_tensors(model: Model, k: Knobs, stage: int) -> list[Tensor]:
         out += [Tensor(f"mtp_embedding_copy.{t.name}", t.numel, t.expert, t.gemm)
                 for t in embedding_tensors(model, tp)]
     return out
+
+
+@frozen
+class ModelSize:
+    """A model's parameters as megatron-core builds it whole (TP, PP and EP 1: the vocabulary padded to
+    128), what a user compares with a model card's published size."""
+
+    total: int  # without the multi-token-prediction layers, which published sizes leave out
+    active: int  # a token's, without them: the dense parameters and top_k of each MoE layer's routed experts
+    mtp: int  # in the multi-token-prediction layers
+
+
+def model_size(model: Model, cand: Candidate) -> ModelSize:
+    """``cand``'s model built on one rank: every tensor the memory account holds, counted once."""
+    from primus_lang.memory.knobs import from_candidate
+
+    whole = cand.replace(tp=1, pp=1, vpp=1, cp=1, ep=1, etp=1, first_stage_layers=0, last_stage_layers=0,
+                         pipeline_layout="", schedule="1f1b")
+    tensors = stage_tensors(model, from_candidate(whole, world=1), 0)
+    main = [t for t in tensors if not t.name.startswith("mtp")]
+    total = sum(t.numel for t in main)
+    routed = sum(t.numel for t in main if t.expert)
+    share = model.moe.top_k / model.moe.num_experts if model.moe is not None else 0.0
+    return ModelSize(total, total - routed + round(routed * share), sum(t.numel for t in tensors) - total)
