@@ -59,8 +59,10 @@ def _refuse_hybrid(config: HfConfig) -> None:
                 HYBRID_ARCHITECTURE,
                 f"cannot import a hybrid model: {evidence}",
                 span=config.span_of(key),
-                help="primusc models transformers and Nemotron-H's Mamba-2 hybrids (model_type "
-                "nemotron_h); write no card for this model rather than a wrong one",
+                help=f"the importer reads the layer layout of {', '.join(f'`{t}`' for t in sorted(HYBRID_FAMILIES))} "
+                f"configs only, and has no reading of `{config.model_type}`'s (its layer kinds, their order and "
+                "its scalings); a Mamba-2 hybrid can be written by hand as a card with a `pattern` and a "
+                "`mamba { }` block (docs/language.md), as the stdlib's Nemotron 3 cards are",
             )
         )
 
