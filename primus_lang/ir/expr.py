@@ -194,15 +194,19 @@ def _prec(op: str) -> int:
 
 
 class _Text(Visitor[str]):
-    def __init__(self, quote_strings: bool) -> None:
+    def __init__(self, quote_strings: bool, whole: bool = False) -> None:
         self.quote_strings = quote_strings
+        self.whole = whole
 
     def const(self, e: Const) -> str:
         if isinstance(e.value, bool):
             return "true" if e.value else "false"
         if isinstance(e.value, str):
             return quote(e.value) if self.quote_strings else e.value
-        return f"{e.value} {e.unit}" if e.unit else str(e.value)
+        value = e.value
+        if self.whole and isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+            value = int(value)
+        return f"{value} {e.unit}" if e.unit else str(value)
 
     def name(self, e: Name) -> str:
         return e.id
@@ -238,10 +242,12 @@ class _Text(Visitor[str]):
         return "(" + ", ".join(self.visit(a) for a in e.items) + ("," if len(e.items) == 1 else "") + ")"
 
 
-def to_text(e: Expr, quote_strings: bool = False) -> str:
+def to_text(e: Expr, quote_strings: bool = False, whole: bool = False) -> str:
     """Source text of an expression with the fewest parentheses that keep its meaning (string
-    constants quoted with ``quote_strings``, as the formatter writes them)."""
-    return _Text(quote_strings).visit(e)
+    constants quoted with ``quote_strings``, as the formatter writes them). ``whole``: a whole number
+    read as a float is written whole, as a message quotes a count (`cost <= 10K` says 10000, not 10000.0;
+    the formatter keeps what was written)."""
+    return _Text(quote_strings, whole).visit(e)
 
 
 __all__ = [

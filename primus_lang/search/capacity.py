@@ -165,7 +165,7 @@ def _failed(space: Space, env: dict[str, float]) -> str:
         if not names_in(cons.expr) <= set(env):
             continue  # a figure this cluster has none of yet (before its search)
         if not bool(evaluate_expr(cons.expr, env)):
-            return cons.message or f"`require {to_text(cons.expr)}`"
+            return cons.message or f"`require {to_text(cons.expr, whole=True)}`"
     return ""
 
 
@@ -185,7 +185,7 @@ def all_set_aside(space: Space) -> Diagnostic | None:
     smallest = worlds[0]
     cons = next(c for c in space.capacity.constraints
                 if names_in(c.expr) <= {"gpus"} and not evaluate_expr(c.expr, {"gpus": float(smallest)}))
-    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(cons.expr)}`: the smallest has "
+    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(cons.expr, whole=True)}`: the smallest has "
                       f"{smallest:,} GPUs", cons.span,
                       help=f"relax the requirement, or widen the cluster axes ({_WIDEN['gpus']})")
 
@@ -411,7 +411,7 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     notes = [f"{n} of {total} clusters fail it" + (f"; {recipeless} {'has' if recipeless == 1 else 'have'} no recipe that fits"
                                                   if recipeless else "")]
     if len(failing) > 1:
-        notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr)}`" for _n, cons in failing) + " together")
+        notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr, whole=True)}`" for _n, cons in failing) + " together")
     obj = space.objective
     if space.capacity.objective is None and obj.metric not in ("tokens_per_gpu", "step_time"):
         # each cluster's run is its best recipe by the space's objective, not its fastest

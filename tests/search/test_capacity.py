@@ -688,3 +688,11 @@ def test_check_refuses_a_space_whose_every_cluster_a_requirement_sets_aside(
     err = capsys.readouterr().err
     assert "P8014" in err and "every cluster fails `require gpus <= 4`: the smallest has 8 GPUs" in err
     assert "fewer nodes or fewer GPUs a node" in err
+
+
+def test_a_count_in_a_requirement_is_quoted_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require cost <= 1K\n  minimize cost\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
+    table = capsys.readouterr().out  # each cluster's note quotes the requirement it fails
+    assert "fails: `require cost <= 1000`" in table and "1000.0" not in table
