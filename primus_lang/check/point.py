@@ -117,12 +117,18 @@ def parse_point(space: Space, text: str) -> Candidate:
             axes = [a.name for a in space.cluster_axes]
             if key in axes or key in attrs.fields_dict(Cluster):
                 # the cluster a point runs on is named apart from the point (a new user wrote
-                # `--point gpu=b200_calibrated,nodes=64,tp=4`)
-                where = (f"with --cluster ({','.join(f'{a}=...' for a in axes)})" if axes else
-                         "with --cluster where the space has cluster axes (`gpu : ...`, `nodes : ...`), else in the space")
+                # `--point gpu=b200_calibrated,nodes=64,tp=4`): the two, split as they were meant
+                if axes:
+                    pairs = {p.partition("=")[0].strip(): p.strip() for p in parts}
+                    cluster = ",".join(pairs.get(a, f"{a}=...") for a in axes)
+                    recipe = ",".join(p for k, p in pairs.items() if k in KNOBS)
+                    where = f"with `--cluster {cluster}`" + (f" and the recipe with `--point {recipe}`" if recipe
+                                                             else ", and the recipe with --point")
+                else:
+                    where = ("with --cluster where the space has cluster axes (`gpu : ...`, `nodes : ...`), else in "
+                             "the space, and the recipe with --point")
                 raise CompileError(Diagnostic(
-                    N.UNKNOWN_KNOB, f"`{key}` is the cluster's, not a knob of a point",
-                    help=f"name the cluster {where}, and the recipe with --point"))
+                    N.UNKNOWN_KNOB, f"`{key}` is the cluster's, not a knob of a point", help=f"name the cluster {where}"))
             hint = knob_hint(key, KNOBS)
             raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{key}` is not a knob", help=hint))
         if key in given:

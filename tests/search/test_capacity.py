@@ -359,7 +359,8 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     # the cluster in --point: told where it goes
     assert main(["explain", str(path), "--point", "tp=2,gpu=b200_calibrated"]) == 1
     said = capsys.readouterr().err
-    assert "`gpu` is the cluster's, not a knob of a point" in said and "--cluster (gpu=...,nodes=...)" in said
+    assert "`gpu` is the cluster's, not a knob of a point" in said
+    assert "with `--cluster gpu=b200_calibrated,nodes=...` and the recipe with `--point tp=2`" in said
     # the two points may follow an option as well as come before it
     assert main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "tp=4", "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
