@@ -9,7 +9,6 @@ from __future__ import annotations
 # Nothing but `sys` at import time: the console script imports this module outside any handler,
 # so a Ctrl-C during an import here (argparse and typing take milliseconds) printed a traceback;
 # everything else is imported inside `main`, under its handler.
-import re
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; mypy reads it by its name
@@ -67,13 +66,17 @@ def _parser(prog: str, description: str, argv: Sequence[str] | None = None) -> a
             fmt = _error_format(sys.argv[1:] if argv is None else argv)
             if fmt == "human":
                 self.print_usage(sys.stderr)
-            hint = f"`{self.prog} --help` lists what it takes"
-            wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
-            if wrong is not None:
-                import difflib
+            import difflib
+            import re
 
-                close = difflib.get_close_matches(wrong.group(1), re.findall(r"'([^']*)'", wrong.group(2)), n=1)
-                hint = f"did you mean `{close[0]}`? " + hint if close else hint
+            hint = f"`{self.prog} --help` lists what it takes"
+            # the command's choices from the parser itself: argparse's wording of the message changes
+            # across Python releases (quoted choices until 3.12)
+            wrong = re.search(r"invalid choice: '?([^'\s]+)'?", message)
+            commands = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+            close = difflib.get_close_matches(wrong.group(1), commands, n=1) if wrong is not None else []
+            if close:
+                hint = f"did you mean `{close[0]}`? " + hint
             diag = Diagnostic(BAD_ARGUMENT, message, help=hint)
             print(render([diag], fmt), file=sys.stderr)
             sys.exit(EXIT_USER)

@@ -239,7 +239,6 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
     from primus_lang.check import baseline_point, legality, never_legal
     from primus_lang.frameworks import primus
-    from primus_lang.ir import derived
     from primus_lang.ir.model import card_fields
     from primus_lang.ir.site import credential
     from primus_lang.lower import loads_program, stdlib_cards
@@ -277,9 +276,9 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         named = [n for p in primus.lineage("models", recipe.card.value, recipe.version)
                  if (n := find_card(primus_card_name(p), cards)) is not None] \
             if recipe.kind == "primus" and recipe.card is not None else []
-        eod = derived.NULL_TOKENIZER_EOD if null_tokenizer(recipe.entries) else 0
-        found = next((n for n in named if match_shape(shape.model, {n: cards[n]}, eod)), None)
-        found = found or match_shape(shape.model, cards, eod) or next(iter(named), None)
+        null = null_tokenizer(recipe.entries)
+        found = next((n for n in named if match_shape(shape.model, {n: cards[n]}, null)), None)
+        found = found or match_shape(shape.model, cards, null) or next(iter(named), None)
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -211,6 +211,16 @@ class Settings:
         return cand
 
 
+# the blocks a file defines fields of (a field written in the wrong one is named with its home, P2002)
+BLOCK_CLASSES: tuple[type, ...] = (Model, Gpu, Cluster, Site, Run)
+
+
+def user_settings() -> tuple[str, ...]:
+    """The settings a space names with `assume NAME = value`: not `target`, which has its own statement,
+    nor `source_target`, which a command sets when it launches the space for another target."""
+    return tuple(f.name for f in attrs.fields(Settings) if f.name not in ("target", "source_target"))
+
+
 @frozen
 class Space:
     """One ``space`` of a ``.prx`` file, lowered: its model and cluster, the knobs it fixes, its axes
@@ -243,6 +253,10 @@ class Space:
     capacity: Capacity = field(factory=Capacity)
     # the point of its space's cluster axes this space is on (``cluster_points``; "" when it is none)
     cluster_point: str = ""
+    # with cluster axes: the cluster as its definition writes it, and the fields the space fixes
+    # (`gpus_per_node = 4`), from which each point of the axes is built (``cluster_at``)
+    cluster_declared: Cluster | None = field(default=None, eq=False, repr=False)
+    cluster_fixed: tuple[tuple[str, Any], ...] = field(default=(), eq=False, repr=False)
 
     @property
     def headroom(self) -> float:
@@ -270,6 +284,13 @@ def cluster_label(values: Mapping[str, object]) -> str:
                     for k, v in values.items())
 
 
+def cluster_at(declared: Cluster, fixed: Iterable[tuple[str, Any]], chosen: Mapping[str, Any]) -> Cluster:
+    """A space's cluster at the point ``chosen`` of its cluster axes: the ``declared`` cluster with the
+    space's ``fixed`` fields and the point's values, reshaped once (``hardware.with_fields``), so that a
+    fixed `nics_per_node` holds on every point and a node's NICs follow its GPUs from the declaration."""
+    return with_fields(declared, **{**dict(fixed), **chosen})
+
+
 def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
     """Each cluster the space's cluster axes span, as a space of its own with no cluster axes (without
     them, the space's one cluster, labelled by its name); the order is the axes' values, the last axis
@@ -285,6 +306,7 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
         # named for the point, so a manifest or a report names the cluster it was planned on; the base's own
         # name says another GPU once the GPU is an axis (`h100_x8` for MI355X nodes)
         name = label if "gpu" in chosen else f"{space.cluster.name} ({label})"
-        cluster = with_fields(space.cluster, name=name, **chosen)
+        declared = space.cluster_declared if space.cluster_declared is not None else space.cluster
+        cluster = attrs.evolve(cluster_at(declared, space.cluster_fixed, chosen), name=name)
         out.append((label, attrs.evolve(base, cluster=cluster, cluster_point=label)))
     return tuple(out)

@@ -24,7 +24,7 @@ from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.ranges import range_problems
 from primus_lang.ir.run import MEGATRON_NAMES, Run
 from primus_lang.ir.site import LAUNCHER_NAMES, Site
-from primus_lang.ir.space import Program, Space
+from primus_lang.ir.space import BLOCK_CLASSES, Program, Space
 from primus_lang.ir.span import Span
 from primus_lang.lower.scope import Entry, LoadedModule
 from primus_lang.lower.site import site_blocks
@@ -40,9 +40,6 @@ KIND_OF_CLASS = {cls: kind for kind, cls in CLASSES.items()}
 # Fields a definition may leave out because they follow from others, per class (ir/derived.py).
 DERIVED_DEFAULTS: dict[type, dict[str, tuple[str, Any]]] = {Model: MODEL_DEFAULTS}
 # Another tool's name for a field, by block: said instead of the nearest field name
-# the blocks a field may belong to, for a field written in another's (P2002 names its home)
-_HOMES: tuple[type, ...] = (Model, Gpu, Cluster, Site, Run)
-
 _OTHER_NAMES: dict[type, tuple[dict[str, str], str]] = {
     Run: (MEGATRON_NAMES, "Megatron's"), Site: (LAUNCHER_NAMES, "the launcher's"),
 }
@@ -454,7 +451,8 @@ def _unknown_field(cls: type, st: ast.Assign | ast.Nested, fields: list[str]) ->
     close = difflib.get_close_matches(st.name, candidates, n=1)
     hint = f"did you mean `{close[0]}`?" if close else f"{what} fields: " + ", ".join(candidates)
     own, whose = _OTHER_NAMES.get(cls, ({}, ""))
-    home = next((c.__name__.lower() for c in _HOMES if c is not cls and st.name in attrs.fields_dict(c)), "")
+    # a field written in another block's (P2002 names its home)
+    home = next((c.__name__.lower() for c in BLOCK_CLASSES if c is not cls and st.name in attrs.fields_dict(c)), "")
     if st.name in own:
         hint = f"write `{own[st.name]}`: {whose} `{st.name}` is the {what}'s `{own[st.name]}`"
     elif home:

@@ -14,7 +14,7 @@ from primus_lang.diagnostics import codes_types as T
 from primus_lang.frameworks import bridge, megatron
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.expr import DERIVED, Expr, names_in
-from primus_lang.ir.hardware import Cluster, Gpu, with_fields
+from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind
 from primus_lang.ir.ranges import SETTING_RANGES
@@ -38,6 +38,8 @@ from primus_lang.ir.space import (
     Settings,
     Space,
     Value,
+    cluster_at,
+    user_settings,
 )
 from primus_lang.lower import capacity
 from primus_lang.lower.baseline import lower_baseline, lower_passthrough
@@ -64,14 +66,10 @@ def _choose(name: str, choices: tuple[str, ...], what: str, span: Any) -> str:
 
 
 def _setting(name: str, value: ast.Value, span: Any) -> Any:
-    fields = attrs.fields_dict(Settings)
-    if name not in fields or name == "target":
-        close = difflib.get_close_matches(name, [f for f in fields if f != "target"], n=1)
-        hint = (
-            f"did you mean `{close[0]}`?"
-            if close
-            else "settings: " + ", ".join(f for f in fields if f != "target")
-        )
+    names = user_settings()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"did you mean `{close[0]}`?" if close else "settings: " + ", ".join(names)
         raise fail(N.UNKNOWN_FIELD, f"`{name}` is not a setting", span, help=hint)
     hint = typing.get_type_hints(Settings)[name]
     if hint is float:
@@ -328,8 +326,8 @@ class _SpaceBody:
             self.fixed["seq_len"] = model.seq_len
         _order_conditions(self.axes, self.let_deps)
         # the cluster the other commands see is the first the cluster axes span
-        first: dict[str, Any] = {**self.cluster_fixed, **{a.name: a.values[0] for a in self.cluster_axes}}
-        cluster = with_fields(cluster, **first)
+        declared, fixed = cluster, tuple(self.cluster_fixed.items())
+        cluster = cluster_at(declared, fixed, {a.name: a.values[0] for a in self.cluster_axes})
         gpus = tuple(g for a in self.cluster_axes for g in a.values if isinstance(g, Gpu)) or (cluster.gpu,)
         space = Space(
             name=self.d.name,
@@ -354,6 +352,8 @@ class _SpaceBody:
             passthrough=self.passthrough,
             cluster_axes=tuple(self.cluster_axes),
             capacity=capacity.check(self.capacity, gpus, self.d.name_span),
+            cluster_declared=declared if self.cluster_axes else None,
+            cluster_fixed=fixed if self.cluster_axes else (),
         )
         capacity.check_steps(space.capacity, self._least("gbs") * self._least("seq_len"))
         return space

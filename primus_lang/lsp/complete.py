@@ -6,11 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import attrs
-
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.quantity import Kind, doc_of, kind_of
-from primus_lang.ir.space import CAPACITY_METRICS, METRIC_DOCS, OBJECTIVE_METRICS, STRATEGIES, Settings
+from primus_lang.ir.space import CAPACITY_METRICS, METRIC_DOCS, OBJECTIVE_METRICS, STRATEGIES, user_settings
 from primus_lang.lsp import context
 from primus_lang.lsp.knowledge import (
     DERIVED_NAMES,
@@ -86,7 +84,7 @@ def _in_block(text: str, base: Path | None, path: tuple[str, ...], prefix: str) 
         return items
     if path == ("space",):
         for pattern, words, what in (
-            (r"^\s*assume\s+\w*$", [f.name for f in attrs.fields(Settings) if f.name != "target"], "setting"),
+            (r"^\s*assume\s+\w*$", list(user_settings()), "setting"),
             (r"^\s*(maximize|minimize)\s+\w*$", [*OBJECTIVE_METRICS, *CAPACITY_METRICS], "metric"),
             (r"^\s*strategy\s+\w*$", list(STRATEGIES), "strategy"),
             (r"^\s*target\s+\w*$", list(FRAMEWORKS), "framework"),

@@ -14,7 +14,7 @@ from primus_lang.ir.candidate import KNOBS, Recompute
 from primus_lang.ir.hardware import Cluster, Gpu
 from primus_lang.ir.model import Model
 from primus_lang.ir.quantity import Kind, choices_of, doc_of, kind_of
-from primus_lang.ir.space import OBJECTIVE_METRICS, STRATEGIES, Settings
+from primus_lang.ir.space import OBJECTIVE_METRICS, STRATEGIES, user_settings
 from primus_lang.ir.text import field_default, literal
 from primus_lang.lower import block_class
 from primus_lang.resources import data_dir
@@ -32,8 +32,7 @@ SPACE_STATEMENTS = {
     "budget": "`budget ITEM, ...`: `N evals`, a time (`30 min`), `llm N calls`, `cost N usd`",
     "strategy": "`strategy S`: " + ", ".join(STRATEGIES),
     "target": "`target FRAMEWORK [+ LAUNCHER]`: megatron, primus or bridge, on slurm, k8s or local",
-    "assume": "`assume NAME = value`: a setting (" + ", ".join(f.name for f in attrs.fields(Settings)
-                                                             if f.name != "target") + ")",
+    "assume": "`assume NAME = value`: a setting (" + ", ".join(user_settings()) + ")",
 }
 # names an expression (`let`, `require`, `when`) reads besides the knobs (docs/language.md)
 DERIVED_NAMES = {

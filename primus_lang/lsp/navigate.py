@@ -9,7 +9,7 @@ import attrs
 
 from primus_lang.diagnostics import lookup
 from primus_lang.ir.candidate import KNOBS
-from primus_lang.ir.space import METRIC_DOCS, Settings
+from primus_lang.ir.space import METRIC_DOCS, Settings, user_settings
 from primus_lang.ir.span import Span
 from primus_lang.lsp import context
 from primus_lang.lsp.analysis import Analysis, Counts
@@ -112,7 +112,7 @@ def _place_doc(analysis: Analysis | None, fits: dict[str, Fits], path: tuple[str
         return SPACE_STATEMENTS[word]
     if path == ("space",) and re.match(r"^\s*assume\s+$", statement):
         fields = attrs.fields_dict(Settings)
-        if word in fields:
+        if word in user_settings():
             return f"**setting `{word}`** (default `{fields[word].default}`)\n\n{SPACE_STATEMENTS['assume']}"
     if path == ("space",) and re.match(r"^\s*(maximize|minimize)\s+$", statement) and word in METRIC_DOCS:
         return f"**metric `{word}`**: {METRIC_DOCS[word]}"

@@ -75,7 +75,7 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
         faint = {"opacity": 0.35} if p.excluded else {}
         svg.line(x(math.log10(p.days_low)), cy, x(math.log10(p.days_high)), cy, colour, class_="band", **faint)
         svg.line(cx, y(math.log10(c_low)), cx, y(math.log10(c_high)), colour, class_="band", **faint)
-        tip = f"{p.label}: {days_text(p.days)}{'' if p.days < 1 else ' days'}, {p.recipe}" + (f"; {p.excluded}" if p.excluded else "")
+        tip = f"{p.label}: {days_text(p.days, days=True)}, {p.recipe}" + (f"; {p.excluded}" if p.excluded else "")
         svg.circle(cx, cy, 6 if p.chosen else 4, colour, tip, class_="cluster" + (" chosen" if p.chosen else ""),
                    **faint)
         if p.front:

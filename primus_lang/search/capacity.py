@@ -178,16 +178,28 @@ def fails_unsearched(space: Space, gpus: int) -> str:
 
 def all_set_aside(space: Space) -> Diagnostic | None:
     """P8014 where every cluster of ``space`` fails a requirement before any search (those reading only
-    `gpus`), at the one its smallest cluster fails: ``check`` says so as ``plan`` would (None otherwise)."""
+    `gpus`): ``check`` says so as ``plan`` would (None otherwise). One requirement every cluster fails is
+    named at its span with the cluster nearest to meeting it; else the requirements no cluster meets
+    together."""
     worlds = sorted({sub.cluster.world for _label, sub in cluster_points(space)}) if space.cluster_axes else []
     if not worlds or not all(fails_unsearched(space, w) for w in worlds):
         return None
-    smallest = worlds[0]
-    cons = next(c for c in space.capacity.constraints
-                if names_in(c.expr) <= {"gpus"} and not evaluate_expr(c.expr, {"gpus": float(smallest)}))
-    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(cons.expr, whole=True)}`: the smallest has "
-                      f"{smallest:,} GPUs", cons.span,
-                      help=f"relax the requirement, or widen the cluster axes ({_WIDEN['gpus']})")
+    on_gpus = [c for c in space.capacity.constraints if names_in(c.expr) <= {"gpus"}]
+
+    def fails(c: Constraint, w: int) -> bool:
+        return not evaluate_expr(c.expr, {"gpus": float(w)})
+
+    every = next((c for c in on_gpus if all(fails(c, w) for w in worlds)), None)
+    if every is None:
+        return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets " + " and ".join(
+            f"`require {to_text(c.expr, whole=True)}`" for c in on_gpus if any(fails(c, w) for w in worlds))
+            + " together", on_gpus[0].span, help="relax one of them, or change the cluster axes")
+    more = not fails(every, 2**62)  # met by more GPUs: the largest cluster comes nearest
+    nearest = worlds[-1] if more else worlds[0]
+    widen = "more nodes or more GPUs a node" if more else _WIDEN["gpus"]
+    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(every.expr, whole=True)}`: the "
+                      f"{'largest' if more else 'smallest'} has {nearest:,} GPUs", every.span,
+                      help=f"relax the requirement, or widen the cluster axes ({widen})")
 
 
 def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
@@ -356,11 +368,13 @@ def figure(x: float) -> str:
 _SHORT_UNITS = (("h", 1 / 24), ("min", 1 / 1_440), ("s", 1 / DAY))
 
 
-def days_text(value: float, low: float | None = None, high: float | None = None) -> str:
+def days_text(value: float, low: float | None = None, high: float | None = None, days: bool = False) -> str:
     """A run's days as a table prints them, with their band where given: ``318 (242–366)``; a run of
     under a day in hours, minutes or seconds, the band in the figure's unit (``14.2 h (12.1–16.4 h)``),
-    where 0.000587 days says nothing at a glance."""
-    unit, scale = next(((u, d) for u, d in _SHORT_UNITS if value >= d), _SHORT_UNITS[-1]) if 0 < value < 1 else ("", 1.0)
+    where 0.000587 days says nothing at a glance. ``days``: a run of a day or more says `days` too, for
+    text without a column that names the unit."""
+    unit, scale = next(((u, d) for u, d in _SHORT_UNITS if value >= d), _SHORT_UNITS[-1]) if 0 < value < 1 else \
+        ("days" if days else "", 1.0)
     suffix = f" {unit}" if unit else ""
     if low is None or high is None:
         return figure(value / scale) + suffix

@@ -542,13 +542,14 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                     Span(file, ln, col, ln, col + len(word)),
                     help=f"write the number alone (`price_per_hour = {price}`): costs are in whatever currency "
                          "the prices are, and only a budget's `cost ... usd` names one")
-            if word in ("day", "days") and "time_to_train" in src:
+            flipped = _DAYS_FIRST.match(src, m.start()) if word in ("day", "days") else None
+            if flipped is not None:
                 # `30 days >= time_to_train`: the unit is read only on the right of the comparison
-                flipped = _DAYS_FIRST.search(src)
-                fix = (f"write `time_to_train {_MIRRORED[flipped.group(3)]} {flipped.group(1)} {flipped.group(2)}`"
-                       if flipped else "write the requirement as `time_to_train <= N days`")
+                fix = f"write `time_to_train {_MIRRORED[flipped.group(3)]} {flipped.group(1)} {flipped.group(2)}`"
                 return Diagnostic(C.UNKNOWN_UNIT, f"`{m.group(0).strip()}` before `time_to_train`: a run's days are "
                                   "read after it", Span(file, ln, m.start(0) + 1, ln, m.end(1) + 1), help=fix)
+            if word in ("day", "days") and "time_to_train" in src:
+                continue  # `time_to_train <= 30 days` is right: the slip is elsewhere on the line
             if word.lower() in _ITERATIONS and "train_tokens" in src:
                 return Diagnostic(C.UNKNOWN_UNIT, f"`{word}`: `train_tokens` counts tokens, not iterations",
                                   Span(file, ln, col := m.start(1) + 1, ln, col + len(word)),
@@ -726,13 +727,15 @@ _OTHER_LANGUAGES = {"&&": "and", "||": "or", "!": "not", "&": "and"}
 
 
 _CHAINED = re.compile(r"([\w.]+)\s*(<=|>=|<|>)\s*([\w.]+)\s*(<=|>=|<|>)\s*([\w.]+)")
-_DOTTED_VALUE = re.compile(r"=\s*([A-Za-z_][\w]*\.[\w.]*)")
+_MODULE_NAME = re.compile(r"^\s*(model|gpu|cluster)\s*=\s*([A-Za-z_][\w.]*?)\.(\w+)\s*(?:$|[{#])")
+_DOTTED_VALUE = re.compile(r"^\s*assume\s+\w+\s*=\s*([A-Za-z_]\w*\.[\w.]*)")
 
 
 # the words that start a statement: a near miss of one (`spce`, `maximise`) is named at the word
 _STATEMENT_WORDS = ("import", "model", "gpu", "cluster", "space", "site", "let", "require", "fits", "budget",
                     "strategy", "target", "assume", "maximize", "minimize", "baseline", "passthrough", "run")
 _FIRST_WORD = re.compile(r"[ \t]*([A-Za-z_]\w*)")
+_COMPARISON = re.compile(r"^[ \t]*[A-Za-z_][\w.*+/() -]*(<=|>=|==|!=|<|>)")
 
 
 def _keyword_slip(text: str, file: str, line: int) -> Diagnostic | None:
@@ -741,7 +744,15 @@ def _keyword_slip(text: str, file: str, line: int) -> Diagnostic | None:
     found = lines(text)
     m = _FIRST_WORD.match(found[line - 1]) if 0 < line <= len(found) else None
     word = m.group(1) if m else ""
-    if not word or word in _STATEMENT_WORDS or word in _field_names():
+    if not word or word in _STATEMENT_WORDS:
+        return None
+    if _COMPARISON.search(found[line - 1].split("#", 1)[0]) and m is not None:
+        # `gpus <= 64`: a requirement without its keyword
+        col = m.start(1) + 1
+        return Diagnostic(C.UNEXPECTED_TOKEN, "a comparison on its own is not a statement",
+                          Span(file, line, col, line, col + len(word)),
+                          help=f"write `require {found[line - 1].split('#', 1)[0].strip()}`")
+    if word in _field_names():
         return None
     close = difflib.get_close_matches(word, _STATEMENT_WORDS, n=1, cutoff=0.75)
     if not close or m is None:
@@ -756,10 +767,10 @@ def _field_names() -> frozenset[str]:
     """Every name a block's field or a space's knob has: none of them is a slip of a keyword."""
     import attrs
 
-    from primus_lang.ir import Cluster, Gpu, Model, Run, Site
     from primus_lang.ir.candidate import KNOBS
+    from primus_lang.ir.space import BLOCK_CLASSES
 
-    return frozenset(KNOBS) | {f.name for cls in (Model, Gpu, Cluster, Site, Run) for f in attrs.fields(cls)}
+    return frozenset(KNOBS) | {f.name for cls in BLOCK_CLASSES for f in attrs.fields(cls)}
 
 
 def _token_slip(text: str, file: str, span: Span, token: str) -> Diagnostic | None:
@@ -772,7 +783,13 @@ def _token_slip(text: str, file: str, span: Span, token: str) -> Diagnostic | No
         a, op1, b, op2, c = chained.groups()
         return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected `{token}`: comparisons do not chain", span,
                           help=f"write `{a} {op1} {b} and {b} {op2} {c}`")
-    dotted = _DOTTED_VALUE.search(src) if token == "." else None
+    module = _MODULE_NAME.search(src) if token == "." else None
+    if module is not None:
+        field, where, name = module.groups()
+        return Diagnostic(C.UNEXPECTED_TOKEN, f"`{where}.{name}`: a definition is written by its name alone, once imported", span,
+                          help=f"import it from the module that defines it (`import MODULE ({name})`; docs/stdlib.md "
+                               f"lists the stdlib's) and write `{field} = {name}`")
+    dotted = _DOTTED_VALUE.search(src) if token == "." else None  # only where a setting takes text
     if dotted is not None:
         return Diagnostic(C.UNEXPECTED_TOKEN, f"unexpected `.` in `{dotted.group(1)}`: a name has no `.`", span,
                           help=f'a release or other text is a string: write `"{dotted.group(1)}"`')

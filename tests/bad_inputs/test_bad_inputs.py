@@ -39,6 +39,9 @@ EXPECTED = {
     "chained_comparison": "P1001",  # not blamed on the `15T` of the line before, as it was
     "unquoted_release": "P1001",
     "keyword_near_miss": "P1001",  # `maximise`: did you mean `maximize`?
+    "requirement_without_require": "P1001",  # `gpus <= 16`: write `require gpus <= 16`
+    "run_time_with_other_operator": "P1002",  # the days are right; `&&` is the slip
+    "dotted_model_name": "P1001",  # not told to quote a card's name
     "top_keyword_near_miss": "P1001",  # `spce`, where it was told fields belong inside a definition
     "comments_only": "P1008",
     "condition_cycle": "P3015",

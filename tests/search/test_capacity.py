@@ -631,8 +631,7 @@ def test_a_band_that_leaves_its_figure_out_is_said() -> None:
 
 @pytest.mark.parametrize(("fixed", "gpus", "nics", "per_gpu_gbps"), [
     ("", 4, 4, 400), ("", 2, 2, 400),                          # h100_x8: 8 NICs of 400 Gb/s for 8 GPUs
-    ("  nics_per_node = 4\n", 2, 1, 200),                      # one NIC for two GPUs stays one for two
-    ("  nics_per_node = 4\n", 1, 0, 200),                      # half a NIC: one per GPU at a GPU's share
+    ("  nics_per_node = 4\n", 2, 4, 800),                      # a space's own NIC count holds on every node
 ])
 def test_a_node_of_another_gpu_count_keeps_each_gpus_nic_bandwidth(tmp_path: Path, fixed: str, gpus: int,
                                                                    nics: int, per_gpu_gbps: int) -> None:
@@ -643,9 +642,28 @@ def test_a_node_of_another_gpu_count_keeps_each_gpus_nic_bandwidth(tmp_path: Pat
     assert by_gpus[gpus].nics_per_node == nics
     assert by_gpus[gpus].nic_bandwidth_per_gpu == pytest.approx(per_gpu_gbps * 1e9 / 8)
     assert by_gpus[8].nic_bandwidth_per_gpu == pytest.approx((400 if not fixed else 200) * 1e9 / 8)
-    # a space's own `gpus_per_node = N` reshapes its one cluster alike; beside `nics_per_node = N` it takes both
-    one = load(tmp_path, fixed + f"  gpus_per_node = {gpus}\n").cluster  # type: ignore[attr-defined]
-    assert one.nics_per_node == (4 if fixed else nics)
+    # a space's own `gpus_per_node = N` reshapes its one cluster alike
+    assert load(tmp_path, fixed + f"  gpus_per_node = {gpus}\n").cluster.nics_per_node == nics  # type: ignore[attr-defined]
+    # whichever value the axis lists first (the reviewer's catch: the first point was reshaped twice)
+    again = load(tmp_path, fixed + f"  gpus_per_node : {gpus} | 8\n")
+    assert {sub.cluster.gpus_per_node: sub.cluster.nics_per_node for _l, sub in cluster_points(again)} == \
+        {g: c.nics_per_node for g, c in by_gpus.items()}  # type: ignore[arg-type]
+
+
+def test_a_node_whose_nics_do_not_divide_keeps_each_gpus_share_on_every_point(tmp_path: Path) -> None:
+    """4 NICs of 400 Gb/s for 8 GPUs, on a node of 3: one NIC a GPU at 200 Gb/s, whichever point comes first
+    and whatever NIC bandwidth another axis gives (a reviewer's case read 400 and 800)."""
+    head = "  gpus_per_node : 3 | 8\n  nic_bandwidth : 400 Gbps | 800 Gbps\n"
+    text = space_text(head).replace("import clusters.nvidia (h100_x8)",
+                                    "import clusters.nvidia (h100_x8)\ncluster half = h100_x8 { nic = 4 x 400 Gbps }")
+    path = tmp_path / "space.prx"
+    path.write_text(text.replace("space s on h100_x8", "space s on half"))
+    for order in (head, "  gpus_per_node : 8 | 3\n  nic_bandwidth : 800 Gbps | 400 Gbps\n"):
+        path.write_text(path.read_text().replace(head, order) if order != head else path.read_text())
+        got = {(sub.cluster.gpus_per_node, "100 GB/s" in label): sub.cluster.nic_bandwidth_per_gpu * 8 / 1e9
+               for label, sub in cluster_points(load_space(path))}  # 800 Gbps is 100 GB/s
+        assert got == {(3, False): pytest.approx(200), (3, True): pytest.approx(400), (8, False): pytest.approx(200),
+                       (8, True): pytest.approx(400)}
 
 
 def test_a_cluster_set_aside_before_its_search_is_not_named_as_meeting_the_others(
@@ -697,3 +715,19 @@ def test_a_count_in_a_requirement_is_quoted_whole(tmp_path: Path, capsys: pytest
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     table = capsys.readouterr().out  # each cluster's note quotes the requirement it fails
     assert "fails: `require cost <= 1000`" in table and "1000.0" not in table
+
+
+@pytest.mark.parametrize(("requires", "says"), [
+    ("  require gpus >= 1024\n", "every cluster fails `require gpus >= 1024`: the largest has 32 GPUs"),
+    ("  require gpus >= 16\n  require gpus <= 8\n", "no cluster meets `require gpus >= 16` and `require gpus <= 8` together"),
+])
+def test_check_names_the_requirement_and_the_nearest_cluster_as_they_are(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], requires: str, says: str) -> None:
+    """The reviewer's cases: a lower bound's nearest cluster is the largest, reached with more nodes; two
+    requirements that each some cluster meets are not one every cluster fails."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + requires + "  minimize cost\n"))
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert says in err
+    assert ("more nodes or more GPUs a node" in err) == (">= 1024" in requires)
