@@ -195,10 +195,15 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
         row += ["★" if c.front else ""] + (["☆" if c.front_gpus else ""] if priced else [])
         table.add_row(*row, note)
     console.print(table)
+    unpriced = sorted({c.gpu for c in cap.clusters if c.days is not None and c.cost is None}) if priced else []
     console.print("★: no other cluster is both faster and cheaper (or, without prices, faster on fewer GPUs); ☆: none "
                   "is both faster and on fewer GPUs. Each "
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
                   "tokens/s/GPU rises.")
+    if unpriced:
+        # a cost and a GPU count are not compared: the front is on GPUs for all
+        console.print(f"★ is on GPUs, as ☆ is: {', '.join(f'`{g}`' for g in unpriced)} has no `price_per_hour`, so its "
+                      "clusters have no cost to compare")
     searched = [c for c in cap.clusters if c.evaluations]
     line = unproven_line(len(searched), sum(1 for c in searched if not c.proven))
     if line:

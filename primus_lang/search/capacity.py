@@ -228,16 +228,18 @@ def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float,
 
 
 def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
-    """The labels no other cluster beats on both days and ``against`` (``cost``, or ``gpus``; cost falls
-    back to GPUs where a cluster has no price)."""
+    """The labels no other cluster beats on both days and ``against`` (``cost``, or ``gpus``; against GPUs
+    for every cluster where one has no price: a cost and a GPU count are not compared)."""
+    ok = [c for c in clusters if c.days is not None]  # a requirement a cluster fails does not move the front
+    by_cost = against == "cost" and all(c.cost is not None for c in ok)
+
     def point(c: ClusterPlan) -> tuple[float, float]:
         assert c.days is not None
-        return c.days.value, c.cost.value if against == "cost" and c.cost is not None else float(c.gpus)
+        return c.days.value, c.cost.value if by_cost and c.cost is not None else float(c.gpus)
 
     def beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
         return a[0] <= b[0] and a[1] <= b[1] and a != b
 
-    ok = [c for c in clusters if c.days is not None]  # a requirement a cluster fails does not move the front
     return {c.label for c in ok if not any(beats(point(o), point(c)) for o in ok)}
 
 

@@ -731,3 +731,17 @@ def test_check_names_the_requirement_and_the_nearest_cluster_as_they_are(
     err = capsys.readouterr().err
     assert says in err
     assert ("more nodes or more GPUs a node" in err) == (">= 1024" in requires)
+
+
+def test_a_gpu_without_a_price_puts_every_cluster_on_the_gpu_front(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: one GPU without a price, and ★ compared the priced clusters' cost with the
+    others' GPU count."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED.replace("b200_calibrated { price_per_hour = 5 }", "b200_calibrated")
+                               + "  minimize time_to_train\n"))
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-emit", "--json"]) == 0
+    clusters = json.loads(capsys.readouterr().out)["capacity"]["clusters"]
+    assert [c["front"] for c in clusters] == [c["front_gpus"] for c in clusters]
+    assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--no-emit"]) == 0
+    assert "★ is on GPUs, as ☆ is: `b200_calibrated` has no `price_per_hour`" in capsys.readouterr().out
