@@ -312,7 +312,7 @@ class Loader:
                 base: dict[str, Any] = {}
                 parent = None
                 if d.base is not None:
-                    parent = self.resolve(entry.module, d.base, d.kind, d.name_span)
+                    parent = self.resolve(entry.module, d.base, d.kind, _base_span(d))
                     base = fields_of(parent)
                 entry.value = self.build(cls, d.body, base, entry.module, {"name": d.name, "span": d.span}, d,
                                          parent)
@@ -438,6 +438,18 @@ def _axis_outside_space(st: ast.AxisStmt, what: str) -> CompileError:
         st.span,
         help=fix,
     )
+
+
+def _base_span(d: ast.Definition) -> Span | None:
+    """Where a definition names its base (`model m = mi325x {`): the AST keeps the name's span only, so
+    the base is found after it on its line; the name's span where the source is not at hand."""
+    from primus_lang.sources import SOURCES, lines
+
+    span, text = d.name_span, SOURCES.get(d.name_span.file) if d.name_span is not None else None
+    if span is None or text is None or d.base is None or not 0 < span.line <= len(every := lines(text)):
+        return span
+    found = re.compile(rf"=\s*({re.escape(d.base)})\b").search(every[span.line - 1], span.end_column - 1)
+    return Span(span.file, span.line, found.start(1) + 1, span.line, found.end(1) + 1) if found else span
 
 
 def _a(noun: str) -> str:

@@ -285,3 +285,13 @@ def test_a_field_written_in_another_block_names_its_home(text: str, says: str) -
         loads_program(text, "t.prx")
     (d,) = err.value.diagnostics
     assert d.code.id == "P2002" and says in str(d.help)
+
+
+def test_a_base_of_the_wrong_kind_is_pointed_at_where_it_is_named(tmp_path: Path) -> None:
+    """A new user's trial: `model m = mi325x { ... }` put the caret under `m`."""
+    path = tmp_path / "wk.prx"
+    path.write_text("import hardware.amd (mi325x)\nmodel m = mi325x { seq_len = 1 }\n")
+    with pytest.raises(CompileError) as err:
+        load_program(str(path))
+    (d,) = err.value.diagnostics
+    assert d.code.id == "P2008" and d.span is not None and (d.span.line, d.span.column, d.span.end_column) == (2, 11, 17)
