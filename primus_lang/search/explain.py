@@ -64,6 +64,10 @@ def compare(winner: Trial, other: Trial, axes: Sequence[str], metric: str, title
     significant = [(d, k) for d, k in deltas if abs(d) >= 0.01 * max(o.step_time, 1e-12)][:3]
     parts = [f"{NAMES.get(k, k)} {'-' if d < 0 else '+'}{_seconds(abs(d))}" for d, k in significant]
     why = f"; where the time went: {', '.join(parts)}" if parts else ""
+    if significant and significant[0][1] == "host":
+        # the host's time per launch is one fitted number a profile learns only from host-bound runs
+        why += (" (host launches lead: the least measured part of a projection, `host_launch` being fitted on "
+                "the few runs the host bounds; measure the two to choose)")
     mem = ""
     if winner.memory_peak is not None and other.memory_peak is not None and metric != "memory_peak":
         mem = f"; memory peak {gib(other.memory_peak)} -> {gib(winner.memory_peak)}"
