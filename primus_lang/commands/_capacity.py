@@ -124,6 +124,14 @@ def rate(tokens_per_gpu: float, band: tuple[float, float] | None) -> Spread:
     return Spread(tokens_per_gpu, low, high)
 
 
+def point_rate(view: Any, runs: bool) -> Spread:
+    """A projected point's tokens/s/GPU and band (a ``CandidateView``), which its run's days and cost read;
+    a point that does not fit or that ``runs`` says cannot start has no run (its figures say what it would
+    cost)."""
+    return rate(view.tokens_per_gpu if view.fits and runs else 0.0,
+                (view.tokens_low, view.tokens_high) if view.basis else None)
+
+
 def run_columns(space: Space) -> list[str]:
     """The columns ``project`` adds for a space with ``train_tokens``: the run's days, and its cost where
     the GPU has a price (none without tokens: a rate alone says nothing of a run)."""

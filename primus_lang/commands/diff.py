@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
+    from primus_lang.commands._capacity import point_rate, run_json, run_rows
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_report import NEEDS_TWO_POINTS
     from primus_lang.report import (
@@ -73,12 +74,14 @@ def run(args: argparse.Namespace) -> int:
             va, vb = attrs.evolve(va, label=f"{va.label},{knob}={a}"), attrs.evolve(vb, label=f"{vb.label},{knob}={b}")
     d = diff(va, vb)
     gains = [precision_gain(space, e.candidate) for e in (ea, eb)]
+    # each point's whole run (days, cost) where the space says what a run trains
+    runs = [point_rate(e.view, runs=not broken) for e, broken in ((ea, broken_a), (eb, broken_b))]
     if args.json:
         print(serialize.to_json({
             "a": {**explained_json(ea), "precision_gain": precision_json(gains[0]),
-                  "violations": [list(v) for v in broken_a]},
+                  "violations": [list(v) for v in broken_a], "run": run_json(space, runs[0])},
             "b": {**explained_json(eb), "precision_gain": precision_json(gains[1]),
-                  "violations": [list(v) for v in broken_b]},
+                  "violations": [list(v) for v in broken_b], "run": run_json(space, runs[1])},
             "knobs": [list(k) for k in d.knobs],
             "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
@@ -103,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         note = mfu_note(space.cluster.gpu, (ea.candidate.precision, eb.candidate.precision))
         if note:
             out.print(note, markup=False)
+    for name, r in zip("AB", runs, strict=True):
+        for what, figures in run_rows(space, r):
+            out.print(f"{name}: {what} {figures}", markup=False)
     for name, g in zip("AB", gains, strict=True):
         if g is None:
             out.print(f"{name}: {no_low_precision(space)}", markup=False)

@@ -39,7 +39,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     as `check --explain` does."""
 
     from primus_lang.commands._candidates import console, evaluated, load, print_broken
-    from primus_lang.commands._capacity import cluster_words, rate, run_json, run_rows
+    from primus_lang.commands._capacity import cluster_words, point_rate, run_json, run_rows
     from primus_lang.report import (
         attention_note,
         explain_view,
@@ -59,7 +59,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     v = ev.view
     # a point that does not fit, or that a rule refuses, has no run to give days or a cost to (its figures
     # say what it would cost)
-    run = rate(v.tokens_per_gpu if v.fits and not broken else 0.0, (v.tokens_low, v.tokens_high) if v.basis else None)
+    run = point_rate(v, runs=not broken)
     from primus_lang.memory import model_size
 
     size = model_size(space.model, ev.candidate)

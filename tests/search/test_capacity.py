@@ -745,3 +745,18 @@ def test_a_gpu_without_a_price_puts_every_cluster_on_the_gpu_front(tmp_path: Pat
     assert [c["front"] for c in clusters] == [c["front_gpus"] for c in clusters]
     assert main(["plan", str(path), "--out", str(tmp_path / "q"), "--no-emit"]) == 0
     assert "★ is on GPUs, as ☆ is: `b200_calibrated` has no `price_per_hour`" in capsys.readouterr().out
+
+
+def test_diff_gives_each_points_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: `diff` on a space with `train_tokens` gave no days or cost; `explain` did."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    args = ["--cluster", "gpu=b200_calibrated,nodes=2", "tp=1", "tp=2"]
+    assert main(["diff", str(path), *args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    for side, point in (("a", "tp=1"), ("b", "tp=2")):
+        assert main(["explain", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "--point", point, "--json"]) == 0
+        assert got[side]["run"] == json.loads(capsys.readouterr().out)["run"] and got[side]["run"]["days"]
+    assert main(["diff", str(path), *args]) == 0
+    out = capsys.readouterr().out
+    assert "A: days to train 1T tokens" in out and "B: cost at 5 a GPU-hour" in out
