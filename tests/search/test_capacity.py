@@ -48,6 +48,13 @@ PRICED = """  gpu : h100_sxm_calibrated { price_per_hour = 2 } | b200_calibrated
 """
 
 
+def priced(tmp_path: Path, body: str) -> Path:
+    """The space of ``PRICED`` clusters with ``body`` added, written where a command can read it."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + body))
+    return path
+
+
 def load(tmp_path: Path, body: str) -> object:
     path = tmp_path / "space.prx"
     path.write_text(space_text(body))
@@ -670,8 +677,7 @@ def test_a_cluster_set_aside_before_its_search_is_not_named_as_meeting_the_other
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A new user's trial: P8014 named a cluster `gpus <= N` had set aside, never searched, as the
     smallest of those meeting the time requirement; it had no run to meet it with."""
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + "  require gpus <= 8\n  require time_to_train <= 0.001\n  minimize cost\n"))
+    path = priced(tmp_path, "  require gpus <= 8\n  require time_to_train <= 0.001\n  minimize cost\n")
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     err = capsys.readouterr().err
     assert "P8014" in err and "the fastest cluster of those meeting the other requirements" in err
@@ -680,8 +686,7 @@ def test_a_cluster_set_aside_before_its_search_is_not_named_as_meeting_the_other
 
 def test_a_requirement_judged_on_another_objectives_best_says_so(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + "  require time_to_train <= 0.001\n  minimize memory_peak\n"))
+    path = priced(tmp_path, "  require time_to_train <= 0.001\n  minimize memory_peak\n")
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     assert "best recipe by `minimize memory_peak`, not of its fastest" in capsys.readouterr().err
 
@@ -701,8 +706,7 @@ def test_check_refuses_a_space_whose_every_cluster_a_requirement_sets_aside(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A new user's trial: `check` said ok of a space whose every cluster `gpus <= 4` set aside; `plan`
     then found nothing to search (P8014)."""
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + "  require gpus <= 4\n  minimize cost\n"))
+    path = priced(tmp_path, "  require gpus <= 4\n  minimize cost\n")
     assert main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     assert "P8014" in err and "every cluster fails `require gpus <= 4`: the smallest has 8 GPUs" in err
@@ -710,8 +714,7 @@ def test_check_refuses_a_space_whose_every_cluster_a_requirement_sets_aside(
 
 
 def test_a_count_in_a_requirement_is_quoted_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + "  require cost <= 1K\n  minimize cost\n"))
+    path = priced(tmp_path, "  require cost <= 1K\n  minimize cost\n")
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     table = capsys.readouterr().out  # each cluster's note quotes the requirement it fails
     assert "fails: `require cost <= 1000`" in table and "1000.0" not in table
@@ -725,8 +728,7 @@ def test_check_names_the_requirement_and_the_nearest_cluster_as_they_are(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], requires: str, says: str) -> None:
     """The reviewer's cases: a lower bound's nearest cluster is the largest, reached with more nodes; two
     requirements that each some cluster meets are not one every cluster fails."""
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + requires + "  minimize cost\n"))
+    path = priced(tmp_path, requires + "  minimize cost\n")
     assert main(["check", str(path)]) == 1
     err = capsys.readouterr().err
     assert says in err
@@ -749,8 +751,7 @@ def test_a_gpu_without_a_price_puts_every_cluster_on_the_gpu_front(tmp_path: Pat
 
 def test_diff_gives_each_points_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A new user's trial: `diff` on a space with `train_tokens` gave no days or cost; `explain` did."""
-    path = tmp_path / "space.prx"
-    path.write_text(space_text(PRICED + "  minimize cost\n"))
+    path = priced(tmp_path, "  minimize cost\n")
     args = ["--cluster", "gpu=b200_calibrated,nodes=2", "tp=1", "tp=2"]
     assert main(["diff", str(path), *args, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
