@@ -21,6 +21,7 @@ from primus_lang.ir.ranges import SETTING_RANGES
 from primus_lang.ir.run import Run
 from primus_lang.ir.site import Site
 from primus_lang.ir.space import (
+    BLOCK_CLASSES,
     CAPACITY_METRICS,
     METRIC_SENSE,
     OBJECTIVE_METRICS,
@@ -398,8 +399,13 @@ def _objective(st: ast.ObjectiveStmt, metric: str) -> Objective:
 
 def _unknown_knob(name: str, span: Any) -> typing.NoReturn:
     candidates = [*KNOBS, "model", "cluster", *capacity.CLUSTER_FIELDS, "train_tokens"]
+    home = next((c.__name__.lower() for c in BLOCK_CLASSES if name in attrs.fields_dict(c)), "")
     if name in attrs.fields_dict(Settings):
         hint = f"`{name}` is a setting: write `assume {name} = ...`"
+    elif home in ("gpu", "model"):
+        # a field of the space's GPU or model card (`price_per_hour`, `hbm_capacity`), written in the space
+        hint = f"`{name}` is a field of a {home}: write `{home} = NAME {{ {name} = ... }}` in the space" + (
+            f" (or on each value of its `{home}` axis)" if home == "gpu" else "")
     else:
         hint = knob_hint(name, candidates)
     raise CompileError(Diagnostic(N.UNKNOWN_KNOB, f"`{name}` is not a knob", span, help=hint))

@@ -23,7 +23,7 @@ from primus_lang.check import evaluate_expr
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_legality import NO_LEGAL_POINT as NO_LEGAL
 from primus_lang.diagnostics.codes_search import NO_CLUSTER_MEETS, NO_FITTING_POINT, NO_LEGAL_POINT
-from primus_lang.ir.expr import names_in, to_text
+from primus_lang.ir.expr import Expr, names_in, to_text
 from primus_lang.ir.space import Constraint, Space, cluster_points
 from primus_lang.search.budget import Limits
 from primus_lang.search.plan import prepare, run_search
@@ -194,12 +194,27 @@ def all_set_aside(space: Space) -> Diagnostic | None:
         return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets " + " and ".join(
             f"`require {to_text(c.expr, whole=True)}`" for c in on_gpus if any(fails(c, w) for w in worlds))
             + " together", on_gpus[0].span, help="relax one of them, or change the cluster axes")
-    more = not fails(every, 2**62)  # met by more GPUs: the largest cluster comes nearest
-    nearest = worlds[-1] if more else worlds[0]
-    widen = "more nodes or more GPUs a node" if more else _WIDEN["gpus"]
-    return Diagnostic(NO_CLUSTER_MEETS, f"every cluster fails `require {to_text(every.expr, whole=True)}`: the "
-                      f"{'largest' if more else 'smallest'} has {nearest:,} GPUs", every.span,
-                      help=f"relax the requirement, or widen the cluster axes ({widen})")
+    said = f"every cluster fails `require {to_text(every.expr, whole=True)}`"
+    way = _gpus_way(every.expr)
+    if way == "more":
+        said, widen = f"{said}: the largest has {worlds[-1]:,} GPUs", _MORE_GPUS
+    elif way == "fewer":
+        said, widen = f"{said}: the smallest has {worlds[0]:,} GPUs", _WIDEN["gpus"]
+    else:
+        said, widen = f"{said}: its clusters have {worlds[0]:,} to {worlds[-1]:,} GPUs", "other node counts"
+    return Diagnostic(NO_CLUSTER_MEETS, said, every.span, help=f"relax the requirement, or change the cluster axes "
+                      f"({widen})")
+
+
+_MORE_GPUS = "more nodes or more GPUs a node"
+
+
+def _gpus_way(expr: Expr) -> str:
+    """Which way a requirement on `gpus` is met: with `more` GPUs, `fewer`, or neither alone (`== 12`)."""
+    def met(n: float) -> bool:
+        return bool(evaluate_expr(expr, {"gpus": n}))
+
+    return "more" if met(2.0**62) else "fewer" if met(1.0) else ""
 
 
 def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
@@ -394,12 +409,17 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     """Why no cluster of ``cap`` can be chosen: the requirement most clusters fail, at its span, and how
     near the best cluster came to each requirement any cluster fails, among the clusters that meet the
     others (requirements no cluster meets together, `gpus <= 256` beside a time, are said to conflict)."""
+    set_aside = all_set_aside(space)
+    if set_aside is not None:
+        return set_aside  # no cluster was searched: what `check` says
     constraints = space.capacity.constraints
-    failing: list[tuple[int, Constraint]] = []
+    failing: list[tuple[float, int, Constraint]] = []
     for cons in constraints:
-        n = sum(1 for c in cap.clusters if _judged(c, cons) is False)
+        verdicts = [v for c in cap.clusters if (v := _judged(c, cons)) is not None]
+        n = verdicts.count(False)
         if n:
-            failing.append((n, cons))
+            # the share of the clusters it could judge: a run's figures exist only for clusters searched
+            failing.append((n / len(verdicts), n, cons))
     recipeless = sum(1 for c in cap.clusters if c.tokens_per_gpu is None and not c.excluded.startswith("fails:"))
     total = len(cap.clusters)
     if not failing:
@@ -408,14 +428,15 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
         return Diagnostic(NO_CLUSTER_MEETS, f"no cluster has a recipe that fits: {recipeless} of {total}", axis,
                           help="the table's notes say why for each; `primusc check` counts what memory and "
                                "legality leave on each cluster", notes=why)
-    n, worst = max(failing, key=lambda f: f[0])
+    _share, n, worst = max(failing, key=lambda f: (f[0], f[1]))
     reached = []
-    for _n, cons in failing:
+    for _s, _n, cons in failing:
         others = [o for o in constraints if o is not cons]
         # a cluster set aside before its search (by `gpus`) has no run to meet the others with
         pool = [c for c in cap.clusters if all(_judged(c, o) is True for o in others)]
         for name in sorted(names_in(cons.expr)):
-            pick, say = _BEST[name]
+            pick, say = _BEST[name] if name != "gpus" or _gpus_way(cons.expr) != "more" else \
+                (max, "the largest cluster, {label}, has {value} GPUs")
             have = [(c, _variables(c)[name]) for c in pool if name in _variables(c)]
             if not have:
                 continue
@@ -427,17 +448,19 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     notes = [f"{n} of {total} clusters fail it" + (f"; {recipeless} {'has' if recipeless == 1 else 'have'} no recipe that fits"
                                                   if recipeless else "")]
     if len(failing) > 1:
-        notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr, whole=True)}`" for _n, cons in failing) + " together")
+        notes.append("no cluster meets " + " and ".join(f"`{to_text(cons.expr, whole=True)}`" for _s, _n, cons in failing)
+                     + " together")
     obj = space.objective
     if space.capacity.objective is None and obj.metric not in ("tokens_per_gpu", "step_time"):
         # each cluster's run is its best recipe by the space's objective, not its fastest
         notes.append(f"each cluster's days and cost are those of its best recipe by `{obj.sense} {obj.metric}`, not "
                      "of its fastest: `maximize tokens_per_gpu` (or a run objective, `minimize cost`) judges the "
                      "requirements on the fastest")
-    widen = dict.fromkeys(_WIDEN[name] for _n, cons in failing for name in sorted(names_in(cons.expr)))
+    widen = dict.fromkeys(_MORE_GPUS if name == "gpus" and _gpus_way(cons.expr) == "more" else _WIDEN[name]
+                          for _s, _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
-                      help="; ".join(reached) + ": relax the requirement to what is reachable, or widen the "
-                           f"cluster axes ({'; '.join(widen)})", notes=tuple(notes))
+                      help="; ".join(reached) + (": " if reached else "") + "relax the requirement to what is "
+                           f"reachable, or widen the cluster axes ({'; '.join(widen)})", notes=tuple(notes))
 
 
 def _judged(c: ClusterPlan, cons: Constraint) -> bool | None:

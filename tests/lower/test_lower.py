@@ -295,3 +295,12 @@ def test_a_base_of_the_wrong_kind_is_pointed_at_where_it_is_named(tmp_path: Path
         load_program(str(path))
     (d,) = err.value.diagnostics
     assert d.code.id == "P2008" and d.span is not None and (d.span.line, d.span.column, d.span.end_column) == (2, 11, 17)
+
+
+def test_a_gpu_field_written_in_a_space_names_the_gpu() -> None:
+    text = ("import models.llama3 (llama3_8b)\nimport clusters.nvidia (h100_x8)\n"
+            "space s on h100_x8 {\n  model = llama3_8b\n  gbs = 64\n  price_per_hour = 2\n}\n")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "t.prx")
+    (d,) = err.value.diagnostics
+    assert d.code.id == "P2009" and "write `gpu = NAME { price_per_hour = ... }` in the space" in str(d.help)

@@ -278,7 +278,7 @@ def test_a_cap_on_gpus_is_reached_with_fewer_of_them(tmp_path: Path, capsys: pyt
     path.write_text(space_text(PRICED + "  require gpus <= 4\n  minimize cost\n"))
     assert main(["plan", str(path), "--out", str(tmp_path / "p")]) == 1
     err = capsys.readouterr().err
-    assert "P8014" in err and "the smallest cluster" in err and "fewer nodes or fewer GPUs a node" in err
+    assert "P8014" in err and "the smallest has 8 GPUs" in err and "fewer nodes or fewer GPUs a node" in err
     assert "more nodes" not in err
     # check sets the clusters aside as plan does, without counting their points
     path.write_text(space_text(PRICED + "  require gpus <= 16\n  minimize cost\n"))
@@ -722,6 +722,7 @@ def test_a_count_in_a_requirement_is_quoted_whole(tmp_path: Path, capsys: pytest
 
 @pytest.mark.parametrize(("requires", "says"), [
     ("  require gpus >= 1024\n", "every cluster fails `require gpus >= 1024`: the largest has 32 GPUs"),
+    ("  require gpus == 12\n", "every cluster fails `require gpus == 12`: its clusters have 8 to 32 GPUs"),
     ("  require gpus >= 16\n  require gpus <= 8\n", "no cluster meets `require gpus >= 16` and `require gpus <= 8` together"),
 ])
 def test_check_names_the_requirement_and_the_nearest_cluster_as_they_are(
@@ -729,10 +730,11 @@ def test_check_names_the_requirement_and_the_nearest_cluster_as_they_are(
     """The reviewer's cases: a lower bound's nearest cluster is the largest, reached with more nodes; two
     requirements that each some cluster meets are not one every cluster fails."""
     path = priced(tmp_path, requires + "  minimize cost\n")
-    assert main(["check", str(path)]) == 1
-    err = capsys.readouterr().err
-    assert says in err
-    assert ("more nodes or more GPUs a node" in err) == (">= 1024" in requires)
+    for command in ("check", "plan"):  # plan, with no cluster to search, says what check says
+        assert main([command, str(path), *(["--out", str(tmp_path / "p")] if command == "plan" else [])]) == 1
+        err = capsys.readouterr().err
+        assert says in err
+        assert ("more nodes or more GPUs a node" in err) == (">= 1024" in requires)
 
 
 def test_a_gpu_without_a_price_puts_every_cluster_on_the_gpu_front(tmp_path: Path,
