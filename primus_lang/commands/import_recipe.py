@@ -249,7 +249,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         knob_text,
         match_shape,
         neighbour_notes,
-        null_tokenizer,
+        null_tokenizer_extra,
         passthrough_keys_ok,
         primus_card_name,
         read_recipe,
@@ -276,9 +276,9 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         named = [n for p in primus.lineage("models", recipe.card.value, recipe.version)
                  if (n := find_card(primus_card_name(p), cards)) is not None] \
             if recipe.kind == "primus" and recipe.card is not None else []
-        null = null_tokenizer(recipe.entries)
-        found = next((n for n in named if match_shape(shape.model, {n: cards[n]}, null)), None)
-        found = found or match_shape(shape.model, cards, null) or next(iter(named), None)
+        extra = null_tokenizer_extra(recipe)
+        found = next((n for n in named if match_shape(shape.model, {n: cards[n]}, extra)), None)
+        found = found or match_shape(shape.model, cards, extra) or next(iter(named), None)
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))

@@ -23,7 +23,6 @@ from primus_lang.emit.context import Variables
 from primus_lang.emit.sites import data_paths, under
 from primus_lang.frameworks import megatron, reading, spelling
 from primus_lang.ir import Candidate, Cluster, Model
-from primus_lang.ir.derived import null_tokenizer_size
 from primus_lang.ir.model import Mla
 from primus_lang.ir.ranges import CEILINGS
 from primus_lang.ir.run import DECAY_STYLES, Run
@@ -516,7 +515,7 @@ def _tokenizer_and_checkpoints(s: Settings, model: Model, v: Variables, site: Si
     if v.tokenizer_model:
         s["tokenizer_model"] = v.tokenizer_model
     else:
-        s[C["vocab"]] = null_tokenizer_size(model.vocab) if v.tokenizer_type == "NullTokenizer" else model.vocab
+        s[C["vocab"]] = model.vocab  # the null tokenizer's own count is the framework's (frameworks.py)
     if v.checkpoint_dir:
         folder = under(site.checkpoint_root if site is not None else "", v.checkpoint_dir)
         s["save"] = folder

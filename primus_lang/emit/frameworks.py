@@ -94,6 +94,9 @@ class Framework:
         passthrough = tuple((k, v) for k, v in passthrough if bridge_passthrough(k) is None)
         self.profile: Profile = profile_for(self.megatron_version(variables))
         self.settings: Settings = self.preprocess(megatron_settings(model, cluster, cand, variables, run, site))
+        if self.settings.get("tokenizer_type") == "NullTokenizer" and spelling.CARD["vocab"] in self.settings:
+            # the card's vocabulary, less the end-of-document token this release's null tokenizer adds
+            self.settings[spelling.CARD["vocab"]] = model.vocab - megatron.null_tokenizer_extra(self.megatron_version(variables))
         self.settings.update(self.profile.implied(self.settings))
         own = dict(self.settings)
         # a space's passthrough (an imported recipe's unmodelled settings) replaces what it names and
@@ -641,8 +644,9 @@ class Bridge(Framework):
         passed = {bridge_passthrough(key) for key, _ in self.bridge_only}
         if ("tokenizer.tokenizer_type", "NullTokenizer") in written and "tokenizer.vocab_size" not in passed:
             # mock data's tokenizer needs a vocabulary: the card's, which the model's (its Hugging Face
-            # config's) is not smaller than, counting the null tokenizer's end-of-document token
-            written.append(("tokenizer.vocab_size", hydra_value(derived.null_tokenizer_size(self.model.vocab))))
+            # config's) is not smaller than, less the end-of-document token its release's null tokenizer adds
+            eod = megatron.null_tokenizer_extra(bridge.megatron_version(self.version))
+            written.append(("tokenizer.vocab_size", hydra_value(self.model.vocab - eod)))
         out: list[str] = []
         for path, value in written:
             spelled = path if "=" in path or path == "mixed_precision" else \

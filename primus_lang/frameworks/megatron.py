@@ -217,6 +217,19 @@ RANK_BUDGET = 1.5
 RANK_BUDGET_NEEDS = "use_transformer_engine_op_fuser"
 
 
+# megatron-core's null tokenizer counted its end-of-document token past the vocabulary it was given
+# (tokenizers/text/libraries/null_tokenizer.py: `vocab_size + 1`; Megatron-LM's legacy _NullTokenizer
+# alike) until Megatron-LM commit c9dfe34 (22 Apr 2026), first released in core_v0.18: from it the
+# vocabulary is the size given, the token its last id (`eod_id = vocab_size - 1`). Megatron-Bridge's
+# pins are past it; Primus's and core_v0.16/0.17 are not.
+NULL_TOKENIZER_EXACT = "core_v0.18"
+
+
+def null_tokenizer_extra(at: str) -> int:
+    """The tokens the null tokenizer of Megatron-LM version ``at`` has past its `--vocab-size`."""
+    return 0 if at_least(at, NULL_TOKENIZER_EXACT) else 1
+
+
 def has_rank_budget(at: str) -> bool:
     """Whether Megatron-LM version ``at`` takes HybridEP's static per-rank token budget."""
     return RANK_BUDGET_FLAG in flags(at)

@@ -96,23 +96,6 @@ def schedule_slots(pp: Num, vpp: Num, microbatches: Num) -> Num:
 VOCAB_DIVISOR = 128
 
 
-# Megatron's null tokenizer (megatron-core's tokenizers/text/libraries/null_tokenizer.py, which
-# Megatron-LM, Primus and Megatron-Bridge all build) counts its end-of-document token past the
-# `vocab_size` it is given: launched with N, the model has N + 1 tokens. Bridge refuses a tokenizer
-# larger than its model's vocabulary (training/setup.py, _validate_and_set_vocab_size).
-NULL_TOKENIZER_EOD = 1
-
-
-def null_tokenizer_size(vocab: int) -> int:
-    """The ``vocab_size`` that makes the null tokenizer's vocabulary ``vocab`` tokens."""
-    return vocab - NULL_TOKENIZER_EOD
-
-
-def null_tokenizer_vocab(size: int) -> int:
-    """The vocabulary of a model launched with the null tokenizer of ``vocab_size`` ``size``."""
-    return size + NULL_TOKENIZER_EOD
-
-
 def padded_vocab(vocab: Num, tp: Num) -> Num:
     """The vocabulary Megatron builds: ``vocab`` rounded up to a multiple of 128 x TP."""
     step = VOCAB_DIVISOR * at_least_one(tp)

@@ -9,12 +9,12 @@ the settings carried through unchanged, and ``render`` writes the space.
 from typing import TYPE_CHECKING
 
 from primus_lang.exports import lazy_exports
-from primus_lang.recipes.interpret import Imported, interpret, null_tokenizer
+from primus_lang.recipes.interpret import Imported, interpret, null_tokenizer_extra
 from primus_lang.recipes.read import ReadOptions, read_recipe
 from primus_lang.recipes.render import neighbour_notes, render_space
 from primus_lang.recipes.settings import Recipe
 
-__all__ = ["Imported", "ReadOptions", "Recipe", "interpret", "neighbour_notes", "null_tokenizer", "read_recipe", "render_space"]
+__all__ = ["Imported", "ReadOptions", "Recipe", "interpret", "neighbour_notes", "null_tokenizer_extra", "read_recipe", "render_space"]
 
 
 # Read by the front ends and later stages, and imported on first use: a command loads only the

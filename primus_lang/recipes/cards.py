@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from primus_lang.ir.derived import null_tokenizer_size
 from primus_lang.ir.model import Model
 
 # The fields that make two cards the same model; the rest (sequence, dropout, RoPE base, ...) is
@@ -32,25 +31,25 @@ def find_card(name: str, cards: dict[str, tuple[str, Model]]) -> str | None:
 _TELLING = ("rope_theta", "max_position_embeddings", "tied_embeddings", "norm_epsilon")
 
 
-def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], null: bool = False) -> str | None:
-    """The stdlib card with the recipe's shape (and vocabulary, where the recipe states one; under the
-    ``null`` tokenizer, whose end-of-document token a script giving the card's vocabulary adds to it, the
-    vocabulary it was launched with); of several, the one that agrees with the recipe in most of what else
-    it states (``_TELLING``), the first of those."""
-    same = list(_same_shape(model, cards, null))
+def match_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], extra: int = 0) -> str | None:
+    """The stdlib card with the recipe's shape (and vocabulary, where the recipe states one, or that less
+    the ``extra`` tokens its null tokenizer adds to what a script gives it, the card's vocabulary); of
+    several, the one that agrees with the recipe in most of what else it states (``_TELLING``), the first
+    of those."""
+    same = list(_same_shape(model, cards, extra))
     if not same:
         return None
     return max(same, key=lambda name: sum(f in model and model[f] == getattr(cards[name][1], f) for f in _TELLING))
 
 
-def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], null: bool) -> Iterator[str]:
+def _same_shape(model: dict[str, Any], cards: dict[str, tuple[str, Model]], extra: int) -> Iterator[str]:
     for name, (_, card) in cards.items():
         if model.get("pattern", "") != card.pattern or model.get("mamba") != card.mamba or model.get("mla") != card.mla:
             continue
         if any(model.get(f) != getattr(card, f) for f in IDENTITY):
             continue
         vocab = model.get("vocab")
-        if vocab and card.vocab != vocab and not (null and card.vocab == null_tokenizer_size(vocab)):
+        if vocab and card.vocab not in (vocab, vocab - extra):
             continue
         moe = model.get("moe")
         if (moe is None) != (card.moe is None):

@@ -64,11 +64,15 @@ class Imported:
     balanced: bool = False
 
 
-def null_tokenizer(entries: Mapping[str, Entry]) -> bool:
-    """Whether the recipe runs the null tokenizer, whose model is one token larger than its
-    `--vocab-size` (its end-of-document token: ``derived.null_tokenizer_vocab``)."""
+def _runs_null(entries: Mapping[str, Entry]) -> bool:
     e = entries.get("tokenizer_type")
     return e is not None and e.value == "NullTokenizer"
+
+
+def null_tokenizer_extra(recipe: Recipe) -> int:
+    """The tokens past its `--vocab-size` the recipe's model has: the end-of-document token the null
+    tokenizer of its Megatron-LM adds (``megatron.null_tokenizer_extra``); 0 under another tokenizer."""
+    return megatron.null_tokenizer_extra(_megatron_table(recipe)) if _runs_null(recipe.entries) else 0
 
 
 class _Reader:
@@ -327,11 +331,12 @@ def _model(r: _Reader, card: dict[str, Any] | None, fill_all: bool,
     put("kv_heads", "num_query_groups", groups if (gqa and groups) else kv_default)
     put("head_dim", C["head_dim"], r.int(C["head_dim"], model_default("head_dim", {"hidden": hidden, "heads": heads}) or 0))
     put("vocab", C["vocab"], r.int(C["vocab"]))
-    if "vocab" in stated and null_tokenizer(r.s):
-        given, out["vocab"] = out["vocab"], derived.null_tokenizer_vocab(out["vocab"])
+    extra = megatron.null_tokenizer_extra(r.megatron) if _runs_null(r.s) else 0
+    if "vocab" in stated and extra:
+        given, out["vocab"] = out["vocab"], out["vocab"] + extra
         e = r.s[C["vocab"]]
         r.notes.append(f"`{e.written or C['vocab']}` {given} with the null tokenizer builds a model of {out['vocab']} "
-                       "tokens (its end-of-document token is one more): the card's `vocab`")
+                       f"tokens (its end-of-document token is one more, before core_v0.18): the card's `vocab`")
     seq = r.int(K["seq_len"])
     put("seq_len", "seq_length", seq)
     put("max_position_embeddings", C["max_position_embeddings"],

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from primus_lang.check import baseline_point, legal_points
 from primus_lang.cli import main
 from primus_lang.emit import emit
@@ -128,10 +130,10 @@ def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object
 
 
 def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the_launch(tmp_path: Path) -> None:
-    """megatron-core's null tokenizer counts its end-of-document token past `--vocab-size`
-    (null_tokenizer.py: ``vocab_size + 1``): the recipe's model is one token larger than the flag, and a
-    launch of a card's vocabulary gives the flag one less. Megatron-Bridge refuses a tokenizer larger
-    than its model's vocabulary at start, as a launch of the card's whole vocabulary was."""
+    """megatron-core's null tokenizer counted its end-of-document token past `--vocab-size`
+    (null_tokenizer.py: ``vocab_size + 1``) before core_v0.18: the recipe's model is one token larger
+    than the flag there, and a launch of a card's vocabulary gives the flag one less. From core_v0.18
+    (and at Megatron-Bridge's pins) the vocabulary is the size given."""
     out, space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 64 --tokenizer-type NullTokenizer "
                                 "--vocab-size 128256")
     assert space.model.vocab == 128257
@@ -144,5 +146,14 @@ def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the
                       "space s on h100_x8 {\n  model = llama3_8b\n  seq_len = 8192\n  gbs = 64\n  tp : 2\n}\n")
     plain = load_space(stdlib)
     point = next(iter(legal_points(plain)))
-    assert "--vocab-size 128255" in emit(plain, point, "megatron+local")["node.sh"]
-    assert "tokenizer.vocab_size=128255" in emit(plain, point, "bridge+local")["node.sh"]
+    assert "--vocab-size 128255" in emit(plain, point, "megatron+local")["node.sh"]  # core_v0.16, the default
+    newer = attrs.evolve(plain, settings=attrs.evolve(plain.settings, megatron_version="core_v0.19"))
+    assert "--vocab-size 128256" in emit(newer, point, "megatron+local")["node.sh"]
+    assert "tokenizer.vocab_size=128256" in emit(plain, point, "bridge+local")["node.sh"]
+    # a core_v0.19 script's null tokenizer of 128256 is the stdlib card's vocabulary itself
+    script = tmp_path / "new.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA3_8B} --global-batch-size 64 "
+                      "--tokenizer-type NullTokenizer --vocab-size 128256\n")
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", "core_v0.19",
+                 "--out", str(tmp_path / "new.prx")]) == 0
+    assert load_space(tmp_path / "new.prx").model.vocab == 128256
