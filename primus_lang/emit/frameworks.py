@@ -647,6 +647,12 @@ class Bridge(Framework):
             # config's) is not smaller than, less the end-of-document token its release's null tokenizer adds
             eod = megatron.null_tokenizer_extra(bridge.megatron_version(self.version))
             written.append(("tokenizer.vocab_size", hydra_value(self.model.vocab - eod)))
+        if not {"checkpoint.save", "checkpoint.load"} & ({p for p, _ in written} | passed):
+            # no checkpoint folder: none. The library recipes save under ./nemo_experiments/default/checkpoints
+            # every few hundred iterations and at the run's end, and load from there at start (recipes/common.py,
+            # training/train.py and setup.py at v0.6.0): a throughput run would end on a save no projection
+            # holds, and the next launch from the checkout would resume past its last iteration (an audit's find)
+            written += [("checkpoint.save", "null"), ("checkpoint.load", "null")]
         out: list[str] = []
         for path, value in written:
             spelled = path if "=" in path or path == "mixed_precision" else \

@@ -182,3 +182,14 @@ def test_a_setting_no_field_holds_is_still_refused(tmp_path: Path) -> None:
                         "tp=1")
     assert "P7001" in message and "`model.make_vocab_size_divisible_by`, `tokenizer.make_vocab_size_divisible_by`" \
         in message
+
+
+def test_a_launch_without_a_checkpoint_folder_saves_and_loads_nothing(tmp_path: Path) -> None:
+    """An audit's find: the library recipes save under ./nemo_experiments every few hundred iterations and
+    at the end, and resume from there; a throughput launch without `checkpoint_dir` must do neither."""
+    space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n"))
+    point = parse_point(space, "tp=2")
+    words = _words(emit(space, point, "bridge+local")["node.sh"])
+    assert (words["checkpoint.save"], words["checkpoint.load"]) == ("null", "null")
+    kept = _words(emit(space, point, "bridge+local", EmitContext(variables={"checkpoint_dir": "/ck"}))["node.sh"])
+    assert (kept["checkpoint.save"], kept["checkpoint.load"]) == ("/ck", "/ck")
