@@ -299,6 +299,7 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
         return ((space.cluster.name, space),)
     names = [a.name for a in space.cluster_axes]
     base = attrs.evolve(space, cluster_axes=())
+    declared = space.cluster_declared if space.cluster_declared is not None else space.cluster
     out = []
     for values in itertools.product(*(a.values for a in space.cluster_axes)):
         chosen: dict[str, Any] = dict(zip(names, values, strict=True))
@@ -306,7 +307,6 @@ def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:
         # named for the point, so a manifest or a report names the cluster it was planned on; the base's own
         # name says another GPU once the GPU is an axis (`h100_x8` for MI355X nodes)
         name = label if "gpu" in chosen else f"{space.cluster.name} ({label})"
-        declared = space.cluster_declared if space.cluster_declared is not None else space.cluster
         cluster = attrs.evolve(cluster_at(declared, space.cluster_fixed, chosen), name=name)
         out.append((label, attrs.evolve(base, cluster=cluster, cluster_point=label)))
     return tuple(out)
