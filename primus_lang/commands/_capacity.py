@@ -17,6 +17,7 @@ from primus_lang.commands._options import oracle_kind
 from primus_lang.diagnostics import Diagnostic, render
 from primus_lang.diagnostics.codes_search import NAMED_CLUSTER_SET_ASIDE
 from primus_lang.ir import Gpu, Space, cluster_points, text, units
+from primus_lang.ir.candidate import Candidate
 from primus_lang.lower import select_cluster
 from primus_lang.search import (
     CapacityPlan,
@@ -140,10 +141,10 @@ def run_columns(space: Space) -> list[str]:
     return ["days to train"] + (["cost"] if space.cluster.gpu.price_per_hour > 0 else [])
 
 
-def run_cells(space: Space, tokens: Spread) -> list[str]:
+def run_cells(space: Space, tokens: Spread, cand: Candidate) -> list[str]:
     """``run_columns``' cells for a point at ``tokens`` tokens/s/GPU (its band, or the figure alone where
     no band is given)."""
-    f = run_of(space, tokens)
+    f = run_of(space, tokens, cand)
     return [_days(f.days), _money(f.cost)][: len(run_columns(space))]
 
 
@@ -156,22 +157,22 @@ def _money(s: Spread | None) -> str:
     return f"{short[0]} ({short[1]}–{short[2]})"
 
 
-def run_json(space: Space, tokens: Spread) -> dict[str, Any] | None:
+def run_json(space: Space, tokens: Spread, cand: Candidate) -> dict[str, Any] | None:
     """A point's whole run as JSON (None without ``train_tokens``): ``days``, ``cost`` and
     ``tokens_per_dollar``, each ``{value, low, high}`` or null."""
     if space.capacity.train_tokens <= 0:
         return None
     from primus_lang.ir.serialize import to_data
 
-    f = run_of(space, tokens)
+    f = run_of(space, tokens, cand)
     return {"train_tokens": space.capacity.train_tokens, "days": to_data(f.days), "cost": to_data(f.cost),
             "tokens_per_dollar": to_data(f.tokens_per_dollar)}
 
 
-def run_rows(space: Space, tokens: Spread) -> list[tuple[str, str]]:
+def run_rows(space: Space, tokens: Spread, cand: Candidate) -> list[tuple[str, str]]:
     """``explain``'s rows for a point's whole run, each figure with its band ([] without
     ``train_tokens``)."""
-    f = run_of(space, tokens)
+    f = run_of(space, tokens, cand)
     if f.days is None:
         return []
     rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _days(f.days))]

@@ -79,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(serialize.to_json({
             "a": {**explained_json(ea), "precision_gain": precision_json(gains[0]),
-                  "violations": [list(v) for v in broken_a], "run": run_json(space, runs[0])},
+                  "violations": [list(v) for v in broken_a], "run": run_json(space, runs[0], ea.candidate)},
             "b": {**explained_json(eb), "precision_gain": precision_json(gains[1]),
-                  "violations": [list(v) for v in broken_b], "run": run_json(space, runs[1])},
+                  "violations": [list(v) for v in broken_b], "run": run_json(space, runs[1], eb.candidate)},
             "knobs": [list(k) for k in d.knobs],
             "time": [{"part": c.name, "a": c.a, "b": c.b, "delta": c.delta} for c in d.time],
             "memory": [{"term": c.name, "a": int(c.a), "b": int(c.b), "delta": int(c.delta)} for c in d.memory],
@@ -106,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
         note = mfu_note(space.cluster.gpu, (ea.candidate.precision, eb.candidate.precision))
         if note:
             out.print(note, markup=False)
-    for name, r in zip("AB", runs, strict=True):
-        for what, figures in run_rows(space, r):
+    for name, r, e in zip("AB", runs, (ea, eb), strict=True):
+        for what, figures in run_rows(space, r, e.candidate):
             out.print(f"{name}: {what} {figures}", markup=False)
     for name, g in zip("AB", gains, strict=True):
         if g is None:

@@ -64,7 +64,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
 
     size = model_size(space.model, ev.candidate)
     if args.json:
-        print(serialize.to_json({**explained_json(ev), "model_size": size, "run": run_json(space, run),
+        print(serialize.to_json({**explained_json(ev), "model_size": size, "run": run_json(space, run, ev.candidate),
                           "precision_gain": precision_json(gain),
                           "violations": [list(v) for v in broken],
                           "attention_kernel": attention_note(space, ev.candidate)}))
@@ -76,7 +76,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
                   "it would cost, not a run[/yellow]")
     out.print(f"on {cluster_words(space)}", markup=False)
     out.print(_size_line(space.model.name, size), markup=False)
-    out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit, run_rows(space, run)))
+    out.print(explain_view(ev.view, int(ev.account.capacity), ev.limit, run_rows(space, run, ev.candidate)))
     if gain is None:
         out.print(no_low_precision(space), markup=False)
     else:

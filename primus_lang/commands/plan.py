@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import math
 import re
 import shlex
 import sys
@@ -481,9 +480,10 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
         return []
     from primus_lang.emit import VARIABLES
     from primus_lang.ir.text import count
+    from primus_lang.search.capacity import whole_iterations
 
     cand = launched.candidate
-    whole = math.ceil(tokens / (cand.gbs * cand.seq_len))
+    whole = whole_iterations(tokens, cand)
     return [f"The launch files run {VARIABLES['train_iters'].default} iterations (`train_iters`), a trial of the "
             f"recipe: the {count(tokens)} tokens take {whole:,} iterations at {cand.gbs:,} x {cand.seq_len:,} tokens "
             f"each. To run them whole, give `--var train_iters={whole}` with a `checkpoint_dir` and a "

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         from primus_lang.report import projection_json
 
         out = [{"candidate": to_data(c), "label": c.label(show), "memory_peak": peak, "projection": projection_json(p),
-                "band": to_data(b) if b is not None else None, "tied_with_best": t, "run": run_json(space, r)}
+                "band": to_data(b) if b is not None else None, "tied_with_best": t, "run": run_json(space, r, c)}
                for (c, peak, p), b, t, r in zip(shown, bands, tied, runs, strict=True)]
         print(serialize.to_json({"cluster": cluster_words(space), "candidates": total, "legal": legal, "fit": fit,
                                  "seconds": seconds,
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         parts = {k: v for k, v in p.breakdown if k not in ("compute", "optimizer")}
         worst = max(parts.items(), key=lambda kv: kv[1]) if parts else ("", 0.0)
         table.add_row(f"{i}{'≈' if t and i > 1 else ''}", units.label_cell(c.label(show)), f"{p.tokens_per_gpu:,.0f}",
-                      units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a", *run_cells(space, r),
+                      units.band(b.tokens_low, b.tokens_high) if b is not None else "n/a", *run_cells(space, r, c),
                       f"{p.tflops_per_gpu:,.0f}", f"{p.mfu:.1%}",
                       f"{p.step_time:.2f}", f"{p.bubble_fraction:.1%}", units.gib(peak),
                       f"{worst[0]} {worst[1]:.2f} s")

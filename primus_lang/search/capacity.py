@@ -9,6 +9,7 @@ the front and the choice are then exact over those bests."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import re
@@ -23,6 +24,7 @@ from primus_lang.check import evaluate_expr
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_legality import NO_LEGAL_POINT as NO_LEGAL
 from primus_lang.diagnostics.codes_search import NO_CLUSTER_MEETS, NO_FITTING_POINT, NO_LEGAL_POINT
+from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.expr import Expr, names_in, to_text
 from primus_lang.ir.space import Constraint, Space, cluster_points
 from primus_lang.search.budget import Limits
@@ -84,6 +86,7 @@ class CapacityPlan:
     chosen: str  # the chosen cluster's label ("" when none can be chosen)
     named: bool = False  # `chosen` is the cluster `--cluster` named, not the objective's choice
     best: str = ""  # where it is, the objective's choice ("" when no cluster meets the requirements)
+    tie: str = ""  # why ``chosen`` was taken over clusters equal to it on the objective ("" without a tie)
 
     def cluster(self, label: str) -> ClusterPlan | None:
         return next((c for c in self.clusters if c.label == label), None)
@@ -92,7 +95,7 @@ class CapacityPlan:
         """How the table and the report mark a cluster: the one planned, and the objective's choice where
         `--cluster` named another ("" for the others)."""
         if label == self.chosen:
-            return "chosen (--cluster)" if self.named else "chosen"
+            return "chosen (--cluster)" if self.named else "; ".join(x for x in ("chosen", self.tie) if x)
         return "the objective's choice (not launched)" if self.named and label == self.best else ""
 
     def note(self, c: ClusterPlan) -> str:
@@ -122,19 +125,29 @@ def run_figures(space: Space, best: Trial) -> Figures:
     band = trust.band_on(space, best.candidate, ev)
     # the far band can lie inside the profile's own: then beyond what the fit saw is no wider
     wider = trust.far(prov) != (prov.low, prov.high)
-    return run_of(space, Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high), band.beyond if wider else ())
+    return run_of(space, Spread(ev.tokens_per_gpu, band.tokens_low, band.tokens_high), best.candidate,
+                  band.beyond if wider else ())
 
 
-def run_of(space: Space, tokens: Spread, widened: tuple[str, ...] = ()) -> Figures:
+def whole_iterations(train_tokens: float, cand: Candidate) -> int:
+    """The iterations that train ``train_tokens`` tokens at ``cand``'s global batch: a run stops at the end
+    of an iteration, so the last one is whole."""
+    return math.ceil(train_tokens / (cand.gbs * cand.seq_len))
+
+
+def run_of(space: Space, tokens: Spread, cand: Candidate | None = None, widened: tuple[str, ...] = ()) -> Figures:
     """A whole run at ``tokens`` tokens/s/GPU (a projection and its band) on the space's cluster: days for
-    its ``train_tokens``, their cost at the GPU's price, and tokens per unit of price. ``project`` and
-    ``explain`` give a point's run by it, as ``plan`` gives each cluster's."""
+    its ``train_tokens`` (rounded up to ``cand``'s whole iterations where it is given), their cost at the
+    GPU's price, and tokens per unit of price. ``project`` and ``explain`` give a point's run by it, as
+    ``plan`` gives each cluster's."""
     cluster = space.cluster
     price = cluster.gpu.price_per_hour
     rated = tokens.value > 0 and tokens.low > 0  # a point that was not projected has no run
     per_dollar = (Spread(*(r * HOUR / price for r in (tokens.value, tokens.low, tokens.high)))
                   if price > 0 and rated else None)
     n = space.capacity.train_tokens
+    if cand is not None and n > 0:
+        n = float(whole_iterations(n, cand) * cand.gbs * cand.seq_len)
     days = (Spread(*(n / (r * cluster.world) / DAY for r in (tokens.value, tokens.high, tokens.low)))
             if n > 0 and rated else None)
     cost = (Spread(*(d * DAY / HOUR * cluster.world * price for d in (days.value, days.low, days.high)))
@@ -289,9 +302,25 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     by_cost, by_gpus = front(plans), front(plans, "gpus")
     plans = [attrs.evolve(c, front=c.label in by_cost, front_gpus=c.label in by_gpus) for c in plans]
     open_ = [c for c in plans if not c.excluded]
-    chosen = min(open_, key=lambda c: _key(space, c, scores)).label if open_ else ""
+    ranked = sorted(open_, key=lambda c: _key(space, c, scores))
     obj = space.capacity.objective or space.objective
-    return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans), chosen)
+    return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans),
+                        ranked[0].label if ranked else "", tie=_tie(space, ranked, scores))
+
+
+def _tie(space: Space, ranked: list[ClusterPlan], scores: dict[str, float]) -> str:
+    """Why the first of ``ranked`` was taken over those equal to it on the objective (to a part in 10^9),
+    which the table would otherwise show as a choice without a reason ("" without a tie)."""
+    if len(ranked) < 2:
+        return ""
+    first = _key(space, ranked[0], scores)[0]
+    if not math.isfinite(first):
+        return ""
+    tied = [c for c in ranked[1:] if math.isclose(_key(space, c, scores)[0], first, rel_tol=1e-9)]
+    if not tied:
+        return ""
+    why = "for its fewer GPUs" if all(c.gpus > ranked[0].gpus for c in tied) else "as its label sorts first"
+    return f"ties with {', '.join(c.label for c in tied)} on the objective, taken {why}"
 
 
 _Job = tuple[Space, ClusterPlan, str | None, Limits, int | None]

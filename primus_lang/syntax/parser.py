@@ -1010,11 +1010,8 @@ def _parse_text(text: str, file: str) -> ast.Module:
     except lark.exceptions.UnexpectedInput as err:
         raise CompileError(_syntax_error(text, file, err)) from None
     except RecursionError:
-        raise CompileError(
-            Diagnostic(
-                C.UNEXPECTED_TOKEN, "the input nests too deeply to parse", help="simplify the expression"
-            )
-        ) from None
+        raise CompileError(Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply to parse",
+                                      _busiest_line(text, file), help=_DEEP_HELP)) from None
     finally:
         found = list(_sink())
         _sink().clear()
@@ -1026,9 +1023,8 @@ def _parse_text(text: str, file: str) -> ast.Module:
             raise err.orig_exc from None
         raise
     except RecursionError:
-        raise CompileError(
-            Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply", help=_DEEP_HELP)
-        ) from None
+        raise CompileError(Diagnostic(C.EXPRESSION_TOO_DEEP, "the input nests too deeply",
+                                      _busiest_line(text, file), help=_DEEP_HELP)) from None
     module = ast.Module(file, tuple(items), comments)
     _check_depth(module)
     return module
@@ -1036,6 +1032,22 @@ def _parse_text(text: str, file: str) -> ast.Module:
 
 MAX_DEPTH = 200
 _DEEP_HELP = f"expressions nest at most {MAX_DEPTH} levels; split a long one with `let`"
+
+
+_OPERATORS = re.compile(r"[-+*/%()<>=!]|\b(?:not|and|or)\b")
+
+
+def _busiest_line(text: str, file: str) -> Span | None:
+    """Where a recursion limit was hit, which no node's span can say: the line whose code holds the
+    most operators and parentheses, the likeliest to nest that deep."""
+    best, where = 0, None
+    for number, line in enumerate(text.splitlines(), 1):
+        code = code_of(line)[0]
+        n = len(_OPERATORS.findall(code))
+        if n > best:
+            start = len(code) - len(code.lstrip()) + 1
+            best, where = n, Span(file, number, start, number, len(code.rstrip()) + 1)
+    return where
 
 
 def _check_depth(module: ast.Module) -> None:

@@ -4,6 +4,7 @@ the front of days against cost, and the cluster the launch files are for."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import attrs
@@ -40,6 +41,9 @@ space s on h100_x8 {{
 }}
 """
 
+
+# a run trains whole iterations: 1T tokens at 256 sequences of 4,096 a step are 953,675 steps
+WHOLE = math.ceil(1e12 / (256 * 4096)) * 256 * 4096
 
 PRICED = """  gpu : h100_sxm_calibrated { price_per_hour = 2 } | b200_calibrated { price_per_hour = 5 }
   nodes : 1 | 2 | 4
@@ -117,7 +121,7 @@ def test_each_cluster_gets_its_own_best_and_the_run_figures_follow(tmp_path: Pat
         assert c.label == label and c.recipe == alone.best.candidate.label()
         assert c.tokens_per_gpu is not None and c.days is not None and c.cost is not None
         rate = alone.best.evaluation.tokens_per_gpu
-        assert c.days.value == pytest.approx(1e12 / (rate * c.gpus) / DAY)
+        assert c.days.value == pytest.approx(WHOLE / (rate * c.gpus) / DAY)
         assert c.cost.value == pytest.approx(c.days.value * DAY / HOUR * c.gpus * c.price_per_hour)
         # the band: the slowest rate the profile allows is the longest and dearest run
         assert c.tokens_per_gpu.low <= rate <= c.tokens_per_gpu.high
@@ -170,6 +174,37 @@ def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: P
         assert c.front_gpus != fewer
     fastest = min(cap.clusters, key=lambda c: c.days.value if c.days else 0)
     assert cap.chosen == fastest.label and fastest.front
+
+
+def test_a_tie_on_the_objective_says_how_it_was_broken(tmp_path: Path) -> None:
+    # one node of 8 GPUs and two of 4 run the same data-parallel recipe at the same speed: equal days
+    space = load(tmp_path, """  nodes : 1 | 2
+  gpus_per_node : 8 | 4
+  train_tokens = 1T
+  require gpus <= 8
+  minimize time_to_train
+  strategy exhaustive
+""")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    one, two = cap.cluster("nodes=1,gpus_per_node=8"), cap.cluster("nodes=2,gpus_per_node=4")
+    assert one is not None and two is not None and one.days is not None and two.days is not None
+    assert one.days.value == pytest.approx(two.days.value, rel=1e-9)
+    assert cap.chosen == one.label
+    assert cap.mark(one.label) == f"chosen; ties with {two.label} on the objective, taken as its label sorts first"
+    assert cap.mark(two.label) == ""
+    alone = plan_capacity(load(tmp_path, PRICED + "  minimize cost\n"), None, limits_of(space), None)  # type: ignore[arg-type]
+    assert alone.tie == "" and alone.mark(alone.chosen) == "chosen"
+
+
+def test_a_tiny_run_is_costed_in_whole_iterations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 2.5M tokens are two and a half steps of 1,048,576: the run takes three, 3,145,728 tokens
+    path = tmp_path / "space.prx"
+    path.write_text(space_text('  gpu = b200_calibrated { price_per_hour = 5 }\n  train_tokens = 2500K\n'))
+    assert main(["explain", str(path), "--point", "tp=2", "--json"]) == 0
+    told = json.loads(capsys.readouterr().out)
+    rate = told["projection"]["tokens_per_gpu"]
+    assert told["run"]["days"]["value"] == pytest.approx(3 * 256 * 4096 / (rate * 64) / DAY, rel=1e-12)
+    assert told["run"]["train_tokens"] == 2.5e6  # what the space asks for, as written
 
 
 def test_requirements_exclude_clusters_and_gpus_needs_no_search(tmp_path: Path) -> None:
@@ -389,10 +424,10 @@ def test_project_and_explain_give_a_points_run_with_its_band(tmp_path: Path,
     (row,) = json.loads(capsys.readouterr().out)["results"]
     rate, band, run = row["projection"]["tokens_per_gpu"], row["band"], row["run"]
     assert run["train_tokens"] == 1e12
-    assert run["days"]["value"] == pytest.approx(1e12 / (rate * 16) / DAY)
+    assert run["days"]["value"] == pytest.approx(WHOLE / (rate * 16) / DAY)
     # the band's slowest rate is the longest run, its fastest the shortest
-    assert run["days"]["high"] == pytest.approx(1e12 / (band["tokens_low"] * 16) / DAY)
-    assert run["days"]["low"] == pytest.approx(1e12 / (band["tokens_high"] * 16) / DAY)
+    assert run["days"]["high"] == pytest.approx(WHOLE / (band["tokens_low"] * 16) / DAY)
+    assert run["days"]["low"] == pytest.approx(WHOLE / (band["tokens_high"] * 16) / DAY)
     assert run["cost"]["value"] == pytest.approx(run["days"]["value"] * DAY / HOUR * 16 * 5)
     assert run["tokens_per_dollar"]["value"] == pytest.approx(rate * HOUR / 5)
     assert main(["explain", str(path), "--point", "tp=2", *where, "--json"]) == 0
