@@ -170,6 +170,20 @@ def _release_problem(f: Env, s: Space) -> tuple[str, str]:
             f"change {', '.join(f'`{k}`' for k in knobs)}, or launch a release that runs it (`assume megatron_version`)")
 
 
+def _query_groups_problem(f: Env, s: Space) -> tuple[str, str]:
+    kv, tp, at = int(f["kv_heads"]), int(f["tp"]), _megatron_of(s)
+    if megatron.takes_tp_over_kv_heads(at):
+        multiples = [m for m in range(2 * kv, 65, kv) if int(f["heads"]) % m == 0][:4]
+        return (f"{kv} key/value heads (query groups) and TP {tp}: neither divides the other "
+                "(query-groups-divisibility)",
+                f"use a TP among {_divisors(kv)}" + (f" or a multiple of {kv}: {', '.join(map(str, multiples))}"
+                                                        if multiples else ""))
+    return (f"{kv} key/value heads (query groups) are not divisible by TP {tp} (query-groups-divisibility)",
+            f"use a TP among {_divisors(kv)}" + (f", or launch a Megatron-LM that takes TP {tp} over {kv} groups "
+                                                   f"(`assume megatron_version = core_v0.16` or later)"
+                                                   if tp % kv == 0 else ""))
+
+
 def _divisors(n: int, limit: int = 0) -> str:
     ds = [d for d in range(1, n + 1) if n % d == 0 and (limit == 0 or d <= limit)]
     return ", ".join(map(str, ds[:12]))
@@ -445,12 +459,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         L.QUERY_GROUPS_TP,
         ("tp",),
-        lambda f, s: f["kv_heads"] % f["tp"] == 0,
-        lambda f, s: (
-            f"{f['kv_heads']} key/value heads (query groups) are not divisible by TP {f['tp']} "
-            "(query-groups-divisibility)",
-            f"use a TP among {_divisors(int(f['kv_heads']))}",
-        ),
+        lambda f, s: derived.kv_heads_split(f["kv_heads"], f["tp"], megatron.takes_tp_over_kv_heads(_megatron_of(s))),
+        lambda f, s: _query_groups_problem(f, s),
     ),
     Rule(
         L.TP_OVERLAP_NEEDS_SP,

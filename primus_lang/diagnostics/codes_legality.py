@@ -29,8 +29,11 @@ HEADS_TP = register(
 QUERY_GROUPS_TP = register(
     "P4004",
     "query-groups-divisibility",
-    "key/value heads (query groups) are not divisible by TP",
-    "With GQA each TP rank holds kv_heads/TP groups; kv_heads % TP must be 0 (Llama 3 70B: 8 groups, TP <= 8).",
+    "key/value heads (query groups) and TP do not split evenly",
+    "With GQA each TP rank holds kv_heads/TP groups, so TP must divide kv_heads (Llama 3 70B: 8 groups, TP <= 8). "
+    "From Megatron-LM core_v0.16 (and Primus's pins) TP may also be a multiple of kv_heads: each rank then "
+    "keeps one key/value head, shared by TP/kv_heads ranks, from the QKV output gathered whole (Nemotron 3 "
+    "Super: 2 groups, TP 8); core_v0.15 and older refuse it.",
 )
 TP_OVERLAP_NEEDS_SP = register(
     "P4005",

@@ -225,6 +225,19 @@ RANK_BUDGET_NEEDS = "use_transformer_engine_op_fuser"
 NULL_TOKENIZER_EXACT = "core_v0.18"
 
 
+# Megatron-LM f7dfb99 (7 Dec 2025, "Support TP greater than num_kv_heads by supporting QKV activation
+# sub-sharding"): TransformerConfig takes a TP that is a multiple of the key/value heads as well as one
+# dividing them (transformer_config.py, "must be a multiple or divisor of"), and attention.py gathers
+# the QKV output (``derived.qkv_gathered``). First in the versions read at Primus's v26.2 pin, then
+# core_v0.16; core_v0.15's branch was cut without it.
+TP_OVER_KV_HEADS = "primus_v26.2"
+
+
+def takes_tp_over_kv_heads(at: str) -> bool:
+    """Whether Megatron-LM version ``at`` runs a TP larger than (a multiple of) the key/value heads."""
+    return at_least(at, TP_OVER_KV_HEADS)
+
+
 def null_tokenizer_extra(at: str) -> int:
     """The tokens the null tokenizer of Megatron-LM version ``at`` has past its `--vocab-size`."""
     return 0 if at_least(at, NULL_TOKENIZER_EXACT) else 1

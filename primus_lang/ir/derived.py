@@ -115,6 +115,20 @@ def heads_per_rank(heads: Num, tp: Num) -> Num:
     return at_least_one(heads // at_least_one(tp))
 
 
+def qkv_gathered(kv_heads: Num, tp: Num) -> Num:
+    """Whether TP exceeds the key/value heads: then megatron-core (Megatron-LM f7dfb99, core_v0.16 and
+    Primus's pins on) still splits the QKV projection's output over TP, all-gathers it whole and keeps
+    its own group's heads on each rank, one key/value head that TP/kv_heads ranks share
+    (``attention.py``, "QKV activation sub-sharding"); before it, TP had to divide the key/value heads."""
+    return kv_heads < tp
+
+
+def kv_heads_split(kv_heads: Num, tp: Num, over: bool | Num) -> Num:
+    """Whether TP can split the key/value heads: TP divides them, or (``over``: a Megatron-LM that takes
+    it, ``frameworks.megatron.takes_tp_over_kv_heads``) is a multiple of them."""
+    return (kv_heads % tp == 0) | (over & (tp % kv_heads == 0))
+
+
 def virtual_stages(schedule: Num, vpp: Num) -> Num:
     """Model chunks each pipeline rank builds: ZBV's V shape places two, interleaving ``vpp``, and
     legality holds every other schedule at VPP 1."""

@@ -129,7 +129,9 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
     else:
         dh = model.head_dim
         gqa = model.heads != model.kv_heads
-        mixed = 2 * d.T * (d.a + 2 * d.g) * dh
+        # past TP = kv_heads the rank's q|k|v are views of the QKV output gathered whole (all heads)
+        mixed = where(derived.qkv_gathered(model.kv_heads, k.tp), 2 * d.T * (model.heads + 2 * model.kv_heads) * dh,
+                      2 * d.T * (d.a + 2 * d.g) * dh)
         boundary = logical_and(unfused, logical_not(selective))
         boundary = logical_not(boundary)  # q, k, v saved as they enter core attention
         # Inside the local core attention GQA expands k and v to every head (repeat_interleave), so
@@ -142,7 +144,7 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
         # the fused buffer is freed (torchtitan's separate wv linear saves the same v). A checkpoint
         # saves the views themselves, which keep the buffer; so does the local unfused path.
         kernel_copies = logical_and(k.flash, logical_not(selective)) if rope else False
-        out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh", where(kernel_copies, 0, saved_mixed)))
+        out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh (all heads gathered where TP > kv_heads)", where(kernel_copies, 0, saved_mixed)))
         if rope:
             out.append(Item("q after rope", "2·T·a·dh", 2 * d.T * d.a * dh))
             k_inside = 2 * d.T * d.a * dh if gqa else 2 * d.T * d.g * dh

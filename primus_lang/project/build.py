@@ -265,7 +265,16 @@ def _attention(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
         kv_width = heads * (qk_dim + v_dim)  # MLA expands K and V per head before the core
     else:
         qk_dim = v_dim = m.head_dim
-        _linear(sh, tasks, params, sh.gemm((heads + 2 * kv) * m.head_dim, sh.h), linears=3)
+        if derived.qkv_gathered(m.kv_heads, sh.tp):
+            # past TP = kv_heads the QKV output is split over TP as ever, then gathered whole for each rank
+            # to keep its group's heads (one key/value head, heads/TP query heads); the gather's backward
+            # reduce-scatters the gradient. Nothing overlaps either.
+            whole = (m.heads + 2 * m.kv_heads) * m.head_dim
+            _linear(sh, tasks, params, sh.gemm(whole // sh.tp, sh.h), linears=3)
+            tasks.add(Collective("all_gather", sh.tokens * whole * BF16, sh.tp_group), "F", "tp_comm")
+            tasks.add(Collective("reduce_scatter", sh.tokens * whole * BF16, sh.tp_group), "B", "tp_comm")
+        else:
+            _linear(sh, tasks, params, sh.gemm((heads + 2 * kv) * m.head_dim, sh.h), linears=3)
         kv_width = 2 * kv * m.head_dim
     _linear(sh, tasks, params, sh.gemm(sh.h, heads * v_dim))
     s_q = sh.s // sh.cp

@@ -72,7 +72,7 @@ def _runs_null(entries: Mapping[str, Entry]) -> bool:
 def null_tokenizer_extra(recipe: Recipe) -> int:
     """The tokens past its `--vocab-size` the recipe's model has: the end-of-document token the null
     tokenizer of its Megatron-LM adds (``megatron.null_tokenizer_extra``); 0 under another tokenizer."""
-    return megatron.null_tokenizer_extra(_megatron_table(recipe)) if _runs_null(recipe.entries) else 0
+    return megatron.null_tokenizer_extra(megatron_table(recipe)) if _runs_null(recipe.entries) else 0
 
 
 class _Reader:
@@ -80,7 +80,7 @@ class _Reader:
         self.s = recipe.entries
         self.kind = recipe.kind
         self.version = recipe.version if recipe.kind == "megatron" else ""  # a Megatron-LM release, where known
-        self.megatron = _megatron_table(recipe)  # the Megatron-LM flag table the recipe's run parses with
+        self.megatron = megatron_table(recipe)  # the Megatron-LM flag table the recipe's run parses with
         self.problems: list[Diagnostic] = []
         self.refused: set[str] = set()  # settings already reported: not reported missing again
         self.notes: list[str] = []  # how a setting was read, said in the import's summary
@@ -214,7 +214,7 @@ class _Reader:
                                         help="keep the one the run means"))
 
 
-def _megatron_table(recipe: Recipe) -> str:
+def megatron_table(recipe: Recipe) -> str:
     """The Megatron-LM flag table a recipe's run parses its settings with: the release a Megatron-LM
     script names, the commit its Primus or Megatron-Bridge release pins, else the default release."""
     given = {"megatron": "megatron_version", "bridge": "bridge_version", "primus": "primus_version"}

@@ -9,12 +9,13 @@ from typing import Any
 import attrs
 
 from primus_lang.frameworks import bridge, megatron
+from primus_lang.ir import derived
 from primus_lang.ir.candidate import KNOBS, Candidate, Recompute
 from primus_lang.ir.model import Mamba, Mla, Model, Moe
 from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.site import carried_env
 from primus_lang.ir.text import literal
-from primus_lang.recipes.interpret import Imported
+from primus_lang.recipes.interpret import Imported, megatron_table
 
 _KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget", "strategy", "target", "assume",
                        "import", "model", "gpu", "cluster", "space", "site", "true", "false"})
@@ -95,12 +96,13 @@ def _neighbours(imp: Imported, model: dict[str, Any], gpus_per_node: int,
     left out the reason (what ``neighbour_notes`` says)."""
     c = imp.candidate
     heads, groups, layers = model["heads"], model["kv_heads"], model["num_layers"]
+    over = megatron.takes_tp_over_kv_heads(megatron_table(imp.recipe))
     why: dict[str, dict[int, str]] = {"tp": {}, "pp": {}, "mbs": {}}
     for t in (1, 2, 4, 8):
         if t > max(gpus_per_node, c.tp):
             continue  # TP stays inside a node: not a value to offer, nor to explain
         why["tp"][t] = (f"{heads} heads do not split over {t}" if heads % t else
-                        f"{groups} query groups do not split over {t}" if groups % t else
+                        f"{groups} query groups do not split over {t}" if not derived.kv_heads_split(groups, t, over) else
                         f"{world} GPUs do not split over {t}" if world % t else "")
     for p in (c.pp // 2, c.pp * 2):
         if p >= 1:

@@ -18,6 +18,9 @@ LLAMA = Model(
 )
 LLAMA_MHA = LLAMA.replace(name="llama_tiny_mha", kv_heads=4, tied_embeddings=True)
 LLAMA_4L = LLAMA.replace(name="llama_tiny_4l", num_layers=4)
+# one key/value head under TP 2: megatron-core (core_v0.16 on) gathers the QKV output and keeps one
+# group's heads on each rank (attention.py, "QKV activation sub-sharding")
+LLAMA_MQA = LLAMA.replace(name="llama_tiny_mqa", kv_heads=1)
 MOE = LLAMA.replace(
     name="moe_tiny", moe=Moe(num_experts=4, top_k=2, ffn_hidden=48, shared_experts=1, shared_ffn_hidden=32)
 )
@@ -105,6 +108,11 @@ TP2: list[Case] = [
      "activations"),
     ("params-moe-tp2-etp2", MOE, cand(tp=2), "params"),
     ("act-moe-tp2-sp", MOE, cand(tp=2, mbs=4, gbs=4), "activations"),
+    ("params-llama-mqa-tp2", LLAMA_MQA, cand(tp=2, sequence_parallel=False), "params"),
+    ("act-llama-mqa-tp2", LLAMA_MQA, cand(tp=2, sequence_parallel=False, mbs=4, gbs=4), "activations"),
+    ("act-llama-mqa-tp2-sp", LLAMA_MQA, cand(tp=2, sequence_parallel=True, mbs=4, gbs=4), "activations"),
+    ("act-llama-mqa-tp2-sp-selective", LLAMA_MQA, cand(tp=2, recompute=Recompute("selective"), mbs=4, gbs=4),
+     "activations"),
 ]
 
 # ETP 1 under TP 2: each rank routes its own sequence-parallel half and no ETP all-gather follows, so

@@ -157,3 +157,20 @@ def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the
     assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", "core_v0.19",
                  "--out", str(tmp_path / "new.prx")]) == 0
     assert load_space(tmp_path / "new.prx").model.vocab == 128256
+
+
+def test_tp_past_the_key_value_heads_is_offered_where_the_release_takes_it(tmp_path: Path) -> None:
+    """NVIDIA's Nemotron 3 Super recipe runs TP 8 over 2 key/value heads, which megatron-core takes from
+    Megatron-LM f7dfb99 (core_v0.16) on; the import refused it (a new user's trial of Bridge's scripts)."""
+    flags = (LLAMA3_8B.replace("--num-query-groups 8", "--num-query-groups 2")
+             + " --global-batch-size 128 --tokenizer-type NullTokenizer --vocab-size 128256")
+    tps = {}
+    for release in ("core_v0.15", "core_v0.16"):
+        script = tmp_path / "run.sh"
+        script.write_text(f"torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py {flags} --tensor-model-parallel-size 2\n")
+        out = tmp_path / f"{release}.prx"
+        assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", release, "--out", str(out)]) == 0
+        tps[release] = sorted({c.tp for c in legal_points(load_space(out))})
+    assert tps == {"core_v0.15": [1, 2], "core_v0.16": [1, 2, 4, 8]}
+    _out, _space, cand = imported(tmp_path, f"{flags} --tensor-model-parallel-size 8")  # at the default release
+    assert cand.tp == 8
