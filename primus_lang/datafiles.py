@@ -15,6 +15,7 @@ total. The caller names the diagnostic codes (``DataCodes``), since each command
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
 import json
@@ -112,13 +113,24 @@ def read_text(path: str | Path, codes: DataCodes, what: str) -> str:
     return text
 
 
+def _encoding(raw: IO[bytes]) -> str:
+    """How a log's bytes are text: UTF-16 where it starts with that byte-order mark (Windows PowerShell's
+    `kubectl logs ... > train.log` writes UTF-16LE with one), else UTF-8, a byte-order mark of its own
+    dropped."""
+    peek = getattr(raw, "peek", None)
+    head = peek(4)[:4] if peek is not None else b""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig"
+
+
 def read_lines(path: str | Path, unreadable: Code, too_large: Code, what: str) -> Iterator[str]:
     """The lines of a text file as they are read (undecodable bytes replaced), with their line ends,
     so a reader can tell a last line cut off mid-write; refused past ``MAX_LOG_BYTES``, so
     ``/dev/zero`` ends in a diagnostic instead of never."""
     name, read = str(path), 0
     try:
-        with open_input(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as f:
+        with open_input(path) as raw, io.TextIOWrapper(raw, encoding=_encoding(raw), errors="replace") as f:
             while line := f.readline(MAX_LINE):
                 read += len(line)
                 if read > MAX_LOG_BYTES:

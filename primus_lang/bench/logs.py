@@ -43,10 +43,13 @@ _SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII
 _NANS = re.compile(r"number of nan iterations:\s*([0-9]{1,18})", re.ASCII)
 _LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
 # Megatron's report_memory (megatron/training/utils/common_utils.py), printed by each data-parallel rank 0,
-# and Primus's device line (hip/rocm mem usage/free/total/usage_ratio: USEDGB/...)
+# and Primus's device lines (print_rank_last_patches.py): the printing rank's own (hip/rocm mem
+# usage/free/total/usage_ratio: USEDGB/...) and, on the iterations it samples ROCm SMI, the most any rank
+# used (`rank-K rocm max mem usage/usage_ratio: USEDGB/...`, an all-reduce over every rank)
 _MEMORY = re.compile(r"memory \(MB\) \| allocated: ([0-9.]{1,20}) \| max allocated: ([0-9.]{1,20}) \| "
                      r"reserved: ([0-9.]{1,20}) \| max reserved: ([0-9.]{1,20})")
 _DEVICE_USED = re.compile(r"(?:hip|rocm) mem usage/free/total/usage_ratio: ([0-9.]{1,20})GB/")
+_DEVICE_MAX = re.compile(r"rocm max mem usage/usage_ratio: ([0-9.]{1,20})GB/")
 _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
 # inside Megatron's `--- arguments ---` block any prefix may come first: Primus's logger ends its own with
 # `] :`, a collector's timestamp, `srun --label`'s `0: ` or torchrun's `[default0]:` theirs
@@ -147,12 +150,6 @@ class TrainingLog:
     def line_of(self, name: str) -> int:
         return dict(self.arg_lines).get(name, 0)
 
-    def step_time(self, skip: int = 1) -> float:
-        """Median step time after ``skip`` logged iterations of warm-up; ``ValueError`` when that
-        leaves none (a log of fewer iterations is no steady state to measure)."""
-        if not 0 <= skip < len(self.iterations):
-            raise ValueError(f"it logs {len(self.iterations)} iteration(s): skipping {skip} leaves none")
-        return float(statistics.median(i.seconds for i in self.iterations[skip:]))
 
 
 def bad_value(name: str, line: int, message: str, help: str) -> CompileError:
@@ -209,6 +206,9 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
             reserved = max(reserved, _real(memory.group(4), "max reserved (MB)", name, number, 1e9, 0.0) * 2**20)
         elif device is not None:
             used = max(used, _real(device.group(1), "the device memory used (GB)", name, number, 1e6, 0.0) * 2**30)
+            if (most := _DEVICE_MAX.search(line)) is not None:
+                used = max(used, _real(most.group(1), "the most device memory a rank used (GB)", name, number,
+                                       1e6, 0.0) * 2**30)
         it, elapsed = _ITER.search(line), _ELAPSED.search(line)
         if it and elapsed:
             step = _real(elapsed.group(1), "the elapsed time per iteration (ms)", name, number, _MAX_STEP_S * 1e3,

@@ -30,13 +30,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
     p.add_argument("--name", help="which space of the file (default: the only one)")
     add_oracle_arguments(p)
-    p.add_argument("--skip", type=natural, default=1, help="logged iterations to drop as warm-up (default 1)")
+    p.add_argument("--skip", type=natural, default=1, help="logged iterations to drop as warm-up, at the start and after each restart (default 1)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from primus_lang.bench import Offset, fit_offset, make_oracle, parse_log
+    import sys
+
+    from primus_lang.bench import Offset, fit_offset, make_oracle, parse_log, steady
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.lower import load_space
@@ -55,12 +57,15 @@ def run(args: argparse.Namespace) -> int:
         cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
-        try:
-            measured = log.step_time(args.skip)
-        except ValueError as err:
-            raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: {err}",
-                                          help="pass a longer log, or a smaller --skip")) from None
-        off = Offset(name, measured, proj.step_time)
+        # `learn`'s reading: a restart's first iterations are warm-up again, skipped and NaN ones left out
+        st = steady(log, args.skip)
+        if not st.kept:
+            raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: it logs {st.logged} iteration(s): skipping "
+                                          f"{args.skip} of each run or restart leaves none", notes=st.notes,
+                                          help="pass a longer log, or a smaller --skip"))
+        for note in st.notes:
+            print(f"note: `{name}`: {note}", file=sys.stderr)
+        off = Offset(name, st.seconds, proj.step_time)
         offsets.append(off)
         rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,
                      "projected_s": off.projected, "factor": off.factor})

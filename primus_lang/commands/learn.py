@@ -51,8 +51,8 @@ _CHECKED = ("tp", "pp", "vpp", "cp", "ep", "mbs", "gbs", "seq_len", "precision",
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "learn", help="refit the GPU profile from a shortlist campaign's logs and rank the shortlist by them",
-        description="Read the logs of a campaign written by `primusc plan --shortlist K` (Megatron-LM or Primus "
-        "format), refit the starting profile's efficiencies toward it, write a site profile and rank the shortlist "
+        description="Read the logs of a campaign written by `primusc plan --shortlist K` (Megatron-LM, Megatron-Bridge or "
+        "Primus logs), refit the starting profile's efficiencies toward it, write a site profile and rank the shortlist "
         "by measurement.")
     p.add_argument("campaign", help="the campaign folder (holding manifest.json)")
     p.add_argument("--space", default=None, help="the space's .prx file (default: the one the manifest records)")
@@ -164,6 +164,10 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
 
     label = f"job {job['index']} ({job['label']})"
     or_partial = "" if partial else ", or pass --partial"
+    if path.exists() and not path.is_file():
+        raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: `{path}` is not a file"
+                                      + (" but a folder" if path.is_dir() else ""),
+                                      help=f"put the job's training log at `{path}`"))
     if not path.is_file():
         raise CompileError(Diagnostic(CAMPAIGN_LOG_MISSING, f"{label}: no log at `{path}`",
                                       help=f"run the job ({_run_hint(driver, job['index'])})"
@@ -195,10 +199,13 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     # `name ... value` it has
     tp_arg = spelling.KNOBS["tp"]
     recipe_log, recipe_path = log, path
-    if log.arg(tp_arg) is None and first.is_file():
-        # an unreadable one loses only the recipe's check, not the measurement
+    peer = None  # rank 0's log where it is another file (a multi-node Kubernetes or local job's)
+    if first.is_file() and first.resolve() != path.resolve():
+        # an unreadable one loses only the recipe's check and its memory figures, not the measurement
         with contextlib.suppress(CompileError):
-            recipe_log, recipe_path = read_log(LogLines(first), str(first)), first
+            peer = read_log(LogLines(first), str(first))
+    if log.arg(tp_arg) is None and peer is not None:
+        recipe_log, recipe_path = peer, first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path), moe=space.model.is_moe)
     differ = [f"{k} {format_value(getattr(ran, k))} (the manifest: {format_value(getattr(cand, k))})" for k in _CHECKED
               if getattr(ran, k) != getattr(cand, k)]
@@ -218,7 +225,8 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     last = log.iterations[-1]
     # it ran to its end: every iteration it was to train, or Megatron's own planned exit (the launch's
     # exit before the scheduler's kill); what dies after that is teardown, not the recipe
-    finished = 0 < last.total <= last.index or lines.exited
+    all_done = 0 < last.total <= last.index
+    finished = all_done or lines.exited
     # an end named before the last iteration is one the run went on from (a requeue resumed it); rank 0's
     # log (a multi-node Kubernetes job's) holds no iteration line to place its end against, and tells more
     # than the printing pod's crash when its peer died of something it names
@@ -238,9 +246,17 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     trained = "every iteration" if 0 < last.total <= last.index else "to the exit its settings set"
     after = [f"`{where}` names an end after its last iteration, {stopped[0]}: {_quoted(stopped[1])}; the run had "
              f"trained {trained}, so it is measured"] if stopped is not None else []
+    # Megatron's own exit before the last iteration (the launch's --exit-duration-in-mins, set short of the
+    # scheduler's time limit): the steps it ran are real, the run shorter than planned
+    cut_short = [f"it stopped at iteration {last.index} of {last.total}, at the exit its settings set (Megatron's "
+                 "--exit-duration-in-mins, which the launch sets short of the job's time limit, or --exit-interval): measured "
+                 "on the iterations it ran"] \
+        if lines.exited and not all_done and last.total else []
     if st.kept < MIN_ITERATIONS:
         # a run that trained to its end was too short for the warm-up asked; one that stopped, stopped early
-        why = (f"the run trained to its end: lower --warmup (it leaves {st.kept} of {st.logged}), or run more "
+        why = (f"the run stopped at its exit duration after iteration {last.index} of {last.total}: give the job a "
+               "longer time limit (`--campaign-var time_limit=HH:MM:SS`), or lower --warmup" if cut_short else
+               f"the run trained to its end: lower --warmup (it leaves {st.kept} of {st.logged}), or run more "
                "iterations" if finished else "the job stopped early (memory, time limit, crash): read the end of its "
                "log, rerun it, or lower --warmup")
         raise CompileError(Diagnostic(
@@ -260,7 +276,23 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             f"more (median step {st.seconds:.3f} s over {st.kept} steady): killed without a word, or still running",
             notes=st.notes, help="not ranked: learn again once the job has ended, or rerun it"), "stopped early",
             st.seconds if st.kept else None)
-    return JobRun(st.seconds, st.notes + unchecked + tuple(after), st.spread, log.max_allocated, log.max_reserved)
+    # each data-parallel rank 0 prints its memory: under PP across nodes the stages print in their own nodes'
+    # logs, which a multi-node job saves beside its own (rank 0's; a local campaign's other nodes' too)
+    logs = [log, *([] if peer is None else [peer]), *_node_logs(path)]
+    return JobRun(st.seconds, st.notes + unchecked + tuple(after) + tuple(cut_short), st.spread,
+                  max(x.max_allocated for x in logs), max(x.max_reserved for x in logs))
+
+
+def _node_logs(path: Path) -> list[Any]:
+    """The other nodes' logs a local campaign saves beside a job's (``node<R>.log``), read for their memory
+    lines; one that cannot be read is left out."""
+    from primus_lang.bench import read_log
+
+    out = []
+    for node in sorted(path.parent.glob("node*.log")):
+        with contextlib.suppress(CompileError):
+            out.append(read_log(LogLines(node), str(node)))
+    return out
 
 
 def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, cluster: Any) -> tuple[float, float, int] | None:

@@ -22,7 +22,7 @@ def test_megatron_log_iterations_and_arguments() -> None:
     assert log.iterations[1].tflops_per_gpu == pytest.approx(244.2)
     assert log.iterations[1].gbs == 128
     # the first iteration is warm-up: median of 18.9126, 18.8741, 18.9050
-    assert log.step_time() == pytest.approx(18.9050)
+    assert steady(log, 1).seconds == pytest.approx(18.9050)
     cand = candidate_from_log(log, moe=False)
     assert (cand.tp, cand.pp, cand.mbs, cand.gbs, cand.seq_len) == (2, 1, 2, 128, 8192)
     assert cand.recompute == Recompute("selective") and cand.sharding == "dist_opt" and cand.precision == "bf16"
@@ -80,6 +80,29 @@ def test_calibrate_log_says_a_job_that_did_not_finish(tmp_path: Path, capsys: py
     assert "timed out after iteration 4 of 50" in err and "did not finish" in err
     assert main(["calibrate-log", str(MEGATRON), "--space", str(space)]) == 0
     assert "did not finish" not in capsys.readouterr().err
+
+
+def test_calibrate_log_reads_a_requeued_run_and_a_utf16_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Slurm appends a requeued job's output: each restart's first iterations are warm-up again, which
+    `calibrate-log` had counted as steady (`learn` did not). PowerShell's `kubectl logs > file` writes
+    UTF-16, which was read as holding no iteration lines."""
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    assert main(["calibrate-log", str(MEGATRON), "--space", str(space), "--json"]) == 0
+    clean = json.loads(capsys.readouterr().out)["runs"][0]["measured_s"]
+    lines = MEGATRON.read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
+    slow = lines[first].replace("elapsed time per iteration (ms): ", "elapsed time per iteration (ms): 9")
+    requeued = tmp_path / "requeued.log"
+    requeued.write_text("".join(lines[:first] + [slow] * 3 + lines[first:]))  # three attempts died at iteration 1
+    assert main(["calibrate-log", str(requeued), "--space", str(space), "--json"]) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["runs"][0]["measured_s"] == clean
+    assert "the run restarted" in got.err
+    utf16 = tmp_path / "utf16.log"
+    utf16.write_bytes(MEGATRON.read_text().replace("\n", "\r\n").encode("utf-16"))  # with its byte-order mark
+    assert main(["calibrate-log", str(utf16), "--space", str(space), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["measured_s"] == clean
 
 
 def test_calibrate_log_reads_an_interleaved_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,6 +297,15 @@ def test_the_devices_memory_in_use_is_not_read_as_the_allocators_reserved() -> N
     assert (log.max_allocated, log.max_reserved) == (int(80000.0 * 2**20), int(86630.4 * 2**20))
     alone = parse_log(lines[1] + "\n")  # the device's figure is all there is
     assert alone.max_reserved == int(94.70 * 2**30)
+
+
+def test_primus_most_used_over_ranks_is_read_beside_the_printing_ranks_own() -> None:
+    """Primus prints, on the iterations it samples ROCm SMI, the most any rank used (an all-reduce over the
+    ranks: under PP the first stage, not the printing last one); `learn` read only the printing rank's."""
+    line = (" iteration        2/      20 | elapsed time per iteration (ms): 510.0 | hip mem usage/free/total/"
+            "usage_ratio: 120.12GB/135.88GB/256.00GB/46.92% | rocm mem usage/free/total/usage_ratio: "
+            "121.00GB/135.00GB/256.00GB/47.27% | rank-0 rocm max mem usage/usage_ratio: 201.50GB/78.71% |")
+    assert parse_log(line + "\n").max_reserved == int(201.50 * 2**30)
 
 
 def test_the_cross_entropy_kernel_is_read_from_the_arguments() -> None:

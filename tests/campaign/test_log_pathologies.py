@@ -265,6 +265,34 @@ def test_learn_sets_the_measured_memory_against_the_account(
     assert len(said) == 1 and "40.0 GiB allocated (45.0 GiB reserved)" in said[0] and "on this cluster" in said[0]
 
 
+def test_the_memory_of_rank_zeros_log_is_read_beside_the_printing_pods(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each data-parallel rank 0 prints its memory, so under PP across pods the first stage prints in
+    rank 0's log: `learn` read only the last pod's and set the account against the lighter stage."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"])
+    memory = ("[Rank {r}] (after 5 iterations) memory (MB) | allocated: 20000.00 | max allocated: {mb:.2f} | "
+              "reserved: 45000.00 | max reserved: {mb:.2f}\n")
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 31)], memory.format(r=56, mb=30720))})
+    (copy / "job-0" / "rank0.log").write_text(head + memory.format(r=0, mb=61440))
+    assert main(["learn", str(copy), "--json"]) == 0
+    said = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("job 0: the memory account")]
+    assert len(said) == 1 and "60.0 GiB allocated" in said[0]
+    # a local campaign saves the other nodes' logs too: a middle stage's is read as well
+    (copy / "job-0" / "node3.log").write_text(memory.format(r=24, mb=71680))
+    assert main(["learn", str(copy), "--json", "--force"]) == 0
+    said = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("job 0: the memory account")]
+    assert "70.0 GiB allocated" in said[0]
+
+
+def test_a_folder_in_place_of_a_log_is_said_to_be_one(campaign: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    copy = fill(campaign, tmp_path, {1: None})
+    (copy / "job-1" / "train.log").mkdir()
+    err = " ".join(code_of(capsys, str(copy)).split())
+    assert "P6020" in err and "job-1/train.log` is not a file but a folder" in err and "no log at" not in err
+
+
 def test_rank_zeros_log_says_what_ran_where_another_pod_printed_the_iterations(
         campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A multi-node Kubernetes campaign saves the last rank's pod log (the iterations) and rank 0's
@@ -447,6 +475,14 @@ def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, t
     result = json.loads(capsys.readouterr().out)
     assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory"}
     assert sorted(r["index"] for r in result["ranked"] if r["measured"]) == [1, 2]
+    # measured, and said to be cut short by its exit (a trial found it ranked without a word)
+    assert any("stopped at iteration 20 of 30, at the exit its settings set" in n for n in result["notes"])
+    # the same exit after 7 iterations leaves too few steady ones: a longer time limit, not more iterations
+    (copy / "job-1" / "train.log").write_text(log(short[:7], heads[1]) + "[2026-12-05 10:00:00] exiting program "
+                                              "after 54.1 minutes\n")
+    err = " ".join(code_of(capsys, str(copy), "--force").split())
+    assert "stopped at its exit duration after iteration 7 of 30: give the job a longer time limit" in err
+    assert "trained to its end" not in err
 
 
 def test_a_warm_up_longer_than_a_finished_run_says_to_lower_it(campaign: Path, tmp_path: Path,
