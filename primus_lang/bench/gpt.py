@@ -47,11 +47,11 @@ def _modules() -> Any:
             super().__init__()
             self.heads, self.kv_heads = derived.heads_per_rank(m.heads, tp), derived.heads_per_rank(m.kv_heads, tp)
             self.head_dim, self.rope, self.selective = m.head_dim, m.position == "rope", selective
+            self.tp, self.gathered, self.group = tp, bool(derived.qkv_gathered(m.kv_heads, tp)), m.heads // m.kv_heads
             self.activation, self.gated = m.activation, m.gated
             ffn = m.ffn_hidden // tp
             self.norm1, self.norm2 = Norm(m.norm, m.hidden), Norm(m.norm, m.hidden)
-            qkv = (self.heads + 2 * self.kv_heads) * m.head_dim
-            self.qkv = nn.Linear(m.hidden, qkv, bias=m.bias)
+            self.qkv = nn.Linear(m.hidden, qkv_width(m, tp), bias=m.bias)
             self.proj = nn.Linear(self.heads * m.head_dim, m.hidden, bias=m.bias)
             self.fc1 = nn.Linear(m.hidden, ffn * (2 if self.gated else 1), bias=m.bias)
             self.fc2 = nn.Linear(ffn, m.hidden, bias=m.bias)
@@ -65,9 +65,15 @@ def _modules() -> Any:
         def forward(self, x: Any) -> Any:
             b, s, _ = x.shape
             qkv = self.qkv(self.norm1(x))
-            q, k, v = qkv.split(
-                (self.heads * self.head_dim, self.kv_heads * self.head_dim, self.kv_heads * self.head_dim), dim=-1
-            )
+            d = self.head_dim
+            if self.gathered:
+                # every rank's share of the q|k|v groups gathered whole (a copy here, TP's all-gather in a
+                # run), of which the rank keeps one group and its own query heads (megatron-core's layout)
+                group = t.cat([qkv] * self.tp, dim=-1)[..., : (self.group + 2) * d]
+                q, k, v = group.split((self.group * d, d, d), dim=-1)
+                q = q[..., : self.heads * d]
+            else:
+                q, k, v = qkv.split((self.heads * d, self.kv_heads * d, self.kv_heads * d), dim=-1)
             q = q.view(b, s, self.heads, self.head_dim).transpose(1, 2)
             k = k.view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
             v = v.view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
@@ -135,13 +141,23 @@ def build_gpt(
     return net.to(dtype=dtype)
 
 
+def qkv_width(model: Model, tp: int) -> int:
+    """The fused QKV projection's output on one TP rank: its heads' q, k and v, or, past TP = kv_heads,
+    a TP-th of every head's (``derived.qkv_gathered``)."""
+    if derived.qkv_gathered(model.kv_heads, tp):
+        return int((model.heads + 2 * model.kv_heads) * model.head_dim // tp)
+    heads, kv = derived.heads_per_rank(model.heads, tp), derived.heads_per_rank(model.kv_heads, tp)
+    return int((heads + 2 * kv) * model.head_dim)
+
+
 def layer_params(model: Model, tp: int = 1) -> int:
     """Parameters of one layer slice as built here (cross-checked against ``build_layer`` in tests)."""
-    heads, kv = derived.heads_per_rank(model.heads, tp), derived.heads_per_rank(model.kv_heads, tp)
+    heads = derived.heads_per_rank(model.heads, tp)
     ffn = model.ffn_hidden // tp
     h, d = model.hidden, model.head_dim
     norms = 2 * h * (2 if model.norm == "layernorm" else 1)
-    qkv = h * (heads + 2 * kv) * d + ((model.bias and (heads + 2 * kv) * d) or 0)
+    width = qkv_width(model, tp)
+    qkv = h * width + ((model.bias and width) or 0)
     proj = heads * d * h + ((model.bias and h) or 0)
     up = ffn * (2 if model.gated else 1)
     mlp = h * up + ((model.bias and up) or 0) + ffn * h + ((model.bias and h) or 0)

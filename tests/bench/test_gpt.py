@@ -13,7 +13,7 @@ LLAMA_LIKE = Model(
 
 
 @pytest.mark.parametrize("model", [TINY_GPT, LLAMA_LIKE, TINY_GPT.replace(bias=True)])
-@pytest.mark.parametrize("tp", [1, 2])
+@pytest.mark.parametrize("tp", [1, 2, 4])  # LLAMA_LIKE at TP 4: past its 2 key/value heads, the QKV gathered
 def test_closed_form_parameter_counts_match_the_built_modules(model: Model, tp: int) -> None:
     import torch
 
@@ -21,6 +21,22 @@ def test_closed_form_parameter_counts_match_the_built_modules(model: Model, tp: 
     assert sum(p.numel() for p in layer.parameters()) == layer_params(model, tp)
     net = build_gpt(model, 2, torch.float32, "cpu", tp=tp)
     assert sum(p.numel() for p in net.parameters()) == model_params(model, 2, tp)
+
+
+def test_past_the_key_value_heads_a_rank_attends_with_its_own_query_heads_and_one_kv_head() -> None:
+    import torch
+
+    layer = build_layer(LLAMA_LIKE, 4, False, torch.float32, "cpu")
+    assert layer.qkv.out_features == (8 + 2 * 2) * 8 // 4  # a TP-th of every head's q, k and v
+    seen = []
+
+    def core(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        seen.append((q.shape, k.shape, v.shape))
+        return q
+
+    layer.core = core
+    layer(torch.zeros(2, 16, LLAMA_LIKE.hidden))
+    assert seen == [((2, 2, 16, 8), (2, 1, 16, 8), (2, 1, 16, 8))]  # heads/TP = 2 query heads, 1 kv head
 
 
 def test_reduced_gpt_trains_with_every_recompute_mode() -> None:
