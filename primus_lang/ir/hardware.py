@@ -186,6 +186,9 @@ class Gpu:
     peak_fp8: float = field(default=0.0, metadata=q(Kind.FLOPS, "dense FP8 peak (0: no FP8)"))
     peak_fp4: float = field(default=0.0, metadata=q(Kind.FLOPS, "dense FP4 peak (0: no FP4)"))
     scale_up_domain: int = field(default=8, metadata=q(Kind.COUNT, "GPUs sharing the scale-up fabric"))
+    scale_up_spans_nodes: bool = field(default=False, metadata=q(
+        Kind.FLAG, "the scale-up fabric joins GPUs of several nodes (an NVL72 rack of 4-GPU trays); otherwise "
+        "it ends at the node, so a node of fewer GPUs than `scale_up_domain` is a domain of its own"))
     scale_up_topology: str = field(
         default="switch", metadata=q(Kind.ENUM, "switched (NVSwitch) or full mesh (xGMI)", ("switch", "mesh"))
     )
@@ -265,8 +268,12 @@ class Cluster:
 
     @property
     def domain(self) -> int:
-        """GPUs that talk over the scale-up fabric (at least a node, at most the world)."""
+        """GPUs that talk over the scale-up fabric (at least a node, at most the world): the cluster's
+        ``scale_up_domain`` where it sets one, else the GPU's, which ends at the node unless the fabric
+        spans nodes (an 8-GPU board's NVLink does not reach a second node of 4)."""
         size = self.scale_up_domain or self.gpu.scale_up_domain
+        if not self.scale_up_domain and not self.gpu.scale_up_spans_nodes:
+            size = min(size, self.gpus_per_node)
         return max(self.gpus_per_node, min(size, self.world))
 
     @property

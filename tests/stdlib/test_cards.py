@@ -165,6 +165,20 @@ def test_clusters() -> None:
     assert clusters["b300_x8"].nic_bandwidth_per_gpu == 100e9
 
 
+def test_an_eight_gpu_boards_nvlink_ends_at_a_node_of_four() -> None:
+    """An H100 board's NVLink joins the 8 GPUs of a node: a cluster of 4-GPU nodes talks across them over
+    the NICs (a trial found 2 x 4 projected as one 8-GPU domain), where an NVL72 rack's trays of 4 share
+    one; a cluster that states its domain keeps it."""
+    import attrs
+
+    clusters = {c.name: c for p in programs("clusters") for c in p.clusters}
+    h100, gb200 = clusters["h100_x8"], clusters["gb200_nvl72"]
+    assert attrs.evolve(h100, nodes=2, gpus_per_node=4).domain == 4
+    assert attrs.evolve(h100, nodes=2, gpus_per_node=4, scale_up_domain=8).domain == 8
+    assert attrs.evolve(gb200, nodes=2).domain == 8 and gb200.gpu.scale_up_spans_nodes
+    assert h100.domain == 8 and not h100.gpu.scale_up_spans_nodes
+
+
 def test_examples_load_one_space_each() -> None:
     for path in sorted(data_dir("examples").glob("*.prx")):
         program = lower.load_program(Path(path))
