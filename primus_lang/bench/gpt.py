@@ -145,7 +145,7 @@ def qkv_width(model: Model, tp: int) -> int:
     """The fused QKV projection's output on one TP rank: its heads' q, k and v, or, past TP = kv_heads,
     a TP-th of every head's (``derived.qkv_gathered``)."""
     if derived.qkv_gathered(model.kv_heads, tp):
-        return int((model.heads + 2 * model.kv_heads) * model.head_dim // tp)
+        return int(derived.qkv_width(model.heads, model.kv_heads, model.head_dim, tp))
     heads, kv = derived.heads_per_rank(model.heads, tp), derived.heads_per_rank(model.kv_heads, tp)
     return int((heads + 2 * kv) * model.head_dim)
 

@@ -171,17 +171,21 @@ def _release_problem(f: Env, s: Space) -> tuple[str, str]:
 
 
 def _query_groups_problem(f: Env, s: Space) -> tuple[str, str]:
-    kv, tp, at = int(f["kv_heads"]), int(f["tp"]), _megatron_of(s)
-    if megatron.takes_tp_over_kv_heads(at):
-        multiples = [m for m in range(2 * kv, 65, kv) if int(f["heads"]) % m == 0][:4]
-        return (f"{kv} key/value heads (query groups) and TP {tp}: neither divides the other "
-                "(query-groups-divisibility)",
-                f"use a TP among {_divisors(kv)}" + (f" or a multiple of {kv}: {', '.join(map(str, multiples))}"
-                                                        if multiples else ""))
-    return (f"{kv} key/value heads (query groups) are not divisible by TP {tp} (query-groups-divisibility)",
-            f"use a TP among {_divisors(kv)}" + (f", or launch a Megatron-LM that takes TP {tp} over {kv} groups "
-                                                   f"(`assume megatron_version = core_v0.16` or later)"
-                                                   if tp % kv == 0 else ""))
+    kv, tp, heads = int(f["kv_heads"]), int(f["tp"]), int(f["heads"])
+    whole = (heads + 2 * kv) * s.model.head_dim
+    groups = f"{kv} key/value head{'s' if kv != 1 else ''} (query group{'s' if kv != 1 else ''})"
+    if not megatron.takes_tp_over_kv_heads(_megatron_of(s)):
+        return (f"{groups} {'are' if kv != 1 else 'is'} not divisible by TP {tp} (query-groups-divisibility)",
+                f"use a TP among {_divisors(kv)}" + (f", or launch a Megatron-LM that takes TP {tp} over them "
+                                                   '(core_v0.16 or later: `assume megatron_version = "core_v0.16"`)'
+                                                   if tp % kv == 0 and whole % tp == 0 else ""))
+    multiples = [m for m in range(2 * kv, 65, kv) if heads % m == 0 and whole % m == 0][:4]
+    hint = f"use a TP among {_divisors(kv)}" + (f" or a multiple of {kv}: {', '.join(map(str, multiples))}"
+                                                   if multiples else "")
+    if tp % kv == 0:
+        return (f"TP {tp} is a multiple of the {groups} but does not divide the QKV projection's {whole:,} "
+                "columns, which megatron-core splits evenly over TP (query-groups-divisibility)", hint)
+    return f"{groups} and TP {tp}: neither divides the other (query-groups-divisibility)", hint
 
 
 def _divisors(n: int, limit: int = 0) -> str:
@@ -459,7 +463,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         L.QUERY_GROUPS_TP,
         ("tp",),
-        lambda f, s: derived.kv_heads_split(f["kv_heads"], f["tp"], megatron.takes_tp_over_kv_heads(_megatron_of(s))),
+        lambda f, s: derived.kv_heads_split(f["heads"], f["kv_heads"], s.model.head_dim, f["tp"],
+                                            megatron.takes_tp_over_kv_heads(_megatron_of(s))),
         lambda f, s: _query_groups_problem(f, s),
     ),
     Rule(
@@ -810,7 +815,7 @@ RULES: tuple[Rule, ...] = (
             f"cuda_graph full on the MoE model `{s.model.name}` with {_full_moe_problem(f, s)}: a dropless MoE "
             "layer copies its token counts to the host, which no graph can hold (cuda-graph-full-moe)",
             "use `attn_moe_router`, or `moe_dispatcher = flex` on NVIDIA GPUs with a Megatron-LM that has "
-            f"{megatron.RANK_BUDGET_FLAG} (`target bridge`, or `assume megatron_version = core_v0.18` or later)",
+            f"{megatron.RANK_BUDGET_FLAG} (`target bridge`, or `assume megatron_version = \"core_v0.18\"` or later)",
         ),
     ),
     Rule(

@@ -290,7 +290,7 @@ CUDA_GRAPH_FULL_MOE = register(
     "--moe-expert-rank-capacity-factor 1.5 (core_v0.18 on; a rank's tokens past 1.5 times the even share\n"
     "are dropped). primusc's launch of `cuda_graph = full` on a MoE does the same, so it needs\n"
     "`moe_dispatcher = flex` on NVIDIA GPUs and a Megatron-LM that has the flag: `target bridge`, or\n"
-    "`assume megatron_version = core_v0.18` or later. Elsewhere use `attn_moe_router` (attention and\n"
+    "`assume megatron_version = \"core_v0.18\"` or later. Elsewhere use `attn_moe_router` (attention and\n"
     "router graphs per layer) or no graph.",
 )
 FP4_NEEDS_NVFP4 = register(

@@ -123,10 +123,19 @@ def qkv_gathered(kv_heads: Num, tp: Num) -> Num:
     return kv_heads < tp
 
 
-def kv_heads_split(kv_heads: Num, tp: Num, over: bool | Num) -> Num:
+def qkv_width(heads: Num, kv_heads: Num, head_dim: Num, tp: Num) -> Num:
+    """The fused QKV projection's output columns on one TP rank: a TP-th of every head's q, k and v, as
+    megatron-core's column-parallel linear splits them (by heads where TP divides the key/value heads,
+    past them as well, ``qkv_gathered``)."""
+    return (heads + 2 * kv_heads) * head_dim // tp
+
+
+def kv_heads_split(heads: Num, kv_heads: Num, head_dim: Num, tp: Num, over: bool | Num) -> Num:
     """Whether TP can split the key/value heads: TP divides them, or (``over``: a Megatron-LM that takes
-    it, ``frameworks.megatron.takes_tp_over_kv_heads``) is a multiple of them."""
-    return (kv_heads % tp == 0) | (over & (tp % kv_heads == 0))
+    it, ``frameworks.megatron.takes_tp_over_kv_heads``) is a multiple of them that also divides the QKV
+    projection's columns, which its column-parallel linear splits evenly or asserts (``divide``)."""
+    whole = (heads + 2 * kv_heads) * head_dim
+    return (kv_heads % tp == 0) | (over & (tp % kv_heads == 0) & (whole % tp == 0))
 
 
 def virtual_stages(schedule: Num, vpp: Num) -> Num:

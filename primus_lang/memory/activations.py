@@ -128,16 +128,18 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
         dv = m.v_head_dim
     else:
         dh = model.head_dim
-        gqa = model.heads != model.kv_heads
+        # a rank expands k and v where it holds more query heads than key/value ones: not past TP = kv_heads
+        # with TP = heads, one query head over its one key/value head
+        grouped = model.heads != model.kv_heads
+        gqa = d.a != d.g
         # past TP = kv_heads the rank's q|k|v are views of the QKV output gathered whole (all heads)
-        mixed = where(derived.qkv_gathered(model.kv_heads, k.tp), 2 * d.T * (model.heads + 2 * model.kv_heads) * dh,
-                      2 * d.T * (d.a + 2 * d.g) * dh)
+        mixed = where(derived.qkv_gathered(model.kv_heads, k.tp),
+                      2 * d.T * derived.qkv_width(model.heads, model.kv_heads, dh, 1), 2 * d.T * (d.a + 2 * d.g) * dh)
         boundary = logical_and(unfused, logical_not(selective))
         boundary = logical_not(boundary)  # q, k, v saved as they enter core attention
         # Inside the local core attention GQA expands k and v to every head (repeat_interleave), so
         # the expanded copies are saved instead; the fused QKV output stays alive while a view of it is.
-        uses_mixed_inside = (not rope) or (not gqa)
-        saved_mixed = where(boundary, mixed, mixed if uses_mixed_inside else 0)
+        saved_mixed = where(boundary, mixed, mixed if not rope else where(gqa, 0, mixed))
         # A flash kernel that saves its own inputs (no core_attn checkpoint) gets RoPE's new q and k
         # and v as a strided view of the fused buffer, a layout Transformer Engine does not take:
         # its get_qkv_layout makes all three contiguous, so v is saved as a copy of its g heads and
@@ -147,14 +149,14 @@ def attention_items(model: Model, k: Knobs, d: Dims, mlp_input: bool = True) -> 
         out.append(Item("qkv output (fused q|k|v)", "2·T·(a+2g)·dh (all heads gathered where TP > kv_heads)", where(kernel_copies, 0, saved_mixed)))
         if rope:
             out.append(Item("q after rope", "2·T·a·dh", 2 * d.T * d.a * dh))
-            k_inside = 2 * d.T * d.a * dh if gqa else 2 * d.T * d.g * dh
-            out.append(Item("k after rope", "2·T·g·dh", where(boundary, 2 * d.T * d.g * dh, 0 if gqa else k_inside)))
+            out.append(Item("k after rope", "2·T·g·dh", where(boundary, 2 * d.T * d.g * dh, where(gqa, 0, 2 * d.T * d.g * dh))))
             out.append(Item(V_COPY, "2·T·g·dh",
                             _if(kernel_copies, 2 * d.T * d.g * dh)))
             out.append(Item("rope cos/sin (unfused rope)", "2·s·dh", _if(unfused, 2 * d.s * dh), 4))
-        if gqa:
-            out.append(Item("k expanded to all heads (GQA)", "2·T·a·dh", _if(logical_not(boundary), 2 * d.T * d.a * dh)))
-            out.append(Item("v expanded to all heads (GQA)", "2·T·a·dh", _if(logical_not(boundary), 2 * d.T * d.a * dh)))
+        if grouped:
+            expanded = _if(logical_and(logical_not(boundary), gqa), 2 * d.T * d.a * dh)
+            out.append(Item("k expanded to all heads (GQA)", "2·T·a·dh", expanded))
+            out.append(Item("v expanded to all heads (GQA)", "2·T·a·dh", expanded))
         dv = dh
     scores = logical_and(unfused, logical_not(selective))
     a_s2b = d.a * d.s * d.s * d.b

@@ -65,7 +65,7 @@ def attention_tensors(model: Model, tp: int) -> list[Tensor]:
         out += _norm(model, "self_attention.kv_layernorm", m.kv_lora_rank)
         return out
     dh = model.head_dim
-    qkv = (a + 2 * model.kv_heads) * dh // tp
+    qkv = derived.qkv_width(a, model.kv_heads, dh, tp)
     out += _linear(model, "self_attention.linear_proj", h, a * dh // tp, h)
     # --add-qkv-bias: linear_qkv alone has a bias (attention.py: add_bias_linear or add_qkv_bias)
     out += _linear(model, "self_attention.linear_qkv", qkv, h, qkv, bias=model.bias or model.qkv_bias)

@@ -269,8 +269,9 @@ def _attention(sh: _Shapes, tasks: _Tasks, params: list[int]) -> None:
             # past TP = kv_heads the QKV output is split over TP as ever, then gathered whole for each rank
             # to keep its group's heads (one key/value head, heads/TP query heads); the gather's backward
             # reduce-scatters the gradient. Nothing overlaps either.
-            whole = (m.heads + 2 * m.kv_heads) * m.head_dim
-            _linear(sh, tasks, params, sh.gemm(whole // sh.tp, sh.h), linears=3)
+            whole = derived.qkv_width(m.heads, m.kv_heads, m.head_dim, 1)
+            _linear(sh, tasks, params, sh.gemm(derived.qkv_width(m.heads, m.kv_heads, m.head_dim, sh.tp), sh.h),
+                    linears=3)
             tasks.add(Collective("all_gather", sh.tokens * whole * BF16, sh.tp_group), "F", "tp_comm")
             tasks.add(Collective("reduce_scatter", sh.tokens * whole * BF16, sh.tp_group), "B", "tp_comm")
         else:
@@ -338,7 +339,7 @@ def _elementwise(sh: _Shapes, tasks: _Tasks, ffn_width: int, norms: int = 2, rop
     norm-and-residual pairs: a transformer layer has two, a hybrid model's layer one)."""
     t_sp, t, h = sh.tokens_sp, sh.tokens, sh.h
     m = sh.model
-    rope_width = (m.heads + 2 * m.kv_heads) * m.head_dim // sh.tp if m.position == "rope" and rope else 0
+    rope_width = derived.qkv_width(m.heads, m.kv_heads, m.head_dim, sh.tp) if m.position == "rope" and rope else 0
     act = 3 if m.gated else 2
     fwd = norms * (2 * t_sp * h * BF16) + norms * (3 * t_sp * h * BF16) + 2 * t * rope_width * BF16 + act * t * ffn_width * BF16
     # the norms, residual adds, RoPE and the activation; their backwards

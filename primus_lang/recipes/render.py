@@ -102,7 +102,8 @@ def _neighbours(imp: Imported, model: dict[str, Any], gpus_per_node: int,
         if t > max(gpus_per_node, c.tp):
             continue  # TP stays inside a node: not a value to offer, nor to explain
         why["tp"][t] = (f"{heads} heads do not split over {t}" if heads % t else
-                        f"{groups} query groups do not split over {t}" if not derived.kv_heads_split(groups, t, over) else
+                        f"{groups} query groups do not split over {t}" if not derived.kv_heads_split(
+                            heads, groups, model.get("head_dim") or model["hidden"] // heads, t, over) else
                         f"{world} GPUs do not split over {t}" if world % t else "")
     for p in (c.pp // 2, c.pp * 2):
         if p >= 1:

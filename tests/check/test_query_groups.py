@@ -54,7 +54,23 @@ def test_the_refusal_says_which_release_takes_it() -> None:
     three = attrs.evolve(_space(), model=GQA2.replace(heads=24, kv_heads=8))
     [v] = [v for v in legality(three, Candidate(tp=3, gbs=256)) if v.code == "P4004"]
     assert "8 key/value heads (query groups) and TP 3: neither divides the other" in v.message
-    assert v.help == "use a TP among 1, 2, 4, 8 or a multiple of 8: 24"
+    # 24 is a multiple of 8 dividing the heads, but not the QKV projection's (24 + 2·8)·128 columns
+    assert v.help == "use a TP among 1, 2, 4, 8"
+
+
+def test_a_multiple_of_the_groups_must_split_the_qkv_projection_evenly() -> None:
+    """megatron-core's column-parallel linear asserts that TP divides its output (``divide``): 48 heads and
+    2 key/value heads of 128 channels are 6,656 columns, which TP 6 does not divide (a review's find)."""
+    space = attrs.evolve(_space(), model=GQA2.replace(heads=48, kv_heads=2))
+    [v] = [v for v in legality(space, Candidate(tp=6, gbs=256)) if v.code == "P4004"]
+    assert "TP 6 is a multiple of the 2 key/value heads (query groups) but does not divide the QKV projection's " \
+           "6,656 columns" in v.message
+    assert v.help == "use a TP among 1, 2 or a multiple of 2: 4, 8, 16"
+    assert not [v for v in legality(space, Candidate(tp=8, gbs=256)) if v.code == "P4004"]
+    one = attrs.evolve(_space('assume megatron_version = "core_v0.15"'), model=GQA2.replace(kv_heads=1))
+    [v] = [v for v in legality(one, Candidate(tp=2, gbs=256)) if v.code == "P4004"]
+    assert v.message.startswith("1 key/value head (query group) is not divisible by TP 2")
+    assert 'assume megatron_version = "core_v0.16"' in v.help
 
 
 def _attention_ops(tp: int) -> tuple[list[Gemm], list[tuple[str, str, int]]]:

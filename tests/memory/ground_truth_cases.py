@@ -21,6 +21,9 @@ LLAMA_4L = LLAMA.replace(name="llama_tiny_4l", num_layers=4)
 # one key/value head under TP 2: megatron-core (core_v0.16 on) gathers the QKV output and keeps one
 # group's heads on each rank (attention.py, "QKV activation sub-sharding")
 LLAMA_MQA = LLAMA.replace(name="llama_tiny_mqa", kv_heads=1)
+# and with as many query heads as TP: one query head over one key/value head a rank, which the local
+# core attention does not expand (no repeat_interleave), so v stays a view of the gathered output
+LLAMA_H2 = LLAMA.replace(name="llama_tiny_h2", heads=2, kv_heads=1, head_dim=32)
 MOE = LLAMA.replace(
     name="moe_tiny", moe=Moe(num_experts=4, top_k=2, ffn_hidden=48, shared_experts=1, shared_ffn_hidden=32)
 )
@@ -113,6 +116,9 @@ TP2: list[Case] = [
     ("act-llama-mqa-tp2-sp", LLAMA_MQA, cand(tp=2, sequence_parallel=True, mbs=4, gbs=4), "activations"),
     ("act-llama-mqa-tp2-sp-selective", LLAMA_MQA, cand(tp=2, recompute=Recompute("selective"), mbs=4, gbs=4),
      "activations"),
+    # 8 sequences: one head a rank, and megatron-core's local softmax kernel wants b·heads a multiple of 8
+    ("act-llama-h2-tp2", LLAMA_H2, cand(tp=2, sequence_parallel=False, mbs=8, gbs=8), "activations"),
+    ("act-llama-h2-tp2-sp", LLAMA_H2, cand(tp=2, sequence_parallel=True, mbs=8, gbs=8), "activations"),
 ]
 
 # ETP 1 under TP 2: each rank routes its own sequence-parallel half and no ETP all-gather follows, so
