@@ -118,9 +118,14 @@ def _encoding(raw: IO[bytes]) -> str:
     `kubectl logs ... > train.log` writes UTF-16LE with one), else UTF-8, a byte-order mark of its own
     dropped."""
     peek = getattr(raw, "peek", None)
-    head = peek(4)[:4] if peek is not None else b""
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
+    head = peek(64)[:64] if peek is not None else b""
+    for bom, high in ((codecs.BOM_UTF16_LE, 1), (codecs.BOM_UTF16_BE, 0)):
+        body = head[len(bom):]
+        # a log's text is mostly ASCII, whose high bytes are 0 in UTF-16: two bytes of garbage that happen to
+        # be a byte-order mark (a hostile test's) are not taken for one
+        highs = body[high::2]
+        if head.startswith(bom) and highs and highs.count(0) * 2 >= len(highs):
+            return "utf-16"
     return "utf-8-sig"
 
 

@@ -151,7 +151,6 @@ class TrainingLog:
         return dict(self.arg_lines).get(name, 0)
 
 
-
 def bad_value(name: str, line: int, message: str, help: str) -> CompileError:
     span = Span(name, line, 1, line, 2) if line else None
     return CompileError(Diagnostic(LOG_VALUE, message, span=span, help=help))

@@ -60,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
         # `learn`'s reading: a restart's first iterations are warm-up again, skipped and NaN ones left out
         st = steady(log, args.skip)
         if not st.kept:
-            raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: it logs {st.logged} iteration(s): skipping "
-                                          f"{args.skip} of each run or restart leaves none", notes=st.notes,
+            raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: no steady iteration among the {st.logged} "
+                                          f"it logs, after {args.skip} of warm-up per run or restart and those with "
+                                          "skipped or NaN iterations", notes=st.notes,
                                           help="pass a longer log, or a smaller --skip"))
         for note in st.notes:
             print(f"note: `{name}`: {note}", file=sys.stderr)

@@ -200,10 +200,16 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     tp_arg = spelling.KNOBS["tp"]
     recipe_log, recipe_path = log, path
     peer = None  # rank 0's log where it is another file (a multi-node Kubernetes or local job's)
+    peer_exited = False  # Megatron's planned exit is printed by rank 0 alone (print_datetime: print_rank_0)
+    peer_notes: tuple[str, ...] = ()
     if first.is_file() and first.resolve() != path.resolve():
         # an unreadable one loses only the recipe's check and its memory figures, not the measurement
         with contextlib.suppress(CompileError):
-            peer = read_log(LogLines(first), str(first))
+            peer_lines = LogLines(first)
+            peer = read_log(peer_lines, str(first))
+            peer_exited = peer_lines.exited
+    elif first.exists() and first.resolve() != path.resolve():
+        peer_notes = (f"`{first}` is not a file: rank 0's log was not read",)
     if log.arg(tp_arg) is None and peer is not None:
         recipe_log, recipe_path = peer, first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path), moe=space.model.is_moe)
@@ -226,7 +232,8 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     # it ran to its end: every iteration it was to train, or Megatron's own planned exit (the launch's
     # exit before the scheduler's kill); what dies after that is teardown, not the recipe
     all_done = 0 < last.total <= last.index
-    finished = all_done or lines.exited
+    exited = lines.exited or peer_exited
+    finished = all_done or exited
     # an end named before the last iteration is one the run went on from (a requeue resumed it); rank 0's
     # log (a multi-node Kubernetes job's) holds no iteration line to place its end against, and tells more
     # than the printing pod's crash when its peer died of something it names
@@ -251,11 +258,12 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     cut_short = [f"it stopped at iteration {last.index} of {last.total}, at the exit its settings set (Megatron's "
                  "--exit-duration-in-mins, which the launch sets short of the job's time limit, or --exit-interval): measured "
                  "on the iterations it ran"] \
-        if lines.exited and not all_done and last.total else []
+        if exited and not all_done and last.total else []
     if st.kept < MIN_ITERATIONS:
         # a run that trained to its end was too short for the warm-up asked; one that stopped, stopped early
-        why = (f"the run stopped at its exit duration after iteration {last.index} of {last.total}: give the job a "
-               "longer time limit (`--campaign-var time_limit=HH:MM:SS`), or lower --warmup" if cut_short else
+        why = (f"the run stopped at the exit its settings set (--exit-duration-in-mins or --exit-interval) after "
+               f"iteration {last.index} of {last.total}: give the job a longer time limit "
+               "(`--campaign-var time_limit=HH:MM:SS`), or lower --warmup" if cut_short else
                f"the run trained to its end: lower --warmup (it leaves {st.kept} of {st.logged}), or run more "
                "iterations" if finished else "the job stopped early (memory, time limit, crash): read the end of its "
                "log, rerun it, or lower --warmup")
@@ -279,7 +287,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     # each data-parallel rank 0 prints its memory: under PP across nodes the stages print in their own nodes'
     # logs, which a multi-node job saves beside its own (rank 0's; a local campaign's other nodes' too)
     logs = [log, *([] if peer is None else [peer]), *_node_logs(path)]
-    return JobRun(st.seconds, st.notes + unchecked + tuple(after) + tuple(cut_short), st.spread,
+    return JobRun(st.seconds, st.notes + unchecked + peer_notes + tuple(after) + tuple(cut_short), st.spread,
                   max(x.max_allocated for x in logs), max(x.max_reserved for x in logs))
 
 

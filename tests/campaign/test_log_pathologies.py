@@ -291,6 +291,12 @@ def test_a_folder_in_place_of_a_log_is_said_to_be_one(campaign: Path, tmp_path: 
     (copy / "job-1" / "train.log").mkdir()
     err = " ".join(code_of(capsys, str(copy)).split())
     assert "P6020" in err and "job-1/train.log` is not a file but a folder" in err and "no log at" not in err
+    # rank 0's log as a folder: measured from the job's own log, with a word on the folder
+    copy = fill(campaign, tmp_path / "rank0", {})
+    (copy / "job-1" / "rank0.log").mkdir()
+    assert main(["learn", str(copy), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("job-1/rank0.log` is not a file: rank 0's log was not read" in n for n in notes)
 
 
 def test_rank_zeros_log_says_what_ran_where_another_pod_printed_the_iterations(
@@ -481,8 +487,18 @@ def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, t
     (copy / "job-1" / "train.log").write_text(log(short[:7], heads[1]) + "[2026-12-05 10:00:00] exiting program "
                                               "after 54.1 minutes\n")
     err = " ".join(code_of(capsys, str(copy), "--force").split())
-    assert "stopped at its exit duration after iteration 7 of 30: give the job a longer time limit" in err
+    assert "stopped at the exit its settings set (--exit-duration-in-mins or --exit-interval) after iteration 7 " \
+           "of 30: give the job a longer time limit" in err
     assert "trained to its end" not in err
+    # on several nodes only rank 0 prints the exit (print_datetime is print_rank_0): its log says it
+    (copy / "job-1" / "train.log").write_text(log(short, ""))
+    (copy / "job-1" / "rank0.log").write_text(heads[1] + "[2026-12-05 10:00:00] exiting program after 54.1 minutes\n")
+    (copy / "job-0" / "train.log").write_text(log(full, heads[0]))
+    (copy / "job-0" / "rank0.log").unlink()
+    assert main(["learn", str(copy), "--json", "--force"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert sorted(r["index"] for r in result["ranked"] if r["measured"]) == [0, 1, 2]
+    assert any("stopped at iteration 20 of 30, at the exit its settings set" in n for n in result["notes"])
 
 
 def test_a_warm_up_longer_than_a_finished_run_says_to_lower_it(campaign: Path, tmp_path: Path,
