@@ -32,6 +32,7 @@ from primus_lang.search import (
     plan_capacity,
     run_of,
     unproven_line,
+    whole_iterations,
 )
 
 
@@ -165,8 +166,9 @@ def run_json(space: Space, tokens: Spread, cand: Candidate) -> dict[str, Any] | 
     from primus_lang.ir.serialize import to_data
 
     f = run_of(space, tokens, cand)
-    return {"train_tokens": space.capacity.train_tokens, "days": to_data(f.days), "cost": to_data(f.cost),
-            "tokens_per_dollar": to_data(f.tokens_per_dollar)}
+    # the days and cost are of whole iterations, the last one whole: these many
+    return {"train_tokens": space.capacity.train_tokens, "iterations": whole_iterations(space.capacity.train_tokens, cand),
+            "days": to_data(f.days), "cost": to_data(f.cost), "tokens_per_dollar": to_data(f.tokens_per_dollar)}
 
 
 def run_rows(space: Space, tokens: Spread, cand: Candidate) -> list[tuple[str, str]]:
@@ -175,7 +177,8 @@ def run_rows(space: Space, tokens: Spread, cand: Candidate) -> list[tuple[str, s
     f = run_of(space, tokens, cand)
     if f.days is None:
         return []
-    rows = [(f"days to train {text.count(space.capacity.train_tokens)} tokens", _days(f.days))]
+    n = space.capacity.train_tokens
+    rows = [(f"days to train {text.count(n)} tokens ({whole_iterations(n, cand):,} iterations)", _days(f.days))]
     if f.cost is not None:
         rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _money(f.cost)))
     return rows

@@ -480,7 +480,7 @@ def _whole_run(space: Any, launched: Trial, given: dict[str, str]) -> list[str]:
         return []
     from primus_lang.emit import VARIABLES
     from primus_lang.ir.text import count
-    from primus_lang.search.capacity import whole_iterations
+    from primus_lang.search import whole_iterations
 
     cand = launched.candidate
     whole = whole_iterations(tokens, cand)

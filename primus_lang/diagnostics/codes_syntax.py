@@ -101,8 +101,8 @@ EXPRESSION_TOO_DEEP = register(
     "P1015",
     "expression-too-deep",
     "an expression nested more deeply than the compiler accepts",
-    "Expressions may nest at most 200 levels (operators and parentheses together); split a long one "
-    "with `let`.",
+    "Expressions may nest at most 200 levels of operators (an operator inside another; parentheses "
+    "alone add none); split a long one with `let`.",
 )
 NUMBER_OUT_OF_RANGE = register(
     "P1016",

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         plan_capacity,
         run_of,
         unproven_line,
+        whole_iterations,
     )
     from primus_lang.search.compare import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, markdown
     from primus_lang.search.compare import compare as compare_strategies
@@ -71,4 +72,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "all_set_aside", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "all_set_aside", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "whole_iterations", "why_winner"]

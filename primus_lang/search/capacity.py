@@ -242,7 +242,8 @@ def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
 
 
 def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
-    """Smaller is better: the run's objective, then fewer GPUs, then the label."""
+    """Smaller is better: the run's objective (to nine significant digits, so that clusters equal but for
+    rounding are a tie), then fewer GPUs, then the label."""
     obj = space.capacity.objective
     if obj is None:
         value = -scores[c.label]
@@ -252,7 +253,7 @@ def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float,
         value = c.cost.value if c.cost is not None else float("inf")
     else:
         value = -c.tokens_per_dollar.value if c.tokens_per_dollar is not None else float("inf")
-    return value, c.gpus, c.label
+    return float(f"{value:.9g}"), c.gpus, c.label
 
 
 def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
@@ -309,14 +310,14 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
 
 
 def _tie(space: Space, ranked: list[ClusterPlan], scores: dict[str, float]) -> str:
-    """Why the first of ``ranked`` was taken over those equal to it on the objective (to a part in 10^9),
-    which the table would otherwise show as a choice without a reason ("" without a tie)."""
+    """Why the first of ``ranked`` was taken over those equal to it on the objective (``_key``'s nine
+    digits), which the table would otherwise show as a choice without a reason ("" without a tie)."""
     if len(ranked) < 2:
         return ""
     first = _key(space, ranked[0], scores)[0]
     if not math.isfinite(first):
         return ""
-    tied = [c for c in ranked[1:] if math.isclose(_key(space, c, scores)[0], first, rel_tol=1e-9)]
+    tied = [c for c in ranked[1:] if _key(space, c, scores)[0] == first]
     if not tied:
         return ""
     why = "for its fewer GPUs" if all(c.gpus > ranked[0].gpus for c in tied) else "as its label sorts first"

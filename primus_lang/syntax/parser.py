@@ -1031,7 +1031,7 @@ def _parse_text(text: str, file: str) -> ast.Module:
 
 
 MAX_DEPTH = 200
-_DEEP_HELP = f"expressions nest at most {MAX_DEPTH} levels; split a long one with `let`"
+_DEEP_HELP = f"expressions nest at most {MAX_DEPTH} levels of operators; split a long one with `let`"
 
 
 _OPERATORS = re.compile(r"[-+*/%()<>=!]|\b(?:not|and|or)\b")

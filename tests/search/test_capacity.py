@@ -177,21 +177,21 @@ def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: P
 
 
 def test_a_tie_on_the_objective_says_how_it_was_broken(tmp_path: Path) -> None:
-    # one node of 8 GPUs and two of 4 run the same data-parallel recipe at the same speed: equal days
-    space = load(tmp_path, """  nodes : 1 | 2
-  gpus_per_node : 8 | 4
+    # the same GPU under two names runs the same recipes at the same speed: equal days
+    path = tmp_path / "space.prx"
+    path.write_text(space_text("""  gpu : h100_sxm_calibrated | h100_again
   train_tokens = 1T
-  require gpus <= 8
   minimize time_to_train
   strategy exhaustive
-""")
+""").replace("space s on", "gpu h100_again = h100_sxm_calibrated { }\n\nspace s on"))
+    space = load_space(path)
     cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
-    one, two = cap.cluster("nodes=1,gpus_per_node=8"), cap.cluster("nodes=2,gpus_per_node=4")
-    assert one is not None and two is not None and one.days is not None and two.days is not None
-    assert one.days.value == pytest.approx(two.days.value, rel=1e-9)
-    assert cap.chosen == one.label
-    assert cap.mark(one.label) == f"chosen; ties with {two.label} on the objective, taken as its label sorts first"
-    assert cap.mark(two.label) == ""
+    first, again = cap.cluster("gpu=h100_sxm_calibrated"), cap.cluster("gpu=h100_again")
+    assert first is not None and again is not None and first.days is not None and again.days is not None
+    assert first.days.value == again.days.value
+    assert cap.chosen == again.label  # "gpu=h100_again" sorts first
+    assert cap.mark(again.label) == f"chosen; ties with {first.label} on the objective, taken as its label sorts first"
+    assert cap.mark(first.label) == ""
     alone = plan_capacity(load(tmp_path, PRICED + "  minimize cost\n"), None, limits_of(space), None)  # type: ignore[arg-type]
     assert alone.tie == "" and alone.mark(alone.chosen) == "chosen"
 
@@ -205,6 +205,9 @@ def test_a_tiny_run_is_costed_in_whole_iterations(tmp_path: Path, capsys: pytest
     rate = told["projection"]["tokens_per_gpu"]
     assert told["run"]["days"]["value"] == pytest.approx(3 * 256 * 4096 / (rate * 64) / DAY, rel=1e-12)
     assert told["run"]["train_tokens"] == 2.5e6  # what the space asks for, as written
+    assert told["run"]["iterations"] == 3  # and what a run of it trains
+    assert main(["explain", str(path), "--point", "tp=2"]) == 0
+    assert "days to train 2.5M tokens (3 iterations)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_requirements_exclude_clusters_and_gpus_needs_no_search(tmp_path: Path) -> None:
