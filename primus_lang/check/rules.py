@@ -179,7 +179,7 @@ def _query_groups_problem(f: Env, s: Space) -> tuple[str, str]:
                 f"use a TP among {_divisors(kv)}" + (f", or launch a Megatron-LM that takes TP {tp} over them "
                                                    '(core_v0.16 or later: `assume megatron_version = "core_v0.16"`)'
                                                    if tp % kv == 0 and whole % tp == 0 else ""))
-    multiples = [m for m in range(2 * kv, 65, kv) if heads % m == 0 and whole % m == 0][:4]
+    multiples = [m for m in range(2 * kv, min(64, int(f["world"])) + 1, kv) if heads % m == 0 and whole % m == 0][:4]
     hint = f"use a TP among {_divisors(kv)}" + (f" or a multiple of {kv}: {', '.join(map(str, multiples))}"
                                                    if multiples else "")
     if tp % kv == 0:

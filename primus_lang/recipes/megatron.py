@@ -29,7 +29,7 @@ from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.shell import NOT_FOLLOWED, launch_of
-from primus_lang.recipes.words import Launch, Why, Word
+from primus_lang.recipes.words import Launch, Why, Word, quote
 
 # torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
 _TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
@@ -404,6 +404,12 @@ def launcher_settings(words: list[Word], problems: list[Diagnostic]) -> tuple[di
             i += 1 if eq else 2
             if value is None:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` needs a value", span=w.span))
+                continue
+            if key == "container_image" and not value.unknown:
+                # srun's pyxis option (Megatron-Bridge's Slurm scripts): the launch files run no container
+                # unless told to, and a note is all the space can carry of it
+                notes.append(f"the recipe runs in the container `{value.text}` (srun `{w.text}`): emit with "
+                             f"`--var container=pyxis --var container_image={quote(value.text)}` to run in it")
                 continue
             if key in ("nnodes", "nproc_per_node"):
                 if value.unknown:
