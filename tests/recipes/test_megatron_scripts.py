@@ -33,6 +33,15 @@ def imported(tmp_path: Path, flags: str, nodes: int = 1) -> tuple[Path, Space, C
     return out, space, cand
 
 
+def imported_at(tmp_path: Path, flags: str, release: str) -> Space:
+    """A torchrun launch of pretrain_gpt.py with ``flags``, imported for H100s as read at Megatron-LM ``release``."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py {flags}\n")
+    out = tmp_path / f"{release}.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", release, "--out", str(out)]) == 0
+    return load_space(out)
+
+
 def test_a_multi_word_value_stays_one_argument_unless_its_flag_takes_a_list(tmp_path: Path) -> None:
     # a run name with spaces is one word; a data blend is --data-path's several (nargs='*')
     _out, space, cand = imported(tmp_path, f"{LLAMA3_8B} --global-batch-size 128 --tensor-model-parallel-size 2 "
@@ -120,11 +129,7 @@ def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object
              "--ckpt-format fsdp_dtensor --megatron-fsdp-main-grads-dtype bf16")
     grads = {}
     for release in ("core_v0.17", "core_v0.19"):
-        script = tmp_path / "run.sh"
-        script.write_text(f"torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py {flags}\n")
-        out = tmp_path / f"{release}.prx"
-        assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", release, "--out", str(out)]) == 0
-        cand = baseline_point(load_space(out))
+        cand = baseline_point(imported_at(tmp_path, flags, release))
         assert cand is not None and cand.sharding == "fsdp"
         grads[release] = cand.main_grad_dtype
     assert grads == {"core_v0.17": "fp32", "core_v0.19": "bf16"}
@@ -167,11 +172,8 @@ def test_tp_past_the_key_value_heads_is_offered_where_the_release_takes_it(tmp_p
              + " --global-batch-size 128 --tokenizer-type NullTokenizer --vocab-size 128256")
     tps = {}
     for release in ("core_v0.15", "core_v0.16"):
-        script = tmp_path / "run.sh"
-        script.write_text(f"torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py {flags} --tensor-model-parallel-size 2\n")
-        out = tmp_path / f"{release}.prx"
-        assert main(["import-recipe", str(script), "--gpu", "h100", "--megatron-version", release, "--out", str(out)]) == 0
-        tps[release] = sorted({c.tp for c in legal_points(load_space(out))})
+        tps[release] = sorted({c.tp for c in legal_points(imported_at(tmp_path, f"{flags} --tensor-model-parallel-size 2",
+                                                                       release))})
     assert tps == {"core_v0.15": [1, 2], "core_v0.16": [1, 2, 4, 8]}
     _out, _space, cand = imported(tmp_path, f"{flags} --tensor-model-parallel-size 8")  # at the default release
     assert cand.tp == 8
