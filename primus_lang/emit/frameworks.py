@@ -58,6 +58,8 @@ Passthrough = tuple[tuple[str, bool | int | float | str], ...]
 # beside any of the first (megatron/training/arguments.py, core_v0.16.1)
 SAMPLE_SCHEDULE = frozenset({"train_samples", "lr_decay_samples", "lr_warmup_samples"})
 ITERATION_SCHEDULE = frozenset({"train_iters", "lr_decay_iters", "lr_warmup_iters"})
+# where a Megatron-Bridge launch saves and loads checkpoints: the launch's own (`checkpoint_dir`, else none)
+CHECKPOINT_FIELDS = ("checkpoint.save", "checkpoint.load")
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
 # the schedules only Primus's patched pipeline runs, as its `pp_algorithm` names them
@@ -647,12 +649,12 @@ class Bridge(Framework):
             # config's) is not smaller than, less the end-of-document token its release's null tokenizer adds
             eod = megatron.null_tokenizer_extra(bridge.megatron_version(self.version))
             written.append(("tokenizer.vocab_size", hydra_value(self.model.vocab - eod)))
-        if not {"checkpoint.save", "checkpoint.load"} & ({p for p, _ in written} | passed):
+        if not set(CHECKPOINT_FIELDS) & {p for p, _ in written}:
             # no checkpoint folder: none. The library recipes save under ./nemo_experiments/default/checkpoints
             # every few hundred iterations and at the run's end, and load from there at start (recipes/common.py,
             # training/train.py and setup.py at v0.6.0): a throughput run would end on a save no projection
             # holds, and the next launch from the checkout would resume past its last iteration (an audit's find)
-            written += [("checkpoint.save", "null"), ("checkpoint.load", "null")]
+            written += [(field, "null") for field in CHECKPOINT_FIELDS]
         out: list[str] = []
         for path, value in written:
             spelled = path if "=" in path or path == "mixed_precision" else \
@@ -664,6 +666,10 @@ class Bridge(Framework):
             out.append(f"{spelled}={value}")
         for key, carried in self.bridge_only:
             field = bridge_passthrough(key)
+            if field in CHECKPOINT_FIELDS:
+                # the launch's checkpoints are its own (`checkpoint_dir`, else none): an imported script's save
+                # folder, named for its own layout, would have saved where the launch does not load from
+                continue
             where = bridge.spelled(field, self.version, self.model_class()) if field else None
             if where is not None:
                 out.append(f"{where}={hydra_text(carried)}")

@@ -193,3 +193,17 @@ def test_a_launch_without_a_checkpoint_folder_saves_and_loads_nothing(tmp_path: 
     assert (words["checkpoint.save"], words["checkpoint.load"]) == ("null", "null")
     kept = _words(emit(space, point, "bridge+local", EmitContext(variables={"checkpoint_dir": "/ck"}))["node.sh"])
     assert (kept["checkpoint.save"], kept["checkpoint.load"]) == ("/ck", "/ck")
+
+
+def test_an_imported_save_folder_gives_way_to_the_launchs_checkpoints(tmp_path: Path) -> None:
+    """A trial's find: an imported Bridge script's `checkpoint.save` (named for its own layout, tp4) was
+    written after the launch's, so with `checkpoint_dir` the run saved where it did not load from, and
+    without it saved where the projection never counts a save."""
+    carried = '  passthrough { bridge__checkpoint__save = "/workspace/results/recipe_tp4_cp2" }\n'
+    space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n" + carried))
+    point = parse_point(space, "tp=2")
+    for ctx, folder in ((None, "null"), (EmitContext(variables={"checkpoint_dir": "/ck"}), "/ck")):
+        node_sh = emit(space, point, "bridge+local", ctx)["node.sh"]
+        assert node_sh.count("checkpoint.save=") == node_sh.count("checkpoint.load=") == 1
+        words = _words(node_sh)
+        assert (words["checkpoint.save"], words["checkpoint.load"]) == (folder, folder)
