@@ -36,7 +36,7 @@ LAUNCHER_VALUES = frozenset({
     "nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_backend", "rdzv_endpoint",
     "rdzv_id", "rdzv_conf", "max_restarts", "monitor_interval", "log_dir", "redirects", "tee",
     "local_addr", "start_method", "role", "local_ranks_filter", "logs_specs",
-    "container_image",  # srun's (pyxis), before the program it runs
+    "container_image", "container_mounts",  # srun's (pyxis), before the program it runs
 })
 LAUNCHER_SWITCHES = frozenset({"standalone", "no_python", "run_path", "module", "m"})
 LAUNCHERS = frozenset({"torchrun", "python", "python3", "torch.distributed.run", "torch.distributed.launch",

@@ -411,6 +411,10 @@ def launcher_settings(words: list[Word], problems: list[Diagnostic]) -> tuple[di
                 notes.append(f"the recipe runs in the container `{value.text}` (srun `{w.text}`): emit with "
                              f"`--var container=pyxis --var container_image={quote(value.text)}` to run in it")
                 continue
+            if key == "container_mounts" and not value.unknown:
+                notes.append(f"the recipe mounts `{value.text}` in its container (srun `{w.text}`), which the "
+                             "launch files do not: a site profile's `mounts { ... }` block gives them (docs/language.md, site profiles)")
+                continue
             if key in ("nnodes", "nproc_per_node"):
                 if value.unknown:
                     why = value.unknown[0]

@@ -192,3 +192,4 @@ def test_srun_s_container_image_is_named_with_how_to_emit_into_it(tmp_path: Path
     assert ("the recipe runs in the container `nvcr.io/nvidia/pytorch:25.01-py3` (srun "
             "`--container-image=nvcr.io/nvidia/pytorch:25.01-py3`): emit with `--var container=pyxis "
             "--var container_image=nvcr.io/nvidia/pytorch:25.01-py3` to run in it") in said
+    assert "the recipe mounts `/data:/data` in its container (srun `--container-mounts=/data:/data`)" in said
