@@ -664,11 +664,16 @@ class Bridge(Framework):
                                 f"`{self.recipe()}`'s model ({self.model_class() or 'its model'})")
                 continue
             out.append(f"{spelled}={value}")
+        own = {p for p, _ in written}
         for key, carried in self.bridge_only:
             field = bridge_passthrough(key)
             if field in CHECKPOINT_FIELDS:
                 # the launch's checkpoints are its own (`checkpoint_dir`, else none): an imported script's save
                 # folder, named for its own layout, would have saved where the launch does not load from
+                continue
+            if field and field.startswith("train.") and f"validation.{field[6:]}" in own:
+                # TrainingConfig's deprecated copy of a ValidationConfig field is set over it at start
+                # (ConfigContainer.validate): a script's train.eval_iters would undo the launch's
                 continue
             where = bridge.spelled(field, self.version, self.model_class()) if field else None
             if where is not None:

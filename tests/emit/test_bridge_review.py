@@ -197,9 +197,10 @@ def test_a_launch_without_a_checkpoint_folder_saves_and_loads_nothing(tmp_path: 
 
 def test_an_imported_save_folder_gives_way_to_the_launchs_checkpoints(tmp_path: Path) -> None:
     """A trial's find: an imported Bridge script's `checkpoint.save` (named for its own layout, tp4) was
-    written after the launch's, so with `checkpoint_dir` the run saved where it did not load from, and
+    written after the launch's (and its `train.eval_iters` over the launch's `validation.eval_iters`), so with `checkpoint_dir` the run saved where it did not load from, and
     without it saved where the projection never counts a save."""
-    carried = '  passthrough { bridge__checkpoint__save = "/workspace/results/recipe_tp4_cp2" }\n'
+    carried = ('  passthrough { bridge__checkpoint__save = "/workspace/results/recipe_tp4_cp2"; '
+               'bridge__train__eval_iters = 10 }\n')
     space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n" + carried))
     point = parse_point(space, "tp=2")
     for ctx, folder in ((None, "null"), (EmitContext(variables={"checkpoint_dir": "/ck"}), "/ck")):
@@ -207,3 +208,5 @@ def test_an_imported_save_folder_gives_way_to_the_launchs_checkpoints(tmp_path: 
         assert node_sh.count("checkpoint.save=") == node_sh.count("checkpoint.load=") == 1
         words = _words(node_sh)
         assert (words["checkpoint.save"], words["checkpoint.load"]) == (folder, folder)
+        # nor does its deprecated train.eval_iters, which Bridge copies over validation.eval_iters at start
+        assert "train.eval_iters" not in words and words["validation.eval_iters"] == "0"
