@@ -172,13 +172,14 @@ def _release_problem(f: Env, s: Space) -> tuple[str, str]:
 
 def _query_groups_problem(f: Env, s: Space) -> tuple[str, str]:
     kv, tp, heads = int(f["kv_heads"]), int(f["tp"]), int(f["heads"])
-    whole = (heads + 2 * kv) * s.model.head_dim
+    whole = derived.qkv_width(heads, kv, s.model.head_dim, 1)
     groups = f"{kv} key/value head{'s' if kv != 1 else ''} (query group{'s' if kv != 1 else ''})"
     if not megatron.takes_tp_over_kv_heads(_megatron_of(s)):
         return (f"{groups} {'are' if kv != 1 else 'is'} not divisible by TP {tp} (query-groups-divisibility)",
                 f"use a TP among {_divisors(kv)}" + (f", or launch a Megatron-LM that takes TP {tp} over them "
                                                    '(core_v0.16 or later: `assume megatron_version = "core_v0.16"`)'
-                                                   if tp % kv == 0 and whole % tp == 0 else ""))
+                                                   if derived.kv_heads_split(heads, kv, s.model.head_dim, tp, True)
+                                                   else ""))
     multiples = [m for m in range(2 * kv, min(64, int(f["world"])) + 1, kv) if heads % m == 0 and whole % m == 0][:4]
     hint = f"use a TP among {_divisors(kv)}" + (f" or a multiple of {kv}: {', '.join(map(str, multiples))}"
                                                    if multiples else "")

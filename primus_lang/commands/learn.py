@@ -202,14 +202,14 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     peer = None  # rank 0's log where it is another file (a multi-node Kubernetes or local job's)
     peer_exited = False  # Megatron's planned exit is printed by rank 0 alone (print_datetime: print_rank_0)
     peer_notes: tuple[str, ...] = ()
-    if first.is_file() and first.resolve() != path.resolve():
+    if first.exists() and first.resolve() != path.resolve():
+        if not first.is_file():
+            peer_notes = (f"`{first}` is not a file: rank 0's log was not read",)
         # an unreadable one loses only the recipe's check and its memory figures, not the measurement
         with contextlib.suppress(CompileError):
             peer_lines = LogLines(first)
             peer = read_log(peer_lines, str(first))
             peer_exited = peer_lines.exited
-    elif first.exists() and first.resolve() != path.resolve():
-        peer_notes = (f"`{first}` is not a file: rank 0's log was not read",)
     if log.arg(tp_arg) is None and peer is not None:
         recipe_log, recipe_path = peer, first
     ran = candidate_from_log(recipe_log, cand, str(recipe_path), moe=space.model.is_moe)

@@ -134,7 +134,7 @@ def kv_heads_split(heads: Num, kv_heads: Num, head_dim: Num, tp: Num, over: bool
     """Whether TP can split the key/value heads: TP divides them, or (``over``: a Megatron-LM that takes
     it, ``frameworks.megatron.takes_tp_over_kv_heads``) is a multiple of them that also divides the QKV
     projection's columns, which its column-parallel linear splits evenly or asserts (``divide``)."""
-    whole = (heads + 2 * kv_heads) * head_dim
+    whole = qkv_width(heads, kv_heads, head_dim, 1)
     return (kv_heads % tp == 0) | (over & (tp % kv_heads == 0) & (whole % tp == 0))
 
 
