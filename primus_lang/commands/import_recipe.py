@@ -393,6 +393,8 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                + (f", overriding {', '.join(sorted(_overrides(imp.model, card[2])))}" if card and _overrides(imp.model, card[2]) else ""),
                f"  cluster  {nodes} x {gpus} {gpu}",
                f"  baseline {cand.label()}"]
+    if recipe.placement:
+        summary.append(f"  site     {recipe.placement.carried()}")
     if imp.passthrough:
         summary.append(f"  carried through unchanged ({len(imp.passthrough)}): "
                        + ", ".join(k for k, _ in imp.passthrough))

@@ -63,6 +63,32 @@ IMAGE = re.compile(r"[^\s-]\S{0,511}")
 IMAGE_FORM = ("an image reference or image file without spaces, such as nvcr.io/nvidia/nemo:25.09 or "
               "/shared/images/nemo.sqsh")
 
+# What a site's text fields may hold where they land in an `#SBATCH` line or a bind mount: a Slurm name,
+# a node-feature expression as sbatch reads it (`a100&ib`, `[rack1|rack2]`), an absolute path without the
+# `:` and `,` that separate pyxis's and docker's mount lists
+SLURM_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,128}")
+SLURM_NAME_FORM = "a Slurm name (letters, digits, `_.+-`)"
+CONSTRAINT = re.compile(r"[A-Za-z0-9_.+\-&|*\[\]():,]{1,256}")
+CONSTRAINT_FORM = "a Slurm feature expression (letters, digits, `&|*[]():,_.+-`)"
+ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
+MOUNT_NAME = re.compile(r"[a-z0-9]([a-z0-9_]{0,61}[a-z0-9])?")
+SLURM_NAMES = ("partition", "account", "qos", "reservation")
+
+
+def text_problem(name: str, value: str) -> str | None:
+    """Why ``value`` cannot be the site's text field ``name`` (a Slurm name, the constraint, the image),
+    as ``must be ...``; None when it can or the field is not one of those."""
+    if not value:
+        return None
+    if name in SLURM_NAMES and not SLURM_NAME.fullmatch(value):
+        return f"must be {SLURM_NAME_FORM}"
+    if name == "constraint" and not CONSTRAINT.fullmatch(value):
+        return f"must be {CONSTRAINT_FORM}"
+    if name == "image" and not IMAGE.fullmatch(value):
+        return f"must be {IMAGE_FORM}"
+    return None
+
+
 # A launcher's name for a site field -> the field, where they differ: Slurm's `--time`, pyxis's
 # `--container-image` and `--container-mounts`
 LAUNCHER_NAMES: dict[str, str] = {"time": "time_limit", "container_image": "image", "container_mounts": "mounts"}

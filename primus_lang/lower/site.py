@@ -14,20 +14,28 @@ from typing import Any
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir.run import Run, blend_problem
-from primus_lang.ir.site import IMAGE, IMAGE_FORM, RESERVED_ENV, RUNTIMES, SHELL_ENV, EnvVar, Mount
+from primus_lang.ir.site import (
+    ABSOLUTE,
+    IMAGE,
+    IMAGE_FORM,
+    MOUNT_NAME,
+    RESERVED_ENV,
+    RUNTIMES,
+    SHELL_ENV,
+    SLURM_NAMES,
+    EnvVar,
+    Mount,
+    text_problem,
+)
 from primus_lang.ir.span import Span
 from primus_lang.lower.scope import LoadedModule, Resolver
 from primus_lang.syntax import ast
 
 PATH_FIELDS = ("megatron_dir", "primus_dir", "bridge_dir", "data_root", "checkpoint_root", "preamble")
 OPTION_LISTS = ("sbatch_args", "srun_args")
-SLURM_WORDS = ("partition", "account", "qos", "reservation")
 K8S_NAMES = ("namespace", "queue", "cluster_queue", "priority_class", "image_pull_secret", "service_account")
 
-_ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
-_SLURM_WORD = re.compile(r"[A-Za-z0-9_.+-]{1,128}")
-# a feature expression (`a100&ib`, `[rack1|rack2]`, `gpu*2`) and an option (`--mpi=pmix`), as sbatch reads them
-_CONSTRAINT = re.compile(r"[A-Za-z0-9_.+\-&|*\[\]():,]{1,256}")
+# an option (`--mpi=pmix`), as sbatch reads them
 _OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9-]*(=[^\s\x00-\x1f'\"`$\\;]*)?")
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -35,7 +43,6 @@ _LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MOUNT_NAME = re.compile(r"[a-z0-9]([a-z0-9_]{0,61}[a-z0-9])?")
 
 
 class _Text:
@@ -51,7 +58,7 @@ def _text_stmts(block: ast.Block) -> dict[str, _Text]:
 
 
 def _check_path(value: str, what: str, span: Span | None) -> Diagnostic | None:
-    if value == "" or _ABSOLUTE.fullmatch(value):
+    if value == "" or ABSOLUTE.fullmatch(value):
         return None
     return Diagnostic(T.SITE_PATH, f"`{what}` = {value!r} is not an absolute path without `:` or `,`", span,
                       help=f"write the full path from `/`, e.g. `{what} = \"/{value.lstrip('./')}\"`")
@@ -105,7 +112,7 @@ def _mounts(loader: Resolver, body: ast.Block, module: LoadedModule) -> tuple[Mo
             errors.extend(err.diagnostics)
             continue
         texts = _text_stmts(st.body)
-        if not _MOUNT_NAME.fullmatch(st.name):
+        if not MOUNT_NAME.fullmatch(st.name):
             errors.append(Diagnostic(T.SITE_MOUNT, f"mount name `{st.name}` is not a lowercase name", st.span,
                                      help="lowercase letters, digits and `_` (it names a Kubernetes volume)"))
         if bool(mount.host) == bool(mount.claim):
@@ -171,14 +178,14 @@ def _check_fields(block: ast.Block, base: dict[str, Any]) -> list[Diagnostic]:
             problem = _check_path(texts[what].text, what, texts[what].span)
             if problem is not None:
                 errors.append(problem)
-    for names, regex, form in ((SLURM_WORDS, _SLURM_WORD, "a Slurm name (letters, digits, `_.+-`)"),
-                               (K8S_NAMES, _DNS_LABEL, "a Kubernetes name (lowercase letters, digits, `-`)")):
-        for what in names:
-            if what in texts and texts[what].text and not regex.fullmatch(texts[what].text):
-                errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` must be {form}", texts[what].span))
-    if "constraint" in texts and texts["constraint"].text and not _CONSTRAINT.fullmatch(texts["constraint"].text):
-        errors.append(Diagnostic(T.SITE_VALUE, "`constraint` must be a Slurm feature expression (letters, digits, "
-                                 "`&|*[]():,_.+-`)", texts["constraint"].span))
+    for what in (*SLURM_NAMES, "constraint"):
+        why = text_problem(what, texts[what].text) if what in texts else None
+        if why is not None:
+            errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` {why}", texts[what].span))
+    for what in K8S_NAMES:
+        if what in texts and texts[what].text and not _DNS_LABEL.fullmatch(texts[what].text):
+            errors.append(Diagnostic(T.SITE_VALUE, f"`{what}` must be a Kubernetes name (lowercase letters, digits, `-`)",
+                                     texts[what].span))
     for what in OPTION_LISTS:
         bad = [w for w in texts[what].text.split() if not _OPTION.fullmatch(w)] if what in texts else []
         if bad:

@@ -46,6 +46,14 @@ from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
+from primus_lang.recipes.scheduler import (
+    PERFORMANCE,
+    TRAIN_SH,
+    Collector,
+    options,
+    read_directives,
+    read_srun,
+)
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Launch, Word
 
@@ -85,7 +93,13 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
         launcher, notes = launcher_settings(before, problems)
     perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
     rest = words[start + 1:]
+    placed = Collector()
+    read_directives(launch, placed)
+    read_srun(words[:start], placed)
+    if perf:
+        rest = options(rest, PERFORMANCE, placed, "the performance launcher's")
     if script.text.rsplit("/", 1)[-1] == "train.sh":
+        rest = options(rest, TRAIN_SH, placed, "train.sh's")
         rest, own, said = _launcher_options(rest, problems)
         launcher |= own
         notes += said
@@ -124,9 +138,10 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     if f"_{gpu}_" not in recipe.name:
         notes.append(f"the GPU, {gpu}, is the one Bridge's library recipes are written for (`--gpu` chooses)")
     notes.append(f"recipe `{recipe.name}` read from {recipe.source}")
+    placement = placed.placement()
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
-                  gpu_hint=gpu, notes=tuple(notes), version=version)
+                  gpu_hint=gpu, notes=(*notes, *placement.notes), version=version, placement=placement)
 
 
 def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | None, gpus: Entry | None) -> list[str]:

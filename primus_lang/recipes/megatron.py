@@ -27,9 +27,10 @@ from primus_lang.diagnostics.codes_import import (
 from primus_lang.frameworks import megatron
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import LAUNCHER_SWITCHES, LAUNCHER_VALUES, MODELLED, setting_name
+from primus_lang.recipes.scheduler import placement_of
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.shell import NOT_FOLLOWED, launch_of
-from primus_lang.recipes.words import Launch, Why, Word, quote
+from primus_lang.recipes.words import Launch, Why, Word
 
 # torchrun's own names; without `--nnodes` each runs on one node (torch.distributed.run's default "1:1")
 _TORCHRUN = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
@@ -112,8 +113,11 @@ def read_command_line(launch: Launch, file: str, version: str | None) -> Recipe:
                                       help="add the run's flags after the script (`pretrain_gpt.py "
                                       "--num-layers 32 --hidden-size 4096 ...`)"))
     notes += _provided(read.entries, chosen)
+    placement = placement_of(launch, words[:start])
+    notes += placement.notes
     return Recipe(file, "megatron", read.entries, nodes=nodes, gpus_per_node=gpus, notes=tuple(notes),
-                  warnings=tuple(read.warnings), version=chosen, env=launch.env, defaults=launch.defaults)
+                  warnings=tuple(read.warnings), version=chosen, env=launch.env, defaults=launch.defaults,
+                  placement=placement)
 
 
 # what each package a flag may come from is, said where a launch needs it installed
@@ -405,16 +409,8 @@ def launcher_settings(words: list[Word], problems: list[Diagnostic]) -> tuple[di
             if value is None:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` needs a value", span=w.span))
                 continue
-            if key == "container_image" and not value.unknown:
-                # srun's pyxis option (Megatron-Bridge's Slurm scripts): the launch files run no container
-                # unless told to, and a note is all the space can carry of it
-                notes.append(f"the recipe runs in the container `{value.text}` (srun `{w.text}`): emit with "
-                             f"`--var container=pyxis --var container_image={quote(value.text)}` to run in it")
-                continue
-            if key == "container_mounts" and not value.unknown:
-                notes.append(f"the recipe mounts `{value.text}` in its container (srun `{w.text}`), which the "
-                             "launch files do not: a site profile's `mounts { ... }` block gives them (docs/language.md, site profiles)")
-                continue
+            if key in ("container_image", "container_mounts"):
+                continue  # srun's pyxis options: the site's (``scheduler.placement_of``)
             if key in ("nnodes", "nproc_per_node"):
                 if value.unknown:
                     why = value.unknown[0]

@@ -16,6 +16,7 @@ from primus_lang.ir.quantity import Kind, kind_of
 from primus_lang.ir.site import carried_env
 from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported, megatron_table
+from primus_lang.recipes.scheduler import Placement
 
 _KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget", "strategy", "target", "assume",
                        "import", "model", "gpu", "cluster", "space", "site", "true", "false"})
@@ -166,13 +167,9 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     lines.append(f"cluster {name}_cluster {{ gpu = {gpu[1]}; nodes = {nodes}; gpus_per_node = {gpus_per_node} }}")
     lines.append("")
     env = exported(imp)
-    if env:
-        # the script's exports reach the launch as a site's environment (each a default the job's own
-        # environment overrides), not lost with the script
-        lines.append(f"site {name}_site {{")
-        lines.append("  env {")
-        lines += [f"    {k} = {_value(v)}" for k, v in env]
-        lines += ["  }", "}", ""]
+    placement = imp.recipe.placement
+    if env or placement:
+        lines += _site_lines(f"{name}_site", env, placement)
     world = nodes * gpus_per_node
     axes = _axes(imp, imp.model, gpus_per_node, world)
     if left_out:
@@ -180,7 +177,7 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
         axes = {k: values for k, values in kept.items() if len(values) > 1}
     lines.append(f"space {name} on {name}_cluster {{")
     lines.append(f"  model = {model_name}")
-    if env:
+    if env or placement:
         lines.append(f"  site = {name}_site")
     lines.append(f"  seq_len = {c.seq_len}")
     default = Candidate()
@@ -215,6 +212,40 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
         lines.append(f"  assume bridge_version = {_value(version)}")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _site_lines(name: str, env: list[tuple[str, str]], placement: Placement) -> list[str]:
+    """The site a recipe's script runs on: where its job runs (``scheduler``) and the variables it exports,
+    which reach the launch as the site's environment (each a default the job's own environment overrides),
+    not lost with the script."""
+    lines = [f"site {name} {{"]
+    for field, value in placement.fields:
+        if field == "runtime":
+            lines.append(f"  runtime = {value}")
+        elif isinstance(value, float):
+            lines.append(f"  {field} = {_duration(value)}")
+        else:
+            lines.append(f"  {field} = {_value(value)}")
+    if placement.srun_args:
+        lines.append(f"  srun_args = {_value(' '.join(placement.srun_args))}")
+    if placement.mounts:
+        lines.append("  mounts {")
+        lines += [f"    {m.name} {{ host = {_value(m.host)}; path = {_value(m.path)}"
+                  + ("; read_only = true }" if m.read_only else " }") for m in placement.mounts]
+        lines.append("  }")
+    if env:
+        lines.append("  env {")
+        lines += [f"    {k} = {_value(v)}" for k, v in env]
+        lines.append("  }")
+    return [*lines, "}", ""]
+
+
+def _duration(seconds: float) -> str:
+    """Seconds in the largest of the language's units that writes them whole."""
+    for unit, size in (("h", 3600), ("min", 60)):
+        if seconds % size == 0:
+            return f"{int(seconds // size)} {unit}"
+    return f"{seconds:g} s"
 
 
 def exported(imp: Imported) -> list[tuple[str, str]]:

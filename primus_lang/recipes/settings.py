@@ -10,6 +10,7 @@ from primus_lang.datafiles import DataCodes
 from primus_lang.diagnostics import Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_UNREADABLE
 from primus_lang.ir.span import Span
+from primus_lang.recipes.scheduler import Placement
 
 # a recipe file, and a value inside one, is refused with one code whichever limit it passes
 CODES = DataCodes(unreadable=RECIPE_UNREADABLE, encoding=RECIPE_UNREADABLE, too_large=RECIPE_UNREADABLE,
@@ -46,3 +47,4 @@ class Recipe:
     version: str = ""  # the framework version its settings were read at (`core_v0.16`, Primus `v26.5`)
     env: tuple[tuple[str, str], ...] = ()  # environment variables the launch script exports
     defaults: tuple[tuple[str, str], ...] = ()  # environment variables read at the script's default (name, default)
+    placement: Placement = field(factory=Placement)  # where the script's job runs: its Slurm settings, container, mounts

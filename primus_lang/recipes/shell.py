@@ -1306,10 +1306,14 @@ class _Parser:
             sh.notes.append(f"`{name} {fields[1].text if len(fields) > 1 else ''}` {NOT_FOLLOWED}: primusc "
                             "reads the one file it is given")
             return _Result(0)
-        at = _inline_script(fields)
-        if at is not None:
+        inline = _inline_script(fields)
+        if inline is not None:
+            shell_at, at = inline
             launches = len(sh.launches)
             sh.nested(sh.script_text(pieces[at]), fields[at].span or sh.span(toks[0]), "`bash -c`")
+            # what runs the shell (`srun --container-image=... bash -c`) runs the launch in it: its words
+            # are the launch's launcher words, as they would be without the shell between
+            sh.launches[launches:] = [([*fields[:shell_at], *words], env) for words, env in sh.launches[launches:]]
             return _launched() if len(sh.launches) > launches else _Result(None)
         if name.startswith("--"):
             # a file of flags alone (an arguments file, one flag a line) is one launch line
@@ -1329,8 +1333,9 @@ class _Break(Exception):
     pass
 
 
-def _inline_script(fields: list[Word]) -> int | None:
-    """Where the script of a ``bash -c SCRIPT`` is, anywhere in a command (after ``srun`` and its options)."""
+def _inline_script(fields: list[Word]) -> tuple[int, int] | None:
+    """Where the shell and the script of a ``bash -c SCRIPT`` are, anywhere in a command (after ``srun`` and
+    its options)."""
     for k, f in enumerate(fields):
         if f.text.rsplit("/", 1)[-1] not in ("bash", "sh", "zsh"):
             continue
@@ -1340,7 +1345,7 @@ def _inline_script(fields: list[Word]) -> int | None:
             takes_script = takes_script or (not fields[j].text.startswith("--") and "c" in fields[j].text)
             j += 1
         if takes_script and j < len(fields):
-            return j
+            return k, j
     return None
 
 

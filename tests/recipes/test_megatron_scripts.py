@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-import pytest
 
 from primus_lang.check import baseline_point, legal_points
 from primus_lang.cli import main
@@ -178,18 +177,3 @@ def test_tp_past_the_key_value_heads_is_offered_where_the_release_takes_it(tmp_p
     _out, _space, cand = imported(tmp_path, f"{flags} --tensor-model-parallel-size 8")  # at the default release
     assert cand.tp == 8
 
-
-def test_srun_s_container_image_is_named_with_how_to_emit_into_it(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """The launch files run no container unless told to: an import of a script run in one said nothing of it
-    (a trial: `--set CONTAINER_IMAGE=...` read, then a bare srun emitted)."""
-    script = tmp_path / "run.sh"
-    script.write_text("srun --container-image=nvcr.io/nvidia/pytorch:25.01-py3 --container-mounts=/data:/data "
-                      f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA3_8B} --global-batch-size 128 "
-                      "--tokenizer-type NullTokenizer --vocab-size 128256\n")
-    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(tmp_path / "s.prx")]) == 0
-    said = " ".join(capsys.readouterr().err.split())
-    assert ("the recipe runs in the container `nvcr.io/nvidia/pytorch:25.01-py3` (srun "
-            "`--container-image=nvcr.io/nvidia/pytorch:25.01-py3`): emit with `--var container=pyxis "
-            "--var container_image=nvcr.io/nvidia/pytorch:25.01-py3` to run in it") in said
-    assert "the recipe mounts `/data:/data` in its container (srun `--container-mounts=/data:/data`)" in said

@@ -711,12 +711,13 @@ def test_bash_dash_c_runs_its_script() -> None:
 
 
 def test_srun_bash_x_c_with_a_command_variable() -> None:
-    """`srun --opts bash -x -c "${CMD}" 2>&1 | tee log` runs CMD, the array in it expanded."""
-    assert args("""
+    """`srun --opts bash -x -c "${CMD}" 2>&1 | tee log` runs CMD, the array in it expanded, under srun and its
+    options (its container is where the launch runs)."""
+    assert texts("""
         ARGS=(--tp 4 --pp 2)
         CMD="python pretrain_gpt.py ${ARGS[@]}"
         srun --mpi=pmix -l --container-image=img bash -x -c "${CMD}" 2>&1 | tee log.txt
-    """) == ["--tp", "4", "--pp", "2"]
+    """) == ["srun", "--mpi=pmix", "-l", "--container-image=img", "python", "pretrain_gpt.py", "--tp", "4", "--pp", "2"]
 
 
 def test_sbatch_here_document_holds_the_launch() -> None:
@@ -732,7 +733,7 @@ def test_sbatch_here_document_holds_the_launch() -> None:
         EOF
         echo submitted
     """)
-    assert [w.text for w in result.words] == ["torchrun", "--nnodes", "4", "pretrain_gpt.py", "--tp", "4"]
+    assert [w.text for w in result.words] == ["srun", "torchrun", "--nnodes", "4", "pretrain_gpt.py", "--tp", "4"]
     assert ("--nodes", "4") in result.directives
     assert any("here-document" in note for note in result.notes)
 
