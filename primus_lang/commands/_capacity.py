@@ -57,7 +57,7 @@ def cluster_words(space: Space) -> str:
     """The cluster a command's figures are for, as its output names it: with cluster axes the first one is
     not what `plan` chose, so every figure says which it is."""
     c = space.cluster
-    return f"{c.nodes:,} nodes x {c.gpus_per_node} {c.gpu.name} ({c.world:,} GPUs)"
+    return f"{c.nodes:,} node{'' if c.nodes == 1 else 's'} x {c.gpus_per_node} {c.gpu.name} ({c.world:,} GPUs)"
 
 
 def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
@@ -205,13 +205,15 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
                _spread(c.cost, 1e6 if millions else 1.0)]
         row += [_spread(c.tokens_per_dollar)] if per_price else []
         row += ["★" if c.front else ""] + (["☆" if c.front_gpus else ""] if priced else [])
-        table.add_row(*row, note)
+        # a cluster the requirements exclude stays in the table (its trade-off is worth seeing), dimmed
+        table.add_row(*row, note, style="dim" if c.excluded else None)
     console.print(table)
     unpriced = sorted({c.gpu for c in cap.clusters if c.days is not None and c.cost is None}) if priced else []
     console.print("★: no other cluster is both faster and cheaper (or, without prices, faster on fewer GPUs); ☆: none "
                   "is both faster and on fewer GPUs. Each "
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
-                  "tokens/s/GPU rises.")
+                  "tokens/s/GPU rises. The front is drawn over every cluster; those the requirements exclude are dimmed, "
+                  "with why in their note.")
     if unpriced:
         # a cost and a GPU count are not compared: the front is on GPUs for all
         console.print(f"★ is on GPUs, as ☆ is: {', '.join(f'`{g}`' for g in unpriced)} has no `price_per_hour`, so its "

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from attrs import frozen
 
-from primus_lang.check import LegalitySummary, never_legal, require_legal, ruled_out_together, summarize
+from primus_lang.check import (
+    LegalitySummary,
+    never_legal,
+    never_legal_why,
+    require_legal,
+    ruled_out_together,
+    summarize,
+)
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import check_target, inexpressible, target_warnings
 from primus_lang.ir import Recompute, Space, serialize
@@ -62,8 +69,10 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     if summary.legal:
         for axis, value, code in never_legal(space):
             if code:
-                lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code}; "
-                             f"`primusc explain {code}`)")
+                # the rule's words at a point with the value: a space has many `require`s under one code, and a
+                # default the space does not write is named where it is the cause
+                lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code} "
+                             f"{never_legal_why(space, axis, value, code)})")
             else:
                 why = ruled_out_together(space, axis, value) or "the checks rule it out together"
                 lines.append(f"  never legal: {axis} = {format_value(value)} ({why})")

@@ -123,9 +123,10 @@ FSDP_RESTRICTIONS = register(
     "`sharding = fsdp` shards parameters, gradients and optimizer state over DP. The primus target runs it\n"
     "as torch FSDP2 (`use_torch_fsdp2`, as Primus's own example configs do), which Megatron's\n"
     "validate_args (megatron/training/arguments.py, core_v0.16.1) accepts only with PP = 1, EP = 1 and\n"
-    "untied embeddings; the megatron target runs Megatron-FSDP (`--use-megatron-fsdp`), which accepts\n"
-    "those points too. The rule keeps PP = 1 and untied embeddings for every target; expert parallelism\n"
-    "is refused only for `target primus`: Megatron-FSDP shards experts over their own data-parallel group,\n"
+    "untied embeddings; the megatron and bridge targets run Megatron-FSDP (`--use-megatron-fsdp`).\n"
+    "Whatever the target, the rule keeps PP = 1 and untied embeddings with FSDP (a tied-embedding model\n"
+    "such as Llama 3.2 or Qwen2.5 1.5B uses `dist_opt`); expert parallelism is refused only for\n"
+    "`target primus`: Megatron-FSDP shards experts over their own data-parallel group,\n"
     "as Megatron-LM's Megatron-FSDP DeepSeek-V3 example and Bridge's DeepSeek-V3 FSDP recipes run it.\n\n"
     "    sharding = fsdp   pp = 2          # refused\n\n"
     "Fix: use `dist_opt` with pipeline or expert parallelism, or PP = 1 and EP = 1 with FSDP.",

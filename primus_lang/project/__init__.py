@@ -20,6 +20,7 @@ from primus_lang.project.ops import (
 )
 from primus_lang.project.oracle import Oracle, SimulateOracle
 from primus_lang.project.precision import PrecisionGain, precision_gain
+from primus_lang.project.precision import twins as precision_twins
 from primus_lang.project.projection import Projection, project, step_floor, step_model_flops
 from primus_lang.project.schedule import simulate as simulate_schedule
 
@@ -42,6 +43,7 @@ __all__ = [
     "group_layout",
     "ops_key",
     "precision_gain",
+    "precision_twins",
     "project",
     "project_many",
     "simulate_schedule",

@@ -33,6 +33,13 @@ class PrecisionGain:
     bf16_tokens: float  # projected tokens/s/GPU in BF16
     low_tokens: float  # ... in ``precision``
     parts: tuple[tuple[str, float, float], ...]
+    # host launch seconds per step the GPU waits for, in BF16 and in ``precision`` (the critical stage's
+    # `host` breakdown): not GPU work, so not among ``parts``, yet a low precision's added quantize kernels
+    # each cost a launch
+    host: tuple[float, float] = (0.0, 0.0)
+    # the memory limit's excess of each twin's fullest rank (0 where it fits), set where a space's memory
+    # account is at hand (``report.precision_gain``); None where unknown
+    over: tuple[float, float] | None = None
 
     @property
     def ratio(self) -> float:
@@ -58,10 +65,12 @@ def precision_gain(model: Model, cluster: Cluster, cand: Candidate, settings: Se
     oracle = oracle or SimulateOracle(cluster)
     settings = settings or Settings()
     bf16, low = twins(settings.as_launched(cand))
-    tokens = [project(model, cluster, c, settings, oracle=oracle).tokens_per_gpu for c in (bf16, low)]
+    done = [project(model, cluster, c, settings, oracle=oracle) for c in (bf16, low)]
     work = [_work(model, cluster, c, oracle, settings.torch_fsdp2) for c in (bf16, low)]
     parts = tuple((p, work[0].get(p, 0.0), work[1].get(p, 0.0)) for p in PARTS)
-    return PrecisionGain(low.precision, precision_label(low), tokens[0], tokens[1], parts)
+    host = tuple(dict(d.breakdown).get("host", 0.0) for d in done)
+    return PrecisionGain(low.precision, precision_label(low), done[0].tokens_per_gpu, done[1].tokens_per_gpu, parts,
+                         (host[0], host[1]))
 
 
 def _part(op: Op) -> str:

@@ -84,10 +84,13 @@ def precision_gain(space: Space, cand: Candidate) -> PrecisionGain | None:
     """The candidate's recipe in BF16 beside its low precision (``project.precision``); None for a BF16
     recipe on a GPU without FP8 tensor cores, which has no FP8 twin to set beside it."""
     from primus_lang.project import precision_gain as gain
+    from primus_lang.project import precision_twins
 
     if cand.precision == "bf16" and space.cluster.gpu.peak_fp8 <= 0:
         return None
-    return gain(space.model, space.cluster, cand, space.settings)
+    # whether each twin fits is what often decides between them (FP8's smaller weights let a micro-batch fit)
+    over = [max(0.0, float(e.view.memory_peak - e.limit)) for e in (evaluate(space, c) for c in precision_twins(cand))]
+    return attrs.evolve(gain(space.model, space.cluster, cand, space.settings), over=(over[0], over[1]))
 
 
 def no_low_precision(space: Space) -> str:
@@ -101,4 +104,6 @@ def precision_json(gain: PrecisionGain | None) -> dict[str, Any] | None:
         return None
     return {"precision": gain.label, "ratio": gain.ratio, "bf16_tokens_per_gpu": gain.bf16_tokens,
             "low_tokens_per_gpu": gain.low_tokens,
-            "parts": [{"part": p, "bf16": a, "low": b} for p, a, b in gain.parts]}
+            "parts": [{"part": p, "bf16": a, "low": b} for p, a, b in gain.parts],
+            "host_seconds": {"bf16": gain.host[0], "low": gain.host[1]},
+            "over_memory_limit": None if gain.over is None else {"bf16": gain.over[0], "low": gain.over[1]}}

@@ -98,8 +98,12 @@ def breakdown_table(view: CandidateView) -> Table:
 
 def explain_view(view: CandidateView, capacity: int, limit: int,
                  run: Sequence[tuple[str, str]] = ()) -> RenderableType:
-    parts: list[RenderableType] = [Text(f"candidate {view.label}", style="bold"), figures_table(view, limit, run),
-                                   Text("")]
+    head = Text(f"candidate {view.label}", style="bold")
+    if not view.fits:
+        head.append(f"\ndoes not fit in memory: its fullest rank is over the limit by "
+                    f"{units.gib(view.memory_peak - limit)}; the figures are what it would cost, not a run",
+                    style="bold red")
+    parts: list[RenderableType] = [head, figures_table(view, limit, run), Text("")]
     if view.ranks:
         parts += [ranks_table(view, capacity, limit), Text(""), memory_table(view, capacity, limit), Text("")]
     if view.breakdown:
@@ -179,9 +183,16 @@ def diff_view(d: CandidateDiff, names: tuple[str, str] = ("A", "B")) -> Renderab
 def precision_table(gain: PrecisionGain) -> Table:
     """A ``project.precision.PrecisionGain``: the recipe's GPU work per part in BF16 and in its low
     precision, under the projected ratio of tokens/s."""
-    t = Table(title=f"{gain.label} against BF16, same recipe: {gain.ratio:.2f}x the tokens/s "
-                    f"({gain.low_tokens:,.0f} against {gain.bf16_tokens:,.0f})", title_justify="left",
-              caption="GPU work per step of one rank, before overlap and the pipeline schedule", caption_justify="left")
+    title = (f"{gain.label} against BF16, same recipe: {gain.ratio:.2f}x the tokens/s "
+             f"({gain.low_tokens:,.0f} against {gain.bf16_tokens:,.0f})")
+    for name, over in zip(("BF16", gain.precision.upper()), gain.over or (), strict=False):
+        if over > 0:
+            title += f"; in {name} it does not fit in memory (over the limit by {units.gib(over)})"
+    caption = "GPU work per step of one rank, before overlap and the pipeline schedule"
+    if any(gain.host):
+        caption += (f"; beside it, host launches the GPU waits for: {units.seconds(gain.host[0])} a step in BF16, "
+                    f"{units.seconds(gain.host[1])} in {gain.precision.upper()}")
+    t = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for col in ("part", "BF16", gain.precision.upper(), "change"):
         t.add_column(col, justify="right" if col != "part" else "left")
     for part, a, b in gain.parts:

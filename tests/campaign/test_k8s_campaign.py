@@ -45,8 +45,9 @@ def test_the_k8s_campaign_applies_in_the_sites_namespace_and_deletes_only_jobs(t
     assert len(applied) == 2 and all("-n llm-training" in c for c in applied)
     deleted = [c for c in lines if c.startswith("delete")]
     # each job and its scripts' ConfigMap, by name: never the namespace's LocalQueue (`-f` would take it too)
-    assert len(deleted) == 4 and all(" -f " not in c for c in deleted)
-    assert [c.split()[3].split("/")[0] for c in deleted] == ["pytorchjob", "configmap"] * 2
+    # (a job of the same name an interrupted run left is deleted before the apply, too)
+    assert len(deleted) == 6 and all(" -f " not in c for c in deleted)
+    assert [c.split()[3].split("/")[0] for c in deleted] == ["pytorchjob", "pytorchjob", "configmap"] * 2
     # how the failed job ended, appended to its log for `learn`: the operator's reason (the fake's `get` says it)
     assert "primusc campaign: pytorchjob/" in (out / "campaign" / "job-1" / "train.log").read_text()
     logs = [c for c in lines if c.startswith("logs")]
@@ -114,3 +115,41 @@ def test_a_job_that_never_starts_fails_after_the_queue_limit(tmp_path: Path) -> 
     assert done.returncode == 1 and "did not start within 600 s" in done.stderr
     assert sum(c.startswith("get") for c in calls.read_text().splitlines()) == 60  # at 0 s, 10 s, ... 590 s
     assert any(c.startswith("delete") for c in calls.read_text().splitlines())
+
+
+FAILED_JOB = """#!/usr/bin/env bash
+echo "$*" >> "$CALLS"
+case "$*" in
+  "get pods"*) echo 'job-worker-1 Evicted Error (exit 137);job-master-0  Completed (exit 0);job-worker-2  (exit );' ;;
+  *'type=="Failed"'*) echo "PyTorchJobFailed: PyTorchJob job is failed because 1 Worker replica(s) failed." ;;
+  get*) echo "Created Running Failed" ;;
+  logs*) echo " iteration        1/      30 | elapsed time per iteration (ms): 1000.0 |" ;;
+esac
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_failed_job_says_why_its_pods_ended_and_a_leftover_job_is_deleted_first(tmp_path: Path) -> None:
+    """The operator's condition says only that a replica failed (a trial's evicted pod read as a crash): the
+    pods' own reasons are appended to the saved log; a job of the same name left by an interrupted run is
+    deleted before the apply (its old condition would have been read as this run's)."""
+    out = tmp_path / "plan"
+    space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
+    assert main(["plan", str(space), "--budget", "6", "--shortlist", "1", "--out", str(out)]) == 0
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "kubectl").write_text(FAILED_JOB)
+    (fake / "kubectl").chmod(0o755)
+    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
+    (fake / "sleep").chmod(0o755)
+    calls = tmp_path / "calls"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls)}
+    done = subprocess.run(["bash", str(out / "campaign" / "campaign.sh")], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1
+    said = calls.read_text().splitlines()
+    first_delete = next(i for i, c in enumerate(said) if c.startswith("delete") and "pytorchjob/" in c)
+    assert first_delete < next(i for i, c in enumerate(said) if c.startswith("apply"))
+    assert all("--ignore-not-found=true" in c for c in said if c.startswith("delete"))
+    log = next((out / "campaign").glob("job-0/*.log")).read_text()
+    assert log.splitlines()[-1].endswith("1 Worker replica(s) failed.; pods: job-worker-1 Evicted Error (exit 137)")
