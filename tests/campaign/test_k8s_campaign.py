@@ -24,20 +24,26 @@ esac
 """
 
 
+def fake_cluster(tmp_path: Path, kubectl: str, **extra: str) -> dict[str, str]:
+    """The environment of a campaign run against ``kubectl`` (a script that logs its arguments to $CALLS):
+    `sleep` returns at once, so a poll never waits in a test."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "kubectl").write_text(kubectl)
+    (fake / "kubectl").chmod(0o755)
+    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
+    (fake / "sleep").chmod(0o755)
+    return {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"), **extra}
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_the_k8s_campaign_applies_in_the_sites_namespace_and_deletes_only_jobs(tmp_path: Path) -> None:
     out = tmp_path / "plan"
     space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
     assert main(["plan", str(space), "--budget", "6", "--shortlist", "2", "--out", str(out)]) == 0
     driver = out / "campaign" / "campaign.sh"
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "kubectl").write_text(FAKE)
-    (fake / "kubectl").chmod(0o755)
-    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")  # a poll never waits in the test
-    (fake / "sleep").chmod(0o755)
+    env = fake_cluster(tmp_path, FAKE)
     calls = tmp_path / "calls"
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls)}
     done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "failed" in done.stderr  # job 1 failed: said at once, the run exits 1
     lines = calls.read_text().splitlines()
@@ -79,16 +85,9 @@ def test_time_in_the_queue_does_not_count_against_the_limit(tmp_path: Path) -> N
     limit = int(next(line for line in driver.read_text().splitlines() if line.startswith("SECONDS_LIMIT="))
                 .split("=")[1].split()[0])
     assert limit < 2000
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "kubectl").write_text(QUEUED)
-    (fake / "kubectl").chmod(0o755)
-    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
-    (fake / "sleep").chmod(0o755)
     polls = tmp_path / "polls"
     polls.write_text("0")
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(tmp_path / "calls"),
-           "POLLS": str(polls)}
+    env = fake_cluster(tmp_path, QUEUED, POLLS=str(polls))
     done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "is running" in done.stdout and int(polls.read_text()) == 201
@@ -101,15 +100,9 @@ def test_a_job_that_never_starts_fails_after_the_queue_limit(tmp_path: Path) -> 
     out = tmp_path / "plan"
     space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
     assert main(["plan", str(space), "--budget", "6", "--shortlist", "1", "--out", str(out)]) == 0
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "kubectl").write_text('#!/usr/bin/env bash\necho "$*" >> "$CALLS"\n'
-                                  'case "$1" in get) echo "Created" ;; esac\n')
-    (fake / "kubectl").chmod(0o755)
-    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
-    (fake / "sleep").chmod(0o755)
+    env = fake_cluster(tmp_path, '#!/usr/bin/env bash\necho "$*" >> "$CALLS"\ncase "$1" in get) echo "Created" ;; esac\n',
+                       QUEUE_SECONDS="600")
     calls = tmp_path / "calls"
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls), "QUEUE_SECONDS": "600"}
     done = subprocess.run(["bash", str(out / "campaign" / "campaign.sh")], env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 1 and "did not start within 600 s" in done.stderr
@@ -136,14 +129,8 @@ def test_a_failed_job_says_why_its_pods_ended_and_a_leftover_job_is_deleted_firs
     out = tmp_path / "plan"
     space = data_dir("examples") / "sites" / "llama3_1_8b_h100_k8s.prx"
     assert main(["plan", str(space), "--budget", "6", "--shortlist", "1", "--out", str(out)]) == 0
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "kubectl").write_text(FAILED_JOB)
-    (fake / "kubectl").chmod(0o755)
-    (fake / "sleep").write_text("#!/usr/bin/env bash\nexit 0\n")
-    (fake / "sleep").chmod(0o755)
+    env = fake_cluster(tmp_path, FAILED_JOB)
     calls = tmp_path / "calls"
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "CALLS": str(calls)}
     done = subprocess.run(["bash", str(out / "campaign" / "campaign.sh")], env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 1
