@@ -134,6 +134,11 @@ class Site:
         Kind.TEXT, "RDMA device-plugin resource per pod, e.g. rdma/rdma_shared_device_a (empty: none)"))
     rdma_count: int = field(default=1, metadata=q(Kind.COUNT, "how many of `rdma_resource` each pod asks for"))
     shm: int = field(default=0, metadata=q(Kind.BYTES, "size limit of the memory-backed /dev/shm (0: none)"))
+    # without a CPU or memory request a pod is BestEffort, the first a node under memory pressure evicts (its
+    # GPU limit does not count); none by default: Kueue refuses a workload asking for a resource its
+    # ClusterQueue does not cover
+    cpu_request: int = field(default=0, metadata=q(Kind.COUNT, "CPU cores each pod requests (0: none)"))
+    memory_request: int = field(default=0, metadata=q(Kind.BYTES, "memory each pod requests (0: none)"))
     node_selector: str = field(default="", metadata=q(Kind.TEXT, "`key=value,key=value` the nodes must carry"))
     tolerations: str = field(default="", metadata=q(Kind.TEXT, "`key[=value]:Effect,...` taints the pods tolerate"))
     queue: str = field(default="", metadata=q(Kind.TEXT, "Kueue LocalQueue the job is admitted through (gang)"))

@@ -76,6 +76,8 @@ def test_kubernetes_site_validates_with_its_gang_queue() -> None:
     pod = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["resources"]["limits"]["rdma/rdma_shared_device_a"] == 1
+    # a CPU and memory request: a pod with none is BestEffort, the first a node under memory pressure evicts
+    assert container["resources"]["requests"] == {"cpu": 96, "memory": 1024 * 2**30}
     assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/data", "/checkpoints", "/scratch", "/dev/shm"}
     claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
     assert claims == {"llm-datasets", "llm-checkpoints"}
