@@ -67,9 +67,11 @@ _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
 ENDINGS = (
     # the device's (PyTorch, ROCm, cuBLAS), and the host's: the kernel's OOM killer, as slurmstepd and srun say it
     ("out of memory", re.compile(r"(?i:out of memory)|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED"
-                                 r"|oom[-_]kill")),
+                                 r"|oom[-_]kill|\bOOMKilled\b")),
     ("timed out", re.compile(r"DUE TO TIME LIMIT|DeadlineExceeded")),
     ("cancelled", re.compile(r"CANCELLED AT")),
+    # a pod the node or the scheduler put out (memory pressure, preemption), as a k8s campaign saves it
+    ("evicted", re.compile(r"; pods: .*\b(?:Evicted|Preempted)\b")),
     ("crashed", re.compile(r"ChildFailedError|[Ee]xited with exit code [1-9]|primusc campaign: \S+ failed:")),
 )
 _ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback|\b(?:HIP|CUDA|NCCL|RCCL|hip|cuda|nccl|rccl) error\b")

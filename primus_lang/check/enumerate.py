@@ -425,14 +425,15 @@ def summarize(space: Space) -> LegalitySummary:
     return LegalitySummary(space.name, raw, tuple(counts), legal, time.perf_counter() - start)
 
 
-def never_legal(space: Space) -> list[tuple[str, Any, str]]:
+def never_legal(space: Space) -> list[tuple[str, Any, str, str]]:
     """Each axis value that some point takes but no legal point does (``precision = fp8`` on a GPU
-    without FP8), with the code of a check that alone rules it out ("" where only several together do):
-    a count per value, as ``summarize`` counts, with the axis held at that value."""
+    without FP8), with the code of a check that alone rules it out ("" where only several together do)
+    and, where that check is a ``require`` (every one is P4100), which: its message or expression ("" for
+    a rule). A count per value, as ``summarize`` counts, with the axis held at that value."""
     validity = _validity(space)
     checks = _checks(space)
     factors = [_check_factor(space, c) for c in checks]
-    out: list[tuple[str, Any, str]] = []
+    out: list[tuple[str, Any, str, str]] = []
     # a conditional axis takes its default where its condition is off, a value the listed ones may
     # hold too: only unconditional axes are judged
     for a in (a for a in space.axes if a.when is None):
@@ -442,9 +443,10 @@ def never_legal(space: Space) -> list[tuple[str, Any, str]]:
             at: Factor = ((a.name,), held)
             if not _contract(space, [*validity, at]) or _contract(space, [*validity, *factors, at]):
                 continue
-            alone = next((c.code for c, f in zip(checks, factors, strict=True)
-                          if not _contract(space, [*validity, f, at])), "")
-            out.append((a.name, value, alone))
+            alone = next((c for c, f in zip(checks, factors, strict=True)
+                          if not _contract(space, [*validity, f, at])), None)
+            out.append((a.name, value, alone.code if alone is not None else "",
+                        alone.detail if alone is not None and alone.constraint is not None else ""))
     return out
 
 

@@ -658,9 +658,8 @@ RULES: tuple[Rule, ...] = (
             | ((f["sharding"] != "none") & (np.asarray(f["overlap_grad_reduce"]) | (not _validate_args(s))))
         ),
         lambda f, s: (
-            "overlap_param_gather with sharding none, where no sharded optimizer gathers parameters to overlap; "
-            "`overlap_param_gather` is true unless set: list `overlap_param_gather : true | false` to keep plain data "
-            "parallelism (param-gather-needs-dist-opt)" if f["sharding"] == "none" else
+            "overlap_param_gather with sharding none, where no sharded optimizer gathers parameters to overlap "
+            "(param-gather-needs-dist-opt)" if f["sharding"] == "none" else
             f"overlap_param_gather with sharding {f['sharding']} and overlap_grad_reduce "
             f"{_said(f['overlap_grad_reduce'])} (param-gather-needs-dist-opt)",
             "`overlap_param_gather` is true unless set: with `overlap_grad_reduce = false` set it false too (as "

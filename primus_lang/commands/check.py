@@ -15,7 +15,6 @@ from attrs import frozen
 from primus_lang.check import (
     LegalitySummary,
     never_legal,
-    never_legal_why,
     require_legal,
     ruled_out_together,
     summarize,
@@ -67,16 +66,24 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     )
     lines += [f"  no effect: recompute module `{module}` ({why})" for module, why in _idle_modules(space)]
     if summary.legal:
-        for axis, value, code in never_legal(space):
+        for axis, value, code, detail in never_legal(space):
             if code:
-                # the rule's words at a point with the value: a space has many `require`s under one code, and a
-                # default the space does not write is named where it is the cause
-                lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code} "
-                             f"{never_legal_why(space, axis, value, code)})")
+                # a space has many `require`s under one code: the one that rules the value out is named; and a
+                # default the space does not write, where it is the cause
+                hint = _DEFAULT_CAUSES.get((code, axis), "")
+                lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code}"
+                             f"{f' ({detail})' if detail else ''}; `primusc explain {code}`{hint})")
             else:
                 why = ruled_out_together(space, axis, value) or "the checks rule it out together"
                 lines.append(f"  never legal: {axis} = {format_value(value)} ({why})")
     return lines
+
+
+# A never-legal value that a knob's default, not anything the space writes, rules out: what to write
+_DEFAULT_CAUSES = {
+    ("P4014", "sharding"): "; `overlap_param_gather` is true unless the space sets it: list `overlap_param_gather : "
+                           "true | false` to keep plain data parallelism",
+}
 
 
 def _idle_modules(space: Space) -> list[tuple[str, str]]:

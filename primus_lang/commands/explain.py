@@ -44,6 +44,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
         attention_note,
         explain_view,
         explained_json,
+        layout_note,
         no_low_precision,
         precision_gain,
         precision_json,
@@ -67,7 +68,8 @@ def explain_candidate(args: argparse.Namespace) -> int:
         print(serialize.to_json({**explained_json(ev), "model_size": size, "run": run_json(space, run, ev.candidate),
                           "precision_gain": precision_json(gain),
                           "violations": [list(v) for v in broken],
-                          "attention_kernel": attention_note(space, ev.candidate)}))
+                          "attention_kernel": attention_note(space, ev.candidate),
+                          "layout": layout_note(space, ev.candidate)}))
         return status
     out = console()
     print_broken(out, broken)
@@ -81,9 +83,9 @@ def explain_candidate(args: argparse.Namespace) -> int:
         out.print(no_low_precision(space), markup=False)
     else:
         out.print(precision_table(gain))
-    note = attention_note(space, ev.candidate)
-    if note:
-        out.print(note, markup=False)
+    for note in (attention_note(space, ev.candidate), layout_note(space, ev.candidate)):
+        if note:
+            out.print(note, markup=False)
     if not ev.view.fits:
         # the table shows the overflow; stderr says why the status is 1, as `check --explain` prints it
         from primus_lang.memory import explain_overflow

@@ -326,6 +326,9 @@ def _rerun(how: str) -> str:
                 "space's plans")
     if how == "timed out":
         return "rerun it with a longer time limit (`--campaign-var time_limit=HH:MM:SS`) to measure it"
+    if how == "evicted":
+        return ("rerun it to measure it; a pod with no CPU or memory request is the first a node under pressure "
+                "evicts (a site's `cpu_request` and `memory_request`)")
     return "read its log for why it stopped, then rerun it to measure it"
 
 

@@ -68,6 +68,8 @@ IMAGE_FORM = ("an image reference or image file without spaces, such as nvcr.io/
 # `:` and `,` that separate pyxis's and docker's mount lists
 SLURM_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,128}")
 SLURM_NAME_FORM = "a Slurm name (letters, digits, `_.+-`)"
+# sbatch takes a list of partitions and runs the job on the first that can start it
+PARTITIONS = re.compile(r"[A-Za-z0-9_.+-]{1,128}(,[A-Za-z0-9_.+-]{1,128}){0,15}")
 CONSTRAINT = re.compile(r"[A-Za-z0-9_.+\-&|*\[\]():,]{1,256}")
 CONSTRAINT_FORM = "a Slurm feature expression (letters, digits, `&|*[]():,_.+-`)"
 ABSOLUTE = re.compile(r"/[^\x00-\x1f\x7f:,]*")
@@ -80,7 +82,9 @@ def text_problem(name: str, value: str) -> str | None:
     as ``must be ...``; None when it can or the field is not one of those."""
     if not value:
         return None
-    if name in SLURM_NAMES and not SLURM_NAME.fullmatch(value):
+    if name == "partition" and not PARTITIONS.fullmatch(value):
+        return f"must be {SLURM_NAME_FORM}, or a comma-separated list of them"
+    if name in SLURM_NAMES and name != "partition" and not SLURM_NAME.fullmatch(value):
         return f"must be {SLURM_NAME_FORM}"
     if name == "constraint" and not CONSTRAINT.fullmatch(value):
         return f"must be {CONSTRAINT_FORM}"

@@ -50,12 +50,12 @@ from primus_lang.recipes.scheduler import (
     PERFORMANCE,
     TRAIN_SH,
     Collector,
-    options,
+    launcher_options,
     read_directives,
     read_srun,
 )
 from primus_lang.recipes.settings import Entry, Recipe
-from primus_lang.recipes.words import Launch, Word
+from primus_lang.recipes.words import Launch, Word, shown
 
 K, P = spelling.KNOBS, spelling.PARTS
 SCRIPTS = ("run_recipe.py", "train.sh")
@@ -97,9 +97,9 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     read_directives(launch, placed)
     read_srun(words[:start], placed)
     if perf:
-        rest = options(rest, PERFORMANCE, placed, "the performance launcher's")
+        rest = launcher_options(rest, PERFORMANCE, placed, dict(launch.env))
     if script.text.rsplit("/", 1)[-1] == "train.sh":
-        rest = options(rest, TRAIN_SH, placed, "train.sh's")
+        rest = launcher_options(rest, TRAIN_SH, placed, dict(launch.env))
         rest, own, said = _launcher_options(rest, problems)
         launcher |= own
         notes += said
@@ -237,7 +237,7 @@ class _Reader:
             if w.unknown:
                 why = w.unknown[0]
                 self.problems.append(Diagnostic(
-                    RECIPE_VALUE_UNKNOWN, f"`{_cut(w.text)}` reads {why.what}", span=why.span or w.span,
+                    RECIPE_VALUE_UNKNOWN, f"`{shown(w.text)}` reads {why.what}", span=why.span or w.span,
                     help=f"give it with `--set {why.variable}=VALUE`" if why.variable else "write the value the run used"))
         if self.problems:
             return
@@ -671,7 +671,3 @@ _PRECISION_FIELDS = ("fp8", "fp8_recipe", "fp4", "fp4_recipe")
 # the torch.dtype fields primusc reads, as Megatron-LM spells them (bridge_recipes.DTYPES)
 _DTYPE_DESTS = frozenset({K["main_grad_dtype"], K["optimizer_dtype"], P["optimizer_dtype.second_moment"],
                           "moe_router_dtype"})
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."

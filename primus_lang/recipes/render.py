@@ -17,6 +17,7 @@ from primus_lang.ir.site import carried_env
 from primus_lang.ir.text import literal
 from primus_lang.recipes.interpret import Imported, megatron_table
 from primus_lang.recipes.scheduler import Placement
+from primus_lang.recipes.words import shown
 
 _KEYWORDS = frozenset({"let", "require", "fits", "maximize", "minimize", "budget", "strategy", "target", "assume",
                        "import", "model", "gpu", "cluster", "space", "site", "true", "false"})
@@ -144,7 +145,7 @@ def render_space(imp: Imported, name: str, card: tuple[str, str, dict[str, Any]]
     c = imp.candidate
     lines = [f"# Space written by `primusc import-recipe` from {imp.recipe.file} ({imp.recipe.kind}).",
              "# The recipe is the space's baseline; `primusc plan` reports it first and what the best found changes."]
-    lines += [f"# - {n}" for n in notes]
+    lines += [f"# - {shown(n, 4000)}" for n in notes]
     lines.append("")
     model_name = f"{name}_model"
     if card is not None:

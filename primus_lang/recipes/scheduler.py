@@ -6,6 +6,11 @@ A launch script names its Slurm account, partition, QoS, reservation, time limit
 them as the space's site, which the launch files read (``emit.sites``): they are not lost with the script.
 A value the site cannot hold (a variable only the running script knows, a relative mount) is said in a
 note and left out.
+
+Precedence follows Slurm's: the job's ``#SBATCH`` lines (and sbatch's own options, read after them) decide
+the allocation, and an ``srun`` inside it only fills what they leave unset (its ``-t`` is a step's limit
+within the job's, its ``-p`` cannot move the job). A launcher that writes the job itself (train.sh, the
+performance launcher) is the only source of what it takes, its own defaults included.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from attrs import frozen
 from primus_lang.emit import VARIABLES
 from primus_lang.emit.sites import slurm_seconds, slurm_time
 from primus_lang.ir.site import ABSOLUTE, MOUNT_NAME, text_problem
-from primus_lang.recipes.words import Launch, Word
+from primus_lang.recipes.words import Launch, Word, shown, slurm_options
 
 # sbatch(1) and srun(1): the options of the job's placement, each to the site field that holds it
 SLURM: Mapping[str, str] = {
@@ -32,19 +37,42 @@ PYXIS: Mapping[str, str] = {"--container-image": "image", "--container-mounts": 
 PYXIS_SWITCHES = frozenset({"--container-writable", "--container-readonly", "--container-remap-root",
                             "--no-container-remap-root", "--container-mount-home", "--no-container-mount-home",
                             "--no-container-entrypoint"})
+
+
+@frozen
+class Launcher:
+    """A launcher that writes the Slurm job itself: its options that say where the job runs (each to a site
+    field), those that take more sbatch parameters (``KEY=VALUE;...``) or srun options (a list), and what it
+    falls back to where the line does not say (a value, or ``$VARIABLE`` from the script's environment)."""
+
+    name: str
+    fields: Mapping[str, str]
+    sbatch_params: frozenset[str] = frozenset()
+    srun_args: frozenset[str] = frozenset()
+    defaults: Mapping[str, str] = {}
+
+
 # Megatron-Bridge 067f987 scripts/training/setup_experiment.py, its "Execution" argument group
-TRAIN_SH: Mapping[str, str] = {"--account": "account", "--partition": "partition", "--time": "time_limit",
-                               "--container-image": "image", "--mount": "mounts"}
+TRAIN_SH = Launcher(
+    "train.sh", {"--account": "account", "--partition": "partition", "--time": "time_limit",
+                 "--container-image": "image", "--mount": "mounts"},
+    frozenset({"--additional-slurm-params", "--additional_slurm_params"}), frozenset({"--srun-arg"}),
+    {"account": "$SLURM_ACCOUNT", "partition": "$SLURM_PARTITION", "time_limit": "04:00:00",
+     "image": "$CONTAINER_IMAGE"})
 # Megatron-Bridge's performance launcher, scripts/performance/argument_parser.py's "Slurm arguments"
-PERFORMANCE: Mapping[str, str] = {
-    "-a": "account", "--account": "account", "-p": "partition", "--partition": "partition", "-t": "time_limit",
-    "--time_limit": "time_limit", "-i": "image", "--container_image": "image", "-cm": "mounts",
-    "--custom_mounts": "mounts",
-}
+PERFORMANCE = Launcher(
+    "the performance launcher", {
+        "-a": "account", "--account": "account", "-p": "partition", "--partition": "partition",
+        "-t": "time_limit", "--time_limit": "time_limit", "-i": "image", "--container_image": "image",
+        "-cm": "mounts", "--custom_mounts": "mounts"},
+    frozenset({"--additional_slurm_params"}), frozenset({"-cs", "--custom_srun_args"}),
+    {"time_limit": "00:30:00", "image": "nvcr.io/nvidia/nemo:dev"})
+
 # the programs that end srun's own options on a launch line
 _PROGRAMS = frozenset({"torchrun", "python", "python3", "bash", "sh", "env", "uv", "numactl", "apptainer",
                        "singularity", "docker", "podman"})
 _ORDER = ("partition", "account", "qos", "reservation", "constraint", "time_limit", "runtime", "image")
+_PYXIS_FLAGS = re.compile(r"[a-z+]*")
 
 
 @frozen
@@ -85,60 +113,93 @@ def _shown(name: str, value: str | float) -> str:
 
 
 class Collector:
-    """Gathers a recipe's placement options, later ones over earlier ones (``#SBATCH`` lines, then srun's
-    options, then a launcher's own)."""
+    """Gathers a recipe's placement options. ``take`` with ``job`` (the allocation's own: ``#SBATCH``, a
+    launcher that writes the job) decides over a step's (``srun``'s), which only fills what is unset."""
 
     def __init__(self) -> None:
         self.fields: dict[str, str | float] = {}
+        self.from_job: set[str] = set()
+        self.origin: dict[str, str] = {}
         self.srun_args: list[str] = []
         self.mounts: dict[str, Mounted] = {}
         self.notes: list[str] = []
 
-    def take(self, field: str, value: Word, origin: str) -> None:
+    def take(self, field: str, value: Word, origin: str, job: bool = True) -> None:
         """``value`` for the site field ``field`` (``mounts``: a list of them), as ``origin`` wrote it."""
+        said = f"`{shown(origin)}`"
         if value.unknown:
-            self.notes.append(f"`{origin}` is not carried to the site: it reads {value.unknown[0].what}, known "
-                              "only when the script runs")
+            self.notes.append(f"{said} is not carried to the site: it reads {value.unknown[0].what}, known only "
+                              "when the script runs" + (f" (`--set {value.unknown[0].variable}=VALUE` gives it)"
+                                                        if value.unknown[0].variable else ""))
             return
         if field == "mounts":
-            self._mounts(value.text, origin)
+            self._mounts(value.text, said)
             return
-        if field == "time_limit":
-            problem = VARIABLES["time_limit"].check(value.text)
-            if problem is None and slurm_seconds(value.text) > 0:
-                self.fields[field] = slurm_seconds(value.text)
-            else:
-                self.notes.append(f"`{origin}` is not carried to the site: the time limit must be a Slurm time "
-                                  "such as 04:00:00 or 1-00:00:00")
+        parsed = self._parse(field, value.text, said)
+        if parsed is None:
             return
-        problem = text_problem(field, value.text)
-        if problem is not None:
-            self.notes.append(f"`{origin}` is not carried to the site: `{field}` {problem}")
+        if not job and field in self.from_job:
+            if parsed != self.fields[field]:
+                self.notes.append(f"{said} is the step's, inside the job's `{self.origin[field]}`: the job's is carried")
             return
-        self.fields[field] = value.text
+        self.fields[field], self.origin[field] = parsed, shown(origin)
+        if job:
+            self.from_job.add(field)
         if field == "image":
             self.fields["runtime"] = "pyxis"
 
-    def _mounts(self, text: str, origin: str) -> None:
+    def _parse(self, field: str, text: str, said: str) -> str | float | None:
+        if field == "time_limit":
+            if VARIABLES["time_limit"].check(text) is None and slurm_seconds(text) > 0:
+                return slurm_seconds(text)
+            self.notes.append(f"{said} is not carried to the site, which holds a limit in [D-]HH:MM:SS (no "
+                              "unlimited one)")
+            return None
+        problem = text_problem(field, text)
+        if problem is not None:
+            self.notes.append(f"{said} is not carried to the site: `{field}` {problem}")
+            return None
+        return text
+
+    def default(self, field: str, value: str, env: Mapping[str, str], launcher: str) -> None:
+        """``launcher``'s own fallback for a field its line leaves unset: a value, or ``$NAME`` from the
+        script's environment (nothing where the script does not set it)."""
+        if field in self.fields:
+            return
+        text = env.get(value[1:], "") if value.startswith("$") else value
+        if text:
+            where = f"`{value[1:]}` in the script's environment" if value.startswith("$") else "its default"
+            self.take(field, Word(text), f"{launcher}'s {field} ({where})")
+
+    def _mounts(self, text: str, said: str) -> None:
         for item in (part for part in text.split(",") if part):
             host, _, rest = item.partition(":")
             path, _, flags = rest.partition(":")
             path = path or host
-            if not (ABSOLUTE.fullmatch(host) and ABSOLUTE.fullmatch(path)):
-                self.notes.append(f"mount `{item}` of `{origin}` is not carried to the site: a site mounts an absolute "
-                                  "host folder at an absolute path")
+            if not (ABSOLUTE.fullmatch(host) and ABSOLUTE.fullmatch(path) and _PYXIS_FLAGS.fullmatch(flags)):
+                self.notes.append(f"mount `{shown(item)}` of {said} is not carried to the site: a site mounts an "
+                                  "absolute host folder at an absolute path (`HOST[:PATH[:ro]]`)")
                 continue
             mount = Mounted(_mount_name(path, self.mounts), host, path, "ro" in flags.split("+"))
             self.mounts[mount.name] = mount
 
     def switch(self, option: str) -> None:
-        if option not in self.srun_args:
+        if option in PYXIS_SWITCHES and option not in self.srun_args:
             self.srun_args.append(option)
 
     def placement(self) -> Placement:
-        fields = [(name, self.fields[name]) for name in _ORDER if name in self.fields]
-        return Placement(tuple(fields), tuple(self.srun_args), tuple(self.mounts.values()),
-                         tuple(dict.fromkeys(self.notes)))
+        notes = list(self.notes)
+        srun_args, mounts = tuple(self.srun_args), tuple(self.mounts.values())
+        if "image" not in self.fields and (srun_args or mounts):
+            # a mount or a switch of pyxis's without its image would be an srun option the launch runs bare with
+            notes.append("the container's mounts and switches are not carried: its image is not (above), and "
+                         "without it the launch runs outside a container")
+            srun_args, mounts = (), ()
+        fields = tuple((name, self.fields[name]) for name in _ORDER if name in self.fields)
+        if fields and "time_limit" not in self.fields:
+            notes.append(f"the script sets no time limit the site can hold: the launch asks for "
+                         f"{VARIABLES['time_limit'].default} (a site's `time_limit` or `--var time_limit` gives another)")
+        return Placement(fields, srun_args, mounts, tuple(dict.fromkeys(notes)))
 
 
 def _mount_name(path: str, taken: Iterable[str]) -> str:
@@ -152,27 +213,48 @@ def _mount_name(path: str, taken: Iterable[str]) -> str:
     return name
 
 
-def options(words: list[Word], table: Mapping[str, str], collector: Collector, own: str) -> list[Word]:
-    """``words`` without the options of ``table`` (a launcher's own, each taking a value), which go to
-    ``collector``; ``own`` names the launcher in notes."""
+def launcher_options(words: list[Word], launcher: Launcher, collector: Collector,
+                     env: Mapping[str, str]) -> list[Word]:
+    """``words`` without ``launcher``'s placement options, which go to ``collector`` with the launcher's
+    defaults for what the line leaves unset."""
     rest: list[Word] = []
     i = 0
     while i < len(words):
         w = words[i]
         name, eq, inline = w.text.partition("=")
-        field = table.get(name)
-        if field is None or (not eq and i + 1 >= len(words)):
+        takes = name in launcher.fields or name in launcher.sbatch_params or name in launcher.srun_args
+        if not takes or (not eq and i + 1 >= len(words)):
             rest.append(w)
             i += 1
             continue
         value = Word(inline, w.span, w.unknown) if eq else words[i + 1]
-        collector.take(field, value, f"{own} {name} {value.text}")
+        origin = f"{launcher.name} {name} {value.text}"
+        if name in launcher.fields:
+            collector.take(launcher.fields[name], value, origin)
+        elif name in launcher.sbatch_params:
+            _sbatch_params(value, origin, collector)
+        else:
+            for option in value.text.split(","):
+                collector.switch(option.strip())
         i += 1 if eq else 2
+    for field, default in launcher.defaults.items():
+        collector.default(field, default, env, launcher.name)
     return rest
 
 
+def _sbatch_params(value: Word, origin: str, collector: Collector) -> None:
+    """``KEY=VALUE;KEY=VALUE`` (commas where no value holds one): more sbatch parameters."""
+    separator = ";" if ";" in value.text else ","
+    for part in (p.strip() for p in value.text.split(separator) if p.strip()):
+        key, _, text = part.partition("=")
+        field = SLURM.get(f"--{key.strip()}")
+        if field is not None and text:
+            collector.take(field, Word(text.strip(), value.span, value.unknown), f"{origin} ({key.strip()})")
+
+
 def read_srun(words: list[Word], collector: Collector) -> None:
-    """The placement options and pyxis switches of the ``srun`` among a launch line's launcher words."""
+    """The placement options and pyxis switches of the ``srun`` among a launch line's launcher words: a
+    step's, which the job's own decide over."""
     starts = [i for i, w in enumerate(words) if w.text.rsplit("/", 1)[-1] == "srun"]
     if not starts:
         return
@@ -181,21 +263,29 @@ def read_srun(words: list[Word], collector: Collector) -> None:
         if w.text.rsplit("/", 1)[-1] in _PROGRAMS or w.text.endswith(".py"):
             break
         segment.append(w)
-    for w in options(segment, {**SLURM, **PYXIS}, collector, "srun"):
-        if w.text in PYXIS_SWITCHES:
-            collector.switch(w.text)
+    options, _ = slurm_options([w.text for w in segment])
+    by_text = {w.text: w for w in segment}
+    for option, value in options:
+        field = {**SLURM, **PYXIS}.get(option)
+        if field is not None and value:
+            # the word the value came from keeps why it is unknown (`$IMAGE` the script never sets)
+            word = next((by_text[t] for t in (f"{option}={value}", f"{option}{value}", value) if t in by_text),
+                        Word(value))
+            collector.take(field, Word(value, word.span, word.unknown), f"srun {option} {value}", job=False)
+        elif not value:
+            collector.switch(option)
 
 
 def read_directives(launch: Launch, collector: Collector) -> None:
-    """The placement options of the script's ``#SBATCH`` lines."""
+    """The placement options of the script's ``#SBATCH`` lines (and sbatch's own options): the job's."""
     for option, value in launch.directives:
         field = SLURM.get(option)
         if field is not None and value:
-            collector.take(field, Word(value), f"#SBATCH {option}={value}")
+            collector.take(field, Word(value), f"#SBATCH {option}{'=' if option.startswith('--') else ' '}{value}")
 
 
 def placement_of(launch: Launch, launcher_words: list[Word]) -> Placement:
-    """A launch script's placement: its ``#SBATCH`` lines, then its ``srun``'s options."""
+    """A launch script's placement: its ``#SBATCH`` lines, then what its ``srun`` adds."""
     collector = Collector()
     read_directives(launch, collector)
     read_srun(launcher_words, collector)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -32,7 +33,7 @@ from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
 from primus_lang.ir.site import carried_env, credential
 from primus_lang.ir.span import Span
-from primus_lang.recipes.words import Launch, Why, Word
+from primus_lang.recipes.words import Launch, Why, Word, shown, slurm_options
 
 MAX_STEPS = 200_000  # statements and loop turns: a recipe runs a few hundred
 MAX_DEPTH = 16  # nested `bash -c` / functions
@@ -430,7 +431,7 @@ class Shell:
         return [Piece("$", True, span)], i + 1
 
     def _substitution(self, text: str, span: Span) -> Piece:
-        return Piece(text, True, span, (Why(f"a command substitution `{_short(text)}`, which primusc does not run",
+        return Piece(text, True, span, (Why(f"a command substitution `{shown(text)}`, which primusc does not run",
                                             "", span),))
 
     def _var_pieces(self, name: str, span: Span, quoted: bool, element: str | None = None) -> list[Piece]:
@@ -551,11 +552,11 @@ class Shell:
         except _Unknown as u:
             return u.why
         if not re.fullmatch(r"[0-9+\-*/%() <>=!&|]*", text):
-            return Why(f"the arithmetic `$(({_short(expr)}))`, which primusc cannot evaluate", "", span)
+            return Why(f"the arithmetic `$(({shown(expr)}))`, which primusc cannot evaluate", "", span)
         try:
             return _evaluate_int(text)
         except (ValueError, ZeroDivisionError, IndexError):
-            return Why(f"the arithmetic `$(({_short(expr)}))`, which primusc cannot evaluate", "", span)
+            return Why(f"the arithmetic `$(({shown(expr)}))`, which primusc cannot evaluate", "", span)
 
     # -- statements
 
@@ -776,7 +777,7 @@ class _Parser:
         self.i = k + 1
         span = self.sh.span(start)
         if re.search(r"\+\+|--|(?<![<>=!])=(?!=)", expr):
-            raise ShellError(f"`(( {_short(expr)} ))` assigns a variable, which primusc does not evaluate", span,
+            raise ShellError(f"`(( {shown(expr)} ))` assigns a variable, which primusc does not evaluate", span,
                              "write the value the run used (`N=...`), or give it with `--set NAME=VALUE`")
         if not execute:
             return _Result(0)
@@ -1108,7 +1109,11 @@ class _Parser:
             self._read([_join(f).text for t in toks[1:] for f in self.sh.expand_word(t.text, self.sh.span(t))],
                        {}, text)
             return
-        if name in ("sbatch", "bash", "sh") and len(toks) == 1:
+        # sbatch reads the script from its input when its words are options only (no script file)
+        given = [_join(f).text for t in toks[1:] for f in self.sh.expand_word(t.text, self.sh.span(t))] \
+            if name == "sbatch" else []
+        options, end = slurm_options(given)
+        if (name in ("bash", "sh") and len(toks) == 1) or (name == "sbatch" and end == len(given)):
             doc = heredocs[-1]
             span = Span(self.sh.file, doc.body_line, 1, doc.body_line, 2)
             body = doc.body
@@ -1116,7 +1121,8 @@ class _Parser:
                 # expanded once, here, as bash does before the command reads it
                 body = self.sh.script_text(self.sh.expand_text(_heredoc_word(body), span))
             if name == "sbatch":
-                self.sh.directives += _directives(body)
+                # sbatch's own options decide over the script's `#SBATCH` lines: read after them
+                self.sh.directives += _directives(body) + options
             self.sh.nested(body, span, f"`{name}` reads from its here-document")
 
     def execute(self, toks: list[_Tok]) -> _Result:
@@ -1532,15 +1538,20 @@ def _pattern_op(value: str, rest: str, expand: Callable[[str], str]) -> str | No
 
 
 def _directives(script: str) -> list[tuple[str, str]]:
-    """``#SBATCH`` options as sbatch reads them: comment lines before the script's first command."""
+    """``#SBATCH`` options as sbatch reads them: comment lines before the script's first command, every
+    option of a line (``#SBATCH -N 2 -p batch``), quotes removed, up to a comment."""
     out: list[tuple[str, str]] = []
     for line in script.splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             break
-        m = re.match(r"#SBATCH\s+(--?[A-Za-z-]+)(?:[= ]\s*(\S+))?", stripped)
-        if m is not None:
-            out.append((m.group(1), m.group(2) or ""))
+        if not re.match(r"#SBATCH\s", stripped):
+            continue
+        try:
+            words = shlex.split(stripped[len("#SBATCH"):], comments=True)
+        except ValueError:  # an unbalanced quote: sbatch would refuse the line too
+            continue
+        out += slurm_options(words)[0]
     return out
 
 
@@ -1656,11 +1667,6 @@ def _unknown(pieces: list[Piece]) -> tuple[Why, ...]:
     return tuple(out)
 
 
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _evaluate_int(text: str) -> int:
     """Integer arithmetic with bash's operators, by precedence climbing (no ``eval``)."""
     tokens: list[str] = re.findall(r"\d+|\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]", text)
@@ -1765,7 +1771,7 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
     words, env = sh.launches[-1]
     notes = list(dict.fromkeys(sh.notes))
     if sh.used_defaults:
-        taken = ", ".join(f"`{n}`=`{'(a credential: not shown)' if credential(n) else _short(d)}`"
+        taken = ", ".join(f"`{n}`=`{'(a credential: not shown)' if credential(n) else shown(d)}`"
                           for n, d in sh.used_defaults.items())
         notes.append(f"took the script's defaults for what its environment would set: {taken} "
                      "(`--set NAME=VALUE` gives another)")

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         attention_note,
         evaluate_point,
         explained_json,
+        layout_note,
         no_low_precision,
         precision_gain,
         precision_json,
@@ -63,4 +64,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "no_low_precision", "precision_gain", "precision_json", "precision_table", "projection_json", "report_from_trace", "rows_json", "rows_view", "violations"]
+__all__ += ["Evaluated", "attention_note", "diff", "diff_view", "evaluate_point", "explain_rows", "explain_view", "explained_json", "layout_note", "no_low_precision", "precision_gain", "precision_json", "precision_table", "projection_json", "report_from_trace", "rows_json", "rows_view", "violations"]

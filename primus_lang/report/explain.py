@@ -80,6 +80,17 @@ def attention_note(space: Space, cand: Candidate) -> str:
             f"rate on {gpu.name} (`fa2_attention`, a published kernel benchmark; docs/projection.md)")
 
 
+def layout_note(space: Space, cand: Candidate) -> str:
+    """Where the candidate's TP group is wider than the scale-up domain (its GPUs on several nodes): every
+    layer's TP collectives then cross the network, which ``tp_comm`` prices but its name does not say
+    (empty otherwise)."""
+    domain = space.cluster.domain
+    if cand.tp <= domain:
+        return ""
+    return (f"TP {cand.tp} spans {cand.tp // domain} scale-up domains of {domain} GPUs: every layer's TP collectives "
+            "cross the inter-node network (`tp_comm` above)")
+
+
 def precision_gain(space: Space, cand: Candidate) -> PrecisionGain | None:
     """The candidate's recipe in BF16 beside its low precision (``project.precision``); None for a BF16
     recipe on a GPU without FP8 tensor cores, which has no FP8 twin to set beside it."""
@@ -88,8 +99,14 @@ def precision_gain(space: Space, cand: Candidate) -> PrecisionGain | None:
 
     if cand.precision == "bf16" and space.cluster.gpu.peak_fp8 <= 0:
         return None
-    # whether each twin fits is what often decides between them (FP8's smaller weights let a micro-batch fit)
-    over = [max(0.0, float(e.view.memory_peak - e.limit)) for e in (evaluate(space, c) for c in precision_twins(cand))]
+    from primus_lang.memory import account, usable_bytes
+
+    # whether each twin fits is what often decides between them (FP8's smaller weights let a micro-batch fit):
+    # the twins as `gain` projects them, as launched
+    over = []
+    for twin in precision_twins(space.settings.as_launched(cand)):
+        acc = account(space.model, space.cluster, twin, space.settings)
+        over.append(max(0.0, float(acc.peak.total - usable_bytes(acc.capacity, space.headroom))))
     return attrs.evolve(gain(space.model, space.cluster, cand, space.settings), over=(over[0], over[1]))
 
 

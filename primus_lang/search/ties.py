@@ -4,8 +4,10 @@ Two evaluated candidates whose projections lie within the GPU profile's paired b
 are tied: on the published runs, the measured order of two such recipes went either way. ``settle``
 groups every evaluated candidate tied with the best projected one and, unless the space says
 ``assume tie_break = speed``, puts first the one that changes the training's numerics least
-(``project.trust.numerics_cost``): a user who can have BF16 and FP32 gradients at the same measured
-speed should not be handed delayed FP8 scaling and BF16 Adam moments for a 0.1% projected gain.
+(``validate.trust.numerics_cost``): a user who can have BF16 and FP32 gradients at the same measured
+speed should not be handed delayed FP8 scaling and BF16 Adam moments for a 0.1% projected gain. Among
+those alike in numerics, the one that depends on fewer mechanisms beyond plain Megatron comes first
+(``trust.machinery``: CUDA graphs, userbuffers, DeepEP), for the same reason.
 """
 
 from __future__ import annotations
@@ -140,9 +142,11 @@ def _what_it_changes(s: Settled) -> str:
     assert s.fastest is not None and s.fastest.candidate is not None
     winner, fastest = (s.settings.as_launched(t.candidate) for t in (s.winner, s.fastest) if t.candidate is not None)
     said = trust.numerics_changes(winner, fastest)
+    said += [m for m in trust.machinery(fastest) if m not in trust.machinery(winner)]
     if not said:
         return ""
     own = trust.numerics_changes(s.winner.candidate, s.fastest.candidate)
+    own += [m for m in trust.machinery(s.fastest.candidate) if m not in trust.machinery(s.winner.candidate)]
     launched = f" (as {s.settings.target} launches it)" if own != said and s.settings.target else ""
     return f", and it {' and '.join(said)}{launched}"
 
@@ -160,7 +164,9 @@ def why_winner(s: Settled, metric: str) -> list[str]:
         gain = _value(s.fastest, metric) / _value(s.winner, metric) - 1
         lines.append(
             f"Of the tied group, the winner changes numerics least (BF16 before FP8, finer FP8 scaling before "
-            f"coarser, FP32 gradients, Adam moments and logits before BF16; then fewer layers offloaded); the projected "
+            f"coarser, FP32 gradients, Adam moments and logits before BF16; then fewer layers offloaded), then "
+            f"depends on fewest mechanisms beyond plain Megatron (CUDA graphs, TP communication overlap, expert "
+            f"all-to-all overlap, DeepEP), each a way a launch can fail; the projected "
             f"fastest, "
             f"{s.fastest.candidate.label()}, differs by {gain:+.1%}{_what_it_changes(s)} "
             f"(`assume tie_break = speed` ranks by the projection alone).")

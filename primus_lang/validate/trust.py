@@ -285,14 +285,37 @@ def numerics_changes(a: Candidate, b: Candidate) -> list[str]:
     return out
 
 
+# What a launch depends on beyond plain Megatron, each a way it can fail to start or behave otherwise on a
+# site (CUDA graphs' capture and their memory, Transformer Engine's userbuffers, DeepEP's build), as a
+# phrase of what a recipe does with it
+_MACHINERY: tuple[tuple[Callable[[Candidate], bool], str], ...] = (
+    (lambda c: c.cuda_graph != "none", "captures CUDA graphs"),
+    (lambda c: c.tp_comm_overlap, "overlaps TP communication with its GEMMs (userbuffers)"),
+    (lambda c: c.ep_comm_overlap, "overlaps the expert all-to-all with compute"),
+    (lambda c: c.moe_dispatcher == "flex", "dispatches tokens through DeepEP (flex)"),
+)
+
+
+def machinery(c: Candidate) -> list[str]:
+    """The mechanisms beyond plain Megatron a recipe's launch depends on, as phrases: among tied recipes
+    alike in numerics, the one that depends on fewer has fewer ways to fail, for a gain no projection can
+    show."""
+    return [said for uses, said in _MACHINERY if uses(c)]
+
+
+def tie_order(c: Candidate) -> tuple[tuple[int, int, int, int], int]:
+    """The order ``tie_group`` puts a tied group in: numerics first, then machinery."""
+    return numerics_cost(c), len(machinery(c))
+
+
 T = TypeVar("T")
 
 
 def tie_group(ranked: Sequence[T], prov: Provenance, value: Callable[[T], float],
               cand: Callable[[T], Candidate], prefer: str = "numerics") -> tuple[list[T], list[T]]:
     """Split ``ranked`` (best first) into the group tied with the first and the rest. With ``prefer``
-    ``numerics`` the tied group is ordered by ``numerics_cost`` (the search's order breaks ties
-    within a cost); with ``speed`` it keeps the search's order. Returns (tied group, the rest)."""
+    ``numerics`` the tied group is ordered by ``tie_order`` (the search's order breaks ties
+    within it); with ``speed`` it keeps the search's order. Returns (tied group, the rest)."""
     if not ranked:
         return [], []
     best = value(ranked[0])
@@ -301,7 +324,7 @@ def tie_group(ranked: Sequence[T], prov: Provenance, value: Callable[[T], float]
     for r in ranked:
         (group if tied(prov, value(r), best) else rest).append(r)
     if prefer == "numerics":
-        group.sort(key=lambda r: numerics_cost(cand(r)))  # stable: the search's order within a cost
+        group.sort(key=lambda r: tie_order(cand(r)))  # stable: the search's order within an order
     return group, rest
 
 

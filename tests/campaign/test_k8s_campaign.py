@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from primus_lang.bench.logs import ending
 from primus_lang.cli import main
 from primus_lang.resources import data_dir
 
@@ -113,7 +114,7 @@ def test_a_job_that_never_starts_fails_after_the_queue_limit(tmp_path: Path) -> 
 FAILED_JOB = """#!/usr/bin/env bash
 echo "$*" >> "$CALLS"
 case "$*" in
-  "get pods"*) echo 'job-worker-1 Evicted Error (exit 137);job-master-0  Completed (exit 0);job-worker-2  (exit );' ;;
+  "get pods"*) echo 'job-worker-1 Evicted Error (exit 137);job-master-0  Completed (exit 0);job-worker-2  (exit );job-worker-3 Evicted Completed (exit 0);' ;;
   *'type=="Failed"'*) echo "PyTorchJobFailed: PyTorchJob job is failed because 1 Worker replica(s) failed." ;;
   get*) echo "Created Running Failed" ;;
   logs*) echo " iteration        1/      30 | elapsed time per iteration (ms): 1000.0 |" ;;
@@ -139,4 +140,7 @@ def test_a_failed_job_says_why_its_pods_ended_and_a_leftover_job_is_deleted_firs
     assert first_delete < next(i for i, c in enumerate(said) if c.startswith("apply"))
     assert all("--ignore-not-found=true" in c for c in said if c.startswith("delete"))
     log = next((out / "campaign").glob("job-0/*.log")).read_text()
-    assert log.splitlines()[-1].endswith("1 Worker replica(s) failed.; pods: job-worker-1 Evicted Error (exit 137)")
+    assert log.splitlines()[-1].endswith("1 Worker replica(s) failed.; pods: job-worker-1 Evicted Error (exit 137), "
+                                         "job-worker-3 Evicted Completed (exit 0)")
+    assert ending(log.splitlines()[-1]) == "evicted"
+    assert ending("primusc campaign: pytorchjob/j failed: R: M; pods: j-worker-0 OOMKilled (exit 137)") == "out of memory"

@@ -235,7 +235,8 @@ def test_the_performance_launcher_names_its_recipe_by_parts(tmp_path: Path) -> N
     assert recipe.entries["sequence_parallel"].value is True  # the launcher's -tp turns it on above TP 1
     assert recipe.entries["global_batch_size"].value == 256 and recipe.entries["recompute_num_layers"].value == 4
     assert (recipe.placement.fields, recipe.placement.notes) == (
-        (("partition", "batch"), ("account", "acct"), ("runtime", "pyxis"), ("image", "nvcr.io/nvidia/nemo:26.04")), ())
+        (("partition", "batch"), ("account", "acct"), ("time_limit", 1800.0), ("runtime", "pyxis"),
+         ("image", "nvcr.io/nvidia/nemo:26.04")), ())  # the launcher's own 30 minutes where `-t` is not given
     assert recipe.nodes is not None and recipe.gpus_per_node is not None
     assert (recipe.nodes.value, recipe.gpus_per_node.value) == ("1", "8")
 

@@ -93,12 +93,67 @@ def test_what_a_site_cannot_hold_is_said_and_left_out(tmp_path: Path) -> None:
                       f"torchrun --nproc_per_node 8 pretrain_gpt.py {FLAGS}\n")
     recipe = read_recipe(script)
     assert recipe.placement.fields == (("partition", "gpu"),)
-    assert [(m.host, m.path) for m in recipe.placement.mounts] == [("/lustre", "/lustre")]
+    # the image is unknown, so its mounts would be an srun option of a launch run outside any container
+    assert recipe.placement.mounts == ()
     said = " ".join(recipe.notes)
     assert "`#SBATCH --account=$ACCOUNT` is not carried to the site: `account` must be a Slurm name" in said
-    assert "`#SBATCH --time=UNLIMITED` is not carried to the site: the time limit must be a Slurm time" in said
+    assert "`#SBATCH --time=UNLIMITED` is not carried to the site, which holds a limit in [D-]HH:MM:SS" in said
+    assert "the launch asks for 01:00:00" in said
     assert "`srun --container-image" in said and "known only when the script runs" in said
     assert "mount `data:/data` of `srun --container-mounts" in said
+    assert "the container's mounts and switches are not carried: its image is not" in said
+
+
+def test_the_jobs_own_lines_decide_over_srun_and_every_form_sbatch_takes_is_read(tmp_path: Path) -> None:
+    """A reviewer's case: `srun -t 00:10:00` inside a 4-hour job had become the launch's limit; sbatch reads
+    every option of a line, attached short forms, quotes and lists of partitions (AMD's Primus writes
+    `#SBATCH --qos="perf"`)."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -N 2 -pbatch,backfill -t 4:00:00 -Aacct  # the job\n"
+                      "#SBATCH --qos=\"perf\"\n#SBATCH --constraint='h100|a100'\n"
+                      f"srun -t 00:10:00 -p other torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {FLAGS}\n")
+    recipe = read_recipe(script)
+    assert dict(recipe.placement.fields) == {"partition": "batch,backfill", "account": "acct", "qos": "perf",
+                                             "constraint": "h100|a100", "time_limit": 14400.0}
+    assert recipe.nodes is not None and recipe.nodes.value == "2"
+    assert "`srun -t 00:10:00` is the step's, inside the job's `#SBATCH -t 4:00:00`: the job's is carried" in recipe.notes
+
+
+def test_sbatch_options_before_a_here_document_decide_over_its_lines(tmp_path: Path) -> None:
+    script = tmp_path / "submit.sh"
+    script.write_text("sbatch -p override --time=2:00:00 <<EOF\n#!/bin/bash\n#SBATCH -p batch\n#SBATCH -N 2\n"
+                      f"srun torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {FLAGS}\nEOF\n")
+    recipe = read_recipe(script)
+    assert dict(recipe.placement.fields) == {"partition": "override", "time_limit": 7200.0}
+
+
+def test_bridges_train_sh_falls_back_as_it_does(tmp_path: Path) -> None:
+    """train.sh takes its image and account from CONTAINER_IMAGE and SLURM_ACCOUNT where its line does not
+    (setup_experiment.py), and asks for 4 hours; its extra sbatch parameters and srun arguments are read."""
+    script = tmp_path / "train.sh"
+    script.write_text("export CONTAINER_IMAGE=/lustre/img/nemo.sqsh\nexport SLURM_ACCOUNT=env_acct\n"
+                      "./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --partition=batch --mount /lustre/data "
+                      "--srun-arg=--no-container-mount-home --additional-slurm-params \"qos=high;reservation=r1\" "
+                      "--recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --mode pretrain\n")
+    placement = read_recipe(script).placement
+    assert dict(placement.fields) == {"partition": "batch", "account": "env_acct", "qos": "high", "reservation": "r1",
+                                      "time_limit": 14400.0, "runtime": "pyxis", "image": "/lustre/img/nemo.sqsh"}
+    assert placement.srun_args == ("--no-container-mount-home",)
+    assert [(m.host, m.path) for m in placement.mounts] == [("/lustre/data", "/lustre/data")]
+
+
+def test_a_value_with_a_newline_stays_inside_its_note(tmp_path: Path) -> None:
+    """A partition holding a newline was echoed into the written space's `# - ` notes, and the next line
+    read as the language (a reviewer's `let pwned = 1`)."""
+    script = tmp_path / "run.sh"
+    script.write_text("srun --partition='gpu\nlet pwned = 1 #' --container-mounts=/c:/d:/e "
+                      f"torchrun --nproc_per_node 8 pretrain_gpt.py {FLAGS}\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
+    assert load_space(out).site is None
+    notes = [line for line in out.read_text().splitlines() if "pwned" in line]
+    assert notes and all(line.startswith("# - ") for line in notes)
+    assert any("mount `/c:/d:/e`" in line for line in out.read_text().splitlines())
 
 
 def test_a_script_that_names_no_placement_writes_no_site(tmp_path: Path) -> None:
