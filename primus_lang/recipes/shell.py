@@ -1325,7 +1325,9 @@ class _Parser:
             # a file of flags alone (an arguments file, one flag a line) is one launch line
             sh.flag_lines.extend(fields)
             return _Result(None)
-        wrapper = name.rsplit("/", 1)[-1] in _WRAPPERS and any(f.text == "--recipe" for f in fields)
+        # train.sh names its recipe whole (`--recipe NAME`) or by its model's stem (`--model gpt_oss_20b`)
+        wrapper = name.rsplit("/", 1)[-1] in _WRAPPERS and any(f.text.partition("=")[0] in ("--recipe", "--model")
+                                                               for f in fields)
         if any(_TRAINING.search(f.text) for f in fields) or name.rsplit("/", 1)[-1] in _LAUNCHERS or wrapper:
             sh.launch(fields, {**sh.exported(), **env})
             return _launched()

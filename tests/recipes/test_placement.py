@@ -162,3 +162,14 @@ def test_a_script_that_names_no_placement_writes_no_site(tmp_path: Path) -> None
     out = tmp_path / "space.prx"
     assert main(["import-recipe", str(script), "--gpu", "h100", "--out", str(out)]) == 0
     assert load_space(out).site is None
+
+
+def test_train_sh_names_its_recipe_by_the_models_stem_too(tmp_path: Path) -> None:
+    """Megatron-Bridge's README launches train.sh with `--model STEM --mode pretrain` (setup_experiment.py
+    builds `<stem>_pretrain_config`): it was `the script runs no training command`."""
+    script = tmp_path / "train.sh"
+    script.write_text("./scripts/training/train.sh --nodes 1 --gpus-per-node 8 --account a --partition p "
+                      "--container-image nvcr.io/nvidia/nemo:25.11 --model llama3_8b --mode pretrain\n")
+    recipe = read_recipe(script)
+    assert recipe.entries["bridge__recipe"].value == "llama3_8b_pretrain_config"
+    assert dict(recipe.placement.fields)["account"] == "a"
