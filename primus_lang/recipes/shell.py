@@ -296,7 +296,8 @@ class Shell:
         self.kept: dict[str, Span] = {}  # given names the script assigns itself, where it first does
         # Primus's CLI (`primus-cli ... -- train pretrain --config FILE --key value ...`), which runs an
         # experiment file primusc reads on its own: the file and the overrides the script adds to it
-        self.primus_cli: tuple[str, tuple[str, ...]] | None = None
+        # the experiment a `primus-cli ... train` line runs, its overrides, and the launcher's own options
+        self.primus_cli: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
 
     def keeps_given(self, name: str, at: Span) -> bool:
         """Whether ``name`` still holds its ``--set`` value, which then takes the place of what the script
@@ -1805,19 +1806,21 @@ def _tested_names(test: str) -> list[str]:
 _VARIABLE_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...]] | None:
+def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
     """The experiment a ``primus-cli ... train pretrain --config FILE`` command runs, with the words after it
-    (Primus's command-line overrides of the experiment's settings); None for any other command."""
+    (Primus's command-line overrides of the experiment's settings) and the launcher's options before its
+    ``--`` (``slurm srun -N 2 -p X -t 01:00:00``); None for any other command."""
     texts = [f.text for f in fields]
     if name.rsplit("/", 1)[-1] != _PRIMUS_CLI or "train" not in texts or "--config" not in texts[:-1]:
         return None
     at = texts.index("--config")
     config = fields[at + 1]
     shown = config.text if not config.unknown else f"{config.text} (its value only the running script knows)"
-    return shown, tuple(texts[at + 2:])
+    launcher = tuple(texts[1:texts.index("--")]) if "--" in texts[:at] else ()
+    return shown, tuple(texts[at + 2:]), launcher
 
 
-def _primus_cli_help(config: str, overrides: tuple[str, ...]) -> str:
+def _primus_cli_help(config: str, overrides: tuple[str, ...], launcher: tuple[str, ...]) -> str:
     """What to import for a script that runs Primus's CLI: the experiment file, with the script's overrides."""
     given = "; primusc does not apply the overrides the script adds (the note lists them): write them into the experiment's " \
             "`overrides` first" if overrides else ""
@@ -1826,9 +1829,16 @@ def _primus_cli_help(config: str, overrides: tuple[str, ...]) -> str:
 
 
 def _primus_cli_note(sh: Shell) -> tuple[str, ...]:
-    if sh.primus_cli is None or not sh.primus_cli[1]:
+    if sh.primus_cli is None:
         return ()
-    return (f"the script's overrides of the experiment: {' '.join(sh.primus_cli[1])}",)
+    _, overrides, launcher = sh.primus_cli
+    out: tuple[str, ...] = (f"the script's overrides of the experiment: {' '.join(overrides)}",) if overrides else ()
+    if launcher[:1] == ("slurm",) and any(w.startswith("-") for w in launcher):
+        # where the job runs is the CLI's, which importing the experiment does not read
+        out += (f"the CLI's own launcher options, `{shown(' '.join(launcher), 200)}`, are not read with the experiment: "
+                "a site in the imported space gives them (`partition`, `account`, `reservation`, `time_limit`, `image`; "
+                "docs/language.md)",)
+    return out
 
 
 def _kept_note(sh: Shell) -> tuple[str, ...]:

@@ -1121,6 +1121,11 @@ def test_a_script_that_runs_primus_cli_points_at_the_experiment_it_runs() -> Non
         """)
     assert "primusc import-recipe examples/megatron/configs/MI355X/deepseek_v3-BF16-pretrain.yaml" in err.value.help
     assert "the script's overrides of the experiment: --micro_batch_size 2 --lr 2.2e-4" in err.value.notes
+    assert not any("launcher options" in n for n in err.value.notes)  # `direct --numa` places nothing
+    with pytest.raises(ShellError) as slurm:
+        launch("./primus-cli slurm srun -N 2 -p mi355 -t 01:00:00 -- train pretrain --config exp.yaml\n")
+    assert any(n.startswith("the CLI's own launcher options, `slurm srun -N 2 -p mi355 -t 01:00:00`, are not read")
+               for n in slurm.value.notes)
     # another primus-cli command (no experiment) keeps the plain advice
     with pytest.raises(ShellError) as other:
         launch("./primus-cli --version\n")
