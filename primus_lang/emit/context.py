@@ -47,6 +47,9 @@ class EmitContext:
     projection: dict[str, Any] = field(factory=dict)  # plain data: step time, tokens/s/GPU, MFU...
     memory: dict[str, Any] = field(factory=dict)  # plain data: the per-rank byte account
     variables: dict[str, str] = field(factory=dict)
+    # a campaign job's backstop: it ends itself this many seconds after it starts, should its driver stop
+    # watching it (0: none, as a launch of one's own runs until it is done)
+    deadline_seconds: int = 0
 
 
 def _choice(choices: tuple[str, ...]) -> Callable[[str], str | None]:

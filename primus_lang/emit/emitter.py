@@ -434,6 +434,7 @@ def _render(
         "collective": collective_library(cluster),
         "env": environment(cluster, cand, space.site),
         "site": space.site,
+        "deadline_seconds": ctx.deadline_seconds,
         "program_template": framework.PROGRAM_TEMPLATE,
         "prepare_template": framework.PREPARE_TEMPLATE,
         "framework": framework.NAME,
