@@ -60,6 +60,7 @@ SAMPLE_SCHEDULE = frozenset({"train_samples", "lr_decay_samples", "lr_warmup_sam
 ITERATION_SCHEDULE = frozenset({"train_iters", "lr_decay_iters", "lr_warmup_iters"})
 # where a Megatron-Bridge launch saves and loads checkpoints: the launch's own (`checkpoint_dir`, else none)
 CHECKPOINT_FIELDS = ("checkpoint.save", "checkpoint.load")
+CHECKPOINT_DESTS = ("save", "load")  # Megatron's names of the same
 # Megatron's nargs='*' data paths; Primus splits these strings on whitespace itself
 DATA_PATHS = frozenset({"data_path", "train_data_path", "valid_data_path", "test_data_path"})
 # the schedules only Primus's patched pipeline runs, as its `pp_algorithm` names them
@@ -105,6 +106,10 @@ class Framework:
         # follows the rest, as the recipe wrote it
         self.settings.update(self.carried(dict(passthrough)))
         carried = {k for k, _ in passthrough}
+        # where the launch saves and loads is its own (`checkpoint_dir`): a recipe's folder, named for its own
+        # layout, would have the run save where it does not load from
+        self.settings.update({k: own[k] for k in CHECKPOINT_DESTS if k in own})
+        self.recipe_checkpoints = frozenset(k for k in CHECKPOINT_DESTS if k in carried and k not in own)
         # what the user's own recipe carried: Primus drops a name Megatron lacks as the recipe's run did
         self.carried_keys = frozenset(carried)
         if DATA_PATHS & carried or (DATA_PATHS & set(own) and "mock_data" in carried):
@@ -636,6 +641,9 @@ class Bridge(Framework):
                                       version=self.version)
         # the precision's own fields are written by precision_overrides, which knows whether they can be
         written = [(p, v) for p, v in written if not p.startswith("mixed_precision.")]
+        if self.recipe_checkpoints:
+            # an imported script's save folder without the launch's own (Framework.__init__): none, as below
+            written = [(p, v) for p, v in written if p not in CHECKPOINT_FIELDS]
         if recorded is not None:
             named = next((v for p, v in written if p == "mixed_precision"), None)
             is_config = recorded.precision_is_config and named is None

@@ -210,3 +210,18 @@ def test_an_imported_save_folder_gives_way_to_the_launchs_checkpoints(tmp_path: 
         assert (words["checkpoint.save"], words["checkpoint.load"]) == (folder, folder)
         # nor does its deprecated train.eval_iters, which Bridge copies over validation.eval_iters at start
         assert "train.eval_iters" not in words and words["validation.eval_iters"] == "0"
+
+
+@pytest.mark.parametrize("target", ["bridge+local", "megatron+local"])
+def test_a_recipes_megatron_named_save_folder_gives_way_too(tmp_path: Path, target: str) -> None:
+    """The same for a script's `--save` carried under Megatron's name (`save`, which both targets read): a
+    re-trial found `checkpoint.save=/ckpt/llama3_8b_tp4_cp2` in a TP 2 launch, and `--var checkpoint_dir`
+    losing to it."""
+    carried = '  passthrough { save = "/ckpt/llama3_8b_tp4_cp2"; save_interval = 50 }\n'
+    space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n" + carried))
+    point = parse_point(space, "tp=2")
+    node_sh = emit(space, point, target, EmitContext(variables={"checkpoint_dir": "/ck"}))["node.sh"]
+    assert "/ckpt/llama3_8b_tp4_cp2" not in node_sh and "/ck" in node_sh
+    if target.startswith("bridge"):
+        words = _words(emit(space, point, target)["node.sh"])
+        assert (words["checkpoint.save"], words["checkpoint.load"]) == ("null", "null")
