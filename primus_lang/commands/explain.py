@@ -99,7 +99,8 @@ def _size_line(name: str, size: ModelSize) -> str:
     def short(n: int) -> str:
         return f"{n / 1e9:,.2f}B" if n >= 1e9 else f"{n / 1e6:,.1f}M"
 
-    active = f", {short(size.active)} active a token" if size.active != size.total else ""
+    active = (f", {short(size.active)} active a token, {short(size.active - size.embedding)} of them outside the "
+              "embedding and output tables" if size.active != size.total else "")
     mtp = f"; {short(size.mtp)} more in its multi-token-prediction layers" if size.mtp else ""
     return (f"model {name}: {short(size.total)} parameters{active}{mtp} (as megatron-core builds it, the "
             "vocabulary padded to a multiple of 128)")

@@ -249,6 +249,9 @@ class ModelSize:
     total: int  # without the multi-token-prediction layers, which published sizes leave out
     active: int  # a token's, without them: the dense parameters and top_k of each MoE layer's routed experts
     mtp: int  # in the multi-token-prediction layers
+    # the input embedding and output tables (once where tied): published active counts differ in whether they
+    # include them (Qwen's do; DeepSeek's, OpenAI's and GLM's do not)
+    embedding: int = 0
 
 
 def model_size(model: Model, cand: Candidate) -> ModelSize:
@@ -262,4 +265,5 @@ def model_size(model: Model, cand: Candidate) -> ModelSize:
     total = sum(t.numel for t in main)
     routed = sum(t.numel for t in main if t.expert)
     share = model.moe.top_k / model.moe.num_experts if model.moe is not None else 0.0
-    return ModelSize(total, total - routed + round(routed * share), sum(t.numel for t in tensors) - total)
+    tables = sum(t.numel for t in main if t.name in ("embedding.word_embeddings.weight", "output_layer.weight"))
+    return ModelSize(total, total - routed + round(routed * share), sum(t.numel for t in tensors) - total, tables)

@@ -110,3 +110,18 @@ def test_among_ties_alike_in_numerics_fewer_mechanisms_win() -> None:
     bf16_graphed = attrs.evolve(graphed, precision="bf16")
     group, _ = trust.tie_group([plain, bf16_graphed], prov, lambda c: 1.0, lambda c: c)
     assert group == [bf16_graphed, plain]
+
+
+def test_the_active_count_is_said_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Published active counts differ in whether they hold the embedding and output tables (a trial's
+    gpt-oss-20b: 4.19B with them, 3.61B in OpenAI's model card without): explain gives both."""
+    from primus_lang.lower import stdlib_cards
+    from primus_lang.memory import model_size
+
+    _, llama = stdlib_cards()["llama3_1_8b"]
+    assert model_size(llama, Candidate(seq_len=8192, gbs=64)).embedding == 2 * 128256 * 4096
+    path = tmp_path / "q.prx"
+    path.write_text(QWEN)
+    main(["explain", str(path), "--point", "pp=2,ep=8,mbs=2,precision=fp8"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "3.35B active a token, 2.73B of them outside the embedding and output tables" in out
