@@ -158,6 +158,9 @@ def _rope_notes(r: Reader, fields: dict[str, Any], notes: list[str]) -> int:
                          + " not represented (no effect on parameters, FLOPs or memory"
                          + ("; Megatron's --use-rope-scaling fixes the frequency factors at 1 and 4 over 8192 "
                             "tokens" if kind == "llama3" else "") + ")")
+    elif scaling:
+        notes.append(f"rope_scaling {dict(scaling)} names no `rope_type`: not represented (no effect on parameters, "
+                     "FLOPs or memory)")
     initial = r.config.data.get("initial_context_length")
     for value in (original, initial):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -228,8 +231,8 @@ def _full_sliding_window(r: Reader, fields: Fields, key: str, notes: list[str]) 
     """A window on every layer (Mistral 7B v0.1, Phi-3): kept whenever a sequence the model takes can
     exceed it, even where the card's seq_len does not (a space may train longer), as windows on some
     layers are; left out when it is no shorter than the longest context, where it never binds."""
-    window = r.config.data.get(key)
-    if not isinstance(window, int) or isinstance(window, bool) or window <= 0:
+    window = r.count(key, "the sliding-window width", default=0, minimum=0)
+    if window <= 0:
         return
     longest = int(fields["max_position_embeddings"] or 0)
     if not longest or window < longest:
@@ -240,6 +243,16 @@ def _full_sliding_window(r: Reader, fields: Fields, key: str, notes: list[str]) 
                  "never binds")
 
 
+def _layer_types(r: Reader) -> list[Any] | None:
+    """``layer_types`` where the config gives a list (None where it gives none; a value of another type is
+    a problem, not a default pattern)."""
+    value = r.config.data.get("layer_types")
+    if value is None or isinstance(value, list):
+        return value
+    r.problems.append(r.config.bad("layer_types", value, "a list of layer types, one per layer"))
+    return None
+
+
 def _window_pattern(r: Reader, fields: Fields, notes: list[str], period_key: str = "") -> None:
     """Windowed and full layers from ``layer_types`` (or a period field, Gemma 3's
     ``sliding_window_pattern``): the IR holds "every n-th layer full, the rest windowed", megatron-core's
@@ -248,9 +261,9 @@ def _window_pattern(r: Reader, fields: Fields, notes: list[str], period_key: str
     if not window:
         return
     n = int(fields["num_layers"])
-    layer_types = r.config.data.get("layer_types")
+    layer_types = _layer_types(r)
     every = 0
-    if isinstance(layer_types, list) and layer_types:
+    if layer_types:
         if len(layer_types) != n:
             raise _unsupported(
                 r.config, "layer_types", f"layer_types lists {len(layer_types)} layers; num_hidden_layers is {n}",
@@ -335,7 +348,7 @@ def _qwen_window(r: Reader, fields: Fields, notes: list[str]) -> None:
     if not r.flag("use_sliding_window", False) or r.config.data.get("sliding_window") is None:
         return
     n = int(fields["num_layers"])
-    layer_types = r.config.data.get("layer_types")
+    layer_types = _layer_types(r)
     if isinstance(layer_types, list) and len(layer_types) != n:
         raise _unsupported(r.config, "layer_types", f"layer_types lists {len(layer_types)} layers; "
                            f"num_hidden_layers is {n}", "give one entry per layer")
@@ -495,7 +508,17 @@ def _glm4_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
 def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
     """Llama 4 text (Scout): MoE with one shared expert on every layer, chunked local attention on
     three layers of four and no RoPE on the fourth (NoPE), L2-normalized queries and keys."""
-    if r.count("interleave_moe_layer_step", "the MoE layer period", default=1) != 1:
+    n = int(fields["num_layers"])
+    step = r.count("interleave_moe_layer_step", "the MoE layer period", default=1)
+    listed = r.config.data.get("moe_layers")
+    if listed is not None and listed != list(range(step - 1, n, step)):
+        # transformers builds the layers the list names, over the period (Llama4TextConfig.__post_init__)
+        raise _unsupported(
+            r.config, "moe_layers", "MoE on the listed layers only, dense layers between: the IR's dense layers "
+            "are a leading block",
+            "missing feature: interleaved MoE layers (megatron-core's --moe-layer-freq); write no card rather "
+            "than a wrong one")
+    if step != 1:
         raise _unsupported(
             r.config, "interleave_moe_layer_step",
             "MoE on every n-th layer, dense layers between (Llama 4 Maverick): the IR's dense layers are a "

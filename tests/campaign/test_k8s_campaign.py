@@ -95,10 +95,10 @@ def test_time_in_the_queue_does_not_count_against_the_limit(tmp_path: Path) -> N
     assert "is running" in done.stdout and int(polls.read_text()) == 201
     # the driver enforces the limit while it runs; the job's own deadline is the backstop should it stop (an hour
     # past the limit, for pulls and start-up), and a plan's own launch has none
-    job = [d for d in yaml.safe_load_all((out / "campaign" / "job-0" / "pytorchjob.yaml").read_text())
-           if d["kind"] == "PyTorchJob"][0]
+    job = next(d for d in yaml.safe_load_all((out / "campaign" / "job-0" / "pytorchjob.yaml").read_text())
+           if d["kind"] == "PyTorchJob")
     assert job["spec"]["runPolicy"]["activeDeadlineSeconds"] == limit + 3600
-    own = [d for d in yaml.safe_load_all((out / "pytorchjob.yaml").read_text()) if d["kind"] == "PyTorchJob"][0]
+    own = next(d for d in yaml.safe_load_all((out / "pytorchjob.yaml").read_text()) if d["kind"] == "PyTorchJob")
     assert "activeDeadlineSeconds" not in own["spec"]["runPolicy"]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from primus_lang.diagnostics import CompileError
 from primus_lang.hfimport import card_name, map_config, read_config, render_card
 from primus_lang.ir.model import Mla, Moe
 from primus_lang.syntax import parse
@@ -294,3 +295,48 @@ def test_routing_and_checkpoint_facts_the_card_leaves_out_are_said(tmp_path: Pat
     assert got.model.moe is not None and got.model.moe.router_groups == 0
     assert any(n.startswith("n_group 8 and topk_group left out: topk_method greedy") for n in got.notes)
     assert any(n.startswith("the checkpoint's quantization_config (fp8) not represented") for n in got.notes)
+
+
+@pytest.mark.parametrize(("stem", "dropped"), [
+    ("deepseek_v3", ("n_shared_experts", "first_k_dense_replace", "q_lora_rank", "n_group", "topk_group",
+                     "routed_scaling_factor", "scoring_func", "topk_method")),
+    ("gpt_oss_120b", ("sliding_window", "layer_types", "head_dim", "swiglu_limit")),
+    ("glm4_5_air", ("partial_rotary_factor", "n_shared_experts", "first_k_dense_replace")),
+    ("gemma2_2b", ("sliding_window", "attn_logit_softcapping", "final_logit_softcapping", "head_dim")),
+    ("llama4_scout", ("attention_chunk_size",)),
+])
+def test_a_field_left_out_takes_its_configuration_class_default(tmp_path: Path, stem: str,
+                                                                 dropped: tuple[str, ...]) -> None:
+    """config.json leaves out what equals the class default (a trial's DeepSeek-V3 without its shared expert,
+    dense first layers and query LoRA read as a 709B model): the card is transformers' model, and says so.
+    Every fixture states these fields at the defaults, so dropping them changes nothing."""
+    data = json.loads((FIXTURES / f"{stem}.json").read_text())
+    whole = map_config(read_config(write(tmp_path, data)), "m")
+    present = [k for k in dropped if k in data]
+    assert present, "the fixture states the fields the test drops"
+    lean = map_config(read_config(write(tmp_path, {k: v for k, v in data.items() if k not in dropped})), "m")
+    assert lean.model == whole.model
+    assert any("defaults, which config.json leaves out" in n and present[0] in n for n in lean.notes)
+
+
+def test_moe_layers_listing_fewer_layers_is_refused(tmp_path: Path) -> None:
+    """Llama4TextConfig builds MoE on the layers `moe_layers` lists, over its period: the card had made every
+    layer MoE."""
+    data = json.loads((FIXTURES / "llama4_scout.json").read_text())
+    every = data | {"moe_layers": list(range(data["num_hidden_layers"]))}
+    assert map_config(read_config(write(tmp_path, every)), "m").model.moe is not None
+    with pytest.raises(CompileError, match="MoE on the listed layers only"):
+        map_config(read_config(write(tmp_path, data | {"moe_layers": list(range(1, data["num_hidden_layers"], 2))})), "m")
+
+
+@pytest.mark.parametrize("change", [{"sliding_window": "4096"}, {"sliding_window": -1}, {"layer_types": "sliding_attention"}])
+def test_a_window_of_the_wrong_type_is_refused_not_dropped(tmp_path: Path, change: dict[str, object]) -> None:
+    data = json.loads((FIXTURES / "gpt_oss_120b.json").read_text()) | change
+    with pytest.raises(CompileError) as err:
+        map_config(read_config(write(tmp_path, data)), "m")
+    assert any(next(iter(change)) in d.message for d in err.value.diagnostics)
+
+
+def test_a_rope_scaling_without_a_type_is_noted(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "llama3_1_70b.json").read_text()) | {"rope_scaling": {"factor": 8.0}}
+    assert any("names no `rope_type`" in n for n in map_config(read_config(write(tmp_path, data)), "m").notes)
