@@ -7,6 +7,7 @@ then commit what it wrote. Each table names the tag and commit it came from.
     python tools/framework_knowledge.py megatron-rules MEGATRON_LM_GIT_DIR
     python tools/framework_knowledge.py primus PRIMUS_GIT_DIR
     python tools/framework_knowledge.py bridge BRIDGE_GIT_DIR --megatron-git MEGATRON_LM_GIT_DIR --python PY
+    python tools/framework_knowledge.py bridge-launchers BRIDGE_GIT_DIR
 
 ``megatron``: every command-line flag of megatron/training/arguments.py at each release below and at
 the commits Primus and Megatron-Bridge pin, with its dest, action, nargs, type, default and choices,
@@ -20,6 +21,12 @@ config dataclasses are counted too; nothing is copied from the sources.
 by Bridge's own code in a subprocess (tools/bridge_recipe_probe.py), which needs a Python with torch,
 omegaconf, hydra-core and transformers (``--python``): the settings each applies, as the paths Hydra overrides
 take, and the paths each model class accepts.
+
+``bridge-launchers``: the options of Megatron-Bridge's two Slurm launchers (scripts/training/setup_experiment.py,
+which train.sh runs, and scripts/performance/argument_parser.py) at each ref below, read from the source's
+``add_argument`` calls (no subprocess): every spelling, the dest, the action and the default (a literal, or
+the environment variable ``os.environ.get`` reads), and the argument group, which is how an import learns
+where such a launch runs and what it falls back to.
 
 ``megatron-rules``: the asserts of megatron/training/arguments.py's ``validate_args`` that compare
 arguments with constants alone (tools/validate_args_rules.py), at the same versions as ``megatron``: what
@@ -291,6 +298,74 @@ def bridge(git_dir: str, megatron_git: str, python: str) -> dict[str, Any]:
     }
 
 
+# the launchers whose options bridge-launchers reads: name -> the file that builds its parser
+BRIDGE_LAUNCHERS = {"train.sh": "scripts/training/setup_experiment.py",
+                    "performance": "scripts/performance/argument_parser.py"}
+
+
+def bridge_launchers(git_dir: str) -> dict[str, Any]:
+    versions, launchers = [], {}
+    for name, ref in BRIDGE_VERSIONS.items():
+        commit = git(git_dir, "rev-parse", f"{ref}^{{commit}}").strip()
+        versions.append({"name": name, "ref": ref, "commit": commit})
+        for launcher, path in BRIDGE_LAUNCHERS.items():
+            launchers.setdefault(launcher, {})[name] = argparse_options(git(git_dir, "show", f"{commit}:{path}"))
+    return {
+        "source": "NVIDIA-NeMo/Megatron-Bridge: the options of its Slurm launchers, read from their add_argument "
+                  f"calls ({', '.join(f'{k}: {v}' for k, v in BRIDGE_LAUNCHERS.items())}); a default read from "
+                  "the environment is {\"env\": NAME}, one that is no literal is null",
+        "versions": versions,
+        "launchers": launchers,
+    }
+
+
+def argparse_options(text: str) -> list[dict[str, Any]]:
+    """Each ``add_argument`` call of a parser's source: its option strings, dest, action, default and group
+    (the title of the ``add_argument_group`` it is called on)."""
+    tree = ast.parse(text)
+    groups = {node.targets[0].id: node.value.args[0].value for node in ast.walk(tree)
+              if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+              and node.value.func.attr == "add_argument_group" and node.value.args
+              and isinstance(node.value.args[0], ast.Constant)}
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not options or not options[0].startswith("-"):
+            continue
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        long = next((o for o in options if o.startswith("--")), options[0])
+        dest = _literal(keywords["dest"]) if "dest" in keywords else long.lstrip("-").replace("-", "_")
+        action = keywords.get("action")
+        owner = node.func.value
+        out.append({"options": options, "dest": dest,
+                    "action": action.value if isinstance(action, ast.Constant) else None,
+                    "default": _default(keywords.get("default")),
+                    "group": groups.get(owner.id, "") if isinstance(owner, ast.Name) else ""})
+    return sorted(out, key=lambda o: (o["dest"], o["options"]))
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def _default(node: ast.expr | None) -> Any:
+    """A default as data: a literal, ``{"env": NAME}`` for ``os.environ.get(NAME)`` / ``os.getenv(NAME)``,
+    else None (computed where the launcher runs)."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and ast.unparse(node.func) in ("os.environ.get", "os.getenv"):
+        return {"env": node.args[0].value}
+    value = _literal(node)
+    return value if value is None or isinstance(value, bool | int | float | str | list) else None
+
+
 def perf_default_counts(git_dir: str, commit: str) -> list[list[Any]]:
     """The performance launcher's GPU count for a model, task, GPU, precision and variant when a launch's
     count has no recipe (scripts/performance/utils/utils.py, _DEFAULT_GPU_COUNT_OVERRIDES; the largest
@@ -376,7 +451,7 @@ def write(path: Path, data: dict[str, Any], table: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("framework", choices=("megatron", "megatron-rules", "primus", "bridge"))
+    parser.add_argument("framework", choices=("megatron", "megatron-rules", "primus", "bridge", "bridge-launchers"))
     parser.add_argument("git", help="the framework's git checkout or bare mirror")
     parser.add_argument("--megatron-git", help="Megatron-LM's checkout or mirror, whose commit Bridge pins (bridge only)")
     parser.add_argument("--python", default=sys.executable,
@@ -389,6 +464,8 @@ def main() -> None:
         write(OUT / "megatron" / "rules.json", megatron_rules(git_dir), "rules")
     elif args.framework == "primus":
         write(OUT / "primus" / "presets.json", primus(git_dir), "presets")
+    elif args.framework == "bridge-launchers":
+        write(OUT / "bridge" / "launchers.json", bridge_launchers(git_dir), "launchers")
     else:
         if not args.megatron_git:
             raise SystemExit("bridge needs --megatron-git (the recipes import the megatron-core Bridge pins)")

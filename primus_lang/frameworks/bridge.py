@@ -50,6 +50,33 @@ class Recipe:
 
 
 _TABLE = "recipes.json"
+_LAUNCHERS = "launchers.json"
+
+
+@frozen
+class LauncherOption:
+    """One option of a Bridge Slurm launcher (``frameworks/bridge/launchers.json``): its spellings, its
+    dest, whether it takes a value, and what it falls back to: a value, or the environment variable its
+    default reads."""
+
+    options: tuple[str, ...]
+    dest: str
+    takes_value: bool
+    default: str | None
+    env: str
+
+
+@functools.cache
+def launcher_options(launcher: str, version: str = DEFAULT_VERSION) -> tuple[LauncherOption, ...]:
+    """The options of ``launcher`` (``train.sh``, ``performance``) at Bridge ``version``, as its parser
+    source declares them."""
+    out = []
+    for o in table.load("bridge", _LAUNCHERS)["launchers"][launcher][version]:
+        default = o["default"]
+        out.append(LauncherOption(tuple(o["options"]), o["dest"], o["action"] not in ("store_true", "store_false"),
+                                  default if isinstance(default, str) else None,
+                                  default["env"] if isinstance(default, dict) else ""))
+    return tuple(out)
 
 
 def _table() -> dict[str, Any]:

@@ -47,9 +47,8 @@ from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.scheduler import (
-    PERFORMANCE,
-    TRAIN_SH,
     Collector,
+    bridge_launcher,
     launcher_options,
     read_directives,
     read_srun,
@@ -97,10 +96,10 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     read_directives(launch, placed)
     read_srun(words[:start], placed)
     if perf:
-        rest = launcher_options(rest, PERFORMANCE, placed, dict(launch.env))
+        rest = launcher_options(rest, bridge_launcher("performance", version), placed, dict(launch.env))
     if script.text.rsplit("/", 1)[-1] == "train.sh":
-        rest = launcher_options(rest, TRAIN_SH, placed, dict(launch.env))
-        rest, own, said = _launcher_options(rest, problems)
+        rest = launcher_options(rest, bridge_launcher("train.sh", version), placed, dict(launch.env))
+        rest, own, said = _launcher_options(rest, problems, version)
         launcher |= own
         notes += said
     reader = _Reader(file, rest, problems, version, perf=perf)
@@ -178,17 +177,17 @@ def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | 
 DETERMINISTIC = (("model.deterministic_mode", "true"), ("model.cross_entropy_loss_fusion", "false"),
                  ("comm_overlap.tp_comm_overlap", "false"))
 
-# scripts/training/train.sh runs scripts/training/setup_experiment.py, which takes the cluster's options and
-# forwards the rest to run_recipe.py (Megatron-Bridge 067f987, its "Execution" argument group)
-TRAIN_SH_VALUES = ("--nodes", "--gpus-per-node", "--account", "--partition", "--time", "--gres",
-                   "--additional-slurm-params", "--container-image", "--mount", "--env", "--srun-arg",
-                   "--peak-mem-clk", "--experiment-name")
-TRAIN_SH_SWITCHES = ("--no-gpu-resource-request", "--submission-dry-run", "--wait")
-_TRAIN_SH_SHAPE = {"--nodes": "nnodes", "--gpus-per-node": "nproc_per_node"}
+# train.sh's options that give the cluster's shape, by dest (its others are the Slurm job's: where it runs is
+# read into the site, the rest noted; their spellings are setup_experiment.py's, frameworks/bridge/launchers.json)
+_TRAIN_SH_SHAPE = {"nodes": "nnodes", "gpus_per_node": "nproc_per_node"}
 
 
-def _launcher_options(words: list[Word], problems: list[Diagnostic]) -> tuple[list[Word], dict[str, Entry], list[str]]:
-    """train.sh's own options out of ``words``: the cluster's shape read, the rest noted as the launcher's."""
+def _launcher_options(words: list[Word], problems: list[Diagnostic],
+                      version: str) -> tuple[list[Word], dict[str, Entry], list[str]]:
+    """train.sh's own options out of ``words`` (scripts/training/setup_experiment.py's, which takes the
+    cluster's options and forwards the rest to run_recipe.py): the cluster's shape read, the rest noted as
+    the launcher's."""
+    options = {spelled: o for o in bridge.launcher_options("train.sh", version) for spelled in o.options}
     rest: list[Word] = []
     shape: dict[str, Entry] = {}
     notes: list[str] = []
@@ -196,17 +195,19 @@ def _launcher_options(words: list[Word], problems: list[Diagnostic]) -> tuple[li
     while i < len(words):
         w = words[i]
         name, eq, inline = w.text.partition("=")
-        if name in TRAIN_SH_VALUES:
+        option = options.get(name)
+        if option is not None and option.takes_value:
             value = Word(inline, w.span, w.unknown) if eq else (words[i + 1] if i + 1 < len(words) else None)
             i += 1 if eq else 2
             if value is None or not value.text:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name}` needs a value", span=w.span))
-            elif name in _TRAIN_SH_SHAPE:
-                shape[_TRAIN_SH_SHAPE[name]] = Entry(_TRAIN_SH_SHAPE[name], value.text, w.span, f"{name} {value.text}")
+            elif option.dest in _TRAIN_SH_SHAPE:
+                key = _TRAIN_SH_SHAPE[option.dest]
+                shape[key] = Entry(key, value.text, w.span, f"{name} {value.text}")
             else:
-                notes.append(f"`{name}` is train.sh's own (the Slurm job's); the emitted launch files set it")
+                notes.append(f"`{name}` is train.sh's own (the Slurm job's); the emitted launch files set theirs")
             continue
-        if w.text in TRAIN_SH_SWITCHES:
+        if option is not None:
             notes.append(f"`{w.text}` is train.sh's own; not carried")
         else:
             rest.append(w)

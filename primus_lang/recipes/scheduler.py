@@ -15,6 +15,7 @@ performance launcher) is the only source of what it takes, its own defaults incl
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -22,6 +23,7 @@ from attrs import frozen
 
 from primus_lang.emit import VARIABLES
 from primus_lang.emit.sites import slurm_seconds, slurm_time
+from primus_lang.frameworks import bridge
 from primus_lang.ir.site import ABSOLUTE, MOUNT_NAME, text_problem
 from primus_lang.recipes.words import Launch, Word, shown, slurm_options
 
@@ -52,21 +54,28 @@ class Launcher:
     defaults: Mapping[str, str] = {}
 
 
-# Megatron-Bridge 067f987 scripts/training/setup_experiment.py, its "Execution" argument group
-TRAIN_SH = Launcher(
-    "train.sh", {"--account": "account", "--partition": "partition", "--time": "time_limit",
-                 "--container-image": "image", "--mount": "mounts"},
-    frozenset({"--additional-slurm-params", "--additional_slurm_params"}), frozenset({"--srun-arg"}),
-    {"account": "$SLURM_ACCOUNT", "partition": "$SLURM_PARTITION", "time_limit": "04:00:00",
-     "image": "$CONTAINER_IMAGE"})
-# Megatron-Bridge's performance launcher, scripts/performance/argument_parser.py's "Slurm arguments"
-PERFORMANCE = Launcher(
-    "the performance launcher", {
-        "-a": "account", "--account": "account", "-p": "partition", "--partition": "partition",
-        "-t": "time_limit", "--time_limit": "time_limit", "-i": "image", "--container_image": "image",
-        "-cm": "mounts", "--custom_mounts": "mounts"},
-    frozenset({"--additional_slurm_params"}), frozenset({"-cs", "--custom_srun_args"}),
-    {"time_limit": "00:30:00", "image": "nvcr.io/nvidia/nemo:dev"})
+# What Megatron-Bridge's launchers' options say of where the job runs, by their dest: the site field each
+# fills, and the options that take more sbatch parameters or srun arguments. Their spellings and defaults
+# are the launchers' own, read from their sources per release (frameworks/bridge/launchers.json)
+_BRIDGE_FIELDS = {"account": "account", "partition": "partition", "time": "time_limit", "time_limit": "time_limit",
+                  "container_image": "image", "mount": "mounts", "custom_mounts": "mounts"}
+_BRIDGE_SBATCH = frozenset({"additional_slurm_params"})
+_BRIDGE_SRUN = frozenset({"srun_args", "custom_srun_args"})
+_BRIDGE_NAMES = {"train.sh": "train.sh", "performance": "the performance launcher"}
+
+
+@functools.cache
+def bridge_launcher(launcher: str, version: str) -> Launcher:
+    """``launcher`` (``train.sh``, ``performance``) of Megatron-Bridge ``version`` as a placement reader."""
+    opts = bridge.launcher_options(launcher, version)
+    return Launcher(
+        _BRIDGE_NAMES[launcher],
+        {spelled: _BRIDGE_FIELDS[o.dest] for o in opts if o.dest in _BRIDGE_FIELDS for spelled in o.options},
+        frozenset(spelled for o in opts if o.dest in _BRIDGE_SBATCH for spelled in o.options),
+        frozenset(spelled for o in opts if o.dest in _BRIDGE_SRUN for spelled in o.options),
+        {_BRIDGE_FIELDS[o.dest]: f"${o.env}" if o.env else o.default or "" for o in opts
+         if o.dest in _BRIDGE_FIELDS and (o.env or o.default)})
+
 
 # the programs that end srun's own options on a launch line
 _PROGRAMS = frozenset({"torchrun", "python", "python3", "bash", "sh", "env", "uv", "numactl", "apptainer",

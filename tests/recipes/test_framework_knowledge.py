@@ -82,6 +82,20 @@ def test_the_megatron_table_covers_the_releases_and_the_pins() -> None:
     assert megatron.flags("core_v0.16")["--recompute-modules"].arity == megatron.LIST
 
 
+def test_bridges_launcher_table_covers_its_releases() -> None:
+    """The Slurm launchers' options, read from their parsers at every release the recipes table holds: the
+    import takes their spellings and fallbacks from here, not from a hand list."""
+    from primus_lang.frameworks import bridge
+
+    for version in bridge.version_names():
+        train = {o.dest: o for o in bridge.launcher_options("train.sh", version)}
+        assert (train["time"].default, train["container_image"].env, train["account"].env) == \
+            ("04:00:00", "CONTAINER_IMAGE", "SLURM_ACCOUNT")
+        assert not train["wait"].takes_value and "--gpus_per_node" in train["gpus_per_node"].options
+        perf = {o.dest: o for o in bridge.launcher_options("performance", version)}
+        assert perf["time_limit"].options == ("-t", "--time_limit") and perf["time_limit"].default == "00:30:00"
+
+
 def test_versions_are_named_as_a_reader_wants_them() -> None:
     assert megatron.describe(megatron.versions_with("--pipeline-model-parallel-split-rank")) == \
         "core_v0.12 to core_v0.13"
