@@ -445,6 +445,13 @@ def never_legal(space: Space) -> list[tuple[str, Any, str, str]]:
                 continue
             alone = next((c for c, f in zip(checks, factors, strict=True)
                           if not _contract(space, [*validity, f, at])), None)
+            if alone is None:
+                # among the points the checks that do not read this axis leave: a rule may let a point through
+                # that another rule removes for its other knobs (`batch-divisibility` passes a TP beyond the
+                # world, which `world-divisibility` removes), and still be what rules the value out
+                others = [f for c, f in zip(checks, factors, strict=True) if a.name not in c.knobs]
+                alone = next((c for c, f in zip(checks, factors, strict=True) if a.name in c.knobs
+                              and not _contract(space, [*validity, *others, f, at])), None)
             out.append((a.name, value, alone.code if alone is not None else "",
                         alone.detail if alone is not None and alone.constraint is not None else ""))
     return out
@@ -485,12 +492,14 @@ def ruled_out_together(space: Space, name: str, value: Any) -> str:
     held = np.zeros(_slots(axis), dtype=np.int64)
     held[axis.domain.values.index(value)] = 1
     at: Factor = ((name,), held)
-    validity = _validity(space)
-    points = _contract(space, [*validity, at])
+    checks = _checks(space)
+    # among the points the checks that do not read the axis leave (those are not why the value is never legal)
+    base = [*_validity(space), *(_check_factor(space, c) for c in checks if name not in c.knobs)]
+    points = _contract(space, [*base, at])
     seen: list[str] = []
-    for check in _checks(space):
+    for check in (c for c in checks if name in c.knobs):
         said = f"{check.code} ({check.detail if check.constraint is not None else check.name})"
-        if said not in seen and _contract(space, [*validity, _check_factor(space, check), at]) < points:
+        if said not in seen and _contract(space, [*base, _check_factor(space, check), at]) < points:
             seen.append(said)
     if not seen:
         return ""

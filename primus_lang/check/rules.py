@@ -165,8 +165,8 @@ def _release_problem(f: Env, s: Space) -> tuple[str, str]:
     version = _megatron_of(s)
     knobs = sorted({k for dest in rule.reads if (k := spelling.knob_behind(dest)) in _RELEASE_KNOBS})
     values = ", ".join(f"{k} {f[k]}" for k in knobs)
-    return (f"{values}: Megatron-LM {version} refuses it at start (it {rule.says()}: \"{rule.message}\", "
-            f"{rule.cite(version)}) (release-refused)",
+    return (f"{values}: Megatron-LM {version} refuses it at start (it {rule.says()}: {rule.quoted(version)}) "
+            "(release-refused)",
             f"change {', '.join(f'`{k}`' for k in knobs)}, or launch a release that runs it (`assume megatron_version`)")
 
 

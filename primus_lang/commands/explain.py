@@ -99,8 +99,11 @@ def _size_line(name: str, size: ModelSize) -> str:
     def short(n: int) -> str:
         return f"{n / 1e9:,.2f}B" if n >= 1e9 else f"{n / 1e6:,.1f}M"
 
-    active = (f", {short(size.active)} active a token, {short(size.active - size.embedding)} of them outside the "
-              "embedding and output tables" if size.active != size.total else "")
+    without = (f"{short(size.active - size.embedding)} without the input embedding, "
+               f"{short(size.active - size.embedding - size.output)} without the output layer too" if size.output
+               else f"{short(size.active - size.embedding)} without the embedding table, which the output layer shares")
+    # published active counts differ in which tables they hold: each reading is given
+    active = f", {short(size.active)} active a token ({without})" if size.active != size.total else ""
     mtp = f"; {short(size.mtp)} more in its multi-token-prediction layers" if size.mtp else ""
     return (f"model {name}: {short(size.total)} parameters{active}{mtp} (as megatron-core builds it, the "
             "vocabulary padded to a multiple of 128)")

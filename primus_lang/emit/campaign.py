@@ -33,9 +33,10 @@ LOG = "train.log"  # each job's stdout and stderr, beside its launch files
 # rank 0's log where another node prints the iteration lines and the nodes' logs are saved apart (Kubernetes'
 # pods, a local campaign's nodes; Slurm's --output gathers them into one): rank 0 prints the arguments
 FIRST_RANK_LOG = "rank0.log"
-# how long past its time limit a campaign's Kubernetes job may still be active (image pull, pods starting)
-# before it ends itself: the driver enforces the limit while it runs, this is the backstop without it
-_START_SECONDS = 3600
+# the longest a campaign's driver waits for a Kubernetes job to start (Kueue admission, image pulls; the
+# environment's QUEUE_SECONDS at run time): a job's own deadline counts from when the training operator
+# first sees it, queued or not, so it is this beside the time limit, the backstop should the driver stop
+QUEUE_SECONDS = 86_400
 SPLIT_LOGS = ("k8s", "local")  # the launchers whose campaign saves each node's log apart
 FORMAT = 1  # the manifest's layout; `primusc learn` refuses one it does not know
 
@@ -119,7 +120,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
     for i, job in enumerate(jobs):
         per_job = {**chosen, "job_name": _job_name(variables.job_name, i)}
         emitted = emit(space, job.candidate, target, attrs.evolve(
-            context, variables=per_job, deadline_seconds=int(slurm_seconds(variables.time_limit)) + _START_SECONDS))
+            context, variables=per_job, deadline_seconds=int(slurm_seconds(variables.time_limit)) + QUEUE_SECONDS))
         files.update({f"{folder(i)}/{path}": text for path, text in emitted.items()})
         b = trust.band(space.cluster.gpu, job.tokens_per_gpu, job.step_time, job.candidate, space.cluster.world,
                        space.model, trust.target_stack(space.settings.target))
@@ -143,7 +144,7 @@ def campaign(space: Space, jobs: Sequence[Job], target: str, context: EmitContex
               "site": space.site,
               "space": space.name, "target": target, "version": context.primusc_version, "log": LOG,
               "source": context.source_name or "<python>",
-              "wait_seconds": int(slurm_seconds(variables.time_limit))}
+              "wait_seconds": int(slurm_seconds(variables.time_limit)), "queue_seconds": QUEUE_SECONDS}
     driver, template = DRIVERS[launcher_cls.NAME]
     files[driver] = render(template, **values)
     data = {

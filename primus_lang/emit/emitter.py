@@ -260,7 +260,7 @@ def left_out(space: Space, cand: Candidate | Sequence[Candidate], target: str,
             written = ", ".join(f"`{framework.setting_text(k, v)}`" for k, v in gone.settings)
             key = (written, f"Megatron-LM {gone.version} {gone.rule.says()}{_beside(gone, c, fsdp2)}")
             said.setdefault(key, []).append(f"`{c.label()}`")
-            notes[key] = f"\"{gone.rule.message}\" ({gone.rule.cite(gone.version)})"
+            notes[key] = gone.rule.quoted(gone.version)
         for unrun in framework.left_unrun:
             key = (f"`{framework.setting_text(unrun.setting, unrun.value)}`", unrun.why)
             said.setdefault(key, []).append(f"`{c.label()}`")

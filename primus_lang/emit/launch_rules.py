@@ -116,5 +116,4 @@ def problem(rule: rules.Rule, version: str) -> str:
     """A rule primusc's own settings break, with the knobs that write what it reads (what to change)."""
     knobs = sorted({k for dest in rule.reads if (k := spelling.knob_behind(dest))})
     change = f"; the knobs that set it: {', '.join(f'`{k}`' for k in knobs)}" if knobs else ""
-    return (f"settings Megatron-LM {version} refuses at start: it {rule.says()} (\"{rule.message}\", "
-            f"{rule.cite(version)}){change}")
+    return f"settings Megatron-LM {version} refuses at start: it {rule.says()} ({rule.quoted(version)}){change}"

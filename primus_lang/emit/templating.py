@@ -46,6 +46,15 @@ def enroot_image(image: str) -> str:
     return f"{first}#{rest}"
 
 
+def k8s_bytes(size: int) -> str:
+    """A byte count as a Kubernetes quantity a reader takes in at a glance: in the largest binary unit that
+    holds it whole (``512Gi``), else bytes."""
+    for unit, scale in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{unit}"
+    return str(size)
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -60,6 +69,7 @@ def environment() -> jinja2.Environment:
     env.filters["json"] = json_scalar
     env.filters["comment"] = one_line
     env.filters["enroot"] = enroot_image
+    env.filters["k8s_bytes"] = k8s_bytes
     return env
 
 

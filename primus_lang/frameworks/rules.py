@@ -52,6 +52,10 @@ class Rule:
         """Where the rule is written: ``arguments.py:694 at core_v0.16``."""
         return f"megatron/training/arguments.py:{self.line} at {version}"
 
+    def quoted(self, version: str) -> str:
+        """Its message and where it is written (an assert without a message: where alone)."""
+        return f"\"{self.message}\", {self.cite(version)}" if self.message else self.cite(version)
+
 
 @functools.cache
 def rules(version: str) -> tuple[Rule, ...]:

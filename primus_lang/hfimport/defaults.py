@@ -5,6 +5,7 @@ table named by its source; a value the config states always wins."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import attrs
@@ -87,6 +88,7 @@ def with_class_defaults(config: HfConfig, notes: list[str]) -> HfConfig:
     absent = {k: v for k, v in defaults.items() if k not in config.data}
     if not absent:
         return config
-    notes.append(f"{', '.join(f'{k} {v}' for k, v in absent.items())}: transformers' {cls} defaults, which "
-                 "config.json leaves out")
+    # written as config.json writes them (`true`, not Python's `True`)
+    notes.append(f"{', '.join(f'{k} {json.dumps(v)}' for k, v in absent.items())}: transformers' {cls} defaults, "
+                 "which config.json leaves out")
     return attrs.evolve(config, data={**absent, **config.data})

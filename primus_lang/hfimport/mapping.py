@@ -511,6 +511,9 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
     n = int(fields["num_layers"])
     step = r.count("interleave_moe_layer_step", "the MoE layer period", default=1)
     listed = r.config.data.get("moe_layers")
+    if listed == []:
+        raise _unsupported(r.config, "moe_layers", "moe_layers lists no layer: every layer dense",
+                           "write a dense card (a Llama 3 one) rather than a Llama 4 MoE one")
     if listed is not None and listed != list(range(step - 1, n, step)):
         # transformers builds the layers the list names, over the period (Llama4TextConfig.__post_init__)
         raise _unsupported(
@@ -548,9 +551,11 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
         router_score="sigmoid",
         aux_loss=_aux_loss(r, notes),
     )
-    if r.config.data.get("no_rope_layers"):
-        notes.append("NoPE layers (no_rope_layers) recorded as rope: no effect on parameters, FLOPs or memory; "
-                     "megatron-core's --no-rope-freq 4 would train them")
+    # without a list, Llama4TextConfig puts a NoPE layer every no_rope_layer_interval layers (4 by default)
+    interval = r.count("no_rope_layer_interval", "the NoPE layer period", default=0, minimum=0)
+    if r.config.data.get("no_rope_layers") or interval:
+        notes.append("NoPE layers (no_rope_layers, or one every no_rope_layer_interval layers) recorded as rope: no "
+                     "effect on parameters, FLOPs or memory; megatron-core's --no-rope-freq 4 would train them")
     if r.flag("use_qk_norm", False):
         notes.append("L2 norm of queries and keys (use_qk_norm) not represented: it has no parameters")
     notes.append("every layer is MoE: ffn_hidden is intermediate_size_mlp and is unused")

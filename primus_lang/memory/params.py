@@ -249,9 +249,10 @@ class ModelSize:
     total: int  # without the multi-token-prediction layers, which published sizes leave out
     active: int  # a token's, without them: the dense parameters and top_k of each MoE layer's routed experts
     mtp: int  # in the multi-token-prediction layers
-    # the input embedding and output tables (once where tied): published active counts differ in whether they
-    # include them (Qwen's do; DeepSeek's, OpenAI's and GLM's do not)
+    # the input embedding table and the output layer (0 where it is the embedding, tied): published active
+    # counts differ in which they include (Qwen's both; OpenAI's the output layer; DeepSeek's and GLM's neither)
     embedding: int = 0
+    output: int = 0
 
 
 def model_size(model: Model, cand: Candidate) -> ModelSize:
@@ -265,5 +266,6 @@ def model_size(model: Model, cand: Candidate) -> ModelSize:
     total = sum(t.numel for t in main)
     routed = sum(t.numel for t in main if t.expert)
     share = model.moe.top_k / model.moe.num_experts if model.moe is not None else 0.0
-    tables = sum(t.numel for t in main if t.name in ("embedding.word_embeddings.weight", "output_layer.weight"))
-    return ModelSize(total, total - routed + round(routed * share), sum(t.numel for t in tensors) - total, tables)
+    table = {t.name: t.numel for t in main}
+    return ModelSize(total, total - routed + round(routed * share), sum(t.numel for t in tensors) - total,
+                     table.get("embedding.word_embeddings.weight", 0), table.get("output_layer.weight", 0))

@@ -252,9 +252,11 @@ def launcher_options(words: list[Word], launcher: Launcher, collector: Collector
 
 
 def _sbatch_params(value: Word, origin: str, collector: Collector) -> None:
-    """``KEY=VALUE;KEY=VALUE`` (commas where no value holds one): more sbatch parameters."""
-    separator = ";" if ";" in value.text else ","
-    for part in (p.strip() for p in value.text.split(separator) if p.strip()):
+    """More sbatch parameters, as Bridge's launchers split them (the performance launcher's
+    parse_additional_slurm_params; train.sh's takes the first form only): ``KEY=VALUE;KEY=VALUE``, else
+    ``KEY=VALUE KEY=VALUE``, else one parameter (``nodelist=n1,n2``)."""
+    parts = value.text.split(";") if ";" in value.text else value.text.split()
+    for part in (p.strip() for p in parts if p.strip()):
         key, _, text = part.partition("=")
         field = SLURM.get(f"--{key.strip()}")
         if field is not None and text:

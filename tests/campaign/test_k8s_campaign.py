@@ -93,11 +93,12 @@ def test_time_in_the_queue_does_not_count_against_the_limit(tmp_path: Path) -> N
     done = subprocess.run(["bash", str(driver)], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "is running" in done.stdout and int(polls.read_text()) == 201
-    # the driver enforces the limit while it runs; the job's own deadline is the backstop should it stop (an hour
-    # past the limit, for pulls and start-up), and a plan's own launch has none
+    # the driver enforces the limit while it runs; the job's own deadline is the backstop should it stop (counted
+    # from when the operator first sees the job, so past the driver's wait to start too), and a plan's own
+    # launch has none
     job = next(d for d in yaml.safe_load_all((out / "campaign" / "job-0" / "pytorchjob.yaml").read_text())
            if d["kind"] == "PyTorchJob")
-    assert job["spec"]["runPolicy"]["activeDeadlineSeconds"] == limit + 3600
+    assert job["spec"]["runPolicy"]["activeDeadlineSeconds"] == limit + 86_400  # the driver's longest wait too
     own = next(d for d in yaml.safe_load_all((out / "pytorchjob.yaml").read_text()) if d["kind"] == "PyTorchJob")
     assert "activeDeadlineSeconds" not in own["spec"]["runPolicy"]
 

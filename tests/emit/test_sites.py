@@ -77,7 +77,9 @@ def test_kubernetes_site_validates_with_its_gang_queue() -> None:
     container = pod["containers"][0]
     assert container["resources"]["limits"]["rdma/rdma_shared_device_a"] == 1
     # a CPU and memory request: a pod with none is BestEffort, the first a node under memory pressure evicts
-    assert container["resources"]["requests"] == {"cpu": 96, "memory": 1024 * 2**30}
+    assert container["resources"]["requests"] == {"cpu": 96, "memory": "1Ti"}
+    shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
+    assert shm["emptyDir"]["sizeLimit"] == "64Gi"
     assert {m["mountPath"] for m in container["volumeMounts"]} >= {"/data", "/checkpoints", "/scratch", "/dev/shm"}
     claims = {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
     assert claims == {"llm-datasets", "llm-checkpoints"}

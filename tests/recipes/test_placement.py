@@ -173,3 +173,13 @@ def test_train_sh_names_its_recipe_by_the_models_stem_too(tmp_path: Path) -> Non
     recipe = read_recipe(script)
     assert recipe.entries["bridge__recipe"].value == "llama3_8b_pretrain_config"
     assert dict(recipe.placement.fields)["account"] == "a"
+
+
+def test_the_performance_launchers_extra_sbatch_parameters_split_as_it_splits_them(tmp_path: Path) -> None:
+    """Its parse_additional_slurm_params takes `;`, else spaces, else one parameter (a re-trial's
+    `"qos=high reservation=r1"` had been read as one qos)."""
+    script = tmp_path / "perf.sh"
+    script.write_text("python scripts/performance/setup_experiment.py -a acct -p batch -m llama -mr llama3_8b "
+                      "-ng 8 -g h100 -c bf16 --additional_slurm_params \"qos=high reservation=r1\"\n")
+    fields = dict(read_recipe(script).placement.fields)
+    assert (fields["qos"], fields["reservation"]) == ("high", "r1")

@@ -113,15 +113,30 @@ def test_among_ties_alike_in_numerics_fewer_mechanisms_win() -> None:
 
 
 def test_the_active_count_is_said_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Published active counts differ in whether they hold the embedding and output tables (a trial's
-    gpt-oss-20b: 4.19B with them, 3.61B in OpenAI's model card without): explain gives both."""
+    """Published active counts differ in which tables they hold (a trial's gpt-oss-120b: 5.71B with both,
+    5.13B in OpenAI's model card, which counts the output layer and not the embedding): explain gives each."""
     from primus_lang.lower import stdlib_cards
     from primus_lang.memory import model_size
 
     _, llama = stdlib_cards()["llama3_1_8b"]
-    assert model_size(llama, Candidate(seq_len=8192, gbs=64)).embedding == 2 * 128256 * 4096
+    size = model_size(llama, Candidate(seq_len=8192, gbs=64))
+    assert size.embedding == size.output == 128256 * 4096
     path = tmp_path / "q.prx"
     path.write_text(QWEN)
     main(["explain", str(path), "--point", "pp=2,ep=8,mbs=2,precision=fp8"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "3.35B active a token, 2.73B of them outside the embedding and output tables" in out
+    assert ("3.35B active a token (3.04B without the input embedding, 2.73B without the output layer too)"
+            in out)
+
+
+def test_never_legal_names_the_rule_among_the_points_other_rules_leave(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A re-trial's `mbs = 3` at GBS 64 was said to be ruled out by no single check: batch-divisibility lets a
+    TP 32 point through on 16 GPUs (no whole DP to divide by), which world-divisibility removes anyway."""
+    path = tmp_path / "c.prx"
+    path.write_text(SPACE.format(nodes=2, extra="").replace("tp : 1 | 2 | 8 | 16", "tp : 1 | 2 | 32")
+                    .replace("mbs : 1 | 8", "mbs : 1 | 3").replace("gbs = 128", "gbs = 64"))
+    assert main(["check", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "never legal: mbs = 3 (every point with it breaks P4002; `primusc explain P4002`)" in out
+    assert "never legal: tp = 32 (every point with it breaks P4001; `primusc explain P4001`)" in out
