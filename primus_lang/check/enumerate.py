@@ -12,6 +12,7 @@ components of the rules' dependency sets.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -471,6 +472,9 @@ def legal_values(space: Space, name: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+_WHY_POINTS = 10_000  # the points with a value never_legal_why reads for the rule's words, at most
+
+
 def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
     """Why no legal point takes ``name = value``: the rule ``code`` (``never_legal``'s) as it reads at the
     first point with that value; where no check alone rules it out (``code`` ""), the checks that remove
@@ -478,8 +482,13 @@ def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
     if not code:
         together = ruled_out_together(space, name, value)
         return f"at {name} = {format_value(value)} {together}" if together else ""
-    point = next(p for p in raw_points(space) if getattr(p, name) == value)
-    said = next(v.message for v in legality(space, point) if v.code == code)
+    # the first point with the value that breaks the rule (the first with the value may break another rule
+    # instead, one that does not read this axis: ``never_legal``)
+    points = (p for p in raw_points(space) if getattr(p, name) == value)
+    said = next((v.message for p in itertools.islice(points, _WHY_POINTS) for v in legality(space, p)
+                 if v.code == code), None)
+    if said is None:
+        return f"at {name} = {format_value(value)}: `primusc explain {code}`"
     return f"at {name} = {format_value(value)}: {said}; `primusc explain {code}`"
 
 
