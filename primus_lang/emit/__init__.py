@@ -114,7 +114,8 @@ if TYPE_CHECKING:
     from primus_lang.emit.coverage import inexpressible
     from primus_lang.emit.emitter import refuse_illegal
     from primus_lang.emit.launch_choice import Launch, launchable
+    from primus_lang.emit.sites import slurm_seconds, slurm_time
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["FIRST_RANK_LOG", "FOLDER", "FORMAT", "START_UP_S", "Job", "Launch", "campaign_files", "campaign_variables", "file_names", "inexpressible", "launchable", "refuse_illegal"]
+__all__ += ["FIRST_RANK_LOG", "FOLDER", "FORMAT", "START_UP_S", "Job", "Launch", "campaign_files", "campaign_variables", "file_names", "inexpressible", "launchable", "refuse_illegal", "slurm_seconds", "slurm_time"]

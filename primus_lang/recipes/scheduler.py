@@ -21,8 +21,7 @@ from collections.abc import Iterable, Mapping
 
 from attrs import frozen
 
-from primus_lang.emit import VARIABLES
-from primus_lang.emit.sites import slurm_seconds, slurm_time
+from primus_lang.emit import VARIABLES, slurm_seconds, slurm_time
 from primus_lang.frameworks import bridge
 from primus_lang.ir.site import ABSOLUTE, MOUNT_NAME, text_problem
 from primus_lang.recipes.words import Launch, Word, shown, slurm_options

@@ -74,16 +74,16 @@ def test_srun_around_bash_c_still_names_the_container(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("line", [
     "./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --account llm --partition batch --time 02:00:00 "
-    "--container-image nvcr.io/nvidia/nemo:25.11 --mount /lustre/data:/data --mount /home/me "
+    "--container-image nvcr.io/nvidia/nemo:25.11 --mount /lustre/data:/data --mount /lustre/me "
     "--recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --mode pretrain",
     "python scripts/performance/setup_experiment.py -a llm -p batch -t 02:00:00 -i nvcr.io/nvidia/nemo:25.11 "
-    "-cm /lustre/data:/data,/home/me -m qwen -mr qwen3_30b_a3b -ng 16 -g h100 -c bf16",
+    "-cm /lustre/data:/data,/lustre/me -m qwen -mr qwen3_30b_a3b -ng 16 -g h100 -c bf16",
 ], ids=["train.sh", "performance launcher"])
 def test_bridges_launchers_own_slurm_options_become_the_site(tmp_path: Path, line: str) -> None:
     site = imported_site(tmp_path, line + "\n")
     assert (site.partition, site.account, site.time_limit, site.runtime, site.image) == (
         "batch", "llm", 7200.0, "pyxis", "nvcr.io/nvidia/nemo:25.11")
-    assert [(m.host, m.path) for m in site.mounts] == [("/lustre/data", "/data"), ("/home/me", "/home/me")]
+    assert [(m.host, m.path) for m in site.mounts] == [("/lustre/data", "/data"), ("/lustre/me", "/lustre/me")]
 
 
 def test_what_a_site_cannot_hold_is_said_and_left_out(tmp_path: Path) -> None:
