@@ -189,9 +189,11 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
             ended = _ended(lines, first)
             cause = ended.cause()
             said = ended.said()
+            verb = "says" if said != ended.last else "ends"
+            # the log that says how the job ended may be rank 0's, which never holds iteration lines
+            teller = f"it {verb}" if str(ended.path) == str(path) else f"`{ended.path}` {verb}"
             raise JobFailed(Diagnostic(
-                CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{ended.path}` holds no iteration lines; it "
-                f"{'says' if said != ended.last else 'ends'}: {_quoted(said)}",
+                CAMPAIGN_LOG_SHORT, f"{label}: {cause}: `{path}` holds no iteration lines; {teller}: {_quoted(said)}",
                 help="read the log for why the job stopped before training, rerun it" + or_partial), cause) from None
         raise
     cand: Candidate = from_data(job["candidate"], Candidate)

@@ -444,9 +444,14 @@ def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_pa
     copy = fill(campaign, tmp_path, {0: "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"})
     (copy / "job-0" / "rank0.log").write_text("[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n")
     assert main(["learn", str(copy), "--partial", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["failed"] == [
+    said = capsys.readouterr()
+    assert json.loads(said.out)["failed"] == [
         {"index": 0, "label": json.loads((copy / "manifest.json").read_text())["jobs"][0]["label"],
          "ended": "out of memory", "median_step": None}]
+    # the printing pod's log is the one without iteration lines; rank 0's is the one that says why (a trial read
+    # "rank0.log holds no iteration lines", true of every rank 0 log)
+    err = " ".join(said.err.split())
+    assert "train.log` holds no iteration lines;" in err and "rank0.log` ends: '[rank0]: torch.OutOfMemoryError" in err
 
 
 def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, tmp_path: Path,
