@@ -24,7 +24,7 @@ take, and the paths each model class accepts.
 
 ``bridge-launchers``: the options of Megatron-Bridge's two Slurm launchers (scripts/training/setup_experiment.py,
 which train.sh runs, and scripts/performance/argument_parser.py) at each ref below, read from the source's
-``add_argument`` calls (no subprocess): every spelling, the dest, the action and the default (a literal, or
+``add_argument`` calls (no subprocess): every spelling, the dest, the action, nargs and the default (a literal, or
 the environment variable ``os.environ.get`` reads), and the argument group, which is how an import learns
 where such a launch runs and what it falls back to.
 
@@ -340,8 +340,10 @@ def argparse_options(text: str) -> list[dict[str, Any]]:
         dest = _literal(keywords["dest"]) if "dest" in keywords else long.lstrip("-").replace("-", "_")
         action = keywords.get("action")
         owner = node.func.value
+        nargs = keywords.get("nargs")
         out.append({"options": options, "dest": dest,
                     "action": action.value if isinstance(action, ast.Constant) else None,
+                    "nargs": nargs.value if isinstance(nargs, ast.Constant) else None,
                     "default": _default(keywords.get("default")),
                     "group": groups.get(owner.id, "") if isinstance(owner, ast.Name) else ""})
     return sorted(out, key=lambda o: (o["dest"], o["options"]))

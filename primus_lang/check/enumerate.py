@@ -426,15 +426,16 @@ def summarize(space: Space) -> LegalitySummary:
     return LegalitySummary(space.name, raw, tuple(counts), legal, time.perf_counter() - start)
 
 
-def never_legal(space: Space) -> list[tuple[str, Any, str, str]]:
+def never_legal(space: Space) -> list[tuple[str, Any, str, str, bool]]:
     """Each axis value that some point takes but no legal point does (``precision = fp8`` on a GPU
-    without FP8), with the code of a check that alone rules it out ("" where only several together do)
-    and, where that check is a ``require`` (every one is P4100), which: its message or expression ("" for
-    a rule). A count per value, as ``summarize`` counts, with the axis held at that value."""
+    without FP8), with the code of a check that alone rules it out ("" where only several together do);
+    where that check is a ``require`` (every one is P4100), which: its message or expression ("" for a
+    rule); and whether it rules out every point with the value or only those the checks not reading the
+    axis leave. A count per value, as ``summarize`` counts, with the axis held at that value."""
     validity = _validity(space)
     checks = _checks(space)
     factors = [_check_factor(space, c) for c in checks]
-    out: list[tuple[str, Any, str, str]] = []
+    out: list[tuple[str, Any, str, str, bool]] = []
     # a conditional axis takes its default where its condition is off, a value the listed ones may
     # hold too: only unconditional axes are judged
     for a in (a for a in space.axes if a.when is None):
@@ -446,15 +447,19 @@ def never_legal(space: Space) -> list[tuple[str, Any, str, str]]:
                 continue
             alone = next((c for c, f in zip(checks, factors, strict=True)
                           if not _contract(space, [*validity, f, at])), None)
+            among = False
             if alone is None:
                 # among the points the checks that do not read this axis leave: a rule may let a point through
                 # that another rule removes for its other knobs (`batch-divisibility` passes a TP beyond the
-                # world, which `world-divisibility` removes), and still be what rules the value out
+                # world, which `world-divisibility` removes), and still be what rules the value out; not where
+                # those checks leave no point with the value (a conditional axis ties them to it)
                 others = [f for c, f in zip(checks, factors, strict=True) if a.name not in c.knobs]
-                alone = next((c for c, f in zip(checks, factors, strict=True) if a.name in c.knobs
-                              and not _contract(space, [*validity, *others, f, at])), None)
+                if _contract(space, [*validity, *others, at]):
+                    alone = next((c for c, f in zip(checks, factors, strict=True) if a.name in c.knobs
+                                  and not _contract(space, [*validity, *others, f, at])), None)
+                    among = alone is not None
             out.append((a.name, value, alone.code if alone is not None else "",
-                        alone.detail if alone is not None and alone.constraint is not None else ""))
+                        alone.detail if alone is not None and alone.constraint is not None else "", among))
     return out
 
 
@@ -472,7 +477,7 @@ def legal_values(space: Space, name: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-_WHY_POINTS = 10_000  # the points with a value never_legal_why reads for the rule's words, at most
+_WHY_POINTS = 2_000  # the points with a value never_legal_why reads for the rule's words, at most
 
 
 def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
@@ -484,9 +489,12 @@ def never_legal_why(space: Space, name: str, value: Any, code: str) -> str:
         return f"at {name} = {format_value(value)} {together}" if together else ""
     # the first point with the value that breaks the rule (the first with the value may break another rule
     # instead, one that does not read this axis: ``never_legal``)
-    points = (p for p in raw_points(space) if getattr(p, name) == value)
-    said = next((v.message for p in itertools.islice(points, _WHY_POINTS) for v in legality(space, p)
-                 if v.code == code), None)
+    try:
+        points = (p for p in raw_points(space) if getattr(p, name) == value)
+        said = next((v.message for p in itertools.islice(points, _WHY_POINTS) for v in legality(space, p)
+                     if v.code == code), None)
+    except CompileError:  # a space too large to walk (P4190): the rule's code alone
+        said = None
     if said is None:
         return f"at {name} = {format_value(value)}: `primusc explain {code}`"
     return f"at {name} = {format_value(value)}: {said}; `primusc explain {code}`"
@@ -502,11 +510,16 @@ def ruled_out_together(space: Space, name: str, value: Any) -> str:
     held[axis.domain.values.index(value)] = 1
     at: Factor = ((name,), held)
     checks = _checks(space)
-    # among the points the checks that do not read the axis leave (those are not why the value is never legal)
+    # among the points the checks that do not read the axis leave (those are not why the value is never legal),
+    # unless they leave none (a conditional axis ties them to it): then among every point with the value
     base = [*_validity(space), *(_check_factor(space, c) for c in checks if name not in c.knobs)]
     points = _contract(space, [*base, at])
+    every = not points
+    if every:
+        base = _validity(space)
+        points = _contract(space, [*base, at])
     seen: list[str] = []
-    for check in (c for c in checks if name in c.knobs):
+    for check in (c for c in checks if name in c.knobs or every):
         said = f"{check.code} ({check.detail if check.constraint is not None else check.name})"
         if said not in seen and _contract(space, [*base, _check_factor(space, check), at]) < points:
             seen.append(said)

@@ -66,12 +66,13 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
     )
     lines += [f"  no effect: recompute module `{module}` ({why})" for module, why in _idle_modules(space)]
     if summary.legal:
-        for axis, value, code, detail in never_legal(space):
+        for axis, value, code, detail, among in never_legal(space):
             if code:
                 # a space has many `require`s under one code: the one that rules the value out is named; and a
                 # default the space does not write, where it is the cause
                 hint = _DEFAULT_CAUSES.get((code, axis), "")
-                lines.append(f"  never legal: {axis} = {format_value(value)} (every point with it breaks {code}"
+                which = "every point with it the other rules allow" if among else "every point with it"
+                lines.append(f"  never legal: {axis} = {format_value(value)} ({which} breaks {code}"
                              f"{f' ({detail})' if detail else ''}; `primusc explain {code}`{hint})")
             else:
                 why = ruled_out_together(space, axis, value) or "the checks rule it out together"

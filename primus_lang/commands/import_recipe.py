@@ -382,7 +382,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     # be a line in `check`'s report: the space does not offer it, and says so
     unusable: dict[str, list[Any]] = {}
     first_code: dict[str, str] = {}
-    for axis, value, code, _ in never_legal(space):
+    for axis, value, code, *_ in never_legal(space):
         unusable.setdefault(axis, []).append(value)
         first_code.setdefault(axis, code)
     if unusable:

@@ -107,8 +107,11 @@ class Framework:
         self.settings.update(self.carried(dict(passthrough)))
         carried = {k for k, _ in passthrough}
         # where the launch saves and loads is its own (`checkpoint_dir`): a recipe's folder, named for its own
-        # layout, would have the run save where it does not load from
-        self.settings.update({k: own[k] for k in CHECKPOINT_DESTS if k in own})
+        # layout, would have the run save where it does not load from. But a recipe that fine-tunes loads its
+        # pretrained weights from its `load` (`--finetune`: weights only, from iteration 0): that stays, and the
+        # launch's folder is where it saves
+        tunes = "load" in carried and self.settings.get("finetune") is True
+        self.settings.update({k: own[k] for k in (("save",) if tunes else (*CHECKPOINT_DESTS, "finetune")) if k in own})
         self.recipe_checkpoints = frozenset(k for k in CHECKPOINT_DESTS if k in carried and k not in own)
         # what the user's own recipe carried: Primus drops a name Megatron lacks as the recipe's run did
         self.carried_keys = frozenset(carried)

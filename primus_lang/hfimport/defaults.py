@@ -58,7 +58,7 @@ CLASS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
         "rms_norm_eps": 1e-5, "tie_word_embeddings": False, "attention_bias": False, "moe_intermediate_size": 1408,
         "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
         "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": True,
-        "num_nextn_predict_layers": 0, "use_qk_norm": False, "partial_rotary_factor": 0.5,
+        "use_qk_norm": False, "partial_rotary_factor": 0.5,
     }),
     # models/gemma2/configuration_gemma2.py, Gemma2Config
     "gemma2": ("Gemma2Config", {

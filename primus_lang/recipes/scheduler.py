@@ -127,6 +127,7 @@ class Collector:
     def __init__(self) -> None:
         self.fields: dict[str, str | float] = {}
         self.from_job: set[str] = set()
+        self.from_launcher: set[str] = set()  # what a launcher that writes the job itself gave on its line
         self.origin: dict[str, str] = {}
         self.srun_args: list[str] = []
         self.mounts: dict[str, Mounted] = {}
@@ -171,8 +172,9 @@ class Collector:
 
     def default(self, field: str, value: str, env: Mapping[str, str], launcher: str) -> None:
         """``launcher``'s own fallback for a field its line leaves unset: a value, or ``$NAME`` from the
-        script's environment (nothing where the script does not set it)."""
-        if field in self.fields:
+        script's environment (nothing where the script does not set it). It decides over the script's own
+        ``#SBATCH`` lines: the launcher submits a job of its own."""
+        if field in self.from_launcher:
             return
         text = env.get(value[1:], "") if value.startswith("$") else value
         if text:
@@ -239,6 +241,7 @@ def launcher_options(words: list[Word], launcher: Launcher, collector: Collector
         origin = f"{launcher.name} {name} {value.text}"
         if name in launcher.fields:
             collector.take(launcher.fields[name], value, origin)
+            collector.from_launcher.add(launcher.fields[name])
         elif name in launcher.sbatch_params:
             _sbatch_params(value, origin, collector)
         else:

@@ -166,7 +166,7 @@ def _larger(space: Space, knob: str, most: int, at: int) -> tuple[tuple[int, ...
     legal = tuple(int(v) for v in legal_values(wider, knob))
     if legal:
         return legal, ""
-    code = next((c for k, v, c, _ in never_legal(wider) if k == knob and v == most + 1), "")
+    code = next((c for k, v, c, *_ in never_legal(wider) if k == knob and v == most + 1), "")
     return (), never_legal_why(wider, knob, most + 1, code) or "the checks rule it out together"
 
 

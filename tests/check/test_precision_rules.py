@@ -65,7 +65,7 @@ def test_check_names_the_axis_values_no_legal_point_takes(capsys: pytest.Capture
     # `precision = fp8` can be legal nowhere there
     from primus_lang.check import never_legal
 
-    assert never_legal(space("ampere")) == [("precision", "fp8", "P4040", ""), ("precision", "fp4", "P4035", "")]
+    assert never_legal(space("ampere")) == [("precision", "fp8", "P4040", "", False), ("precision", "fp4", "P4035", "", False)]
     assert never_legal(space("blackwell")) == []
     # a conditional axis takes its default where its condition is off (a reviewer's finding: the Qwen3
     # example's `account_for_embedding : false | true when pp > 2` was named never legal at false)
@@ -85,7 +85,7 @@ def test_a_value_several_checks_rule_out_together_names_them() -> None:
             "space s on mi325x_x8 {\n  model = llama3_1_8b\n  gbs = 256\n  tp : 1 | 2\n  mbs : 1 | 8\n"
             "  require tp == 1 or mbs < 8 \"no large micro-batch under TP\"\n}\n")
     s = loads_program(text, "t.prx").spaces[0]
-    assert ("mbs", 8, "", "") in never_legal(s)
+    assert ("mbs", 8, "", "", False) in never_legal(s)
     assert never_legal_why(s, "mbs", 8, "") == ("at mbs = 8 each point breaks P4002 (batch-divisibility) or P4100 "
                                                  "(no large micro-batch under TP); none of them alone rules out every such point")
 

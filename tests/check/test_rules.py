@@ -82,6 +82,6 @@ def test_a_sequence_beyond_a_chunked_attention_is_refused(tmp_path: object) -> N
                     "  tp : 4 | 8\n  ep : 8\n}\n")
     space = load_space(path)
     assert {c.seq_len for c in legal_points(space)} == {8192}
-    assert ("seq_len", 32768, "P4049", "") in never_legal(space)
+    assert ("seq_len", 32768, "P4049", "", False) in never_legal(space)
     line = never_legal_why(space, "seq_len", 32768, "P4049")
     assert "seq_len 32768" in line and "chunked over 8192 tokens" in line

@@ -225,3 +225,15 @@ def test_a_recipes_megatron_named_save_folder_gives_way_too(tmp_path: Path, targ
     if target.startswith("bridge"):
         words = _words(emit(space, point, target)["node.sh"])
         assert (words["checkpoint.save"], words["checkpoint.load"]) == ("null", "null")
+
+
+def test_a_recipe_that_fine_tunes_keeps_its_pretrained_source(tmp_path: Path) -> None:
+    """A reviewer's case: `--load /pre/ckpt --finetune` with `--var checkpoint_dir` had become
+    `--finetune --load /ck`: the pretrained weights lost, and every restart reset to iteration 0. The launch's
+    folder is where it saves; the recipe's is where its weights come from."""
+    carried = '  passthrough { load = "/pre/ckpt"; finetune = true; save = "/out/ckpt"; save_interval = 50 }\n'
+    space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n" + carried))
+    point = parse_point(space, "tp=2")
+    node_sh = emit(space, point, "megatron+local", EmitContext(variables={"checkpoint_dir": "/ck"}))["node.sh"]
+    assert "--load /pre/ckpt" in node_sh and "--save /ck" in node_sh and "--finetune" in node_sh
+    assert "/out/ckpt" not in node_sh

@@ -183,3 +183,27 @@ def test_the_performance_launchers_extra_sbatch_parameters_split_as_it_splits_th
                       "-ng 8 -g h100 -c bf16 --additional_slurm_params \"qos=high reservation=r1\"\n")
     fields = dict(read_recipe(script).placement.fields)
     assert (fields["qos"], fields["reservation"]) == ("high", "r1")
+
+
+def test_a_launchers_own_default_decides_over_the_scripts_sbatch_lines(tmp_path: Path) -> None:
+    """train.sh submits a job of its own: its 4 hours stand over an `#SBATCH --time` of the script around it
+    (a reviewer's find)."""
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --time=00:20:00\n./scripts/training/train.sh --nodes 1 --gpus-per-node 8 "
+                      "--account a --partition p --container-image nvcr.io/nvidia/nemo:25.11 --model llama3_8b "
+                      "--mode pretrain\n")
+    assert dict(read_recipe(script).placement.fields)["time_limit"] == 14400.0
+
+
+def test_the_performance_launchers_hand_tables_name_only_its_options() -> None:
+    """emit/bridge_recipes.py still says which of the performance launcher's options select the recipe, set
+    a field or only say where the job runs: every spelling it names is one of the launcher's own, at every
+    release (frameworks/bridge/launchers.json)."""
+    from primus_lang.emit import LAUNCHERS
+    from primus_lang.frameworks import bridge
+
+    named = {*LAUNCHERS.perf_selectors, *LAUNCHERS.perf_options, *LAUNCHERS.perf_site_values,
+             *LAUNCHERS.perf_site_switches}
+    for version in bridge.version_names():
+        spelled = {s for o in bridge.launcher_options("performance", version) for s in o.options}
+        assert named <= spelled, sorted(named - spelled)

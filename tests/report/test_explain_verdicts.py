@@ -138,5 +138,20 @@ def test_never_legal_names_the_rule_among_the_points_other_rules_leave(tmp_path:
                     .replace("mbs : 1 | 8", "mbs : 1 | 3").replace("gbs = 128", "gbs = 64"))
     assert main(["check", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "never legal: mbs = 3 (every point with it breaks P4002; `primusc explain P4002`)" in out
+    assert ("never legal: mbs = 3 (every point with it the other rules allow breaks P4002; `primusc explain P4002`)"
+            in out)
     assert "never legal: tp = 32 (every point with it breaks P4001; `primusc explain P4001`)" in out
+
+
+def test_a_rule_that_removes_no_point_is_never_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reviewer's case: a conditional axis ties two `require`s to `cp = 2`; the rules that do not read `cp`
+    then leave no point with it, and world-divisibility (which removes nothing here) had been named."""
+    path = tmp_path / "c.prx"
+    path.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\nspace vac on mi325x_x8 {\n"
+                    "  model = llama3_1_8b\n  seq_len = 8192\n  gbs = 128\n  tp : 1 | 2\n  cp : 1 | 2\n"
+                    "  mbs : 2 | 4 when cp > 1\n  require mbs != 2 \"no mbs two\"\n  require mbs != 4 \"no mbs four\"\n"
+                    "  target megatron + slurm\n}\n")
+    assert main(["check", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("never legal: cp = 2 (each point breaks P4100 (no mbs two) or P4100 (no mbs four); none of them alone "
+            "rules out every such point)") in out
