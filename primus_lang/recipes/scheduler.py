@@ -290,11 +290,22 @@ def read_srun(words: list[Word], collector: Collector) -> None:
 
 
 def read_directives(launch: Launch, collector: Collector) -> None:
-    """The placement options of the script's ``#SBATCH`` lines (and sbatch's own options): the job's."""
+    """The placement options of the script's ``#SBATCH`` lines and sbatch's own options, which decide over
+    them (said where they differ): the job's."""
+    submitted = set(launch.submitted)
+    lines: dict[str, tuple[str, str]] = {}  # field -> (how the script's own line wrote it, the value)
     for option, value in launch.directives:
         field = SLURM.get(option)
-        if field is not None and value:
-            collector.take(field, Word(value), f"#SBATCH {option}{'=' if option.startswith('--') else ' '}{value}")
+        if field is None or not value:
+            continue
+        if (option, value) in submitted:
+            origin = f"sbatch {option} {value}"
+            if field in lines and lines[field][1] != value:
+                collector.notes.append(f"`{shown(origin)}` decides over the script's `{shown(lines[field][0])}`")
+        else:
+            origin = f"#SBATCH {option}{'=' if option.startswith('--') else ' '}{value}"
+            lines[field] = (origin, value)
+        collector.take(field, Word(value), origin)
 
 
 def placement_of(launch: Launch, launcher_words: list[Word]) -> Placement:

@@ -285,6 +285,7 @@ class Shell:
         self.unknown_at_launch: dict[str, tuple[Why, ...]] = {}
         self.notes: list[str] = []
         self.directives: list[tuple[str, str]] = []
+        self.submitted: list[tuple[str, str]] = []  # sbatch's own options (among the directives, after its lines)
         self.steps = 0
         self.depth = 0
         self.used_defaults: dict[str, str] = {}
@@ -1124,6 +1125,7 @@ class _Parser:
             if name == "sbatch":
                 # sbatch's own options decide over the script's `#SBATCH` lines: read after them
                 self.sh.directives += _directives(body) + options
+                self.sh.submitted += options
             self.sh.nested(body, span, f"`{name}` reads from its here-document")
 
     def execute(self, toks: list[_Tok]) -> _Result:
@@ -1794,7 +1796,7 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
                      "itself first (check the name)")
     if len(sh.launches) > 1:
         notes.append(f"the script runs {len(sh.launches)} training commands; read the last")
-    return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives),
+    return Launch(tuple(words), tuple(sorted(env.items())), tuple(notes), tuple(sh.directives), tuple(sh.submitted),
                   tuple(sh.used_defaults.items()))
 
 

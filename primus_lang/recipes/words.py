@@ -40,6 +40,7 @@ class Launch:
     env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     directives: tuple[tuple[str, str], ...] = ()
+    submitted: tuple[tuple[str, str], ...] = ()  # of the directives, those sbatch's own options give
     defaults: tuple[tuple[str, str], ...] = ()  # environment variables read at the script's default (name, default)
 
 

@@ -125,6 +125,7 @@ def test_sbatch_options_before_a_here_document_decide_over_its_lines(tmp_path: P
                       f"srun torchrun --nproc_per_node 8 --nnodes 2 pretrain_gpt.py {FLAGS}\nEOF\n")
     recipe = read_recipe(script)
     assert dict(recipe.placement.fields) == {"partition": "override", "time_limit": 7200.0}
+    assert "`sbatch -p override` decides over the script's `#SBATCH -p batch`" in recipe.placement.notes
 
 
 def test_bridges_train_sh_falls_back_as_it_does(tmp_path: Path) -> None:
