@@ -548,14 +548,17 @@ class Primus(Framework):
         overrides = self.overrides()
         workspace = "./output"
         saved = overrides.get("save")
-        if isinstance(saved, str) and saved and overrides.get("load") == saved:
+        resumes = overrides.get("load") == saved
+        if isinstance(saved, str) and saved and (resumes or overrides.get("finetune") is True):
             # Primus saves under <workspace>/<work_group>/<user_name>/<exp_name>/checkpoints whatever `save`
             # says (checkpoint_path_patches.py; launcher/config.py): the workspace is the checkpoint folder, so
-            # the checkpoints land there (a container's mount, not its own ./output), and the run loads
-            # where Primus saves
+            # the checkpoints land there (a container's mount, not its own ./output), and a run that resumes
+            # loads where Primus saves; one that fine-tunes keeps loading its pretrained weights
             workspace = saved
             where = f"{saved.rstrip('/')}/{WORK_GROUP}/{WORK_GROUP}/{self.variables.job_name}/checkpoints"
-            overrides["save"] = overrides["load"] = where
+            overrides["save"] = where
+            if resumes:
+                overrides["load"] = where
         return {
             "work_group": WORK_GROUP,
             "user_name": WORK_GROUP,

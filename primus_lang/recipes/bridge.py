@@ -47,6 +47,7 @@ from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.scheduler import (
+    SLURM,
     Collector,
     bridge_launcher,
     launcher_options,
@@ -93,8 +94,15 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     perf = script.text.rsplit("/", 1)[-1] in PERFORMANCE_SCRIPTS
     rest = words[start + 1:]
     placed = Collector()
-    read_directives(launch, placed)
-    read_srun(words[:start], placed)
+    own_job = perf or script.text.rsplit("/", 1)[-1] == "train.sh"
+    if own_job:
+        # the launcher submits a job of its own: the script's `#SBATCH` lines and srun are its outer job's
+        if any(option in SLURM for option, _ in launch.directives):
+            placed.notes.append(f"the script's `#SBATCH` lines are those of the job that runs `{script.text}`, "
+                                "which submits its own: where that runs is the launcher's options and defaults")
+    else:
+        read_directives(launch, placed)
+        read_srun(words[:start], placed)
     if perf:
         rest = launcher_options(rest, bridge_launcher("performance", version), placed, dict(launch.env))
     if script.text.rsplit("/", 1)[-1] == "train.sh":

@@ -237,3 +237,19 @@ def test_a_recipe_that_fine_tunes_keeps_its_pretrained_source(tmp_path: Path) ->
     node_sh = emit(space, point, "megatron+local", EmitContext(variables={"checkpoint_dir": "/ck"}))["node.sh"]
     assert "--load /pre/ckpt" in node_sh and "--save /ck" in node_sh and "--finetune" in node_sh
     assert "/out/ckpt" not in node_sh
+
+
+def test_a_primus_fine_tune_saves_where_the_launch_says(tmp_path: Path) -> None:
+    """Primus saves under its workspace whatever `save` says: a fine-tune (load from the pretrained folder,
+    save elsewhere) had kept ./output as its workspace, so neither `--var checkpoint_dir` nor the recipe's
+    save folder was where it saved (a re-trial)."""
+    import yaml
+
+    carried = '  passthrough { load = "/pre/ckpt"; finetune = true; save = "/out/ckpt"; save_interval = 50 }\n'
+    space = load_space(_space(tmp_path, "llama3_8b", "  tp = 2\n" + carried))
+    point = parse_point(space, "tp=2")
+    experiment = yaml.safe_load(emit(space, point, "primus+local", EmitContext(variables={"checkpoint_dir": "/ck"}))
+                                ["experiment.yaml"])
+    overrides = experiment["modules"]["pre_trainer"]["overrides"]
+    assert experiment["workspace"] == "/ck" and overrides["save"].startswith("/ck/")
+    assert overrides["load"] == "/pre/ckpt" and overrides["finetune"] is True

@@ -208,3 +208,15 @@ def test_the_performance_launchers_hand_tables_name_only_its_options() -> None:
     for version in bridge.version_names():
         spelled = {s for o in bridge.launcher_options("performance", version) for s in o.options}
         assert named <= spelled, sorted(named - spelled)
+
+
+def test_a_launcher_that_submits_its_own_job_takes_nothing_from_the_scripts_sbatch_lines(tmp_path: Path) -> None:
+    """The `#SBATCH` lines of a script that runs train.sh are its outer job's (a re-trial's partition `small`
+    had been carried); train.sh's own options and defaults say where its job runs."""
+    script = tmp_path / "train.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -p small\n#SBATCH -A acct0\n./scripts/training/train.sh --nodes 1 "
+                      "--gpus-per-node 8 --account a --container-image nvcr.io/nvidia/nemo:25.11 --model llama3_8b "
+                      "--mode pretrain\n")
+    recipe = read_recipe(script)
+    assert dict(recipe.placement.fields).get("partition") is None and dict(recipe.placement.fields)["account"] == "a"
+    assert any("`#SBATCH` lines are those of the job that runs" in n for n in recipe.notes)
