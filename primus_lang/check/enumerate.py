@@ -439,6 +439,8 @@ def never_legal(space: Space) -> list[tuple[str, Any, str, str, bool]]:
     # a conditional axis takes its default where its condition is off, a value the listed ones may
     # hold too: only unconditional axes are judged
     for a in (a for a in space.axes if a.when is None):
+        # the checks that do not read this axis (the fallback below judges a value among the points they leave)
+        others = [f for c, f in zip(checks, factors, strict=True) if a.name not in c.knobs]
         for i, value in enumerate(a.domain.values):
             held = np.zeros(_slots(a), dtype=np.int64)
             held[i] = 1
@@ -448,16 +450,14 @@ def never_legal(space: Space) -> list[tuple[str, Any, str, str, bool]]:
             alone = next((c for c, f in zip(checks, factors, strict=True)
                           if not _contract(space, [*validity, f, at])), None)
             among = False
-            if alone is None:
-                # among the points the checks that do not read this axis leave: a rule may let a point through
-                # that another rule removes for its other knobs (`batch-divisibility` passes a TP beyond the
-                # world, which `world-divisibility` removes), and still be what rules the value out; not where
-                # those checks leave no point with the value (a conditional axis ties them to it)
-                others = [f for c, f in zip(checks, factors, strict=True) if a.name not in c.knobs]
-                if _contract(space, [*validity, *others, at]):
-                    alone = next((c for c, f in zip(checks, factors, strict=True) if a.name in c.knobs
-                                  and not _contract(space, [*validity, *others, f, at])), None)
-                    among = alone is not None
+            # among the points the checks that do not read this axis leave: a rule may let a point through
+            # that another rule removes for its other knobs (`batch-divisibility` passes a TP beyond the
+            # world, which `world-divisibility` removes), and still be what rules the value out; not where
+            # those checks leave no point with the value (a conditional axis ties them to it)
+            if alone is None and _contract(space, [*validity, *others, at]):
+                alone = next((c for c, f in zip(checks, factors, strict=True) if a.name in c.knobs
+                              and not _contract(space, [*validity, *others, f, at])), None)
+                among = alone is not None
             out.append((a.name, value, alone.code if alone is not None else "",
                         alone.detail if alone is not None and alone.constraint is not None else "", among))
     return out

@@ -34,6 +34,7 @@ SLURM: Mapping[str, str] = {
 }
 # pyxis's srun options (NVIDIA/pyxis README): the image and its mounts
 PYXIS: Mapping[str, str] = {"--container-image": "image", "--container-mounts": "mounts"}
+_SRUN: Mapping[str, str] = {**SLURM, **PYXIS}
 # pyxis switches that change how the container starts, not where the launch's files are: kept on srun
 PYXIS_SWITCHES = frozenset({"--container-writable", "--container-readonly", "--container-remap-root",
                             "--no-container-remap-root", "--container-mount-home", "--no-container-mount-home",
@@ -127,7 +128,6 @@ class Collector:
     def __init__(self) -> None:
         self.fields: dict[str, str | float] = {}
         self.from_job: set[str] = set()
-        self.from_launcher: set[str] = set()  # what a launcher that writes the job itself gave on its line
         self.origin: dict[str, str] = {}
         self.srun_args: list[str] = []
         self.mounts: dict[str, Mounted] = {}
@@ -172,9 +172,9 @@ class Collector:
 
     def default(self, field: str, value: str, env: Mapping[str, str], launcher: str) -> None:
         """``launcher``'s own fallback for a field its line leaves unset: a value, or ``$NAME`` from the
-        script's environment (nothing where the script does not set it). It decides over the script's own
-        ``#SBATCH`` lines: the launcher submits a job of its own."""
-        if field in self.from_launcher:
+        script's environment (nothing where the script does not set it). Such a launcher submits a job of its
+        own, so nothing else has set the field (the script's `#SBATCH` lines are not read beside it)."""
+        if field in self.fields:
             return
         text = env.get(value[1:], "") if value.startswith("$") else value
         if text:
@@ -216,8 +216,9 @@ def _mount_name(path: str, taken: Iterable[str]) -> str:
     """A volume name from the folder the container sees (``/lustre/data``: ``data``), unique."""
     base = re.sub(r"[^a-z0-9_]+", "_", path.rstrip("/").rsplit("/", 1)[-1].lower()).strip("_")[:50] or "mount"
     base = base if MOUNT_NAME.fullmatch(base) else "mount"
+    used = set(taken)
     name, n = base, 1
-    while name in set(taken):
+    while name in used:
         n += 1
         name = f"{base}_{n}"
     return name
@@ -241,7 +242,6 @@ def launcher_options(words: list[Word], launcher: Launcher, collector: Collector
         origin = f"{launcher.name} {name} {value.text}"
         if name in launcher.fields:
             collector.take(launcher.fields[name], value, origin)
-            collector.from_launcher.add(launcher.fields[name])
         elif name in launcher.sbatch_params:
             _sbatch_params(value, origin, collector)
         else:
@@ -279,7 +279,7 @@ def read_srun(words: list[Word], collector: Collector) -> None:
     options, _ = slurm_options([w.text for w in segment])
     by_text = {w.text: w for w in segment}
     for option, value in options:
-        field = {**SLURM, **PYXIS}.get(option)
+        field = _SRUN.get(option)
         if field is not None and value:
             # the word the value came from keeps why it is unknown (`$IMAGE` the script never sets)
             word = next((by_text[t] for t in (f"{option}={value}", f"{option}{value}", value) if t in by_text),
