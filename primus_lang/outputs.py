@@ -235,6 +235,41 @@ def record_written(folder: Path, paths: Iterable[Path]) -> None:
     write_file(folder / LEDGER_NAME, json.dumps(dict(sorted(inside.items())), indent=1) + "\n", force=True)
 
 
+# the last line of a single output file that a later run of the same command may replace while it is
+# unchanged (``sealed``, ``still_sealed``): a folder has its ledger, a file named by --out has this
+_SEAL = "# written by primusc; unchanged while this line matches: sha256 "
+_SEAL_BYTES = 2**22
+
+
+def sealed(text: str) -> str:
+    """``text`` (ending in a newline) with a last comment line holding its SHA-256: what lets a later
+    run tell its own unchanged output from a file the user edited (``still_sealed``)."""
+    import hashlib
+
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{body}{_SEAL}{hashlib.sha256(body.encode('utf-8')).hexdigest()}\n"
+
+
+def still_sealed(path: Path) -> bool:
+    """Whether ``path`` is a regular file that ``sealed`` wrote and nobody changed since (not followed
+    through a link; a file too large to be one is not)."""
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return False
+        raw = f.read(_SEAL_BYTES + 1)
+    if len(raw) > _SEAL_BYTES or not raw.endswith(b"\n"):
+        return False
+    body, _, last = raw[:-1].rpartition(b"\n")
+    seal = _SEAL.encode("utf-8")
+    return last.startswith(seal) and last[len(seal):] == hashlib.sha256(body + b"\n").hexdigest().encode("ascii")
+
+
 def _write_temp(fd: int, name: str, blob: bytes, mode: int | None) -> str:
     while True:
         tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from primus_lang.diagnostics import CompileError
 from primus_lang.outputs import (
@@ -16,6 +18,8 @@ from primus_lang.outputs import (
     folder_lock,
     open_log,
     refuse_collisions,
+    sealed,
+    still_sealed,
     write_file,
     write_files,
 )
@@ -247,3 +251,25 @@ def test_fmt_keeps_a_files_windows_line_ends(tmp_path: Path) -> None:
     assert b"\r\n" in once and b"\n" not in once.replace(b"\r\n", b"")
     assert main(["fmt", "--check", str(src)]) == 0
     assert main(["fmt", "--write", str(src)]) == 0 and src.read_bytes() == once
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+@settings(deadline=None, max_examples=50)
+def test_a_sealed_file_is_known_until_any_byte_of_it_changes(text: str) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "site.prx"
+        path.write_bytes(sealed(text).encode("utf-8"))
+        assert still_sealed(path)
+        raw = path.read_bytes()
+        for at in {0, len(raw) // 2, len(raw) - 2}:
+            changed = bytearray(raw)
+            changed[at] ^= 1
+            path.write_bytes(bytes(changed))
+            assert not still_sealed(path)
+        path.write_bytes(text.encode("utf-8"))  # a file without the seal is not one
+        assert not still_sealed(path)
+        os.symlink(path, Path(folder) / "link.prx")
+        path.write_bytes(raw)
+        assert not still_sealed(Path(folder) / "link.prx")  # nor one reached through a link

@@ -384,7 +384,7 @@ def _profile_import(manifest: dict[str, Any], folder: Path, out: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     from primus_lang.ir import Candidate, Gpu
     from primus_lang.ir.serialize import from_data
-    from primus_lang.outputs import refuse_collisions, refuse_link, write_file
+    from primus_lang.outputs import refuse_collisions, refuse_link, sealed, still_sealed, write_file
     from primus_lang.validate import Measured, site_profile, tokens_per_gpu
     from primus_lang.validate import learn_site as learn
 
@@ -405,10 +405,14 @@ def run(args: argparse.Namespace) -> int:
         inputs[f"the log of job {job['index']}"] = folder / job["log"]
         inputs[f"rank 0's log of job {job['index']}"] = first_rank_log(folder / job["log"])
     refuse_collisions({"--out": out}, inputs)
-    if out.exists() and not args.force:
+    # an earlier learn's profile, unchanged since, is this command's to replace (a campaign is learnt
+    # from again as more of its jobs finish); one the user edited is theirs
+    again = out.exists() and still_sealed(out)
+    if out.exists() and not args.force and not again:
         from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
-        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{out}` already exists",
+        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{out}` already exists and was changed since primusc "
+                                      "wrote it, or was not written by `primusc learn`",
                                       help="choose another --out, or pass --force to replace it"))
     import attrs
 
@@ -462,8 +466,10 @@ def run(args: argparse.Namespace) -> int:
         f"The band is {start.name}'s: {len(measured)} runs of one space cannot measure one.",
         f"Use it: `import \"{os.path.basename(out)}\" ({name})` and `gpu = {name}` in the cluster.",
     ]
-    text = site_profile(result, name, _profile_import(manifest, folder, out), comments)
-    write_file(out, text, force=args.force)
+    text = sealed(site_profile(result, name, _profile_import(manifest, folder, out), comments))
+    write_file(out, text, force=args.force or again)
+    if again:
+        notes.append(f"replaced `{out}`, the site profile an earlier `primusc learn` wrote, unchanged since")
     if problems:
         print(f"learnt without {len(problems)} job(s) (--partial):", file=sys.stderr)
         if args.error_format == "human":

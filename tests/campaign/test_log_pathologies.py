@@ -174,15 +174,24 @@ def test_a_folder_without_a_manifest_is_p8041(tmp_path: Path, capsys: pytest.Cap
     assert "P8041" in code_of(capsys, str(tmp_path))
 
 
-def test_the_site_profile_is_not_overwritten_and_is_deterministic(campaign: Path, tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_site_profile_is_deterministic_and_an_edited_one_is_not_overwritten(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy = fill(campaign, tmp_path, {})
     assert main(["learn", str(copy)]) == 0
-    first = (copy / "site.prx").read_text()
+    site = copy / "site.prx"
+    first = site.read_text()
     assert all(f"{f.name} =" in first for f in attrs.fields(Provenance))  # what the band saw, too
+    # learnt again as more jobs finish: its own profile, unchanged since, is replaced, and it says so
+    capsys.readouterr()
+    assert main(["learn", str(copy)]) == 0
+    assert "an earlier `primusc learn` wrote, unchanged since" in capsys.readouterr().out
+    assert site.read_text() == first
+    # a profile the user edited (or any other file) is theirs: kept unless --force
+    site.write_text(first.replace("# Site profile", "# my notes\n# Site profile", 1))
     assert "P8003" in code_of(capsys, str(copy))
+    assert "my notes" in site.read_text()
     assert main(["learn", str(copy), "--force"]) == 0
-    assert (copy / "site.prx").read_text() == first
+    assert site.read_text() == first
 
 
 def test_a_moved_campaign_asks_for_its_space(campaign: Path, tmp_path: Path,
