@@ -70,9 +70,9 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         found = f"{c.recipe} at {c.tokens_per_gpu.value:,.0f} tokens/s/GPU" if c.tokens_per_gpu else c.excluded
         err.print(f"[{done}/{total}] {c.label}: {found}", highlight=False)
 
-    note = network_note(space)
-    if note:
-        print(f"note: {note}", file=sys.stderr)
+    for note in (network_note(space), shape_note(space)):
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or available_cpus()
     cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
     if not args.cluster:
@@ -88,6 +88,18 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         print(render([said], args.error_format), file=sys.stderr)
         cap = attrs.evolve(cap, chosen=label, named=True, best=cap.chosen)
     return cap, (label, sub)
+
+
+def shape_note(space: Space) -> str:
+    """Which GPUs of the cluster axes are planned on nodes of their own shape (``Gpu.node_gpus``), not the
+    cluster's ("" when none is)."""
+    declared = (space.cluster_declared or space.cluster).gpus_per_node
+    shaped = {sub.cluster.gpu.name: sub.cluster.gpus_per_node for _label, sub in cluster_points(space)
+              if sub.cluster.gpu.node_gpus and sub.cluster.gpus_per_node != declared}
+    if not shaped:
+        return ""
+    return (", ".join(f"`{g}` is planned on nodes of {n} GPUs" for g, n in shaped.items())
+            + f" (its compute tray, `node_gpus`), not on the cluster's nodes of {declared}")
 
 
 def network_note(space: Space) -> str:
@@ -233,6 +245,9 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
     chosen = cap.cluster(launched)
     if chosen is not None:
         which = "the launch files below are for" if files else "the plan below is for (no launch files: --no-emit)"
-        console.print(f"{which} {chosen.label}: {chosen.nodes} nodes, {chosen.gpus:,} {chosen.gpu} GPUs")
+        console.print(f"{which} {chosen.label}: {chosen.nodes} node{'s' if chosen.nodes != 1 else ''}, "
+                      f"{chosen.gpus:,} {chosen.gpu} GPU{'s' if chosen.gpus != 1 else ''}")
     else:
-        console.print("no cluster meets the run's requirements: no launch files", style="yellow")
+        unmet = any(c.excluded.startswith("fails:") for c in cap.clusters)
+        why = "meets the run's requirements" if unmet else "has a legal recipe that fits in memory"
+        console.print(f"no cluster {why}: no launch files", style="yellow")

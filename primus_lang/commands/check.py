@@ -65,6 +65,8 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
         f"  legal points    {summary.legal:>{width},}   (checked in {summary.seconds * 1000:.0f} ms)"
     )
     lines += [f"  no effect: recompute module `{module}` ({why})" for module, why in _idle_modules(space)]
+    # with cluster axes the counts are the first cluster's, and what it rules out another may allow (FP8 on A100)
+    never = "never legal on this first cluster" if space.cluster_axes else "never legal"
     if summary.legal:
         for axis, value, code, detail, among in never_legal(space):
             if code:
@@ -72,11 +74,11 @@ def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namesp
                 # default the space does not write, where it is the cause
                 hint = _DEFAULT_CAUSES.get((code, axis), "")
                 which = "every point with it the other rules allow" if among else "every point with it"
-                lines.append(f"  never legal: {axis} = {format_value(value)} ({which} breaks {code}"
+                lines.append(f"  {never}: {axis} = {format_value(value)} ({which} breaks {code}"
                              f"{f' ({detail})' if detail else ''}; `primusc explain {code}`{hint})")
             else:
                 why = ruled_out_together(space, axis, value) or "the checks rule it out together"
-                lines.append(f"  never legal: {axis} = {format_value(value)} ({why})")
+                lines.append(f"  {never}: {axis} = {format_value(value)} ({why})")
     return lines
 
 

@@ -1,7 +1,8 @@
 """Environment presets per vendor and candidate, exported by every launch script before torchrun.
 
 Each value is a default the user can override from the calling environment (the scripts write
-``VAR=${VAR:-value}``). ``None`` means the variable is unset on purpose.
+``VAR=${VAR:-value}``), but ``CUDA_DEVICE_MAX_CONNECTIONS`` where Megatron requires its value. ``None``
+means the variable is unset on purpose; a variable nothing requires is left to the environment.
 """
 
 from __future__ import annotations
@@ -12,39 +13,53 @@ from primus_lang.ir import Candidate, Cluster
 from primus_lang.ir.site import Site
 
 # NVIDIA parts of compute capability 10 and later (Blackwell): Megatron no longer needs
-# CUDA_DEVICE_MAX_CONNECTIONS=1 there. Matched on the profile's name, as the IR has no architecture.
+# CUDA_DEVICE_MAX_CONNECTIONS=1 there. Read from the profile's architecture, else its name.
 _BLACKWELL = re.compile(r"^g?b\d{3}", re.IGNORECASE)
+_BEFORE_BLACKWELL = ("ampere", "hopper")
 
 
 def is_blackwell_or_later(cluster: Cluster) -> bool:
-    return cluster.gpu.vendor == "nvidia" and bool(_BLACKWELL.match(cluster.gpu.name))
+    gpu = cluster.gpu
+    if gpu.vendor != "nvidia":
+        return False
+    if gpu.arch:
+        return gpu.arch not in _BEFORE_BLACKWELL
+    return bool(_BLACKWELL.match(gpu.name))
 
 
-def device_max_connections(cluster: Cluster, cand: Candidate) -> str | None:
-    """REFERENCE.md's rule, as Megatron core_v0.16.1 ``validate_args`` enforces it.
+def device_max_connections(cluster: Cluster, cand: Candidate) -> str | bool | None:
+    """REFERENCE.md's rule, as Megatron core_v0.16.1 ``validate_args`` enforces it: the value, None to
+    unset it, False where nothing requires one.
 
-    FSDP wants more than one hardware queue (the Megatron-FSDP guide unsets the variable); TP or CP
-    before Blackwell must serialize kernel launches so communication overlaps in order (asserted).
-    """
+    FSDP wants more than one hardware queue (asserted; the Megatron-FSDP guide unsets the variable, and
+    Primus sets 8 itself); TP or CP before Blackwell must serialize kernel launches so communication
+    overlaps in order (asserted). Elsewhere the caller's value stands: an unset there had thrown a
+    user's own away, and on the primus target Primus then sets 1 as its own launcher does."""
     if cand.sharding == "fsdp":
         return None
     if (cand.tp > 1 or cand.cp > 1) and not is_blackwell_or_later(cluster):
         return "1"
-    return None
+    return False
+
+
+# AMD presets: Primus v26.5.1 runner/helpers/envs/base_env.sh, which its own launcher exports before
+# every run (RCCL reads the NCCL_* names); the runs measured through it had them. Scratch reclaim off:
+# "Must disable scratch reclaim to avoid MoE training crash on AMD GPUs" (its comment).
+_AMD = (("GPU_MAX_HW_QUEUES", "2"), ("HSA_ENABLE_SDMA", "1"), ("HSA_NO_SCRATCH_RECLAIM", "1"),
+        ("TORCH_NCCL_HIGH_PRIORITY", "1"), ("NCCL_PXN_DISABLE", "1"), ("NCCL_P2P_NET_CHUNKSIZE", "524288"),
+        ("NVTE_USE_CAST_TRANSPOSE_TRITON", "1"), ("NVTE_CK_USES_BWD_V3", "1"))
 
 
 def environment(cluster: Cluster, cand: Candidate, site: Site | None = None) -> tuple[tuple[str, str | None], ...]:
     """Ordered (name, value) pairs; value None means ``unset``. A site's values come after the
     presets and replace those of the same name (its network settings know the fabric)."""
-    env: list[tuple[str, str | None]] = [("CUDA_DEVICE_MAX_CONNECTIONS", device_max_connections(cluster, cand))]
+    connections = device_max_connections(cluster, cand)
+    env: list[tuple[str, str | None]] = [] if connections is False else \
+        [("CUDA_DEVICE_MAX_CONNECTIONS", connections if isinstance(connections, str) else None)]
     if cluster.gpu.vendor == "amd":
-        # RCCL reads the NCCL_* names. Values from AMD Primus runner/helpers/envs/perf_tuning.sh.
-        env += [
-            ("GPU_MAX_HW_QUEUES", "2"),
-            ("HSA_ENABLE_SDMA", "1"),
-            ("TORCH_NCCL_HIGH_PRIORITY", "1"),
-            ("NCCL_PXN_DISABLE", "1"),
-        ]
+        env += list(_AMD)
+        if cand.moe_dispatcher == "flex":  # Primus Turbo's DeepEP, AMD's flex dispatcher
+            env += [("PRIMUS_TURBO_DEEPEP_TIMEOUT", "600")]
     else:
         env += [("TORCH_NCCL_HIGH_PRIORITY", "1")]
     if cand.precision == "fp8" and cand.fp8_recipe == "mxfp8":

@@ -456,6 +456,13 @@ class Primus(Framework):
         if self.deepep_on_amd() and self.cand.tp > 1:
             out.append("`moe_dispatcher` = flex on AMD with TP > 1: Primus Turbo's DeepEP dispatcher runs only "
                        "at tensor-parallel size 1")
+        if self.cand.sharding == "fsdp" and self.cand.fp8_param_gather:
+            # Megatron-LM's validate_args (arguments.py, the commit Primus v26.5.1 pins, in its
+            # use_torch_fsdp2 block) turns it off with a warning on Transformer Engine >= 2.0, which every
+            # Primus image runs: the launch would gather BF16 weights the projection had counted as FP8
+            out.append("`fp8_param_gather` = true with `sharding` = fsdp: Primus runs FSDP as torch FSDP2, where "
+                       "Megatron-LM turns FP8 parameter gathers off on Transformer Engine 2.0 and later (and gathers "
+                       "BF16 weights); set `fp8_param_gather = false`, or shard with `dist_opt`")
         if self.cand.cuda_graph == "full" and self.settings.get("cuda_graph_impl") != "full_iteration":
             # Primus hands YAML values to Megatron's namespace unconverted: the scope stays the string
             # "full_iteration", and megatron/training/training.py (core_v0.16.1) wraps the iteration

@@ -189,6 +189,11 @@ class Gpu:
     scale_up_spans_nodes: bool = field(default=False, metadata=q(
         Kind.FLAG, "the scale-up fabric joins GPUs of several nodes (an NVL72 rack of 4-GPU trays); otherwise "
         "it ends at the node, so a node of fewer GPUs than `scale_up_domain` is a domain of its own"))
+    # a rack-scale part's node is its compute tray: a space that chooses the GPU plans it on such nodes
+    # (``space.cluster_at``), not on the nodes another GPU's cluster declares
+    node_gpus: int = field(default=0, metadata=q(
+        Kind.COUNT, "GPUs one node of this part holds where it comes in one shape only (a GB200 compute tray: 4); "
+        "a space that chooses the GPU (`gpu = ...`, `gpu : ...`) plans it on nodes of that many; 0: any"))
     scale_up_topology: str = field(
         default="switch", metadata=q(Kind.ENUM, "switched (NVSwitch) or full mesh (xGMI)", ("switch", "mesh"))
     )

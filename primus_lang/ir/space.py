@@ -287,8 +287,16 @@ def cluster_label(values: Mapping[str, object]) -> str:
 def cluster_at(declared: Cluster, fixed: Iterable[tuple[str, Any]], chosen: Mapping[str, Any]) -> Cluster:
     """A space's cluster at the point ``chosen`` of its cluster axes: the ``declared`` cluster with the
     space's ``fixed`` fields and the point's values, reshaped once (``hardware.with_fields``), so that a
-    fixed `nics_per_node` holds on every point and a node's NICs follow its GPUs from the declaration."""
-    return with_fields(declared, **{**dict(fixed), **chosen})
+    fixed `nics_per_node` holds on every point and a node's NICs follow its GPUs from the declaration. A
+    GPU the space chooses that comes in one node shape (``Gpu.node_gpus``: a GB200 tray of 4) is planned
+    on nodes of that shape, where the space does not set `gpus_per_node` itself: the declared cluster's
+    nodes are another GPU's (eight B200s a node), and no 8-GPU GB200 node exists to launch on."""
+    fields = {**dict(fixed), **chosen}
+    gpu = fields.get("gpu")
+    if (isinstance(gpu, Gpu) and gpu.node_gpus > 0 and gpu.name != declared.gpu.name
+            and "gpus_per_node" not in fields):
+        fields["gpus_per_node"] = gpu.node_gpus
+    return with_fields(declared, **fields)
 
 
 def cluster_points(space: Space) -> tuple[tuple[str, Space], ...]:

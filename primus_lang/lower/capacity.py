@@ -136,12 +136,13 @@ def check(cap: Capacity, gpus: tuple[Gpu, ...], span: Any) -> Capacity:
     if where is not None and cap.train_tokens <= 0:
         raise fail(T.MISSING_FIELD, "a run's time and cost need the tokens it trains on", where,
                    help="add e.g. `train_tokens = 15T` to the space")
-    where = needing({"cost", "tokens_per_dollar"})
-    if where is not None:
-        unpriced = [g.name for g in gpus if g.price_per_hour <= 0]
-        if unpriced:
-            raise fail(T.MISSING_FIELD, f"`{unpriced[0]}` has no `price_per_hour` (a price of 0 is none), and cost "
-                       "needs one", where,
+    for figure in ("cost", "tokens_per_dollar"):
+        where = needing({figure})
+        unpriced = list(dict.fromkeys(g.name for g in gpus if g.price_per_hour <= 0))
+        if where is not None and unpriced:
+            named = ", ".join(f"`{n}`" for n in unpriced)
+            raise fail(T.MISSING_FIELD, f"{named} {'has' if len(unpriced) == 1 else 'have'} no `price_per_hour` (a "
+                       f"price of 0 is none), and `{figure}` needs one for every GPU", where,
                        help=f"give the price you pay: `gpu : {unpriced[0]} {{ price_per_hour = ... }}` (primusc "
                             "knows no prices)")
     return cap
@@ -172,16 +173,20 @@ def _written(axis: str, value: object) -> str:
 
 
 def _nearest_value(given: str, values: list[str]) -> str:
-    """The value of one axis a user most likely meant: the one that ``given`` begins (``h100`` for
-    ``h100_sxm_calibrated``: a GPU named as people shorten it), else the nearest number (``100`` nodes:
-    128 of 64 | 128), else the closest spelling ("" when none is close)."""
+    """The value of one axis a user most likely meant: the one ``given`` names in another case, else the one
+    that ``given`` begins in any case (``h100`` for ``h100_sxm_calibrated``: a GPU named as people shorten
+    it), else the nearest number (``100`` nodes: 128 of 64 | 128), else the closest spelling ("" when none
+    is close)."""
     if given in values or not given:
         return given
+    folded = [v for v in values if v.casefold() == given.casefold()]
+    if folded:
+        return folded[0]  # `B200_calibrated`: the name in another case, before any other spelling
     numeric = {v: float(v) for v in values if re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", v)}
     if numeric and re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", given) and float(given) > 0:
         number = float(given)
         return min(numeric, key=lambda v: (abs(math.log(numeric[v] / number)), numeric[v]))
-    started = [v for v in values if v.startswith(given)]
+    started = [v for v in values if v.casefold().startswith(given.casefold())]
     if started:
         return started[0]
     near = difflib.get_close_matches(given, values, n=1, cutoff=0.6)

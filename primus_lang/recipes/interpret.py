@@ -550,6 +550,12 @@ def _candidate(r: _Reader, model: dict[str, Any]) -> tuple[Candidate, list[str]]
     v["offload_layers"] = _offload(r)
     v["fp8_param_gather"] = r.flag(K["fp8_param_gather"])
     v["sharding"], torch_fsdp2 = _sharding(r)
+    if torch_fsdp2 and v["fp8_param_gather"]:
+        # validate_args turns it off in its use_torch_fsdp2 block on Transformer Engine >= 2.0 (every
+        # release primusc reads): the recipe gathers BF16 weights, and emit refuses it as written (P7001)
+        v["fp8_param_gather"] = False
+        r.notes.append("`fp8_param_gather` under torch FSDP2: Megatron-LM turns it off on Transformer Engine 2.0 "
+                       "and later and gathers BF16 weights: read as `fp8_param_gather = false`")
     v["schedule"], v["vpp"] = _schedule(r, v["vpp"])
     v["sequence_parallel"] = r.flag(K["sequence_parallel"])
     v["attention"] = _attention(r)

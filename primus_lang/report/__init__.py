@@ -24,9 +24,9 @@ def render_report(result: Any, space: Space | None = None, capacity: Any = None)
     if capacity is not None:
         import attrs
 
-        from primus_lang.report.clusters import views_of
+        from primus_lang.report.clusters import run_facts, views_of
 
-        data = attrs.evolve(data, clusters=views_of(capacity))
+        data = attrs.evolve(data, clusters=views_of(capacity), run=run_facts(capacity))
     return render_page(data)
 
 

@@ -29,8 +29,21 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
         out.append(ClusterPoint(c.label, c.gpus, c.recipe, c.days.value, c.days.low, c.days.high,
                                 cost.value if cost else nan, cost.low if cost else nan, cost.high if cost else nan,
                                 c.front, c.label == capacity.chosen, c.excluded, capacity.note(c), c.front_gpus,
-                                c.beyond, c.proven))
+                                c.beyond, c.proven, c.tokens_per_gpu.value if c.tokens_per_gpu else nan,
+                                c.tokens_per_dollar.value if c.tokens_per_dollar else nan))
     return tuple(out)
+
+
+def run_facts(capacity: Any) -> tuple[tuple[str, str], ...]:
+    """What the clusters were compared by, for the report's header: the run's objective, the tokens it
+    trains and each GPU's price (the report is read by others, who must see what its costs assume)."""
+    from primus_lang.ir import text
+
+    prices = dict.fromkeys(f"{c.gpu} {_label(c.price_per_hour)}" if c.price_per_hour > 0 else f"{c.gpu} none"
+                           for c in capacity.clusters)
+    tokens = text.count(capacity.train_tokens) if capacity.train_tokens > 0 else "not given (no days or cost)"
+    return (("clusters compared by", capacity.objective), ("train tokens", tokens),
+            ("price per GPU-hour", ", ".join(prices)))
 
 
 def _log_ticks(low: float, high: float) -> list[float]:
@@ -42,6 +55,8 @@ def _log_ticks(low: float, high: float) -> list[float]:
 
 
 def _label(x: float) -> str:
+    if not math.isfinite(x):
+        return ""  # a figure the cluster has none of (no price)
     return f"{x / 1e6:.3g} M" if x >= 1e6 else f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
@@ -97,18 +112,20 @@ def chart(points: Sequence[ClusterPoint], width: float = 960, height: float = 42
     return svg.render()
 
 
-def section(points: Sequence[ClusterPoint]) -> str:
-    """The section: a note, the chart and a table, one row per cluster."""
+def section(points: Sequence[ClusterPoint], per_price: bool = False) -> str:
+    """The section: a note, the chart and a table, one row per cluster (``per_price``: with the tokens a
+    unit of price buys, what a run objective of `maximize tokens_per_dollar` chose by)."""
     e = html.escape
     priced = all(math.isfinite(p.cost) for p in points)
     versus = "its cost" if priced else "its GPUs"
     better = "both faster and cheaper" if priced else "both faster and on fewer GPUs"
     rows = "".join(
         f"<tr class='{'winner' if p.chosen else ''}'><td class='l'>{e(p.label)}</td><td>{p.gpus:,}</td>"
-        f"<td class='l'><code>{e(p.recipe)}</code></td>"
+        f"<td class='l'><code>{e(p.recipe)}</code></td><td>{_label(p.tokens_per_gpu)}</td>"
         f"<td>{e(days_text(p.days, p.days_low, p.days_high))}{' †' if p.beyond else ''}</td>"
         f"<td>{'' if not math.isfinite(p.cost) else f'{_label(p.cost)} ({_label(p.cost_low)}–{_label(p.cost_high)})'}"
-        f"</td><td>{'★' if p.front else ''}</td>" + (f"<td>{'☆' if p.front_gpus else ''}</td>" if priced else "")
+        f"</td>" + (f"<td>{_label(p.tokens_per_dollar)}</td>" if per_price else "")
+        + f"<td>{'★' if p.front else ''}</td>" + (f"<td>{'☆' if p.front_gpus else ''}</td>" if priced else "")
         + f"<td class='l'>{e(p.note)}</td></tr>"
         for p in points)
     return (f"<section id='clusters'><h2>Clusters: a whole run's days against {versus}</h2>"
@@ -116,8 +133,10 @@ def section(points: Sequence[ClusterPoint]) -> str:
             f"projection's band. Ringed in red and joined: the front (no other cluster {better}); "
             "faint: a cluster a requirement excludes; the larger point is the cluster the launch files are "
             "for.</p>" + chart(points)
-            + "<table><thead><tr><th class='l'>cluster</th><th>GPUs</th><th class='l'>best recipe</th><th>days (band)</th>"
-              "<th>cost (band)</th><th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
+            + "<table><thead><tr><th class='l'>cluster</th><th>GPUs</th><th class='l'>best recipe</th>"
+              "<th>tokens/s/GPU</th><th>days (band)</th><th>cost (band)</th>"
+            + ("<th>tokens per unit of price</th>" if per_price else "")
+            + "<th>front</th>" + ("<th>fewer GPUs</th>" if priced else "")
             + "<th></th></tr></thead><tbody>" + rows + "</tbody></table>"
             + (f"<p class='note'>★: no other cluster {better}; ☆: none is both faster and on fewer GPUs.</p>"
                if priced else "") + _beyond_note(points) + _unproven_note(points) + _outside_note(points) + "</section>")

@@ -176,7 +176,9 @@ def render_page(data: ReportData) -> str:
         ("model", data.model),
         ("cluster", f"{data.cluster}: {data.world} × {data.gpu}" if data.world else ""),
         ("HBM", units.gib(data.capacity)), ("headroom", units.percent(data.headroom)),
-        ("objective", f"{data.objective_sense} {data.objective_metric}"),
+        *data.run,
+        # across clusters, the objective the clusters' recipes were searched by is not the run's
+        ("recipe objective" if data.clusters else "objective", f"{data.objective_sense} {data.objective_metric}"),
         ("evaluated", str(len(data.evaluated))), *data.notes,
     ]
     facts = [(k, v) for k, v in facts if v]
@@ -189,7 +191,8 @@ def render_page(data: ReportData) -> str:
         "<p class='facts'>" + " ".join(f"<span class='{'long' if len(v) > 60 else 'fact'}'><b>{_e(k)}</b> {_e(v)}</span>"
                                        for k, v in facts) + "</p>",
         "<section id='summary'>", _cards(data), "</section>",
-        clusters.section(data.clusters) if data.clusters else "",
+        clusters.section(data.clusters, any(v.endswith("tokens_per_dollar") for _k, v in data.run)) if data.clusters
+        else "",
         "<section id='figures'><h2>Winner, runners-up and baseline</h2>",
         _figures_table(data, cands) if cands else charts.empty_note("no candidate was evaluated"),
         "</section>",

@@ -110,6 +110,8 @@ class ClusterPoint:
     front_gpus: bool = False  # no other cluster is both faster and on fewer GPUs
     beyond: tuple[str, ...] = ()  # why its band is the wider one, beyond the runs its profile saw (†)
     proven: bool = True  # its search proved its best (``exhaustive``)
+    tokens_per_gpu: float = float("nan")  # its best recipe's projection
+    tokens_per_dollar: float = float("nan")  # tokens a unit of its GPU's price buys (NaN without a price)
 
 
 @frozen
@@ -131,6 +133,8 @@ class ReportData:
     trajectories: tuple[Trajectory, ...] = ()
     notes: tuple[tuple[str, str], ...] = field(default=())  # extra facts for the header: (name, value)
     clusters: tuple[ClusterPoint, ...] = ()  # a plan across clusters: every cluster's run (``search.capacity``)
+    # what the clusters were compared by: the run's objective, its tokens and each GPU's price, (name, value)
+    run: tuple[tuple[str, str], ...] = ()
 
     @property
     def limit(self) -> int:

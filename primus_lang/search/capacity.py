@@ -26,6 +26,7 @@ from primus_lang.diagnostics.codes_legality import NO_LEGAL_POINT as NO_LEGAL
 from primus_lang.diagnostics.codes_search import NO_CLUSTER_MEETS, NO_FITTING_POINT, NO_LEGAL_POINT
 from primus_lang.ir.candidate import Candidate
 from primus_lang.ir.expr import Expr, names_in, to_text
+from primus_lang.ir.hardware import Provenance
 from primus_lang.ir.space import Constraint, Space, cluster_points
 from primus_lang.search.budget import Limits
 from primus_lang.search.plan import prepare, run_search
@@ -74,6 +75,9 @@ class ClusterPlan:
     evaluations: int = 0
     proven: bool = False  # its search proved the best projection the best of the cluster (exhaustive)
     beyond: tuple[str, ...] = ()  # how the best lies beyond what its profile was fitted on, its band widened
+    # where its run is within its GPU profile's paired error of the chosen one's on the objective: the
+    # measured order could go either way, so what it saves on the other figure is said ("" otherwise)
+    near: str = ""
 
 
 @frozen
@@ -101,7 +105,7 @@ class CapacityPlan:
     def note(self, c: ClusterPlan) -> str:
         """A cluster's note as the table and the report give it: its mark, why it is excluded, and where
         its band says otherwise."""
-        return "; ".join(x for x in (self.mark(c.label), c.excluded, c.marginal) if x)
+        return "; ".join(x for x in (self.mark(c.label), c.excluded, c.near, c.marginal) if x)
 
 
 @frozen
@@ -173,13 +177,15 @@ def _spreads(c: ClusterPlan) -> dict[str, tuple[Spread | None, str]]:
 
 
 def _failed(space: Space, env: dict[str, float]) -> str:
-    """The first ``require`` on the run ``env`` fails, as written ("" when it meets them all)."""
+    """Each ``require`` the run ``env`` fails, as written, joined ("" when it meets them all): a user who
+    relaxes one learns of the next at once."""
+    failed = []
     for cons in space.capacity.constraints:
         if not names_in(cons.expr) <= set(env):
             continue  # a figure this cluster has none of yet (before its search)
         if not bool(evaluate_expr(cons.expr, env)):
-            return cons.message or f"`require {to_text(cons.expr, whole=True)}`"
-    return ""
+            failed.append(cons.message or f"`require {to_text(cons.expr, whole=True)}`")
+    return " and ".join(failed)
 
 
 def fails_unsearched(space: Space, gpus: int) -> str:
@@ -241,19 +247,29 @@ def _unmet(space: Space, c: ClusterPlan) -> ClusterPlan:
     return attrs.evolve(c, marginal=f"the band's far end fails: {marginal}" if marginal else "")
 
 
-def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, int, str]:
+def _figure(c: ClusterPlan, metric: str) -> float:
+    """Smaller is better: a run's ``metric`` on cluster ``c`` (infinite where it has none)."""
+    if metric == "time_to_train":
+        return c.days.value if c.days is not None else math.inf
+    if metric == "cost":
+        return c.cost.value if c.cost is not None else math.inf
+    return -c.tokens_per_dollar.value if c.tokens_per_dollar is not None else math.inf
+
+
+# What breaks a tie on each run objective before the GPU count: the run's other figure (equal days at
+# half the price is the better run, and so is equal cost in fewer days), and how ``_tie`` says it
+_SECOND = {"time_to_train": ("cost", "for its lower cost"), "cost": ("time_to_train", "for its shorter run"),
+           "tokens_per_dollar": ("time_to_train", "for its shorter run")}
+
+
+def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float, float, int, str]:
     """Smaller is better: the run's objective (to nine significant digits, so that clusters equal but for
-    rounding are a tie), then fewer GPUs, then the label."""
+    rounding are a tie), then the run's other figure (``_SECOND``), then fewer GPUs, then the label."""
     obj = space.capacity.objective
     if obj is None:
-        value = -scores[c.label]
-    elif obj.metric == "time_to_train":
-        value = c.days.value if c.days is not None else float("inf")
-    elif obj.metric == "cost":
-        value = c.cost.value if c.cost is not None else float("inf")
-    else:
-        value = -c.tokens_per_dollar.value if c.tokens_per_dollar is not None else float("inf")
-    return float(f"{value:.9g}"), c.gpus, c.label
+        return float(f"{-scores[c.label]:.9g}"), 0.0, c.gpus, c.label
+    second = _figure(c, _SECOND[obj.metric][0])
+    return float(f"{_figure(c, obj.metric):.9g}"), float(f"{second:.9g}"), c.gpus, c.label
 
 
 def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
@@ -304,9 +320,37 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     plans = [attrs.evolve(c, front=c.label in by_cost, front_gpus=c.label in by_gpus) for c in plans]
     open_ = [c for c in plans if not c.excluded]
     ranked = sorted(open_, key=lambda c: _key(space, c, scores))
+    if ranked:
+        near = _near(space, ranked, {label: sub.cluster.gpu.provenance for label, sub in cluster_points(space)})
+        plans = [attrs.evolve(c, near=near.get(c.label, "")) for c in plans]
     obj = space.capacity.objective or space.objective
     return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans),
                         ranked[0].label if ranked else "", tie=_tie(space, ranked, scores))
+
+
+def _near(space: Space, ranked: list[ClusterPlan], provenance: dict[str, Provenance]) -> dict[str, str]:
+    """The clusters of the chosen one's GPU profile whose run is within the profile's paired error of its
+    run on the objective (``trust.tied``: one profile errs alike on both, so only their ratio's error
+    counts), each with what it saves on the run's other figure: what the choice alone would hide (twice
+    the cost for a projected 5% shorter run). Another profile's error is its own: no near tie is said."""
+    obj = space.capacity.objective
+    chosen = ranked[0]
+    if obj is None:
+        return {}
+    mine = abs(_figure(chosen, obj.metric))
+    other, _why = _SECOND[obj.metric]
+    out = {}
+    for c in ranked[1:]:
+        theirs = abs(_figure(c, obj.metric))
+        if (c.gpu != chosen.gpu or not math.isfinite(mine) or not math.isfinite(theirs)
+                or not trust.tied(provenance[c.label], mine, theirs)):
+            continue
+        a, b = _figure(c, other), _figure(chosen, other)
+        if not (math.isfinite(a) and math.isfinite(b) and b > 0):
+            continue
+        out[c.label] = (f"≈ the chosen, within {c.gpu}'s ±{provenance[c.label].paired:.1%} paired error, at "
+                        f"{a / b:.2f}x its {'cost' if other == 'cost' else 'days'}")
+    return out
 
 
 def _tie(space: Space, ranked: list[ClusterPlan], scores: dict[str, float]) -> str:
@@ -317,11 +361,15 @@ def _tie(space: Space, ranked: list[ClusterPlan], scores: dict[str, float]) -> s
     first = _key(space, ranked[0], scores)[0]
     if not math.isfinite(first):
         return ""
+    key = _key(space, ranked[0], scores)
     tied = [c for c in ranked[1:] if _key(space, c, scores)[0] == first]
     if not tied:
         return ""
-    why = "for its fewer GPUs" if all(c.gpus > ranked[0].gpus for c in tied) else "as its label sorts first"
-    return f"ties with {', '.join(c.label for c in tied)} on the objective, taken {why}"
+    obj = space.capacity.objective
+    said = (_SECOND[obj.metric][1] if obj is not None else "", "for its fewer GPUs", "as its label sorts first")
+    # over each tied cluster, the first of the tie-breaks that set it behind
+    why = dict.fromkeys(said[next(i for i in range(3) if _key(space, c, scores)[i + 1] != key[i + 1])] for c in tied)
+    return f"ties with {', '.join(c.label for c in tied)} on the objective, taken {' or '.join(why)}"
 
 
 _Job = tuple[Space, ClusterPlan, str | None, Limits, int | None]
@@ -455,7 +503,8 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
     if not failing:
         axis = space.cluster_axes[0].span if space.cluster_axes else None
         why = tuple(dict.fromkeys(c.excluded for c in cap.clusters if c.excluded))[:3]
-        return Diagnostic(NO_CLUSTER_MEETS, f"no cluster has a recipe that fits: {recipeless} of {total}", axis,
+        return Diagnostic(NO_CLUSTER_MEETS, f"no cluster has a legal recipe that fits in memory ({recipeless} of "
+                          f"{total} have none)", axis,
                           help="the table's notes say why for each; `primusc check` counts what memory and "
                                "legality leave on each cluster", notes=why)
     _share, n, worst = max(failing, key=lambda f: (f[0], f[1]))
@@ -486,7 +535,9 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
         notes.append(f"each cluster's days and cost are those of its best recipe by `{obj.sense} {obj.metric}`, not "
                      "of its fastest: `maximize tokens_per_gpu` (or a run objective, `minimize cost`) judges the "
                      "requirements on the fastest")
-    widen = dict.fromkeys(_MORE_GPUS if name == "gpus" and _gpus_way(cons.expr) == "more" else _WIDEN[name]
+    capped = any(names_in(c.expr) == {"gpus"} and _gpus_way(c.expr) == "fewer" for c in constraints)
+    widen = dict.fromkeys(_MORE_GPUS if name == "gpus" and _gpus_way(cons.expr) == "more" else
+                          _FASTER_ONLY if name == "time_to_train" and capped else _WIDEN[name]
                           for _s, _n, cons in failing for name in sorted(names_in(cons.expr)))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + (": " if reached else "") + "relax the requirement to what is "
@@ -501,6 +552,8 @@ def _judged(c: ClusterPlan, cons: Constraint) -> bool | None:
     return bool(evaluate_expr(cons.expr, env))
 
 
+# A shorter run where a requirement caps the GPUs: more nodes would break the cap
+_FASTER_ONLY = "a faster GPU, or more nodes up to the GPU cap"
 # Which way the cluster axes reach a requirement on each figure
 _WIDEN = {"time_to_train": "more nodes or a faster GPU", "cost": "a cheaper GPU, or fewer nodes where scaling loses",
           "tokens_per_dollar": "a cheaper GPU, or fewer nodes where scaling loses",

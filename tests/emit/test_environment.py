@@ -15,12 +15,12 @@ from tests.emit.ir_cases import B200, H100, MI325X, cluster
         (H100, Candidate(tp=2), "1"),
         (H100, Candidate(cp=2), "1"),
         (MI325X, Candidate(tp=8), "1"),  # ROCm reports compute capability 9.x: the rule applies
-        (H100, Candidate(), None),
-        (B200, Candidate(tp=2), None),  # Blackwell lifted the requirement
-        (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue
+        (H100, Candidate(), False),  # nothing requires a value: the caller's stands
+        (B200, Candidate(tp=2), False),  # Blackwell lifted the requirement
+        (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue: unset
     ],
 )
-def test_device_max_connections(gpu: object, cand: Candidate, expected: str | None) -> None:
+def test_device_max_connections(gpu: object, cand: Candidate, expected: str | bool | None) -> None:
     assert device_max_connections(cluster(gpu, 1), cand) == expected  # type: ignore[arg-type]
 
 
@@ -40,3 +40,22 @@ def test_scripts_unset_it_under_fsdp() -> None:
     assert "unset CUDA_DEVICE_MAX_CONNECTIONS" in text
     assert "--use-megatron-fsdp" in text and "--ckpt-format fsdp_dtensor" in text
     assert "--no-gradient-accumulation-fusion" in text
+
+
+def test_a_value_nothing_requires_is_left_to_the_caller() -> None:
+    """A Primus re-trial: at TP 1 and CP 1 node.sh unset the variable, throwing a user's own value away (and
+    Primus then set 1)."""
+    from primus_lang.emit import emit
+    from tests.emit.harness import all_cases, context
+
+    space, cand = all_cases()["llama8b_h100_fsdp"]
+    text = emit(space, cand.replace(sharding="dist_opt", tp=1), "megatron+local", context())["node.sh"]
+    assert "CUDA_DEVICE_MAX_CONNECTIONS" not in text
+
+
+def test_amd_gets_the_presets_primus_runs_with() -> None:
+    amd = dict(environment(cluster(MI325X, 1), Candidate(tp=2)))
+    # Primus v26.5.1 runner/helpers/envs/base_env.sh: scratch reclaim off, or MoE training can crash
+    assert amd["HSA_NO_SCRATCH_RECLAIM"] == "1" and amd["NCCL_P2P_NET_CHUNKSIZE"] == "524288"
+    assert "PRIMUS_TURBO_DEEPEP_TIMEOUT" not in amd
+    assert dict(environment(cluster(MI325X, 1), Candidate(moe_dispatcher="flex")))["PRIMUS_TURBO_DEEPEP_TIMEOUT"] == "600"

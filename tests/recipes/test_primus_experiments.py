@@ -14,6 +14,7 @@ import yaml
 
 from primus_lang.check import baseline_point
 from primus_lang.cli import main
+from primus_lang.diagnostics import CompileError
 from primus_lang.emit import emit, left_out
 from primus_lang.ir import Recompute, Space
 from primus_lang.lower import load_space
@@ -369,3 +370,17 @@ def test_an_empty_list_is_primus_null_and_ids_beyond_the_model_are_refused(
     capsys.readouterr()
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(beyond / "s.prx")]) == 1
     assert "P3123" in capsys.readouterr().err
+
+
+def test_an_fp8_gather_under_torch_fsdp2_is_read_as_the_bf16_gather_megatron_runs(tmp_path: Path) -> None:
+    """A Primus re-trial: validate_args turns `fp8_param_gather` off under torch FSDP2 on Transformer Engine
+    2.0 and later (the pin's arguments.py), so the launch gathered BF16 weights the projection counted as FP8."""
+    out, space = experiment(tmp_path, "llama3.1_70B.yaml", TORCH_FSDP2_70B + "\nfp8: hybrid\nfp8_param_gather: true",
+                            name="exp-FP8-pretrain.yaml")
+    cand = baseline_point(space)
+    assert cand is not None and cand.sharding == "fsdp" and cand.precision == "fp8" and not cand.fp8_param_gather
+    assert "`fp8_param_gather` under torch FSDP2" in out.read_text()
+    with pytest.raises(CompileError) as refused:
+        emit(space, cand.replace(fp8_param_gather=True), "primus+slurm")
+    assert refused.value.diagnostics[0].code.id == "P7001"
+    assert "`fp8_param_gather` = true with `sharding` = fsdp" in refused.value.diagnostics[0].message
