@@ -218,6 +218,14 @@ RESETS: dict[str, str] = {
     P["optimizer_dtype.precision_aware"]: "false",
 }
 
+# A recipe's setting that Bridge asserts needs a knob on, turned off beside it where the candidate turns
+# the knob off: (knob, (the setting's path, its value off)). CommOverlapConfig asserts that
+# delay_wgrad_compute needs overlap_moe_expert_parallel_comm (comm_overlap.py, v0.6.0), which
+# DeepSeek-V3's performance recipes set together.
+NEEDS: dict[str, tuple[str, str]] = {
+    K["ep_comm_overlap"]: ("comm_overlap.delay_wgrad_compute", "false"),
+}
+
 # what Hydra's override grammar reads as a bare word; anything else is double-quoted
 _PLAIN = re.compile(r"[A-Za-z0-9_./-]+")
 

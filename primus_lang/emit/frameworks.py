@@ -26,6 +26,7 @@ from primus_lang.emit.bridge import (
     BRIDGE_DEFAULTS,
     BRIDGE_MODELS,
     BRIDGE_SCRIPT,
+    NEEDS,
     bridge_passthrough,
     hydra_text,
     hydra_value,
@@ -654,6 +655,13 @@ class Bridge(Framework):
                                       version=self.version)
         # the precision's own fields are written by precision_overrides, which knows whether they can be
         written = [(p, v) for p, v in written if not p.startswith("mixed_precision.")]
+        if self.cand.pipeline_layout:
+            # a layout's stages count the virtual stages, and Megatron-LM takes one of the two; Bridge reads
+            # both, and its CommOverlapConfig (EP overlap's assert, the p2p settings) reads the count before
+            # megatron-core works it out of the layout: null there had stopped DeepSeek-V3's recipes at start
+            vpp = set(paths(spelling.KNOBS["vpp"], self.version))
+            written = [(p, hydra_value(self.cand.vpp) if p in vpp and self.cand.vpp > 1 else v)
+                       for p, v in written]
         if self.recipe_checkpoints:
             # an imported script's save folder without the launch's own (Framework.__init__): none, as below
             written = [(p, v) for p, v in written if p not in CHECKPOINT_FIELDS]
@@ -703,12 +711,17 @@ class Bridge(Framework):
 
     def resets(self, recorded: BridgeRecipe) -> list[tuple[str, str]]:
         """Megatron's default for each knob the candidate leaves at it, where the launched recipe holds
-        another (a recipe may keep its main gradients in BF16 or split attention over CP with a2a)."""
+        another (a recipe may keep its main gradients in BF16 or split attention over CP with a2a); and
+        what the recipe sets that needs a setting the candidate turns off (``NEEDS``)."""
         out: list[tuple[str, str]] = []
         for dest, off in BRIDGE_DEFAULTS.items():
             path = paths(dest, self.version)[0]
             held = recorded.settings.get(path)
             if dest not in self.settings and held is not None and hydra_value(held) != off:
+                out.append((path, off))
+        raw = bridge.recipe(recorded.name, self.version)  # the recipe's every field, not only those read
+        for dest, (path, off) in NEEDS.items():
+            if raw is not None and self.settings.get(dest) is False and raw.settings.get(path) not in (None, False):
                 out.append((path, off))
         return out
 

@@ -514,3 +514,29 @@ def test_every_spelling_bridge_accepts_imports_as_its_fields_say_and_emits_a_reg
     back = bridge.precisions()[named]
     assert (back["fp8"], back["fp8_recipe"], back["fp4"]) == (fields["fp8"], fields["fp8_recipe"], fields["fp4"])
     assert bool(back["fp8_param_gather"]) == cand.fp8_param_gather
+
+
+def test_a_layouts_virtual_stages_are_written_and_what_needs_ep_overlap_goes_with_it(tmp_path: Path) -> None:
+    """A re-trial against Bridge's own run_recipe.py: DeepSeek-V3's performance recipe with its pipeline
+    layout stopped at start (`virtual_pipeline_model_parallel_size=null` beside the layout fails
+    CommOverlapConfig's EP-overlap assert), and turning EP overlap off left its delay_wgrad_compute on (an
+    assert of the same class)."""
+    launch = tmp_path / "perf.sh"
+    launch.write_text("python scripts/performance/setup_experiment.py --account acct -i nvcr.io/nvidia/nemo:26.04 "
+                      "--partition batch -m deepseek -mr deepseek_v3 --num_gpus 256 --gpus_per_node 4 -t 00:15:00 "
+                      "-g gb300 -c fp8_mx\n")
+    space_file = tmp_path / "space.prx"
+    assert main(["import-recipe", str(launch), "--out", str(space_file)]) == 0
+    space = load_space(space_file)
+    cand = baseline_point(space)
+    assert cand is not None and cand.pipeline_layout and cand.vpp == 8 and cand.ep_comm_overlap
+
+    def words(c: Candidate) -> list[str]:
+        return shlex.split(emit(space, c, "bridge+slurm")["node.sh"], comments=True)
+
+    written = words(cand)
+    assert "model.virtual_pipeline_model_parallel_size=8" in written
+    assert "model.virtual_pipeline_model_parallel_size=null" not in written
+    assert not any(w.startswith("comm_overlap.delay_wgrad_compute") for w in written)  # the recipe's own stands
+    off = words(cand.replace(ep_comm_overlap=False))
+    assert "comm_overlap.overlap_moe_expert_parallel_comm=false" in off and "comm_overlap.delay_wgrad_compute=false" in off
