@@ -25,6 +25,7 @@ from primus_lang.diagnostics.codes_import import (
     RECIPE_BAD_VALUE,
     RECIPE_CONTRADICTION,
     RECIPE_UNSUPPORTED,
+    RECIPE_VALUE_NOT_CARRIED,
     RECIPE_VALUE_UNKNOWN,
 )
 from primus_lang.emit import (
@@ -54,6 +55,7 @@ from primus_lang.recipes.scheduler import (
     read_directives,
     read_srun,
 )
+from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Launch, Word, shown
 
@@ -148,7 +150,8 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     placement = placed.placement()
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
-                  gpu_hint=gpu, notes=(*notes, *placement.notes), version=version, placement=placement)
+                  gpu_hint=gpu, notes=(*notes, *placement.notes), warnings=tuple(reader.warnings), version=version,
+                  placement=placement)
 
 
 def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | None, gpus: Entry | None) -> list[str]:
@@ -235,6 +238,7 @@ class _Reader:
         self.selectors: dict[str, tuple[str, Word]] = {}
         self.notes: list[str] = []
         self.indexed: Word | None = None  # `--dataset megatron-indexed`: the corpus dataset.data_path names
+        self.warnings: list[Diagnostic] = []  # overrides left out, as the Megatron-LM reader leaves them (W3133)
 
     def value(self, i: int, inline: str, eq: str) -> tuple[str, int]:
         if eq:
@@ -242,12 +246,24 @@ class _Reader:
         return (self.words[i + 1].text, i + 2) if i + 1 < len(self.words) else ("", i + 1)
 
     def read(self) -> None:
+        kept = []
         for w in self.words:
             if w.unknown:
                 why = w.unknown[0]
+                how = f"`--set {why.variable}=VALUE`" if why.variable else "the value the run used"
+                override = _OVERRIDE.match(w.text)
+                if override is not None and (dest_of(bridge.canonical(override.group(1))) or "") not in MODELLED:
+                    # a save folder or a run's name under `$SLURM_JOB_ID`: carried where it can be, as the
+                    # Megatron-LM reader carries a flag it does not model, else left out and said
+                    self.warnings.append(Diagnostic(
+                        RECIPE_VALUE_NOT_CARRIED, f"`{shown(w.text)}` reads {why.what}: not carried to the launch "
+                        "files", span=why.span or w.span, help=f"give it with {how} to carry it"))
+                    continue
                 self.problems.append(Diagnostic(
                     RECIPE_VALUE_UNKNOWN, f"`{shown(w.text)}` reads {why.what}", span=why.span or w.span,
-                    help=f"give it with `--set {why.variable}=VALUE`" if why.variable else "write the value the run used"))
+                    help=f"give it with {how}"))
+            kept.append(w)
+        self.words = kept
         if self.problems:
             return
         if self.perf:
@@ -255,14 +271,16 @@ class _Reader:
         else:
             self.read_training()
         if self.indexed is not None:
-            if any(path == bridge.canonical("dataset.data_path") for path, _, _ in self.overrides):
-                self.notes.append("`--dataset megatron-indexed` reads the indexed corpus `dataset.data_path` names, "
+            named = next((path for path, _, _ in self.overrides if path in _CORPUS_PATHS), None)
+            if named is not None:
+                self.notes.append(f"`--dataset megatron-indexed` reads the indexed corpus `{named}` names, "
                                   "as the launch does; the preset's own split (9999,8,2) is not carried")
             else:
                 self.problems.append(Diagnostic(
                     BRIDGE_BAD_OVERRIDE, "`--dataset megatron-indexed` names no corpus: the line gives no "
                     "`dataset.data_path=`", span=self.indexed.span,
-                    help="add dataset.data_path=PREFIX (the indexed corpus), or use --dataset mock"))
+                    help="add dataset.data_path=PREFIX or dataset.blend=... (the indexed corpus), or use --dataset "
+                         "mock"))
         self.overrides += self.late
         if self.perf:
             self.perf_recipe()
@@ -522,6 +540,37 @@ def hydra_scalar(text: str) -> Any:
     return text
 
 
+# where `--dataset megatron-indexed` finds its corpus: GPTDatasetConfig's prefixes, or its blend of them
+# (Megatron-Bridge v0.6.0; its Nemotron 3 Ultra and DeepSeek-V4 scripts give `dataset.blend`)
+_CORPUS_PATHS = frozenset(bridge.canonical(p) for p in ("dataset.data_path", "dataset.blend", "dataset.blend_per_split"))
+_BLEND = bridge.canonical("dataset.blend")
+
+
+def _blend_words(text: str) -> tuple[str, ...] | None:
+    """GPTDatasetConfig's ``blend``, ``[[prefix, ...], [weight, ...] or null]``, as Megatron's data-path
+    words (``weight prefix ...``, or the prefixes alone), which the launch writes back as the corpus (None:
+    not such a blend)."""
+    from primus_lang.datafiles import loads_yaml
+    from primus_lang.recipes.settings import CODES
+
+    try:
+        blend = loads_yaml(text, "dataset.blend", CODES, "a Hydra value")  # Hydra's lists are YAML flow lists
+    except CompileError:
+        return None
+    if not (isinstance(blend, list) and len(blend) == 2 and isinstance(blend[0], list) and blend[0]
+            and all(isinstance(p, str) and p and not any(c.isspace() for c in p) for p in blend[0])):
+        return None
+    prefixes, weights = blend
+    if weights is None:
+        return tuple(prefixes)
+    if not (isinstance(weights, list) and len(weights) == len(prefixes)
+            and all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)):
+        return None
+    return tuple(word for w, p in zip(weights, prefixes, strict=True) for word in (repr(w), p))
+
+
+# a Hydra override's dotted path before its `=` (`checkpoint.save=...`, `+logger.x=...`)
+_OVERRIDE = re.compile(r"\+{0,2}([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)=")
 _INT = re.compile(r"[+-]?[0-9]+")
 # the shape of the model (Megatron's names, which TransformerConfig shares): a Bridge recipe's model is its card
 _ARCHITECTURE = frozenset(spelling.CARD[f] for f in ("num_layers", "hidden", "ffn_hidden", "heads", "kv_heads",
@@ -565,6 +614,14 @@ def _entries(recipe: BridgeRecipe, reader: _Reader, problems: list[Diagnostic]) 
                                        span=span, help="primusc plans a Bridge recipe's own model: write a space "
                                        "over a card with this change (`model m = CARD { ... }`) by hand"))
             return
+        if path == _BLEND and where is not None:
+            words = _blend_words(where.text.split("=", 1)[1])
+            if words is None:
+                problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{shown(where.text)}` is no blend primusc can read",
+                                           span=span, help="write `dataset.blend=[[PREFIX, ...], [WEIGHT, ...]]` (or "
+                                           "`null` weights), or the corpus as `dataset.data_path=PREFIX`"))
+                return
+            path, value = bridge.canonical("dataset.data_path"), words
         negated = negated_dest_of(path)
         if negated is not None and isinstance(value, bool):
             dest, value = negated, not value

@@ -540,3 +540,41 @@ def test_a_layouts_virtual_stages_are_written_and_what_needs_ep_overlap_goes_wit
     assert not any(w.startswith("comm_overlap.delay_wgrad_compute") for w in written)  # the recipe's own stands
     off = words(cand.replace(ep_comm_overlap=False))
     assert "comm_overlap.overlap_moe_expert_parallel_comm=false" in off and "comm_overlap.delay_wgrad_compute=false" in off
+
+
+def test_a_save_folder_or_run_name_of_the_runs_own_is_left_out_as_a_megatron_scripts_is(tmp_path: Path) -> None:
+    """A bulk trial: Bridge's own scripts name their save folder and runs under `$SLURM_JOB_ID`, which no
+    import can know; the Megatron-LM reader leaves such a flag out with W3133, the Bridge reader refused."""
+    launch = tmp_path / "run.sh"
+    launch.write_text("torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+                      "--mode pretrain --dataset mock train.global_batch_size=128 checkpoint.save=$SAVE_DIR/llama3_8b "
+                      "logger.wandb_exp_name=run_${SLURM_JOB_ID}\n")
+    recipe = read_recipe(launch)
+    assert [d.code.id for d in recipe.warnings] == ["W3133", "W3133"]
+    assert "`checkpoint.save=${SAVE_DIR}/llama3_8b` reads `SAVE_DIR`" in recipe.warnings[0].message
+    assert recipe.entries["global_batch_size"].value == 128
+    # what primusc models still needs its value
+    launch.write_text("torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+                      "model.tensor_model_parallel_size=$TP\n")
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    assert [d.code.id for d in err.value.diagnostics] == ["P3132"]
+
+
+@pytest.mark.parametrize(("blend", "words"), [
+    ('[["/data/dclm_01_01_text_document"],null]', ("/data/dclm_01_01_text_document",)),
+    ("[[/data/a, /data/b], [0.3, 0.7]]", ("0.3", "/data/a", "0.7", "/data/b")),
+])
+def test_an_indexed_corpus_given_as_a_blend_is_read_as_its_prefixes(tmp_path: Path, blend: str,
+                                                                    words: tuple[str, ...]) -> None:
+    launch = tmp_path / "run.sh"
+    launch.write_text("torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+                      f"--dataset megatron-indexed {shlex.quote('dataset.blend=' + blend)}\n")
+    recipe = read_recipe(launch)
+    assert recipe.entries["data_path"].value == words
+    assert any("reads the indexed corpus `dataset.blend` names" in n for n in recipe.notes)
+    launch.write_text("torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+                      "--dataset megatron-indexed 'dataset.blend=[[/data/a], [0.3, 0.7]]'\n")
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    assert "is no blend primusc can read" in err.value.diagnostics[0].message
