@@ -114,6 +114,13 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
         notes += said
     reader = _Reader(file, rest, problems, version, perf=perf)
     reader.read()
+    if any(d.code is BRIDGE_UNKNOWN_KEY for d in problems) and reader.recipe_name:
+        try:
+            reader.recipe()
+        except CompileError as unknown:
+            # a recipe primusc does not read (fine-tuning, a vision model's) has fields of its own, which
+            # the pretraining recipes' table does not list: its own refusal is the reason, not its fields
+            problems[:] = [*unknown.diagnostics, *(d for d in problems if d.code is not BRIDGE_UNKNOWN_KEY)]
     if problems:
         # a word lost to a redirection (a README's `<account>`) is the likely cause of what is missing
         lost = tuple(n for n in launch.notes if "is a redirection in bash" in n)

@@ -121,6 +121,14 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"Primus {release} has no module preset `{config_name}`",
                                       span=_span_of(text, file, "config"),
                                       help="presets: " + ", ".join(primus.preset_names("modules", release))))
+    if model is None and "/" in str(model_name):
+        # the table holds primus/configs/models/megatron/*.yaml: a subfolder's (diffusion/, ...) is no
+        # language model's preset, which is what the trainer primusc plans builds
+        folder = str(model_name).rsplit("/", 1)[0]
+        raise CompileError(Diagnostic(RECIPE_UNKNOWN_CARD, f"`model: {model_name}` is one of Primus's `{folder}/` "
+                                      "presets: primusc reads the language-model presets of "
+                                      "primus/configs/models/megatron, not its subfolders'", span=model_span,
+                                      help="primusc plans decoder language models (dense, MoE, MLA, Mamba hybrids)"))
     if model is None:
         names = primus.preset_names("models", release)
         close = difflib.get_close_matches(str(model_name), names, n=1)

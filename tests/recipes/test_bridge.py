@@ -578,3 +578,21 @@ def test_an_indexed_corpus_given_as_a_blend_is_read_as_its_prefixes(tmp_path: Pa
     with pytest.raises(CompileError) as err:
         read_recipe(launch)
     assert "is no blend primusc can read" in err.value.diagnostics[0].message
+
+
+def test_a_recipe_primusc_does_not_read_is_the_reason_before_its_own_fields(tmp_path: Path) -> None:
+    """A bulk trial: Bridge's Gemma 3 VL fine-tuning script was told its dataset field is no field (and offered
+    another), where the reason is the recipe, a vision model's fine-tuning."""
+    launch = tmp_path / "sft.sh"
+    launch.write_text("torchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe gemma3_vl_4b_sft_config "
+                      "dataset.source.dataset_name=cord_v2 train.global_batch_size=32\n")
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    assert [d.code.id for d in err.value.diagnostics] == ["P3140"]
+    assert "`gemma3_vl_4b_sft_config` is not a pretraining recipe" in err.value.diagnostics[0].message
+    # a pretraining recipe's misspelt field is still said as such
+    launch.write_text("torchrun --nproc_per_node=8 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config "
+                      "train.global_batch_sise=32\n")
+    with pytest.raises(CompileError) as err:
+        read_recipe(launch)
+    assert [d.code.id for d in err.value.diagnostics] == ["P3141"]

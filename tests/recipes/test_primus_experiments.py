@@ -384,3 +384,14 @@ def test_an_fp8_gather_under_torch_fsdp2_is_read_as_the_bf16_gather_megatron_run
         emit(space, cand.replace(fp8_param_gather=True), "primus+slurm")
     assert refused.value.diagnostics[0].code.id == "P7001"
     assert "`fp8_param_gather` = true with `sharding` = fsdp" in refused.value.diagnostics[0].message
+
+
+def test_a_preset_of_a_subfolder_is_said_to_be_no_language_models(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A bulk trial: Primus's diffusion experiments were told Primus has no such preset (it has, in a subfolder)."""
+    exp = tmp_path / "flux.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
+                   "    model: diffusion/flux_535m.yaml\n    overrides:\n      micro_batch_size: 1\n")
+    assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 1
+    err = capsys.readouterr().err
+    assert "P3128" in err and "is one of Primus's `diffusion/` presets" in err and "has no model preset" not in err
