@@ -46,6 +46,7 @@ from primus_lang.emit import (
 from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
+from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.scheduler import (
     SLURM,
@@ -55,7 +56,6 @@ from primus_lang.recipes.scheduler import (
     read_directives,
     read_srun,
 )
-from primus_lang.recipes.flags import MODELLED
 from primus_lang.recipes.settings import Entry, Recipe
 from primus_lang.recipes.words import Launch, Word, shown
 
