@@ -237,6 +237,8 @@ def _count(given: int | None, entry: Any, what: str, flag: str, default: int | N
 
 def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
     """The space's text, the lines of the summary, and the warnings."""
+    import attrs
+
     from primus_lang.check import baseline_point, legality, never_legal
     from primus_lang.frameworks import primus
     from primus_lang.ir.model import card_fields
@@ -283,7 +285,11 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             module, model = cards[found]
             card = (module, found, card_fields(model))
         given = {"vocab": args.vocab_size} if args.vocab_size else {}
+        said = []
+        if not given and not shape.stated & {"vocab"}:
+            given, said = _tokenizer_vocab(recipe, cards, card[2].get("vocab") if card else None)
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
+        recipe = attrs.evolve(recipe, notes=(*recipe.notes, *said))
     notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
     if args.megatron_version and recipe.kind != "megatron":
         pins = "the megatron-core its release pins (`--bridge-version` chooses the release)" \
@@ -458,6 +464,33 @@ def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
 def _gpu_in_name(path: str) -> str:
     m = _GPU_IN_NAME.search(str(path).lower())
     return m.group(1).replace("-", "_") if m is not None else ""
+
+
+def _tokenizer_vocab(recipe: Recipe, cards: dict[str, tuple[str, Model]],
+                     vocab: int | None) -> tuple[dict[str, int], list[str]]:
+    """The vocabulary a recipe's tokenizer gives its model, where the tokenizer's files are a stdlib card's
+    model's (its Hugging Face repository): Megatron sizes the embedding and the output layer by the tokenizer.
+    Taken where no vocabulary is known (Primus's Grok-1 preset tokenizes with Mixtral's), and where a tokenizer
+    the launch carries gives another than the card's (Primus's MLPerf gpt-oss experiment tokenizes with Llama
+    3.1's 128,256 tokens over gpt-oss's card of 201,088); a preset's tokenizer is not carried, so the card's
+    vocabulary stands beside it (``_preset_tokenizer`` says so)."""
+    from primus_lang.recipes import tokenizer_card
+
+    tokenizer, files = recipe.entries.get("tokenizer_type"), recipe.entries.get("tokenizer_model")
+    if tokenizer is None or files is None or not isinstance(files.value, str) or str(tokenizer.value).startswith("Null"):
+        return {}, []
+    other = tokenizer_card(files.value, cards)
+    if other is None:
+        return {}, []
+    theirs = cards[other][1].vocab
+    if vocab is None:
+        return {"vocab": theirs}, [f"the vocabulary is the tokenizer's, `{files.value}`: {theirs:,} tokens as the stdlib "
+                                   f"card `{other}` has them (`--vocab-size` gives another)"]
+    if tokenizer.preset or theirs == vocab:
+        return {}, []
+    return {"vocab": theirs}, [f"the recipe's tokenizer `{tokenizer.value}` (`{files.value}`), which the launch carries, "
+                               f"sizes the embedding and the output layer: read as {theirs:,} tokens as the stdlib card "
+                               f"`{other}` has them, not the model card's {vocab:,} (`--vocab-size` gives another)"]
 
 
 def _preset_tokenizer(recipe: Recipe, model: dict[str, Any], cards: dict[str, tuple[str, Model]]) -> list[str]:

@@ -395,3 +395,14 @@ def test_a_preset_of_a_subfolder_is_said_to_be_no_language_models(tmp_path: Path
     assert main(["import-recipe", str(exp), "--gpu", "mi300x", "--nodes", "1", "--out", str(tmp_path / "s.prx")]) == 1
     err = capsys.readouterr().err
     assert "P3128" in err and "is one of Primus's `diffusion/` presets" in err and "has no model preset" not in err
+
+
+def test_a_tokenizer_the_launch_carries_sizes_the_vocabulary(tmp_path: Path) -> None:
+    """A bulk trial: Primus's MLPerf gpt-oss experiment tokenizes with Llama 3.1's tokenizer, which its launch
+    carries and Megatron sizes the embedding by; the space had kept gpt-oss's 201,088 tokens, 4.8 GiB a GPU more."""
+    out, space = experiment(tmp_path, "gpt_oss_20B.yaml", "micro_batch_size: 1\nglobal_batch_size: 64\n"
+                            "tokenizer_type: Llama3Tokenizer\ntokenizer_model: meta-llama/Llama-3.1-8B")
+    assert space.model.vocab == 128256
+    assert "read as 128,256 tokens as the stdlib card `llama3_1_8b` has them, not the model card's 201,088" in \
+        " ".join(out.read_text().split())
+    assert dict(space.passthrough)["tokenizer_model"] == "meta-llama/Llama-3.1-8B"
