@@ -285,11 +285,11 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
             module, model = cards[found]
             card = (module, found, card_fields(model))
         given = {"vocab": args.vocab_size} if args.vocab_size else {}
-        said = []
+        vocab_notes: list[str] = []
         if not given and not shape.stated & {"vocab"}:
-            given, said = _tokenizer_vocab(recipe, cards, card[2].get("vocab") if card else None)
+            given, vocab_notes = _tokenizer_vocab(recipe, cards, card[2].get("vocab") if card else None)
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
-        recipe = attrs.evolve(recipe, notes=(*recipe.notes, *said))
+        recipe = attrs.evolve(recipe, notes=(*recipe.notes, *vocab_notes))
     notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
     if args.megatron_version and recipe.kind != "megatron":
         pins = "the megatron-core its release pins (`--bridge-version` chooses the release)" \
