@@ -312,6 +312,26 @@ PRECISION_KNOBS: dict[str, tuple[Callable[[Settings], bool], Callable[[bool], st
 }
 
 
+# The knob value that agrees with a registered precision's field (``have``): what a plan whose winner a
+# named precision cannot express may launch instead (``Bridge.repairs``)
+PRECISION_REPAIRS: dict[str, Callable[[bool], tuple[str, object]]] = {
+    "grad_reduce_in_fp32": lambda have: ("main_grad_dtype", "fp32" if have else "bf16"),
+    "fp8_param_gather": lambda have: ("fp8_param_gather", have),
+}
+
+
+def precision_repairs(settings: Settings, fields: Mapping[str, object]) -> dict[str, object]:
+    """The knob values a registered precision of ``fields`` runs where the settings ask otherwise, which no
+    override can change (``precision_overrides``' refusals, as knob settings)."""
+    out: dict[str, object] = {}
+    for field, (wanted, _shown) in PRECISION_KNOBS.items():
+        have = bool(fields.get(field))
+        if wanted(settings) != have:
+            knob, value = PRECISION_REPAIRS[field](have)
+            out[knob] = value
+    return out
+
+
 def precision_overrides(settings: Settings, precision: str, is_config: bool,
                         fields: Mapping[str, object]) -> tuple[list[tuple[str, str]], list[str]]:
     """The ``mixed_precision.X`` overrides the knobs need over the precision the launch runs

@@ -295,6 +295,24 @@ def unsupported(space: Space, cand: Candidate, target: str, context: EmitContext
     return framework.unsupported() + launcher.unsupported()
 
 
+def nearest_expressible(space: Space, cand: Candidate, target: str) -> Candidate | None:
+    """``cand`` with the knob values the target would express it with (``Framework.repairs``), where those
+    are knobs the space leaves at their defaults (a knob the space fixes or varies is the user's choice) and
+    the result is legal and expressible; None otherwise. A Megatron-Bridge precision given by name gathers
+    FP8 weights: an FP8 winner with the default `fp8_param_gather = false` is launched with it on."""
+    framework, _launcher, _ = _parts(space, cand, target, EmitContext())
+    written = {name for name, _ in space.fixed} | {a.name for a in space.axes}
+    repairs = framework.repairs()
+    if not repairs or set(repairs) & written:
+        return None
+    repaired = cand.replace(**repairs)
+    try:
+        refuse_illegal(space, repaired)
+    except CompileError:
+        return None
+    return None if unsupported(space, repaired, target) else repaired
+
+
 def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None = None) -> dict[str, str]:
     """The launch files of ``cand`` for ``target`` (``megatron+slurm``, ...): file name -> text, written nowhere.
     Refuses an illegal candidate, and one the target cannot express (``CompileError``: P7001); it does not

@@ -32,7 +32,9 @@ from primus_lang.emit.bridge import (
     hydra_value,
     overrides,
     paths,
+    precision_name,
     precision_overrides,
+    precision_repairs,
 )
 from primus_lang.emit.bridge_recipes import BridgeRecipe, recipes
 from primus_lang.emit.context import VARIABLES, Variables
@@ -216,6 +218,12 @@ class Framework:
                         "Megatron gives experts and the router biases exactly when every linear has them"
                     )
         return out
+
+    def repairs(self) -> dict[str, object]:
+        """Knob values with which this framework would express the candidate where it cannot as it is,
+        where one exists (a Bridge precision given by name gathers FP8 weights whatever the knob says):
+        what ``emit.nearest_expressible`` tries. Empty: none known."""
+        return {}
 
     def unsupported(self) -> list[str]:
         """Why the candidate cannot be expressed exactly; empty when it can."""
@@ -708,6 +716,14 @@ class Bridge(Framework):
             if where is not None:
                 out.append(f"{where}={hydra_text(carried)}")
         return out, problems
+
+    def repairs(self) -> dict[str, object]:
+        recorded = self.recorded()
+        precision = recorded.settings.get("mixed_precision") if recorded is not None else None
+        name = precision_name(self.settings, self.version, precision if isinstance(precision, str) else None)
+        if name is None or (recorded is not None and recorded.precision_is_config and name == precision):
+            return {}  # no registered precision, or the recipe's own config, whose fields a launch overrides
+        return precision_repairs(self.settings, bridge.precisions(self.version).get(name, {}))
 
     def resets(self, recorded: BridgeRecipe) -> list[tuple[str, str]]:
         """Megatron's default for each knob the candidate leaves at it, where the launched recipe holds

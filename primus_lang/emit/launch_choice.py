@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 # an uncharged trial's source: the search did not evaluate it, the plan projected it to launch it
 PROJECTED_TO_LAUNCH = "launch (the best the target can express; projected for comparison, not charged)"
+# the winner with a knob the space leaves at its default set as the target runs it (``nearest_expressible``)
+REPAIRED_TO_LAUNCH = "launch (the winner as the target expresses it; projected for comparison, not charged)"
 
 
 @frozen
@@ -47,10 +49,35 @@ def launchable(space: Space, result: SearchResult, winner: Trial, target: str, l
     if not reasons:
         return Launch(winner, "")
     why = "; ".join(reasons)
+    # the winner as the target would express it (a knob the space leaves at its default set as the target
+    # runs it), beside the best of the space it can express: the better of the two is launched
+    near = _repaired(space, winner.candidate, target, land, evaluate)
     for trial in result.ranked(len(result.trials)):
         if trial.candidate is not None and not unsupported(space, trial.candidate, target):
-            return Launch(trial, why)
+            return Launch(_better(trial, near), why)
     expressible = [int(i) for i in land.fitting if not unsupported(space, land.points[int(i)], target)]
     trials = [uncharged(land, land.points[i], int(land.peaks[i]), evaluate(land.points[i]), PROJECTED_TO_LAUNCH)
               for i in expressible]
-    return Launch(max(trials, key=lambda t: t.score or float("-inf"), default=winner), why)
+    best = max(trials, key=lambda t: t.score or float("-inf"), default=None)
+    return Launch(_better(best, near) if best is not None else near or winner, why)
+
+
+def _repaired(space: Space, cand: Candidate, target: str, land: Landscape,
+              evaluate: Callable[[Candidate], Evaluation]) -> Trial | None:
+    """``emit.nearest_expressible`` of ``cand``, projected (uncharged), where it fits in memory."""
+    from primus_lang.emit.emitter import nearest_expressible
+    from primus_lang.memory import account
+
+    near = nearest_expressible(space, cand, target)
+    if near is None:
+        return None
+    peak = account(space.model, space.cluster, near, space.settings).peak.total
+    if peak > land.limit:
+        return None
+    return uncharged(land, near, peak, evaluate(near), REPAIRED_TO_LAUNCH)
+
+
+def _better(trial: Trial, other: Trial | None) -> Trial:
+    if other is None:
+        return trial
+    return other if (other.score or float("-inf")) > (trial.score or float("-inf")) else trial

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from primus_lang.cli import main
+from primus_lang.ir import Candidate
 from primus_lang.lower import load_space
 from primus_lang.resources import data_dir
 from primus_lang.search.plan import prepare
@@ -281,3 +282,46 @@ def test_a_proven_optimum_is_said_once(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["plan", space, "--strategy", "exhaustive", "--budget", "5", "--no-emit",
                  "--out", str(tmp_path / "out"), "--force"]) == 0
     assert "stopped: evaluation budget spent; optimum not proven" in " ".join(capsys.readouterr().out.split())
+
+
+FP8_ON_BRIDGE = """import models.llama3 (llama3_8b)
+import clusters.nvidia (h100_x8)
+
+space fp8_bridge on h100_x8 {
+  model = llama3_8b
+  seq_len = 4096
+  gbs = 128
+  tp : 1 | 2
+  precision : bf16 | fp8
+  sharding = dist_opt
+  fits memory headroom 5%
+  maximize tokens_per_gpu
+  strategy exhaustive
+  target bridge + slurm
+  assume tie_break = speed
+}
+"""
+
+
+def test_an_fp8_winner_bridge_names_by_its_precision_is_launched_as_bridge_runs_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Bridge trial: Bridge's registered FP8 precisions gather FP8 weights, which no override turns off, so
+    an FP8 winner at the default `fp8_param_gather = false` fell back to a BF16 launch 22% slower. The winner
+    with the knob as Bridge runs it is launched (the space leaves the knob at its default); a space that
+    writes the knob keeps its choice."""
+    from primus_lang.emit.emitter import nearest_expressible
+
+    space_file = tmp_path / "fp8.prx"
+    space_file.write_text(FP8_ON_BRIDGE)
+    assert main(["plan", str(space_file), "--json", "--out", str(tmp_path / "out")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ranked"][0]["candidate"]["precision"] == "fp8"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["candidate"]["precision"] == "fp8" and manifest["candidate"]["fp8_param_gather"] is True
+    assert any("cannot express the best recipe" in line and "fp8_param_gather=true" in line
+               for line in data["explanation"])
+    space = load_space(space_file)
+    fp8 = Candidate(precision="fp8", sharding="dist_opt", gbs=128, seq_len=4096)
+    assert nearest_expressible(space, fp8, "bridge+slurm") == fp8.replace(fp8_param_gather=True)
+    space_file.write_text(FP8_ON_BRIDGE.replace("  sharding = dist_opt\n", "  sharding = dist_opt\n  fp8_param_gather = false\n"))
+    assert nearest_expressible(load_space(space_file), fp8, "bridge+slurm") is None
