@@ -47,6 +47,7 @@ from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import MODELLED
+from primus_lang.recipes.unmodelled import BRIDGE_RECIPE_UNMODELLED
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.scheduler import (
     SLURM,
@@ -154,11 +155,21 @@ def read_bridge_launch(launch: Launch, file: str, version: str = bridge.DEFAULT_
     if f"_{gpu}_" not in recipe.name:
         notes.append(f"the GPU, {gpu}, is the one Bridge's library recipes are written for (`--gpu` chooses)")
     notes.append(f"recipe `{recipe.name}` read from {recipe.source}")
+    notes += _recipe_unmodelled(recipe.name, version)
     placement = placed.placement()
     return Recipe(file, "bridge", entries, nodes=nodes, gpus_per_node=gpus,
                   card=Entry("model", recipe.card, reader.recipe_span, reader.recipe_written),
                   gpu_hint=gpu, notes=(*notes, *placement.notes), warnings=tuple(reader.warnings), version=version,
                   placement=placement)
+
+
+def _recipe_unmodelled(name: str, version: str) -> list[str]:
+    """A note for each of the recipe's own fields, on, whose cost the projection leaves out
+    (``BRIDGE_RECIPE_UNMODELLED``): the launch runs them, since it names the recipe."""
+    recorded = bridge.recipe(name, version)
+    fields = recorded.settings if recorded is not None else {}
+    return [f"the recipe's `{path}` = true is run by the launch, not modelled: it {why}"
+            for path, why in BRIDGE_RECIPE_UNMODELLED.items() if fields.get(path) is True]
 
 
 def _overlap_at(recipe: BridgeRecipe, entries: dict[str, Entry], nodes: Entry | None, gpus: Entry | None) -> list[str]:

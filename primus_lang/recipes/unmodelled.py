@@ -36,6 +36,14 @@ UNMODELLED: dict[str, str] = {
     "fsdp_prefetch_depth": "gathers that many torch FSDP2 units ahead; the account holds one unit in flight "
                            "beside the one computing",
 }
+# A Megatron-Bridge recipe's own fields that no Megatron-LM argument holds (so none is carried or read as a
+# knob) and that change what the projection counts: said where the launched recipe sets them, since the
+# launch runs them by naming the recipe
+BRIDGE_RECIPE_UNMODELLED: dict[str, str] = {
+    "mixed_precision.fp8_dot_product_attention": "runs attention's dot products in FP8 (Transformer Engine's FP8 "
+                                                 "fused attention); the projection and the account run attention in "
+                                                 "BF16, so read the projection as slow",
+}
 # read by the importer (recipes/interpret.py): a Bridge launch's choice of what layer-wise offloading moves
 # (its passthrough name, as emit/bridge.py's passthrough_key spells a field no Megatron argument holds), and
 # Megatron's optimizer offload, which it refuses
