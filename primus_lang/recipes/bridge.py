@@ -47,7 +47,6 @@ from primus_lang.frameworks import bridge, spelling
 from primus_lang.ir.ranges import KIND_CEILINGS
 from primus_lang.ir.span import Span
 from primus_lang.recipes.flags import MODELLED
-from primus_lang.recipes.unmodelled import BRIDGE_RECIPE_UNMODELLED
 from primus_lang.recipes.megatron import launcher_settings, sbatch_setting, torchrun_nodes
 from primus_lang.recipes.scheduler import (
     SLURM,
@@ -58,6 +57,7 @@ from primus_lang.recipes.scheduler import (
     read_srun,
 )
 from primus_lang.recipes.settings import Entry, Recipe
+from primus_lang.recipes.unmodelled import BRIDGE_RECIPE_UNMODELLED
 from primus_lang.recipes.words import Launch, Word, shown
 
 K, P = spelling.KNOBS, spelling.PARTS
