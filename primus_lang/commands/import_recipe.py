@@ -24,7 +24,7 @@ from primus_lang.frameworks import spelling
 if TYPE_CHECKING:
     from primus_lang.check import Violation
     from primus_lang.ir import Candidate, Model, Space
-    from primus_lang.recipes import Recipe
+    from primus_lang.recipes import Imported, Recipe
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -262,6 +262,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                                                       args.bridge_version))
     cards = stdlib_cards()
     card: tuple[str, str, dict[str, Any]] | None = None
+    given: dict[str, int] = {}  # a vocabulary the command line or the tokenizer gives
     if recipe.kind == "bridge":
         # the recipe names its model: Bridge builds it from the card's Hugging Face config
         assert recipe.card is not None
@@ -284,13 +285,14 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
-        given = {"vocab": args.vocab_size} if args.vocab_size else {}
+        given = {"vocab": args.vocab_size} if args.vocab_size else given
         vocab_notes: list[str] = []
         if not given and not shape.stated & {"vocab"}:
             given, vocab_notes = _tokenizer_vocab(recipe, cards, card[2].get("vocab") if card else None)
         imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
         recipe = attrs.evolve(recipe, notes=(*recipe.notes, *vocab_notes))
     notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
+    notes += _newest_reading(args, recipe, imp, {**(card[2] if card else {}), **given} or None)
     if args.megatron_version and recipe.kind != "megatron":
         pins = "the megatron-core its release pins (`--bridge-version` chooses the release)" \
             if recipe.kind == "bridge" else "the Megatron-LM its release pins (`--primus-version` chooses the release)"
@@ -464,6 +466,34 @@ def _stdlib_gpus(vendor: str) -> tuple[str, ...]:
 def _gpu_in_name(path: str) -> str:
     m = _GPU_IN_NAME.search(str(path).lower())
     return m.group(1).replace("-", "_") if m is not None else ""
+
+
+def _newest_reading(args: argparse.Namespace, recipe: Recipe, imp: Imported, card: dict[str, Any] | None) -> list[str]:
+    """A note where the newest Megatron-LM release reads the command line otherwise than the release it was
+    read at (the default, or the oldest that has its flags): a flag's meaning can change between releases
+    (`--megatron-fsdp-main-grads-dtype bf16` keeps FP32 main gradients at core_v0.17, BF16 ones at
+    core_v0.19), and a user launching today's release should know which reading the space holds."""
+    import attrs
+
+    from primus_lang.frameworks import megatron
+    from primus_lang.ir.candidate import format_value
+    from primus_lang.recipes import ReadOptions, interpret, read_recipe
+
+    newest = megatron.releases()[-1]
+    if recipe.kind != "megatron" or args.megatron_version or recipe.version == newest:
+        return []
+    try:
+        theirs = interpret(read_recipe(args.recipe, ReadOptions(_given(args.given), newest)), card)
+    except CompileError:
+        return []  # a flag the newest release dropped: its own refusal, when asked for it
+    changed = [f"`{f.name}` {format_value(getattr(theirs.candidate, f.name))}" for f in attrs.fields(type(imp.candidate))
+               if getattr(theirs.candidate, f.name) != getattr(imp.candidate, f.name)]
+    changed += [f"the model's `{k}` {theirs.model.get(k)!r}" for k in sorted(set(imp.model) | set(theirs.model))
+                if imp.model.get(k) != theirs.model.get(k)]
+    if not changed:
+        return []
+    return [f"read at Megatron-LM {recipe.version}; {newest} reads the command line otherwise: {', '.join(changed)} "
+            f"(`--megatron-version {newest}` plans that reading)"]
 
 
 def _tokenizer_vocab(recipe: Recipe, cards: dict[str, tuple[str, Model]],

@@ -132,6 +132,11 @@ def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object
         assert cand is not None and cand.sharding == "fsdp"
         grads[release] = cand.main_grad_dtype
     assert grads == {"core_v0.17": "fp32", "core_v0.19": "bf16"}
+    # read at the default (the oldest release with its flags), the import says the newest reads it otherwise
+    out, _space, cand = imported(tmp_path, flags)
+    assert cand.main_grad_dtype == "fp32"
+    assert ("read at Megatron-LM core_v0.17; core_v0.19 reads the command line otherwise: `main_grad_dtype` bf16"
+            in " ".join(out.read_text().split()))
 
 
 def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the_launch(tmp_path: Path) -> None:
