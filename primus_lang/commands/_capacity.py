@@ -93,13 +93,18 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
 def shape_note(space: Space) -> str:
     """Which GPUs of the cluster axes are planned on nodes of their own shape (``Gpu.node_gpus``), not the
     cluster's ("" when none is)."""
-    declared = (space.cluster_declared or space.cluster).gpus_per_node
-    shaped = {sub.cluster.gpu.name: sub.cluster.gpus_per_node for _label, sub in cluster_points(space)
-              if sub.cluster.gpu.node_gpus and sub.cluster.gpus_per_node != declared}
-    if not shaped:
-        return ""
-    return (", ".join(f"`{g}` is planned on nodes of {n} GPUs" for g, n in shaped.items())
-            + f" (its compute tray, `node_gpus`), not on the cluster's nodes of {declared}")
+    base = space.cluster_declared or space.cluster
+    declared = base.gpus_per_node
+    points = [sub.cluster for _label, sub in cluster_points(space)]
+    shaped = {c.gpu.name: c.gpus_per_node for c in points if c.gpu.node_gpus and c.gpus_per_node != declared}
+    said = [f"`{g}` is planned on nodes of {n} GPUs (its node shape, `node_gpus`), not on the cluster's nodes "
+            f"of {declared}" for g, n in shaped.items()]
+    if base.gpu.node_gpus:
+        # the declared nodes are its GPU's own shape (a GB200 tray): a GPU of no fixed shape takes them as they are
+        taken = sorted({c.gpu.name for c in points if not c.gpu.node_gpus and c.gpu.name != base.gpu.name})
+        said += [f"`{g}` is planned on the cluster's nodes of {declared} GPUs, the shape of `{base.gpu.name}`'s; "
+                 "set `gpus_per_node` where its nodes hold another count" for g in taken]
+    return "; ".join(said)
 
 
 def network_note(space: Space) -> str:

@@ -68,6 +68,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _origin(folder: Path) -> str:
+    """The line a site profile names its campaign by: its manifest's SHA-256, which its jobs' logs do not
+    change (the jobs and their candidates are fixed when the plan writes it)."""
+    import hashlib
+
+    digest = hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+    return f"Learnt from the campaign whose manifest.json has SHA-256 {digest}."
+
+
 def read_manifest(folder: Path) -> dict[str, Any]:
     from primus_lang.datafiles import DataCodes, loads_json, read_text
 
@@ -405,9 +414,10 @@ def run(args: argparse.Namespace) -> int:
         inputs[f"the log of job {job['index']}"] = folder / job["log"]
         inputs[f"rank 0's log of job {job['index']}"] = first_rank_log(folder / job["log"])
     refuse_collisions({"--out": out}, inputs)
-    # an earlier learn's profile, unchanged since, is this command's to replace (a campaign is learnt
-    # from again as more of its jobs finish); one the user edited is theirs
-    again = out.exists() and still_sealed(out)
+    # an earlier learn's profile of this campaign, unchanged since, is this command's to replace (a campaign
+    # is learnt from again as more of its jobs finish); one the user edited, or another campaign's, is theirs
+    origin = _origin(folder)
+    again = out.exists() and still_sealed(out) and origin in out.read_text(encoding="utf-8", errors="replace")
     if out.exists() and not args.force and not again:
         from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
@@ -465,6 +475,7 @@ def run(args: argparse.Namespace) -> int:
         f"{result.mape_after:.1%} on this profile (in-sample).",
         f"The band is {start.name}'s: {len(measured)} runs of one space cannot measure one.",
         f"Use it: `import \"{os.path.basename(out)}\" ({name})` and `gpu = {name}` in the cluster.",
+        origin,
     ]
     text = sealed(site_profile(result, name, _profile_import(manifest, folder, out), comments))
     write_file(out, text, force=args.force or again)

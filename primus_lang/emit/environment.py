@@ -15,7 +15,8 @@ from primus_lang.ir.site import Site
 # NVIDIA parts of compute capability 10 and later (Blackwell): Megatron no longer needs
 # CUDA_DEVICE_MAX_CONNECTIONS=1 there. Read from the profile's architecture, else its name.
 _BLACKWELL = re.compile(r"^g?b\d{3}", re.IGNORECASE)
-_BEFORE_BLACKWELL = ("ampere", "hopper")
+# compute capability 10 and later; any other architecture a profile names (ampere, hopper, ada, ...) is before
+_BLACKWELL_OR_LATER = ("blackwell", "rubin")
 
 
 def is_blackwell_or_later(cluster: Cluster) -> bool:
@@ -23,7 +24,7 @@ def is_blackwell_or_later(cluster: Cluster) -> bool:
     if gpu.vendor != "nvidia":
         return False
     if gpu.arch:
-        return gpu.arch not in _BEFORE_BLACKWELL
+        return gpu.arch in _BLACKWELL_OR_LATER
     return bool(_BLACKWELL.match(gpu.name))
 
 
@@ -39,6 +40,9 @@ def device_max_connections(cluster: Cluster, cand: Candidate) -> str | bool | No
         return None
     if (cand.tp > 1 or cand.cp > 1) and not is_blackwell_or_later(cluster):
         return "1"
+    if cand.ep_comm_overlap:
+        # the expert all-to-all overlap wants more than one queue (Megatron's MoE guide): unset, CUDA's 8
+        return None
     return False
 
 

@@ -196,7 +196,7 @@ def _nearest_value(given: str, values: list[str]) -> str:
 def _nearest_cluster(space: Space, label: str, points: dict[str, Space]) -> str:
     """The cluster of the table a label that names none most likely meant, axis by axis ("" when an axis
     is missing, unknown or has no close value)."""
-    given = dict(part.split("=", 1) for part in _parts(label) if "=" in part)
+    given = {k.casefold(): v for k, v in (part.split("=", 1) for part in _parts(label) if "=" in part)}
     chosen = {}
     for axis in space.cluster_axes:
         values = [_written(axis.name, v) for v in axis.values]

@@ -270,9 +270,13 @@ class _Reader:
                 why = w.unknown[0]
                 how = f"`--set {why.variable}=VALUE`" if why.variable else "the value the run used"
                 override = _OVERRIDE.match(w.text)
-                if override is not None and (dest_of(bridge.canonical(override.group(1))) or "") not in MODELLED:
-                    # a save folder or a run's name under `$SLURM_JOB_ID`: carried where it can be, as the
-                    # Megatron-LM reader carries a flag it does not model, else left out and said
+                path = override.group(1) if override is not None else ""
+                if path and path not in recorded_fields(self.version):
+                    kept.append(w)  # a field Bridge does not have: said as such (P3141), whatever its value
+                    continue
+                if path and not _modelled(path):
+                    # a save folder or a run's name under `$SLURM_JOB_ID`: left out and said, as the Megatron-LM
+                    # reader leaves out a flag it does not model
                     self.warnings.append(Diagnostic(
                         RECIPE_VALUE_NOT_CARRIED, f"`{shown(w.text)}` reads {why.what}: not carried to the launch "
                         "files", span=why.span or w.span, help=f"give it with {how} to carry it"))
@@ -442,6 +446,12 @@ class _Reader:
             self.overrides.append((LAUNCHERS.convenience[name], value, w))
 
     def override(self, w: Word) -> None:
+        if w.unknown:
+            key = w.text.partition("=")[0].lstrip("+")
+            if key not in recorded_fields(self.version):
+                self.unknown_key(key, w, "...")
+            return  # its value is refused already (P3132)
+
         key, eq, value = w.text.partition("=")
         if key.startswith("~"):
             self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{w.text}` deletes a field of the recipe, which "
@@ -456,18 +466,21 @@ class _Reader:
                 "the space after `\\` to continue the line" if blank else "write KEY=VALUE, one word"))
             return
         key = key.lstrip("+")
-        fields = recorded_fields(self.version)
-        if key != "mixed_precision" and key not in fields:
-            renamed = bridge.MEGATRON_NAMED.get(key)
-            close = difflib.get_close_matches(key, [f for f in fields if "=" not in f], n=1)
-            self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge "
-                                            f"{self.version}'s ConfigContainer", span=w.span,
-                                            help=f"Bridge calls Megatron-LM's `{key.split('.')[-1]}` `{renamed}`: write "
-                                            f"`{renamed}={value}`" if renamed else
-                                            f"did you mean `{close[0]}`?" if close else
-                                            "check the key (`--bridge-version` names the release)"))
+        if key != "mixed_precision" and key not in recorded_fields(self.version):
+            self.unknown_key(key, w, value)
             return
         self.overrides.append((bridge.canonical(key), value, w))
+
+    def unknown_key(self, key: str, w: Word, value: str) -> None:
+        fields = recorded_fields(self.version)
+        renamed = bridge.MEGATRON_NAMED.get(key)
+        close = difflib.get_close_matches(key, [f for f in fields if "=" not in f], n=1)
+        self.problems.append(Diagnostic(BRIDGE_UNKNOWN_KEY, f"`{key}` is not a field of Megatron-Bridge "
+                                        f"{self.version}'s ConfigContainer", span=w.span,
+                                        help=f"Bridge calls Megatron-LM's `{key.split('.')[-1]}` `{renamed}`: write "
+                                        f"`{renamed}={value}`" if renamed else
+                                        f"did you mean `{close[0]}`?" if close else
+                                        "check the key (`--bridge-version` names the release)"))
 
     def recipe(self) -> BridgeRecipe:
         known_recipes = recipes(self.version)
@@ -562,6 +575,12 @@ def hydra_scalar(text: str) -> Any:
 # (Megatron-Bridge v0.6.0; its Nemotron 3 Ultra and DeepSeek-V4 scripts give `dataset.blend`)
 _CORPUS_PATHS = frozenset(bridge.canonical(p) for p in ("dataset.data_path", "dataset.blend", "dataset.blend_per_split"))
 _BLEND = bridge.canonical("dataset.blend")
+
+
+def _modelled(path: str) -> bool:
+    """Whether a Bridge field holds what primusc models: a knob, a model or run setting, or the model's shape
+    (which the recipe's card owns)."""
+    return (dest_of(bridge.canonical(path)) or "") in MODELLED or path.removeprefix("model.") in _ARCHITECTURE
 
 
 def _blend_words(text: str) -> tuple[str, ...] | None:

@@ -536,9 +536,12 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
                      "of its fastest: `maximize tokens_per_gpu` (or a run objective, `minimize cost`) judges the "
                      "requirements on the fastest")
     capped = any(names_in(c.expr) == {"gpus"} and _gpus_way(c.expr) == "fewer" for c in constraints)
+    # a cap on GPUs some cluster meets is not what stops the plan: its own way (fewer nodes) would contradict
+    # the others' (a shorter run)
     widen = dict.fromkeys(_MORE_GPUS if name == "gpus" and _gpus_way(cons.expr) == "more" else
                           _FASTER_ONLY if name == "time_to_train" and capped else _WIDEN[name]
-                          for _s, _n, cons in failing for name in sorted(names_in(cons.expr)))
+                          for share, _n, cons in failing for name in sorted(names_in(cons.expr))
+                          if not (names_in(cons.expr) == {"gpus"} and share < 1 and len(failing) > 1))
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + (": " if reached else "") + "relax the requirement to what is "
                            f"reachable, or widen the cluster axes ({'; '.join(widen)})", notes=tuple(notes))

@@ -192,6 +192,12 @@ def test_the_site_profile_is_deterministic_and_an_edited_one_is_not_overwritten(
     assert "my notes" in site.read_text()
     assert main(["learn", str(copy), "--force"]) == 0
     assert site.read_text() == first
+    # another campaign's learn does not replace this one's profile without --force (a re-trial)
+    other = copy.parent / f"{copy.name}-other"
+    shutil.copytree(copy, other)
+    (other / "manifest.json").write_text((other / "manifest.json").read_text() + "\n")
+    assert "P8003" in code_of(capsys, str(other), "--out", str(site))
+    assert site.read_text() == first
 
 
 def test_a_moved_campaign_asks_for_its_space(campaign: Path, tmp_path: Path,

@@ -18,6 +18,7 @@ from tests.emit.ir_cases import B200, H100, MI325X, cluster
         (H100, Candidate(), False),  # nothing requires a value: the caller's stands
         (B200, Candidate(tp=2), False),  # Blackwell lifted the requirement
         (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue: unset
+        (H100, Candidate(ep=8, ep_comm_overlap=True), None),  # so does the expert all-to-all overlap
     ],
 )
 def test_device_max_connections(gpu: object, cand: Candidate, expected: str | bool | None) -> None:
@@ -59,3 +60,13 @@ def test_amd_gets_the_presets_primus_runs_with() -> None:
     assert amd["HSA_NO_SCRATCH_RECLAIM"] == "1" and amd["NCCL_P2P_NET_CHUNKSIZE"] == "524288"
     assert "PRIMUS_TURBO_DEEPEP_TIMEOUT" not in amd
     assert dict(environment(cluster(MI325X, 1), Candidate(moe_dispatcher="flex")))["PRIMUS_TURBO_DEEPEP_TIMEOUT"] == "600"
+
+
+def test_an_architecture_before_blackwell_that_is_not_named_gets_the_rule() -> None:
+    """A re-trial: an Ada profile (`arch = "ada"`) had been taken for Blackwell, and Megatron asserts the value."""
+    import attrs
+
+    ada = attrs.evolve(H100, name="l40s_like", arch="ada")
+    blackwell = attrs.evolve(H100, name="my_part", arch="blackwell")
+    assert device_max_connections(cluster(ada, 1), Candidate(tp=2)) == "1"  # type: ignore[arg-type]
+    assert device_max_connections(cluster(blackwell, 1), Candidate(tp=2)) is False  # type: ignore[arg-type]

@@ -872,8 +872,13 @@ def test_a_gpu_that_comes_in_trays_is_planned_on_its_trays(tmp_path: Path, capsy
     shapes = {sub.cluster.gpu.name: (sub.cluster.gpus_per_node, sub.cluster.world) for _l, sub in cluster_points(space)}
     assert shapes == {"b200_calibrated": (8, 32), "gb200_calibrated": (4, 16)}
     assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--no-emit"]) == 0
-    assert ("`gb200_calibrated` is planned on nodes of 4 GPUs (its compute tray, `node_gpus`), not on the cluster's "
+    assert ("`gb200_calibrated` is planned on nodes of 4 GPUs (its node shape, `node_gpus`), not on the cluster's "
             "nodes of 8") in " ".join(capsys.readouterr().err.split())
+    # and the other way: on GB200's trays, B200 is planned on its boards of 8 (a re-trial)
+    nvl = tmp_path / "nvl.prx"
+    nvl.write_text(path.read_text().replace("(h100_x8)", "(gb200_nvl72)").replace("on h100_x8", "on gb200_nvl72"))
+    shapes = {sub.cluster.gpu.name: sub.cluster.gpus_per_node for _l, sub in cluster_points(load_space(nvl))}
+    assert shapes == {"b200_calibrated": 8, "gb200_calibrated": 4}
     # a node shape the space writes is the space's
     path.write_text(path.read_text().replace("  nodes = 4\n", "  nodes = 4\n  gpus_per_node = 8\n"))
     assert {sub.cluster.gpus_per_node for _l, sub in cluster_points(load_space(path))} == {8}
@@ -894,4 +899,6 @@ def test_a_named_cluster_in_another_case_is_suggested_as_written(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     path = priced(tmp_path, "  minimize cost\n")
     assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--cluster", "gpu=B200_calibrated,nodes=4"]) == 1
+    assert "did you mean `gpu=b200_calibrated,nodes=4`?" in capsys.readouterr().err
+    assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--cluster", "GPU=b200,Nodes=4"]) == 1
     assert "did you mean `gpu=b200_calibrated,nodes=4`?" in capsys.readouterr().err
