@@ -141,16 +141,25 @@ def ours(name: str) -> bool:
     return name in (LOCK_NAME, LEDGER_NAME) or _LEFTOVER.fullmatch(name) is not None
 
 
+@contextlib.contextmanager
+def _regular(path: Path) -> Iterator[IO[bytes] | None]:
+    """``path`` open for reading where it is a regular file (not followed through a link, never blocking
+    on a pipe), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        yield None
+        return
+    with os.fdopen(fd, "rb") as f:
+        yield f if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else None
+
+
 def _digest(path: Path) -> str | None:
     """SHA-256 of the regular file ``path`` (not followed through a link), or None."""
     import hashlib
 
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+    with _regular(path) as f:
+        if f is None:
             return None
         h = hashlib.sha256()
         for chunk in iter(lambda: f.read(2**20), b""):
@@ -164,12 +173,8 @@ def written_before(folder: Path) -> tuple[set[Path], set[Path]]:
     missing, too large or unreadable records nothing."""
     import json
 
-    try:
-        fd = os.open(folder / LEDGER_NAME, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return set(), set()
-    with os.fdopen(fd, "rb") as f:
-        raw = f.read(_LEDGER_BYTES + 1) if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b""
+    with _regular(folder / LEDGER_NAME) as f:
+        raw = f.read(_LEDGER_BYTES + 1) if f is not None else b""
     try:
         recorded = json.loads(raw) if 0 < len(raw) <= _LEDGER_BYTES else {}
     except ValueError:
@@ -255,14 +260,8 @@ def still_sealed(path: Path) -> bool:
     through a link; a file too large to be one is not)."""
     import hashlib
 
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return False
-        raw = f.read(_SEAL_BYTES + 1)
+    with _regular(path) as f:
+        raw = f.read(_SEAL_BYTES + 1) if f is not None else b""
     if len(raw) > _SEAL_BYTES or not raw.endswith(b"\n"):
         return False
     body, _, last = raw[:-1].rpartition(b"\n")
