@@ -70,9 +70,9 @@ def plan_clusters(args: argparse.Namespace, space: Space, limits: Limits,
         found = f"{c.recipe} at {c.tokens_per_gpu.value:,.0f} tokens/s/GPU" if c.tokens_per_gpu else c.excluded
         err.print(f"[{done}/{total}] {c.label}: {found}", highlight=False)
 
-    for note in (network_note(space), shape_note(space)):
-        if note:
-            print(f"note: {note}", file=sys.stderr)
+    note = network_note(space)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     jobs = 1 if oracle_kind(args, space.settings) != "simulate" else args.jobs or available_cpus()
     cap = plan_capacity(space, args.strategy, limits, args.seed, oracle_for, None if quiet else progress, jobs)
     if not args.cluster:

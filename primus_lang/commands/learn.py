@@ -421,8 +421,8 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not args.force and not again:
         from primus_lang.diagnostics.codes_search import OUT_NOT_EMPTY
 
-        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{out}` already exists and was changed since primusc "
-                                      "wrote it, or was not written by `primusc learn`",
+        raise CompileError(Diagnostic(OUT_NOT_EMPTY, f"`{out}` already exists, and is not a site profile `primusc "
+                                      "learn` wrote from this campaign and nobody changed since",
                                       help="choose another --out, or pass --force to replace it"))
     import attrs
 

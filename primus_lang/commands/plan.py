@@ -205,6 +205,9 @@ def run(args: argparse.Namespace) -> int:
                                       help="--patience N stops after N evaluations without improvement; N >= 1"))
     limits = limits_of(space, evals, seconds, args.patience)
     capacity, cluster = None, ""
+    shape = _capacity.shape_note(space)
+    if shape:
+        print(f"note: {shape}", file=sys.stderr)
     if _capacity.applies(space) or args.cluster:
         capacity, chosen = _capacity.plan_clusters(args, space, limits, lambda s: _oracle(args, s),
                                                    args.json or not Console(stderr=True).is_terminal)

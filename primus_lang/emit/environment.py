@@ -1,7 +1,7 @@
 """Environment presets per vendor and candidate, exported by every launch script before torchrun.
 
 Each value is a default the user can override from the calling environment (the scripts write
-``VAR=${VAR:-value}``), but ``CUDA_DEVICE_MAX_CONNECTIONS`` where Megatron requires its value. ``None``
+``VAR=${VAR:-value}``), but ``CUDA_DEVICE_MAX_CONNECTIONS=1`` where Megatron requires it. ``None``
 means the variable is unset on purpose; a variable nothing requires is left to the environment.
 """
 
@@ -41,8 +41,9 @@ def device_max_connections(cluster: Cluster, cand: Candidate) -> str | bool | No
     if (cand.tp > 1 or cand.cp > 1) and not is_blackwell_or_later(cluster):
         return "1"
     if cand.ep_comm_overlap:
-        # the expert all-to-all overlap wants more than one queue (Megatron's MoE guide): unset, CUDA's 8
-        return None
+        # the expert all-to-all overlap wants more than one queue (Megatron's MoE guide): CUDA's default, written
+        # (an unset one Primus sets to 1) and overridable from the environment
+        return "8"
     return False
 
 

@@ -353,7 +353,9 @@ class _SpaceBody:
             passthrough=self.passthrough,
             cluster_axes=tuple(self.cluster_axes),
             capacity=capacity.check(self.capacity, gpus, self.d.name_span),
-            cluster_declared=declared if self.cluster_axes else None,
+            # a space that changes the cluster's own fields (`gpu = ...`) keeps the definition too: what a GPU's
+            # node shape replaced is said from it (commands/_capacity.shape_note)
+            cluster_declared=declared if self.cluster_axes or self.cluster_fixed else None,
             cluster_fixed=fixed if self.cluster_axes else (),
         )
         capacity.check_steps(space.capacity, self._least("gbs") * self._least("seq_len"))

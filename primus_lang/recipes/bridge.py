@@ -578,9 +578,10 @@ _BLEND = bridge.canonical("dataset.blend")
 
 
 def _modelled(path: str) -> bool:
-    """Whether a Bridge field holds what primusc models: a knob, a model or run setting, or the model's shape
-    (which the recipe's card owns)."""
-    return (dest_of(bridge.canonical(path)) or "") in MODELLED or path.removeprefix("model.") in _ARCHITECTURE
+    """Whether a Bridge field holds what primusc models: a knob, a model or run setting, the model's shape
+    (which the recipe's card owns), or the corpus."""
+    return ((dest_of(bridge.canonical(path)) or "") in MODELLED or path.removeprefix("model.") in _ARCHITECTURE
+            or bridge.canonical(path) in _CORPUS_PATHS)  # what `--dataset megatron-indexed` reads its corpus from
 
 
 def _blend_words(text: str) -> tuple[str, ...] | None:

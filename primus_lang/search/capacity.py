@@ -542,9 +542,10 @@ def none_meets(space: Space, cap: CapacityPlan) -> Diagnostic:
                           _FASTER_ONLY if name == "time_to_train" and capped else _WIDEN[name]
                           for share, _n, cons in failing for name in sorted(names_in(cons.expr))
                           if not (names_in(cons.expr) == {"gpus"} and share < 1 and len(failing) > 1))
+    ways = f" ({'; '.join(widen)})" if widen else ""
     return Diagnostic(NO_CLUSTER_MEETS, "no cluster meets the run's requirements", worst.span,
                       help="; ".join(reached) + (": " if reached else "") + "relax the requirement to what is "
-                           f"reachable, or widen the cluster axes ({'; '.join(widen)})", notes=tuple(notes))
+                           f"reachable, or widen the cluster axes{ways}", notes=tuple(notes))
 
 
 def _judged(c: ClusterPlan, cons: Constraint) -> bool | None:

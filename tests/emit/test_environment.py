@@ -18,7 +18,7 @@ from tests.emit.ir_cases import B200, H100, MI325X, cluster
         (H100, Candidate(), False),  # nothing requires a value: the caller's stands
         (B200, Candidate(tp=2), False),  # Blackwell lifted the requirement
         (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue: unset
-        (H100, Candidate(ep=8, ep_comm_overlap=True), None),  # so does the expert all-to-all overlap
+        (H100, Candidate(ep=8, ep_comm_overlap=True), "8"),  # the expert all-to-all overlap wants more queues
     ],
 )
 def test_device_max_connections(gpu: object, cand: Candidate, expected: str | bool | None) -> None:

@@ -564,7 +564,8 @@ def test_a_save_folder_or_run_name_of_the_runs_own_is_left_out_as_a_megatron_scr
     assert [d.code.id for d in err.value.diagnostics] == ["P3132"]
     # so does the model's shape, which the recipe's card owns; a field Bridge does not have is said as such
     # (a re-trial: both had become W3133)
-    for override, code in (("model.num_layers=$NL", "P3132"), ("train.micro_batch_sise=$MBS", "P3141")):
+    for override, code in (("model.num_layers=$NL", "P3132"), ("train.micro_batch_sise=$MBS", "P3141"),
+                           ("--dataset megatron-indexed dataset.data_path=$DATA", "P3132")):
         launch.write_text("torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe "
                           f"llama3_8b_pretrain_config {override}\n")
         with pytest.raises(CompileError) as err:

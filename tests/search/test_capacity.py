@@ -879,6 +879,15 @@ def test_a_gpu_that_comes_in_trays_is_planned_on_its_trays(tmp_path: Path, capsy
     nvl.write_text(path.read_text().replace("(h100_x8)", "(gb200_nvl72)").replace("on h100_x8", "on gb200_nvl72"))
     shapes = {sub.cluster.gpu.name: sub.cluster.gpus_per_node for _l, sub in cluster_points(load_space(nvl))}
     assert shapes == {"b200_calibrated": 8, "gb200_calibrated": 4}
+    # a space on one cluster that sets the GPU is planned on its shape too, and check and plan say so (a review)
+    one = tmp_path / "one.prx"
+    one.write_text(path.read_text().replace("  gpu : b200_calibrated | gb200_calibrated\n", "  gpu = gb200_calibrated\n"))
+    assert load_space(one).cluster.world == 16
+    capsys.readouterr()
+    assert main(["check", str(one)]) == 0
+    assert "`gb200_calibrated` is planned on nodes of 4 GPUs" in " ".join(capsys.readouterr().out.split())
+    assert main(["plan", str(one), "--out", str(tmp_path / "q"), "--no-emit"]) == 0
+    assert "`gb200_calibrated` is planned on nodes of 4 GPUs" in " ".join(capsys.readouterr().err.split())
     # a node shape the space writes is the space's
     path.write_text(path.read_text().replace("  nodes = 4\n", "  nodes = 4\n  gpus_per_node = 8\n"))
     assert {sub.cluster.gpus_per_node for _l, sub in cluster_points(load_space(path))} == {8}
