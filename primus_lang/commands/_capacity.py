@@ -252,6 +252,8 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
         which = "the launch files below are for" if files else "the plan below is for (no launch files: --no-emit)"
         console.print(f"{which} {chosen.label}: {chosen.nodes} node{'s' if chosen.nodes != 1 else ''}, "
                       f"{chosen.gpus:,} {chosen.gpu} GPU{'s' if chosen.gpus != 1 else ''}")
+        if cap.unbounded and not cap.named:
+            console.print(f"note: {cap.unbounded}")
     else:
         unmet = any(c.excluded.startswith("fails:") for c in cap.clusters)
         why = "meets the run's requirements" if unmet else "has a legal recipe that fits in memory"

@@ -91,6 +91,9 @@ class CapacityPlan:
     named: bool = False  # `chosen` is the cluster `--cluster` named, not the objective's choice
     best: str = ""  # where it is, the objective's choice ("" when no cluster meets the requirements)
     tie: str = ""  # why ``chosen`` was taken over clusters equal to it on the objective ("" without a tie)
+    # where the objective is the run's cost and no requirement bounds its days: how long the chosen run takes
+    # beside the fastest (a trial's cheapest run took 1,923 days, without a word; "" otherwise)
+    unbounded: str = ""
 
     def cluster(self, label: str) -> ClusterPlan | None:
         return next((c for c in self.clusters if c.label == label), None)
@@ -325,7 +328,25 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
         plans = [attrs.evolve(c, near=near.get(c.label, "")) for c in plans]
     obj = space.capacity.objective or space.objective
     return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans),
-                        ranked[0].label if ranked else "", tie=_tie(space, ranked, scores))
+                        ranked[0].label if ranked else "", tie=_tie(space, ranked, scores),
+                        unbounded=_unbounded(space, ranked))
+
+
+def _unbounded(space: Space, ranked: list[ClusterPlan]) -> str:
+    """How long the chosen run takes where a cost objective chose it and no requirement bounds its days,
+    beside the fastest run of the open clusters ("" otherwise)."""
+    obj = space.capacity.objective
+    if obj is None or obj.metric == "time_to_train" or not ranked or ranked[0].days is None or any(
+            "time_to_train" in names_in(c.expr) for c in space.capacity.constraints):
+        return ""
+    chosen = ranked[0]
+    assert chosen.days is not None
+    fastest = min((c for c in ranked if c.days is not None), key=lambda c: c.days.value if c.days else math.inf)
+    assert fastest.days is not None
+    said = f"no `require time_to_train` bounds the run: the chosen one takes {days_text(chosen.days.value, days=True)}"
+    if fastest is not chosen:
+        said += f", the fastest ({fastest.label}) {days_text(fastest.days.value, days=True)}"
+    return said + "; add e.g. `require time_to_train <= 90 days` to choose among runs you would wait for"
 
 
 def _near(space: Space, ranked: list[ClusterPlan], provenance: dict[str, Provenance]) -> dict[str, str]:

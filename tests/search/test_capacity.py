@@ -911,3 +911,20 @@ def test_a_named_cluster_in_another_case_is_suggested_as_written(tmp_path: Path,
     assert "did you mean `gpu=b200_calibrated,nodes=4`?" in capsys.readouterr().err
     assert main(["plan", str(path), "--out", str(tmp_path / "p"), "--cluster", "GPU=b200,Nodes=4"]) == 1
     assert "did you mean `gpu=b200_calibrated,nodes=4`?" in capsys.readouterr().err
+
+
+def test_a_cost_objective_without_a_time_limit_says_how_long_its_run_takes(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial: `minimize cost` alone chose a 1,923-day run without a word."""
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    chosen = cap.cluster(cap.chosen)
+    assert chosen is not None and chosen.days is not None
+    assert cap.unbounded.startswith("no `require time_to_train` bounds the run: the chosen one takes ")
+    assert "the fastest (gpu=b200_calibrated,nodes=4)" in cap.unbounded
+    bounded = load(tmp_path, PRICED + "  minimize cost\n  require time_to_train <= 10000 days\n")
+    assert plan_capacity(bounded, None, limits_of(bounded), None).unbounded == ""  # type: ignore[arg-type]
+    fastest = load(tmp_path, PRICED + "  minimize time_to_train\n")
+    assert plan_capacity(fastest, None, limits_of(fastest), None).unbounded == ""  # type: ignore[arg-type]
+    assert main(["plan", str(priced(tmp_path, "  minimize cost\n")), "--out", str(tmp_path / "p"), "--no-emit"]) == 0
+    assert "note: no `require time_to_train` bounds the run" in capsys.readouterr().out
