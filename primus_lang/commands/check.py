@@ -52,9 +52,9 @@ def _first_cluster(space: Space) -> str:
 
 def legality_lines(space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:
     """The legality summary: raw size, removals per rule, what remains."""
-    width = max([len(f"{r.removed:,}") for r in summary.rules] + [len(f"{summary.raw:,}")])
     from primus_lang.commands._capacity import shape_note
 
+    width = max([len(f"{r.removed:,}") for r in summary.rules] + [len(f"{summary.raw:,}")])
     shape = shape_note(space)
     lines = [
         f"space {space.name}: {space.model.name} on {_first_cluster(space)} ({space.cluster.world} GPUs)",

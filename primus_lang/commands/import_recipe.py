@@ -262,7 +262,7 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
                                                       args.bridge_version))
     cards = stdlib_cards()
     card: tuple[str, str, dict[str, Any]] | None = None
-    given: dict[str, int] = {}  # a vocabulary the command line or the tokenizer gives
+    base: dict[str, Any] | None = None  # what interpret reads beside a command line: the card's, the vocabulary
     if recipe.kind == "bridge":
         # the recipe names its model: Bridge builds it from the card's Hugging Face config
         assert recipe.card is not None
@@ -285,14 +285,16 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         if found is not None:
             module, model = cards[found]
             card = (module, found, card_fields(model))
-        given = {"vocab": args.vocab_size} if args.vocab_size else given
+        # a vocabulary the command line gives, else the tokenizer's where it is a stdlib card's model's
+        given: dict[str, int] = {"vocab": args.vocab_size} if args.vocab_size else {}
         vocab_notes: list[str] = []
         if not given and not shape.stated & {"vocab"}:
             given, vocab_notes = _tokenizer_vocab(recipe, cards, card[2].get("vocab") if card else None)
-        imp = interpret(recipe, {**(card[2] if card else {}), **given} or None)
+        base = {**(card[2] if card else {}), **given} or None
+        imp = interpret(recipe, base)
         recipe = attrs.evolve(recipe, notes=(*recipe.notes, *vocab_notes))
     notes = list(recipe.notes) + _preset_tokenizer(recipe, imp.model, cards)
-    notes += _newest_reading(args, recipe, imp, {**(card[2] if card else {}), **given} or None)
+    notes += _newest_reading(args, recipe, imp, base)
     if args.megatron_version and recipe.kind != "megatron":
         pins = "the megatron-core its release pins (`--bridge-version` chooses the release)" \
             if recipe.kind == "bridge" else "the Megatron-LM its release pins (`--primus-version` chooses the release)"

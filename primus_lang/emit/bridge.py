@@ -32,6 +32,7 @@ from primus_lang.emit.arguments import (
     Settings,
 )
 from primus_lang.frameworks import bridge, megatron, spelling
+from primus_lang.ir.candidate import format_value
 
 # the recipe entry point, relative to the checkout (NeMo containers keep it at /opt/Megatron-Bridge)
 BRIDGE_SCRIPT = "scripts/training/run_recipe.py"
@@ -302,32 +303,29 @@ def _dests() -> dict[str, str]:
 # The MixedPrecisionConfig fields primusc's knobs set, and each knob's value for them: the precision's setup
 # writes its fields over ddp's and the optimizer's at run time (training/mixed_precision.py,
 # update_config_with_precision_overrides), so a ddp override of them alone is lost
-# (the field's value the settings mean, the knob setting that means a value)
-PRECISION_KNOBS: dict[str, tuple[Callable[[Settings], bool], Callable[[bool], str]]] = {
+# (the field's value the settings mean, the knob setting that means a value of the field)
+PRECISION_KNOBS: dict[str, tuple[Callable[[Settings], bool], Callable[[bool], tuple[str, object]]]] = {
     "grad_reduce_in_fp32": (
         lambda s: not (s.get(P["main_grad_dtype.bf16_reduce"], False) or s.get(K["main_grad_dtype"]) == "bf16"),
-        lambda v: f"main_grad_dtype = {'fp32' if v else 'bf16'}"),
-    "fp8_param_gather": (lambda s: bool(s.get(K["fp8_param_gather"], False)),
-                         lambda v: f"fp8_param_gather = {'true' if v else 'false'}"),
+        lambda v: ("main_grad_dtype", "fp32" if v else "bf16")),
+    "fp8_param_gather": (lambda s: bool(s.get(K["fp8_param_gather"], False)), lambda v: ("fp8_param_gather", v)),
 }
 
 
-# The knob value that agrees with a registered precision's field (``have``): what a plan whose winner a
-# named precision cannot express may launch instead (``Bridge.repairs``)
-PRECISION_REPAIRS: dict[str, Callable[[bool], tuple[str, object]]] = {
-    "grad_reduce_in_fp32": lambda have: ("main_grad_dtype", "fp32" if have else "bf16"),
-    "fp8_param_gather": lambda have: ("fp8_param_gather", have),
-}
+def _knob_text(setting: tuple[str, object]) -> str:
+    knob, value = setting
+    return f"{knob} = {format_value(value)}"
 
 
 def precision_repairs(settings: Settings, fields: Mapping[str, object]) -> dict[str, object]:
     """The knob values a registered precision of ``fields`` runs where the settings ask otherwise, which no
-    override can change (``precision_overrides``' refusals, as knob settings)."""
+    override can change (``precision_overrides``' refusals, as knob settings): what a plan whose winner a
+    named precision cannot express may launch instead (``Bridge.repairs``)."""
     out: dict[str, object] = {}
-    for field, (wanted, _shown) in PRECISION_KNOBS.items():
+    for field, (wanted, setting) in PRECISION_KNOBS.items():
         have = bool(fields.get(field))
         if wanted(settings) != have:
-            knob, value = PRECISION_REPAIRS[field](have)
+            knob, value = setting(have)
             out[knob] = value
     return out
 
@@ -340,17 +338,17 @@ def precision_overrides(settings: Settings, precision: str, is_config: bool,
     changed (Hydra cannot override a field of a precision given by name)."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
-    for field, (wanted, shown) in PRECISION_KNOBS.items():
+    for field, (wanted, setting) in PRECISION_KNOBS.items():
         want, have = wanted(settings), bool(fields.get(field))
         if want == have:
             continue
         if is_config:
             out.append((f"mixed_precision.{field}", hydra_value(want)))
         else:
-            problems.append(f"`{shown(want)}`: Megatron-Bridge's precision recipe `{precision}` sets {field}="
-                            f"{hydra_value(have)}, which its setup writes over ddp's, and a precision given by "
-                            f"name takes no field overrides; plan with `{shown(have)}`, or launch a recipe whose "
-                            "precision is its own config (a performance recipe)")
+            problems.append(f"`{_knob_text(setting(want))}`: Megatron-Bridge's precision recipe `{precision}` sets "
+                            f"{field}={hydra_value(have)}, which its setup writes over ddp's, and a precision given by "
+                            f"name takes no field overrides; plan with `{_knob_text(setting(have))}`, or launch a "
+                            "recipe whose precision is its own config (a performance recipe)")
     # the FP8 formats (Megatron's --fp8-format), where the GEMMs are FP8 and the recipe's precision is its own
     # config; a registered recipe named brings its own (MXFP8's are E4M3), which no override can change and
     # which change numerics only: refusing them would refuse every MXFP8 plan of the default formats

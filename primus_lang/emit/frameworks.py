@@ -8,6 +8,7 @@ names the templates that render its program: the bash fragment defining ``WORKDI
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -674,9 +675,7 @@ class Bridge(Framework):
             # an imported script's save folder without the launch's own (Framework.__init__): none, as below
             written = [(p, v) for p, v in written if p not in CHECKPOINT_FIELDS]
         if recorded is not None:
-            named = next((v for p, v in written if p == "mixed_precision"), None)
-            is_config = recorded.precision_is_config and named is None
-            fields = recorded.precision if named is None else bridge.precisions(self.version).get(named, {})
+            named, is_config, fields = self.launched_precision(recorded)
             extra, why = precision_overrides(self.settings, named or str(precision), is_config, fields)
             written += extra + self.resets(recorded)
             problems += why
@@ -717,13 +716,24 @@ class Bridge(Framework):
                 out.append(f"{where}={hydra_text(carried)}")
         return out, problems
 
+    def launched_precision(self, recorded: BridgeRecipe) -> tuple[str | None, bool, Mapping[str, object]]:
+        """The registered precision the launch names over the recipe's (None: it names none, the recipe's own
+        stands), whether the one it runs is the recipe's own config (whose fields a launch overrides), and
+        that precision's fields."""
+        held = recorded.settings.get("mixed_precision")
+        own = held if isinstance(held, str) else None
+        name = precision_name(self.settings, self.version, own)
+        named = name if name is not None and name != own else None  # bridge.overrides writes it then
+        fields = recorded.precision if named is None else bridge.precisions(self.version).get(named, {})
+        return named, recorded.precision_is_config and named is None, fields
+
     def repairs(self) -> dict[str, object]:
         recorded = self.recorded()
-        precision = recorded.settings.get("mixed_precision") if recorded is not None else None
-        name = precision_name(self.settings, self.version, precision if isinstance(precision, str) else None)
-        if name is None or (recorded is not None and recorded.precision_is_config and name == precision):
-            return {}  # no registered precision, or the recipe's own config, whose fields a launch overrides
-        return precision_repairs(self.settings, bridge.precisions(self.version).get(name, {}))
+        if recorded is None:
+            return {}
+        _named, is_config, fields = self.launched_precision(recorded)
+        # a precision given by name takes no field overrides; the recipe's own config does
+        return {} if is_config else precision_repairs(self.settings, fields)
 
     def resets(self, recorded: BridgeRecipe) -> list[tuple[str, str]]:
         """Megatron's default for each knob the candidate leaves at it, where the launched recipe holds

@@ -446,13 +446,11 @@ class _Reader:
             self.overrides.append((LAUNCHERS.convenience[name], value, w))
 
     def override(self, w: Word) -> None:
-        if w.unknown:
-            key = w.text.partition("=")[0].lstrip("+")
-            if key not in recorded_fields(self.version):
-                self.unknown_key(key, w, "...")
-            return  # its value is refused already (P3132)
-
         key, eq, value = w.text.partition("=")
+        if w.unknown:
+            # read() keeps a word whose value only the script knows for its key alone: no field of Bridge's
+            self.unknown_key(key.lstrip("+"), w, "...")
+            return
         if key.startswith("~"):
             self.problems.append(Diagnostic(BRIDGE_BAD_OVERRIDE, f"`{w.text}` deletes a field of the recipe, which "
                                             "a space cannot describe", span=w.span, help="set the field's value instead"))

@@ -34,6 +34,9 @@ def views_of(capacity: Any) -> tuple[ClusterPoint, ...]:
     return tuple(out)
 
 
+COMPARED_BY = "clusters compared by"  # the run's objective among ``run_facts``
+
+
 def run_facts(capacity: Any) -> tuple[tuple[str, str], ...]:
     """What the clusters were compared by, for the report's header: the run's objective, the tokens it
     trains and each GPU's price (the report is read by others, who must see what its costs assume)."""
@@ -42,7 +45,7 @@ def run_facts(capacity: Any) -> tuple[tuple[str, str], ...]:
     prices = dict.fromkeys(f"{c.gpu} {_label(c.price_per_hour)}" if c.price_per_hour > 0 else f"{c.gpu} none"
                            for c in capacity.clusters)
     tokens = text.count(capacity.train_tokens) if capacity.train_tokens > 0 else "not given (no days or cost)"
-    return (("clusters compared by", capacity.objective), ("train tokens", tokens),
+    return ((COMPARED_BY, capacity.objective), ("train tokens", tokens),
             ("price per GPU-hour", ", ".join(prices)))
 
 

@@ -191,8 +191,8 @@ def render_page(data: ReportData) -> str:
         "<p class='facts'>" + " ".join(f"<span class='{'long' if len(v) > 60 else 'fact'}'><b>{_e(k)}</b> {_e(v)}</span>"
                                        for k, v in facts) + "</p>",
         "<section id='summary'>", _cards(data), "</section>",
-        clusters.section(data.clusters, any(v.endswith("tokens_per_dollar") for _k, v in data.run)) if data.clusters
-        else "",
+        clusters.section(data.clusters, dict(data.run).get(clusters.COMPARED_BY, "").endswith("tokens_per_dollar"))
+        if data.clusters else "",
         "<section id='figures'><h2>Winner, runners-up and baseline</h2>",
         _figures_table(data, cands) if cands else charts.empty_note("no candidate was evaluated"),
         "</section>",

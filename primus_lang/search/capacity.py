@@ -324,7 +324,7 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     open_ = [c for c in plans if not c.excluded]
     ranked = sorted(open_, key=lambda c: _key(space, c, scores))
     if ranked:
-        near = _near(space, ranked, {label: sub.cluster.gpu.provenance for label, sub in cluster_points(space)})
+        near = _near(space, ranked, {c.label: sub.cluster.gpu.provenance for sub, c in todo})
         plans = [attrs.evolve(c, near=near.get(c.label, "")) for c in plans]
     obj = space.capacity.objective or space.objective
     return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans),
@@ -339,13 +339,11 @@ def _unbounded(space: Space, ranked: list[ClusterPlan]) -> str:
     if obj is None or obj.metric == "time_to_train" or not ranked or ranked[0].days is None or any(
             "time_to_train" in names_in(c.expr) for c in space.capacity.constraints):
         return ""
-    chosen = ranked[0]
-    assert chosen.days is not None
-    fastest = min((c for c in ranked if c.days is not None), key=lambda c: c.days.value if c.days else math.inf)
-    assert fastest.days is not None
-    said = f"no `require time_to_train` bounds the run: the chosen one takes {days_text(chosen.days.value, days=True)}"
+    chosen, fastest = ranked[0], min(ranked, key=lambda c: _figure(c, "time_to_train"))
+    said = (f"no `require time_to_train` bounds the run: the chosen one takes "
+            f"{days_text(_figure(chosen, 'time_to_train'), days=True)}")
     if fastest is not chosen:
-        said += f", the fastest ({fastest.label}) {days_text(fastest.days.value, days=True)}"
+        said += f", the fastest ({fastest.label}) {days_text(_figure(fastest, 'time_to_train'), days=True)}"
     return said + "; add e.g. `require time_to_train <= 90 days` to choose among runs you would wait for"
 
 
@@ -379,18 +377,17 @@ def _tie(space: Space, ranked: list[ClusterPlan], scores: dict[str, float]) -> s
     digits), which the table would otherwise show as a choice without a reason ("" without a tie)."""
     if len(ranked) < 2:
         return ""
-    first = _key(space, ranked[0], scores)[0]
-    if not math.isfinite(first):
+    key, *others = [_key(space, c, scores) for c in ranked]
+    if not math.isfinite(key[0]):
         return ""
-    key = _key(space, ranked[0], scores)
-    tied = [c for c in ranked[1:] if _key(space, c, scores)[0] == first]
+    tied = [(c, k) for c, k in zip(ranked[1:], others, strict=True) if k[0] == key[0]]
     if not tied:
         return ""
     obj = space.capacity.objective
     said = (_SECOND[obj.metric][1] if obj is not None else "", "for its fewer GPUs", "as its label sorts first")
     # over each tied cluster, the first of the tie-breaks that set it behind
-    why = dict.fromkeys(said[next(i for i in range(3) if _key(space, c, scores)[i + 1] != key[i + 1])] for c in tied)
-    return f"ties with {', '.join(c.label for c in tied)} on the objective, taken {' or '.join(why)}"
+    why = dict.fromkeys(said[next(i for i in range(3) if k[i + 1] != key[i + 1])] for _c, k in tied)
+    return f"ties with {', '.join(c.label for c, _k in tied)} on the objective, taken {' or '.join(why)}"
 
 
 _Job = tuple[Space, ClusterPlan, str | None, Limits, int | None]
