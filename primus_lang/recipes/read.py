@@ -4,12 +4,13 @@ and its overrides, or the performance launcher) or Megatron-LM's."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from primus_lang.datafiles import load_yaml, loads_json, read_text
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -19,8 +20,9 @@ from primus_lang.ir.span import Span
 from primus_lang.recipes.bridge import is_bridge_launch, read_bridge_launch
 from primus_lang.recipes.megatron import read_command_line
 from primus_lang.recipes.primus import read_experiment
-from primus_lang.recipes.settings import CODES, Recipe
-from primus_lang.recipes.shell import launch_of
+from primus_lang.recipes.settings import CODES, Entry, Recipe
+from primus_lang.recipes.shell import PrimusRun, launch_or_primus
+from primus_lang.recipes.words import Word
 
 
 @frozen
@@ -68,13 +70,104 @@ def read_recipe(path: str | Path, options: ReadOptions | None = None) -> Recipe:
                                       help="pass a Megatron-LM command line (`torchrun ... pretrain_gpt.py --flags`), "
                                       "a Megatron-Bridge launch (`run_recipe.py --recipe NAME ...`) or a Primus "
                                       "experiment YAML"))
-    launch = launch_of(text, name, options.given)
+    launch = launch_or_primus(text, name, options.given)
+    if isinstance(launch, PrimusRun):
+        return _read_primus_run(launch, Path(name), options)
     if is_bridge_launch(launch.words):
         return read_bridge_launch(launch, name, options.bridge_version or bridge.DEFAULT_VERSION)
     return read_command_line(launch, name, options.megatron_version)
 
 
 _NOT_DATA = object()
+
+
+def _read_primus_run(run: PrimusRun, script: Path, options: ReadOptions) -> Recipe:
+    """The experiment a script runs through Primus's launchers, with the script's command-line overrides
+    merged over its settings as Primus's launcher merges them (``parse_cli_overrides``, then a deep merge
+    over the pre-trainer module's parameters). The experiment's path is Primus's checkout's, where the script
+    runs: looked for beside the script and in each folder above it."""
+    named = Path(run.config.text)
+    places = [named] if named.is_absolute() else [d / named for d in (script.parent, *script.resolve().parent.parents)]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise CompileError(Diagnostic(
+            RECIPE_UNREADABLE, f"the script runs Primus's `{run.via}` on the experiment `{run.config.text}`, which "
+            "is neither beside the script nor under a folder above it", span=run.config.span,
+            help="import it from the Primus checkout the script runs in, or import the experiment itself "
+            f"(`primusc import-recipe {run.config.text}`) with the script's overrides written into its `overrides`"))
+    data = load_yaml(found, CODES, "a Primus experiment")
+    if not isinstance(data, dict):
+        raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{found}`, the experiment the script runs, is not a YAML "
+                                      "mapping", span=run.config.span, help="pass a Primus experiment"))
+    overrides, notes = _cli_overrides(run.overrides)
+    data = _extended(found, data, ())
+    if overrides:
+        modules = data.get("modules")
+        pre = modules.get("pre_trainer") if isinstance(modules, dict) else None
+        if isinstance(modules, dict) and isinstance(pre, dict):
+            given = pre.get("overrides")
+            merged = primus.deep_merge(given if isinstance(given, dict) else {}, overrides)
+            data = {**data, "modules": {**modules, "pre_trainer": {**pre, "overrides": merged}}}
+    text = read_text(found, CODES, "a Primus experiment")
+    # the experiment's `${PRIMUS_TP:1}` reads the environment the launcher runs with: what the script exports
+    referenced = {k: v for k, v in run.env if f"${{{k}" in text}
+    recipe = read_experiment(text, str(found), data, {**referenced, **options.given}, options.primus_version)
+    said = (f"read through `{script}`, which runs Primus's `{run.via}` on `{run.config.text}`"
+            + (f" with its overrides {' '.join(f'`{k}={v!r}`' for k, v in overrides.items())}" if overrides else ""))
+    # Primus's launchers size the job from the environment (`srun -N "${NNODES}"`, `--nproc_per_node
+    # ${GPUS_PER_NODE}`): what the script exports is what the launch ran on
+    env = dict(run.env)
+    nodes, gpus = (Entry(dest, env[name], None, name) if env.get(name, "").isdigit() and len(env[name]) <= 6 else None
+                   for dest, name in (("nnodes", "NNODES"), ("nproc_per_node", "GPUS_PER_NODE")))
+    return evolve(recipe, notes=(said, *run.notes, *notes, *recipe.notes), nodes=recipe.nodes or nodes,
+                  gpus_per_node=recipe.gpus_per_node or gpus)
+
+
+def _cli_overrides(words: tuple[Word, ...]) -> tuple[dict[str, Any], list[str]]:
+    """Primus's command-line overrides (``--key value``, ``--key=value``, ``key=value``, a bare ``--flag``
+    true; a dotted key nests), each value read as its launcher reads it (``_cli_value``); a word whose value
+    only the running script knows is left out, and said."""
+    out: dict[str, Any] = {}
+    notes: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        item = word.text.strip()
+        i += 1
+        if not item:
+            continue
+        if "=" in item:
+            key, value, unknown = item.split("=", 1)[0], item.split("=", 1)[1], bool(word.unknown)
+        elif item.startswith("--") and i < len(words) and not words[i].text.startswith("--"):
+            key, value, unknown = item, words[i].text, bool(words[i].unknown)
+            i += 1
+        elif item.startswith("--"):
+            key, value, unknown = item, "true", False
+        else:
+            notes.append(f"the word `{item}` after the experiment is not an override Primus reads (`--key value`): left out")
+            continue
+        key = key.lstrip("-").strip()
+        if unknown:
+            notes.append(f"the override `--{key}` reads a value only the running script knows: left out "
+                         "(`--set NAME=VALUE` gives the variable it reads)")
+            continue
+        node = out
+        *path, last = key.split(".")
+        for part in path:
+            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
+        node[last] = _cli_value(value.strip())
+    return out, notes
+
+
+def _cli_value(value: str) -> Any:
+    """A value as Primus's launcher reads an override (``parse_cli_overrides(type_mode="legacy")``): true or
+    false in any case, else a Python literal (a number, ``None``, a quoted string, a list), else the text."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return value
 
 
 def _extended(path: Path, data: dict[str, Any], seen: tuple[Path, ...]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import shlex
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from primus_lang.diagnostics import CompileError, Diagnostic
 from primus_lang.diagnostics.codes_import import RECIPE_SHELL_SYNTAX
@@ -48,9 +48,25 @@ class ShellError(Exception):
     """The script cannot be read statically; ``span`` is where, ``notes`` what the reading assumed on
     the way (a file it did not follow, the line the script exited at)."""
 
-    def __init__(self, message: str, span: Span | None, help: str = "", notes: tuple[str, ...] = ()) -> None:
+    def __init__(self, message: str, span: Span | None, help: str = "", notes: tuple[str, ...] = (),
+                 primus: PrimusRun | None = None) -> None:
         super().__init__(message)
         self.message, self.span, self.help, self.notes = message, span, help, notes
+        self.primus = primus  # the experiment the script runs through Primus's own launchers, where it does
+
+
+@frozen
+class PrimusRun:
+    """A script whose training command is Primus's: its CLI (``primus-cli ... train pretrain --config FILE``)
+    or an example launcher that reads the experiment from ``EXP`` (``bash examples/run_slurm_pretrain.sh``).
+    The experiment file as the script names it, the words after it (Primus's command-line overrides of the
+    experiment's settings), the environment the launcher sees, and what the reading assumed on the way."""
+
+    config: Word
+    overrides: tuple[Word, ...]
+    via: str  # the command that runs it, as the script names it
+    env: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @frozen
@@ -230,6 +246,9 @@ _TRAINING = re.compile(r"\.py$")
 _FIELD_BREAK = "\0"
 _LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
 _PRIMUS_CLI = "primus-cli"
+# Primus's example launchers (examples/run_*_pretrain.sh), which run the experiment named by the exported
+# `EXP` with the words they are given as its overrides (`primus/cli/main.py train pretrain --config $EXP $*`)
+_PRIMUS_LAUNCHERS = ("run_pretrain.sh", "run_local_pretrain.sh", "run_slurm_pretrain.sh", "run_k8s_pretrain.sh")
 # a launcher script that runs a training script of its own: Megatron-Bridge's scripts/training/train.sh,
 # a launch when it names a recipe
 _WRAPPERS = ("train.sh",)
@@ -299,6 +318,7 @@ class Shell:
         # experiment file primusc reads on its own: the file and the overrides the script adds to it
         # the experiment a `primus-cli ... train` line runs, its overrides, and the launcher's own options
         self.primus_cli: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
+        self.primus_run: PrimusRun | None = None  # the same, as words an import reads
 
     def keeps_given(self, name: str, at: Span) -> bool:
         """Whether ``name`` still holds its ``--set`` value, which then takes the place of what the script
@@ -1337,6 +1357,7 @@ class _Parser:
         # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that
         # reaches its launch needs it to: `cd DIR && torchrun ...` launches
         sh.primus_cli = _primus_cli(name, fields) or sh.primus_cli
+        sh.primus_run = _primus_run(sh, name, fields, env) or sh.primus_run
         return _Result(0)
 
 
@@ -1772,15 +1793,11 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
                          else _primus_cli_help(*sh.primus_cli) if sh.primus_cli is not None
                          else "pass the script that launches training, or its command line",
                          notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh) + _kept_note(sh)
-                         + _primus_cli_note(sh))
+                         + _primus_cli_note(sh),
+                         primus=evolve(sh.primus_run, notes=tuple(dict.fromkeys(sh.notes)) + _defaults_note(sh)
+                                       + _empty_note(sh) + _kept_note(sh)) if sh.primus_run is not None else None)
     words, env = sh.launches[-1]
-    notes = list(dict.fromkeys(sh.notes))
-    if sh.used_defaults:
-        taken = ", ".join(f"`{n}`=`{'(a credential: not shown)' if credential(n) else shown(d)}`"
-                          for n, d in sh.used_defaults.items())
-        notes.append(f"took the script's defaults for what its environment would set: {taken} "
-                     "(`--set NAME=VALUE` gives another)")
-    notes += _empty_note(sh)
+    notes = [*dict.fromkeys(sh.notes), *_defaults_note(sh), *_empty_note(sh)]
     for name, whys in sh.unknown_at_launch.items():
         if not carried_env(name):
             continue  # the launch files set it, or it is a credential: never carried in any case
@@ -1822,6 +1839,30 @@ def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...], tu
     return shown, tuple(texts[at + 2:]), launcher
 
 
+def _primus_run(sh: Shell, name: str, fields: list[Word], env: dict[str, str]) -> PrimusRun | None:
+    """The experiment and overrides of a command that runs Primus's CLI or one of its example launchers
+    (``bash examples/run_slurm_pretrain.sh --micro_batch_size 4``, ``EXP`` exported or given before it);
+    None for any other command, or a launcher without an experiment."""
+    texts = [f.text for f in fields]
+    if name.rsplit("/", 1)[-1] == _PRIMUS_CLI and "train" in texts and "--config" in texts[:-1]:
+        at = texts.index("--config")
+        return PrimusRun(fields[at + 1], tuple(fields[at + 2:]), f"{_PRIMUS_CLI} train pretrain",
+                         tuple(sorted({**sh.exported(), **env}.items())))
+    script = 1 if name.rsplit("/", 1)[-1] in ("bash", "sh") and len(fields) > 1 else 0
+    if fields[script].text.rsplit("/", 1)[-1] not in _PRIMUS_LAUNCHERS:
+        return None
+    seen = {**sh.exported(), **env}
+    var = sh.vars.get("EXP")
+    if "EXP" in seen:
+        config = Word(seen["EXP"], fields[script].span)
+    elif var is not None and var.exported and var.values:
+        config = _join(var.values[0] or [])  # exported, its value known only when the script runs
+    else:
+        return None
+    launched = {k: v for k, v in seen.items() if k != "EXP"}
+    return PrimusRun(config, tuple(fields[script + 1:]), fields[script].text, tuple(sorted(launched.items())))
+
+
 def _primus_cli_help(config: str, overrides: tuple[str, ...], launcher: tuple[str, ...]) -> str:
     """What to import for a script that runs Primus's CLI: the experiment file, with the script's overrides."""
     given = "; primusc does not apply the overrides the script adds (the note lists them): write them into the experiment's " \
@@ -1843,6 +1884,15 @@ def _primus_cli_note(sh: Shell) -> tuple[str, ...]:
     return out
 
 
+def _defaults_note(sh: Shell) -> tuple[str, ...]:
+    if not sh.used_defaults:
+        return ()
+    taken = ", ".join(f"`{n}`=`{'(a credential: not shown)' if credential(n) else shown(d)}`"
+                      for n, d in sh.used_defaults.items())
+    return (f"took the script's defaults for what its environment would set: {taken} "
+            "(`--set NAME=VALUE` gives another)",)
+
+
 def _kept_note(sh: Shell) -> tuple[str, ...]:
     if not sh.kept:
         return ()
@@ -1859,6 +1909,18 @@ def _empty_note(sh: Shell) -> tuple[str, ...]:
 
 def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch:
     """``read_launch`` with its failure as a diagnostic."""
+    out = _launch(text, file, given, primus=False)
+    assert isinstance(out, Launch)
+    return out
+
+
+def launch_or_primus(text: str, file: str, given: Mapping[str, str] | None = None) -> Launch | PrimusRun:
+    """``launch_of``, or the Primus experiment the script runs where its training command is Primus's CLI
+    or one of Primus's example launchers (and the script names the experiment)."""
+    return _launch(text, file, given, primus=True)
+
+
+def _launch(text: str, file: str, given: Mapping[str, str] | None, primus: bool) -> Launch | PrimusRun:
     given = dict(given or {})
     # `--set 1=VALUE` gives the script's first argument: the arguments are those given from $1 on, in order
     positional: list[str] = []
@@ -1867,6 +1929,8 @@ def launch_of(text: str, file: str, given: Mapping[str, str] | None = None) -> L
     try:
         return read_launch(text, file, given, tuple(positional))
     except ShellError as err:
+        if primus and err.primus is not None and not err.primus.config.unknown:
+            return err.primus
         raise CompileError(Diagnostic(RECIPE_SHELL_SYNTAX, err.message, span=err.span, notes=err.notes,
                                       help=err.help or "primusc reads a script as bash would, without running it; "
                                       "write the value the run used, or give it with `--set NAME=VALUE`")) from None
