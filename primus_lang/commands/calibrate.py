@@ -225,7 +225,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
         from primus_lang.validate import hold_out_models
 
         unseen = hold_out_models(kept, bases, pool, progress=log, gpus=args.gpu)
-    sources = _held_out_sources(corpus, provs, unseen_sources, host) if args.hold_out_sources else {}
+    sources = _held_out_sources(corpus, provs, unseen_sources, host) if args.hold_out_sources and unseen_sources else {}
     # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
     return _Outcome(runs, fits, seeds, by_seed, _cv_ranks(fits, runs), [_cv_ranks(r, runs) for r in repeats],
                     bands, moved, siblings, held, unseen, sources)
@@ -331,6 +331,9 @@ def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
         _print_held_out_models(_by_model(o.unseen, o.runs))
     if o.sources:
         _print_held_out_sources(o.sources)
+    elif args.hold_out_sources:
+        print("leave one source out: no source has other rows to be held out against (a fit of nothing else "
+              "would project it on the profiles it started from), so no figure")
     _print_rank_agreement(o.shuffled, o.ranks, o.seeds)
 
 

@@ -466,6 +466,10 @@ def _held_out(by_gpu: Mapping[str, Sequence[Run]], bases: Mapping[str, Efficienc
             progress(f"{noun} {n + 1}/{len(held)}: {name}")
         gone = {r.id for r in rows}
         train = {g: [r for r in rs if r.id not in gone] for g, rs in by_gpu.items()}
+        if not any(train.values()):
+            # nothing else to fit on: its rows would be projected on the starting profiles, whose error
+            # the fit has already taken out (a site's runs of one source), not by fits of other data
+            continue
         effs = _fit_profiles(train, bases, pool_sigma, settings, only={gpu_of[r.id] for r in rows})
         for r in rows:
             out[r.id] = projected(r, effs[gpu_of[r.id]], settings) / (r.measured or 1.0) - 1

@@ -16,11 +16,13 @@ few, so every fitted profile takes the pairs of all cross-validated rows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
+from attrs import frozen
 
 from primus_lang.ir import Efficiency, Provenance, Settings
 from primus_lang.validate import trust
@@ -55,6 +57,22 @@ def host_shares(by_gpu: Mapping[str, Sequence[Run]], fitted: Mapping[str, Effici
             for gpu, rows in sorted(by_gpu.items()) if gpu in fitted for r in rows if r.cluster}
 
 
+# the fewest held-out residuals that bound a split-conformal interval at COVERAGE: (1 - (1-c)/2)(n+1) <= n
+BOUNDED = math.ceil(round((1 + COVERAGE) / (1 - COVERAGE), 9))
+
+
+@frozen
+class _Started:
+    """The stated band of the profile a fit started from."""
+
+    gpu: str
+    low: float
+    high: float
+    paired: float
+    far_low: float
+    far_high: float
+
+
 class _Rows:
     """Row facts the band measurements group by (``host``: each row's host share, ``host_shares``; the
     ``host_bound`` a profile records is every vendor's, since the host's software is shared:
@@ -63,6 +81,18 @@ class _Rows:
     def __init__(self, runs: Sequence[Run], host: Mapping[str, float] | None = None) -> None:
         self.by_id = {r.id: r for r in runs}
         self.host_bound = {"host_bound": trust.host_bound_kinds(host, runs)} if host is not None else {}
+
+    def started(self, ids: Sequence[str]) -> _Started | None:
+        """The band of the profile ``ids``' rows were projected on before a fit (the first row's GPU, as
+        its row named it), where that profile states one measured on rows."""
+        for rid in ids:
+            r = self.by_id.get(rid)
+            if r is not None and r.cluster is not None:
+                prov = r.cluster.gpu.provenance
+                if prov.basis in ("fitted", "pooled"):
+                    return _Started(r.cluster.gpu.name, prov.low, prov.high, prov.paired, prov.far_low, prov.far_high)
+                return None
+        return None
 
     def group(self, rid: str) -> str:
         """What a space holds fixed: the model, the GPU and the GPU count."""
@@ -211,7 +241,20 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         band = attrs.evolve(measure(evidence, cv_pairs), error=float(np.mean(np.abs([own[k] for k in sorted(own)]))))
         note = (f"{f.folds}-fold cross-validated on {len(own)} rows; band from {whose} {band.rows} "
                 f"held-out residuals; paired band from {band.pairs} pairs of rows of one model, GPU and GPU count")
-        out[f.gpu] = _provenance("fitted", band, f.rows, note, rows.seen(f.row_ids), far)
+        started = rows.started(f.row_ids)
+        mine_far = far
+        if band.rows < BOUNDED and started is not None:
+            # too few residuals to bound an 80% interval (conformal needs 9): no narrower than the band of
+            # the profile the fit started from, measured on the evidence behind it
+            band = attrs.evolve(band, low=min(band.low, started.low), high=max(band.high, started.high),
+                                paired=max(band.paired, started.paired) if band.pairs else band.paired)
+            note += (f"; under {BOUNDED} residuals cannot bound an {COVERAGE:.0%} band: widened to that of "
+                     f"`{started.gpu}`, the profile it was fitted from")
+        if far is None and started is not None and started.far_high:
+            # no other source or GPU to hold out against (a site's own runs): the far band of the profile
+            # it was fitted from, measured on the sources behind it
+            mine_far = MeasuredBand(started.far_low, started.far_high, started.paired, 0, 0)
+        out[f.gpu] = _provenance("fitted", band, f.rows, note, rows.seen(f.row_ids), mine_far)
         hit, judged = rows.coverage(own, evidence)
         inside[vendor][0] += hit
         inside[vendor][1] += judged

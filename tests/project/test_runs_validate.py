@@ -341,6 +341,16 @@ def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
     assert gpu.provenance.paired == 0.081 and "the paired band is the stdlib's" in gpu.provenance.note
     # the band's evidence is these rows, not "every profile's (too few of its vendor's)": there is no other
     assert "band from its own (under 15, and no other profile's to add) 3 held-out residuals" in gpu.provenance.note
+    # three residuals cannot bound an 80% band (a trial's two rows had stated 0.995-1.003 and projected a run
+    # 28% off it): no narrower than the band of the profile the fit started from, nor its far band
+    from primus_lang.resources import data_dir
+
+    shipped = {g.name: g for g in load_program(str(data_dir("stdlib") / "hardware" / "calibrated.prx")).gpus}
+    start = shipped["h100_sxm_calibrated"].provenance
+    prov = gpu.provenance
+    assert prov.low <= start.low and prov.high >= start.high
+    assert "cannot bound an 80% band: widened to that of `h100_sxm_calibrated`" in prov.note
+    assert (prov.far_low, prov.far_high) == (start.far_low, start.far_high)
     report_json = tmp_path / "r.json"
     assert main(["calibrate", "--runs", str(path), "--folds", "3", "--json"]) == 0
     got = capsys.readouterr()
@@ -805,14 +815,28 @@ def test_a_held_out_source_is_projected_by_fits_that_never_saw_it() -> None:
             assert after[r.id] != pytest.approx(before[r.id], rel=1e-4)
 
 
-def test_calibrate_command_holds_out_sources(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources", "--json"]) == 0
+def test_calibrate_command_holds_out_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = yaml.safe_load(RUNS.read_text())
+    for i, row in enumerate(rows):
+        row["source"] = "test" if i % 2 else "other"
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    assert main(["calibrate", "--runs", str(path), "--folds", "2", "--hold-out-sources", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["holdout_sources"]
-    assert set(report["sources"]) == {"test"}
+    assert set(report["sources"]) == {"test", "other"}
     assert report["rows"] == len(report["errors"]) >= report["inside_far"] >= report["inside_judged"] >= \
         report["inside"] >= 0
-    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources"]) == 0
+    assert main(["calibrate", "--runs", str(path), "--folds", "2", "--hold-out-sources"]) == 0
     assert "leave one source out" in capsys.readouterr().out
+
+
+def test_a_single_source_is_not_held_out_against_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    # with every row of one source, "fits of the other sources" would be the starting profiles, whose error
+    # the fit has taken out: no held-out figure, and no far band measured on it (a site's own runs)
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources", "--json"]) == 0
+    assert "holdout_sources" not in json.loads(capsys.readouterr().out)
+    assert main(["calibrate", "--runs", str(RUNS), "--folds", "2", "--hold-out-sources"]) == 0
+    assert "no source has other rows to be held out against" in capsys.readouterr().out
 
 
 def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_path: Path) -> None:
