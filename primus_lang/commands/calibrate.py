@@ -85,6 +85,8 @@ class _Outcome:
     held: dict[str, object]
     unseen: dict[str, float]
     sources: dict[str, Any]
+    started: dict[str, Efficiency]  # each fitted GPU's efficiencies before the fit
+    wrote: tuple[str, ...] = ()  # the profiles ``--out`` holds, by name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -217,8 +219,9 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     host = host_shares(kept, {f.gpu: f.efficiency for f in fits})
     provs, bands = provenances(fits, runs, [(g, gpu.vendor) for g, gpu in others.items()] if pooling else [],
                                moved, spec, unseen_sources, host)
+    wrote: tuple[str, ...] = ()
     if args.out:
-        _write_profiles(args, corpus, fits, others if pooling else None, provs, moved, bands)
+        wrote = _write_profiles(args, corpus, fits, others if pooling else None, provs, moved, bands)
     held = _held_out_groups(args, corpus, log) if args.hold_out_groups else {}
     unseen: dict[str, float] = {}
     if args.hold_out_models:
@@ -228,7 +231,7 @@ def _calibrate(args: argparse.Namespace, corpus: _Corpus) -> _Outcome:
     sources = _held_out_sources(corpus, provs, unseen_sources, host) if args.hold_out_sources and unseen_sources else {}
     # rank agreement moves with the folds as much as MAPE does: every shuffle's, not only the first
     return _Outcome(runs, fits, seeds, by_seed, _cv_ranks(fits, runs), [_cv_ranks(r, runs) for r in repeats],
-                    bands, moved, siblings, held, unseen, sources)
+                    bands, moved, siblings, held, unseen, sources, dict(bases), wrote)
 
 
 def _unfitted_gpus(fits: list[Fit]) -> dict[str, Gpu]:
@@ -241,8 +244,9 @@ def _unfitted_gpus(fits: list[Fit]) -> dict[str, Gpu]:
 
 def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], others: dict[str, Gpu] | None,
                     provs: dict[str, Provenance], moved: dict[str, tuple[tuple[str, float], ...]],
-                    bands: dict[str, object]) -> None:
-    """``--out``: the fitted profiles, and with ``others`` (when pooling) their vendors' pooled ones."""
+                    bands: dict[str, object]) -> tuple[str, ...]:
+    """``--out``: the fitted profiles, and with ``others`` (when pooling) their vendors' pooled ones; their
+    names, fitted first."""
     from primus_lang.outputs import write_file
     from primus_lang.validate import to_prx, vendor_pools
 
@@ -257,8 +261,11 @@ def _write_profiles(args: argparse.Namespace, corpus: _Corpus, fits: list[Fit], 
     notes = header(setup, corpus.source, fits, corpus.runs, thin, moved, bands)
     # a site's fit is named apart from the shipped profiles it starts from (as `learn`'s), so a space or a
     # footer says which one it projects on
-    text = to_prx(fits, corpus.source, imports, pooled, provs, notes, "_site" if _site_only(args) else "_calibrated")
+    # with the user's rows in the fit (`--with-bundled` too), not the stdlib's `_calibrated` name it would shadow
+    suffix = "_site" if args.runs else "_calibrated"
+    text = to_prx(fits, corpus.source, imports, pooled, provs, notes, suffix)
     write_file(Path(args.out), text, force=args.force)
+    return tuple(f"{g}{suffix}" for g in [f.gpu for f in fits] + sorted(pooled))
 
 
 def _held_out_groups(args: argparse.Namespace, corpus: _Corpus, log: Callable[[str], None]) -> dict[str, object]:
@@ -299,6 +306,7 @@ def _json_report(args: argparse.Namespace, o: _Outcome) -> dict[str, Any]:
             "holdout_mape": held["mape"]} if held else {}),
         **({"holdout_models": _by_model(o.unseen, o.runs)} if args.hold_out_models else {}),
         **({"holdout_sources": o.sources} if o.sources else {}),
+        **({"wrote": {"file": args.out, "profiles": list(o.wrote)}} if o.wrote else {}),
         "bands": o.bands,
         **({"sibling_transfer": {g: {"sibling": near, **_errors_summary(e)} for g, (near, e) in o.siblings.items()},
             "transfer": {g: _errors_summary(e) for g, e in o.moved.items()}} if args.transfer else {}),
@@ -311,6 +319,18 @@ def _errors_summary(errors: tuple[tuple[str, float], ...]) -> dict[str, Any]:
             "errors": dict(errors)}
 
 
+def _moved(start: Efficiency, fitted: Efficiency) -> str:
+    """The efficiencies a fit moved by more than 1%, each as it started and as fitted."""
+    from primus_lang.validate import PARAMS
+
+    def shown(name: str, value: float) -> str:
+        return f"{value * 1e6:.1f} us" if name == "host_launch" else f"{value:.3g}"
+
+    moved = [f"{n} {shown(n, a)} -> {shown(n, b)}" for n in PARAMS
+             if (a := getattr(start, n)) != (b := getattr(fitted, n)) and abs(b - a) > 0.01 * max(abs(a), 1e-30)]
+    return ", ".join(moved) or "nothing by more than 1%"
+
+
 def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
     for f in o.fits:
         e = f.efficiency
@@ -318,6 +338,8 @@ def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
               f"{f.cv_mape:6.1%}  gemm_max {e.gemm_max:.3f} fp8 {e.fp8_gemm_max:.3f} fp4 {e.fp4_gemm_max:.3f} "
               f"knee {e.gemm_knee_flops:.2e} attention {e.attention:.3f} up {e.scale_up_bus:.3f} out {e.scale_out_bus:.3f} "
               f"grouped {e.grouped_gemm:.3f} host {e.host_launch * 1e6:.1f} us overlap {e.overlap_slowdown:.3f}")
+        if args.runs and f.gpu in o.started:
+            print(f"{'':12} moved from the profile it started from: {_moved(o.started[f.gpu], e)}")
     cv = [abs(e) for f in o.fits for e in f.cross_validated]
     print(f"all profiles: cross-validated MAPE {o.by_seed[0]:.1%} over {len(cv)} rows")
     _print_bands(o.bands, _site_only(args))
@@ -335,6 +357,9 @@ def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
         print("leave one source out: no source has other rows to be held out against (a fit of nothing else "
               "would project it on the profiles it started from), so no figure")
     _print_rank_agreement(o.shuffled, o.ranks, o.seeds)
+    if o.wrote:
+        print(f"wrote {args.out}: {', '.join(o.wrote)}; a space uses it with `import \"{args.out}\" ({o.wrote[0]})` "
+              f"and `gpu = {o.wrote[0]}` in its cluster (docs/projection.md, Calibration)")
 
 
 def _print_transfers(moved: dict[str, tuple[tuple[str, float], ...]],

@@ -335,6 +335,9 @@ def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
     assert main(["calibrate", "--runs", str(path), "--out", str(out), "--folds", "3"]) == 0
     got = capsys.readouterr()
     assert "paired: no pair measured" in got.out and "= nan" not in out.read_text()
+    # what it wrote, how a space uses it, and what the fit moved (a trial had diffed the file by hand)
+    assert f'wrote {out}: h100_sxm_site; a space uses it with `import "{out}" (h100_sxm_site)`' in got.out
+    assert "moved from the profile it started from: " in got.out
     from primus_lang.lower import load_program
 
     (gpu,) = load_program(str(out)).gpus
