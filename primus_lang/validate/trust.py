@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from attrs import frozen
 
 from primus_lang.diagnostics import Diagnostic
-from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, IMPLAUSIBLE, SPEC_SHEET
+from primus_lang.diagnostics.codes_projection import BEYOND_EVIDENCE, DISPATCHER_GAIN, IMPLAUSIBLE, SPEC_SHEET
 from primus_lang.ir import Candidate, Gpu, Model, Provenance, Space, provenance_items
 
 
@@ -348,6 +348,25 @@ def _fitted_on(gpu: Gpu) -> str:
     return f"`{gpu.name}` was fitted on"
 
 
+def dispatcher_warning(shown: Sequence[Candidate], model: Model | None) -> list[Diagnostic]:
+    """W6015 where candidates shown beside each other run the flex dispatcher and another one, with
+    experts spread over ranks: the projection orders them without the gain measured for flex."""
+    if model is None or model.moe is None:
+        return []
+    used = {c.moe_dispatcher for c in shown if c.ep > 1}
+    if "flex" not in used or len(used) < 2:
+        return []
+    other = sorted(used - {"flex"})[0]
+    return [Diagnostic(
+        DISPATCHER_GAIN, f"the flex dispatcher and `{other}` are compared without flex's measured gain: where "
+        "the expert group stays inside a scale-up domain they project alike",
+        notes=("DeepEP behind the flex dispatcher measured 10.7-13.0% faster than the all-to-all at EP 8 inside one "
+               "MI355X node (Primus's MoE package; validation/sweeps.yaml); ties go to the all-to-all, which "
+               "depends on fewer mechanisms",),
+        help="measure both on your cluster (`primusc calibrate --runs`), or fix `moe_dispatcher` in the space "
+             "(`primusc explain W6015`)")]
+
+
 def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
              shown: Sequence[tuple[Candidate, int, float]] = (), model: Model | None = None,
              stack: str = "") -> list[Diagnostic]:
@@ -373,6 +392,7 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
                    *((LONG_SEQUENCES,) if cand.seq_len > p.seq_max > 0 else ())),
             help="measure one such run and fit it (`primusc calibrate --runs my_runs.yaml --out site.prx`), or read "
                  "the projection as a rough guide"))
+    out += dispatcher_warning([c for c, _world, _host in shown], model)
     if gpu.provenance.basis == "spec":
         p = gpu.provenance
         band = (f"on the published runs, spec-sheet projections measured {p.low:.2f}-{p.high:.2f}x "
