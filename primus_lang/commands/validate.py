@@ -137,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
         for rid, why in (terms_of.items() if isinstance(terms_of, dict) else ()):
             terms = ", ".join(f"{name} {units.gib(size)}" for name, size in why["terms"])
             console.print(f"  {rid}: over by {units.gib(why['over_bytes'])} on its fullest rank; largest terms: {terms}")
+        said = _measured_memory(rows)
+        if said:
+            console.print(said)
     rho, ceiling = summary["spearman_by_group"], summary["spearman_ceiling_by_group"]
     if isinstance(rho, dict) and isinstance(ceiling, dict):
         for g, value in rho.items():
@@ -145,6 +148,28 @@ def run(args: argparse.Namespace) -> int:
                           f" (reachable: {'no order' if best is None else f'{best:+.2f}'})")
     _refuse_empty(rows, label)
     return status
+
+
+def _measured_memory(rows: list[Any]) -> str:
+    """The account against the memory the rows measured: where a row publishes every knob the account
+    reads, their ratio; one read at the least-memory setting of knobs it leaves out is not compared."""
+    measured = [r.memory for r in rows if not r.skipped and r.memory and r.memory.measured_bytes and r.memory.peak_bytes]
+    if not measured:
+        return ""
+    ratios = sorted(m.peak_bytes / m.measured_bytes for m in measured if m.reading == "published")
+    out = f"memory the runs measured: {len(measured)} row(s)"
+    if ratios:
+        mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+        span = f"{ratios[0]:.2f}" if len(ratios) == 1 else f"{ratios[0]:.2f}-{ratios[-1]:.2f} (median {mid:.2f})"
+        out += (f"; the account is {span} of it where a row publishes every knob the account reads"
+                + (" (a GPU's own figure holds the allocator's cache and fragments too): below what ran, a plan "
+                   "can take a point that does not fit" if mid < 0.9 else ""))
+    if len(ratios) < len(measured):
+        knobs = sorted({k for m in measured if m.reading != "published" for k, _ in m.assumed})
+        out += (f"; {len(measured) - len(ratios)} read at the least-memory setting of knobs they leave out "
+                f"({', '.join(f'`{k}`' for k in knobs)}), not compared: the run may have kept more "
+                "(validation/published_runs.md says where a row gives them)")
+    return out
 
 
 def _refuse_empty(rows: list[Any], label: str) -> None:

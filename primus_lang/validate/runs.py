@@ -419,15 +419,20 @@ def _unpublished(rec: Any, grads_known: bool) -> tuple[str, ...]:
     is recorded (``exp_avg_dtype``)."""
     info = rec if isinstance(rec, dict) else {}
     published = bool(info.get("recompute_granularity") or info.get("activation_checkpointing"))
-    return tuple(k for k, left_out in (("recompute", not published), ("main_grad_dtype", not grads_known),
+    return tuple(k for k, left_out in (("recompute", not published),
+                                       ("main_grad_dtype", not (grads_known or info.get("main_grad_dtype"))),
                                        ("optimizer_dtype", not info.get("exp_avg_dtype"))) if left_out)
 
 
 def _moments(info: dict[str, Any]) -> str:
     """Adam's moment dtype the row's recipe records (``recompute.exp_avg_dtype``), else Megatron's FP32."""
-    value = info.get("exp_avg_dtype") or "fp32"
+    return _dtype(info, "exp_avg_dtype", "fp32")
+
+
+def _dtype(info: dict[str, Any], key: str, otherwise: str) -> str:
+    value = info.get(key) or otherwise
     if value not in ("bf16", "fp32"):
-        raise WrongType(f"`recompute.exp_avg_dtype` is {value!r}, not bf16 or fp32")
+        raise WrongType(f"`recompute.{key}` is {value!r}, not bf16 or fp32")
     return str(value)
 
 
@@ -499,6 +504,8 @@ def _positive(value: Any, name: str, top: float) -> float:
     return float(value)
 
 
+# Megatron's switch that spreads tokens evenly over the experts, as a row's notes may quote it
+_FORCED = re.compile(r"moe_router_force_load_balancing\W{0,3}(true|yes|on|1)\b", re.IGNORECASE)
 # Far above any GPU's throughput (hundreds of thousands of tokens/s on a small model) and memory (288 GB)
 _MAX_TOKENS = 1e9
 _MAX_TFLOPS = 1e6  # a thousand times the densest GPU's peak
@@ -647,8 +654,11 @@ def _published(row: dict[str, Any]) -> Run:
     measured = _measured_tokens(row)
     memory_gib = (row.get("measured") or {}).get("memory_gib")
     notes = _notes(row)
-    balanced = "force-balanced" in notes or "fake balanced" in notes
+    balanced = "force-balanced" in notes or "fake balanced" in notes or bool(_FORCED.search(notes))
     release = (row.get("source_ref") or {}).get("table_version") if isinstance(row.get("source_ref"), dict) else None
+    if isinstance(memory_gib, int | float) and not isinstance(memory_gib, bool) and 0 < memory_gib < 1:
+        raise OutOfRange(f"`measured.memory_gib` is {memory_gib:g}, under 1 GiB, which no training run's GPU holds: "
+                         "a share of the GPU's memory? write GiB (the share times the GPU's capacity)")
     return Run(rid, group, measured, source=str(row.get("source", "")), framework=str(row.get("framework") or ""),
                release=str(release or ""),
                balanced=balanced,
@@ -663,7 +673,9 @@ def _unprojectable(row: dict[str, Any], notes: str, measured: float | None) -> s
     if "degraded measurement" in notes:
         # the source itself says a known regression slowed this run (e.g. a cuDNN bug in one container)
         return "degraded measurement: the source reports a known performance regression for this run"
-    if not row.get("config_complete"):
+    # a curated flag of the corpus: a row of one's own that leaves it out is judged by its fields (a trial's
+    # rows were skipped as "config_complete: false" that no one had written)
+    if row.get("config_complete") is False:
         return "config incomplete (config_complete: false)"
     if measured is None and not _flops_formula(row):
         return "no measured tokens/s/GPU"
@@ -766,7 +778,7 @@ def _candidate_of(layout: _Layout, seq: int, prec: tuple[str, str], rec: Recompu
         schedule="interleaved" if vp > 1 and pp > 1 else "1f1b",
         tp_comm_overlap=_published_switch(recipe_info, "tp_comm_overlap", nemo and tp > 1 and prec[0] != "fp4"),
         optimizer_dtype=_moments(recipe_info),
-        main_grad_dtype="bf16" if nemo else "fp32",
+        main_grad_dtype=_dtype(recipe_info, "main_grad_dtype", "bf16" if nemo else "fp32"),
         ep_comm_overlap=bool(recipe_info.get("moe_a2a_overlap")),
         # Megatron-Bridge's perf configs name the flex backend; AutoModel's notes say "DeepEP"
         moe_dispatcher="flex" if recipe_info.get("moe_flex_dispatcher_backend") or "deepep" in notes else "alltoall",
@@ -878,7 +890,7 @@ ROW_FIELDS: dict[str, frozenset[str]] = {
                             "cuda_graph_impl", "cuda_graph_scope", "moe_flex_dispatcher_backend", "moe_a2a_overlap",
                             "pp_layout", "expert_tensor_parallel_size", "activation_checkpointing", "source",
                             "recompute_layers", "activation_offload_layers", "cuda_graphs", "tp_comm_overlap",
-                            "exp_avg_dtype"}),
+                            "exp_avg_dtype", "main_grad_dtype"}),
     "measured": frozenset({"tokens_per_sec_per_gpu", "model_tflops_per_gpu", "flops_formula", "units",
                            "step_time_s", "mfu", "aggregate_pflops", "tokens_per_batch", "memory_gib"}),
 }

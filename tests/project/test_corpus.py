@@ -46,6 +46,9 @@ def _documented(heading: str) -> set[str]:
     return set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
 
 
+OWN_ROWS_ONLY = {"recompute.main_grad_dtype"}
+
+
 def test_every_field_of_the_corpus_is_documented() -> None:
     rows = yaml.safe_load(corpus.runs_file().read_text())
     cards = yaml.safe_load((corpus.folder() / "model_cards.yaml").read_text())
@@ -55,8 +58,9 @@ def test_every_field_of_the_corpus_is_documented() -> None:
     used_cards = set().union(*(_fields(c) for c in cards.values()))
     assert used_rows <= row_fields, f"undocumented row fields: {sorted(used_rows - row_fields)}"
     assert used_cards <= card_fields, f"undocumented card fields: {sorted(used_cards - card_fields)}"
-    # and the page lists no field the corpus has dropped
-    assert row_fields <= used_rows and card_fields <= used_cards
+    # and the page lists no field the corpus has dropped, but those a row of one's own gives that no
+    # published source states (a run's gradient dtype: NeMo's and Bridge's rows fix it by framework)
+    assert row_fields - OWN_ROWS_ONLY <= used_rows and card_fields <= used_cards
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     for r in rows:

@@ -868,3 +868,37 @@ def test_a_row_with_only_model_tflops_gives_tokens_by_its_sources_formula(tmp_pa
     assert runs["t_no_formula"].skip == "no measured tokens/s/GPU"
     assert runs["t_not_text"].skip == "wrong type: `measured.flops_formula` is int `5`, not text"
     assert runs["t_quoted"].skip == "wrong type: `measured.model_tflops_per_gpu` is the text '400', not a number"
+
+
+def _doc_row() -> str:
+    """The row of one's own that validation/published_runs.md shows."""
+    text = (Path(__file__).resolve().parents[2] / "validation" / "published_runs.md").read_text()
+    start = text.index("```yaml\n") + len("```yaml\n")
+    return text[start:text.index("```", start)]
+
+
+def test_the_documented_row_of_ones_own_projects_and_compares_its_memory(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial wrote its rows by trial and error: skipped for a `config_complete` it never wrote, its memory
+    never compared, its forced expert balance (as Primus's config spells it) not read."""
+    path = tmp_path / "mine.yaml"
+    path.write_text(_doc_row())
+    assert main(["validate", "--runs", str(path), "--calibrated", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["projected"] and not row.get("skipped")  # no `config_complete`: judged by its fields
+    assert row["memory"]["reading"] == "published" and row["memory"]["measured_bytes"] == round(285.5 * 2**30)
+    assert main(["validate", "--runs", str(path), "--calibrated"]) == 0
+    assert "memory the runs measured: 1 row(s); the account is " in capsys.readouterr().out
+    rows = yaml.safe_load(_doc_row())
+    (run,) = [r for r in load_runs(str(path), True) if r.id == rows[0]["id"]]
+    assert run.balanced  # `moe_router_force_load_balancing true` in its notes
+
+
+def test_a_memory_figure_under_a_gib_is_a_share_not_gib(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = yaml.safe_load(_doc_row())
+    rows[0]["measured"]["memory_gib"] = 0.9913
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(rows))
+    assert main(["validate", "--runs", str(path), "--calibrated", "--json"]) == 1
+    out = capsys.readouterr()
+    assert "`measured.memory_gib` is 0.9913, under 1 GiB" in out.err
