@@ -376,8 +376,10 @@ def _print_report(args: argparse.Namespace, o: _Outcome) -> None:
               "would project it on the profiles it started from), so no figure")
     _print_rank_agreement(o.shuffled, o.ranks, o.seeds)
     if o.wrote:
-        print(f"wrote {args.out}: {', '.join(o.wrote)}; a space uses it with `import \"{args.out}\" ({o.wrote[0]})` "
-              f"and `gpu = {o.wrote[0]}` in its cluster (docs/projection.md, Calibration)")
+        # an import is read relative to the importing file: the absolute path works from any space
+        print(f"wrote {args.out}: {', '.join(o.wrote)}; a space uses it with "
+              f"`import \"{Path(args.out).resolve()}\" ({o.wrote[0]})` and `gpu = {o.wrote[0]}` in its cluster "
+              "(or the path relative to the space's own file; docs/projection.md, Calibration)")
 
 
 def _print_transfers(moved: dict[str, tuple[tuple[str, float], ...]],

@@ -157,19 +157,19 @@ def _measured_memory(rows: list[Any]) -> str:
     if not measured:
         return ""
     ratios = sorted(m.peak_bytes / m.measured_bytes for m in measured if m.reading == "published")
-    out = f"memory the runs measured: {len(measured)} row(s)"
+    out = []
     if ratios:
         mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
         span = f"{ratios[0]:.2f}" if len(ratios) == 1 else f"{ratios[0]:.2f}-{ratios[-1]:.2f} (median {mid:.2f})"
-        out += (f"; the account is {span} of it where a row publishes every knob the account reads"
-                + (" (a GPU's own figure holds the allocator's cache and fragments too): below what ran, a plan "
-                   "can take a point that does not fit" if mid < 0.9 else ""))
+        out.append(f"memory: primusc's account is {span} of what {len(ratios)} run(s) measured"
+                   + (": below what ran, so a plan can take a point that does not fit (a GPU's own figure also "
+                      "holds the allocator's cache)" if mid < 0.9 else ""))
     if len(ratios) < len(measured):
         knobs = sorted({k for m in measured if m.reading != "published" for k, _ in m.assumed})
-        out += (f"; {len(measured) - len(ratios)} read at the least-memory setting of knobs they leave out "
-                f"({', '.join(f'`{k}`' for k in knobs)}), not compared: the run may have kept more "
-                "(validation/published_runs.md says where a row gives them)")
-    return out
+        out.append(f"memory: {len(measured) - len(ratios)} run(s) with a measured figure leave out "
+                   f"{', '.join(f'`{k}`' for k in knobs)}, so their account is not compared (the run may have kept "
+                   "more; validation/published_runs.md says where a row gives them)")
+    return "\n".join(out)
 
 
 def _refuse_empty(rows: list[Any], label: str) -> None:

@@ -99,7 +99,7 @@ def _read_primus_run(run: PrimusRun, script: Path, options: ReadOptions) -> Reci
     if not isinstance(data, dict):
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"`{found}`, the experiment the script runs, is not a YAML "
                                       "mapping", span=run.config.span, help="pass a Primus experiment"))
-    overrides, notes = _cli_overrides(run.overrides)
+    overrides, notes, spans = _cli_overrides(run.overrides)
     data = _extended(found, data, ())
     if overrides:
         modules = data.get("modules")
@@ -119,16 +119,20 @@ def _read_primus_run(run: PrimusRun, script: Path, options: ReadOptions) -> Reci
     env = dict(run.env)
     nodes, gpus = (Entry(dest, env[name], None, name) if env.get(name, "").isdigit() and len(env[name]) <= 6 else None
                    for dest, name in (("nnodes", "NNODES"), ("nproc_per_node", "GPUS_PER_NODE")))
-    return evolve(recipe, notes=(said, *run.notes, *notes, *recipe.notes), nodes=recipe.nodes or nodes,
-                  gpus_per_node=recipe.gpus_per_node or gpus)
+    # a setting the script gives is the script's: a diagnostic about it points at the script's word
+    entries = {k: evolve(e, span=spans[k] or e.span, written=f"the script's `--{k}`") if k in spans else e
+               for k, e in recipe.entries.items()}
+    return evolve(recipe, entries=entries, notes=(said, *run.notes, *notes, *recipe.notes),
+                  nodes=recipe.nodes or nodes, gpus_per_node=recipe.gpus_per_node or gpus)
 
 
-def _cli_overrides(words: tuple[Word, ...]) -> tuple[dict[str, Any], list[str]]:
+def _cli_overrides(words: tuple[Word, ...]) -> tuple[dict[str, Any], list[str], dict[str, Span | None]]:
     """Primus's command-line overrides (``--key value``, ``--key=value``, ``key=value``, a bare ``--flag``
-    true; a dotted key nests), each value read as its launcher reads it (``_cli_value``); a word whose value
-    only the running script knows is left out, and said."""
+    true), each value read as its launcher reads it (``_cli_value``), and where the script writes each; a
+    word whose value only the running script knows, or a dotted key, is left out, and said."""
     out: dict[str, Any] = {}
     notes: list[str] = []
+    spans: dict[str, Span | None] = {}  # where the script writes each override
     i = 0
     while i < len(words):
         word = words[i]
@@ -148,15 +152,21 @@ def _cli_overrides(words: tuple[Word, ...]) -> tuple[dict[str, Any], list[str]]:
             continue
         key = key.lstrip("-").strip()
         if unknown:
-            notes.append(f"the override `--{key}` reads a value only the running script knows: left out "
-                         "(`--set NAME=VALUE` gives the variable it reads)")
+            held = words[i - 1] if "=" not in item and i > 0 else word
+            named = next((w.variable for w in held.unknown if w.variable), "")
+            notes.append(f"the override `--{key}` reads a value only the running script knows: left out, so the "
+                         "experiment's own value is read and launched ("
+                         + (f"`--set {named}=VALUE` gives it)" if named else "write the value in the script)"))
             continue
-        node = out
-        *path, last = key.split(".")
-        for part in path:
-            node = node.setdefault(part, {}) if isinstance(node.get(part, {}), dict) else node
-        node[last] = _cli_value(value.strip())
-    return out, notes
+        if "." in key:
+            # Primus nests a dotted key; the Megatron backend's settings are one flat namespace, where a
+            # nested mapping would replace the setting it names (`model`, the preset's file name)
+            notes.append(f"the override `--{key}` names a nested setting, which the Megatron backend does not have: "
+                         "left out")
+            continue
+        out[key] = _cli_value(value.strip())
+        spans[key] = word.span
+    return out, notes, spans
 
 
 def _cli_value(value: str) -> Any:

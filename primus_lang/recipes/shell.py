@@ -1830,6 +1830,9 @@ def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...], tu
     (Primus's command-line overrides of the experiment's settings) and the launcher's options before its
     ``--`` (``slurm srun -N 2 -p X -t 01:00:00``); None for any other command."""
     texts = [f.text for f in fields]
+    if name.rsplit("/", 1)[-1] in ("bash", "sh") and len(fields) > 1:
+        name, texts = texts[1], texts[1:]
+        fields = fields[1:]
     if name.rsplit("/", 1)[-1] != _PRIMUS_CLI or "train" not in texts or "--config" not in texts[:-1]:
         return None
     at = texts.index("--config")
@@ -1843,12 +1846,13 @@ def _primus_run(sh: Shell, name: str, fields: list[Word], env: dict[str, str]) -
     """The experiment and overrides of a command that runs Primus's CLI or one of its example launchers
     (``bash examples/run_slurm_pretrain.sh --micro_batch_size 4``, ``EXP`` exported or given before it);
     None for any other command, or a launcher without an experiment."""
+    # `bash ./primus-cli ...` runs the same as `./primus-cli ...` (AMD's start_training_*.sh scripts)
+    script = 1 if name.rsplit("/", 1)[-1] in ("bash", "sh") and len(fields) > 1 else 0
     texts = [f.text for f in fields]
-    if name.rsplit("/", 1)[-1] == _PRIMUS_CLI and "train" in texts and "--config" in texts[:-1]:
+    if fields[script].text.rsplit("/", 1)[-1] == _PRIMUS_CLI and "train" in texts and "--config" in texts[:-1]:
         at = texts.index("--config")
         return PrimusRun(fields[at + 1], tuple(fields[at + 2:]), f"{_PRIMUS_CLI} train pretrain",
                          tuple(sorted({**sh.exported(), **env}.items())))
-    script = 1 if name.rsplit("/", 1)[-1] in ("bash", "sh") and len(fields) > 1 else 0
     if fields[script].text.rsplit("/", 1)[-1] not in _PRIMUS_LAUNCHERS:
         return None
     seen = {**sh.exported(), **env}

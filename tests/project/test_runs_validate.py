@@ -336,7 +336,7 @@ def test_a_site_fit_without_pairs_writes_a_profile_it_reads_back(tmp_path: Path,
     got = capsys.readouterr()
     assert "paired: no pair measured" in got.out and "= nan" not in out.read_text()
     # what it wrote, how a space uses it, and what the fit moved (a trial had diffed the file by hand)
-    assert f'wrote {out}: h100_sxm_site; a space uses it with `import "{out}" (h100_sxm_site)`' in got.out
+    assert f'wrote {out}: h100_sxm_site; a space uses it with `import "{out.resolve()}" (h100_sxm_site)`' in got.out
     assert "moved from the profile it started from: " in got.out
     from primus_lang.lower import load_program
 
@@ -888,7 +888,7 @@ def test_the_documented_row_of_ones_own_projects_and_compares_its_memory(tmp_pat
     assert row["projected"] and not row.get("skipped")  # no `config_complete`: judged by its fields
     assert row["memory"]["reading"] == "published" and row["memory"]["measured_bytes"] == round(285.5 * 2**30)
     assert main(["validate", "--runs", str(path), "--calibrated"]) == 0
-    assert "memory the runs measured: 1 row(s); the account is " in capsys.readouterr().out
+    assert "memory: primusc's account is " in capsys.readouterr().out
     rows = yaml.safe_load(_doc_row())
     (run,) = [r for r in load_runs(str(path), True) if r.id == rows[0]["id"]]
     assert run.balanced  # `moe_router_force_load_balancing true` in its notes

@@ -135,3 +135,37 @@ def test_a_launcher_without_an_exported_experiment_is_no_training_command(tmp_pa
 ])
 def test_override_values_read_as_primus_reads_them(text: str, value: object) -> None:
     assert _cli_value(text) == value
+
+
+def test_bash_running_primus_cli_is_primus_cli(tmp_path: Path) -> None:
+    # AMD's start_training_*.sh scripts: `bash ./primus-cli direct -- train pretrain --config "$EXP" ...`
+    run = checkout(tmp_path, """\
+export EXP=examples/megatron/configs/MI355X/llama3.1_8B-BF16-pretrain.yaml
+bash ./primus-cli direct -- train pretrain --config "$EXP" --micro_batch_size 3
+""")
+    assert read_recipe(run).entries["micro_batch_size"].value == 3
+
+
+def test_a_rule_a_script_word_breaks_points_at_the_word(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the experiment says PP 1; the script's word makes it 5, which 32 layers do not split into: the error
+    # is about the script's word, where the user wrote it, not the YAML line that says otherwise
+    run = checkout(tmp_path, """\
+export EXP=examples/megatron/configs/MI355X/llama3.1_8B-BF16-pretrain.yaml
+bash ./examples/run_pretrain.sh --pipeline_model_parallel_size=5
+""")
+    assert main(["import-recipe", str(run), "--out", str(tmp_path / "s.prx")]) == 1
+    assert f"--> {run}:2:" in capsys.readouterr().err
+
+
+def test_a_computed_override_and_a_dotted_key_are_left_out_and_said(tmp_path: Path) -> None:
+    run = checkout(tmp_path, """\
+export EXP=examples/megatron/configs/MI355X/llama3.1_8B-BF16-pretrain.yaml
+bash ./examples/run_pretrain.sh --global_batch_size $(python pick.py) --model.num_layers 26 --train_iters 5
+""")
+    recipe = read_recipe(run)
+    assert recipe.entries["global_batch_size"].value == 64  # the experiment's own, which the launch keeps
+    notes = " ".join(recipe.notes)
+    assert "`--global_batch_size` reads a value only the running script knows: left out, so the experiment's own" \
+        in notes and "(write the value in the script)" in notes
+    assert "`--model.num_layers` names a nested setting" in notes
+    assert recipe.entries["train_iters"].value == 5
