@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from statistics import median
 from typing import Any
 
 from primus_lang.commands._corpus import RUNS_HELP, add_corpus_arguments, runs_of
@@ -159,7 +160,7 @@ def _measured_memory(rows: list[Any]) -> str:
     ratios = sorted(m.peak_bytes / m.measured_bytes for m in measured if m.reading == "published")
     out = []
     if ratios:
-        mid = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+        mid = median(ratios)
         span = f"{ratios[0]:.2f}" if len(ratios) == 1 else f"{ratios[0]:.2f}-{ratios[-1]:.2f} (median {mid:.2f})"
         out.append(f"memory: primusc's account is {span} of what {len(ratios)} run(s) measured"
                    + (": below what ran, so a plan can take a point that does not fit (a GPU's own figure also "

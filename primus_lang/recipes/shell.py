@@ -67,6 +67,11 @@ class PrimusRun:
     via: str  # the command that runs it, as the script names it
     env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    launcher: tuple[str, ...] = ()  # the CLI's own options before its `--`
+
+    @property
+    def cli(self) -> bool:
+        return self.via.startswith(_PRIMUS_CLI)
 
 
 @frozen
@@ -317,8 +322,7 @@ class Shell:
         # Primus's CLI (`primus-cli ... -- train pretrain --config FILE --key value ...`), which runs an
         # experiment file primusc reads on its own: the file and the overrides the script adds to it
         # the experiment a `primus-cli ... train` line runs, its overrides, and the launcher's own options
-        self.primus_cli: tuple[str, tuple[str, ...], tuple[str, ...]] | None = None
-        self.primus_run: PrimusRun | None = None  # the same, as words an import reads
+        self.primus_run: PrimusRun | None = None
 
     def keeps_given(self, name: str, at: Span) -> bool:
         """Whether ``name`` still holds its ``--set`` value, which then takes the place of what the script
@@ -1356,7 +1360,6 @@ class _Parser:
             return _launched()
         # a command primusc does not run (`cd`, `mkdir`, `which`) is taken to succeed, as a script that
         # reaches its launch needs it to: `cd DIR && torchrun ...` launches
-        sh.primus_cli = _primus_cli(name, fields) or sh.primus_cli
         sh.primus_run = _primus_run(sh, name, fields, env) or sh.primus_run
         return _Result(0)
 
@@ -1787,15 +1790,16 @@ def read_launch(text: str, file: str, given: Mapping[str, str], positional: tupl
                  + (f", where `if {because[0]}` (line {because[1]}) held" if because is not None else ""),) \
             if exited is not None else ()
         tested = _tested_names(because[0]) if because is not None else []
+        said, later = tuple(dict.fromkeys(sh.notes)), _empty_note(sh) + _kept_note(sh)
+        cli = sh.primus_run if sh.primus_run is not None and sh.primus_run.cli else None
         raise ShellError("the script runs no training command (`torchrun`, `python ... pretrain_gpt.py`, "
                          "`run_recipe.py`)", Span(file, 1, 1, 1, 2),
                          help=f"`--set {tested[0]}=VALUE` gives the value it tests" if tested
-                         else _primus_cli_help(*sh.primus_cli) if sh.primus_cli is not None
+                         else _primus_cli_help(cli) if cli is not None
                          else "pass the script that launches training, or its command line",
-                         notes=exits + tuple(dict.fromkeys(sh.notes)) + _empty_note(sh) + _kept_note(sh)
-                         + _primus_cli_note(sh),
-                         primus=evolve(sh.primus_run, notes=tuple(dict.fromkeys(sh.notes)) + _defaults_note(sh)
-                                       + _empty_note(sh) + _kept_note(sh)) if sh.primus_run is not None else None)
+                         notes=exits + said + later + _primus_cli_note(cli),
+                         primus=evolve(sh.primus_run, notes=said + _defaults_note(sh) + later)
+                         if sh.primus_run is not None else None)
     words, env = sh.launches[-1]
     notes = [*dict.fromkeys(sh.notes), *_defaults_note(sh), *_empty_note(sh)]
     for name, whys in sh.unknown_at_launch.items():
@@ -1825,23 +1829,6 @@ def _tested_names(test: str) -> list[str]:
 _VARIABLE_READ = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _primus_cli(name: str, fields: list[Word]) -> tuple[str, tuple[str, ...], tuple[str, ...]] | None:
-    """The experiment a ``primus-cli ... train pretrain --config FILE`` command runs, with the words after it
-    (Primus's command-line overrides of the experiment's settings) and the launcher's options before its
-    ``--`` (``slurm srun -N 2 -p X -t 01:00:00``); None for any other command."""
-    texts = [f.text for f in fields]
-    if name.rsplit("/", 1)[-1] in ("bash", "sh") and len(fields) > 1:
-        name, texts = texts[1], texts[1:]
-        fields = fields[1:]
-    if name.rsplit("/", 1)[-1] != _PRIMUS_CLI or "train" not in texts or "--config" not in texts[:-1]:
-        return None
-    at = texts.index("--config")
-    config = fields[at + 1]
-    shown = config.text if not config.unknown else f"{config.text} (its value only the running script knows)"
-    launcher = tuple(texts[1:texts.index("--")]) if "--" in texts[:at] else ()
-    return shown, tuple(texts[at + 2:]), launcher
-
-
 def _primus_run(sh: Shell, name: str, fields: list[Word], env: dict[str, str]) -> PrimusRun | None:
     """The experiment and overrides of a command that runs Primus's CLI or one of its example launchers
     (``bash examples/run_slurm_pretrain.sh --micro_batch_size 4``, ``EXP`` exported or given before it);
@@ -1851,8 +1838,10 @@ def _primus_run(sh: Shell, name: str, fields: list[Word], env: dict[str, str]) -
     texts = [f.text for f in fields]
     if fields[script].text.rsplit("/", 1)[-1] == _PRIMUS_CLI and "train" in texts and "--config" in texts[:-1]:
         at = texts.index("--config")
+        # the CLI's own options before its `--` (`slurm srun -N 2 -p X -t 01:00:00`)
+        launcher = tuple(texts[script + 1:texts.index("--")]) if "--" in texts[:at] else ()
         return PrimusRun(fields[at + 1], tuple(fields[at + 2:]), f"{_PRIMUS_CLI} train pretrain",
-                         tuple(sorted({**sh.exported(), **env}.items())))
+                         tuple(sorted({**sh.exported(), **env}.items())), launcher=launcher)
     if fields[script].text.rsplit("/", 1)[-1] not in _PRIMUS_LAUNCHERS:
         return None
     seen = {**sh.exported(), **env}
@@ -1867,18 +1856,19 @@ def _primus_run(sh: Shell, name: str, fields: list[Word], env: dict[str, str]) -
     return PrimusRun(config, tuple(fields[script + 1:]), fields[script].text, tuple(sorted(launched.items())))
 
 
-def _primus_cli_help(config: str, overrides: tuple[str, ...], launcher: tuple[str, ...]) -> str:
+def _primus_cli_help(run: PrimusRun) -> str:
     """What to import for a script that runs Primus's CLI: the experiment file, with the script's overrides."""
+    config = run.config.text + (" (its value only the running script knows)" if run.config.unknown else "")
     given = "; primusc does not apply the overrides the script adds (the note lists them): write them into the experiment's " \
-            "`overrides` first" if overrides else ""
+            "`overrides` first" if run.overrides else ""
     return (f"the script runs Primus's CLI on the experiment `{config}`: import that file (`primusc import-recipe "
             f"{config}`, from the Primus checkout the script runs in){given}")
 
 
-def _primus_cli_note(sh: Shell) -> tuple[str, ...]:
-    if sh.primus_cli is None:
+def _primus_cli_note(run: PrimusRun | None) -> tuple[str, ...]:
+    if run is None:
         return ()
-    _, overrides, launcher = sh.primus_cli
+    overrides, launcher = [w.text for w in run.overrides], run.launcher
     out: tuple[str, ...] = (f"the script's overrides of the experiment: {' '.join(overrides)}",) if overrides else ()
     if launcher[:1] == ("slurm",) and any(w.startswith("-") for w in launcher):
         # where the job runs is the CLI's, which importing the experiment does not read

@@ -22,9 +22,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-from attrs import frozen
 
-from primus_lang.ir import Efficiency, Provenance, Settings
+from primus_lang.ir import Efficiency, Gpu, Provenance, Settings
 from primus_lang.validate import trust
 from primus_lang.validate.bands import (
     COVERAGE,
@@ -61,18 +60,6 @@ def host_shares(by_gpu: Mapping[str, Sequence[Run]], fitted: Mapping[str, Effici
 BOUNDED = math.ceil(round((1 + COVERAGE) / (1 - COVERAGE), 9))
 
 
-@frozen
-class _Started:
-    """The stated band of the profile a fit started from."""
-
-    gpu: str
-    low: float
-    high: float
-    paired: float
-    far_low: float
-    far_high: float
-
-
 class _Rows:
     """Row facts the band measurements group by (``host``: each row's host share, ``host_shares``; the
     ``host_bound`` a profile records is every vendor's, since the host's software is shared:
@@ -82,16 +69,13 @@ class _Rows:
         self.by_id = {r.id: r for r in runs}
         self.host_bound = {"host_bound": trust.host_bound_kinds(host, runs)} if host is not None else {}
 
-    def started(self, ids: Sequence[str]) -> _Started | None:
-        """The band of the profile ``ids``' rows were projected on before a fit (the first row's GPU, as
-        its row named it), where that profile states one measured on rows."""
+    def started(self, ids: Sequence[str]) -> Gpu | None:
+        """The profile ``ids``' rows were projected on before a fit (the first row's GPU, as its row named
+        it), where it states a band measured on rows."""
         for rid in ids:
             r = self.by_id.get(rid)
             if r is not None and r.cluster is not None:
-                prov = r.cluster.gpu.provenance
-                if prov.basis in ("fitted", "pooled"):
-                    return _Started(r.cluster.gpu.name, prov.low, prov.high, prov.paired, prov.far_low, prov.far_high)
-                return None
+                return r.cluster.gpu if r.cluster.gpu.provenance.basis in ("fitted", "pooled") else None
         return None
 
     def group(self, rid: str) -> str:
@@ -241,15 +225,16 @@ def provenances(fits: Sequence[Fit], runs: Sequence[Run], pooled: Sequence[tuple
         band = attrs.evolve(measure(evidence, cv_pairs), error=float(np.mean(np.abs([own[k] for k in sorted(own)]))))
         note = (f"{f.folds}-fold cross-validated on {len(own)} rows; band from {whose} {band.rows} "
                 f"held-out residuals; paired band from {band.pairs} pairs of rows of one model, GPU and GPU count")
-        started = rows.started(f.row_ids)
+        start = rows.started(f.row_ids)
+        started = start.provenance if start is not None else None
         mine_far = far
-        if band.rows < BOUNDED and started is not None:
+        if band.rows < BOUNDED and start is not None and started is not None:
             # too few residuals to bound an 80% interval (conformal needs 9): no narrower than the band of
             # the profile the fit started from, measured on the evidence behind it
             band = attrs.evolve(band, low=min(band.low, started.low), high=max(band.high, started.high),
                                 paired=max(band.paired, started.paired) if band.pairs else band.paired)
             note += (f"; under {BOUNDED} residuals cannot bound an {COVERAGE:.0%} band: widened to that of "
-                     f"`{started.gpu}`, the profile it was fitted from")
+                     f"`{start.name}`, the profile it was fitted from")
         if far is None and started is not None and started.far_high:
             # no other source or GPU to hold out against (a site's own runs): the far band of the profile
             # it was fitted from, measured on the sources behind it
