@@ -19,6 +19,7 @@ from primus_lang.check import (
     ruled_out_together,
     summarize,
 )
+from primus_lang.commands._options import add_cluster_argument
 from primus_lang.diagnostics import CompileError
 from primus_lang.emit import check_target, inexpressible, target_warnings
 from primus_lang.ir import Recompute, Space, serialize
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--explain", action="store_true", help="print the memory account of --point term by term")
     p.add_argument("--point", help="the candidate for --explain, e.g. `tp=2,pp=4,recompute=full(8)`")
+    add_cluster_argument(p)
     p.set_defaults(func=run)
 
 
@@ -249,7 +251,15 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
     program = load_program(file)
     spaces = [pick_space(program, args.space)] if args.space else list(program.spaces)
     if getattr(args, "explain", False) and getattr(args, "point", None):
-        return _explain_point(spaces[0], args.point, args.json, args.error_format)
+        from primus_lang.commands._capacity import on_cluster
+
+        return _explain_point(on_cluster(spaces[0], args), args.point, args.json, args.error_format)
+    if getattr(args, "cluster", None):
+        from primus_lang.diagnostics import Diagnostic
+        from primus_lang.diagnostics.codes_names import BAD_ARGUMENT
+
+        raise CompileError(Diagnostic(BAD_ARGUMENT, "`--cluster` chooses the cluster of `--explain --point`",
+                                      help="the summary counts every cluster a space's axes span"))
     summaries = [(space, summarize(space)) for space in spaces]
     from primus_lang.search import all_set_aside
 

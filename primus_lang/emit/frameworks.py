@@ -271,6 +271,18 @@ class Megatron(Framework):
     NAME = "megatron"
     PROGRAM_TEMPLATE = "megatron/program.sh.j2"
 
+    def preprocess(self, settings: Settings) -> Settings:
+        out = super().preprocess(settings)
+        grads = spelling.PARTS["main_grad_dtype.megatron_fsdp"]
+        if (out.get(spelling.PARTS["sharding.fsdp"]) is True and grads not in out
+                and grads in megatron.by_dest(self.profile.name)
+                and megatron.at_least(self.profile.name, megatron.FSDP_MAIN_GRADS_AS_GIVEN)):
+            # From this release Megatron-FSDP keeps its gradients in the dtype its flag names, and its
+            # default (`auto`) is the parameters' dtype, BF16, whatever FP32 accumulation says
+            # (MixedPrecisionPolicy, _resolve_group_grad_dtype): the candidate's dtype is written out
+            out[grads] = self.cand.main_grad_dtype
+        return out
+
     def unsupported(self) -> list[str]:
         out = super().unsupported()
         if self.deepep_on_amd():
@@ -574,7 +586,9 @@ class Primus(Framework):
             workspace = saved
             where = f"{saved.rstrip('/')}/{WORK_GROUP}/{WORK_GROUP}/{self.variables.job_name}/checkpoints"
             overrides["save"] = where
-            if resumes:
+            if resumes and "load" not in self.recipe_checkpoints:
+                # the launch's own folder (`checkpoint_dir`); an imported experiment's `load` is read as Primus
+                # reads it, where its checkpoints already are
                 overrides["load"] = where
         return {
             "work_group": WORK_GROUP,
@@ -671,9 +685,6 @@ class Bridge(Framework):
             vpp = set(paths(spelling.KNOBS["vpp"], self.version))
             written = [(p, hydra_value(self.cand.vpp) if p in vpp and self.cand.vpp > 1 else v)
                        for p, v in written]
-        if self.recipe_checkpoints:
-            # an imported script's save folder without the launch's own (Framework.__init__): none, as below
-            written = [(p, v) for p, v in written if p not in CHECKPOINT_FIELDS]
         if recorded is not None:
             named, is_config, fields = self.launched_precision(recorded)
             extra, why = precision_overrides(self.settings, named or str(precision), is_config, fields)
@@ -703,9 +714,8 @@ class Bridge(Framework):
         own = {p for p, _ in written}
         for key, carried in self.bridge_only:
             field = bridge_passthrough(key)
-            if field in CHECKPOINT_FIELDS:
-                # the launch's checkpoints are its own (`checkpoint_dir`, else none): an imported script's save
-                # folder, named for its own layout, would have saved where the launch does not load from
+            if field in CHECKPOINT_FIELDS and field in own:
+                # the launch's own checkpoint folder (`checkpoint_dir`) over the script's (Framework.__init__)
                 continue
             if field and field.startswith("train.") and f"validation.{field[6:]}" in own:
                 # TrainingConfig's deprecated copy of a ValidationConfig field is set over it at start

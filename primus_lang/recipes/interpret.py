@@ -743,6 +743,16 @@ def _dtypes(r: _Reader) -> tuple[str, str]:
     main_grad = "bf16" if r.flag(P["main_grad_dtype.bf16_reduce"]) else \
         r.choice(K["main_grad_dtype"], ("fp32", "bf16"), "fp32")
     fsdp = r.s.get(P["main_grad_dtype.megatron_fsdp"])
+    given = str(fsdp.value).lower() if fsdp is not None else "auto"
+    if (given == "auto" and r.flag(P["sharding.fsdp"]) and r.version
+            and megatron.at_least(r.version, megatron.FSDP_MAIN_GRADS_AS_GIVEN)):
+        # From this release Megatron-FSDP's default (`auto`) keeps the gradients in the parameters' dtype,
+        # BF16, whatever FP32 accumulation says (MixedPrecisionPolicy, _resolve_group_grad_dtype)
+        if main_grad != "bf16":
+            r.notes.append(f"Megatron-FSDP at {r.version} keeps its main gradients in the parameters' dtype, BF16, "
+                           "where `--megatron-fsdp-main-grads-dtype` is not given (its default `auto`): read as "
+                           "`main_grad_dtype = bf16`")
+        main_grad = "bf16"
     if fsdp is not None and str(fsdp.value).lower() == "bf16":
         # Megatron-FSDP's own gradient buffer dtype, which replaces --main-grads-dtype there: its BF16 is the
         # knob's from the release whose adapter takes it as given (before it, FP32 accumulation won)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 
@@ -68,6 +69,17 @@ def test_data_and_checkpoint_variables() -> None:
     assert o["save"] == o["load"] == f"/ckpt/run1/primusc/primusc/{experiment['exp_name']}/checkpoints"
     assert o["exit_on_missing_checkpoint"] is False
     assert "vocab_size" not in o
+
+
+def test_an_experiments_own_load_folder_is_read_where_it_is() -> None:
+    """An imported experiment's `load` is where its checkpoints already are: Primus reads it as given and
+    moves only `save` under the workspace (checkpoint_path_patches.py), so the launch does the same; a
+    round-trip trial's resumed run had been pointed at a new, empty folder."""
+    space, cand = all_cases()["llama70b_mi325x"]
+    carried = attrs.evolve(space, passthrough=(*space.passthrough, ("save", "/lustre/ckpt"), ("load", "/lustre/ckpt")))
+    experiment = yaml.safe_load(emit(carried, cand, "primus+local", context())["experiment.yaml"])
+    o = experiment["modules"]["pre_trainer"]["overrides"]
+    assert o["load"] == "/lustre/ckpt" and o["save"].startswith("/lustre/ckpt/primusc/primusc/")
 
 
 # Keys Primus reads itself: its presets' own settings (frameworks/primus) and the model provider switch

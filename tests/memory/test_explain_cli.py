@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,21 @@ def test_table_and_overflow(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", EXAMPLE, "--explain", "--point", "tp=1,pp=1,mbs=4"]) == 1
     out = capsys.readouterr().out
     assert "P5001" in out and "adam moments" in out and "act: fc1 output" in out
+
+
+def test_a_point_on_a_cluster_the_axes_span(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--cluster` puts the point on one of the clusters a space's axes span, as `project` and `explain` take
+    it: a trial's plan chose 64 nodes, and `check --explain` could only account its point on the first cluster,
+    where it did not divide the GPUs."""
+    src = tmp_path / "nodes.prx"
+    src.write_text("import models.llama3 (llama3_1_70b)\nimport clusters.nvidia (h100_x8)\n"
+                   "space s on h100_x8 {\n  model = llama3_1_70b\n  seq_len = 8192\n  gbs = 64\n  nodes : 1 | 16\n"
+                   "  tp = 4\n  pp = 4\n}\n")
+    assert main(["check", str(src), "--explain", "--point", "tp=4,pp=4", "--json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert first["violations"]
+    assert main(["check", str(src), "--explain", "--point", "tp=4,pp=4", "--cluster", "nodes=16", "--json"]) == 0
+    chosen = json.loads(capsys.readouterr().out)
+    assert not chosen["violations"] and chosen["peak"]["total"] < first["peak"]["total"]
+    assert main(["check", str(src), "--cluster", "nodes=16"]) == 1
+    assert "`--cluster` chooses the cluster of `--explain --point`" in capsys.readouterr().err

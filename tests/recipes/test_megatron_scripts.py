@@ -139,6 +139,26 @@ def test_megatron_fsdp_bf16_main_grads_by_release(tmp_path: Path, capsys: object
             in " ".join(out.read_text().split()))
 
 
+def test_megatron_fsdp_main_grads_default_and_fp32_round_trip(tmp_path: Path) -> None:
+    """From the commit Bridge v0.6 pins, Megatron-FSDP's `--megatron-fsdp-main-grads-dtype` defaults to `auto`,
+    the parameters' dtype (BF16), whatever FP32 accumulation says (MixedPrecisionPolicy at core_v0.19.0): a
+    script without it runs BF16 gradients, and a launch of FP32 ones must write the flag. A round-trip trial's
+    `--megatron-fsdp-main-grads-dtype fp32` had come back without it, training in BF16."""
+    flags = (f"{LLAMA3_8B} --global-batch-size 128 --tokenizer-type NullTokenizer --vocab-size 128256 "
+             "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion "
+             "--ckpt-format fsdp_dtensor")
+    for sub in ("core_v0.17", "core_v0.19", "fp32", "bf16"):
+        (tmp_path / sub).mkdir()
+    read = {release: baseline_point(imported_at(tmp_path / release, flags, release)) for release in
+            ("core_v0.17", "core_v0.19")}
+    assert {r: c.main_grad_dtype for r, c in read.items() if c is not None} == {"core_v0.17": "fp32", "core_v0.19": "bf16"}
+    for dtype in ("fp32", "bf16"):
+        space = imported_at(tmp_path / dtype, f"{flags} --megatron-fsdp-main-grads-dtype {dtype}", "core_v0.19")
+        cand = baseline_point(space)
+        assert cand is not None and cand.main_grad_dtype == dtype
+        assert f"--megatron-fsdp-main-grads-dtype {dtype}" in emit(space, cand, "megatron+local")["node.sh"]
+
+
 def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the_launch(tmp_path: Path) -> None:
     """megatron-core's null tokenizer counted its end-of-document token past `--vocab-size`
     (null_tokenizer.py: ``vocab_size + 1``) before core_v0.18: the recipe's model is one token larger
