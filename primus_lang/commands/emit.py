@@ -65,12 +65,16 @@ def figures(space: Space, cand: Candidate, acc: Any = None) -> tuple[dict[str, A
     has it already)."""
     from primus_lang.memory import account
     from primus_lang.project import project
+    from primus_lang.validate import trust
 
     memory: dict[str, Any] = to_data(acc if acc is not None else account(space.model, space.cluster, cand,
                                                                             space.settings))
-    full = to_data(project(space.model, space.cluster, cand, space.settings))
-    # The per-op timeline is for the report; the manifest keeps the figures and their breakdown.
+    projected = project(space.model, space.cluster, cand, space.settings)
+    full = to_data(projected)
+    # The per-op timeline is for the report; the manifest keeps the figures and their breakdown, and the band
+    # `project` and `plan` state beside them (why it is widened, where it is)
     projection = {k: v for k, v in full.items() if k != "timeline"}
+    projection["band"] = to_data(trust.band_on(space, cand, projected))
     return projection, memory
 
 
@@ -148,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
         variables=parse_vars(args.var),
     )
     files = emit(space, cand, target, ctx)
+    # what `project` says of the point's projection (W6012 beyond the profile's runs, W6003, W6010), said here too
+    from primus_lang.commands._options import warn_trust
+    from primus_lang.validate import trust
+
+    host = float(dict(projection["breakdown"]).get("host", 0.0)) / float(projection["step_time"] or 1.0)
+    warn_trust(space.cluster.gpu, [(cand.label(), float(projection["mfu"]))], args.error_format, space.model,
+               [(cand, space.cluster.world, host)], trust.target_stack(target))
     print_warnings(target_warnings(space, target) + tokenizer_warnings(space, target, parse_vars(args.var))
                    + left_out(space, cand, target, ctx), args.error_format)
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner

@@ -119,15 +119,16 @@ SITE_FIT_WORSE = register(
 DISPATCHER_GAIN = register(
     "W6015",
     "dispatcher-gain-not-projected",
-    "candidates that differ by MoE dispatcher are compared without the flex dispatcher's measured gain",
-    "primusc prices the flex dispatcher (DeepEP, HybridEP) by the traffic it saves where the expert\n"
-    "group crosses scale-up domains, and otherwise as the all-to-all dispatcher. What it does beyond that\n"
-    "is not priced: the dispatch indices computed on the GPU, with none of the all-to-all dispatcher's\n"
-    "host synchronizations. Measured inside one MI355X node (Primus's MoE package, validation/sweeps.yaml\n"
-    "`primus_dsv2*_features_mi355x`), DeepEP ran 10.7-13.0% faster than the all-to-all where both\n"
-    "project alike; candidates tied that way go to the all-to-all, which depends on fewer mechanisms\n"
-    "(`assume tie_break = speed` keeps the projected order). Measure the two on your cluster\n"
-    "(`primusc calibrate --runs`) or choose the dispatcher yourself.",
+    "candidates that differ by MoE dispatcher are compared with only part of the flex dispatcher's measured gain",
+    "primusc prices the flex dispatcher (DeepEP, HybridEP) by what it saves: the traffic where the expert\n"
+    "group crosses scale-up domains, and what megatron-core's all-to-all dispatcher does beyond it (a\n"
+    "second permutation each way by local expert, the token counts gathered and the routing\n"
+    "probabilities sent by collectives of their own). What DeepEP does beyond that is not priced: its\n"
+    "transfer kernels, and the dispatch indices computed on the GPU with fewer host synchronizations.\n"
+    "Measured inside one MI355X node (Primus's MoE package, validation/sweeps.yaml\n"
+    "`primus_dsv2*_features_mi355x`), DeepEP ran 10.7-13.0% faster than the all-to-all, where primusc\n"
+    "projects 3-4%. Measure the two on your cluster (`primusc calibrate --runs`) or choose the dispatcher\n"
+    "yourself.",
 )
 RUNS_FILE_TOO_LARGE = register(
     "P6007",

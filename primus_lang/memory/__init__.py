@@ -7,7 +7,7 @@ from primus_lang.memory.account import account
 from primus_lang.memory.explain import explain_overflow
 from primus_lang.memory.params import ModelSize, model_size
 from primus_lang.memory.prefilter import prefilter
-from primus_lang.memory.result import MemoryAccount, RankAccount, Term, usable_bytes
+from primus_lang.memory.result import MemoryAccount, RankAccount, Term, not_counted, usable_bytes
 from primus_lang.memory.schedule import inflight_microbatches
 from primus_lang.memory.stage import offload_bytes
 from primus_lang.memory.table import account_to_json, render_account
@@ -24,6 +24,7 @@ __all__ = [
     "inflight_microbatches",
     "least_memory",
     "model_size",
+    "not_counted",
     "offload_bytes",
     "prefilter",
     "render_account",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from primus_lang.ir import Candidate, Cluster, Model, Settings
 from primus_lang.memory.knobs import Knobs, from_candidate
 from primus_lang.memory.layout import head_stage
-from primus_lang.memory.result import MemoryAccount, RankAccount, Term
+from primus_lang.memory.result import MemoryAccount, RankAccount, Term, not_counted
 from primus_lang.memory.stage import LayerItems, activation_lines, layer_items
 from primus_lang.memory.states import state_terms
 
@@ -40,4 +40,4 @@ def account(model: Model, cluster: Cluster, cand: Candidate, settings: Settings)
     k = from_candidate(cand, cluster.world, cluster.gpu.fp8_layouts == "any", settings.torch_fsdp2)
     items = layer_items(model, k, settings)
     ranks = tuple(stage_account(model, cluster, cand, k, items, i) for i in range(cand.pp))
-    return MemoryAccount(ranks, cluster.gpu.hbm_capacity)
+    return MemoryAccount(ranks, cluster.gpu.hbm_capacity, not_counted(cand.cuda_graph))

@@ -36,6 +36,16 @@ class RankAccount:
         return tuple(sorted(self.terms, key=lambda t: (-t.bytes, t.name))[:n])
 
 
+def not_counted(cuda_graph: str) -> tuple[str, ...]:
+    """What a candidate's GPU holds that the account has no term for, said beside it: CUDA graphs keep each
+    captured part's static inputs and outputs and a private memory pool for what they capture, which only a
+    GPU can measure (megatron-core builds no graph on CPU)."""
+    if cuda_graph == "none":
+        return ()
+    return (f"CUDA graphs (`cuda_graph = {cuda_graph}`): their static input and output buffers and private memory "
+            "pool are not in this account; keep spare memory for them",)
+
+
 def usable_bytes(capacity: int, headroom: float) -> int:
     """HBM bytes a recipe may use when ``headroom`` (a fraction) of the capacity is kept free."""
     return capacity - math.ceil(capacity * headroom)
@@ -48,6 +58,7 @@ class MemoryAccount:
 
     ranks: tuple[RankAccount, ...]
     capacity: int
+    not_counted: tuple[str, ...] = ()  # what the GPU holds beside these terms, unmeasured (``not_counted``)
 
     @property
     def peak(self) -> RankAccount:

@@ -39,7 +39,8 @@ def render_account(account: MemoryAccount, headroom: float) -> Group:
     else:
         verdict = Text(f"does not fit: {account.peak.name} exceeds {usable:,} usable bytes by {-spare:,} bytes "
                        f"({gib(-spare)})", style="bold red")
-    return Group(*[rank_table(r) for r in ranks], verdict)
+    notes = [Text(f"note: {n}", style="yellow") for n in account.not_counted]
+    return Group(*[rank_table(r) for r in ranks], verdict, *notes)
 
 
 def account_to_json(account: MemoryAccount, headroom: float) -> dict[str, Any]:
@@ -48,6 +49,7 @@ def account_to_json(account: MemoryAccount, headroom: float) -> dict[str, Any]:
         "headroom": headroom,
         "usable": usable_bytes(account.capacity, headroom),
         "fits": account.fits(headroom),
+        "not_counted": list(account.not_counted),
         "spare": account.spare(headroom),
         "peak": {"name": account.peak.name, "stage": account.peak.stage, "total": account.peak.total},
         "ranks": [

@@ -390,6 +390,13 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
     permute = 2 * 2 * routed_tokens * width * BF16  # permute and unpermute, read + write
     tasks.add(MemoryOp("moe_permute", permute, 4), "F", routed=True)
     tasks.add(MemoryOp("moe_permute_bwd", permute, 4), "B", routed=True)
+    if sh.cand.moe_dispatcher == "alltoall" and local > 1:
+        # megatron-core's all-to-all dispatcher permutes twice each way: its tokens arrive from each rank
+        # grouped by expert, and it sorts them by local expert after the all-to-all and back before the
+        # combine (``sort_chunks_by_idxs``); DeepEP's dispatch (flex) and the all-gather dispatcher
+        # permute once (token_dispatcher.py, core 0.16)
+        tasks.add(MemoryOp("moe_sort_chunks", permute, 2), "F", routed=True)
+        tasks.add(MemoryOp("moe_sort_chunks_bwd", permute, 2), "B", routed=True)
     # router softmax/top-k and the token sort around the permutation are small kernels of their own
     tasks.add(MemoryOp("moe_router", tokens_in * moe.num_experts * 4 * 3, 4), "F", part="router")
     tasks.add(MemoryOp("moe_router_bwd", tokens_in * moe.num_experts * 4 * 3, 3), "B", part="router")
@@ -422,6 +429,16 @@ def _moe_mlp(sh: _Shapes, tasks: _Tasks, params: list[int], expert_params: list[
             for _ in ("dispatch", "combine"):
                 tasks.add(Collective("all_to_all", send, sh.ep_group, remote), phase, "ep_comm",
                           routed=True, hides_under="block")
+        if sh.cand.moe_dispatcher == "alltoall":
+            # the all-to-all dispatcher gathers every rank's token counts per expert before it
+            # dispatches, and sends the routing probabilities (FP32) by an all-to-all of their own, whose
+            # gradient returns in the backward; DeepEP carries both inside its dispatch kernel
+            counts = moe.num_experts * 8 * sh.ep
+            probs = tokens_in * moe.top_k * 4
+            tasks.add(Collective("all_gather", counts, sh.ep_group), "F", "ep_comm", routed=True)
+            for phase in ("F", "B"):
+                tasks.add(Collective("all_to_all", probs, sh.ep_group), phase, "ep_comm", routed=True,
+                          hides_under="block")
     if sh.etp > 1:
         gathered = routed_tokens * width * BF16
         for phase in ("F", "B"):

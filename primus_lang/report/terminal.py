@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from primus_lang.ir import units
+from primus_lang.memory import not_counted
 from primus_lang.report.compare import CandidateDiff
 from primus_lang.report.view import CandidateView
 
@@ -72,6 +73,9 @@ def memory_table(view: CandidateView, capacity: int, limit: int) -> Table:
     colour = "red" if peak.total > limit else "green"
     t.add_row("[bold]total[/bold]", f"[{colour}]{units.gib(peak.total).removesuffix(' GiB')}[/{colour}]",
               f"{peak.total:,}", f"limit {limit:,} B of {capacity:,} B", end_section=True)
+    notes = not_counted(dict(view.knobs).get("cuda_graph", "none"))
+    if notes:
+        t.caption, t.caption_justify = "; ".join(notes), "left"
     return t
 
 
@@ -188,6 +192,13 @@ def precision_table(gain: PrecisionGain) -> Table:
     for name, over in zip(("BF16", gain.precision.upper()), gain.over or (), strict=False):
         if over > 0:
             title += f"; in {name} it does not fit in memory (over the limit by {units.gib(over)})"
+    work = sum(b - a for _part, a, b in gain.parts)
+    host = gain.host[1] - gain.host[0]
+    if abs(host) > abs(work):
+        # a host-bound recipe: the low precision's quantize kernels are launches too, and the host's time per
+        # launch is the least measured part of a projection (W6012 says where)
+        title += (f"; the host's launches decide it ({units.signed_seconds(host)} a step of exposed host time, "
+                  f"{units.signed_seconds(work)} of GPU work)")
     caption = "GPU work per step of one rank, before overlap and the pipeline schedule"
     if any(gain.host):
         caption += (f"; beside it, host launches the GPU waits for: {units.seconds(gain.host[0])} a step in BF16, "

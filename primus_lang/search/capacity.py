@@ -278,12 +278,18 @@ def _key(space: Space, c: ClusterPlan, scores: dict[str, float]) -> tuple[float,
 def front(clusters: Sequence[ClusterPlan], against: str = "cost") -> set[str]:
     """The labels no other cluster beats on both days and ``against`` (``cost``, or ``gpus``; against GPUs
     for every cluster where one has no price: a cost and a GPU count are not compared)."""
-    ok = [c for c in clusters if c.days is not None]  # a requirement a cluster fails does not move the front
+    # a requirement a cluster fails does not move the front; without tokens to train, a cluster is as fast as
+    # the tokens it trains a second (its days are their inverse times the tokens)
+    ok = [c for c in clusters if c.days is not None or c.tokens_per_gpu is not None]
     by_cost = against == "cost" and all(c.cost is not None for c in ok)
 
     def point(c: ClusterPlan) -> tuple[float, float]:
-        assert c.days is not None
-        return c.days.value, c.cost.value if by_cost and c.cost is not None else float(c.gpus)
+        if c.days is not None:
+            slow = c.days.value
+        else:
+            assert c.tokens_per_gpu is not None
+            slow = 1 / (c.tokens_per_gpu.value * c.gpus) if c.tokens_per_gpu.value > 0 else math.inf
+        return slow, c.cost.value if by_cost and c.cost is not None else float(c.gpus)
 
     def beats(a: tuple[float, float], b: tuple[float, float]) -> bool:
         return a[0] <= b[0] and a[1] <= b[1] and a != b

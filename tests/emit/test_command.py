@@ -153,3 +153,20 @@ def test_project_point_baseline_projects_the_recipe_that_does_not_fit_by_the_acc
     assert "W5002" in out.err and "is projected though" in out.err and "0 fit in memory" in out.out
     assert run("project", str(EXAMPLE), "--point", OVERFLOWING) == 1
     assert "P5001" in capsys.readouterr().err
+
+
+def test_emit_says_how_sure_the_projection_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The launch files' manifest keeps the projection's band beside its figures, and `emit` warns as `project`
+    does where the point lies beyond the runs its profile was fitted on (a trial's host-bound dense point was
+    emitted without a word, where `plan` said W6012)."""
+    src = tmp_path / "small.prx"
+    src.write_text("import models.llama3 (llama3_8b)\nimport hardware.calibrated (gb300_calibrated)\n"
+                   "cluster c { gpu = gb300_calibrated; nodes = 2; gpus_per_node = 4 }\n"
+                   "space s on c { model = llama3_8b; seq_len = 8192; gbs = 128; precision = fp8; tp = 2; cp = 4 }\n")
+    out = tmp_path / "out"
+    assert main(["emit", str(src), "--point", "tp=2,cp=4", "--target", "megatron+local", "--out", str(out)]) == 0
+    assert "W6012" in capsys.readouterr().err
+    projection = json.loads((out / "manifest.json").read_text())["projection"]
+    band = projection["band"]
+    assert band["tokens_low"] < projection["tokens_per_gpu"] < band["tokens_high"]
+    assert any(why.startswith("host-bound") for why in band["beyond"])

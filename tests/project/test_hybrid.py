@@ -79,7 +79,11 @@ def test_latent_moe_sends_latent_tokens() -> None:
     def ep_bytes(m: Model) -> int:
         blocks = stage_ops(m, cluster(B200), cand)[0].chunks[0]
         moe = next(blk for blk in blocks if blk.name == "moe_mlp_layer")
-        return sum(t.op.bytes for t in moe.tasks if t.kind == "ep_comm")
+        # the tokens' all-to-alls; the all-to-all dispatcher's token counts and FP32 probabilities have no width
+        assert m.moe is not None
+        probs = cand.seq_len * cand.mbs * m.moe.top_k * 4
+        return sum(t.op.bytes for t in moe.tasks if t.kind == "ep_comm" and t.op.kind == "all_to_all"
+                   and t.op.bytes != probs)
 
     assert ep_bytes(MOE_HYBRID) * DENSE_HYBRID.hidden == ep_bytes(wide) * 512
 

@@ -242,6 +242,37 @@ def test_layers_are_not_shared_across_knobs_that_change_them() -> None:
     assert gather > 2 * alltoall
 
 
+def _moe_tasks(cand: Candidate) -> dict[str, list[object]]:
+    out: dict[str, list[object]] = {}
+    for stage in stage_ops(MIXTRAL_8X7B, cluster(), cand):
+        for chunk in stage.chunks:
+            for block in chunk:
+                for t in block.tasks:
+                    name = getattr(t.op, "name", t.op.kind if isinstance(t.op, Collective) else "")
+                    out.setdefault(f"{name}/{t.phase}", []).append(t.op)
+    return out
+
+
+def test_the_all_to_all_dispatcher_sorts_by_local_expert_and_exchanges_counts_and_probabilities() -> None:
+    """megatron-core's all-to-all dispatcher permutes the received tokens again by local expert (and back
+    before the combine), gathers the token counts and sends the FP32 probabilities by all-to-alls of their
+    own: DeepEP (flex) fuses all three into its dispatch, so inside one node flex projects faster; with
+    one local expert there is nothing to sort."""
+    spread = Candidate(tp=1, pp=1, ep=2, mbs=1, gbs=64, seq_len=4096)
+    alltoall = _moe_tasks(spread)
+    sort, permute = alltoall["moe_sort_chunks/F"], alltoall["moe_permute/F"]
+    assert sort and [s.bytes for s in sort] == [p.bytes for p in permute]  # type: ignore[attr-defined]
+    assert alltoall["moe_sort_chunks_bwd/B"]
+    assert len(alltoall["all_to_all/F"]) == 3 * len(alltoall["all_gather/F"])  # tokens there and back, probs
+    for other in ("flex", "allgather"):
+        tasks = _moe_tasks(spread.replace(moe_dispatcher=other))
+        assert "moe_sort_chunks/F" not in tasks and "moe_sort_chunks_bwd/B" not in tasks
+    assert "moe_sort_chunks/F" not in _moe_tasks(spread.replace(ep=8))  # one expert a rank
+    assert "all_to_all/F" in _moe_tasks(spread.replace(ep=8))
+    flex = project(MIXTRAL_8X7B, cluster(), spread.replace(moe_dispatcher="flex")).step_time
+    assert flex < project(MIXTRAL_8X7B, cluster(), spread).step_time
+
+
 def test_attention_with_learned_sinks_runs_at_its_own_efficiency() -> None:
     """Transformer Engine runs cuDNN's kernel for a learnable softmax offset, not flash attention: its
     attention takes `sink_attention` of the flash efficiency; at 1.0 the step is the sink-free one."""

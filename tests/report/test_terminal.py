@@ -191,3 +191,18 @@ def test_a_space_that_varies_its_sequence_names_it_in_every_label(tmp_path: Path
     assert len(labels) == len(set(labels)) and all("seq_len=" in label for label in labels)
     assert main(["explain", str(space), "--point", labels[0], "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["candidate"]["seq_len"] == int(labels[0].split("seq_len=")[1].split(",")[0])
+
+
+def test_the_precision_table_says_when_the_host_decides_the_ratio() -> None:
+    """A host-bound recipe's FP8 ratio moves with its launches (the quantize kernels) more than with its GEMMs: the
+    title says so, where a trial read `0.83x the tokens/s` as FP8 being slower on the GPU."""
+    from primus_lang.project.precision import PrecisionGain
+    from primus_lang.report.terminal import precision_table
+
+    def title(host: tuple[float, float]) -> str:
+        gain = PrecisionGain("fp8", "fp8 (delayed)", 10_993.0, 9_177.0, (("GEMMs", 4.0, 2.4),
+                                                                        ("quantize kernels", 0.0, 0.5)), host)
+        return str(precision_table(gain).title)
+
+    assert "the host's launches decide it (+3.700 s a step of exposed host time" in title((5.547, 9.247))
+    assert "decide it" not in title((0.1, 0.2))

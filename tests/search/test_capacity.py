@@ -176,6 +176,23 @@ def test_the_front_holds_exactly_the_clusters_no_other_beats_on_both(tmp_path: P
     assert cap.chosen == fastest.label and fastest.front
 
 
+def test_without_tokens_to_train_the_front_is_of_throughput_against_gpus(tmp_path: Path) -> None:
+    """Without `train_tokens` a cluster has no days, and a trial's table left every ★ empty under a legend that
+    defines it: the cluster's tokens a second stand for its days (their inverse)."""
+    space = load(tmp_path, "  nodes : 1 | 2 | 4\n  strategy exhaustive\n  maximize tokens_per_gpu\n")
+    cap = plan_capacity(space, None, limits_of(space), None)  # type: ignore[arg-type]
+    assert all(c.days is None and c.tokens_per_gpu is not None for c in cap.clusters)
+    marked = {c.label for c in cap.clusters if c.front}
+    assert marked and marked == front(cap.clusters)
+
+    def rate(c: object) -> float:
+        return c.tokens_per_gpu.value * c.gpus  # type: ignore[attr-defined, no-any-return]
+
+    for c in cap.clusters:
+        beaten = any(rate(o) >= rate(c) and o.gpus <= c.gpus and o.label != c.label for o in cap.clusters)
+        assert (c.label in marked) != beaten
+
+
 def test_a_tie_on_the_objective_says_how_it_was_broken(tmp_path: Path) -> None:
     # the same GPU under two names runs the same recipes at the same speed: equal days
     path = tmp_path / "space.prx"
