@@ -230,7 +230,9 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
                   "is both faster and on fewer GPUs. Each "
                   "cluster's recipe is its own search's best: on one cluster a run's days and cost both fall as its "
                   "tokens/s/GPU rises. The front is drawn over every cluster; those the requirements exclude are dimmed, "
-                  "with why in their note.")
+                  "with why in their note."
+                  + ("" if cap.train_tokens else " Without tokens to train, faster is more tokens a second over all "
+                     "of a cluster's GPUs (tokens/s/GPU times GPUs)."))
     if unpriced:
         # a cost and a GPU count are not compared: the front is on GPUs for all
         console.print(f"★ is on GPUs, as ☆ is: {', '.join(f'`{g}`' for g in unpriced)} has no `price_per_hour`, so its "

@@ -330,7 +330,10 @@ def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -
     headroom = space.headroom
     acc = account(space.model, space.cluster, cand, space.settings)
     if as_json:
-        data = {"space": space.name, "point": cand.label(), "violations": broken, **account_to_json(acc, headroom)}
+        c = space.cluster
+        data = {"space": space.name, "point": cand.label(), "violations": broken,
+                "cluster": {"name": c.name, "nodes": c.nodes, "gpus_per_node": c.gpus_per_node, "gpu": c.gpu.name},
+                **account_to_json(acc, headroom)}
         print(serialize.to_json(data))
     else:
         out = Console()

@@ -115,7 +115,14 @@ class Framework:
         # pretrained weights from its `load` (`--finetune`: weights only, from iteration 0): that stays, and the
         # launch's folder is where it saves
         tunes = "load" in carried and self.settings.get("finetune") is True
+        recipe_load = self.settings.get("load")
         self.settings.update({k: own[k] for k in (("save",) if tunes else (*CHECKPOINT_DESTS, "finetune")) if k in own})
+        # a recipe's own `load` the launch's folder replaces: said (W7025), since the run then starts from that
+        # folder, not from the checkpoint the recipe resumed (a re-trial's continued pretraining started afresh)
+        replaced = [Unrun("load", recipe_load, "the launch saves and loads in its own `checkpoint_dir`, "
+                          f"`{own['load']}`, and resumes from there, not from the recipe's folder (copy the recipe's "
+                          "checkpoint there to continue it)", "docs/emit.md, checkpoint_dir")
+                    ] if "load" in carried and not tunes and "load" in own and recipe_load != own["load"] else []
         self.recipe_checkpoints = frozenset(k for k in CHECKPOINT_DESTS if k in carried and k not in own)
         # what the user's own recipe carried: Primus drops a name Megatron lacks as the recipe's run did
         self.carried_keys = frozenset(carried)
@@ -142,7 +149,7 @@ class Framework:
             for dest in ITERATION_SCHEDULE - carried:
                 self.settings.pop(dest, None)
         # a carried setting the framework itself refuses beside this candidate's (W7025, as below)
-        self.left_unrun: list[Unrun] = self.unrun(frozenset(carried))
+        self.left_unrun: list[Unrun] = replaced + self.unrun(frozenset(carried))
         # what the version's validate_args would stop at start: a carried setting it refuses beside this
         # candidate's is left out (W7025); primusc's own settings breaking a rule refuse the emission
         self.left_out: list[LeftOut] = []

@@ -200,6 +200,7 @@ def at_least(name: str, release: str) -> bool:
 # FP32 gradient accumulation (grad_reduce_in_fp32, on unless --grad-reduce-in-bf16) set FP32 over it
 # (core_v0.17.1 to core_v0.18.2; the commit Bridge v0.6 pins, cd4afff, takes it as it is)
 FSDP_MAIN_GRADS_AS_GIVEN = "bridge_v0.6"
+FSDP_MAIN_GRADS_RELEASE = "core_v0.19"  # the first Megatron-LM release with that adapter
 
 
 # A dropless MoE sizes its dispatch by the tokens each expert received, which the alltoall and allgather

@@ -744,25 +744,22 @@ def _dtypes(r: _Reader) -> tuple[str, str]:
         r.choice(K["main_grad_dtype"], ("fp32", "bf16"), "fp32")
     fsdp = r.s.get(P["main_grad_dtype.megatron_fsdp"])
     given = str(fsdp.value).lower() if fsdp is not None else "auto"
-    if (given == "auto" and r.flag(P["sharding.fsdp"]) and r.version
-            and megatron.at_least(r.version, megatron.FSDP_MAIN_GRADS_AS_GIVEN)):
-        # From this release Megatron-FSDP's default (`auto`) keeps the gradients in the parameters' dtype,
-        # BF16, whatever FP32 accumulation says (MixedPrecisionPolicy, _resolve_group_grad_dtype)
-        if main_grad != "bf16":
+    as_given = bool(r.version) and megatron.at_least(r.version, megatron.FSDP_MAIN_GRADS_AS_GIVEN)
+    if as_given and r.flag(P["sharding.fsdp"]) and given in ("auto", "fp32", "bf16"):
+        # From this release Megatron-FSDP keeps its gradients in the dtype its own flag names, whatever FP32
+        # accumulation or --grad-reduce-in-bf16 say, and its default (`auto`) is the parameters' dtype, BF16
+        # (MixedPrecisionPolicy, _resolve_group_grad_dtype)
+        if given == "auto" and main_grad != "bf16":
             r.notes.append(f"Megatron-FSDP at {r.version} keeps its main gradients in the parameters' dtype, BF16, "
                            "where `--megatron-fsdp-main-grads-dtype` is not given (its default `auto`): read as "
                            "`main_grad_dtype = bf16`")
-        main_grad = "bf16"
-    if fsdp is not None and str(fsdp.value).lower() == "bf16":
-        # Megatron-FSDP's own gradient buffer dtype, which replaces --main-grads-dtype there: its BF16 is the
-        # knob's from the release whose adapter takes it as given (before it, FP32 accumulation won)
-        if r.version and megatron.at_least(r.version, megatron.FSDP_MAIN_GRADS_AS_GIVEN):
-            main_grad = "bf16"
-        elif main_grad != "bf16":
-            r.notes.append(f"`{fsdp.written or fsdp.dest}` bf16 is read as FP32 main gradients: at {r.version}, "
-                           "BF16 training accumulates gradients in FP32 over it (Megatron-FSDP's adapter; "
-                           f"{megatron.FSDP_MAIN_GRADS_AS_GIVEN} on takes it as given), unless "
-                           "--grad-reduce-in-bf16")
+        main_grad = "fp32" if given == "fp32" else "bf16"
+    elif given == "bf16" and main_grad != "bf16" and fsdp is not None:
+        # before that release BF16 training's FP32 accumulation won over Megatron-FSDP's own BF16
+        r.notes.append(f"`{fsdp.written or fsdp.dest}` bf16 is read as FP32 main gradients: at {r.version}, "
+                       "BF16 training accumulates gradients in FP32 over it (Megatron-FSDP's adapter; "
+                       f"Megatron-LM {megatron.FSDP_MAIN_GRADS_RELEASE} on takes it as given), unless "
+                       "--grad-reduce-in-bf16")
     optimizer = r.choice(K["optimizer_dtype"], ("fp32", "bf16"), "fp32")
     if r.has(P["optimizer_dtype.second_moment"]) and r.s[P["optimizer_dtype.second_moment"]].value != optimizer:
         r.clash(K["optimizer_dtype"], P["optimizer_dtype.second_moment"], "primusc keeps both Adam moments in one dtype")

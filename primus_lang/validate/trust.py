@@ -369,8 +369,9 @@ def dispatcher_warning(shown: Sequence[Candidate], model: Model | None) -> list[
         DISPATCHER_GAIN, f"the flex dispatcher and `{other}` are compared with only part of flex's measured gain: "
         "DeepEP's transfer kernels and fewer host synchronizations are not projected",
         notes=("DeepEP behind the flex dispatcher measured 10.7-13.0% faster than the all-to-all at EP 8 inside one "
-               "MI355X node (Primus's MoE package; validation/sweeps.yaml), where primusc projects 3-4% (the "
-               "all-to-all dispatcher's second permutation and its count and probability exchanges)",),
+               "MI355X node (Primus's MoE package; validation/sweeps.yaml), where primusc projects 3-4% on those runs "
+               "(the all-to-all dispatcher's second permutation and its count and probability exchanges; less "
+               "where a rank holds few experts, none with one)",),
         help="measure both on your cluster (`primusc calibrate --runs`), or fix `moe_dispatcher` in the space "
              "(`primusc explain W6015`)")]
 

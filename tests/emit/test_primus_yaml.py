@@ -80,6 +80,13 @@ def test_an_experiments_own_load_folder_is_read_where_it_is() -> None:
     experiment = yaml.safe_load(emit(carried, cand, "primus+local", context())["experiment.yaml"])
     o = experiment["modules"]["pre_trainer"]["overrides"]
     assert o["load"] == "/lustre/ckpt" and o["save"].startswith("/lustre/ckpt/primusc/primusc/")
+    # the launch's own folder replaces it, and says so (W7025): the run resumes there, not from the recipe's
+    from primus_lang.emit import left_out
+
+    for target in ("primus+local", "megatron+local"):
+        [said] = [d for d in left_out(carried, cand, target, context(checkpoint_dir="/ck")) if "`/ck`" in d.message]
+        assert said.code.id == "W7025" and "/lustre/ckpt" in said.message
+        assert not [d for d in left_out(carried, cand, target, context()) if "checkpoint_dir" in d.message]
 
 
 # Keys Primus reads itself: its presets' own settings (frameworks/primus) and the model provider switch

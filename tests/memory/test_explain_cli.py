@@ -47,6 +47,7 @@ def test_a_point_on_a_cluster_the_axes_span(tmp_path: Path, capsys: pytest.Captu
     assert main(["check", str(src), "--explain", "--point", "tp=4,pp=4", "--cluster", "nodes=16", "--json"]) == 0
     chosen = json.loads(capsys.readouterr().out)
     assert not chosen["violations"] and chosen["peak"]["total"] < first["peak"]["total"]
+    assert (first["cluster"]["nodes"], chosen["cluster"]["nodes"]) == (1, 16)  # which cluster each account is on
     assert main(["check", str(src), "--cluster", "nodes=16"]) == 1
     assert "`--cluster` chooses the cluster of `--explain --point`" in capsys.readouterr().err
 

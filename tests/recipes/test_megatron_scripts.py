@@ -157,6 +157,12 @@ def test_megatron_fsdp_main_grads_default_and_fp32_round_trip(tmp_path: Path) ->
         cand = baseline_point(space)
         assert cand is not None and cand.main_grad_dtype == dtype
         assert f"--megatron-fsdp-main-grads-dtype {dtype}" in emit(space, cand, "megatron+local")["node.sh"]
+    # its own flag wins over --grad-reduce-in-bf16, which Megatron-FSDP no longer reads (a re-trial's FP32 run
+    # had been read, and launched, as BF16)
+    (tmp_path / "both").mkdir()
+    both = baseline_point(imported_at(tmp_path / "both", f"{flags} --megatron-fsdp-main-grads-dtype fp32 "
+                                      "--grad-reduce-in-bf16", "core_v0.19"))
+    assert both is not None and both.main_grad_dtype == "fp32"
 
 
 def test_the_null_tokenizers_end_of_document_token_is_in_the_card_and_out_of_the_launch(tmp_path: Path) -> None:

@@ -584,13 +584,13 @@ def test_a_gpu_axis_over_a_cluster_that_states_its_nics_says_so(tmp_path: Path,
 
 BUDGETED = """import models.qwen3 (qwen3_32b)
 import clusters.nvidia (h100_x8)
-import hardware.calibrated (b200_calibrated)
+import hardware.calibrated (gb200_calibrated)
 
 space q32 on h100_x8 {
   model = qwen3_32b
   seq_len = 4096
   gbs = 1024
-  gpu : b200_calibrated { price_per_hour = 5.0 }
+  gpu : gb200_calibrated { price_per_hour = 5.0 }
   nodes : 16
   train_tokens = 10T
   precision : bf16 | fp8
@@ -612,8 +612,9 @@ space q32 on h100_x8 {
 
 def test_the_launch_is_for_the_recipe_the_clusters_row_found(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    # the row's search proves its best in 26 evaluations without judging ties; judging them spends the 30 before
+    # the row's search proves its best in 20 evaluations without judging ties; judging them spends the 30 before
     # reaching it, so the plan searches as the row did (said) rather than launch a slower recipe than the table's
+    # (on GB200: the 7 Dec refit's B200 profile let the tie search reach it first, so the case no longer arose there)
     path = tmp_path / "space.prx"
     path.write_text(BUDGETED)
     out = tmp_path / "plan"
