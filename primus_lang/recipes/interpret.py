@@ -754,7 +754,7 @@ def _dtypes(r: _Reader) -> tuple[str, str]:
                            "where `--megatron-fsdp-main-grads-dtype` is not given (its default `auto`): read as "
                            "`main_grad_dtype = bf16`")
         main_grad = "fp32" if given == "fp32" else "bf16"
-    elif given == "bf16" and main_grad != "bf16" and fsdp is not None:
+    elif given == "bf16" and main_grad != "bf16" and fsdp is not None and not as_given:
         # before that release BF16 training's FP32 accumulation won over Megatron-FSDP's own BF16
         r.notes.append(f"`{fsdp.written or fsdp.dest}` bf16 is read as FP32 main gradients: at {r.version}, "
                        "BF16 training accumulates gradients in FP32 over it (Megatron-FSDP's adapter; "
