@@ -6,6 +6,7 @@ import argparse
 import hashlib
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from primus_lang.commands._capacity import on_cluster
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import warn_trust
     from primus_lang.validate import trust
 
-    host = float(dict(projection["breakdown"]).get("host", 0.0)) / float(projection["step_time"] or 1.0)
+    host = trust.host_share(SimpleNamespace(**projection))  # the manifest's figures, read as a Projection's
     warn_trust(space.cluster.gpu, [(cand.label(), float(projection["mfu"]))], args.error_format, space.model,
                [(cand, space.cluster.world, host)], trust.target_stack(target))
     print_warnings(target_warnings(space, target) + tokenizer_warnings(space, target, parse_vars(args.var))
