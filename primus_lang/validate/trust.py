@@ -32,10 +32,11 @@ class _Row(Protocol):
     @property
     def model(self) -> Model | None: ...
 
-# The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's 204 published
-# runs measured is 52.9% (Llama 3.1 405B, FP8, on GB300; BF16 runs at most 40.3%). A projection 12
-# points above the best anyone has measured says the profile's efficiencies are wrong, not that
-# the recipe is that good.
+# The highest model-FLOP utilisation (in the GEMMs' own dtype) any of the corpus's published runs
+# measured (Llama 3.1 405B, FP8, on GB300; tests/project/test_corpus_mfu.py recomputes it). A
+# projection 12 points above the best anyone has measured says the profile's efficiencies are wrong,
+# not that the recipe is that good.
+CORPUS_MFU_MAX = 0.529
 MFU_CEILING = 0.65
 
 BASIS_WORDS = {
@@ -394,8 +395,11 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
         band = (f"the first's band is {low:.2f}-{high:.2f}x, the wider of the profile's and the errors of runs of a "
                 f"source projected by fits on the other sources{hosted}; no run of this kind has measured it"
                 if p.far_high else
-                f"the first's band stays the profile's {low:.2f}-{high:.2f}x: the profile records no far band, and no run "
-                "of this kind has measured it")
+                (f"the first's band is {low:.2f}-{high:.2f}x: the profile's, its upper side as far as a dense launch's "
+                 "cost takes the host's time (the profile records no far band); no run of this kind has measured it"
+                 if high > p.high else
+                 f"the first's band stays the profile's {low:.2f}-{high:.2f}x: the profile records no far band, and no run "
+                 "of this kind has measured it"))
         out.append(Diagnostic(
             BEYOND_EVIDENCE, f"{len(outside)} projection(s) lie beyond the runs {_fitted_on(gpu)}; "
             f"the first, `{cand.label()}`: {'; '.join(reasons)}",
@@ -416,7 +420,7 @@ def warnings(gpu: Gpu, mfu: Sequence[tuple[str, float]], fix: str,
         label, worst = max(over, key=lambda x: x[1])
         out.append(Diagnostic(
             IMPLAUSIBLE, f"{len(over)} projection(s) exceed {MFU_CEILING:.0%} MFU, up to {worst:.1%} (`{label}`)",
-            notes=("no published run in primusc's corpus of 204 measured more than 53% MFU in its GEMMs' dtype",),
+            notes=(f"no published run in primusc's corpus measured more than {CORPUS_MFU_MAX:.0%} MFU in its GEMMs' dtype",),
             help=fix))
     return out
 

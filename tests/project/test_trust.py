@@ -389,6 +389,15 @@ def test_w6012_says_when_no_far_band_widens() -> None:
     gpu = attrs.evolve(GPU, provenance=attrs.evolve(FAR, far_low=0.0, far_high=0.0))
     [w] = trust.warnings(gpu, [], "fix", [(Candidate(seq_len=32768), 64, 0.0)])
     assert "stays the profile's 0.90-1.10x" in w.notes[0]
+    # a host-bound dense candidate's upper side still reaches a dense launch's cost, and the note says so
+    from primus_lang.lower import stdlib_cards
+
+    dense = stdlib_cards()["llama3_1_8b"][1]
+    no_far = attrs.evolve(GPU, provenance=attrs.evolve(FAR, far_low=0.0, far_high=0.0, host_bound="moe"))
+    [w] = trust.warnings(no_far, [], "fix", [(Candidate(seq_len=8192), 64, 0.65)], dense)
+    high = 1 / (1 - 0.65 * (1 - trust.DENSE_LAUNCH_SHARE))
+    assert f"band is 0.90-{high:.2f}x: the profile's, its upper side as far as a dense launch's" in w.notes[0]
+    assert "stays" not in w.notes[0]
 
 
 def test_plan_marks_and_lists_the_widened_bands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
