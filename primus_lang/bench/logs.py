@@ -9,6 +9,7 @@ iterations include warm-up (compilation, allocator growth), so they are skipped.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import re
@@ -60,21 +61,31 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_JSON = '{"log":'
 _REAL = re.compile(r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _WHOLE = re.compile(r"[0-9]{1,18}", re.ASCII)
+HOST_OOM = "host out of memory"
 # How a job that did not run to the end ended, read from what its log says (the first that matches a line):
 # PyTorch's and ROCm's out-of-memory errors, Slurm's time limit and cancellation lines, Kubernetes' deadline
 # (the campaign driver appends it), and a crash: torchrun's ChildFailedError, srun's non-zero exit, the
 # driver's line for a job Kubernetes marked failed
 ENDINGS = (
-    # the device's (PyTorch, ROCm, cuBLAS), and the host's: the kernel's OOM killer, as slurmstepd and srun say it
-    ("out of memory", re.compile(r"(?i:out of memory)|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED"
-                                 r"|oom[-_]kill|\bOOMKilled\b")),
+    # the device's (PyTorch, ROCm, cuBLAS)
+    ("out of memory", re.compile(r"(?i:out of memory)|OutOfMemoryError|HIP_ERROR_OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED")),
+    # the host's: the kernel's OOM killer, as slurmstepd and srun say it (a task killed in its cgroup), the kernel
+    # itself, and Kubernetes' container status (a pod over its memory limit). Host RAM (data-loader workers,
+    # pinned buffers, a pod's limit), never the GPU's: it says nothing of the memory account
+    (HOST_OOM, re.compile(r"(?i:\boom[-_ ]?kill)|task [0-9]+: Out Of Memory|(?i:memory cgroup out of memory)"
+                          r"|Out of memory: Killed process")),
     ("timed out", re.compile(r"DUE TO TIME LIMIT|DeadlineExceeded")),
     ("cancelled", re.compile(r"CANCELLED AT")),
     # a pod the node or the scheduler put out (memory pressure, preemption), as a k8s campaign saves it
     ("evicted", re.compile(r"; pods: .*\b(?:Evicted|Preempted)\b")),
     ("crashed", re.compile(r"ChildFailedError|[Ee]xited with exit code [1-9]|primusc campaign: \S+ failed:")),
 )
-_ERROR = re.compile(r"\b(?:Error|Exception|error:)|Traceback|\b(?:HIP|CUDA|NCCL|RCCL|hip|cuda|nccl|rccl) error\b")
+_ERROR = re.compile(r"\b(?:Error|Exception|error:)|[a-z](?:Error|Exception)\b|Traceback"
+                    r"|\b(?:HIP|CUDA|NCCL|RCCL|hip|cuda|nccl|rccl) error\b")
+# what Python prints first when it raises, and the line that says what was raised (`ImportError: ...`,
+# `torch.OutOfMemoryError: ...`): the one worth quoting of a traceback
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\)")
+_RAISED = re.compile(r"(?:^|[\s:\]])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)\b:?")
 
 
 # Megatron-LM's own stops before its iteration count (megatron/training/training.py): `--exit-duration-in-mins`,
@@ -85,6 +96,17 @@ _PLANNED_EXIT = re.compile(r"exiting program (?:after [0-9.]+ minutes|at iterati
                            r"|\[after training is done\]")
 
 
+# Megatron-LM's arguments that stop a run before its iteration count (training.py's exit checks)
+_EXIT_ARGS = ("exit_duration_in_mins", "exit_interval")
+
+
+def exit_unset(log: TrainingLog) -> bool:
+    """Whether ``log``'s arguments block says the run had no exit before its iteration count (both of
+    ``_EXIT_ARGS`` printed as None): then no stop short of that count was one its settings set."""
+    said = [log.arg(name) for name in _EXIT_ARGS]
+    return all(value is not None and value.strip() == "None" for value in said)
+
+
 def planned_exit(line: str) -> bool:
     """Whether ``line`` is Megatron-LM saying it stops where its settings told it to, or that its training
     loop is done."""
@@ -92,13 +114,23 @@ def planned_exit(line: str) -> bool:
 
 
 def ending(line: str) -> str | None:
-    """The way a job ended that ``line`` says (``ENDINGS``), or None."""
+    """The way a job ended that ``line`` says (``ENDINGS``), or None. The host's OOM killer is asked
+    first: the kernel's own line (`Memory cgroup out of memory`) says "out of memory" too."""
+    host = next(pattern for cause, pattern in ENDINGS if cause == HOST_OOM)
+    if host.search(line):
+        return HOST_OOM
     return next((cause for cause, pattern in ENDINGS if pattern.search(line)), None)
 
 
 def error_line(line: str) -> bool:
     """Whether ``line`` reports an error (the first such line is why a job failed to start)."""
     return bool(_ERROR.search(line))
+
+
+def better_error(first: str, line: str) -> bool:
+    """Whether ``line`` says why a job failed better than ``first``, the error line found before it: the
+    exception a traceback's header announces."""
+    return bool(_TRACEBACK.search(first)) and not _TRACEBACK.search(line) and bool(_RAISED.search(line))
 
 
 # the iteration lines read, by the framework that prints them
@@ -108,8 +140,8 @@ FORMATS = (
     "Primus, earlier releases: the same with `tokens per GPU (tokens/s/GPU): K`, each figure followed by its "
     "running average in late 2025 (`elapsed time per iteration (ms): T/AVG`, `... (TFLOP/s/GPU): F/AVG`, "
     "`... (tokens/s/GPU): K/AVG`)",
-    "Primus, current (its print_rank_last patch): `elapsed time per iteration (ms): T/AVG`, `compute per GPU (TFLOP/s/GPU): F (avg A)`, "
-    "`tokens/s/GPU inst/harmonic mean: K/H`",
+    "Primus, current (its print_rank_last patch, v26.5.1): `elapsed time per iteration (ms): T/AVG`, `throughput per GPU "
+    "(TFLOP/s/GPU): F/AVG`, `tokens/s/GPU inst/harmonic mean: K/H` (v26.5.0: `compute per GPU (TFLOP/s/GPU): F (avg A)`)",
 )
 # which rank's log holds the iteration lines (Megatron's print_rank_last)
 PRINTING_RANK = "Megatron prints them from the last rank: a multi-node job's last node"
@@ -180,7 +212,8 @@ def parse_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
         raise CompileError(Diagnostic(
             LOG_UNREADABLE, f"`{name}` holds no iteration lines with `elapsed time per iteration (ms)`",
             notes=FORMATS,
-            help=f"pass the stdout log of the rank that prints the iteration lines ({PRINTING_RANK})",
+            help=f"pass the stdout log of the rank that prints the iteration lines ({PRINTING_RANK}); of a primusc "
+                 "campaign's job, its train.log (rank 0's arguments are read from the rank0.log beside it)",
         ))
     return log
 
@@ -286,11 +319,15 @@ class Steady:
     spread: float = 0.0  # the kept step times' interquartile range over their median: the run's noise
 
 
-def steady(log: TrainingLog, warmup: int) -> Steady:
-    """The median step time of ``log`` after warm-up. A restart (an iteration number at or below the
-    one before: the job was requeued or resumed from a checkpoint) starts a new segment whose first
-    ``warmup`` iterations are warm-up again; iterations Megatron counts as skipped or NaN, and a last
-    line the log cut off, are left out. The notes say what was dropped and where."""
+WARMUP = 5  # iterations of warm-up `learn` and `calibrate-log` leave out, at the start and after each restart
+
+
+def past_warmup(log: TrainingLog, warmup: int) -> tuple[list[Iteration], list[str]]:
+    """The logged lines of ``log`` after ``warmup`` iterations of warm-up, and a note per restart. A
+    restart (an iteration number at or below the one before: the job was requeued or resumed from a
+    checkpoint) starts a new segment whose first ``warmup`` iterations are warm-up again. A line averages
+    the iterations since the line before it (Megatron's ``log_interval``), so it is warm-up while any of
+    them is: at an interval of 1, the first ``warmup`` lines of a segment."""
     notes: list[str] = []
     segments: list[list[Iteration]] = [[]]
     for it in log.iterations:
@@ -300,9 +337,26 @@ def steady(log: TrainingLog, warmup: int) -> Steady:
                          f"its first {warmup} iterations after the restart are warm-up again")
             segments.append([])
         segments[-1].append(it)
+    steps = [b.index - a.index for segment in segments for a, b in itertools.pairwise(segment)]
+    interval = min(steps, default=1)
     kept: list[Iteration] = []
     for segment in segments:
-        kept += segment[warmup:]  # the campaign logs every iteration (log_interval 1)
+        if not segment:
+            continue
+        start = segment[0].index - interval  # the iteration the segment resumed after
+        first = start + 1
+        for it in segment:
+            if first > start + warmup:
+                kept.append(it)
+            first = it.index + 1
+    return kept, notes
+
+
+def steady(log: TrainingLog, warmup: int) -> Steady:
+    """The median step time of ``log`` after ``warmup`` iterations of warm-up (``past_warmup``);
+    iterations Megatron counts as skipped or NaN, and a last line the log cut off, are left out. The
+    notes say what was dropped and where."""
+    kept, notes = past_warmup(log, warmup)
     sick = [it for it in kept if not it.healthy]
     if sick:
         lines = ", ".join(str(it.line) for it in sick[:5]) + (" ..." if len(sick) > 5 else "")

@@ -106,10 +106,20 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
                      os.path.relpath(source.resolve(), root.resolve()))
     # a job whose launch leaves out a setting of the imported recipe says so, as `emit` does
     print_warnings(left_out(space, [job.candidate for job in jobs], target, ctx), args.error_format)
+    # the logs of an earlier campaign in this folder stay (--force replaces what primusc wrote, never a run's
+    # log), and `learn` would read them as these jobs'
+    earlier = sorted(str(p.relative_to(root)) for p in root.glob("job-*/*.log")) if root.is_dir() else []
     # written from --out, not from the campaign folder: a link planted as `campaign` is refused as any
     # link below --out is, not followed
     written = write_files(out, {f"{FOLDER}/{rel}": text for rel, text in files.items()},
                           force=lambda rel: replace(out / rel), executable=executable)
+    if earlier:
+        import sys
+
+        print(f"note: `{root}` already holds {len(earlier)} log(s) of an earlier campaign ({', '.join(earlier[:3])}"
+              f"{', ...' if len(earlier) > 3 else ''}): `primusc learn` would read them as these jobs'; move them "
+              "away before running the new jobs (learn notes a log written before the campaign's manifest)",
+              file=sys.stderr)
     short = f" ({len(jobs)} of the {args.shortlist} asked: the others are not evaluated or the target cannot " \
             "express them)" if len(jobs) < args.shortlist else ""
     return [str(p) for p in written], (f"campaign: {len(jobs)} jobs{short} in {root}; run them, then "

@@ -18,7 +18,8 @@ ENDINGS_KEPT = 64  # the lines naming an end a log's reader keeps, the last ones
 
 @functools.cache
 def rank_of_end(how: str) -> int:
-    """How telling an end is, ``bench.ENDINGS``' order: out of memory, a time limit, a cancel, a bare crash."""
+    """How telling an end is, ``bench.ENDINGS``' order: the device's or the host's memory, a time limit, a
+    cancel, a bare crash."""
     from primus_lang.bench import ENDINGS
 
     return [name for name, _ in ENDINGS].index(how)
@@ -42,7 +43,7 @@ class LogLines:
         self.endings: deque[tuple[int, str, str]] = deque(maxlen=ENDINGS_KEPT)
 
     def __iter__(self) -> Iterator[str]:
-        from primus_lang.bench import ending, error_line, planned_exit
+        from primus_lang.bench import better_error, ending, error_line, planned_exit
 
         for number, line in enumerate(self.lines, 1):
             text = line.strip()
@@ -53,7 +54,7 @@ class LogLines:
                     if not self.ended or rank_of_end(how) < rank_of_end(self.ended):
                         self.ended, self.ending_line = how, text
                     self.endings.append((number, how, text))
-                if not self.first_error and error_line(text):
+                if error_line(text) and (not self.first_error or better_error(self.first_error, text)):
                     self.first_error = text
                 self.exited = self.exited or planned_exit(text)
             yield line

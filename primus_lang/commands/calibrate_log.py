@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from primus_lang.bench import WARMUP
 from primus_lang.commands._log_lines import LogLines
 from primus_lang.commands._options import add_oracle_arguments, natural, oracle_kind
 from primus_lang.ir import serialize
@@ -30,7 +31,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--space", required=True, help="a .prx file whose space names the model and cluster")
     p.add_argument("--name", help="which space of the file (default: the only one)")
     add_oracle_arguments(p)
-    p.add_argument("--skip", type=natural, default=1, help="logged iterations to drop as warm-up, at the start and after each restart (default 1)")
+    p.add_argument("--warmup", "--skip", type=natural, default=WARMUP, dest="warmup",
+                   help=f"iterations left out as warm-up, at the start and after each restart (default {WARMUP}, "
+                        "as `learn`)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -51,19 +54,19 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in args.logs:
         lines = LogLines(Path(name))
-        log = parse_log(lines, name)
+        log = _with_first_rank(parse_log(lines, name), Path(name))
         _say_unfinished(lines, log, name)
         refuse_other_model(space, log, name)
         cand = _ran(log, space, name)
         refuse_illegal(space, cand, log, name)
         proj = project(space.model, space.cluster, cand, space.settings, oracle=oracle)
         # `learn`'s reading: a restart's first iterations are warm-up again, skipped and NaN ones left out
-        st = steady(log, args.skip)
+        st = steady(log, args.warmup)
         if not st.kept:
             raise CompileError(Diagnostic(LOG_UNREADABLE, f"`{name}`: no steady iteration among the {st.logged} "
-                                          f"it logs, after {args.skip} of warm-up per run or restart and those with "
+                                          f"it logs, after {args.warmup} iteration(s) of warm-up per run or restart and those with "
                                           "skipped or NaN iterations", notes=st.notes,
-                                          help="pass a longer log, or a smaller --skip"))
+                                          help="pass a longer log, or a smaller --warmup"))
         for note in st.notes:
             print(f"note: `{name}`: {note}", file=sys.stderr)
         off = Offset(name, st.seconds, proj.step_time)
@@ -83,6 +86,30 @@ def run(args: argparse.Namespace) -> int:
           "`plan --shortlist N` writes (docs/projection.md, Learn from your runs); or write each run as a row of a runs file "
           "(validation/published_runs.md) and `primusc calibrate --runs FILE --with-bundled --out site.prx`")
     return 0
+
+
+def _with_first_rank(log: TrainingLog, path: Path) -> TrainingLog:
+    """``log`` with the arguments block of rank 0's log beside it where it prints none itself: a multi-node
+    campaign job (Kubernetes, local) saves the printing rank's stdout as its log and rank 0's, which prints
+    the arguments, apart (``learn`` reads the two the same way)."""
+    import sys
+
+    from primus_lang.bench import read_log
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.emit import FIRST_RANK_LOG
+
+    first = path.with_name(FIRST_RANK_LOG)
+    if log.args or not first.is_file() or first.resolve() == path.resolve():
+        return log
+    try:
+        peer = read_log(LogLines(first), str(first))
+    except CompileError:
+        return log
+    if not peer.args:
+        return log
+    print(f"note: `{path}` prints no arguments block: the recipe is read from rank 0's `{first}` beside it",
+          file=sys.stderr)
+    return attrs.evolve(log, args=peer.args, arg_lines=())
 
 
 def _say_unfinished(lines: LogLines, log: TrainingLog, name: str) -> None:

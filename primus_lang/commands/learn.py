@@ -23,6 +23,7 @@ from typing import Any
 
 from attrs import frozen
 
+from primus_lang.bench import WARMUP
 from primus_lang.commands._log_lines import LogLines, rank_of_end
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
@@ -60,8 +61,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", default=None, help="the site profile to write (default: CAMPAIGN/site.prx)")
     p.add_argument("--name", default=None, help="the profile's name (default: <starting profile>_site)")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
-    p.add_argument("--warmup", type=natural, default=5,
-                   help="iterations of each run (and of each restart) left out as warm-up (default 5)")
+    p.add_argument("--warmup", type=natural, default=WARMUP,
+                   help=f"iterations of each run (and of each restart) left out as warm-up (default {WARMUP})")
     p.add_argument("--partial", action="store_true",
                    help="learn from the jobs with usable logs and list the others, instead of stopping")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -79,8 +80,17 @@ def _origin(folder: Path) -> str:
 
 def read_manifest(folder: Path) -> dict[str, Any]:
     from primus_lang.datafiles import DataCodes, loads_json, read_text
+    from primus_lang.emit import FOLDER
 
+    if folder.name == "manifest.json" and folder.is_file():
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` is a manifest, not a campaign folder",
+                                      help=f"pass the folder that holds it: primusc learn {shlex.quote(str(folder.parent))}"))
     path = folder / "manifest.json"
+    if (folder / FOLDER / "manifest.json").is_file():
+        # the plan's own folder: its manifest.json is the plan's, the campaign one level down
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` is the plan's folder; its campaign is "
+                                      f"`{folder / FOLDER}`",
+                                      help=f"primusc learn {shlex.quote(str(folder / FOLDER))}"))
     if not path.exists():
         raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` holds no manifest.json",
                                       help="pass the folder `primusc plan --shortlist K` wrote (<out>/campaign)"))
@@ -165,7 +175,15 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     a ``CompileError`` naming the file when it cannot be measured otherwise (``space``: the campaign's,
     whose model and GPU count an arguments block must state, where it prints them, and whose model says
     whether its MoE settings are the recipe's; ``partial``: --partial was given, so no help offers it)."""
-    from primus_lang.bench import PRINTING_RANK, candidate_from_log, other_model, parse_log, read_log, steady
+    from primus_lang.bench import (
+        PRINTING_RANK,
+        candidate_from_log,
+        exit_unset,
+        other_model,
+        parse_log,
+        read_log,
+        steady,
+    )
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.frameworks import spelling
     from primus_lang.ir import Candidate
@@ -243,7 +261,9 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
     # it ran to its end: every iteration it was to train, or Megatron's own planned exit (the launch's
     # exit before the scheduler's kill); what dies after that is teardown, not the recipe
     all_done = 0 < last.total <= last.index
-    exited = lines.exited or peer_exited
+    # a stop short of the count is the settings' own only where the arguments set an exit (a log whose block
+    # says none, e.g. a pod's deadline beside rank 0's `[after training is done]`, was stopped from outside)
+    exited = (lines.exited or peer_exited) and (all_done or not exit_unset(recipe_log))
     finished = all_done or exited
     # an end named before the last iteration is one the run went on from (a requeue resumed it); rank 0's
     # log (a multi-node Kubernetes job's) holds no iteration line to place its end against, and tells more
@@ -302,6 +322,35 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
                   max(x.max_allocated for x in logs), max(x.max_reserved for x in logs))
 
 
+# how much earlier than the manifest a log may have been written and still be this campaign's: a copy of the
+# folder (cp -r, a git checkout) stamps its files in its own order, never minutes apart
+STALE_S = 60.0
+
+
+def _older_than(folder: Path, job: dict[str, Any]) -> list[str]:
+    """A note where job's log was last written before the campaign's manifest: a job runs after `plan`
+    writes its campaign, so such a log is an earlier campaign's in the same folder (`plan --force` keeps
+    the logs it did not write), which may have run another container or recipe."""
+    try:
+        written = (folder / "manifest.json").stat().st_mtime
+        logged = (folder / job["log"]).stat().st_mtime
+    except OSError:
+        return []
+    if logged >= written - STALE_S:
+        return []
+    return [f"job {job['index']} ({job['log']}): the log was last written {_ago(written - logged)} before the "
+            "campaign's manifest: it is an earlier campaign's run in this folder, not this one's, unless the files "
+            "were copied with their times; rerun the job to measure this campaign's"]
+
+
+def _ago(seconds: float) -> str:
+    for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n > 1 else ''}"
+    return f"{seconds:.0f} s"
+
+
 def _node_logs(path: Path) -> list[Any]:
     """The other nodes' logs a local campaign saves beside a job's (``node<R>.log``), read for their memory
     lines; one that cannot be read is left out."""
@@ -318,7 +367,9 @@ def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, cluster: An
     """Where the log's own tokens/s/GPU (Primus prints it) disagrees with what its step time gives over the
     campaign's GPUs by more than a quarter: (printed, derived, the GPU count that would agree). A log of
     another job's GPU count with the same global batch passes every other check (no arguments block)."""
-    printed = [it.tokens_per_gpu for it in log.iterations[warmup:] if it.tokens_per_gpu]
+    from primus_lang.bench import past_warmup
+
+    printed = [it.tokens_per_gpu for it in past_warmup(log, warmup)[0] if it.tokens_per_gpu]
     if not printed or not seconds > 0:
         return None
     from primus_lang.validate import tokens_per_gpu
@@ -332,9 +383,15 @@ def _printed_world(log: Any, warmup: int, cand: Any, seconds: float, cluster: An
 
 def _rerun(how: str) -> str:
     """What rerunning a job that stopped takes, by how it stopped."""
+    from primus_lang.bench import HOST_OOM
+
     if how == "out of memory":
         return ("it does not fit this cluster as it is: a larger `fits memory headroom` keeps such points out of the "
                 "space's plans")
+    if how == HOST_OOM:
+        return ("the node's host memory ran out (the kernel's OOM killer), not the GPU's, so the memory account is not in "
+                "question: give the job more host memory (a site's `memory_request` on Kubernetes, the partition's "
+                "memory on Slurm) or fewer data-loader workers, then rerun it to measure it")
     if how == "timed out":
         return "rerun it with a longer time limit (`--campaign-var time_limit=HH:MM:SS`) to measure it"
     if how == "evicted":
@@ -448,6 +505,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         spreads[job["index"]] = ran.spread
         notes += [f"job {job['index']} ({job['log']}): {n}" for n in ran.notes]
+        notes += _older_than(folder, job)
         if ran.allocated or ran.reserved:
             notes.append(_memory_measured(space, cand, job["index"], ran))
         measured.append(Measured(job["index"], job["label"], cand, tokens_per_gpu(cand, cluster, ran.seconds),

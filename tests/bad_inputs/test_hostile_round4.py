@@ -215,7 +215,7 @@ def test_skip_past_the_logged_iterations_is_refused(tmp_path: Path, capsys: pyte
     log = tmp_path / "run.log"
     shutil.copy(ARGS, log)
     code, out = _run(["calibrate-log", str(log), "--space", str(space), "--skip", "99"], capsys)
-    assert code == 1 and "no steady iteration among the 4 it logs, after 99 of warm-up per run or restart" in out
+    assert code == 1 and "no steady iteration among the 4 it logs, after 99 iteration(s) of warm-up per run or restart" in out
     assert main(["calibrate-log", str(log), "--space", str(space), "--skip", "3"]) == 0
 
 

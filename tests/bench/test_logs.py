@@ -59,13 +59,32 @@ space s on c { model = llama3_1_8b; seq_len = 8192; gbs = 128 }
 def test_calibrate_log_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     space = tmp_path / "s.prx"
     space.write_text(SPACE)
-    assert main(["calibrate-log", str(MEGATRON), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     run = out["runs"][0]
     assert run["measured_s"] == pytest.approx(18.905)
     assert run["factor"] == pytest.approx(run["measured_s"] / run["projected_s"])
     assert out["factor"] == pytest.approx(run["factor"])
-    assert main(["calibrate-log", str(tmp_path / "missing.log"), "--space", str(space)]) == 1
+    assert main(["calibrate-log", str(tmp_path / "missing.log"), "--warmup", "1", "--space", str(space)]) == 1
+
+
+def test_calibrate_log_reads_the_arguments_from_rank_0s_log_beside_the_printing_ranks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A multi-node Kubernetes campaign job saves the printing rank's stdout (train.log) and rank 0's (rank0.log)
+    apart: a trial found calibrate-log refusing each, with hints that contradicted each other."""
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    text = MEGATRON.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(text) if " iteration " in line)
+    (tmp_path / "rank0.log").write_text("".join(text[:at]))
+    (tmp_path / "train.log").write_text("".join(text[at:]))
+    assert main(["calibrate-log", str(tmp_path / "train.log"), "--warmup", "1", "--space", str(space), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"][0]["candidate"] == "tp=2,mbs=2,recompute=selective"
+    assert "recipe is read from rank 0's" in captured.err
+    assert main(["calibrate-log", str(tmp_path / "rank0.log"), "--space", str(space)]) == 1
+    assert "its train.log (rank 0's arguments are read from the rank0.log beside it)" in " ".join(
+        capsys.readouterr().err.split())
 
 
 def test_calibrate_log_says_a_job_that_did_not_finish(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,10 +94,10 @@ def test_calibrate_log_says_a_job_that_did_not_finish(tmp_path: Path, capsys: py
     killed = tmp_path / "killed.log"
     killed.write_text(MEGATRON.read_text()
                       + "slurmstepd: error: *** JOB 4711 ON node7 CANCELLED AT 2025-03-02T10:04:00 DUE TO TIME LIMIT ***\n")
-    assert main(["calibrate-log", str(killed), "--space", str(space)]) == 0
+    assert main(["calibrate-log", str(killed), "--warmup", "1", "--space", str(space)]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "timed out after iteration 4 of 50" in err and "did not finish" in err
-    assert main(["calibrate-log", str(MEGATRON), "--space", str(space)]) == 0
+    assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space)]) == 0
     assert "did not finish" not in capsys.readouterr().err
 
 
@@ -88,20 +107,20 @@ def test_calibrate_log_reads_a_requeued_run_and_a_utf16_log(tmp_path: Path, caps
     UTF-16, which was read as holding no iteration lines."""
     space = tmp_path / "s.prx"
     space.write_text(SPACE)
-    assert main(["calibrate-log", str(MEGATRON), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space), "--json"]) == 0
     clean = json.loads(capsys.readouterr().out)["runs"][0]["measured_s"]
     lines = MEGATRON.read_text().splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if "elapsed time per iteration" in line)
     slow = lines[first].replace("elapsed time per iteration (ms): ", "elapsed time per iteration (ms): 9")
     requeued = tmp_path / "requeued.log"
     requeued.write_text("".join(lines[:first] + [slow] * 3 + lines[first:]))  # three attempts died at iteration 1
-    assert main(["calibrate-log", str(requeued), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(requeued), "--warmup", "1", "--space", str(space), "--json"]) == 0
     got = capsys.readouterr()
     assert json.loads(got.out)["runs"][0]["measured_s"] == clean
     assert "the run restarted" in got.err
     utf16 = tmp_path / "utf16.log"
     utf16.write_bytes(MEGATRON.read_text().replace("\n", "\r\n").encode("utf-16"))  # with its byte-order mark
-    assert main(["calibrate-log", str(utf16), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(utf16), "--warmup", "1", "--space", str(space), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"][0]["measured_s"] == clean
 
 
@@ -110,7 +129,7 @@ def test_calibrate_log_reads_an_interleaved_pipeline(capsys: pytest.CaptureFixtu
     from primus_lang.resources import data_dir
 
     space = data_dir("examples") / "llama3_1_70b_mi325x.prx"
-    assert main(["calibrate-log", str(PRIMUS), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(PRIMUS), "--warmup", "1", "--space", str(space), "--json"]) == 0
     run = json.loads(capsys.readouterr().out)["runs"][0]
     assert "vpp=2" in run["candidate"] and "schedule=interleaved" in run["candidate"]
 
@@ -128,7 +147,7 @@ def test_a_dense_models_log_ran_no_expert_layout(tmp_path: Path, capsys: pytest.
         path.write_text(text)
         space = tmp_path / "s.prx"
         space.write_text(SPACE)
-        assert main(["calibrate-log", str(path), "--space", str(space)]) == 0, capsys.readouterr().err
+        assert main(["calibrate-log", str(path), "--warmup", "1", "--space", str(space)]) == 0, capsys.readouterr().err
     # an MoE model's ETP equal to TP is Megatron's default, the knob's 0
     assert candidate_from_log(parse_log(text.replace("expert_tensor_parallel_size ..................... 1",
                                                      "expert_tensor_parallel_size ..................... 2")),
@@ -186,13 +205,13 @@ def test_a_log_without_arguments_ran_the_spaces_recipe(tmp_path: Path, capsys: p
     log.write_text("".join(PRIMUS_NOW.format(i=i, ms=f"{21000.0 + i:.1f}") for i in range(1, 5)))
     space = tmp_path / "s.prx"
     space.write_text(SPACE)
-    assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
+    assert main(["calibrate-log", str(log), "--warmup", "1", "--space", str(space)]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "P6804" in err  # no recipe to read it as, rather than one of defaults
     # a trial's Bridge user was told to pass the whole stdout, which for Bridge holds no arguments either
     assert "Megatron-Bridge prints no arguments block: pass a space whose `baseline`" in err
     space.write_text(SPACE.replace("gbs = 128 }", "gbs = 64; baseline { tp = 2; mbs = 1 } }"))
-    assert main(["calibrate-log", str(log), "--space", str(space), "--json"]) == 0
+    assert main(["calibrate-log", str(log), "--warmup", "1", "--space", str(space), "--json"]) == 0
     got = capsys.readouterr()
     assert json.loads(got.out)["runs"][0]["candidate"].startswith("tp=2")
     assert "read as space `s`'s recipe, tp=2" in got.err and "global batch of 128" in got.err
@@ -275,14 +294,14 @@ def test_a_restart_logging_an_iteration_again_is_still_a_restart() -> None:
 def test_a_log_of_another_model_or_gpu_count_is_p6014(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     space = tmp_path / "s.prx"
     space.write_text(SPACE.replace("llama3_1_8b", "llama3_2_1b"))  # 16 layers where the log ran 32
-    assert main(["calibrate-log", str(MEGATRON), "--space", str(space)]) == 1
+    assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space)]) == 1
     err = capsys.readouterr().err
     assert "P6014" in err and "num_layers 32 (space `s`: 16)" in err and f"{MEGATRON.name}:10:" in err
     log = tmp_path / "sixteen.log"
     log.write_text(MEGATRON.read_text().replace("  micro_batch_size ...", "  world_size ...................... 16\n"
                                                 "  micro_batch_size ...", 1))
     space.write_text(SPACE)
-    assert main(["calibrate-log", str(log), "--space", str(space)]) == 1
+    assert main(["calibrate-log", str(log), "--warmup", "1", "--space", str(space)]) == 1
     assert "world_size 16 (space `s`: 8)" in capsys.readouterr().err
 
 
@@ -318,3 +337,35 @@ def test_the_cross_entropy_kernel_is_read_from_the_arguments() -> None:
                  + line.replace("sequence_parallel", "cross_entropy_fusion_impl").rsplit(" ", 1)[0] + f" {impl}")
         log = parse_log(text.replace(line, line + "\n" + extra))
         assert candidate_from_log(log, moe=False).cross_entropy == kernel
+
+
+def test_a_failed_start_quotes_the_exception_not_the_traceback_header(tmp_path: Path) -> None:
+    from primus_lang.commands._log_lines import LogLines
+
+    path = tmp_path / "train.log"
+    path.write_text("[rank5]: Traceback (most recent call last):\n"
+                    '[rank5]:   File "pretrain_gpt.py", line 303, in <module>\n'
+                    "[rank5]: ImportError: libtransformer_engine.so: undefined symbol: foo\n"
+                    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+                    "srun: error: node001: task 0: Exited with exit code 1\n")
+    lines = LogLines(path).read_through()
+    assert lines.cause() == "failed to start"
+    assert lines.said() == "[rank5]: ImportError: libtransformer_engine.so: undefined symbol: foo"
+    # a bare header with nothing raised after it is still what the log says
+    path.write_text("Traceback (most recent call last):\nsrun: error: n1: task 0: Exited with exit code 1\n")
+    assert LogLines(path).read_through().said() == "Traceback (most recent call last):"
+
+
+@pytest.mark.parametrize(("line", "how"), [
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. Some of the step tasks have been OOM Killed.",
+     "host out of memory"),
+    ("srun: error: node-001: task 0: Out Of Memory", "host out of memory"),
+    ("primusc campaign: pytorchjob/j failed: R: M; pods: j-worker-0 OOMKilled (exit 137)", "host out of memory"),
+    ("[Mon Dec  7] Memory cgroup out of memory: Killed process 4242 (python)", "host out of memory"),
+    ("[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "out of memory"),
+    ("RuntimeError: HIP out of memory. Tried to allocate 1.00 GiB", "out of memory"),
+])
+def test_the_hosts_out_of_memory_is_told_from_the_gpus(line: str, how: str) -> None:
+    from primus_lang.bench import ending
+
+    assert ending(line) == how

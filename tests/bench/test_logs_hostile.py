@@ -33,7 +33,7 @@ def calibrate(tmp_path: Path, log_text: str | bytes, capsys: pytest.CaptureFixtu
         log.write_bytes(log_text)
     else:
         log.write_text(log_text)
-    code = main(["--error-format", "json", "calibrate-log", str(log), "--space", str(space), "--json"])
+    code = main(["--error-format", "json", "calibrate-log", str(log), "--warmup", "1", "--space", str(space), "--json"])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err

@@ -152,4 +152,4 @@ def test_a_failed_job_says_why_its_pods_ended_and_a_leftover_job_is_deleted_firs
     assert log.splitlines()[-1].endswith("1 Worker replica(s) failed.; pods: job-worker-1 Evicted Error (exit 137), "
                                          "job-worker-3 Evicted Completed (exit 0)")
     assert ending(log.splitlines()[-1]) == "evicted"
-    assert ending("primusc campaign: pytorchjob/j failed: R: M; pods: j-worker-0 OOMKilled (exit 137)") == "out of memory"
+    assert ending("primusc campaign: pytorchjob/j failed: R: M; pods: j-worker-0 OOMKilled (exit 137)") == "host out of memory"

@@ -9,7 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from primus_lang.bench.logs import parse_log, steady
+from primus_lang.bench.logs import WARMUP, parse_log, past_warmup, steady
 from primus_lang.cli import main
 from primus_lang.ir import Provenance
 from tests.campaign.loop import SPACE
@@ -45,6 +45,17 @@ def test_a_restart_starts_a_new_warm_up() -> None:
     st = steady(parse_log(log(first + second)), 2)
     assert st.kept == 10 + 21 and st.seconds == pytest.approx(2.1)
     assert any("iteration 8 after 12: the run restarted" in n for n in st.notes)
+
+
+def test_warm_up_counts_iterations_whatever_the_logging_interval() -> None:
+    # every 10th iteration logged, each line the average since the last: the first holds warm-up iterations 1-5
+    text = log([(10, 5000.0)] + [(i, 2000.0 + i) for i in range(20, 101, 10)])
+    kept, _ = past_warmup(parse_log(text), WARMUP)
+    assert [it.index for it in kept] == list(range(20, 101, 10))
+    # at an interval of 1, the first WARMUP lines, as before; a restart's resume point starts its own
+    assert [it.index for it in past_warmup(parse_log(log([(i, 2000.0) for i in range(1, 9)])), 5)[0]] == [6, 7, 8]
+    restarted = log([(i, 2000.0) for i in range(10, 51, 10)] + [(i, 2000.0) for i in range(30, 61, 10)])
+    assert [it.index for it in past_warmup(parse_log(restarted), 5)[0]] == [20, 30, 40, 50, 40, 50, 60]
 
 
 def test_skipped_and_nan_iterations_are_left_out() -> None:
@@ -250,7 +261,9 @@ def test_jobs_that_failed_are_reported_with_how_they_ended_and_never_ranked(
                                                "srun: error: node1: task 0: Exited with exit code 1\n")
     assert main(["learn", str(copy), "--partial", "--force"]) == 0
     captured = capsys.readouterr()
-    assert "failed to start" in captured.out and "Traceback" in captured.err
+    # the exception the traceback announces is quoted, not its header (a trial's "it says: 'Traceback (most recent
+    # call last):'")
+    assert "failed to start" in captured.out and "it says: 'ImportError: no module x'" in " ".join(captured.err.split())
 
 
 def test_learn_says_whether_the_best_beat_the_baseline_beyond_the_noise(
@@ -471,7 +484,7 @@ def test_a_first_rank_log_says_how_a_multi_node_job_ended(campaign: Path, tmp_pa
 
 def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """A re-trial's cases: the host's OOM killer is out of memory; a log that stops short saying nothing is
+    """A re-trial's cases: the host's OOM killer is the host's out of memory, not the GPU's; a log that stops short saying nothing is
     not ranked; a crash after the last iteration of the run (teardown) or after Megatron's own exit is
     measured; on multi-node Kubernetes rank 0's out of memory tells more than the printing pod's crash."""
     jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
@@ -486,7 +499,9 @@ def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, t
     })
     assert main(["learn", str(copy), "--partial", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "out of memory", 1: "stopped early"}
+    # the host's OOM killer took the job: its host memory, which says nothing of the GPU's account
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "host out of memory", 1: "stopped early"}
+    assert not any("job 0 ran out of memory" in n for n in result["notes"])
     assert [r["index"] for r in result["ranked"] if r["measured"]] == [2]
     assert any("names an end after its last iteration, crashed" in n and "trained every iteration" in n
                for n in result["notes"])
@@ -521,6 +536,37 @@ def test_how_a_run_ended_against_whether_it_trained_to_its_end(campaign: Path, t
     assert any("stopped at iteration 20 of 30, at the exit its settings set" in n for n in result["notes"])
 
 
+def test_a_stop_from_outside_is_no_planned_exit_where_the_arguments_set_none(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's multi-node Kubernetes job: the pod's deadline at iteration 19 of 30 in the printing pod's log,
+    rank 0's saying its training loop was done. The arguments set no exit, so the run did not stop where its
+    settings told it to: it timed out, and is not ranked."""
+    jobs = json.loads((campaign / "manifest.json").read_text())["jobs"]
+    no_exit = "  exit_duration_in_mins ........................... None\n  exit_interval ................................... None\n"
+    head = ARGS.format(tp=jobs[0]["candidate"]["tp"], mbs=jobs[0]["candidate"]["mbs"]) + no_exit
+    copy = fill(campaign, tmp_path, {0: log([(i, 2000.0) for i in range(1, 20)], head)
+                                     + "primusc campaign: pytorchjob/j0 failed: DeadlineExceeded\n"})
+    (copy / "job-0" / "rank0.log").write_text(head + "[after training is done] datetime: 2026-12-05 10:00:00\n")
+    assert main(["learn", str(copy), "--partial", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {f["index"]: f["ended"] for f in result["failed"]} == {0: "timed out"}
+    assert 0 not in [r["index"] for r in result["ranked"] if r["measured"]]
+
+
+def test_learn_and_calibrate_log_leave_out_the_same_warm_up() -> None:
+    import argparse
+
+    from primus_lang.commands import calibrate_log, learn
+
+    defaults = []
+    for module in (learn, calibrate_log):
+        sub = argparse.ArgumentParser().add_subparsers()
+        module.register(sub)
+        parser = next(iter(sub.choices.values()))
+        defaults.append(parser.get_default("warmup"))
+    assert defaults == [WARMUP, WARMUP]
+
+
 def test_a_warm_up_longer_than_a_finished_run_says_to_lower_it(campaign: Path, tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # every job trained its 30 of 30: nothing stopped early, the warm-up asked takes them all
@@ -540,3 +586,34 @@ def test_a_hip_error_is_the_line_quoted_with_its_end(campaign: Path, tmp_path: P
     err = code_of(capsys, str(copy))
     assert "P6021" in err and "failed to start" in err and "invalid resource handle" in err
     assert "it says: '[AITER]" in err  # the error line, not the log's last
+
+
+def test_a_log_older_than_the_campaign_is_said_and_plan_force_says_it_keeps_them(
+        campaign: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial re-planned into the same folder with --force (a new container image) and learnt the old logs as the
+    new campaign's without a word."""
+    import os
+
+    copy = fill(campaign, tmp_path, {})
+    written = (copy / "manifest.json").stat().st_mtime
+    os.utime(copy / "job-0" / "train.log", (written - 7300, written - 7300))
+    assert main(["learn", str(copy), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    said = [n for n in notes if "before the campaign's manifest" in n]
+    assert len(said) == 1 and said[0].startswith("job 0 ") and "last written 2 hours before" in said[0]
+    out = tmp_path / "plan"
+    assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+local", "--shortlist", "2"]) == 0
+    (out / "campaign" / "job-0" / "train.log").write_text("an earlier run's log\n")
+    capsys.readouterr()
+    assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+local", "--shortlist", "2", "--force"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "already holds 1 log(s) of an earlier campaign (job-0/train.log)" in err
+    assert (out / "campaign" / "job-0" / "train.log").read_text() == "an earlier run's log\n"
+
+
+def test_learn_pointed_at_the_plan_folder_or_the_manifest_names_the_campaign(
+        campaign: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = " ".join(code_of(capsys, str(campaign.parent)).split())
+    assert "is the plan's folder; its campaign is" in err and f"primusc learn {campaign}" in err
+    err = " ".join(code_of(capsys, str(campaign / "manifest.json")).split())
+    assert "is a manifest, not a campaign folder" in err and f"primusc learn {campaign}" in err
