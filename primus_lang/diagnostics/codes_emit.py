@@ -195,3 +195,16 @@ HUB_TOKENIZER_NO_TOKEN = register(
     "Fix: give the pods the token from a Secret (`secrets = \"HF_TOKEN=hf-token/token\"`; on Slurm\n"
     "containers `env { HF_TOKEN = forward }`), or point `tokenizer_model` at a folder on a mounted volume.",
 )
+PASSTHROUGH_UNKNOWN = register(
+    "W7028",
+    "passthrough-setting-unknown",
+    "a passthrough setting is no Megatron-LM argument of any release primusc has read, nor a Primus setting",
+    "A space's `passthrough { name = value }` reaches the launch as written. A name no Megatron-LM release\n"
+    "has as a flag (core_v0.12 on, frameworks/megatron/arguments.json) and no Primus preset holds is most\n"
+    "likely mistyped: Megatron-LM stops at start on an argument it does not know, and Primus's argument\n"
+    "builder drops a setting Megatron does not have without a word. The warning names the nearest known\n"
+    "setting.\n\n"
+    "    passthrough { turbo_deepep_num_cus = 64 }   # Primus's is turbo_deepep_num_cu\n\n"
+    "Fix: correct the name; a setting of a Megatron-LM fork of your own is written as it is, and the\n"
+    "warning can be ignored.",
+)

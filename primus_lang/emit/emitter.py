@@ -24,6 +24,7 @@ from primus_lang.diagnostics.codes_emit import (
     HUB_TOKENIZER_NO_TOKEN,
     ILLEGAL_CANDIDATE,
     NULL_TOKENIZER,
+    PASSTHROUGH_UNKNOWN,
     PRIMUS_ON_NVIDIA,
     PRIMUS_ONLY_DROPPED,
     RECIPE_EXIT_REPLACED,
@@ -379,6 +380,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
+    first += unknown_passthrough(space)
     dropped = primus_only(space)
     wandb = [k for k in dropped if k in WANDB_SETTINGS]
     if framework.NAME != "primus" and dropped:
@@ -406,6 +408,31 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            f"`{space.cluster.gpu.name}` GPUs",
                            help="use `--target megatron+...` on NVIDIA clusters (see `primusc explain W7001`)")]
     return first
+
+
+def unknown_passthrough(space: Space) -> list[Diagnostic]:
+    """W7028 for each passthrough name no Megatron-LM release primusc has read and no Primus preset has (a
+    Megatron-Bridge field, `bridge__...`, is Bridge's to judge), with the nearest known name. A space
+    imported from a Primus experiment is not judged: Primus's code reads settings of its own that no
+    preset lists (its MLPerf and diffusion switches), which its experiments carry."""
+    import difflib
+
+    from primus_lang.emit.bridge import bridge_passthrough
+
+    if space.settings.source_target.replace(" ", "").startswith("primus+"):
+        return []
+    known = megatron.known_names() | primus.own_settings()
+    out = []
+    for name, _ in space.passthrough:
+        if name in known or bridge_passthrough(name) is not None:
+            continue
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        out.append(Diagnostic(PASSTHROUGH_UNKNOWN, f"passthrough `{name}` is no Megatron-LM argument of any release "
+                              "primusc has read, nor a Primus setting: Megatron-LM stops at start on it, Primus drops "
+                              "it without a word",
+                              help=f"did you mean `{near[0]}`?" if near else
+                              "check its spelling (`primusc explain W7028`)"))
+    return out
 
 
 def _unexpanded(space: Space) -> list[tuple[str, str]]:

@@ -55,6 +55,16 @@ def knob_of_setting(name: str) -> str | None:
     return next((knob for knob, setting in KNOBS.items() if setting == dest), None)
 
 
+def stated_by(name: str) -> str | None:
+    """What of primusc's a Megatron setting (its flag or dest) states: a knob (``tp``), a knob's part
+    (``recompute.layers``, ``precision.bf16``) or a model card field (``hidden``); None where primusc models
+    none of it (a recipe's own setting, carried through). The card's features beyond ``CARD`` are the
+    emitters' (``emit.CARD_ARGUMENTS``)."""
+    dest = name.lstrip("-").replace("-", "_")
+    parts = {part: setting for part, setting in PARTS.items() if part not in CARRIED_PARTS}
+    return next((ours for table in (KNOBS, parts, CARD) for ours, setting in table.items() if setting == dest), None)
+
+
 # The candidate's `attention` as megatron-core's --attention-backend (its AttnBackend names)
 ATTENTION_BACKENDS = {"flash": "auto", "fa2": "flash", "unfused": "unfused"}
 # and back, with megatron-core's other names: `fused` is cuDNN's fused kernel, `local` its own unfused one

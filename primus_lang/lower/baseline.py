@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from primus_lang.diagnostics.codes_import import RECIPE_NO_BASELINE
+from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.space import Value
 from primus_lang.lower.domains import single
@@ -34,6 +35,17 @@ def lower_passthrough(block: ast.Nested) -> tuple[tuple[str, bool | int | float 
         if st.name in KNOBS or st.name in out or len(st.name) > _NAME_LIMIT:
             why = "is a knob: set it in the space" if st.name in KNOBS else "is set twice, or too long"
             raise fail(RECIPE_NO_BASELINE, f"passthrough `{st.name}` {why}", st.span)
+        ours = spelling.stated_by(st.name)
+        if ours is not None:
+            # the launch writes it from the candidate or the card; carried as well, it would replace what was checked
+            # and projected (a trial's `tensor_model_parallel_size = 4` launched TP 4 for a TP 1 plan)
+            knob, _, part = ours.partition(".")
+            what = (f"the knob `{knob}`" + (f"'s {part}" if part else "") if knob in KNOBS
+                    else f"the model card's `{ours}`")
+            raise fail(RECIPE_NO_BASELINE, f"passthrough `{st.name}` is Megatron's name for {what}, which the launch "
+                       "writes from the candidate or the card: carried too, it would replace the checked value",
+                       st.span, help=f"set {what} in the space (an axis, a fixed value or the baseline)" if knob in KNOBS
+                       else "set it in the model card")
         v = st.value
         if isinstance(v, ast.Str) or (isinstance(v, ast.Quantity) and v.unit is None):
             out[st.name] = v.value

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 import yaml
 
 from primus_lang.check import legal_points, parse_point
+from primus_lang.cli import main
 from primus_lang.diagnostics.codes_emit import PRIMUS_ON_NVIDIA
 from primus_lang.emit import emit, target_warnings
 from primus_lang.emit.frameworks import primus_card
@@ -162,3 +164,16 @@ def test_primus_on_nvidia_is_w7001(tmp_path: Path) -> None:
          "--target", "primus+local", "--out", str(out)], capture_output=True, text=True, check=False, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "W7001" in result.stderr and (out / "experiment.yaml").exists()
+
+
+def test_a_mistyped_passthrough_name_is_said_with_the_nearest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's `turbo_deepep_num_cus = 64` reached the experiment, which Primus's argument builder drops without a
+    word (and the megatron target called it a Primus setting)."""
+    space = tmp_path / "pt.prx"
+    space.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+                     "space pt on mi325x_x8 { model = llama3_1_8b; seq_len = 8192; gbs = 64; target primus + local\n"
+                     "  passthrough { turbo_deepep_num_cus = 64; use_turbo_attention = false; lr = 0.0003 } }\n")
+    assert main(["emit", str(space), "--point", "tp=1", "--out", str(tmp_path / "o")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.count("W7028") == 1 and "passthrough `turbo_deepep_num_cus` is no Megatron-LM argument" in err
+    assert "did you mean `turbo_deepep_num_cu`?" in err

@@ -247,6 +247,26 @@ def test_baseline_block_refuses_what_is_not_a_knob() -> None:
     assert codes_of(err) == ["P3131"]
 
 
+@pytest.mark.parametrize(("setting", "said"), [
+    ("tensor_model_parallel_size = 4", "Megatron's name for the knob `tp`"),
+    ("micro_batch_size = 8", "Megatron's name for the knob `mbs`"),
+    ('fp8 = "hybrid"', "Megatron's name for the knob `precision`"),
+    ('recompute_method = "uniform"', "Megatron's name for the knob `recompute`'s method"),
+    ("grad_reduce_in_bf16 = true", "Megatron's name for the knob `main_grad_dtype`'s bf16_reduce"),
+    ("hidden_size = 5", "Megatron's name for the model card's `hidden`"),
+])
+def test_a_passthrough_refuses_megatrons_name_for_what_the_launch_writes(setting: str, said: str) -> None:
+    """A trial's passthrough `tensor_model_parallel_size = 4` launched TP 4 for a plan, memory proof and
+    projection of TP 1, without a word."""
+    text = ("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+            f"space s on mi325x_x8 {{\n  model = llama3_1_8b\n  gbs = 64\n  passthrough {{ {setting} }}\n}}\n")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "s.prx")
+    assert codes_of(err) == ["P3131"] and said in err.value.diagnostics[0].message
+    # a recipe's own setting, carried through, is still carried
+    assert loads_program(text.replace(setting, "lr = 0.0003"), "s.prx") is not None
+
+
 @pytest.mark.parametrize(("script", "family"), [
     ("pretrain_bert.py", "BERT"),
     ("pretrain_t5.py", "T5"),
