@@ -26,12 +26,24 @@ def _prx_files(root: Path) -> list[Path]:
 
 
 def _imported(path: Path) -> set[Path]:
-    """The files ``path`` imports by path."""
+    """The files ``path`` imports by path; none for a file that cannot be read as a source (a named pipe,
+    a link to a device or round in a loop, one past the size limit: read as any source is, never blocking)."""
+    from primus_lang.diagnostics import CompileError
+    from primus_lang.syntax import read_source
+
     try:
-        text = path.read_bytes()
-    except OSError:
+        text = read_source(path, str(path))
+    except (OSError, CompileError):
         return set()
-    return {(path.parent / source).resolve() for source in path_imports(text, str(path))}
+    found = (_resolved(path.parent / source) for source in path_imports(text, str(path)))
+    return {p for p in found if p is not None}
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        return None
 
 
 def importers(files: Iterable[Path]) -> list[Path]:
@@ -41,7 +53,7 @@ def importers(files: Iterable[Path]) -> list[Path]:
     if not given:
         return []
     root = work_tree(given[0].parent) or given[0].parent
-    graph = {p.resolve(): _imported(p) for p in _prx_files(root)}
+    graph = {resolved: _imported(p) for p in _prx_files(root) if (resolved := _resolved(p)) is not None}
     reached = set(given)
     changed = True
     while changed:

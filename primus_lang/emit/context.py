@@ -98,6 +98,14 @@ def _real(value: str) -> str | None:
     return "must be a finite number such as 3.0e-4, in ASCII digits"
 
 
+def _rate(value: str) -> str | None:
+    """A learning rate: a finite number above 0 that stays above 0 as a double (``1e-400`` is 0.0 to the
+    frameworks' parsers, and a run at 0 or below trains nothing or diverges)."""
+    if _real(value) is None and float(value) > 0.0:
+        return None
+    return "must be a learning rate above 0, such as 3.0e-4, in ASCII digits"
+
+
 def _any(_: str) -> str | None:
     return None
 
@@ -125,7 +133,7 @@ VARIABLES: dict[str, Variable] = {
         Variable("eval_iters", "0", "validation iterations per evaluation (0: none)", _count_of(10**9)),
         Variable("eval_interval", "1000", "iterations between evaluations", _positive_int(10**9)),
         Variable("log_interval", "1", "iterations between logged throughput lines", _positive_int(10**9)),
-        Variable("lr", "1.0e-4", "peak learning rate", _real),
+        Variable("lr", "1.0e-4", "peak learning rate", _rate),
         Variable("partition", "", "Slurm partition (empty: the cluster default)",
                  _pattern(_SLURM_WORD, "a Slurm partition name")),
         Variable("account", "", "Slurm account (empty: the user default)",

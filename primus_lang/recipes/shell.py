@@ -37,6 +37,7 @@ from primus_lang.recipes.words import Launch, Why, Word, shown, slurm_options
 
 MAX_STEPS = 200_000  # statements and loop turns: a recipe runs a few hundred
 MAX_DEPTH = 16  # nested `bash -c` / functions
+MAX_NESTING = 64  # compound commands inside each other (`if` in `if`, a body in a loop): each is a few Python frames
 MAX_TEXT = 1 << 20  # one expanded value: a recipe's longest is its command line
 
 
@@ -311,7 +312,8 @@ class Shell:
         self.directives: list[tuple[str, str]] = []
         self.submitted: list[tuple[str, str]] = []  # sbatch's own options (among the directives, after its lines)
         self.steps = 0
-        self.depth = 0
+        self.depth = 0  # nested scripts and function calls
+        self.nesting = 0  # statement lists inside each other
         self.used_defaults: dict[str, str] = {}
         self.empty_in_tests: dict[str, None] = {}
         self.flag_lines: list[Word] = []
@@ -690,6 +692,16 @@ class _Parser:
 
     def run_list(self, stop: tuple[str, ...], execute: bool = True) -> _Result:
         """Statements until one of the ``stop`` words (not consumed) or the end."""
+        if self.sh.nesting >= MAX_NESTING:
+            raise ShellError(f"commands nested more than {MAX_NESTING} deep: no recipe is, and reading it would "
+                             "exhaust Python's stack", self.sh.span(self.peek()) if self.i < len(self.toks) else None)
+        self.sh.nesting += 1
+        try:
+            return self._statements(stop, execute)
+        finally:
+            self.sh.nesting -= 1
+
+    def _statements(self, stop: tuple[str, ...], execute: bool) -> _Result:
         result = _Result(0)
         while True:
             self.skip_newlines()
@@ -1239,7 +1251,7 @@ class _Parser:
             values: list[list[Piece] | None] = [*(old.values if old is not None and append else []), *elements]
             sh.vars[name] = _Var(values, array=True, exported=exported or bool(old and old.exported))
             return
-        value = sh.expand_text(rest, span)
+        value = _bounded(sh.expand_text(rest, span), span)
         old = sh.vars.get(name)
         if index is None and not append and not sh.frames and sh.keeps_given(name, span):
             return
@@ -1252,7 +1264,7 @@ class _Parser:
                 i += len(var.values)
             while len(var.values) <= i:
                 var.values.append(None)
-            var.values[i] = ((var.values[i] or []) + value) if append else value
+            var.values[i] = _bounded((var.values[i] or []) + value, span) if append else value
             var.array = True
             sh.vars[name] = var
             return
@@ -1260,7 +1272,7 @@ class _Parser:
             if old.array:
                 old.values = [*old.values, value]
             else:
-                old.values = [(old.values[0] or [] if old.values else []) + value]
+                old.values = [_bounded((old.values[0] or [] if old.values else []) + value, span)]
             old.exported = old.exported or exported
             return
         sh.vars[name] = _Var([value], exported=exported or bool(old and old.exported))
@@ -1276,6 +1288,30 @@ class _Parser:
                 raise ShellError(f"`{t.text}` inside an array", self.sh.span(t))
         return out
 
+    def call(self, name: str, fields: list[Word], toks: list[_Tok]) -> _Result:
+        """A function of the script run with ``fields``' arguments, its locals undone when it returns."""
+        sh = self.sh
+        if sh.depth >= MAX_DEPTH:
+            raise ShellError(f"functions call each other more than {MAX_DEPTH} deep (`{name}`): a recursion "
+                             "primusc cannot bound statically", fields[0].span or sh.span(toks[0]))
+        saved = sh.positional
+        sh.depth += 1
+        sh.positional = [f.text for f in fields[1:]]
+        sh.frames.append({})
+        try:
+            _Parser(sh, sh.functions[name]).run_list(stop=())
+        except _Return:
+            pass
+        finally:
+            sh.depth -= 1
+            sh.positional = saved
+            for local, outer in sh.frames.pop().items():
+                if outer is None:
+                    sh.vars.pop(local, None)
+                else:
+                    sh.vars[local] = outer
+        return _Result(0)
+
     def run_command(self, pieces: list[list[Piece]], env: dict[str, str], toks: list[_Tok]) -> _Result:
         sh = self.sh
         fields = [_join(f) for f in pieces]
@@ -1288,21 +1324,7 @@ class _Parser:
                 return _launched()
             return _Result(None)
         if name in sh.functions and name not in ("exit",):
-            saved = sh.positional
-            sh.positional = [f.text for f in fields[1:]]
-            sh.frames.append({})
-            try:
-                _Parser(sh, sh.functions[name]).run_list(stop=())
-            except _Return:
-                pass
-            finally:
-                sh.positional = saved
-                for local, outer in sh.frames.pop().items():
-                    if outer is None:
-                        sh.vars.pop(local, None)
-                    else:
-                        sh.vars[local] = outer
-            return _Result(0)
+            return self.call(name, fields, toks)
         if name in ("echo", "printf"):
             # prints its words, runs none: a script that echoes its command line (`echo $CMD`) before
             # running it launches once
@@ -1673,6 +1695,18 @@ def _split(pieces: list[Piece], had_quotes: bool) -> list[list[Piece]]:
     if not fields and had_quotes and not any(p.text == _FIELD_BREAK for p in pieces):
         fields.append([])  # "" is one empty word; "${EMPTY[@]}" is none
     return fields
+
+
+MAX_PIECES = 1 << 16  # the runs of characters one value holds: a recipe's longest command line has hundreds
+
+
+def _bounded(pieces: list[Piece], span: Span | None) -> list[Piece]:
+    """``pieces`` as a variable may hold them: within ``MAX_TEXT`` characters and ``MAX_PIECES`` runs. Checked as
+    each value is stored, not only where one is used: `A="$A$A"` doubles what is stored on each line, and 24 such
+    lines held gigabytes before any use measured them."""
+    if len(pieces) > MAX_PIECES or sum(len(p.text) for p in pieces) > MAX_TEXT:
+        raise ShellError(f"a value longer than {MAX_TEXT:,} characters", span)
+    return pieces
 
 
 def _join(pieces: list[Piece]) -> Word:

@@ -28,7 +28,8 @@ def test_integer_variables_take_ascii_digits_in_range(name: str, value: str) -> 
     assert diag.code.id == "P7004" and len(diag.message) < 200
 
 
-@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400", "1_0e-4", "\u0661e-4", "0x1p-4", " 1e-4"])
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400", "1_0e-4", "\u0661e-4", "0x1p-4", " 1e-4",
+                                   "-1", "0", "0.0", "1e-400"])
 def test_the_learning_rate_is_a_finite_ascii_number(value: str) -> None:
     space, cand = CASES["mixtral_h100"]
     with pytest.raises(CompileError) as err:

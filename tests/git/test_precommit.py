@@ -72,3 +72,22 @@ def test_the_check_hook_reaches_the_spaces_that_import_a_changed_library(tmp_pat
     listed = subprocess.run([sys.executable, "-m", "primus_lang.cli", "check", "--importers", "--list", str(lib)],
                             capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert listed.stdout.split() == [str(lib), "spaces/s.prx"]
+
+
+def test_the_importers_search_reads_past_pipes_devices_and_link_loops(tmp_path: Path) -> None:
+    """A trial's named pipe in the repository hung the hook, a link to /dev/zero stopped it with an internal error
+    and a loop of links with an unrelated file's error: each is a file no space imports, read past."""
+    import os
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=60)
+    lib = tmp_path / "lib.prx"
+    lib.write_text("import hardware.amd (mi325x)\n\ncluster ours { gpu = mi325x; nodes = 2; gpus_per_node = 8 }\n")
+    (tmp_path / "s.prx").write_text('import models.llama3 (llama3_1_8b)\nimport "./lib.prx" (ours)\n\n'
+                                    "space s on ours {\n  model = llama3_1_8b\n  gbs = 64\n}\n")
+    os.mkfifo(tmp_path / "fifo.prx")
+    (tmp_path / "zero.prx").symlink_to("/dev/zero")
+    (tmp_path / "loopa.prx").symlink_to(tmp_path / "loopb.prx")
+    (tmp_path / "loopb.prx").symlink_to(tmp_path / "loopa.prx")
+    listed = subprocess.run([sys.executable, "-m", "primus_lang.cli", "check", "--importers", "--list", str(lib)],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stdout.split() == [str(lib), "s.prx"], listed.stderr

@@ -418,3 +418,21 @@ def test_a_flag_of_nvidia_modelopt_says_the_launch_needs_it() -> None:
     [note] = [n for n in recipe.notes if "modelopt" in n]
     assert "`--enable-gpt-oss` is a flag of nvidia-modelopt" in note and "installed where it runs" in note
     assert not [n for n in read_command_text("torchrun pretrain_gpt.py --seed 3", "r.sh").notes if "modelopt" in n]
+
+
+_LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2\n"
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    ("f() { f; }\nf\n" + _LAUNCH, "functions call each other more than 16 deep"),
+    ("f() { g; }\ng() { f; }\nf\n" + _LAUNCH, "functions call each other more than 16 deep"),
+    ("if true; then\n" * 200 + _LAUNCH + "fi\n" * 200, "commands nested more than 64 deep"),
+    ("A=xxxxxxxxxx\n" + 'A="$A$A"\n' * 27 + _LAUNCH, "a value longer than 1,048,576 characters"),
+    ("A=x\n" + "A+=$A\n" * 30 + _LAUNCH, "a value longer than 1,048,576 characters"),
+])
+def test_a_script_that_recurses_nests_or_grows_without_bound_is_refused(script: str, said: str) -> None:
+    """A trial's recursion ended in an internal error (RecursionError), and 24 doublings of a variable held
+    3.4 GB before any use measured it: each is a diagnostic at once."""
+    with pytest.raises(CompileError) as err:
+        read_command_text(script, "run.sh")
+    assert codes_of(err) == ["P3121"] and said in err.value.diagnostics[0].message
