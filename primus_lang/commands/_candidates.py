@@ -41,6 +41,23 @@ def console() -> Console:
     return Console(soft_wrap=False, highlight=False)
 
 
+def say_illegal(space_name: str, label: str, broken: list[tuple[str, str]] | list[str], error_format: str) -> None:
+    """P6003 on stderr for a point the space's rules refuse, in the error format asked: the reason a command
+    that still prints what the point would cost exits 1, in the form a script reads (`--error-format json`)."""
+    import sys
+
+    from primus_lang.diagnostics import Diagnostic, render
+    from primus_lang.diagnostics.codes_projection import BAD_POINT
+
+    if not broken:
+        return
+    notes = tuple(" ".join(b) if isinstance(b, tuple) else b for b in broken)
+    print(render([Diagnostic(BAD_POINT, f"`{label}` is not a legal point of `{space_name}`: its figures price a "
+                             "launch its framework refuses", notes=notes,
+                             help="`primusc check FILE` lists the rules; change the knobs the notes name")],
+                 error_format), file=sys.stderr)
+
+
 def print_broken(out: Console, broken: list[tuple[str, str]], name: str = "this point") -> None:
     if broken:
         out.print(f"[yellow bold]{name} is not a legal point of the space:[/yellow bold]")

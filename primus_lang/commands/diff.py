@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 import attrs
 
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             # (by tokens/s: two steps of other batch sizes are not compared by their length)
             "tied": tied(space.cluster.gpu.provenance, ea.view.tokens_per_gpu, eb.view.tokens_per_gpu),
         }))
-        return 0
+        return _refused(space.name, ((ea, broken_a), (eb, broken_b)), args.error_format)
     out = console()
     print_broken(out, broken_a, "A")
     print_broken(out, broken_b, "B")
@@ -116,4 +117,16 @@ def run(args: argparse.Namespace) -> int:
         out.print(f"{name}: its recipe in {g.label} runs at {g.ratio:.2f}x the tokens/s of the same in BF16 "
                   "(`primusc explain` shows where the difference goes)")
     sys.stdout.flush()
-    return 0
+    return _refused(space.name, ((ea, broken_a), (eb, broken_b)), args.error_format)
+
+
+def _refused(space_name: str, points: Any, error_format: str) -> int:
+    """P6003 for each of the two points a rule refuses, and the exit status: 1 where either is (a comparison
+    with a launch that cannot start is no result a script should take as one)."""
+    from primus_lang.commands._candidates import say_illegal
+
+    status = 0
+    for e, broken in points:
+        say_illegal(space_name, e.candidate.label(), broken, error_format)
+        status = 1 if broken else status
+    return status

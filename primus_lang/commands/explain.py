@@ -38,7 +38,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     overflowing point would cost is shown (often why one asks), but the status says it cannot run,
     as `check --explain` does."""
 
-    from primus_lang.commands._candidates import console, evaluated, load, print_broken
+    from primus_lang.commands._candidates import console, evaluated, load, print_broken, say_illegal
     from primus_lang.commands._capacity import cluster_words, point_rate, run_json, run_rows
     from primus_lang.report import (
         attention_note,
@@ -70,6 +70,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
                           "violations": [list(v) for v in broken],
                           "attention_kernel": attention_note(space, ev.candidate),
                           "layout": layout_note(space, ev.candidate)}))
+        say_illegal(space.name, ev.candidate.label(), broken, args.error_format)
         return status
     out = console()
     print_broken(out, broken)
@@ -91,6 +92,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
         from primus_lang.memory import explain_overflow
 
         print(render([explain_overflow(ev.account, space.headroom)], args.error_format), file=sys.stderr)
+    say_illegal(space.name, ev.candidate.label(), broken, args.error_format)
     return status
 
 

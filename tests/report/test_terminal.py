@@ -156,8 +156,18 @@ def test_an_illegal_point_is_explained_with_its_violations(capsys: pytest.Captur
     out = json.loads(capsys.readouterr().out)
     assert any(code == "P4003" for code, _ in out["violations"])  # 64 heads are not divisible by TP 3
     assert main(["explain", str(EXAMPLE), "--point", "tp=3"]) == 1
-    said = capsys.readouterr().out
-    assert "not a legal point" in said and "what it would cost, not a run" in said
+    captured = capsys.readouterr()
+    assert "not a legal point" in captured.out and "what it would cost, not a run" in captured.out
+    # stderr says why the status is 1, with its code, in the format asked (a trial's script saw only prose)
+    assert main(["--error-format", "json", "explain", str(EXAMPLE), "--point", "tp=3"]) == 1
+    found = [d for line in capsys.readouterr().err.splitlines() for d in json.loads(line)["diagnostics"]]
+    [said] = [d for d in found if d["code"] == "P6003"]
+    assert any(n.startswith("P4003") for n in said["notes"])
+    # a comparison with a point that cannot start is not a success a script should take as one
+    assert main(["diff", str(EXAMPLE), "tp=3", "tp=4,pp=2"]) == 1
+    assert "P6003" in capsys.readouterr().err
+    assert main(["diff", str(EXAMPLE), "tp=3", "tp=4,pp=2", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["a"]["violations"]
     assert main(["explain", str(EXAMPLE), "--point", "mbs=4,precision=fp8", "--json"]) == 1  # legal, 1.2 TiB
     assert json.loads(capsys.readouterr().out)["fits"] is False
     # the table shows the overflow; stderr says why the status is 1 (a new user saw only the status)
