@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
                        args.error_format)
     launch = () if args.no_emit else tuple(out / name for name in sorted(emitted_names(target)))
     launch += _campaign.check(args, out, target)
-    _refuse_collisions(source, trace, report, resume, launch)
+    _refuse_collisions(source, trace, report, resume, launch, _definition_files(space))
     # what an earlier plan wrote here and nobody has changed since is this plan's to replace (a rerun of
     # `plan --no-emit`, or of a plan for another target); a file changed since is the user's
     prior, edited = written_before(out)
@@ -316,12 +316,21 @@ def _missed_row(capacity: CapacityPlan | None, cluster: str, result: SearchResul
             "the comparison found; a larger budget judges them")
 
 
+def _definition_files(space: Any) -> tuple[Path, ...]:
+    """The files the space's model, cluster, GPU profile, site and run were defined in (the space file's
+    imports), where they are files: what no output may replace (a trial's `--trace` on the imported site
+    file replaced it with the trace's lines under --force)."""
+    things = (space, space.model, space.cluster, space.cluster.gpu, space.site, space.run)
+    files = {span.file for thing in things if (span := getattr(thing, "span", None)) is not None}
+    return tuple(Path(f) for f in sorted(files) if not f.startswith("<") and Path(f).is_file())
+
+
 def _refuse_collisions(source: Path, trace: Path, report: Path, resume: Path | None,
-                       launch: tuple[Path, ...]) -> None:
+                       launch: tuple[Path, ...], imported: tuple[Path, ...] = ()) -> None:
     from primus_lang.outputs import refuse_collisions, same_file
 
     written = {"--trace": trace, "--report": report, **{f"the launch file `{p}`": p for p in launch}}
-    read = {"the space file": source}
+    read = {"the space file": source, **{f"the imported file `{p}`": p for p in imported}}
     if resume is not None and not same_file(resume, trace):
         read["--resume"] = resume  # a copy of it is continued in --trace: it is read, never written
     refuse_collisions(written, read)

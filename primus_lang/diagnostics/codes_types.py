@@ -207,3 +207,12 @@ REPEATED_VALUE = register(
     "repeat is most likely a typo for a value that is missing (`2 | 4`). Remove it or write the value meant.\n"
     "Ranges that overlap in part (`1 | pow2(1 .. 8)`) are accepted: each adds values of its own.",
 )
+RUN_TEXT = register(
+    "P3040",
+    "bad-run-text",
+    "a run's text holds a control character, or its checkpoint folder leaves the site's checkpoint root",
+    "The run block's texts reach the launch files as arguments: a newline or tab in one\n"
+    "(`tokenizer_model = \"meta\\n--save /etc\"`) would be an argument no framework reads as meant, and is\n"
+    "refused as `--var` refuses it. A relative `checkpoint_dir` lies under the site's `checkpoint_root`;\n"
+    "one that climbs out of it with `..` (`\"../../etc\"`) is refused: write the absolute folder meant.",
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from primus_lang.diagnostics import CompileError, Diagnostic
@@ -291,6 +292,15 @@ def lower_run(loader: Resolver, module: LoadedModule, st: ast.Nested) -> Run:
         errors.append(Diagnostic(T.RUN_TOKENIZER, "the run reads real data with the null tokenizer",
                                  texts["data" if "data" in texts else "train_data"].span,
                                  help="add `tokenizer_model = \"...\"` (the tokenizer the data was made with)"))
+    for what, text in texts.items():
+        if any(not c.isprintable() for c in text.text):
+            errors.append(Diagnostic(T.RUN_TEXT, f"`{what}` holds a control character (a newline or tab)", text.span,
+                                     help="write it on one line, without `\\n` or `\\t`"))
+    folder = run.checkpoint_dir
+    if folder and not folder.startswith("/") and ".." in PurePosixPath(folder).parts:
+        errors.append(Diagnostic(T.RUN_TEXT, f"`checkpoint_dir` `{folder}` climbs out of the site's checkpoint root",
+                                 texts["checkpoint_dir"].span if "checkpoint_dir" in texts else st.span,
+                                 help="a relative folder lies under `checkpoint_root`; write the absolute folder meant"))
     if errors:
         raise CompileError(errors)
     return run

@@ -141,8 +141,10 @@ def _out_of_range(tok: Token, file: str, why: str) -> Diagnostic:
 
 
 def _unquote(tok: Token) -> str:
+    """A string literal's value: ``\\"``, ``\\\\``, ``\\n`` and ``\\t`` are escapes (``ir.text.quote`` writes
+    them); any other backslash stays as written (`"C:\\data"` is a path, not `C:data`)."""
     body = str(tok)[1:-1]
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(m.group(1), m.group(0)), body)
 
 
 @v_args(meta=True)

@@ -134,7 +134,16 @@ CASES = {
     "P3036": ('partition = "a b"', "", 'partition = "a b"'),
     "P3037": ("", '; run { data = "0.7 a b"; tokenizer_model = "t" }', '"0.7 a b"'),
     "P3038": ("", '; run { data = "/data/x" }', '"/data/x"'),
+    "P3040": ("", '; run { checkpoint_dir = "../../etc" }', '"../../etc"'),
 }
+
+
+def test_a_run_text_with_a_newline_is_refused() -> None:
+    """A trial's `tokenizer_model = "meta\\n--save /etc"` reached the launch as a two-line argument."""
+    text = BASE.format(site="", space='; run { tokenizer_model = "meta\\n--save /etc" }')
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "site.prx")
+    assert [d.code.id for d in err.value.diagnostics] == ["P3040"]
 
 
 @pytest.mark.parametrize("code", sorted(CASES))

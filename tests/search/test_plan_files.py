@@ -47,6 +47,19 @@ def test_plan_refuses_two_outputs_in_one_file_before_searching(tmp_path: Path,
     assert not same.exists() and not out.exists()
 
 
+def test_plan_never_writes_over_a_file_the_space_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's `--trace` named the site file the space imports, and `--force` replaced it with the trace."""
+    site = tmp_path / "site.prx"
+    site.write_text('site lab { partition = "gpu" }\n')
+    space = tmp_path / "s.prx"
+    space.write_text('import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\nimport "./site.prx" (lab)\n'
+                     "space s on mi325x_x8 { model = llama3_1_8b; gbs = 64; site = lab }\n")
+    before = site.read_text()
+    assert run("plan", str(space), "--out", str(tmp_path / "o"), "--force", "--trace", str(site)) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "P8012" in err and "the imported file" in err and site.read_text() == before
+
+
 def test_a_second_plan_into_a_held_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o"
     with folder_lock(out):  # as the first plan holds it

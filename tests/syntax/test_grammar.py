@@ -52,3 +52,16 @@ def test_days_is_a_unit_only_where_an_expression_may_end() -> None:
     model, space = m.items
     assert [st.name for st in model.body.stmts] == ["layers", "days"]  # type: ignore[union-attr]
     assert space.body.stmts[1].name == "day"  # type: ignore[union-attr]
+
+
+def test_a_backslash_that_is_no_escape_stays_as_written() -> None:
+    """A trial's `"a\\tb\\x41\\q"` lost the backslashes of `\\x` and `\\q`, and `fmt --write` with them."""
+    from primus_lang.ir.text import quote
+    from primus_lang.syntax import ast
+
+    tree = parse('model m { source = "a\\tb\\x41\\q\\"c\\\\d" }\n', "s.prx")
+    [value] = [st.value for st in tree.items[0].body.stmts if isinstance(st.value, ast.Str)]
+    assert value.value == 'a\tb\\x41\\q"c\\d'
+    # written back as the grammar reads it: the same value again
+    again = parse(f"model m {{ source = {quote(value.value)} }}\n", "s.prx")
+    assert [st.value.value for st in again.items[0].body.stmts] == [value.value]
