@@ -477,6 +477,8 @@ def balancing_settings(model: Model) -> Settings:
         s["moe_aux_loss_coeff"] = moe.aux_loss
     else:
         s[C["moe.aux_loss_type"]] = "none"
+    if moe.router_pre_softmax:
+        s[C["moe.router_pre_softmax"]] = True
     if moe.bias_balancing:
         s[C["moe.bias_balancing"]] = True
     if moe.topk_scaling:

@@ -19,6 +19,8 @@ PRIMUS_COMMIT = "fd1eeabbad15135e3702094087e96142b4b4eacb"
 # (primusc writes every architecture field anyway), and the card adds what primusc does not say,
 # such as norm_epsilon, init_method_std and DeepSeek-V3's group-limited routing.
 PRIMUS_CARDS: dict[str, str] = {
+    "deepseek_v2": "deepseek_v2.yaml",
+    "deepseek_v2_lite": "deepseek_v2_lite.yaml",
     "deepseek_v3": "deepseek_v3.yaml",
     "llama2_7b": "llama2_7B.yaml",
     "llama2_13b": "llama2_13B.yaml",

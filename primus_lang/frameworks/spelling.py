@@ -147,6 +147,7 @@ CARD: dict[str, str] = {
     "moe.shared_ffn_hidden": "moe_shared_expert_intermediate_size",
     "moe.dense_layers": "moe_layer_freq",
     "moe.router_score": "moe_router_score_function",
+    "moe.router_pre_softmax": "moe_router_pre_softmax",
     "moe.aux_loss_type": "moe_router_load_balancing_type",
     "moe.aux_loss": "moe_aux_loss_coeff",
     "moe.bias_balancing": "moe_router_enable_expert_bias",

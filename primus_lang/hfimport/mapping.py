@@ -405,6 +405,7 @@ def _routing(r: Reader, router_score: str, bias_balancing: bool, notes: list[str
     transformers default of DeepseekV2/V3Config)."""
     scale = r.real("routed_scaling_factor", 0.0)
     out: dict[str, Any] = {"router_score": router_score, "bias_balancing": bias_balancing,
+                           "router_pre_softmax": _pre_softmax(r, router_score, notes),
                            "topk_scaling": 0.0 if scale == 1.0 else scale}  # a scale of 1 is none
     groups = r.count("n_group", "the expert groups", default=0, minimum=0)
     # transformers' DeepSeek routers limit the groups only under group_limited_greedy and noaux_tc
@@ -415,7 +416,6 @@ def _routing(r: Reader, router_score: str, bias_balancing: bool, notes: list[str
     elif groups > 1:
         r.count("topk_group", "the groups a token's experts come from")  # read, and left out as the router does
         notes.append(f"n_group {groups} and topk_group left out: topk_method greedy picks from every expert")
-    _norm_topk_note(r, notes)
     alpha = r.real("aux_loss_alpha", 0.0)
     if alpha > 0:
         out["aux_loss"] = alpha
@@ -613,8 +613,8 @@ def _qwen3_moe(r: Reader, fields: Fields, notes: list[str]) -> None:
         shared_ffn_hidden=shared,
         dense_layers=_dense_prefix(r, "mlp_only_layers", int(fields["num_layers"])),
         aux_loss=_aux_loss(r, notes),
+        router_pre_softmax=_pre_softmax(r, "softmax", notes),
     )
-    _norm_topk_note(r, notes)
     notes.append("ffn_hidden is the config's intermediate_size, used only by dense layers")
 
 
@@ -635,6 +635,9 @@ def _deepseek(r: Reader, fields: Fields, notes: list[str]) -> None:
         notes=notes,
     )
     v_head_dim = r.count("v_head_dim", "the MLA value width")
+    # transformers' DeepSeek attention normalizes its latents (q_a_layernorm, kv_a_layernorm): megatron-core's
+    # MLA builds them under qk_layernorm, as Megatron-Bridge's DeepSeek bridges set it
+    fields["qk_layernorm"] = True
     fields["mla"] = Mla(
         kv_lora_rank=r.count("kv_lora_rank", "the MLA KV latent width"),
         qk_nope_head_dim=r.count("qk_nope_head_dim", "the MLA query/key width without RoPE"),
@@ -902,9 +905,20 @@ def _quantization_note(r: Reader, notes: list[str]) -> None:
                      "space's `precision`, and its parameters are counted unquantized")
 
 
-def _norm_topk_note(r: Reader, notes: list[str]) -> None:
-    if r.config.data.get("norm_topk_prob") is not None:
-        notes.append("norm_topk_prob not represented (routing weights only)")
+def _pre_softmax(r: Reader, router_score: str, notes: list[str]) -> bool:
+    """Megatron's --moe-router-pre-softmax from transformers' norm_topk_prob (false by default in
+    DeepseekV2Config and Qwen3MoeConfig): a softmax over every expert whose top-k weights are not
+    renormalized is the pre-softmax router; renormalized, they equal Megatron's softmax over the top-k
+    logits. Megatron's sigmoid router renormalizes above top-1, whatever the config says."""
+    norm = r.config.data.get("norm_topk_prob", False)
+    if not isinstance(norm, bool):
+        r.problems.append(r.config.bad("norm_topk_prob", norm, "true or false"))
+        return False
+    if router_score != "softmax":
+        if not norm:
+            notes.append("norm_topk_prob false not represented: Megatron's sigmoid router renormalizes the weights")
+        return False
+    return not norm
 
 
 def _dropout(r: Reader) -> float:

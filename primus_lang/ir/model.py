@@ -51,6 +51,11 @@ class Moe:
     )
     # How a token's experts are picked and weighted: numerics, not cost (the dispatch is projected as
     # routing spread evenly over the expert ranks whatever the groups)
+    router_pre_softmax: bool = field(
+        default=False,
+        metadata=q(Kind.FLAG, "softmax over every expert before the top-k, the weights not renormalized "
+                   "(--moe-router-pre-softmax; DeepSeek-V2, whose norm_topk_prob is false)"),
+    )
     topk_scaling: float = field(
         default=0.0,
         metadata=q(Kind.NUMBER, "the routing weights' scale (--moe-router-topk-scaling-factor; 0: none; "

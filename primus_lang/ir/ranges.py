@@ -162,6 +162,9 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
             related.append(Problem("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
                             "a token is routed to top_k distinct experts"))
         related.append(_router_groups(values))
+        if values.get("router_pre_softmax") and values.get("router_score", "softmax") != "softmax":
+            related.append(Problem("router_pre_softmax", "`router_pre_softmax` needs `router_score = softmax`",
+                            "it orders a softmax before the top-k; a sigmoid router has no softmax"))
         if values.get("bias_balancing") and values.get("router_score", "softmax") != "sigmoid":
             related.append(Problem("bias_balancing", "`bias_balancing` needs `router_score = sigmoid`",
                             "Megatron balances with an expert bias only on sigmoid scores"))

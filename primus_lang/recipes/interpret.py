@@ -523,6 +523,7 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
                shared_experts=count, shared_ffn_hidden=width,
                dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
                router_score=r.choice(C["moe.router_score"], ("softmax", "sigmoid"), "softmax"),
+               router_pre_softmax=r.flag(C["moe.router_pre_softmax"]),
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
                bias_balancing=r.flag(C["moe.bias_balancing"]), topk_scaling=r.float(C["moe.topk_scaling"], 0.0),
                router_groups=r.int(C["moe.router_groups"], 0, floor=0),

@@ -272,11 +272,16 @@ def test_deepseeks_routing_and_balancing_are_the_cards(tmp_path: Path) -> None:
     # DeepSeek-V2's group-limited routing, its weights' scale and its per-sequence balancing loss
     v2 = _variant(tmp_path, "deepseek_v3", {"scoring_func": "softmax", "topk_method": "group_limited_greedy",
                                             "n_group": 8, "topk_group": 3, "routed_scaling_factor": 16.0,
-                                            "num_experts_per_tok": 6, "aux_loss_alpha": 0.003, "seq_aux": True})
+                                            "num_experts_per_tok": 6, "aux_loss_alpha": 0.003, "seq_aux": True,
+                                            "norm_topk_prob": False})
     moe = v2.model.moe
     assert moe is not None and (moe.router_score, moe.bias_balancing) == ("softmax", False)
     assert (moe.topk_scaling, moe.router_groups, moe.router_group_topk) == (16.0, 8, 3)
     assert (moe.aux_loss, moe.aux_loss_type) == (0.003, "seq_aux_loss")
+    # norm_topk_prob false (DeepseekV2Config's default): a softmax over every expert, the top-k not renormalized
+    assert moe.router_pre_softmax and v2.model.qk_layernorm
+    normed = _variant(tmp_path, "deepseek_v3", {"scoring_func": "softmax", "norm_topk_prob": True}).model.moe
+    assert normed is not None and not normed.router_pre_softmax
     one = _variant(tmp_path, "deepseek_v3", {"n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0}).model.moe
     assert one is not None and (one.topk_scaling, one.router_groups, one.router_group_topk) == (0.0, 0, 0)
 
@@ -285,7 +290,8 @@ def test_routing_and_checkpoint_facts_the_card_leaves_out_are_said(tmp_path: Pat
     """A new user's trial: norm_topk_prob said for Qwen3 but not DeepSeek-V3, a checkpoint's
     quantization_config dropped silently, and DeepSeek's groups kept under `topk_method: greedy`,
     whose router picks from every expert."""
-    assert "norm_topk_prob not represented (routing weights only)" in imported("deepseek_v3").notes
+    # DeepSeek-V3's sigmoid router renormalizes (norm_topk_prob true), as Megatron's does: nothing to say
+    assert not any("norm_topk_prob" in n for n in imported("deepseek_v3").notes)
     config = json.loads((FIXTURES / "deepseek_v3.json").read_text())
     config |= {"quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]},
                "topk_method": "greedy", "scoring_func": "softmax"}

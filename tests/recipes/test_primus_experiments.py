@@ -63,11 +63,12 @@ def test_a_preset_that_extends_another_names_its_model(tmp_path: Path) -> None:
 
 
 def test_a_model_presets_settings_beyond_the_card_reach_the_launch(tmp_path: Path) -> None:
-    # Primus's deepseek_v2_lite preset routes with a pre-softmax and scales YaRN's attention (mscale); the
-    # launch builds on Primus's generic card, so they are carried as the experiment's own settings are
+    # Primus's deepseek_v2_lite preset routes with a pre-softmax (the card's, since 7 Dec 2026) and scales YaRN's
+    # attention (mscale, carried as the experiment's own settings are)
     _out, space = experiment(tmp_path, "deepseek_v2_lite.yaml", DSV2_LITE)
     carried = dict(space.passthrough)
-    assert carried["moe_router_pre_softmax"] is True and carried["mscale"] == 0.707
+    assert space.model.moe is not None and space.model.moe.router_pre_softmax
+    assert "moe_router_pre_softmax" not in carried and carried["mscale"] == 0.707
     assert not any(k.startswith("tokenizer") for k in carried)  # the vocabulary is the card's
     # a setting of Primus's own, which its generic card defines (null) and its dual RoPE reads
     # (primus/backends/megatron/core/transformer/dual_rope.py): the preset's value is carried too
