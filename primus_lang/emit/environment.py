@@ -50,8 +50,13 @@ def device_max_connections(cluster: Cluster, cand: Candidate) -> str | bool | No
 # AMD presets: Primus v26.5.1 runner/helpers/envs/base_env.sh, which its own launcher exports before
 # every run (RCCL reads the NCCL_* names); the runs measured through it had them. Scratch reclaim off:
 # "Must disable scratch reclaim to avoid MoE training crash on AMD GPUs" (its comment).
+# Its RCCL network settings too: RoCE's GID index (3, RoCE v2 over IPv4), no cross-NIC rings, RCCL's own checks
+# and MSCCL/MSCCL++ off "for better stability" (its comment); the interfaces (NCCL_IB_HCA, NCCL_SOCKET_IFNAME) it
+# detects per host are left to RCCL's own detection.
 _AMD = (("GPU_MAX_HW_QUEUES", "2"), ("HSA_ENABLE_SDMA", "1"), ("HSA_NO_SCRATCH_RECLAIM", "1"),
         ("TORCH_NCCL_HIGH_PRIORITY", "1"), ("NCCL_PXN_DISABLE", "1"), ("NCCL_P2P_NET_CHUNKSIZE", "524288"),
+        ("NCCL_CHECKS_DISABLE", "1"), ("NCCL_IB_GID_INDEX", "3"), ("NCCL_CROSS_NIC", "0"),
+        ("RCCL_MSCCL_ENABLE", "0"), ("RCCL_MSCCLPP_ENABLE", "0"),
         ("NVTE_USE_CAST_TRANSPOSE_TRITON", "1"), ("NVTE_CK_USES_BWD_V3", "1"))
 
 
