@@ -104,8 +104,15 @@ def write(args: argparse.Namespace, source: Path, space: Any, settled: Any, targ
                       variables=parse_vars(args.var))
     files = campaign(space, jobs, target, ctx, parse_vars(args.campaign_var), profile_file,
                      os.path.relpath(source.resolve(), root.resolve()))
-    # a job whose launch leaves out a setting of the imported recipe says so, as `emit` does
-    print_warnings(left_out(space, [job.candidate for job in jobs], target, ctx), args.error_format)
+    # a job whose launch leaves out a setting of the imported recipe says so, as `emit` does; and the slowest job's
+    # time against the campaign's limit (a trial's `--campaign-var time_limit=00:05:00` killed every job unsaid)
+    from primus_lang.emit import START_UP_S, campaign_variables, time_warnings
+
+    slowest = max(jobs, key=lambda job: job.step_time)
+    given = campaign_variables(parse_vars(args.var), parse_vars(args.campaign_var))
+    print_warnings(left_out(space, [job.candidate for job in jobs], target, ctx)
+                   + time_warnings(space, target, slowest.step_time, given, START_UP_S, slowest.candidate.gbs),
+                   args.error_format)
     # the logs of an earlier campaign in this folder stay (--force replaces what primusc wrote, never a run's
     # log), and `learn` would read them as these jobs'
     earlier = sorted(str(p.relative_to(root)) for p in root.glob("job-*/*.log")) if root.is_dir() else []

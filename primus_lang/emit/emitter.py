@@ -206,6 +206,14 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
     limit = slurm_seconds(v.time_limit)
     if needed <= limit:
         return out
+    if start_up + step_time >= limit:
+        # not even the first step: no exit the launch sets can come before the kill
+        return [*out, Diagnostic(TIME_LIMIT_SHORT,
+                                 f"the time limit of {v.time_limit} is shorter than the {start_up / 60:.0f} min a job is "
+                                 f"given to start and its first step at the projected {step_time:.2f} s: the scheduler "
+                                 "kills it before it logs an iteration",
+                                 help="raise `time_limit` (`--var time_limit=...`, `--campaign-var` for a campaign's jobs, "
+                                      "or the site's)")]
     return [*out, Diagnostic(TIME_LIMIT_SHORT,
                        f"{iterations:,} iterations at the projected {step_time:.2f} s and {start_up / 60:.0f} min to "
                        f"start take about {needed / 3600:.2f} h, over the time limit of {v.time_limit}: the run stops "

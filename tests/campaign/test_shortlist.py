@@ -147,3 +147,15 @@ def test_the_report_and_the_terminal_mean_one_baseline(tmp_path: Path, capsys: p
     assert "baseline (the space's recipe): tp=4" in capsys.readouterr().out
     page = (tmp_path / "p" / "report.html").read_text()
     assert "baseline (the space&#x27;s recipe) · " in page and "<code>tp=4</code>" in page
+
+
+def test_a_campaign_time_limit_too_short_for_a_job_to_start_is_said(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's `--campaign-var time_limit=00:05:00` (and 00:00:30) wrote every job to be killed before its first
+    iteration without a word; emit's own warning said a 30-second run stops itself after a minute."""
+    out = tmp_path / "plan"
+    assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+slurm", "--shortlist", "2",
+                 "--campaign-var", "time_limit=00:00:30"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "W7022" in err and "the time limit of 00:00:30 is shorter than the 10 min a job is given to start" in err
+    assert "stops itself after" not in err
