@@ -83,8 +83,12 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     from primus_lang.emit import FOLDER
 
     if folder.name == "manifest.json" and folder.is_file():
+        holder = folder.parent / FOLDER if (folder.parent / FOLDER / "manifest.json").is_file() else folder.parent
         raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` is a manifest, not a campaign folder",
-                                      help=f"pass the folder that holds it: primusc learn {shlex.quote(str(folder.parent))}"))
+                                      help=f"pass the campaign folder: primusc learn {shlex.quote(str(holder))}"))
+    if folder.name.startswith("job-") and (folder.parent / "manifest.json").is_file():
+        raise CompileError(Diagnostic(CAMPAIGN_MANIFEST, f"`{folder}` is one job's folder of the campaign "
+                                      f"`{folder.parent}`", help=f"primusc learn {shlex.quote(str(folder.parent))}"))
     path = folder / "manifest.json"
     if (folder / FOLDER / "manifest.json").is_file():
         # the plan's own folder: its manifest.json is the plan's, the campaign one level down
@@ -346,8 +350,8 @@ def _older_than(folder: Path, job: dict[str, Any]) -> list[str]:
 def _ago(seconds: float) -> str:
     for unit, size in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0)):
         if seconds >= size:
-            n = int(seconds // size)
-            return f"{n} {unit}{'s' if n > 1 else ''}"
+            n = max(1, round(seconds / size))
+            return f"about {n} {unit}{'s' if n > 1 else ''}"
     return f"{seconds:.0f} s"
 
 

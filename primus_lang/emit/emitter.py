@@ -203,15 +203,17 @@ def time_warnings(space: Space, target: str, step_time: float, given: Mapping[st
                                               "recipe's (see `primusc explain W7026`)"))
     iterations = launched_iterations(space, given, gbs)
     needed = start_up + iterations * step_time
-    limit = slurm_seconds(v.time_limit)
-    if needed <= limit:
+    # the run stops itself at the exit the launch sets, before the scheduler's kill
+    stop = min(slurm_seconds(v.time_limit), exit_minutes(v.time_limit) * 60.0)
+    if needed <= stop:
         return out
-    if start_up + step_time >= limit:
+    if start_up + step_time >= stop:
         # not even the first step: no exit the launch sets can come before the kill
         return [*out, Diagnostic(TIME_LIMIT_SHORT,
-                                 f"the time limit of {v.time_limit} is shorter than the {start_up / 60:.0f} min a job is "
-                                 f"given to start and its first step at the projected {step_time:.2f} s: the scheduler "
-                                 "kills it before it logs an iteration",
+                                 f"the time limit of {v.time_limit} (the run stops itself after "
+                                 f"{exit_minutes(v.time_limit)} min) is shorter than the {start_up / 60:.0f} min a job is "
+                                 f"given to start and its first step at the projected {step_time:.2f} s: it ends before it "
+                                 "logs an iteration",
                                  help="raise `time_limit` (`--var time_limit=...`, `--campaign-var` for a campaign's jobs, "
                                       "or the site's)")]
     return [*out, Diagnostic(TIME_LIMIT_SHORT,

@@ -1249,6 +1249,7 @@ class _Parser:
             elements = self._array_words(rest[1:-1], tok)
             old = sh.vars.get(name)
             values: list[list[Piece] | None] = [*(old.values if old is not None and append else []), *elements]
+            _bounded_words([len(p.text) for v in values if v is not None for p in v], len(values), span)
             sh.vars[name] = _Var(values, array=True, exported=exported or bool(old and old.exported))
             return
         value = _bounded(sh.expand_text(rest, span), span)
@@ -1295,6 +1296,7 @@ class _Parser:
             raise ShellError(f"functions call each other more than {MAX_DEPTH} deep (`{name}`): a recursion "
                              "primusc cannot bound statically", fields[0].span or sh.span(toks[0]))
         saved = sh.positional
+        _bounded_words([len(f.text) for f in fields[1:]], len(fields) - 1, fields[0].span)
         sh.depth += 1
         sh.positional = [f.text for f in fields[1:]]
         sh.frames.append({})
@@ -1347,6 +1349,7 @@ class _Parser:
             return _Result(0)
         if name == "set":
             if len(fields) > 1 and fields[1].text == "--":
+                _bounded_words([len(f.text) for f in fields[2:]], len(fields) - 2, fields[0].span)
                 sh.positional = [f.text for f in fields[2:]]
             return _Result(0)
         if name in ("true", ":"):
@@ -1707,6 +1710,17 @@ def _bounded(pieces: list[Piece], span: Span | None) -> list[Piece]:
     if len(pieces) > MAX_PIECES or sum(len(p.text) for p in pieces) > MAX_TEXT:
         raise ShellError(f"a value longer than {MAX_TEXT:,} characters", span)
     return pieces
+
+
+MAX_WORDS = 4096  # the elements of an array or the arguments of a call: a recipe's have hundreds
+
+
+def _bounded_words(lengths: list[int], count: int, span: Span | None) -> None:
+    """An array's elements or a call's arguments as the script may hold them: ``MAX_WORDS`` of them within
+    ``MAX_TEXT`` characters (`A=("${A[@]}" "${A[@]}")` doubles them on each line, as `A="$A$A"` its text)."""
+    if count > MAX_WORDS or sum(lengths) > MAX_TEXT:
+        raise ShellError(f"more than {MAX_WORDS:,} words or {MAX_TEXT:,} characters in one array or argument list",
+                         span)
 
 
 def _join(pieces: list[Piece]) -> Word:

@@ -600,7 +600,7 @@ def test_a_log_older_than_the_campaign_is_said_and_plan_force_says_it_keeps_them
     assert main(["learn", str(copy), "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
     said = [n for n in notes if "before the campaign's manifest" in n]
-    assert len(said) == 1 and said[0].startswith("job 0 ") and "last written 2 hours before" in said[0]
+    assert len(said) == 1 and said[0].startswith("job 0 ") and "last written about 2 hours before" in said[0]
     out = tmp_path / "plan"
     assert main(["plan", str(SPACE), "--out", str(out), "--target", "megatron+local", "--shortlist", "2"]) == 0
     (out / "campaign" / "job-0" / "train.log").write_text("an earlier run's log\n")
@@ -617,3 +617,8 @@ def test_learn_pointed_at_the_plan_folder_or_the_manifest_names_the_campaign(
     assert "is the plan's folder; its campaign is" in err and f"primusc learn {campaign}" in err
     err = " ".join(code_of(capsys, str(campaign / "manifest.json")).split())
     assert "is a manifest, not a campaign folder" in err and f"primusc learn {campaign}" in err
+    # the plan's own manifest, and one job's folder (a re-trial's): each names the campaign
+    for wrong in (campaign.parent / "manifest.json", campaign / "job-0"):
+        assert wrong.exists()
+        err = " ".join(code_of(capsys, str(wrong)).split())
+        assert f"primusc learn {campaign}" in err, err

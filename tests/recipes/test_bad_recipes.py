@@ -429,6 +429,8 @@ _LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2\n"
     ("if true; then\n" * 200 + _LAUNCH + "fi\n" * 200, "commands nested more than 64 deep"),
     ("A=xxxxxxxxxx\n" + 'A="$A$A"\n' * 27 + _LAUNCH, "a value longer than 1,048,576 characters"),
     ("A=x\n" + "A+=$A\n" * 30 + _LAUNCH, "a value longer than 1,048,576 characters"),
+    ('A=(x)\n' + 'A=("${A[@]}" "${A[@]}")\n' * 30 + _LAUNCH, "more than 4,096 words"),
+    ('set -- x\n' + 'set -- "$@" "$@"\n' * 30 + _LAUNCH, "more than 4,096 words"),
 ])
 def test_a_script_that_recurses_nests_or_grows_without_bound_is_refused(script: str, said: str) -> None:
     """A trial's recursion ended in an internal error (RecursionError), and 24 doublings of a variable held
