@@ -584,7 +584,8 @@ def run(args: argparse.Namespace) -> int:
                                       help="pass `--force` to replace it, or choose another `--out`"))
     text, summary, warnings = build(args)
     if warnings:
-        print(render(warnings, "human"), file=sys.stderr)
+        # in the error format asked, as every command's diagnostics (`--error-format json`: codes and spans)
+        print(render(warnings, getattr(args, "error_format", "human")), file=sys.stderr)
     if out is None:
         sys.stdout.write(text)
     else:

@@ -436,7 +436,7 @@ def unknown_passthrough(space: Space) -> list[Diagnostic]:
     for name, _ in space.passthrough:
         if name in known or bridge_passthrough(name) is not None:
             continue
-        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        near = difflib.get_close_matches(name.lower(), sorted(known), n=1, cutoff=0.75)
         out.append(Diagnostic(PASSTHROUGH_UNKNOWN, f"passthrough `{name}` is no Megatron-LM argument of any release "
                               "primusc has read, nor a Primus setting: Megatron-LM stops at start on it, Primus drops "
                               "it without a word",

@@ -438,3 +438,18 @@ def test_a_script_that_recurses_nests_or_grows_without_bound_is_refused(script: 
     with pytest.raises(CompileError) as err:
         read_command_text(script, "run.sh")
     assert codes_of(err) == ["P3121"] and said in err.value.diagnostics[0].message
+
+
+def test_import_recipe_warnings_follow_the_error_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's `--error-format json` gave W5002 as a note of prose, without its code."""
+    import json
+
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --num-layers 80 --hidden-size 8192 "
+                      "--ffn-hidden-size 28672 --num-attention-heads 64 --num-query-groups 8 --group-query-attention "
+                      "--seq-length 8192 --max-position-embeddings 8192 --swiglu --normalization RMSNorm "
+                      "--micro-batch-size 4 --global-batch-size 64 --bf16 --vocab-size 128256\n")
+    assert main(["--error-format", "json", "import-recipe", str(script), "--gpu", "h100"]) == 0
+    found = [d for line in capsys.readouterr().err.splitlines() if '"diagnostics"' in line
+             for d in json.loads(line)["diagnostics"]]
+    assert any(d["code"] == "W5002" and d["severity"] == "warning" for d in found)
