@@ -940,7 +940,8 @@ RULES: tuple[Rule, ...] = (
         lambda f, s: (
             f"fp8_recipe mxfp8 on `{s.cluster.gpu.name}`, a {s.cluster.gpu.arch} GPU without MX tensor-core formats "
             "(mxfp8-needs-mx)",
-            "use `fp8_recipe = blockwise` (Hopper's fine-grained scaling), `tensorwise` or `delayed` on this GPU",
+            "use `fp8_recipe = blockwise` (fine-grained scaling: DeepSeek-V3's 128-wide blocks), `tensorwise` or "
+            "`delayed` on this GPU",
         ),
     ),
     Rule(
