@@ -113,11 +113,13 @@ def planned_exit(line: str) -> bool:
     return bool(_PLANNED_EXIT.search(line))
 
 
+_HOST_OOM_LINE = dict(ENDINGS)[HOST_OOM]  # looked up once: ``ending`` reads every line of a log
+
+
 def ending(line: str) -> str | None:
     """The way a job ended that ``line`` says (``ENDINGS``), or None. The host's OOM killer is asked
     first: the kernel's own line (`Memory cgroup out of memory`) says "out of memory" too."""
-    host = next(pattern for cause, pattern in ENDINGS if cause == HOST_OOM)
-    if host.search(line):
+    if _HOST_OOM_LINE.search(line):
         return HOST_OOM
     return next((cause for cause, pattern in ENDINGS if pattern.search(line)), None)
 

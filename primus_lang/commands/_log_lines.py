@@ -81,3 +81,12 @@ class LogLines:
         if self.cause() != "failed to start":
             return self.ending_line
         return self.first_error or self.last
+
+
+def first_rank_log(path: Path) -> Path:
+    """Rank 0's log beside a job's log ``path``, read where it exists: rank 0 prints the arguments, and is where
+    a pipeline's first stage runs out of memory; on a multi-node job whose nodes' logs are saved apart
+    (Kubernetes, a local campaign) another node prints the iterations, and its log may only say a peer died."""
+    from primus_lang.emit import FIRST_RANK_LOG
+
+    return path.with_name(FIRST_RANK_LOG)

@@ -95,10 +95,10 @@ def _with_first_rank(log: TrainingLog, path: Path) -> TrainingLog:
     import sys
 
     from primus_lang.bench import read_log
+    from primus_lang.commands._log_lines import first_rank_log
     from primus_lang.diagnostics import CompileError
-    from primus_lang.emit import FIRST_RANK_LOG
 
-    first = path.with_name(FIRST_RANK_LOG)
+    first = first_rank_log(path)
     if log.args or not first.is_file() or first.resolve() == path.resolve():
         return log
     try:

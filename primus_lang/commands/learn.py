@@ -24,7 +24,7 @@ from typing import Any
 from attrs import frozen
 
 from primus_lang.bench import WARMUP
-from primus_lang.commands._log_lines import LogLines, rank_of_end
+from primus_lang.commands._log_lines import LogLines, first_rank_log, rank_of_end
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
 from primus_lang.diagnostics.codes_projection import (
@@ -162,15 +162,6 @@ class JobRun:
     spread: float  # the step times' interquartile range over their median
     allocated: int  # the most bytes a printing rank allocated (0: the log does not say)
     reserved: int  # the most its allocator reserved, or the device's used memory
-
-
-def first_rank_log(path: Path) -> Path:
-    """Rank 0's log beside a job's log ``path``, read where it exists: rank 0 prints the arguments, and is where
-    a pipeline's first stage runs out of memory; on a multi-node job whose nodes' logs are saved apart
-    (Kubernetes, a local campaign) another node prints the iterations, and its log may only say a peer died."""
-    from primus_lang.emit import FIRST_RANK_LOG
-
-    return path.with_name(FIRST_RANK_LOG)
 
 
 def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: str = "campaign.sbatch",
