@@ -71,11 +71,8 @@ def test_report_command_with_the_space_matches_plan_report(searched: tuple[Space
     out = tmp_path / "again.html"
     assert main(["report", str(trace), "--out", str(out), "--space", str(EXAMPLE)]) == 0
     rebuilt = out.read_text()
-    # Same charts; only the search-time note differs (the trace stamps evaluations, not the whole run).
-    strip = re.compile(r"<span[^>]*><b>search time</b>[^<]*</span>")
-    # the note is there to strip: a pattern that stopped matching left the timings compared (a flaky test)
-    assert strip.search(rebuilt) and strip.search(direct)
-    assert strip.sub("", rebuilt) == strip.sub("", direct)
+    # the page holds no wall-clock time, so the one rebuilt from the trace is the same bytes
+    assert rebuilt == direct and "search time" not in rebuilt
 
 
 @pytest.mark.slow
