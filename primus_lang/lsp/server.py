@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls import uris
+from pygls.exceptions import FeatureRequestError, JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from primus_lang import __version__
@@ -67,6 +68,18 @@ class PrimusServer(LanguageServer):
 
     def units(self, text: str) -> int:
         return int(self.workspace.position_codec.client_num_units(text))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows every error outside a request's answer as an "Error in server" pop-up. A body it
+        could not read is the client's: it gets JSON-RPC's answer. Anything else goes to the editor's
+        log for the server, not in front of the user typing."""
+        if source is FeatureRequestError:
+            return  # the request's error response carries it
+        if source is JsonRpcException:
+            assert isinstance(self.protocol, PrimusProtocol)
+            self.protocol.unreadable(error)
+            return
+        self.window_log_message(lsp.LogMessageParams(lsp.MessageType.Error, f"primusc: {error}"[:2000]))
 
 
 def _file_of(uri: str) -> str:
@@ -366,6 +379,7 @@ def shutdown(ls: PrimusServer, params: None) -> None:
 
 
 MAX_MESSAGE = 16 * MAX_BYTES  # a JSON-RPC body: a whole source escaped, with room to spare
+_HEADER = b"Content-Length:"
 MAX_HEADER = 4096  # a header line (`Content-Length: N`); a longer one is read in pieces, none a header
 
 
@@ -374,13 +388,25 @@ class BoundedStdin:
     length the client claims (``Content-Length: 10**15`` allocated it at once: a MemoryError that
     ended the server) and a header with an unbounded ``readline`` (an endless line without a
     newline). A body over ``MAX_MESSAGE`` is read and dropped in pieces, and pygls is handed
-    ``null`` in its place, which it reports as a message it cannot handle, and reads on."""
+    ``null`` in its place, which it reports as a message it cannot handle, and reads on.
+
+    Header lines are also where a stream out of step finds its way back. pygls takes a header only as
+    ``Content-Length: N\r\n`` from a line's start: a client that ended lines with ``\n`` alone, or
+    claimed a length shorter than its body, left the rest glued before the next header
+    (``1}Content-Length: 59``), and from then on no message was read. A line ending ``\n`` ends
+    ``\r\n`` here, and a line with a header after other bytes starts at the header."""
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
 
     def readline(self) -> bytes:
-        return bytes(self.raw.readline(MAX_HEADER))
+        line = bytes(self.raw.readline(MAX_HEADER))
+        at = line.find(_HEADER)
+        if at > 0:
+            line = line[at:]
+        if line.endswith(b"\n") and not line.endswith(b"\r\n"):
+            line = line[:-1] + b"\r\n"
+        return line
 
     def read(self, n: int) -> bytes:
         if n <= MAX_MESSAGE:

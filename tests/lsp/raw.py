@@ -24,6 +24,7 @@ class RawClient:
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
+        self.others: list[dict[str, Any]] = []  # what arrived while a request waited for its answer
 
     def _read(self) -> None:
         out = self.proc.stdout
@@ -38,7 +39,9 @@ class RawClient:
             self.inbox.put(json.loads(out.read(length)))
 
     def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.send_body(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+    def send_body(self, body: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.proc.stdin.flush()
@@ -50,6 +53,7 @@ class RawClient:
             message = self.inbox.get(timeout=GUARD)
             if message.get("id") == self.next_id:
                 return message
+            self.others.append(message)
 
     def close(self) -> None:
         self.proc.kill()

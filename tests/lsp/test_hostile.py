@@ -114,3 +114,40 @@ def test_params_that_do_not_deserialize_get_a_json_rpc_error(raw: RawClient, par
     good = raw.request("textDocument/hover", {"textDocument": {"uri": uris.from_fs_path(str(EXAMPLE))},
                                               "position": HOVER_AT_TP})
     assert "result" in good
+
+
+def test_bodies_that_are_no_message_get_json_rpc_errors_and_no_pop_up(raw: RawClient) -> None:
+    """A body that is no JSON, a JSON object that is no JSON-RPC message and a change to a document never
+    opened each put pygls's "Error in server" pop-up in front of the user. The first two are answered as
+    JSON-RPC 2.0 says (parse error, invalid request, with a null id); the change is dropped; and the
+    server answers the next request."""
+    raw.others.clear()
+    raw.send_body(b"{bad}")
+    raw.send_body(b"{}")
+    raw.send({"method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": "file:///never/opened.prx", "version": 2},
+        "contentChanges": [{"text": "space s on c { }\n"}]}})
+    good = raw.request("textDocument/hover", {"textDocument": {"uri": uris.from_fs_path(str(EXAMPLE))},
+                                              "position": HOVER_AT_TP})
+    assert "result" in good
+    errors = [m["error"]["code"] for m in raw.others if "error" in m and m.get("id", "absent") is None]
+    assert errors == [-32700, -32600], raw.others
+    assert not [m for m in raw.others if m.get("method") == "window/showMessage"], raw.others
+
+
+@pytest.mark.parametrize("framing", [b"Content-Length: 5\r\n\r\n{\"a\":1}", b"Content-Length: 2\n\n{}"])
+def test_a_stream_out_of_step_finds_the_next_header(framing: bytes) -> None:
+    """A body longer than its Content-Length, or headers ended by a bare newline, left bytes glued before
+    the next header, and the server read no message after them."""
+    client = RawClient()
+    try:
+        client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        assert client.proc.stdin is not None
+        client.proc.stdin.write(framing)
+        client.proc.stdin.flush()
+        for _ in range(2):
+            answer = client.request("textDocument/hover", {"textDocument": {"uri": "file:///never/opened.prx"},
+                                                           "position": {"line": 0, "character": 0}})
+            assert "result" in answer, answer
+    finally:
+        client.close()
