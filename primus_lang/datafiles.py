@@ -237,7 +237,14 @@ def _construct_int(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
     return loader.construct_yaml_int(node)
 
 
+def _refuse_binary(loader: _BoundedLoader, node: yaml.ScalarNode) -> Any:
+    # PyYAML's safe loader gives bytes, which were carried on as their Python repr (`b'...'`)
+    raise _Refusal("unreadable", "holds a `!!binary` value, which no setting of a recipe or field of a data "
+                   "file takes", *_where(node.start_mark), help="write the value as text")
+
+
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:binary", _refuse_binary)
 
 
 def load_yaml(path: str | Path, codes: DataCodes, what: str, unique_keys: bool = False) -> Any:

@@ -1793,7 +1793,8 @@ def _evaluate_int(text: str) -> int:
         token = take()
         if not token.isdigit():
             raise ValueError(token)
-        return int(token)
+        # bash reads a constant with a leading 0 as octal (`$((010))` is 8) and stops on `08`
+        return int(token, 8) if len(token) > 1 and token.startswith("0") else int(token)
 
     value = binary(0)
     if pos != len(tokens):

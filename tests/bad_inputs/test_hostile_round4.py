@@ -101,6 +101,20 @@ def test_a_primus_experiment_with_a_control_character_is_refused(tmp_path: Path,
     assert code == 1 and "control character U+0001" in out
 
 
+def test_a_binary_value_is_refused_at_its_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Primus override `!!binary` was carried to the launch as `b'...'`, Python's repr of bytes."""
+    with pytest.raises(CompileError) as err:
+        loads_yaml("a: 1\nb: !!binary aGVsbG8=\n", "x.yaml", CODES, "a config")
+    d = err.value.diagnostics[0]
+    assert d.code is C.CONFIG_UNREADABLE and "!!binary" in d.message
+    assert d.span is not None and d.span.line == 2
+    recipe = tmp_path / "exp.yaml"
+    recipe.write_text("work_group: x\nmodules:\n  pre_trainer:\n    framework: megatron\n    overrides:\n"
+                      "      data_path: !!binary aGVsbG8=\n")
+    code, out = _run(["import-recipe", str(recipe), "--out", str(tmp_path / "s.prx")], capsys)
+    assert code == 1 and "!!binary" in out and "b'" not in out
+
+
 # 3 -------------------------------------------------------------------------------------------------
 def test_one_count_reader_refuses_what_int_takes_or_chokes_on() -> None:
     assert read_count(" 42 ") == 42

@@ -304,6 +304,14 @@ def test_arithmetic_with_variables_precedence_and_parentheses() -> None:
     """) == ["16", "4", "7", "9", "5", "512", "2", "-3", "1"]
 
 
+def test_arithmetic_reads_a_leading_zero_as_octal() -> None:
+    """bash reads `$((010))` as 8, and a variable holding `010` too (primusc read 10); `$((0))` is 0."""
+    assert args("""
+        PAD=010
+        python pretrain_gpt.py $((010)) $((PAD + 1)) $((0)) $((10))
+    """) == ["8", "9", "0", "10"]
+
+
 def test_positional_default_without_and_with_an_argument() -> None:
     """`${1:-ckpt}` is ckpt when the script gets no argument, the argument when it gets one."""
     script = """
