@@ -210,9 +210,10 @@ REPEATED_VALUE = register(
 RUN_TEXT = register(
     "P3040",
     "bad-run-text",
-    "a run's text holds a control character, or its checkpoint folder leaves the site's checkpoint root",
-    "The run block's texts reach the launch files as arguments: a newline or tab in one\n"
-    "(`tokenizer_model = \"meta\\n--save /etc\"`) would be an argument no framework reads as meant, and is\n"
-    "refused as `--var` refuses it. A relative `checkpoint_dir` lies under the site's `checkpoint_root`;\n"
+    "a run's or passthrough's text holds a control character, or its checkpoint folder leaves the site's "
+    "checkpoint root",
+    "The run block's and the passthrough block's texts reach the launch files as arguments: a newline or\n"
+    "tab in one (`tokenizer_model = \"meta\\n--save /etc\"`) would be an argument no framework reads as\n"
+    "meant, and is refused as `--var` refuses it. A relative `checkpoint_dir` lies under the site's `checkpoint_root`;\n"
     "one that climbs out of it with `..` (`\"../../etc\"`) is refused: write the absolute folder meant.",
 )

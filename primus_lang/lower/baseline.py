@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from primus_lang.diagnostics.codes_import import RECIPE_NO_BASELINE
+from primus_lang.diagnostics.codes_types import RUN_TEXT
 from primus_lang.frameworks import spelling
 from primus_lang.ir.candidate import KNOBS
 from primus_lang.ir.space import Value
@@ -47,6 +48,9 @@ def lower_passthrough(block: ast.Nested) -> tuple[tuple[str, bool | int | float 
                        st.span, help=f"set {what} in the space (an axis, a fixed value or the baseline)" if knob in KNOBS
                        else "set it in the model card")
         v = st.value
+        if isinstance(v, ast.Str) and not v.value.isprintable():
+            raise fail(RUN_TEXT, f"passthrough `{st.name}` holds a control character (a newline or tab)", v.span,
+                       help="write it on one line, without `\\n` or `\\t`: the launch writes it as one argument")
         if isinstance(v, ast.Str) or (isinstance(v, ast.Quantity) and v.unit is None):
             out[st.name] = v.value
         elif isinstance(v, ast.Ident) and v.name in ("true", "false"):

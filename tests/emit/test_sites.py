@@ -146,6 +146,17 @@ def test_a_run_text_with_a_newline_is_refused() -> None:
     assert [d.code.id for d in err.value.diagnostics] == ["P3040"]
 
 
+@pytest.mark.parametrize("value", ['"/data/a\\n--save /etc"', '"x\\ty"'])
+def test_a_passthrough_text_with_a_control_character_is_refused(value: str) -> None:
+    """The run block's texts were checked and a passthrough's were carried to the launch as they were."""
+    text = BASE.format(site="", space=f"; passthrough {{ data_cache_path = {value} }}")
+    with pytest.raises(CompileError) as err:
+        loads_program(text, "site.prx")
+    (diag,) = err.value.diagnostics
+    assert diag.code.id == "P3040" and "data_cache_path" in diag.message and diag.span is not None
+    assert value in text.splitlines()[diag.span.line - 1][diag.span.column - 1:]
+
+
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_site_diagnostics_point_at_what_is_written(code: str) -> None:
     site, space, written = CASES[code]
