@@ -137,7 +137,9 @@ def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
     from primus_lang.ir import Candidate, Span
 
     if log.args:
-        return candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, moe=space.model.is_moe)
+        cand = candidate_from_log(log, Candidate(seq_len=space.model.seq_len), name, moe=space.model.is_moe)
+        _say_unprinted(log, cand, name)
+        return cand
     base = baseline_point(space)
     if base is None:
         raise CompileError(Diagnostic(
@@ -151,6 +153,24 @@ def _ran(log: TrainingLog, space: Space, name: str) -> Candidate:
     print(f"note: `{name}` prints no arguments block: read as space `{space.name}`'s recipe, {base.label()}"
           + (f", at the global batch of {gbs} its lines print" if gbs != base.gbs else ""), file=sys.stderr)
     return base.replace(gbs=gbs)
+
+
+# the knobs that decide a step's time most: an arguments block without one (a cut log, a launcher's own
+# block) is read at primusc's default for it, which the user should hear about
+_DECISIVE = ("tp", "pp", "cp", "mbs", "gbs", "precision", "recompute")
+
+
+def _say_unprinted(log: TrainingLog, cand: Candidate, name: str) -> None:
+    import sys
+
+    from primus_lang.frameworks import spelling
+    from primus_lang.ir.candidate import format_value
+
+    absent = [k for k in _DECISIVE if log.arg(spelling.KNOBS[k]) is None]
+    if absent:
+        print(f"note: `{name}`'s arguments block prints no " + ", ".join(f"`{spelling.KNOBS[k]}`" for k in absent)
+              + ": read as " + ", ".join(f"{k}={format_value(getattr(cand, k))}" for k in absent)
+              + " (pass the run's whole stdout, or check the recipe line below)", file=sys.stderr)
 
 
 def refuse_other_model(space: Space, log: TrainingLog, name: str) -> None:

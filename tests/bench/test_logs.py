@@ -369,3 +369,18 @@ def test_the_hosts_out_of_memory_is_told_from_the_gpus(line: str, how: str) -> N
     from primus_lang.bench import ending
 
     assert ending(line) == how
+
+
+def test_calibrate_log_says_which_decisive_arguments_a_log_does_not_print(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A cut arguments block was read at primusc's defaults for what it left out, without a word."""
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    cut = tmp_path / "cut.log"
+    cut.write_text("".join(line for line in MEGATRON.read_text().splitlines(keepends=True)
+                           if "micro_batch_size" not in line and "recompute_granularity" not in line))
+    assert main(["calibrate-log", str(cut), "--warmup", "1", "--space", str(space)]) == 0
+    err = capsys.readouterr().err
+    assert "prints no `micro_batch_size`, `recompute_granularity`: read as mbs=1, recompute=none" in err
+    assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space)]) == 0
+    assert "prints no" not in capsys.readouterr().err
