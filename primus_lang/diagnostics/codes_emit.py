@@ -208,3 +208,17 @@ PASSTHROUGH_UNKNOWN = register(
     "Fix: correct the name; a setting of a Megatron-LM fork of your own is written as it is, and the\n"
     "warning can be ignored.",
 )
+K8S_NO_RDMA = register(
+    "W7029",
+    "k8s-multinode-without-rdma",
+    "a Kubernetes job of several nodes asks for no RDMA device and names no RDMA network",
+    "A pod sees the node's InfiniBand or RoCE NICs only through a device plugin's resource (the\n"
+    "site's `rdma_resource`, e.g. `rdma/rdma_shared_device_a`) or a secondary network (Multus's\n"
+    "`k8s.v1.cni.cncf.io/networks` annotation). Without either, NCCL and RCCL find no RDMA device in the\n"
+    "pod and carry every gradient reduction and pipeline send between nodes over TCP sockets: the job\n"
+    "runs, many times slower across nodes than the projection, which assumes the cluster's NICs.\n\n"
+    "    site k { scheduler = k8s }   # 8 nodes: no rdma_resource, no annotations\n\n"
+    "Fix: give the site its device plugin's resource (`rdma_resource = \"rdma/rdma_shared_device_a\"`,\n"
+    "`rdma_count`) or its network annotation. A cluster whose pods reach the NICs another way (host\n"
+    "networking set by a policy) can ignore the warning.",
+)

@@ -23,6 +23,7 @@ from primus_lang.diagnostics.codes_emit import (
     BRIDGE_UNKNOWN_FIELD,
     HUB_TOKENIZER_NO_TOKEN,
     ILLEGAL_CANDIDATE,
+    K8S_NO_RDMA,
     NULL_TOKENIZER,
     PASSTHROUGH_UNKNOWN,
     PRIMUS_ON_NVIDIA,
@@ -390,7 +391,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
-    first += unknown_passthrough(space)
+    first += unknown_passthrough(space) + _rdma_warnings(space, target)
     dropped = primus_only(space)
     wandb = [k for k in dropped if k in WANDB_SETTINGS]
     if framework.NAME != "primus" and dropped:
@@ -418,6 +419,25 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            f"`{space.cluster.gpu.name}` GPUs",
                            help="use `--target megatron+...` on NVIDIA clusters (see `primusc explain W7001`)")]
     return first
+
+
+_RDMA_NETWORK = "k8s.v1.cni.cncf.io/networks"  # Multus: a pod's secondary (RDMA) network
+
+
+def _rdma_warnings(space: Space, target: str) -> list[Diagnostic]:
+    """W7029 when pods of a Kubernetes job of several nodes would see no RDMA NIC: no device plugin's
+    resource and no Multus network."""
+    _, launcher_cls = parse_target(target)
+    if launcher_cls.NAME != "k8s" or space.cluster.nodes <= 1:
+        return []
+    site = space.site
+    if site is not None and (site.rdma_resource or any(k == _RDMA_NETWORK for k, _ in site.annotation_list())):
+        return []
+    return [Diagnostic(K8S_NO_RDMA, f"the {space.cluster.nodes} pods of this Kubernetes job ask for no RDMA device "
+                       "and name no RDMA network: NCCL/RCCL would carry the traffic between nodes over TCP sockets",
+                       help="set the site's `rdma_resource` (its device plugin's, e.g. "
+                            "`\"rdma/rdma_shared_device_a\"`) or its Multus network annotation "
+                            "(see `primusc explain W7029`)")]
 
 
 def unknown_passthrough(space: Space) -> list[Diagnostic]:

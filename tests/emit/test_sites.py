@@ -360,3 +360,31 @@ def test_a_hub_tokenizer_the_launch_cannot_fetch_is_warned(site: str, tokenizer:
     space = loads_program(BASE.format(site=site, space=f'; run {{ tokenizer_model = "{tokenizer}" }}'), "s.prx").spaces[0]
     codes = [d.code.id for d in tokenizer_warnings(space, target, {})]
     assert codes == (["W7027"] if warned else [])
+
+
+NODES = """
+import clusters.nvidia (h100_x8)
+import models.llama3 (llama3_1_8b)
+cluster four = h100_x8 {{ nodes = {nodes} }}
+{site}
+space x on four {{ {uses} model = llama3_1_8b; gbs = 64 }}
+"""
+
+
+@pytest.mark.parametrize(("site", "target", "nodes", "warned"), [
+    ("", "megatron+k8s", 4, True),
+    ('site s { namespace = "n" }', "megatron+k8s", 4, True),
+    ('site s { rdma_resource = "rdma/rdma_shared_device_a" }', "megatron+k8s", 4, False),
+    ('site s { annotations = "k8s.v1.cni.cncf.io/networks=rdma-net" }', "megatron+k8s", 4, False),
+    ("", "megatron+k8s", 1, False),
+    ("", "megatron+slurm", 4, False),
+])
+def test_a_multi_node_kubernetes_job_without_rdma_is_warned(site: str, target: str, nodes: int, warned: bool) -> None:
+    """W7029: a trial's 8-node primus+k8s launch without a site asked for no RDMA device, and its pods would
+    have reduced gradients between nodes over TCP sockets."""
+    from primus_lang.emit import target_warnings
+
+    text = NODES.format(nodes=nodes, site=site, uses="site = s;" if site else "")
+    space = loads_program(text, "s.prx").spaces[0]
+    codes = [d.code.id for d in target_warnings(space, target)]
+    assert codes.count("W7029") == (1 if warned else 0), codes
