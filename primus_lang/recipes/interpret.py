@@ -519,11 +519,18 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
     balancing = r.choice(C["moe.aux_loss_type"], ("aux_loss", "seq_aux_loss", "global_aux_loss", "none"),
                          "aux_loss")
     aux = r.float("moe_aux_loss_coeff", 0.0) if balancing != "none" else 0.0
+    score = r.choice(C["moe.router_score"], ("softmax", "sigmoid"), "softmax")
+    pre_softmax = r.flag(C["moe.router_pre_softmax"])
+    if pre_softmax and score != "softmax":
+        # megatron-core reads it on the softmax path alone (NVIDIA's DeepSeek-V3 FSDP example sets it beside
+        # sigmoid scores): a no-op the card cannot state, so it is left out rather than refused
+        r.notes.append(f"`--{C['moe.router_pre_softmax'].replace('_', '-')}` is not carried: with "
+                       f"`--{C['moe.router_score'].replace('_', '-')} {score}` megatron-core never reads it")
+        pre_softmax = False
     return Moe(num_experts=experts, top_k=r.int(C["moe.top_k"], 2), ffn_hidden=ffn,
                shared_experts=count, shared_ffn_hidden=width,
                dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
-               router_score=r.choice(C["moe.router_score"], ("softmax", "sigmoid"), "softmax"),
-               router_pre_softmax=r.flag(C["moe.router_pre_softmax"]),
+               router_score=score, router_pre_softmax=pre_softmax,
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
                bias_balancing=r.flag(C["moe.bias_balancing"]), topk_scaling=r.float(C["moe.topk_scaling"], 0.0),
                router_groups=r.int(C["moe.router_groups"], 0, floor=0),

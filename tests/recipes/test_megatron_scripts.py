@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import pytest
 
 from primus_lang.check import baseline_point, legal_points
 from primus_lang.cli import main
@@ -208,3 +209,18 @@ def test_tp_past_the_key_value_heads_is_offered_where_the_release_takes_it(tmp_p
     _out, _space, cand = imported(tmp_path, f"{flags} --tensor-model-parallel-size 8")  # at the default release
     assert cand.tp == 8
 
+
+
+def test_a_pre_softmax_beside_sigmoid_scores_is_left_out_with_a_note(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """NVIDIA's DeepSeek-V3 Megatron-FSDP example sets `--moe-router-pre-softmax` beside sigmoid scores, which
+    megatron-core reads on the softmax path alone: its import stopped at P3009 on a setting Megatron accepts."""
+    flags = (f"{LLAMA3_8B.replace('--num-layers 32', '--num-layers 4')} --global-batch-size 64 --num-experts 8 "
+             "--moe-router-topk 2 --moe-router-score-function sigmoid --moe-router-pre-softmax "
+             "--moe-router-enable-expert-bias --expert-model-parallel-size 8 --moe-grouped-gemm "
+             "--tokenizer-type NullTokenizer --vocab-size 32000")
+    _out, space, cand = imported(tmp_path, flags)
+    assert "`--moe-router-pre-softmax` is not carried" in capsys.readouterr().err
+    assert space.model.moe is not None and space.model.moe.router_score == "sigmoid"
+    assert not space.model.moe.router_pre_softmax
+    assert "--moe-router-pre-softmax" not in emit(space, cand, "megatron+slurm")["node.sh"]
