@@ -37,7 +37,7 @@ from primus_lang.diagnostics.codes_emit import (
     UNSUPPORTED,
 )
 from primus_lang.emit.context import EmitContext, Variables, resolve_variables
-from primus_lang.emit.environment import collective_library, environment
+from primus_lang.emit.environment import DETERMINISTIC_SETTINGS, collective_library, environment
 from primus_lang.emit.frameworks import FRAMEWORKS, WANDB_SETTINGS, Framework, wandb_disabled
 from primus_lang.emit.launch_rules import LeftOut
 from primus_lang.emit.launchers import LAUNCHERS, Launcher
@@ -507,7 +507,8 @@ def _render(
         "world": cluster.world,
         "vendor": cluster.gpu.vendor,
         "collective": collective_library(cluster),
-        "env": environment(cluster, cand, space.site),
+        "env": environment(cluster, cand, space.site,
+                           deterministic=any(k in DETERMINISTIC_SETTINGS and v is True for k, v in space.passthrough)),
         "site": space.site,
         "deadline_seconds": ctx.deadline_seconds,
         "program_template": framework.PROGRAM_TEMPLATE,

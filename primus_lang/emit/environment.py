@@ -60,9 +60,20 @@ _AMD = (("GPU_MAX_HW_QUEUES", "2"), ("HSA_ENABLE_SDMA", "1"), ("HSA_NO_SCRATCH_R
         ("NVTE_USE_CAST_TRANSPOSE_TRITON", "1"), ("NVTE_CK_USES_BWD_V3", "1"))
 
 
-def environment(cluster: Cluster, cand: Candidate, site: Site | None = None) -> tuple[tuple[str, str | None], ...]:
+# deterministic mode's environment, as Megatron-LM core_v0.19 sets it by default (megatron/training/determinism.py,
+# DETERMINISM_ENV_VAR_DEFAULTS); earlier releases and Megatron-Bridge v0.6 assert NCCL_ALGO at start instead
+# (`NCCL_ALGO must be one of ...`), and Bridge's own `--deterministic` exports the same three
+_DETERMINISTIC = (("NCCL_ALGO", "Ring"), ("NVTE_ALLOW_NONDETERMINISTIC_ALGO", "0"),
+                  ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"))
+# the settings that turn it on, as a space's passthrough holds them (Megatron-LM's, Megatron-Bridge's)
+DETERMINISTIC_SETTINGS = ("deterministic_mode", "bridge__model__deterministic_mode")
+
+
+def environment(cluster: Cluster, cand: Candidate, site: Site | None = None,
+                deterministic: bool = False) -> tuple[tuple[str, str | None], ...]:
     """Ordered (name, value) pairs; value None means ``unset``. A site's values come after the
-    presets and replace those of the same name (its network settings know the fabric)."""
+    presets and replace those of the same name (its network settings know the fabric).
+    ``deterministic``: the recipe runs in deterministic mode, whose checks read the environment."""
     connections = device_max_connections(cluster, cand)
     env: list[tuple[str, str | None]] = [] if connections is False else \
         [("CUDA_DEVICE_MAX_CONNECTIONS", connections if isinstance(connections, str) else None)]
@@ -76,6 +87,8 @@ def environment(cluster: Cluster, cand: Candidate, site: Site | None = None) -> 
         # Transformer Engine on ROCm runs MXFP8 only with it, and Primus asserts it for the recipe on any GPU
         # (primus/backends/megatron/patches/args/rocm_arg_validation.py); CUDA's Transformer Engine ignores it
         env += [("NVTE_ROCM_ENABLE_MXFP8", "1")]
+    if deterministic:
+        env += list(_DETERMINISTIC)
     if site is not None:
         own = dict(site.values())
         env = [(name, value) for name, value in env if name not in own] + list(own.items())

@@ -326,8 +326,8 @@ class _Reader:
                 # deterministic kernels, no fused cross entropy, no TP communication overlap
                 self.late += [(path, value, w) for path, value in DETERMINISTIC]
                 self.notes.append("`--deterministic` is read as Bridge applies it: model.deterministic_mode, "
-                                  "no fused cross-entropy, no TP communication overlap (its NCCL and cuBLAS "
-                                  "environment is the launcher's, not carried)")
+                                  "no fused cross-entropy, no TP communication overlap, and the launch exports its "
+                                  "NCCL_ALGO, CUBLAS_WORKSPACE_CONFIG and NVTE_ALLOW_NONDETERMINISTIC_ALGO")
                 i += 1
                 continue
             if not any(name in known for known in (LAUNCHERS.perf_selectors, LAUNCHERS.perf_options,

@@ -70,3 +70,22 @@ def test_an_architecture_before_blackwell_that_is_not_named_gets_the_rule() -> N
     blackwell = attrs.evolve(H100, name="my_part", arch="blackwell")
     assert device_max_connections(cluster(ada, 1), Candidate(tp=2)) == "1"  # type: ignore[arg-type]
     assert device_max_connections(cluster(blackwell, 1), Candidate(tp=2)) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("setting", "target"), [("deterministic_mode", "megatron+slurm"),
+                                                 ("bridge__model__deterministic_mode", "bridge+slurm"),
+                                                 (None, "megatron+slurm")])
+def test_deterministic_mode_gets_the_environment_its_checks_read(setting: str | None, target: str) -> None:
+    """Megatron-Bridge v0.6 (and Megatron-LM before core_v0.19) assert NCCL_ALGO at start in deterministic
+    mode: a Bridge `--deterministic` line imported and launched without it stopped before its first step."""
+    from primus_lang.check import legal_points
+    from primus_lang.emit import emit
+    from primus_lang.lower import loads_program
+
+    carried = f"passthrough {{ {setting} = true }}" if setting else ""
+    space = loads_program("import clusters.nvidia (h100_x8)\nimport models.llama3 (llama3_1_8b)\n"
+                          f"space x on h100_x8 {{ model = llama3_1_8b; gbs = 512; {carried} }}\n", "d.prx").spaces[0]
+    sh = emit(space, next(iter(legal_points(space))), target)["node.sh"]
+    wanted = ("export NCCL_ALGO=${NCCL_ALGO:-Ring}", "export CUBLAS_WORKSPACE_CONFIG=${CUBLAS_WORKSPACE_CONFIG:-:4096:8}",
+              "export NVTE_ALLOW_NONDETERMINISTIC_ALGO=${NVTE_ALLOW_NONDETERMINISTIC_ALGO:-0}")
+    assert all((line in sh) == (setting is not None) for line in wanted), sh
