@@ -219,6 +219,18 @@ RESETS: dict[str, str] = {
     P["optimizer_dtype.precision_aware"]: "false",
 }
 
+# RESETS' precision-aware optimizer stays as the launched recipe has it where the recipe runs it on FP32
+# state, which is the candidate's (Qwen3's performance recipes: TE's fused Adam, master weights stored as
+# remainders; emit/frameworks.py, Bridge.overrides); a recipe's state below FP32 needs it off
+_FP32 = "torch.float32"
+_OPTIMIZER_STATE = ("optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype", "optimizer.main_params_dtype")
+
+
+def keeps_precision_aware(recipe_settings: Mapping[str, object]) -> bool:
+    """Whether a recipe's own precision-aware optimizer runs what an FP32-state candidate asks for."""
+    return (recipe_settings.get("optimizer.use_precision_aware_optimizer") is True
+            and all(recipe_settings.get(path, _FP32) == _FP32 for path in _OPTIMIZER_STATE))
+
 # A recipe's setting that Bridge asserts needs a knob on, turned off beside it where the candidate turns
 # the knob off: (knob, (the setting's path, its value off)). CommOverlapConfig asserts that
 # delay_wgrad_compute needs overlap_moe_expert_parallel_comm (comm_overlap.py, v0.6.0), which

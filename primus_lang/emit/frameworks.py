@@ -31,6 +31,7 @@ from primus_lang.emit.bridge import (
     bridge_passthrough,
     hydra_text,
     hydra_value,
+    keeps_precision_aware,
     overrides,
     paths,
     precision_name,
@@ -697,6 +698,11 @@ class Bridge(Framework):
             extra, why = precision_overrides(self.settings, named or str(precision), is_config, fields)
             written += extra + self.resets(recorded)
             problems += why
+            raw = bridge.recipe(recorded.name, self.version)
+            switch = spelling.PARTS["optimizer_dtype.precision_aware"]
+            if raw is not None and switch not in self.settings and keeps_precision_aware(raw.settings):
+                aware = set(paths(switch, self.version))
+                written = [(p, v) for p, v in written if p not in aware]
         passed = {bridge_passthrough(key) for key, _ in self.bridge_only}
         if ("tokenizer.tokenizer_type", "NullTokenizer") in written and "tokenizer.vocab_size" not in passed:
             # mock data's tokenizer needs a vocabulary: the card's, which the model's (its Hugging Face

@@ -258,3 +258,19 @@ def test_a_primus_fine_tune_saves_where_the_launch_says(tmp_path: Path) -> None:
     overrides = experiment["modules"]["pre_trainer"]["overrides"]
     assert experiment["workspace"] == "/ck" and overrides["save"].startswith("/ck/")
     assert overrides["load"] == "/pre/ckpt" and overrides["finetune"] is True
+
+
+@pytest.mark.parametrize(("recipe", "kept"), [("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", True),
+                                              ("llama3_8b_pretrain_config", False)])
+def test_a_recipes_precision_aware_optimizer_on_fp32_state_is_kept(tmp_path: Path, recipe: str, kept: bool) -> None:
+    """Qwen3's performance recipes run the precision-aware optimizer on FP32 state, the candidate's: its launch
+    turned it off (`use_precision_aware_optimizer=false`), a different optimizer path than the benchmark's."""
+    launch = tmp_path / "train.sh"
+    launch.write_text(f"./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --recipe {recipe}\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(launch), "--gpu", "h100", "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None and cand.optimizer_dtype == "fp32"
+    words = _words(emit(space, cand, "bridge+local")["node.sh"])
+    assert ("optimizer.use_precision_aware_optimizer" not in words) == kept, words
