@@ -166,11 +166,7 @@ def _read_flags(words: list[Word], version: str) -> _Read:
                     "argument, which Megatron's parser refuses", span=w.span,
                     help=f"give it with `--set {unset.variable}='--flag VALUE ...'`"))
             elif unset is not None:
-                warnings.append(Diagnostic(
-                    RECIPE_EMPTY_VARIABLE, f"`{w.text}` stands for {unset.what}; the script never sets it, so it "
-                    "is read as empty, as bash expands it", span=w.span,
-                    help=f"if the run's environment sets it, give its flags with `--set {unset.variable}='--flag "
-                         "VALUE ...'`"))
+                warnings.append(_read_as_empty(w, unset))
             else:
                 problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{w.text}` is not a flag, nor the value of one",
                                            span=w.span, help="every word after the script is `--flag` or its value"))
@@ -190,7 +186,12 @@ def _read_flags(words: list[Word], version: str) -> _Read:
             values.append(Word(inline, w.span, w.unknown))
         elif flag.arity != megatron.SWITCH:
             while i < len(words) and not _is_flag(words[i].text) and (flag.arity == megatron.LIST or not values):
-                values.append(words[i])
+                unset = _unset_variable(words[i])
+                if unset is not None and not unset.quoted:
+                    # bash expands it to no word: `--data-path $1 ${EXTRA_ARGS}` hands the flag $1 alone
+                    warnings.append(_read_as_empty(words[i], unset))
+                else:
+                    values.append(words[i])
                 i += 1
         name = setting_name(option)
         unknown = [why for v in values for why in v.unknown]
@@ -346,6 +347,13 @@ def _refuse_other_family(script: Word, path: str) -> None:
                 "hybrids)",
                 span=script.span,
                 help="import a pretrain_gpt.py launch, or write the space by hand for a model primusc can describe"))
+
+
+def _read_as_empty(w: Word, unset: Why) -> Diagnostic:
+    return Diagnostic(RECIPE_EMPTY_VARIABLE, f"`{w.text}` stands for {unset.what}; the script never sets it, so it "
+                      "is read as empty, as bash expands it", span=w.span,
+                      help=f"if the run's environment sets it, give its flags with `--set {unset.variable}='--flag "
+                           "VALUE ...'`")
 
 
 def _unset_variable(w: Word) -> Why | None:

@@ -224,3 +224,18 @@ def test_a_pre_softmax_beside_sigmoid_scores_is_left_out_with_a_note(tmp_path: P
     assert space.model.moe is not None and space.model.moe.router_score == "sigmoid"
     assert not space.model.moe.router_pre_softmax
     assert "--moe-router-pre-softmax" not in emit(space, cand, "megatron+slurm")["node.sh"]
+
+
+def test_an_unset_variable_after_a_list_flags_values_is_no_word(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`--data-path $1 ${EXTRA_ARGS}`: bash hands --data-path the first argument alone where EXTRA_ARGS is
+    unset; the import read the unset variable as one of its values and dropped the data path (W3133)."""
+    script = tmp_path / "run.sh"
+    script.write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py {LLAMA3_8B} --global-batch-size 128 "
+                      "--tokenizer-type NullTokenizer --vocab-size 128256 --data-path $1 ${EXTRA_ARGS}\n")
+    out = tmp_path / "space.prx"
+    assert main(["import-recipe", str(script), "--gpu", "h100", "--set", "1=/data/my_text_document",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "W3135" in err and "W3133" not in err
+    assert dict(load_space(out).passthrough)["data_path"] == "/data/my_text_document"
