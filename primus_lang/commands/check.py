@@ -122,8 +122,12 @@ def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
         named = item.values and all(f"`{v.split(' = ')[0]}`" in item.reason for v in item.values)
         where = "" if named else (", ".join(item.values) if item.values else "every legal point") + ": "
         lines.append(f"    {where}{item.reason}")
-    lines.append("    `plan` launches the best evaluated recipe the target can express; narrow the axis or "
-                 "change `target` to search only what it can launch")
+    if any(not item.values for item in found):
+        lines.append("    `plan` stops on it before it launches anything (P7001); change what the reason names or "
+                     "`target`")
+    else:
+        lines.append("    `plan` launches the best evaluated recipe the target can express; narrow the axis or "
+                     "change `target` to search only what it can launch")
     return lines
 
 

@@ -348,9 +348,9 @@ def _refuse_unsupported(target: str, problems: list[str]) -> None:
     if problems:
         raise CompileError([Diagnostic(
             UNSUPPORTED, f"target `{target}` cannot express {p}",
-            help="a setting no Megatron-LM version has is the imported recipe's framework's own: the target of that "
-                 "framework carries it, and for this one it is deleted from the space's `passthrough` block (see "
-                 "`primusc explain P7001`)" if NO_VERSION in p
+            help="a setting no Megatron-LM version has is mistyped (W7028 names the nearest) or another framework's "
+                 "own: correct its name, emit to the target of the framework that reads it, or remove it from the "
+                 "space's `passthrough` block (see `primusc explain P7001`)" if NO_VERSION in p
             else "see `primusc explain P7001`") for p in problems])
 
 

@@ -177,3 +177,19 @@ def test_a_mistyped_passthrough_name_is_said_with_the_nearest(tmp_path: Path, ca
     err = " ".join(capsys.readouterr().err.split())
     assert err.count("W7028") == 1 and "passthrough `turbo_deepep_num_cus` is no Megatron-LM argument" in err
     assert "did you mean `turbo_deepep_num_cu`?" in err
+
+
+def test_check_says_plan_stops_where_no_legal_point_can_be_launched(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`check` said `plan` would launch the best recipe the target can express, and `plan` stopped on P7001:
+    the megatron target refuses every point of a space whose passthrough no Megatron-LM release has."""
+    space = tmp_path / "pt.prx"
+    space.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
+                     "space pt on mi325x_x8 { model = llama3_1_8b; seq_len = 8192; gbs = 64; target megatron + local\n"
+                     "  tp : 1 | 2\n  passthrough { turbo_deepep_num_cus = 64 } }\n")
+    assert main(["check", str(space)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "every legal point: Megatron-LM" in out and "`plan` stops on it before it launches anything" in out
+    assert "`plan` launches the best" not in out
+    assert main(["plan", str(space), "--out", str(tmp_path / "o"), "--budget", "4"]) == 1
+    assert "correct its name" in " ".join(capsys.readouterr().err.split())
