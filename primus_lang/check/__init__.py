@@ -19,7 +19,7 @@ from primus_lang.check.enumerate import (
     ruled_out_together,
     summarize,
 )
-from primus_lang.check.point import baseline_point, parse_point
+from primus_lang.check.point import baseline_point, nearest_legal_point, parse_point
 from primus_lang.exports import lazy_exports
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "legal_points",
     "legal_values",
     "legality",
+    "nearest_legal_point",
     "never_legal",
     "never_legal_why",
     "parse_point",

@@ -206,3 +206,31 @@ def outside_warning(space: Space, cand: Candidate) -> Diagnostic | None:
         return None
     return Diagnostic(OUTSIDE_SPACE, f"`{cand.label()}` is outside the space `{space.name}`", notes=tuple(notes),
                       help="it is still shown; add or widen the axis to search it")
+
+
+NEAREST_SCAN = 200_000  # legal points read for a nearer one: a bound on a space of millions
+
+
+def nearest_legal_point(space: Space, text: str, cand: Candidate) -> str | None:
+    """A ``--point`` for the legal point of ``space`` that keeps every knob ``text`` names and changes the
+    fewest of the others ``cand`` (its parse) took from the space: the knobs a user left out were filled with
+    the axes' first values, which may contradict the ones named (`vpp=5` beside the schedule axis's first,
+    1f1b). None where no legal point keeps them all."""
+    from primus_lang.check.enumerate import legal_points
+
+    parts = _split(text)
+    named = {p.partition("=")[0].strip() for p in parts if "=" in p}
+    best: Candidate | None = None
+    fewest = len(KNOBS) + 1
+    for n, point in enumerate(legal_points(space)):
+        if n >= NEAREST_SCAN:
+            break
+        if any(getattr(point, k) != getattr(cand, k) for k in named):
+            continue
+        changed = sum(getattr(point, k) != getattr(cand, k) for k in KNOBS)
+        if changed < fewest:
+            best, fewest = point, changed
+    if best is None:
+        return None
+    more = [f"{k}={format_value(getattr(best, k))}" for k in KNOBS if getattr(best, k) != getattr(cand, k)]
+    return ",".join([*parts, *more])

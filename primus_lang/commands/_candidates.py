@@ -41,9 +41,11 @@ def console() -> Console:
     return Console(soft_wrap=False, highlight=False)
 
 
-def say_illegal(space_name: str, label: str, broken: list[tuple[str, str]] | list[str], error_format: str) -> None:
+def say_illegal(space_name: str, label: str, broken: list[tuple[str, str]] | list[str], error_format: str,
+                nearer: str | None = None) -> None:
     """P6003 on stderr for a point the space's rules refuse, in the error format asked: the reason a command
-    that still prints what the point would cost exits 1, in the form a script reads (`--error-format json`)."""
+    that still prints what the point would cost exits 1, in the form a script reads (`--error-format json`).
+    ``nearer``: a legal ``--point`` that keeps the knobs the user named (``check.nearest_legal_point``)."""
     import sys
 
     from primus_lang.diagnostics import Diagnostic, render
@@ -54,7 +56,8 @@ def say_illegal(space_name: str, label: str, broken: list[tuple[str, str]] | lis
     notes = tuple(" ".join(b) if isinstance(b, tuple) else b for b in broken)
     print(render([Diagnostic(BAD_POINT, f"`{label}` is not a legal point of `{space_name}`: its figures price a "
                              "launch its framework refuses", notes=notes,
-                             help="`primusc check FILE` lists the rules; change the knobs the notes name")],
+                             help=nearer_help(nearer) or "`primusc check FILE` lists the rules; change the knobs "
+                                                         "the notes name")],
                  error_format), file=sys.stderr)
 
 
@@ -64,3 +67,8 @@ def print_broken(out: Console, broken: list[tuple[str, str]], name: str = "this 
         for code, message in broken:
             out.print(f"  [yellow]{code}[/yellow] {message}", markup=True, highlight=False)
         out.print()
+
+
+def nearer_help(nearer: str | None) -> str | None:
+    return (f"`--point {nearer}` keeps the knobs you named and is legal (a knob left out takes its axis's first "
+            "value)") if nearer else None

@@ -121,6 +121,22 @@ def print_warnings(found: list[Diagnostic], error_format: str) -> None:
         print(render(found, error_format), file=sys.stderr)
 
 
+def _refuse_illegal(space: Space, cand: Candidate, point: str) -> None:
+    """``refuse_illegal``, its help naming a legal ``--point`` that keeps the knobs the user named."""
+    import attrs
+
+    from primus_lang.check import nearest_legal_point
+    from primus_lang.commands._candidates import nearer_help
+
+    try:
+        refuse_illegal(space, cand)
+    except CompileError as err:
+        help = nearer_help(nearest_legal_point(space, point, cand))
+        if help is None:
+            raise
+        raise CompileError([attrs.evolve(d, help=help) for d in err.diagnostics]) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from primus_lang.commands._options import launched_space, read_point, refuse_overflow_but_the_recipe
     from primus_lang.lower import load_space
@@ -137,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     # not as the space's own
     space = launched_space(space, target, parse_vars(args.var))
     # The figures need a pipeline split Megatron accepts: an illegal point is refused before them.
-    refuse_illegal(space, cand)
+    _refuse_illegal(space, cand, args.point)
     acc = account(space.model, space.cluster, cand, space.settings)
     source_target = space.settings.source_target
     change = space.settings.launch_change(cand)
