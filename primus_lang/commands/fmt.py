@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from primus_lang.diagnostics import CompileError, Diagnostic
-from primus_lang.diagnostics.codes_names import UNKNOWN_MODULE
+from primus_lang.diagnostics.codes_names import BAD_ARGUMENT, UNKNOWN_MODULE
 from primus_lang.syntax import decode, format_module, parse, read_source
 
 
@@ -21,11 +21,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--check", action="store_true", help="exit 1 if a file is not formatted; change nothing"
     )
     mode.add_argument("--write", "-w", action="store_true", help="rewrite the files in place")
-    p.add_argument("--diff", action="store_true", help="with --check, show what would change")
+    p.add_argument("--diff", action="store_true",
+                   help="show what would change, as a unified diff; changes nothing (implies --check)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.diff and args.write:
+        raise CompileError(Diagnostic(BAD_ARGUMENT, "--diff shows what --write would change, without changing it: "
+                                      "give one of them", help="`fmt --diff FILE`, then `fmt --write FILE`"))
+    # alone, --diff was ignored and the formatted text printed in its place
+    args.check = args.check or args.diff
     changed = 0
     errors: list[Diagnostic] = []
     for name in args.files:

@@ -245,6 +245,13 @@ def run(args: argparse.Namespace) -> int:
         cassette=Path(args.llm_replay or args.llm_cassette) if (args.llm_replay or args.llm_cassette) else None,
         replay=bool(args.llm_replay),
     )
+    if args.llm_replay and not Path(args.llm_replay).is_file():
+        from primus_lang.diagnostics.codes_search import CASSETTE_INVALID
+
+        # asked to rerun a recorded search, a plan that searched anew would answer another question
+        raise CompileError(Diagnostic(CASSETTE_INVALID, f"--llm-replay: `{args.llm_replay}` is no file",
+                                      help="give the cassette a `--llm-cassette` run recorded, or drop --llm-replay "
+                                           "to search anew"))
     err = Console(stderr=True)
     quiet = args.json or not err.is_terminal
     try:

@@ -304,3 +304,16 @@ def test_a_gpu_field_written_in_a_space_names_the_gpu() -> None:
         loads_program(text, "t.prx")
     (d,) = err.value.diagnostics
     assert d.code.id == "P2009" and "write `gpu = NAME { price_per_hour = ... }` in the space" in str(d.help)
+
+
+def test_fmt_diff_alone_shows_the_diff_and_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`fmt --diff` without `--check` printed the formatted file and exited 0, the --diff ignored."""
+    path = tmp_path / "m.prx"
+    text = "model   m = x {  }\n"
+    path.write_text(text)
+    assert main(["fmt", "--diff", str(path)]) == 1
+    out = capsys.readouterr()
+    assert out.out.startswith(f"--- {path}") and "would reformat" in out.err
+    assert path.read_text() == text
+    assert main(["fmt", "--diff", "--write", str(path)]) == 1
+    assert "P2017" in capsys.readouterr().err and path.read_text() == text

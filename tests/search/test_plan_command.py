@@ -239,6 +239,16 @@ def test_plan_llm_replay_reruns_a_recorded_search(tmp_path: Path, capsys: pytest
     assert any("changes what is trained" in r for t in replayed for r in t["reasons"])
 
 
+
+def test_plan_llm_replay_of_a_missing_cassette_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Asked to rerun a recorded search from a cassette that is not there, plan ran the evolutionary search
+    with a note and exited 0: a different search than the one asked for."""
+    code = main(["plan", TINY, "--out", str(tmp_path / "p"), "--strategy", "llm", "--budget", "5",
+                 "--llm-replay", str(tmp_path / "missing.json")])
+    assert code == 1 and "P8008" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
 OP_WINS = """\
 import models.llama3 (llama3_1_8b)
 import clusters.nvidia (h100_x8)
