@@ -187,8 +187,9 @@ def _read_flags(words: list[Word], version: str) -> _Read:
         elif flag.arity != megatron.SWITCH:
             while i < len(words) and not _is_flag(words[i].text) and (flag.arity == megatron.LIST or not values):
                 unset = _unset_variable(words[i])
-                if unset is not None and not unset.quoted:
-                    # bash expands it to no word: `--data-path $1 ${EXTRA_ARGS}` hands the flag $1 alone
+                if unset is not None and not unset.quoted and values:
+                    # bash expands it to no word: `--data-path $1 ${EXTRA_ARGS}` hands the flag $1 alone (a flag's
+                    # only value unset is most likely one to give, `--tensor-model-parallel-size $TP`: P3132)
                     warnings.append(_read_as_empty(words[i], unset))
                 else:
                     values.append(words[i])
@@ -253,10 +254,11 @@ def _read_flags(words: list[Word], version: str) -> _Read:
 
 
 # what example scripts write where their user is to give a path or a name: `NO_VALUE_PROVIDED`, `<DATA_PATH>`,
-# a value starting `/path/to/`, `CHANGE_ME`, `YOUR_DATA_PATH`. Upper case inside brackets only: `<unk>`, `<s>`
-# and `<image>` are real tokens (`--tiktoken-special-tokens`, `--special-tokens`)
+# a value starting `/path/to/`, `CHANGE_ME`, `YOUR_DATA_PATH`, `your_own_data_path` (Megatron-LM's detoxify
+# example). Upper case inside brackets only: `<unk>`, `<s>` and `<image>` are real tokens
+# (`--tiktoken-special-tokens`, `--special-tokens`); a lower-case `your_` alone is a real name often enough
 _PLACEHOLDER = re.compile(r"NO_VALUE_PROVIDED|<[A-Z][A-Z0-9_ -]*>|^/path/to(?:/|$)|\bCHANGE_?ME\b|\bYOUR_[A-Z0-9_]+\b"
-                          r"|\bPLACEHOLDER\b")
+                          r"|\bPLACEHOLDER\b|\byour_own_\w+")
 
 
 def _placeholder(value: object) -> str | None:

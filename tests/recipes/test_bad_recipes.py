@@ -63,6 +63,10 @@ def test_an_example_scripts_placeholder_is_not_carried() -> None:
                              "--data-path s3://bucket/path/to/data --wandb-project your_project", "run.sh")
     assert {"tiktoken_special_tokens", "data_path", "wandb_project"} <= set(real.entries)
     assert not [w for w in real.warnings if w.code.id == "W3133"]
+    # Megatron-LM's detoxify example: DATA_PATH=your_own_data_path, --load your_own_output_path/checkpoints
+    own = read_command_text("torchrun pretrain_gpt.py --seed 3 --data-path your_own_data_path --load "
+                            "your_own_output_path/checkpoints", "run.sh")
+    assert not {"data_path", "load"} & set(own.entries)
 
 
 def test_line_continuations_and_quotes_read_as_a_shell_would() -> None:
