@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from attrs import field, frozen
@@ -271,6 +272,84 @@ _PERF_SITE_VALUES = frozenset({
     "--save_config_filepath", "-vb", "--enable_vboost", "-lgc", "--lock_gpu_freq", "-lmc", "--peak_mem_clk",
 })
 _PERF_SITE_SWITCHES = frozenset({"-d", "--dryrun", "--offline", "--dump_env", "-en", "--enable_nsys"})
+
+
+# What the performance launcher's options beyond the recipe's shape do to it (scripts/performance/utils/
+# overrides.py, set_user_overrides, v0.6.0), by dest, as the Hydra overrides they amount to; applied after the
+# line's own overrides, as run_script.py applies them. A value its parser refuses is said.
+_TRUE, _FALSE = ("true", "1", "t", "yes", "y"), ("false", "0", "f", "no", "n")  # argument_parser.py, bool_arg
+_GRAPH_SCOPES = frozenset({"attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba", "full_iteration"})
+
+
+def _switch(on: list[tuple[str, str]]) -> Callable[[str], list[tuple[str, str]] | str]:
+    def effect(value: str) -> list[tuple[str, str]] | str:
+        if value.lower() in _TRUE:
+            return on
+        return [] if value.lower() in _FALSE else f"`{value}` is no true/false"
+    return effect
+
+
+def _count(on: Callable[[int], list[tuple[str, str]]]) -> Callable[[str], list[tuple[str, str]] | str]:
+    def effect(value: str) -> list[tuple[str, str]] | str:
+        return on(int(value)) if value.isascii() and value.isdigit() else f"`{value}` is no whole number"
+    return effect
+
+
+def _graph_impl(value: str) -> list[tuple[str, str]] | str:
+    if value not in ("none", "local", "transformer_engine", "full_iteration"):
+        return f"`{value}` is no CUDA graph implementation (none, local, transformer_engine, full_iteration)"
+    tracker = "false" if value == "none" else "true"
+    return [("model.cuda_graph_impl", value), ("rng.te_rng_tracker", tracker), ("model.use_te_rng_tracker", tracker)]
+
+
+def _graph_scope(value: str) -> list[tuple[str, str]] | str:
+    scopes = value.split(",")
+    if not set(scopes) <= _GRAPH_SCOPES:
+        return f"`{value}` names no CUDA graph scope ({', '.join(sorted(_GRAPH_SCOPES))})"
+    if "full_iteration" in scopes:  # set_full_iteration_cuda_graph, on the megatron-core Bridge v0.6 pins
+        return [("model.cuda_graph_impl", "full_iteration"), (bridge.GRAPH_MODULES, "[]"),
+                (bridge.GRAPH_SCOPE, "null"), ("rerun_state_machine.check_for_nan_in_loss", "false")]
+    return [(bridge.GRAPH_MODULES, f"[{','.join(scopes)}]"), (bridge.GRAPH_SCOPE, "null")]
+
+
+def _modules(value: str) -> list[tuple[str, str]] | str:
+    return [("model.recompute_modules", f"[{value}]"), ("model.recompute_granularity", "selective")]
+
+
+PERF_EFFECTS: dict[str, Callable[[str], list[tuple[str, str]] | str]] = {
+    "use_megatron_fsdp": _switch([("ddp.use_megatron_fsdp", "true"),
+                                  ("ddp.data_parallel_sharding_strategy", "optim_grads_params"),
+                                  ("ddp.keep_fp8_transpose_cache", "false"), ("ddp.average_in_collective", "false"),
+                                  ("model.init_model_with_meta_device", "true"),
+                                  ("model.gradient_accumulation_fusion", "true")]),
+    "nccl_ub": _switch([("ddp.nccl_ub", "true"), ("ddp.average_in_collective", "false")]),
+    "moe_a2a_overlap": _switch([("comm_overlap.overlap_moe_expert_parallel_comm", "true"),
+                                ("comm_overlap.delay_wgrad_compute", "true"), ("model.moe_shared_expert_overlap", "false")]),
+    "cuda_graph_impl": _graph_impl,
+    "cuda_graph_scope": _graph_scope,
+    "recompute_num_layers": _count(lambda n: [("model.recompute_granularity", "full"), ("model.recompute_method", "block"),
+                                              ("model.recompute_num_layers", str(n))]),
+    "recompute_modules": _modules,
+    "activation_offload_layers": _count(lambda n: [("model.cpu_offloading", "true"),
+                                                   ("model.cpu_offloading_weights", "false"),
+                                                   ("model.cpu_offloading_num_layers", str(n))] if n > 0 else []),
+    "num_layers": _count(lambda n: [("model.num_layers", str(n))]),
+    "hidden_size": _count(lambda n: [("model.hidden_size", str(n))]),
+    "num_moe_experts": _count(lambda n: [("model.num_moe_experts", str(n))]),
+    "save_interval": _count(lambda n: [("checkpoint.save_interval", str(n))]),
+    "most_recent_k": _count(lambda n: [("checkpoint.most_recent_k", str(n))]),
+    "save_dir": lambda v: [("checkpoint.save", v)],
+    "load_dir": lambda v: [("checkpoint.load", v)],
+    "pretrained_checkpoint": lambda v: [("checkpoint.pretrained_checkpoint", v)],
+}
+# the performance launcher's options that change how the job is run, watched or profiled, not what it trains:
+# its Slurm, Kubeflow, logging and testing groups, and these of its performance group
+PERF_LAUNCH_GROUPS = frozenset({"Slurm arguments", "Kubeflow arguments", "Logging arguments", "Testing arguments"})
+PERF_LAUNCH_ONLY = frozenset({
+    "enable_nsys", "export_nsys_sqlite", "nsys_trace", "nsys_extra_args", "profiling_gpu_metrics", "profiling_ranks",
+    "profiling_start_step", "profiling_stop_step", "pytorch_profiler", "record_memory_history", "enable_vboost",
+    "lock_gpu_freq", "peak_mem_clk", "detach", "max_retries", "hf_token", "nemo_home", "offline", "dryrun",
+    "list_config_variants", "use_recipes"})
 
 
 @frozen

@@ -64,6 +64,7 @@ class LauncherOption:
     takes_value: bool
     default: str | None
     env: str
+    group: str = ""  # the parser's argument group (`Slurm arguments`, `Performance arguments`, ...)
 
 
 @functools.cache
@@ -75,7 +76,7 @@ def launcher_options(launcher: str, version: str = DEFAULT_VERSION) -> tuple[Lau
         default = o["default"]
         out.append(LauncherOption(tuple(o["options"]), o["dest"], o["action"] not in ("store_true", "store_false"),
                                   default if isinstance(default, str) else None,
-                                  default["env"] if isinstance(default, dict) else ""))
+                                  default["env"] if isinstance(default, dict) else "", o.get("group") or ""))
     return tuple(out)
 
 

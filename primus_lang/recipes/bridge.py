@@ -31,6 +31,9 @@ from primus_lang.diagnostics.codes_import import (
 from primus_lang.emit import (
     DTYPES,
     LAUNCHERS,
+    PERF_EFFECTS,
+    PERF_LAUNCH_GROUPS,
+    PERF_LAUNCH_ONLY,
     PRECISION_KNOBS,
     PRECISION_SECTIONS,
     RECIPE_KEY,
@@ -317,6 +320,7 @@ class _Reader:
                 self.override(w)
                 i += 1
                 continue
+            name = self.unabbreviated(name, w)
             if name in LAUNCHERS.perf_site_switches:
                 self.notes.append(f"`{name}` is the performance launcher's own; the emitted launch files run the job")
                 i += 1
@@ -329,6 +333,11 @@ class _Reader:
                                   "no fused cross-entropy, no TP communication overlap, and the launch exports its "
                                   "NCCL_ALGO, CUBLAS_WORKSPACE_CONFIG and NVTE_ALLOW_NONDETERMINISTIC_ALGO")
                 i += 1
+                continue
+            spec = _perf_spec(name, self.version)
+            if spec is not None and not any(name in known for known in (
+                    LAUNCHERS.perf_selectors, LAUNCHERS.perf_options, LAUNCHERS.perf_site_values)):
+                i = self.perf_option(spec, name, w, i, inline, eq)
                 continue
             if not any(name in known for known in (LAUNCHERS.perf_selectors, LAUNCHERS.perf_options,
                                                     LAUNCHERS.perf_site_values)):
@@ -349,6 +358,47 @@ class _Reader:
                     self.late.append(("model.sequence_parallel", "true" if int(value) > 1 else "false", w))
             else:
                 self.notes.append(f"`{name}` is a launcher or site setting; the emitted launch files set their own")
+
+    def perf_option(self, spec: bridge.LauncherOption, name: str, w: Word, i: int, inline: str, eq: str) -> int:
+        """An option of the performance launcher's parser beyond the recipe's parts and shape: what it does to
+        the recipe (``PERF_EFFECTS``), a setting of how the job runs (noted), or one primusc cannot read."""
+        value, i = self.value(i, inline, eq) if spec.takes_value else ("", i + 1)
+        effect = PERF_EFFECTS.get(spec.dest)
+        if effect is not None:
+            result = effect(value)
+            if isinstance(result, str):
+                self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`{name} {value}`: {result}", span=w.span,
+                                                help="the performance launcher refuses it too"))
+            else:
+                self.late += [(path, v, w) for path, v in result]
+        elif spec.group in PERF_LAUNCH_GROUPS or spec.dest in PERF_LAUNCH_ONLY:
+            self.notes.append(f"`{name}` is a launcher or site setting; the emitted launch files set their own")
+        else:
+            self.problems.append(Diagnostic(
+                BRIDGE_BAD_OVERRIDE, f"`{name}` is a performance-launcher option primusc does not read", span=w.span,
+                help="write its effect as a `section.field=value` override, or drop it"))
+        return i
+
+    def unabbreviated(self, name: str, w: Word) -> str:
+        """The performance launcher's option ``name`` stands for: its parser keeps argparse's default
+        ``allow_abbrev``, so a unique prefix of an option (`--gpus_per` for `--gpus_per_node`, `-s` for `-sl`)
+        is that option, and a prefix of several is an error there (run_recipe.py's parser turns it off)."""
+        known = _perf_options(self.version)
+        if name in known or name == "--deterministic":
+            return name
+        # argparse matches a prefix against options of its own dash count: `-s` against `-sl`, not `--seq_length`
+        dashes = 2 if name.startswith("--") else 1
+        starting = sorted(o for o in known if o.startswith(name) and (2 if o.startswith("--") else 1) == dashes)
+        if len(starting) == 1:
+            self.notes.append(f"`{name}` is read as `{starting[0]}`: the performance launcher's parser takes a "
+                              "unique prefix of an option for it")
+            return starting[0]
+        if len(starting) > 1:
+            self.problems.append(Diagnostic(
+                RECIPE_BAD_VALUE, f"`{name}` is a prefix of several performance-launcher options "
+                f"({', '.join(starting)}): the launcher stops on it as ambiguous", span=w.span,
+                help="write the option in full"))
+        return name
 
     def perf_recipe(self) -> None:
         """The flat recipe the selectors name (utils/utils.py, _recipe_function_name)."""
@@ -773,3 +823,14 @@ _PRECISION_FIELDS = ("fp8", "fp8_recipe", "fp4", "fp4_recipe")
 # the torch.dtype fields primusc reads, as Megatron-LM spells them (bridge_recipes.DTYPES)
 _DTYPE_DESTS = frozenset({K["main_grad_dtype"], K["optimizer_dtype"], P["optimizer_dtype.second_moment"],
                           "moe_router_dtype"})
+
+
+def _perf_options(version: str) -> frozenset[str]:
+    """Every option the performance launcher's parser has at Bridge ``version``."""
+    return frozenset({*LAUNCHERS.perf_selectors, *LAUNCHERS.perf_options, *LAUNCHERS.perf_site_values,
+                      *LAUNCHERS.perf_site_switches,
+                      *(spelled for o in bridge.launcher_options("performance", version) for spelled in o.options)})
+
+
+def _perf_spec(name: str, version: str) -> bridge.LauncherOption | None:
+    return next((o for o in bridge.launcher_options("performance", version) if name in o.options), None)

@@ -197,8 +197,10 @@ def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -
     ("run_recipe.py --recipe llama3_8b_pretrain_8gpu_h100_fp8cs_config train.micro_batch_size=1 "
      "train.micro_batch_size=2", "P3124", "contradicts"),
     ("setup_experiment.py -m llama -mr llama3_8b -g h100", "P3140", "-ng"),
-    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --use_megatron_fsdp true", "P3142",
-     "--use_megatron_fsdp"),
+    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --tokenizer_type HuggingFaceTokenizer", "P3142",
+     "--tokenizer_type"),
+    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --nccl_ub maybe", "P3123", "no true/false"),
+    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --re 2", "P3123", "prefix of several"),
     ("setup_experiment.py -mr llama3_9b -ng 8 -g h100 -c fp8_cs", "P3140", "llama3_8b_pretrain_8gpu_h100_fp8cs_config"),
 ])
 def test_bad_launches_get_diagnostics_with_spans(tmp_path: Path, line: str, code: str, needle: str) -> None:
@@ -239,6 +241,26 @@ def test_the_performance_launcher_names_its_recipe_by_parts(tmp_path: Path) -> N
          ("image", "nvcr.io/nvidia/nemo:26.04")), ())  # the launcher's own 30 minutes where `-t` is not given
     assert recipe.nodes is not None and recipe.gpus_per_node is not None
     assert (recipe.nodes.value, recipe.gpus_per_node.value) == ("1", "8")
+
+
+def test_the_performance_launchers_own_options_are_read_as_it_applies_them(tmp_path: Path) -> None:
+    """Options of the launcher's parser beyond the recipe's shape (`--cuda_graph_impl`, `--recompute_modules`,
+    `--use_megatron_fsdp`, ...) were P3142 and their values a second P3142 each: they are read as its
+    set_user_overrides applies them, what only watches or profiles the job is noted, and a unique prefix of an
+    option is that option (its parser keeps argparse's abbreviations)."""
+    launch = tmp_path / "perf.sh"
+    launch.write_text("python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 8 -g h100 "
+                      "-c fp8_cs --cuda_graph_impl transformer_engine --cuda_graph_scope attn,mlp "
+                      "--recompute_modules mlp,layernorm --use_megatron_fsdp true --nccl_ub false "
+                      "--enable_nsys --profiling_start_step 5 --gpus_per 8 -s 4096\n")
+    recipe = read_recipe(launch)
+    settings = {k: e.value for k, e in recipe.entries.items()}
+    assert settings["recompute_granularity"] == "selective"
+    assert settings["cuda_graph_impl"] == "transformer_engine" and settings["cuda_graph_scope"] == ("attn", "mlp")
+    assert settings["seq_length"] == 4096 and settings["recompute_modules"] == ("mlp", "layernorm")
+    assert settings["use_megatron_fsdp"] is True and "bridge__ddp__nccl_ub" not in settings
+    assert any("`--profiling_start_step` is a launcher or site setting" in n for n in recipe.notes)
+    assert any("`--gpus_per` is read as `--gpus_per_node`" in n for n in recipe.notes)
 
 
 def test_a_gpu_count_without_a_recipe_runs_the_largest_one_scaled(tmp_path: Path) -> None:
