@@ -772,6 +772,13 @@ class Bridge(Framework):
         for dest, (path, off) in NEEDS.items():
             if raw is not None and self.settings.get(dest) is False and raw.settings.get(path) not in (None, False):
                 out.append((path, off))
+        if raw is not None and self.settings.get(spelling.KNOBS["recompute"]) == "selective":
+            # megatron-core refuses a layer count beside selective recomputation ("recompute_num_layers must be
+            # None"): a recipe's full recomputation (Llama 3's H100 recipes: block, 5) leaves both behind
+            for dest in (spelling.PARTS["recompute.layers"], spelling.PARTS["recompute.method"]):
+                path = paths(dest, self.version)[0]
+                if dest not in self.settings and raw.settings.get(path) is not None:
+                    out.append((path, "null"))
         return out
 
     def unknown_fields(self) -> list[str]:

@@ -274,3 +274,19 @@ def test_a_recipes_precision_aware_optimizer_on_fp32_state_is_kept(tmp_path: Pat
     assert cand is not None and cand.optimizer_dtype == "fp32"
     words = _words(emit(space, cand, "bridge+local")["node.sh"])
     assert ("optimizer.use_precision_aware_optimizer" not in words) == kept, words
+
+
+def test_selective_recomputation_clears_the_recipes_layer_count(tmp_path: Path) -> None:
+    """Llama 3 8B's H100 performance recipe recomputes 5 layers in blocks; a selective candidate's launch left
+    both behind, and megatron-core stops at start ("recompute_num_layers must be None")."""
+    launch = tmp_path / "perf.sh"
+    launch.write_text("python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 8 -g h100 "
+                      "-c fp8_cs --recompute_modules core_attn\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None and cand.recompute.kind == "selective"
+    words = _words(emit(space, cand, "bridge+slurm")["node.sh"])
+    assert words["model.recompute_granularity"] == "selective"
+    assert words["model.recompute_num_layers"] == "null" and words["model.recompute_method"] == "null"
