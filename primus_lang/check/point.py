@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -209,28 +210,29 @@ def outside_warning(space: Space, cand: Candidate) -> Diagnostic | None:
 
 
 NEAREST_SCAN = 200_000  # legal points read for a nearer one: a bound on a space of millions
+NEAREST_FITS = 200  # of them, the nearest asked whether they fit, in order
 
 
-def nearest_legal_point(space: Space, text: str, cand: Candidate) -> str | None:
+def nearest_legal_point(space: Space, text: str, cand: Candidate,
+                        fits: Callable[[Candidate], bool] | None = None) -> str | None:
     """A ``--point`` for the legal point of ``space`` that keeps every knob ``text`` names and changes the
     fewest of the others ``cand`` (its parse) took from the space: the knobs a user left out were filled with
     the axes' first values, which may contradict the ones named (`vpp=5` beside the schedule axis's first,
-    1f1b). None where no legal point keeps them all."""
+    1f1b). ``fits``: the nearest that also fits in memory is preferred (a suggestion the next command refuses
+    is no help). None where no legal point keeps them all."""
     from primus_lang.check.enumerate import legal_points
 
     parts = _split(text)
     named = {p.partition("=")[0].strip() for p in parts if "=" in p}
-    best: Candidate | None = None
-    fewest = len(KNOBS) + 1
+    near: list[tuple[int, int, Candidate]] = []
     for n, point in enumerate(legal_points(space)):
         if n >= NEAREST_SCAN:
             break
-        if any(getattr(point, k) != getattr(cand, k) for k in named):
-            continue
-        changed = sum(getattr(point, k) != getattr(cand, k) for k in KNOBS)
-        if changed < fewest:
-            best, fewest = point, changed
-    if best is None:
+        if not any(getattr(point, k) != getattr(cand, k) for k in named):
+            near.append((sum(getattr(point, k) != getattr(cand, k) for k in KNOBS), n, point))
+    if not near:
         return None
+    near.sort(key=lambda t: t[:2])
+    best = next((p for _, _, p in near[:NEAREST_FITS] if fits is None or fits(p)), near[0][2])
     more = [f"{k}={format_value(getattr(best, k))}" for k in KNOBS if getattr(best, k) != getattr(cand, k)]
     return ",".join([*parts, *more])

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 
 from primus_lang.commands._options import read_point, warn_trust
-from primus_lang.ir import Space
+from primus_lang.ir import Candidate, Space
 from primus_lang.report import Evaluated, evaluate_point
 from primus_lang.validate import trust
 
@@ -72,3 +72,15 @@ def print_broken(out: Console, broken: list[tuple[str, str]], name: str = "this 
 def nearer_help(nearer: str | None) -> str | None:
     return (f"`--point {nearer}` keeps the knobs you named and is legal (a knob left out takes its axis's first "
             "value)") if nearer else None
+
+
+def nearer_point(space: Space, text: str, cand: Candidate) -> str | None:
+    """A legal ``--point`` that keeps the knobs ``text`` names, one that fits in memory where any near one does
+    (``check.nearest_legal_point``): what an illegal point's refusal suggests."""
+    from primus_lang.check import nearest_legal_point
+    from primus_lang.memory import account
+
+    def fits(point: Candidate) -> bool:
+        return account(space.model, space.cluster, point, space.settings).fits(space.headroom)
+
+    return nearest_legal_point(space, text, cand, fits)

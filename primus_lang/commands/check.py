@@ -348,9 +348,7 @@ def _explain_point(space: Space, point: str, as_json: bool, error_format: str) -
         out.print(render_account(acc, headroom))
         if not acc.fits(headroom):
             out.print(render([explain_overflow(acc, headroom)]), markup=False, highlight=False)
-    from primus_lang.check import nearest_legal_point
-    from primus_lang.commands._candidates import say_illegal
+    from primus_lang.commands._candidates import nearer_point, say_illegal
 
-    say_illegal(space.name, cand.label(), broken, error_format,
-                nearest_legal_point(space, point, cand) if broken else None)
+    say_illegal(space.name, cand.label(), broken, error_format, nearer_point(space, point, cand) if broken else None)
     return 0 if acc.fits(headroom) and not broken else 1

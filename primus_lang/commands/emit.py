@@ -125,13 +125,12 @@ def _refuse_illegal(space: Space, cand: Candidate, point: str) -> None:
     """``refuse_illegal``, its help naming a legal ``--point`` that keeps the knobs the user named."""
     import attrs
 
-    from primus_lang.check import nearest_legal_point
-    from primus_lang.commands._candidates import nearer_help
+    from primus_lang.commands._candidates import nearer_help, nearer_point
 
     try:
         refuse_illegal(space, cand)
     except CompileError as err:
-        help = nearer_help(nearest_legal_point(space, point, cand))
+        help = nearer_help(nearer_point(space, point, cand))
         if help is None:
             raise
         raise CompileError([attrs.evolve(d, help=help) for d in err.diagnostics]) from None

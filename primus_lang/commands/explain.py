@@ -38,8 +38,14 @@ def explain_candidate(args: argparse.Namespace) -> int:
     overflowing point would cost is shown (often why one asks), but the status says it cannot run,
     as `check --explain` does."""
 
-    from primus_lang.check import nearest_legal_point
-    from primus_lang.commands._candidates import console, evaluated, load, print_broken, say_illegal
+    from primus_lang.commands._candidates import (
+        console,
+        evaluated,
+        load,
+        nearer_point,
+        print_broken,
+        say_illegal,
+    )
     from primus_lang.commands._capacity import cluster_words, point_rate, run_json, run_rows
     from primus_lang.report import (
         attention_note,
@@ -57,7 +63,7 @@ def explain_candidate(args: argparse.Namespace) -> int:
     [ev] = evaluated(space, [args.point or ""], args.error_format)
     broken = violations(space, ev.candidate)
     status = 0 if ev.view.fits and not broken else 1
-    nearer = nearest_legal_point(space, args.point or "", ev.candidate) if broken else None
+    nearer = nearer_point(space, args.point or "", ev.candidate) if broken else None
     gain = precision_gain(space, ev.candidate)
     v = ev.view
     # a point that does not fit, or that a rule refuses, has no run to give days or a cost to (its figures
