@@ -290,7 +290,7 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
                                        if space.cluster_axes},
                 })
         )
-        return 0
+        return _unlaunchable(spaces, args.error_format)
     # what the file itself defines: a space that imports its model card or GPU from the stdlib counts none
     defined = ", ".join(f"{n} {word if n == 1 else plural}" for n, word, plural in (
         (len(program.models), "model", "models"), (len(program.gpus), "GPU", "GPUs"),
@@ -300,7 +300,24 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
         for section in SECTIONS:
             for line in _section_lines(section, space, summary, args):
                 print(line)
-    return 0
+    return _unlaunchable(spaces, args.error_format)
+
+
+def _unlaunchable(spaces: list[Space], error_format: str) -> int:
+    """1, with P7001 on stderr, where a space's target can launch none of its legal points: `plan` stops
+    on it, so the pre-commit hook that runs `check` must not pass it."""
+    import sys
+
+    from primus_lang.diagnostics import Diagnostic, render
+    from primus_lang.diagnostics.codes_emit import UNSUPPORTED
+
+    out = [Diagnostic(UNSUPPORTED, f"space `{space.name}`: target `{space.settings.target}` can launch none of its "
+                      f"legal points: {item.reason}", help="change what the reason names, or `target` (see "
+                      "`primusc explain P7001`)")
+           for space in spaces for item in inexpressible(space) if not item.values]
+    if out:
+        print(render(out, error_format), file=sys.stderr)
+    return 1 if out else 0
 
 
 def _section_lines(section: Section, space: Space, summary: LegalitySummary, args: argparse.Namespace) -> list[str]:

@@ -347,7 +347,8 @@ def emit(space: Space, cand: Candidate, target: str, context: EmitContext | None
 def _refuse_unsupported(target: str, problems: list[str]) -> None:
     if problems:
         raise CompileError([Diagnostic(
-            UNSUPPORTED, f"target `{target}` cannot express {p}",
+            UNSUPPORTED, f"target `{target}` cannot launch it: {p}" if NO_VERSION in p
+            else f"target `{target}` cannot express {p}",
             help="a setting no Megatron-LM version has is mistyped (W7028 names the nearest) or another framework's "
                  "own: correct its name, emit to the target of the framework that reads it, or remove it from the "
                  "space's `passthrough` block (see `primusc explain P7001`)" if NO_VERSION in p

@@ -187,9 +187,11 @@ def test_check_says_plan_stops_where_no_legal_point_can_be_launched(tmp_path: Pa
     space.write_text("import models.llama3 (llama3_1_8b)\nimport clusters.amd (mi325x_x8)\n"
                      "space pt on mi325x_x8 { model = llama3_1_8b; seq_len = 8192; gbs = 64; target megatron + local\n"
                      "  tp : 1 | 2\n  passthrough { turbo_deepep_num_cus = 64 } }\n")
-    assert main(["check", str(space)]) == 0
-    out = " ".join(capsys.readouterr().out.split())
+    assert main(["check", str(space)]) == 1  # the pre-commit hook runs check: it must not pass what plan stops on
+    said = capsys.readouterr()
+    out = " ".join(said.out.split())
     assert "every legal point: Megatron-LM" in out and "`plan` stops on it before it launches anything" in out
+    assert "P7001" in said.err and "can launch none of its legal points" in said.err
     assert "`plan` launches the best" not in out
     assert main(["plan", str(space), "--out", str(tmp_path / "o"), "--budget", "4"]) == 1
     assert "correct its name" in " ".join(capsys.readouterr().err.split())
