@@ -575,6 +575,8 @@ class Shell:
                 raise _Unknown(v.unknown[0])
             return v.text.strip() or "0"
 
+        # a hex constant (`0x2`) is a number, not the name `x2` after a 0
+        text = re.sub(r"\b0[xX]([0-9a-fA-F]+)\b", lambda m: str(int(m.group(1), 16)), text)
         try:
             text = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", name_value, text)
         except _Unknown as u:

@@ -305,11 +305,12 @@ def test_arithmetic_with_variables_precedence_and_parentheses() -> None:
 
 
 def test_arithmetic_reads_a_leading_zero_as_octal() -> None:
-    """bash reads `$((010))` as 8, and a variable holding `010` too (primusc read 10); `$((0))` is 0."""
+    """bash reads `$((010))` as 8, and a variable holding `010` too (primusc read 10); `$((0))` is 0; `$((0x2))`
+    is 2 (primusc read a variable `x2`)."""
     assert args("""
         PAD=010
-        python pretrain_gpt.py $((010)) $((PAD + 1)) $((0)) $((10))
-    """) == ["8", "9", "0", "10"]
+        python pretrain_gpt.py $((010)) $((PAD + 1)) $((0)) $((10)) $((0x2)) $((0X1f + 1))
+    """) == ["8", "9", "0", "10", "2", "32"]
 
 
 def test_positional_default_without_and_with_an_argument() -> None:
