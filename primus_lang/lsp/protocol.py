@@ -26,6 +26,14 @@ _IGNORED = SimpleNamespace(jsonrpc="")  # what handle_message drops (a message o
 
 class PrimusProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if "method" in data and "id" in data and (data.get("jsonrpc") != "2.0"
+                                                  or not isinstance(data["id"], int | str)):
+            # a request of another JSON-RPC version, or whose id is no number or string: pygls dropped it
+            # unanswered and the client waited; JSON-RPC 2.0's answer is an invalid request
+            shown = data["id"] if isinstance(data["id"], int | str) else None
+            self._send_data({"jsonrpc": "2.0", "id": shown, "error": {
+                "code": INVALID_REQUEST, "message": "a request must be JSON-RPC 2.0 with a number or string id"}})
+            return _IGNORED
         try:
             return super().structure_message(data)
         except Exception:

@@ -132,6 +132,13 @@ def test_bodies_that_are_no_message_get_json_rpc_errors_and_no_pop_up(raw: RawCl
     assert "result" in good
     errors = [m["error"]["code"] for m in raw.others if "error" in m and m.get("id", "absent") is None]
     assert errors == [-32700, -32600], raw.others
+    # requests of another JSON-RPC version, or with an id of no kind JSON-RPC takes, went unanswered
+    raw.others.clear()
+    raw.send_body(b'{"jsonrpc":"1.0","id":77,"method":"textDocument/hover","params":{}}')
+    raw.send({"id": {"a": 1}, "method": "textDocument/hover", "params": {}})
+    assert "result" in raw.request("textDocument/hover", {"textDocument": {"uri": uris.from_fs_path(str(EXAMPLE))},
+                                                          "position": HOVER_AT_TP})
+    assert [(m.get("id"), m["error"]["code"]) for m in raw.others if "error" in m] == [(77, -32600), (None, -32600)]
     assert not [m for m in raw.others if m.get("method") == "window/showMessage"], raw.others
 
 
