@@ -256,6 +256,9 @@ class _Reader:
         self.recipe_written = ""
         self.overrides: list[tuple[str, str, Word]] = []  # (path, Hydra text, where)
         self.late: list[tuple[str, str, Word]] = []  # the performance launcher's options, over the overrides
+        # its --cuda_graph_scope, which Bridge applies only where the graph implementation is not none: the
+        # recipe's, which is known once its name is
+        self.graph_scope: tuple[str, Word] | None = None
         self.selectors: dict[str, tuple[str, Word]] = {}
         self.notes: list[str] = []
         self.indexed: Word | None = None  # `--dataset megatron-indexed`: the corpus dataset.data_path names
@@ -309,6 +312,7 @@ class _Reader:
         self.overrides += self.late
         if self.perf:
             self.perf_recipe()
+            self.apply_graph_scope()
 
     def read_performance(self) -> None:
         """setup_experiment.py / run_script.py: the recipe's parts, its options, Hydra overrides."""
@@ -363,6 +367,9 @@ class _Reader:
         """An option of the performance launcher's parser beyond the recipe's parts and shape: what it does to
         the recipe (``PERF_EFFECTS``), a setting of how the job runs (noted), or one primusc cannot read."""
         value, i = self.value(i, inline, eq) if spec.takes_value else ("", i + 1)
+        if spec.dest == "cuda_graph_scope":
+            self.graph_scope = (value, w)
+            return i
         effect = PERF_EFFECTS.get(spec.dest)
         if effect is not None:
             result = effect(value)
@@ -378,6 +385,31 @@ class _Reader:
                 BRIDGE_BAD_OVERRIDE, f"`{name}` is a performance-launcher option primusc does not read", span=w.span,
                 help="write its effect as a `section.field=value` override, or drop it"))
         return i
+
+    def apply_graph_scope(self) -> None:
+        """``--cuda_graph_scope`` as _set_cuda_graph_overrides applies it: ignored where the graph
+        implementation (the line's `--cuda_graph_impl`, else the recipe's) is none; refused with
+        transformer_engine for the full iteration."""
+        if self.graph_scope is None:
+            return
+        value, w = self.graph_scope
+        given = [v for path, v, _ in self.late if path == "model.cuda_graph_impl"]
+        recipe = bridge.recipe(self.recipe_name, self.version) if self.recipe_name else None
+        impl = given[-1] if given else str(recipe.settings.get("model.cuda_graph_impl") or "none") if recipe else "none"
+        if impl == "none":
+            self.notes.append(f"`--cuda_graph_scope {value}` is not read: the graph implementation is none (the "
+                              "recipe's, without `--cuda_graph_impl`), and the launcher then ignores the scope")
+            return
+        result = PERF_EFFECTS["cuda_graph_scope"](value)
+        if isinstance(result, str) or ("full_iteration" in value and impl == "transformer_engine"):
+            why = result if isinstance(result, str) else "the full iteration cannot be graphed by transformer_engine"
+            self.problems.append(Diagnostic(RECIPE_BAD_VALUE, f"`--cuda_graph_scope {value}`: {why}", span=w.span,
+                                            help="the performance launcher refuses it too"))
+            return
+        # what the scope sets replaces the line's own (the full iteration's `local` becomes `full_iteration`, as
+        # Bridge's set_full_iteration_cuda_graph sets it), not contradicts it
+        replaced = {path for path, _ in result}
+        self.overrides = [o for o in self.overrides if o[0] not in replaced] + [(path, v, w) for path, v in result]
 
     def unabbreviated(self, name: str, w: Word) -> str:
         """The performance launcher's option ``name`` stands for: its parser keeps argparse's default

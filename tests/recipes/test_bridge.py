@@ -630,3 +630,26 @@ def test_a_recipe_primusc_does_not_read_is_the_reason_before_its_own_fields(tmp_
     with pytest.raises(CompileError) as err:
         read_recipe(launch)
     assert [d.code.id for d in err.value.diagnostics] == ["P3141"]
+
+
+@pytest.mark.parametrize(("options", "graph"), [
+    ("--cuda_graph_scope full_iteration", None),  # the recipe's implementation is none: Bridge ignores the scope
+    ("--cuda_graph_impl local --cuda_graph_scope full_iteration", "full_iteration"),  # its documented pairing
+    ("--cuda_graph_impl transformer_engine --cuda_graph_scope full_iteration", "P3123"),
+])
+def test_a_cuda_graph_scope_is_read_against_the_implementation(tmp_path: Path, options: str, graph: str | None) -> None:
+    """A trial's `--cuda_graph_scope full_iteration` alone turned on a graph Bridge would not (the recipe's
+    implementation is none), and Bridge's own `local` + `full_iteration` pairing was refused as a contradiction."""
+    launch = tmp_path / "perf.sh"
+    launch.write_text(f"python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 8 -g h100 -c fp8_cs "
+                      f"{options}\n")
+    if graph == "P3123":
+        with pytest.raises(CompileError) as err:
+            read_recipe(launch)
+        assert err.value.diagnostics[0].code.id == "P3123"
+        return
+    recipe = read_recipe(launch)
+    settings = {k: e.value for k, e in recipe.entries.items()}
+    assert settings.get("cuda_graph_impl") in ((graph,) if graph else (None, "none"))
+    if graph is None:
+        assert any("is not read: the graph implementation is none" in n for n in recipe.notes)
