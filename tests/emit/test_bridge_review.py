@@ -20,6 +20,7 @@ from primus_lang.emit import EmitContext, emit
 from primus_lang.emit.bridge import BRIDGE_MODELS, COMM_OVERLAP_PATHS
 from primus_lang.emit.bridge_recipes import comm_overlap_of, recipes
 from primus_lang.frameworks import bridge
+from primus_lang.ir import Candidate, Space
 from primus_lang.lower import load_space, stdlib_cards
 from primus_lang.recipes import read_recipe
 from tests.emit.harness import write
@@ -260,18 +261,26 @@ def test_a_primus_fine_tune_saves_where_the_launch_says(tmp_path: Path) -> None:
     assert overrides["load"] == "/pre/ckpt" and overrides["finetune"] is True
 
 
+def _baseline_of(tmp_path: Path, line: str, *options: str) -> tuple[Space, Candidate]:
+    """The space `import-recipe` writes from the launch ``line``, and its baseline."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text(line + "\n")
+    out = tmp_path / "s.prx"
+    assert main(["import-recipe", str(launch), *options, "--out", str(out)]) == 0
+    space = load_space(out)
+    cand = baseline_point(space)
+    assert cand is not None
+    return space, cand
+
+
 @pytest.mark.parametrize(("recipe", "kept"), [("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", True),
                                               ("llama3_8b_pretrain_config", False)])
 def test_a_recipes_precision_aware_optimizer_on_fp32_state_is_kept(tmp_path: Path, recipe: str, kept: bool) -> None:
     """Qwen3's performance recipes run the precision-aware optimizer on FP32 state, the candidate's: its launch
     turned it off (`use_precision_aware_optimizer=false`), a different optimizer path than the benchmark's."""
-    launch = tmp_path / "train.sh"
-    launch.write_text(f"./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --recipe {recipe}\n")
-    out = tmp_path / "s.prx"
-    assert main(["import-recipe", str(launch), "--gpu", "h100", "--out", str(out)]) == 0
-    space = load_space(out)
-    cand = baseline_point(space)
-    assert cand is not None and cand.optimizer_dtype == "fp32"
+    space, cand = _baseline_of(tmp_path, f"./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --recipe {recipe}",
+                               "--gpu", "h100")
+    assert cand.optimizer_dtype == "fp32"
     words = _words(emit(space, cand, "bridge+local")["node.sh"])
     assert ("optimizer.use_precision_aware_optimizer" not in words) == kept, words
 
@@ -279,14 +288,9 @@ def test_a_recipes_precision_aware_optimizer_on_fp32_state_is_kept(tmp_path: Pat
 def test_selective_recomputation_clears_the_recipes_layer_count(tmp_path: Path) -> None:
     """Llama 3 8B's H100 performance recipe recomputes 5 layers in blocks; a selective candidate's launch left
     both behind, and megatron-core stops at start ("recompute_num_layers must be None")."""
-    launch = tmp_path / "perf.sh"
-    launch.write_text("python scripts/performance/setup_experiment.py -m llama -mr llama3_8b -ng 8 -g h100 "
-                      "-c fp8_cs --recompute_modules core_attn\n")
-    out = tmp_path / "s.prx"
-    assert main(["import-recipe", str(launch), "--out", str(out)]) == 0
-    space = load_space(out)
-    cand = baseline_point(space)
-    assert cand is not None and cand.recompute.kind == "selective"
+    space, cand = _baseline_of(tmp_path, "python scripts/performance/setup_experiment.py -m llama -mr llama3_8b "
+                               "-ng 8 -g h100 -c fp8_cs --recompute_modules core_attn")
+    assert cand.recompute.kind == "selective"
     words = _words(emit(space, cand, "bridge+slurm")["node.sh"])
     assert words["model.recompute_granularity"] == "selective"
     assert words["model.recompute_num_layers"] == "null" and words["model.recompute_method"] == "null"
