@@ -158,14 +158,14 @@ def test_primus_presets_and_env_references(tmp_path: Path, capsys: pytest.Captur
     exp = tmp_path / "MI300X" / "exp.yaml"
     exp.parent.mkdir()
     exp.write_text("modules:\n  pre_trainer:\n    framework: megatron\n    config: pre_trainer.yaml\n"
-                   "    model: qwen2.5_14B.yaml\n    overrides:\n      global_batch_size: 8\n", encoding="utf-8")
-    # Qwen 2.5 14B's shape comes from Primus's own preset; only the vocabulary its tokenizer hides is missing
-    # (no stdlib card is of Qwen/Qwen2.5-14B)
+                   "    model: minimax_m2.5.yaml\n    overrides:\n      global_batch_size: 8\n", encoding="utf-8")
+    # MiniMax-M2.5's shape comes from Primus's own preset; only the vocabulary its tokenizer hides is missing
+    # (no stdlib card is of MiniMaxAI/MiniMax-M2.5)
     assert main(["import-recipe", str(exp), "--nodes", "1", "--gpus-per-node", "8"]) == 1
     err_text = capsys.readouterr().err
     assert "P3126" in err_text and "vocab_size" in err_text
     # Grok-1's tokenizer is Mixtral 8x22B's, a stdlib card's model: its vocabulary is that card's
-    exp.write_text(exp.read_text().replace("qwen2.5_14B.yaml", "grok1.yaml").replace("size: 8", "size: 64"),
+    exp.write_text(exp.read_text().replace("minimax_m2.5.yaml", "grok1.yaml").replace("size: 8", "size: 64"),
                    encoding="utf-8")
     assert main(["import-recipe", str(exp), "--nodes", "1", "--gpus-per-node", "8"]) == 0
     assert "32,768 tokens as the stdlib card `mixtral_8x22b` has them" in " ".join(capsys.readouterr().out.split())

@@ -172,11 +172,13 @@ def test_a_vocabulary_a_tokenizer_hides_is_given_on_the_command_line(tmp_path: P
                     "--hybrid-override-pattern 'M-M*M-M-'")
     assert main(["import-recipe", str(recipe), "--gpu", "h100"]) == 1
     assert "--vocab-size N" in capsys.readouterr().err
-    # a tokenizer the recipe names (a Primus preset's Qwen/Qwen3-4B) is named, with what to measure of it
+    # a tokenizer the recipe names (a Primus preset's MiniMaxAI/MiniMax-M2.5) is named, with what to measure of it
     named = _write(tmp_path / "n.sh", recipe.read_text().replace(
-        "--tokenizer-type GPT2BPETokenizer ", "--tokenizer-type HuggingFaceTokenizer --tokenizer-model Qwen/Qwen3-4B "))
+        "--tokenizer-type GPT2BPETokenizer ",
+        "--tokenizer-type HuggingFaceTokenizer --tokenizer-model MiniMaxAI/MiniMax-M2.5 "))
     assert main(["import-recipe", str(named), "--gpu", "h100"]) == 1
-    assert '`Qwen/Qwen3-4B` (`len(AutoTokenizer.from_pretrained("Qwen/Qwen3-4B"))`)' in capsys.readouterr().err
+    assert ('`MiniMaxAI/MiniMax-M2.5` (`len(AutoTokenizer.from_pretrained("MiniMaxAI/MiniMax-M2.5"))`)'
+            in capsys.readouterr().err)
     out = tmp_path / "s.prx"
     assert main(["import-recipe", str(recipe), "--gpu", "h100", "--vocab-size", "50304", "--out", str(out)]) == 0
     assert "vocab = 50304" in out.read_text()
