@@ -56,6 +56,11 @@ _ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "
 # `] :`, a collector's timestamp, `srun --label`'s `0: ` or torchrun's `[default0]:` theirs
 _ARG_IN_BLOCK = re.compile(r"(?:^|\s)([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")
 _ARGS_START, _ARGS_END = "-- arguments --", "-- end of arguments --"
+# Megatron-LM's initialize prints the parallel sizes on one line (megatron/training/arguments.py, core_v0.16.1):
+# read where the arguments block leaves one out (a log cut or filtered before it reached primusc)
+_SIZES = re.compile(r"using world size: \d+, data-parallel size: \d+, context-parallel size: (\d+),.*?"
+                    r"tensor-model-parallel size: (\d+), pipeline-model-parallel size: (\d+)")
+_SIZE_ARGS = ("context_parallel_size", "tensor_model_parallel_size", "pipeline_model_parallel_size")
 # terminal colours (Primus's logger colours every field) and a container runtime's JSON record
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _DOCKER_JSON = '{"log":'
@@ -229,6 +234,7 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     cut = 0
     allocated = reserved = used = 0.0
     in_args = False
+    header: dict[str, tuple[str, int]] = {}
     for number, raw, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
         if not ended:
             # a log still being written, or copied from a job killed mid-line: its last figure may be cut
@@ -271,10 +277,16 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
         if _ARGS_START in line or _ARGS_END in line:
             in_args = _ARGS_START in line
             continue
+        if "using world size" in line and (sizes := _SIZES.search(line)) is not None:
+            header = {size: (value, number) for size, value in zip(_SIZE_ARGS, sizes.groups(), strict=True)}
+            continue
         arg = (_ARG_IN_BLOCK.search(line) if in_args else _ARG.match(line)) if "..." in line else None
         if arg and "iteration" not in line and arg.group(1) not in args:
             args[arg.group(1)] = arg.group(2)
             lines[arg.group(1)] = number
+    for size, (value, number) in header.items():
+        if size not in args:
+            args[size], lines[size] = value, number
     # the device's memory in use (Primus's line, every process on the GPU) stands in for PyTorch's reserved
     # only where the log prints no allocator figures: a larger figure of another kind is not "reserved"
     return TrainingLog(tuple(iterations), tuple(args.items()), tuple(lines.items()), cut, int(allocated),

@@ -384,3 +384,11 @@ def test_calibrate_log_says_which_decisive_arguments_a_log_does_not_print(tmp_pa
     assert "prints no `micro_batch_size`, `recompute_granularity`: read as mbs=1, recompute=none" in err
     assert main(["calibrate-log", str(MEGATRON), "--warmup", "1", "--space", str(space)]) == 0
     assert "prints no" not in capsys.readouterr().err
+    # the parallel sizes a block leaves out are read from Megatron's `using world size: ...` line (a trial's cut
+    # log was read at TP 1, its factor 1.49 for 0.95)
+    no_tp = tmp_path / "no_tp.log"
+    no_tp.write_text("".join(line for line in MEGATRON.read_text().splitlines(keepends=True)
+                             if "tensor_model_parallel_size" not in line))
+    assert candidate_from_log(parse_log(no_tp.read_text()), moe=False).tp == 2
+    assert main(["calibrate-log", str(no_tp), "--warmup", "1", "--space", str(space)]) == 0
+    assert "prints no" not in capsys.readouterr().err
