@@ -349,7 +349,7 @@ PERF_LAUNCH_ONLY = frozenset({
     "enable_nsys", "export_nsys_sqlite", "nsys_trace", "nsys_extra_args", "profiling_gpu_metrics", "profiling_ranks",
     "profiling_start_step", "profiling_stop_step", "pytorch_profiler", "record_memory_history", "enable_vboost",
     "lock_gpu_freq", "peak_mem_clk", "detach", "max_retries", "hf_token", "nemo_home", "offline", "dryrun",
-    "list_config_variants", "use_recipes"})
+    "list_config_variants"})  # not `use_recipes`: it runs the library recipe in place of the performance one
 
 
 @frozen

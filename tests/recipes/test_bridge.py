@@ -200,6 +200,8 @@ def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -
     ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --tokenizer_type HuggingFaceTokenizer", "P3142",
      "--tokenizer_type"),
     ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --nccl_ub maybe", "P3123", "no true/false"),
+    # it runs the model's library recipe in place of the performance recipe the line names
+    ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --use_recipes", "P3142", "--use_recipes"),
     ("setup_experiment.py -mr llama3_8b -ng 8 -g h100 -c fp8_cs --re 2", "P3123", "prefix of several"),
     ("setup_experiment.py -mr llama3_9b -ng 8 -g h100 -c fp8_cs", "P3140", "llama3_8b_pretrain_8gpu_h100_fp8cs_config"),
 ])
