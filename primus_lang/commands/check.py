@@ -7,6 +7,7 @@ the legality summary is the first, and later stages (the memory account) append 
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from primus_lang.check import (
 )
 from primus_lang.commands._options import add_cluster_argument
 from primus_lang.diagnostics import CompileError
-from primus_lang.emit import check_target, inexpressible, target_warnings
+from primus_lang.emit import Inexpressible, check_target, inexpressible, target_warnings
 from primus_lang.ir import Recompute, Space, serialize
 from primus_lang.ir.candidate import format_value
 from primus_lang.ir.serialize import to_data
@@ -113,7 +114,7 @@ def target_lines(space: Space, summary: LegalitySummary, args: argparse.Namespac
     except CompileError as refused:
         said += [f"  warning {d.code.id}: {d.message} (`plan` and `emit` stop on it: {d.help})"
                  for d in refused.diagnostics]
-    found = inexpressible(space)
+    found = _inexpressible(space)
     if not found:
         return said
     lines = [*said, f"  warning P7001: target `{target}` cannot express some legal points:"]
@@ -284,7 +285,7 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
                     "spaces": [to_data(s) for _, s in summaries],
                     # per space: what its target cannot express, and the axis values that bring it
                     "inexpressible": {space.name: [{"reason": i.reason, "values": list(i.values)}
-                                                   for i in inexpressible(space)] for space, _ in summaries},
+                                                   for i in _inexpressible(space)] for space, _ in summaries},
                     # per space with cluster axes: each cluster's counts (the summary's are on the first)
                     "cluster_points": {space.name: cluster_counts(space) for space, _ in summaries
                                        if space.cluster_axes},
@@ -303,6 +304,13 @@ def _run_one(file: str, args: argparse.Namespace) -> int:
     return _unlaunchable(spaces, args.error_format)
 
 
+@functools.lru_cache(maxsize=8)
+def _inexpressible(space: Space) -> list[Inexpressible]:
+    """``inexpressible`` once per space: its report lines and the exit status both read it (half a second
+    on the largest example)."""
+    return inexpressible(space)
+
+
 def _unlaunchable(spaces: list[Space], error_format: str) -> int:
     """1, with P7001 on stderr, where a space's target can launch none of its legal points: `plan` stops
     on it, so the pre-commit hook that runs `check` must not pass it."""
@@ -314,7 +322,7 @@ def _unlaunchable(spaces: list[Space], error_format: str) -> int:
     out = [Diagnostic(UNSUPPORTED, f"space `{space.name}`: target `{space.settings.target}` can launch none of its "
                       f"legal points: {item.reason}", help="change what the reason names, or `target` (see "
                       "`primusc explain P7001`)")
-           for space in spaces for item in inexpressible(space) if not item.values]
+           for space in spaces for item in _inexpressible(space) if not item.values]
     if out:
         print(render(out, error_format), file=sys.stderr)
     return 1 if out else 0

@@ -117,11 +117,11 @@ if TYPE_CHECKING:
         file_names,
     )
     from primus_lang.emit.campaign import campaign as campaign_files
-    from primus_lang.emit.coverage import inexpressible
+    from primus_lang.emit.coverage import Inexpressible, inexpressible
     from primus_lang.emit.emitter import refuse_illegal
     from primus_lang.emit.launch_choice import Launch, launchable
     from primus_lang.emit.sites import slurm_seconds, slurm_time
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["FIRST_RANK_LOG", "FOLDER", "FORMAT", "START_UP_S", "Job", "Launch", "campaign_files", "campaign_variables", "file_names", "inexpressible", "launchable", "refuse_illegal", "slurm_seconds", "slurm_time"]
+__all__ += ["FIRST_RANK_LOG", "FOLDER", "FORMAT", "START_UP_S", "Inexpressible", "Job", "Launch", "campaign_files", "campaign_variables", "file_names", "inexpressible", "launchable", "refuse_illegal", "slurm_seconds", "slurm_time"]

@@ -472,14 +472,16 @@ def _numeric(text: str) -> bool:
 def overrides(settings: Settings, recipe_precision: str | None = None,
               architecture: frozenset[str] = ARCHITECTURE,
               comm_overlap: bool = False,
-              version: str = bridge.DEFAULT_VERSION) -> tuple[list[tuple[str, str]], list[str]]:
+              version: str = bridge.DEFAULT_VERSION,
+              kept: frozenset[str] = frozenset()) -> tuple[list[tuple[str, str]], list[str]]:
     """``(path, Hydra value)`` for every setting in order, the precision recipe first; and why any
     setting cannot be written (empty: all can). ``recipe_precision`` is the precision recipe the
     launched recipe already runs, where primusc recorded it: naming it again would replace the
     recipe's tuned copy (a performance recipe computes its first and last layers in FP8 too) with
     the registered one. ``architecture`` names the settings the recipe's model provider owns.
     ``comm_overlap``: the launched recipe sets a CommOverlapConfig, so the overlap settings go into it
-    (``COMM_OVERLAP_PATHS``). ``version``: the Bridge release, whose registered precisions a launch names."""
+    (``COMM_OVERLAP_PATHS``). ``version``: the Bridge release, whose registered precisions a launch names.
+    ``kept``: the ``RESETS`` the launched recipe already holds as the candidate asks (``keeps_precision_aware``)."""
     out: list[tuple[str, str]] = []
     problems: list[str] = []
     name = precision_name(settings, version, recipe_precision)
@@ -539,7 +541,7 @@ def overrides(settings: Settings, recipe_precision: str | None = None,
         if dest == "recompute_granularity" and value == "selective" and "recompute_modules" not in settings:
             out.append(("model.recompute_modules", "[core_attn]"))  # Megatron's default, the recipe may set others
     for dest, off in RESETS.items():
-        if dest not in settings:
+        if dest not in settings and dest not in kept:
             out += [(path, off) for path in paths(dest, version)]
     # TransformerConfig takes the switch beside the count (megatron-core refuses it with recomputation, and a
     # recipe of its own may have it on)

@@ -384,7 +384,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
     W7023 for a site path that holds a shell variable."""
     from primus_lang.emit.bridge import bridge_passthrough
 
-    framework, _ = parse_target(target)
+    framework, launcher = parse_target(target)
     unexpanded = _unexpanded(space)
     first: list[Diagnostic] = []
     if unexpanded:
@@ -392,7 +392,7 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
                            "the launch files quote every value, so the shell never expands `$` in it",
                            notes=tuple(f"{what} `{value}`" for what, value in unexpanded[1:]),
                            help="write the path itself (`/lustre/alice/data`), or `--var` it per user")]
-    first += unknown_passthrough(space) + _rdma_warnings(space, target)
+    first += unknown_passthrough(space) + _rdma_warnings(space, launcher.NAME)
     dropped = primus_only(space)
     wandb = [k for k in dropped if k in WANDB_SETTINGS]
     if framework.NAME != "primus" and dropped:
@@ -425,11 +425,10 @@ def target_warnings(space: Space, target: str) -> list[Diagnostic]:
 _RDMA_NETWORK = "k8s.v1.cni.cncf.io/networks"  # Multus: a pod's secondary (RDMA) network
 
 
-def _rdma_warnings(space: Space, target: str) -> list[Diagnostic]:
+def _rdma_warnings(space: Space, launcher: str) -> list[Diagnostic]:
     """W7029 when pods of a Kubernetes job of several nodes would see no RDMA NIC: no device plugin's
     resource and no Multus network."""
-    _, launcher_cls = parse_target(target)
-    if launcher_cls.NAME != "k8s" or space.cluster.nodes <= 1:
+    if launcher != "k8s" or space.cluster.nodes <= 1:
         return []
     site = space.site
     if site is not None and (site.rdma_resource or any(k == _RDMA_NETWORK for k, _ in site.annotation_list())):

@@ -678,12 +678,15 @@ class Bridge(Framework):
 
         recorded = self.recorded()
         precision = recorded.settings.get("mixed_precision") if recorded is not None else None
+        raw = bridge.recipe(recorded.name, self.version) if recorded is not None else None  # its every field
+        switch = spelling.PARTS["optimizer_dtype.precision_aware"]
+        kept = frozenset({switch}) if raw is not None and keeps_precision_aware(raw.settings) else frozenset()
         # every setting that describes the model is the recipe's (model_settings: whatever the card
         # says, today and as the card grows), beside the routing ARCHITECTURE lists
         architecture = ARCHITECTURE | frozenset(model_settings(self.model, self.cand.seq_len)) - {"seq_length"}
         written, problems = overrides(self.settings, precision if isinstance(precision, str) else None, architecture,
                                       comm_overlap=bool(recorded is not None and recorded.comm_overlap),
-                                      version=self.version)
+                                      version=self.version, kept=kept)
         # the precision's own fields are written by precision_overrides, which knows whether they can be
         written = [(p, v) for p, v in written if not p.startswith("mixed_precision.")]
         if self.cand.pipeline_layout:
@@ -696,13 +699,8 @@ class Bridge(Framework):
         if recorded is not None:
             named, is_config, fields = self.launched_precision(recorded)
             extra, why = precision_overrides(self.settings, named or str(precision), is_config, fields)
-            written += extra + self.resets(recorded)
+            written += extra + self.resets(recorded, raw)
             problems += why
-            raw = bridge.recipe(recorded.name, self.version)
-            switch = spelling.PARTS["optimizer_dtype.precision_aware"]
-            if raw is not None and switch not in self.settings and keeps_precision_aware(raw.settings):
-                aware = set(paths(switch, self.version))
-                written = [(p, v) for p, v in written if p not in aware]
         passed = {bridge_passthrough(key) for key, _ in self.bridge_only}
         if ("tokenizer.tokenizer_type", "NullTokenizer") in written and "tokenizer.vocab_size" not in passed:
             # mock data's tokenizer needs a vocabulary: the card's, which the model's (its Hugging Face
@@ -758,17 +756,17 @@ class Bridge(Framework):
         # a precision given by name takes no field overrides; the recipe's own config does
         return {} if is_config else precision_repairs(self.settings, fields)
 
-    def resets(self, recorded: BridgeRecipe) -> list[tuple[str, str]]:
+    def resets(self, recorded: BridgeRecipe, raw: bridge.Recipe | None) -> list[tuple[str, str]]:
         """Megatron's default for each knob the candidate leaves at it, where the launched recipe holds
         another (a recipe may keep its main gradients in BF16 or split attention over CP with a2a); and
-        what the recipe sets that needs a setting the candidate turns off (``NEEDS``)."""
+        what the recipe sets that needs a setting the candidate turns off (``NEEDS``). ``raw``: the recipe's every
+        field (``frameworks.bridge.recipe``), not only those primusc reads."""
         out: list[tuple[str, str]] = []
         for dest, off in BRIDGE_DEFAULTS.items():
             path = paths(dest, self.version)[0]
             held = recorded.settings.get(path)
             if dest not in self.settings and held is not None and hydra_value(held) != off:
                 out.append((path, off))
-        raw = bridge.recipe(recorded.name, self.version)  # the recipe's every field, not only those read
         for dest, (path, off) in NEEDS.items():
             if raw is not None and self.settings.get(dest) is False and raw.settings.get(path) not in (None, False):
                 out.append((path, off))

@@ -31,8 +31,7 @@ class PrimusProtocol(LanguageServerProtocol):
             # a request of another JSON-RPC version, or whose id is no number or string: pygls dropped it
             # unanswered and the client waited; JSON-RPC 2.0's answer is an invalid request
             shown = data["id"] if isinstance(data["id"], int | str) else None
-            self._send_data({"jsonrpc": "2.0", "id": shown, "error": {
-                "code": INVALID_REQUEST, "message": "a request must be JSON-RPC 2.0 with a number or string id"}})
+            self._answer_error(shown, INVALID_REQUEST, "a request must be JSON-RPC 2.0 with a number or string id")
             return _IGNORED
         try:
             return super().structure_message(data)
@@ -53,8 +52,11 @@ class PrimusProtocol(LanguageServerProtocol):
         code, what = ((PARSE_ERROR, "is not JSON") if isinstance(error, ValueError)
                       else (INVALID_REQUEST, "is not a JSON-RPC message"))
         logger.warning("a message that %s: %s", what, error)
+        self._answer_error(None, code, f"the message {what}")
+
+    def _answer_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         # as a plain dict: lsprotocol's converter leaves a None id out, and JSON-RPC asks for `"id": null`
-        self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": f"the message {what}"}})
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Any:

@@ -11,6 +11,7 @@ other recorded field is carried through for the bridge target as ``bridge__secti
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -338,13 +339,13 @@ class _Reader:
                                   "NCCL_ALGO, CUBLAS_WORKSPACE_CONFIG and NVTE_ALLOW_NONDETERMINISTIC_ALGO")
                 i += 1
                 continue
-            spec = _perf_spec(name, self.version)
-            if spec is not None and not any(name in known for known in (
-                    LAUNCHERS.perf_selectors, LAUNCHERS.perf_options, LAUNCHERS.perf_site_values)):
+            read = any(name in known for known in (LAUNCHERS.perf_selectors, LAUNCHERS.perf_options,
+                                                    LAUNCHERS.perf_site_values))
+            spec = _perf_options(self.version).get(name)
+            if spec is not None and not read:
                 i = self.perf_option(spec, name, w, i, inline, eq)
                 continue
-            if not any(name in known for known in (LAUNCHERS.perf_selectors, LAUNCHERS.perf_options,
-                                                    LAUNCHERS.perf_site_values)):
+            if not read:
                 self.problems.append(Diagnostic(
                     BRIDGE_BAD_OVERRIDE, f"`{name}` is a performance-launcher option primusc does not read",
                     span=w.span, help="write its effect as a `section.field=value` override, or drop it"))
@@ -395,8 +396,8 @@ class _Reader:
         value, w = self.graph_scope
         given = [v for path, v, _ in self.late if path == "model.cuda_graph_impl"]
         recipe = bridge.recipe(self.recipe_name, self.version) if self.recipe_name else None
-        impl = given[-1] if given else str(recipe.settings.get("model.cuda_graph_impl") or "none") if recipe else "none"
-        if impl == "none":
+        impl = given[-1] if given else recipe.settings.get("model.cuda_graph_impl") if recipe else None
+        if impl in (None, "none"):
             self.notes.append(f"`--cuda_graph_scope {value}` is not read: the graph implementation is none (the "
                               "recipe's, without `--cuda_graph_impl`), and the launcher then ignores the scope")
             return
@@ -416,7 +417,7 @@ class _Reader:
         ``allow_abbrev``, so a unique prefix of an option (`--gpus_per` for `--gpus_per_node`, `-s` for `-sl`)
         is that option, and a prefix of several is an error there (run_recipe.py's parser turns it off)."""
         known = _perf_options(self.version)
-        if name in known or name == "--deterministic":
+        if name in known:
             return name
         # argparse matches a prefix against options of its own dash count: `-s` against `-sl`, not `--seq_length`
         dashes = 2 if name.startswith("--") else 1
@@ -857,12 +858,8 @@ _DTYPE_DESTS = frozenset({K["main_grad_dtype"], K["optimizer_dtype"], P["optimiz
                           "moe_router_dtype"})
 
 
-def _perf_options(version: str) -> frozenset[str]:
-    """Every option the performance launcher's parser has at Bridge ``version``."""
-    return frozenset({*LAUNCHERS.perf_selectors, *LAUNCHERS.perf_options, *LAUNCHERS.perf_site_values,
-                      *LAUNCHERS.perf_site_switches,
-                      *(spelled for o in bridge.launcher_options("performance", version) for spelled in o.options)})
-
-
-def _perf_spec(name: str, version: str) -> bridge.LauncherOption | None:
-    return next((o for o in bridge.launcher_options("performance", version) if name in o.options), None)
+@functools.cache
+def _perf_options(version: str) -> dict[str, bridge.LauncherOption]:
+    """Every spelling of an option the performance launcher's parser has at Bridge ``version``
+    (``frameworks/bridge/launchers.json``; the hand-kept ``LAUNCHERS`` tables name a part of them)."""
+    return {spelled: o for o in bridge.launcher_options("performance", version) for spelled in o.options}
