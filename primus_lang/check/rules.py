@@ -254,14 +254,47 @@ def _split_problem(f: Env) -> tuple[str, str]:
         counted = " with the embedding/loss" if int(_accounted(f)) else ""
         return (
             f"{layers} layers{counted} do not split evenly over PP {pp} stages (pipeline-split)",
-            f"use a PP among {_divisors(layers, 128)}, or set first_stage_layers/last_stage_layers "
-            f"(e.g. `last_stage_layers : {n - (n // pp) * (pp - 1)} when pp == {pp}` if that is positive)",
+            f"use a PP among {_divisors(layers, 128)}, or {_ends_example(n, pp)}",
         )
     return (
         f"first/last stage layers {f['first_stage_layers']}/{f['last_stage_layers']} leave {layers} of {n} "
         f"layers for {stages} middle stage(s) at PP {pp} (pipeline-split)",
         "the layers left must divide evenly over the middle stages (and be none when no middle stage is left)",
     )
+
+
+def balanced_ends(layers: int, pp: int) -> tuple[int, int] | None:
+    """First and last stage layer counts that split ``layers`` over ``pp`` stages as Megatron allows
+    (the middle stages equal), the fullest stage as light as can be; of equal ones, the ends closest to
+    each other (Primus's docs give Llama 3.1 405B's 126 layers over PP 8 as 15 and 15, 16 a middle stage).
+    None where no such split exists."""
+    if pp < 2 or layers < pp:
+        return None
+    best: tuple[tuple[int, int, int], tuple[int, int]] | None = None
+    bound = min(layers, 2 * -(-layers // pp) + 1)  # an end stage heavier than this loses to the even one
+    for first in range(bound + 1):
+        for last in range(bound + 1):
+            ends = (first > 0) + (last > 0)
+            if not ends:
+                continue
+            middle, rest = pp - ends, layers - first - last
+            if (middle > 0 and (rest <= 0 or rest % middle)) or (middle <= 0 and rest != 0) or middle < 0:
+                continue
+            key = (max(first, last, rest // middle if middle > 0 else 0), abs(first - last), -ends)
+            if best is None or key < best[0]:
+                best = (key, (first, last))
+    return None if best is None else best[1]
+
+
+def _ends_example(layers: int, pp: int) -> str:
+    ends = balanced_ends(layers, pp)
+    if ends is None:
+        return "set first_stage_layers/last_stage_layers so that the middle stages split the rest evenly"
+    first, last = ends
+    middle = pp - (first > 0) - (last > 0)
+    said = [f"`{k} : {v} when pp == {pp}`" for k, v in (("first_stage_layers", first), ("last_stage_layers", last)) if v]
+    rest = f" ({(layers - first - last) // middle} layers on each middle stage)" if middle else ""
+    return "give the end stages their own layer counts, e.g. " + " and ".join(said) + rest
 
 
 def _largest_stage(f: Env) -> Any:
