@@ -489,6 +489,13 @@ def check_target(space: Space, target: str, given: Mapping[str, str]) -> None:
     _refuse_site(space, launcher, variables)
 
 
+def _deterministic(space: Space, framework: Framework) -> bool:
+    """Whether the launch runs in deterministic mode: the recipe's setting, unless the launch leaves it
+    out (W7025: Megatron-LM refuses it beside flash attention), when its environment is not wanted either."""
+    left = {k for out in framework.left_out for k, _ in out.settings} | {u.setting for u in framework.left_unrun}
+    return any(k in DETERMINISTIC_SETTINGS and v is True and k not in left for k, v in space.passthrough)
+
+
 def _render(
     space: Space,
     cand: Candidate,
@@ -507,8 +514,7 @@ def _render(
         "world": cluster.world,
         "vendor": cluster.gpu.vendor,
         "collective": collective_library(cluster),
-        "env": environment(cluster, cand, space.site,
-                           deterministic=any(k in DETERMINISTIC_SETTINGS and v is True for k, v in space.passthrough)),
+        "env": environment(cluster, cand, space.site, deterministic=_deterministic(space, framework)),
         "site": space.site,
         "deadline_seconds": ctx.deadline_seconds,
         "program_template": framework.PROGRAM_TEMPLATE,

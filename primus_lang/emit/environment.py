@@ -42,8 +42,11 @@ def device_max_connections(cluster: Cluster, cand: Candidate) -> str | bool | No
         return "1"
     if cand.ep_comm_overlap:
         # the expert all-to-all overlap wants more than one queue (Megatron's MoE guide): CUDA's default, written
-        # (an unset one Primus sets to 1) and overridable from the environment
-        return "8"
+        # (an unset one Primus sets to 1) and overridable from the environment; DeepEP's dispatcher and
+        # Blackwell take 32, as Megatron-Bridge v0.6's performance launcher sets them
+        # (scripts/performance/utils/overrides.py, and its DeepSeek-V3 performance recipes)
+        deep = cand.moe_dispatcher == "flex" and cluster.gpu.vendor == "nvidia"
+        return "32" if deep or is_blackwell_or_later(cluster) else "8"
     return False
 
 

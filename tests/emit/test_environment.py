@@ -19,6 +19,9 @@ from tests.emit.ir_cases import B200, H100, MI325X, cluster
         (B200, Candidate(tp=2), False),  # Blackwell lifted the requirement
         (H100, Candidate(tp=2, sharding="fsdp"), None),  # FSDP wants more than one queue: unset
         (H100, Candidate(ep=8, ep_comm_overlap=True), "8"),  # the expert all-to-all overlap wants more queues
+        # DeepEP's dispatcher and Blackwell take 32, as Megatron-Bridge v0.6's performance launcher sets them
+        (H100, Candidate(ep=8, ep_comm_overlap=True, moe_dispatcher="flex"), "32"),
+        (B200, Candidate(ep=8, ep_comm_overlap=True), "32"),
     ],
 )
 def test_device_max_connections(gpu: object, cand: Candidate, expected: str | bool | None) -> None:
@@ -89,3 +92,19 @@ def test_deterministic_mode_gets_the_environment_its_checks_read(setting: str | 
     wanted = ("export NCCL_ALGO=${NCCL_ALGO:-Ring}", "export CUBLAS_WORKSPACE_CONFIG=${CUBLAS_WORKSPACE_CONFIG:-:4096:8}",
               "export NVTE_ALLOW_NONDETERMINISTIC_ALGO=${NVTE_ALLOW_NONDETERMINISTIC_ALGO:-0}")
     assert all((line in sh) == (setting is not None) for line in wanted), sh
+
+
+def test_a_deterministic_mode_the_launch_leaves_out_exports_no_environment_for_it() -> None:
+    """On the primus target Megatron-LM refuses deterministic mode beside the flash attention Primus runs
+    (W7025 leaves it out): its environment was exported all the same."""
+    from primus_lang.check import legal_points
+    from primus_lang.emit import emit
+    from primus_lang.lower import loads_program
+
+    space = loads_program("import clusters.amd (mi300x_x8)\nimport models.llama3 (llama3_1_8b)\n"
+                          "space x on mi300x_x8 { model = llama3_1_8b; gbs = 512; tp = 2; "
+                          "passthrough { deterministic_mode = true } }\n", "d.prx").spaces[0]
+    cand = next(iter(legal_points(space)))
+    primus = emit(space, cand, "primus+slurm")["node.sh"]
+    megatron = emit(space, cand, "megatron+slurm")["node.sh"]
+    assert "NCCL_ALGO" not in primus and "export NCCL_ALGO=${NCCL_ALGO:-Ring}" in megatron
