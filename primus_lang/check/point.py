@@ -123,11 +123,11 @@ def parse_point(space: Space, text: str) -> Candidate:
                     pairs = {p.partition("=")[0].strip(): p.strip() for p in parts}
                     cluster = ",".join(pairs.get(a, f"{a}=...") for a in axes)
                     recipe = ",".join(p for k, p in pairs.items() if k in KNOBS)
-                    where = f"with `--cluster {cluster}`" + (f" and the recipe with `--point {recipe}`" if recipe
-                                                             else ", and the recipe with --point")
+                    where = f"with `--cluster {cluster}`" + (f", and give the point the recipe alone: `{recipe}`"
+                                                             if recipe else ", and give the point the recipe's knobs")
                 else:
                     where = ("with --cluster where the space has cluster axes (`gpu : ...`, `nodes : ...`), else in "
-                             "the space, and the recipe with --point")
+                             "the space, and give the point the recipe's knobs")
                 raise CompileError(Diagnostic(
                     N.UNKNOWN_KNOB, f"`{key}` is the cluster's, not a knob of a point", help=f"name the cluster {where}"))
             hint = knob_hint(key, KNOBS)

@@ -30,6 +30,7 @@ from primus_lang.search import (
     figure,
     outside_line,
     plan_capacity,
+    run_fails,
     run_of,
     unproven_line,
     whole_iterations,
@@ -198,7 +199,23 @@ def run_rows(space: Space, tokens: Spread, cand: Candidate) -> list[tuple[str, s
     rows = [(f"days to train {text.count(n)} tokens ({whole_iterations(n, cand):,} iterations)", _days(f.days))]
     if f.cost is not None:
         rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _money(f.cost)))
+    failed = run_fails(space, f)
+    if failed:
+        rows.append(("the run's requirements", failed))
     return rows
+
+
+def requirement_warnings(space: Space, tokens: Spread, cand: Candidate, label: str | None) -> list[Diagnostic]:
+    """W8015 where a launch's run (``cand`` at ``tokens`` on the space's cluster, which ``--cluster``
+    names as ``label``) fails a ``require`` on the whole run: ``plan`` sets such a cluster aside, and a
+    launch of it went unwarned (a new user's trial emitted 64 nodes past `require gpus <= 384`)."""
+    failed = run_fails(space, run_of(space, tokens, cand))
+    if not failed:
+        return []
+    named = f"--cluster {label}" if label else f"the cluster ({cluster_words(space)})"
+    return [Diagnostic(NAMED_CLUSTER_SET_ASIDE, f"the launch's run on {named} {failed}",
+                       help="plan sets aside a cluster that fails a requirement; drop --cluster, or name one that "
+                            "meets them, to launch the comparison's choice")]
 
 
 def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -77,8 +77,19 @@ def add_space_arguments(p: argparse.ArgumentParser) -> None:
     add_cluster_argument(p)
 
 
+class _Once(argparse.Action):
+    """An option given at most once: argparse keeps the last of several silently (`diff --cluster A --cluster
+    B` compared both points on B)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: a command runs on one cluster (plan's table compares them)")
+        setattr(namespace, self.dest, values)
+
+
 def add_cluster_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cluster", default=None, metavar="LABEL",
+    p.add_argument("--cluster", default=None, metavar="LABEL", action=_Once,
                    help="with cluster axes: the cluster to use, as `plan`'s table names it (e.g. "
                         "gpu=b200_calibrated,nodes=16; default: `plan` the one its objective chooses, the other "
                         "commands the first the axes span)")

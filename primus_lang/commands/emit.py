@@ -175,8 +175,12 @@ def run(args: argparse.Namespace) -> int:
     host = trust.host_share(SimpleNamespace(**projection))  # the manifest's figures, read as a Projection's
     warn_trust(space.cluster.gpu, [(cand.label(), float(projection["mfu"]))], args.error_format, space.model,
                [(cand, space.cluster.world, host)], trust.target_stack(target))
+    from primus_lang.commands._capacity import rate, requirement_warnings
+
     print_warnings(target_warnings(space, target) + tokenizer_warnings(space, target, parse_vars(args.var))
-                   + left_out(space, cand, target, ctx), args.error_format)
+                   + left_out(space, cand, target, ctx)
+                   + requirement_warnings(space, rate(float(projection["tokens_per_gpu"]), None), cand,
+                                          getattr(args, "cluster", None)), args.error_format)
     # the iterations the launch runs against the scheduler's limit, as plan says of its winner
     print_warnings(time_warnings(space, target, float(projection["step_time"]), parse_vars(args.var), START_UP_S,
                                  cand.gbs), args.error_format)

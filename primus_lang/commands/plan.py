@@ -136,17 +136,19 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     parts = [p.strip() for p in text.replace(" ", "").split(",") if p.strip()]
     for part in parts or [text]:  # `--budget ,` says nothing: refused, not read as no budget
         m = _TIME.match(part)
+        # `10 evals`, as the space's own `budget` writes it
+        part = re.sub(r"(?<=\d)(?:evals?|evaluations?)$", "", part) if part[:1].isdigit() else part
         if part.isascii() and part.isdigit() and evals is None:  # not `²`, which isdigit() takes
             try:
                 evals = read_count(part)
             except ValueError as err:
                 raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget: {err}",
-                                              help="e.g. --budget 100, --budget 30min or --budget 100,30min")) from None
+                                              help="e.g. --budget 100, --budget 30min, --budget 100,30min or --budget '100 evals, 30 min'")) from None
         elif m and seconds is None:
             seconds = float(m.group(1)) * _UNITS[m.group(2)]
         else:
             raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget `{text[:40]}`",
-                                          help="e.g. --budget 100, --budget 30min or --budget 100,30min"))
+                                          help="e.g. --budget 100, --budget 30min, --budget 100,30min or --budget '100 evals, 30 min'"))
     if evals == 0:
         raise CompileError(Diagnostic(BAD_BUDGET, "a budget of 0 evaluations finds nothing"))
     return evals, seconds

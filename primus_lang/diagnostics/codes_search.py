@@ -125,6 +125,8 @@ NAMED_CLUSTER_SET_ASIDE = register(
     "chose: the table marks it `chosen (--cluster)`. Where that cluster fails a `require` on the\n"
     "whole run (a time, a cost, a GPU quota), or has no recipe that fits, the launch files are still\n"
     "written, and this warning says which requirement it fails and which cluster the objective chose.\n"
+    "`emit` says it of the point it launches, on the cluster `--cluster` names (or the first the axes\n"
+    "span), and `explain` lists the requirements its point fails.\n"
     "Drop `--cluster` to launch the comparison's choice.",
 )
 LLM_UNAVAILABLE = register(

@@ -52,6 +52,10 @@ def cluster_values(loader: Resolver, module: LoadedModule, name: str, domain: as
             raise fail(T.WRONG_TYPE, "`gpu` takes GPU profiles", getattr(alt, "span", domain.span),
                        help="e.g. `gpu : h100_sxm_calibrated | b200_calibrated { price_per_hour = 6.5 }`")
         gpu = loader.reference(module, alt, Gpu, "gpu")
+        if isinstance(alt, ast.Ident) and gpu in gpus:
+            # `gpu : h100 | h100 | mi355x`: the same profile twice, a slip like `tp : 1 | 2 | 2`
+            raise fail(T.REPEATED_VALUE, f"`{alt.name}` is listed twice in the `gpu` axis", alt.span,
+                       help="remove the repeat, or write the GPU meant")
         if any(g.name == gpu.name for g in gpus):
             # the table, --cluster and the launch files name a cluster by its GPU's name
             raise fail(N.DUPLICATE_DEFINITION, f"two values of `gpu` are both named `{gpu.name}`",
@@ -111,6 +115,11 @@ def _counts(e: Expr) -> Expr:
 def constraint(st: ast.RequireStmt) -> Constraint:
     other = sorted(names_in(_counts(st.expr)) - set(CAPACITY_NAMES))
     if other:
+        glued = re.fullmatch(r"(\d+(?:\.\d+)?)([A-Za-z]+)", other[0])
+        if glued is not None and glued.group(2).lower() in ("d", "day", "days"):
+            # `time_to_train <= 30days`: a number with its unit glued on reads as one name
+            raise fail(T.BAD_EXPRESSION, f"`{other[0]}`: a number and its unit are two words", st.span,
+                       help=f"write `{glued.group(1)} days`")
         raise fail(T.BAD_EXPRESSION, f"a requirement on the whole run cannot also name `{other[0]}`", st.span,
                    help=f"it names only {', '.join(CAPACITY_NAMES)}; write a recipe's requirement on its own line")
     e: Expr = resolve_expr(_counts(st.expr), set(CAPACITY_NAMES))

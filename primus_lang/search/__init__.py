@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         none_meets,
         outside_line,
         plan_capacity,
+        run_fails,
         run_of,
         unproven_line,
         whole_iterations,
@@ -72,4 +73,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "all_set_aside", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "whole_iterations", "why_winner"]
+__all__ += ["DEFAULT_BUDGETS", "DEFAULT_STRATEGIES", "ILLEGAL", "NAMES", "OOM", "REFUSED", "CapacityPlan", "ClusterPlan", "Landscape", "Prepared", "Search", "Spread", "all_set_aside", "available_cpus", "baseline_trial", "beyond_kinds", "choose", "compare_strategies", "days_text", "evaluator_of", "explain_winner", "fails_unsearched", "fewest_nodes", "figure", "least_peak", "limits_of", "markdown", "none_meets", "outside_line", "plan_capacity", "run_fails", "run_of", "space_baseline", "uncharged", "unproven_line", "usable_bytes_of", "whole_iterations", "why_winner"]

@@ -191,6 +191,17 @@ def _failed(space: Space, env: dict[str, float]) -> str:
     return " and ".join(failed)
 
 
+def run_fails(space: Space, run: Figures) -> str:
+    """Each ``require`` on the whole run that ``run`` (one point's, on the space's cluster) fails, at its
+    projection, as ``plan`` words a cluster it sets aside ("" when it meets them all, or names none)."""
+    env = {"gpus": float(space.cluster.world)}
+    for name, spread in (("time_to_train", run.days), ("cost", run.cost), ("tokens_per_dollar", run.tokens_per_dollar)):
+        if spread is not None:
+            env[name] = spread.value
+    failed = _failed(space, env)
+    return f"fails: {failed}" if failed else ""
+
+
 def fails_unsearched(space: Space, gpus: int) -> str:
     """The first ``require`` a cluster of ``gpus`` GPUs fails before any search (those that read only
     `gpus`), as ``plan`` words it ("" when none)."""
@@ -433,7 +444,9 @@ def _search(sub: Space, c: ClusterPlan, strategy: str | None, limits: Limits, se
         if not all(d.code in (NO_LEGAL_POINT, NO_FITTING_POINT, NO_LEGAL) for d in err.diagnostics):
             raise
         said = err.diagnostics[0]
-        return attrs.evolve(c, excluded=said.message + (f" ({said.notes[0]})" if said.notes else "")), None
+        # the row is the cluster's: the space's name in the message would read as the whole space's
+        what = "no legal point on this cluster" if said.code == NO_LEGAL_POINT else said.message
+        return attrs.evolve(c, excluded=what + (f" ({said.notes[0]})" if said.notes else "")), None
     c = attrs.evolve(c, legal=len(prep.land), fitting=int(prep.land.fits.sum()))
     result = run_search(sub, strategy, limits, seed, prepared=prep)
     best = result.best

@@ -87,7 +87,7 @@ def run_search(
                                       # the space's own `budget`: said at its line
                                       getattr(space.budget, "span", None) if limits == own_limits else None,
                                       help="give the search at least one evaluation and the time for it, e.g. "
-                                           "`budget 50 evals, 5 min` in the space or `Limits(evaluations=50)`"))
+                                           "`budget 50 evals, 5 min` in the space or `--budget 50,5min`"))
     prep = prepared or prepare(space)
     return search_landscape(
         prep.land,

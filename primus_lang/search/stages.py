@@ -47,8 +47,10 @@ def landscape_of(space: Space, require_fit: bool = True, ties: bool = True) -> L
     points = legal_list(space)
     if not points:
         # what removes most, said where it is read: a capacity plan's row for a cluster has only this line
-        rules = sorted(summarize(space).rules, key=lambda r: -r.removed)[:2]
-        why = "; ".join(f"{r.code} {r.rule} removes {r.removed:,}" for r in rules if r.removed)
+        summary = summarize(space)
+        rules = sorted(summary.rules, key=lambda r: -r.removed)[:2]
+        # each rule's count alone: a point two rules refuse counts for both
+        why = "; ".join(f"{r.code} {r.rule} refuses {r.removed:,} of the {summary.raw:,}" for r in rules if r.removed)
         raise CompileError(
             Diagnostic(NO_LEGAL_POINT, f"space `{space.name}` has no legal point", span=space.span,
                        help="`primusc check` shows which rule removes which points", notes=(why,) if why else ())

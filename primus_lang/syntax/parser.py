@@ -599,6 +599,8 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                     Span(file, ln, col, ln, col + len(word)),
                     help=f"write the number alone (`{target.group(1)} = {m.group(0)[:m.start(1) - m.start(0)].strip()}`)")
             guess = suggest_unit(word)
+            if "time_to_train" in src and word.lower() in ("d", "day", "days"):
+                guess = "days"  # `30 Days`: a run's time, which only `days` measures
             if guess is None and difflib.get_close_matches(word, sorted(_NOT_UNITS), n=1, cutoff=0.75):
                 continue  # `whne`: a slip of a keyword, which the parser's own error names better
             return Diagnostic(
@@ -606,6 +608,7 @@ def _unit_slip(text: str, file: str, line: int) -> Diagnostic | None:
                 f"unknown unit `{word}`",
                 Span(file, ln, col, ln, col + len(word)),
                 help=f"did you mean `{guess}`? units are case-sensitive (GB = 10^9 bytes, GiB = 2^30, Gbps = 10^9 bits a second)" if guess
+                else "a run's time is in days (`time_to_train <= 30 days`)" if "time_to_train" in src
                 else "a time is ns, us, ms, s, min or h; `primusc explain P1005` lists every unit",
             )
     return None

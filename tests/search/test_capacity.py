@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import attrs
@@ -362,6 +363,25 @@ def test_a_runs_time_in_another_unit_says_it_in_days(tmp_path: Path, written: st
     assert d.code.id == "P1005" and "a run's time is counted in days" in d.message and says in str(d.help)
 
 
+def test_a_gpu_listed_twice_is_a_repeat(tmp_path: Path) -> None:
+    with pytest.raises(CompileError) as err:
+        load(tmp_path, "  gpu : b200_calibrated | h100_sxm_calibrated | b200_calibrated\n  nodes : 1 | 2\n")
+    (d,) = err.value.diagnostics
+    assert d.code.id == "P3039" and d.message == "`b200_calibrated` is listed twice in the `gpu` axis"
+
+
+@pytest.mark.parametrize(("written", "code", "says"), [("30 Days", "P1005", "did you mean `days`?"),
+                                                       ("30 fortnights", "P1005", "`time_to_train <= 30 days`"),
+                                                       ("30days", "P3016", "write `30 days`")])
+def test_a_runs_time_misspelled_is_told_days(tmp_path: Path, written: str, code: str, says: str) -> None:
+    """A new user's trial: `30 Days` was told the units of a kernel's time (ns ... h), which a run's time refuses,
+    and `30days` that a requirement on the run cannot name `30days`."""
+    with pytest.raises(CompileError) as err:
+        load(tmp_path, PRICED + f"  require time_to_train <= {written}\n  minimize cost\n")
+    (d,) = err.value.diagnostics
+    assert d.code.id == code and says in str(d.help), (d.message, d.help)
+
+
 @pytest.mark.parametrize("unit", ["days", "day"])
 def test_a_requirement_on_the_runs_time_may_say_days(tmp_path: Path, unit: str,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
@@ -422,7 +442,13 @@ def test_the_other_commands_take_a_cluster_of_the_axes(tmp_path: Path, capsys: p
     assert main(["explain", str(path), "--point", "tp=2,gpu=b200_calibrated"]) == 1
     said = capsys.readouterr().err
     assert "`gpu` is the cluster's, not a knob of a point" in said
-    assert "with `--cluster gpu=b200_calibrated,nodes=...` and the recipe with `--point tp=2`" in said
+    assert "with `--cluster gpu=b200_calibrated,nodes=...`, and give the point the recipe alone: `tp=2`" in said
+    # a second cluster is refused, not the first silently replaced (diff compared both points on the last)
+    with pytest.raises(SystemExit) as stopped:
+        main(["diff", str(path), "tp=2", "tp=4", "--cluster", "gpu=b200_calibrated,nodes=2",
+              "--cluster", "gpu=b200_calibrated,nodes=4"])
+    assert stopped.value.code == 1
+    assert "--cluster given twice: a command runs on one cluster" in capsys.readouterr().err
     # the two points may follow an option as well as come before it
     assert main(["diff", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "tp=2", "tp=4", "--json"]) == 0
     after = json.loads(capsys.readouterr().out)
@@ -645,6 +671,25 @@ def test_a_named_cluster_that_fails_a_requirement_is_launched_and_said(tmp_path:
     assert "chosen (--cluster)" in table and "the objective's choice" in table
     report = (tmp_path / "q" / "report.html").read_text()
     assert "the objective&#x27;s choice (not launched)" in report or "the objective's choice (not launched)" in report
+
+
+def test_emit_and_explain_on_a_cluster_that_fails_a_requirement_say_so(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's trial: `emit --cluster` wrote 64 nodes' launch past `require gpus <= 384`, and `explain`
+    gave its days and cost, neither saying what `plan` says of that cluster."""
+    path = tmp_path / "space.prx"
+    path.write_text(space_text(PRICED + "  require gpus <= 16 \"our quota\"\n  minimize cost\n"))
+    capsys.readouterr()
+    assert main(["emit", str(path), "--cluster", "gpu=b200_calibrated,nodes=4", "--point", "tp=1",
+                 "--out", str(tmp_path / "e")]) == 0
+    assert "warning[W8015]: the launch's run on --cluster gpu=b200_calibrated,nodes=4 fails: our quota" \
+        in capsys.readouterr().err
+    assert main(["explain", str(path), "--cluster", "gpu=b200_calibrated,nodes=4", "--point", "tp=1"]) == 0
+    assert re.search(r"the run's requirements\s+fails: our quota", capsys.readouterr().out)
+    # a cluster that meets them is launched without a word
+    assert main(["emit", str(path), "--cluster", "gpu=b200_calibrated,nodes=2", "--point", "tp=1",
+                 "--out", str(tmp_path / "f")]) == 0
+    assert "W8015" not in capsys.readouterr().err
 
 
 def test_a_named_cluster_without_a_legal_point_is_named_in_the_error(tmp_path: Path,

@@ -335,3 +335,12 @@ def test_an_fp8_winner_bridge_names_by_its_precision_is_launched_as_bridge_runs_
     assert nearest_expressible(space, fp8, "bridge+slurm") == fp8.replace(fp8_param_gather=True)
     space_file.write_text(FP8_ON_BRIDGE.replace("  sharding = dist_opt\n", "  sharding = dist_opt\n  fp8_param_gather = false\n"))
     assert nearest_expressible(load_space(space_file), fp8, "bridge+slurm") is None
+
+
+@pytest.mark.parametrize(("text", "read"), [("10 evals", (10, None)), ("10evals,1min", (10, 60.0)),
+                                            ("1 evaluation", (1, None)), ("100, 30 min", (100, 1800.0))])
+def test_a_budget_reads_as_the_space_writes_it(text: str, read: tuple[int | None, float | None]) -> None:
+    """A new user's trial: `--budget "10 evals"` (the space's own `budget 10 evals`) was refused."""
+    from primus_lang.commands.plan import parse_budget
+
+    assert parse_budget(text) == read
