@@ -70,6 +70,8 @@ BRIDGE_MODELS: dict[str, str] = {
     # recipes/nemotronh/nemotron_3_nano.py: Nemotron3NanoProvider, the card's source
     "nemotron_3_nano_30b_a3b": "nemotron_3_nano",
     "nemotron_3_super_120b_a12b": "nemotron_3_super",
+    # recipes/gpt/<gpu>/gpt3_175b.py: a GPTModelProvider of the card's shape (96 layers, 12288 wide, 96 heads)
+    "gpt3_175b": "gpt3_175b",
 }
 # Families of the stdlib without a Bridge library recipe at v0.6.0 and 067f987: Mistral 7B and Mixtral
 # (recipes/ has ministral3 only), Phi-3/4, OLMo 2 (olmoe only), Gemma 3 27B (gemma3_1b only), Llama 2

@@ -137,9 +137,15 @@ def recipes(version: str = bridge.DEFAULT_VERSION) -> dict[str, BridgeRecipe]:
         # the longest stem: deepseek_v2_lite's recipes start with deepseek_v2's stem too
         stem = max((s for s in cards if name.startswith(s + "_pretrain")), key=len, default=None)
         found = bridge.recipe(name, version)
-        if stem is None or found is None:
+        if found is None:
             continue
-        alias = "" if found.gpus else _aliased(found, names, version)
+        alias = "" if found.gpus or (stem is None and not _qualified(name, cards)) else _aliased(found, names, version)
+        if stem is None and alias:
+            # a library alias with a qualifier before `_pretrain` (`llama3_8b_128k_pretrain_config`, Bridge's name for
+            # `llama3_8b_pretrain_64gpu_h100_bf16_128k_config`): the model of the recipe it is
+            stem = max((s for s in cards if alias.startswith(s + "_pretrain")), key=len, default=None)
+        if stem is None:
+            continue
         if found.gpus:
             gpus, gpus_from = found.gpus, f"the recipe name's {found.gpus}gpu"
         elif alias:
@@ -177,6 +183,13 @@ def _graph_modules(value: Any) -> Any:
     if isinstance(value, list):
         return [m.group(1) if (m := _ENUM_REPR.fullmatch(str(v))) else v for v in value]
     return value
+
+
+def _qualified(name: str, cards: dict[str, str]) -> bool:
+    """Whether a recipe name starts with a card's stem and names a pretraining recipe further on
+    (`llama3_70b_64k_pretrain_config`, `nemotron_3_nano_gb200_pretrain_config`): one that may alias a
+    full-form recipe of that model."""
+    return "_pretrain" in name and any(name.startswith(s + "_") for s in cards)
 
 
 def _aliased(found: bridge.Recipe, names: tuple[str, ...], version: str) -> str:

@@ -826,8 +826,16 @@ class Bridge(Framework):
             # the flex dispatcher's DeepEP backend is megatron-core's, whose kernels are CUDA-only
             out.append("`moe_dispatcher` = flex on AMD: Megatron's DeepEP backend is CUDA-only")
         if self.recorded() is None and self.card() is not None:
-            out.append(f"`bridge__recipe` = {self.recipe()}: Megatron-Bridge {self.version} has no such recipe "
-                       f"(`--var bridge_version=` names the release; {', '.join(bridge.version_names())} are read)")
+            named = [r.name for r in _every_release_recipes().values() if r.card == self.card()]
+            if self.recipe() not in _every_release_recipes() and named:
+                # GPT-3 175B: Bridge has performance recipes of it, and no library recipe the card's stem names
+                out.append(f"`{self.card()}` without an imported recipe: Megatron-Bridge has no library recipe "
+                           f"`{self.recipe()}`; import one of its recipes (`primusc import-recipe` on a "
+                           f"`run_recipe.py --recipe {named[0]}` line), whose launch names it")
+            else:
+                out.append(f"`bridge__recipe` = {self.recipe()}: Megatron-Bridge {self.version} has no such recipe "
+                           f"(`--var bridge_version=` names the release; {', '.join(bridge.version_names())} are "
+                           "read)")
         out += self.overrides()[1]
         return list(dict.fromkeys(out))
 

@@ -49,7 +49,8 @@ def _refusals(space_path: Path, point: str, target: str = "bridge+local", ctx: E
 
 
 def test_every_library_alias_says_whether_it_sets_a_comm_overlap_config() -> None:
-    aliases = {f"{stem}_pretrain_config": card for card, stem in BRIDGE_MODELS.items()}
+    # GPT-3 175B has performance recipes alone (recipes/gpt/<gpu>/gpt3_175b.py), no library one
+    aliases = {f"{stem}_pretrain_config": card for card, stem in BRIDGE_MODELS.items() if card != "gpt3_175b"}
     for version in bridge.version_names():
         known = recipes(version)
         assert set(aliases) <= set(known)
@@ -294,3 +295,17 @@ def test_selective_recomputation_clears_the_recipes_layer_count(tmp_path: Path) 
     words = _words(emit(space, cand, "bridge+slurm")["node.sh"])
     assert words["model.recompute_granularity"] == "selective"
     assert words["model.recompute_num_layers"] == "null" and words["model.recompute_method"] == "null"
+
+
+def test_a_card_with_performance_recipes_alone_says_to_import_one(tmp_path: Path) -> None:
+    """GPT-3 175B: Bridge has its performance recipes and no `gpt3_175b_pretrain_config`; a plain space on the
+    bridge target is told to import one rather than that the release lacks a recipe it never had."""
+    from primus_lang.check import legal_points
+    from primus_lang.emit import emit
+    from primus_lang.lower import loads_program
+
+    space = loads_program("import models.gpt3 (gpt3_175b)\nimport clusters.nvidia (h100_x8)\n"
+                          "space g on h100_x8 { model = gpt3_175b; gbs = 512; tp = 8; pp = 8 }\n", "g.prx").spaces[0]
+    with pytest.raises(CompileError) as err:
+        emit(space, next(iter(legal_points(space))), "bridge+slurm")
+    assert "`gpt3_175b` without an imported recipe: Megatron-Bridge has no library recipe" in str(err.value)

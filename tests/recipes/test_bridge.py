@@ -655,3 +655,21 @@ def test_a_cuda_graph_scope_is_read_against_the_implementation(tmp_path: Path, o
     assert settings.get("cuda_graph_impl") in ((graph,) if graph else (None, "none"))
     if graph is None:
         assert any("is not read: the graph implementation is none" in n for n in recipe.notes)
+
+
+@pytest.mark.parametrize(("name", "aliased", "card"), [
+    # Bridge's recipes/llama/llama3.py imports its full-form recipes under these names
+    ("llama3_8b_128k_pretrain_config", "llama3_8b_pretrain_64gpu_h100_bf16_128k_config", "llama3_8b"),
+    ("llama3_70b_16k_pretrain_config", "llama3_70b_pretrain_32gpu_h100_bf16_16k_config", "llama3_70b"),
+    # recipes/gpt/h100/gpt3_175b.py: a provider of the stdlib card's shape
+    ("gpt3_175b_pretrain_32gpu_h100_bf16_config", "", "gpt3_175b"),
+])
+def test_a_library_alias_and_a_provider_built_model_of_a_card_import(name: str, aliased: str, card: str) -> None:
+    """A bulk trial of Bridge v0.6's recipes: the aliases with a qualifier before `_pretrain` were refused as
+    models without a card (the card was Llama 3's), and GPT-3 175B, whose card the stdlib has."""
+    from primus_lang.emit.bridge_recipes import recipes
+
+    found = recipes()[name]
+    assert found.card == card
+    if aliased:
+        assert found.gpus == recipes()[aliased].gpus and aliased in found.gpus_from
