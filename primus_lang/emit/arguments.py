@@ -42,11 +42,20 @@ CUDA_GRAPH_SETTINGS = reading.CUDA_GRAPH_SETTINGS
 
 
 def moe_layer_pattern(model: Model) -> str | int:
-    """Megatron's ``--moe-layer-freq``: 1 (every layer) or a list expression with dense layers first."""
-    if model.moe is None or model.moe.dense_layers == 0:
+    """Megatron's ``--moe-layer-freq``: an integer k where layers 0, k, 2k, ... are MoE (as megatron-core
+    reads one), else a list expression, dense layers first and an interleaving cycle repeated."""
+    if model.moe is None:
         return 1
+    kinds = model.mlp_kinds
+    period = len(model.moe.layer_cycle)
+    if model.moe.dense_layers == 0 and kinds == "".join("E" if i % period == 0 else "-" for i in range(len(kinds))):
+        return period
     dense = model.moe.dense_layers
-    return f"([0]*{dense}+[1]*{model.num_layers - dense})"
+    cycle = ",".join("1" if ch == "E" else "0" for ch in model.moe.layer_cycle)
+    whole, rest = divmod(model.num_layers - dense, period)
+    parts = ([f"[0]*{dense}"] if dense else []) + ([f"[{cycle}]*{whole}"] if whole else []) + \
+        ([f"[{','.join('1' if ch == 'E' else '0' for ch in model.moe.layer_cycle[:rest])}]"] if rest else [])
+    return f"({'+'.join(parts)})"
 
 
 # The factor megatron-core's RotaryEmbedding scales by under --use-rope-scaling: GPTModel's default, which

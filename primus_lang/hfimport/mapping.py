@@ -517,17 +517,13 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
     if listed is not None and listed != list(range(step - 1, n, step)):
         # transformers builds the layers the list names, over the period (Llama4TextConfig.__post_init__)
         raise _unsupported(
-            r.config, "moe_layers", "MoE on the listed layers only, dense layers between: the IR's dense layers "
-            "are a leading block",
-            "missing feature: interleaved MoE layers (megatron-core's --moe-layer-freq); write no card rather "
-            "than a wrong one")
-    if step != 1:
-        raise _unsupported(
-            r.config, "interleave_moe_layer_step",
-            "MoE on every n-th layer, dense layers between (Llama 4 Maverick): the IR's dense layers are a "
-            "leading block",
-            "missing feature: interleaved MoE layers (megatron-core's --moe-layer-freq N); write no card "
-            "rather than a wrong one")
+            r.config, "moe_layers", "MoE on listed layers that are not every interleave_moe_layer_step-th: the "
+            "IR's MoE layers are a cycle repeated (`moe.layer_cycle`)",
+            "missing feature: an arbitrary list of MoE layers; write no card rather than a wrong one")
+    if step > 8:
+        raise _unsupported(r.config, "interleave_moe_layer_step", f"a MoE layer every {step} layers",
+                           "the IR's `moe.layer_cycle` holds up to 8 layers")
+    # Llama4TextConfig: layer i routes to experts where (i + 1) % step == 0 (Maverick, step 2: layers 1, 3, ...)
     chunk = r.count("attention_chunk_size", "the chunked-attention width", default=0, minimum=0)
     if chunk and chunk < int(fields["seq_len"]):
         raise _unsupported(
@@ -548,6 +544,7 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
         ffn_hidden=width,
         shared_experts=1,  # Llama4TextMoe always has one shared expert of the experts' width
         shared_ffn_hidden=width,
+        layer_cycle="-" * (step - 1) + "E",
         router_score="sigmoid",
         aux_loss=_aux_loss(r, notes),
     )

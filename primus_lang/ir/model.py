@@ -27,6 +27,11 @@ class Moe:
         default=0, metadata=q(Kind.COUNT, "intermediate width of one shared expert (0: ffn_hidden)")
     )
     dense_layers: int = field(default=0, metadata=q(Kind.COUNT, "leading layers with a dense MLP"))
+    # Llama 4 Maverick alternates dense and MoE layers (interleave_moe_layer_step 2): "-E", its second layer of
+    # each two the MoE one; Megatron's `--moe-layer-freq 2` is "E-" (layers 0, 2, ... route to experts)
+    layer_cycle: str = field(
+        default="E", metadata=q(Kind.TEXT, "the MLPs of consecutive layers after the dense ones, repeated: "
+                                "`E` experts, `-` a dense MLP (Llama 4 Maverick: \"-E\")"))
     router_bias: bool = field(default=False, metadata=q(Kind.FLAG, "router has a per-expert bias"))
     expert_bias: bool = field(default=False, metadata=q(Kind.FLAG, "expert linears carry biases"))
     latent: int = field(
@@ -236,8 +241,9 @@ class Model:
             raise ValueError("pattern has Mamba layers (M) but the model has no `mamba` block")
         if "E" in self.pattern and self.moe is None:
             raise ValueError("pattern has MoE layers (E) but the model has no `moe` block")
-        if self.moe is not None and self.moe.dense_layers:
-            raise ValueError("a hybrid model says which layers are dense in its pattern, not moe.dense_layers")
+        if self.moe is not None and (self.moe.dense_layers or self.moe.layer_cycle != "E"):
+            raise ValueError("a hybrid model says which layers are dense in its pattern, not moe.dense_layers "
+                             "or moe.layer_cycle")
 
     @property
     def gated(self) -> bool:
@@ -299,7 +305,19 @@ class Model:
     def moe_layers(self) -> int:
         if self.hybrid:
             return self.pattern.count("E")
-        return 0 if self.moe is None else self.num_layers - self.moe.dense_layers
+        return self.mlp_kinds.count("E")
+
+    @property
+    def mlp_kinds(self) -> str:
+        """A transformer's MLP per layer, ``-`` dense or ``E`` experts (a dense model's all ``-``; a hybrid
+        model's pattern says its own): the dense prefix, then the MoE block's ``layer_cycle`` repeated."""
+        return _mlp_kinds(self.num_layers, self.moe.dense_layers, self.moe.layer_cycle) if self.moe is not None \
+            else "-" * self.num_layers
+
+    @property
+    def interleaved(self) -> bool:
+        """Dense layers among the MoE ones (a cycle other than every layer's experts), not a prefix only."""
+        return self.moe is not None and not self.hybrid and self.moe.layer_cycle != "E"
 
     @property
     def dense_layers(self) -> int:
@@ -321,8 +339,19 @@ class Model:
         ``E``), for ``i`` in 0..num_layers."""
         return _kind_prefix(self.pattern, kind)
 
+    def dense_prefix(self) -> tuple[int, ...]:
+        """How many of a transformer's first ``i`` layers have a dense MLP (``mlp_kinds``), for ``i`` in
+        0..num_layers."""
+        return _kind_prefix(self.mlp_kinds, "-")
+
     def replace(self, **changes: Any) -> Model:
         return attrs.evolve(self, **changes)
+
+
+@functools.lru_cache(maxsize=256)
+def _mlp_kinds(layers: int, dense: int, cycle: str) -> str:
+    rest = max(layers - dense, 0)
+    return "-" * min(dense, layers) + (cycle * (rest // max(len(cycle), 1) + 1))[:rest]
 
 
 @functools.lru_cache(maxsize=256)

@@ -162,6 +162,11 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
             related.append(Problem("top_k", f"`top_k` ({k}) cannot exceed `num_experts` ({n})",
                             "a token is routed to top_k distinct experts"))
         related.append(_router_groups(values))
+        cycle = values.get("layer_cycle", "E")
+        if isinstance(cycle, str) and (not cycle or set(cycle) - {"-", "E"} or "E" not in cycle):
+            related.append(Problem("layer_cycle", f"`layer_cycle` is \"{cycle}\": it is `E` (experts) and `-` (a "
+                                   "dense MLP), one a layer, with at least one `E`",
+                                   "e.g. `layer_cycle = \"-E\"` for a dense layer then a MoE one, repeated"))
         if values.get("router_pre_softmax") and values.get("router_score", "softmax") != "softmax":
             related.append(Problem("router_pre_softmax", "`router_pre_softmax` needs `router_score = softmax`",
                             "it orders a softmax before the top-k; a sigmoid router has no softmax"))
@@ -178,6 +183,11 @@ def _dense_layers(values: dict[str, Any]) -> Problem | None:
     if isinstance(dense, int) and isinstance(n, int) and n > 0 and dense >= n:
         return Problem("moe", f"`dense_layers` ({dense}) leaves none of the {n} layers a MoE layer",
                        "`dense_layers` counts the leading layers with a dense MLP; the rest route to experts")
+    cycle = getattr(values.get("moe"), "layer_cycle", "E")
+    if isinstance(dense, int) and isinstance(n, int) and isinstance(cycle, str) and "E" in cycle \
+            and n - dense <= cycle.index("E"):
+        return Problem("moe", f"`layer_cycle` \"{cycle}\" after {dense} dense layers leaves none of the {n} layers "
+                       "a MoE layer", "shorten the cycle's dense run, or the dense prefix")
     return None
 
 

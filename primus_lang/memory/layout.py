@@ -39,4 +39,8 @@ def stage_dense_layers(model: Model, k: Knobs, stage: Num) -> Num:
     """Dense-MLP layers on a stage (all of them for a dense model)."""
     if model.moe is None:
         return stage_layers(model, k, stage)
+    if model.interleaved:
+        # dense layers among the MoE ones (Llama 4 Maverick): counted from the layers' kinds, as a hybrid's are
+        return _split(model, k).stage_kind_layers(model.dense_prefix(), stage)
     return _split(model, k).stage_dense_layers(model.moe.dense_layers, stage)
+

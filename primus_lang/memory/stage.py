@@ -378,7 +378,7 @@ def offload_bytes(model: Model, cand: Candidate, world: int, settings: Settings)
         return 0
     k = from_candidate(cand, world)
     per_layer = layer_totals(model, k, settings).layer_now
-    # a transformer's (legality refuses offloading on a hybrid model): the dense layers lead
-    dense = min(n, model.moe.dense_layers if model.moe is not None else n)
+    # a transformer's (legality refuses offloading on a hybrid model): its first n layers' MLPs
+    dense = model.mlp_kinds[:n].count("-")
     counts = {"-": dense, "E": n - dense}
     return int(sum(int(per_layer.get(kind, 0)) * c for kind, c in counts.items() if c))

@@ -1007,10 +1007,12 @@ _blocks: dict[tuple[int, int], tuple[Any, Any]] = {}
 def _chunk_kinds(model: Model, lo: int, hi: int, budget: int) -> list[tuple[str, int, int]]:
     """(kind, layers recomputed whole, layers) for decoder layers ``lo .. hi - 1``, in the order the
     kinds first appear; full recompute takes the chunk's first ``budget`` layers."""
-    if model.hybrid:
-        layers = model.pattern[lo:hi]
+    if model.hybrid or model.interleaved:
+        # each layer's kind (an interleaved MoE's `T-`/`TE` as its MLPs alternate)
+        layers = model.pattern[lo:hi] if model.hybrid else model.mlp_kinds[lo:hi]
         first = layers[:budget]
-        return [(k, first.count(k), layers.count(k)) for k in dict.fromkeys(layers)]
+        prefix = "" if model.hybrid else "T"
+        return [(prefix + k, first.count(k), layers.count(k)) for k in dict.fromkeys(layers)]
     dense_until = model.dense_layers if model.is_moe else model.num_layers
     n_dense = max(0, min(hi, dense_until) - lo)
     out: list[tuple[str, int, int]] = []

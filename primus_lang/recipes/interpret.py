@@ -459,8 +459,7 @@ def _mla(r: _Reader, card: Mla | None) -> Mla | None:
 
 
 # --moe-layer-freq as a dense prefix: `([0]*k+[1]*n)`, `[0]+[1]*n` (k = 1), or a literal list of 0s then 1s
-_DENSE_PREFIX = re.compile(r"\(?\[0\](?:\*(\d+))?\+\[1\]\*(\d+)\)?")
-_LAYER_LIST = re.compile(r"\[([01](?:,[01])*)\]")
+_LIST_TERM = re.compile(r"\[([01](?:,[01])*)\](?:\*(\d+))?")
 
 
 def _shown(value: Any) -> str:
@@ -470,33 +469,60 @@ def _shown(value: Any) -> str:
     return shown.repr(value)
 
 
-def _dense_layers(r: _Reader, num_layers: int) -> int:
-    """The leading dense layers ``--moe-layer-freq`` states; anything else names what is not modelled."""
+def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
+    """The leading dense layers and the interleaving cycle after them (``Moe.layer_cycle``) that
+    ``--moe-layer-freq`` states: an integer k (layers 0, k, 2k, ... MoE, as megatron-core reads it) or a list
+    of 0/1 per layer, written out or as sums of repeated lists (``([0]*3+[1]*58)``, ``([0,1]*24)``)."""
     freq = r.entry(C["moe.dense_layers"])
     if freq is None or freq.value in (1, "1", None):
-        return 0
+        return 0, "E"
     text = str(freq.value).replace(" ", "")
-    # counted, never built: `[1]*10**12` is a short string
-    dense: int | None = None
-    moe = 0
-    ordered = True
-    if (m := _DENSE_PREFIX.fullmatch(text)) is not None:
-        dense, moe = _repeat(m.group(1) or "1"), _repeat(m.group(2))
-    elif (m := _LAYER_LIST.fullmatch(text)) is not None:
-        flags = m.group(1).split(",")
-        dense, moe = flags.count("0"), flags.count("1")
-        ordered = flags == sorted(flags)
-    if dense is not None and dense + moe != num_layers:
-        r.bad(freq, f"one entry per layer ({num_layers}), not {dense + moe:,}")
-        return 0
-    if dense is not None and moe == 0:
+    if text.isdigit() and len(text) <= 6:
+        k = int(text)
+        if k < 1 or k > num_layers:
+            r.bad(freq, f"a period of 1 to {num_layers} layers, or a list of 0/1 per layer")
+            return 0, "E"
+        return 0, "E" + "-" * (k - 1)
+    flags = _layer_flags(text, num_layers)
+    if isinstance(flags, str):
+        r.bad(freq, flags)
+        return 0, "E"
+    if 1 not in flags:
         r.bad(freq, "at least one MoE layer (1)")
-        return 0
-    if dense is None or not ordered:
-        r.unsupported(C["moe.dense_layers"], "dense and MoE layers interleaved are not modelled: the card's "
-                      "`moe.dense_layers` is a dense prefix only (write 1, every layer MoE, or `([0]*k+[1]*n)`)")
-        return 0
-    return dense
+        return 0, "E"
+    # the whole list one short cycle (Llama 4 Maverick's [0,1]*24) before a dense prefix and a cycle, as a
+    # card writes it
+    whole = next((p for p in range(1, 9) if all(flags[i] == flags[i % p] for i in range(len(flags)))), None)
+    if whole is not None:
+        return 0, "".join("E" if f else "-" for f in flags[:whole])
+    dense = flags.index(1)
+    rest = flags[dense:]
+    period = next(p for p in range(1, len(rest) + 1) if all(rest[i] == rest[i % p] for i in range(len(rest))))
+    if period > 8:
+        r.unsupported(C["moe.dense_layers"], "MoE layers placed without a short repeating cycle are not modelled: the "
+                      "card holds a dense prefix and a cycle of up to 8 layers repeated (`moe.layer_cycle`)")
+        return 0, "E"
+    return dense, "".join("E" if f else "-" for f in rest[:period])
+
+
+def _layer_flags(text: str, num_layers: int) -> list[int] | str:
+    """A list expression of 0/1 per layer (``[0,1,1]``, ``([0]*3+[1]*58)``, ``([0,1]*24)``) as its flags; or
+    what is wrong with it. Its length is counted before any list is built (`[1]*10**12` is a short string)."""
+    body = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    terms = []
+    total = 0
+    for term in body.split("+"):
+        m = _LIST_TERM.fullmatch(term)
+        if m is None:
+            return f"one entry per layer as 0/1 lists, repeated and added (`([0]*3+[1]*58)`), not `{_shown(text)}`"
+        flags, times = [int(f) for f in m.group(1).split(",")], _repeat(m.group(2) or "1")
+        total += len(flags) * times
+        if total > num_layers:
+            break
+        terms.append(flags * times)
+    if total != num_layers:
+        return f"one entry per layer ({num_layers}), not {total:,}"
+    return [f for t in terms for f in t]
 
 
 def _repeat(digits: str) -> int:
@@ -508,7 +534,7 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
     """``card``: the matched card's block, whose spelling of the shared experts stands when it sums to
     the recipe's width."""
     experts = r.int(C["moe.num_experts"])
-    dense = 0 if model.get("pattern") else _dense_layers(r, model["num_layers"])  # a hybrid's pattern says
+    dense, cycle = (0, "E") if model.get("pattern") else _dense_layers(r, model["num_layers"])  # a hybrid's pattern says
     shared = r.int(C["moe.shared_ffn_hidden"], 0, floor=0)
     count, width = (1, shared) if shared else (0, 0)
     # Megatron builds the shared experts as one MLP of their summed width (emission writes the sum):
@@ -529,7 +555,7 @@ def _moe(r: _Reader, model: dict[str, Any], card: Moe | None) -> Moe:
         pre_softmax = False
     return Moe(num_experts=experts, top_k=r.int(C["moe.top_k"], 2), ffn_hidden=ffn,
                shared_experts=count, shared_ffn_hidden=width,
-               dense_layers=dense, router_bias=model["bias"], expert_bias=model["bias"],
+               dense_layers=dense, layer_cycle=cycle, router_bias=model["bias"], expert_bias=model["bias"],
                router_score=score, router_pre_softmax=pre_softmax,
                aux_loss=aux, aux_loss_type=balancing if balancing != "none" else "aux_loss",
                bias_balancing=r.flag(C["moe.bias_balancing"]), topk_scaling=r.float(C["moe.topk_scaling"], 0.0),

@@ -398,3 +398,23 @@ def test_a_hybrid_model_runs_pretrain_mamba_with_its_pattern(tmp_path: Path) -> 
     assert (config.mamba_num_heads, config.mamba_head_dim, config.mamba_state_dim, config.mamba_num_groups) == (
         model.mamba.heads, model.mamba.head_dim, model.mamba.state_dim, model.mamba.groups)
     assert config.is_hybrid_model and "moe_layer_freq" not in args
+
+
+def test_an_interleaved_moe_reaches_megatron_as_its_layer_list(tmp_path: Path) -> None:
+    """Llama 4 Maverick's dense and MoE layers alternate (`layer_cycle = "-E"`): the launch's --moe-layer-freq
+    is the per-layer list megatron-core builds from, and the command line reads back as the same card."""
+    from primus_lang.check import parse_point
+    from primus_lang.lower import loads_program
+    from primus_lang.recipes import interpret
+    from primus_lang.recipes.megatron import read_command_text
+
+    space = loads_program("import models.llama4 (llama4_maverick)\nimport clusters.amd (mi355x_x4)\n"
+                          "space m on mi355x_x4 { model = llama4_maverick; gbs = 256 }\n", "m.prx").spaces[0]
+    cand = parse_point(space, "tp=2,pp=2,ep=8")
+    files = emit(space, cand, "megatron+local", context())
+    argv = megatron_argv(files, tmp_path)
+    config, _, _ = build_configs(parse_argv(argv))
+    assert config.moe_layer_freq == [0, 1] * 24
+    again = interpret(read_command_text(shlex.join(["torchrun", "pretrain_gpt.py", *argv]), "node.sh"),
+                      require_vocab=False)
+    assert again.model["moe"] == space.model.moe and again.candidate == cand

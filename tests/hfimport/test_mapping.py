@@ -331,8 +331,22 @@ def test_moe_layers_listing_fewer_layers_is_refused(tmp_path: Path) -> None:
     data = json.loads((FIXTURES / "llama4_scout.json").read_text())
     every = data | {"moe_layers": list(range(data["num_hidden_layers"]))}
     assert map_config(read_config(write(tmp_path, every)), "m").model.moe is not None
-    with pytest.raises(CompileError, match="MoE on the listed layers only"):
+    with pytest.raises(CompileError, match="MoE on listed layers that are not every"):
         map_config(read_config(write(tmp_path, data | {"moe_layers": list(range(1, data["num_hidden_layers"], 2))})), "m")
+
+
+def test_llama4_maverick_s_interleaving_is_its_cycle(tmp_path: Path) -> None:
+    """Llama 4 Maverick: a MoE on every second layer (interleave_moe_layer_step 2), the layers between dense
+    (intermediate_size_mlp wide); was refused before the IR's `moe.layer_cycle`."""
+    from primus_lang.lower import stdlib_cards
+
+    data = json.loads((FIXTURES / "llama4_scout.json").read_text())
+    data |= {"interleave_moe_layer_step": 2, "num_local_experts": 128, "use_qk_norm": False,
+             "moe_layers": list(range(1, data["num_hidden_layers"], 2))}
+    model = map_config(read_config(write(tmp_path, data)), "m").model
+    assert model.moe is not None and model.moe.layer_cycle == "-E" and (model.moe_layers, model.dense_layers) == (24, 24)
+    card = stdlib_cards()["llama4_maverick"][1]
+    assert (card.moe, card.ffn_hidden, card.num_layers) == (model.moe, model.ffn_hidden, model.num_layers)
 
 
 @pytest.mark.parametrize("change", [{"sliding_window": "4096"}, {"sliding_window": -1}, {"layer_types": "sliding_attention"}])

@@ -28,6 +28,14 @@ MOE = LLAMA.replace(
     name="moe_tiny", moe=Moe(num_experts=4, top_k=2, ffn_hidden=48, shared_experts=1, shared_ffn_hidden=32)
 )
 
+# Llama 4 Maverick's interleaving (a dense MLP, then the experts, repeated) and DeepSeek's dense prefix:
+# megatron-core builds each layer from --moe-layer-freq's per-layer list
+MOE_INTERLEAVED = MOE.replace(name="moe_tiny_interleaved", num_layers=4,
+                              moe=Moe(num_experts=4, top_k=2, ffn_hidden=48, shared_experts=1, shared_ffn_hidden=32,
+                                      layer_cycle="-E"))
+MOE_DENSE_FIRST = MOE.replace(name="moe_tiny_dense_first", num_layers=3,
+                              moe=Moe(num_experts=4, top_k=2, ffn_hidden=48, dense_layers=1))
+
 
 def gpu() -> Gpu:
     return Gpu(name="cpu", vendor="other", peak_bf16=1e12, hbm_capacity=2**40, hbm_bandwidth=1e11,
@@ -57,6 +65,8 @@ SINGLE: list[Case] = [
     ("params-llama-gqa", LLAMA, cand(), "params"),
     ("params-llama-mha-tied", LLAMA_MHA, cand(), "params"),
     ("params-moe-ep1", MOE, cand(), "params"),
+    ("params-moe-interleaved", MOE_INTERLEAVED, cand(), "params"),
+    ("params-moe-dense-first", MOE_DENSE_FIRST, cand(), "params"),
     ("act-gpt2-unfused-dropout", GPT2, cand(), "activations"),
     ("act-llama-gqa", LLAMA, cand(), "activations"),
     ("act-llama-mha", LLAMA_MHA, cand(), "activations"),
@@ -67,6 +77,8 @@ SINGLE: list[Case] = [
     # At EP 1 every expert is local, so the routed token copies total T·k whatever the router picks.
     ("act-moe-ep1", MOE, cand(), "activations"),
     ("act-moe-ep1-selective", MOE, cand(recompute=Recompute("selective")), "activations"),
+    ("act-moe-interleaved", MOE_INTERLEAVED, cand(), "activations"),
+    ("act-moe-dense-first", MOE_DENSE_FIRST, cand(), "activations"),
     ("act-llama-selective-mlp", LLAMA, cand(recompute=Recompute("selective", modules=("mlp",))), "activations"),
     # layernorm and moe_act recomputation need TransformerEngine / grouped GEMM: analytic only.
     ("act-moe-selective-moe", MOE, cand(recompute=Recompute("selective", modules=("moe",))), "activations"),
@@ -130,6 +142,7 @@ TP2ETP1: list[Case] = [
 
 EP2: list[Case] = [
     ("params-moe-ep2", MOE, cand(ep=2), "params"),
+    ("params-moe-interleaved-ep2", MOE_INTERLEAVED, cand(ep=2), "params"),
     ("ddp-moe-ep2-distopt", MOE, cand(ep=2, sharding="dist_opt"), "ddp"),
 ]
 

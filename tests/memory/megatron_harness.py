@@ -403,6 +403,9 @@ def transformer_config(model: Any, cand: Any, **overrides: Any) -> Any:
         )
         if moe.shared_experts:
             kw["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)
+        if "-" in model.mlp_kinds:
+            # dense layers first or among the MoE ones: megatron-core's per-layer list (--moe-layer-freq)
+            kw["moe_layer_freq"] = [1 if kind == "E" else 0 for kind in model.mlp_kinds]
     kind = cand.recompute.kind
     if kind == "selective":
         kw["recompute_granularity"] = "selective"
@@ -424,11 +427,18 @@ def build_gpt(model: Any, cand: Any, **overrides: Any) -> tuple[Any, Any]:
     from primus_lang.ir.derived import padded_vocab
 
     cfg = transformer_config(model, cand, **overrides)
-    spec = get_gpt_layer_local_spec(
-        num_experts=model.moe.num_experts if model.moe else None,
-        qk_layernorm=model.qk_layernorm,
-        normalization=cfg.normalization,
-    )
+    spec: Any
+    if model.moe is not None and "-" in model.mlp_kinds:
+        # each layer's spec from the config's moe_layer_freq: a dense MLP or the experts
+        from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
+
+        spec = get_gpt_decoder_block_spec(cfg, use_transformer_engine=False, normalization=cfg.normalization)
+    else:
+        spec = get_gpt_layer_local_spec(
+            num_experts=model.moe.num_experts if model.moe else None,
+            qk_layernorm=model.qk_layernorm,
+            normalization=cfg.normalization,
+        )
     gpt = GPTModel(
         cfg,
         spec,

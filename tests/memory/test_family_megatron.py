@@ -89,7 +89,7 @@ def _config(model: Model, tp: int) -> Any:
         moe = model.moe
         kw.update(num_moe_experts=moe.num_experts, moe_router_topk=moe.top_k, moe_ffn_hidden_size=moe.ffn_hidden,
                   moe_router_score_function=moe.router_score, moe_router_enable_expert_bias=moe.bias_balancing,
-                  moe_layer_freq=[0] * moe.dense_layers + [1] * (model.num_layers - moe.dense_layers),
+                  moe_layer_freq=[1 if kind == "E" else 0 for kind in model.mlp_kinds],
                   moe_token_dispatcher_type="alltoall", moe_router_load_balancing_type="none")
         if moe.shared_experts:
             kw["moe_shared_expert_intermediate_size"] = moe.shared_experts * (moe.shared_ffn_hidden or moe.ffn_hidden)

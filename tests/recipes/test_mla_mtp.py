@@ -84,6 +84,17 @@ def test_a_new_mla_shape_is_written_as_a_card_of_its_own(tmp_path: Path) -> None
     assert mla is not None and (mla.kv_lora_rank, mla.q_lora_rank) == (256, 0)
 
 
+@pytest.mark.parametrize(("freq", "dense", "cycle"), [
+    ("2", 0, "E-"),  # megatron-core: layers 0, 2, 4, ... route to experts
+    ("'([0,1]*13+[0])'", 0, "-E"),  # Llama 4 Maverick's phase, written as a repeated list
+    ("'([0]*3+[1,0]*12)'", 3, "E-"),  # a dense prefix, then the cycle
+])
+def test_an_interleaved_moe_reads_as_its_cycle(freq: str, dense: int, cycle: str) -> None:
+    line = V2_LITE.replace("'([0]*1+[1]*26)'", freq)
+    moe = interpret(read_command_text(line, "d.sh"), {"vocab": 102400}).model["moe"]
+    assert (moe.dense_layers, moe.layer_cycle) == (dense, cycle)
+
+
 def test_a_dense_prefix_written_as_a_list_reads_the_same() -> None:
     line = V2_LITE.replace("'([0]*1+[1]*26)'", "'[" + ",".join(["0"] + ["1"] * 26) + "]'")
     imp = interpret(read_command_text(line, "d.sh"), {"vocab": 102400})
@@ -95,8 +106,8 @@ def test_a_dense_prefix_written_as_a_list_reads_the_same() -> None:
     ("--multi-latent-attention ", "P3125", "--kv-lora-rank", "without `multi_latent_attention`"),
     ("--kv-channels 128", "P3124", "--group-query-attention", "multi-latent"),
     ("--kv-lora-rank 512", "P3123", "--kv-lora-rank", "whole number"),
-    # interleaved dense and MoE layers (1:2) are not a dense prefix
-    ("'([0]*1+[1]*26)'", "P3125", "--moe-layer-freq", "interleaved"),
+    # MoE layers first, then dense ones: no dense prefix and no short cycle
+    ("'([0]*1+[1]*26)'", "P3125", "--moe-layer-freq", "short repeating cycle"),
     ("'([0]*1+[1]*26)'", "P3123", "--moe-layer-freq", "one entry per layer"),
     ("--v-head-dim 128", "P3123", "--v-head-dim", "whole number"),
 ])
@@ -105,7 +116,7 @@ def test_what_the_card_cannot_hold_points_at_the_flag(change: str, code: str, fl
         ("--multi-latent-attention ", "P3125"): "",
         ("--kv-channels 128", "P3124"): "--kv-channels 128 --group-query-attention --num-query-groups 16",
         ("--kv-lora-rank 512", "P3123"): "--kv-lora-rank wide",
-        ("'([0]*1+[1]*26)'", "P3125"): "2",
+        ("'([0]*1+[1]*26)'", "P3125"): "'([1]*13+[0]*14)'",
         ("'([0]*1+[1]*26)'", "P3123"): "'([0]*1+[1]*25)'",
         ("--v-head-dim 128", "P3123"): "--v-head-dim 0",
     }[(change, code)]

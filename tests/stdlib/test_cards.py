@@ -24,7 +24,7 @@ VALIDATION_CARDS = {
     "llama2_7b", "llama2_13b", "llama2_70b", "llama3_8b", "llama3_70b", "llama3_1_8b", "llama3_1_70b",
     "llama3_1_405b", "gpt3_175b", "nemotron4_15b", "nemotron4_340b", "mixtral_8x7b", "mixtral_8x22b",
     "deepseek_v3", "qwen3_30b_a3b", "qwen3_235b_a22b", "gpt_oss_120b", "gpt_oss_20b",
-    "nemotron_3_nano_30b_a3b", "nemotron_3_super_120b_a12b",
+    "nemotron_3_nano_30b_a3b", "nemotron_3_super_120b_a12b", "llama4_maverick",
 }  # fmt: skip
 # The corpus's GPU keys, lowercased, plus the alias and the torchtitan variant.
 HARDWARE = {
