@@ -273,6 +273,8 @@ def print_table(cap: CapacityPlan, launched: str, files: bool = True) -> None:
                       f"{chosen.gpus:,} {chosen.gpu} GPU{'s' if chosen.gpus != 1 else ''}")
         if cap.unbounded and not cap.named:
             console.print(f"note: {cap.unbounded}")
+        if cap.unmeasured and not cap.named:
+            console.print(f"note: {cap.unmeasured}")
     else:
         unmet = any(c.excluded.startswith("fails:") for c in cap.clusters)
         why = "meets the run's requirements" if unmet else "has a legal recipe that fits in memory"

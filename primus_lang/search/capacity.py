@@ -94,6 +94,9 @@ class CapacityPlan:
     # where the objective is the run's cost and no requirement bounds its days: how long the chosen run takes
     # beside the fastest (a trial's cheapest run took 1,923 days, without a word; "" otherwise)
     unbounded: str = ""
+    # where the chosen cluster's GPU profile has no runs of its own and another GPU's best run lies inside the
+    # chosen run's band on the objective: the choice between GPUs is the least measured part ("" otherwise)
+    unmeasured: str = ""
 
     def cluster(self, label: str) -> ClusterPlan | None:
         return next((c for c in self.clusters if c.label == label), None)
@@ -175,8 +178,8 @@ def _variables(c: ClusterPlan, end: str = "value") -> dict[str, float]:
 
 def _spreads(c: ClusterPlan) -> dict[str, tuple[Spread | None, str]]:
     """Each figure of a run with its band, and the band's end that is worst for the run."""
-    return {"time_to_train": (c.days, "high"), "cost": (c.cost, "high"),
-            "tokens_per_dollar": (c.tokens_per_dollar, "low")}
+    return {m: (spread_of(c, m), worst) for m, worst in (("time_to_train", "high"), ("cost", "high"),
+                                                         ("tokens_per_dollar", "low"))}
 
 
 def _failed(space: Space, env: dict[str, float]) -> str:
@@ -346,7 +349,51 @@ def plan_capacity(space: Space, strategy: str | None, limits: Limits, seed: int 
     obj = space.capacity.objective or space.objective
     return CapacityPlan(space.capacity.train_tokens, f"{obj.sense} {obj.metric}", tuple(plans),
                         ranked[0].label if ranked else "", tie=_tie(space, ranked, scores),
-                        unbounded=_unbounded(space, ranked))
+                        unbounded=_unbounded(space, ranked),
+                        unmeasured=_unmeasured(space, ranked, {sub.cluster.gpu.name: sub.cluster.gpu.provenance
+                                                               for sub, _c in todo}))
+
+
+def _unmeasured(space: Space, ranked: list[ClusterPlan], provenance: dict[str, Provenance]) -> str:
+    """Where the chosen cluster's GPU profile was fitted on no runs of its own (pooled, or a spec sheet) and
+    the best run of another GPU lies inside the chosen run's band on the run's objective: which GPU to buy is
+    then decided by the least measured profile (a trial's MI355X, pooled, chosen over an H200 whose cost lay
+    inside its band), and a run measured on it is what settles it ("" otherwise)."""
+    obj = space.capacity.objective
+    if obj is None or not ranked:
+        return ""
+    chosen = ranked[0]
+    basis = provenance[chosen.gpu].basis
+    if basis == "fitted":
+        return ""
+    band = spread_of(chosen, obj.metric)
+    if band is None:
+        return ""
+    lo, hi = sorted((band.low, band.high))
+    others: dict[str, tuple[ClusterPlan, Spread]] = {}
+    for c in ranked[1:]:
+        theirs = spread_of(c, obj.metric)
+        if c.gpu != chosen.gpu and c.gpu not in others and theirs is not None:
+            others[c.gpu] = (c, theirs)  # each GPU's best open cluster
+    # the bands overlap: the measured order of the two runs could be either (higher is better only for tokens
+    # a unit of price)
+    higher = obj.metric == "tokens_per_dollar"
+    overlap = [(c, t) for c, t in others.values()
+               if (max(t.low, t.high) >= lo if higher else min(t.low, t.high) <= hi)]
+    if not overlap:
+        return ""
+    what = "no runs of its own (its vendor's pooled values)" if basis == "pooled" else "no runs behind it (a spec sheet)"
+    named = ", ".join(f"{c.label}: {figure(t.value)} ({figure(min(t.low, t.high))}–{figure(max(t.low, t.high))})"
+                      for c, t in overlap)
+    return (f"the choice rests on `{chosen.gpu}`, whose profile has {what}: its run's "
+            f"{obj.metric.replace('_', ' ')} band ({figure(band.value)}, {figure(lo)}–{figure(hi)}) overlaps the "
+            f"best of {'another GPU' if len(overlap) == 1 else 'other GPUs'}, {named}; measure a run on "
+            f"`{chosen.gpu}` and fit it (`primusc calibrate --runs`) before choosing the GPU by it")
+
+
+def spread_of(c: ClusterPlan, metric: str) -> Spread | None:
+    """A cluster's run figure a run objective reads, with its band."""
+    return {"time_to_train": c.days, "cost": c.cost, "tokens_per_dollar": c.tokens_per_dollar}[metric]
 
 
 def _unbounded(space: Space, ranked: list[ClusterPlan]) -> str:

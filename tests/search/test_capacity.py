@@ -17,9 +17,10 @@ from primus_lang.diagnostics import codes_names as N
 from primus_lang.diagnostics import codes_types as T
 from primus_lang.ir import cluster_points
 from primus_lang.ir.expr import to_text
+from primus_lang.ir.hardware import Provenance
 from primus_lang.lower import load_space
 from primus_lang.search import limits_of, plan_capacity, run_search
-from primus_lang.search.capacity import DAY, HOUR, figure, front
+from primus_lang.search.capacity import DAY, HOUR, ClusterPlan, Spread, figure, front
 
 HEAD = """import models.llama3 (llama3_8b)
 import clusters.nvidia (h100_x8)
@@ -991,3 +992,22 @@ def test_a_cost_objective_without_a_time_limit_says_how_long_its_run_takes(tmp_p
     assert plan_capacity(fastest, None, limits_of(fastest), None).unbounded == ""  # type: ignore[arg-type]
     assert main(["plan", str(priced(tmp_path, "  minimize cost\n")), "--out", str(tmp_path / "p"), "--no-emit"]) == 0
     assert "note: no `require time_to_train` bounds the run" in capsys.readouterr().out
+
+
+def test_a_choice_resting_on_an_unfitted_profile_is_said(tmp_path: Path) -> None:
+    """A new user's trial: MI355X (pooled from its vendor's GPUs) chosen over H100 and H200 by cost, its band
+    overlapping theirs, without a word that the choice of GPU rested on the least measured profile."""
+    from primus_lang.search.capacity import _unmeasured
+
+    space = load(tmp_path, PRICED + "  minimize cost\n")
+    spread = lambda v: Spread(v, 0.8 * v, 1.2 * v)  # noqa: E731
+    chosen = ClusterPlan("gpu=a,nodes=1", "a", 1, 8, 1.0, cost=spread(100.0), days=spread(1.0))
+    near = ClusterPlan("gpu=b,nodes=1", "b", 1, 8, 1.0, cost=spread(130.0), days=spread(1.0))
+    far = ClusterPlan("gpu=c,nodes=1", "c", 1, 8, 1.0, cost=spread(200.0), days=spread(1.0))
+    fitted, pooled = Provenance(basis="fitted"), Provenance(basis="pooled")
+    said = _unmeasured(space, [chosen, near, far], {"a": pooled, "b": fitted, "c": fitted})
+    assert "the choice rests on `a`, whose profile has no runs of its own" in said
+    assert "gpu=b,nodes=1: 130" in said and "gpu=c" not in said
+    # a profile fitted on runs of its own, or bands that do not overlap: nothing to say
+    assert _unmeasured(space, [chosen, near], {"a": fitted, "b": fitted}) == ""
+    assert _unmeasured(space, [chosen, far], {"a": pooled, "c": fitted}) == ""
