@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from primus_lang.bench.logs import (
         ENDINGS,
         HOST_OOM,
+        MIN_STEADY,
         PRINTING_RANK,
         WARMUP,
         Offset,
@@ -47,4 +48,4 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_exports(__name__, __file__)
 
-__all__ = ["CPU_CONFIGS", "DEFAULT_DB", "DEFAULT_SIZES", "ENDINGS", "HOST_OOM", "ORACLE_KINDS", "PRINTING_RANK", "TINY_GPT", "WARMUP", "BenchmarkOracle", "DeviceInfo", "KernelSpec", "Offset", "ProfileDB", "TrainingLog", "backend_of", "bad_value", "better_error", "campaign_files", "candidate_from_log", "collect_specs", "describe", "ending", "error_line", "executable", "exit_unset", "facts_of", "fit_offset", "make_oracle", "markdown", "measure_collectives", "merge_campaigns", "other_model", "parse_log", "past_warmup", "planned_exit", "profile_kernels", "read_log", "run_check", "run_net_rank", "steady", "torch"]
+__all__ = ["CPU_CONFIGS", "DEFAULT_DB", "DEFAULT_SIZES", "ENDINGS", "HOST_OOM", "MIN_STEADY", "ORACLE_KINDS", "PRINTING_RANK", "TINY_GPT", "WARMUP", "BenchmarkOracle", "DeviceInfo", "KernelSpec", "Offset", "ProfileDB", "TrainingLog", "backend_of", "bad_value", "better_error", "campaign_files", "candidate_from_log", "collect_specs", "describe", "ending", "error_line", "executable", "exit_unset", "facts_of", "fit_offset", "make_oracle", "markdown", "measure_collectives", "merge_campaigns", "other_model", "parse_log", "past_warmup", "planned_exit", "profile_kernels", "read_log", "run_check", "run_net_rank", "steady", "torch"]

@@ -43,6 +43,11 @@ _GBS = re.compile(r"global batch size:\s*([^|\s]*)")
 _SKIPPED = re.compile(r"number of skipped iterations:\s*([0-9]{1,18})", re.ASCII)
 _NANS = re.compile(r"number of nan iterations:\s*([0-9]{1,18})", re.ASCII)
 _LOSS_NAN = re.compile(r"loss:\s*[+-]?(nan|inf)", re.IGNORECASE)
+# Megatron-LM prints a loss only where it is a number at least 0 (training.py's training_log, `if avg >= 0.0`)
+# and counts NaN iterations only among skipped ones: a BF16 run's NaN iteration has no `lm loss` and a
+# `grad norm: nan` (an issue thread's "number of nan iterations: 0" beside NaN losses)
+_GRAD_NAN = re.compile(r"grad norm:\s*[+-]?(nan|inf)", re.IGNORECASE)
+_LOSS = re.compile(r"\bloss:\s*[0-9]")
 # Megatron's report_memory (megatron/training/utils/common_utils.py), printed by each data-parallel rank 0,
 # and Primus's device lines (print_rank_last_patches.py): the printing rank's own (hip/rocm mem
 # usage/free/total/usage_ratio: USEDGB/...) and, on the iterations it samples ROCm SMI, the most any rank
@@ -51,7 +56,9 @@ _MEMORY = re.compile(r"memory \(MB\) \| allocated: ([0-9.]{1,20}) \| max allocat
                      r"reserved: ([0-9.]{1,20}) \| max reserved: ([0-9.]{1,20})")
 _DEVICE_USED = re.compile(r"(?:hip|rocm) mem usage/free/total/usage_ratio: ([0-9.]{1,20})GB/")
 _DEVICE_MAX = re.compile(r"rocm max mem usage/usage_ratio: ([0-9.]{1,20})GB/")
-_ARG = re.compile(r"^(?:.*\]\s*)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")  # "[rank-0]  name .... value"
+# "[rank-0]  name .... value", also behind a collector's timestamp (`kubectl logs --timestamps`), `srun --label`'s
+# `0: ` or Primus's logger's `] :`, where a log (an issue's excerpt) lost the block's header
+_ARG = re.compile(r"^(?:.*\]\s*:?|\d{4}-\d\d-\d\dT\S+|\d{1,5}:)?\s*([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")
 # inside Megatron's `--- arguments ---` block any prefix may come first: Primus's logger ends its own with
 # `] :`, a collector's timestamp, `srun --label`'s `0: ` or torchrun's `[default0]:` theirs
 _ARG_IN_BLOCK = re.compile(r"(?:^|\s)([a-z_][a-z0-9_]*)\s\.{3,}\s(.*?)\s*$")
@@ -234,6 +241,7 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
     cut = 0
     allocated = reserved = used = 0.0
     in_args = False
+    losses = False  # an earlier iteration line printed a loss: one without it is Megatron's NaN iteration
     header: dict[str, tuple[str, int]] = {}
     for number, raw, ended in _numbered(io.StringIO(text) if isinstance(text, str) else text):
         if not ended:
@@ -266,9 +274,11 @@ def read_log(text: str | Iterable[str], name: str = "<log>") -> TrainingLog:
                 None if gbs is None else int(gbs),
                 number,
                 _count(_SKIPPED.search(line)),
-                max(_count(_NANS.search(line)), 1 if _LOSS_NAN.search(line) else 0),
+                max(_count(_NANS.search(line)), 1 if _LOSS_NAN.search(line) or _GRAD_NAN.search(line)
+                    or (losses and not _LOSS.search(line)) else 0),
                 int(it.group(2)),
             )
+            losses = losses or _LOSS.search(line) is not None
             # Primus logs each iteration line twice, one after the other (two loggers): the same
             # figures again are that echo, where a restart would log the iteration anew
             if not (iterations and attrs.evolve(iterations[-1], line=number) == logged):
@@ -334,6 +344,7 @@ class Steady:
 
 
 WARMUP = 5  # iterations of warm-up `learn` and `calibrate-log` leave out, at the start and after each restart
+MIN_STEADY = 3  # a median of fewer steady iterations is one noisy sample: `learn` refuses it, `calibrate-log` says so
 
 
 def past_warmup(log: TrainingLog, warmup: int) -> tuple[list[Iteration], list[str]]:

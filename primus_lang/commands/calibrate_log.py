@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from primus_lang.bench import Offset, fit_offset, make_oracle, parse_log, steady
+    from primus_lang.bench import MIN_STEADY, Offset, fit_offset, make_oracle, parse_log, steady
     from primus_lang.diagnostics import CompileError, Diagnostic
     from primus_lang.diagnostics.codes_bench import LOG_UNREADABLE
     from primus_lang.lower import load_space
@@ -69,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
                                           help="pass a longer log, or a smaller --warmup"))
         for note in st.notes:
             print(f"note: `{name}`: {note}", file=sys.stderr)
+        if st.kept < MIN_STEADY:
+            # learn refuses such a job (P6021); a factor from a log excerpt is still a reading, said as one sample
+            print(f"note: `{name}`: measured on {st.kept} steady iteration{'s' if st.kept != 1 else ''} "
+                  f"(fewer than {MIN_STEADY}, which `learn` asks of a job): a median of so few is one noisy sample",
+                  file=sys.stderr)
         off = Offset(name, st.seconds, proj.step_time)
         offsets.append(off)
         rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,

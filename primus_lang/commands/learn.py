@@ -23,7 +23,7 @@ from typing import Any
 
 from attrs import frozen
 
-from primus_lang.bench import WARMUP
+from primus_lang.bench import MIN_STEADY, WARMUP
 from primus_lang.commands._log_lines import LogLines, first_rank_log, rank_of_end
 from primus_lang.commands._options import natural
 from primus_lang.diagnostics import CompileError, Diagnostic, render
@@ -39,7 +39,6 @@ from primus_lang.diagnostics.codes_search import CAMPAIGN_MANIFEST
 from primus_lang.ir import serialize
 from primus_lang.ir.candidate import format_value
 
-MIN_ITERATIONS = 3  # a median of fewer steady iterations is one noisy sample
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 # knobs an arguments block prints (``bench.candidate_from_log`` reads them) that must agree with the
 # manifest's candidate: the layout, and what changes the step's work or what it hides (a shortlist's
@@ -285,7 +284,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
                  "--exit-duration-in-mins, which the launch sets short of the job's time limit, or --exit-interval): measured "
                  "on the iterations it ran"] \
         if exited and not all_done and last.total else []
-    if st.kept < MIN_ITERATIONS:
+    if st.kept < MIN_STEADY:
         # a run that trained to its end was too short for the warm-up asked; one that stopped, stopped early
         why = (f"the run stopped at the exit its settings set (--exit-duration-in-mins or --exit-interval) after "
                f"iteration {last.index} of {last.total}: give the job a longer time limit "
@@ -296,7 +295,7 @@ def measure(job: dict[str, Any], path: Path, warmup: int, space: Any, driver: st
         raise CompileError(Diagnostic(
             CAMPAIGN_LOG_SHORT, f"{label}: `{path}` has {st.kept} steady iteration(s) of {st.logged} logged "
             f"(after {warmup} of warm-up per run or restart, and skipped, NaN or cut-off lines), fewer than "
-            f"{MIN_ITERATIONS}", notes=st.notes, help=why + ("" if partial else "; or pass --partial")))
+            f"{MIN_STEADY}", notes=st.notes, help=why + ("" if partial else "; or pass --partial")))
     printed_gpus = _printed_world(log, warmup, cand, st.seconds, space.cluster)
     if printed_gpus is not None:
         raise CompileError(Diagnostic(

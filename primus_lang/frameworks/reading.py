@@ -158,3 +158,32 @@ def cuda_graph_of(impl: str | None, scope: Iterable[str] = ()) -> tuple[str, str
     launched = CUDA_GRAPH_SETTINGS[knob]
     return knob, (f"CUDA graphs `{impl}` over {list(parts)} are read as `cuda_graph = {knob}`, which launches "
                   f"`{launched[0]}` over {list(launched[1])}")
+
+
+def hybrid_layers(total: int, attention: float, mlp: float) -> str:
+    """The layers megatron-core allots a hybrid model from its ratios when no pattern is given
+    (`--hybrid-attention-ratio`, `--hybrid-mlp-ratio`; ssm/mamba_hybrid_layer_allocation.py, core_v0.16.1):
+    Mamba-2 layers (``M``) but for ``round(total·attention)`` attention layers (``*``) spread evenly between
+    Mamba sections, then ``round(total·mlp)`` MLP layers (``-``) spread evenly among the Mamba layers left.
+    Each spreading walks its positions with a running share that places a layer where the share falls
+    below one half, then adds the gap between two such layers to it."""
+    layers = ["M"] * total
+    n_attention = round(total * attention)
+    _spread(layers, "*", (total - n_attention) / (n_attention + 1))
+    n_mlp = round(total * mlp)
+    if n_mlp > 0:
+        _spread(layers, "-", (total - n_attention - n_mlp) / n_mlp)
+    return "".join(layers)
+
+
+def _spread(layers: list[str], kind: str, gap: float) -> None:
+    """Turn Mamba layers of ``layers`` into ``kind``, one after every ``gap`` Mamba layers on average."""
+    share = gap
+    for i, layer in enumerate(layers):
+        if layer != "M":
+            continue
+        if share < 0.5:
+            layers[i] = kind
+            share += gap
+        else:
+            share -= 1

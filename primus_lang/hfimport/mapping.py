@@ -520,9 +520,9 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
             r.config, "moe_layers", "MoE on listed layers that are not every interleave_moe_layer_step-th: the "
             "IR's MoE layers are a cycle repeated (`moe.layer_cycle`)",
             "missing feature: an arbitrary list of MoE layers; write no card rather than a wrong one")
-    if step > 8:
-        raise _unsupported(r.config, "interleave_moe_layer_step", f"a MoE layer every {step} layers",
-                           "the IR's `moe.layer_cycle` holds up to 8 layers")
+    if step > n:
+        raise _unsupported(r.config, "interleave_moe_layer_step", f"a MoE layer every {step} layers, of {n}",
+                           "no layer would route to experts: write a dense card")
     # Llama4TextConfig: layer i routes to experts where (i + 1) % step == 0 (Maverick, step 2: layers 1, 3, ...)
     chunk = r.count("attention_chunk_size", "the chunked-attention width", default=0, minimum=0)
     if chunk and chunk < int(fields["seq_len"]):
@@ -555,7 +555,9 @@ def _llama4(r: Reader, fields: Fields, notes: list[str]) -> None:
                      "effect on parameters, FLOPs or memory; megatron-core's --no-rope-freq 4 would train them")
     if r.flag("use_qk_norm", False):
         notes.append("L2 norm of queries and keys (use_qk_norm) not represented: it has no parameters")
-    notes.append("every layer is MoE: ffn_hidden is intermediate_size_mlp and is unused")
+    notes.append("every layer is MoE: ffn_hidden is intermediate_size_mlp and is unused" if step == 1 else
+                 f"a MoE layer every {step} layers (interleave_moe_layer_step), the others dense: ffn_hidden is "
+                 "their width, intermediate_size_mlp")
 
 
 def _aux_loss(r: Reader, notes: list[str]) -> float:

@@ -184,10 +184,10 @@ def _dense_layers(values: dict[str, Any]) -> Problem | None:
         return Problem("moe", f"`dense_layers` ({dense}) leaves none of the {n} layers a MoE layer",
                        "`dense_layers` counts the leading layers with a dense MLP; the rest route to experts")
     cycle = getattr(values.get("moe"), "layer_cycle", "E")
-    if isinstance(dense, int) and isinstance(n, int) and isinstance(cycle, str) and "E" in cycle \
-            and n - dense <= cycle.index("E"):
-        return Problem("moe", f"`layer_cycle` \"{cycle}\" after {dense} dense layers leaves none of the {n} layers "
-                       "a MoE layer", "shorten the cycle's dense run, or the dense prefix")
+    if isinstance(dense, int) and isinstance(n, int) and isinstance(cycle, str) and len(cycle) > max(n - dense, 1):
+        return Problem("moe", f"`layer_cycle` \"{cycle[:40]}\" is {len(cycle)} layers long, more than the "
+                       f"{max(n - dense, 0)} layer(s) after the dense ones it repeats over",
+                       "write the cycle that repeats (`\"-E\"`: a dense layer, then a MoE one)")
     return None
 
 

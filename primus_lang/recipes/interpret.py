@@ -222,7 +222,8 @@ def megatron_table(recipe: Recipe) -> str:
 
 
 # what else makes a recipe's model a Mamba one (Megatron-LM's and Primus's names)
-_HYBRID_SIGNS = ("hybrid_attention_ratio", "hybrid_mlp_ratio", HYBRID_SWITCH, *MAMBA_SETTINGS)
+_HYBRID_RATIOS = ("hybrid_attention_ratio", "hybrid_mlp_ratio")
+_HYBRID_SIGNS = (*_HYBRID_RATIOS, HYBRID_SWITCH, *MAMBA_SETTINGS)
 
 
 # Settings that make some of a model's layers another kind than attention or Mamba-2: megatron-core's
@@ -264,20 +265,36 @@ def _hybrid(r: _Reader, out: dict[str, Any], stated: set[str]) -> None:
     if written is None:
         said = [d for d in _HYBRID_SIGNS if r.has(d) and r.s[d].value not in (False, "", "false", "False", 0, "0")]
         said += [d for d in ("spec", "model_type") if r.has(d) and "mamba" in str(r.s[d].value).lower()]
-        if said:
-            r.unsupported(said[0], "a Mamba model without a hybrid layer pattern (`--hybrid-override-pattern`): "
-                          "primusc reads a hybrid's layers from its pattern, and read as a transformer it would be "
-                          "another model")
+        if not said:
+            return
+        # no pattern: megatron-core allots the layers from the ratios (a pure Mamba model where none is given)
+        ratios = [r.float(d, 0.0) for d in _HYBRID_RATIOS]
+        if any(not 0.0 <= x <= 1.0 for x in ratios) or sum(ratios) > 1.0:
+            r.bad(r.s[next(d for d in _HYBRID_RATIOS if r.has(d))], "ratios of the layers between 0 and 1, "
+                  "the attention and MLP ones together at most 1")
+            return
+        n = out["num_layers"]
+        pattern = reading.hybrid_layers(n, *ratios) if isinstance(n, int) and 0 < n <= 100_000 else ""
+        if not pattern:
+            return
+        r.notes.append(f"the layers as megatron-core allots them from {' and '.join(f'`{d}` {x:g}' for d, x in zip(_HYBRID_RATIOS, ratios, strict=True))} "
+                       f"(no pattern given): {pattern}")
+        _pattern_read(r, out, stated, pattern)
         return
     pattern = str(r.s[written].value).strip("'\"")
     if not pattern or set(pattern) - set(HYBRID_LAYERS):
         r.unsupported(written, f"layers {pattern[:60]!r}: primusc reads a pattern of "
                       f"{', '.join(HYBRID_LAYERS)} (one character a layer, no stage or MTP separators)")
         return
-    out["pattern"] = pattern
-    stated.add("pattern")
     if not r.has(C["num_layers"]):
         out["num_layers"] = len(pattern)  # megatron-core counts the layers from the pattern
+    _pattern_read(r, out, stated, pattern)
+
+
+def _pattern_read(r: _Reader, out: dict[str, Any], stated: set[str], pattern: str) -> None:
+    """A hybrid's pattern and its Mamba-2 mixer, written or allotted."""
+    out["pattern"] = pattern
+    stated.add("pattern")
     if "M" in pattern:
         heads, head_dim, state_dim, groups = MAMBA_SETTINGS
         width = r.int(head_dim, 64)  # megatron-core's defaults; its heads fill twice the hidden width
@@ -492,15 +509,17 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
         return 0, "E"
     # the whole list one short cycle (Llama 4 Maverick's [0,1]*24) before a dense prefix and a cycle, as a
     # card writes it
-    whole = next((p for p in range(1, 9) if all(flags[i] == flags[i % p] for i in range(len(flags)))), None)
+    whole = next((p for p in range(1, len(flags) // 2 + 1) if all(flags[i] == flags[i % p] for i in range(len(flags)))),
+                 None)
     if whole is not None:
         return 0, "".join("E" if f else "-" for f in flags[:whole])
     dense = flags.index(1)
     rest = flags[dense:]
     period = next(p for p in range(1, len(rest) + 1) if all(rest[i] == rest[i % p] for i in range(len(rest))))
-    if period > 8:
+    if period > 1 and 2 * period > len(rest):
         r.unsupported(C["moe.dense_layers"], "MoE layers placed without a short repeating cycle are not modelled: the "
-                      "card holds a dense prefix and a cycle of up to 8 layers repeated (`moe.layer_cycle`)")
+                      "card holds a dense prefix and a cycle repeated at least twice over the layers after it "
+                      "(`moe.layer_cycle`)")
         return 0, "E"
     return dense, "".join("E" if f else "-" for f in rest[:period])
 

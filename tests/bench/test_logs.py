@@ -392,3 +392,36 @@ def test_calibrate_log_says_which_decisive_arguments_a_log_does_not_print(tmp_pa
     assert candidate_from_log(parse_log(no_tp.read_text()), moe=False).tp == 2
     assert main(["calibrate-log", str(no_tp), "--warmup", "1", "--space", str(space)]) == 0
     assert "prints no" not in capsys.readouterr().err
+
+
+def test_a_nan_iteration_megatron_prints_without_its_loss_is_left_out() -> None:
+    """Megatron-LM prints no loss where it is NaN (training_log: `if avg >= 0.0`) and counts NaN iterations only
+    among skipped ones, so a BF16 run's NaN iteration has no `lm loss` and a `grad norm: nan` (an issue thread's
+    log: "number of nan iterations: 0"); such lines were measured as healthy."""
+    line = (" iteration {i:8d}/     100 | elapsed time per iteration (ms): {ms} | global batch size:     8 |"
+            "{loss} loss scale: 1.0 | grad norm: {grad} | number of skipped iterations:   0 | "
+            "number of nan iterations:   0 |\n")
+    text = "".join(line.format(i=i, ms=f"{1500.0 + i:.1f}", loss=" lm loss: 2.5E+00 |" if i < 4 else "",
+                               grad="0.9" if i < 6 else "nan") for i in range(1, 8))
+    log = parse_log(text, "nan.log")
+    assert [it.nan for it in log.iterations] == [0, 0, 0, 1, 1, 1, 1]
+    assert steady(log, 0).kept == 3
+
+
+def test_arguments_behind_a_collectors_prefix_are_read_without_the_blocks_header() -> None:
+    """An issue's excerpt keeps the arguments but not the `--- arguments ---` header: behind `kubectl logs
+    --timestamps` or `srun --label` they were not read, and the log was said to print none."""
+    for prefix in ("2025-03-01T10:00:00.123456789Z ", "3: ", "[2025-03-01 10:00:00] [rank-0] : "):
+        text = (f"{prefix}  expert_model_parallel_size ...................... 8\n"
+                f"{prefix} iteration        1/     100 | elapsed time per iteration (ms): 1500.0 | "
+                "global batch size:   128 |\n")
+        assert dict(parse_log(text, "p.log").args)["expert_model_parallel_size"] == "8", prefix
+
+
+def test_calibrate_log_says_a_median_of_too_few_iterations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "short.log"
+    log.write_text(MEGATRON.read_text())
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE)
+    assert main(["calibrate-log", str(log), "--warmup", "2", "--space", str(space)]) == 0
+    assert "measured on 2 steady iterations (fewer than 3, which `learn` asks of a job)" in capsys.readouterr().err

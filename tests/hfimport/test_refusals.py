@@ -137,8 +137,8 @@ def test_known_family_names_the_missing_feature(tmp_path: Path, model_type: str,
 
 def test_llama4_maverick_and_long_chunks_name_the_feature(tmp_path: Path) -> None:
     scout = json.loads((FIXTURES / "llama4_scout.json").read_text())
-    err = refuse(tmp_path, scout | {"interleave_moe_layer_step": 9})
-    assert codes(err) == ["P3105"] and "up to 8 layers" in (err.diagnostics[0].help or "")
+    err = refuse(tmp_path, scout | {"interleave_moe_layer_step": 49})
+    assert codes(err) == ["P3105"] and "no layer would route to experts" in (err.diagnostics[0].help or "")
     err = refuse(tmp_path, scout | {"attention_chunk_size": 2048})
     assert codes(err) == ["P3105"] and "chunked attention" in (err.diagnostics[0].help or "")
 

@@ -157,12 +157,39 @@ def test_a_hybrid_is_read_from_its_pattern_not_as_a_transformer(tmp_path: Path) 
     assert model["mamba"] is not None and (model["mamba"].heads, model["mamba"].groups) == (2 * 1024 // 64, 4)
 
 
-def test_a_mamba_model_without_a_pattern_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("ratios", "pattern"), [
+    ("", "M" * 8),  # a pure Mamba model
+    ("--hybrid-attention-ratio 0.25 ", "MM*MM*MM"),
+    ("--hybrid-attention-ratio 0.25 --hybrid-mlp-ratio 0.25 ", "MM*-M*M-"),
+])
+def test_a_mamba_model_without_a_pattern_takes_the_layers_megatron_allots(tmp_path: Path, ratios: str,
+                                                                         pattern: str) -> None:
+    """Primus's Zebra-Llama and Mamba 370M presets give ratios (or nothing) for megatron-core to allot the layers
+    by, not a pattern: they were refused; megatron-core's allotment is the pattern (frameworks.reading)."""
     recipe = read_recipe(_write(tmp_path / "m.sh", "torchrun --nproc-per-node 8 pretrain_mamba.py " + HYBRID +
-                                "--mamba-state-dim 16 --is-hybrid-model"))
+                                ratios + "--mamba-state-dim 16 --is-hybrid-model"))
+    imp = interpret(recipe)
+    assert imp.model["pattern"] == pattern
+    assert any(f"(no pattern given): {pattern}" in n for n in imp.notes)
     with pytest.raises(CompileError) as err:
-        interpret(recipe)
-    assert "P3125" in codes_of(err) and "without a hybrid layer pattern" in str(err.value.diagnostics)
+        interpret(read_recipe(_write(tmp_path / "b.sh", "torchrun --nproc-per-node 8 pretrain_mamba.py " + HYBRID +
+                                     "--hybrid-attention-ratio 0.8 --hybrid-mlp-ratio 0.5 --is-hybrid-model")))
+    assert "P3123" in codes_of(err) and "at most 1" in str(err.value.diagnostics)
+
+
+def test_the_allotment_is_megatron_cores() -> None:
+    """frameworks.reading.hybrid_layers against megatron-core 0.16.1's own allotment, over layer counts and
+    ratios."""
+    pytest.importorskip("torch")
+    allocation = pytest.importorskip("megatron.core.ssm.mamba_hybrid_layer_allocation")
+    from primus_lang.frameworks.reading import hybrid_layers
+
+    for total in range(1, 65):
+        for attention in (0.0, 0.1, 0.125, 0.25, 0.33, 0.5, 1.0):
+            for mlp in (0.0, 0.1, 0.25, 0.5):
+                if attention + mlp <= 1.0:
+                    assert hybrid_layers(total, attention, mlp) == "".join(
+                        allocation.allocate_layers(total, attention, mlp)), (total, attention, mlp)
 
 
 def test_a_vocabulary_a_tokenizer_hides_is_given_on_the_command_line(tmp_path: Path,
