@@ -89,9 +89,16 @@ def read_experiment(text: str, file: str, data: Any, given: Mapping[str, str] | 
 
     framework = substituted("framework", pre.get("framework", "megatron"), _span_of(text, file, "framework"))
     if framework != "megatron":
+        flavor = (pre.get("overrides") or {}).get("flavor") if isinstance(pre.get("overrides"), dict) else None
+        # Primus's Megatron-Bridge experiments name the Bridge recipe they run (`flavor`), which primusc reads
+        # as a Bridge launch; Primus's own mapping of their flat overrides onto Bridge's config is not read
+        bridge_help = (f"; its recipe is Megatron-Bridge's `{flavor}`: import the Bridge launch of it "
+                       f"(`python scripts/training/run_recipe.py --recipe {flavor} train.global_batch_size=...`) "
+                       "to plan it on the bridge target" if framework == "megatron_bridge" and isinstance(flavor, str)
+                       and re.fullmatch(r"\w+", flavor) else "")
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, f"the experiment's framework is `{framework}`, not megatron",
                                       span=_span_of(text, file, "framework"),
-                                      help="primusc reads Primus's Megatron experiments"))
+                                      help="primusc reads Primus's Megatron experiments" + bridge_help))
     overrides = pre.get("overrides") or {}
     if not isinstance(overrides, dict):
         raise CompileError(Diagnostic(RECIPE_NOT_PRIMUS, "`modules.pre_trainer.overrides` is not a mapping",

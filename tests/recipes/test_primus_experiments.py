@@ -407,3 +407,15 @@ def test_a_tokenizer_the_launch_carries_sizes_the_vocabulary(tmp_path: Path) -> 
     assert "read as 128,256 tokens as the stdlib card `llama3_1_8b` has them, not the model card's 201,088" in \
         " ".join(out.read_text().split())
     assert dict(space.passthrough)["tokenizer_model"] == "meta-llama/Llama-3.1-8B"
+
+
+def test_a_megatron_bridge_experiment_names_the_bridge_recipe_to_import(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Primus's megatron_bridge experiments (examples/megatron_bridge/configs) run a Bridge recipe, its `flavor`:
+    the refusal says which, and how to plan it."""
+    exp = tmp_path / "qwen3_8b_pretrain.yaml"
+    exp.write_text("modules:\n  pre_trainer:\n    framework: megatron_bridge\n    config: pretrain_trainer.yaml\n"
+                   "    model: qwen3_8b.yaml\n    overrides:\n      flavor: qwen3_8b_pretrain_config\n")
+    assert main(["import-recipe", str(exp), "--out", str(tmp_path / "s.prx")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "P3127" in err and "--recipe qwen3_8b_pretrain_config" in err
