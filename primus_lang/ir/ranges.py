@@ -149,6 +149,11 @@ def range_problems(cls: type, values: dict[str, Any]) -> list[Problem]:
     if cls is Model:
         related.append(_divides(values, "kv_heads", "heads", "each key/value head serves heads/kv_heads query heads"))
         related.append(_dense_layers(values))
+        moe = values.get("moe")
+        if values.get("pattern") and getattr(moe, "layer_cycle", "E") != "E":
+            # said at the MoE block rather than the model's brace, where the model's own check would put it
+            related.append(Problem("moe", "a hybrid model says which layers are MoE in its `pattern` (`E`), not in "
+                                   "`moe.layer_cycle`", "remove `layer_cycle`, or write the layers in the pattern"))
     elif cls is Mamba:
         related.append(_divides(values, "groups", "heads", "each B/C group serves heads/groups SSM heads"))
     elif cls is Cluster:

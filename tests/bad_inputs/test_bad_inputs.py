@@ -55,6 +55,7 @@ EXPECTED = {
     "top_k_over_experts": "P3009",
     "moe_layer_cycle_bad": "P3009",
     "moe_layer_cycle_too_long": "P3009",
+    "moe_layer_cycle_in_hybrid": "P3009",
     "zero_nodes": "P3009",
     "fractional_count": "P3004",
     "full_without_layers": "P3013",
