@@ -475,7 +475,7 @@ def _mla(r: _Reader, card: Mla | None) -> Mla | None:
     return Mla(**widths)
 
 
-# --moe-layer-freq as a dense prefix: `([0]*k+[1]*n)`, `[0]+[1]*n` (k = 1), or a literal list of 0s then 1s
+# one term of --moe-layer-freq's list expression: a 0/1 list, repeated (`[0,1]*24`) or not
 _LIST_TERM = re.compile(r"\[([01](?:,[01])*)\](?:\*(\d+))?")
 
 
@@ -494,6 +494,8 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
     if freq is None or freq.value in (1, "1", None):
         return 0, "E"
     text = str(freq.value).replace(" ", "")
+    if not isinstance(num_layers, int) or num_layers <= 0:
+        return 0, "E"  # the layer count is the recipe's other problem, said where it is read
     if text.isdigit() and len(text) <= 6:
         k = int(text)
         if k < 1 or k > num_layers:
@@ -509,19 +511,25 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
         return 0, "E"
     # the whole list one short cycle (Llama 4 Maverick's [0,1]*24) before a dense prefix and a cycle, as a
     # card writes it
-    whole = next((p for p in range(1, len(flags) // 2 + 1) if all(flags[i] == flags[i % p] for i in range(len(flags)))),
-                 None)
+    whole = _period(flags)
     if whole is not None:
         return 0, "".join("E" if f else "-" for f in flags[:whole])
     dense = flags.index(1)
     rest = flags[dense:]
-    period = next(p for p in range(1, len(rest) + 1) if all(rest[i] == rest[i % p] for i in range(len(rest))))
-    if period > 1 and 2 * period > len(rest):
+    period = 1 if all(rest) else _period(rest)
+    if period is None:
         r.unsupported(C["moe.dense_layers"], "MoE layers placed without a short repeating cycle are not modelled: the "
                       "card holds a dense prefix and a cycle repeated at least twice over the layers after it "
                       "(`moe.layer_cycle`)")
         return 0, "E"
     return dense, "".join("E" if f else "-" for f in rest[:period])
+
+
+def _period(flags: list[int]) -> int | None:
+    """The shortest cycle that repeats over ``flags`` at least twice (at most 64 long: a list of a million
+    layers is checked in linear time per period), None where none does."""
+    return next((p for p in range(1, min(len(flags) // 2, 64) + 1)
+                 if all(flags[i] == flags[i - p] for i in range(p, len(flags)))), None)
 
 
 def _layer_flags(text: str, num_layers: int) -> list[int] | str:
