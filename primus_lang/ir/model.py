@@ -305,7 +305,10 @@ class Model:
     def moe_layers(self) -> int:
         if self.hybrid:
             return self.pattern.count("E")
-        return self.mlp_kinds.count("E")
+        if self.moe is None:
+            return 0
+        # a dense prefix alone (every MoE card but an interleaved one) needs no per-layer string
+        return self.num_layers - self.moe.dense_layers if self.moe.layer_cycle == "E" else self.mlp_kinds.count("E")
 
     @property
     def mlp_kinds(self) -> str:
