@@ -201,7 +201,7 @@ def run_rows(space: Space, tokens: Spread, cand: Candidate) -> list[tuple[str, s
         rows.append((f"cost at {figure(space.cluster.gpu.price_per_hour)} a GPU-hour", _money(f.cost)))
     failed = run_fails(space, f)
     if failed:
-        rows.append(("the run's requirements", failed))
+        rows.append(("requirements on the run", failed))
     return rows
 
 

@@ -75,6 +75,13 @@ def run(args: argparse.Namespace) -> int:
                   f"(fewer than {MIN_STEADY}, which `learn` asks of a job): a median of so few is one noisy sample",
                   file=sys.stderr)
         off = Offset(name, st.seconds, proj.step_time)
+        measured_mfu = proj.mfu * proj.step_time / st.seconds if st.seconds > 0 else 0.0
+        if measured_mfu > 1.0:
+            # the step the log prints does more model FLOPs a second than the GPU's peak: the log ran another model,
+            # batch or GPU count than the space says (a trial's 8B step of 1.5 s on 8 H100 at 128 x 8192 tokens)
+            print(f"warning: `{name}`: a step of {st.seconds:.3f} s for `{cand.label()}` is {measured_mfu:.1f}x the "
+                  f"GPU's dense peak in model FLOPs: the log did not run what the space says (its model, global batch, "
+                  "sequence or GPU count); the factor below is not a measurement of it", file=sys.stderr)
         offsets.append(off)
         rows.append({"log": name, "candidate": cand.label(), "measured_s": off.measured,
                      "projected_s": off.projected, "factor": off.factor})

@@ -409,10 +409,12 @@ def build(args: argparse.Namespace) -> tuple[str, list[str], list[Diagnostic]]:
         summary.append(f"  carried through unchanged ({len(imp.passthrough)}): "
                        + ", ".join(k for k, _ in imp.passthrough))
     summary += [f"  note: {n}" for n in notes]
-    return text, summary, list(recipe.warnings) + _over_memory(space, cand, nodes)
+    # a count the recipe's name implies (a Bridge recipe's `_2gpu_`) is the recipe's: `--nodes` cannot change it
+    implied = recipe.nodes.written if recipe.nodes is not None and recipe.nodes.span is None else ""
+    return text, summary, list(recipe.warnings) + _over_memory(space, cand, nodes, implied)
 
 
-def _over_memory(space: Space, cand: Candidate, nodes: int) -> list[Diagnostic]:
+def _over_memory(space: Space, cand: Candidate, nodes: int, implied: str = "") -> list[Diagnostic]:
     """W5002 where the written baseline does not fit by the account: said beside the warnings, where a
     note among a dozen was missed (Megatron-LM's Megatron-FSDP DeepSeek-V3 script, on 1 node)."""
     from primus_lang.diagnostics.codes_memory import RECIPE_OVER_MEMORY
@@ -427,7 +429,10 @@ def _over_memory(space: Space, cand: Candidate, nodes: int) -> list[Diagnostic]:
     return [Diagnostic(RECIPE_OVER_MEMORY, f"the recipe does not fit on {nodes} node{'s' if nodes > 1 else ''} by "
                        f"primusc's account: {over.message}", notes=over.notes,
                        help="if it runs as it is, the account overcounts it (`primusc check SPACE --explain --point "
-                            "baseline` lists its terms); else give the node count it runs on (`--nodes`)")]
+                            "baseline` lists its terms); else " + (
+                                f"plan it on more GPUs by changing the cluster's `nodes` in the space written (the "
+                                f"count is {implied}, which `--nodes` cannot change)" if implied
+                                else "give the node count it runs on (`--nodes`)"))]
 
 
 def _unusable_note(space: Space, axis: str, values: list[Any], code: str) -> str:

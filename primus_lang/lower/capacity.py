@@ -105,18 +105,25 @@ def is_capacity(st: ast.RequireStmt) -> bool:
 
 
 def _counts(e: Expr) -> Expr:
-    """``5M`` in a requirement (`require cost <= 5M`) as the number it names."""
+    """``5M`` in a requirement (`require cost <= 5M`) as the number it names, and ``30days`` as ``30 days``
+    (the lexer reads a whole number glued to letters as one name; ``30.5days`` reads as the number and its unit)."""
     if isinstance(e, Name):
         m = _TOKEN_COUNT.fullmatch(e.id)
-        return Const(int(m.group(1)) * COUNT_SUFFIXES[m.group(2)], e.span) if m is not None else e
+        if m is not None:
+            return Const(int(m.group(1)) * COUNT_SUFFIXES[m.group(2)], e.span)
+        days = _GLUED_DAYS.fullmatch(e.id)
+        return Const(int(days.group(1)), e.span, unit=days.group(2)) if days is not None else e
     return map_children(e, _counts)
+
+
+_GLUED_DAYS = re.compile(r"([0-9]{1,6})(days?)", re.ASCII)
 
 
 def constraint(st: ast.RequireStmt) -> Constraint:
     other = sorted(names_in(_counts(st.expr)) - set(CAPACITY_NAMES))
     if other:
         glued = re.fullmatch(r"(\d+(?:\.\d+)?)([A-Za-z]+)", other[0])
-        if glued is not None and glued.group(2).lower() in ("d", "day", "days"):
+        if glued is not None and glued.group(2).lower() in ("d", "day", "days"):  # `30Days`, `30d`
             # `time_to_train <= 30days`: a number with its unit glued on reads as one name
             raise fail(T.BAD_EXPRESSION, f"`{other[0]}`: a number and its unit are two words", st.span,
                        help=f"write `{glued.group(1)} days`")

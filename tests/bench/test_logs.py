@@ -425,3 +425,17 @@ def test_calibrate_log_says_a_median_of_too_few_iterations(tmp_path: Path, capsy
     space.write_text(SPACE)
     assert main(["calibrate-log", str(log), "--warmup", "2", "--space", str(space)]) == 0
     assert "measured on 2 steady iterations (fewer than 3, which `learn` asks of a job)" in capsys.readouterr().err
+
+
+def test_calibrate_log_warns_of_a_step_faster_than_the_gpus_peak(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A trial's log claimed 1.5 s a step for Llama 3.1 8B at 128 x 8192 tokens on 8 H100 (4.5 times the dense
+    peak in model FLOPs) and got a factor of 0.116 without a word."""
+    log = tmp_path / "fast.log"
+    log.write_text("".join(
+        f" iteration {i:8d}/     100 | elapsed time per iteration (ms): 1500.0 | global batch size:   128 |\n"
+        for i in range(1, 10)))
+    space = tmp_path / "s.prx"
+    space.write_text(SPACE.replace("gbs = 128 }", "gbs = 128; baseline { tp = 2 } }"))
+    assert main(["calibrate-log", str(log), "--warmup", "1", "--space", str(space)]) == 0
+    assert "the GPU's dense peak in model FLOPs: the log did not run what the space says" in capsys.readouterr().err

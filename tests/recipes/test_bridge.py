@@ -155,6 +155,11 @@ def test_a_count_the_recipes_name_implies_is_named_when_contradicted(tmp_path: P
     err = capsys.readouterr().err
     assert "`--nodes 4` contradicts the recipe's number of nodes, 1 (the recipe name's 2gpu)" in err
     assert "`gpus_per_node` in the space written" in err
+    # the recipe does not fit on the two GPUs its name gives: the way out is the space's cluster, not `--nodes`
+    assert main(["import-recipe", str(launch), "--out", str(tmp_path / "s.prx")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "W5002" in err and "changing the cluster's `nodes` in the space written (the count is the recipe name's " \
+        "2gpu, which `--nodes` cannot change)" in err
 
 
 def test_dataset_mock_runs_mock_data_whatever_the_recipe_names(tmp_path: Path) -> None:
