@@ -128,6 +128,9 @@ class Plan:
     fastest_band: trust.Band | None = None
 
 
+_BUDGET_HELP = "e.g. --budget 100, --budget 30min, --budget 100,30min or --budget '100 evals, 30 min'"
+
+
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:
     if text is None:
         return None, None
@@ -143,12 +146,12 @@ def parse_budget(text: str | None) -> tuple[int | None, float | None]:
                 evals = read_count(part)
             except ValueError as err:
                 raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget: {err}",
-                                              help="e.g. --budget 100, --budget 30min, --budget 100,30min or --budget '100 evals, 30 min'")) from None
+                                              help=_BUDGET_HELP)) from None
         elif m and seconds is None:
             seconds = float(m.group(1)) * _UNITS[m.group(2)]
         else:
             raise CompileError(Diagnostic(BAD_BUDGET, f"cannot read the budget `{text[:40]}`",
-                                          help="e.g. --budget 100, --budget 30min, --budget 100,30min or --budget '100 evals, 30 min'"))
+                                          help=_BUDGET_HELP))
     if evals == 0:
         raise CompileError(Diagnostic(BAD_BUDGET, "a budget of 0 evaluations finds nothing"))
     return evals, seconds

@@ -46,15 +46,13 @@ def moe_layer_pattern(model: Model) -> str | int:
     reads one), else a list expression, dense layers first and an interleaving cycle repeated."""
     if model.moe is None:
         return 1
-    kinds = model.mlp_kinds
-    period = len(model.moe.layer_cycle)
-    if model.moe.dense_layers == 0 and kinds == "".join("E" if i % period == 0 else "-" for i in range(len(kinds))):
+    dense, cycle = model.moe.dense_layers, model.moe.layer_cycle
+    period = len(cycle)
+    if dense == 0 and cycle == reading.moe_freq_cycle(period):
         return period
-    dense = model.moe.dense_layers
-    cycle = ",".join("1" if ch == "E" else "0" for ch in model.moe.layer_cycle)
     whole, rest = divmod(model.num_layers - dense, period)
-    parts = ([f"[0]*{dense}"] if dense else []) + ([f"[{cycle}]*{whole}"] if whole else []) + \
-        ([f"[{','.join('1' if ch == 'E' else '0' for ch in model.moe.layer_cycle[:rest])}]"] if rest else [])
+    parts = ([f"[0]*{dense}"] if dense else []) + ([f"[{reading.moe_flags(cycle)}]*{whole}"] if whole else []) + \
+        ([f"[{reading.moe_flags(cycle[:rest])}]"] if rest else [])
     return f"({'+'.join(parts)})"
 
 

@@ -187,3 +187,19 @@ def _spread(layers: list[str], kind: str, gap: float) -> None:
             share += gap
         else:
             share -= 1
+
+
+def moe_freq_cycle(k: int) -> str:
+    """The layer cycle (``Moe.layer_cycle``) of an integer ``--moe-layer-freq k``: megatron-core routes layers
+    0, k, 2k, ... to experts (transformer_block.py, core_v0.16.1), the others dense."""
+    return "E" + "-" * (k - 1)
+
+
+def moe_flags(kinds: str) -> str:
+    """MLP kinds (``E`` experts, ``-`` dense) as ``--moe-layer-freq``'s list entries, ``1,0,...``."""
+    return ",".join("1" if kind == "E" else "0" for kind in kinds)
+
+
+def moe_kinds(flags: Iterable[int]) -> str:
+    """``--moe-layer-freq``'s list entries (1 experts, 0 dense) as MLP kinds."""
+    return "".join("E" if flag else "-" for flag in flags)

@@ -501,7 +501,7 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
         if k < 1 or k > num_layers:
             r.bad(freq, f"a period of 1 to {num_layers} layers, or a list of 0/1 per layer")
             return 0, "E"
-        return 0, "E" + "-" * (k - 1)
+        return 0, reading.moe_freq_cycle(k)
     flags = _layer_flags(text, num_layers)
     if isinstance(flags, str):
         r.bad(freq, flags)
@@ -513,7 +513,7 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
     # card writes it
     whole = _period(flags)
     if whole is not None:
-        return 0, "".join("E" if f else "-" for f in flags[:whole])
+        return 0, reading.moe_kinds(flags[:whole])
     dense = flags.index(1)
     rest = flags[dense:]
     period = 1 if all(rest) else _period(rest)
@@ -522,7 +522,7 @@ def _dense_layers(r: _Reader, num_layers: int) -> tuple[int, str]:
                       "card holds a dense prefix and a cycle repeated at least twice over the layers after it "
                       "(`moe.layer_cycle`)")
         return 0, "E"
-    return dense, "".join("E" if f else "-" for f in rest[:period])
+    return dense, reading.moe_kinds(rest[:period])
 
 
 def _period(flags: list[int]) -> int | None:
